@@ -1,0 +1,239 @@
+// pybind11 module roofline._core: conversion and forwarding only, no formulas.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <functional>
+#include <string>
+
+#include "roofline/dtype.hpp"
+#include "roofline/efficiency.hpp"
+#include "roofline/estimate.hpp"
+#include "roofline/hardware.hpp"
+#include "roofline/ops/float8_linear.hpp"
+#include "roofline/ops/gemm.hpp"
+#include "roofline/sweep.hpp"
+
+namespace py = pybind11;
+using namespace roofline;
+
+namespace {
+
+using InArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+std::size_t common_length(std::initializer_list<const InArray*> arrays) {
+  std::size_t n = static_cast<std::size_t>(arrays.begin()[0]->size());
+  for (const InArray* a : arrays) {
+    if (static_cast<std::size_t>(a->size()) != n) {
+      throw std::invalid_argument("internal: sweep arrays must have equal length");
+    }
+  }
+  return n;
+}
+
+const char* role_name(KernelRole r) {
+  switch (r) {
+    case KernelRole::bf16_gemm: return "bf16_gemm";
+    case KernelRole::lowp_gemm: return "lowp_gemm";
+    case KernelRole::cast: return "cast";
+  }
+  return "";
+}
+
+py::tuple estimate_columns(std::size_t len, const std::function<void(EstimateColumns)>& run) {
+  std::array<py::array_t<double>, 6> cols;
+  for (auto& c : cols) c = py::array_t<double>(static_cast<py::ssize_t>(len));
+  EstimateColumns o{cols[0].mutable_data(), cols[1].mutable_data(), cols[2].mutable_data(),
+                    cols[3].mutable_data(), cols[4].mutable_data(), cols[5].mutable_data()};
+  {
+    py::gil_scoped_release release;
+    run(o);
+  }
+  return py::make_tuple(cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]);
+}
+
+py::tuple gemm_sweep_py(const InArray& m, const InArray& k, const InArray& n, const InArray& batch,
+                        DType a, DType b, DType out, bool b_shared, const Hardware& hw,
+                        const Efficiency& eff, int threads) {
+  const std::size_t len = common_length({&m, &k, &n, &batch});
+  GemmShape formats;
+  formats.a = a;
+  formats.b = b;
+  formats.out = out;
+  formats.b_shared = b_shared;
+  return estimate_columns(len, [&](EstimateColumns o) {
+    gemm_sweep(m.data(), k.data(), n.data(), batch.data(), len, formats, hw, eff, threads, o);
+  });
+}
+
+py::tuple cost_sweep_py(const InArray& flops, const InArray& bytes_read,
+                        const InArray& bytes_written, PeakClass math, double kernels,
+                        const Hardware& hw, const Efficiency& eff, int threads) {
+  const std::size_t len = common_length({&flops, &bytes_read, &bytes_written});
+  return estimate_columns(len, [&](EstimateColumns o) {
+    cost_sweep(flops.data(), bytes_read.data(), bytes_written.data(), len, math, kernels, hw, eff,
+               threads, o);
+  });
+}
+
+py::list cast_kernel_times_py(double d0, double d1, TensorRole role, Recipe recipe,
+                              LinearMode mode, bool fuse, const Hardware& hw,
+                              const Efficiency& eff) {
+  KernelList kernels;
+  if (mode == LinearMode::inference) {
+    inference_cast_kernels(d0, d1, recipe, fuse, eff.torchao_conventions, kernels);
+  } else {
+    training_cast_kernels(d0, d1, role, recipe, fuse, eff.torchao_conventions, kernels);
+  }
+  py::list times;
+  for (int i = 0; i < kernels.size; ++i) {
+    times.append(estimate(kernels.items[static_cast<std::size_t>(i)].cost, hw, eff).time_s);
+  }
+  return times;
+}
+
+py::tuple float8_linear_sweep_py(const InArray& m, const InArray& k, const InArray& n,
+                                 Recipe recipe, LinearMode mode, bool fuse, const Hardware& hw,
+                                 const Efficiency& eff, int threads) {
+  const std::size_t len = common_length({&m, &k, &n});
+  py::array_t<double> bf16(static_cast<py::ssize_t>(len)), lowp(static_cast<py::ssize_t>(len)),
+      cast(static_cast<py::ssize_t>(len));
+  LinearSpec spec;
+  spec.recipe = recipe;
+  spec.mode = mode;
+  spec.fuse_with_prev = fuse;
+  double* pb = bf16.mutable_data();
+  double* pl = lowp.mutable_data();
+  double* pc = cast.mutable_data();
+  {
+    py::gil_scoped_release release;
+    float8_linear_sweep(m.data(), k.data(), n.data(), len, spec, hw, eff, threads, pb, pl, pc);
+  }
+  return py::make_tuple(bf16, lowp, cast);
+}
+
+py::list float8_linear_kernels_py(double m, double k, double n, Recipe recipe, LinearMode mode,
+                                  bool fuse, const Hardware& hw, const Efficiency& eff) {
+  LinearSpec spec{m, k, n, recipe, mode, fuse};
+  KernelList kernels;
+  float8_linear_kernels(spec, eff.torchao_conventions, kernels);
+  py::list rows;
+  for (int i = 0; i < kernels.size; ++i) {
+    const NamedCost& nc = kernels.items[static_cast<std::size_t>(i)];
+    const Estimate e = estimate(nc.cost, hw, eff);
+    py::dict row;
+    row["kernel"] = std::string(nc.name);
+    row["role"] = role_name(nc.role);
+    row["flops"] = nc.cost.flops;
+    row["bytes_read"] = nc.cost.bytes_read;
+    row["bytes_written"] = nc.cost.bytes_written;
+    row["time_s"] = e.time_s;
+    row["compute_s"] = e.compute_s;
+    row["memory_s"] = e.memory_s;
+    row["overhead_s"] = e.overhead_s;
+    rows.append(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, mod) {
+  mod.doc() = "roofline C++ core: costs, efficiency presets, estimates and vectorised sweeps";
+
+  py::enum_<PeakClass>(mod, "PeakClass")
+      .value("fp64", PeakClass::fp64).value("fp32", PeakClass::fp32)
+      .value("tf32", PeakClass::tf32).value("bf16", PeakClass::bf16)
+      .value("fp8", PeakClass::fp8).value("int8", PeakClass::int8)
+      .value("fp4", PeakClass::fp4);
+
+  py::enum_<DType>(mod, "DType")
+      .value("fp64", DType::fp64).value("fp32", DType::fp32).value("tf32", DType::tf32)
+      .value("bf16", DType::bf16).value("fp16", DType::fp16)
+      .value("fp8_e4m3", DType::fp8_e4m3).value("fp8_e5m2", DType::fp8_e5m2)
+      .value("int8", DType::int8).value("int32", DType::int32)
+      .value("fp4_e2m1", DType::fp4_e2m1).value("mxfp8", DType::mxfp8)
+      .value("mxfp4", DType::mxfp4).value("nvfp4", DType::nvfp4)
+      .value("fp8_block_1x128", DType::fp8_block_1x128)
+      .value("fp8_block_128x128", DType::fp8_block_128x128);
+
+  py::enum_<Recipe>(mod, "Recipe")
+      .value("tensorwise", Recipe::tensorwise).value("rowwise", Recipe::rowwise)
+      .value("rowwise_with_gw_hp", Recipe::rowwise_with_gw_hp)
+      .value("mxfp8_cublas", Recipe::mxfp8_cublas)
+      .value("mxfp8_cublas_rceil", Recipe::mxfp8_cublas_rceil)
+      .value("mxfp8_emulated", Recipe::mxfp8_emulated)
+      .value("mxfp8_cutlass", Recipe::mxfp8_cutlass)
+      .value("mxfp8_32x32_flexible_gemm_layout", Recipe::mxfp8_32x32_flexible_gemm_layout)
+      .value("mxfp8_32x32_weight", Recipe::mxfp8_32x32_weight)
+      .value("mxfp4_cutlass", Recipe::mxfp4_cutlass).value("mxfp4", Recipe::mxfp4)
+      .value("nvfp4", Recipe::nvfp4).value("nvfp4_static", Recipe::nvfp4_static)
+      .value("nvfp4_no_global_scale", Recipe::nvfp4_no_global_scale)
+      .value("blockwise", Recipe::blockwise);
+
+  py::enum_<TensorRole>(mod, "TensorRole")
+      .value("input", TensorRole::input).value("weight", TensorRole::weight)
+      .value("grad_output", TensorRole::grad_output);
+
+  py::enum_<LinearMode>(mod, "LinearMode")
+      .value("training", LinearMode::training)
+      .value("inference", LinearMode::inference);
+
+  py::class_<Hardware>(mod, "Hardware")
+      .def(py::init([](const std::array<double, kPeakClassCount>& peaks, double mem_bytes_per_s,
+                       double l2_bytes, int sms, double clock_hz) {
+             Hardware h;
+             h.peak_flops_per_s = peaks;
+             h.mem_bytes_per_s = mem_bytes_per_s;
+             h.l2_bytes = l2_bytes;
+             h.sms = sms;
+             h.clock_hz = clock_hz;
+             return h;
+           }),
+           py::arg("peak_flops_per_s"), py::arg("mem_bytes_per_s"), py::arg("l2_bytes") = 0.0,
+           py::arg("sms") = 0, py::arg("clock_hz") = 0.0)
+      .def_readonly("peak_flops_per_s", &Hardware::peak_flops_per_s)
+      .def_readonly("mem_bytes_per_s", &Hardware::mem_bytes_per_s);
+
+  py::class_<Efficiency>(mod, "Efficiency")
+      .def(py::init([](double cf, double mf, double floor_s, bool torchao) {
+             return Efficiency{cf, mf, floor_s, torchao};
+           }),
+           py::arg("compute_fraction"), py::arg("memory_fraction"), py::arg("kernel_floor_s"),
+           py::arg("torchao_conventions") = false)
+      .def_readonly("compute_fraction", &Efficiency::compute_fraction)
+      .def_readonly("memory_fraction", &Efficiency::memory_fraction)
+      .def_readonly("kernel_floor_s", &Efficiency::kernel_floor_s)
+      .def_readonly("torchao_conventions", &Efficiency::torchao_conventions)
+      .def_static("peak", &Efficiency::peak)
+      .def_static("torchao", &Efficiency::torchao)
+      .def_static("default_model", &Efficiency::default_model);
+
+  mod.def("bytes_per_element", &bytes_per_element, py::arg("dtype"),
+          "Payload plus block-scale bytes per element.");
+  mod.def("element_bytes", &element_bytes, py::arg("dtype"));
+  mod.def("peak_class", &peak_class, py::arg("dtype"));
+  mod.def("gemm_sweep", &gemm_sweep_py, py::arg("m"), py::arg("k"), py::arg("n"),
+          py::arg("batch"), py::arg("a"), py::arg("b"), py::arg("out"), py::arg("b_shared"),
+          py::arg("hardware"), py::arg("efficiency"), py::arg("threads") = 0,
+          "GEMM estimates over equal-length float64 arrays: (time, compute, memory, overhead, "
+          "flops, bytes).");
+  mod.def("cost_sweep", &cost_sweep_py, py::arg("flops"), py::arg("bytes_read"),
+          py::arg("bytes_written"), py::arg("math"), py::arg("kernels"), py::arg("hardware"),
+          py::arg("efficiency"), py::arg("threads") = 0,
+          "Estimates of single-kernel costs given as arrays: (time, compute, memory, overhead, "
+          "flops, bytes).");
+  mod.def("cast_kernel_times", &cast_kernel_times_py, py::arg("dim0"), py::arg("dim1"),
+          py::arg("role"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
+          py::arg("hardware"), py::arg("efficiency"),
+          "Time of each cast kernel that prepares one operand (torchao's per-kernel list).");
+  mod.def("float8_linear_sweep", &float8_linear_sweep_py, py::arg("m"), py::arg("k"),
+          py::arg("n"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
+          py::arg("hardware"), py::arg("efficiency"), py::arg("threads") = 0,
+          "Float8 linear times over arrays: (bf16 GEMMs, low-precision GEMMs, casts).");
+  mod.def("float8_linear_kernels", &float8_linear_kernels_py, py::arg("m"), py::arg("k"),
+          py::arg("n"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
+          py::arg("hardware"), py::arg("efficiency"),
+          "Every kernel of one float8 linear with its cost and estimate.");
+}

@@ -1,0 +1,20 @@
+#pragma once
+
+namespace roofline {
+
+/// How far below the datasheet a kernel runs: the knobs every preset sets.
+struct Efficiency {
+  double compute_fraction = 1.0;   ///< achievable fraction of the dense peak FLOP/s
+  double memory_fraction = 1.0;    ///< achievable fraction of the DRAM bandwidth
+  double kernel_floor_s = 0.0;     ///< minimum time of one kernel (launch / latency floor)
+  bool torchao_conventions = false;  ///< count bytes exactly as torchao's roofline_utils does
+
+  /// The datasheet roofline: full peaks, no floor.
+  static Efficiency peak() noexcept { return {1.0, 1.0, 0.0, false}; }
+  /// torchao's constants (78% of peak FLOP/s, 92% of bandwidth, 2 us per kernel) and byte counts.
+  static Efficiency torchao() noexcept { return {0.78, 0.92, 2e-6, true}; }
+  /// The default model (starts at torchao's constants with exact byte counts).
+  static Efficiency default_model() noexcept { return {0.78, 0.92, 2e-6, false}; }
+};
+
+}  // namespace roofline

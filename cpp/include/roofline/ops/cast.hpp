@@ -1,0 +1,68 @@
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "roofline/cost.hpp"
+
+namespace roofline {
+
+/// Low-precision training / inference recipes for a linear layer (torchao's names).
+enum class Recipe : std::uint8_t {
+  tensorwise,
+  rowwise,
+  rowwise_with_gw_hp,
+  mxfp8_cublas,
+  mxfp8_cublas_rceil,
+  mxfp8_emulated,
+  mxfp8_cutlass,
+  mxfp8_32x32_flexible_gemm_layout,
+  mxfp8_32x32_weight,
+  mxfp4_cutlass,
+  mxfp4,              ///< torchao's inference spelling of mxfp4 (training: same as mxfp4_cutlass)
+  nvfp4,              ///< nvfp4 with a dynamic per-tensor global scale
+  nvfp4_static,       ///< nvfp4 with a calibrated (static) global scale
+  nvfp4_no_global_scale,
+  blockwise           ///< DeepSeek-style fp8: 1x128 activation scales, 128x128 weight scales
+};
+
+/// Which operand of the linear a cast prepares.
+enum class TensorRole : std::uint8_t { input, weight, grad_output };
+
+/// Whether a kernel belongs to the bf16 baseline, the low-precision GEMMs or the cast overhead.
+enum class KernelRole : std::uint8_t { bf16_gemm, lowp_gemm, cast };
+
+/// One kernel of a float8 linear: a static label, its role and its cost.
+struct NamedCost {
+  const char* name = "";              ///< short label, e.g. "input amax"
+  KernelRole role = KernelRole::cast;  ///< what the kernel is for
+  Cost cost{};                        ///< its work
+};
+
+/// A fixed-capacity list of kernels (no allocation: sweeps build one per shape).
+struct KernelList {
+  std::array<NamedCost, 24> items{};  ///< storage
+  int size = 0;                       ///< kernels in use
+
+  /// Appends a kernel (silently ignored beyond capacity, which no recipe reaches).
+  void push(const char* name, KernelRole role, const Cost& c) noexcept;
+};
+
+/// True for recipes whose GEMM inputs are fp4 (mxfp4*, nvfp4*).
+bool recipe_is_fp4(Recipe r) noexcept;
+
+/// True for MX recipes (block-32 e8m0 scales).
+bool recipe_is_mx(Recipe r) noexcept;
+
+/// Appends the cast kernels that turn one bf16 operand of a training linear into its
+/// low-precision forms (forward and backward layouts). Throws std::invalid_argument when
+/// torchao_conventions is set and torchao has no model for the recipe/role.
+void training_cast_kernels(double dim0, double dim1, TensorRole role, Recipe recipe,
+                           bool fuse_with_prev, bool torchao_conventions, KernelList& out);
+
+/// Appends the cast kernels of an inference linear (the activation only; weights are
+/// pre-quantized). Throws std::invalid_argument for recipes torchao does not know when
+/// torchao_conventions is set.
+void inference_cast_kernels(double dim0, double dim1, Recipe recipe, bool fuse_with_prev,
+                            bool torchao_conventions, KernelList& out);
+
+}  // namespace roofline

@@ -1,0 +1,35 @@
+#pragma once
+#include <cstdint>
+
+#include "roofline/estimate.hpp"
+#include "roofline/ops/cast.hpp"
+
+namespace roofline {
+
+/// Training runs output, grad_input and grad_weight GEMMs; inference only the output GEMM.
+enum class LinearMode : std::uint8_t { training, inference };
+
+/// A linear layer y = x @ w with x of shape m x k and w of shape k x n, and how it runs.
+struct LinearSpec {
+  double m = 1;                           ///< tokens (rows of x)
+  double k = 1;                           ///< input features
+  double n = 1;                           ///< output features
+  Recipe recipe = Recipe::tensorwise;     ///< low-precision recipe
+  LinearMode mode = LinearMode::training; ///< training (fwd+bwd) or inference (fwd)
+  bool fuse_with_prev = false;            ///< the bf16 read of activations fuses into the producer
+};
+
+/// All kernels of the linear: bf16 baseline GEMMs, low-precision GEMMs and casts.
+void float8_linear_kernels(const LinearSpec& s, bool torchao_conventions, KernelList& out);
+
+/// Times of a linear summed by role.
+struct LinearTimes {
+  double bf16_s = 0;       ///< bf16 GEMMs
+  double lowp_gemm_s = 0;  ///< low-precision GEMMs
+  double cast_s = 0;       ///< cast overhead kernels
+};
+
+/// Estimates every kernel of the linear (each with its own floor) and sums them by role.
+LinearTimes float8_linear_times(const LinearSpec& s, const Hardware& hw, const Efficiency& eff);
+
+}  // namespace roofline

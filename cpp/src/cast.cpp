@@ -1,0 +1,241 @@
+#include "roofline/ops/cast.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace roofline {
+namespace {
+
+constexpr double kBf16 = 2.0;
+constexpr double kFp8 = 1.0;
+constexpr double kFp4 = 0.5;
+constexpr double kFp32 = 4.0;
+
+Cost traffic(double read, double written) {
+  Cost c;
+  c.bytes_read = read;
+  c.bytes_written = written;
+  return c;
+}
+
+// Bytes of e8m0/e4m3 scales for a dim0 x dim1 tensor blocked along dim1.
+double block_scales(double dim0, double dim1, double block, bool torchao) {
+  return dim0 * (torchao ? std::floor(dim1 / block) : std::ceil(dim1 / block));
+}
+
+[[noreturn]] void no_torchao_model(const char* what) {
+  throw std::invalid_argument(std::string("torchao's roofline has no model for ") + what +
+                              "; use efficiency='default' or 'peak' for this recipe");
+}
+
+// Element bytes of the low-precision payload a recipe writes.
+double payload_bytes(Recipe r) { return recipe_is_fp4(r) ? kFp4 : kFp8; }
+
+// Scale bytes per element the recipe writes in our (exact) accounting.
+double exact_scale_bytes_per_element(Recipe r) {
+  if (r == Recipe::nvfp4 || r == Recipe::nvfp4_static || r == Recipe::nvfp4_no_global_scale)
+    return 1.0 / 16.0;
+  if (recipe_is_mx(r)) return 1.0 / 32.0;
+  return 0.0;
+}
+
+void blockwise_training(double d0, double d1, TensorRole role, bool fuse, KernelList& out) {
+  const double n = d0 * d1;
+  auto quant = [&](const char* name, bool fuse_read, double block) {
+    const double read = fuse_read ? 0.0 : kBf16 * n;
+    out.push(name, KernelRole::cast, traffic(read, kFp8 * n + kFp32 * n / block));
+  };
+  switch (role) {
+    case TensorRole::input:
+      quant("input quant 1x128 (lhs)", fuse, 128.0);
+      quant("input quant 1x128 (rhs, for grad_weight)", false, 128.0);
+      break;
+    case TensorRole::weight:
+      quant("weight quant 128x128 (transposed rhs)", false, 128.0 * 128.0);
+      quant("weight quant 128x128 (rhs, for grad_input)", false, 128.0 * 128.0);
+      break;
+    case TensorRole::grad_output:
+      quant("grad_output quant 1x128 (lhs)", fuse, 128.0);
+      quant("grad_output quant 1x128 (transposed lhs, for grad_weight)", false, 128.0);
+      break;
+  }
+}
+
+}  // namespace
+
+void KernelList::push(const char* name, KernelRole role, const Cost& c) noexcept {
+  if (size < static_cast<int>(items.size())) items[static_cast<std::size_t>(size++)] = {name, role, c};
+}
+
+bool recipe_is_fp4(Recipe r) noexcept {
+  return r == Recipe::mxfp4_cutlass || r == Recipe::mxfp4 || r == Recipe::nvfp4 ||
+         r == Recipe::nvfp4_static || r == Recipe::nvfp4_no_global_scale;
+}
+
+bool recipe_is_mx(Recipe r) noexcept {
+  switch (r) {
+    case Recipe::mxfp8_cublas: case Recipe::mxfp8_cublas_rceil: case Recipe::mxfp8_emulated:
+    case Recipe::mxfp8_cutlass: case Recipe::mxfp8_32x32_flexible_gemm_layout:
+    case Recipe::mxfp8_32x32_weight: case Recipe::mxfp4_cutlass: case Recipe::mxfp4:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool fuse,
+                           bool torchao, KernelList& out) {
+  const double n = d0 * d1;
+  const bool act = role != TensorRole::weight;
+  const double lowp = payload_bytes(r);
+  // Bytes of scales one cast writes (0 under torchao's conventions for training casts).
+  const double scales = torchao ? 0.0 : n * exact_scale_bytes_per_element(r);
+  // A bf16 -> low-precision cast whose bf16 read may fuse into the producer.
+  auto cast = [&](const char* name, bool fuse_read, double extra_written = 0.0) {
+    out.push(name, KernelRole::cast,
+             traffic(fuse_read ? 0.0 : kBf16 * n, lowp * n + scales + extra_written));
+  };
+  auto amax = [&](const char* name, bool fuse_read) {
+    out.push(name, KernelRole::cast, traffic(fuse_read ? 0.0 : kBf16 * n, 0.0));
+    out.push("amax reduce (stage 2)", KernelRole::cast, traffic(0.0, 0.0));
+  };
+
+  switch (r) {
+    case Recipe::tensorwise:
+      amax(role == TensorRole::weight  ? "weight amax"
+           : role == TensorRole::input ? "input amax"
+                                       : "grad_output amax",
+           fuse);
+      if (role == TensorRole::weight) {
+        cast("weight cast (fwd layout)", false);
+        cast("weight cast (bwd layout)", false);
+      } else {
+        // One kernel writes both the row-major and the column-major fp8 copies.
+        out.push(role == TensorRole::input ? "input cast (row- and column-major)"
+                                           : "grad_output cast (row- and column-major)",
+                 KernelRole::cast, traffic(kBf16 * n, 2.0 * kFp8 * n));
+      }
+      return;
+    case Recipe::rowwise: {
+      const double s0 = torchao ? 0.0 : kFp32 * d0;  // one fp32 scale per row
+      const double s1 = torchao ? 0.0 : kFp32 * d1;  // one per column, for the transposed copy
+      if (role == TensorRole::weight) {
+        out.push("weight cast dim0", KernelRole::cast,
+                 traffic(fuse ? 0.0 : kBf16 * n, kFp8 * n + s0));
+        out.push("weight transpose (bf16)", KernelRole::cast, traffic(kBf16 * n, kBf16 * n));
+        out.push("weight cast dim1", KernelRole::cast, traffic(kBf16 * n, kFp8 * n + s1));
+      } else {
+        out.push(role == TensorRole::input ? "input cast dim0 + transpose"
+                                           : "grad_output cast dim0 + transpose",
+                 KernelRole::cast, traffic(fuse ? 0.0 : kBf16 * n, kFp8 * n + kBf16 * n + s0));
+        out.push(role == TensorRole::input ? "input cast dim1" : "grad_output cast dim1",
+                 KernelRole::cast, traffic(kBf16 * n, kFp8 * n + s1));
+      }
+      return;
+    }
+    case Recipe::rowwise_with_gw_hp: {
+      const double s0 = torchao ? 0.0 : kFp32 * d0;
+      if (act) {
+        out.push(role == TensorRole::input ? "input cast dim0" : "grad_output cast dim0",
+                 KernelRole::cast, traffic(fuse ? 0.0 : kBf16 * n, kFp8 * n + s0));
+      } else {
+        out.push("weight cast dim0", KernelRole::cast, traffic(kBf16 * n, kFp8 * n + s0));
+        out.push("weight scale reduce to tensorwise", KernelRole::cast, traffic(0.0, 0.0));
+        out.push("weight cast dim1 (tensorwise)", KernelRole::cast, traffic(kBf16 * n, kFp8 * n));
+      }
+      return;
+    }
+    case Recipe::mxfp8_32x32_flexible_gemm_layout:
+      cast("cast to mxfp8 32x32 (one layout serves all GEMMs)", act && fuse);
+      return;
+    case Recipe::mxfp8_32x32_weight:
+      if (act) {
+        cast("cast to mxfp8 dim0", fuse);
+        cast("cast to mxfp8 dim1", false);
+      } else {
+        cast("weight cast to mxfp8 32x32", false);
+        out.push("weight mxfp8 dim0 -> dim1 (transpose)", KernelRole::cast,
+                 traffic(kFp8 * n + scales, kFp8 * n + scales));
+      }
+      return;
+    case Recipe::mxfp8_cutlass:
+    case Recipe::mxfp4:
+      if (torchao) no_torchao_model(r == Recipe::mxfp4 ? "training recipe 'mxfp4' (torchao "
+                                                           "calls it 'mxfp4_cutlass')"
+                                                         : "training recipe 'mxfp8_cutlass'");
+      [[fallthrough]];
+    case Recipe::mxfp8_cublas:
+    case Recipe::mxfp8_cublas_rceil:
+    case Recipe::mxfp8_emulated:
+    case Recipe::mxfp4_cutlass:
+      cast("cast dim0", act && fuse);
+      cast("cast dim1", false);
+      return;
+    case Recipe::nvfp4:
+    case Recipe::nvfp4_static:
+    case Recipe::nvfp4_no_global_scale:
+      if (torchao) no_torchao_model("nvfp4 training");
+      if (r == Recipe::nvfp4) amax("global amax (per-tensor scale)", act && fuse);
+      cast("cast to nvfp4 dim0", act && fuse && r != Recipe::nvfp4);
+      cast("cast to nvfp4 dim1", false);
+      return;
+    case Recipe::blockwise:
+      blockwise_training(d0, d1, role, act && fuse, out);
+      return;
+  }
+}
+
+void inference_cast_kernels(double d0, double d1, Recipe r, bool fuse, bool torchao,
+                            KernelList& out) {
+  const double n = d0 * d1;
+  if (torchao && fuse) no_torchao_model("fused inference casts (fuse_with_prev=True)");
+  const double read = fuse ? 0.0 : kBf16 * n;
+  switch (r) {
+    case Recipe::tensorwise:
+      out.push("input amax", KernelRole::cast, traffic(read, 0.0));
+      out.push("input cast", KernelRole::cast, traffic(kBf16 * n, kFp8 * n));
+      return;
+    case Recipe::rowwise_with_gw_hp:
+      if (torchao) no_torchao_model("inference recipe 'rowwise_with_gw_hp'");
+      [[fallthrough]];
+    case Recipe::rowwise:
+      out.push("input cast (rowwise)", KernelRole::cast, traffic(read, kFp8 * n + kFp32 * d0));
+      return;
+    case Recipe::mxfp4_cutlass:
+      // torchao's inference overhead only knows the spelling 'mxfp4' (its bug, kept for parity).
+      if (torchao) no_torchao_model("inference recipe 'mxfp4_cutlass' (torchao expects 'mxfp4')");
+      [[fallthrough]];
+    case Recipe::mxfp4:
+      out.push("input cast to mxfp4", KernelRole::cast,
+               traffic(read, kFp4 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)));
+      return;
+    case Recipe::nvfp4:
+      if (torchao) {
+        // torchao sums the amax pass and the cast into a single kernel time.
+        out.push("input amax + cast to nvfp4", KernelRole::cast,
+                 traffic(2.0 * kBf16 * n, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, true)));
+      } else {
+        out.push("input amax", KernelRole::cast, traffic(read, 0.0));
+        out.push("input cast to nvfp4", KernelRole::cast,
+                 traffic(kBf16 * n, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, false)));
+      }
+      return;
+    case Recipe::nvfp4_static:
+    case Recipe::nvfp4_no_global_scale:
+      out.push("input cast to nvfp4", KernelRole::cast,
+               traffic(read, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, torchao)));
+      return;
+    case Recipe::blockwise:
+      if (torchao) no_torchao_model("blockwise inference");
+      out.push("input quant 1x128", KernelRole::cast,
+               traffic(read, kFp8 * n + kFp32 * block_scales(d0, d1, 128.0, false)));
+      return;
+    default:  // every mxfp8 variant: one cast with e8m0 scales along dim1
+      out.push("input cast to mxfp8", KernelRole::cast,
+               traffic(read, kFp8 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)));
+      return;
+  }
+}
+
+}  // namespace roofline

@@ -1,0 +1,98 @@
+#include "roofline/ops/float8_linear.hpp"
+
+#include "roofline/ops/gemm.hpp"
+
+namespace roofline {
+namespace {
+
+// Formats of the (A, B) operands of the low-precision GEMMs, per GEMM of the linear.
+struct LowpFormats {
+  DType output_a, output_b;        // input @ weight
+  DType grad_input_a, grad_input_b;  // grad_output @ weight^T
+  DType grad_weight_a, grad_weight_b;  // input^T @ grad_output
+};
+
+LowpFormats lowp_formats(Recipe r) {
+  switch (r) {
+    case Recipe::tensorwise:
+    case Recipe::rowwise:
+    case Recipe::rowwise_with_gw_hp:
+      return {DType::fp8_e4m3, DType::fp8_e4m3, DType::fp8_e4m3,
+              DType::fp8_e4m3, DType::fp8_e4m3, DType::fp8_e4m3};
+    case Recipe::mxfp4_cutlass:
+    case Recipe::mxfp4:
+      return {DType::mxfp4, DType::mxfp4, DType::mxfp4, DType::mxfp4, DType::mxfp4, DType::mxfp4};
+    case Recipe::nvfp4:
+    case Recipe::nvfp4_static:
+    case Recipe::nvfp4_no_global_scale:
+      return {DType::nvfp4, DType::nvfp4, DType::nvfp4, DType::nvfp4, DType::nvfp4, DType::nvfp4};
+    case Recipe::blockwise:
+      return {DType::fp8_block_1x128, DType::fp8_block_128x128, DType::fp8_block_1x128,
+              DType::fp8_block_128x128, DType::fp8_block_1x128, DType::fp8_block_1x128};
+    default:  // mxfp8 variants
+      return {DType::mxfp8, DType::mxfp8, DType::mxfp8, DType::mxfp8, DType::mxfp8, DType::mxfp8};
+  }
+}
+
+Cost gemm(double m, double k, double n, DType a, DType b, bool torchao) {
+  GemmShape s;
+  s.m = m;
+  s.k = k;
+  s.n = n;
+  s.a = a;
+  s.b = b;
+  s.out = DType::bf16;
+  return gemm_cost(s, torchao);
+}
+
+}  // namespace
+
+void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelList& out) {
+  const double m = s.m, k = s.k, n = s.n;
+  const LowpFormats f = lowp_formats(s.recipe);
+  const DType bf = DType::bf16;
+  out.push("output = input @ weight (bf16)", KernelRole::bf16_gemm, gemm(m, k, n, bf, bf, torchao));
+  if (s.mode == LinearMode::inference) {
+    out.push("output = input @ weight", KernelRole::lowp_gemm,
+             gemm(m, k, n, f.output_a, f.output_b, torchao));
+    inference_cast_kernels(m, k, s.recipe, s.fuse_with_prev, torchao, out);
+    return;
+  }
+  out.push("grad_input = grad_output @ weight^T (bf16)", KernelRole::bf16_gemm,
+           gemm(m, n, k, bf, bf, torchao));
+  out.push("grad_weight = input^T @ grad_output (bf16)", KernelRole::bf16_gemm,
+           gemm(k, m, n, bf, bf, torchao));
+
+  out.push("output = input @ weight", KernelRole::lowp_gemm,
+           gemm(m, k, n, f.output_a, f.output_b, torchao));
+  out.push("grad_input = grad_output @ weight^T", KernelRole::lowp_gemm,
+           gemm(m, n, k, f.grad_input_a, f.grad_input_b, torchao));
+  if (s.recipe == Recipe::rowwise_with_gw_hp) {
+    out.push("grad_weight = input^T @ grad_output (bf16, high precision)", KernelRole::lowp_gemm,
+             gemm(k, m, n, bf, bf, torchao));
+  } else {
+    out.push("grad_weight = input^T @ grad_output", KernelRole::lowp_gemm,
+             gemm(k, m, n, f.grad_weight_a, f.grad_weight_b, torchao));
+  }
+  training_cast_kernels(m, k, TensorRole::input, s.recipe, s.fuse_with_prev, torchao, out);
+  training_cast_kernels(k, n, TensorRole::weight, s.recipe, false, torchao, out);
+  training_cast_kernels(m, n, TensorRole::grad_output, s.recipe, s.fuse_with_prev, torchao, out);
+}
+
+LinearTimes float8_linear_times(const LinearSpec& s, const Hardware& hw, const Efficiency& eff) {
+  KernelList kernels;
+  float8_linear_kernels(s, eff.torchao_conventions, kernels);
+  LinearTimes t;
+  for (int i = 0; i < kernels.size; ++i) {
+    const NamedCost& nc = kernels.items[static_cast<std::size_t>(i)];
+    const double time = estimate(nc.cost, hw, eff).time_s;
+    switch (nc.role) {
+      case KernelRole::bf16_gemm: t.bf16_s += time; break;
+      case KernelRole::lowp_gemm: t.lowp_gemm_s += time; break;
+      case KernelRole::cast: t.cast_s += time; break;
+    }
+  }
+  return t;
+}
+
+}  // namespace roofline

@@ -1,0 +1,44 @@
+#include "roofline/ops/gemm.hpp"
+
+#include <cmath>
+
+namespace roofline {
+namespace {
+
+// Scale bytes of an operand with `rows` rows and the reduction dim `red`, blocked along `red`.
+double operand_scale_bytes(double rows, double red, DType t) {
+  const double block = scale_block_elements(t);
+  if (block <= 0) return 0.0;
+  if (t == DType::fp8_block_128x128) {
+    return std::ceil(rows / 128.0) * std::ceil(red / 128.0) * scale_bytes(t);
+  }
+  return rows * std::ceil(red / block) * scale_bytes(t);
+}
+
+}  // namespace
+
+Cost gemm_cost(const GemmShape& s, bool torchao_conventions) noexcept {
+  Cost c;
+  c.math = peak_class(s.a);
+  c.flops = 2.0 * s.batch * s.m * s.k * s.n;
+  const double a_elems = s.m * s.k;
+  const double b_elems = s.k * s.n;
+  const double b_copies = s.b_shared ? 1.0 : s.batch;
+  double scale = 0.0;
+  if (torchao_conventions) {
+    // torchao: scale reads = floor((M*K + K*N) / block), charged at the element's own size;
+    // fp8 blockwise GEMMs ignore their scales.
+    const double block = scale_block_elements(s.a);
+    const bool mx_like = s.a == DType::mxfp8 || s.a == DType::mxfp4 || s.a == DType::nvfp4;
+    if (mx_like) scale = std::floor((a_elems + b_elems) / block) * element_bytes(s.a);
+    c.bytes_read = s.batch * a_elems * element_bytes(s.a) +
+                   b_copies * b_elems * element_bytes(s.b) + s.batch * scale;
+  } else {
+    c.bytes_read = s.batch * (a_elems * element_bytes(s.a) + operand_scale_bytes(s.m, s.k, s.a)) +
+                   b_copies * (b_elems * element_bytes(s.b) + operand_scale_bytes(s.n, s.k, s.b));
+  }
+  c.bytes_written = s.batch * s.m * s.n * element_bytes(s.out);
+  return c;
+}
+
+}  // namespace roofline

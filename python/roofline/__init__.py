@@ -1,0 +1,33 @@
+"""roofline: predict how long ML operations take on accelerators.
+
+>>> import roofline as rl
+>>> e = rl.gemm(4096, 4096, 4096, dtype="bf16", hardware="H100 SXM")
+>>> e.bound
+'compute'
+"""
+
+from __future__ import annotations
+
+from . import float8
+from ._bridge import get_num_threads, set_num_threads
+from .efficiency import Efficiency
+from .estimate import Estimate
+from .hardware import Hardware, hardware, list_hardware, set_default_hardware
+from .ops import elementwise, gemm
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Efficiency",
+    "Estimate",
+    "Hardware",
+    "elementwise",
+    "float8",
+    "gemm",
+    "get_num_threads",
+    "hardware",
+    "list_hardware",
+    "set_default_hardware",
+    "set_num_threads",
+    "__version__",
+]

@@ -1,0 +1,98 @@
+"""Efficiency presets: how far below the datasheet roofline kernels run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+from ._validate import positive_float
+
+if TYPE_CHECKING:
+    from .hardware import Hardware
+
+#: torchao's achievable fractions and per-kernel floor (roofline_utils, torchao 0.18).
+TORCHAO_COMPUTE_FRACTION = 0.78
+TORCHAO_MEMORY_FRACTION = 0.92
+TORCHAO_KERNEL_FLOOR_S = 2e-6
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """A custom efficiency model: constant achievable fractions and a per-kernel floor.
+
+    Parameters
+    ----------
+    compute_fraction : float
+        Achievable fraction of the dense peak FLOP/s, in (0, 1].
+    memory_fraction : float
+        Achievable fraction of the DRAM bandwidth, in (0, 1].
+    kernel_floor_s : float
+        Minimum time of one kernel in seconds (launch and latency floor), >= 0.
+    torchao_conventions : bool
+        Count bytes exactly as torchao's ``roofline_utils`` does (floor division of MX scale
+        reads, no scale writes in training casts, blockwise GEMM scales ignored).
+
+    Notes
+    -----
+    A kernel takes ``max(flops / (peak * compute_fraction), bytes / (bw * memory_fraction),
+    kernels * kernel_floor_s)``: compute and memory overlap perfectly, and the floor models
+    launch latency.
+    """
+
+    compute_fraction: float = 1.0
+    memory_fraction: float = 1.0
+    kernel_floor_s: float = 0.0
+    torchao_conventions: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("compute_fraction", "memory_fraction"):
+            v = positive_float("Efficiency", name, getattr(self, name))
+            if v > 1:
+                raise ValueError(f"Efficiency: {name} must be in (0, 1], got {v!r}")
+        positive_float("Efficiency", "kernel_floor_s", self.kernel_floor_s, allow_zero=True)
+        if not isinstance(self.torchao_conventions, bool):
+            raise TypeError(
+                f"Efficiency: torchao_conventions must be a bool, got {self.torchao_conventions!r}"
+            )
+
+
+EfficiencyLike = Union[str, Efficiency]
+
+PRESETS = ("default", "peak", "torchao")
+
+
+def preset(name: EfficiencyLike, hw: Hardware | None = None) -> Efficiency:
+    """Return the :class:`Efficiency` a preset name stands for on ``hw``.
+
+    ``"peak"`` is the datasheet roofline (fractions 1, no floor). ``"torchao"`` uses torchao's
+    constants (78 % / 92 % / 2 µs, or the hardware's own ``achievable_*_fraction`` when it is a
+    torchao table entry that has them) and torchao's byte conventions. ``"default"`` is the
+    package's default model.
+    """
+    if isinstance(name, Efficiency):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(
+            f"efficiency must be one of {PRESETS} or an Efficiency, got {name!r}"
+        )
+    key = name.strip().lower()
+    if key == "peak":
+        return Efficiency(1.0, 1.0, 0.0, False)
+    if key == "torchao":
+        cf = getattr(hw, "achievable_flops_fraction", None) or TORCHAO_COMPUTE_FRACTION
+        mf = getattr(hw, "achievable_mem_fraction", None) or TORCHAO_MEMORY_FRACTION
+        return Efficiency(cf, mf, TORCHAO_KERNEL_FLOOR_S, True)
+    if key == "default":
+        return Efficiency(
+            TORCHAO_COMPUTE_FRACTION, TORCHAO_MEMORY_FRACTION, TORCHAO_KERNEL_FLOOR_S, False
+        )
+    raise KeyError(f"unknown efficiency preset {name!r}; choose one of {PRESETS} or an Efficiency")
+
+
+def to_core(eff: Efficiency) -> Any:
+    """Convert to the core's struct."""
+    from . import _core
+
+    return _core.Efficiency(
+        eff.compute_fraction, eff.memory_fraction, eff.kernel_floor_s, eff.torchao_conventions
+    )

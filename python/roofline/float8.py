@@ -1,0 +1,322 @@
+"""Will float8 (or MX / NVFP4 / blockwise) speed up a linear layer, and by how much?"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Union
+
+import numpy as np
+
+from . import _core
+from ._bridge import get_num_threads, require_peak, resolve
+from ._validate import ArrayLike, broadcast, one_of, positive_int_array
+from .efficiency import EfficiencyLike
+from ._format import si
+
+_R = _core.Recipe
+
+#: Recipe names (torchao's) and aliases -> core recipe.
+RECIPES: dict[str, Any] = {
+    "tensorwise": _R.tensorwise,
+    "rowwise": _R.rowwise,
+    "rowwise_with_gw_hp": _R.rowwise_with_gw_hp,
+    "mxfp8_cublas": _R.mxfp8_cublas,
+    "mxfp8_cublas_rceil": _R.mxfp8_cublas_rceil,
+    "mxfp8_emulated": _R.mxfp8_emulated,
+    "mxfp8_cutlass": _R.mxfp8_cutlass,
+    "mxfp8_32x32_flexible_gemm_layout": _R.mxfp8_32x32_flexible_gemm_layout,
+    "mxfp8_32x32_weight": _R.mxfp8_32x32_weight,
+    "mxfp4_cutlass": _R.mxfp4_cutlass,
+    "mxfp4": _R.mxfp4,
+    "nvfp4": _R.nvfp4,
+    "nvfp4_static": _R.nvfp4_static,
+    "nvfp4_no_global_scale": _R.nvfp4_no_global_scale,
+    "blockwise": _R.blockwise,
+    "blockwise_1x128_128x128": _R.blockwise,
+}
+
+MODES: dict[str, Any] = {
+    "training": _core.LinearMode.training,
+    "train": _core.LinearMode.training,
+    "inference": _core.LinearMode.inference,
+}
+
+_FP4 = {"mxfp4_cutlass", "mxfp4", "nvfp4", "nvfp4_static", "nvfp4_no_global_scale"}
+
+
+def recipe_names() -> list[str]:
+    """Every recipe name :func:`linear` accepts."""
+    return list(RECIPES)
+
+
+def _recipe(fn: str, recipe: Any) -> Any:
+    return one_of(fn, "recipe", recipe, RECIPES)
+
+
+def _lowp_dtype(recipe_name: str) -> Any:
+    return _core.DType.fp4_e2m1 if recipe_name in _FP4 else _core.DType.fp8_e4m3
+
+
+@dataclass(frozen=True)
+class Float8Linear:
+    """bf16 against low-precision time of one linear layer (or a broadcast array of them).
+
+    Attributes
+    ----------
+    bf16_s : float or ndarray
+        bf16 GEMMs (3 in training: output, grad_input, grad_weight; 1 in inference).
+    fp8_gemm_s : float or ndarray
+        The same GEMMs in the recipe's low-precision format.
+    fp8_overhead_s : float or ndarray
+        Cast kernels (amax, scaling, transposes) the recipe adds.
+    """
+
+    m: Any
+    k: Any
+    n: Any
+    recipe: str
+    mode: str
+    fuse_with_prev: bool
+    hardware: str
+    bf16_s: Any
+    fp8_gemm_s: Any
+    fp8_overhead_s: Any
+    _args: tuple[Any, ...] = ()
+
+    @property
+    def fp8_s(self) -> Any:
+        """Low-precision GEMMs plus cast overhead."""
+        return self.fp8_gemm_s + self.fp8_overhead_s
+
+    @property
+    def speedup(self) -> Any:
+        """bf16 time over low-precision time (> 1: converting pays off)."""
+        return self.bf16_s / self.fp8_s
+
+    @property
+    def worth_converting(self) -> Any:
+        """True where the low-precision linear is faster than bf16."""
+        return self.speedup > 1.0
+
+    def kernels(self) -> Any:
+        """Per-kernel detail (pandas DataFrame): kernel, role, FLOPs, bytes, time and terms.
+
+        Only for a scalar estimate; index a sweep first.
+        """
+        import pandas as pd
+
+        if np.ndim(self.bf16_s) != 0:
+            raise ValueError("Float8Linear.kernels: only for scalar m, k, n")
+        return pd.DataFrame(_core.float8_linear_kernels(float(self.m), float(self.k),
+                                                        float(self.n), *self._args))
+
+    def __repr__(self) -> str:
+        head = f"Float8Linear({self.recipe}, {self.mode}, on {self.hardware}"
+        if np.ndim(self.bf16_s) == 0:
+            return (
+                f"{head}, m={int(self.m)} k={int(self.k)} n={int(self.n)}: bf16 "
+                f"{si(float(self.bf16_s), 's')}, low-precision {si(float(self.fp8_gemm_s), 's')}"
+                f" + casts {si(float(self.fp8_overhead_s), 's')}, speedup "
+                f"{float(self.speedup):.3f}x)"
+            )
+        s = np.asarray(self.speedup)
+        return f"{head}, shape {s.shape}: speedup {s.min():.3f}x .. {s.max():.3f}x)"
+
+
+def linear(
+    m: ArrayLike,
+    k: ArrayLike,
+    n: ArrayLike,
+    recipe: str = "tensorwise",
+    hardware: Any = None,
+    mode: str = "training",
+    fuse_with_prev: bool = False,
+    *,
+    efficiency: EfficiencyLike = "default",
+) -> Float8Linear:
+    """Estimate a linear ``y = x @ w`` (x: m x k, w: k x n) in bf16 and in a float8 recipe.
+
+    Parameters
+    ----------
+    m, k, n : int or array_like of int
+        Tokens, input features, output features (broadcast).
+    recipe : str
+        ``tensorwise``, ``rowwise``, ``rowwise_with_gw_hp``, ``mxfp8_cublas``,
+        ``mxfp8_cublas_rceil``, ``mxfp8_emulated``, ``mxfp8_cutlass``,
+        ``mxfp8_32x32_flexible_gemm_layout``, ``mxfp8_32x32_weight``, ``mxfp4_cutlass``
+        (``mxfp4``), ``nvfp4``, ``nvfp4_static``, ``nvfp4_no_global_scale``, ``blockwise``.
+    mode : {"training", "inference"}
+        Training: output, grad_input and grad_weight GEMMs plus casts of input, weight and
+        grad_output. Inference: the forward GEMM plus the activation cast (weights are
+        pre-quantized).
+    fuse_with_prev : bool
+        The bf16 read of activations / gradients fuses into the op that produced them.
+    efficiency : {"default", "peak", "torchao"} or Efficiency
+        ``"torchao"`` reproduces torchao's float8 roofline exactly (also its byte counts).
+
+    Notes
+    -----
+    Each kernel takes max(compute, memory, floor); times are summed per role. The cast
+    kernels follow torchao's float8 roofline (amax passes, per-layout casts, transposes);
+    the default model also counts block-scale bytes exactly (ceil per block, 1 byte per
+    e8m0/e4m3 scale, 4 per fp32 scale).
+    """
+    fn = "float8.linear"
+    rec = _recipe(fn, recipe)
+    md = one_of(fn, "mode", mode, MODES)
+    if not isinstance(fuse_with_prev, (bool, np.bool_)):
+        raise TypeError(f"{fn}: fuse_with_prev must be a bool, got {fuse_with_prev!r}")
+    (mm, kk, nn), shape = broadcast(
+        fn,
+        m=positive_int_array(fn, "m", m),
+        k=positive_int_array(fn, "k", k),
+        n=positive_int_array(fn, "n", n),
+    )
+    hw, chw, ceff = resolve(hardware, efficiency)
+    require_peak(fn, hw, _core.DType.bf16)
+    require_peak(fn, hw, _lowp_dtype(rec.name))
+    try:
+        bf16, lowp, cast = _core.float8_linear_sweep(
+            mm, kk, nn, rec, md, bool(fuse_with_prev), chw, ceff, get_num_threads()
+        )
+    except ValueError as exc:
+        raise ValueError(f"{fn}: {exc}") from None
+
+    def shaped(a: np.ndarray) -> Any:
+        a = a.reshape(shape)
+        return float(a) if a.ndim == 0 else a
+
+    scalar = shape == ()
+    return Float8Linear(
+        m=float(mm[0]) if scalar else mm.reshape(shape),
+        k=float(kk[0]) if scalar else kk.reshape(shape),
+        n=float(nn[0]) if scalar else nn.reshape(shape),
+        recipe=rec.name,
+        mode=md.name,
+        fuse_with_prev=bool(fuse_with_prev),
+        hardware=hw.name,
+        bf16_s=shaped(bf16),
+        fp8_gemm_s=shaped(lowp),
+        fp8_overhead_s=shaped(cast),
+        _args=(rec, md, bool(fuse_with_prev), chw, ceff),
+    )
+
+
+ShapesLike = Union[str, Iterable[tuple[int, int, int]], dict[str, tuple[int, int, int]], np.ndarray]
+
+
+def shapes(name: str) -> list[tuple[str, tuple[int, int, int]]]:
+    """torchao float8_roofline's named shape sets as (name, (M, K, N)) pairs.
+
+    ``pow2``: M = K = N = 1024 .. 16384; ``pow2_extended``: those and 1.5x each;
+    ``sweep``: every (M, K, N) in 256 .. 32768 (powers of two, 512 shapes); ``square``:
+    256 .. 32768 cubes; ``llama``: Llama-2 70B linears at M = 16384.
+    """
+    key = one_of("float8.shapes", "shapes", name, {s: s for s in SHAPE_SETS})
+    return SHAPE_SETS[key]()
+
+
+def _pow2() -> list[tuple[str, tuple[int, int, int]]]:
+    return [(str(i), (2**p,) * 3) for i, p in enumerate(range(10, 15))]
+
+
+def _pow2_extended() -> list[tuple[str, tuple[int, int, int]]]:
+    out = []
+    for i, p in enumerate(range(10, 15)):
+        out.append((str(2 * i), (2**p,) * 3))
+        v = 2**p + 2 ** (p - 1)
+        out.append((str(2 * i + 1), (v, v, v)))
+    return out
+
+
+def _sweep() -> list[tuple[str, tuple[int, int, int]]]:
+    vals = [2**p for p in range(8, 16)]
+    return [(str(i), (m, k, n)) for i, (m, k, n) in
+            enumerate((m, k, n) for m in vals for k in vals for n in vals)]
+
+
+def _square() -> list[tuple[str, tuple[int, int, int]]]:
+    return [(str(i), (2**p,) * 3) for i, p in enumerate(range(8, 16))]
+
+
+def _llama() -> list[tuple[str, tuple[int, int, int]]]:
+    m = 4 * 4096
+    return [
+        ("attn.wqkv", (m, 8192, 1280)),
+        ("attn.w0", (m, 1024, 8192)),
+        ("ffn.w13", (m, 8192, 7168)),
+        ("ffn.w2", (m, 3584, 8192)),
+    ]
+
+
+SHAPE_SETS = {
+    "pow2": _pow2,
+    "pow2_extended": _pow2_extended,
+    "sweep": _sweep,
+    "square": _square,
+    "llama": _llama,
+}
+
+
+def _shape_table(spec: ShapesLike) -> tuple[list[str], np.ndarray]:
+    fn = "float8.sweep"
+    if isinstance(spec, str):
+        pairs = shapes(spec)
+        return [p[0] for p in pairs], np.array([p[1] for p in pairs], dtype=np.float64)
+    if isinstance(spec, dict):
+        names = [str(k) for k in spec]
+        rows = list(spec.values())
+    else:
+        rows = list(spec)
+        names = [str(i) for i in range(len(rows))]
+    arr = np.asarray(rows)
+    if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] == 0:
+        raise ValueError(
+            f"{fn}: shapes must be a shape-set name or a non-empty list of (M, K, N), "
+            f"got array of shape {arr.shape}"
+        )
+    return names, positive_int_array(fn, "shapes", arr)
+
+
+def sweep(
+    shapes: ShapesLike = "pow2",
+    recipe: str = "tensorwise",
+    hardware: Any = None,
+    mode: str = "training",
+    fuse_with_prev: bool = False,
+    *,
+    efficiency: EfficiencyLike = "default",
+) -> Any:
+    """torchao float8_roofline's table for a set of shapes, as a pandas DataFrame.
+
+    Parameters
+    ----------
+    shapes : str, list of (M, K, N), dict name -> (M, K, N), or (n, 3) array
+        A named set (``pow2``, ``pow2_extended``, ``sweep``, ``square``, ``llama``) or
+        explicit shapes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``name``, ``fwd_M``, ``fwd_K``, ``fwd_N``, ``r_bf16_gemm_s``,
+        ``r_fp8_gemm_s``, ``r_fp8_ovhd_s``, ``r_fp8_gemm_and_ovhd_s``,
+        ``r_fp8_gemm_and_ovhd_spdp`` (torchao's names: ``r_`` = roofline, ``spdp`` = speedup).
+    """
+    import pandas as pd
+
+    names, table = _shape_table(shapes)
+    r = linear(table[:, 0], table[:, 1], table[:, 2], recipe, hardware, mode, fuse_with_prev,
+               efficiency=efficiency)
+    return pd.DataFrame(
+        {
+            "name": names,
+            "fwd_M": table[:, 0].astype(np.int64),
+            "fwd_K": table[:, 1].astype(np.int64),
+            "fwd_N": table[:, 2].astype(np.int64),
+            "r_bf16_gemm_s": r.bf16_s,
+            "r_fp8_gemm_s": r.fp8_gemm_s,
+            "r_fp8_ovhd_s": r.fp8_overhead_s,
+            "r_fp8_gemm_and_ovhd_s": r.fp8_s,
+            "r_fp8_gemm_and_ovhd_spdp": r.speedup,
+        }
+    )
