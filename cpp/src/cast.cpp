@@ -40,7 +40,7 @@ double exact_scale_bytes_per_element(Recipe r) {
   return 0.0;
 }
 
-void blockwise_training(double d0, double d1, TensorRole role, bool fuse, KernelList& out) {
+void blockwise_training(double d0, double d1, TensorRole role, bool fuse, KernelSink& out) {
   const double n = d0 * d1;
   auto quant = [&](const char* name, bool fuse_read, double block) {
     const double read = fuse_read ? 0.0 : kBf16 * n;
@@ -64,7 +64,7 @@ void blockwise_training(double d0, double d1, TensorRole role, bool fuse, Kernel
 
 }  // namespace
 
-void KernelList::push(const char* name, KernelRole role, const Cost& c) noexcept {
+void KernelList::push(const char* name, KernelRole role, const Cost& c) {
   if (size < static_cast<int>(items.size())) items[static_cast<std::size_t>(size++)] = {name, role, c};
 }
 
@@ -85,7 +85,7 @@ bool recipe_is_mx(Recipe r) noexcept {
 }
 
 void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool fuse,
-                           bool torchao, KernelList& out) {
+                           bool torchao, KernelSink& out) {
   const double n = d0 * d1;
   const bool act = role != TensorRole::weight;
   const double lowp = payload_bytes(r);
@@ -187,7 +187,7 @@ void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool
 }
 
 void inference_cast_kernels(double d0, double d1, Recipe r, bool fuse, bool torchao,
-                            KernelList& out) {
+                            KernelSink& out) {
   const double n = d0 * d1;
   if (torchao && fuse) no_torchao_model("fused inference casts (fuse_with_prev=True)");
   const double read = fuse ? 0.0 : kBf16 * n;

@@ -15,18 +15,17 @@ Estimate& Estimate::operator+=(const Estimate& o) noexcept {
   return *this;
 }
 
+Rates::Rates(const Hardware& hw, const Efficiency& eff) noexcept
+    : s_per_byte(1.0 / (hw.mem_bytes_per_s * eff.memory_fraction)),
+      kernel_floor_s(eff.kernel_floor_s) {
+  for (int c = 0; c < kPeakClassCount; ++c) {
+    const double rate = hw.peak_flops_per_s[static_cast<std::size_t>(c)] * eff.compute_fraction;
+    s_per_flop[static_cast<std::size_t>(c)] = rate > 0 ? 1.0 / rate : 0.0;
+  }
+}
+
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept {
-  Estimate e;
-  e.flops = cost.flops;
-  e.bytes = cost.bytes();
-  e.kernels = cost.kernels;
-  const double peak = hw.peak(cost.math);
-  e.compute_s = cost.flops > 0 ? cost.flops / (peak * eff.compute_fraction) : 0.0;
-  e.memory_s = e.bytes > 0 ? e.bytes / (hw.mem_bytes_per_s * eff.memory_fraction) : 0.0;
-  const double roof = std::max(e.compute_s, e.memory_s);
-  e.time_s = std::max(roof, cost.kernels * eff.kernel_floor_s);
-  e.overhead_s = e.time_s - roof;
-  return e;
+  return estimate(cost, Rates(hw, eff));
 }
 
 }  // namespace roofline

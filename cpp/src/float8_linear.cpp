@@ -47,7 +47,7 @@ Cost gemm(double m, double k, double n, DType a, DType b, bool torchao) {
 
 }  // namespace
 
-void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelList& out) {
+void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelSink& out) {
   const double m = s.m, k = s.k, n = s.n;
   const LowpFormats f = lowp_formats(s.recipe);
   const DType bf = DType::bf16;
@@ -79,20 +79,23 @@ void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelList& out) {
   training_cast_kernels(m, n, TensorRole::grad_output, s.recipe, s.fuse_with_prev, torchao, out);
 }
 
-LinearTimes float8_linear_times(const LinearSpec& s, const Hardware& hw, const Efficiency& eff) {
-  KernelList kernels;
-  float8_linear_kernels(s, eff.torchao_conventions, kernels);
-  LinearTimes t;
-  for (int i = 0; i < kernels.size; ++i) {
-    const NamedCost& nc = kernels.items[static_cast<std::size_t>(i)];
-    const double time = estimate(nc.cost, hw, eff).time_s;
-    switch (nc.role) {
-      case KernelRole::bf16_gemm: t.bf16_s += time; break;
-      case KernelRole::lowp_gemm: t.lowp_gemm_s += time; break;
-      case KernelRole::cast: t.cast_s += time; break;
+LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao) {
+  // Accumulates each kernel's time into its role's total as the formula emits it.
+  struct Accumulate final : KernelSink {
+    const Rates& rates;
+    LinearTimes t{};
+    explicit Accumulate(const Rates& r) : rates(r) {}
+    void push(const char*, KernelRole role, const Cost& c) override {
+      const double time = estimate(c, rates).time_s;
+      switch (role) {
+        case KernelRole::bf16_gemm: t.bf16_s += time; break;
+        case KernelRole::lowp_gemm: t.lowp_gemm_s += time; break;
+        case KernelRole::cast: t.cast_s += time; break;
+      }
     }
-  }
-  return t;
+  } acc(rates);
+  float8_linear_kernels(s, torchao, acc);
+  return acc.t;
 }
 
 }  // namespace roofline

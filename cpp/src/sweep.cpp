@@ -44,6 +44,7 @@ void gemm_sweep(const double* m, const double* k, const double* n, const double*
   ConstColumn M(m, len), K(k, len), N(n, len), B(batch, len);
   Column time(out.time_s, len), compute(out.compute_s, len), memory(out.memory_s, len),
       overhead(out.overhead_s, len), flops(out.flops, len), bytes(out.bytes, len);
+  const Rates rates(hw, eff);
   parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
     for (auto i = static_cast<Eigen::Index>(begin); i < static_cast<Eigen::Index>(end); ++i) {
       GemmShape s = formats;
@@ -51,7 +52,7 @@ void gemm_sweep(const double* m, const double* k, const double* n, const double*
       s.k = K[i];
       s.n = N[i];
       s.batch = B[i];
-      const Estimate e = estimate(gemm_cost(s, eff.torchao_conventions), hw, eff);
+      const Estimate e = estimate(gemm_cost(s, eff.torchao_conventions), rates);
       time[i] = e.time_s;
       compute[i] = e.compute_s;
       memory[i] = e.memory_s;
@@ -65,6 +66,7 @@ void gemm_sweep(const double* m, const double* k, const double* n, const double*
 void cost_sweep(const double* flops, const double* bytes_read, const double* bytes_written,
                 std::size_t n_points, PeakClass math, double kernels, const Hardware& hw,
                 const Efficiency& eff, int threads, EstimateColumns out) {
+  const Rates rates(hw, eff);
   parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       Cost c;
@@ -73,7 +75,7 @@ void cost_sweep(const double* flops, const double* bytes_read, const double* byt
       c.bytes_written = bytes_written[i];
       c.kernels = kernels;
       c.math = math;
-      const Estimate e = estimate(c, hw, eff);
+      const Estimate e = estimate(c, rates);
       out.time_s[i] = e.time_s;
       out.compute_s[i] = e.compute_s;
       out.memory_s[i] = e.memory_s;
@@ -93,6 +95,7 @@ void float8_linear_sweep(const double* m, const double* k, const double* n,
     KernelList probe;
     float8_linear_kernels(spec, eff.torchao_conventions, probe);
   }
+  const Rates rates(hw, eff);
   const auto len = static_cast<Eigen::Index>(n_points);
   ConstColumn M(m, len), K(k, len), N(n, len);
   Column bf16(bf16_s, len), lowp(lowp_gemm_s, len), cast(cast_s, len);
@@ -102,7 +105,7 @@ void float8_linear_sweep(const double* m, const double* k, const double* n,
       s.m = M[i];
       s.k = K[i];
       s.n = N[i];
-      const LinearTimes t = float8_linear_times(s, hw, eff);
+      const LinearTimes t = float8_linear_times(s, rates, eff.torchao_conventions);
       bf16[i] = t.bf16_s;
       lowp[i] = t.lowp_gemm_s;
       cast[i] = t.cast_s;

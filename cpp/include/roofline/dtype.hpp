@@ -29,21 +29,57 @@ enum class DType : std::uint8_t {
 };
 
 /// Bytes of one element's payload, without block scales (fractional for fp4).
-double element_bytes(DType t) noexcept;
-
-/// Bytes of block scale attributed to each element (0 for unscaled formats).
-double scale_bytes_per_element(DType t) noexcept;
+constexpr double element_bytes(DType t) noexcept {
+  switch (t) {
+    case DType::fp64: return 8;
+    case DType::fp32: case DType::tf32: case DType::int32: return 4;
+    case DType::bf16: case DType::fp16: return 2;
+    case DType::fp4_e2m1: case DType::mxfp4: case DType::nvfp4: return 0.5;
+    default: return 1;  // fp8 formats, int8
+  }
+}
 
 /// Elements that share one scale along the reduction dimension (0 for unscaled formats).
-double scale_block_elements(DType t) noexcept;
+constexpr double scale_block_elements(DType t) noexcept {
+  switch (t) {
+    case DType::mxfp8: case DType::mxfp4: return 32;
+    case DType::nvfp4: return 16;
+    case DType::fp8_block_1x128: return 128;
+    case DType::fp8_block_128x128: return 128.0 * 128.0;
+    default: return 0;
+  }
+}
 
-/// Bytes of one scale value (0 for unscaled formats).
-double scale_bytes(DType t) noexcept;
+/// Bytes of one scale value: 1 for e8m0 / e4m3 scales, 4 for fp32 (0 for unscaled formats).
+constexpr double scale_bytes(DType t) noexcept {
+  switch (t) {
+    case DType::mxfp8: case DType::mxfp4: case DType::nvfp4: return 1;
+    case DType::fp8_block_1x128: case DType::fp8_block_128x128: return 4;
+    default: return 0;
+  }
+}
+
+/// Bytes of block scale attributed to each element (0 for unscaled formats).
+constexpr double scale_bytes_per_element(DType t) noexcept {
+  return scale_block_elements(t) > 0 ? scale_bytes(t) / scale_block_elements(t) : 0.0;
+}
 
 /// Total bytes per element: payload plus scale overhead.
-double bytes_per_element(DType t) noexcept;
+constexpr double bytes_per_element(DType t) noexcept {
+  return element_bytes(t) + scale_bytes_per_element(t);
+}
 
 /// The hardware peak a GEMM with this input format runs at.
-PeakClass peak_class(DType t) noexcept;
+constexpr PeakClass peak_class(DType t) noexcept {
+  switch (t) {
+    case DType::fp64: return PeakClass::fp64;
+    case DType::fp32: return PeakClass::fp32;
+    case DType::tf32: return PeakClass::tf32;
+    case DType::bf16: case DType::fp16: return PeakClass::bf16;
+    case DType::int8: case DType::int32: return PeakClass::int8;
+    case DType::fp4_e2m1: case DType::mxfp4: case DType::nvfp4: return PeakClass::fp4;
+    default: return PeakClass::fp8;
+  }
+}
 
 }  // namespace roofline

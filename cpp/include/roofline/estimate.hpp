@@ -1,4 +1,6 @@
 #pragma once
+#include <array>
+
 #include "roofline/cost.hpp"
 #include "roofline/efficiency.hpp"
 #include "roofline/hardware.hpp"
@@ -19,7 +21,33 @@ struct Estimate {
   Estimate& operator+=(const Estimate& o) noexcept;
 };
 
+/// Achievable rates of a hardware under an efficiency model, as reciprocals (computed once).
+struct Rates {
+  std::array<double, kPeakClassCount> s_per_flop{};  ///< 1 / (peak * compute_fraction) per class
+  double s_per_byte = 0;                              ///< 1 / (bandwidth * memory_fraction)
+  double kernel_floor_s = 0;                          ///< minimum time of one kernel
+
+  /// Rates of `hw` under `eff`.
+  Rates(const Hardware& hw, const Efficiency& eff) noexcept;
+};
+
 /// Time of one kernel: max(compute, memory, kernels x floor), each term at its achievable rate.
+/// (Inline: sweeps call it once per kernel per shape.)
+inline Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
+  Estimate e;
+  e.flops = cost.flops;
+  e.bytes = cost.bytes();
+  e.kernels = cost.kernels;
+  e.compute_s = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
+  e.memory_s = e.bytes * rates.s_per_byte;
+  const double roof = e.compute_s > e.memory_s ? e.compute_s : e.memory_s;
+  const double floor_s = cost.kernels * rates.kernel_floor_s;
+  e.time_s = roof > floor_s ? roof : floor_s;
+  e.overhead_s = e.time_s - roof;
+  return e;
+}
+
+/// Same as estimate(cost, Rates(hw, eff)).
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept;
 
 }  // namespace roofline

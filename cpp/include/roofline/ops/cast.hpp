@@ -38,13 +38,21 @@ struct NamedCost {
   Cost cost{};                        ///< its work
 };
 
-/// A fixed-capacity list of kernels (no allocation: sweeps build one per shape).
-struct KernelList {
+/// Receives the kernels a formula emits, one at a time (no allocation in sweeps).
+class KernelSink {
+ public:
+  virtual ~KernelSink() = default;
+  /// Takes one kernel.
+  virtual void push(const char* name, KernelRole role, const Cost& c) = 0;
+};
+
+/// A fixed-capacity list of kernels, for callers that want the detail.
+struct KernelList final : KernelSink {
   std::array<NamedCost, 24> items{};  ///< storage
   int size = 0;                       ///< kernels in use
 
-  /// Appends a kernel (silently ignored beyond capacity, which no recipe reaches).
-  void push(const char* name, KernelRole role, const Cost& c) noexcept;
+  /// Appends a kernel (ignored beyond capacity, which no recipe reaches).
+  void push(const char* name, KernelRole role, const Cost& c) override;
 };
 
 /// True for recipes whose GEMM inputs are fp4 (mxfp4*, nvfp4*).
@@ -57,12 +65,12 @@ bool recipe_is_mx(Recipe r) noexcept;
 /// low-precision forms (forward and backward layouts). Throws std::invalid_argument when
 /// torchao_conventions is set and torchao has no model for the recipe/role.
 void training_cast_kernels(double dim0, double dim1, TensorRole role, Recipe recipe,
-                           bool fuse_with_prev, bool torchao_conventions, KernelList& out);
+                           bool fuse_with_prev, bool torchao_conventions, KernelSink& out);
 
 /// Appends the cast kernels of an inference linear (the activation only; weights are
 /// pre-quantized). Throws std::invalid_argument for recipes torchao does not know when
 /// torchao_conventions is set.
 void inference_cast_kernels(double dim0, double dim1, Recipe recipe, bool fuse_with_prev,
-                            bool torchao_conventions, KernelList& out);
+                            bool torchao_conventions, KernelSink& out);
 
 }  // namespace roofline

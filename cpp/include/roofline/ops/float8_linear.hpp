@@ -20,7 +20,7 @@ struct LinearSpec {
 };
 
 /// All kernels of the linear: bf16 baseline GEMMs, low-precision GEMMs and casts.
-void float8_linear_kernels(const LinearSpec& s, bool torchao_conventions, KernelList& out);
+void float8_linear_kernels(const LinearSpec& s, bool torchao_conventions, KernelSink& out);
 
 /// Times of a linear summed by role.
 struct LinearTimes {
@@ -30,6 +30,6 @@ struct LinearTimes {
 };
 
 /// Estimates every kernel of the linear (each with its own floor) and sums them by role.
-LinearTimes float8_linear_times(const LinearSpec& s, const Hardware& hw, const Efficiency& eff);
+LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao_conventions);
 
 }  // namespace roofline
