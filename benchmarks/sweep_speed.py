@@ -1,0 +1,110 @@
+"""Shape-points per second for a full training float8 linear (3 GEMMs + casts), side by side.
+
+(a) torchao's path as its benchmarks/float8/float8_roofline.py uses it: sympy expressions
+    built once, then ``.subs`` per shape (three expressions per shape).
+(b) the same expressions through ``sympy.lambdify`` (numpy): (b1) called per shape in a
+    Python loop, (b2) called once on numpy arrays.
+(c) ``roofline.float8.linear`` on numpy arrays (validation included), one thread and all
+    threads.
+
+Run: ``python benchmarks/sweep_speed.py [--points 2000000]`` (needs torch, torchao, sympy).
+Every number is measured in this run; ratios compare rows of the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+
+def _rate(n: int, fn: Callable[[], Any], repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return n / best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", type=int, default=2_000_000, help="shapes for (b2) and (c)")
+    parser.add_argument("--subs-points", type=int, default=30, help="shapes for (a)")
+    parser.add_argument("--loop-points", type=int, default=20_000, help="shapes for (b1)")
+    parser.add_argument("--recipe", default="tensorwise")
+    args = parser.parse_args()
+
+    warnings.filterwarnings("ignore")
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+    import sympy
+    import torch
+    from torchao.testing.training import roofline_utils as tao
+
+    import roofline as rl
+
+    gpu = "NVIDIA H100"
+    hw = rl.hardware(gpu, table="torchao")
+    M, K, N = sympy.symbols("M K N")
+    exprs = [
+        tao.get_gemm_time_sympy(M, K, N, torch.bfloat16, None, None, gpu),
+        tao.get_gemm_time_sympy(M, K, N, torch.float8_e4m3fn, args.recipe, None, gpu),
+        tao.get_float8_mem_sympy(M, K, N, args.recipe, None, False, gpu),
+    ]
+    rng = np.random.default_rng(0)
+    shapes = np.exp(rng.uniform(np.log(256), np.log(65536), size=(args.points, 3))).round()
+    m, k, n = shapes[:, 0].copy(), shapes[:, 1].copy(), shapes[:, 2].copy()
+
+    def subs() -> None:
+        for i in range(args.subs_points):
+            for e in exprs:
+                float(e.subs(M, int(m[i])).subs(K, int(k[i])).subs(N, int(n[i])))
+
+    lambdas = [sympy.lambdify((M, K, N), e, modules="numpy") for e in exprs]
+
+    def lambdify_loop() -> None:
+        for i in range(args.loop_points):
+            mi, ki, ni = int(m[i]), int(k[i]), int(n[i])
+            for f in lambdas:
+                float(f(mi, ki, ni))
+
+    def lambdify_arrays() -> None:
+        for f in lambdas:
+            f(m, k, n)
+
+    def ours(threads: int) -> Callable[[], None]:
+        def run() -> None:
+            rl.set_num_threads(threads)
+            rl.float8.linear(m, k, n, args.recipe, hw, efficiency="torchao")
+
+        return run
+
+    # The four paths agree before they are timed.
+    r = rl.float8.linear(m[:50], k[:50], n[:50], args.recipe, hw, efficiency="torchao")
+    ref = np.array([[float(e.subs({M: m[i], K: k[i], N: n[i]})) for e in exprs] for i in range(50)])
+    ours_cols = np.stack([r.bf16_s, r.fp8_gemm_s, r.fp8_overhead_s], axis=1)
+    assert np.allclose(ours_cols, ref, rtol=1e-9), "roofline and torchao disagree"
+
+    rows = [
+        ("(a) torchao sympy .subs per shape", _rate(args.subs_points, subs, repeat=1)),
+        ("(b1) sympy.lambdify, per-shape calls", _rate(args.loop_points, lambdify_loop, 1)),
+        ("(b2) sympy.lambdify on numpy arrays", _rate(args.points, lambdify_arrays)),
+        ("(c1) roofline, numpy arrays, 1 thread", _rate(args.points, ours(1))),
+        (f"(c2) roofline, numpy arrays, all threads ({os.cpu_count()})", _rate(args.points, ours(0))),
+    ]
+    rl.set_num_threads(0)
+    base_a, base_b1, base_b2 = rows[0][1], rows[1][1], rows[2][1]
+    print(f"training float8 linear, recipe {args.recipe}, torchao table entry {gpu!r}; "
+          f"{args.points:,} random shapes in [256, 65536]^3")
+    print(f"{'path':<48} {'shapes/s':>14} {'vs (a)':>10} {'vs (b1)':>9} {'vs (b2)':>9}")
+    for name, rate in rows:
+        print(f"{name:<48} {rate:>14,.0f} {rate / base_a:>9,.0f}x {rate / base_b1:>8,.1f}x "
+              f"{rate / base_b2:>8,.1f}x")
+
+
+if __name__ == "__main__":
+    main()
