@@ -17,7 +17,8 @@ import argparse
 import os
 import time
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -41,11 +42,10 @@ def main() -> None:
 
     warnings.filterwarnings("ignore")
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+    import roofline as rl
     import sympy
     import torch
     from torchao.testing.training import roofline_utils as tao
-
-    import roofline as rl
 
     gpu = "NVIDIA H100"
     hw = rl.hardware(gpu, table="torchao")
@@ -85,7 +85,9 @@ def main() -> None:
 
     # The four paths agree before they are timed.
     r = rl.float8.linear(m[:50], k[:50], n[:50], args.recipe, hw, efficiency="torchao")
-    ref = np.array([[float(e.subs({M: m[i], K: k[i], N: n[i]})) for e in exprs] for i in range(50)])
+    ref = np.array(
+        [[float(e.subs({M: m[i], K: k[i], N: n[i]})) for e in exprs] for i in range(50)]
+    )
     ours_cols = np.stack([r.bf16_s, r.fp8_gemm_s, r.fp8_overhead_s], axis=1)
     assert np.allclose(ours_cols, ref, rtol=1e-9), "roofline and torchao disagree"
 

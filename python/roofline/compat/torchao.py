@@ -10,7 +10,7 @@ overhead only knows the spelling ``"mxfp4"``), these functions fail the same way
 Examples
 --------
 >>> from roofline.compat import torchao as rt
->>> rt.get_gemm_time_sympy(4096, 4096, 4096, "bf16", None, None, "NVIDIA H100")  # doctest: +ELLIPSIS
+>>> rt.get_gemm_time_sympy(4096, 4096, 4096, "bf16", None, None, "NVIDIA H100")
 0.000...
 """
 
@@ -183,7 +183,7 @@ def _cast_kernels(fn: str, specs: dict[str, Any], dim0: Any, dim1: Any, role: An
     (d0, d1), shape = _dims(fn, dim0=dim0, dim1=dim1)
     chw, ceff = _core_from_specs(specs)
     per_point = [_core.cast_kernel_times(a, b, role, recipe, mode, bool(fuse), chw, ceff)
-                 for a, b in zip(d0, d1)]
+                 for a, b in zip(d0, d1, strict=True)]
     return [_out(np.array([p[i] for p in per_point]), shape) for i in range(len(per_point[0]))]
 
 
