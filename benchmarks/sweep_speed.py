@@ -96,7 +96,7 @@ def main() -> None:
         ("(b1) sympy.lambdify, per-shape calls", _rate(args.loop_points, lambdify_loop, 1)),
         ("(b2) sympy.lambdify on numpy arrays", _rate(args.points, lambdify_arrays)),
         ("(c1) roofline, numpy arrays, 1 thread", _rate(args.points, ours(1))),
-        (f"(c2) roofline, numpy arrays, all threads ({os.cpu_count()})", _rate(args.points, ours(0))),
+        (f"(c2) roofline, arrays, all threads ({os.cpu_count()})", _rate(args.points, ours(0))),
     ]
     rl.set_num_threads(0)
     base_a, base_b1, base_b2 = rows[0][1], rows[1][1], rows[2][1]
