@@ -14,6 +14,7 @@ constexpr double kFp32 = 4.0;
 
 Cost traffic(double read, double written) {
   Cost c;
+  c.kind = KernelKind::memory;
   c.bytes_read = read;
   c.bytes_written = written;
   return c;
@@ -32,32 +33,39 @@ double block_scales(double dim0, double dim1, double block, bool torchao) {
 // Element bytes of the low-precision payload a recipe writes.
 double payload_bytes(Recipe r) { return recipe_is_fp4(r) ? kFp4 : kFp8; }
 
-// Scale bytes per element the recipe writes in our (exact) accounting.
-double exact_scale_bytes_per_element(Recipe r) {
+// Elements sharing one 1-byte scale (e8m0 / e4m3) in a recipe's casts (0: no block scales).
+double scale_block(Recipe r) {
   if (r == Recipe::nvfp4 || r == Recipe::nvfp4_static || r == Recipe::nvfp4_no_global_scale)
-    return 1.0 / 16.0;
-  if (recipe_is_mx(r)) return 1.0 / 32.0;
+    return 16.0;
+  if (recipe_is_mx(r)) return 32.0;
   return 0.0;
 }
 
-void blockwise_training(double d0, double d1, TensorRole role, bool fuse, KernelSink& out) {
+void blockwise_training(double d0, double d1, TensorRole role, bool fuse, bool torchao,
+                        KernelSink& out) {
   const double n = d0 * d1;
-  auto quant = [&](const char* name, bool fuse_read, double block) {
+  // fp32 scales: 1x128 blocks along dim1 (rows) or dim0 (the transposed copy), or 128x128
+  // tiles; torchao charges numel / block_size (fractional), we count whole blocks.
+  const double rows = torchao ? n / 128.0 : d0 * std::ceil(d1 / 128.0);
+  const double cols = torchao ? n / 128.0 : d1 * std::ceil(d0 / 128.0);
+  const double tiles =
+      torchao ? n / (128.0 * 128.0) : std::ceil(d0 / 128.0) * std::ceil(d1 / 128.0);
+  auto quant = [&](const char* name, bool fuse_read, double scales) {
     const double read = fuse_read ? 0.0 : kBf16 * n;
-    out.push(name, KernelRole::cast, traffic(read, kFp8 * n + kFp32 * n / block));
+    out.push(name, KernelRole::cast, traffic(read, kFp8 * n + kFp32 * scales));
   };
   switch (role) {
     case TensorRole::input:
-      quant("input quant 1x128 (lhs)", fuse, 128.0);
-      quant("input quant 1x128 (rhs, for grad_weight)", false, 128.0);
+      quant("input quant 1x128 (lhs)", fuse, rows);
+      quant("input quant 1x128 (rhs, for grad_weight)", false, cols);
       break;
     case TensorRole::weight:
-      quant("weight quant 128x128 (transposed rhs)", false, 128.0 * 128.0);
-      quant("weight quant 128x128 (rhs, for grad_input)", false, 128.0 * 128.0);
+      quant("weight quant 128x128 (transposed rhs)", false, tiles);
+      quant("weight quant 128x128 (rhs, for grad_input)", false, tiles);
       break;
     case TensorRole::grad_output:
-      quant("grad_output quant 1x128 (lhs)", fuse, 128.0);
-      quant("grad_output quant 1x128 (transposed lhs, for grad_weight)", false, 128.0);
+      quant("grad_output quant 1x128 (lhs)", fuse, rows);
+      quant("grad_output quant 1x128 (transposed lhs, for grad_weight)", false, cols);
       break;
   }
 }
@@ -89,12 +97,15 @@ void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool
   const double n = d0 * d1;
   const bool act = role != TensorRole::weight;
   const double lowp = payload_bytes(r);
-  // Bytes of scales one cast writes (0 under torchao's conventions for training casts).
-  const double scales = torchao ? 0.0 : n * exact_scale_bytes_per_element(r);
+  // Bytes of 1-byte block scales a cast writes, whole blocks per row: blocked along dim1
+  // (the dim0 layout) or along dim0 (the dim1 layout); 0 under torchao's training conventions.
+  const double block = scale_block(r);
+  const bool scaled = !torchao && block > 0;
+  const double scales0 = scaled ? d0 * std::ceil(d1 / block) : 0.0;
+  const double scales1 = scaled ? d1 * std::ceil(d0 / block) : 0.0;
   // A bf16 -> low-precision cast whose bf16 read may fuse into the producer.
-  auto cast = [&](const char* name, bool fuse_read, double extra_written = 0.0) {
-    out.push(name, KernelRole::cast,
-             traffic(fuse_read ? 0.0 : kBf16 * n, lowp * n + scales + extra_written));
+  auto cast = [&](const char* name, bool fuse_read, double scales) {
+    out.push(name, KernelRole::cast, traffic(fuse_read ? 0.0 : kBf16 * n, lowp * n + scales));
   };
   auto amax = [&](const char* name, bool fuse_read) {
     out.push(name, KernelRole::cast, traffic(fuse_read ? 0.0 : kBf16 * n, 0.0));
@@ -108,8 +119,8 @@ void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool
                                        : "grad_output amax",
            fuse);
       if (role == TensorRole::weight) {
-        cast("weight cast (fwd layout)", false);
-        cast("weight cast (bwd layout)", false);
+        cast("weight cast (fwd layout)", false, 0.0);
+        cast("weight cast (bwd layout)", false, 0.0);
       } else {
         // One kernel writes both the row-major and the column-major fp8 copies.
         out.push(role == TensorRole::input ? "input cast (row- and column-major)"
@@ -147,16 +158,16 @@ void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool
       return;
     }
     case Recipe::mxfp8_32x32_flexible_gemm_layout:
-      cast("cast to mxfp8 32x32 (one layout serves all GEMMs)", act && fuse);
+      cast("cast to mxfp8 32x32 (one layout serves all GEMMs)", act && fuse, scales0);
       return;
     case Recipe::mxfp8_32x32_weight:
       if (act) {
-        cast("cast to mxfp8 dim0", fuse);
-        cast("cast to mxfp8 dim1", false);
+        cast("cast to mxfp8 dim0", fuse, scales0);
+        cast("cast to mxfp8 dim1", false, scales1);
       } else {
-        cast("weight cast to mxfp8 32x32", false);
+        cast("weight cast to mxfp8 32x32", false, scales0);
         out.push("weight mxfp8 dim0 -> dim1 (transpose)", KernelRole::cast,
-                 traffic(kFp8 * n + scales, kFp8 * n + scales));
+                 traffic(kFp8 * n + scales0, kFp8 * n + scales1));
       }
       return;
     case Recipe::mxfp8_cutlass:
@@ -169,19 +180,19 @@ void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool
     case Recipe::mxfp8_cublas_rceil:
     case Recipe::mxfp8_emulated:
     case Recipe::mxfp4_cutlass:
-      cast("cast dim0", act && fuse);
-      cast("cast dim1", false);
+      cast("cast dim0", act && fuse, scales0);
+      cast("cast dim1", false, scales1);
       return;
     case Recipe::nvfp4:
     case Recipe::nvfp4_static:
     case Recipe::nvfp4_no_global_scale:
       if (torchao) no_torchao_model("nvfp4 training");
       if (r == Recipe::nvfp4) amax("global amax (per-tensor scale)", act && fuse);
-      cast("cast to nvfp4 dim0", act && fuse && r != Recipe::nvfp4);
-      cast("cast to nvfp4 dim1", false);
+      cast("cast to nvfp4 dim0", act && fuse && r != Recipe::nvfp4, scales0);
+      cast("cast to nvfp4 dim1", false, scales1);
       return;
     case Recipe::blockwise:
-      blockwise_training(d0, d1, role, act && fuse, out);
+      blockwise_training(d0, d1, role, act && fuse, torchao, out);
       return;
   }
 }

@@ -1,8 +1,103 @@
 #include "roofline/estimate.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace roofline {
+namespace {
+
+// A CTA tile of a GEMM and how well its size uses the tensor cores relative to the largest.
+struct Tile {
+  double m, n, efficiency;
+};
+
+// Tiles a tuned library (cuBLAS / CUTLASS / DeepGEMM) chooses from on current GPUs. Smaller tiles
+// reuse less data per load, so they reach a lower fraction of the achievable peak.
+constexpr std::array<Tile, 5> kTiles{{
+    {128, 256, 1.00},
+    {256, 128, 1.00},
+    {128, 128, 0.94},
+    {64, 128, 0.82},
+    {64, 64, 0.65},
+}};
+
+// Minimum reduction length one split-K slice keeps (below it the slices are all overhead).
+constexpr double kMinSplitK = 512.0;
+
+double combine(double a, double b, double p) {
+  if (p <= 0.0) return std::max(a, b);
+  const double hi = std::max(a, b);
+  if (hi <= 0.0) return 0.0;
+  return hi * std::pow(std::pow(a / hi, p) + std::pow(b / hi, p), 1.0 / p);
+}
+
+Estimate plain(const Cost& cost, const Rates& r, Estimate e) {
+  e.compute_s = cost.flops * r.s_per_flop[static_cast<std::size_t>(cost.math)];
+  e.memory_s = e.bytes * r.s_per_byte;
+  const double roof = std::max(e.compute_s, e.memory_s);
+  e.time_s = std::max(roof, cost.kernels * r.kernel_floor_s);
+  e.overhead_s = e.time_s - roof;
+  return e;
+}
+
+// DRAM time when only `busy` SMs issue loads.
+double memory_time(double bytes, double busy, const Rates& r) {
+  double s_per_byte = r.s_per_byte;
+  if (r.s_per_byte_per_sm > 0 && busy > 0) {
+    s_per_byte = std::max(s_per_byte, r.s_per_byte_per_sm / busy);
+  }
+  return bytes * s_per_byte;
+}
+
+Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
+  const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
+  const double sms = r.sms;
+  double best_time = INFINITY, best_compute = 0, best_memory = 0;
+  for (const Tile& t : kTiles) {
+    const double tiles_m = std::ceil(c.m / t.m);
+    const double tiles_n = std::ceil(c.n / t.n);
+    const double tiles = c.batch * tiles_m * tiles_n;
+    // Split-K (or stream-K) fills idle SMs when there are fewer tiles than SMs.
+    double splits = 1.0;
+    if (tiles < sms) splits = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(c.k / kMinSplitK)));
+    const double units = tiles * splits;
+    const double waves = std::ceil(units / sms);
+    const double utilisation = units / (waves * sms);
+    const double padded_flops = 2.0 * c.batch * tiles_m * t.m * tiles_n * t.n * c.k;
+    const double compute = padded_flops * s_per_flop / (utilisation * t.efficiency);
+    // Split-K slices write fp32 partial sums that a reduction reads back.
+    const double partials = splits > 1.0 ? 2.0 * 4.0 * c.batch * c.m * c.n * splits : 0.0;
+    const double busy = std::min(units, sms);
+    // The K loop streams A and B while the tensor cores work (overlapped as a p-norm); the
+    // epilogue writes C after a tile's K loop ends, so its time adds (short K shows it).
+    const double reads = memory_time(c.bytes_read + partials, busy, r);
+    const double writes = memory_time(c.bytes_written, busy, r);
+    const double memory = reads + writes;
+    const double time = combine(compute, reads, r.eff.overlap_p) + writes;
+    if (time < best_time) {
+      best_time = time;
+      best_compute = compute;
+      best_memory = memory;
+    }
+  }
+  e.compute_s = best_compute;
+  e.memory_s = best_memory;
+  e.time_s = std::max(best_time + c.kernels * r.eff.gemm_latency_s, c.kernels * r.kernel_floor_s);
+  e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
+  return e;
+}
+
+Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
+  e.compute_s = c.flops * r.s_per_flop[static_cast<std::size_t>(c.math)];
+  e.memory_s = e.bytes * r.s_per_byte;
+  const double roof = std::max(e.compute_s, e.memory_s);
+  const double latency = e.bytes > 0 ? c.kernels * r.eff.memory_latency_s : 0.0;
+  e.time_s = std::max(roof + latency, c.kernels * r.kernel_floor_s);
+  e.overhead_s = e.time_s - roof;
+  return e;
+}
+
+}  // namespace
 
 Estimate& Estimate::operator+=(const Estimate& o) noexcept {
   time_s += o.time_s;
@@ -15,13 +110,28 @@ Estimate& Estimate::operator+=(const Estimate& o) noexcept {
   return *this;
 }
 
-Rates::Rates(const Hardware& hw, const Efficiency& eff) noexcept
-    : s_per_byte(1.0 / (hw.mem_bytes_per_s * eff.memory_fraction)),
-      kernel_floor_s(eff.kernel_floor_s) {
+Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
+    : s_per_byte(1.0 / (hw.mem_bytes_per_s * e.memory_fraction)),
+      kernel_floor_s(e.kernel_floor_s),
+      sms(hw.sms),
+      s_per_byte_per_sm(e.sm_bytes_per_s > 0 ? 1.0 / e.sm_bytes_per_s : 0.0),
+      eff(e) {
   for (int c = 0; c < kPeakClassCount; ++c) {
-    const double rate = hw.peak_flops_per_s[static_cast<std::size_t>(c)] * eff.compute_fraction;
+    const double rate = hw.peak_flops_per_s[static_cast<std::size_t>(c)] * e.compute_fraction;
     s_per_flop[static_cast<std::size_t>(c)] = rate > 0 ? 1.0 / rate : 0.0;
   }
+}
+
+Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
+  Estimate e;
+  e.flops = cost.flops;
+  e.bytes = cost.bytes();
+  e.kernels = cost.kernels;
+  if (rates.eff.shape_aware) {
+    if (cost.kind == KernelKind::gemm && rates.sms > 0) return shaped_gemm(cost, rates, e);
+    if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
+  }
+  return plain(cost, rates, e);
 }
 
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept {

@@ -19,6 +19,11 @@ double operand_scale_bytes(double rows, double red, DType t) {
 
 Cost gemm_cost(const GemmShape& s, bool torchao_conventions) noexcept {
   Cost c;
+  c.kind = KernelKind::gemm;
+  c.m = s.m;
+  c.n = s.n;
+  c.k = s.k;
+  c.batch = s.batch;
   c.math = peak_class(s.a);
   c.flops = 2.0 * s.batch * s.m * s.k * s.n;
   const double a_elems = s.m * s.k;

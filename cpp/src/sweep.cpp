@@ -75,6 +75,7 @@ void cost_sweep(const double* flops, const double* bytes_read, const double* byt
       c.bytes_written = bytes_written[i];
       c.kernels = kernels;
       c.math = math;
+      c.kind = KernelKind::memory;
       const Estimate e = estimate(c, rates);
       out.time_s[i] = e.time_s;
       out.compute_s[i] = e.compute_s;

@@ -1,7 +1,16 @@
 #pragma once
+#include <cstdint>
+
 #include "roofline/dtype.hpp"
 
 namespace roofline {
+
+/// What kind of kernel a cost describes: the shape-aware model treats each differently.
+enum class KernelKind : std::uint8_t {
+  generic,  ///< plain roofline: max(compute, memory)
+  gemm,     ///< tiled matrix multiply: tile and wave quantization over the SMs
+  memory    ///< streaming, memory-bound kernel (elementwise, norm, cast)
+};
 
 /// Hardware-free work of one kernel (or of `kernels` identical launches): what a formula returns.
 struct Cost {
@@ -10,6 +19,11 @@ struct Cost {
   double bytes_written = 0;           ///< bytes written to DRAM
   double kernels = 1;                 ///< kernel launches
   PeakClass math = PeakClass::bf16;   ///< which peak the flops run at
+  KernelKind kind = KernelKind::generic;  ///< how the efficiency model treats it
+  double m = 0;                       ///< GEMM rows (kind == gemm)
+  double n = 0;                       ///< GEMM columns (kind == gemm)
+  double k = 0;                       ///< GEMM reduction length (kind == gemm)
+  double batch = 1;                   ///< independent GEMMs in the kernel (kind == gemm)
 
   /// Total DRAM traffic in bytes.
   double bytes() const noexcept { return bytes_read + bytes_written; }

@@ -8,6 +8,11 @@ struct Efficiency {
   double memory_fraction = 1.0;    ///< achievable fraction of the DRAM bandwidth
   double kernel_floor_s = 0.0;     ///< minimum time of one kernel (launch / latency floor)
   bool torchao_conventions = false;  ///< count bytes exactly as torchao's roofline_utils does
+  bool shape_aware = false;        ///< tile/wave quantization, latency and partial overlap
+  double gemm_latency_s = 0.0;     ///< shape-aware: fixed time of a GEMM (launch, prologue, tail)
+  double memory_latency_s = 0.0;   ///< shape-aware: fixed time of a streaming kernel
+  double overlap_p = 0.0;          ///< shape-aware: p-norm exponent combining compute and memory
+  double sm_bytes_per_s = 0.0;     ///< shape-aware: DRAM bandwidth one busy SM can sustain
 
   /// The datasheet roofline: full peaks, no floor.
   static Efficiency peak() noexcept { return {1.0, 1.0, 0.0, false}; }

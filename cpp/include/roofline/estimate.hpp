@@ -10,9 +10,9 @@ namespace roofline {
 /// Time of a cost on a hardware, with its parts; sums of estimates are estimates.
 struct Estimate {
   double time_s = 0;      ///< predicted time
-  double compute_s = 0;   ///< flops / achievable FLOP/s
+  double compute_s = 0;   ///< flops / achievable FLOP/s (after tile and wave quantization)
   double memory_s = 0;    ///< bytes / achievable bytes/s
-  double overhead_s = 0;  ///< time above max(compute_s, memory_s): the launch floor
+  double overhead_s = 0;  ///< time above max(compute_s, memory_s): floors, latency, imperfect overlap
   double flops = 0;       ///< floating-point operations
   double bytes = 0;       ///< DRAM bytes read + written
   double kernels = 0;     ///< kernel launches
@@ -21,31 +21,23 @@ struct Estimate {
   Estimate& operator+=(const Estimate& o) noexcept;
 };
 
-/// Achievable rates of a hardware under an efficiency model, as reciprocals (computed once).
+/// Achievable rates of a hardware under an efficiency model (reciprocals, computed once).
 struct Rates {
   std::array<double, kPeakClassCount> s_per_flop{};  ///< 1 / (peak * compute_fraction) per class
   double s_per_byte = 0;                              ///< 1 / (bandwidth * memory_fraction)
   double kernel_floor_s = 0;                          ///< minimum time of one kernel
+  double sms = 0;                                     ///< SMs (0 = unknown: no wave model)
+  double s_per_byte_per_sm = 0;                       ///< 1 / (bandwidth one SM sustains)
+  Efficiency eff{};                                   ///< the model's switches and constants
 
   /// Rates of `hw` under `eff`.
   Rates(const Hardware& hw, const Efficiency& eff) noexcept;
 };
 
-/// Time of one kernel: max(compute, memory, kernels x floor), each term at its achievable rate.
-/// (Inline: sweeps call it once per kernel per shape.)
-inline Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
-  Estimate e;
-  e.flops = cost.flops;
-  e.bytes = cost.bytes();
-  e.kernels = cost.kernels;
-  e.compute_s = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
-  e.memory_s = e.bytes * rates.s_per_byte;
-  const double roof = e.compute_s > e.memory_s ? e.compute_s : e.memory_s;
-  const double floor_s = cost.kernels * rates.kernel_floor_s;
-  e.time_s = roof > floor_s ? roof : floor_s;
-  e.overhead_s = e.time_s - roof;
-  return e;
-}
+/// Time of one kernel. Plain model: max(compute, memory, kernels x floor). Shape-aware model:
+/// GEMMs pick the best tile (tile + wave quantization, split-K), DRAM bandwidth is capped by
+/// the SMs in use, compute and memory combine as a p-norm, and a fixed latency is added.
+Estimate estimate(const Cost& cost, const Rates& rates) noexcept;
 
 /// Same as estimate(cost, Rates(hw, eff)).
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept;
