@@ -6,20 +6,25 @@
 namespace roofline {
 namespace {
 
-// A CTA tile of a GEMM and how well its size uses the tensor cores relative to the largest.
+// A CTA tile of a GEMM: rows and columns of C it computes.
 struct Tile {
-  double m, n, efficiency;
+  double m, n;
 };
 
-// Tiles a tuned library (cuBLAS / CUTLASS / DeepGEMM) chooses from on current GPUs. Smaller tiles
-// reuse less data per load, so they reach a lower fraction of the achievable peak.
-constexpr std::array<Tile, 5> kTiles{{
-    {128, 256, 1.00},
-    {256, 128, 1.00},
-    {128, 128, 0.94},
-    {64, 128, 0.82},
-    {64, 64, 0.65},
+// Tiles a tuned library (cuBLAS / CUTLASS / DeepGEMM) chooses from on current GPUs.
+constexpr std::array<Tile, 12> kTiles{{
+    {64, 64}, {64, 128}, {64, 192}, {64, 256},
+    {128, 64}, {128, 128}, {128, 192}, {128, 256},
+    {256, 64}, {256, 128}, {256, 192}, {256, 256},
 }};
+
+// Operand reuse of a tile (FLOPs per byte loaded, up to a constant): m*n / (m + n). Tiles at
+// or above that of 128x128 keep the tensor cores fed; smaller ones run proportionally slower.
+constexpr double kFullReuse = 128.0 * 128.0 / 256.0;
+
+// Utilisation of stream-K schedules, which split the K loop of the last wave's tiles across
+// all SMs instead of leaving SMs idle (a fix-up pass costs a few percent).
+constexpr double kStreamKUtilisation = 0.92;
 
 // Minimum reduction length one split-K slice keeps (below it the slices are all overhead).
 constexpr double kMinSplitK = 512.0;
@@ -62,18 +67,18 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
     if (tiles < sms) splits = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(c.k / kMinSplitK)));
     const double units = tiles * splits;
     const double waves = std::ceil(units / sms);
-    const double utilisation = units / (waves * sms);
+    double utilisation = units / (waves * sms);
+    if (units > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+    const double reuse = std::min(1.0, t.m * t.n / (t.m + t.n) / kFullReuse);
     const double padded_flops = 2.0 * c.batch * tiles_m * t.m * tiles_n * t.n * c.k;
-    const double compute = padded_flops * s_per_flop / (utilisation * t.efficiency);
+    const double compute = padded_flops * s_per_flop / (utilisation * reuse);
     // Split-K slices write fp32 partial sums that a reduction reads back.
     const double partials = splits > 1.0 ? 2.0 * 4.0 * c.batch * c.m * c.n * splits : 0.0;
     const double busy = std::min(units, sms);
-    // The K loop streams A and B while the tensor cores work (overlapped as a p-norm); the
-    // epilogue writes C after a tile's K loop ends, so its time adds (short K shows it).
-    const double reads = memory_time(c.bytes_read + partials, busy, r);
-    const double writes = memory_time(c.bytes_written, busy, r);
-    const double memory = reads + writes;
-    const double time = combine(compute, reads, r.eff.overlap_p) + writes;
+    // Compute and DRAM traffic overlap imperfectly: a p-norm is max-like when one term
+    // dominates and sum-like when both saturate (short-K GEMMs writing a large C show it).
+    const double memory = memory_time(e.bytes + partials, busy, r);
+    const double time = combine(compute, memory, r.eff.overlap_p);
     if (time < best_time) {
       best_time = time;
       best_compute = compute;
