@@ -56,5 +56,10 @@ def require_peak(fn: str, hw: Hardware, core_dtype: Any) -> None:
 def resolve(hw_value: Any, efficiency: EfficiencyLike) -> tuple[Hardware, Any, Any]:
     """Resolve hardware and efficiency: (Hardware, core Hardware, core Efficiency)."""
     hw = resolve_hardware(hw_value)
+    if isinstance(efficiency, str) and efficiency.strip().lower() == "calibrated":
+        from ._calibration import core_objects
+
+        chw, ceff = core_objects(hw)
+        return hw, chw, ceff
     eff = preset(efficiency, hw)
     return hw, core_hardware(hw), to_core(eff)

@@ -1,0 +1,178 @@
+"""Model error against published kernel measurements, per file and op family, per preset.
+
+For every row of ``../shared/data/measurements`` that this package can model, predicts the
+kernel time under each efficiency preset and prints the median and 90th-percentile absolute
+relative error, side by side in one table. Run::
+
+    python benchmarks/validate.py [--data ../shared/data/measurements] [--format table|json]
+
+Files and how their rows are modeled:
+
+* ``gemm_fp8_dense_h800.csv`` — DeepGEMM fp8 GEMMs on H800 (block scales: 1x128 A, 128x128 B,
+  bf16 out), kernel time = 2·M·N·K / TFLOPS.
+* ``gemm_max_achievable.csv`` — the best GEMM of a shape sweep per accelerator (bf16 in/out,
+  fp8 in/out); MI250X is skipped (its row is one GCD, our entry the whole package).
+* ``norm_softmax_h100.csv`` — RMSNorm / softmax forward on H100 SXM, bf16, as streaming
+  kernels reading and writing rows x cols elements (time = bytes / GB/s of the source).
+* ``fp8_quantize_h100.csv`` — torchao blockwise fp8 quantization kernels on H100 SXM:
+  bf16 read, fp8 write, fp32 scales per 128 elements.
+* ``attention_fwd_bwd_a100_h100.csv`` and ``mla_decode_headlines_h800.csv`` — not modeled
+  here yet (attention lands with the transformer issue); listed as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import roofline as rl
+from roofline import _core
+from roofline._bridge import resolve
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESETS = ("default", "calibrated", "torchao", "peak")
+
+MAX_ACHIEVABLE_NAMES = {
+    "NVIDIA A100 SXM": "A100 SXM 80GB",
+    "NVIDIA A100 PCIe": "A100 PCIe 80GB",
+    "NVIDIA H100 SXM": "H100 SXM",
+    "NVIDIA H200 SXM": "H200",
+    "NVIDIA GH200 SXM": "GH200 144GB",
+    "NVIDIA B200 SXM": "B200",
+    "NVIDIA B300 SXM": "B300",
+    "NVIDIA GB200 SXM": "GB200",
+    "AMD MI300X": "MI300X",
+    "AMD MI325X": "MI325X",
+    "AMD MI355X": "MI355X",
+    "Intel Gaudi 2": "Gaudi 2",
+    "Intel Gaudi 3": "Gaudi 3",
+}
+
+D = _core.DType
+
+
+def read(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def gemm_time(hw_name: str, preset: str, m: float, k: float, n: float, a: Any, b: Any,
+              out: Any) -> float:
+    hw, chw, ceff = resolve(hw_name, preset)
+    cols = _core.gemm_sweep(np.array([m]), np.array([k]), np.array([n]), np.ones(1), a, b, out,
+                            False, chw, ceff, 1)
+    return float(cols[0][0])
+
+
+def stream_time(hw_name: str, preset: str, read_b: float, written_b: float) -> float:
+    hw, chw, ceff = resolve(hw_name, preset)
+    cols = _core.cost_sweep(np.zeros(1), np.array([read_b]), np.array([written_b]),
+                            _core.PeakClass.bf16, 1.0, chw, ceff, 1)
+    return float(cols[0][0])
+
+
+def rows_deepgemm(data: Path) -> list[tuple[str, str, float, dict[str, float]]]:
+    out = []
+    for r in read(data / "gemm_fp8_dense_h800.csv"):
+        m, n, k = float(r["M_per_group"]), float(r["N"]), float(r["K"])
+        meas = float(r["derived_time_us"]) * 1e-6
+        family = "fp8 GEMM, M <= 128" if m <= 128 else "fp8 GEMM, M = 4096"
+        pred = {p: gemm_time("H800", p, m, k, n, D.fp8_block_1x128, D.fp8_block_128x128, D.bf16)
+                for p in PRESETS}
+        out.append(("gemm_fp8_dense_h800.csv", family, meas, pred))
+    return out
+
+
+def rows_max_achievable(data: Path) -> list[tuple[str, str, float, dict[str, float]]]:
+    out = []
+    for r in read(data / "gemm_max_achievable.csv"):
+        name = MAX_ACHIEVABLE_NAMES.get(r["gpu"])
+        if name is None:
+            continue
+        m, n, k = float(r["M"]), float(r["N"]), float(r["K"])
+        meas = 2 * m * n * k / (float(r["measured_tflops"]) * 1e12)
+        fp8 = r["dtype"].startswith("fp8")
+        dt = D.fp8_e4m3 if fp8 else D.bf16
+        pred = {p: gemm_time(name, p, m, k, n, dt, dt, dt) for p in PRESETS}
+        out.append(("gemm_max_achievable.csv", "fp8 GEMM" if fp8 else "bf16 GEMM", meas, pred))
+    return out
+
+
+def rows_norm_softmax(data: Path) -> list[tuple[str, str, float, dict[str, float]]]:
+    out = []
+    for r in read(data / "norm_softmax_h100.csv"):
+        elems = float(r["batch_M"]) * float(r["reduction_N"])
+        meas = 4 * elems / (float(r["measured_gbps"]) * 1e9)
+        pred = {p: stream_time("H100 SXM", p, 2 * elems, 2 * elems) for p in PRESETS}
+        out.append(("norm_softmax_h100.csv", r["op"], meas, pred))
+    return out
+
+
+def _numel(shape: str) -> float:
+    dims = [float(x) for x in re.findall(r"\d+", shape.split("(")[-1] if "(" in shape else shape)]
+    return float(np.prod(dims))
+
+
+def rows_quantize(data: Path) -> list[tuple[str, str, float, dict[str, float]]]:
+    out = []
+    for r in read(data / "fp8_quantize_h100.csv"):
+        n = _numel(r["shape"])
+        meas = float(r["measured_us"]) * 1e-6
+        block = 128 * 128 if "128x128" in r["op"] or "weight" in r["op"] else 128
+        pred = {p: stream_time("H100 SXM", p, 2 * n, n + 4 * n / block) for p in PRESETS}
+        out.append(("fp8_quantize_h100.csv", "blockwise fp8 quantize", meas, pred))
+    return out
+
+
+def table(data: Path) -> list[dict[str, Any]]:
+    rows = (rows_deepgemm(data) + rows_max_achievable(data) + rows_norm_softmax(data)
+            + rows_quantize(data))
+    groups: dict[tuple[str, str], list[tuple[float, dict[str, float]]]] = {}
+    for file, family, meas, pred in rows:
+        groups.setdefault((file, family), []).append((meas, pred))
+        groups.setdefault((file, "all rows"), []).append((meas, pred))
+    result = []
+    for (file, family), items in groups.items():
+        meas = np.array([m for m, _ in items])
+        entry: dict[str, Any] = {"file": file, "family": family, "rows": len(items)}
+        for p in PRESETS:
+            err = np.abs(np.array([pr[p] for _, pr in items]) / meas - 1.0)
+            entry[f"{p}_median"] = float(np.median(err))
+            entry[f"{p}_p90"] = float(np.percentile(err, 90))
+        result.append(entry)
+    for file in ("attention_fwd_bwd_a100_h100.csv", "mla_decode_headlines_h800.csv"):
+        result.append({"file": file, "family": "not modeled yet", "rows": 0})
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path,
+                        default=ROOT.parent / "shared" / "data" / "measurements")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    args = parser.parse_args()
+    result = table(args.data)
+    if args.format == "json":
+        print(json.dumps(result, indent=2))
+        return
+    head = f"{'file':<34} {'family':<26} {'rows':>4}"
+    for p in PRESETS:
+        head += f" {p + ' med':>15} {'p90':>6}"
+    print("absolute relative error of predicted kernel time (median, 90th percentile)")
+    print(head)
+    for e in result:
+        line = f"{e['file']:<34} {e['family']:<26} {e['rows']:>4}"
+        if e["rows"]:
+            for p in PRESETS:
+                line += f" {e[p + '_median']:>14.1%} {e[p + '_p90']:>6.0%}"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""The shape-aware ("calibrated") efficiency model: parameters fitted by benchmarks/calibrate.py.
+
+The fit lives in ``data/calibration.json``: achievable fractions of the dense peak per
+accelerator and peak class (from the best measured GEMMs), per-vendor fallbacks for the
+accelerators the data does not cover, and five global constants (streaming bandwidth
+fraction and latency, GEMM latency, compute/memory overlap exponent, per-SM bandwidth).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from . import _core
+from .hardware import Hardware
+
+_PATH = Path(__file__).with_name("data") / "calibration.json"
+_CLASSES = ("fp64", "fp32", "tf32", "bf16", "fp8", "int8", "fp4")
+#: Classes that borrow the fraction of a measured class: vector/TF32 math and fp64 from bf16,
+#: integer and fp4 tensor math from fp8.
+_BORROW = {"fp64": "bf16", "fp32": "bf16", "tf32": "bf16", "int8": "fp8", "fp4": "fp8"}
+#: Fraction used when neither the accelerator nor its vendor has any measurement.
+_LAST_RESORT = 0.7
+
+
+@functools.lru_cache(maxsize=1)
+def data() -> dict[str, Any]:
+    """The fitted parameters (loaded once)."""
+    with open(_PATH) as f:
+        doc: dict[str, Any] = json.load(f)
+    return doc
+
+
+def compute_fractions(hw: Hardware) -> dict[str, float]:
+    """Achievable fraction of the dense peak per class for ``hw``.
+
+    Measured fraction of this accelerator where the calibration data has it (H800 borrows
+    H100 SXM's: same silicon), else the vendor's median, else 0.7; classes without
+    measurements borrow bf16's (fp64, fp32, tf32) or fp8's (int8, fp4) fraction.
+    """
+    doc = data()
+    own = doc["achievable_compute_fraction"].get(
+        "H100 SXM" if hw.name == "H800" else hw.name, {}
+    )
+    vendor = doc["fallback_compute_fraction"].get(hw.vendor, {})
+
+    def pick(cls: str) -> float:
+        if cls in own:
+            return float(own[cls])
+        if cls in vendor:
+            return float(vendor[cls])
+        return _LAST_RESORT
+
+    out = {}
+    for cls in _CLASSES:
+        if cls in own or cls in vendor:
+            out[cls] = pick(cls)
+        else:
+            out[cls] = pick(_BORROW.get(cls, "bf16"))
+    return out
+
+
+def core_objects(hw: Hardware) -> tuple[Any, Any]:
+    """Core hardware (peaks scaled to their achievable values) and core efficiency."""
+    fr = compute_fractions(hw)
+    peaks = [(getattr(hw, f"{c}_flops_per_s") or 0.0) * fr[c] for c in _CLASSES]
+    chw = _core.Hardware(peaks, hw.mem_bytes_per_s, hw.l2_bytes or 0.0, int(hw.sms or 0),
+                         hw.clock_hz or 0.0)
+    p = data()["params"]
+    sm_bw = p["sm_bandwidth_factor"] * hw.mem_bytes_per_s / hw.sms if hw.sms else 0.0
+    ceff = _core.Efficiency(1.0, p["memory_fraction"], 0.0, False, True, p["gemm_latency_s"],
+                            p["memory_latency_s"], p["overlap_p"], sm_bw)
+    return chw, ceff
