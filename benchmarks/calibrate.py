@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 import roofline as rl
 from roofline import _core
 

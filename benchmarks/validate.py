@@ -30,8 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-import roofline as rl
 from roofline import _core
 from roofline._bridge import resolve
 
