@@ -17,37 +17,74 @@ ArrayLike = Any
 def positive_int_array(fn: str, name: str, value: ArrayLike) -> np.ndarray:
     """Return ``value`` as a float64 array of positive integers, or raise naming ``fn``/``name``.
 
-    Scalars give 0-d arrays. Booleans, strings and objects raise ``TypeError``; zero,
-    negative, NaN, infinite, non-integral or > 2**53 values raise ``ValueError``.
+    Scalars give 0-d arrays. Booleans, strings, complex numbers and objects raise
+    ``TypeError``; zero, negative, NaN, infinite, non-integral or > 2**53 values and empty
+    arrays raise ``ValueError``. The message names the first bad element (and its index).
     """
+    return _int_array(fn, name, value, minimum=1)
+
+
+def nonnegative_int_array(fn: str, name: str, value: ArrayLike) -> np.ndarray:
+    """As :func:`positive_int_array`, but zero is allowed."""
+    return _int_array(fn, name, value, minimum=0)
+
+
+def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndarray:
+    what = "a positive integer" if minimum > 0 else "a non-negative integer"
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}: {name} must be a positive integer, got bool {value!r}")
+        raise TypeError(f"{fn}: {name} must be {what}, got bool {value!r}")
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"{fn}: {name} must be a positive integer, got string {value!r}")
+        raise TypeError(f"{fn}: {name} must be {what}, got string {value!r}")
     if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
-        raise TypeError(f"{fn}: {name} must be a positive integer, got {value!r}")
+        raise TypeError(f"{fn}: {name} must be {what}, got {value!r}")
     try:
         arr = np.asarray(value)
-    except Exception as exc:  # pragma: no cover - exotic objects
-        raise TypeError(f"{fn}: {name} must be a positive integer, got {value!r}") from exc
+    except Exception as exc:  # ragged nested lists, exotic objects
+        raise TypeError(
+            f"{fn}: {name} must be {what} or an array of them, got {_show(value)}"
+        ) from exc
+    if arr.dtype.kind == "O" and arr.size and all(_is_int(v) for v in arr.flat):
+        # Python ints beyond int64 (e.g. 2**70) land in object arrays: check them exactly.
+        _check_ints(fn, name, arr, what, minimum)
+        return arr.astype(np.float64)
     if arr.dtype.kind not in "iuf":
         raise TypeError(
-            f"{fn}: {name} must be a positive integer or an array of them, "
+            f"{fn}: {name} must be {what} or an array of them, "
             f"got {_show(value)} (dtype {arr.dtype})"
         )
     if arr.size == 0:
-        raise ValueError(f"{fn}: {name} must not be an empty array")
+        raise ValueError(f"{fn}: {name} must not be an empty array, got {_show(value)}")
     farr = arr.astype(np.float64)
-    bad = ~np.isfinite(farr) | (farr <= 0) | (farr != np.floor(farr)) | (farr > MAX_DIM)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(farr) | (farr < minimum) | (farr != np.floor(farr)) | (farr > MAX_DIM)
     if arr.dtype.kind in "iu":
         bad |= arr > MAX_DIM
     if bad.any():
-        first = arr.flat[int(np.flatnonzero(bad)[0])] if arr.ndim else arr.item()
-        reason = "a positive integer"
-        if np.isfinite(float(first)) and float(first) > MAX_DIM:
-            reason = f"a positive integer no larger than 2**53 ({MAX_DIM})"
-        raise ValueError(f"{fn}: {name} must be {reason}, got {_show(first)}")
+        index = int(np.flatnonzero(bad)[0])
+        _raise_bad(fn, name, arr, index, arr.flat[index].item(), what)
     return farr
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _check_ints(fn: str, name: str, arr: np.ndarray, what: str, minimum: int) -> None:
+    for index, v in enumerate(arr.flat):
+        if int(v) < minimum or int(v) > MAX_DIM:
+            _raise_bad(fn, name, arr, index, int(v), what)
+
+
+def _raise_bad(fn: str, name: str, arr: np.ndarray, index: int, first: Any, what: str) -> None:
+    reason = what
+    too_big = isinstance(first, int) or (isinstance(first, float) and math.isfinite(first))
+    if too_big and first > MAX_DIM:
+        reason = f"{what} no larger than 2**53 ({MAX_DIM})"
+    where = ""
+    if arr.ndim:
+        pos = np.unravel_index(index, arr.shape)
+        where = f" (at {name}[{', '.join(str(int(i)) for i in pos)}])"
+    raise ValueError(f"{fn}: {name} must be {reason}, got {_show(first)}{where}")
 
 
 def positive_float(fn: str, name: str, value: Any, *, allow_zero: bool = False) -> float:
@@ -73,7 +110,7 @@ def broadcast(fn: str, **arrays: np.ndarray) -> tuple[list[np.ndarray], tuple[in
 
 
 def one_of(fn: str, name: str, value: Any, choices: dict[str, Any]) -> Any:
-    """Look ``value`` up case-insensitively in ``choices``; KeyError with close matches if absent."""
+    """Look ``value`` up case-insensitively in ``choices``; KeyError with close matches."""
     if not isinstance(value, str):
         raise TypeError(f"{fn}: {name} must be a string, got {_show(value)}")
     key = value.strip().lower()
