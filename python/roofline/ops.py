@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
 from . import _core
 from ._bridge import get_num_threads, require_peak, resolve
-from ._dtypes import default_out, dtype as parse_dtype, label
-from ._validate import ArrayLike, broadcast, positive_int_array
+from ._dtypes import default_out, label
+from ._dtypes import dtype as parse_dtype
+from ._validate import ArrayLike, broadcast, nonnegative_int_array, positive_int_array
 from .efficiency import EfficiencyLike
 from .estimate import Estimate, from_columns
 
@@ -103,17 +105,29 @@ def elementwise(
     """
     fn = "elementwise"
     dt = parse_dtype(fn, dtype)
-    if isinstance(flops_per_element, (bool, np.bool_)) or not np.isscalar(flops_per_element):
-        raise TypeError(f"{fn}: flops_per_element must be a number, got {flops_per_element!r}")
+    if isinstance(flops_per_element, (bool, np.bool_)) or not isinstance(
+        flops_per_element, (numbers.Real, np.floating, np.integer)
+    ):
+        raise TypeError(
+            f"{fn}: flops_per_element must be a real number, got {flops_per_element!r}"
+        )
     fpe = float(flops_per_element)
     if not np.isfinite(fpe) or fpe < 0:
-        raise ValueError(f"{fn}: flops_per_element must be finite and >= 0, got {flops_per_element!r}")
+        raise ValueError(
+            f"{fn}: flops_per_element must be finite and >= 0, got {flops_per_element!r}"
+        )
     (num, r, w), shape = broadcast(
         fn,
         numel=positive_int_array(fn, "numel", numel),
-        reads=_count(fn, "reads", reads),
-        writes=_count(fn, "writes", writes),
+        reads=nonnegative_int_array(fn, "reads", reads),
+        writes=nonnegative_int_array(fn, "writes", writes),
     )
+    if ((r + w) == 0).any():
+        i = int(np.flatnonzero((r + w) == 0)[0])
+        raise ValueError(
+            f"{fn}: reads + writes must be at least 1 (a kernel that moves no data), "
+            f"got reads={int(r[i])}, writes={int(w[i])}"
+        )
     hw, chw, ceff = resolve(hardware, efficiency)
     b = _core.bytes_per_element(dt)
     cols = _core.cost_sweep(
@@ -121,16 +135,6 @@ def elementwise(
         get_num_threads(),
     )
     return from_columns(cols, shape, label=f"elementwise {label(dt)}", hardware=hw.name)
-
-
-def _count(fn: str, name: str, value: ArrayLike) -> np.ndarray:
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "iuf" or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}: {name} must be a non-negative integer, got {value!r}")
-    farr = arr.astype(np.float64)
-    if (~np.isfinite(farr) | (farr < 0) | (farr != np.floor(farr))).any():
-        raise ValueError(f"{fn}: {name} must be a non-negative integer, got {value!r}")
-    return farr
 
 
 def _gemm_label(m: Any, k: Any, n: Any, batch: Any, dt: Any) -> str:
