@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, fields
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from ._format import si
 
-Number = Union[float, np.ndarray]
+Number = float | np.ndarray
 
 _NUMERIC = ("time_s", "compute_s", "memory_s", "overhead_s", "flops", "bytes")
 
@@ -81,23 +82,47 @@ class Estimate:
         return tuple(np.shape(self.time_s))
 
     def __add__(self, other: Any) -> Estimate:
-        if isinstance(other, (int, float)) and other == 0:
+        if _is_real(other) and other == 0:  # sum() starts from 0
             return self
         if not isinstance(other, Estimate):
             return NotImplemented
-        vals = {k: _maybe_scalar(np.add(getattr(self, k), getattr(other, k))) for k in _NUMERIC}
-        hw = self.hardware if self.hardware == other.hardware else f"{self.hardware}+{other.hardware}"
+        try:
+            np.broadcast_shapes(self.shape, other.shape)
+        except ValueError:
+            raise ValueError(
+                f"Estimate: cannot add estimates of shapes {self.shape} and {other.shape}"
+            ) from None
+        vals: dict[str, Any] = {
+            k: _maybe_scalar(np.add(getattr(self, k), getattr(other, k))) for k in _NUMERIC
+        }
+        same = self.hardware == other.hardware
+        hw = self.hardware if same else f"{self.hardware}+{other.hardware}"
         return Estimate(**vals, label=_join(self.label, other.label), hardware=hw)
 
     __radd__ = __add__
 
     def __mul__(self, factor: Any) -> Estimate:
-        f = np.asarray(factor, dtype=np.float64) if not isinstance(factor, Estimate) else None
-        if f is None or (isinstance(factor, (bool, np.bool_))):
+        if isinstance(factor, (Estimate, bool, np.bool_, str, bytes)):
             return NotImplemented
+        try:
+            raw = np.asarray(factor)
+        except Exception:
+            return NotImplemented
+        if raw.dtype.kind not in "iuf":
+            return NotImplemented
+        f = raw.astype(np.float64)
+        try:
+            np.broadcast_shapes(self.shape, f.shape)
+        except ValueError:
+            raise ValueError(
+                f"Estimate: cannot scale an estimate of shape {self.shape} by an array of "
+                f"shape {f.shape}"
+            ) from None
         if not np.all(np.isfinite(f)) or np.any(f < 0):
             raise ValueError(f"Estimate: a multiplier must be finite and >= 0, got {factor!r}")
-        vals = {k: _maybe_scalar(np.multiply(getattr(self, k), f)) for k in _NUMERIC}
+        vals: dict[str, Any] = {
+            k: _maybe_scalar(np.multiply(getattr(self, k), f)) for k in _NUMERIC
+        }
         label = f"{_fmt_factor(factor)} x ({self.label})" if self.label else ""
         return Estimate(**vals, label=label, hardware=self.hardware)
 
@@ -105,7 +130,9 @@ class Estimate:
 
     def to_dict(self) -> dict[str, Any]:
         """Fields plus ``bound`` and ``intensity`` as a plain dict."""
-        d: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "meta"}
+        d: dict[str, Any] = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name != "meta"
+        }
         d["bound"] = self.bound
         d["intensity"] = self.intensity
         return d
@@ -138,6 +165,12 @@ class Estimate:
         )
 
 
+def _is_real(x: Any) -> bool:
+    return isinstance(x, (numbers.Real, np.integer, np.floating)) and not isinstance(
+        x, (bool, np.bool_)
+    )
+
+
 def _join(a: str, b: str) -> str:
     if a and b:
         return f"{a} + {b}"
@@ -151,5 +184,7 @@ def _fmt_factor(f: Any) -> str:
 
 def from_columns(cols: tuple[np.ndarray, ...], shape: tuple[int, ...], **kw: Any) -> Estimate:
     """Build an Estimate from the core's six columns, reshaped to ``shape``."""
-    vals = {k: _maybe_scalar(np.asarray(c).reshape(shape)) for k, c in zip(_NUMERIC, cols)}
+    vals: dict[str, Any] = {
+        k: _maybe_scalar(np.asarray(c).reshape(shape)) for k, c in zip(_NUMERIC, cols, strict=True)
+    }
     return Estimate(**vals, **kw)
