@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Union
+from typing import Any
 
 import numpy as np
 
 from . import _core
 from ._bridge import get_num_threads, require_peak, resolve
+from ._format import si
 from ._validate import ArrayLike, broadcast, one_of, positive_int_array
 from .efficiency import EfficiencyLike
-from ._format import si
 
 _R = _core.Recipe
 
@@ -202,7 +203,9 @@ def linear(
     )
 
 
-ShapesLike = Union[str, Iterable[tuple[int, int, int]], dict[str, tuple[int, int, int]], np.ndarray]
+ShapesLike = (
+    str | Iterable[tuple[int, int, int]] | dict[str, tuple[int, int, int]] | np.ndarray
+)
 
 
 def shapes(name: str) -> list[tuple[str, tuple[int, int, int]]]:
@@ -263,13 +266,23 @@ def _shape_table(spec: ShapesLike) -> tuple[list[str], np.ndarray]:
     if isinstance(spec, str):
         pairs = shapes(spec)
         return [p[0] for p in pairs], np.array([p[1] for p in pairs], dtype=np.float64)
+    what = "a shape-set name, a list of (M, K, N), a dict name -> (M, K, N) or an (n, 3) array"
     if isinstance(spec, dict):
         names = [str(k) for k in spec]
         rows = list(spec.values())
-    else:
+    elif isinstance(spec, (np.ndarray, list, tuple)) or (
+        isinstance(spec, Iterable) and not isinstance(spec, (bytes, Mapping))
+    ):
         rows = list(spec)
         names = [str(i) for i in range(len(rows))]
-    arr = np.asarray(rows)
+    else:
+        raise TypeError(f"{fn}: shapes must be {what}, got {spec!r}")
+    try:
+        arr = np.asarray(rows)
+    except ValueError:
+        raise ValueError(
+            f"{fn}: shapes must be {what}; every entry needs three dimensions, got {rows!r}"
+        ) from None
     if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] == 0:
         raise ValueError(
             f"{fn}: shapes must be a shape-set name or a non-empty list of (M, K, N), "
