@@ -29,7 +29,7 @@ DTYPES: dict[str, Any] = {
 #: Default output format of a GEMM per input format.
 _DEFAULT_OUT = {
     _D.fp64: _D.fp64, _D.fp32: _D.fp32, _D.tf32: _D.fp32, _D.bf16: _D.bf16, _D.fp16: _D.fp16,
-    _D.int8: _D.int32,
+    _D.int8: _D.int32, _D.int32: _D.int32,
 }
 
 
