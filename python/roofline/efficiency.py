@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from ._validate import positive_float
 
@@ -49,14 +49,18 @@ class Efficiency:
             v = positive_float("Efficiency", name, getattr(self, name))
             if v > 1:
                 raise ValueError(f"Efficiency: {name} must be in (0, 1], got {v!r}")
-        positive_float("Efficiency", "kernel_floor_s", self.kernel_floor_s, allow_zero=True)
+            object.__setattr__(self, name, v)
+        floor_s = positive_float(
+            "Efficiency", "kernel_floor_s", self.kernel_floor_s, allow_zero=True
+        )
+        object.__setattr__(self, "kernel_floor_s", floor_s)
         if not isinstance(self.torchao_conventions, bool):
             raise TypeError(
                 f"Efficiency: torchao_conventions must be a bool, got {self.torchao_conventions!r}"
             )
 
 
-EfficiencyLike = Union[str, Efficiency]
+EfficiencyLike = str | Efficiency
 
 PRESETS = ("default", "peak", "torchao")
 
@@ -86,7 +90,13 @@ def preset(name: EfficiencyLike, hw: Hardware | None = None) -> Efficiency:
         return Efficiency(
             TORCHAO_COMPUTE_FRACTION, TORCHAO_MEMORY_FRACTION, TORCHAO_KERNEL_FLOOR_S, False
         )
-    raise KeyError(f"unknown efficiency preset {name!r}; choose one of {PRESETS} or an Efficiency")
+    import difflib
+
+    close = difflib.get_close_matches(key, PRESETS, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise KeyError(
+        f"unknown efficiency preset {name!r}{hint} (choose one of {PRESETS} or an Efficiency)"
+    )
 
 
 def to_core(eff: Efficiency) -> Any:
