@@ -4,14 +4,17 @@ Same function names, argument names and order as torchao 0.18.0, but numeric: di
 ints or numpy arrays (broadcast), results are floats or arrays, and no sympy or torch import
 is needed. The numbers come from torchao's own GPU table (``rl.hardware(name,
 table="torchao")``) and torchao's constants and byte conventions, so they equal torchao's to
-rounding. Where torchao fails (the RTX 5090 entry has no achievable fractions; the inference
-overhead only knows the spelling ``"mxfp4"``), these functions fail the same way.
+rounding. Where torchao fails, these functions fail the same way: ``KeyError`` for a spec
+key the entry lacks (the RTX 5090 entry has no achievable fractions; H100 and MI300X have no
+``fp4_peak_tops``), ``ValueError`` for an unknown GPU name or inference recipe (the inference
+overhead only knows the spelling ``"mxfp4"``), ``AssertionError`` for unsupported recipes.
 
 Examples
 --------
 >>> from roofline.compat import torchao as rt
->>> rt.get_gemm_time_sympy(4096, 4096, 4096, "bf16", None, None, "NVIDIA H100")
-0.000...
+>>> t = rt.get_gemm_time_sympy(4096, 4096, 4096, "bf16", None, None, "NVIDIA H100")
+>>> round(t * 1e6, 1)  # 3 GEMMs of 2 * 4096**3 FLOP at 0.78 * 989 TFLOP/s, in µs
+534.5
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 from .. import _core
 from .._bridge import get_num_threads
 from .._validate import broadcast, positive_int_array
-from ..hardware import Hardware, hardware
+from ..hardware import Hardware, UnknownHardwareError, hardware, list_hardware
 
 BYTES_PER_EL_FLOAT4 = 0.5
 BYTES_PER_EL_FLOAT8 = 1
@@ -32,8 +35,18 @@ BYTES_PER_EL_FLOAT32 = 4
 BLOCKWISE_FP8_BLOCK_SIZE = 128
 KERNEL_LAUNCH_OVERHEAD_SEC = 0.002 * 0.001
 
+_FLOAT8_TRAINING = ("tensorwise", "rowwise", "rowwise_with_gw_hp")
 _MX_TRAINING = ("mxfp8_emulated", "mxfp8_cublas", "mxfp8_cublas_rceil", "mxfp4_cutlass",
                 "mxfp8_32x32_flexible_gemm_layout", "mxfp8_32x32_weight")
+#: Recipes whose torchao cast model ignores ``tensor_role`` (fusion applies to any role).
+_ROLE_FREE = ("mxfp8_emulated", "mxfp8_cublas", "mxfp8_cublas_rceil", "mxfp4_cutlass",
+              "mxfp8_32x32_flexible_gemm_layout")
+_PEAK_KEYS = {"bf16": "bf16_peak_tops", "fp8": "fp8_peak_tops", "fp4": "fp4_peak_tops"}
+
+
+class UnrecognizedGPUError(UnknownHardwareError, ValueError):
+    """A GPU name torchao's table does not know: a ``ValueError`` as in torchao, and a
+    ``KeyError`` (:class:`~roofline.hardware.UnknownHardwareError`) as elsewhere here."""
 
 
 def _specs_dict(hw: Hardware) -> dict[str, float]:
@@ -49,26 +62,29 @@ def _specs_dict(hw: Hardware) -> dict[str, float]:
     return d
 
 
-#: torchao's ``gpu_name_to_specs`` (a copy; editing it changes nothing).
-gpu_name_to_specs: dict[str, dict[str, float]] = {}
+#: torchao's ``gpu_name_to_specs`` (a copy, filled at import; editing it changes nothing).
+gpu_name_to_specs: dict[str, dict[str, float]] = {
+    name: _specs_dict(hardware(name, table="torchao")) for name in list_hardware(table="torchao")
+}
 
 
 def _table() -> dict[str, dict[str, float]]:
-    if not gpu_name_to_specs:
-        from ..hardware import list_hardware
-
-        for name in list_hardware(table="torchao"):
-            gpu_name_to_specs[name] = _specs_dict(hardware(name, table="torchao"))
     return gpu_name_to_specs
 
 
 def get_roofline_gpu_name(gpu_name: str | None = None) -> str:
-    """torchao's lookup: exact key, else the first key ``gpu_name`` starts with."""
-    if gpu_name is None:
-        from ..hardware import _detect_device_name  # type: ignore[attr-defined]
+    """torchao's lookup: exact key, else the first key ``gpu_name`` starts with.
 
-        gpu_name = _detect_device_name()
-    return hardware(gpu_name, table="torchao").name
+    ``None`` detects device 0 (``torch.cuda.get_device_name(0)``) as torchao does; without a
+    GPU it falls back to ``rl.set_default_hardware`` / ``ROOFLINE_HARDWARE`` where torchao
+    would fail. An unknown name raises :class:`UnrecognizedGPUError` (a ``ValueError``).
+    """
+    try:
+        return hardware(gpu_name, table="torchao").name
+    except UnknownHardwareError as exc:
+        raise UnrecognizedGPUError(
+            f"Unrecognized GPU {gpu_name!r}. Known GPUs: {list(gpu_name_to_specs)} ({exc})"
+        ) from None
 
 
 def get_specs(gpu_name: str | None = None) -> dict[str, float]:
@@ -76,17 +92,27 @@ def get_specs(gpu_name: str | None = None) -> dict[str, float]:
     return dict(_table()[get_roofline_gpu_name(gpu_name)])
 
 
-def _core_from_specs(specs: dict[str, Any]) -> tuple[Any, Any]:
+def _core_from_specs(specs: dict[str, Any], gemm_kind: str | None = None) -> tuple[Any, Any]:
+    """Core hardware and efficiency from a torchao spec dict.
+
+    Keys are read in torchao's order, so a missing one raises the same ``KeyError``: for a
+    GEMM (``gemm_kind`` given) the dtype's ``*_peak_tops``, then ``pct_achievable_gemm_tops``,
+    then the memory keys; for memory-only functions only ``peak_mem_bw_bytes_sec`` and
+    ``pct_achievable_mem_bw`` (the compute fraction is then unused).
+    """
     if not isinstance(specs, dict):
         raise TypeError(f"specs must be a dict from get_specs(), got {type(specs).__name__}")
+    if gemm_kind is not None:
+        _ = specs[_PEAK_KEYS[gemm_kind]]  # KeyError('fp4_peak_tops') as in torchao
+        compute_fraction = float(specs["pct_achievable_gemm_tops"])
+    else:
+        compute_fraction = float(specs.get("pct_achievable_gemm_tops", 1.0))
+    mem = float(specs["peak_mem_bw_bytes_sec"])
+    mem_fraction = float(specs["pct_achievable_mem_bw"])
     peaks = [0.0, 0.0, 0.0, float(specs.get("bf16_peak_tops", 0.0)),
              float(specs.get("fp8_peak_tops", 0.0)), 0.0, float(specs.get("fp4_peak_tops", 0.0))]
-    chw = _core.Hardware(peaks, float(specs["peak_mem_bw_bytes_sec"]))
-    # KeyError here for entries without achievable fractions, exactly as in torchao.
-    ceff = _core.Efficiency(
-        float(specs["pct_achievable_gemm_tops"]), float(specs["pct_achievable_mem_bw"]),
-        KERNEL_LAUNCH_OVERHEAD_SEC, True,
-    )
+    chw = _core.Hardware(peaks, mem)
+    ceff = _core.Efficiency(compute_fraction, mem_fraction, KERNEL_LAUNCH_OVERHEAD_SEC, True)
     return chw, ceff
 
 
@@ -117,12 +143,12 @@ def _dtype_kind(dtype: Any) -> str:
 
 
 def _recipe(float8_recipe_name: str | None, mx_recipe_name: str | None) -> Any:
-    name = float8_recipe_name if float8_recipe_name is not None else mx_recipe_name
-    if name is None:
-        raise AssertionError("unsupported: pass float8_recipe_name or mx_recipe_name")
-    if not hasattr(_core.Recipe, name):
+    """torchao's dispatch: a float8 recipe name if it is one, else the MX recipe name."""
+    if float8_recipe_name in _FLOAT8_TRAINING:
+        return getattr(_core.Recipe, float8_recipe_name)
+    if mx_recipe_name not in _MX_TRAINING:
         raise AssertionError(f"unsupported {mx_recipe_name=}")
-    return getattr(_core.Recipe, name)
+    return getattr(_core.Recipe, mx_recipe_name)
 
 
 def _gemm_formats(kind: str, mx_recipe_name: str | None) -> Any:
@@ -144,8 +170,9 @@ def get_individual_gemm_time_sympy(M: Any, K: Any, N: Any, dtype: Any,
                                    gpu_name: str | None = None) -> Any:
     """Time of one GEMM: max(compute at 78 %, memory at 92 %, 2 µs), torchao's formula."""
     (m, k, n), shape = _dims("get_individual_gemm_time_sympy", M=M, K=K, N=N)
-    chw, ceff = _core_from_specs(get_specs(gpu_name))
-    fmt = _gemm_formats(_dtype_kind(dtype), mx_recipe_name)
+    kind = _dtype_kind(dtype)
+    chw, ceff = _core_from_specs(get_specs(gpu_name), kind)
+    fmt = _gemm_formats(kind, mx_recipe_name)
     cols = _core.gemm_sweep(m, k, n, np.ones_like(m), fmt, fmt, _core.DType.bf16, False, chw,
                             ceff, get_num_threads())
     return _out(cols[0], shape)
@@ -170,10 +197,12 @@ def get_tensor_memory_traffic_ovhd_s(specs: dict[str, Any], dim0: Any, dim1: Any
     """Per-kernel times of casting one operand (input, weight or grad_output) in fwd+bwd."""
     if tensor_role not in ("input", "weight", "grad_output"):
         raise AssertionError("unsupported")
-    if float8_recipe_name is None and mx_recipe_name not in _MX_TRAINING:
-        raise AssertionError(f"unsupported {mx_recipe_name=}")
     recipe = _recipe(float8_recipe_name, mx_recipe_name)
-    role = getattr(_core.TensorRole, tensor_role)
+    # For these recipes torchao's formula does not look at the role, so fuse_with_prev also
+    # applies to a weight; the core never fuses a weight's read (torchao's linear never asks
+    # it to), and its activation model is torchao's role-free formula.
+    role_free = float8_recipe_name not in _FLOAT8_TRAINING and mx_recipe_name in _ROLE_FREE
+    role = getattr(_core.TensorRole, "input" if role_free else tensor_role)
     return _cast_kernels("get_tensor_memory_traffic_ovhd_s", specs, dim0, dim1, role, recipe,
                          _core.LinearMode.training, fuse_with_prev)
 
@@ -187,10 +216,12 @@ def _cast_kernels(fn: str, specs: dict[str, Any], dim0: Any, dim1: Any, role: An
     return [_out(np.array([p[i] for p in per_point]), shape) for i in range(len(per_point[0]))]
 
 
-def _linear(fn: str, M: Any, K: Any, N: Any, recipe: Any, mode: Any, fuse: bool,
-            gpu_name: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
+def _linear(
+    fn: str, M: Any, K: Any, N: Any, recipe: Any, mode: Any, fuse: bool, gpu_name: str | None,
+    gemm_kind: str | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
     (m, k, n), shape = _dims(fn, M=M, K=K, N=N)
-    chw, ceff = _core_from_specs(get_specs(gpu_name))
+    chw, ceff = _core_from_specs(get_specs(gpu_name), gemm_kind)
     try:
         bf16, lowp, cast = _core.float8_linear_sweep(m, k, n, recipe, mode, bool(fuse), chw, ceff,
                                                      get_num_threads())
@@ -203,8 +234,6 @@ def get_float8_mem_sympy(M: Any, K: Any, N: Any, float8_recipe_name: str | None,
                          mx_recipe_name: str | None, enable_fusion_modeling: bool,
                          gpu_name: str | None = None) -> Any:
     """Total cast overhead of a training linear (input, weight and grad_output casts)."""
-    if float8_recipe_name is None and mx_recipe_name not in _MX_TRAINING:
-        raise AssertionError(f"unsupported {mx_recipe_name=}")
     recipe = _recipe(float8_recipe_name, mx_recipe_name)
     *_, cast, shape = _linear("get_float8_mem_sympy", M, K, N, recipe,
                               _core.LinearMode.training, enable_fusion_modeling, gpu_name)
@@ -227,7 +256,7 @@ def get_blockwise_mem_time_sympy(bytes_rw: Any, gpu_name: str | None = None) -> 
 def get_blockwise_gemm_time_sympy(M: Any, K: Any, N: Any, gpu_name: str | None = None) -> Any:
     """The three fp8 GEMMs of a blockwise linear (block scales ignored, as in torchao)."""
     _, lowp, _, shape = _linear("get_blockwise_gemm_time_sympy", M, K, N, _core.Recipe.blockwise,
-                                _core.LinearMode.training, False, gpu_name)
+                                _core.LinearMode.training, False, gpu_name, "fp8")
     return _out(lowp, shape)
 
 
