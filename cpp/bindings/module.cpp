@@ -18,6 +18,9 @@
 namespace py = pybind11;
 using namespace roofline;
 
+/// Registers attention and collective bindings (cpp/bindings/bind_transformer.cpp).
+void bind_transformer(py::module_& m);
+
 namespace {
 
 using InArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
@@ -251,4 +254,5 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("n"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
           py::arg("hardware"), py::arg("efficiency"),
           "Every kernel of one float8 linear with its cost and estimate.");
+  bind_transformer(mod);
 }

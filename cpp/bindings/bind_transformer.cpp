@@ -1,0 +1,142 @@
+// Bindings for attention and collectives (the transformer building blocks): conversion and
+// forwarding only, no formulas.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+#include "roofline/estimate.hpp"
+#include "roofline/ops/attention.hpp"
+#include "roofline/ops/collective.hpp"
+#include "roofline/sweep.hpp"
+
+namespace py = pybind11;
+using namespace roofline;
+
+namespace {
+
+using InArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+std::size_t equal_length(std::initializer_list<const InArray*> arrays) {
+  const auto n = static_cast<std::size_t>(arrays.begin()[0]->size());
+  for (const InArray* a : arrays) {
+    if (static_cast<std::size_t>(a->size()) != n) {
+      throw std::invalid_argument("internal: sweep arrays must have equal length");
+    }
+  }
+  return n;
+}
+
+template <class Fn>
+py::tuple columns(std::size_t len, Fn&& run) {
+  std::array<py::array_t<double>, 6> cols;
+  for (auto& c : cols) c = py::array_t<double>(static_cast<py::ssize_t>(len));
+  EstimateColumns o{cols[0].mutable_data(), cols[1].mutable_data(), cols[2].mutable_data(),
+                    cols[3].mutable_data(), cols[4].mutable_data(), cols[5].mutable_data()};
+  {
+    py::gil_scoped_release release;
+    run(o);
+  }
+  return py::make_tuple(cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]);
+}
+
+AttentionShape flags(bool shared_kv, bool causal, bool flash, bool backward, DType dtype) {
+  AttentionShape s;
+  s.shared_kv = shared_kv;
+  s.causal = causal;
+  s.flash = flash;
+  s.backward = backward;
+  s.dtype = dtype;
+  return s;
+}
+
+py::tuple attention_sweep_py(const InArray& batch, const InArray& heads, const InArray& kv_heads,
+                             const InArray& q_len, const InArray& kv_len, const InArray& head_dim,
+                             const InArray& v_head_dim, bool shared_kv, bool causal, bool flash,
+                             bool backward, DType dtype, const Hardware& hw,
+                             const Efficiency& eff) {
+  const std::size_t len =
+      equal_length({&batch, &heads, &kv_heads, &q_len, &kv_len, &head_dim, &v_head_dim});
+  const AttentionShape f = flags(shared_kv, causal, flash, backward, dtype);
+  const Rates rates(hw, eff);
+  return columns(len, [&](EstimateColumns o) {
+    attention_sweep(batch.data(), heads.data(), kv_heads.data(), q_len.data(), kv_len.data(),
+                    head_dim.data(), v_head_dim.data(), len, f, rates, o);
+  });
+}
+
+py::list attention_kernels_py(double batch, double heads, double kv_heads, double q_len,
+                              double kv_len, double head_dim, double v_head_dim, bool shared_kv,
+                              bool causal, bool flash, bool backward, DType dtype,
+                              const Hardware& hw, const Efficiency& eff) {
+  AttentionShape s = flags(shared_kv, causal, flash, backward, dtype);
+  s.batch = batch;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.q_len = q_len;
+  s.kv_len = kv_len;
+  s.head_dim = head_dim;
+  s.v_head_dim = v_head_dim;
+  OpKernels kernels;
+  attention_kernels(s, kernels);
+  const Rates rates(hw, eff);
+  py::list rows;
+  for (int i = 0; i < kernels.size; ++i) {
+    const OpKernel& k = kernels.items[static_cast<std::size_t>(i)];
+    const Estimate e = estimate(k.cost, rates);
+    py::dict row;
+    row["kernel"] = std::string(k.name);
+    row["flops"] = k.cost.flops;
+    row["bytes_read"] = k.cost.bytes_read;
+    row["bytes_written"] = k.cost.bytes_written;
+    row["time_s"] = e.time_s;
+    row["compute_s"] = e.compute_s;
+    row["memory_s"] = e.memory_s;
+    row["overhead_s"] = e.overhead_s;
+    rows.append(row);
+  }
+  return rows;
+}
+
+py::tuple collective_sweep_py(Collective op, CollectiveAlgo algo, const InArray& bytes,
+                              const InArray& ranks, double bytes_per_s, double latency_s) {
+  const std::size_t len = equal_length({&bytes, &ranks});
+  const LinkRates link{bytes_per_s, latency_s};
+  return columns(len, [&](EstimateColumns o) {
+    collective_sweep(op, algo, bytes.data(), ranks.data(), len, link, o);
+  });
+}
+
+}  // namespace
+
+void bind_transformer(py::module_& m) {
+  py::enum_<Collective>(m, "Collective")
+      .value("all_reduce", Collective::all_reduce)
+      .value("all_gather", Collective::all_gather)
+      .value("reduce_scatter", Collective::reduce_scatter)
+      .value("all_to_all", Collective::all_to_all)
+      .value("send_recv", Collective::send_recv);
+  py::enum_<CollectiveAlgo>(m, "CollectiveAlgo")
+      .value("ring", CollectiveAlgo::ring)
+      .value("tree", CollectiveAlgo::tree);
+
+  m.def("attention_pairs", &attention_pairs, py::arg("q_len"), py::arg("kv_len"),
+        py::arg("causal"), "Query-key pairs scored per (sequence, head).");
+  m.def("attention_sweep", &attention_sweep_py, py::arg("batch"), py::arg("heads"),
+        py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
+        py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
+        py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
+        "Attention estimates over equal-length float64 arrays: (time, compute, memory, "
+        "overhead, flops, bytes).");
+  m.def("attention_kernels", &attention_kernels_py, py::arg("batch"), py::arg("heads"),
+        py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
+        py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
+        py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
+        "Every kernel of one attention call with its cost and estimate.");
+  m.def("collective_sweep", &collective_sweep_py, py::arg("op"), py::arg("algo"),
+        py::arg("bytes"), py::arg("ranks"), py::arg("bytes_per_s"), py::arg("latency_s"),
+        "Alpha-beta collective estimates over equal-length arrays of buffer bytes and ranks.");
+}

@@ -1,0 +1,51 @@
+#pragma once
+#include <cstdint>
+
+#include "roofline/estimate.hpp"
+#include "roofline/sweep.hpp"
+
+namespace roofline {
+
+/// Communication patterns between the ranks of one group.
+enum class Collective : std::uint8_t {
+  all_reduce,      ///< every rank ends with the sum of every rank's buffer
+  all_gather,      ///< every rank ends with the concatenation of every rank's shard
+  reduce_scatter,  ///< every rank ends with one shard of the sum
+  all_to_all,      ///< every rank sends a distinct 1/p of its buffer to every rank
+  send_recv        ///< one rank sends its buffer to one other rank
+};
+
+/// How a collective is scheduled.
+enum class CollectiveAlgo : std::uint8_t {
+  ring,  ///< p-1 (or 2(p-1)) neighbour steps: bandwidth-optimal, latency linear in p
+  tree   ///< recursive halving/doubling (double binary tree): log2(p) latency steps
+};
+
+/// Link-level work of a collective per rank: bytes each rank sends and sequential steps.
+struct CollectiveCost {
+  double bytes_sent = 0;  ///< bytes one rank sends over its link
+  double steps = 0;       ///< sequential communication steps (each pays the latency)
+};
+
+/// The link a collective runs over, in SI units.
+struct LinkRates {
+  double bytes_per_s = 0;  ///< achievable bandwidth per direction per rank
+  double latency_s = 0;    ///< latency paid once per step
+};
+
+/// Alpha-beta cost of `op` on `bytes` (the full per-rank buffer: all_reduce input, all_gather
+/// output, reduce_scatter input, all_to_all buffer, send_recv message) over `ranks` ranks.
+/// Ring all_reduce sends 2(p-1)/p bytes in 2(p-1) steps; all_gather / reduce_scatter /
+/// all_to_all send (p-1)/p bytes in p-1 steps (tree: ceil(log2 p) steps, all_reduce twice).
+CollectiveCost collective_cost(Collective op, CollectiveAlgo algo, double bytes,
+                               double ranks) noexcept;
+
+/// Time = steps x latency + bytes_sent / bandwidth, reported as memory_s (the transfer term)
+/// and overhead_s (the latency term); bytes = link bytes sent, flops = 0.
+Estimate collective_estimate(const CollectiveCost& c, const LinkRates& link) noexcept;
+
+/// Collective estimates over arrays of buffer bytes and ranks (length n_points).
+void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, const double* ranks,
+                      std::size_t n_points, const LinkRates& link, EstimateColumns out) noexcept;
+
+}  // namespace roofline

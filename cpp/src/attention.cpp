@@ -1,0 +1,114 @@
+#include "roofline/ops/attention.hpp"
+
+namespace roofline {
+
+double attention_pairs(double q_len, double kv_len, bool causal) noexcept {
+  if (!causal) return q_len * kv_len;
+  // Query i (0-based) sees keys 0 .. kv - q + i (bottom-right alignment, as FlashAttention >= 2.1
+  // and decode with a KV cache); with q == kv this is the usual lower triangle.
+  if (q_len <= kv_len) return q_len * kv_len - q_len * (q_len - 1.0) / 2.0;
+  return kv_len * (kv_len + 1.0) / 2.0;  // the first q - kv queries see no key
+}
+
+void OpKernels::push(const char* name, const Cost& c) noexcept {
+  if (size < static_cast<int>(items.size())) items[static_cast<std::size_t>(size++)] = {name, c};
+}
+
+namespace {
+
+Cost make(double flops, double read, double written, PeakClass math) noexcept {
+  Cost c;
+  c.flops = flops;
+  c.bytes_read = read;
+  c.bytes_written = written;
+  c.math = math;
+  return c;
+}
+
+}  // namespace
+
+void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept {
+  const double e = element_bytes(s.dtype);          // Q, K, V elements
+  const double oe = e < 2 ? 2.0 : e;                // outputs, scores, gradients: >= 16 bit
+  const PeakClass math = peak_class(s.dtype);
+  const double bhq = s.batch * s.heads * s.q_len;   // query rows
+  const double bgk = s.batch * s.kv_heads * s.kv_len;  // key rows, once per kv head
+  const double q_bytes = bhq * s.head_dim * e;
+  const double k_bytes = bgk * s.head_dim * e;
+  const double v_bytes = s.shared_kv ? 0.0 : bgk * s.v_head_dim * e;
+  const double o_bytes = bhq * s.v_head_dim * oe;   // O and dO
+  const double rowstat = bhq * 4.0;                 // fp32 log-sum-exp (or delta) per row
+
+  if (s.flash) {
+    const double pairs = s.batch * s.heads * attention_pairs(s.q_len, s.kv_len, s.causal);
+    if (!s.backward) {
+      out.push("flash attention fwd", make(2.0 * pairs * (s.head_dim + s.v_head_dim),
+                                           q_bytes + k_bytes + v_bytes, o_bytes + rowstat, math));
+      return;
+    }
+    // Gradients of K and V accumulate per kv head; with shared_kv both land in one latent.
+    const double dkv = bgk * s.head_dim * oe + (s.shared_kv ? 0.0 : bgk * s.v_head_dim * oe);
+    const double dq_acc = bhq * s.head_dim * 4.0;  // fp32 dQ accumulator
+    out.push("flash bwd preprocess", make(0.0, 2.0 * o_bytes, rowstat, PeakClass::fp32));
+    // Recompute S = QK^T, then dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q.
+    out.push("flash attention bwd",
+             make(2.0 * pairs * (3.0 * s.head_dim + 2.0 * s.v_head_dim),
+                  q_bytes + k_bytes + v_bytes + o_bytes + 2.0 * rowstat, dkv + dq_acc, math));
+    out.push("dQ convert", make(0.0, dq_acc, bhq * s.head_dim * oe, PeakClass::fp32));
+    return;
+  }
+
+  // Materialized: every score is computed (a causal mask is applied after the GEMM) and the
+  // score / probability matrices cross DRAM. GEMMs group the q heads sharing a kv head, so
+  // K and V are read once per kv head.
+  const double scores = bhq * s.kv_len * oe;
+  const double v_read = bgk * s.v_head_dim * e;  // a separate kernel re-reads V even if shared
+  const double qk_flops = 2.0 * bhq * s.kv_len * s.head_dim;
+  const double pv_flops = 2.0 * bhq * s.kv_len * s.v_head_dim;
+  if (!s.backward) {
+    out.push("QK^T", make(qk_flops, q_bytes + k_bytes, scores, math));
+    out.push("softmax", make(0.0, scores, scores, PeakClass::fp32));
+    out.push("PV", make(pv_flops, scores + v_read, o_bytes, math));
+    return;
+  }
+  out.push("dV = P^T dO", make(pv_flops, scores + o_bytes, bgk * s.v_head_dim * oe, math));
+  out.push("dP = dO V^T", make(pv_flops, o_bytes + v_read, scores, math));
+  out.push("softmax bwd", make(0.0, 2.0 * scores, scores, PeakClass::fp32));
+  out.push("dQ = dS K", make(qk_flops, scores + k_bytes, bhq * s.head_dim * oe, math));
+  out.push("dK = dS^T Q", make(qk_flops, scores + q_bytes, bgk * s.head_dim * oe, math));
+}
+
+Estimate attention_estimate(const AttentionShape& s, const Rates& rates) noexcept {
+  OpKernels kernels;
+  attention_kernels(s, kernels);
+  Estimate total;
+  for (int i = 0; i < kernels.size; ++i) {
+    total += estimate(kernels.items[static_cast<std::size_t>(i)].cost, rates);
+  }
+  return total;
+}
+
+void attention_sweep(const double* batch, const double* heads, const double* kv_heads,
+                     const double* q_len, const double* kv_len, const double* head_dim,
+                     const double* v_head_dim, std::size_t n_points, const AttentionShape& flags,
+                     const Rates& rates, EstimateColumns out) noexcept {
+  for (std::size_t i = 0; i < n_points; ++i) {
+    AttentionShape s = flags;
+    s.batch = batch[i];
+    s.heads = heads[i];
+    s.kv_heads = kv_heads[i];
+    s.q_len = q_len[i];
+    s.kv_len = kv_len[i];
+    s.head_dim = head_dim[i];
+    s.v_head_dim = v_head_dim[i];
+    const Estimate e = attention_estimate(s, rates);
+    out.time_s[i] = e.time_s;
+    out.compute_s[i] = e.compute_s;
+    out.memory_s[i] = e.memory_s;
+    out.overhead_s[i] = e.overhead_s;
+    out.flops[i] = e.flops;
+    out.bytes[i] = e.bytes;
+  }
+}
+
+}  // namespace roofline

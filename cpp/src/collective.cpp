@@ -1,0 +1,59 @@
+#include "roofline/ops/collective.hpp"
+
+#include <cmath>
+
+namespace roofline {
+
+CollectiveCost collective_cost(Collective op, CollectiveAlgo algo, double bytes,
+                               double ranks) noexcept {
+  CollectiveCost c;
+  if (ranks <= 1) return c;  // nothing leaves the GPU
+  const double share = (ranks - 1.0) / ranks;
+  const double log_steps = std::ceil(std::log2(ranks));
+  const bool tree = algo == CollectiveAlgo::tree;
+  switch (op) {
+    case Collective::all_reduce:  // reduce_scatter then all_gather
+      c.bytes_sent = 2.0 * share * bytes;
+      c.steps = tree ? 2.0 * log_steps : 2.0 * (ranks - 1.0);
+      break;
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+      c.bytes_sent = share * bytes;
+      c.steps = tree ? log_steps : ranks - 1.0;
+      break;
+    case Collective::all_to_all:  // pairwise exchange: p-1 distinct peers
+      c.bytes_sent = share * bytes;
+      c.steps = ranks - 1.0;
+      break;
+    case Collective::send_recv:
+      c.bytes_sent = bytes;
+      c.steps = 1.0;
+      break;
+  }
+  return c;
+}
+
+Estimate collective_estimate(const CollectiveCost& c, const LinkRates& link) noexcept {
+  Estimate e;
+  e.bytes = c.bytes_sent;
+  e.memory_s = link.bytes_per_s > 0 ? c.bytes_sent / link.bytes_per_s : 0.0;
+  e.overhead_s = c.steps * link.latency_s;
+  e.time_s = e.memory_s + e.overhead_s;
+  e.kernels = c.steps > 0 ? 1.0 : 0.0;
+  return e;
+}
+
+void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, const double* ranks,
+                      std::size_t n_points, const LinkRates& link, EstimateColumns out) noexcept {
+  for (std::size_t i = 0; i < n_points; ++i) {
+    const Estimate e = collective_estimate(collective_cost(op, algo, bytes[i], ranks[i]), link);
+    out.time_s[i] = e.time_s;
+    out.compute_s[i] = e.compute_s;
+    out.memory_s[i] = e.memory_s;
+    out.overhead_s[i] = e.overhead_s;
+    out.flops[i] = e.flops;
+    out.bytes[i] = e.bytes;
+  }
+}
+
+}  // namespace roofline
