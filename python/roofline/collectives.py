@@ -1,0 +1,240 @@
+"""Collectives for tensor / expert / data parallelism: alpha-beta estimates over the scale-up link.
+
+>>> import roofline as rl
+>>> e = rl.all_reduce(64 * 2**20, ranks=8, hardware="H100 SXM")   # 64 MiB over NVLink
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _core
+from ._bridge import resolve_hardware
+from ._validate import ArrayLike, broadcast, one_of, positive_float, positive_int_array
+from .estimate import Estimate, from_columns
+
+__all__ = [
+    "ALGORITHMS",
+    "DEFAULT_LATENCY_S",
+    "all_gather",
+    "all_reduce",
+    "all_to_all",
+    "link_bytes_per_s",
+    "reduce_scatter",
+    "send_recv",
+]
+
+#: Latency paid once per communication step (seconds): the order of an NVLink hop plus the
+#: synchronisation of one NCCL step. A documented constant; every function takes ``latency_s``.
+DEFAULT_LATENCY_S = 1e-6
+
+_C = _core.Collective
+#: Algorithm names -> core algorithm.
+ALGORITHMS: dict[str, Any] = {"ring": _core.CollectiveAlgo.ring,
+                              "tree": _core.CollectiveAlgo.tree}
+
+
+def link_bytes_per_s(hardware: Any = None, bandwidth_fraction: float = 1.0) -> float:
+    """Per-direction link bandwidth of one GPU: half the database's bidirectional aggregate.
+
+    Parameters
+    ----------
+    hardware : Hardware or str, optional
+        Accelerator whose ``interconnect_bytes_per_s`` (bidirectional aggregate per GPU, e.g.
+        900 GB/s for H100 SXM NVLink 4) is used.
+    bandwidth_fraction : float
+        Achievable fraction of that bandwidth, in (0, 1].
+    """
+    fn = "link_bytes_per_s"
+    frac = positive_float(fn, "bandwidth_fraction", bandwidth_fraction)
+    if frac > 1:
+        raise ValueError(f"{fn}: bandwidth_fraction must be in (0, 1], got {bandwidth_fraction!r}")
+    hw = resolve_hardware(hardware)
+    if not hw.interconnect_bytes_per_s:
+        raise ValueError(
+            f"{fn}: {hw.name} has no interconnect_bytes_per_s in the database; pass "
+            f"link_bytes_per_s=... or hardware=hw.replace(interconnect_bytes_per_s=...)"
+        )
+    return hw.interconnect_bytes_per_s / 2.0 * frac
+
+
+def _run(
+    fn: str,
+    op: Any,
+    nbytes: ArrayLike,
+    ranks: ArrayLike,
+    algorithm: str,
+    hardware: Any,
+    link_bytes_per_s_: float | None,
+    latency_s: float,
+    bandwidth_fraction: float,
+) -> Estimate:
+    algo = one_of(fn, "algorithm", algorithm, ALGORITHMS)
+    (b, r), shape = broadcast(
+        fn,
+        nbytes=positive_int_array(fn, "nbytes", nbytes),
+        ranks=positive_int_array(fn, "ranks", ranks),
+    )
+    lat = positive_float(fn, "latency_s", latency_s, allow_zero=True)
+    if link_bytes_per_s_ is None:
+        bw = link_bytes_per_s(hardware, bandwidth_fraction)
+        name = resolve_hardware(hardware).name
+    else:
+        bw = positive_float(fn, "link_bytes_per_s", link_bytes_per_s_)
+        name = "" if hardware is None else resolve_hardware(hardware).name
+    cols = _core.collective_sweep(op, algo, b, r, bw, lat)
+    return from_columns(cols, shape, label=f"{fn} {algorithm}", hardware=name)
+
+
+_DOC_PARAMS = """
+    Parameters
+    ----------
+    nbytes : int or array_like of int
+        {what}
+    ranks : int or array_like of int
+        GPUs in the group (1: no communication, zero time).
+    algorithm : {{"ring", "tree"}}
+        Ring (bandwidth-optimal, ``p-1`` steps per phase) or tree (recursive halving /
+        doubling, ``ceil(log2 p)`` steps per phase, same bytes).
+    hardware : Hardware or str, optional
+        Accelerator whose interconnect is used (default: detected / default hardware).
+    link_bytes_per_s : float, optional
+        Per-direction bandwidth per GPU; default half of ``hardware.interconnect_bytes_per_s``
+        (the database stores the bidirectional aggregate) times ``bandwidth_fraction``.
+    latency_s : float
+        Latency per step, default :data:`DEFAULT_LATENCY_S` (1 µs).
+    bandwidth_fraction : float
+        Achievable fraction of the link bandwidth, in (0, 1] (default 1: the link's peak).
+
+    Returns
+    -------
+    Estimate
+        ``time_s = steps·latency_s + bytes_sent / link_bytes_per_s``; ``memory_s`` holds the
+        transfer term, ``overhead_s`` the latency term, ``bytes`` the bytes each GPU sends over
+        its link (not DRAM traffic) and ``flops`` 0 (reduction arithmetic is not counted).
+"""
+
+
+def all_reduce(
+    nbytes: ArrayLike,
+    ranks: ArrayLike,
+    algorithm: str = "ring",
+    hardware: Any = None,
+    *,
+    link_bytes_per_s: float | None = None,
+    latency_s: float = DEFAULT_LATENCY_S,
+    bandwidth_fraction: float = 1.0,
+) -> Estimate:
+    return _run("all_reduce", _C.all_reduce, nbytes, ranks, algorithm, hardware,
+                link_bytes_per_s, latency_s, bandwidth_fraction)
+
+
+all_reduce.__doc__ = (
+    "Sum a buffer across ``ranks`` GPUs, every GPU ending with the result.\n"
+    + _DOC_PARAMS.format(what="Bytes of the buffer on each GPU.")
+    + """
+    Notes
+    -----
+    Alpha-beta model. Ring: reduce-scatter then all-gather, each GPU sends
+    ``2(p-1)/p·nbytes`` in ``2(p-1)`` steps. Tree: the same bytes (pipelined double binary
+    tree / Rabenseifner, NCCL's bus-bandwidth convention) in ``2·ceil(log2 p)`` steps.
+    All GPUs send concurrently over their own links; no contention or topology beyond that.
+"""
+)
+
+
+def all_gather(
+    nbytes: ArrayLike,
+    ranks: ArrayLike,
+    algorithm: str = "ring",
+    hardware: Any = None,
+    *,
+    link_bytes_per_s: float | None = None,
+    latency_s: float = DEFAULT_LATENCY_S,
+    bandwidth_fraction: float = 1.0,
+) -> Estimate:
+    return _run("all_gather", _C.all_gather, nbytes, ranks, algorithm, hardware,
+                link_bytes_per_s, latency_s, bandwidth_fraction)
+
+
+all_gather.__doc__ = (
+    "Concatenate one shard per GPU on every GPU.\n"
+    + _DOC_PARAMS.format(what="Bytes of the gathered (output) buffer on each GPU.")
+    + """
+    Notes
+    -----
+    Each GPU sends ``(p-1)/p·nbytes`` in ``p-1`` ring steps (``ceil(log2 p)`` for tree).
+"""
+)
+
+
+def reduce_scatter(
+    nbytes: ArrayLike,
+    ranks: ArrayLike,
+    algorithm: str = "ring",
+    hardware: Any = None,
+    *,
+    link_bytes_per_s: float | None = None,
+    latency_s: float = DEFAULT_LATENCY_S,
+    bandwidth_fraction: float = 1.0,
+) -> Estimate:
+    return _run("reduce_scatter", _C.reduce_scatter, nbytes, ranks, algorithm, hardware,
+                link_bytes_per_s, latency_s, bandwidth_fraction)
+
+
+reduce_scatter.__doc__ = (
+    "Sum a buffer across GPUs, each GPU keeping one shard of the result.\n"
+    + _DOC_PARAMS.format(what="Bytes of the (unreduced) input buffer on each GPU.")
+    + """
+    Notes
+    -----
+    Each GPU sends ``(p-1)/p·nbytes`` in ``p-1`` ring steps (``ceil(log2 p)`` for tree).
+"""
+)
+
+
+def all_to_all(
+    nbytes: ArrayLike,
+    ranks: ArrayLike,
+    hardware: Any = None,
+    *,
+    link_bytes_per_s: float | None = None,
+    latency_s: float = DEFAULT_LATENCY_S,
+    bandwidth_fraction: float = 1.0,
+) -> Estimate:
+    """Each GPU sends a distinct slice of its buffer to every GPU (MoE dispatch / combine).
+
+    Parameters
+    ----------
+    nbytes : int or array_like of int
+        Bytes each GPU holds to distribute (e.g. tokens·top_k·hidden·bytes for a dispatch).
+    ranks : int or array_like of int
+        GPUs in the group.
+    hardware, link_bytes_per_s, latency_s, bandwidth_fraction
+        As for :func:`all_reduce`.
+
+    Notes
+    -----
+    Pairwise exchange: the ``1/p`` slice for itself stays local, so each GPU sends
+    ``(p-1)/p·nbytes`` in ``p-1`` steps. Uniform destinations (balanced routing) assumed.
+    """
+    return _run("all_to_all", _C.all_to_all, nbytes, ranks, "ring", hardware,
+                link_bytes_per_s, latency_s, bandwidth_fraction)
+
+
+def send_recv(
+    nbytes: ArrayLike,
+    hardware: Any = None,
+    *,
+    link_bytes_per_s: float | None = None,
+    latency_s: float = DEFAULT_LATENCY_S,
+    bandwidth_fraction: float = 1.0,
+) -> Estimate:
+    """Point-to-point transfer of ``nbytes`` (pipeline-parallel activations).
+
+    Notes
+    -----
+    One step: ``latency_s + nbytes / link_bytes_per_s``.
+    """
+    return _run("send_recv", _C.send_recv, nbytes, 2, "ring", hardware,
+                link_bytes_per_s, latency_s, bandwidth_fraction)
