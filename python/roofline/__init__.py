@@ -8,8 +8,10 @@
 
 from __future__ import annotations
 
-from . import float8
+from . import collectives, float8, transformer
 from ._bridge import get_num_threads, set_num_threads
+from .attention import attention
+from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from .efficiency import Efficiency
 from .estimate import Estimate
 from .hardware import Hardware, hardware, list_hardware, set_default_hardware
@@ -21,13 +23,21 @@ __all__ = [
     "Efficiency",
     "Estimate",
     "Hardware",
+    "all_gather",
+    "all_reduce",
+    "all_to_all",
+    "attention",
+    "collectives",
     "elementwise",
     "float8",
     "gemm",
     "get_num_threads",
     "hardware",
     "list_hardware",
+    "reduce_scatter",
+    "send_recv",
     "set_default_hardware",
     "set_num_threads",
+    "transformer",
     "__version__",
 ]

@@ -1,0 +1,397 @@
+"""Transformer configurations: built-ins from public config.json files, or your own."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._validate import one_of
+
+__all__ = ["TransformerConfig", "config", "from_hf", "list_configs"]
+
+_CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+_NORMS = ("rmsnorm", "layernorm")
+_PLAIN_ACTS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu", "quick_gelu")
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Shape of a decoder-only transformer: attention (MHA/GQA/MQA or MLA), dense or MoE MLP.
+
+    Parameters
+    ----------
+    name : str
+        Display name.
+    hidden_size, num_layers, num_heads : int
+        Model width, decoder layers, query heads.
+    num_kv_heads : int
+        Key/value heads (``num_heads`` for MHA, 1 for MQA); must divide ``num_heads``.
+    head_dim : int
+        Query/key/value head dimension (``hidden_size // num_heads`` unless set).
+    intermediate_size : int
+        Dense MLP width.
+    vocab_size : int
+        Vocabulary (0: no embedding / LM head, e.g. for a block-only study).
+    mlp_gated : bool
+        SwiGLU-style MLP (gate, up, down: 3 matrices) instead of up/down (2 matrices).
+    norm : {"rmsnorm", "layernorm"}
+        Normalisation (weights only; biases are not modeled).
+    tie_embeddings : bool
+        The LM head shares the embedding matrix.
+    rope, qk_norm : bool
+        Rotary embeddings on Q and K; RMSNorm of Q and K per head (Qwen3).
+    kv_lora_rank, q_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim : int
+        Multi-head latent attention (DeepSeek-V2/V3) when ``kv_lora_rank > 0``;
+        ``q_lora_rank = 0`` means a plain Q projection.
+    num_experts, experts_per_token, moe_intermediate_size, num_shared_experts : int
+        Mixture of experts when ``num_experts > 0``: routed experts, top-k, expert width,
+        always-on shared experts of the same width.
+    dense_layers : tuple of int
+        Indices of layers with a dense MLP in an MoE model (DeepSeek-V3: 0, 1, 2).
+    source : str
+        Where the numbers come from (a Hugging Face repository for built-ins).
+
+    Notes
+    -----
+    Linear layers have no biases. DeepSeek-V3's multi-token-prediction module is not part
+    of the model (its published 671B excludes it).
+    """
+
+    name: str
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    mlp_gated: bool = True
+    norm: str = "rmsnorm"
+    tie_embeddings: bool = False
+    rope: bool = True
+    qk_norm: bool = False
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    num_experts: int = 0
+    experts_per_token: int = 0
+    moe_intermediate_size: int = 0
+    num_shared_experts: int = 0
+    dense_layers: tuple[int, ...] = ()
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        fn = "TransformerConfig"
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.type == "int":
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise TypeError(f"{fn}: {f.name} must be an int, got {v!r}")
+                minimum = 1 if f.name in _REQUIRED_POSITIVE else 0
+                if v < minimum:
+                    kind = "positive" if minimum else "non-negative"
+                    raise ValueError(f"{fn}: {f.name} must be a {kind} integer, got {v!r}")
+            elif f.type == "bool" and not isinstance(v, bool):
+                raise TypeError(f"{fn}: {f.name} must be a bool, got {v!r}")
+        if self.norm not in _NORMS:
+            raise ValueError(f"{fn}: norm must be one of {_NORMS}, got {self.norm!r}")
+        if self.num_heads % self.num_kv_heads:
+            raise ValueError(
+                f"{fn}: num_kv_heads must divide num_heads, got num_kv_heads="
+                f"{self.num_kv_heads}, num_heads={self.num_heads}"
+            )
+        if self.is_mla and (self.qk_nope_head_dim + self.qk_rope_head_dim == 0
+                            or self.v_head_dim == 0):
+            raise ValueError(
+                f"{fn}: MLA (kv_lora_rank={self.kv_lora_rank}) needs qk_nope_head_dim + "
+                f"qk_rope_head_dim > 0 and v_head_dim > 0"
+            )
+        if self.is_moe:
+            if not 0 < self.experts_per_token <= self.num_experts:
+                raise ValueError(
+                    f"{fn}: experts_per_token must be in 1..num_experts ({self.num_experts}), "
+                    f"got {self.experts_per_token}"
+                )
+            if self.moe_intermediate_size <= 0:
+                raise ValueError(
+                    f"{fn}: moe_intermediate_size must be positive for an MoE model, got "
+                    f"{self.moe_intermediate_size}"
+                )
+        dense = tuple(int(i) for i in self.dense_layers)
+        bad = [i for i in dense if not 0 <= i < self.num_layers]
+        if bad:
+            raise ValueError(
+                f"{fn}: dense_layers must be layer indices in 0..{self.num_layers - 1}, got {bad}"
+            )
+        object.__setattr__(self, "dense_layers", tuple(sorted(set(dense))))
+
+    # ----------------------------------------------------------------- structure
+
+    @property
+    def is_mla(self) -> bool:
+        """Multi-head latent attention (a compressed KV cache)."""
+        return self.kv_lora_rank > 0
+
+    @property
+    def is_moe(self) -> bool:
+        """Mixture-of-experts MLP in (some) layers."""
+        return self.num_experts > 0
+
+    def layer_kinds(self) -> list[str]:
+        """``"dense"`` or ``"moe"`` for each layer."""
+        if not self.is_moe:
+            return ["dense"] * self.num_layers
+        dense = set(self.dense_layers)
+        return ["dense" if i in dense else "moe" for i in range(self.num_layers)]
+
+    def kv_cache_bytes_per_token(self, dtype_bytes: float = 2.0) -> float:
+        """KV-cache bytes of one token in one layer (all kv heads, unsharded).
+
+        GQA/MHA/MQA: ``2·num_kv_heads·head_dim`` elements (K and V); MLA: the latent
+        ``kv_lora_rank + qk_rope_head_dim`` elements (one shared cache).
+        """
+        if self.is_mla:
+            return (self.kv_lora_rank + self.qk_rope_head_dim) * dtype_bytes
+        return 2.0 * self.num_kv_heads * self.head_dim * dtype_bytes
+
+    def kv_cache_bytes(self, batch: int, seq_len: int, dtype_bytes: float = 2.0) -> float:
+        """KV cache of ``batch`` sequences of ``seq_len`` tokens over all layers, in bytes."""
+        return self.num_layers * batch * seq_len * self.kv_cache_bytes_per_token(dtype_bytes)
+
+    # ----------------------------------------------------------------- parameters
+
+    def attention_params(self) -> int:
+        """Linear weights of one attention block (projections only)."""
+        h, d = self.hidden_size, self.head_dim
+        if not self.is_mla:
+            return h * (self.num_heads + 2 * self.num_kv_heads) * d + self.num_heads * d * h
+        qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+        heads = self.num_heads
+        if self.q_lora_rank:
+            q = h * self.q_lora_rank + self.q_lora_rank * heads * qk
+        else:
+            q = h * heads * qk
+        kv_a = h * (self.kv_lora_rank + self.qk_rope_head_dim)
+        kv_b = self.kv_lora_rank * heads * (self.qk_nope_head_dim + self.v_head_dim)
+        o = heads * self.v_head_dim * h
+        return q + kv_a + kv_b + o
+
+    def mlp_params(self, width: int | None = None) -> int:
+        """Linear weights of one MLP (dense by default, or one expert of ``width``)."""
+        w = self.intermediate_size if width is None else width
+        return (3 if self.mlp_gated else 2) * self.hidden_size * w
+
+    def norm_params(self) -> int:
+        """Norm weights of one layer (2 norms; MLA and qk-norm add theirs)."""
+        n = 2 * self.hidden_size
+        if self.is_mla:
+            n += self.kv_lora_rank + self.q_lora_rank
+        if self.qk_norm:
+            n += 2 * self.head_dim
+        return n
+
+    def param_counts(self) -> dict[str, int]:
+        """Parameter counts by component, with ``total`` and ``active`` (per token).
+
+        Returns
+        -------
+        dict
+            ``embedding``, ``lm_head`` (0 when tied), ``attention``, ``mlp`` (dense MLPs),
+            ``experts`` (routed), ``shared_experts``, ``router``, ``norms``, ``total`` and
+            ``active`` (routed experts counted ``experts_per_token`` of ``num_experts``).
+        """
+        kinds = self.layer_kinds()
+        n_moe = kinds.count("moe")
+        n_dense = len(kinds) - n_moe
+        expert = self.mlp_params(self.moe_intermediate_size) if self.is_moe else 0
+        counts = {
+            "embedding": self.vocab_size * self.hidden_size,
+            "lm_head": 0 if self.tie_embeddings else self.vocab_size * self.hidden_size,
+            "attention": self.num_layers * self.attention_params(),
+            "mlp": n_dense * self.mlp_params(),
+            "experts": n_moe * self.num_experts * expert,
+            "shared_experts": n_moe * self.num_shared_experts * expert,
+            "router": n_moe * self.num_experts * self.hidden_size,
+            "norms": self.num_layers * self.norm_params() + self.hidden_size,
+        }
+        counts["total"] = sum(counts.values())
+        counts["active"] = counts["total"] - counts["experts"] + (
+            n_moe * self.experts_per_token * expert
+        )
+        return counts
+
+    def replace(self, **changes: Any) -> TransformerConfig:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def __repr__(self) -> str:
+        c = self.param_counts()
+        kind = "MLA" if self.is_mla else f"{self.num_heads}q/{self.num_kv_heads}kv heads"
+        moe = (f", MoE {self.num_experts}x top-{self.experts_per_token}"
+               if self.is_moe else "")
+        return (f"TransformerConfig({self.name}: {self.num_layers} layers, hidden "
+                f"{self.hidden_size}, {kind}{moe}, {c['total'] / 1e9:.3g}B params)")
+
+
+_REQUIRED_POSITIVE = {
+    "hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size",
+}
+
+
+def _get(cfg: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    for k in keys:
+        if k in cfg and cfg[k] is not None:
+            return cfg[k]
+    return default
+
+
+def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None = None
+            ) -> TransformerConfig:
+    """Build a :class:`TransformerConfig` from a Hugging Face ``config.json``.
+
+    Parameters
+    ----------
+    source : dict, str or path
+        The parsed config, or the path of a ``config.json`` (or of a directory holding one).
+    name : str, optional
+        Display name (default: ``_name_or_path``, ``model_type`` or the file name).
+
+    Notes
+    -----
+    Reads the Llama / Mistral / Mixtral / Qwen2-3 (MoE) / DeepSeek-V2-V3 / GPT-2 spellings:
+    ``hidden_size`` (``n_embd``), ``num_hidden_layers`` (``n_layer``),
+    ``num_attention_heads`` (``n_head``), ``num_key_value_heads`` (default: the heads),
+    ``head_dim`` (default ``hidden_size // heads``), ``intermediate_size`` (``n_inner``,
+    default 4x hidden), ``vocab_size``, ``tie_word_embeddings`` (default False),
+    ``hidden_act`` (GELU/ReLU → a 2-matrix MLP, else gated), experts from
+    ``num_local_experts`` / ``n_routed_experts`` / ``num_experts`` with
+    ``num_experts_per_tok``, ``moe_intermediate_size``, ``n_shared_experts``,
+    ``first_k_dense_replace`` / ``moe_layer_freq`` (DeepSeek) or ``decoder_sparse_step`` /
+    ``mlp_only_layers`` (Qwen), and MLA from ``kv_lora_rank``, ``q_lora_rank``,
+    ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``.
+    """
+    fn = "from_hf"
+    cfg: Mapping[str, Any]
+    if isinstance(source, Mapping):
+        cfg = source
+        default_name = str(_get(cfg, "_name", "_name_or_path", "model_type", default="custom"))
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir():
+            path = path / "config.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{fn}: no config file at {str(path)!r}")
+        try:
+            cfg = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{fn}: {str(path)!r} is not valid JSON: {exc}") from exc
+        if not isinstance(cfg, Mapping):
+            raise ValueError(f"{fn}: {str(path)!r} must hold a JSON object")
+        default_name = str(_get(cfg, "_name", "_name_or_path", default=path.parent.name))
+    else:
+        raise TypeError(f"{fn}: source must be a dict or a path, got {source!r}")
+
+    def need(*keys: str) -> Any:
+        v = _get(cfg, *keys)
+        if v is None:
+            raise KeyError(f"{fn}: the config has none of {keys}")
+        return v
+
+    model_type = str(cfg.get("model_type", ""))
+    hidden = int(need("hidden_size", "n_embd", "d_model"))
+    layers = int(need("num_hidden_layers", "n_layer", "num_layers"))
+    heads = int(need("num_attention_heads", "n_head", "num_heads"))
+    kv_heads = _get(cfg, "num_key_value_heads")
+    if kv_heads is None:
+        kv_heads = 1 if cfg.get("multi_query") else heads
+    head_dim = int(_get(cfg, "head_dim", default=hidden // heads))
+    act = str(_get(cfg, "hidden_act", "activation_function", default="silu")).lower()
+    gpt_like = model_type in ("gpt2", "gpt_bigcode", "gpt_neox", "opt", "bloom", "gptj")
+    experts = int(_get(cfg, "num_local_experts", "n_routed_experts", "num_experts", default=0))
+    dense: list[int] = []
+    if experts:
+        first = int(_get(cfg, "first_k_dense_replace", default=0))
+        freq = int(_get(cfg, "moe_layer_freq", default=1))
+        step = int(_get(cfg, "decoder_sparse_step", default=1))
+        mlp_only = {int(i) for i in _get(cfg, "mlp_only_layers", default=[])}
+        for i in range(layers):
+            moe = i >= first and i % freq == 0 and (i + 1) % step == 0 and i not in mlp_only
+            if not moe:
+                dense.append(i)
+    inter = int(_get(cfg, "intermediate_size", "n_inner", "ffn_dim", default=4 * hidden))
+    return TransformerConfig(
+        name=name or default_name,
+        hidden_size=hidden,
+        num_layers=layers,
+        num_heads=heads,
+        num_kv_heads=int(kv_heads),
+        head_dim=head_dim,
+        intermediate_size=inter,
+        vocab_size=int(_get(cfg, "vocab_size", default=0)),
+        mlp_gated=act not in _PLAIN_ACTS,
+        norm=str(_get(cfg, "_norm", default="layernorm" if gpt_like else "rmsnorm")),
+        tie_embeddings=bool(_get(cfg, "tie_word_embeddings", default=False)),
+        rope=not gpt_like,
+        qk_norm=model_type.startswith("qwen3"),
+        kv_lora_rank=int(_get(cfg, "kv_lora_rank", default=0)),
+        q_lora_rank=int(_get(cfg, "q_lora_rank", default=0)),
+        qk_nope_head_dim=int(_get(cfg, "qk_nope_head_dim", default=0)),
+        qk_rope_head_dim=int(_get(cfg, "qk_rope_head_dim", default=0)),
+        v_head_dim=int(_get(cfg, "v_head_dim", default=0)),
+        num_experts=experts,
+        experts_per_token=int(_get(cfg, "num_experts_per_tok", default=0)) if experts else 0,
+        moe_intermediate_size=int(_get(cfg, "moe_intermediate_size", default=inter))
+        if experts else 0,
+        num_shared_experts=int(_get(cfg, "n_shared_experts", default=0)) if experts else 0,
+        dense_layers=tuple(dense),
+        source=str(cfg.get("_source", "")),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin() -> dict[str, tuple[str, Path]]:
+    table: dict[str, tuple[str, Path]] = {}
+    for path in sorted(_CONFIG_DIR.glob("*.json")):
+        doc = json.loads(path.read_text())
+        canonical = doc["_name"]
+        for key in (canonical, *doc.get("_aliases", [])):
+            table[key.lower()] = (canonical, path)
+    return table
+
+
+def list_configs() -> list[str]:
+    """Names of the built-in configurations."""
+    return sorted({canonical for canonical, _ in _builtin().values()})
+
+
+@functools.lru_cache(maxsize=64)
+def _load(path: Path) -> TransformerConfig:
+    return from_hf(path)
+
+
+def config(name: str | TransformerConfig) -> TransformerConfig:
+    """A built-in configuration by name (case-insensitive; HF repo names work too).
+
+    Built-ins (numbers from each model's public ``config.json``, source in ``.source``):
+    Llama-3-8B, Llama-3-70B, Llama-3.1-405B, Mixtral-8x7B, DeepSeek-V3, Qwen3-8B,
+    Qwen3-30B-A3B, Qwen3-235B-A22B. A :class:`TransformerConfig` is returned unchanged.
+
+    Raises
+    ------
+    KeyError
+        Unknown name (the message lists close matches).
+    """
+    if isinstance(name, TransformerConfig):
+        return name
+    canonical, path = one_of("transformer.config", "model", name,
+                             {k: v for k, v in _builtin().items()})
+    del canonical
+    return _load(path)

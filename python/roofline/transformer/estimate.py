@@ -1,0 +1,472 @@
+"""One decode step, prefill or training step of a transformer, op by op, on one GPU."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import float8 as _float8
+from ..attention import attention
+from ..collectives import DEFAULT_LATENCY_S, all_reduce, all_to_all
+from ..collectives import link_bytes_per_s as _link_bw
+from ..efficiency import EfficiencyLike
+from ..hardware import Hardware
+from ..hardware import hardware as _hardware
+from ..ops import elementwise, gemm
+from .config import TransformerConfig, config
+from .report import COLUMNS, ModelEstimate
+
+__all__ = ["PHASES", "estimate"]
+
+PHASES = ("decode", "prefill", "train")
+
+#: Low-precision GEMM input format of each linear recipe (for batched expert / absorbed GEMMs).
+_RECIPE_GEMM_DTYPE = {
+    "tensorwise": "fp8", "rowwise": "fp8", "rowwise_with_gw_hp": "fp8",
+    "blockwise": "fp8_block_1x128", "blockwise_1x128_128x128": "fp8_block_1x128",
+    "mxfp4_cutlass": "mxfp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "nvfp4_static": "nvfp4",
+    "nvfp4_no_global_scale": "nvfp4",
+}
+#: Bytes of one stored weight element per GEMM format (block scales ignored).
+_WEIGHT_BYTES = {"fp8": 1.0, "fp8_block_1x128": 1.0, "mxfp8": 1.0, "mxfp4": 0.5, "nvfp4": 0.5}
+
+
+def _recipe_dtype(recipe: str) -> str:
+    return _RECIPE_GEMM_DTYPE.get(recipe, "mxfp8" if recipe.startswith("mxfp8") else "fp8")
+
+
+@dataclass
+class _Ops:
+    """Op rows (name, group) and the kernel specs behind them, evaluated in a few array calls."""
+
+    train: bool
+    recipe: str | None
+    rows: list[tuple[int, str, str, list[tuple[str, int]]]] = field(default_factory=list)
+    gemms: list[tuple[float, float, float, float]] = field(default_factory=list)
+    lowp: list[tuple[float, float, float, float]] = field(default_factory=list)
+    f8: list[tuple[float, float, float]] = field(default_factory=list)
+    elts: list[tuple[float, float, float]] = field(default_factory=list)
+    attn: list[dict[str, Any]] = field(default_factory=list)
+    comms: list[tuple[str, float, float]] = field(default_factory=list)
+    saved: dict[int, float] = field(default_factory=dict)  # activation elements per group
+
+    def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
+        self.rows.append((group, name, kind, parts))
+
+    def _save(self, group: int, elements: float) -> None:
+        self.saved[group] = self.saved.get(group, 0.0) + elements
+
+    def _push(self, kind: str, spec: Any) -> tuple[str, int]:
+        store: list[Any] = getattr(self, kind)
+        store.append(spec)
+        return kind, len(store) - 1
+
+    def linear(self, g: int, name: str, m: float, k: float, n: float, batch: float = 1) -> None:
+        """x (m x k) @ w (k x n), ``batch`` independent weights (experts / heads)."""
+        self._save(g, batch * m * k)
+        if self.recipe is not None:
+            if batch == 1:
+                part = self._push("f8", (m, k, n))
+                self._row(g, name + (" (fwd+bwd)" if self.train else ""), "linear", [part])
+                return
+            fwd = self._push("lowp", (m, k, n, batch))
+            self._row(g, name, "gemm", [fwd])
+            if self.train:
+                self._row(g, name + " bwd", "gemm", [self._push("lowp", (m, n, k, batch)),
+                                                     self._push("lowp", (k, m, n, batch))])
+            return
+        self._row(g, name, "gemm", [self._push("gemms", (m, k, n, batch))])
+        if self.train:  # dgrad (m x n @ n x k) and wgrad (k x m @ m x n)
+            self._row(g, name + " bwd", "gemm", [self._push("gemms", (m, n, k, batch)),
+                                                 self._push("gemms", (k, m, n, batch))])
+
+    def elementwise(self, g: int, name: str, numel: float, reads: int = 1,
+                    writes: int = 1) -> None:
+        """A memory-bound kernel over ``numel`` elements of ``reads`` inputs, ``writes`` outputs."""
+        self._save(g, numel * reads)
+        self._row(g, name, "elementwise", [self._push("elts", (numel, reads, writes))])
+        if self.train:  # reads grad-out + saved inputs, writes one grad per input
+            self._row(g, name + " bwd", "elementwise",
+                      [self._push("elts", (numel, reads + writes, reads))])
+
+    def attention(self, g: int, name: str, **kw: Any) -> None:
+        """One attention call (forward; plus its backward when training)."""
+        b, q, kv = kw["batch"], kw["q_len"], kw["kv_len"]
+        h, kvh = kw["heads"], kw.get("kv_heads", kw["heads"])
+        d, dv = kw["head_dim"], kw.get("v_head_dim", kw["head_dim"])
+        self._save(g, b * (h * q * (d + dv) + kvh * kv * (d + dv)) + 2 * b * h * q)
+        self._row(g, name, "attention", [self._push("attn", dict(kw, backward=False))])
+        if self.train:
+            self._row(g, name + " bwd", "attention",
+                      [self._push("attn", dict(kw, backward=True))])
+
+    def collective(self, g: int, name: str, op: str, nbytes: float, ranks: int) -> None:
+        """A collective (repeated in the backward pass when training)."""
+        if ranks <= 1:
+            return
+        self._row(g, name, "collective", [self._push("comms", (op, nbytes, ranks))])
+        if self.train:
+            self._row(g, name + " bwd", "collective", [self._push("comms", (op, nbytes, ranks))])
+
+
+def _int(fn: str, name: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral)):
+        raise TypeError(f"{fn}: {name} must be an integer, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{fn}: {name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def estimate(
+    model: TransformerConfig | str,
+    phase: str = "decode",
+    batch: int = 1,
+    *,
+    seq_len: int | None = None,
+    kv_len: int | None = None,
+    q_len: int = 1,
+    hardware: Any = None,
+    tp: int = 1,
+    ep: int = 1,
+    linear_recipe: str | None = None,
+    kv_dtype_bytes: float = 2.0,
+    flash: bool = True,
+    efficiency: EfficiencyLike = "default",
+    link_bytes_per_s: float | None = None,
+    latency_s: float = DEFAULT_LATENCY_S,
+) -> ModelEstimate:
+    """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
+
+    Parameters
+    ----------
+    model : TransformerConfig or str
+        A configuration or a built-in name (``rl.transformer.list_configs()``).
+    phase : {"decode", "prefill", "train"}
+        ``decode``: ``q_len`` new tokens per sequence against ``kv_len`` keys (KV cache
+        included). ``prefill``: a causal forward over ``seq_len`` tokens (logits of the last
+        token only). ``train``: forward and backward over ``seq_len`` tokens.
+    batch : int
+        Sequences processed by the GPUs of one tensor-parallel group (per GPU when ``tp=1``;
+        with expert parallelism, attention is data parallel: ``batch`` per GPU).
+    seq_len : int
+        Prompt / training sequence length (prefill, train).
+    kv_len : int
+        Keys per sequence in decode (cached tokens plus the new ``q_len``).
+    q_len : int
+        New tokens per sequence in decode (1; more for speculative decoding).
+    hardware : Hardware or str, optional
+        Accelerator (default: detected / ``rl.set_default_hardware``).
+    tp : int
+        Tensor parallelism (Megatron): heads, MLP width and vocabulary split ``tp`` ways, an
+        all-reduce after the attention and the MLP blocks.
+    ep : int
+        Expert parallelism: ``num_experts / ep`` routed experts per GPU, tokens dispatched and
+        combined with two all-to-alls per MoE layer.
+    linear_recipe : str, optional
+        Run linear layers through ``rl.float8.linear(..., recipe=linear_recipe)`` (casts
+        included) and batched expert / absorbed-MLA GEMMs in the recipe's low-precision
+        format; default: bf16 ``rl.gemm``.
+    kv_dtype_bytes : float
+        Bytes per cached K/V element (2 for bf16, 1 for an fp8 cache).
+    flash : bool
+        Fused attention kernels (default) or materialized scores.
+    efficiency : str or Efficiency
+        Efficiency model for every kernel.
+    link_bytes_per_s, latency_s : float, optional
+        Collective link bandwidth per direction (default: half the hardware's bidirectional
+        interconnect) and latency per step.
+
+    Returns
+    -------
+    ModelEstimate
+        ``.table()`` (per layer and op), ``.summary()``, ``.totals``, ``.memory``.
+
+    Notes
+    -----
+    Layers of one kind (dense / MoE) have identical ops, so each kind is computed once and
+    multiplied by its layer count; the per-layer table repeats the rows. Ops per layer:
+    norm, QKV projection (MLA: fused q_a/kv_a, norms, q_b; decode absorbs ``W_UK`` /
+    ``W_UV`` into batched per-head GEMMs and runs FlashMLA-style attention with
+    ``kv_heads=1``, ``head_dim = kv_lora_rank + rope``, ``shared_kv``; prefill/train
+    expand K and V with ``kv_b``), optional qk-norm, RoPE, attention (causal, bottom-right
+    aligned), output projection, TP all-reduce, residual add; then norm, MLP (gate/up,
+    activation, down) or MoE (router, top-k, dispatch all-to-all, routed experts, shared
+    experts, combine all-to-all, weighted sum), TP all-reduce, residual add. The cache append
+    is assumed fused into the QKV/RoPE kernels.
+
+    MoE experts are modeled as one batched GEMM over the experts a GPU actually uses (no
+    ``rl.grouped_gemm`` yet): with ``T`` tokens per GPU, top-``k`` of ``E`` experts and
+    uniform routing, each expert is hit with probability ``1 - (1 - k/E)^(T·ep)``; the
+    ``T·k`` assignments of a GPU spread evenly over its ``round(E/ep · p_hit)`` active
+    experts (tokens per expert rounded up). Elementwise kernels run in bf16; their backward
+    reads the output gradient and saved inputs and writes one gradient per input.
+
+    Memory per GPU: weights sharded by ``tp`` (attention heads, MLP width, vocabulary) and
+    ``ep`` (routed experts), at 2 bytes per parameter or the recipe's element size for
+    linear weights (block scales ignored); the KV cache of ``batch`` sequences (MLA's latent
+    is replicated across ``tp``); for training, bf16 gradients and fp32 Adam state
+    (master weights, two moments: 12 bytes per parameter, no ZeRO sharding) and the saved
+    activations (every op's inputs in bf16, no recomputation: an upper estimate).
+    """
+    fn = "transformer.estimate"
+    cfg = config(model)
+    if not isinstance(phase, str) or phase not in PHASES:
+        raise ValueError(f"{fn}: phase must be one of {PHASES}, got {phase!r}")
+    batch = _int(fn, "batch", batch)
+    tp = _int(fn, "tp", tp)
+    ep = _int(fn, "ep", ep)
+    q_len = _int(fn, "q_len", q_len)
+    if phase == "decode":
+        if kv_len is None:
+            raise ValueError(f"{fn}: decode needs kv_len (cached tokens + q_len)")
+        kv = _int(fn, "kv_len", kv_len)
+        if kv < q_len:
+            raise ValueError(f"{fn}: kv_len must be >= q_len ({q_len}), got {kv_len!r}")
+        q = q_len
+    else:
+        if seq_len is None:
+            raise ValueError(f"{fn}: {phase} needs seq_len")
+        q = kv = _int(fn, "seq_len", seq_len)
+    if cfg.num_heads % tp:
+        raise ValueError(f"{fn}: tp must divide num_heads ({cfg.num_heads}), got tp={tp}")
+    if cfg.is_moe and cfg.num_experts % ep:
+        raise ValueError(f"{fn}: ep must divide num_experts ({cfg.num_experts}), got ep={ep}")
+    if not cfg.is_moe and ep != 1:
+        raise ValueError(f"{fn}: ep > 1 needs an MoE model, {cfg.name} is dense (ep={ep})")
+    if linear_recipe is not None:
+        _float8._recipe(fn, linear_recipe)
+    if not isinstance(flash, bool):
+        raise TypeError(f"{fn}: flash must be a bool, got {flash!r}")
+    hw: Hardware = _hardware(hardware)
+    comm_bw = link_bytes_per_s
+    if comm_bw is None and (tp > 1 or ep > 1):
+        comm_bw = _link_bw(hw)
+
+    train = phase == "train"
+    ops = _Ops(train=train, recipe=linear_recipe)
+    tokens = batch * q
+    act_bytes = 2.0
+    kinds = cfg.layer_kinds()
+    groups: list[tuple[str, list[int]]] = []
+    for kind in ("dense", "moe"):
+        layers = [i for i, k in enumerate(kinds) if k == kind]
+        if layers:
+            groups.append((kind, layers))
+    attn_kw = dict(causal=True, flash=flash)
+    for gi, (kind, _) in enumerate(groups):
+        _attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes)
+        if kind == "dense":
+            _dense_mlp(ops, gi, cfg, tokens, tp, act_bytes)
+        else:
+            _moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, linear_recipe is not None)
+    head = len(groups)
+    groups.append(("head", []))
+    _head(ops, head, cfg, batch, q, tokens, tp, phase)
+
+    cols = _evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s)
+    weight_bytes = 2.0 if linear_recipe is None else _WEIGHT_BYTES[_recipe_dtype(linear_recipe)]
+    memory = _memory(cfg, hw, batch, kv, tp, ep, phase, weight_bytes, kv_dtype_bytes, ops,
+                     groups)
+    peak_class = "bf16" if linear_recipe is None else (
+        "fp4" if weight_bytes < 1 else "fp8")
+    return ModelEstimate(
+        config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
+        ep=ep, tokens=tokens, groups=groups,
+        rows=[(g, name, kind) for g, name, kind, _ in ops.rows], columns=cols, memory=memory,
+        peak_flops_per_s=hw.peak_flops_per_s(peak_class) if getattr(
+            hw, f"{peak_class}_flops_per_s") else float("nan"),
+        linear_recipe=linear_recipe,
+    )
+
+
+def _attention_block(ops: _Ops, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
+                     tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float) -> None:
+    t = batch * q
+    hid = cfg.hidden_size
+    heads = cfg.num_heads // tp
+    ops.elementwise(g, "attn_norm", t * hid)
+    if cfg.is_mla:
+        nope, rope, lat = cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.kv_lora_rank
+        qk, vd = nope + rope, cfg.v_head_dim
+        if cfg.q_lora_rank:
+            ops.linear(g, "q_a+kv_a_proj", t, hid, cfg.q_lora_rank + lat + rope)
+            ops.elementwise(g, "q_a_norm", t * cfg.q_lora_rank)
+            ops.elementwise(g, "kv_a_norm", t * lat)
+            ops.linear(g, "q_b_proj", t, cfg.q_lora_rank, heads * qk)
+        else:
+            ops.linear(g, "q_proj+kv_a_proj", t, hid, heads * qk + lat + rope)
+            ops.elementwise(g, "kv_a_norm", t * lat)
+        if phase == "decode":  # absorbed (FlashMLA): attention over the latent cache
+            ops.linear(g, "q_absorb (W_UK)", t, nope, lat, batch=heads)
+            ops.elementwise(g, "rope", t * (heads + 1) * rope)
+            ops.attention(g, "attention (MLA absorbed)", batch=batch, heads=heads, kv_heads=1,
+                          q_len=q, kv_len=kv, head_dim=lat + rope, v_head_dim=lat,
+                          shared_kv=True, **attn_kw)
+            ops.linear(g, "v_up (W_UV)", t, lat, vd, batch=heads)
+        else:
+            ops.linear(g, "kv_b_proj", t, lat, heads * (nope + vd))
+            ops.elementwise(g, "rope", t * (heads + 1) * rope)
+            ops.attention(g, "attention (MLA)", batch=batch, heads=heads, kv_heads=heads,
+                          q_len=q, kv_len=kv, head_dim=qk, v_head_dim=vd, **attn_kw)
+        ops.linear(g, "o_proj", t, heads * vd, hid)
+    else:
+        d = cfg.head_dim
+        kvh = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1  # replicated below tp
+        ops.linear(g, "qkv_proj", t, hid, (heads + 2 * kvh) * d)
+        if cfg.qk_norm:
+            ops.elementwise(g, "qk_norm", t * (heads + kvh) * d)
+        if cfg.rope:
+            ops.elementwise(g, "rope", t * (heads + kvh) * d)
+        ops.attention(g, "attention", batch=batch, heads=heads, kv_heads=kvh, q_len=q,
+                      kv_len=kv, head_dim=d, **attn_kw)
+        ops.linear(g, "o_proj", t, heads * d, hid)
+    ops.collective(g, "attn all_reduce", "all_reduce", t * hid * act_bytes, tp)
+    ops.elementwise(g, "attn_residual", t * hid, reads=2)
+
+
+def _dense_mlp(ops: _Ops, g: int, cfg: TransformerConfig, t: int, tp: int,
+               act_bytes: float) -> None:
+    hid = cfg.hidden_size
+    inter = math.ceil(cfg.intermediate_size / tp)
+    ops.elementwise(g, "mlp_norm", t * hid)
+    if cfg.mlp_gated:
+        ops.linear(g, "gate_up_proj", t, hid, 2 * inter)
+        ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
+    else:
+        ops.linear(g, "up_proj", t, hid, inter)
+        ops.elementwise(g, "act", t * inter)
+    ops.linear(g, "down_proj", t, inter, hid)
+    ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
+    ops.elementwise(g, "mlp_residual", t * hid, reads=2)
+
+
+def _moe_mlp(ops: _Ops, g: int, cfg: TransformerConfig, t: int, tp: int, ep: int,
+             act_bytes: float, lowp: bool) -> None:
+    hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
+    mats = 2 if cfg.mlp_gated else 1
+    width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
+    ops.elementwise(g, "mlp_norm", t * hid)
+    ops.linear(g, "router", t, hid, e)
+    ops.elementwise(g, "topk", t * e, reads=1, writes=1)
+    dispatch_bytes = 1.0 if lowp else act_bytes  # fp8 dispatch with a low-precision recipe
+    ops.collective(g, "dispatch all_to_all", "all_to_all", t * k * hid * dispatch_bytes, ep)
+    local = e // ep
+    p_hit = 1.0 - (1.0 - k / e) ** (t * ep)
+    active = max(1, min(local, round(local * p_hit)))
+    per_expert = math.ceil(t * k / active)
+    ops.linear(g, "experts gate_up", per_expert, hid, mats * width, batch=active)
+    ops.elementwise(g, "experts act", active * per_expert * width, reads=mats)
+    ops.linear(g, "experts down", per_expert, width, hid, batch=active)
+    ops.collective(g, "combine all_to_all", "all_to_all", t * k * hid * act_bytes, ep)
+    if cfg.num_shared_experts:
+        sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)
+        ops.linear(g, "shared gate_up", t, hid, mats * sw)
+        ops.elementwise(g, "shared act", t * sw, reads=mats)
+        ops.linear(g, "shared down", t, sw, hid)
+    ops.elementwise(g, "moe weighted sum", t * hid, reads=k + (1 if cfg.num_shared_experts else 0))
+    if ep == 1:
+        ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
+    ops.elementwise(g, "mlp_residual", t * hid, reads=2)
+
+
+def _head(ops: _Ops, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,
+          phase: str) -> None:
+    hid = cfg.hidden_size
+    ops.elementwise(g, "embedding", t * hid, reads=1, writes=1)
+    ops.elementwise(g, "final_norm", t * hid)
+    if cfg.vocab_size:
+        rows = batch if phase == "prefill" else t  # prefill: logits of the last token
+        vocab = math.ceil(cfg.vocab_size / tp)
+        ops.linear(g, "lm_head", rows, hid, vocab)
+        if phase == "train":
+            ops.elementwise(g, "cross_entropy", rows * vocab, reads=1, writes=1)
+
+
+def _evaluate(ops: _Ops, hw: Hardware, efficiency: EfficiencyLike, recipe: str | None,
+              comm_bw: float | None, latency_s: float) -> dict[str, np.ndarray]:
+    parts: dict[str, np.ndarray] = {}  # kind -> (n_specs, 6) columns
+
+    def stack(e: Any) -> np.ndarray:
+        return np.stack([np.atleast_1d(np.asarray(getattr(e, c), dtype=np.float64))
+                         for c in COLUMNS], axis=1)
+
+    if ops.gemms:
+        m, k, n, b = (np.array(c) for c in zip(*ops.gemms, strict=True))
+        parts["gemms"] = stack(gemm(m, k, n, "bf16", hw, batch=b, efficiency=efficiency))
+    if ops.lowp and recipe is not None:
+        m, k, n, b = (np.array(c) for c in zip(*ops.lowp, strict=True))
+        parts["lowp"] = stack(gemm(m, k, n, _recipe_dtype(recipe), hw, batch=b,
+                                   efficiency=efficiency))
+    if ops.f8 and recipe is not None:
+        m, k, n = (np.array(c) for c in zip(*ops.f8, strict=True))
+        mode = "training" if ops.train else "inference"
+        r = _float8.linear(m, k, n, recipe=recipe, hardware=hw, mode=mode,
+                           efficiency=efficiency)
+        mult = 3.0 if ops.train else 1.0
+        g = gemm(m, k, n, _recipe_dtype(recipe), hw, efficiency=efficiency)
+        time = np.atleast_1d(np.asarray(r.fp8_s, dtype=np.float64))
+        comp = mult * np.atleast_1d(np.asarray(g.compute_s))
+        mem = mult * np.atleast_1d(np.asarray(g.memory_s))
+        parts["f8"] = np.stack(
+            [time, comp, mem, np.maximum(time - np.maximum(comp, mem), 0.0),
+             mult * np.atleast_1d(np.asarray(g.flops)), mult * np.atleast_1d(np.asarray(g.bytes))],
+            axis=1)
+    if ops.elts:
+        num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
+        parts["elts"] = stack(elementwise(num, rd, wr, 0.0, "bf16", hw, efficiency=efficiency))
+    if ops.attn:
+        parts["attn"] = np.concatenate(
+            [stack(attention(**kw, hardware=hw, efficiency=efficiency)) for kw in ops.attn])
+    if ops.comms:
+        fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all}
+        parts["comms"] = np.concatenate(
+            [stack(fns[op](math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
+                           latency_s=latency_s)) for op, nb, r in ops.comms])
+    out = np.zeros((len(ops.rows), len(COLUMNS)))
+    for i, (_, _, _, row_parts) in enumerate(ops.rows):
+        for kind, idx in row_parts:
+            out[i] += parts[kind][idx]
+    return {c: out[:, j] for j, c in enumerate(COLUMNS)}
+
+
+def _memory(cfg: TransformerConfig, hw: Hardware, batch: int, kv: int, tp: int, ep: int,
+            phase: str, weight_bytes: float, kv_bytes: float, ops: _Ops,
+            groups: list[tuple[str, list[int]]]) -> dict[str, float]:
+    c = cfg.param_counts()
+    heads_frac = (cfg.num_heads // tp) / cfg.num_heads
+    if cfg.is_mla:
+        hid, lat, rope = cfg.hidden_size, cfg.kv_lora_rank, cfg.qk_rope_head_dim
+        replicated = hid * (cfg.q_lora_rank + lat + rope) if cfg.q_lora_rank else hid * (lat + rope)
+        attn = replicated + (cfg.attention_params() - replicated) * heads_frac
+        kv_token = cfg.kv_cache_bytes_per_token(kv_bytes)
+    else:
+        d, hid = cfg.head_dim, cfg.hidden_size
+        kvh = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
+        h = cfg.num_heads // tp
+        attn = hid * (h + 2 * kvh) * d + h * d * hid
+        kv_token = 2.0 * kvh * d * kv_bytes
+    expert_split = ep if ep > 1 else tp
+    linear = (cfg.num_layers * attn + c["mlp"] / tp + c["experts"] / expert_split
+              + c["shared_experts"] / tp)
+    other = c["router"] + c["norms"] + (c["embedding"] + c["lm_head"]) / tp
+    params = linear + other
+    mem: dict[str, float] = {
+        "params_per_gpu": params,
+        "weights_bytes": linear * weight_bytes + other * 2.0,
+        "kv_cache_bytes": 0.0 if phase == "train" else cfg.num_layers * batch * kv * kv_token,
+        "gradients_bytes": 0.0,
+        "optimizer_bytes": 0.0,
+        "activations_bytes": 0.0,
+    }
+    if phase == "train":
+        mem["gradients_bytes"] = 2.0 * params
+        mem["optimizer_bytes"] = 12.0 * params
+        mem["activations_bytes"] = 2.0 * sum(
+            ops.saved.get(gi, 0.0) * max(1, len(layers)) for gi, (_, layers) in enumerate(groups))
+    mem["total_bytes"] = sum(v for k, v in mem.items() if k.endswith("_bytes"))
+    mem["capacity_bytes"] = hw.mem_capacity_bytes or float("nan")
+    return mem
