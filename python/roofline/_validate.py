@@ -32,11 +32,18 @@ def nonnegative_int_array(fn: str, name: str, value: ArrayLike) -> np.ndarray:
 def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndarray:
     what = "a positive integer" if minimum > 0 else "a non-negative integer"
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}: {name} must be {what}, got bool {value!r}")
+        raise TypeError(f"{fn}: {name} must be {what}, got bool {bool(value)!r}")
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{fn}: {name} must be {what}, got string {value!r}")
     if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
-        raise TypeError(f"{fn}: {name} must be {what}, got {value!r}")
+        raise TypeError(f"{fn}: {name} must be {what}, got {_show(value)}")
+    if isinstance(value, numbers.Real) and not isinstance(value, (int, float, np.number)):
+        value = float(value)  # e.g. fractions.Fraction: checked as the float it stands for
+    if isinstance(value, (list, tuple)) and contains_bool(value):
+        # numpy would silently turn [True, 2] into [1, 2]
+        raise TypeError(f"{fn}: {name} must be {what} or an array of them, got {_show(value)}")
+    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
+        raise ValueError(f"{fn}: {name} must not have masked elements, got {_show(value)}")
     try:
         arr = np.asarray(value)
     except Exception as exc:  # ragged nested lists, exotic objects
@@ -63,6 +70,14 @@ def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndar
         index = int(np.flatnonzero(bad)[0])
         _raise_bad(fn, name, arr, index, arr.flat[index].item(), what)
     return farr
+
+
+def contains_bool(value: list[Any] | tuple[Any, ...]) -> bool:
+    """True when a (nested) list or tuple holds a bool, which numpy would turn into 0 or 1."""
+    return any(
+        isinstance(v, (bool, np.bool_)) or (isinstance(v, (list, tuple)) and contains_bool(v))
+        for v in value
+    )
 
 
 def _is_int(v: Any) -> bool:
@@ -126,5 +141,7 @@ def one_of(fn: str, name: str, value: Any, choices: dict[str, Any]) -> Any:
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, np.generic):  # numpy 2 reprs read np.int64(0); show the plain value
+        value = value.item()
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

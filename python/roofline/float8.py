@@ -11,7 +11,14 @@ import numpy as np
 from . import _core
 from ._bridge import get_num_threads, require_peak, resolve
 from ._format import si
-from ._validate import ArrayLike, broadcast, one_of, positive_int_array
+from ._validate import (
+    ArrayLike,
+    _show,
+    broadcast,
+    contains_bool,
+    one_of,
+    positive_int_array,
+)
 from .efficiency import EfficiencyLike
 
 _R = _core.Recipe
@@ -277,11 +284,13 @@ def _shape_table(spec: ShapesLike) -> tuple[list[str], np.ndarray]:
         names = [str(i) for i in range(len(rows))]
     else:
         raise TypeError(f"{fn}: shapes must be {what}, got {spec!r}")
+    if contains_bool(rows):
+        raise TypeError(f"{fn}: shapes must hold positive integers, got a bool in {_show(rows)}")
     try:
         arr = np.asarray(rows)
     except ValueError:
         raise ValueError(
-            f"{fn}: shapes must be {what}; every entry needs three dimensions, got {rows!r}"
+            f"{fn}: shapes must be {what}; every entry needs three dimensions, got {_show(rows)}"
         ) from None
     if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] == 0:
         raise ValueError(
