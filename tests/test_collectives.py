@@ -1,0 +1,77 @@
+"""Alpha-beta collectives over the database's interconnect (per direction = half of it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import roofline as rl
+from roofline.collectives import DEFAULT_LATENCY_S, link_bytes_per_s
+
+MB = 2**20
+
+
+def test_link_is_half_the_bidirectional_aggregate() -> None:
+    hw = rl.hardware("H100 SXM")
+    assert hw.interconnect_bytes_per_s == 900e9
+    assert link_bytes_per_s(hw) == 450e9
+    assert link_bytes_per_s(hw, bandwidth_fraction=0.8) == pytest.approx(360e9)
+
+
+def test_ring_all_reduce_by_hand() -> None:
+    # 64 MiB over 8 GPUs: sends 2·7/8·64 MiB = 117,440,512 bytes at 450 GB/s, 14 steps of 1 us
+    e = rl.all_reduce(64 * MB, 8, hardware="H100 SXM")
+    assert e.bytes == 2 * 7 / 8 * 64 * MB == 117_440_512
+    assert e.memory_s == pytest.approx(117_440_512 / 450e9)
+    assert e.overhead_s == pytest.approx(14 * DEFAULT_LATENCY_S)
+    assert e.time_s == pytest.approx(e.memory_s + e.overhead_s)
+    assert e.flops == 0
+
+
+def test_tree_same_bytes_log_latency() -> None:
+    ring = rl.all_reduce(4096, 64, hardware="H100 SXM")
+    tree = rl.all_reduce(4096, 64, "tree", hardware="H100 SXM")
+    assert tree.bytes == ring.bytes
+    assert ring.overhead_s == pytest.approx(2 * 63 * 1e-6)
+    assert tree.overhead_s == pytest.approx(2 * 6 * 1e-6)  # 2·log2(64)
+    assert tree.time_s < ring.time_s
+
+
+def test_gather_scatter_all_to_all_send() -> None:
+    kw = {"hardware": "H100 SXM", "latency_s": 0.0}
+    for fn in (rl.all_gather, rl.reduce_scatter, rl.all_to_all):
+        e = fn(8 * MB, 4, **kw)
+        assert e.bytes == 3 / 4 * 8 * MB  # (p-1)/p of the buffer
+        assert e.time_s == pytest.approx(e.bytes / 450e9)
+    s = rl.send_recv(8 * MB, **kw)
+    assert s.bytes == 8 * MB
+    assert rl.all_to_all(8 * MB, 4, hardware="H100 SXM").overhead_s == pytest.approx(3e-6)
+
+
+def test_one_rank_is_free_and_arrays_broadcast() -> None:
+    assert rl.all_reduce(MB, 1, hardware="H100 SXM").time_s == 0
+    e = rl.all_reduce(np.array([MB, 16 * MB, 256 * MB]), np.array([[2], [8]]),
+                      hardware="H100 SXM")
+    assert e.shape == (2, 3)
+    assert np.all(np.diff(e.time_s, axis=1) > 0)
+
+
+def test_overrides() -> None:
+    e = rl.all_reduce(MB, 2, link_bytes_per_s=100e9, latency_s=5e-6)
+    assert e.time_s == pytest.approx(MB / 100e9 + 2 * 5e-6)  # 2·1/2·MB bytes, 2 steps
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="ranks must be a positive integer, got 0"):
+        rl.all_reduce(MB, 0, hardware="H100 SXM")
+    with pytest.raises(ValueError, match="nbytes must be a positive integer, got -5"):
+        rl.all_gather(-5, 2, hardware="H100 SXM")
+    with pytest.raises(KeyError, match="unknown algorithm 'rng'"):
+        rl.all_reduce(MB, 2, "rng", hardware="H100 SXM")
+    with pytest.raises(ValueError, match="latency_s must be a non-negative"):
+        rl.all_reduce(MB, 2, hardware="H100 SXM", latency_s=-1.0)
+    with pytest.raises(ValueError, match="bandwidth_fraction must be in"):
+        rl.all_reduce(MB, 2, hardware="H100 SXM", bandwidth_fraction=1.5)
+    no_link = rl.hardware("H100 SXM").replace(interconnect_bytes_per_s=None)
+    with pytest.raises(ValueError, match="no interconnect_bytes_per_s"):
+        rl.all_reduce(MB, 2, hardware=no_link)

@@ -1,0 +1,199 @@
+"""rl.transformer: configs, parameter counts, KV cache, TP/EP memory, per-op tables and totals."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import roofline as rl
+
+T = rl.transformer
+
+
+@pytest.mark.parametrize(("name", "total", "active"), [
+    ("Llama-3-8B", 8.03e9, 8.03e9),         # Meta: 8.03B
+    ("Llama-3-70B", 70.55e9, 70.55e9),      # 70.6B
+    ("Llama-3.1-405B", 405.85e9, 405.85e9),  # 405B
+    ("Mixtral-8x7B", 46.70e9, 12.88e9),     # Mistral: 46.7B total, 12.9B active
+    ("DeepSeek-V3", 671.0e9, 37.5e9),       # DeepSeek: 671B total, 37B activated
+    ("Qwen3-8B", 8.19e9, 8.19e9),           # Qwen: 8.2B
+    ("Qwen3-30B-A3B", 30.53e9, 3.35e9),     # 30.5B / 3.3B
+    ("Qwen3-235B-A22B", 235.09e9, 22.19e9),  # 235B / 22B
+])
+def test_parameter_counts_match_public_numbers(name: str, total: float, active: float) -> None:
+    c = T.config(name).param_counts()
+    assert c["total"] == pytest.approx(total, rel=2e-3)
+    assert c["active"] == pytest.approx(active, rel=5e-3)
+
+
+def test_llama_3_8b_by_hand() -> None:
+    c = T.config("llama-3-8b").param_counts()
+    # attention: 4096·(32+2·8)·128 + 32·128·4096 = 41,943,040 per layer
+    assert c["attention"] == 32 * 41_943_040
+    # MLP: 3·4096·14336 = 176,160,768 per layer
+    assert c["mlp"] == 32 * 176_160_768
+    assert c["embedding"] == c["lm_head"] == 128256 * 4096
+    assert c["total"] == 8_030_261_248
+
+
+def test_every_builtin_has_a_source_and_aliases_work() -> None:
+    names = T.list_configs()
+    assert len(names) >= 8
+    for n in names:
+        assert T.config(n).source.endswith("(config.json)")
+    assert T.config("meta-llama/Meta-Llama-3-8B").name == "Llama-3-8B"
+    assert T.config("deepseek-ai/DeepSeek-V3").name == "DeepSeek-V3"
+    with pytest.raises(KeyError, match="did you mean"):
+        T.config("Llama-3-8C")
+
+
+def test_from_hf_dict_and_path(tmp_path) -> None:
+    hf = {"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 32,
+          "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+          "vocab_size": 32000, "hidden_act": "silu"}
+    a = T.from_hf(hf, name="Mistral-7B")
+    assert a.param_counts()["total"] == pytest.approx(7.24e9, rel=2e-3)
+    (tmp_path / "config.json").write_text(json.dumps(hf))
+    assert T.from_hf(tmp_path).param_counts() == a.param_counts()
+    assert T.from_hf(tmp_path / "config.json").num_kv_heads == 8
+    gpt2 = T.from_hf({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
+                      "vocab_size": 50257, "activation_function": "gelu_new",
+                      "tie_word_embeddings": True})
+    assert not gpt2.mlp_gated and gpt2.norm == "layernorm" and gpt2.intermediate_size == 3072
+    with pytest.raises(FileNotFoundError):
+        T.from_hf(tmp_path / "missing.json")
+    with pytest.raises(KeyError, match="hidden_size"):
+        T.from_hf({"num_hidden_layers": 2})
+
+
+def test_deepseek_structure() -> None:
+    cfg = T.config("DeepSeek-V3")
+    assert cfg.is_mla and cfg.is_moe
+    assert cfg.dense_layers == (0, 1, 2)
+    assert cfg.layer_kinds().count("moe") == 58
+
+
+def test_kv_cache_bytes() -> None:
+    llama = T.config("Llama-3-8B")
+    # 2·8·128·2 = 4096 bytes per token per layer; ·32 layers = 128 KiB per token
+    assert llama.kv_cache_bytes_per_token() == 4096
+    assert llama.kv_cache_bytes(1, 1) == 131072
+    ds = T.config("DeepSeek-V3")
+    # MLA latent (512 + 64)·2 = 1152 bytes per token per layer
+    assert ds.kv_cache_bytes(64, 4096) == 61 * 64 * 4096 * 1152
+    r = T.estimate(llama, "decode", batch=8, kv_len=4096, hardware="H100 SXM")
+    assert r.memory["kv_cache_bytes"] == llama.kv_cache_bytes(8, 4096)
+
+
+def test_tp_and_ep_split_memory() -> None:
+    llama = T.config("Llama-3-70B")
+    one = T.estimate(llama, "decode", batch=8, kv_len=2048, hardware="H100 SXM")
+    tp8 = T.estimate(llama, "decode", batch=8, kv_len=2048, hardware="H100 SXM", tp=8)
+    # 8 kv heads split 8 ways: the cache per GPU is 1/8; every weight matrix is split
+    assert tp8.memory["kv_cache_bytes"] == one.memory["kv_cache_bytes"] / 8
+    c = llama.param_counts()  # norms are replicated, everything else split 8 ways
+    assert tp8.memory["weights_bytes"] == pytest.approx(
+        2 * ((c["total"] - c["norms"]) / 8 + c["norms"]))
+    assert one.memory["weights_bytes"] == pytest.approx(2 * llama.param_counts()["total"])
+    ds = T.config("DeepSeek-V3")
+    ep1 = T.estimate(ds, "decode", batch=1, kv_len=128, hardware="H800")
+    ep8 = T.estimate(ds, "decode", batch=1, kv_len=128, hardware="H800", ep=8)
+    c = ds.param_counts()
+    # only routed experts are split by ep
+    assert ep1.memory["weights_bytes"] - ep8.memory["weights_bytes"] == pytest.approx(
+        2 * c["experts"] * (1 - 1 / 8))
+    with pytest.raises(ValueError, match="ep must divide num_experts"):
+        T.estimate(ds, "decode", batch=1, kv_len=128, hardware="H800", ep=3)
+    with pytest.raises(ValueError, match="tp must divide num_heads"):
+        T.estimate(llama, "decode", batch=1, kv_len=128, hardware="H100 SXM", tp=3)
+
+
+def test_table_sums_to_totals() -> None:
+    r = T.estimate("Mixtral-8x7B", "decode", batch=16, kv_len=2048, hardware="H100 SXM", tp=2)
+    table = r.table()
+    assert len(table) == 32 * r.ops().query("block == 'moe'").shape[0] + 3
+    assert table["time_s"].sum() == pytest.approx(r.time_s)
+    assert table["flops"].sum() == pytest.approx(r.flops)
+    assert r.summary()["time_s"].sum() == pytest.approx(r.time_s)
+    assert r.total.time_s == pytest.approx(r.time_s)
+    assert set(table["layer"]) == set(range(-1, 33))
+    assert r.tokens_per_s == pytest.approx(16 / r.time_s)
+    assert 0 < r.mfu < 1
+
+
+def test_decode_flops_close_to_two_n_active_plus_attention() -> None:
+    cfg = T.config("Llama-3-8B")
+    r = T.estimate(cfg, "decode", batch=1, kv_len=1, hardware="H100 SXM")
+    # linear FLOPs per token = 2·(params - embedding); attention over 1 key is negligible
+    linear = 2 * (cfg.param_counts()["total"] - cfg.param_counts()["embedding"])
+    assert r.flops == pytest.approx(linear, rel=1e-3)
+
+
+def test_train_has_backward_rows_and_memory() -> None:
+    r = T.estimate("Llama-3-8B", "train", batch=1, seq_len=2048, hardware="H100 SXM")
+    ops = r.ops()
+    assert (ops["op"] == "attention bwd").sum() == 1
+    fwd = ops[~ops["op"].str.endswith("bwd")]["flops"].sum()
+    bwd = ops[ops["op"].str.endswith("bwd")]["flops"].sum()
+    assert 1.9 < bwd / fwd < 2.2  # linears 2x, attention 2.5x
+    m = r.memory
+    params = m["params_per_gpu"]
+    assert m["optimizer_bytes"] == 12 * params and m["gradients_bytes"] == 2 * params
+    assert m["activations_bytes"] > 0 and m["kv_cache_bytes"] == 0
+
+
+def test_linear_recipe_uses_float8() -> None:
+    kw = {"batch": 64, "kv_len": 4096, "hardware": "H800", "ep": 128}
+    bf16 = T.estimate("DeepSeek-V3", "decode", **kw)
+    fp8 = T.estimate("DeepSeek-V3", "decode", linear_recipe="blockwise", **kw)
+    assert fp8.time_s < bf16.time_s
+    assert fp8.memory["weights_bytes"] < 0.6 * bf16.memory["weights_bytes"]
+    with pytest.raises(KeyError, match="unknown recipe"):
+        T.estimate("Llama-3-8B", "decode", batch=1, kv_len=8, hardware="H100 SXM",
+                   linear_recipe="fp9")
+
+
+def test_seed_000_deepseek_v3_decode_layer_on_h800() -> None:
+    """Seed 000: batch 64 per GPU, kv_len 4096, 256 experts over EP=128 (2 per GPU)."""
+    r = T.estimate(T.config("DeepSeek-V3"), phase="decode", batch=64, kv_len=4096,
+                   hardware="H800", ep=128, efficiency="peak")
+    ops = r.ops().set_index(["block", "op"])
+    attn = ops.loc[("moe", "attention (MLA absorbed)")]
+    # 2·64·128·4096·(576+512) FLOPs; the 576-wide latent cache is read once
+    assert attn["flops"] == 73_014_444_032
+    assert attn["bytes"] == 64 * 128 * 576 * 2 + 64 * 4096 * 576 * 2 + 64 * 128 * 512 * 2 \
+        + 64 * 128 * 4
+    up = ops.loc[("moe", "experts gate_up")]
+    down = ops.loc[("moe", "experts down")]
+    # 2 experts per GPU, 64·8 = 512 token-assignments -> 256 tokens each
+    assert up["flops"] == 2 * 2 * 256 * 7168 * 4096
+    assert down["flops"] == 2 * 2 * 256 * 2048 * 7168
+    # bf16 weights: 2·7168·4096·2 bytes (the seed's fp8 weights are half: linear_recipe)
+    assert up["bytes"] == 2 * (256 * 7168 + 7168 * 4096 + 256 * 4096) * 2
+    assert {"dispatch all_to_all", "combine all_to_all", "shared gate_up"} <= set(
+        ops.loc["moe"].index)
+    table = r.table()
+    assert len(table) == 3 * 16 + 58 * 24 + 3
+    assert table["time_s"].sum() == pytest.approx(r.time_s)
+    assert math.isclose(r.memory["kv_cache_bytes"], 61 * 64 * 4096 * 1152)
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="phase must be one of"):
+        T.estimate("Llama-3-8B", "serve", batch=1, kv_len=8, hardware="H100 SXM")
+    with pytest.raises(ValueError, match="decode needs kv_len"):
+        T.estimate("Llama-3-8B", "decode", batch=1, hardware="H100 SXM")
+    with pytest.raises(ValueError, match="prefill needs seq_len"):
+        T.estimate("Llama-3-8B", "prefill", batch=1, hardware="H100 SXM")
+    with pytest.raises(ValueError, match="batch must be an integer >= 1, got 0"):
+        T.estimate("Llama-3-8B", "decode", batch=0, kv_len=8, hardware="H100 SXM")
+    with pytest.raises(ValueError, match="kv_len must be >= q_len"):
+        T.estimate("Llama-3-8B", "decode", batch=1, q_len=4, kv_len=2, hardware="H100 SXM")
+    with pytest.raises(ValueError, match="ep > 1 needs an MoE model"):
+        T.estimate("Llama-3-8B", "decode", batch=1, kv_len=8, hardware="H100 SXM", ep=2)
+    with pytest.raises(ValueError, match="num_kv_heads must divide num_heads"):
+        T.config("Llama-3-8B").replace(num_kv_heads=5)
+    with pytest.raises(TypeError, match="hidden_size must be an int"):
+        T.config("Llama-3-8B").replace(hidden_size=4096.0)
