@@ -6,7 +6,6 @@ import json
 import math
 
 import pytest
-
 import roofline as rl
 
 T = rl.transformer
