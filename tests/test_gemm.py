@@ -22,7 +22,9 @@ import pytest
 import roofline as rl
 
 try:  # imported before the fixture below hides torch from hardware detection
-    import torch
+    import torch as _torch
+
+    torch: Any = _torch
 except ImportError:  # pragma: no cover
     torch = None
 
