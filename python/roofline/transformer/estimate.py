@@ -376,7 +376,8 @@ def _moe_mlp(ops: _Ops, g: int, cfg: TransformerConfig, t: int, tp: int, ep: int
 def _head(ops: _Ops, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,
           phase: str) -> None:
     hid = cfg.hidden_size
-    ops.elementwise(g, "embedding", t * hid, reads=1, writes=1)
+    if cfg.vocab_size:
+        ops.elementwise(g, "embedding", t * hid, reads=1, writes=1)
     ops.elementwise(g, "final_norm", t * hid)
     if cfg.vocab_size:
         rows = batch if phase == "prefill" else t  # prefill: logits of the last token
