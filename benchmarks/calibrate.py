@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 import roofline as rl
 from roofline import _core
 

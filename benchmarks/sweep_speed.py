@@ -42,10 +42,11 @@ def main() -> None:
 
     warnings.filterwarnings("ignore")
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
-    import roofline as rl
     import sympy
     import torch
     from torchao.testing.training import roofline_utils as tao
+
+    import roofline as rl
 
     gpu = "NVIDIA H100"
     hw = rl.hardware(gpu, table="torchao")

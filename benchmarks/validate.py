@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from roofline import _core
 from roofline._bridge import resolve
 

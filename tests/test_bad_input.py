@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 import roofline as rl
 
 HW = "H100 SXM"

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+
 import roofline as rl
 from roofline._format import si
 from roofline.cli import main

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 import roofline as rl
 from roofline.collectives import DEFAULT_LATENCY_S, link_bytes_per_s
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+
 import roofline as rl
 
 BF16_ACH = 989.5e12 * 0.78  # = 7.7181e14 FLOP/s

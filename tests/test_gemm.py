@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+
 import roofline as rl
 
 try:  # imported before the fixture below hides torch from hardware detection

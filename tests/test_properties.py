@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-import roofline as rl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import roofline as rl
 
 FLOOR = 2e-6
 SETTINGS = settings(max_examples=150, deadline=None,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 import roofline as rl
 from roofline.attention import attention_kernels
 

@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+
 import roofline as rl
 
 T = rl.transformer

@@ -497,6 +497,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="json: Hardware.to_dict(); default: table")
     p.set_defaults(func=_cmd_hardware_show)
+
+    from roofline import _cli_model
+
+    _cli_model.add_parser(sub)
     return parser
 
 
