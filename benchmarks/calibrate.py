@@ -21,7 +21,6 @@ grid. Run: ``python benchmarks/calibrate.py [--data ../shared/data/measurements]
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import json
 import statistics
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _measurements import MAX_ACHIEVABLE_NAMES, read
 
 import roofline as rl
 from roofline import _core
@@ -36,28 +36,7 @@ from roofline import _core
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "python" / "roofline" / "data" / "calibration.json"
 
-#: gemm_max_achievable.csv's GPU names -> our canonical names. MI250X is left out: its row is
-#: one GCD (half the package our database describes).
-MAX_ACHIEVABLE_NAMES = {
-    "NVIDIA A100 SXM": "A100 SXM 80GB",
-    "NVIDIA A100 PCIe": "A100 PCIe 80GB",
-    "NVIDIA H100 SXM": "H100 SXM",
-    "NVIDIA H200 SXM": "H200",
-    "NVIDIA GH200 SXM": "GH200 144GB",
-    "NVIDIA B200 SXM": "B200",
-    "NVIDIA B300 SXM": "B300",
-    "NVIDIA GB200 SXM": "GB200",
-    "AMD MI300X": "MI300X",
-    "AMD MI325X": "MI325X",
-    "AMD MI355X": "MI355X",
-    "Intel Gaudi 2": "Gaudi 2",
-    "Intel Gaudi 3": "Gaudi 3",
-}
 
-
-def read(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def core_hw(hw: rl.Hardware, fractions: dict[str, float] | None = None) -> Any:

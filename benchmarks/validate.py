@@ -23,13 +23,13 @@ Files and how their rows are modeled:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _measurements import MAX_ACHIEVABLE_NAMES, read
 
 from roofline import _core
 from roofline._bridge import resolve
@@ -37,28 +37,9 @@ from roofline._bridge import resolve
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ("default", "calibrated", "torchao", "peak")
 
-MAX_ACHIEVABLE_NAMES = {
-    "NVIDIA A100 SXM": "A100 SXM 80GB",
-    "NVIDIA A100 PCIe": "A100 PCIe 80GB",
-    "NVIDIA H100 SXM": "H100 SXM",
-    "NVIDIA H200 SXM": "H200",
-    "NVIDIA GH200 SXM": "GH200 144GB",
-    "NVIDIA B200 SXM": "B200",
-    "NVIDIA B300 SXM": "B300",
-    "NVIDIA GB200 SXM": "GB200",
-    "AMD MI300X": "MI300X",
-    "AMD MI325X": "MI325X",
-    "AMD MI355X": "MI355X",
-    "Intel Gaudi 2": "Gaudi 2",
-    "Intel Gaudi 3": "Gaudi 3",
-}
 
 D = _core.DType
 
-
-def read(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def gemm_time(hw_name: str, preset: str, m: float, k: float, n: float, a: Any, b: Any,

@@ -8,6 +8,7 @@ max-achievable file is in-sample (it sets the achievable fractions), so its boun
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ CALIBRATED_MEDIAN_BOUND = {
 def table() -> list[dict]:
     if not DATA.is_dir():
         pytest.skip(f"measurement data not found at {DATA}")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     spec = importlib.util.spec_from_file_location("validate", ROOT / "benchmarks" / "validate.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)

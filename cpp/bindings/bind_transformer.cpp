@@ -12,36 +12,13 @@
 #include "roofline/ops/attention.hpp"
 #include "roofline/ops/collective.hpp"
 #include "roofline/sweep.hpp"
+#include "arrays.hpp"
 
 namespace py = pybind11;
 using namespace roofline;
+using namespace roofline::bindings;
 
 namespace {
-
-using InArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-std::size_t equal_length(std::initializer_list<const InArray*> arrays) {
-  const auto n = static_cast<std::size_t>(arrays.begin()[0]->size());
-  for (const InArray* a : arrays) {
-    if (static_cast<std::size_t>(a->size()) != n) {
-      throw std::invalid_argument("internal: sweep arrays must have equal length");
-    }
-  }
-  return n;
-}
-
-template <class Fn>
-py::tuple columns(std::size_t len, Fn&& run) {
-  std::array<py::array_t<double>, 6> cols;
-  for (auto& c : cols) c = py::array_t<double>(static_cast<py::ssize_t>(len));
-  EstimateColumns o{cols[0].mutable_data(), cols[1].mutable_data(), cols[2].mutable_data(),
-                    cols[3].mutable_data(), cols[4].mutable_data(), cols[5].mutable_data()};
-  {
-    py::gil_scoped_release release;
-    run(o);
-  }
-  return py::make_tuple(cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]);
-}
 
 AttentionShape flags(bool shared_kv, bool causal, bool flash, bool backward, DType dtype) {
   AttentionShape s;
@@ -62,7 +39,7 @@ py::tuple attention_sweep_py(const InArray& batch, const InArray& heads, const I
       equal_length({&batch, &heads, &kv_heads, &q_len, &kv_len, &head_dim, &v_head_dim});
   const AttentionShape f = flags(shared_kv, causal, flash, backward, dtype);
   const Rates rates(hw, eff);
-  return columns(len, [&](EstimateColumns o) {
+  return estimate_columns(len, [&](EstimateColumns o) {
     attention_sweep(batch.data(), heads.data(), kv_heads.data(), q_len.data(), kv_len.data(),
                     head_dim.data(), v_head_dim.data(), len, f, rates, o);
   });
@@ -87,16 +64,7 @@ py::list attention_kernels_py(double batch, double heads, double kv_heads, doubl
   for (int i = 0; i < kernels.size; ++i) {
     const OpKernel& k = kernels.items[static_cast<std::size_t>(i)];
     const Estimate e = estimate(k.cost, rates);
-    py::dict row;
-    row["kernel"] = std::string(k.name);
-    row["flops"] = k.cost.flops;
-    row["bytes_read"] = k.cost.bytes_read;
-    row["bytes_written"] = k.cost.bytes_written;
-    row["time_s"] = e.time_s;
-    row["compute_s"] = e.compute_s;
-    row["memory_s"] = e.memory_s;
-    row["overhead_s"] = e.overhead_s;
-    rows.append(row);
+    rows.append(kernel_row(k.name, k.cost, e));
   }
   return rows;
 }
@@ -105,7 +73,7 @@ py::tuple collective_sweep_py(Collective op, CollectiveAlgo algo, const InArray&
                               const InArray& ranks, double bytes_per_s, double latency_s) {
   const std::size_t len = equal_length({&bytes, &ranks});
   const LinkRates link{bytes_per_s, latency_s};
-  return columns(len, [&](EstimateColumns o) {
+  return estimate_columns(len, [&](EstimateColumns o) {
     collective_sweep(op, algo, bytes.data(), ranks.data(), len, link, o);
   });
 }

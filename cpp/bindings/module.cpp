@@ -4,7 +4,6 @@
 #include <pybind11/stl.h>
 
 #include <array>
-#include <functional>
 #include <string>
 
 #include "roofline/dtype.hpp"
@@ -14,26 +13,16 @@
 #include "roofline/ops/float8_linear.hpp"
 #include "roofline/ops/gemm.hpp"
 #include "roofline/sweep.hpp"
+#include "arrays.hpp"
 
 namespace py = pybind11;
 using namespace roofline;
+using namespace roofline::bindings;
 
 /// Registers attention and collective bindings (cpp/bindings/bind_transformer.cpp).
 void bind_transformer(py::module_& m);
 
 namespace {
-
-using InArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
-std::size_t common_length(std::initializer_list<const InArray*> arrays) {
-  std::size_t n = static_cast<std::size_t>(arrays.begin()[0]->size());
-  for (const InArray* a : arrays) {
-    if (static_cast<std::size_t>(a->size()) != n) {
-      throw std::invalid_argument("internal: sweep arrays must have equal length");
-    }
-  }
-  return n;
-}
 
 const char* role_name(KernelRole r) {
   switch (r) {
@@ -44,22 +33,10 @@ const char* role_name(KernelRole r) {
   return "";
 }
 
-py::tuple estimate_columns(std::size_t len, const std::function<void(EstimateColumns)>& run) {
-  std::array<py::array_t<double>, 6> cols;
-  for (auto& c : cols) c = py::array_t<double>(static_cast<py::ssize_t>(len));
-  EstimateColumns o{cols[0].mutable_data(), cols[1].mutable_data(), cols[2].mutable_data(),
-                    cols[3].mutable_data(), cols[4].mutable_data(), cols[5].mutable_data()};
-  {
-    py::gil_scoped_release release;
-    run(o);
-  }
-  return py::make_tuple(cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]);
-}
-
 py::tuple gemm_sweep_py(const InArray& m, const InArray& k, const InArray& n, const InArray& batch,
                         DType a, DType b, DType out, bool b_shared, const Hardware& hw,
                         const Efficiency& eff, int threads) {
-  const std::size_t len = common_length({&m, &k, &n, &batch});
+  const std::size_t len = equal_length({&m, &k, &n, &batch});
   GemmShape formats;
   formats.a = a;
   formats.b = b;
@@ -73,7 +50,7 @@ py::tuple gemm_sweep_py(const InArray& m, const InArray& k, const InArray& n, co
 py::tuple cost_sweep_py(const InArray& flops, const InArray& bytes_read,
                         const InArray& bytes_written, PeakClass math, double kernels,
                         const Hardware& hw, const Efficiency& eff, int threads) {
-  const std::size_t len = common_length({&flops, &bytes_read, &bytes_written});
+  const std::size_t len = equal_length({&flops, &bytes_read, &bytes_written});
   return estimate_columns(len, [&](EstimateColumns o) {
     cost_sweep(flops.data(), bytes_read.data(), bytes_written.data(), len, math, kernels, hw, eff,
                threads, o);
@@ -99,7 +76,7 @@ py::list cast_kernel_times_py(double d0, double d1, TensorRole role, Recipe reci
 py::tuple float8_linear_sweep_py(const InArray& m, const InArray& k, const InArray& n,
                                  Recipe recipe, LinearMode mode, bool fuse, const Hardware& hw,
                                  const Efficiency& eff, int threads) {
-  const std::size_t len = common_length({&m, &k, &n});
+  const std::size_t len = equal_length({&m, &k, &n});
   py::array_t<double> bf16(static_cast<py::ssize_t>(len)), lowp(static_cast<py::ssize_t>(len)),
       cast(static_cast<py::ssize_t>(len));
   LinearSpec spec;
@@ -125,16 +102,8 @@ py::list float8_linear_kernels_py(double m, double k, double n, Recipe recipe, L
   for (int i = 0; i < kernels.size; ++i) {
     const NamedCost& nc = kernels.items[static_cast<std::size_t>(i)];
     const Estimate e = estimate(nc.cost, hw, eff);
-    py::dict row;
-    row["kernel"] = std::string(nc.name);
+    py::dict row = kernel_row(nc.name, nc.cost, e);
     row["role"] = role_name(nc.role);
-    row["flops"] = nc.cost.flops;
-    row["bytes_read"] = nc.cost.bytes_read;
-    row["bytes_written"] = nc.cost.bytes_written;
-    row["time_s"] = e.time_s;
-    row["compute_s"] = e.compute_s;
-    row["memory_s"] = e.memory_s;
-    row["overhead_s"] = e.overhead_s;
     rows.append(row);
   }
   return rows;

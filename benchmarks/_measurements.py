@@ -1,0 +1,30 @@
+"""What benchmarks/calibrate.py and benchmarks/validate.py share about the measurement files."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+#: gemm_max_achievable.csv's GPU names -> our canonical names. MI250X is left out: its row is
+#: one GCD (half the package our database describes).
+MAX_ACHIEVABLE_NAMES = {
+    "NVIDIA A100 SXM": "A100 SXM 80GB",
+    "NVIDIA A100 PCIe": "A100 PCIe 80GB",
+    "NVIDIA H100 SXM": "H100 SXM",
+    "NVIDIA H200 SXM": "H200",
+    "NVIDIA GH200 SXM": "GH200 144GB",
+    "NVIDIA B200 SXM": "B200",
+    "NVIDIA B300 SXM": "B300",
+    "NVIDIA GB200 SXM": "GB200",
+    "AMD MI300X": "MI300X",
+    "AMD MI325X": "MI325X",
+    "AMD MI355X": "MI355X",
+    "Intel Gaudi 2": "Gaudi 2",
+    "Intel Gaudi 3": "Gaudi 3",
+}
+
+
+def read(path: Path) -> list[dict[str, str]]:
+    """Rows of a measurement CSV as dicts."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
