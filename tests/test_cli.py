@@ -380,7 +380,8 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    # the roofline this test run imports (the installed package in CI, python/ in development)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(rl.__path__[0]))
     env.pop("ROOFLINE_HARDWARE", None)
     return subprocess.run([sys.executable, *args, "-c", code] if code else [sys.executable, *args],
                           capture_output=True, text=True, env=env, cwd=ROOT, check=False)
