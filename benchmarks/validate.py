@@ -35,7 +35,7 @@ from roofline import _core
 from roofline._bridge import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
-PRESETS = ("default", "calibrated", "torchao", "peak")
+PRESETS = ("default", "constant", "torchao", "peak")
 
 
 D = _core.DType

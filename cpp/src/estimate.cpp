@@ -64,7 +64,8 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
     const double tiles = c.batch * tiles_m * tiles_n;
     // Split-K (or stream-K) fills idle SMs when there are fewer tiles than SMs.
     double splits = 1.0;
-    if (tiles < sms) splits = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(c.k / kMinSplitK)));
+    // (Continuous in K so that a longer reduction is never faster.)
+    if (tiles < sms) splits = std::max(1.0, std::min(std::floor(sms / tiles), c.k / kMinSplitK));
     const double units = tiles * splits;
     const double waves = std::ceil(units / sms);
     double utilisation = units / (waves * sms);

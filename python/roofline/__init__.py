@@ -12,7 +12,7 @@ from . import collectives, float8, transformer
 from ._bridge import get_num_threads, set_num_threads
 from .attention import attention
 from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
-from .efficiency import Efficiency
+from .efficiency import Efficiency, default_efficiency, set_default_efficiency
 from .estimate import Estimate
 from .hardware import Hardware, hardware, list_hardware, set_default_hardware
 from .ops import elementwise, gemm
@@ -20,6 +20,8 @@ from .ops import elementwise, gemm
 __version__ = "0.1.0"
 
 __all__ = [
+    "default_efficiency",
+    "set_default_efficiency",
     "Efficiency",
     "Estimate",
     "Hardware",

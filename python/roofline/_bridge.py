@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from . import _core
-from .efficiency import EfficiencyLike, preset, to_core
+from .efficiency import (
+    SHAPE_AWARE_PRESETS,
+    EfficiencyLike,
+    default_efficiency,
+    preset,
+    to_core,
+)
 from .hardware import Hardware, hardware
 
 PEAK_CLASSES = ("fp64", "fp32", "tf32", "bf16", "fp8", "int8", "fp4")
@@ -56,7 +62,9 @@ def require_peak(fn: str, hw: Hardware, core_dtype: Any) -> None:
 def resolve(hw_value: Any, efficiency: EfficiencyLike) -> tuple[Hardware, Any, Any]:
     """Resolve hardware and efficiency: (Hardware, core Hardware, core Efficiency)."""
     hw = resolve_hardware(hw_value)
-    if isinstance(efficiency, str) and efficiency.strip().lower() == "calibrated":
+    if isinstance(efficiency, str) and efficiency.strip().lower() == "default":
+        efficiency = default_efficiency()
+    if isinstance(efficiency, str) and efficiency.strip().lower() in SHAPE_AWARE_PRESETS:
         from ._calibration import core_objects
 
         chw, ceff = core_objects(hw)

@@ -62,7 +62,47 @@ class Efficiency:
 
 EfficiencyLike = str | Efficiency
 
-PRESETS = ("default", "peak", "torchao")
+PRESETS = ("default", "calibrated", "constant", "torchao", "peak")
+
+#: Presets served by the shape-aware model of ``roofline._calibration`` (not an Efficiency).
+SHAPE_AWARE_PRESETS = ("default", "calibrated")
+
+
+_default: EfficiencyLike = "calibrated"
+
+
+def set_default_efficiency(value: EfficiencyLike | None) -> None:
+    """Choose what ``efficiency="default"`` means (None restores the calibrated model).
+
+    Parameters
+    ----------
+    value : {"calibrated", "constant", "torchao", "peak"}, Efficiency or None
+        Any preset name except ``"default"`` itself, or a custom :class:`Efficiency`.
+    """
+    global _default
+    if value is None:
+        _default = "calibrated"
+        return
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key == "default" or key not in PRESETS:
+            raise KeyError(
+                f"set_default_efficiency: value must be one of {PRESETS[1:]}, an Efficiency or "
+                f"None, got {value!r}"
+            )
+        _default = key
+        return
+    if not isinstance(value, Efficiency):
+        raise TypeError(
+            f"set_default_efficiency: value must be a preset name, an Efficiency or None, "
+            f"got {value!r}"
+        )
+    _default = value
+
+
+def default_efficiency() -> EfficiencyLike:
+    """What ``efficiency="default"`` currently means (``"calibrated"`` unless changed)."""
+    return _default
 
 
 def preset(name: EfficiencyLike, hw: Hardware | None = None) -> Efficiency:
@@ -70,8 +110,10 @@ def preset(name: EfficiencyLike, hw: Hardware | None = None) -> Efficiency:
 
     ``"peak"`` is the datasheet roofline (fractions 1, no floor). ``"torchao"`` uses torchao's
     constants (78 % / 92 % / 2 µs, or the hardware's own ``achievable_*_fraction`` when it is a
-    torchao table entry that has them) and torchao's byte conventions. ``"default"`` is the
-    package's default model.
+    torchao table entry that has them) and torchao's byte conventions. ``"constant"`` is the
+    same constants with this package's exact byte counts. ``"default"`` (= ``"calibrated"``)
+    is the shape-aware model; it is not a constant-fraction :class:`Efficiency`, so it is
+    resolved by the op functions themselves and this function raises ``ValueError`` for it.
     """
     if isinstance(name, Efficiency):
         return name
@@ -86,9 +128,14 @@ def preset(name: EfficiencyLike, hw: Hardware | None = None) -> Efficiency:
         cf = getattr(hw, "achievable_flops_fraction", None) or TORCHAO_COMPUTE_FRACTION
         mf = getattr(hw, "achievable_mem_fraction", None) or TORCHAO_MEMORY_FRACTION
         return Efficiency(cf, mf, TORCHAO_KERNEL_FLOOR_S, True)
-    if key == "default":
+    if key == "constant":
         return Efficiency(
             TORCHAO_COMPUTE_FRACTION, TORCHAO_MEMORY_FRACTION, TORCHAO_KERNEL_FLOOR_S, False
+        )
+    if key in SHAPE_AWARE_PRESETS:
+        raise ValueError(
+            f"efficiency preset {name!r} is the shape-aware model, not a constant-fraction "
+            "Efficiency; pass it by name to the op functions"
         )
     import difflib
 

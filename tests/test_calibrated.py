@@ -1,0 +1,77 @@
+"""Properties of the default (calibrated, shape-aware) model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import roofline as rl
+from roofline._calibration import compute_fractions, data
+
+H100 = "H100 SXM"
+dims = st.integers(min_value=1, max_value=1 << 16)
+
+
+@settings(max_examples=150, deadline=None)
+@given(m=dims, k=dims, n=dims, which=st.sampled_from("mkn"), step=st.integers(1, 4096))
+def test_gemm_time_is_monotone_in_every_dimension(m: int, k: int, n: int, which: str,
+                                                  step: int) -> None:
+    small = rl.gemm(m, k, n, "bf16", H100)
+    big = rl.gemm(*(v + step if c == which else v for c, v in zip("mkn", (m, k, n), strict=True)),
+                  "bf16", H100)
+    assert big.time_s >= small.time_s * (1 - 1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(m=dims, k=dims, n=dims, dtype=st.sampled_from(["bf16", "fp8"]))
+def test_never_faster_than_the_datasheet_roofline(m: int, k: int, n: int, dtype: str) -> None:
+    e = rl.gemm(m, k, n, dtype, H100)
+    assert np.isfinite(e.time_s) and e.time_s > 0
+    assert e.time_s >= rl.gemm(m, k, n, dtype, H100, efficiency="peak").time_s
+
+
+def test_large_gemm_runs_at_the_measured_achievable_fraction() -> None:
+    # 8192^3 bf16 on H100: the best tile fills its last wave almost completely, so compute
+    # runs within a few percent of the achievable rate (never below the 92 % stream-K floor).
+    frac = compute_fractions(rl.hardware(H100))["bf16"]
+    e = rl.gemm(8192, 8192, 8192, "bf16", H100)
+    ideal = 2 * 8192**3 / (989.5e12 * frac)
+    assert ideal <= e.compute_s <= ideal * 1.03
+    assert e.compute_s < e.time_s < e.compute_s * 1.02
+
+
+def test_wave_quantization_steps() -> None:
+    # One wave more than fits (133 tiles of 128x256 on 132 SMs) costs more than 132 tiles.
+    full = rl.gemm(128 * 132, 8192, 256, "bf16", H100)
+    over = rl.gemm(128 * 133, 8192, 256, "bf16", H100)
+    assert over.time_s > full.time_s * 1.03
+
+
+def test_small_streaming_kernels_pay_the_fitted_latency() -> None:
+    p = data()["params"]
+    e = rl.elementwise(1024, hardware=H100)  # 4 KB: pure latency
+    expected = p["memory_latency_s"] + 4096 / (3.35e12 * p["memory_fraction"])
+    assert e.time_s == pytest.approx(expected)
+
+
+def test_default_model_can_be_swapped_and_restored() -> None:
+    calibrated = rl.gemm(4096, 4096, 4096, "bf16", H100).time_s
+    rl.set_default_efficiency("peak")
+    try:
+        assert rl.gemm(4096, 4096, 4096, "bf16", H100).time_s == pytest.approx(
+            2 * 4096**3 / 989.5e12)
+    finally:
+        rl.set_default_efficiency(None)
+    assert rl.gemm(4096, 4096, 4096, "bf16", H100).time_s == calibrated
+    with pytest.raises(KeyError, match="default"):
+        rl.set_default_efficiency("default")
+    with pytest.raises(TypeError, match="value"):
+        rl.set_default_efficiency(3)  # type: ignore[arg-type]
+
+
+def test_unmeasured_accelerators_use_their_vendor_median() -> None:
+    fr = compute_fractions(rl.hardware("L40S"))
+    assert fr["bf16"] == data()["fallback_compute_fraction"]["NVIDIA"]["bf16"]
+    assert compute_fractions(rl.hardware("H800")) == compute_fractions(rl.hardware(H100))
