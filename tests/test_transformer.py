@@ -197,3 +197,28 @@ def test_bad_input() -> None:
         T.config("Llama-3-8B").replace(num_kv_heads=5)
     with pytest.raises(TypeError, match="hidden_size must be an int"):
         T.config("Llama-3-8B").replace(hidden_size=4096.0)
+
+
+def test_dtype_and_kv_dtype_change_bytes_and_time() -> None:
+    cfg = rl.transformer.config("Llama-3-8B")
+    kw = dict(phase="decode", batch=8, kv_len=8192, hardware="H100 SXM")
+    bf16 = rl.transformer.estimate(cfg, **kw)
+    fp8kv = rl.transformer.estimate(cfg, kv_dtype="fp8", **kw)
+    fp32 = rl.transformer.estimate(cfg, dtype="fp32", **kw)
+    # KV cache: 32 layers * 2 (K, V) * 8 kv heads * 128 * 8192 tokens * 8 sequences = 4.29e9
+    # elements -> 8.59e9 B in bf16, 4.29e9 B in fp8
+    assert bf16.memory["kv_cache_bytes"] == 32 * 2 * 8 * 128 * 8192 * 8 * 2
+    assert fp8kv.memory["kv_cache_bytes"] == bf16.memory["kv_cache_bytes"] / 2
+    assert fp8kv.totals["time_s"] < bf16.totals["time_s"]  # decode reads half the cache
+    assert fp32.memory["weights_bytes"] == 2 * bf16.memory["weights_bytes"]
+    assert fp32.totals["time_s"] > bf16.totals["time_s"]
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ({"dtype": "int4"}, "dtype must be one of"),
+    ({"kv_dtype": "fp9"}, "kv_dtype must be one of"),
+    ({"kv_dtype_bytes": 0}, "kv_dtype_bytes must be in"),
+])
+def test_bad_dtypes_raise(bad: dict, needle: str) -> None:
+    with pytest.raises(ValueError, match=needle):
+        rl.transformer.estimate("Llama-3-8B", kv_len=128, hardware="H100 SXM", **bad)

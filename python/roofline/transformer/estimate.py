@@ -35,6 +35,13 @@ _RECIPE_GEMM_DTYPE = {
 _WEIGHT_BYTES = {"fp8": 1.0, "fp8_block_1x128": 1.0, "mxfp8": 1.0, "mxfp4": 0.5, "nvfp4": 0.5}
 
 
+#: Formats a model's weights and activations may use, with their bytes per element.
+_DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
+_DTYPES = tuple(_DTYPE_BYTES)
+#: KV-cache formats and their bytes per element.
+_KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0}
+
+
 def _recipe_dtype(recipe: str) -> str:
     return _RECIPE_GEMM_DTYPE.get(recipe, "mxfp8" if recipe.startswith("mxfp8") else "fp8")
 
@@ -133,7 +140,9 @@ def estimate(
     tp: int = 1,
     ep: int = 1,
     linear_recipe: str | None = None,
-    kv_dtype_bytes: float = 2.0,
+    dtype: str = "bf16",
+    kv_dtype: str | None = None,
+    kv_dtype_bytes: float | None = None,
     flash: bool = True,
     efficiency: EfficiencyLike = "default",
     link_bytes_per_s: float | None = None,
@@ -170,8 +179,12 @@ def estimate(
         Run linear layers through ``rl.float8.linear(..., recipe=linear_recipe)`` (casts
         included) and batched expert / absorbed-MLA GEMMs in the recipe's low-precision
         format; default: bf16 ``rl.gemm``.
-    kv_dtype_bytes : float
-        Bytes per cached K/V element (2 for bf16, 1 for an fp8 cache).
+    dtype : {"bf16", "fp16", "fp32"}
+        Format of weights, activations and the GEMMs without a ``linear_recipe``.
+    kv_dtype : str, optional
+        Format of the KV cache (e.g. ``"fp8"``); default: ``dtype``.
+    kv_dtype_bytes : float, optional
+        Bytes per cached K/V element, overriding ``kv_dtype`` (e.g. 0.5 for a 4-bit cache).
     flash : bool
         Fused attention kernels (default) or materialized scores.
     efficiency : str or Efficiency
@@ -249,14 +262,27 @@ def estimate(
     train = phase == "train"
     ops = _Ops(train=train, recipe=linear_recipe)
     tokens = batch * q
-    act_bytes = 2.0
+    if dtype not in _DTYPES:
+        raise ValueError(f"transformer.estimate: dtype must be one of {_DTYPES}, got {dtype!r}")
+    act_bytes = _DTYPE_BYTES[dtype]
+    if kv_dtype_bytes is None:
+        kv_name = dtype if kv_dtype is None else kv_dtype
+        if kv_name not in _KV_BYTES:
+            raise ValueError(f"transformer.estimate: kv_dtype must be one of {tuple(_KV_BYTES)}, "
+                             f"got {kv_dtype!r}")
+        kv_dtype_bytes = _KV_BYTES[kv_name]
+    elif not (isinstance(kv_dtype_bytes, (int, float)) and 0 < kv_dtype_bytes <= 8):
+        raise ValueError(f"transformer.estimate: kv_dtype_bytes must be in (0, 8], "
+                         f"got {kv_dtype_bytes!r}")
     kinds = cfg.layer_kinds()
     groups: list[tuple[str, list[int]]] = []
     for kind in ("dense", "moe"):
         layers = [i for i, k in enumerate(kinds) if k == kind]
         if layers:
             groups.append((kind, layers))
-    attn_kw = dict(causal=True, flash=flash)
+    # An 8-bit KV cache is modeled as fp8 attention: K and V are read in fp8 (the math then
+    # runs at the fp8 peak, which matters only for compute-bound prefill).
+    attn_kw = dict(causal=True, flash=flash, dtype="fp8" if kv_dtype_bytes == 1.0 else dtype)
     for gi, (kind, _) in enumerate(groups):
         _attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes)
         if kind == "dense":
@@ -267,11 +293,12 @@ def estimate(
     groups.append(("head", []))
     _head(ops, head, cfg, batch, q, tokens, tp, phase)
 
-    cols = _evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s)
-    weight_bytes = 2.0 if linear_recipe is None else _WEIGHT_BYTES[_recipe_dtype(linear_recipe)]
+    cols = _evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
+    weight_bytes = (act_bytes if linear_recipe is None
+                    else _WEIGHT_BYTES[_recipe_dtype(linear_recipe)])
     memory = _memory(cfg, hw, batch, kv, tp, ep, phase, weight_bytes, kv_dtype_bytes, ops,
-                     groups)
-    peak_class = "bf16" if linear_recipe is None else (
+                     groups, dtype_bytes=act_bytes)
+    peak_class = ("fp32" if dtype == "fp32" else "bf16") if linear_recipe is None else (
         "fp4" if weight_bytes < 1 else "fp8")
     return ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
@@ -388,7 +415,8 @@ def _head(ops: _Ops, g: int, cfg: TransformerConfig, batch: int, q: int, t: int,
 
 
 def _evaluate(ops: _Ops, hw: Hardware, efficiency: EfficiencyLike, recipe: str | None,
-              comm_bw: float | None, latency_s: float) -> dict[str, np.ndarray]:
+              comm_bw: float | None, latency_s: float, dtype: str = "bf16"
+              ) -> dict[str, np.ndarray]:
     parts: dict[str, np.ndarray] = {}  # kind -> (n_specs, 6) columns
 
     def stack(e: Any) -> np.ndarray:
@@ -397,7 +425,7 @@ def _evaluate(ops: _Ops, hw: Hardware, efficiency: EfficiencyLike, recipe: str |
 
     if ops.gemms:
         m, k, n, b = (np.array(c) for c in zip(*ops.gemms, strict=True))
-        parts["gemms"] = stack(gemm(m, k, n, "bf16", hw, batch=b, efficiency=efficiency))
+        parts["gemms"] = stack(gemm(m, k, n, dtype, hw, batch=b, efficiency=efficiency))
     if ops.lowp and recipe is not None:
         m, k, n, b = (np.array(c) for c in zip(*ops.lowp, strict=True))
         parts["lowp"] = stack(gemm(m, k, n, _recipe_dtype(recipe), hw, batch=b,
@@ -418,7 +446,7 @@ def _evaluate(ops: _Ops, hw: Hardware, efficiency: EfficiencyLike, recipe: str |
             axis=1)
     if ops.elts:
         num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
-        parts["elts"] = stack(elementwise(num, rd, wr, 0.0, "bf16", hw, efficiency=efficiency))
+        parts["elts"] = stack(elementwise(num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
     if ops.attn:
         parts["attn"] = np.concatenate(
             [stack(attention(**kw, hardware=hw, efficiency=efficiency)) for kw in ops.attn])
@@ -436,7 +464,7 @@ def _evaluate(ops: _Ops, hw: Hardware, efficiency: EfficiencyLike, recipe: str |
 
 def _memory(cfg: TransformerConfig, hw: Hardware, batch: int, kv: int, tp: int, ep: int,
             phase: str, weight_bytes: float, kv_bytes: float, ops: _Ops,
-            groups: list[tuple[str, list[int]]]) -> dict[str, float]:
+            groups: list[tuple[str, list[int]]], dtype_bytes: float = 2.0) -> dict[str, float]:
     c = cfg.param_counts()
     heads_frac = (cfg.num_heads // tp) / cfg.num_heads
     if cfg.is_mla:
@@ -457,16 +485,16 @@ def _memory(cfg: TransformerConfig, hw: Hardware, batch: int, kv: int, tp: int, 
     params = linear + other
     mem: dict[str, float] = {
         "params_per_gpu": params,
-        "weights_bytes": linear * weight_bytes + other * 2.0,
+        "weights_bytes": linear * weight_bytes + other * dtype_bytes,
         "kv_cache_bytes": 0.0 if phase == "train" else cfg.num_layers * batch * kv * kv_token,
         "gradients_bytes": 0.0,
         "optimizer_bytes": 0.0,
         "activations_bytes": 0.0,
     }
     if phase == "train":
-        mem["gradients_bytes"] = 2.0 * params
+        mem["gradients_bytes"] = dtype_bytes * params
         mem["optimizer_bytes"] = 12.0 * params
-        mem["activations_bytes"] = 2.0 * sum(
+        mem["activations_bytes"] = dtype_bytes * sum(
             ops.saved.get(gi, 0.0) * max(1, len(layers)) for gi, (_, layers) in enumerate(groups))
     mem["total_bytes"] = sum(v for k, v in mem.items() if k.endswith("_bytes"))
     mem["capacity_bytes"] = hw.mem_capacity_bytes or float("nan")
