@@ -5,7 +5,8 @@
 (b) the same expressions through ``sympy.lambdify`` (numpy): (b1) called per shape in a
     Python loop, (b2) called once on numpy arrays.
 (c) ``roofline.float8.linear`` on numpy arrays (validation included), one thread and all
-    threads.
+    threads, with the same (torchao) model as (a) and (b);
+(d) the same call with the default shape-aware model (12 candidate tiles per GEMM).
 
 Run: ``python benchmarks/sweep_speed.py [--points 2000000]`` (needs torch, torchao, sympy).
 Every number is measured in this run; ratios compare rows of the same run.
@@ -77,10 +78,10 @@ def main() -> None:
         for f in lambdas:
             f(m, k, n)
 
-    def ours(threads: int) -> Callable[[], None]:
+    def ours(threads: int, efficiency: str = "torchao") -> Callable[[], None]:
         def run() -> None:
             rl.set_num_threads(threads)
-            rl.float8.linear(m, k, n, args.recipe, hw, efficiency="torchao")
+            rl.float8.linear(m, k, n, args.recipe, hw, efficiency=efficiency)
 
         return run
 
@@ -98,6 +99,8 @@ def main() -> None:
         ("(b2) sympy.lambdify on numpy arrays", _rate(args.points, lambdify_arrays)),
         ("(c1) roofline, numpy arrays, 1 thread", _rate(args.points, ours(1))),
         (f"(c2) roofline, arrays, all threads ({os.cpu_count()})", _rate(args.points, ours(0))),
+        ("(d1) default shape-aware model, 1 thread", _rate(args.points, ours(1, "default"))),
+        ("(d2) default shape-aware model, all threads", _rate(args.points, ours(0, "default"))),
     ]
     rl.set_num_threads(0)
     base_a, base_b1, base_b2 = rows[0][1], rows[1][1], rows[2][1]
