@@ -14,6 +14,7 @@ from .attention import attention
 from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from .efficiency import Efficiency, default_efficiency, set_default_efficiency
 from .estimate import Estimate
+from .explain import Explanation, explain
 from .hardware import Hardware, hardware, list_hardware, set_default_hardware
 from .ops import elementwise, gemm
 
@@ -24,6 +25,7 @@ __all__ = [
     "set_default_efficiency",
     "Efficiency",
     "Estimate",
+    "Explanation",
     "Hardware",
     "all_gather",
     "all_reduce",
@@ -31,6 +33,7 @@ __all__ = [
     "attention",
     "collectives",
     "elementwise",
+    "explain",
     "float8",
     "gemm",
     "get_num_threads",

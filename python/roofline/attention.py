@@ -13,6 +13,7 @@ from ._dtypes import label
 from ._validate import ArrayLike, broadcast, positive_int_array
 from .efficiency import EfficiencyLike
 from .estimate import Estimate, from_columns
+from .explain import peak_meta
 
 __all__ = ["attention", "attention_kernels", "attention_pairs"]
 
@@ -173,7 +174,8 @@ def attention(
     require_peak(fn, hw, dt)
     cols = _core.attention_sweep(*arrays, *flags, dt, chw, ceff)
     kind = ("flash" if flags[2] else "materialized") + (" bwd" if flags[3] else "")
-    return from_columns(cols, shape, label=f"attention {kind} {label(dt)}", hardware=hw.name)
+    return from_columns(cols, shape, label=f"attention {kind} {label(dt)}", hardware=hw.name,
+                        meta=peak_meta(hw, dt))
 
 
 def attention_kernels(

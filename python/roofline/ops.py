@@ -14,6 +14,7 @@ from ._dtypes import dtype as parse_dtype
 from ._validate import ArrayLike, broadcast, nonnegative_int_array, positive_int_array
 from .efficiency import EfficiencyLike
 from .estimate import Estimate, from_columns
+from .explain import peak_meta
 
 
 def gemm(
@@ -72,7 +73,8 @@ def gemm(
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
     cols = _core.gemm_sweep(*arrays, dt, dt, out, False, chw, ceff, get_num_threads())
-    return from_columns(cols, shape, label=_gemm_label(m, k, n, batch, dt), hardware=hw.name)
+    return from_columns(cols, shape, label=_gemm_label(m, k, n, batch, dt), hardware=hw.name,
+                        meta=peak_meta(hw, dt))
 
 
 def elementwise(
@@ -134,7 +136,8 @@ def elementwise(
         num * fpe, num * r * b, num * w * b, _core.PeakClass.fp32, 1.0, chw, ceff,
         get_num_threads(),
     )
-    return from_columns(cols, shape, label=f"elementwise {label(dt)}", hardware=hw.name)
+    return from_columns(cols, shape, label=f"elementwise {label(dt)}", hardware=hw.name,
+                        meta=peak_meta(hw, _core.DType.fp32))
 
 
 def _gemm_label(m: Any, k: Any, n: Any, batch: Any, dt: Any) -> str:
