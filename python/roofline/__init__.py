@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from . import collectives, float8, transformer
+from . import collectives, float8, fusion, transformer
 from ._bridge import get_num_threads, set_num_threads
 from .attention import attention
 from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
@@ -35,6 +35,7 @@ __all__ = [
     "elementwise",
     "explain",
     "float8",
+    "fusion",
     "gemm",
     "get_num_threads",
     "hardware",
