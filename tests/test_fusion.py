@@ -201,3 +201,25 @@ def test_bad_input() -> None:
         g2.estimate([["b", "c"]], hardware=HW)
     with pytest.raises(ValueError, match="share one shape"):
         rl.fusion.fuse_projections(4, 8, [16, 32], [(0, 8), (1, 8)], hardware=HW)
+
+
+def test_cli_fusion(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from roofline.cli import main
+
+    assert main(["fusion", "epilogue", "512", "512", "512", "--hardware", HW,
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    ref = rl.fusion.epilogue_fusion(512, 512, 512, hardware=HW)
+    assert data["speedup"] == pytest.approx(ref.speedup)
+    assert data["candidate"]["bytes"] == 6 * 512 * 512
+    assert main(["fusion", "horizontal", "64", "2304", "1024,1024,1024,8,128,128",
+                 "--follow-up", "4:1024", "--follow-up", "5:1024", "--hardware", "H200"]) == 0
+    out = capsys.readouterr().out
+    assert "1 GEMM + 1 bmm" in out and "saving" in out
+    assert main(["fusion", "chain", "128,10000,128,10000", "--names", "C,A,B",
+                 "--hardware", HW, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["candidate"]["name"] == "(C @ A) @ B"
+    assert main(["fusion", "batch", "0", "1", "1", "--count", "2", "--hardware", HW]) == 2
+    assert "m must be a positive integer, got 0" in capsys.readouterr().err

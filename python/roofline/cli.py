@@ -501,6 +501,9 @@ def build_parser() -> argparse.ArgumentParser:
     from roofline import _cli_model
 
     _cli_model.add_parser(sub)
+    from roofline import _cli_fusion
+
+    _cli_fusion.add_parser(sub)
     from roofline import _cli_explain
 
     _cli_explain.add_parser(sub)
