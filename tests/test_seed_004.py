@@ -3,6 +3,9 @@ the order of C @ A @ B, reproduced with rl.fusion."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 import roofline as rl
@@ -77,7 +80,12 @@ def test_attention_like_bytes_flops_and_intensity() -> None:
     assert g.estimate(hardware=H100).intensity == pytest.approx(KV_HEAD / 2, rel=0.03)
     # below the H100's ridge (295 FLOP/B) the materialized form is memory-bound
     assert through_hbm.intensity < RIDGE < fused.intensity
-    assert fused.time_s < through_hbm.time_s
+    # peak roofline: compute-bound fused beats memory-bound materialized; the default model's
+    # flash kernel runs far below the GEMM peak (one head: 79 query blocks for 132 SMs), so
+    # it does not win here (see the notebook)
+    peak = [g.estimate(grp, hardware=H100, efficiency="peak").time_s
+            for grp in ([["S", "P", "O"]], [["S", "P"]])]
+    assert peak[0] < peak[1] / 2
 
 
 def test_chain_order_without_relu() -> None:
@@ -92,3 +100,19 @@ def test_chain_order_without_relu() -> None:
     assert ch.compare().speedup > 10
     # (C @ A) is only KV_HEAD x KV_HEAD: the left order never materializes SEQUENCE²
     assert left.bytes < right.bytes / 30
+
+
+@pytest.mark.slow
+def test_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "seed_004_fusion_exercise.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+    package_parent = str(Path(rl.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [package_parent, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    client = nbclient.NotebookClient(nb, timeout=60, kernel_name="python3",
+                                     resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
