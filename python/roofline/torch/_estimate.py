@@ -1,0 +1,491 @@
+"""Estimate a PyTorch module's step by running it on meta tensors under a dispatch mode."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.module_tracker import ModuleTracker
+
+import roofline as rl
+from roofline._format import si
+from roofline.estimate import Estimate
+
+from . import _ops
+
+MODES = ("train", "inference")
+_MODE_ALIASES = {"train": "train", "training": "train", "inference": "inference",
+                 "eval": "inference"}
+
+#: Columns of :meth:`TorchEstimate.table`.
+COLUMNS = ("module", "op", "kind", "phase", "modeled", "shapes", "dtype", "time_s",
+           "compute_s", "memory_s", "overhead_s", "flops", "bytes")
+
+
+@dataclasses.dataclass(frozen=True)
+class OpRecord:
+    """One kernel the module launches: where it ran, what it is, and its estimate."""
+
+    module: str
+    op: str
+    kind: str
+    phase: str
+    modeled: bool
+    shapes: str
+    dtype: str
+    estimate: Estimate
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TorchEstimate:
+    """The estimated step of a PyTorch module: every kernel, totals, tables.
+
+    Attributes
+    ----------
+    records : list of OpRecord
+        One per kernel, in launch order (forward, then backward in ``mode="train"``).
+    hardware, mode : str
+        The accelerator and ``"train"`` / ``"inference"``.
+
+    Notes
+    -----
+    ``time_s`` is the sum of the kernels' times (one stream, no overlap, no optimizer step,
+    no host overhead beyond each kernel's latency floor). Ops the package does not model
+    are estimated from the bytes of their tensors (a streaming kernel) and listed in
+    :attr:`unmodeled`.
+    """
+
+    records: list[OpRecord]
+    hardware: str
+    mode: str
+
+    @property
+    def estimate(self) -> Estimate:
+        """All kernels summed into one :class:`roofline.Estimate`."""
+        total: Estimate = sum((r.estimate for r in self.records), start=_zero(self.hardware))
+        return dataclasses.replace(total, label=f"{self.mode} step ({len(self.records)} kernels)")
+
+    @property
+    def time_s(self) -> float:
+        """Predicted step time in seconds."""
+        return float(sum(float(r.estimate.time_s) for r in self.records))
+
+    @property
+    def flops(self) -> float:
+        """FLOPs of the step."""
+        return float(sum(float(r.estimate.flops) for r in self.records))
+
+    @property
+    def bytes(self) -> float:
+        """DRAM bytes of the step (link bytes for collectives)."""
+        return float(sum(float(r.estimate.bytes) for r in self.records))
+
+    @property
+    def unmodeled(self) -> list[str]:
+        """Names of the aten ops estimated from their tensors' bytes only (sorted)."""
+        return sorted({r.op for r in self.records if not r.modeled})
+
+    def table(self) -> Any:
+        """One row per kernel (pandas DataFrame with :data:`COLUMNS`)."""
+        import pandas as pd
+
+        rows = []
+        for r in self.records:
+            e = r.estimate
+            rows.append({
+                "module": r.module, "op": r.op, "kind": r.kind, "phase": r.phase,
+                "modeled": r.modeled, "shapes": r.shapes, "dtype": r.dtype,
+                "time_s": float(e.time_s), "compute_s": float(e.compute_s),
+                "memory_s": float(e.memory_s), "overhead_s": float(e.overhead_s),
+                "flops": float(e.flops), "bytes": float(e.bytes),
+            })
+        return pd.DataFrame(rows, columns=list(COLUMNS))
+
+    def _grouped(self, key: str) -> Any:
+        t = self.table()
+        g = t.groupby(key, sort=False).agg(
+            time_s=("time_s", "sum"), flops=("flops", "sum"), bytes=("bytes", "sum"),
+            kernels=("time_s", "size"))
+        g["fraction"] = g["time_s"] / max(self.time_s, 1e-300)
+        return g.sort_values("time_s", ascending=False)
+
+    def by_module(self, depth: int | None = None) -> Any:
+        """Time, FLOPs, bytes and kernel count per module (pandas, slowest first).
+
+        Parameters
+        ----------
+        depth : int, optional
+            Truncate module paths to this many components (``1``: the root's children).
+        """
+        if depth is None:
+            return self._grouped("module")
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+            raise ValueError(f"by_module: depth must be a non-negative integer, got {depth!r}")
+        t = self.table()
+        t["module"] = t["module"].map(lambda s: ".".join(s.split(".")[: depth + 1]))
+        g = t.groupby("module", sort=False).agg(
+            time_s=("time_s", "sum"), flops=("flops", "sum"), bytes=("bytes", "sum"),
+            kernels=("time_s", "size"))
+        g["fraction"] = g["time_s"] / max(self.time_s, 1e-300)
+        return g.sort_values("time_s", ascending=False)
+
+    def by_op(self) -> Any:
+        """Time, FLOPs, bytes and kernel count per aten op (pandas, slowest first)."""
+        return self._grouped("op")
+
+    def by_kind(self) -> Any:
+        """The same per kind (gemm, attention, norm, elementwise, memory, unmodeled, ...)."""
+        return self._grouped("kind")
+
+    def top_ops(self, n: int = 10) -> Any:
+        """The ``n`` slowest kernels (pandas rows of :meth:`table`)."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"top_ops: n must be a positive integer, got {n!r}")
+        return self.table().sort_values("time_s", ascending=False).head(n)
+
+    def __repr__(self) -> str:
+        return (
+            f"TorchEstimate({self.mode} step on {self.hardware}: {si(self.time_s, 's')}, "
+            f"{len(self.records)} kernels, {si(self.flops, 'FLOP')}, {si(self.bytes, 'B')}, "
+            f"{len(self.unmodeled)} unmodeled op names)"
+        )
+
+
+def _zero(hw: str) -> Estimate:
+    return Estimate(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, hardware=hw)
+
+
+def _shapes(args: Any) -> str:
+    return " ".join("x".join(str(int(s)) for s in t.shape) or "scalar"
+                    for t in _ops.tensors(args))
+
+
+class _Recorder(TorchDispatchMode):
+    """Runs each aten op (on meta tensors) and records the kernels it stands for."""
+
+    def __init__(self, ctx: _ops.Context, tracker: ModuleTracker, root: str) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.tracker = tracker
+        self.root = root
+        self.phase = "forward"
+        self.records: list[OpRecord] = []
+
+    def module(self) -> str:
+        names = [p for p in self.tracker.parents if p != "Global"]
+        if not names:
+            return self.root
+        return max(names, key=lambda s: (s.count("."), len(s)))
+
+    def record(self, op: str, kind: str, estimate: Estimate, modeled: bool, shapes: str,
+               dtype: str) -> None:
+        self.records.append(OpRecord(self.module(), op, kind, self.phase, modeled, shapes,
+                                     dtype, estimate))
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        costs = _ops.costs(self.ctx, func, args, kwargs, out)
+        name = func.__name__.split(".")[0]
+        ins = _ops.tensors(args)
+        dt = str(ins[0].dtype).removeprefix("torch.") if ins else ""
+        if costs is None:
+            read = sum(_ops.nbytes(t) for t in ins + _ops.tensors(kwargs))
+            written = sum(_ops.nbytes(t) for t in _ops.tensors(out))
+            if read + written:
+                e = self.ctx.traffic(read, written, 0.0, name)
+                self.record(name, "unmodeled", e, False, _shapes(args), dt)
+            return out
+        for kind, e in costs:
+            self.record(name, kind, e, True, _shapes(args), dt)
+        return out
+
+
+class _FusedAttention(torch.autograd.Function):
+    """Stands for one fused (flash / memory-efficient) attention kernel, forward and backward.
+
+    Records the kernel's estimate and returns an empty (meta) output, so the materialized
+    math path that meta tensors would otherwise take is never traced.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                rec: Any, causal: bool) -> torch.Tensor:
+        ctx.rec = rec
+        ctx.causal = causal
+        ctx.save_for_backward(q, k, v)
+        _record_attention(rec, q, k, v, causal, False)
+        return q.new_empty((*q.shape[:-1], v.shape[-1]))
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> Any:
+        q, k, v = ctx.saved_tensors
+        _record_attention(ctx.rec, q, k, v, ctx.causal, True)
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), None, None
+
+
+def _record_attention(rec: _Recorder, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                      causal: bool, backward: bool) -> None:
+    name = "scaled_dot_product_attention" + ("_backward" if backward else "")
+    q4, k4, v4 = (t if t.dim() == 4 else t.reshape(-1, *t.shape[-3:]) for t in (q, k, v))
+    costs = _ops.attention_cost(rec.ctx, q4, k4, v4, causal, backward)
+    dt = str(q.dtype).removeprefix("torch.")
+    if costs is None:
+        e = rec.ctx.traffic(sum(map(_ops.nbytes, (q, k, v))), _ops.nbytes(q), 0.0, name)
+        rec.record(name, "unmodeled", e, False, _shapes((q, k, v)), dt)
+        return
+    for kind, e in costs:
+        rec.record(name, kind, e, True, _shapes((q, k, v)), dt)
+
+
+class _FusedNorm(torch.autograd.Function):
+    """One fused RMSNorm kernel forward and one backward (instead of its decomposition)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, weight: Any, rec: Any, cols: int) -> torch.Tensor:
+        ctx.rec = rec
+        ctx.cols = cols
+        ctx.save_for_backward(x, weight if isinstance(weight, torch.Tensor) else None)
+        for kind, e in _ops._norm(rec.ctx, "rmsnorm", x, cols, False):
+            rec.record("rms_norm", kind, e, True, _shapes((x,)), str(x.dtype)[6:])
+        return torch.empty_like(x)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> Any:
+        x, weight = ctx.saved_tensors
+        rec = ctx.rec
+        for kind, e in _ops._norm(rec.ctx, "rmsnorm", x, ctx.cols, True):
+            rec.record("rms_norm_backward", kind, e, True, _shapes((x,)), str(x.dtype)[6:])
+        dw = None if weight is None else torch.empty_like(weight)
+        return torch.empty_like(x), dw, None, None
+
+
+def _fused_sdpa(rec: _Recorder, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False,
+                *args: Any, **kwargs: Any) -> torch.Tensor:
+    """``F.scaled_dot_product_attention`` as one fused kernel (same signature)."""
+    out: torch.Tensor = _FusedAttention.apply(query, key, value, rec, bool(is_causal))
+    return out
+
+
+@contextmanager
+def _patched_sdpa(rec: _Recorder, enabled: bool) -> Iterator[None]:
+    """Route calls to ``F.scaled_dot_product_attention`` made inside torch's own Python
+    functions (``F.multi_head_attention_forward``), which a TorchFunctionMode cannot see,
+    to the fused kernel too. Restored on exit."""
+    import torch.nn.functional as F
+
+    if not enabled:
+        yield
+        return
+    original = F.scaled_dot_product_attention
+
+    def patched(*args: Any, **kwargs: Any) -> torch.Tensor:
+        return _fused_sdpa(rec, *args, **kwargs)
+
+    F.scaled_dot_product_attention = patched
+    try:
+        yield
+    finally:
+        F.scaled_dot_product_attention = original
+
+
+class _Fusions(TorchFunctionMode):
+    """Replaces scaled_dot_product_attention and rms_norm by one fused kernel each."""
+
+    def __init__(self, rec: _Recorder, fused_attention: bool) -> None:
+        super().__init__()
+        self.rec = rec
+        self.fused_attention = fused_attention
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if self.fused_attention and name == "scaled_dot_product_attention":
+            return _fused_sdpa(self.rec, *args, **kwargs)
+        if name == "rms_norm":
+            x = args[0]
+            shape = kwargs.get("normalized_shape", args[1] if len(args) > 1 else None)
+            weight = kwargs.get("weight", args[2] if len(args) > 2 else None)
+            if isinstance(x, torch.Tensor) and shape is not None:
+                cols = 1
+                for s in shape:
+                    cols *= int(s)
+                return _FusedNorm.apply(x, weight, self.rec, cols)
+        return func(*args, **kwargs)
+
+
+def _meta(t: torch.Tensor, dtype: torch.dtype | None, grad: bool) -> torch.Tensor:
+    dt = dtype if (dtype is not None and t.is_floating_point()) else t.dtype
+    out = torch.empty_like(t, device="meta", dtype=dt)
+    return out.requires_grad_(grad and out.is_floating_point())
+
+
+def _to_meta(obj: Any, dtype: torch.dtype | None) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return _meta(obj, dtype, obj.requires_grad)
+    if isinstance(obj, tuple):
+        return tuple(_to_meta(o, dtype) for o in obj)
+    if isinstance(obj, list):
+        return [_to_meta(o, dtype) for o in obj]
+    if isinstance(obj, Mapping):
+        return {k: _to_meta(v, dtype) for k, v in obj.items()}
+    return obj
+
+
+def _torch_dtype(fn: str, dtype: Any) -> torch.dtype | None:
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    names = {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp16": torch.float16,
+             "float16": torch.float16, "half": torch.float16, "fp32": torch.float32,
+             "float32": torch.float32, "float": torch.float32}
+    if isinstance(dtype, str) and dtype.strip().lower() in names:
+        return names[dtype.strip().lower()]
+    raise ValueError(
+        f"{fn}: dtype must be a torch dtype or one of {sorted(names)}, got {dtype!r}"
+    )
+
+
+def _check_mode(fn: str, mode: Any) -> str:
+    if not isinstance(mode, str) or mode.strip().lower() not in _MODE_ALIASES:
+        raise ValueError(f"{fn}: mode must be 'train' or 'inference', got {mode!r}")
+    return _MODE_ALIASES[mode.strip().lower()]
+
+
+@contextmanager
+def _training_flags(module: torch.nn.Module, train: bool) -> Iterator[None]:
+    saved = [(m, m.training) for m in module.modules()]
+    module.train(train)
+    try:
+        yield
+    finally:
+        for m, flag in saved:
+            m.training = flag
+
+
+def run(
+    fn: str,
+    module: Any,
+    example_inputs: Any,
+    *,
+    hardware: Any,
+    mode: str,
+    dtype: Any,
+    efficiency: Any,
+    kwargs: Mapping[str, Any] | None,
+    fused_attention: bool,
+    ranks: int | None,
+    hooks: Callable[[torch.nn.Module], list[Any]] | None = None,
+) -> TorchEstimate:
+    """Shared driver of :func:`estimate` and :func:`float8_speedup`."""
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"{fn}: module must be a torch.nn.Module, got {type(module).__name__}")
+    md = _check_mode(fn, mode)
+    tdt = _torch_dtype(fn, dtype)
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise TypeError(f"{fn}: kwargs must be a mapping, got {type(kwargs).__name__}")
+    if isinstance(example_inputs, (torch.Tensor, Mapping)) or not isinstance(
+        example_inputs, (tuple, list)
+    ):
+        example_inputs = (example_inputs,)
+    hw = rl.hardware(hardware)
+    if ranks is not None and (isinstance(ranks, bool) or not isinstance(ranks, int)
+                              or ranks < 1):
+        raise ValueError(f"{fn}: ranks must be a positive integer, got {ranks!r}")
+    ctx = _ops.Context(hw, efficiency, ranks)
+    train = md == "train"
+    params = {n: _meta(p, tdt, train and p.requires_grad)
+              for n, p in module.named_parameters(remove_duplicate=False)}
+    buffers = {n: _meta(b, tdt, False) for n, b in module.named_buffers(remove_duplicate=False)}
+    args = _to_meta(tuple(example_inputs), tdt)
+    kw = _to_meta(dict(kwargs or {}), tdt)
+    tracker = ModuleTracker()
+    rec = _Recorder(ctx, tracker, type(module).__name__)
+    handles = hooks(module) if hooks is not None else []
+    try:
+        with _training_flags(module, train), torch.set_grad_enabled(train), tracker, rec, \
+                _Fusions(rec, fused_attention), _patched_sdpa(rec, fused_attention):
+            out = torch.func.functional_call(module, {**params, **buffers}, args, kw,
+                                             strict=False)
+            if train:
+                outs = [t for t in _ops.tensors(out) if t.requires_grad]
+                if outs:
+                    rec.phase = "backward"
+                    torch.autograd.backward(outs, [torch.empty_like(t) for t in outs])
+    finally:
+        for h in handles:
+            h.remove()
+    return TorchEstimate(rec.records, hw.name, md)
+
+
+def estimate(
+    module: Any,
+    example_inputs: Any,
+    hardware: Any = None,
+    mode: str = "train",
+    *,
+    dtype: Any = None,
+    kwargs: Mapping[str, Any] | None = None,
+    efficiency: Any = "default",
+    fused_attention: bool = True,
+    ranks: int | None = None,
+) -> TorchEstimate:
+    """Estimate one step of a PyTorch module on an accelerator, without running it.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model, on any device (CPU, meta, ...). It is not modified and its parameters
+        are not read: it runs on meta tensors of the same shapes.
+    example_inputs : Tensor or tuple
+        Positional inputs (tensors of the real shapes; meta tensors are fine and cost
+        nothing).
+    hardware : Hardware or str, optional
+        Accelerator (default: detected / ``rl.set_default_hardware``).
+    mode : {"train", "inference"}
+        ``"train"``: forward plus backward of every output that requires grad (modules in
+        training mode: dropout included). ``"inference"``: forward under ``no_grad``, modules
+        in eval mode.
+    dtype : torch.dtype or {"bf16", "fp16", "fp32"}, optional
+        Run floating-point parameters and inputs in this dtype (e.g. a model built in fp32
+        on the CPU but trained in bf16). Default: their own dtypes.
+    kwargs : mapping, optional
+        Keyword inputs of ``module.forward``.
+    efficiency : str or Efficiency
+        Efficiency model of every op.
+    fused_attention : bool
+        ``F.scaled_dot_product_attention`` is one fused (flash) kernel, as on a GPU; False
+        traces the materialized math path instead.
+    ranks : int, optional
+        Group size of collectives whose group cannot be resolved.
+
+    Returns
+    -------
+    TorchEstimate
+        ``time_s``, ``flops``, ``bytes``, ``table()``, ``by_module()``, ``by_op()``,
+        ``top_ops()``, ``unmodeled``.
+
+    Notes
+    -----
+    The module runs through ``torch.func.functional_call`` with meta parameters under a
+    ``TorchDispatchMode`` that maps each aten op to this package's models: ``mm`` / ``addmm``
+    / ``bmm`` / ``baddbmm`` / ``_scaled_mm`` to :func:`roofline.gemm`, convolutions to
+    implicit GEMMs (M = batch·output pixels, K = C_in/groups·kernel, N = C_out/groups),
+    scaled-dot-product / flash / efficient attention (and their backward) to
+    :func:`roofline.attention`, layer / RMS norm and softmax to the norm models (or a
+    streaming kernel), pointwise ops, reductions, copies, embeddings and collectives to
+    streaming kernels over their tensors' bytes. Views and allocations cost nothing. Any
+    other op is estimated from the bytes of its tensors and named in ``unmodeled``. Kernels
+    run one after another; unfused elementwise ops are counted separately, as eager
+    PyTorch runs them (``torch.compile`` would fuse many of them).
+    """
+    return run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
+               efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,
+               ranks=ranks)
