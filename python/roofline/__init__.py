@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import collectives, float8, fusion, transformer
 from ._bridge import get_num_threads, set_num_threads
 from .attention import attention
@@ -20,6 +22,14 @@ from .ops import elementwise, gemm
 
 __version__ = "0.1.0"
 
+
+def calibrate(device: str = "cuda", **kwargs: Any) -> Hardware:
+    """Measure this machine's peaks with torch (:func:`roofline.calibrate.calibrate`)."""
+    from .calibrate import calibrate as _run
+
+    return _run(device, **kwargs)
+
+
 __all__ = [
     "default_efficiency",
     "set_default_efficiency",
@@ -31,6 +41,7 @@ __all__ = [
     "all_reduce",
     "all_to_all",
     "attention",
+    "calibrate",
     "collectives",
     "elementwise",
     "explain",
