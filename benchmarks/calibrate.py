@@ -12,7 +12,16 @@ change and commit both. The fit never stores a measured time: it produces
    ``norm_softmax_h100.csv`` and ``fp8_quantize_h100.csv`` (H100 SXM);
 4. ``gemm_latency_s``, ``overlap_p`` (the p-norm that combines compute with operand reads)
    and ``sm_bandwidth_factor`` (DRAM bandwidth one busy SM sustains, in units of
-   bandwidth / SMs) from ``gemm_fp8_dense_h800.csv`` (DeepGEMM on H800).
+   bandwidth / SMs) from ``gemm_fp8_dense_h800.csv`` (DeepGEMM on H800);
+5. the attention terms from ``attention_fwd_bwd_a100_h100.csv``, FlashAttention-2 rows only
+   (the best kernel in those charts): ``attention_softmax_flops`` (exp/softmax work per score,
+   in FLOPs; what makes head dim 64 slower than 128) and ``attention_tile_overhead`` (fixed
+   cost of a work unit, in KV tiles; what makes short sequences slower) on a grid, and per
+   accelerator ``attention_fraction`` (flash rate / GEMM rate) as the median ratio of the
+   model at fraction 1 to the measurement; vendor fallbacks are medians;
+6. ``decode_fraction`` (flash decode rate / GEMM rate) from FlashMLA's compute-bound headline
+   on H800 (660 TFLOPS, the 2025-04 kernel), read as the maximum over the configurations its
+   test sweeps (see ``mla_sweep``).
 
 Each step minimises the median absolute relative error of predicted kernel times on a small
 grid. Run: ``python benchmarks/calibrate.py [--data ../shared/data/measurements]``.
@@ -50,10 +59,83 @@ def core_hw(hw: rl.Hardware, fractions: dict[str, float] | None = None) -> Any:
                           hw.clock_hz or 0.0)
 
 
-def core_eff(p: dict[str, float], hw: rl.Hardware) -> Any:
+def core_eff(p: dict[str, float], hw: rl.Hardware, attention_fraction: float = 1.0) -> Any:
     sm_bw = p["sm_bandwidth_factor"] * hw.mem_bytes_per_s / hw.sms if hw.sms else 0.0
     return _core.Efficiency(1.0, p["memory_fraction"], 0.0, False, True, p["gemm_latency_s"],
-                            p["memory_latency_s"], p["overlap_p"], sm_bw)
+                            p["memory_latency_s"], p["overlap_p"], sm_bw,
+                            attention_fraction=attention_fraction,
+                            decode_fraction=p.get("decode_fraction", 1.0),
+                            attention_softmax_flops=p.get("attention_softmax_flops", 0.0),
+                            attention_tile_overhead=p.get("attention_tile_overhead", 0.0))
+
+
+#: attention_fwd_bwd_a100_h100.csv's GPU names -> our canonical names.
+ATTENTION_GPUS = {"A100 80GB SXM4": "A100 SXM 80GB", "H100 80GB SXM5": "H100 SXM"}
+
+
+def attention_fwd_bwd(hw: rl.Hardware, fractions: dict[str, float], p: dict[str, float],
+                      attn_fraction: float, batch: np.ndarray, heads: np.ndarray,
+                      seqlen: np.ndarray, head_dim: np.ndarray, causal: bool,
+                      flash: bool = True) -> np.ndarray:
+    """Forward + backward time of the FlashAttention benchmark shapes (bf16, MHA)."""
+    chw, ceff = core_hw(hw, fractions), core_eff(p, hw, attn_fraction)
+    total = np.zeros(len(batch))
+    for backward in (False, True):
+        cols = _core.attention_sweep(batch, heads, heads, seqlen, seqlen, head_dim, head_dim,
+                                     False, causal, flash, backward, _core.DType.bf16, chw, ceff)
+        total += np.asarray(cols[0])
+    return total
+
+
+def fa2_rows(data: Path) -> dict[str, list[tuple[float, float, float, float, bool, float]]]:
+    """Per accelerator: (batch, heads, seqlen, head_dim, causal, seconds) of FA2 fwd+bwd."""
+    out: dict[str, list[tuple[float, float, float, float, bool, float]]] = {}
+    for r in read(data / "attention_fwd_bwd_a100_h100.csv"):
+        if r["impl"] != "FlashAttention-2" or not r["derived_time_ms"]:
+            continue
+        out.setdefault(ATTENTION_GPUS[r["gpu"]], []).append(
+            (float(r["batch"]), float(r["nheads"]), float(r["seqlen_q"]), float(r["headdim"]),
+             r["causal"] == "True", float(r["derived_time_ms"]) * 1e-3))
+    return out
+
+
+def fa2_predict(name: str, rows: list[tuple[float, float, float, float, bool, float]],
+                p: dict[str, float], fractions: dict[str, float],
+                attn_fraction: float) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted, measured) seconds of one accelerator's FA2 rows."""
+    hw = rl.hardware(name)
+    pred: list[float] = []
+    meas: list[float] = []
+    for causal in (False, True):
+        sel = [r for r in rows if r[4] == causal]
+        if not sel:
+            continue
+        b, h, s, d = (np.array([r[i] for r in sel]) for i in range(4))
+        pred.extend(attention_fwd_bwd(hw, fractions, p, attn_fraction, b, h, s, d, causal))
+        meas.extend(r[5] for r in sel)
+    return np.array(pred), np.array(meas)
+
+
+#: FlashMLA's test sweep (tests/test_flash_mla.py, per the measurement file's notes):
+#: batch 128, mean cached tokens 4096 / 8192, 16-128 query heads, 1-2 queries, causal.
+MLA_SWEEP = [(128.0, sk, hq, sq) for sk in (4096.0, 8192.0) for hq in (16.0, 32.0, 64.0, 128.0)
+             for sq in (1.0, 2.0)]
+
+
+def mla_sweep(chw: Any, ceff: Any) -> tuple[float, float]:
+    """Largest (GB/s, TFLOPS) the model predicts over MLA_SWEEP, in FlashMLA's counting.
+
+    FlashMLA's test counts FLOPs = 2·b·s_q·s_k·h_q·(576 + 512) and bytes = 2·(b·s_k·576 +
+    b·s_q·h_q·(576 + 512)) (cache once, Q and O).
+    """
+    b, sk, hq, sq = (np.array([c[i] for c in MLA_SWEEP]) for i in range(4))
+    cols = _core.attention_sweep(b, hq, np.ones_like(b), sq, sk, np.full_like(b, 576.0),
+                                 np.full_like(b, 512.0), True, True, True, False,
+                                 _core.DType.bf16, chw, ceff)
+    t = np.asarray(cols[0])
+    flops = 2 * b * sq * sk * hq * (576 + 512)
+    nbytes = 2 * (b * sk * 576 + b * sq * hq * (576 + 512))
+    return float(np.max(nbytes / t) / 1e9), float(np.max(flops / t) / 1e12)
 
 
 def gemm_times(hw: rl.Hardware, fractions: dict[str, float], p: dict[str, float],
@@ -148,6 +230,34 @@ def fit(data: Path) -> dict[str, Any]:
     params.update(gemm_latency_s=best_g[1], overlap_p=best_g[2], sm_bandwidth_factor=best_g[3])
 
     fractions = achievable(params)
+
+    # 5. attention terms on FlashAttention-2 fwd+bwd (A100 SXM, H100 SXM)
+    fa2 = fa2_rows(data)
+    scored_a = []
+    for soft, t0 in itertools.product(np.arange(0.0, 201.0, 10.0), np.arange(0.0, 3.01, 0.25)):
+        trial = {**params, "attention_softmax_flops": float(soft),
+                 "attention_tile_overhead": float(t0)}
+        attn: dict[str, float] = {}
+        errs = []
+        for name, rows in fa2.items():
+            pred, meas = fa2_predict(name, rows, trial, fractions[name], 1.0)
+            attn[name] = float(np.median(pred / meas))
+            pred, meas = fa2_predict(name, rows, trial, fractions[name], attn[name])
+            errs.extend(np.abs(pred / meas - 1.0))
+        scored_a.append((float(np.median(errs)), float(soft), float(t0), attn))
+    best_a = min(scored_a, key=lambda x: x[:3])
+    params.update(attention_softmax_flops=best_a[1], attention_tile_overhead=best_a[2])
+    attention_fraction = {k: round(v, 4) for k, v in best_a[3].items()}
+
+    # 6. decode fraction from FlashMLA's 660 TFLOPS headline (H800 = H100 SXM silicon)
+    h800 = rl.hardware("H800")
+    dec = 1.0
+    for _ in range(5):  # fixed point: the compute term scales with 1 / decode_fraction
+        trial = {**params, "decode_fraction": dec}
+        _, tflops = mla_sweep(core_hw(h800, fractions["H100 SXM"]), core_eff(trial, h800))
+        dec = min(1.0, dec * 660.0 / tflops)
+    params["decode_fraction"] = round(dec, 4)
+
     fallback: dict[str, dict[str, float]] = {}
     for vendor in ("NVIDIA", "AMD", "Intel"):
         for cls in ("bf16", "fp8"):
@@ -155,15 +265,24 @@ def fit(data: Path) -> dict[str, Any]:
                     if rl.hardware(name).vendor == vendor and cls in v]
             if vals:
                 fallback.setdefault(vendor, {})[cls] = round(statistics.median(vals), 4)
+    attn_fallback = {}
+    for vendor in ("NVIDIA", "AMD", "Intel"):
+        vals = [v for name, v in attention_fraction.items() if rl.hardware(name).vendor == vendor]
+        if vals:
+            attn_fallback[vendor] = round(statistics.median(vals), 4)
     return {
         "schema": "roofline.calibration/1",
         "about": "Fitted by benchmarks/calibrate.py from shared/data/measurements; see README.",
         "params": params,
         "achievable_compute_fraction": fractions,
         "fallback_compute_fraction": fallback,
+        "attention_fraction": attention_fraction,
+        "fallback_attention_fraction": attn_fallback,
+        "attention_fraction_median": round(statistics.median(attention_fraction.values()), 4),
         "fit_median_error": {
             "streaming (norm_softmax_h100 + fp8_quantize_h100)": round(float(best[0]), 4),
             "gemm_fp8_dense_h800": round(float(best_g[0]), 4),
+            "attention_fwd_bwd_a100_h100 (FlashAttention-2 rows)": round(best_a[0], 4),
         },
     }
 

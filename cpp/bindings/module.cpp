@@ -171,24 +171,35 @@ PYBIND11_MODULE(_core, mod) {
   py::class_<Efficiency>(mod, "Efficiency")
       .def(py::init([](double cf, double mf, double floor_s, bool torchao, bool shape_aware,
                        double gemm_latency_s, double memory_latency_s, double overlap_p,
-                       double sm_bytes_per_s) {
+                       double sm_bytes_per_s, double attention_fraction, double decode_fraction,
+                       double attention_softmax_flops, double attention_tile_overhead) {
              Efficiency e{cf, mf, floor_s, torchao};
              e.shape_aware = shape_aware;
              e.gemm_latency_s = gemm_latency_s;
              e.memory_latency_s = memory_latency_s;
              e.overlap_p = overlap_p;
              e.sm_bytes_per_s = sm_bytes_per_s;
+             e.attention_fraction = attention_fraction;
+             e.decode_fraction = decode_fraction;
+             e.attention_softmax_flops = attention_softmax_flops;
+             e.attention_tile_overhead = attention_tile_overhead;
              return e;
            }),
            py::arg("compute_fraction"), py::arg("memory_fraction"), py::arg("kernel_floor_s"),
            py::arg("torchao_conventions") = false, py::arg("shape_aware") = false,
            py::arg("gemm_latency_s") = 0.0, py::arg("memory_latency_s") = 0.0,
-           py::arg("overlap_p") = 0.0, py::arg("sm_bytes_per_s") = 0.0)
+           py::arg("overlap_p") = 0.0, py::arg("sm_bytes_per_s") = 0.0,
+           py::arg("attention_fraction") = 0.0, py::arg("decode_fraction") = 0.0,
+           py::arg("attention_softmax_flops") = 0.0, py::arg("attention_tile_overhead") = 0.0)
       .def_readonly("shape_aware", &Efficiency::shape_aware)
       .def_readonly("gemm_latency_s", &Efficiency::gemm_latency_s)
       .def_readonly("memory_latency_s", &Efficiency::memory_latency_s)
       .def_readonly("overlap_p", &Efficiency::overlap_p)
       .def_readonly("sm_bytes_per_s", &Efficiency::sm_bytes_per_s)
+      .def_readonly("attention_fraction", &Efficiency::attention_fraction)
+      .def_readonly("decode_fraction", &Efficiency::decode_fraction)
+      .def_readonly("attention_softmax_flops", &Efficiency::attention_softmax_flops)
+      .def_readonly("attention_tile_overhead", &Efficiency::attention_tile_overhead)
       .def_readonly("compute_fraction", &Efficiency::compute_fraction)
       .def_readonly("memory_fraction", &Efficiency::memory_fraction)
       .def_readonly("kernel_floor_s", &Efficiency::kernel_floor_s)

@@ -25,6 +25,41 @@ Cost make(double flops, double read, double written, PeakClass math) noexcept {
   return c;
 }
 
+// A streaming kernel (softmax, flash pre/post-processing).
+Cost streaming(double read, double written) noexcept {
+  Cost c = make(0.0, read, written, PeakClass::fp32);
+  c.kind = KernelKind::memory;
+  return c;
+}
+
+// A GEMM of `batch` independent m x k by k x n products.
+Cost gemm(double batch, double m, double n, double k, double read, double written,
+          PeakClass math) noexcept {
+  Cost c = make(2.0 * batch * m * n * k, read, written, math);
+  c.kind = KernelKind::gemm;
+  c.batch = batch;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  return c;
+}
+
+// The fused kernel, with the shape the efficiency model tiles.
+Cost flash(const AttentionShape& s, double flops, double read, double written,
+           PeakClass math) noexcept {
+  Cost c = make(flops, read, written, math);
+  c.kind = KernelKind::attention;
+  c.batch = s.batch * s.heads;
+  c.q_len = s.q_len;
+  c.kv_len = s.kv_len;
+  c.head_dim = s.head_dim;
+  c.v_head_dim = s.v_head_dim;
+  c.heads_per_kv = s.heads / s.kv_heads;
+  c.causal = s.causal;
+  c.backward = s.backward;
+  return c;
+}
+
 }  // namespace
 
 void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept {
@@ -42,19 +77,19 @@ void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept {
   if (s.flash) {
     const double pairs = s.batch * s.heads * attention_pairs(s.q_len, s.kv_len, s.causal);
     if (!s.backward) {
-      out.push("flash attention fwd", make(2.0 * pairs * (s.head_dim + s.v_head_dim),
-                                           q_bytes + k_bytes + v_bytes, o_bytes + rowstat, math));
+      out.push("flash attention fwd", flash(s, 2.0 * pairs * (s.head_dim + s.v_head_dim),
+                                            q_bytes + k_bytes + v_bytes, o_bytes + rowstat, math));
       return;
     }
     // Gradients of K and V accumulate per kv head; with shared_kv both land in one latent.
     const double dkv = bgk * s.head_dim * oe + (s.shared_kv ? 0.0 : bgk * s.v_head_dim * oe);
     const double dq_acc = bhq * s.head_dim * 4.0;  // fp32 dQ accumulator
-    out.push("flash bwd preprocess", make(0.0, 2.0 * o_bytes, rowstat, PeakClass::fp32));
+    out.push("flash bwd preprocess", streaming(2.0 * o_bytes, rowstat));
     // Recompute S = QK^T, then dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q.
     out.push("flash attention bwd",
-             make(2.0 * pairs * (3.0 * s.head_dim + 2.0 * s.v_head_dim),
-                  q_bytes + k_bytes + v_bytes + o_bytes + 2.0 * rowstat, dkv + dq_acc, math));
-    out.push("dQ convert", make(0.0, dq_acc, bhq * s.head_dim * oe, PeakClass::fp32));
+             flash(s, 2.0 * pairs * (3.0 * s.head_dim + 2.0 * s.v_head_dim),
+                   q_bytes + k_bytes + v_bytes + o_bytes + 2.0 * rowstat, dkv + dq_acc, math));
+    out.push("dQ convert", streaming(dq_acc, bhq * s.head_dim * oe));
     return;
   }
 
@@ -63,19 +98,24 @@ void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept {
   // K and V are read once per kv head.
   const double scores = bhq * s.kv_len * oe;
   const double v_read = bgk * s.v_head_dim * e;  // a separate kernel re-reads V even if shared
-  const double qk_flops = 2.0 * bhq * s.kv_len * s.head_dim;
-  const double pv_flops = 2.0 * bhq * s.kv_len * s.v_head_dim;
+  // GEMMs batch the (sequence, kv head) groups; the H/G query heads of a group stack as rows.
+  const double groups = s.batch * s.kv_heads;
+  const double rows = s.q_len * s.heads / s.kv_heads;
   if (!s.backward) {
-    out.push("QK^T", make(qk_flops, q_bytes + k_bytes, scores, math));
-    out.push("softmax", make(0.0, scores, scores, PeakClass::fp32));
-    out.push("PV", make(pv_flops, scores + v_read, o_bytes, math));
+    out.push("QK^T", gemm(groups, rows, s.kv_len, s.head_dim, q_bytes + k_bytes, scores, math));
+    out.push("softmax", streaming(scores, scores));
+    out.push("PV", gemm(groups, rows, s.v_head_dim, s.kv_len, scores + v_read, o_bytes, math));
     return;
   }
-  out.push("dV = P^T dO", make(pv_flops, scores + o_bytes, bgk * s.v_head_dim * oe, math));
-  out.push("dP = dO V^T", make(pv_flops, o_bytes + v_read, scores, math));
-  out.push("softmax bwd", make(0.0, 2.0 * scores, scores, PeakClass::fp32));
-  out.push("dQ = dS K", make(qk_flops, scores + k_bytes, bhq * s.head_dim * oe, math));
-  out.push("dK = dS^T Q", make(qk_flops, scores + q_bytes, bgk * s.head_dim * oe, math));
+  out.push("dV = P^T dO", gemm(groups, s.kv_len, s.v_head_dim, rows, scores + o_bytes,
+                               bgk * s.v_head_dim * oe, math));
+  out.push("dP = dO V^T", gemm(groups, rows, s.kv_len, s.v_head_dim, o_bytes + v_read, scores,
+                               math));
+  out.push("softmax bwd", streaming(2.0 * scores, scores));
+  out.push("dQ = dS K", gemm(groups, rows, s.head_dim, s.kv_len, scores + k_bytes,
+                             bhq * s.head_dim * oe, math));
+  out.push("dK = dS^T Q", gemm(groups, s.kv_len, s.head_dim, rows, scores + q_bytes,
+                               bgk * s.head_dim * oe, math));
 }
 
 Estimate attention_estimate(const AttentionShape& s, const Rates& rates) noexcept {

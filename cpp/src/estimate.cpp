@@ -106,6 +106,132 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   return e;
 }
 
+// Flash attention tiles: a CTA owns kAttnRows query rows (forward) or KV rows (backward) and
+// loops over blocks of the other side (FlashAttention-2/3 use 128 x 64..176 tiles).
+constexpr double kAttnRows = 128.0;
+
+// KV block of the inner loop: 128 keys for head dims up to 128, 64 above (shared memory).
+double kv_block(double head_dim) { return head_dim <= 128.0 ? 128.0 : 64.0; }
+
+// Decode kernels (FlashDecoding, FlashMLA) handle "few" query rows per sequence: up to this many.
+constexpr double kDecodeMaxQ = 16.0;
+
+// Decode kernels pack the q_len x heads_per_kv rows of one KV head into tiles of 64 rows.
+constexpr double kDecodeRows = 64.0;
+
+// Inner-loop blocks a forward unit (q rows up to r1) visits; causal masks are bottom-right
+// aligned (row r sees keys 0 .. kv - q + r) and a partly masked block is computed in full.
+double fwd_blocks(double r1, const Cost& c, double bk) {
+  const double keys = c.causal ? std::min(c.kv_len, std::max(0.0, c.kv_len - c.q_len + r1))
+                               : c.kv_len;
+  return std::ceil(keys / bk);
+}
+
+// Blocks of q rows a backward unit (keys [k0, k1)) visits: rows r >= k0 - (kv - q) see it.
+double bwd_blocks(double k0, const Cost& c, double bq) {
+  if (!c.causal) return std::ceil(c.q_len / bq);
+  const double first = std::max(0.0, k0 - (c.kv_len - c.q_len));
+  if (first >= c.q_len) return 0.0;
+  return std::ceil(c.q_len / bq) - std::floor(first / bq);
+}
+
+// Work of a flash kernel in inner-loop blocks of `bi` rows: units, their sum and the largest
+// (each with the fixed per-unit overhead) for `problems` (sequence, head) pairs whose outer rows
+// (queries forward, keys backward) come in blocks of `bo`.
+struct AttnWork {
+  double units = 0, total = 0, largest = 0;
+};
+
+AttnWork attn_work(const Cost& c, double problems, double bo, double bi, double overhead) {
+  AttnWork w;
+  const double outer = c.backward ? c.kv_len : c.q_len;
+  const double blocks = std::ceil(outer / bo);
+  w.units = problems * blocks;
+  if (!c.causal) {
+    const double inner = c.backward ? bwd_blocks(0, c, bi) : fwd_blocks(outer, c, bi);
+    w.largest = inner + overhead;
+    w.total = w.units * w.largest;
+    return w;
+  }
+  double sum = 0;
+  for (double i = 0; i < blocks; ++i) {
+    const double inner = c.backward ? bwd_blocks(i * bo, c, bi)
+                                    : fwd_blocks(std::min((i + 1) * bo, outer), c, bi);
+    sum += inner + overhead;
+    w.largest = std::max(w.largest, inner + overhead);
+  }
+  w.total = problems * sum;
+  return w;
+}
+
+// KV splits of a forward kernel with `units` work units of `blocks` KV blocks each: when the
+// units leave SMs idle, the fewest splits whose wave utilisation is within 85 % of the best
+// (FlashAttention's num_splits heuristic; each split costs partial-output traffic).
+double kv_splits(double units, double blocks, double sms) {
+  if (units >= sms || blocks <= 1.0) return 1.0;
+  const double most = std::min(blocks, 128.0);
+  auto util = [&](double s) { return units * s / (std::ceil(units * s / sms) * sms); };
+  double best = 0.0;
+  for (double s = 1.0; s <= most; ++s) best = std::max(best, util(s));
+  for (double s = 1.0; s <= most; ++s) {
+    if (util(s) >= 0.85 * best) return s;
+  }
+  return 1.0;
+}
+
+// Flash attention: forward = units of kAttnRows query rows looping over KV blocks, backward =
+// units of KV rows looping over query blocks, decode = the q rows of one KV head packed into one
+// tile with the KV split across the SMs (split-KV). Every scored block costs its matrix FLOPs
+// plus the exp/softmax work per score, at a fitted fraction of the GEMM rate; units spread over
+// the SMs (waves for equal units, longest-first for causal ones); DRAM traffic overlaps as for
+// GEMMs.
+Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
+  const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
+  const double sms = r.sms;
+  const double d = c.head_dim, dv = c.v_head_dim;
+  const double mm = c.backward ? 2.0 * (3.0 * d + 2.0 * dv) : 2.0 * (d + dv);  // FLOPs per score
+  const double softmax = r.eff.attention_softmax_flops * (c.backward ? 2.0 : 1.0);
+  const double t0 = r.eff.attention_tile_overhead;
+  const bool decode = !c.backward && c.q_len <= kDecodeMaxQ;
+  const double bk = kv_block(d);
+  double fraction = decode ? r.eff.decode_fraction : r.eff.attention_fraction;
+  if (fraction <= 0.0) fraction = 1.0;
+
+  double units = 0, makespan = 0, block_scores = 0, splits = 1.0;
+  if (decode) {
+    // The q_len x heads_per_kv rows of one KV head are packed into tiles of kDecodeRows.
+    const double kv_problems = c.batch / std::max(1.0, c.heads_per_kv);
+    const double rows = c.q_len * std::max(1.0, c.heads_per_kv);
+    const double base = kv_problems * std::ceil(rows / kDecodeRows);
+    const double blocks = std::ceil(c.kv_len / bk);
+    splits = kv_splits(base, blocks, sms);
+    units = base * splits;
+    makespan = std::ceil(units / sms) * (std::ceil(blocks / splits) + t0);
+    block_scores = kDecodeRows * bk;
+  } else {
+    const double bo = kAttnRows, bi = c.backward ? kAttnRows : bk;
+    const AttnWork w = attn_work(c, c.batch, bo, bi, t0);
+    // Forward kernels split the KV loop when the units leave SMs idle (FlashAttention's split-KV
+    // heuristic); the backward accumulates dQ atomically instead and never splits.
+    if (!c.backward && !c.causal) splits = kv_splits(w.units, w.largest - t0, sms);
+    units = w.units * splits;
+    makespan = c.causal ? std::max(w.total / sms, w.largest)
+                        : std::ceil(units / sms) * ((w.largest - t0) / splits + t0);
+    block_scores = bo * bi;
+  }
+  // Each split writes fp32 partial outputs (and row statistics) that a combine step re-reads.
+  const double partials =
+      splits > 1.0 ? 2.0 * 4.0 * c.batch * c.q_len * (dv + 1.0) * splits : 0.0;
+  const double compute = makespan * sms * block_scores * (mm + softmax) * s_per_flop / fraction;
+  const double memory = memory_time(e.bytes + partials, std::min(units, sms), r);
+  const double time = combine(compute, memory, r.eff.overlap_p);
+  e.compute_s = compute;
+  e.memory_s = memory;
+  e.time_s = std::max(time + c.kernels * r.eff.gemm_latency_s, c.kernels * r.kernel_floor_s);
+  e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
+  return e;
+}
+
 }  // namespace
 
 Estimate& Estimate::operator+=(const Estimate& o) noexcept {
@@ -139,6 +265,9 @@ Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
   if (rates.eff.shape_aware) {
     if (cost.kind == KernelKind::gemm && rates.sms > 0) return shaped_gemm(cost, rates, e);
     if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
+    if (cost.kind == KernelKind::attention && rates.sms > 0) {
+      return shaped_attention(cost, rates, e);
+    }
   }
   return plain(cost, rates, e);
 }

@@ -2,8 +2,11 @@
 
 The fit lives in ``data/calibration.json``: achievable fractions of the dense peak per
 accelerator and peak class (from the best measured GEMMs), per-vendor fallbacks for the
-accelerators the data does not cover, and five global constants (streaming bandwidth
-fraction and latency, GEMM latency, compute/memory overlap exponent, per-SM bandwidth).
+accelerators the data does not cover, five global constants (streaming bandwidth
+fraction and latency, GEMM latency, compute/memory overlap exponent, per-SM bandwidth), and
+the attention terms: the rate of flash prefill/training kernels as a fraction of the GEMM rate
+per accelerator (with vendor fallbacks), the rate of flash decode kernels, the exp/softmax
+cost per score and the fixed cost of a flash work unit.
 """
 
 from __future__ import annotations
@@ -41,9 +44,7 @@ def compute_fractions(hw: Hardware) -> dict[str, float]:
     measurements borrow bf16's (fp64, fp32, tf32) or fp8's (int8, fp4) fraction.
     """
     doc = data()
-    own = doc["achievable_compute_fraction"].get(
-        "H100 SXM" if hw.name == "H800" else hw.name, {}
-    )
+    own = doc["achievable_compute_fraction"].get(_same_silicon(hw), {})
     vendor = doc["fallback_compute_fraction"].get(hw.vendor, {})
 
     def pick(cls: str) -> float:
@@ -62,6 +63,26 @@ def compute_fractions(hw: Hardware) -> dict[str, float]:
     return out
 
 
+def _same_silicon(hw: Hardware) -> str:
+    return "H100 SXM" if hw.name == "H800" else hw.name
+
+
+def attention_fraction(hw: Hardware) -> float:
+    """Rate of flash prefill/training kernels as a fraction of the GEMM rate on ``hw``.
+
+    Fitted value of this accelerator (H800 borrows H100 SXM's), else its vendor's median,
+    else the median of all fitted values; 1.0 when the calibration file has none.
+    """
+    doc = data()
+    own = doc.get("attention_fraction", {})
+    if _same_silicon(hw) in own:
+        return float(own[_same_silicon(hw)])
+    vendor = doc.get("fallback_attention_fraction", {})
+    if hw.vendor in vendor:
+        return float(vendor[hw.vendor])
+    return float(doc.get("attention_fraction_median", 1.0))
+
+
 def core_objects(hw: Hardware) -> tuple[Any, Any]:
     """Core hardware (peaks scaled to their achievable values) and core efficiency."""
     fr = compute_fractions(hw)
@@ -70,6 +91,12 @@ def core_objects(hw: Hardware) -> tuple[Any, Any]:
                          hw.clock_hz or 0.0)
     p = data()["params"]
     sm_bw = p["sm_bandwidth_factor"] * hw.mem_bytes_per_s / hw.sms if hw.sms else 0.0
-    ceff = _core.Efficiency(1.0, p["memory_fraction"], 0.0, False, True, p["gemm_latency_s"],
-                            p["memory_latency_s"], p["overlap_p"], sm_bw)
+    ceff = _core.Efficiency(
+        1.0, p["memory_fraction"], 0.0, False, True, p["gemm_latency_s"],
+        p["memory_latency_s"], p["overlap_p"], sm_bw,
+        attention_fraction=attention_fraction(hw),
+        decode_fraction=p.get("decode_fraction", 0.0),
+        attention_softmax_flops=p.get("attention_softmax_flops", 0.0),
+        attention_tile_overhead=p.get("attention_tile_overhead", 0.0),
+    )
     return chw, ceff

@@ -9,7 +9,8 @@ namespace roofline {
 enum class KernelKind : std::uint8_t {
   generic,  ///< plain roofline: max(compute, memory)
   gemm,     ///< tiled matrix multiply: tile and wave quantization over the SMs
-  memory    ///< streaming, memory-bound kernel (elementwise, norm, cast)
+  memory,   ///< streaming, memory-bound kernel (elementwise, norm, cast)
+  attention ///< fused (flash) attention: Q tiles against KV tiles, decode as split-KV reads
 };
 
 /// Hardware-free work of one kernel (or of `kernels` identical launches): what a formula returns.
@@ -23,7 +24,14 @@ struct Cost {
   double m = 0;                       ///< GEMM rows (kind == gemm)
   double n = 0;                       ///< GEMM columns (kind == gemm)
   double k = 0;                       ///< GEMM reduction length (kind == gemm)
-  double batch = 1;                   ///< independent GEMMs in the kernel (kind == gemm)
+  double batch = 1;                   ///< independent GEMMs / (sequence, q head) pairs
+  double q_len = 0;                   ///< queries per sequence (kind == attention)
+  double kv_len = 0;                  ///< keys per sequence (kind == attention)
+  double head_dim = 0;                ///< query/key head dimension (kind == attention)
+  double v_head_dim = 0;              ///< value head dimension (kind == attention)
+  double heads_per_kv = 1;            ///< query heads sharing a kv head (kind == attention)
+  bool causal = false;                ///< causal mask, bottom-right aligned (kind == attention)
+  bool backward = false;              ///< backward pass: work split over KV tiles (kind == attention)
 
   /// Total DRAM traffic in bytes.
   double bytes() const noexcept { return bytes_read + bytes_written; }

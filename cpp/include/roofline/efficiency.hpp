@@ -13,6 +13,10 @@ struct Efficiency {
   double memory_latency_s = 0.0;   ///< shape-aware: fixed time of a streaming kernel
   double overlap_p = 0.0;          ///< shape-aware: p-norm exponent combining compute and memory
   double sm_bytes_per_s = 0.0;     ///< shape-aware: DRAM bandwidth one busy SM can sustain
+  double attention_fraction = 0.0;  ///< shape-aware: flash prefill/training rate vs GEMM (0 = 1)
+  double decode_fraction = 0.0;     ///< shape-aware: flash decode (split-KV) rate vs GEMM (0 = 1)
+  double attention_softmax_flops = 0.0;  ///< shape-aware: exp/softmax cost per score, in FLOPs
+  double attention_tile_overhead = 0.0;  ///< shape-aware: fixed cost of a work unit, in KV tiles
 
   /// The datasheet roofline: full peaks, no floor.
   static Efficiency peak() noexcept { return {1.0, 1.0, 0.0, false}; }
