@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -92,6 +93,8 @@ def plot_file(file: str, rows: list[tuple[str, float, dict[str, float]]], out: P
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
+    for axis in (ax.xaxis, ax.yaxis):  # major ticks only: minor labels collide on short ranges
+        axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("measured kernel time (µs)")
     ax.set_ylabel("predicted kernel time (µs)")
     claimed = [(m, p) for f, m, p in rows if not f.startswith("reference:")] or [
