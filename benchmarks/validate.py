@@ -158,11 +158,20 @@ def rows_max_achievable(data: Path) -> list[tuple[str, str, float, dict[str, flo
 
 
 def rows_norm_softmax(data: Path) -> list[tuple[str, str, float, dict[str, float]]]:
+    # Measured time keeps the source's definition: its GB/s counts the read + written bytes of
+    # rows x cols bf16 (4 bytes per element). The prediction is our real forward cost through
+    # the same core path as rl.rmsnorm / rl.softmax (no saved statistics, as benchmarked): for
+    # RMSNorm it also reads the weight vector (cols x 2 bytes, < 0.4 % of the traffic at the
+    # file's smallest shapes), which the source's GB/s leaves out; softmax traffic is equal.
+    ops = {"RMSNorm forward": _core.RowOp.rmsnorm, "Softmax forward": _core.RowOp.softmax}
+    models = {p: resolve("H100 SXM", p)[1:] for p in PRESETS}
     out = []
     for r in read(data / "norm_softmax_h100.csv"):
-        elems = float(r["batch_M"]) * float(r["reduction_N"])
-        meas = 4 * elems / (float(r["measured_gbps"]) * 1e9)
-        pred = {p: stream_time("H100 SXM", p, 2 * elems, 2 * elems) for p in PRESETS}
+        rows, cols = float(r["batch_M"]), float(r["reduction_N"])
+        meas = 4 * rows * cols / (float(r["measured_gbps"]) * 1e9)
+        pred = {p: float(_core.row_op_sweep(ops[r["op"]], np.array([rows]), np.array([cols]),
+                                            D.bf16, False, False, *models[p])[0][0])
+                for p in PRESETS}
         out.append(("norm_softmax_h100.csv", r["op"], meas, pred))
     return out
 

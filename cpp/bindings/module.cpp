@@ -21,6 +21,8 @@ using namespace roofline::bindings;
 
 /// Registers attention and collective bindings (cpp/bindings/bind_transformer.cpp).
 void bind_transformer(py::module_& m);
+/// Registers grouped GEMM and row-wise op bindings (cpp/bindings/bind_ops.cpp).
+void bind_ops(py::module_& m);
 
 namespace {
 
@@ -235,4 +237,5 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("hardware"), py::arg("efficiency"),
           "Every kernel of one float8 linear with its cost and estimate.");
   bind_transformer(mod);
+  bind_ops(mod);
 }

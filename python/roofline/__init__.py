@@ -18,7 +18,15 @@ from .efficiency import Efficiency, default_efficiency, set_default_efficiency
 from .estimate import Estimate
 from .explain import Explanation, explain
 from .hardware import Hardware, hardware, list_hardware, set_default_hardware
-from .ops import elementwise, gemm
+from .ops import (
+    cross_entropy,
+    elementwise,
+    gemm,
+    grouped_gemm,
+    layernorm,
+    rmsnorm,
+    softmax,
+)
 
 __version__ = "0.1.0"
 
@@ -43,18 +51,23 @@ __all__ = [
     "attention",
     "calibrate",
     "collectives",
+    "cross_entropy",
     "elementwise",
     "explain",
     "float8",
     "fusion",
     "gemm",
+    "grouped_gemm",
     "get_num_threads",
     "hardware",
+    "layernorm",
     "list_hardware",
     "reduce_scatter",
+    "rmsnorm",
     "send_recv",
     "set_default_hardware",
     "set_num_threads",
+    "softmax",
     "transformer",
     "__version__",
 ]

@@ -1,4 +1,4 @@
-"""Op-level estimates: GEMMs and memory-bound elementwise kernels."""
+"""Op-level estimates: GEMMs, grouped (MoE) GEMMs, norms, softmax, cross entropy, elementwise."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from . import _core
 from ._bridge import get_num_threads, require_peak, resolve
 from ._dtypes import default_out, label
 from ._dtypes import dtype as parse_dtype
-from ._validate import ArrayLike, broadcast, nonnegative_int_array, positive_int_array
+from ._validate import ArrayLike, broadcast, nonnegative_int_array, one_of, positive_int_array
 from .efficiency import EfficiencyLike
 from .estimate import Estimate, from_columns
 from .explain import peak_meta
@@ -145,3 +145,340 @@ def _gemm_label(m: Any, k: Any, n: Any, batch: Any, dt: Any) -> str:
         b = f"{int(batch)}x" if int(batch) != 1 else ""
         return f"gemm {b}{int(m)}x{int(k)}x{int(n)} {label(dt)}"
     return f"gemm {label(dt)}"
+
+
+_LAYOUTS = {"contiguous": "contiguous", "masked": "masked"}
+
+
+def grouped_gemm(
+    m_per_group: ArrayLike,
+    k: ArrayLike,
+    n: ArrayLike,
+    groups: ArrayLike | None = None,
+    dtype: Any = "bf16",
+    hardware: Any = None,
+    *,
+    counts: ArrayLike | None = None,
+    layout: str = "contiguous",
+    out_dtype: Any = None,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate:
+    """Estimate one grouped GEMM kernel: ``C_g = A_g @ B_g`` for every group (MoE experts).
+
+    Group ``g`` multiplies its ``m_g`` rows (tokens routed to expert ``g``) of shape
+    ``m_g x k`` by its own weight ``B_g`` of shape ``k x n``, all in one kernel launch.
+
+    Parameters
+    ----------
+    m_per_group : int or array_like of int, or None
+        Rows of every group (uniform routing). With ``counts=``: ``None`` in the contiguous
+        layout; in the masked layout the buffer's rows per group (``None``: the largest
+        count).
+    k, n : int or array_like of int
+        Reduction dimension and columns of every ``B_g`` (torchao's order). Arrays broadcast.
+    groups : int or array_like of int, optional
+        Groups (experts) in the kernel; required unless ``counts`` is given (then it must
+        equal ``counts``' last axis, or be omitted).
+    dtype : str
+        Format of A and B, as for :func:`gemm` (``"fp8"``, ``"bf16"``, ``"mxfp8"``, ...).
+    hardware : Hardware or str, optional
+        Accelerator (see :func:`gemm`).
+    counts : array_like of int, optional
+        Rows (tokens) of each group along the last axis, for load imbalance; leading axes
+        broadcast with ``k``, ``n`` (and ``m_per_group`` in the masked layout), so a 2-D
+        array sweeps routing scenarios. Zero is allowed (an expert no token chose).
+    layout : {"contiguous", "masked"}
+        ``"contiguous"``: the groups' rows back to back (DeepGEMM's contiguous layout,
+        ``torch._grouped_mm`` with offsets); ``"masked"``: one buffer of the maximum rows per
+        group, computed in full. Identical for uniform groups.
+    out_dtype : str, optional
+        Output format (default as in :func:`gemm`: bf16 for 8/4-bit inputs); ``"fp32"`` for
+        DeepSeek-V3's up+gate projection.
+    efficiency : {"default", "constant", "peak", "torchao"} or Efficiency
+        Efficiency model.
+
+    Returns
+    -------
+    Estimate
+        Floats for scalar inputs, arrays of the broadcast shape otherwise.
+
+    Notes
+    -----
+    Uniform groups are exactly a batched GEMM (``batch = groups``, ``m = m_per_group``, one
+    weight per group): FLOPs = 2·G·m·k·n, bytes = G·(m·k·b_A + k·n·b_B + m·n·b_C) plus block
+    scales, and the shape-aware model pads each group to whole tiles and quantizes the union
+    of all groups' tiles into waves over the SMs (one kernel, one latency).
+
+    With ``counts`` (contiguous): FLOPs = 2·Σ m_g·k·n, bytes = Σ over non-empty groups of
+    ``m_g·k·b_A + k·n·b_B + m_g·n·b_C``: an expert with no tokens reads no weight, as
+    DeepGEMM and CUTLASS grouped kernels skip it. The tile model sees one GEMM of
+    ``Σ ceil(m_g / 64)·64`` rows (every group padded to whole 64-row tiles). This is exact
+    for 64-row tiles and optimistic by less than one tile per group for 128/256-row tiles,
+    whose per-group padding the core's single (batch, m) tile model cannot express; it is
+    monotone in every count, and equal counts that are multiples of 256 give exactly the
+    uniform call. Masked layout: every group
+    computes, reads and writes ``max(m_per_group, max_g m_g)`` rows — a padded capacity
+    buffer (bmm over a dispatch tensor); DeepGEMM's masked kernels skip the blocks past each
+    group's count and behave like the contiguous layout with the same counts.
+
+    Load imbalance costs through the padding of each group to whole tiles (contiguous) or
+    through the maximum (masked); a persistent grouped kernel spreads a hot expert's tiles
+    over every SM, so one GPU's grouped GEMM is not slowed by the hot expert beyond that.
+    Cross-GPU imbalance (expert parallelism) is a property of the busiest GPU: estimate that
+    GPU's counts.
+    """
+    fn = "grouped_gemm"
+    dt = parse_dtype(fn, dtype)
+    out = default_out(dt) if out_dtype is None else parse_dtype(fn, out_dtype, "out_dtype")
+    lay = one_of(fn, "layout", layout, _LAYOUTS)
+    kk = positive_int_array(fn, "k", k)
+    nn = positive_int_array(fn, "n", n)
+    if counts is None:
+        if groups is None:
+            raise ValueError(
+                f"{fn}: groups is required (or counts= with the rows of each group), got None"
+            )
+        if m_per_group is None:
+            raise ValueError(f"{fn}: m_per_group is required without counts=, got None")
+        arrays, shape = broadcast(
+            fn,
+            m_per_group=positive_int_array(fn, "m_per_group", m_per_group),
+            k=kk,
+            n=nn,
+            groups=positive_int_array(fn, "groups", groups),
+        )
+        hw, chw, ceff = resolve(hardware, efficiency)
+        require_peak(fn, hw, dt)
+        cols = _core.grouped_gemm_sweep(*arrays, dt, dt, out, chw, ceff)
+        lab = f"grouped_gemm {label(dt)}"
+        if all(np.ndim(v) == 0 for v in (m_per_group, k, n, groups)):
+            g, m = int(groups), int(m_per_group)
+            lab = f"grouped_gemm {g}x{m}x{int(k)}x{int(n)} {label(dt)}"
+        return from_columns(cols, shape, label=lab, hardware=hw.name, meta=peak_meta(hw, dt))
+
+    cnt = nonnegative_int_array(fn, "counts", counts)
+    if cnt.ndim == 0:
+        raise ValueError(
+            f"{fn}: counts must be an array with one entry per group (last axis), "
+            f"got the scalar {int(cnt)}"
+        )
+    n_groups = cnt.shape[-1]
+    if groups is not None:
+        g_arr = positive_int_array(fn, "groups", groups)
+        if g_arr.ndim != 0 or int(g_arr) != n_groups:
+            raise ValueError(
+                f"{fn}: groups must equal the length of counts' last axis ({n_groups}), "
+                f"got {groups!r}"
+            )
+    empty = cnt.sum(axis=-1) == 0
+    if empty.any():
+        where = np.argwhere(np.atleast_1d(empty))[0]
+        raise ValueError(
+            f"{fn}: counts must have at least one non-zero group, got all zeros"
+            + (f" at counts[{', '.join(str(int(i)) for i in where)}, :]" if cnt.ndim > 1 else "")
+        )
+    if lay == "contiguous":
+        if m_per_group is not None:
+            raise ValueError(
+                f"{fn}: m_per_group must be None with counts= in the contiguous layout "
+                f"(the rows come from counts), got {m_per_group!r}"
+            )
+        cap = np.zeros(())
+    else:
+        cap = (np.zeros(()) if m_per_group is None
+               else positive_int_array(fn, "m_per_group", m_per_group))
+    lead = np.zeros(cnt.shape[:-1])
+    (_, cap_b, k_b, n_b), shape = broadcast(fn, counts=lead, m_per_group=cap, k=kk, n=nn)
+    cnt2 = np.ascontiguousarray(
+        np.broadcast_to(cnt, shape + (n_groups,)), dtype=np.float64
+    ).reshape(-1, n_groups)
+    if lay == "masked" and m_per_group is not None:
+        short = (cap_b > 0) & (cap_b < cnt2.max(axis=1))
+        if short.any():
+            i = int(np.flatnonzero(short)[0])
+            raise ValueError(
+                f"{fn}: m_per_group (the masked buffer's rows) must be at least the largest "
+                f"count, got m_per_group={int(cap_b[i])}, max(counts)={int(cnt2[i].max())}"
+            )
+    hw, chw, ceff = resolve(hardware, efficiency)
+    require_peak(fn, hw, dt)
+    core_layout = getattr(_core.GroupedLayout, lay)
+    cols = _core.grouped_gemm_counts_sweep(cnt2, cap_b, k_b, n_b, dt, dt, out, core_layout,
+                                           chw, ceff)
+    lab = f"grouped_gemm {lay} {n_groups} groups {label(dt)}"
+    return from_columns(cols, shape, label=lab, hardware=hw.name, meta=peak_meta(hw, dt))
+
+
+def _flag(fn: str, name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fn}: {name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+def _row_op(
+    fn: str,
+    rows: ArrayLike,
+    cols: ArrayLike,
+    dtype: Any,
+    hardware: Any,
+    backward: Any,
+    save_stats: Any,
+    efficiency: EfficiencyLike,
+    cols_name: str = "cols",
+) -> Estimate:
+    dt = parse_dtype(fn, dtype)
+    bwd = _flag(fn, "backward", backward)
+    stats = _flag(fn, "save_stats", save_stats)
+    arrays, shape = broadcast(
+        fn,
+        rows=positive_int_array(fn, "rows", rows),
+        **{cols_name: positive_int_array(fn, cols_name, cols)},
+    )
+    hw, chw, ceff = resolve(hardware, efficiency)
+    cols_out = _core.row_op_sweep(getattr(_core.RowOp, fn), *arrays, dt, bwd, stats, chw, ceff)
+    what = f"{fn}{' backward' if bwd else ''}"
+    lab = f"{what} {label(dt)}"
+    if np.ndim(rows) == 0 and np.ndim(cols) == 0:
+        lab = f"{what} {int(rows)}x{int(cols)} {label(dt)}"
+    return from_columns(cols_out, shape, label=lab, hardware=hw.name,
+                        meta=peak_meta(hw, _core.DType.fp32))
+
+
+def rmsnorm(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: Any = None,
+    *,
+    backward: bool = False,
+    save_stats: bool = False,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate:
+    """Estimate one RMSNorm kernel, ``y = x / sqrt(mean(x²) + eps) * w``, over rows of ``cols``.
+
+    Parameters
+    ----------
+    rows, cols : int or array_like of int
+        Rows (tokens) and the normalized width (hidden size). Arrays broadcast.
+    dtype : str
+        Format of x, y, the weight and the gradients (``"bf16"``, ``"fp32"``, ...).
+    hardware : Hardware or str, optional
+        Accelerator (see :func:`gemm`).
+    backward : bool
+        The backward pass alone (dx and dw) instead of the forward.
+    save_stats : bool
+        Forward only: also write the fp32 ``rstd`` per row for a backward pass (training).
+    efficiency : {"default", "constant", "peak", "torchao"} or Efficiency
+        Efficiency model.
+
+    Notes
+    -----
+    With ``b`` bytes per element, R rows and C columns, one streaming kernel
+    (``KernelKind::memory``: latency plus achievable bandwidth in the default model):
+
+    - forward: reads ``R·C·b`` (x) + ``C·b`` (w); writes ``R·C·b`` (y) + ``4·R`` with
+      ``save_stats``; FLOPs ``4·R·C`` (square, accumulate, two multiplies).
+    - backward: reads ``2·R·C·b`` (dy, x) + ``C·b`` (w) + ``4·R`` (saved rstd); writes
+      ``R·C·b`` (dx) + ``4·C`` (dw accumulated in fp32; per-CTA partial rows and their final
+      reduction are not counted); FLOPs ``9·R·C``.
+
+    FLOPs run at the fp32 vector peak; per-row work (rsqrt) is not counted. Each tensor is
+    assumed to cross DRAM once (rows fit on chip).
+    """
+    return _row_op("rmsnorm", rows, cols, dtype, hardware, backward, save_stats, efficiency)
+
+
+def layernorm(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: Any = None,
+    *,
+    backward: bool = False,
+    save_stats: bool = False,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate:
+    """Estimate one LayerNorm kernel, ``y = (x - mean) / sqrt(var + eps) * w + b``.
+
+    Parameters are those of :func:`rmsnorm`; ``save_stats`` writes the fp32 mean and rstd.
+
+    Notes
+    -----
+    With ``b`` bytes per element, R rows and C columns, one streaming kernel:
+
+    - forward: reads ``R·C·b`` (x) + ``2·C·b`` (weight, bias); writes ``R·C·b`` (y) +
+      ``8·R`` (mean, rstd) with ``save_stats``; FLOPs ``7·R·C`` (sum; center, square,
+      accumulate; scale, weight, bias).
+    - backward: reads ``2·R·C·b`` (dy, x) + ``C·b`` (weight) + ``8·R`` (mean, rstd);
+      writes ``R·C·b`` (dx) + ``8·C`` (dw and db accumulated in fp32); FLOPs ``13·R·C``.
+
+    FLOPs run at the fp32 vector peak; per-row work is not counted.
+    """
+    return _row_op("layernorm", rows, cols, dtype, hardware, backward, save_stats, efficiency)
+
+
+def softmax(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: Any = None,
+    *,
+    backward: bool = False,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate:
+    """Estimate one row-wise softmax kernel over ``rows`` rows of ``cols`` elements.
+
+    Parameters are those of :func:`rmsnorm` (no statistics: the backward needs only y).
+
+    Notes
+    -----
+    Forward: reads ``R·C·b`` (x), writes ``R·C·b`` (y), FLOPs ``5·R·C`` (max, subtract, exp,
+    sum, scale; exp counted as one FLOP). Backward, ``dx = y·(dy - Σ dy·y)``: reads
+    ``2·R·C·b`` (y, dy), writes ``R·C·b`` (dx), FLOPs ``4·R·C``. One streaming kernel; a row
+    crosses DRAM once (online softmax keeps very long rows to one pass as well).
+    """
+    return _row_op("softmax", rows, cols, dtype, hardware, backward, False, efficiency)
+
+
+def cross_entropy(
+    rows: ArrayLike,
+    vocab: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: Any = None,
+    *,
+    backward: bool = False,
+    save_stats: bool = False,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate:
+    """Estimate a fused cross-entropy kernel over logits of shape ``rows x vocab``.
+
+    Parameters
+    ----------
+    rows, vocab : int or array_like of int
+        Tokens and vocabulary size. Arrays broadcast.
+    dtype : str
+        Format of the logits and of their gradient.
+    backward : bool
+        The backward pass alone: the gradient of the logits.
+    save_stats : bool
+        Forward only: also write the fp32 log-sum-exp per row for the backward.
+
+    Notes
+    -----
+    With ``b`` bytes per logit and R rows of V logits, labels int64, loss fp32, one
+    streaming kernel:
+
+    - forward: reads ``R·V·b`` (logits) + ``8·R`` (labels); writes ``4·R`` (loss) + ``4·R``
+      (log-sum-exp) with ``save_stats``; FLOPs ``4·R·V`` (max, subtract, exp, sum).
+    - backward: reads ``R·V·b`` (logits) + ``8·R`` (labels) + ``4·R`` (log-sum-exp) +
+      ``4·R`` (per-row loss gradient; a mean reduction reads one scalar instead); writes
+      ``R·V·b`` (the logits' gradient); FLOPs ``4·R·V`` (subtract lse, exp, subtract the
+      one-hot label, scale).
+
+    FLOPs run at the fp32 vector peak. Chunked / fused-linear cross entropy (Liger), which
+    never materializes the logits, is a GEMM plus this kernel's per-chunk traffic.
+    """
+    return _row_op(
+        "cross_entropy", rows, vocab, dtype, hardware, backward, save_stats, efficiency,
+        cols_name="vocab",
+    )

@@ -1,0 +1,109 @@
+// Bindings for grouped GEMMs and row-wise ops (norms, softmax, cross entropy): conversion and
+// forwarding only, no formulas.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <stdexcept>
+
+#include "roofline/estimate.hpp"
+#include "roofline/ops/grouped_gemm.hpp"
+#include "roofline/ops/norm.hpp"
+#include "roofline/sweep.hpp"
+#include "arrays.hpp"
+
+namespace py = pybind11;
+using namespace roofline;
+using namespace roofline::bindings;
+
+namespace {
+
+GroupedGemmShape formats(DType a, DType b, DType out, GroupedLayout layout) {
+  GroupedGemmShape s;
+  s.a = a;
+  s.b = b;
+  s.out = out;
+  s.layout = layout;
+  return s;
+}
+
+py::tuple grouped_gemm_sweep_py(const InArray& m_per_group, const InArray& k, const InArray& n,
+                                const InArray& groups, DType a, DType b, DType out,
+                                const Hardware& hw, const Efficiency& eff) {
+  const std::size_t len = equal_length({&m_per_group, &k, &n, &groups});
+  const GroupedGemmShape f = formats(a, b, out, GroupedLayout::contiguous);
+  const Rates rates(hw, eff);
+  return estimate_columns(len, [&](EstimateColumns o) {
+    grouped_gemm_sweep(m_per_group.data(), k.data(), n.data(), groups.data(), len, f, rates, o);
+  });
+}
+
+py::tuple grouped_gemm_counts_sweep_py(const InArray& counts, const InArray& capacity,
+                                       const InArray& k, const InArray& n, DType a, DType b,
+                                       DType out, GroupedLayout layout, const Hardware& hw,
+                                       const Efficiency& eff) {
+  const std::size_t len = equal_length({&capacity, &k, &n});
+  if (counts.ndim() != 2 || static_cast<std::size_t>(counts.shape(0)) != len) {
+    throw std::invalid_argument("internal: counts must be (points, groups)");
+  }
+  const auto n_groups = static_cast<std::size_t>(counts.shape(1));
+  const GroupedGemmShape f = formats(a, b, out, layout);
+  const Rates rates(hw, eff);
+  return estimate_columns(len, [&](EstimateColumns o) {
+    grouped_gemm_counts_sweep(counts.data(), n_groups, capacity.data(), k.data(), n.data(), len,
+                              f, rates, o);
+  });
+}
+
+py::tuple row_op_sweep_py(RowOp op, const InArray& rows, const InArray& cols, DType dtype,
+                          bool backward, bool save_stats, const Hardware& hw,
+                          const Efficiency& eff) {
+  const std::size_t len = equal_length({&rows, &cols});
+  RowOpShape f;
+  f.dtype = dtype;
+  f.backward = backward;
+  f.save_stats = save_stats;
+  const Rates rates(hw, eff);
+  return estimate_columns(len, [&](EstimateColumns o) {
+    row_op_sweep(op, rows.data(), cols.data(), len, f, rates, o);
+  });
+}
+
+py::dict row_op_cost_py(RowOp op, double rows, double cols, DType dtype, bool backward,
+                        bool save_stats) {
+  const Cost c = row_op_cost(op, RowOpShape{rows, cols, dtype, backward, save_stats});
+  py::dict d;
+  d["flops"] = c.flops;
+  d["bytes_read"] = c.bytes_read;
+  d["bytes_written"] = c.bytes_written;
+  return d;
+}
+
+}  // namespace
+
+void bind_ops(py::module_& m) {
+  py::enum_<GroupedLayout>(m, "GroupedLayout")
+      .value("contiguous", GroupedLayout::contiguous)
+      .value("masked", GroupedLayout::masked);
+  py::enum_<RowOp>(m, "RowOp")
+      .value("rmsnorm", RowOp::rmsnorm)
+      .value("layernorm", RowOp::layernorm)
+      .value("softmax", RowOp::softmax)
+      .value("cross_entropy", RowOp::cross_entropy);
+
+  m.def("grouped_gemm_sweep", &grouped_gemm_sweep_py, py::arg("m_per_group"), py::arg("k"),
+        py::arg("n"), py::arg("groups"), py::arg("a"), py::arg("b"), py::arg("out"),
+        py::arg("hardware"), py::arg("efficiency"),
+        "Uniform grouped GEMM estimates over equal-length arrays: (time, compute, memory, "
+        "overhead, flops, bytes).");
+  m.def("grouped_gemm_counts_sweep", &grouped_gemm_counts_sweep_py, py::arg("counts"),
+        py::arg("capacity"), py::arg("k"), py::arg("n"), py::arg("a"), py::arg("b"),
+        py::arg("out"), py::arg("layout"), py::arg("hardware"), py::arg("efficiency"),
+        "Grouped GEMM estimates with per-group row counts (points x groups).");
+  m.def("row_op_sweep", &row_op_sweep_py, py::arg("op"), py::arg("rows"), py::arg("cols"),
+        py::arg("dtype"), py::arg("backward"), py::arg("save_stats"), py::arg("hardware"),
+        py::arg("efficiency"),
+        "Row-wise op (norm, softmax, cross entropy) estimates over equal-length arrays.");
+  m.def("row_op_cost", &row_op_cost_py, py::arg("op"), py::arg("rows"), py::arg("cols"),
+        py::arg("dtype"), py::arg("backward"), py::arg("save_stats"),
+        "FLOPs, bytes read and bytes written of one row-wise op.");
+}

@@ -1,0 +1,56 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "roofline/cost.hpp"
+#include "roofline/dtype.hpp"
+#include "roofline/estimate.hpp"
+#include "roofline/sweep.hpp"
+
+namespace roofline {
+
+/// How the rows of the groups of a grouped GEMM are laid out.
+enum class GroupedLayout : std::uint8_t {
+  contiguous,  ///< groups' rows back to back (sum of counts rows); each group pads to whole tiles
+  masked       ///< one buffer of `m_per_group` rows per group, all computed (max-M per group)
+};
+
+/// Shape and formats of a grouped GEMM: group g computes C_g[m_g, n] = A_g[m_g, k] @ B_g[k, n].
+struct GroupedGemmShape {
+  double groups = 1;       ///< groups (experts) in the kernel
+  double m_per_group = 1;  ///< rows per group (uniform), or the masked buffer's rows per group
+  double k = 1;            ///< reduction dimension
+  double n = 1;            ///< columns of every B_g and C_g
+  DType a = DType::bf16;   ///< format of the A rows
+  DType b = DType::bf16;   ///< format of the B_g weights
+  DType out = DType::bf16;  ///< format of C
+  GroupedLayout layout = GroupedLayout::contiguous;  ///< row layout (matters with counts only)
+};
+
+/// Rows of the smallest CTA tile: with uneven counts each group pads to a multiple of it.
+inline constexpr double kGroupRowAlignment = 64.0;
+
+/// Uniform groups: exactly a batched GEMM (batch = groups, m = m_per_group, one B per group);
+/// kind = gemm, so the shape-aware model tiles each group separately.
+Cost grouped_gemm_cost(const GroupedGemmShape& s) noexcept;
+
+/// Per-group row counts (length `n_groups`; `s.groups` is ignored). Contiguous: empty groups
+/// launch no tiles and read no weight; bytes and FLOPs are the sum over non-empty groups; the
+/// tile model sees one GEMM of sum(ceil(m_g / 64) * 64) rows (groups padded to 64-row tiles).
+/// Masked: every group computes max(s.m_per_group, max count) rows.
+Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
+                       std::size_t n_groups) noexcept;
+
+/// Uniform grouped GEMM estimates over arrays m_per_group, k, n, groups (length n_points).
+void grouped_gemm_sweep(const double* m_per_group, const double* k, const double* n,
+                        const double* groups, std::size_t n_points, const GroupedGemmShape& formats,
+                        const Rates& rates, EstimateColumns out) noexcept;
+
+/// Grouped GEMM estimates with per-group counts: `counts` is row-major (n_points x n_groups);
+/// `capacity` is the masked buffer's rows per point (0 = the largest count).
+void grouped_gemm_counts_sweep(const double* counts, std::size_t n_groups,
+                               const double* capacity, const double* k, const double* n,
+                               std::size_t n_points, const GroupedGemmShape& formats,
+                               const Rates& rates, EstimateColumns out) noexcept;
+
+}  // namespace roofline

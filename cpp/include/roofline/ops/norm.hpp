@@ -1,0 +1,40 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "roofline/cost.hpp"
+#include "roofline/dtype.hpp"
+#include "roofline/estimate.hpp"
+#include "roofline/sweep.hpp"
+
+namespace roofline {
+
+/// Row-wise streaming ops: one kernel normalizes or reduces each row of a rows x cols tensor.
+enum class RowOp : std::uint8_t { rmsnorm, layernorm, softmax, cross_entropy };
+
+/// Shape and options of a row-wise op (cross_entropy: cols = vocabulary size).
+struct RowOpShape {
+  double rows = 1;           ///< independent rows (tokens)
+  double cols = 1;           ///< elements per row (hidden size, or vocabulary)
+  DType dtype = DType::bf16;  ///< format of the input, output, weight and gradients
+  bool backward = false;     ///< the backward pass alone (reads the saved fp32 statistics)
+  bool save_stats = false;   ///< forward writes fp32 per-row statistics for a backward pass
+};
+
+/// Bytes of one int64 class label (cross_entropy).
+inline constexpr double kLabelBytes = 8.0;
+
+/// Bytes of one fp32 statistic (rstd, mean, log-sum-exp, loss, weight-gradient accumulator).
+inline constexpr double kStatBytes = 4.0;
+
+/// FLOPs per element of each op's pass (forward, backward), counted at the fp32 vector peak.
+double row_op_flops_per_element(RowOp op, bool backward) noexcept;
+
+/// Hardware-free cost of one row-wise op (one kernel, kind = memory, math at fp32).
+Cost row_op_cost(RowOp op, const RowOpShape& s) noexcept;
+
+/// Row-wise op estimates over arrays rows, cols (length n_points); options from `flags`.
+void row_op_sweep(RowOp op, const double* rows, const double* cols, std::size_t n_points,
+                  const RowOpShape& flags, const Rates& rates, EstimateColumns out) noexcept;
+
+}  // namespace roofline
