@@ -20,7 +20,6 @@ Assumptions stated once:
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -158,21 +157,3 @@ def test_moe_78us_and_37us() -> None:
         assert "look for" in x.reading
 
 
-# ------------------------------------------------------------------ the notebook
-
-
-@pytest.mark.slow
-def test_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
-    path = ROOT / "notebooks" / "seed_000_flashmla_moe.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
-    package_parent = str(Path(rl.__file__).resolve().parents[1])
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [package_parent, *filter(None, [os.environ.get("PYTHONPATH")])]))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()

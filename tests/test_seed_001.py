@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 import roofline as rl
@@ -66,19 +63,3 @@ def test_peak_preset_also_favours_fusion() -> None:
     c = comparison(64, "H100 SXM", "peak")
     assert c.baseline.efficiency == c.candidate.efficiency == "peak"
     assert c.candidate.time_s <= c.baseline.time_s
-
-
-@pytest.mark.slow
-def test_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "seed_001_gemm_fusion_pr.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
-    package_parent = str(Path(rl.__file__).resolve().parents[1])
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [package_parent, *filter(None, [os.environ.get("PYTHONPATH")])]))
-    client = nbclient.NotebookClient(nb, timeout=60, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()

@@ -3,9 +3,6 @@ the order of C @ A @ B, reproduced with rl.fusion."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 import roofline as rl
@@ -100,19 +97,3 @@ def test_chain_order_without_relu() -> None:
     assert ch.compare().speedup > 10
     # (C @ A) is only KV_HEAD x KV_HEAD: the left order never materializes SEQUENCE²
     assert left.bytes < right.bytes / 30
-
-
-@pytest.mark.slow
-def test_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "seed_004_fusion_exercise.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
-    package_parent = str(Path(rl.__file__).resolve().parents[1])
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [package_parent, *filter(None, [os.environ.get("PYTHONPATH")])]))
-    client = nbclient.NotebookClient(nb, timeout=60, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()
