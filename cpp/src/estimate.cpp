@@ -60,6 +60,13 @@ double memory_time(double bytes, double busy, const Rates& r) {
 Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
   const double sms = r.sms;
+  // Without a per-SM bandwidth cap, every unsplit configuration moves the same bytes at the
+  // same rate, so the fastest of them is the one with the least compute (the p-norm is
+  // monotone in each term): track it and combine once. Split-K configurations differ in
+  // traffic and are evaluated in full. Same result as evaluating every configuration.
+  const bool uncapped = r.s_per_byte_per_sm <= 0;
+  const double unsplit_memory = memory_time(e.bytes, sms, r);
+  double least_unsplit_compute = INFINITY;
   double best_time = INFINITY, best_compute = 0, best_memory = 0;
   // The best (tile, split-K) configuration, as a tuned library would pick it. Each
   // configuration's time is non-decreasing in m, n, k and batch, so their minimum is too.
@@ -77,6 +84,10 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       double utilisation = units / (waves * sms);
       if (units > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
       const double compute = padded_flops * s_per_flop / (utilisation * reuse);
+      if (splits == 1.0 && uncapped) {
+        least_unsplit_compute = std::min(least_unsplit_compute, compute);
+        continue;
+      }
       const double partials = splits > 1.0 ? 2.0 * 4.0 * c.batch * c.m * c.n * splits : 0.0;
       // Compute and DRAM traffic overlap imperfectly: a p-norm is max-like when one term
       // dominates and sum-like when both saturate (short-K GEMMs writing a large C show it).
@@ -87,6 +98,14 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
         best_compute = compute;
         best_memory = memory;
       }
+    }
+  }
+  if (uncapped) {
+    const double time = combine(least_unsplit_compute, unsplit_memory, r.eff.overlap_p);
+    if (time <= best_time) {
+      best_time = time;
+      best_compute = least_unsplit_compute;
+      best_memory = unsplit_memory;
     }
   }
   e.compute_s = best_compute;
@@ -257,18 +276,14 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
   }
 }
 
-Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
+Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   Estimate e;
   e.flops = cost.flops;
   e.bytes = cost.bytes();
   e.kernels = cost.kernels;
-  if (rates.eff.shape_aware) {
-    if (cost.kind == KernelKind::gemm && rates.sms > 0) return shaped_gemm(cost, rates, e);
-    if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
-    if (cost.kind == KernelKind::attention && rates.sms > 0) {
-      return shaped_attention(cost, rates, e);
-    }
-  }
+  if (cost.kind == KernelKind::gemm && rates.sms > 0) return shaped_gemm(cost, rates, e);
+  if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
+  if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
   return plain(cost, rates, e);
 }
 

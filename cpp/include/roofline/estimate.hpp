@@ -34,10 +34,29 @@ struct Rates {
   Rates(const Hardware& hw, const Efficiency& eff) noexcept;
 };
 
+/// The shape-aware model of one kernel (GEMM, attention and streaming kinds; plain otherwise).
+Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept;
+
 /// Time of one kernel. Plain model: max(compute, memory, kernels x floor). Shape-aware model:
 /// GEMMs pick the best tile (tile + wave quantization, split-K), DRAM bandwidth is capped by
 /// the SMs in use, compute and memory combine as a p-norm, and a fixed latency is added.
-Estimate estimate(const Cost& cost, const Rates& rates) noexcept;
+/// (The plain path is inline: sweeps call it once per kernel per shape.)
+inline Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
+  if (rates.eff.shape_aware && cost.kind != KernelKind::generic) {
+    return estimate_shape_aware(cost, rates);
+  }
+  Estimate e;
+  e.flops = cost.flops;
+  e.bytes = cost.bytes();
+  e.kernels = cost.kernels;
+  e.compute_s = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
+  e.memory_s = e.bytes * rates.s_per_byte;
+  const double roof = e.compute_s > e.memory_s ? e.compute_s : e.memory_s;
+  const double floor_s = cost.kernels * rates.kernel_floor_s;
+  e.time_s = roof > floor_s ? roof : floor_s;
+  e.overhead_s = e.time_s - roof;
+  return e;
+}
 
 /// Same as estimate(cost, Rates(hw, eff)).
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept;
