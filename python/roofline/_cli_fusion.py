@@ -13,7 +13,6 @@ from typing import Any
 
 __all__ = ["add_parser", "run"]
 
-_FALLBACK_HARDWARE = "H100 SXM"
 
 
 def _ints(text: str) -> list[int]:
@@ -36,6 +35,8 @@ def _follow_up(text: str) -> tuple[int, int]:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``fusion`` subcommand to an ``argparse`` subparsers object; returns its parser."""
+    from roofline.cli import FALLBACK_HARDWARE
+
     p: argparse.ArgumentParser = subparsers.add_parser(
         "fusion",
         help="what fusing, batching or re-associating ops saves (two plans side by side)",
@@ -47,7 +48,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--dtype", default="bf16", help="element format; default: %(default)s")
         q.add_argument("--hardware", default=None,
-                       help=f"accelerator; default: the detected GPU, else {_FALLBACK_HARDWARE}")
+                       help="accelerator; default: the detected GPU, else "
+                   f"{FALLBACK_HARDWARE['roofline']}")
         q.add_argument("--efficiency", default="default",
                        help="default, constant, peak or torchao; default: %(default)s")
         q.add_argument("--format", choices=("table", "json"), default="table",
@@ -89,24 +91,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _hardware(name: str | None) -> Any:
-    from .hardware import HardwareNotSpecifiedError, hardware
-
-    if name is not None:
-        return hardware(name)
-    try:
-        return hardware()
-    except HardwareNotSpecifiedError:
-        print(f"note: no GPU detected and no default set; using {_FALLBACK_HARDWARE}",
-              file=sys.stderr)
-        return hardware(_FALLBACK_HARDWARE)
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``roofline fusion TRANSFORM``; returns the exit status (library errors propagate)."""
+    from roofline.cli import _resolve_hardware
+
     from . import fusion
 
-    hw = _hardware(args.hardware)
+    hw = _resolve_hardware(args.hardware, "roofline")
     kw: dict[str, Any] = {"dtype": args.dtype, "hardware": hw, "efficiency": args.efficiency}
     chain = None
     t = args.transform

@@ -12,11 +12,12 @@ from typing import Any
 
 __all__ = ["add_parser", "run"]
 
-_FALLBACK_HARDWARE = "H100 SXM"
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``model`` subcommand to an ``argparse`` subparsers object; returns its parser."""
+    from roofline.cli import FALLBACK_HARDWARE
+
     from .transformer import list_configs
 
     p: argparse.ArgumentParser = subparsers.add_parser(
@@ -38,7 +39,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--linear-recipe", default=None,
                    help="run linears as rl.float8.linear with this recipe (e.g. blockwise)")
     p.add_argument("--hardware", default=None,
-                   help=f"accelerator; default: the detected GPU, else {_FALLBACK_HARDWARE}")
+                   help="accelerator; default: the detected GPU, else "
+                   f"{FALLBACK_HARDWARE['roofline']}")
     p.add_argument("--efficiency", default="default", help="default, peak or torchao")
     p.add_argument("--per-layer", action="store_true",
                    help="one row per (layer, op) instead of ops summed over layers")
@@ -48,28 +50,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _hardware(name: str | None) -> Any:
-    from .hardware import HardwareNotSpecifiedError, hardware
-
-    if name is not None:
-        return hardware(name)
-    try:
-        return hardware()
-    except HardwareNotSpecifiedError:
-        print(f"note: no GPU detected and no default set; using {_FALLBACK_HARDWARE}",
-              file=sys.stderr)
-        return hardware(_FALLBACK_HARDWARE)
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``roofline model``; returns the exit status (library errors propagate)."""
     from pathlib import Path
+
+    from roofline.cli import _resolve_hardware
 
     from . import transformer
 
     name = args.name
     cfg = transformer.from_hf(name) if Path(name).exists() else transformer.config(name)
-    hw = _hardware(args.hardware)
+    hw = _resolve_hardware(args.hardware, "roofline")
     r = transformer.estimate(
         cfg, args.phase, args.batch, seq_len=args.seq_len, kv_len=args.kv_len,
         q_len=args.q_len, hardware=hw, tp=args.tp, ep=args.ep,
