@@ -41,6 +41,7 @@ from _measurements import MAX_ACHIEVABLE_NAMES, read
 
 import roofline as rl
 from roofline import _core
+from roofline._calibration import scaled_core_hardware, shape_aware_efficiency
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "python" / "roofline" / "data" / "calibration.json"
@@ -50,23 +51,12 @@ OUT = ROOT / "python" / "roofline" / "data" / "calibration.json"
 
 def core_hw(hw: rl.Hardware, fractions: dict[str, float] | None = None) -> Any:
     """Core hardware whose peaks are scaled by per-class achievable fractions."""
-    fr = fractions or {}
-    peaks = [
-        (getattr(hw, f"{c}_flops_per_s") or 0.0) * fr.get(c, 1.0)
-        for c in ("fp64", "fp32", "tf32", "bf16", "fp8", "int8", "fp4")
-    ]
-    return _core.Hardware(peaks, hw.mem_bytes_per_s, hw.l2_bytes or 0.0, int(hw.sms or 0),
-                          hw.clock_hz or 0.0)
+    return scaled_core_hardware(hw, fractions or {})
 
 
 def core_eff(p: dict[str, float], hw: rl.Hardware, attention_fraction: float = 1.0) -> Any:
-    sm_bw = p["sm_bandwidth_factor"] * hw.mem_bytes_per_s / hw.sms if hw.sms else 0.0
-    return _core.Efficiency(1.0, p["memory_fraction"], 0.0, False, True, p["gemm_latency_s"],
-                            p["memory_latency_s"], p["overlap_p"], sm_bw,
-                            attention_fraction=attention_fraction,
-                            decode_fraction=p.get("decode_fraction", 1.0),
-                            attention_softmax_flops=p.get("attention_softmax_flops", 0.0),
-                            attention_tile_overhead=p.get("attention_tile_overhead", 0.0))
+    # Before the decode step is fitted, decode runs at the full attention rate.
+    return shape_aware_efficiency(hw, {"decode_fraction": 1.0, **p}, attention_fraction)
 
 
 #: attention_fwd_bwd_a100_h100.csv's GPU names -> our canonical names.

@@ -83,20 +83,30 @@ def attention_fraction(hw: Hardware) -> float:
     return float(doc.get("attention_fraction_median", 1.0))
 
 
-def core_objects(hw: Hardware) -> tuple[Any, Any]:
-    """Core hardware (peaks scaled to their achievable values) and core efficiency."""
-    fr = compute_fractions(hw)
-    peaks = [(getattr(hw, f"{c}_flops_per_s") or 0.0) * fr[c] for c in _CLASSES]
-    chw = _core.Hardware(peaks, hw.mem_bytes_per_s, hw.l2_bytes or 0.0, int(hw.sms or 0),
-                         hw.clock_hz or 0.0)
-    p = data()["params"]
+def scaled_core_hardware(hw: Hardware, fractions: dict[str, float]) -> Any:
+    """Core hardware whose peaks are scaled by per-class achievable fractions (1 if absent)."""
+    peaks = [(getattr(hw, f"{c}_flops_per_s") or 0.0) * fractions.get(c, 1.0) for c in _CLASSES]
+    return _core.Hardware(peaks, hw.mem_bytes_per_s, hw.l2_bytes or 0.0, int(hw.sms or 0),
+                          hw.clock_hz or 0.0)
+
+
+def shape_aware_efficiency(hw: Hardware, params: dict[str, float],
+                           attention_fraction: float) -> Any:
+    """Core efficiency of the shape-aware model with the given fitted parameters."""
+    p = params
     sm_bw = p["sm_bandwidth_factor"] * hw.mem_bytes_per_s / hw.sms if hw.sms else 0.0
-    ceff = _core.Efficiency(
+    return _core.Efficiency(
         1.0, p["memory_fraction"], 0.0, False, True, p["gemm_latency_s"],
         p["memory_latency_s"], p["overlap_p"], sm_bw,
-        attention_fraction=attention_fraction(hw),
+        attention_fraction=attention_fraction,
         decode_fraction=p.get("decode_fraction", 0.0),
         attention_softmax_flops=p.get("attention_softmax_flops", 0.0),
         attention_tile_overhead=p.get("attention_tile_overhead", 0.0),
     )
+
+
+def core_objects(hw: Hardware) -> tuple[Any, Any]:
+    """Core hardware (peaks scaled to their achievable values) and core efficiency."""
+    chw = scaled_core_hardware(hw, compute_fractions(hw))
+    ceff = shape_aware_efficiency(hw, data()["params"], attention_fraction(hw))
     return chw, ceff
