@@ -219,15 +219,97 @@ def table(data: Path) -> list[dict[str, Any]]:
     return result
 
 
+#: Presets reported for our own GPU measurements.
+GPU_PRESETS = ("default", "constant", "peak")
+GPU_FILES = ("gpu_h100_calibration.jsonl",)
+
+
+def gpu_table(data: Path) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Per family of our GPU measurement files: rows, median / p90 error per preset."""
+    from roofline.validation import compare, summary
+
+    result: list[dict[str, Any]] = []
+    errors: list[tuple[str, str]] = []
+    for name in GPU_FILES:
+        path = data / name
+        if not path.exists():
+            continue
+        per_preset = {}
+        for p in GPU_PRESETS:
+            errs: list[tuple[str, str]] = []
+            per_preset[p] = summary(compare(path, efficiency=p, errors=errs))
+            if p == "default":
+                errors.extend(errs)
+        families = sorted(set().union(*(s.keys() for s in per_preset.values())))
+        everything = {p: [] for p in GPU_PRESETS}
+        for fam in families:
+            entry: dict[str, Any] = {"file": name, "family": fam}
+            for p in GPU_PRESETS:
+                s = per_preset[p].get(fam)
+                if s is None:
+                    continue
+                entry["rows"] = int(s["rows"])
+                entry[f"{p}_median"] = s["median"]
+                entry[f"{p}_p90"] = s["p90"]
+                entry[f"{p}_bias"] = s["bias"]
+            result.append(entry)
+        result.append({"file": name, "family": "all families (median of family medians)",
+                       "rows": sum(e.get("rows", 0) for e in result if e["file"] == name),
+                       **{f"{p}_median": float(np.median([e[f"{p}_median"] for e in result
+                                                         if e["file"] == name
+                                                         and f"{p}_median" in e]))
+                          for p in GPU_PRESETS if any(f"{p}_median" in e for e in result)}})
+        del everything
+    return result, errors
+
+
+def print_gpu_table(result: list[dict[str, Any]], errors: list[tuple[str, str]]) -> None:
+    head = f"{'family':<48} {'rows':>4}"
+    for p in GPU_PRESETS:
+        head += f" {p + ' med':>13} {'p90':>6}"
+    head += f" {'bias':>7}"
+    print("\nour GPU measurements: absolute relative error (median, p90); bias = median signed "
+          "error of the default model (+ = predicted too slow)")
+    print(head)
+    for e in result:
+        line = f"{e['family']:<48} {e.get('rows', 0):>4}"
+        for p in GPU_PRESETS:
+            if f"{p}_median" in e:
+                line += f" {e[p + '_median']:>12.1%}"
+                line += f" {e[p + '_p90']:>6.0%}" if f"{p}_p90" in e else " " * 7
+            else:
+                line += " " * 20
+        if "default_bias" in e:
+            line += f" {e['default_bias']:>+7.0%}"
+        print(line)
+    if errors:
+        print(f"\n{len(errors)} rows could not be predicted; first per family:")
+        seen = set()
+        for rid, msg in errors:
+            fam = msg.split(":")[0]
+            if fam not in seen:
+                seen.add(fam)
+                print(f"  {rid}: {msg[:150]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path,
                         default=ROOT.parent / "shared" / "data" / "measurements")
     parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument("--gpu-only", action="store_true",
+                        help="only our GPU measurement files (gpu_*.jsonl)")
     args = parser.parse_args()
+    gpu, errors = gpu_table(args.data)
+    if args.gpu_only:
+        if args.format == "json":
+            print(json.dumps(gpu, indent=2))
+        else:
+            print_gpu_table(gpu, errors)
+        return
     result = table(args.data)
     if args.format == "json":
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result + gpu, indent=2))
         return
     head = f"{'file':<34} {'family':<36} {'rows':>4}"
     for p in PRESETS:
@@ -242,6 +324,7 @@ def main() -> None:
             for p in PRESETS:
                 line += f" {e[p + '_median']:>14.1%} {e[p + '_p90']:>6.0%}"
         print(line)
+    print_gpu_table(gpu, errors)
 
 
 if __name__ == "__main__":

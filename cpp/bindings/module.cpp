@@ -23,6 +23,16 @@ using namespace roofline::bindings;
 void bind_transformer(py::module_& m);
 /// Registers grouped GEMM and row-wise op bindings (cpp/bindings/bind_ops.cpp).
 void bind_ops(py::module_& m);
+/// Registers GemmTerms (cpp/bindings/bind_terms_gemm.cpp).
+void bind_gemm_terms(py::module_& m);
+/// Registers AttentionTerms (cpp/bindings/bind_terms_attention.cpp).
+void bind_attention_terms(py::module_& m);
+/// Registers RowOpTerms (cpp/bindings/bind_terms_row_ops.cpp).
+void bind_row_ops_terms(py::module_& m);
+/// Registers CastTerms (cpp/bindings/bind_terms_cast.cpp).
+void bind_cast_terms(py::module_& m);
+/// Registers HostTerms (cpp/bindings/bind_terms_host.cpp).
+void bind_host_terms(py::module_& m);
 
 namespace {
 
@@ -170,6 +180,12 @@ PYBIND11_MODULE(_core, mod) {
       .def_readonly("peak_flops_per_s", &Hardware::peak_flops_per_s)
       .def_readonly("mem_bytes_per_s", &Hardware::mem_bytes_per_s);
 
+  bind_gemm_terms(mod);
+  bind_attention_terms(mod);
+  bind_row_ops_terms(mod);
+  bind_cast_terms(mod);
+  bind_host_terms(mod);
+
   py::class_<Efficiency>(mod, "Efficiency")
       .def(py::init([](double cf, double mf, double floor_s, bool torchao, bool shape_aware,
                        double gemm_latency_s, double memory_latency_s, double overlap_p,
@@ -193,6 +209,11 @@ PYBIND11_MODULE(_core, mod) {
            py::arg("overlap_p") = 0.0, py::arg("sm_bytes_per_s") = 0.0,
            py::arg("attention_fraction") = 0.0, py::arg("decode_fraction") = 0.0,
            py::arg("attention_softmax_flops") = 0.0, py::arg("attention_tile_overhead") = 0.0)
+      .def_readwrite("gemm", &Efficiency::gemm)
+      .def_readwrite("attention", &Efficiency::attention)
+      .def_readwrite("row_ops", &Efficiency::row_ops)
+      .def_readwrite("cast", &Efficiency::cast)
+      .def_readwrite("host", &Efficiency::host)
       .def_readonly("shape_aware", &Efficiency::shape_aware)
       .def_readonly("gemm_latency_s", &Efficiency::gemm_latency_s)
       .def_readonly("memory_latency_s", &Efficiency::memory_latency_s)

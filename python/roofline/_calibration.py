@@ -107,6 +107,8 @@ def shape_aware_efficiency(hw: Hardware, params: dict[str, float],
 
 def core_objects(hw: Hardware) -> tuple[Any, Any]:
     """Core hardware (peaks scaled to their achievable values) and core efficiency."""
+    from ._terms import apply
+
     chw = scaled_core_hardware(hw, compute_fractions(hw))
     ceff = shape_aware_efficiency(hw, data()["params"], attention_fraction(hw))
-    return chw, ceff
+    return chw, apply(ceff, hw)

@@ -1,5 +1,11 @@
 #pragma once
 
+#include "roofline/terms/attention.hpp"
+#include "roofline/terms/cast.hpp"
+#include "roofline/terms/gemm.hpp"
+#include "roofline/terms/host.hpp"
+#include "roofline/terms/row_ops.hpp"
+
 namespace roofline {
 
 /// How far below the datasheet a kernel runs: the knobs every preset sets.
@@ -17,6 +23,18 @@ struct Efficiency {
   double decode_fraction = 0.0;     ///< shape-aware: flash decode (split-KV) rate vs GEMM (0 = 1)
   double attention_softmax_flops = 0.0;  ///< shape-aware: exp/softmax cost per score, in FLOPs
   double attention_tile_overhead = 0.0;  ///< shape-aware: fixed cost of a work unit, in KV tiles
+
+  // Implementation-aware terms: what PyTorch actually runs, per area (all zero = idealized).
+
+  GemmTerms gemm{};            ///< cuBLAS and grouped GEMMs
+
+  AttentionTerms attention{};  ///< SDPA backends
+
+  RowOpTerms row_ops{};        ///< norms, softmax, cross-entropy, elementwise per backend
+
+  CastTerms cast{};            ///< torchao's compiled float8 casts
+
+  HostTerms host{};            ///< launch overhead (eager, CUDA graph)
 
   /// The datasheet roofline: full peaks, no floor.
   static Efficiency peak() noexcept { return {1.0, 1.0, 0.0, false}; }

@@ -1,0 +1,13 @@
+"""Fitted GemmTerms for an accelerator (see roofline/_terms/__init__.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _core
+
+
+def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
+    """The core GemmTerms for hw from the fitted document doc."""
+    terms = _core.GemmTerms()
+    return terms

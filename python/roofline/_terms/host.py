@@ -1,0 +1,13 @@
+"""Fitted HostTerms for an accelerator (see roofline/_terms/__init__.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _core
+
+
+def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
+    """The core HostTerms for hw from the fitted document doc."""
+    terms = _core.HostTerms()
+    return terms

@@ -1,0 +1,37 @@
+"""torchao float8 rows: compiled casts and whole training linears (forward + backward)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import roofline as rl
+
+#: Kernels of a measured step that a normal training step does not run: the benchmark did not
+#: zero gradients, so two adds accumulate into x.grad and weight.grad.
+_NOT_PART_OF_A_STEP = ("CUDAFunctor_add",)
+
+
+def _cast(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+    a = row["args"]
+    t = rl.float8.cast(a["rows"], a["cols"], granularity=a["granularity"], hardware=hw,
+                       efficiency=eff).time_s
+    return [(row["family"], row["measured"], float(t))]
+
+
+def _linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+    a = row["args"]
+    extra = sum(us for name, us, *_ in row.get("kernels", [])
+                if any(s in name for s in _NOT_PART_OF_A_STEP)) * 1e-6
+    measured = row["measured"] - extra
+    recipe = a["recipe"]
+    if recipe == "bf16":
+        r = rl.float8.linear(a["m"], a["k"], a["n"], recipe="tensorwise", hardware=hw,
+                             efficiency=eff)
+        predicted = r.bf16_s
+    else:
+        r = rl.float8.linear(a["m"], a["k"], a["n"], recipe=recipe, hardware=hw, efficiency=eff)
+        predicted = r.fp8_s
+    return [(f"{row['family']} ({recipe})", measured, float(predicted))]
+
+
+PREDICTORS = {"cast": _cast, "linear_train_kernels": _linear}

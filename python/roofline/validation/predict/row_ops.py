@@ -1,0 +1,43 @@
+"""Elementwise, norm, softmax and cross-entropy rows (eager aten or torch.compile)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import roofline as rl
+
+
+def _backend(family: str) -> str:
+    return "compiled" if family.endswith("_compiled") else "eager"
+
+
+def _elementwise(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+    a = row["args"]
+    if a.get("name") == "silu_mul":  # silu(x) then * y: two eager kernels
+        t = (rl.elementwise(a["numel"], 1, 1, dtype=a["dtype"], hardware=hw, efficiency=eff)
+             + rl.elementwise(a["numel"], 2, 1, dtype=a["dtype"], hardware=hw,
+                              efficiency=eff)).time_s
+    else:
+        t = rl.elementwise(a["numel"], a["reads"], a["writes"], dtype=a["dtype"], hardware=hw,
+                           efficiency=eff).time_s
+    return [(row["family"], row["measured"], float(t))]
+
+
+def _row(fn: Any, size: str) -> Any:
+    def predict(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+        a = row["args"]
+        kwargs = {"backward": True} if a.get("backward") else {}
+        t = fn(a["rows"], a[size], dtype=a["dtype"], hardware=hw, efficiency=eff,
+               backend=_backend(row["family"]), **kwargs).time_s
+        return [(row["family"], row["measured"], float(t))]
+
+    return predict
+
+
+PREDICTORS = {
+    "elementwise": _elementwise,
+    "rmsnorm": _row(rl.rmsnorm, "cols"),
+    "layernorm": _row(rl.layernorm, "cols"),
+    "softmax": _row(rl.softmax, "cols"),
+    "cross_entropy": _row(rl.cross_entropy, "vocab"),
+}
