@@ -117,7 +117,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
 
 Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   e.compute_s = c.flops * r.s_per_flop[static_cast<std::size_t>(c.math)];
-  e.memory_s = e.bytes * r.s_per_byte;
+  e.memory_s = e.bytes * r.s_per_byte / (c.bandwidth_fraction > 0 ? c.bandwidth_fraction : 1.0);
   const double roof = std::max(e.compute_s, e.memory_s);
   const double latency = e.bytes > 0 ? c.kernels * r.eff.memory_latency_s : 0.0;
   e.time_s = std::max(roof + latency, c.kernels * r.kernel_floor_s);

@@ -24,6 +24,7 @@ Cost gemm_cost(const GemmShape& s, bool torchao_conventions) noexcept {
   c.n = s.n;
   c.k = s.k;
   c.batch = s.batch;
+  c.scaling = s.scaling;
   c.math = peak_class(s.a);
   c.flops = 2.0 * s.batch * s.m * s.k * s.n;
   const double a_elems = s.m * s.k;

@@ -32,6 +32,10 @@ struct Cost {
   double heads_per_kv = 1;            ///< query heads sharing a kv head (kind == attention)
   bool causal = false;                ///< causal mask, bottom-right aligned (kind == attention)
   bool backward = false;              ///< backward pass: work split over KV tiles (kind == attention)
+  Scaling scaling = Scaling::none;    ///< scaling of a low-precision GEMM's inputs (kind == gemm)
+  double bandwidth_fraction = 1.0;    ///< fraction of the streaming bandwidth this kernel's access
+                                      ///< pattern reaches (kind == memory; transposes, one block per
+                                      ///< row); shape-aware model only
 
   /// Total DRAM traffic in bytes.
   double bytes() const noexcept { return bytes_read + bytes_written; }

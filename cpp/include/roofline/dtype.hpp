@@ -28,6 +28,13 @@ enum class DType : std::uint8_t {
   fp8_block_128x128  ///< fp8 elements + one fp32 scale per 128x128 block
 };
 
+/// How a low-precision GEMM's inputs are scaled (the epilogue multiplies the accumulator).
+enum class Scaling : std::uint8_t {
+  none,        ///< unscaled (bf16, fp32, ...) or block scales carried by the format
+  tensorwise,  ///< one fp32 scale per tensor (torch._scaled_mm with scalar scales)
+  rowwise      ///< one fp32 scale per row of A and per column of B
+};
+
 /// Bytes of one element's payload, without block scales (fractional for fp4).
 constexpr double element_bytes(DType t) noexcept {
   switch (t) {

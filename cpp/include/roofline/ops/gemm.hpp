@@ -14,6 +14,7 @@ struct GemmShape {
   DType b = DType::bf16;            ///< format of B
   DType out = DType::bf16;          ///< format of C
   bool b_shared = false;            ///< B is one matrix used by every batch entry (read once)
+  Scaling scaling = Scaling::none;  ///< how A and B are scaled (fp8: tensorwise or rowwise)
 };
 
 /// FLOPs 2*batch*m*k*n; reads A and B once (with block scales), writes C once.
