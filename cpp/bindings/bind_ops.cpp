@@ -17,8 +17,9 @@ using namespace roofline::bindings;
 
 namespace {
 
-GroupedGemmShape formats(DType a, DType b, DType out, GroupedLayout layout) {
+GroupedGemmShape formats(DType a, DType b, DType out, GroupedLayout layout, Scaling scaling) {
   GroupedGemmShape s;
+  s.scaling = scaling;
   s.a = a;
   s.b = b;
   s.out = out;
@@ -28,9 +29,9 @@ GroupedGemmShape formats(DType a, DType b, DType out, GroupedLayout layout) {
 
 py::tuple grouped_gemm_sweep_py(const InArray& m_per_group, const InArray& k, const InArray& n,
                                 const InArray& groups, DType a, DType b, DType out,
-                                const Hardware& hw, const Efficiency& eff) {
+                                const Hardware& hw, const Efficiency& eff, Scaling scaling) {
   const std::size_t len = equal_length({&m_per_group, &k, &n, &groups});
-  const GroupedGemmShape f = formats(a, b, out, GroupedLayout::contiguous);
+  const GroupedGemmShape f = formats(a, b, out, GroupedLayout::contiguous, scaling);
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     grouped_gemm_sweep(m_per_group.data(), k.data(), n.data(), groups.data(), len, f, rates, o);
@@ -40,13 +41,13 @@ py::tuple grouped_gemm_sweep_py(const InArray& m_per_group, const InArray& k, co
 py::tuple grouped_gemm_counts_sweep_py(const InArray& counts, const InArray& capacity,
                                        const InArray& k, const InArray& n, DType a, DType b,
                                        DType out, GroupedLayout layout, const Hardware& hw,
-                                       const Efficiency& eff) {
+                                       const Efficiency& eff, Scaling scaling) {
   const std::size_t len = equal_length({&capacity, &k, &n});
   if (counts.ndim() != 2 || static_cast<std::size_t>(counts.shape(0)) != len) {
     throw std::invalid_argument("internal: counts must be (points, groups)");
   }
   const auto n_groups = static_cast<std::size_t>(counts.shape(1));
-  const GroupedGemmShape f = formats(a, b, out, layout);
+  const GroupedGemmShape f = formats(a, b, out, layout, scaling);
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     grouped_gemm_counts_sweep(counts.data(), n_groups, capacity.data(), k.data(), n.data(), len,
@@ -92,12 +93,13 @@ void bind_ops(py::module_& m) {
 
   m.def("grouped_gemm_sweep", &grouped_gemm_sweep_py, py::arg("m_per_group"), py::arg("k"),
         py::arg("n"), py::arg("groups"), py::arg("a"), py::arg("b"), py::arg("out"),
-        py::arg("hardware"), py::arg("efficiency"),
+        py::arg("hardware"), py::arg("efficiency"), py::arg("scaling") = Scaling::none,
         "Uniform grouped GEMM estimates over equal-length arrays: (time, compute, memory, "
         "overhead, flops, bytes).");
   m.def("grouped_gemm_counts_sweep", &grouped_gemm_counts_sweep_py, py::arg("counts"),
         py::arg("capacity"), py::arg("k"), py::arg("n"), py::arg("a"), py::arg("b"),
         py::arg("out"), py::arg("layout"), py::arg("hardware"), py::arg("efficiency"),
+        py::arg("scaling") = Scaling::none,
         "Grouped GEMM estimates with per-group row counts (points x groups).");
   m.def("row_op_sweep", &row_op_sweep_py, py::arg("op"), py::arg("rows"), py::arg("cols"),
         py::arg("dtype"), py::arg("backward"), py::arg("save_stats"), py::arg("hardware"),

@@ -10,5 +10,12 @@ using namespace roofline;
 /// Registers GemmTerms on the module.
 void bind_gemm_terms(py::module_& mod) {
   py::class_<GemmTerms>(mod, "GemmTerms")
-      .def(py::init<>());
+      .def(py::init<>())
+      .def_readwrite("latency_s", &GemmTerms::latency_s)
+      .def_readwrite("rowwise_latency_s", &GemmTerms::rowwise_latency_s)
+      .def_readwrite("memory_fraction", &GemmTerms::memory_fraction)
+      .def_readwrite("ramp_s", &GemmTerms::ramp_s)
+      .def_readwrite("compute_fraction", &GemmTerms::compute_fraction)
+      .def_readwrite("grouped_compute_fraction", &GemmTerms::grouped_compute_fraction)
+      .def_readwrite("grouped_latency_s", &GemmTerms::grouped_latency_s);
 }

@@ -47,9 +47,10 @@ const char* role_name(KernelRole r) {
 
 py::tuple gemm_sweep_py(const InArray& m, const InArray& k, const InArray& n, const InArray& batch,
                         DType a, DType b, DType out, bool b_shared, const Hardware& hw,
-                        const Efficiency& eff, int threads) {
+                        const Efficiency& eff, int threads, Scaling scaling) {
   const std::size_t len = equal_length({&m, &k, &n, &batch});
   GemmShape formats;
+  formats.scaling = scaling;
   formats.a = a;
   formats.b = b;
   formats.out = out;
@@ -141,6 +142,10 @@ PYBIND11_MODULE(_core, mod) {
       .value("mxfp4", DType::mxfp4).value("nvfp4", DType::nvfp4)
       .value("fp8_block_1x128", DType::fp8_block_1x128)
       .value("fp8_block_128x128", DType::fp8_block_128x128);
+
+  py::enum_<Scaling>(mod, "Scaling")
+      .value("none", Scaling::none).value("tensorwise", Scaling::tensorwise)
+      .value("rowwise", Scaling::rowwise).value("blockwise", Scaling::blockwise);
 
   py::enum_<Recipe>(mod, "Recipe")
       .value("tensorwise", Recipe::tensorwise).value("rowwise", Recipe::rowwise)
@@ -238,6 +243,7 @@ PYBIND11_MODULE(_core, mod) {
   mod.def("gemm_sweep", &gemm_sweep_py, py::arg("m"), py::arg("k"), py::arg("n"),
           py::arg("batch"), py::arg("a"), py::arg("b"), py::arg("out"), py::arg("b_shared"),
           py::arg("hardware"), py::arg("efficiency"), py::arg("threads") = 0,
+          py::arg("scaling") = Scaling::none,
           "GEMM estimates over equal-length float64 arrays: (time, compute, memory, overhead, "
           "flops, bytes).");
   mod.def("cost_sweep", &cost_sweep_py, py::arg("flops"), py::arg("bytes_read"),

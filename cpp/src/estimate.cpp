@@ -57,15 +57,39 @@ double memory_time(double bytes, double busy, const Rates& r) {
   return bytes * s_per_byte;
 }
 
+// The library terms (GemmTerms) that apply to a GEMM: cuBLAS / CUTLASS for unscaled,
+// tensorwise- and rowwise-scaled inputs; none for block-scaled formats (DeepGEMM-style
+// kernels, calibrated on their own profiler times) or when the terms are zero.
+struct LibraryGemm {
+  double compute_scale = 1.0;  // 1 / sustained fraction of the achievable tensor rate
+  double memory_scale = 1.0;   // 1 / fraction of the streaming bandwidth for operand traffic
+  double latency_s = 0.0;      // fixed time of one call
+  double ramp_s = 0.0;         // DRAM ramp of a memory-bound kernel
+};
+
+LibraryGemm library_gemm(const Cost& c, const Rates& r) {
+  const GemmTerms& g = r.eff.gemm;
+  LibraryGemm lib;
+  lib.latency_s = r.eff.gemm_latency_s;
+  if (c.scaling == Scaling::blockwise) return lib;
+  if (g.compute_fraction > 0) lib.compute_scale = 1.0 / g.compute_fraction;
+  if (g.memory_fraction > 0) lib.memory_scale = 1.0 / g.memory_fraction;
+  if (g.latency_s > 0) lib.latency_s = g.latency_s;
+  if (c.scaling == Scaling::rowwise) lib.latency_s += g.rowwise_latency_s;
+  lib.ramp_s = g.ramp_s;
+  return lib;
+}
+
 Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
-  const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
+  const LibraryGemm lib = library_gemm(c, r);
+  const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   // Without a per-SM bandwidth cap, every unsplit configuration moves the same bytes at the
   // same rate, so the fastest of them is the one with the least compute (the p-norm is
   // monotone in each term): track it and combine once. Split-K configurations differ in
   // traffic and are evaluated in full. Same result as evaluating every configuration.
   const bool uncapped = r.s_per_byte_per_sm <= 0;
-  const double unsplit_memory = memory_time(e.bytes, sms, r);
+  const double unsplit_memory = memory_time(e.bytes, sms, r) * lib.memory_scale;
   double least_unsplit_compute = INFINITY;
   double best_time = INFINITY, best_compute = 0, best_memory = 0;
   // The best (tile, split-K) configuration, as a tuned library would pick it. Each
@@ -91,7 +115,8 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       const double partials = splits > 1.0 ? 2.0 * 4.0 * c.batch * c.m * c.n * splits : 0.0;
       // Compute and DRAM traffic overlap imperfectly: a p-norm is max-like when one term
       // dominates and sum-like when both saturate (short-K GEMMs writing a large C show it).
-      const double memory = memory_time(e.bytes + partials, std::min(units, sms), r);
+      const double memory =
+          memory_time(e.bytes + partials, std::min(units, sms), r) * lib.memory_scale;
       const double time = combine(compute, memory, r.eff.overlap_p);
       if (time < best_time) {
         best_time = time;
@@ -108,9 +133,13 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       best_memory = unsplit_memory;
     }
   }
+  // A memory-bound kernel waits for its operand pipeline to fill before DRAM streams at the
+  // full rate: charged in proportion to the memory share of the time (0 for compute-bound).
+  const double ramp =
+      lib.ramp_s > 0 ? lib.ramp_s * best_memory / (best_memory + best_compute) : 0.0;
   e.compute_s = best_compute;
   e.memory_s = best_memory;
-  e.time_s = std::max(best_time + c.kernels * r.eff.gemm_latency_s, c.kernels * r.kernel_floor_s);
+  e.time_s = std::max(best_time + ramp + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;
 }

@@ -24,7 +24,9 @@ Cost gemm_cost(const GemmShape& s, bool torchao_conventions) noexcept {
   c.n = s.n;
   c.k = s.k;
   c.batch = s.batch;
-  c.scaling = s.scaling;
+  // Block-scaled formats carry their scales (DeepGEMM-style kernels, not cuBLAS).
+  c.scaling = (s.scaling == Scaling::none && scale_block_elements(s.a) > 0) ? Scaling::blockwise
+                                                                           : s.scaling;
   c.math = peak_class(s.a);
   c.flops = 2.0 * s.batch * s.m * s.k * s.n;
   const double a_elems = s.m * s.k;
@@ -42,6 +44,9 @@ Cost gemm_cost(const GemmShape& s, bool torchao_conventions) noexcept {
   } else {
     c.bytes_read = s.batch * (a_elems * element_bytes(s.a) + operand_scale_bytes(s.m, s.k, s.a)) +
                    b_copies * (b_elems * element_bytes(s.b) + operand_scale_bytes(s.n, s.k, s.b));
+    // Rowwise scaling reads one fp32 scale per row of A and per column of B (torchao's
+    // convention above ignores them).
+    if (s.scaling == Scaling::rowwise) c.bytes_read += 4.0 * (s.batch * s.m + b_copies * s.n);
   }
   c.bytes_written = s.batch * s.m * s.n * element_bytes(s.out);
   return c;

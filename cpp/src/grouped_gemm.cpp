@@ -17,6 +17,7 @@ GemmShape gemm_of(const GroupedGemmShape& s, double m, double batch) {
   g.a = s.a;
   g.b = s.b;
   g.out = s.out;
+  g.scaling = s.scaling;
   return g;
 }
 
@@ -55,6 +56,7 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
     c.bytes_read += part.bytes_read;
     c.bytes_written += part.bytes_written;
     c.math = part.math;
+    c.scaling = part.scaling;
     padded_rows += std::ceil(m / kGroupRowAlignment) * kGroupRowAlignment;
   }
   c.kind = KernelKind::gemm;

@@ -27,6 +27,7 @@ def gemm(
     batch: ArrayLike = 1,
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
+    scaling: str | None = None,
 ) -> Estimate:
     """Estimate ``C = A @ B`` with A of shape (batch, m, k) and B of shape (batch, k, n).
 
@@ -47,6 +48,12 @@ def gemm(
         Output format; default bf16 for 8/4-bit inputs, int32 for int8, else the input format.
     efficiency : {"default", "peak", "torchao"} or Efficiency
         Efficiency model.
+    scaling : {None, "tensorwise", "rowwise"}
+        How fp8 inputs are scaled, as ``torch._scaled_mm`` takes them: ``None`` or
+        ``"tensorwise"`` (one fp32 scale per tensor) or ``"rowwise"`` (one fp32 scale per
+        row of A and per column of B). Rowwise adds ``4·(m + n)`` scale bytes per GEMM and,
+        in the default model, the fixed cost of its epilogue. Only for 8-bit inputs
+        (ValueError otherwise); block-scaled formats carry their own scales.
 
     Returns
     -------
@@ -56,9 +63,17 @@ def gemm(
     Notes
     -----
     FLOPs = 2·batch·m·k·n at the dense peak of the input format's class (fp8 for MX fp8,
-    fp4 for MX fp4 / NVFP4). Bytes = batch·(m·k·b_A + k·n·b_B + m·n·b_C) plus block scales,
-    assuming each operand crosses DRAM exactly once (ideal tiling, no L2 reuse beyond that).
-    Time = max(compute, memory, floor) under the efficiency model.
+    fp4 for MX fp4 / NVFP4). Bytes = batch·(m·k·b_A + k·n·b_B + m·n·b_C) plus block scales
+    (and rowwise scales), assuming each operand crosses DRAM exactly once (ideal tiling, no
+    L2 reuse beyond that). Time = max(compute, memory, floor) under the plain presets.
+
+    The default model describes the library PyTorch calls (cuBLAS for ``F.linear`` /
+    ``torch._scaled_mm``): the best of its tiles and split-K factors, the tensor rate its
+    heuristic tiles sustain, operand traffic at the bandwidth a GEMM's K-loop pipeline
+    reaches, a DRAM ramp for memory-bound (skinny) GEMMs and a fixed time per call (launch,
+    prologue, epilogue, the launch gap of per-call timing); see docs/model.md, "GEMMs as
+    cuBLAS and torch._grouped_mm run them". Block-scaled formats (``fp8_block_1x128``,
+    MX, NVFP4) keep the idealized tuned-kernel model (DeepGEMM-style kernels).
     """
     fn = "gemm"
     dt = parse_dtype(fn, dtype)
@@ -70,9 +85,10 @@ def gemm(
         n=positive_int_array(fn, "n", n),
         batch=positive_int_array(fn, "batch", batch),
     )
+    sc = _scaling(fn, scaling, dt)
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
-    cols = _core.gemm_sweep(*arrays, dt, dt, out, False, chw, ceff, get_num_threads())
+    cols = _core.gemm_sweep(*arrays, dt, dt, out, False, chw, ceff, get_num_threads(), sc)
     return from_columns(cols, shape, label=_gemm_label(m, k, n, batch, dt), hardware=hw.name,
                         meta=peak_meta(hw, dt))
 
@@ -140,6 +156,27 @@ def elementwise(
                         meta=peak_meta(hw, _core.DType.fp32))
 
 
+_SCALINGS = {"none": "none", "tensorwise": "tensorwise", "rowwise": "rowwise"}
+
+#: Input formats torch._scaled_mm scales per tensor or per row (8-bit, no block scales).
+_SCALED_DTYPES = ("fp8_e4m3", "fp8_e5m2", "int8")
+
+
+def _scaling(fn: str, scaling: str | None, dt: Any) -> Any:
+    """The core Scaling for ``scaling=`` (None = unscaled), checked against the dtype."""
+    if scaling is None:
+        return _core.Scaling.none
+    name = one_of(fn, "scaling", scaling, _SCALINGS)
+    if name == "none":
+        return _core.Scaling.none
+    if dt.name not in _SCALED_DTYPES:
+        raise ValueError(
+            f"{fn}: scaling={scaling!r} needs 8-bit inputs (fp8, e5m2, int8), got dtype "
+            f"{label(dt)}"
+        )
+    return getattr(_core.Scaling, name)
+
+
 def _gemm_label(m: Any, k: Any, n: Any, batch: Any, dt: Any) -> str:
     if all(np.ndim(v) == 0 for v in (m, k, n, batch)):
         b = f"{int(batch)}x" if int(batch) != 1 else ""
@@ -162,6 +199,7 @@ def grouped_gemm(
     layout: str = "contiguous",
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
+    scaling: str | None = None,
 ) -> Estimate:
     """Estimate one grouped GEMM kernel: ``C_g = A_g @ B_g`` for every group (MoE experts).
 
@@ -196,6 +234,9 @@ def grouped_gemm(
         DeepSeek-V3's up+gate projection.
     efficiency : {"default", "constant", "peak", "torchao"} or Efficiency
         Efficiency model.
+    scaling : {None, "tensorwise", "rowwise"}
+        Scaling of fp8 inputs as for :func:`gemm` (``torch._scaled_grouped_mm`` is
+        rowwise: ``4·(m_g + n)`` scale bytes per group).
 
     Returns
     -------
@@ -231,6 +272,7 @@ def grouped_gemm(
     dt = parse_dtype(fn, dtype)
     out = default_out(dt) if out_dtype is None else parse_dtype(fn, out_dtype, "out_dtype")
     lay = one_of(fn, "layout", layout, _LAYOUTS)
+    sc = _scaling(fn, scaling, dt)
     kk = positive_int_array(fn, "k", k)
     nn = positive_int_array(fn, "n", n)
     if counts is None:
@@ -249,7 +291,7 @@ def grouped_gemm(
         )
         hw, chw, ceff = resolve(hardware, efficiency)
         require_peak(fn, hw, dt)
-        cols = _core.grouped_gemm_sweep(*arrays, dt, dt, out, chw, ceff)
+        cols = _core.grouped_gemm_sweep(*arrays, dt, dt, out, chw, ceff, sc)
         lab = f"grouped_gemm {label(dt)}"
         if all(np.ndim(v) == 0 for v in (m_per_group, k, n, groups)):
             g, m = int(groups), int(m_per_group)
@@ -304,7 +346,7 @@ def grouped_gemm(
     require_peak(fn, hw, dt)
     core_layout = getattr(_core.GroupedLayout, lay)
     cols = _core.grouped_gemm_counts_sweep(cnt2, cap_b, k_b, n_b, dt, dt, out, core_layout,
-                                           chw, ceff)
+                                           chw, ceff, sc)
     lab = f"grouped_gemm {lay} {n_groups} groups {label(dt)}"
     return from_columns(cols, shape, label=lab, hardware=hw.name, meta=peak_meta(hw, dt))
 

@@ -32,7 +32,8 @@ enum class DType : std::uint8_t {
 enum class Scaling : std::uint8_t {
   none,        ///< unscaled (bf16, fp32, ...) or block scales carried by the format
   tensorwise,  ///< one fp32 scale per tensor (torch._scaled_mm with scalar scales)
-  rowwise      ///< one fp32 scale per row of A and per column of B
+  rowwise,     ///< one fp32 scale per row of A and per column of B
+  blockwise    ///< per-block scales carried by the format (set by gemm_cost for block formats)
 };
 
 /// Bytes of one element's payload, without block scales (fractional for fp4).

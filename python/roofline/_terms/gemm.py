@@ -1,4 +1,13 @@
-"""Fitted GemmTerms for an accelerator (see roofline/_terms/__init__.py)."""
+"""Fitted GemmTerms for an accelerator (see roofline/_terms/__init__.py).
+
+The document (``data/terms/gemm.json``, written by ``benchmarks/fit_gemm.py``) holds
+``"terms"``: the universal values (fitted on the H100 cuBLAS / torch._grouped_mm rows of
+``gpu_h100_calibration.jsonl``) and ``"vendor_overrides"``: per-vendor replacements where the
+software stack differs (none fitted yet: no non-NVIDIA measurements). Every term is either a
+time of the host/driver/kernel structure (latencies, in seconds) or a fraction of a rate the
+hardware entry already scales (bandwidth, tensor peak), so they transfer to GPUs without
+measurements through the hardware entry's own bandwidth, SMs and peaks.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +15,31 @@ from typing import Any
 
 from .. import _core
 
+#: GemmTerms fields and what they mean (see cpp/include/roofline/terms/gemm.hpp).
+FIELDS = (
+    "latency_s",
+    "rowwise_latency_s",
+    "memory_fraction",
+    "ramp_s",
+    "compute_fraction",
+    "grouped_compute_fraction",
+    "grouped_latency_s",
+)
+
+
+def values(hw: Any, doc: dict[str, Any]) -> dict[str, float]:
+    """The term values for ``hw``: universal terms, then the vendor's overrides."""
+    out = {f: float(doc.get("terms", {}).get(f, 0.0)) for f in FIELDS}
+    vendor = getattr(hw, "vendor", "") or ""
+    for f, v in doc.get("vendor_overrides", {}).get(vendor, {}).items():
+        if f in out:
+            out[f] = float(v)
+    return out
+
 
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
-    """The core GemmTerms for hw from the fitted document doc."""
+    """The core GemmTerms for hw from the fitted document doc (all zero when it is empty)."""
     terms = _core.GemmTerms()
+    for f, v in values(hw, doc).items():
+        setattr(terms, f, v)
     return terms

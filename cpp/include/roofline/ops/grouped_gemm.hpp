@@ -25,6 +25,7 @@ struct GroupedGemmShape {
   DType b = DType::bf16;   ///< format of the B_g weights
   DType out = DType::bf16;  ///< format of C
   GroupedLayout layout = GroupedLayout::contiguous;  ///< row layout (matters with counts only)
+  Scaling scaling = Scaling::none;  ///< how A and B are scaled (fp8: tensorwise or rowwise)
 };
 
 /// Rows of the smallest CTA tile: with uneven counts each group pads to a multiple of it.
