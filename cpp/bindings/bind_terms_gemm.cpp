@@ -14,8 +14,10 @@ void bind_gemm_terms(py::module_& mod) {
       .def_readwrite("latency_s", &GemmTerms::latency_s)
       .def_readwrite("rowwise_latency_s", &GemmTerms::rowwise_latency_s)
       .def_readwrite("memory_fraction", &GemmTerms::memory_fraction)
-      .def_readwrite("ramp_s", &GemmTerms::ramp_s)
-      .def_readwrite("compute_fraction", &GemmTerms::compute_fraction)
+      .def_readwrite("throttle_fraction", &GemmTerms::throttle_fraction)
+      .def_readwrite("throttle_time_s", &GemmTerms::throttle_time_s)
+      .def_readwrite("rowwise_max_splits", &GemmTerms::rowwise_max_splits)
+      .def_readwrite("unaligned_fraction", &GemmTerms::unaligned_fraction)
       .def_readwrite("grouped_compute_fraction", &GemmTerms::grouped_compute_fraction)
       .def_readwrite("grouped_latency_s", &GemmTerms::grouped_latency_s);
 }

@@ -57,27 +57,75 @@ double memory_time(double bytes, double busy, const Rates& r) {
   return bytes * s_per_byte;
 }
 
-// The library terms (GemmTerms) that apply to a GEMM: cuBLAS / CUTLASS for unscaled,
-// tensorwise- and rowwise-scaled inputs; none for block-scaled formats (DeepGEMM-style
-// kernels, calibrated on their own profiler times) or when the terms are zero.
+// The terms (GemmTerms) that apply to a GEMM: the clock drop under sustained load for every
+// GEMM; the library terms (cuBLAS / CUTLASS) for unscaled, tensorwise- and rowwise-scaled
+// inputs only, not for block-scaled formats (DeepGEMM-style kernels, calibrated on their own
+// profiler times). All zero = the idealized model.
 struct LibraryGemm {
   double compute_scale = 1.0;  // 1 / sustained fraction of the achievable tensor rate
   double memory_scale = 1.0;   // 1 / fraction of the streaming bandwidth for operand traffic
   double latency_s = 0.0;      // fixed time of one call
-  double ramp_s = 0.0;         // DRAM ramp of a memory-bound kernel
+  double throttle = 1.0;       // sustained clock fraction under continuous tensor load
+  double throttle_time_s = 0.0;  // time constant of the clock drop
+  double max_splits = 16.0;    // largest split-K factor
 };
+
+// Bytes of one input element of a GEMM computing at peak class `c` (bf16/fp16: 2, fp32/tf32:
+// 4, 8-bit: 1, fp4: 0.5).
+double input_bytes(PeakClass c) {
+  switch (c) {
+    case PeakClass::fp64: return 8.0;
+    case PeakClass::fp32: case PeakClass::tf32: return 4.0;
+    case PeakClass::bf16: return 2.0;
+    case PeakClass::fp4: return 0.5;
+    default: return 1.0;
+  }
+}
 
 LibraryGemm library_gemm(const Cost& c, const Rates& r) {
   const GemmTerms& g = r.eff.gemm;
   LibraryGemm lib;
   lib.latency_s = r.eff.gemm_latency_s;
+  // The power limiter's clock drop is the GPU's, whichever library runs the GEMM.
+  if (g.throttle_fraction > 0 && g.throttle_time_s > 0) {
+    lib.throttle = g.throttle_fraction;
+    lib.throttle_time_s = g.throttle_time_s;
+  }
   if (c.scaling == Scaling::blockwise) return lib;
-  if (g.compute_fraction > 0) lib.compute_scale = 1.0 / g.compute_fraction;
   if (g.memory_fraction > 0) lib.memory_scale = 1.0 / g.memory_fraction;
   if (g.latency_s > 0) lib.latency_s = g.latency_s;
-  if (c.scaling == Scaling::rowwise) lib.latency_s += g.rowwise_latency_s;
-  lib.ramp_s = g.ramp_s;
+  if (c.grouped) {
+    // torch's CUTLASS grouped kernels: a setup kernel (per-group pointers and problem sizes)
+    // before the GEMM, and their own fixed tiles (see grouped_gemm.cpp).
+    if (g.grouped_latency_s > 0) lib.latency_s = g.grouped_latency_s;
+    if (g.grouped_compute_fraction > 0) lib.compute_scale = 1.0 / g.grouped_compute_fraction;
+  }
+  if (c.scaling == Scaling::rowwise) {
+    lib.latency_s += g.rowwise_latency_s;
+    if (g.rowwise_max_splits > 0) lib.max_splits = g.rowwise_max_splits;
+  }
+  // Operands whose rows (k elements for A and B of F.linear, n for C) are not 16-byte
+  // multiples cannot be moved by TMA: the library falls back to kernels with narrow loads.
+  const double e = input_bytes(c.math);
+  const bool aligned = std::fmod(c.k * e, 16.0) == 0.0 && std::fmod(c.n * e, 16.0) == 0.0;
+  if (!aligned && g.unaligned_fraction > 0) {
+    lib.compute_scale /= g.unaligned_fraction;
+    lib.memory_scale /= g.unaligned_fraction;
+  }
   return lib;
+}
+
+// DRAM time of a library GEMM whose `busy` SMs issue the loads.
+double library_memory_time(double bytes, double busy, const Rates& r, const LibraryGemm& lib) {
+  return memory_time(bytes, busy, r) * lib.memory_scale;
+}
+
+// Compute time of a kernel at full clock `t`, stretched by the power limiter's clock drop:
+// clock = f + (1 - f) * tau / (tau + t) (full clock for short kernels, f for long ones).
+double throttled(double t, const LibraryGemm& lib) {
+  if (lib.throttle >= 1.0 || lib.throttle_time_s <= 0) return t;
+  const double tau = lib.throttle_time_s;
+  return t / (lib.throttle + (1.0 - lib.throttle) * tau / (tau + t));
 }
 
 Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
@@ -89,7 +137,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
   // monotone in each term): track it and combine once. Split-K configurations differ in
   // traffic and are evaluated in full. Same result as evaluating every configuration.
   const bool uncapped = r.s_per_byte_per_sm <= 0;
-  const double unsplit_memory = memory_time(e.bytes, sms, r) * lib.memory_scale;
+  const double unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
   double least_unsplit_compute = INFINITY;
   double best_time = INFINITY, best_compute = 0, best_memory = 0;
   // The best (tile, split-K) configuration, as a tuned library would pick it. Each
@@ -102,12 +150,12 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
     const double padded_flops = 2.0 * c.batch * tiles_m * t.m * tiles_n * t.n * c.k;
     for (const double splits : kSplits) {
       // Split-K fills SMs that the tiles leave idle; never worth it with a full wave.
-      if (splits > 1.0 && tiles >= sms) break;
+      if (splits > 1.0 && (tiles >= sms || splits > lib.max_splits)) break;
       const double units = tiles * splits;
       const double waves = std::ceil(units / sms);
       double utilisation = units / (waves * sms);
       if (units > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
-      const double compute = padded_flops * s_per_flop / (utilisation * reuse);
+      const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
       if (splits == 1.0 && uncapped) {
         least_unsplit_compute = std::min(least_unsplit_compute, compute);
         continue;
@@ -116,7 +164,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       // Compute and DRAM traffic overlap imperfectly: a p-norm is max-like when one term
       // dominates and sum-like when both saturate (short-K GEMMs writing a large C show it).
       const double memory =
-          memory_time(e.bytes + partials, std::min(units, sms), r) * lib.memory_scale;
+          library_memory_time(e.bytes + partials, std::min(units, sms), r, lib);
       const double time = combine(compute, memory, r.eff.overlap_p);
       if (time < best_time) {
         best_time = time;
@@ -133,13 +181,9 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       best_memory = unsplit_memory;
     }
   }
-  // A memory-bound kernel waits for its operand pipeline to fill before DRAM streams at the
-  // full rate: charged in proportion to the memory share of the time (0 for compute-bound).
-  const double ramp =
-      lib.ramp_s > 0 ? lib.ramp_s * best_memory / (best_memory + best_compute) : 0.0;
   e.compute_s = best_compute;
   e.memory_s = best_memory;
-  e.time_s = std::max(best_time + ramp + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
+  e.time_s = std::max(best_time + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;
 }

@@ -21,6 +21,31 @@ GemmShape gemm_of(const GroupedGemmShape& s, double m, double batch) {
   return g;
 }
 
+// Rows and columns of one group's C that torch's CUTLASS grouped kernels compute (Hopper,
+// aten/src/ATen/native/cuda/GroupMM.cu and ScaledGroupMM.cu): the tile is chosen from the mean
+// rows per group M, k and n; CTAs come in clusters (2 x 1 for bf16, 2 x 2 for the rowwise fp8
+// kernel) and a cluster is scheduled whole, so each group's rows (and columns) pad to whole
+// clusters of tiles. bf16: 64 x 128 tiles when M <= 128 or n <= 128, else 128 x 256. fp8:
+// 64 x 128 when small, 256 x 128 when two of M, k, n are >= 2048 (fast accumulation), else
+// 128 x 256.
+struct ClusterTile {
+  double rows, cols;  // a cluster's rows and columns of C
+};
+
+ClusterTile cluster_tile(const GroupedGemmShape& s, double mean_rows) {
+  const bool small = mean_rows <= 128.0 || s.n <= 128.0;
+  if (peak_class(s.a) != PeakClass::fp8) {
+    return small ? ClusterTile{2 * 64.0, 128.0} : ClusterTile{2 * 128.0, 256.0};
+  }
+  const bool large = (mean_rows >= 2048.0 && s.k >= 2048.0) ||
+                     (mean_rows >= 2048.0 && s.n >= 2048.0) || (s.k >= 2048.0 && s.n >= 2048.0);
+  if (small) return {2 * 64.0, 2 * 128.0};
+  if (large) return {2 * 256.0, 2 * 128.0};
+  return {2 * 128.0, 2 * 256.0};
+}
+
+double pad(double x, double to) { return std::ceil(x / to) * to; }
+
 void write(const Estimate& e, std::size_t i, EstimateColumns& out) {
   out.time_s[i] = e.time_s;
   out.compute_s[i] = e.compute_s;
@@ -33,7 +58,14 @@ void write(const Estimate& e, std::size_t i, EstimateColumns& out) {
 }  // namespace
 
 Cost grouped_gemm_cost(const GroupedGemmShape& s) noexcept {
-  return gemm_cost(gemm_of(s, s.m_per_group, s.groups));
+  Cost c = gemm_cost(gemm_of(s, s.m_per_group, s.groups));
+  c.grouped = true;
+  // The tile model sees each group padded to whole clusters of tiles (FLOPs and bytes stay
+  // the real ones).
+  const ClusterTile t = cluster_tile(s, s.m_per_group);
+  c.m = pad(s.m_per_group, t.rows);
+  c.n = pad(s.n, t.cols);
+  return c;
 }
 
 Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
@@ -43,8 +75,13 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
   if (s.layout == GroupedLayout::masked) {
     // One buffer of `capacity` rows per group; the kernel computes all of it.
     const double capacity = std::max(s.m_per_group, largest);
-    return gemm_cost(gemm_of(s, capacity, static_cast<double>(n_groups)));
+    Cost c = gemm_cost(gemm_of(s, capacity, static_cast<double>(n_groups)));
+    c.grouped = true;
+    return c;
   }
+  double total = 0.0;
+  for (std::size_t g = 0; g < n_groups; ++g) total += std::max(counts[g], 0.0);
+  const ClusterTile t = cluster_tile(s, total / static_cast<double>(n_groups));
   // Contiguous: the sum of each non-empty group's own GEMM (its rows, its weight, its output).
   Cost c;
   double padded_rows = 0.0;
@@ -57,16 +94,16 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
     c.bytes_written += part.bytes_written;
     c.math = part.math;
     c.scaling = part.scaling;
-    padded_rows += std::ceil(m / kGroupRowAlignment) * kGroupRowAlignment;
+    padded_rows += pad(m, t.rows);
   }
   c.kind = KernelKind::gemm;
+  c.grouped = true;
   c.k = s.k;
-  c.n = s.n;
+  c.n = pad(s.n, t.cols);
   // The tiles of the kernel are the union of every group's tiles. The tile model of estimate()
-  // knows one (batch, m) pair, so the groups are pooled into one GEMM of sum(ceil(m_g / 64) * 64)
-  // rows: exact for 64-row tiles, optimistic by less than one tile per group for 128- and
-  // 256-row tiles; monotone in every count (equal to the uniform batched GEMM when the counts
-  // are equal multiples of 256).
+  // knows one (batch, m) pair, so the groups are pooled into one GEMM of the sum of each
+  // group's rows padded to whole clusters of tiles (cluster_tile); monotone in every count
+  // except where a count crosses torch's tile-size rule.
   c.m = std::max(padded_rows, 1.0);
   c.batch = 1.0;
   return c;

@@ -33,6 +33,7 @@ struct Cost {
   bool causal = false;                ///< causal mask, bottom-right aligned (kind == attention)
   bool backward = false;              ///< backward pass: work split over KV tiles (kind == attention)
   Scaling scaling = Scaling::none;    ///< scaling of a low-precision GEMM's inputs (kind == gemm)
+  bool grouped = false;               ///< a grouped GEMM kernel (torch._grouped_mm; kind == gemm)
   double bandwidth_fraction = 1.0;    ///< fraction of the streaming bandwidth this kernel's access
                                       ///< pattern reaches (kind == memory; transposes, one block per
                                       ///< row); shape-aware model only

@@ -20,8 +20,10 @@ FIELDS = (
     "latency_s",
     "rowwise_latency_s",
     "memory_fraction",
-    "ramp_s",
-    "compute_fraction",
+    "throttle_fraction",
+    "throttle_time_s",
+    "rowwise_max_splits",
+    "unaligned_fraction",
     "grouped_compute_fraction",
     "grouped_latency_s",
 )

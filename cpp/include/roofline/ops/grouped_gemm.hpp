@@ -28,16 +28,18 @@ struct GroupedGemmShape {
   Scaling scaling = Scaling::none;  ///< how A and B are scaled (fp8: tensorwise or rowwise)
 };
 
-/// Rows of the smallest CTA tile: with uneven counts each group pads to a multiple of it.
+/// Rows of the smallest CTA tile (kept for compatibility; the tile model now pads each group
+/// to whole clusters of the tile torch's CUTLASS grouped kernels choose, see grouped_gemm.cpp).
 inline constexpr double kGroupRowAlignment = 64.0;
 
-/// Uniform groups: exactly a batched GEMM (batch = groups, m = m_per_group, one B per group);
-/// kind = gemm, so the shape-aware model tiles each group separately.
+/// Uniform groups: a batched GEMM (batch = groups, m = m_per_group, one B per group) with
+/// real FLOPs and bytes; kind = gemm, grouped = true, and the tile model sees each group's
+/// m and n padded to whole CTA clusters of torch's CUTLASS grouped kernel tiles (Hopper).
 Cost grouped_gemm_cost(const GroupedGemmShape& s) noexcept;
 
 /// Per-group row counts (length `n_groups`; `s.groups` is ignored). Contiguous: empty groups
 /// launch no tiles and read no weight; bytes and FLOPs are the sum over non-empty groups; the
-/// tile model sees one GEMM of sum(ceil(m_g / 64) * 64) rows (groups padded to 64-row tiles).
+/// tile model sees one GEMM of the sum of each group's rows padded to whole CTA clusters.
 /// Masked: every group computes max(s.m_per_group, max count) rows.
 Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
                        std::size_t n_groups) noexcept;

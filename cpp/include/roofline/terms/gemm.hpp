@@ -3,9 +3,10 @@
 namespace roofline {
 
 /// Terms of the cuBLAS / CUTLASS GEMMs PyTorch runs (F.linear, torch._scaled_mm,
-/// torch._grouped_mm). All zero = the idealized tuned-library model (old behaviour). They apply
-/// to GEMMs whose inputs are unscaled, tensorwise- or rowwise-scaled; block-scaled formats
-/// (fp8 1x128 / 128x128, MX, NVFP4) are DeepGEMM-style kernels and keep the idealized model.
+/// torch._grouped_mm). All zero = the idealized tuned-library model (old behaviour). The
+/// library terms apply to GEMMs whose inputs are unscaled, tensorwise- or rowwise-scaled;
+/// block-scaled formats (fp8 1x128 / 128x128, MX, NVFP4) are DeepGEMM-style kernels and only
+/// take the GPU's clock drop (throttle_*).
 struct GemmTerms {
   /// Fixed time of one library GEMM call, in seconds: kernel launch, prologue (first tile
   /// loads), epilogue and the gap between back-to-back launches that per-call timing
@@ -18,13 +19,20 @@ struct GemmTerms {
   /// traffic reaches (0 = 1). Skinny GEMMs stream the weight through a K loop whose pipeline
   /// keeps fewer bytes in flight per SM than a pure streaming kernel.
   double memory_fraction = 0.0;
-  /// Time for DRAM traffic to ramp up to the full rate, in seconds: a memory-bound kernel's
-  /// CTAs each wait one pipeline fill (stages x DRAM latency) before the stream is steady.
-  /// Charged as ramp_s x (memory share of the kernel time), 0 = none.
-  double ramp_s = 0.0;
-  /// Fraction of the achievable tensor rate that the library's heuristic tiles sustain at
-  /// typical (not best-of-sweep) shapes (0 = 1).
-  double compute_fraction = 0.0;
+  /// Sustained fraction of the achievable tensor rate under continuous load: the power
+  /// limiter lowers the clock of a kernel that keeps the tensor cores busy for long (0 = 1).
+  double throttle_fraction = 0.0;
+  /// Time constant of that clock drop, in seconds: a kernel whose compute time t is short
+  /// against it runs at the full clock, one much longer at throttle_fraction; in between
+  /// clock = f + (1 - f) * tau / (tau + t).
+  double throttle_time_s = 0.0;
+  /// Largest split-K factor of a rowwise-scaled GEMM (its epilogue scales the finished
+  /// accumulator; 0 = as unscaled GEMMs, 1 = never split).
+  double rowwise_max_splits = 0.0;
+  /// Fraction of the compute and memory rates a GEMM reaches when a leading dimension of its
+  /// operands (k or n elements) is not a multiple of 16 bytes: no TMA, narrow vector loads
+  /// (0 = 1).
+  double unaligned_fraction = 0.0;
   /// Grouped GEMMs (torch._grouped_mm, CUTLASS): fraction of the dense GEMM rate (0 = 1).
   double grouped_compute_fraction = 0.0;
   /// Grouped GEMMs: fixed time of one call, in seconds (0 = latency_s).
