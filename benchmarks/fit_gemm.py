@@ -82,6 +82,7 @@ def published_rows(data_dir: Path) -> list[dict[str, Any]]:
         fp8 = r["dtype"].startswith("fp8")
         dt = "fp8" if fp8 else "bf16"
         rows.append({"family": "published: gemm_max_achievable", "op": "gemm", "hw": name,
+                     "cls": "fp8" if fp8 else "bf16",
                      "args": {"m": m, "k": k, "n": n, "dtype": dt, "out_dtype": dt},
                      "measured": 2 * m * n * k / (float(r["measured_tflops"]) * 1e12)})
     return rows
@@ -174,6 +175,53 @@ def core_terms(t: dict[str, float]) -> Any:
     return g
 
 
+def compute_scales(rows: list[dict[str, Any]], t: dict[str, float]
+                   ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """Per accelerator and class, the tensor-rate multiplier that makes the model with terms
+    t reproduce its best-of-sweep ceiling (the rows that set calibration.json's achievable
+    fractions; the fastest of an accelerator's rows, as calibrate.py takes the largest
+    fraction), and the vendor medians for accelerators without a ceiling."""
+    ceil = [r for r in rows if "cls" in r]
+    scales: dict[str, dict[str, float]] = {}
+    for r in ceil:
+        scales.setdefault(r["hw"], {})[r["cls"]] = 1.0
+    for _ in range(4):  # fixed point: latency and clock drop do not scale with the rate
+        pred = np.empty(len(ceil))
+        for i, r in enumerate(ceil):
+            s = scales[r["hw"]]
+            pred[i] = predict([r], core_terms(dict(t, compute_scale_16=s.get("bf16", 1.0),
+                                                     compute_scale_8=s.get("fp8", 1.0))))[0]
+        need: dict[tuple[str, str], float] = {}
+        for r, p in zip(ceil, pred):
+            key = (r["hw"], r["cls"])
+            need[key] = max(need.get(key, 0.0), p / r["measured"])
+        for (hw_name, cls), ratio in need.items():
+            scales[hw_name][cls] = scales[hw_name][cls] * ratio
+    fallback: dict[str, dict[str, float]] = {}
+    for vendor in ("NVIDIA", "AMD", "Intel"):
+        for cls in ("bf16", "fp8"):
+            vals = [v[cls] for name, v in scales.items()
+                    if hardware(name).vendor == vendor and cls in v]
+            if vals:
+                fallback.setdefault(vendor, {})[cls] = round(float(np.median(vals)), 4)
+    return ({k: {c: round(x, 4) for c, x in v.items()} for k, v in scales.items()}, fallback)
+
+
+def with_scales(rows: list[dict[str, Any]], t: dict[str, float]) -> np.ndarray:
+    """Predictions of rows under terms t, each on its accelerator with its compute scales."""
+    own, fallback = compute_scales(rows, t)
+    out = np.empty(len(rows))
+    for i, r in enumerate(rows):
+        name = r.get("hw", "H100 SXM")
+        key = "H100 SXM" if name == "H800" else name
+        vendor = hardware(name).vendor
+        s = {c: own.get(key, {}).get(c, fallback.get(vendor, {}).get(c, 1.0))
+             for c in ("bf16", "fp8")}
+        out[i] = predict([r], core_terms(dict(t, compute_scale_16=s["bf16"],
+                                              compute_scale_8=s["fp8"])))[0]
+    return out
+
+
 def fit(data_dir: Path = DATA, write: bool = True) -> dict[str, Any]:
     """Fit GemmTerms on data_dir's H100 rows; write data/terms/gemm.json; return the document."""
     rows = load_rows(data_dir) + published_rows(data_dir)
@@ -181,7 +229,7 @@ def fit(data_dir: Path = DATA, write: bool = True) -> dict[str, Any]:
     terms.update(throttle_fraction=0.0, throttle_time_s=0.0)
 
     def evaluate(t: dict[str, float]) -> float:
-        return loss(family_errors(rows, predict(rows, core_terms(t))))
+        return loss(family_errors(rows, with_scales(rows, t)))
 
     best = evaluate(terms)
     steps: list[list[dict[str, float]]] = [[{f: float(v)} for v in grid]
@@ -196,12 +244,15 @@ def fit(data_dir: Path = DATA, write: bool = True) -> dict[str, Any]:
                 val = evaluate(trial)
                 if val < best - 1e-12:
                     best, terms = val, trial
-    errs = family_errors(rows, predict(rows, core_terms(terms)))
+    errs = family_errors(rows, with_scales(rows, terms))
+    own, fallback = compute_scales(rows, terms)
     doc = {
         "source": "benchmarks/fit_gemm.py on gpu_h100_calibration.jsonl (H100 SXM, torch 2.11, "
                   "cuBLAS nvjet / torch._grouped_mm, do_bench per-call times)",
         "terms": {f: round(v, 10) for f, v in terms.items()},
         "vendor_overrides": {},
+        "compute_scale": own,
+        "fallback_compute_scale": fallback,
         "fit_errors": {f: {"median": round(m, 4), "p90": round(p, 4), "bias": round(b, 4)}
                        for f, (m, p, b) in errs.items()},
     }

@@ -18,6 +18,8 @@ void bind_gemm_terms(py::module_& mod) {
       .def_readwrite("throttle_time_s", &GemmTerms::throttle_time_s)
       .def_readwrite("rowwise_max_splits", &GemmTerms::rowwise_max_splits)
       .def_readwrite("unaligned_fraction", &GemmTerms::unaligned_fraction)
+      .def_readwrite("compute_scale_16", &GemmTerms::compute_scale_16)
+      .def_readwrite("compute_scale_8", &GemmTerms::compute_scale_8)
       .def_readwrite("grouped_compute_fraction", &GemmTerms::grouped_compute_fraction)
       .def_readwrite("grouped_latency_s", &GemmTerms::grouped_latency_s);
 }

@@ -57,10 +57,10 @@ double memory_time(double bytes, double busy, const Rates& r) {
   return bytes * s_per_byte;
 }
 
-// The terms (GemmTerms) that apply to a GEMM: the clock drop under sustained load for every
-// GEMM; the library terms (cuBLAS / CUTLASS) for unscaled, tensorwise- and rowwise-scaled
-// inputs only, not for block-scaled formats (DeepGEMM-style kernels, calibrated on their own
-// profiler times). All zero = the idealized model.
+// The terms (GemmTerms) that apply to a GEMM: the library terms (cuBLAS / CUTLASS) for
+// unscaled, tensorwise- and rowwise-scaled inputs; none for block-scaled formats (DeepGEMM-
+// style kernels, whose latency and overlap calibrate.py fits on their own profiler times).
+// All zero = the idealized model.
 struct LibraryGemm {
   double compute_scale = 1.0;  // 1 / sustained fraction of the achievable tensor rate
   double memory_scale = 1.0;   // 1 / fraction of the streaming bandwidth for operand traffic
@@ -86,19 +86,22 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r) {
   const GemmTerms& g = r.eff.gemm;
   LibraryGemm lib;
   lib.latency_s = r.eff.gemm_latency_s;
-  // The power limiter's clock drop is the GPU's, whichever library runs the GEMM.
+  if (c.scaling == Scaling::blockwise) return lib;
   if (g.throttle_fraction > 0 && g.throttle_time_s > 0) {
     lib.throttle = g.throttle_fraction;
     lib.throttle_time_s = g.throttle_time_s;
   }
-  if (c.scaling == Scaling::blockwise) return lib;
+  const bool low_bits = c.math == PeakClass::fp8 || c.math == PeakClass::int8 ||
+                        c.math == PeakClass::fp4;
+  const double scale = low_bits ? g.compute_scale_8 : g.compute_scale_16;
+  if (scale > 0) lib.compute_scale = 1.0 / scale;
   if (g.memory_fraction > 0) lib.memory_scale = 1.0 / g.memory_fraction;
   if (g.latency_s > 0) lib.latency_s = g.latency_s;
   if (c.grouped) {
     // torch's CUTLASS grouped kernels: a setup kernel (per-group pointers and problem sizes)
     // before the GEMM, and their own fixed tiles (see grouped_gemm.cpp).
     if (g.grouped_latency_s > 0) lib.latency_s = g.grouped_latency_s;
-    if (g.grouped_compute_fraction > 0) lib.compute_scale = 1.0 / g.grouped_compute_fraction;
+    if (g.grouped_compute_fraction > 0) lib.compute_scale /= g.grouped_compute_fraction;
   }
   if (c.scaling == Scaling::rowwise) {
     lib.latency_s += g.rowwise_latency_s;

@@ -24,18 +24,38 @@ FIELDS = (
     "throttle_time_s",
     "rowwise_max_splits",
     "unaligned_fraction",
+    "compute_scale_16",
+    "compute_scale_8",
     "grouped_compute_fraction",
     "grouped_latency_s",
 )
 
 
+#: The compute-scale field of each class calibration.json measures.
+SCALE_FIELDS = {"bf16": "compute_scale_16", "fp8": "compute_scale_8"}
+
+
 def values(hw: Any, doc: dict[str, Any]) -> dict[str, float]:
-    """The term values for ``hw``: universal terms, then the vendor's overrides."""
+    """The term values for ``hw``: universal terms, the vendor's overrides, compute scales.
+
+    The compute scales follow the achievable fractions they correct (see
+    ``roofline._calibration.compute_fractions``): the accelerator's own where
+    gemm_max_achievable.csv measured that class (H800 takes H100 SXM's), else its vendor's
+    median, else 1.
+    """
     out = {f: float(doc.get("terms", {}).get(f, 0.0)) for f in FIELDS}
     vendor = getattr(hw, "vendor", "") or ""
     for f, v in doc.get("vendor_overrides", {}).get(vendor, {}).items():
         if f in out:
             out[f] = float(v)
+    name = "H100 SXM" if getattr(hw, "name", "") == "H800" else getattr(hw, "name", "")
+    own = doc.get("compute_scale", {}).get(name, {})
+    fallback = doc.get("fallback_compute_scale", {}).get(vendor, {})
+    for cls, field in SCALE_FIELDS.items():
+        if cls in own:
+            out[field] = float(own[cls])
+        elif cls in fallback:
+            out[field] = float(fallback[cls])
     return out
 
 

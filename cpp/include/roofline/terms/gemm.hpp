@@ -4,9 +4,9 @@ namespace roofline {
 
 /// Terms of the cuBLAS / CUTLASS GEMMs PyTorch runs (F.linear, torch._scaled_mm,
 /// torch._grouped_mm). All zero = the idealized tuned-library model (old behaviour). The
-/// library terms apply to GEMMs whose inputs are unscaled, tensorwise- or rowwise-scaled;
-/// block-scaled formats (fp8 1x128 / 128x128, MX, NVFP4) are DeepGEMM-style kernels and only
-/// take the GPU's clock drop (throttle_*).
+/// terms apply to GEMMs whose inputs are unscaled, tensorwise- or rowwise-scaled; block-scaled
+/// formats (fp8 1x128 / 128x128, MX, NVFP4) are DeepGEMM-style kernels, calibrated on their
+/// own (calibrate.py step 4), and keep the idealized model.
 struct GemmTerms {
   /// Fixed time of one library GEMM call, in seconds: kernel launch, prologue (first tile
   /// loads), epilogue and the gap between back-to-back launches that per-call timing
@@ -33,6 +33,12 @@ struct GemmTerms {
   /// operands (k or n elements) is not a multiple of 16 bytes: no TMA, narrow vector loads
   /// (0 = 1).
   double unaligned_fraction = 0.0;
+  /// Multiplier of the achievable 16/32-bit tensor rate (bf16, fp16, tf32, fp32, fp64) of a
+  /// library GEMM, per accelerator: with the terms above in place, the model must still
+  /// reproduce the measured best-of-sweep ceiling that set the achievable fraction (0 = 1).
+  double compute_scale_16 = 0.0;
+  /// The same for the 8-bit and 4-bit classes (fp8, int8, fp4) (0 = 1).
+  double compute_scale_8 = 0.0;
   /// Grouped GEMMs (torch._grouped_mm, CUTLASS): fraction of the dense GEMM rate (0 = 1).
   double grouped_compute_fraction = 0.0;
   /// Grouped GEMMs: fixed time of one call, in seconds (0 = latency_s).
