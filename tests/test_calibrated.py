@@ -39,10 +39,17 @@ def test_never_faster_than_the_datasheet_roofline(m: int, k: int, n: int, dtype:
 def test_large_gemm_runs_at_the_measured_achievable_fraction() -> None:
     # 8192^3 bf16 on H100: the best tile fills its last wave almost completely, so compute
     # runs within a few percent of the achievable rate (never below the 92 % stream-K floor).
-    frac = compute_fractions(rl.hardware(H100))["bf16"]
+    # The GEMM terms scale that rate (compute_scale_16, so the model still meets the measured
+    # ceiling) and stretch long kernels by the clock drop under sustained load, which is at
+    # most 1 / throttle_fraction (docs/model.md, GEMMs as cuBLAS and torch._grouped_mm run them).
+    from roofline._terms import data as terms_data
+    from roofline._terms.gemm import values
+
+    v = values(rl.hardware(H100), terms_data("gemm"))
+    frac = compute_fractions(rl.hardware(H100))["bf16"] * (v["compute_scale_16"] or 1.0)
     e = rl.gemm(8192, 8192, 8192, "bf16", H100)
     ideal = 2 * 8192**3 / (989.5e12 * frac)
-    assert ideal <= e.compute_s <= ideal * 1.03
+    assert ideal <= e.compute_s <= ideal * 1.03 / (v["throttle_fraction"] or 1.0)
     assert e.compute_s < e.time_s < e.compute_s * 1.02
 
 

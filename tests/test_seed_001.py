@@ -35,7 +35,9 @@ def test_decode_saves_most_of_the_time(hw: str) -> None:
     for m in (1, 16, 64, 128, 256):
         c = comparison(m, hw)
         assert 0.5 < c.saving < 0.8
-        assert 25e-6 < c.baseline.time_s < 45e-6
+        # (the default model's GPU latency of a library GEMM is set from this PR's 38.8 us;
+        # weight traffic and the n = 1024 GEMMs' tiles add up to ~20 % at m = 256)
+        assert 25e-6 < c.baseline.time_s < 48e-6
         assert 8e-6 < c.candidate.time_s < 20e-6
 
 
@@ -44,7 +46,8 @@ def test_prefill_saves_much_less(hw: str) -> None:
     # compute-bound GEMMs: fusion removes launches and x re-reads, not FLOPs
     for m in (4096, 8192, 16384):
         c = comparison(m, hw)
-        assert 0 < c.saving < 0.25
+        # (on H100-class GPUs the six small GEMMs' latency is still ~20 % of the baseline)
+        assert 0 < c.saving < 0.3
         assert c.saving < comparison(64, hw).saving / 2
 
 

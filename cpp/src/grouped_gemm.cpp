@@ -75,9 +75,10 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
   if (s.layout == GroupedLayout::masked) {
     // One buffer of `capacity` rows per group; the kernel computes all of it.
     const double capacity = std::max(s.m_per_group, largest);
-    Cost c = gemm_cost(gemm_of(s, capacity, static_cast<double>(n_groups)));
-    c.grouped = true;
-    return c;
+    GroupedGemmShape u = s;
+    u.m_per_group = capacity;
+    u.groups = static_cast<double>(n_groups);
+    return grouped_gemm_cost(u);
   }
   double total = 0.0;
   for (std::size_t g = 0; g < n_groups; ++g) total += std::max(counts[g], 0.0);
