@@ -37,7 +37,7 @@ def test_decode_saves_most_of_the_time(hw: str) -> None:
         assert 0.5 < c.saving < 0.8
         # (the default model's GPU latency of a library GEMM is set from this PR's 38.8 us;
         # weight traffic and the n = 1024 GEMMs' tiles add up to ~20 % at m = 256)
-        assert 25e-6 < c.baseline.time_s < 48e-6
+        assert 25e-6 < c.baseline.time_s < 50e-6
         assert 8e-6 < c.candidate.time_s < 20e-6
 
 

@@ -28,12 +28,21 @@ GemmShape gemm_of(const GroupedGemmShape& s, double m, double batch) {
 // clusters of tiles. bf16: 64 x 128 tiles when M <= 128 or n <= 128, else 128 x 256. fp8:
 // 64 x 128 when small, 256 x 128 when two of M, k, n are >= 2048 (fast accumulation), else
 // 128 x 256.
+// torch ships grouped kernels for 16-bit inputs (torch._grouped_mm) and rowwise-scaled fp8
+// (torch._scaled_grouped_mm); other formats are modelled as a tuned grouped kernel
+// (DeepGEMM-style) whose groups pad to 64-row tiles.
+bool torch_kernel(const GroupedGemmShape& s) {
+  const PeakClass c = peak_class(s.a);
+  return c == PeakClass::bf16 || (c == PeakClass::fp8 && s.scaling == Scaling::rowwise);
+}
+
 struct ClusterTile {
   double rows, cols;  // a cluster's rows and columns of C
 };
 
 ClusterTile cluster_tile(const GroupedGemmShape& s, double mean_rows) {
   const bool small = mean_rows <= 128.0 || s.n <= 128.0;
+  if (!torch_kernel(s)) return {kGroupRowAlignment, 1.0};
   if (peak_class(s.a) != PeakClass::fp8) {
     return small ? ClusterTile{2 * 64.0, 128.0} : ClusterTile{2 * 128.0, 256.0};
   }
@@ -59,7 +68,7 @@ void write(const Estimate& e, std::size_t i, EstimateColumns& out) {
 
 Cost grouped_gemm_cost(const GroupedGemmShape& s) noexcept {
   Cost c = gemm_cost(gemm_of(s, s.m_per_group, s.groups));
-  c.grouped = true;
+  c.grouped = torch_kernel(s);
   // The tile model sees each group padded to whole clusters of tiles (FLOPs and bytes stay
   // the real ones).
   const ClusterTile t = cluster_tile(s, s.m_per_group);
@@ -98,7 +107,7 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
     padded_rows += pad(m, t.rows);
   }
   c.kind = KernelKind::gemm;
-  c.grouped = true;
+  c.grouped = torch_kernel(s);
   c.k = s.k;
   c.n = pad(s.n, t.cols);
   // The tiles of the kernel are the union of every group's tiles. The tile model of estimate()
