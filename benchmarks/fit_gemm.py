@@ -2,18 +2,18 @@
 
 Usage: ``python benchmarks/fit_gemm.py`` (writes python/roofline/data/terms/gemm.json).
 
-The terms are a handful of physical constants, never per-shape values: a fixed time per
-library call, the extra time of a rowwise epilogue and its split-K limit, the fraction of the
-streaming bandwidth a GEMM's K-loop pipeline reaches, the rate of unaligned (non-TMA) GEMMs,
-the GPU's clock drop under sustained tensor load (fraction and time constant), and the
-grouped kernel's rate and latency. They are chosen by coordinate descent over small grids
-(the two clock-drop terms jointly), minimising the mean over GEMM families of
-(median + p90 / 4) absolute relative error, so no single family or outlier decides them. The
-published GEMM files enter the loss as two more families (DeepGEMM on H800 and the
-best-of-sweep ceilings) so the fit cannot trade them away. The achievable fractions
-(calibration.json) are fitted by benchmarks/calibrate.py with these terms in place: run
-calibrate.py, then this, then calibrate.py again (the fractions move by < 1 % on the second
-pass).
+The terms are a handful of physical constants, never per-shape values: the GPU time of one
+library call (fixed from a back-to-back measurement, see LATENCY_S), the extra time of a
+rowwise epilogue and its split-K limit, the fraction of the streaming bandwidth a GEMM's
+K-loop pipeline reaches, the rate of unaligned (non-TMA) GEMMs, the GPU's clock drop under
+sustained tensor load (fraction and time constant, searched jointly), the grouped kernel's
+rate and latency, and the per-call overhead of do_bench timing (added by the validation
+predictor only). They are chosen by coordinate descent over small grids, minimising the mean
+over GEMM families of (median + p90 / 4) absolute relative error, so no single family or
+outlier decides them. The published GEMM files enter the loss as two more families (DeepGEMM
+on H800, which the terms leave alone, and the best-of-sweep ceilings). For every accelerator
+with a ceiling the fit also writes the compute scale that makes the model with the terms
+reproduce it (the achievable fractions of calibration.json are not refitted).
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def compute_scales(rows: list[dict[str, Any]], t: dict[str, float]
             pred[i] = predict([r], core_terms(dict(t, compute_scale_16=s.get("bf16", 1.0),
                                                      compute_scale_8=s.get("fp8", 1.0))))[0]
         need: dict[tuple[str, str], float] = {}
-        for r, p in zip(ceil, pred):
+        for r, p in zip(ceil, pred, strict=True):
             key = (r["hw"], r["cls"])
             need[key] = max(need.get(key, 0.0), p / r["measured"])
         for (hw_name, cls), ratio in need.items():
