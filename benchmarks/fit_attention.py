@@ -79,8 +79,8 @@ def predict(doc: dict[str, Any], rs: list[dict[str, Any]], hw_name: str = "H100 
     chw, ceff = core_objects(hw)
     ceff.attention = terms
     out = []
-    from roofline.attention import _CORE_BACKEND, _ORDER, _sdpa_codes, _prepare
     from roofline._dtypes import dtype as parse_dtype
+    from roofline.attention import _CORE_BACKEND, _ORDER, _prepare, _sdpa_codes
 
     for r in rs:
         a = dict(r["args"])

@@ -190,9 +190,15 @@ def attention_backend(
 
 def _backend_codes(fn: str, backend: Any, flash: bool, hw: Any, dt: Any,
                    arrays: list[np.ndarray], shared_kv: bool, causal: bool,
-                   backward: bool) -> np.ndarray:
+                   backward: bool, ceff: Any) -> np.ndarray:
     name = _resolve_backend(fn, backend, flash)
-    if name == "auto":
+    if name == "auto" or (name == "math" and backend == "auto"):
+        if not ceff.shape_aware:
+            # "peak", "constant", "torchao" and plain Efficiency objects keep the standard
+            # formulas (fused kernel, or materialized scores for flash=False) exactly.
+            return np.zeros(len(arrays[0]), dtype=np.int64)
+        if name == "math":
+            return np.full(len(arrays[0]), _ORDER.index("math"), dtype=np.int64)
         return _sdpa_codes(hw, dt, arrays, shared_kv, causal, backward)
     return np.full(len(arrays[0]), _ORDER.index(name), dtype=np.int64)
 
@@ -301,7 +307,8 @@ def attention(
               ("backward", backward))]
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
-    codes = _backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1], flags[3])
+    codes = _backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1], flags[3],
+                           ceff)
     used = np.unique(codes)
     if len(used) == 1:
         cols = _sweep(arrays, flags, dt, chw, ceff, int(used[0]))
@@ -364,7 +371,7 @@ def attention_kernels(
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
     code = int(_backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1],
-                              flags[3])[0])
+                              flags[3], ceff)[0])
     name = _ORDER[code]
     flash_flag = flags[2] if name == "standard" else name != "math"
     rows: list[dict[str, Any]] = _core.attention_kernels(

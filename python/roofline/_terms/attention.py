@@ -4,8 +4,8 @@ The terms describe the implementations ``F.scaled_dot_product_attention`` dispat
 (FlashAttention-2, cuDNN, memory-efficient) as physics on top of the accelerator's own GEMM rate,
 SM count and bandwidth: each implementation's rate as a fraction of the GEMM rate (set by the
 tensor-core instruction path it uses on that architecture), its tile shapes, whether it splits
-the KV loop or packs GQA heads in decode, and a fixed GPU time per call. ``data/terms/attention.json``
-(written by ``benchmarks/fit_attention.py``) holds:
+the KV loop or packs GQA heads in decode, and a fixed GPU time per call.
+``data/terms/attention.json`` (written by ``benchmarks/fit_attention.py``) holds:
 
 - ``universal``: terms of the software, the same on every GPU (tiles, split-KV, call times, the
   backward / decode rates *relative* to the forward rate of the same instruction path);
