@@ -125,6 +125,8 @@ def _resolve_backend(fn: str, backend: Any, flash: bool) -> str:
     """The requested backend name, with ``flash=False`` meaning ``"math"``."""
     name = one_of(fn, "backend", backend, {b: b for b in BACKENDS})
     if not flash:
+        if name == "standard":
+            return "standard"  # the standard model's materialized formulas
         if name not in ("auto", "math"):
             raise ValueError(
                 f"{fn}: flash=False means backend='math' (materialized scores), got "
@@ -248,8 +250,9 @@ def attention(
         Causal mask, bottom-right aligned: query ``i`` of ``q_len`` sees keys
         ``0 .. kv_len - q_len + i``. With ``q_len == kv_len`` this is the usual lower triangle.
     flash : bool
-        One fused kernel (scores never reach DRAM) or materialized scores (QK^T GEMM, softmax,
-        PV GEMM, the score and probability matrices through DRAM).
+        ``False`` asks for materialized scores: ``backend="math"`` (with ``"standard"``: the
+        standard model's materialized kernels; an error with a fused backend). Under the ``"peak"``, ``"constant"`` and ``"torchao"`` presets it is
+        the standard QK^T GEMM, softmax, PV GEMM in the input precision, as before.
     backward : bool
         Estimate the backward pass only (dQ, dK, dV); add the forward for a training step.
     dtype : str
@@ -259,6 +262,18 @@ def attention(
         Accelerator (default: detected / ``rl.set_default_hardware``).
     efficiency : {"default", "peak", "torchao"} or Efficiency
         Efficiency model; each kernel gets its own launch floor.
+    backend : {"auto", "flash", "cudnn", "efficient", "math", "standard"}
+        Implementation. ``"auto"`` (default) is what ``F.scaled_dot_product_attention`` runs on
+        that accelerator, dtype and shape (see :func:`attention_backend`: cuDNN on Hopper and
+        datacenter Blackwell for fp16/bf16, FlashAttention-2 on Ampere/Ada/ROCm, memory-efficient
+        where neither applies, math as the last resort). ``"flash"`` = FlashAttention-2 as SDPA
+        runs it, ``"cudnn"`` = cuDNN fused attention, ``"efficient"`` = CUTLASS memory-efficient
+        attention, ``"math"`` = SDPA's math path (separate kernels, scores through DRAM; 16-bit
+        inputs are upcast and computed in fp32 as PyTorch >= 2.5 does), ``"standard"`` = the
+        idealized fused kernel of the standard model (FlashAttention-2 at its README's speed,
+        FlashMLA for MLA), which ``"auto"`` also picks for ``shared_kv``, for formats SDPA does
+        not take (fp8) and for accelerators without CUDA/ROCm SDPA. Under the non-shape-aware
+        presets ``"auto"`` keeps the standard formulas.
 
     Returns
     -------
@@ -268,10 +283,12 @@ def attention(
     Raises
     ------
     ValueError
-        A non-positive or non-integral size, ``kv_heads`` not dividing ``heads``, or
-        ``shared_kv`` with ``v_head_dim > head_dim``.
+        A non-positive or non-integral size, ``kv_heads`` not dividing ``heads``,
+        ``shared_kv`` with ``v_head_dim > head_dim``, or ``flash=False`` with a fused backend.
     TypeError
-        A flag that is not a bool, a size that is not a number.
+        A flag that is not a bool, a size that is not a number, a backend that is not a string.
+    KeyError
+        An unknown backend name (the message lists close matches).
 
     Notes
     -----
@@ -296,6 +313,13 @@ def attention(
     writes dK / dV once per kv head (one latent gradient with ``shared_kv``) and, for flash,
     accumulates dQ in fp32 (FlashAttention-2's preprocess, main and dQ-conversion kernels).
     The default model ignores tile quantization of short sequences and exp throughput.
+
+    Per backend the shape-aware model (``docs/model.md``, "Attention as SDPA runs it") keeps
+    the same work units and changes only physics: the rate as a fraction of the GEMM rate
+    (``mma.sync`` code - FlashAttention-2, memory-efficient - vs Hopper's native ``wgmma`` -
+    cuDNN), tiles (cuDNN decode 16 x 128, memory-efficient 64 x 64 without split-KV), the
+    backward's per-unit cost and a fixed GPU time per call. cuDNN's GQA backward writes dK / dV
+    per query head in fp32 and reduces them per kv head in an extra kernel.
     """
     fn = "attention"
     arrays, shape = _prepare(
@@ -355,8 +379,8 @@ def attention_kernels(
 ) -> list[dict[str, Any]]:
     """Every kernel of one (scalar) attention call: name, FLOPs, bytes read/written, times.
 
-    Same arguments and formulas as :func:`attention`; returns a list of dicts (one per kernel)
-    that ``pandas.DataFrame`` accepts.
+    Same arguments (``backend=`` included) and formulas as :func:`attention`; returns a list of
+    dicts (one per kernel, with the resolved ``"backend"``) that ``pandas.DataFrame`` accepts.
     """
     fn = "attention_kernels"
     arrays, shape = _prepare(
