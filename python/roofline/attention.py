@@ -251,8 +251,9 @@ def attention(
         ``0 .. kv_len - q_len + i``. With ``q_len == kv_len`` this is the usual lower triangle.
     flash : bool
         ``False`` asks for materialized scores: ``backend="math"`` (with ``"standard"``: the
-        standard model's materialized kernels; an error with a fused backend). Under the ``"peak"``, ``"constant"`` and ``"torchao"`` presets it is
-        the standard QK^T GEMM, softmax, PV GEMM in the input precision, as before.
+        standard model's materialized kernels; an error with a fused backend). Under the
+        ``"peak"``, ``"constant"`` and ``"torchao"`` presets it is the standard QK^T GEMM,
+        softmax, PV GEMM in the input precision, as before.
     backward : bool
         Estimate the backward pass only (dQ, dK, dV); add the forward for a training step.
     dtype : str
