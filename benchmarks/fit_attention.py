@@ -197,7 +197,7 @@ def fit(data_dir: Path = DATA) -> dict[str, Any]:
             "universal.cudnn.call_s": [x * us for x in (0, 2, 4, 6, 8, 10, 12, 14)],
         }, ("gpu_decode_cudnn", "gpu_attention_cudnn"))
         doc = search(doc, rs, {
-            "universal.flash.call_s": [x * us for x in (0, 4, 8, 12, 16, 20, 24, 28)],
+            "universal.flash.call_s": [x * us for x in (0, 5, 10, 15, 20, 25, 30)],
         }, ("gpu_attention_flash", "gpu_decode_flash"))
         doc = search(doc, rs, {
             "universal.flash.bwd_ratio_mma_on_wgmma": list(np.round(np.arange(0.7, 1.001, 0.02),
