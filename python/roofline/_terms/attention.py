@@ -92,9 +92,15 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     # backward (five GEMMs, more live registers) loses more than its forward.
     fa2_bwd = float(uni["flash"]["bwd_ratio_mma_on_wgmma"]) if native else 1.0
     flash = dict(uni["flash"]["tiles"])
+    if not native:
+        # The backward's per-unit cost (K/V loads, dK/dV writes: memory latency) was measured in
+        # units of a block's compute time on Hopper; where a block computes ~3x slower per SM
+        # (Ampere, Ada) it is about one block, the standard model's value set by the README fit.
+        flash.pop("bwd_tile_overhead", None)
     flash.update(fraction=mma, bwd_fraction=mma * fa2_bwd, call_s=uni["flash"]["call_s"],
                  bwd_call_s=uni["flash"]["bwd_call_s"])
-    cudnn = dict(uni["cudnn"]["tiles"]) if native else dict(uni["flash"]["tiles"])
+    cudnn = dict(uni["cudnn"]["tiles"]) if native else {
+        k: v for k, v in flash.items() if k in uni["flash"]["tiles"]}
     cudnn.update(fraction=wg, bwd_fraction=wg * float(uni["cudnn"]["bwd_ratio"] if native
                                                       else fa2_bwd),
                  decode_fraction=wg * float(uni["cudnn"]["decode_ratio"]),
