@@ -97,7 +97,10 @@ def test_math_path_runs_in_fp32() -> None:
     # b=1, h=2, q=kv=64, d=32, bf16: QK^T and PV at the fp32 rate on fp32 scores
     rows = attention_kernels(1, 2, 64, 64, 32, backend="math", hardware=H100, efficiency="peak")
     names = [r["kernel"] for r in rows]
-    assert names == ["upcast Q, K, V", "scale Q, K", "QK^T", "safe softmax", "PV", "downcast O"]
+    assert names == ["upcast Q, K, V", "scale Q, K", "QK^T", "safe softmax", "PV", "downcast O",
+                     "downcast weights"]
+    assert rows[-1]["bytes_read"] == 2 * 64 * 64 * 4     # the fp32 weights it also returns
+    assert rows[-1]["bytes_written"] == 2 * 64 * 64 * 2
     qk = rows[2]
     assert qk["flops"] == 2 * 2 * 64 * 64 * 32           # 524288
     assert qk["bytes_written"] == 2 * 64 * 64 * 4        # fp32 scores: 32768

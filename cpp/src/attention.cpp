@@ -64,7 +64,7 @@ Cost flash(const AttentionShape& s, double flops, double read, double written,
 // SDPA's math path (PyTorch >= 2.5 on GPUs): 16-bit inputs are upcast to fp32 and every
 // kernel runs in fp32 (allow_fp16_bf16_reduction_math_sdp is off by default): casts, the two
 // scalings, QK^T, the causal mask add, _safe_softmax (softmax, an all--inf-row test and a
-// where), PV and the cast back.
+// where), PV and the casts back of the output and of the attention weights it also returns.
 void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
   const double e = element_bytes(s.dtype);
   const double a = e < 4.0 ? 4.0 : e;               // accumulation format: fp32 at least
@@ -88,7 +88,11 @@ void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
     out.push("safe softmax", streaming(3.0 * scores * a + scores, 2.0 * scores * a + scores));
     out.push("PV", gemm(groups, rows, s.v_head_dim, s.kv_len, scores * a + v_el * a, o_el * a,
                         math));
-    if (upcast) out.push("downcast O", streaming(o_el * a, o_el * e));
+    if (upcast) {
+      out.push("downcast O", streaming(o_el * a, o_el * e));
+      // The math op also returns the attention weights in the input format (attn.to(dtype)).
+      out.push("downcast weights", streaming(scores * a, scores * e));
+    }
     return;
   }
   // Autograd of the same graph: the materialized backward GEMMs and softmax backward in fp32.
