@@ -57,15 +57,37 @@ def architecture(hw: Any) -> str:
 
 
 def _flash_fraction(hw: Any, arch: str, doc: dict[str, Any]) -> float:
-    """FlashAttention-2's forward rate vs the GEMM rate on the architecture's mma.sync path."""
+    """FlashAttention-2's forward rate vs the GEMM rate on the architecture's mma.sync path.
+
+    Where ``mma.sync`` is the native tensor-core path (Ampere, Ada, consumer Blackwell, ROCm's
+    stand-in) the reference GPU's fraction of the GEMM rate carries over: peaks scale with SMs
+    and clocks like the kernel does. On wgmma-class architectures (Hopper, datacenter
+    Blackwell) the legacy path has its own per-SM, per-clock throughput, which the reference
+    (H100 SXM) measures: ``rate = fraction_ref · gemm_rate_ref / (sms_ref · clock_ref)`` per SM
+    per Hz, times this GPU's ``sms · clock_hz``, divided by its own GEMM rate. A B200 thus gets
+    FA2 at ~1.2x the H100's speed (its SMs and clock), not at its 2.3x larger tcgen05 peak.
+    """
+    from .._calibration import compute_fractions
     from .._calibration import data as calibration
+    from ..hardware import hardware
 
     refs = doc.get("mma_sync_reference", {})
-    ref = refs.get(arch, refs.get("default"))
+    ref_name = refs.get(arch, refs.get("default"))
     fitted = calibration().get("attention_fraction", {})
-    if ref in fitted:
-        return float(fitted[ref])
-    return float(calibration().get("attention_fraction_median", 0.0))
+    if ref_name not in fitted:
+        return float(calibration().get("attention_fraction_median", 0.0))
+    fraction = float(fitted[ref_name])
+    if arch not in CUDNN_FIRST:
+        return fraction
+    ref = hardware(ref_name)
+
+    def gemm_rate(h: Any) -> float:
+        return float(h.bf16_flops_per_s or 0.0) * compute_fractions(h).get("bf16", 1.0)
+
+    if not (hw.sms and hw.clock_hz and ref.sms and ref.clock_hz and gemm_rate(hw) > 0):
+        return fraction
+    per_sm_hz = fraction * gemm_rate(ref) / (ref.sms * ref.clock_hz)
+    return per_sm_hz * hw.sms * hw.clock_hz / gemm_rate(hw)
 
 
 def _fill(terms: Any, values: dict[str, Any]) -> Any:
