@@ -46,8 +46,10 @@ WallTime wall_time(const double* kernel_s, std::size_t n, LaunchMode mode, std::
   // GPU total first, then one pass: prefix GPU time P_{i-1} and host issue time A_i give
   // A_i + (G - P_{i-1}), the time kernel i's launch leaves for the rest to finish.
   double gpu = 0.0;
+  double work = 0.0;  // the kernels' own time, without the gap floor
   for (std::size_t j = 0; j < n; ++j) {
     gpu += std::max(kernel_s[j], t.kernel_gap_s);
+    work += kernel_s[j];
   }
   double issued = 0.0;  // A_i: host time from the first launch to launch i
   double before = 0.0;  // P_{i-1}: GPU time of the kernels before i
@@ -61,7 +63,8 @@ WallTime wall_time(const double* kernel_s, std::size_t n, LaunchMode mode, std::
   w.gpu_s = gpu;
   w.wall_s = std::max(wall, floor_s);
   w.host_s = std::max(issued, floor_s);
-  w.launch_bound = w.host_s >= w.gpu_s && w.host_s > 0.0;
+  // Launch-bound: launching (host issue, idle GPU, gap floors) is most of the wall time.
+  w.launch_bound = w.wall_s > 2.0 * work;
   return w;
 }
 

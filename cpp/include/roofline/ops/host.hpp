@@ -18,7 +18,7 @@ struct WallTime {
   double wall_s = 0;          ///< first launch to last kernel's end
   double gpu_s = 0;           ///< GPU time: sum over kernels of max(kernel time, kernel_gap_s)
   double host_s = 0;          ///< launch time: host issue span, at least the call's latency floor
-  bool launch_bound = false;  ///< host_s >= gpu_s: the launches, not the kernels, set the wall
+  bool launch_bound = false;  ///< wall_s > 2 x sum of kernel times: launching is most of the wall
 };
 
 /// Host time between the launch of kernel i - 1 and kernel i (0 unless 1 <= i < n) of n kernels
