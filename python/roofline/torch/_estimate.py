@@ -64,8 +64,8 @@ class TorchEstimate:
     ``time_s`` is the sum of the kernels' times (one stream, no overlap, no optimizer step,
     no host overhead beyond each kernel's latency floor): GPU time. ``wall_s`` adds the host's
     launch overhead (:func:`roofline.wall_time` of the kernels in launch order) and
-    ``launch_bound`` says when launching, not the kernels, is most of it. Ops the package does not model
-    are estimated from the bytes of their tensors (a streaming kernel) and listed in
+    ``launch_bound`` says when launching, not the kernels, is most of it. Ops the package
+    does not model are estimated from the bytes of their tensors (a streaming kernel) and listed in
     :attr:`unmodeled`.
     """
 
@@ -173,7 +173,8 @@ class TorchEstimate:
         return (
             f"TorchEstimate({self.mode} step on {self.hardware}: {si(self.time_s, 's')}, "
             f"wall {si(self.wall_s, 's')} {self.launch}"
-            f"{' (launch-bound)' if self.launch_bound else ''}, {len(self.records)} kernels, {si(self.flops, 'FLOP')}, {si(self.bytes, 'B')}, "
+            f"{' (launch-bound)' if self.launch_bound else ''}, "
+            f"{len(self.records)} kernels, {si(self.flops, 'FLOP')}, {si(self.bytes, 'B')}, "
             f"{len(self.unmodeled)} unmodeled op names)"
         )
 

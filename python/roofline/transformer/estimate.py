@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from .. import float8 as _float8
+from .._validate import one_of
 from ..attention import attention
 from ..collectives import DEFAULT_LATENCY_S, all_reduce, all_to_all
 from ..collectives import link_bytes_per_s as _link_bw
-from .._validate import one_of
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..hardware import hardware as _hardware
