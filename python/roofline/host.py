@@ -222,8 +222,9 @@ def launch_overhead(kernels: Any, mode: str = "eager", hardware: Any = None, *,
     :func:`wall_time` of ``kernels`` zero-time kernels. Eager: ``max(kernel_latency_s,
     (N - 1)·eager_launch_s + kernel_gap_s)`` (one tiny kernel takes its latency; a chain is
     as fast as the host issues it). Graph: ``max(graph_launch_s, N·kernel_gap_s)``.
-    Compiled: ``(N - 1)·compiled_launch_s + (regions - 1)·compiled_call_s + kernel_gap_s``
-    (at least ``kernel_latency_s``). This is what a chain of tiny ops costs; for real
+    Compiled: the same maximum over prefixes with ``compiled_launch_s`` between launches
+    and ``compiled_call_s`` more at each region boundary (about ``(N - 1)·compiled_launch_s
+    + (regions - 1)·compiled_call_s``). This is what a chain of tiny ops costs; for real
     kernels use :func:`wall_time`.
     """
     fn = "launch_overhead"
