@@ -34,6 +34,34 @@ def wall(times: list[float], mode: str, regions: int = 1) -> tuple[float, float,
     return out
 
 
+def _simulate(times: list[float], gaps: list[float], gap_s: float, floor_s: float) -> float:
+    """Event simulation of one FIFO stream (independent of the prefix-max formula): the host
+    launches kernel i at the sum of the first i gaps; the GPU starts it when it is launched
+    and the previous kernel is done, and runs it max(t, gap_s)."""
+    launched, end = 0.0, 0.0
+    for i, t in enumerate(times):
+        if i:
+            launched += gaps[i - 1]
+        end = max(launched, end) + max(t, gap_s)
+    return max(end, floor_s)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("mode", ["eager", "compiled", "graph"])
+def test_formula_matches_an_event_simulation(mode: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    times = list(rng.choice([0.0, 1e-6, 5e-6, 30e-6, 200e-6], n))
+    regions = int(rng.integers(1, n + 1)) if mode == "compiled" else 1
+    per = {"eager": T["eager_launch_s"], "compiled": T["compiled_launch_s"], "graph": 0.0}[mode]
+    counts = [sum(1 for r in range(1, regions) if (r * n) // regions == i) for i in range(n)]
+    gaps = [per + (counts[i] * T["compiled_call_s"] if mode == "compiled" else 0.0)
+            for i in range(1, n)]
+    floor = T["graph_launch_s"] if mode == "graph" else T["kernel_latency_s"]
+    expected = _simulate(times, gaps, T["kernel_gap_s"], floor)
+    assert wall(times, mode, regions)[0] == pytest.approx(expected, rel=1e-12)
+
+
 # ---------------------------------------------------------------- hand-derived values
 
 
@@ -98,11 +126,10 @@ def test_public_launch_overhead_matches_the_formula() -> None:
         graph = max(t["graph_launch_s"], n * t["kernel_gap_s"])
         assert rl.launch_overhead(n, "eager", HW) == pytest.approx(eager)
         assert rl.launch_overhead(n, mode="graph", hardware=HW) == pytest.approx(graph)
-    # compiled, 10 kernels in 2 regions: the boundary is before kernel 5 (0-based), issued
-    # 5 launches + 1 call after the first; the 5 kernels from there run back to back
-    # (the fitted gap exceeds the fitted per-kernel launch)
-    assert t["kernel_gap_s"] > t["compiled_launch_s"]
-    comp = 5 * t["compiled_launch_s"] + t["compiled_call_s"] + 5 * t["kernel_gap_s"]
+    # compiled, 10 kernels in 2 regions (boundary before kernel 5, 0-based)
+    gaps = [t["compiled_launch_s"] + (t["compiled_call_s"] if i == 5 else 0.0)
+            for i in range(1, 10)]
+    comp = _simulate([0.0] * 10, gaps, t["kernel_gap_s"], t["kernel_latency_s"])
     assert rl.launch_overhead(10, "compiled", HW, regions=2) == pytest.approx(comp)
 
 

@@ -23,8 +23,8 @@ FIELDS = ("eager_launch_s", "compiled_launch_s", "compiled_call_s", "graph_launc
 #: Sane values for any GPU when no fitted file is there (seconds).
 DEFAULTS = {
     "eager_launch_s": 12e-6,
-    "compiled_launch_s": 1e-6,
-    "compiled_call_s": 1.1e-3,
+    "compiled_launch_s": 17e-6,
+    "compiled_call_s": 0.97e-3,
     "graph_launch_s": 5e-6,
     "kernel_gap_s": 1.4e-6,
     "kernel_latency_s": 4.2e-6,
