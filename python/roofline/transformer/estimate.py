@@ -321,14 +321,22 @@ def estimate(
     )
 
 
+#: Kernels of one float8 linear per (recipe, training): the list depends on neither shape nor
+#: hardware.
+_F8_KERNELS: dict[tuple[str, bool], int] = {}
+
+
 def _f8_kernels(ops: _Ops, hw: Hardware, efficiency: EfficiencyLike) -> int:
-    """Kernels one float8 linear of this step launches (casts and GEMMs; the first shape's)."""
+    """Kernels one float8 linear of this step launches (casts and GEMMs)."""
     if not ops.f8 or ops.recipe is None:
         return 0
-    m, k, n = ops.f8[0]
-    r = _float8.linear(m, k, n, recipe=ops.recipe, hardware=hw,
-                       mode="training" if ops.train else "inference", efficiency=efficiency)
-    return max(1, len(r.kernels()))
+    key = (ops.recipe, ops.train)
+    if key not in _F8_KERNELS:
+        m, k, n = ops.f8[0]
+        r = _float8.linear(m, k, n, recipe=ops.recipe, hardware=hw,
+                           mode="training" if ops.train else "inference", efficiency=efficiency)
+        _F8_KERNELS[key] = max(1, len(r.kernels()))
+    return _F8_KERNELS[key]
 
 
 def _wall(ops: _Ops, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],

@@ -124,9 +124,12 @@ class ModelEstimate:
 
     @property
     def totals(self) -> dict[str, float]:
-        """``time_s``, ``tokens_per_s``, ``mfu``, ``flops``, ``bytes`` of the step."""
+        """``time_s``, ``tokens_per_s``, ``mfu``, ``flops``, ``bytes`` of the step, and its
+        ``wall_s`` with the host's launch overhead (``launch_bound``: 1.0 when launching is
+        most of it, else 0.0)."""
         return {"time_s": self.time_s, "tokens_per_s": self.tokens_per_s, "mfu": self.mfu,
-                "flops": self.flops, "bytes": self._sum("bytes")}
+                "flops": self.flops, "bytes": self._sum("bytes"), "wall_s": self.wall_s,
+                "launch_bound": float(self.launch_bound)}
 
     # ------------------------------------------------------------------ tables
 
