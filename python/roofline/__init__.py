@@ -18,6 +18,7 @@ from .efficiency import Efficiency, default_efficiency, set_default_efficiency
 from .estimate import Estimate
 from .explain import Explanation, explain
 from .hardware import Hardware, hardware, list_hardware, set_default_hardware
+from .host import WallTime, launch_overhead, wall_time
 from .ops import (
     cross_entropy,
     elementwise,
@@ -60,6 +61,7 @@ __all__ = [
     "grouped_gemm",
     "get_num_threads",
     "hardware",
+    "launch_overhead",
     "layernorm",
     "list_hardware",
     "reduce_scatter",
@@ -69,5 +71,7 @@ __all__ = [
     "set_num_threads",
     "softmax",
     "transformer",
+    "wall_time",
+    "WallTime",
     "__version__",
 ]
