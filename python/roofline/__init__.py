@@ -12,7 +12,7 @@ from typing import Any
 
 from . import collectives, float8, fusion, transformer
 from ._bridge import get_num_threads, set_num_threads
-from .attention import attention
+from .attention import attention, attention_backend
 from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from .efficiency import Efficiency, default_efficiency, set_default_efficiency
 from .estimate import Estimate
@@ -50,6 +50,7 @@ __all__ = [
     "all_reduce",
     "all_to_all",
     "attention",
+    "attention_backend",
     "calibrate",
     "collectives",
     "cross_entropy",
