@@ -38,6 +38,15 @@ def all_rows(data: Path) -> list[tuple[str, str, float, dict[str, float]]]:
     return rows
 
 
+def _stem(file: str) -> str:
+    """File name for a plot: 'x.jsonl [a b]' -> 'x_a_b'."""
+    base, _, area = file.partition(" [")
+    stem = Path(base).stem
+    if area:
+        stem += "_" + "".join(ch if ch.isalnum() else "_" for ch in area.rstrip("]"))
+    return stem.strip("_").replace("__", "_")
+
+
 def _usable(rows: list[tuple[str, float, dict[str, float]]]
             ) -> list[tuple[str, float, dict[str, float]]]:
     """Rows with a measured value and a prediction for the default and peak presets."""
@@ -60,7 +69,7 @@ def plot_ratios(file: str, rows: list[tuple[str, float, dict[str, float]]], out:
     ax.set_title(f"{file}\n(headline maxima: rate of the best modeled shape)", fontsize=9)
     ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
-    path = out / f"accuracy_{Path(file).stem}.png"
+    path = out / f"accuracy_{_stem(file)}.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
@@ -74,13 +83,13 @@ def plot_file(file: str, rows: list[tuple[str, float, dict[str, float]]], out: P
     fig, ax = plt.subplots(figsize=(5.2, 4.6))
     meas_all = np.array([m for _, m, _ in rows]) * 1e6
     lo, hi = meas_all.min() / 1.6, meas_all.max() * 1.6
-    for _, _, pred in rows:
-        lo = min(lo, pred["default"] * 1e6 / 1.6, pred["peak"] * 1e6 / 1.6)
+    for _, _, pred in rows:  # the roofline of tiny kernels can be far below: clipped below
+        lo = min(lo, pred["default"] * 1e6 / 1.6)
         hi = max(hi, pred["default"] * 1e6 * 1.6)
     grid = np.geomspace(lo, hi, 50)
     ax.fill_between(grid, grid / 1.2, grid * 1.2, color="0.9", label="±20 %")
     ax.plot(grid, grid, color="0.4", lw=0.8)
-    peak = np.array([p["peak"] for _, _, p in rows]) * 1e6
+    peak = np.maximum(np.array([p["peak"] for _, _, p in rows]) * 1e6, lo * 1.05)
     ax.scatter(meas_all, peak, marker="x", s=18, color="0.6", lw=0.8, label="datasheet roofline")
     families = sorted({f for f, _, _ in rows})
     for fam in families:
@@ -106,7 +115,7 @@ def plot_file(file: str, rows: list[tuple[str, float, dict[str, float]]], out: P
     ax.legend(fontsize=7, loc="upper left", frameon=False)
     ax.grid(True, which="major", lw=0.3, color="0.8")
     fig.tight_layout()
-    path = out / f"accuracy_{Path(file).stem}.png"
+    path = out / f"accuracy_{_stem(file)}.png"
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path

@@ -263,6 +263,34 @@ def gpu_table(data: Path) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     return result, errors
 
 
+#: Plot groups of our GPU families, by the op of their rows.
+GPU_AREAS = {"gemm": "gemm", "grouped_gemm": "gemm", "attention": "attention",
+             "elementwise": "norms, softmax, elementwise", "rmsnorm": "norms, softmax, elementwise",
+             "layernorm": "norms, softmax, elementwise", "softmax": "norms, softmax, elementwise",
+             "cross_entropy": "norms, softmax, elementwise", "cast": "float8",
+             "linear_train_kernels": "float8", "launch": "launch overhead"}
+
+
+def rows_gpu(data: Path) -> list[tuple[str, str, float, dict[str, float]]]:
+    """Our GPU measurement rows as (file [area], family, measured_s, {preset: predicted_s})."""
+    from roofline.validation import compare
+
+    out: list[tuple[str, str, float, dict[str, float]]] = []
+    for name in GPU_FILES:
+        path = data / name
+        if not path.exists():
+            continue
+        per_preset = {p: compare(path, efficiency=p, errors=[]) for p in ("default", "peak")}
+        peak = {(c.id, c.family): c.predicted_s for c in per_preset["peak"]}
+        for c in per_preset["default"]:
+            area = GPU_AREAS.get(c.op, c.op)
+            pred = {"default": c.predicted_s}
+            if (c.id, c.family) in peak:
+                pred["peak"] = peak[(c.id, c.family)]
+            out.append((f"{name} [{area}]", c.family, c.measured_s, pred))
+    return out
+
+
 def print_gpu_table(result: list[dict[str, Any]], errors: list[tuple[str, str]]) -> None:
     head = f"{'family':<48} {'rows':>4}"
     for p in GPU_PRESETS:

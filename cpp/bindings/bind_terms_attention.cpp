@@ -7,8 +7,24 @@ namespace py = pybind11;
 
 using namespace roofline;
 
-/// Registers AttentionTerms on the module.
+/// Registers AttentionBackendTerms and AttentionTerms on the module.
 void bind_attention_terms(py::module_& mod) {
+  py::class_<AttentionBackendTerms>(mod, "AttentionBackendTerms")
+      .def(py::init<>())
+      .def_readwrite("fraction", &AttentionBackendTerms::fraction)
+      .def_readwrite("bwd_fraction", &AttentionBackendTerms::bwd_fraction)
+      .def_readwrite("decode_fraction", &AttentionBackendTerms::decode_fraction)
+      .def_readwrite("q_tile", &AttentionBackendTerms::q_tile)
+      .def_readwrite("kv_tile", &AttentionBackendTerms::kv_tile)
+      .def_readwrite("decode_rows", &AttentionBackendTerms::decode_rows)
+      .def_readwrite("no_split_kv", &AttentionBackendTerms::no_split_kv)
+      .def_readwrite("no_pack_gqa", &AttentionBackendTerms::no_pack_gqa)
+      .def_readwrite("bwd_tile_overhead", &AttentionBackendTerms::bwd_tile_overhead)
+      .def_readwrite("call_s", &AttentionBackendTerms::call_s)
+      .def_readwrite("bwd_call_s", &AttentionBackendTerms::bwd_call_s);
   py::class_<AttentionTerms>(mod, "AttentionTerms")
-      .def(py::init<>());
+      .def(py::init<>())
+      .def_readwrite("flash", &AttentionTerms::flash)
+      .def_readwrite("cudnn", &AttentionTerms::cudnn)
+      .def_readwrite("efficient", &AttentionTerms::efficient);
 }

@@ -10,5 +10,11 @@ using namespace roofline;
 /// Registers HostTerms on the module.
 void bind_host_terms(py::module_& mod) {
   py::class_<HostTerms>(mod, "HostTerms")
-      .def(py::init<>());
+      .def(py::init<>())
+      .def_readwrite("eager_launch_s", &HostTerms::eager_launch_s)
+      .def_readwrite("compiled_launch_s", &HostTerms::compiled_launch_s)
+      .def_readwrite("compiled_call_s", &HostTerms::compiled_call_s)
+      .def_readwrite("graph_launch_s", &HostTerms::graph_launch_s)
+      .def_readwrite("kernel_gap_s", &HostTerms::kernel_gap_s)
+      .def_readwrite("kernel_latency_s", &HostTerms::kernel_latency_s);
 }

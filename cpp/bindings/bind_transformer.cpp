@@ -20,8 +20,10 @@ using namespace roofline::bindings;
 
 namespace {
 
-AttentionShape flags(bool shared_kv, bool causal, bool flash, bool backward, DType dtype) {
+AttentionShape flags(bool shared_kv, bool causal, bool flash, bool backward, DType dtype,
+                     AttentionBackend backend) {
   AttentionShape s;
+  s.backend = backend;
   s.shared_kv = shared_kv;
   s.causal = causal;
   s.flash = flash;
@@ -34,10 +36,10 @@ py::tuple attention_sweep_py(const InArray& batch, const InArray& heads, const I
                              const InArray& q_len, const InArray& kv_len, const InArray& head_dim,
                              const InArray& v_head_dim, bool shared_kv, bool causal, bool flash,
                              bool backward, DType dtype, const Hardware& hw,
-                             const Efficiency& eff) {
+                             const Efficiency& eff, AttentionBackend backend) {
   const std::size_t len =
       equal_length({&batch, &heads, &kv_heads, &q_len, &kv_len, &head_dim, &v_head_dim});
-  const AttentionShape f = flags(shared_kv, causal, flash, backward, dtype);
+  const AttentionShape f = flags(shared_kv, causal, flash, backward, dtype, backend);
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     attention_sweep(batch.data(), heads.data(), kv_heads.data(), q_len.data(), kv_len.data(),
@@ -48,8 +50,9 @@ py::tuple attention_sweep_py(const InArray& batch, const InArray& heads, const I
 py::list attention_kernels_py(double batch, double heads, double kv_heads, double q_len,
                               double kv_len, double head_dim, double v_head_dim, bool shared_kv,
                               bool causal, bool flash, bool backward, DType dtype,
-                              const Hardware& hw, const Efficiency& eff) {
-  AttentionShape s = flags(shared_kv, causal, flash, backward, dtype);
+                              const Hardware& hw, const Efficiency& eff,
+                              AttentionBackend backend) {
+  AttentionShape s = flags(shared_kv, causal, flash, backward, dtype, backend);
   s.batch = batch;
   s.heads = heads;
   s.kv_heads = kv_heads;
@@ -91,18 +94,26 @@ void bind_transformer(py::module_& m) {
       .value("ring", CollectiveAlgo::ring)
       .value("tree", CollectiveAlgo::tree);
 
+  py::enum_<AttentionBackend>(m, "AttentionBackend")
+      .value("standard", AttentionBackend::standard)
+      .value("flash", AttentionBackend::flash)
+      .value("cudnn", AttentionBackend::cudnn)
+      .value("efficient", AttentionBackend::efficient)
+      .value("math", AttentionBackend::math);
   m.def("attention_pairs", &attention_pairs, py::arg("q_len"), py::arg("kv_len"),
         py::arg("causal"), "Query-key pairs scored per (sequence, head).");
   m.def("attention_sweep", &attention_sweep_py, py::arg("batch"), py::arg("heads"),
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
         py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
+        py::arg("backend") = AttentionBackend::standard,
         "Attention estimates over equal-length float64 arrays: (time, compute, memory, "
         "overhead, flops, bytes).");
   m.def("attention_kernels", &attention_kernels_py, py::arg("batch"), py::arg("heads"),
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
         py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
+        py::arg("backend") = AttentionBackend::standard,
         "Every kernel of one attention call with its cost and estimate.");
   m.def("collective_sweep", &collective_sweep_py, py::arg("op"), py::arg("algo"),
         py::arg("bytes"), py::arg("ranks"), py::arg("bytes_per_s"), py::arg("latency_s"),

@@ -33,6 +33,8 @@ void bind_row_ops_terms(py::module_& m);
 void bind_cast_terms(py::module_& m);
 /// Registers HostTerms (cpp/bindings/bind_terms_host.cpp).
 void bind_host_terms(py::module_& m);
+/// Registers the launch (host overhead) model (cpp/bindings/bind_host.cpp).
+void bind_host(py::module_& m);
 
 namespace {
 
@@ -265,4 +267,5 @@ PYBIND11_MODULE(_core, mod) {
           "Every kernel of one float8 linear with its cost and estimate.");
   bind_transformer(mod);
   bind_ops(mod);
+  bind_host(mod);
 }

@@ -57,12 +57,65 @@ Cost flash(const AttentionShape& s, double flops, double read, double written,
   c.heads_per_kv = s.heads / s.kv_heads;
   c.causal = s.causal;
   c.backward = s.backward;
+  c.attention_backend = s.backend;
   return c;
+}
+
+// SDPA's math path (PyTorch >= 2.5 on GPUs): 16-bit inputs are upcast to fp32 and every
+// kernel runs in fp32 (allow_fp16_bf16_reduction_math_sdp is off by default): casts, the two
+// scalings, QK^T, the causal mask add, _safe_softmax (softmax, an all--inf-row test and a
+// where), PV and the casts back of the output and of the attention weights it also returns.
+void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
+  const double e = element_bytes(s.dtype);
+  const double a = e < 4.0 ? 4.0 : e;               // accumulation format: fp32 at least
+  const PeakClass math = e < 4.0 ? PeakClass::fp32 : peak_class(s.dtype);
+  const bool upcast = e < 4.0;
+  const double bhq = s.batch * s.heads * s.q_len;
+  const double bgk = s.batch * s.kv_heads * s.kv_len;
+  const double q_el = bhq * s.head_dim, k_el = bgk * s.head_dim, v_el = bgk * s.v_head_dim;
+  const double o_el = bhq * s.v_head_dim;
+  const double scores = bhq * s.kv_len;             // elements of the score matrix
+  const double groups = s.batch * s.kv_heads;
+  const double rows = s.q_len * s.heads / s.kv_heads;
+  if (upcast) out.push("upcast Q, K, V", streaming((q_el + k_el + v_el) * e,
+                                                     (q_el + k_el + v_el) * a));
+  out.push("scale Q, K", streaming((q_el + k_el) * a, (q_el + k_el) * a));
+  if (!s.backward) {
+    out.push("QK^T", gemm(groups, rows, s.kv_len, s.head_dim, (q_el + k_el) * a, scores * a,
+                          math));
+    if (s.causal) out.push("mask add", streaming(scores * a, scores * a));
+    // softmax (read, write), isneginf + all over rows (read, 1-byte flags), where (read, write)
+    out.push("safe softmax", streaming(3.0 * scores * a + scores, 2.0 * scores * a + scores));
+    out.push("PV", gemm(groups, rows, s.v_head_dim, s.kv_len, scores * a + v_el * a, o_el * a,
+                        math));
+    if (upcast) {
+      out.push("downcast O", streaming(o_el * a, o_el * e));
+      // The math op also returns the attention weights in the input format (attn.to(dtype)).
+      out.push("downcast weights", streaming(scores * a, scores * e));
+    }
+    return;
+  }
+  // Autograd of the same graph: the materialized backward GEMMs and softmax backward in fp32.
+  out.push("dV = P^T dO", gemm(groups, s.kv_len, s.v_head_dim, rows, (scores + o_el) * a,
+                               v_el * a, math));
+  out.push("dP = dO V^T", gemm(groups, rows, s.kv_len, s.v_head_dim, (o_el + v_el) * a,
+                               scores * a, math));
+  out.push("softmax bwd", streaming(2.0 * scores * a, scores * a));
+  out.push("dQ = dS K", gemm(groups, rows, s.head_dim, s.kv_len, (scores + k_el) * a, q_el * a,
+                             math));
+  out.push("dK = dS^T Q", gemm(groups, s.kv_len, s.head_dim, rows, (scores + q_el) * a,
+                               k_el * a, math));
+  if (upcast) out.push("downcast dQ, dK, dV", streaming((q_el + k_el + v_el) * a,
+                                                        (q_el + k_el + v_el) * e));
 }
 
 }  // namespace
 
 void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept {
+  if (s.backend == AttentionBackend::math) {
+    math_kernels(s, out);
+    return;
+  }
   const double e = element_bytes(s.dtype);          // Q, K, V elements
   const double oe = e < 2 ? 2.0 : e;                // outputs, scores, gradients: >= 16 bit
   const PeakClass math = peak_class(s.dtype);
@@ -82,14 +135,25 @@ void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept {
       return;
     }
     // Gradients of K and V accumulate per kv head; with shared_kv both land in one latent.
-    const double dkv = bgk * s.head_dim * oe + (s.shared_kv ? 0.0 : bgk * s.v_head_dim * oe);
+    double dkv = bgk * s.head_dim * oe + (s.shared_kv ? 0.0 : bgk * s.v_head_dim * oe);
     const double dq_acc = bhq * s.head_dim * 4.0;  // fp32 dQ accumulator
+    // cuDNN computes dK, dV per query head in fp32 and reduces each group of heads_per_kv
+    // heads afterwards (its fmha_reduce_head kernel) when K, V are shared (GQA / MQA).
+    const bool head_reduce = s.backend == AttentionBackend::cudnn && s.heads > s.kv_heads;
+    const double dkv_per_head =
+        s.batch * s.heads * s.kv_len * (s.head_dim + (s.shared_kv ? 0.0 : s.v_head_dim)) * 4.0;
+    if (head_reduce) dkv = dkv_per_head;
     out.push("flash bwd preprocess", streaming(2.0 * o_bytes, rowstat));
     // Recompute S = QK^T, then dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q.
     out.push("flash attention bwd",
              flash(s, 2.0 * pairs * (3.0 * s.head_dim + 2.0 * s.v_head_dim),
                    q_bytes + k_bytes + v_bytes + o_bytes + 2.0 * rowstat, dkv + dq_acc, math));
     out.push("dQ convert", streaming(dq_acc, bhq * s.head_dim * oe));
+    if (head_reduce) {
+      out.push("dK, dV head reduce",
+               streaming(dkv_per_head,
+                         bgk * s.head_dim * oe + (s.shared_kv ? 0.0 : bgk * s.v_head_dim * oe)));
+    }
     return;
   }
 

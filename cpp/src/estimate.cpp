@@ -274,41 +274,84 @@ double kv_splits(double units, double blocks, double sms) {
   return 1.0;
 }
 
-// Flash attention: forward = units of kAttnRows query rows looping over KV blocks, backward =
+// Parameters of one attention implementation: the standard (idealized) model's values,
+// overridden by the implementation's non-zero fitted terms.
+struct AttnParams {
+  double fraction, bwd_fraction, decode_fraction, q_tile, kv_tile, decode_rows, softmax, t0,
+      call_s;
+  bool split_kv, pack_gqa;
+};
+
+AttnParams attn_params(const Cost& c, const Efficiency& eff) {
+  AttnParams p{eff.attention_fraction, 0.0, eff.decode_fraction, kAttnRows, kv_block(c.head_dim),
+               kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0,
+               true, true};
+  const AttentionBackendTerms* t = nullptr;
+  switch (c.attention_backend) {
+    case AttentionBackend::flash: t = &eff.attention.flash; break;
+    case AttentionBackend::cudnn: t = &eff.attention.cudnn; break;
+    case AttentionBackend::efficient: t = &eff.attention.efficient; break;
+    default: break;
+  }
+  if (t != nullptr) {
+    auto pick = [](double v, double fallback) { return v > 0.0 ? v : fallback; };
+    p.fraction = pick(t->fraction, p.fraction);
+    p.bwd_fraction = t->bwd_fraction;
+    p.decode_fraction = pick(t->decode_fraction, p.decode_fraction);
+    p.q_tile = pick(t->q_tile, p.q_tile);
+    p.kv_tile = pick(t->kv_tile, p.kv_tile);
+    p.decode_rows = pick(t->decode_rows, p.decode_rows);
+    p.split_kv = t->no_split_kv < 0.5;
+    p.pack_gqa = t->no_pack_gqa < 0.5;
+    p.call_s = c.backward ? pick(t->bwd_call_s, t->call_s) : t->call_s;
+    if (c.backward) p.t0 = pick(t->bwd_tile_overhead, p.t0);
+  }
+  if (p.fraction <= 0.0) p.fraction = 1.0;
+  if (p.bwd_fraction <= 0.0) p.bwd_fraction = p.fraction;
+  if (p.decode_fraction <= 0.0) p.decode_fraction = 1.0;
+  return p;
+}
+
+// Flash attention: forward = units of q_tile query rows looping over KV blocks, backward =
 // units of KV rows looping over query blocks, decode = the q rows of one KV head packed into one
 // tile with the KV split across the SMs (split-KV). Every scored block costs its matrix FLOPs
 // plus the exp/softmax work per score, at a fitted fraction of the GEMM rate; units spread over
 // the SMs (waves for equal units, longest-first for causal ones); DRAM traffic overlaps as for
-// GEMMs.
+// GEMMs. Tiles, rates, split-KV and a fixed time per call depend on the implementation
+// (AttentionTerms; the standard model when they are zero).
 Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
+  const AttnParams p = attn_params(c, r.eff);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
   const double sms = r.sms;
   const double d = c.head_dim, dv = c.v_head_dim;
   const double mm = c.backward ? 2.0 * (3.0 * d + 2.0 * dv) : 2.0 * (d + dv);  // FLOPs per score
-  const double softmax = r.eff.attention_softmax_flops * (c.backward ? 2.0 : 1.0);
-  const double t0 = r.eff.attention_tile_overhead;
+  const double softmax = p.softmax * (c.backward ? 2.0 : 1.0);
+  const double t0 = p.t0;
   const bool decode = !c.backward && c.q_len <= kDecodeMaxQ;
-  const double bk = kv_block(d);
-  double fraction = decode ? r.eff.decode_fraction : r.eff.attention_fraction;
-  if (fraction <= 0.0) fraction = 1.0;
+  const double bk = p.kv_tile;
+  const double fraction =
+      decode ? p.decode_fraction : (c.backward ? p.bwd_fraction : p.fraction);
 
   double units = 0, makespan = 0, block_scores = 0, splits = 1.0;
   if (decode) {
-    // The q_len x heads_per_kv rows of one KV head are packed into tiles of kDecodeRows.
-    const double kv_problems = c.batch / std::max(1.0, c.heads_per_kv);
-    const double rows = c.q_len * std::max(1.0, c.heads_per_kv);
-    const double base = kv_problems * std::ceil(rows / kDecodeRows);
+    // The q_len x heads_per_kv rows of one KV head are packed into tiles of decode_rows (one
+    // query head per tile when the kernel does not pack GQA heads).
+    const double hpk = p.pack_gqa ? std::max(1.0, c.heads_per_kv) : 1.0;
+    const double kv_problems = c.batch / hpk;
+    const double rows = c.q_len * hpk;
+    const double base = kv_problems * std::ceil(rows / p.decode_rows);
     const double blocks = std::ceil(c.kv_len / bk);
-    splits = kv_splits(base, blocks, sms);
+    splits = p.split_kv ? kv_splits(base, blocks, sms) : 1.0;
     units = base * splits;
     makespan = std::ceil(units / sms) * (std::ceil(blocks / splits) + t0);
-    block_scores = kDecodeRows * bk;
+    block_scores = p.decode_rows * bk;
   } else {
-    const double bo = kAttnRows, bi = c.backward ? kAttnRows : bk;
+    const double bo = c.backward ? kAttnRows : p.q_tile;
+    const double bi = c.backward ? kAttnRows : bk;
     const AttnWork w = attn_work(c, c.batch, bo, bi, t0);
     // Forward kernels split the KV loop when the units leave SMs idle (FlashAttention's split-KV
     // heuristic); the backward accumulates dQ atomically instead and never splits.
-    if (!c.backward && !c.causal) splits = kv_splits(w.units, w.largest - t0, sms);
+    if (!c.backward && !c.causal && p.split_kv) splits = kv_splits(w.units, w.largest - t0, sms);
     units = w.units * splits;
     makespan = c.causal ? std::max(w.total / sms, w.largest)
                         : std::ceil(units / sms) * ((w.largest - t0) / splits + t0);
@@ -322,7 +365,8 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
   const double time = combine(compute, memory, r.eff.overlap_p);
   e.compute_s = compute;
   e.memory_s = memory;
-  e.time_s = std::max(time + c.kernels * r.eff.gemm_latency_s, c.kernels * r.kernel_floor_s);
+  e.time_s = std::max(time + c.kernels * r.eff.gemm_latency_s + p.call_s,
+                      c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;
 }

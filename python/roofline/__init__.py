@@ -12,12 +12,13 @@ from typing import Any
 
 from . import collectives, float8, fusion, transformer
 from ._bridge import get_num_threads, set_num_threads
-from .attention import attention
+from .attention import attention, attention_backend
 from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from .efficiency import Efficiency, default_efficiency, set_default_efficiency
 from .estimate import Estimate
 from .explain import Explanation, explain
 from .hardware import Hardware, hardware, list_hardware, set_default_hardware
+from .host import WallTime, launch_overhead, wall_time
 from .ops import (
     cross_entropy,
     elementwise,
@@ -49,6 +50,7 @@ __all__ = [
     "all_reduce",
     "all_to_all",
     "attention",
+    "attention_backend",
     "calibrate",
     "collectives",
     "cross_entropy",
@@ -60,6 +62,7 @@ __all__ = [
     "grouped_gemm",
     "get_num_threads",
     "hardware",
+    "launch_overhead",
     "layernorm",
     "list_hardware",
     "reduce_scatter",
@@ -69,5 +72,7 @@ __all__ = [
     "set_num_threads",
     "softmax",
     "transformer",
+    "wall_time",
+    "WallTime",
     "__version__",
 ]

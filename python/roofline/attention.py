@@ -7,15 +7,30 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._bridge import require_peak, resolve
+from ._bridge import require_peak, resolve, resolve_hardware
 from ._dtypes import dtype as parse_dtype
 from ._dtypes import label
-from ._validate import ArrayLike, broadcast, positive_int_array
+from ._validate import ArrayLike, broadcast, one_of, positive_int_array
 from .efficiency import EfficiencyLike
 from .estimate import Estimate, from_columns
 from .explain import peak_meta
 
-__all__ = ["attention", "attention_kernels", "attention_pairs"]
+__all__ = ["BACKENDS", "attention", "attention_backend", "attention_kernels", "attention_pairs"]
+
+#: Backend names ``backend=`` accepts: ``"auto"`` (what ``F.scaled_dot_product_attention``
+#: dispatches to), PyTorch's four SDPA backends, and ``"standard"`` (the idealized fused kernel
+#: of the standard model: FlashAttention-2 at its README's speed, FlashMLA for MLA).
+BACKENDS: tuple[str, ...] = ("auto", "flash", "cudnn", "efficient", "math", "standard")
+
+_CORE_BACKEND = {
+    "standard": _core.AttentionBackend.standard,
+    "flash": _core.AttentionBackend.flash,
+    "cudnn": _core.AttentionBackend.cudnn,
+    "efficient": _core.AttentionBackend.efficient,
+    "math": _core.AttentionBackend.math,
+}
+#: Resolution order of the codes below (index = code).
+_ORDER = ("standard", "flash", "cudnn", "efficient", "math")
 
 
 def _flag(fn: str, name: str, value: Any) -> bool:
@@ -69,6 +84,127 @@ def _prepare(
     return arrays, shape
 
 
+def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, causal: bool,
+                backward: bool) -> np.ndarray:
+    """Per element, the index in ``_ORDER`` of the backend SDPA dispatches to (see
+    :func:`attention_backend`)."""
+    from ._terms.attention import CUDNN_FIRST, architecture
+
+    _, _, _, q, kv, d, dv = arrays
+    n = len(q)
+    arch = architecture(hw)
+    name = label(dt).lower()
+    half = name in ("bf16", "fp16")
+    if shared_kv or arch == "other" or not (half or name == "fp32"):
+        return np.zeros(n, dtype=np.int64)  # standard: FlashMLA / non-CUDA / fp8 kernels
+    # A causal mask over a single query is no mask (bottom-right aligned): decode code passes
+    # is_causal=False, which the flash kernel accepts.
+    causal_arr = np.full(n, causal) & (q > 1)
+    if arch == "volta":
+        half = name == "fp16"  # sm70 has no bf16 tensor cores; efficient runs fp16 and fp32
+    code = np.full(n, _ORDER.index("math"), dtype=np.int64)
+    align = 8 if half else 4
+    eff_ok = (np.mod(d, align) == 0) & (np.mod(dv, align) == 0) & (half | (name == "fp32"))
+    if arch == "rocm":  # AOTriton: flash and efficient share kernels, head dims up to 512
+        eff_ok &= (d <= 512) & (dv <= 512)
+    code[eff_ok] = _ORDER.index("efficient")
+    if arch != "volta":
+        flash_ok = half & (d == dv) & (d <= (512 if arch == "rocm" else 256)) & ~(causal_arr
+                                                                                  & (q != kv))
+        if backward and arch in ("ada", "blackwell_consumer"):
+            flash_ok &= ~((d > 192) & (d <= 224))  # sm89/120: no FA2 backward there
+        code[flash_ok] = _ORDER.index("flash")
+    if arch in CUDNN_FIRST and half:
+        limit = (d <= 128) & (dv <= 128) | (d == 192) & (dv == 128)
+        cudnn_ok = limit & (np.mod(d, 8) == 0) & (np.mod(dv, 8) == 0) & (kv != 1)
+        code[cudnn_ok] = _ORDER.index("cudnn")
+    return code
+
+
+def _resolve_backend(fn: str, backend: Any, flash: bool) -> str:
+    """The requested backend name, with ``flash=False`` meaning ``"math"``."""
+    name = one_of(fn, "backend", backend, {b: b for b in BACKENDS})
+    if not flash:
+        if name == "standard":
+            return "standard"  # the standard model's materialized formulas
+        if name not in ("auto", "math"):
+            raise ValueError(
+                f"{fn}: flash=False means backend='math' (materialized scores), got "
+                f"backend={backend!r}; drop flash=False or pass backend='math'"
+            )
+        return "math"
+    return str(name)
+
+
+def attention_backend(
+    batch: ArrayLike,
+    heads: ArrayLike,
+    q_len: ArrayLike,
+    kv_len: ArrayLike,
+    head_dim: ArrayLike,
+    kv_heads: ArrayLike | None = None,
+    v_head_dim: ArrayLike | None = None,
+    shared_kv: bool = False,
+    causal: bool = False,
+    backward: bool = False,
+    dtype: Any = "bf16",
+    hardware: Any = None,
+) -> Any:
+    """The backend ``backend="auto"`` resolves to: what ``F.scaled_dot_product_attention`` runs.
+
+    Returns a backend name (``"cudnn"``, ``"flash"``, ``"efficient"``, ``"math"`` or
+    ``"standard"``) for scalar sizes, an array of names otherwise.
+
+    Notes
+    -----
+    PyTorch (``sdp_utils.cpp``, torch >= 2.10 with cuDNN > 9.15) tries the backends in order and
+    takes the first whose constraints hold:
+
+    1. **cuDNN** first on compute capability 9.x / 10.x (Hopper, datacenter Blackwell): fp16 /
+       bf16, head dims <= 128 (or 192 / 128) and multiples of 8, ``kv_len != 1``.
+    2. **flash** (FlashAttention-2), sm80 - sm121: fp16 / bf16, equal head dims <= 256, no
+       causal mask with ``q_len != kv_len`` (a causal single query counts as unmasked), no
+       backward with head dim in (192, 224] on sm86/89/120.
+    3. **efficient** (CUTLASS memory-efficient), sm50 and newer: fp16 / bf16 / fp32 (bf16 from
+       sm80), head dims multiples of 8 (4 for fp32).
+    4. **math**: separate kernels, scores through DRAM.
+
+    On ROCm there is no cuDNN; flash and efficient are AOTriton kernels (head dims up to 512).
+    ``shared_kv`` (MLA in FlashMLA's absorbed form), formats SDPA does not take (fp8, fp4)
+    and accelerators without a CUDA/ROCm SDPA (TPU, Gaudi) resolve to ``"standard"``: the
+    idealized fused kernel (FlashMLA-style decode, FlashAttention-2-style prefill).
+    The architecture comes from the accelerator's name (H100/H200/H800/H20/GH200: Hopper;
+    B200/B300/GB200: Blackwell; A100/A10: Ampere; L4/L40S/RTX 4090: Ada; V100: Volta;
+    unknown NVIDIA names: Ampere rules).
+    """
+    fn = "attention_backend"
+    arrays, shape = _prepare(
+        fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv
+    )
+    dt = parse_dtype(fn, dtype)
+    flags = [_flag(fn, n, v) for n, v in
+             (("shared_kv", shared_kv), ("causal", causal), ("backward", backward))]
+    hw = resolve_hardware(hardware)
+    codes = _sdpa_codes(hw, dt, arrays, *flags)
+    names = np.array(_ORDER, dtype=object)[codes].reshape(shape)
+    return str(names) if names.ndim == 0 else names
+
+
+def _backend_codes(fn: str, backend: Any, flash: bool, hw: Any, dt: Any,
+                   arrays: list[np.ndarray], shared_kv: bool, causal: bool,
+                   backward: bool, ceff: Any) -> np.ndarray:
+    name = _resolve_backend(fn, backend, flash)
+    if name == "auto" or (name == "math" and backend == "auto"):
+        if not ceff.shape_aware:
+            # "peak", "constant", "torchao" and plain Efficiency objects keep the standard
+            # formulas (fused kernel, or materialized scores for flash=False) exactly.
+            return np.zeros(len(arrays[0]), dtype=np.int64)
+        if name == "math":
+            return np.full(len(arrays[0]), _ORDER.index("math"), dtype=np.int64)
+        return _sdpa_codes(hw, dt, arrays, shared_kv, causal, backward)
+    return np.full(len(arrays[0]), _ORDER.index(name), dtype=np.int64)
+
+
 def attention(
     batch: ArrayLike,
     heads: ArrayLike,
@@ -85,6 +221,7 @@ def attention(
     hardware: Any = None,
     *,
     efficiency: EfficiencyLike = "default",
+    backend: str = "auto",
 ) -> Estimate:
     """Estimate one attention call ``softmax(Q K^T / sqrt(d)) V`` (forward, or its backward).
 
@@ -113,8 +250,10 @@ def attention(
         Causal mask, bottom-right aligned: query ``i`` of ``q_len`` sees keys
         ``0 .. kv_len - q_len + i``. With ``q_len == kv_len`` this is the usual lower triangle.
     flash : bool
-        One fused kernel (scores never reach DRAM) or materialized scores (QK^T GEMM, softmax,
-        PV GEMM, the score and probability matrices through DRAM).
+        ``False`` asks for materialized scores: ``backend="math"`` (with ``"standard"``: the
+        standard model's materialized kernels; an error with a fused backend). Under the
+        ``"peak"``, ``"constant"`` and ``"torchao"`` presets it is the standard QK^T GEMM,
+        softmax, PV GEMM in the input precision, as before.
     backward : bool
         Estimate the backward pass only (dQ, dK, dV); add the forward for a training step.
     dtype : str
@@ -124,6 +263,18 @@ def attention(
         Accelerator (default: detected / ``rl.set_default_hardware``).
     efficiency : {"default", "peak", "torchao"} or Efficiency
         Efficiency model; each kernel gets its own launch floor.
+    backend : {"auto", "flash", "cudnn", "efficient", "math", "standard"}
+        Implementation. ``"auto"`` (default) is what ``F.scaled_dot_product_attention`` runs on
+        that accelerator, dtype and shape (see :func:`attention_backend`: cuDNN on Hopper and
+        datacenter Blackwell for fp16/bf16, FlashAttention-2 on Ampere/Ada/ROCm, memory-efficient
+        where neither applies, math as the last resort). ``"flash"`` = FlashAttention-2 as SDPA
+        runs it, ``"cudnn"`` = cuDNN fused attention, ``"efficient"`` = CUTLASS memory-efficient
+        attention, ``"math"`` = SDPA's math path (separate kernels, scores through DRAM; 16-bit
+        inputs are upcast and computed in fp32 as PyTorch >= 2.5 does), ``"standard"`` = the
+        idealized fused kernel of the standard model (FlashAttention-2 at its README's speed,
+        FlashMLA for MLA), which ``"auto"`` also picks for ``shared_kv``, for formats SDPA does
+        not take (fp8) and for accelerators without CUDA/ROCm SDPA. Under the non-shape-aware
+        presets ``"auto"`` keeps the standard formulas.
 
     Returns
     -------
@@ -133,10 +284,12 @@ def attention(
     Raises
     ------
     ValueError
-        A non-positive or non-integral size, ``kv_heads`` not dividing ``heads``, or
-        ``shared_kv`` with ``v_head_dim > head_dim``.
+        A non-positive or non-integral size, ``kv_heads`` not dividing ``heads``,
+        ``shared_kv`` with ``v_head_dim > head_dim``, or ``flash=False`` with a fused backend.
     TypeError
-        A flag that is not a bool, a size that is not a number.
+        A flag that is not a bool, a size that is not a number, a backend that is not a string.
+    KeyError
+        An unknown backend name (the message lists close matches).
 
     Notes
     -----
@@ -161,6 +314,13 @@ def attention(
     writes dK / dV once per kv head (one latent gradient with ``shared_kv``) and, for flash,
     accumulates dQ in fp32 (FlashAttention-2's preprocess, main and dQ-conversion kernels).
     The default model ignores tile quantization of short sequences and exp throughput.
+
+    Per backend the shape-aware model (``docs/model.md``, "Attention as SDPA runs it") keeps
+    the same work units and changes only physics: the rate as a fraction of the GEMM rate
+    (``mma.sync`` code - FlashAttention-2, memory-efficient - vs Hopper's native ``wgmma`` -
+    cuDNN), tiles (cuDNN decode 16 x 128, memory-efficient 64 x 64 without split-KV), the
+    backward's per-unit cost and a fixed GPU time per call. cuDNN's GQA backward writes dK / dV
+    per query head in fp32 and reduces them per kv head in an extra kernel.
     """
     fn = "attention"
     arrays, shape = _prepare(
@@ -172,10 +332,32 @@ def attention(
               ("backward", backward))]
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
-    cols = _core.attention_sweep(*arrays, *flags, dt, chw, ceff)
-    kind = ("flash" if flags[2] else "materialized") + (" bwd" if flags[3] else "")
+    codes = _backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1], flags[3],
+                           ceff)
+    used = np.unique(codes)
+    if len(used) == 1:
+        cols = _sweep(arrays, flags, dt, chw, ceff, int(used[0]))
+    else:  # several backends over an array: run each on its elements and scatter back
+        parts = {int(c): _sweep([a[codes == c] for a in arrays], flags, dt, chw, ceff, int(c))
+                 for c in used}
+        cols = tuple(np.empty(len(codes)) for _ in parts[int(used[0])])
+        for c, part in parts.items():
+            for out, col in zip(cols, part, strict=True):
+                out[codes == c] = col
+    names = sorted({_ORDER[int(c)] for c in used}) if len(codes) else ["standard"]
+    kind = "/".join(names) + (" bwd" if flags[3] else "")
     return from_columns(cols, shape, label=f"attention {kind} {label(dt)}", hardware=hw.name,
                         meta=peak_meta(hw, dt))
+
+
+def _sweep(arrays: list[np.ndarray], flags: list[bool], dt: Any, chw: Any, ceff: Any,
+           code: int) -> Any:
+    """One core sweep with every element on backend ``_ORDER[code]``."""
+    name = _ORDER[code]
+    # The standard model keeps its flash flag; every SDPA backend but math is a fused kernel.
+    flash = flags[2] if name == "standard" else name != "math"
+    return _core.attention_sweep(*arrays, flags[0], flags[1], flash, flags[3], dt, chw, ceff,
+                                 _CORE_BACKEND[name])
 
 
 def attention_kernels(
@@ -194,11 +376,12 @@ def attention_kernels(
     hardware: Any = None,
     *,
     efficiency: EfficiencyLike = "default",
+    backend: str = "auto",
 ) -> list[dict[str, Any]]:
     """Every kernel of one (scalar) attention call: name, FLOPs, bytes read/written, times.
 
-    Same arguments and formulas as :func:`attention`; returns a list of dicts (one per kernel)
-    that ``pandas.DataFrame`` accepts.
+    Same arguments (``backend=`` included) and formulas as :func:`attention`; returns a list of
+    dicts (one per kernel, with the resolved ``"backend"``) that ``pandas.DataFrame`` accepts.
     """
     fn = "attention_kernels"
     arrays, shape = _prepare(
@@ -212,9 +395,16 @@ def attention_kernels(
               ("backward", backward))]
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
+    code = int(_backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1],
+                              flags[3], ceff)[0])
+    name = _ORDER[code]
+    flash_flag = flags[2] if name == "standard" else name != "math"
     rows: list[dict[str, Any]] = _core.attention_kernels(
-        *(float(a[0]) for a in arrays), *flags, dt, chw, ceff
+        *(float(a[0]) for a in arrays), flags[0], flags[1], flash_flag, flags[3], dt, chw, ceff,
+        _CORE_BACKEND[name]
     )
+    for row in rows:
+        row["backend"] = name
     return rows
 
 

@@ -13,6 +13,15 @@ enum class KernelKind : std::uint8_t {
   attention ///< fused (flash) attention: Q tiles against KV tiles, decode as split-KV reads
 };
 
+/// Which attention implementation a fused attention kernel models (kind == attention).
+enum class AttentionBackend : std::uint8_t {
+  standard,   ///< idealized fused kernel (FlashAttention-2 README / FlashMLA calibration)
+  flash,      ///< FlashAttention-2 as PyTorch's SDPA runs it (mma.sync tensor-core code)
+  cudnn,      ///< cuDNN fused attention (wgmma kernels on Hopper)
+  efficient,  ///< memory-efficient attention (xformers / CUTLASS kernels)
+  math        ///< SDPA's math path: separate kernels, scores through DRAM (fp32 compute)
+};
+
 /// Hardware-free work of one kernel (or of `kernels` identical launches): what a formula returns.
 struct Cost {
   double flops = 0;                   ///< floating-point operations (a count)
@@ -37,6 +46,8 @@ struct Cost {
   double bandwidth_fraction = 1.0;    ///< fraction of the streaming bandwidth this kernel's access
                                       ///< pattern reaches (kind == memory; transposes, one block per
                                       ///< row); shape-aware model only
+  AttentionBackend attention_backend = AttentionBackend::standard;  ///< implementation of a
+                                      ///< fused attention kernel (kind == attention)
 
   /// Total DRAM traffic in bytes.
   double bytes() const noexcept { return bytes_read + bytes_written; }

@@ -1,13 +1,138 @@
-"""Fitted AttentionTerms for an accelerator (see roofline/_terms/__init__.py)."""
+"""Fitted AttentionTerms for an accelerator (see roofline/_terms/__init__.py).
+
+The terms describe the implementations ``F.scaled_dot_product_attention`` dispatches to
+(FlashAttention-2, cuDNN, memory-efficient) as physics on top of the accelerator's own GEMM rate,
+SM count and bandwidth: each implementation's rate as a fraction of the GEMM rate (set by the
+tensor-core instruction path it uses on that architecture), its tile shapes, whether it splits
+the KV loop or packs GQA heads in decode, and a fixed GPU time per call.
+``data/terms/attention.json`` (written by ``benchmarks/fit_attention.py``) holds:
+
+- ``universal``: terms of the software, the same on every GPU (tiles, split-KV, call times, the
+  backward / decode rates *relative* to the forward rate of the same instruction path);
+- ``paths``: per instruction path (``mma_sync`` = Ampere-style ``mma.sync`` code, what FA2 and
+  the CUTLASS memory-efficient kernels run on every NVIDIA GPU; ``wgmma`` = Hopper/Blackwell
+  native warpgroup MMA, what cuDNN runs on sm90/sm100), the forward fraction of the GEMM rate;
+- ``architectures``: which path each backend takes per architecture, and for ``mma_sync`` which
+  measured accelerator's FlashAttention-2 fraction (``calibration.json``'s ``attention_fraction``)
+  stands for the architecture (Hopper: H100 SXM, Ampere: A100 SXM 80GB).
+
+Nothing is per GPU: an H200 gets the H100's terms (same SMs and clocks; its larger bandwidth
+enters through the hardware entry), a B200 the Hopper-path values scaled by its own peaks.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .. import _core
 
+#: Architecture of an accelerator, from its canonical or full name (first match wins).
+_ARCH_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"\bGB?[23]00\b|\bB[12]00\b|\bB300\b", "blackwell"),       # sm100 / sm103
+    (r"RTX 50\d0|RTX PRO 6000", "blackwell_consumer"),            # sm120
+    (r"\bG?H(100|200|800|20)\b", "hopper"),                       # sm90
+    (r"\bL4\b|\bL40S?\b|RTX 40\d0|RTX 6000 Ada", "ada"),           # sm89
+    (r"\bA100\b|\bA10G?\b|\bA30\b|\bA40\b|RTX 30\d0|RTX A\d+", "ampere"),  # sm80 / sm86
+    (r"\bV100\b|\bT4\b", "volta"),                                # sm70 / sm75
+)
+
+#: Architectures whose compute capability is 9.x or 10.x: PyTorch (>= 2.10 with cuDNN > 9.15)
+#: tries cuDNN attention before FlashAttention-2 there.
+CUDNN_FIRST = frozenset({"hopper", "blackwell"})
+
+
+def architecture(hw: Any) -> str:
+    """``"hopper"``, ``"blackwell"``, ``"blackwell_consumer"``, ``"ada"``, ``"ampere"``,
+    ``"volta"``, ``"rocm"`` (AMD Instinct / Radeon) or ``"other"`` (TPU, Gaudi, unknown)."""
+    if getattr(hw, "vendor", "") == "AMD":
+        return "rocm"
+    if getattr(hw, "vendor", "") != "NVIDIA":
+        return "other"
+    text = f"{hw.name} {getattr(hw, 'full_name', '')}"
+    for pattern, arch in _ARCH_PATTERNS:
+        if re.search(pattern, text):
+            return arch
+    return "ampere"  # an unknown NVIDIA part: the sm80 code path every CUDA kernel ships
+
+
+def _flash_fraction(hw: Any, arch: str, doc: dict[str, Any]) -> float:
+    """FlashAttention-2's forward rate vs the GEMM rate on the architecture's mma.sync path.
+
+    Where ``mma.sync`` is the native tensor-core path (Ampere, Ada, consumer Blackwell, ROCm's
+    stand-in) the reference GPU's fraction of the GEMM rate carries over: peaks scale with SMs
+    and clocks like the kernel does. On wgmma-class architectures (Hopper, datacenter
+    Blackwell) the legacy path has its own per-SM, per-clock throughput, which the reference
+    (H100 SXM) measures: ``rate = fraction_ref · gemm_rate_ref / (sms_ref · clock_ref)`` per SM
+    per Hz, times this GPU's ``sms · clock_hz``, divided by its own GEMM rate. A B200 thus gets
+    FA2 at ~1.2x the H100's speed (its SMs and clock), not at its 2.3x larger tcgen05 peak.
+    """
+    from .._calibration import compute_fractions
+    from .._calibration import data as calibration
+    from ..hardware import hardware
+
+    refs = doc.get("mma_sync_reference", {})
+    ref_name = refs.get(arch, refs.get("default"))
+    fitted = calibration().get("attention_fraction", {})
+    if ref_name not in fitted:
+        return float(calibration().get("attention_fraction_median", 0.0))
+    fraction = float(fitted[ref_name])
+    if arch not in CUDNN_FIRST:
+        return fraction
+    ref = hardware(ref_name)
+
+    def gemm_rate(h: Any) -> float:
+        return float(h.bf16_flops_per_s or 0.0) * compute_fractions(h).get("bf16", 1.0)
+
+    if not (hw.sms and hw.clock_hz and ref.sms and ref.clock_hz and gemm_rate(hw) > 0):
+        return fraction
+    per_sm_hz = fraction * gemm_rate(ref) / (ref.sms * ref.clock_hz)
+    return per_sm_hz * hw.sms * hw.clock_hz / gemm_rate(hw)
+
+
+def _fill(terms: Any, values: dict[str, Any]) -> Any:
+    for key, value in values.items():
+        setattr(terms, key, float(value))
+    return terms
+
 
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
-    """The core AttentionTerms for hw from the fitted document doc."""
+    """The core AttentionTerms for hw from the fitted document doc (all zero when doc is empty)."""
     terms = _core.AttentionTerms()
+    if not doc:
+        return terms
+    arch = architecture(hw)
+    if arch == "other":
+        return terms  # no SDPA CUDA backends: every backend keeps the standard model
+    uni = doc["universal"]
+    mma = _flash_fraction(hw, arch, doc)
+    # The native path (wgmma on Hopper, tcgen05 on Blackwell) runs at its own fraction of the
+    # GEMM rate; elsewhere cuDNN runs mma.sync kernels like FlashAttention-2.
+    native = arch in CUDNN_FIRST
+    wg = float(doc["paths"]["wgmma"]["fraction"]) if native else mma
+    # FA2 on a native-MMA architecture is mma.sync code on hardware built for wgmma: its
+    # backward (five GEMMs, more live registers) loses more than its forward.
+    fa2_bwd = float(uni["flash"]["bwd_ratio_mma_on_wgmma"]) if native else 1.0
+    flash = dict(uni["flash"]["tiles"])
+    if not native:
+        # The backward's per-unit cost (K/V loads, dK/dV writes: memory latency) was measured in
+        # units of a block's compute time on Hopper; where a block computes ~3x slower per SM
+        # (Ampere, Ada) it is about one block, the standard model's value set by the README fit.
+        flash.pop("bwd_tile_overhead", None)
+    flash.update(fraction=mma, bwd_fraction=mma * fa2_bwd, call_s=uni["flash"]["call_s"],
+                 bwd_call_s=uni["flash"]["bwd_call_s"])
+    cudnn = dict(uni["cudnn"]["tiles"]) if native else {
+        k: v for k, v in flash.items() if k in uni["flash"]["tiles"]}
+    cudnn.update(fraction=wg, bwd_fraction=wg * float(uni["cudnn"]["bwd_ratio"] if native
+                                                      else fa2_bwd),
+                 decode_fraction=wg * float(uni["cudnn"]["decode_ratio"]),
+                 call_s=uni["cudnn"]["call_s"], bwd_call_s=uni["cudnn"]["bwd_call_s"])
+    eff = dict(uni["efficient"]["tiles"])
+    eff.update(fraction=mma * float(uni["efficient"]["ratio"]),
+               bwd_fraction=mma * float(uni["efficient"]["ratio"]) * fa2_bwd,
+               decode_fraction=mma * float(uni["efficient"]["decode_ratio"]),
+               call_s=uni["efficient"]["call_s"])
+    _fill(terms.flash, flash)
+    _fill(terms.cudnn, cudnn)
+    _fill(terms.efficient, eff)
     return terms

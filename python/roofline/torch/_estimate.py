@@ -14,7 +14,9 @@ from torch.utils.module_tracker import ModuleTracker
 
 import roofline as rl
 from roofline._format import si
+from roofline._validate import one_of
 from roofline.estimate import Estimate
+from roofline.host import LAUNCH_MODES, WallTime, wall_time
 
 from . import _ops
 
@@ -51,18 +53,27 @@ class TorchEstimate:
         One per kernel, in launch order (forward, then backward in ``mode="train"``).
     hardware, mode : str
         The accelerator and ``"train"`` / ``"inference"``.
+    launch : str
+        How the kernels are launched: ``"eager"``, ``"compiled"`` or ``"graph"``
+        (see :func:`roofline.wall_time`).
+    wall : roofline.WallTime or None
+        Wall time of the step with its host launch overhead (None when no kernel runs).
 
     Notes
     -----
     ``time_s`` is the sum of the kernels' times (one stream, no overlap, no optimizer step,
-    no host overhead beyond each kernel's latency floor). Ops the package does not model
-    are estimated from the bytes of their tensors (a streaming kernel) and listed in
+    no host overhead beyond each kernel's latency floor): GPU time. ``wall_s`` adds the host's
+    launch overhead (:func:`roofline.wall_time` of the kernels in launch order) and
+    ``launch_bound`` says when launching, not the kernels, is most of it. Ops the package
+    does not model are estimated from the bytes of their tensors (a streaming kernel) and listed in
     :attr:`unmodeled`.
     """
 
     records: list[OpRecord]
     hardware: str
     mode: str
+    launch: str = "eager"
+    wall: WallTime | None = None
 
     @property
     def estimate(self) -> Estimate:
@@ -74,6 +85,16 @@ class TorchEstimate:
     def time_s(self) -> float:
         """Predicted step time in seconds."""
         return float(sum(float(r.estimate.time_s) for r in self.records))
+
+    @property
+    def wall_s(self) -> float:
+        """Predicted wall time of the step: GPU time plus what the host's launches add."""
+        return self.wall.wall_s if self.wall is not None else self.time_s
+
+    @property
+    def launch_bound(self) -> bool:
+        """True when launching (host overhead) is more than half of :attr:`wall_s`."""
+        return self.wall.launch_bound if self.wall is not None else False
 
     @property
     def flops(self) -> float:
@@ -151,6 +172,8 @@ class TorchEstimate:
     def __repr__(self) -> str:
         return (
             f"TorchEstimate({self.mode} step on {self.hardware}: {si(self.time_s, 's')}, "
+            f"wall {si(self.wall_s, 's')} {self.launch}"
+            f"{' (launch-bound)' if self.launch_bound else ''}, "
             f"{len(self.records)} kernels, {si(self.flops, 'FLOP')}, {si(self.bytes, 'B')}, "
             f"{len(self.unmodeled)} unmodeled op names)"
         )
@@ -383,8 +406,10 @@ def run(
     fused_attention: bool,
     ranks: int | None,
     hooks: Callable[[torch.nn.Module], list[Any]] | None = None,
+    launch: str = "eager",
 ) -> TorchEstimate:
     """Shared driver of :func:`estimate` and :func:`float8_speedup`."""
+    launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"{fn}: module must be a torch.nn.Module, got {type(module).__name__}")
     md = _check_mode(fn, mode)
@@ -422,7 +447,17 @@ def run(
     finally:
         for h in handles:
             h.remove()
-    return TorchEstimate(rec.records, hw.name, md)
+    return TorchEstimate(rec.records, hw.name, md, launch,
+                         _wall(rec.records, launch, hw, efficiency))
+
+
+def _wall(records: list[OpRecord], launch: str, hw: Any, efficiency: Any) -> WallTime | None:
+    """Wall time of the recorded kernels in launch order (compiled: one region per phase)."""
+    if not records:
+        return None
+    times = [float(r.estimate.time_s) for r in records]
+    regions = len({r.phase for r in records}) if launch == "compiled" else 1
+    return wall_time(times, launch, hw, efficiency=efficiency, regions=regions)
 
 
 def estimate(
@@ -436,6 +471,7 @@ def estimate(
     efficiency: Any = "default",
     fused_attention: bool = True,
     ranks: int | None = None,
+    launch: str = "eager",
 ) -> TorchEstimate:
     """Estimate one step of a PyTorch module on an accelerator, without running it.
 
@@ -465,12 +501,17 @@ def estimate(
         traces the materialized math path instead.
     ranks : int, optional
         Group size of collectives whose group cannot be resolved.
+    launch : {"eager", "compiled", "graph"}
+        How the step's kernels are launched, for ``wall_s``: eager PyTorch (default), a
+        ``torch.compile``'d module (forward and backward one region each) or a CUDA graph.
+        ``time_s`` (GPU time) does not depend on it.
 
     Returns
     -------
     TorchEstimate
-        ``time_s``, ``flops``, ``bytes``, ``table()``, ``by_module()``, ``by_op()``,
-        ``top_ops()``, ``unmodeled``.
+        ``time_s`` (GPU), ``wall_s`` and ``launch_bound`` (host launch overhead),
+        ``flops``, ``bytes``, ``table()``, ``by_module()``, ``by_op()``, ``top_ops()``,
+        ``unmodeled``.
 
     Notes
     -----
@@ -488,4 +529,4 @@ def estimate(
     """
     return run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
                efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,
-               ranks=ranks)
+               ranks=ranks, launch=launch)

@@ -10,12 +10,14 @@ from typing import Any
 import numpy as np
 
 from .. import float8 as _float8
+from .._validate import one_of
 from ..attention import attention
 from ..collectives import DEFAULT_LATENCY_S, all_reduce, all_to_all
 from ..collectives import link_bytes_per_s as _link_bw
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..hardware import hardware as _hardware
+from ..host import LAUNCH_MODES, WallTime, wall_time
 from ..ops import elementwise, gemm
 from .config import TransformerConfig, config
 from .report import COLUMNS, ModelEstimate
@@ -147,6 +149,7 @@ def estimate(
     efficiency: EfficiencyLike = "default",
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
+    launch: str = "eager",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -192,11 +195,17 @@ def estimate(
     link_bytes_per_s, latency_s : float, optional
         Collective link bandwidth per direction (default: half the hardware's bidirectional
         interconnect) and latency per step.
+    launch : {"eager", "compiled", "graph"}
+        How the step's kernels are launched, for ``wall_s``: ``"eager"`` (default: plain
+        PyTorch, e.g. Hugging Face models), ``"compiled"`` (``torch.compile``: one region
+        for the forward, one for the backward) or ``"graph"`` (a CUDA graph per step, as
+        serving engines run decode). ``time_s`` (GPU time) does not depend on it.
 
     Returns
     -------
     ModelEstimate
-        ``.table()`` (per layer and op), ``.summary()``, ``.totals``, ``.memory``.
+        ``.table()`` (per layer and op), ``.summary()``, ``.totals``, ``.memory``;
+        ``.time_s`` (GPU time), ``.wall_s`` and ``.launch_bound`` (host launch overhead).
 
     Notes
     -----
@@ -227,6 +236,7 @@ def estimate(
     """
     fn = "transformer.estimate"
     cfg = config(model)
+    launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
     if not isinstance(phase, str) or phase not in PHASES:
         raise ValueError(f"{fn}: phase must be one of {PHASES}, got {phase!r}")
     batch = _int(fn, "batch", batch)
@@ -300,14 +310,54 @@ def estimate(
                      groups, dtype_bytes=act_bytes)
     peak_class = ("fp32" if dtype == "fp32" else "bf16") if linear_recipe is None else (
         "fp4" if weight_bytes < 1 else "fp8")
+    wall = _wall(ops, cols["time_s"], groups, hw, efficiency, launch, phase)
     return ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,
         rows=[(g, name, kind) for g, name, kind, _ in ops.rows], columns=cols, memory=memory,
         peak_flops_per_s=hw.peak_flops_per_s(peak_class) if getattr(
             hw, f"{peak_class}_flops_per_s") else float("nan"),
-        linear_recipe=linear_recipe,
+        linear_recipe=linear_recipe, launch=launch, wall=wall,
     )
+
+
+#: Kernels of one float8 linear per (recipe, training): the list depends on neither shape nor
+#: hardware.
+_F8_KERNELS: dict[tuple[str, bool], int] = {}
+
+
+def _f8_kernels(ops: _Ops, hw: Hardware, efficiency: EfficiencyLike) -> int:
+    """Kernels one float8 linear of this step launches (casts and GEMMs)."""
+    if not ops.f8 or ops.recipe is None:
+        return 0
+    key = (ops.recipe, ops.train)
+    if key not in _F8_KERNELS:
+        m, k, n = ops.f8[0]
+        r = _float8.linear(m, k, n, recipe=ops.recipe, hardware=hw,
+                           mode="training" if ops.train else "inference", efficiency=efficiency)
+        _F8_KERNELS[key] = max(1, len(r.kernels()))
+    return _F8_KERNELS[key]
+
+
+def _wall(ops: _Ops, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
+          hw: Hardware, efficiency: EfficiencyLike, launch: str, phase: str) -> WallTime:
+    """Wall time of the step's kernels: each row's time split evenly over its kernels, rows
+    of a layer kind repeated per layer (kinds in order, then the head), one compiled region
+    per pass (forward; backward when training)."""
+    f8 = _f8_kernels(ops, hw, efficiency)
+    per_row = np.array([sum(f8 if kind == "f8" else 1 for kind, _ in parts)
+                        for _, _, _, parts in ops.rows], dtype=np.int64)
+    times: list[np.ndarray] = []
+    for g, (kind, layers) in enumerate(groups):
+        idx = [i for i, row in enumerate(ops.rows) if row[0] == g]
+        counts = per_row[idx]
+        one = np.repeat(row_time_s[idx] / np.maximum(counts, 1), counts)
+        times.append(np.tile(one, len(layers) if kind != "head" else 1))
+    seq = np.concatenate(times) if times else np.zeros(1)
+    if seq.size == 0:
+        seq = np.zeros(1)
+    regions = min(2 if phase == "train" else 1, seq.size) if launch == "compiled" else 1
+    return wall_time(seq, launch, hw, efficiency=efficiency, regions=regions)
 
 
 def _attention_block(ops: _Ops, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._format import si
 from ..estimate import Estimate
+from ..host import WallTime
 from .config import TransformerConfig
 
 __all__ = ["COLUMNS", "ModelEstimate"]
@@ -36,6 +37,10 @@ class ModelEstimate:
         Bytes per GPU: ``weights_bytes``, ``kv_cache_bytes``, ``gradients_bytes``,
         ``optimizer_bytes``, ``activations_bytes``, ``total_bytes``, plus
         ``params_per_gpu`` and the hardware's ``capacity_bytes``.
+    launch : str
+        How the kernels are launched (``"eager"``, ``"compiled"``, ``"graph"``).
+    wall : roofline.WallTime or None
+        Wall time of the step with the host's launch overhead (:func:`roofline.wall_time`).
 
     Notes
     -----
@@ -61,6 +66,8 @@ class ModelEstimate:
     peak_flops_per_s: float
     linear_recipe: str | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    launch: str = "eager"
+    wall: WallTime | None = None
 
     # ------------------------------------------------------------------ totals
 
@@ -78,6 +85,16 @@ class ModelEstimate:
     def time_s(self) -> float:
         """Predicted time of the step (every op in sequence, no overlap)."""
         return self._sum("time_s")
+
+    @property
+    def wall_s(self) -> float:
+        """Predicted wall time of the step: GPU time plus what the host's launches add."""
+        return self.wall.wall_s if self.wall is not None else self.time_s
+
+    @property
+    def launch_bound(self) -> bool:
+        """True when launching (host overhead) is more than half of :attr:`wall_s`."""
+        return self.wall.launch_bound if self.wall is not None else False
 
     @property
     def flops(self) -> float:
@@ -107,9 +124,12 @@ class ModelEstimate:
 
     @property
     def totals(self) -> dict[str, float]:
-        """``time_s``, ``tokens_per_s``, ``mfu``, ``flops``, ``bytes`` of the step."""
+        """``time_s``, ``tokens_per_s``, ``mfu``, ``flops``, ``bytes`` of the step, and its
+        ``wall_s`` with the host's launch overhead (``launch_bound``: 1.0 when launching is
+        most of it, else 0.0)."""
         return {"time_s": self.time_s, "tokens_per_s": self.tokens_per_s, "mfu": self.mfu,
-                "flops": self.flops, "bytes": self._sum("bytes")}
+                "flops": self.flops, "bytes": self._sum("bytes"), "wall_s": self.wall_s,
+                "launch_bound": float(self.launch_bound)}
 
     # ------------------------------------------------------------------ tables
 
@@ -171,7 +191,9 @@ class ModelEstimate:
         return (
             f"ModelEstimate({self.config.name} {self.phase} on {self.hardware}, batch "
             f"{self.batch}, q_len {self.q_len}, kv_len {self.kv_len}, tp {self.tp}, ep "
-            f"{self.ep}: {si(self.time_s, 's')} per step, {self.tokens_per_s:,.0f} tokens/s, "
+            f"{self.ep}: {si(self.time_s, 's')} per step (GPU; wall {si(self.wall_s, 's')} "
+            f"{self.launch}{', launch-bound' if self.launch_bound else ''}), "
+            f"{self.tokens_per_s:,.0f} tokens/s, "
             f"MFU {self.mfu:.1%}; memory per GPU {si(m['total_bytes'], 'B')} (weights "
             f"{si(m['weights_bytes'], 'B')}, KV cache {si(m['kv_cache_bytes'], 'B')}))"
         )

@@ -33,7 +33,9 @@ def read_measurements(source: str | Path | Iterable[dict[str, Any]]) -> list[dic
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise ValueError(f"read_measurements: {path}:{number}: not JSON ({exc})") from None
+                    raise ValueError(
+                        f"read_measurements: {path}:{number}: not JSON ({exc})"
+                    ) from None
                 rows.append(_check(row, f"{path}:{number}"))
         return rows
     return [_check(row, f"row {i}") for i, row in enumerate(source)]

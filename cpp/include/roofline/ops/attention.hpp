@@ -22,6 +22,8 @@ struct AttentionShape {
   bool flash = true;        ///< fused kernel (scores stay on chip) vs materialized scores
   bool backward = false;    ///< the backward pass only (gradients of Q, K, V)
   DType dtype = DType::bf16;  ///< format of Q, K, V and of the scores when materialized
+  AttentionBackend backend = AttentionBackend::standard;  ///< implementation (math: SDPA's
+                                                          ///< materialized path in fp32)
 };
 
 /// Query-key pairs scored per (sequence, head): q*kv, or with a causal mask

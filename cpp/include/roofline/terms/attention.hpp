@@ -2,10 +2,27 @@
 
 namespace roofline {
 
+/// Fitted terms of one attention implementation; a zero field falls back to the idealized
+/// (standard) model's value, so an all-zero struct reproduces it.
+struct AttentionBackendTerms {
+  double fraction = 0.0;         ///< forward rate as a fraction of the GEMM rate (0: standard)
+  double bwd_fraction = 0.0;     ///< backward rate as a fraction of the GEMM rate (0: fraction)
+  double decode_fraction = 0.0;  ///< decode (few queries) rate vs the GEMM rate (0: standard)
+  double q_tile = 0.0;           ///< query rows of a forward work unit (0: 128)
+  double kv_tile = 0.0;          ///< keys per inner-loop block (0: 128, 64 above head dim 128)
+  double decode_rows = 0.0;      ///< query rows of a decode tile (0: 64)
+  double no_split_kv = 0.0;      ///< 1: the kernel never splits the KV loop over idle SMs
+  double no_pack_gqa = 0.0;      ///< 1: decode tiles hold one query head (GQA not packed)
+  double bwd_tile_overhead = 0.0;  ///< backward: fixed cost of a work unit in blocks (0: standard)
+  double call_s = 0.0;           ///< fixed GPU time per call: launch gaps, memsets, combine
+  double bwd_call_s = 0.0;       ///< fixed GPU time of a backward call (0: call_s)
+};
+
 /// Terms of the attention implementations SDPA dispatches to (flash, cuDNN, efficient, math).
 struct AttentionTerms {
-  // Fields are added by the model of this area; every one documents its physical meaning
-  // and the data that sets it (see docs/model.md).
+  AttentionBackendTerms flash{};      ///< FlashAttention-2 inside PyTorch
+  AttentionBackendTerms cudnn{};      ///< cuDNN fused attention
+  AttentionBackendTerms efficient{};  ///< memory-efficient (CUTLASS) attention
 };
 
 }  // namespace roofline

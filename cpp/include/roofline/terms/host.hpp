@@ -2,10 +2,16 @@
 
 namespace roofline {
 
-/// Host-side launch overhead: time the CPU spends per kernel in eager mode and in CUDA graphs.
+/// Host-side launch terms: CPU and driver costs of issuing kernels, and the GPU's minimum time
+/// per launched kernel. They are properties of the CPU, the driver and PyTorch, not of the GPU's
+/// peaks; every field at 0 means "no launch overhead" (wall time = sum of kernel times).
 struct HostTerms {
-  // Fields are added by the model of this area; every one documents its physical meaning
-  // and the data that sets it (see docs/model.md).
+  double eager_launch_s = 0;     ///< host time per eagerly dispatched op (Python, dispatcher, launch)
+  double compiled_launch_s = 0;  ///< host time per kernel launched from a torch.compile wrapper
+  double compiled_call_s = 0;    ///< host time per compiled-region call (guards, runtime wrappers)
+  double graph_launch_s = 0;     ///< minimum wall time of one CUDA graph replay
+  double kernel_gap_s = 0;       ///< minimum GPU time of a kernel run back to back with others
+  double kernel_latency_s = 0;   ///< minimum wall time of one kernel launched on an idle stream
 };
 
 }  // namespace roofline

@@ -1,0 +1,32 @@
+// Binding of the launch (host overhead) model: conversion and forwarding only, no formulas.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+
+#include "roofline/ops/host.hpp"
+
+namespace py = pybind11;
+using namespace roofline;
+
+namespace {
+
+py::tuple wall_time_py(const py::array_t<double, py::array::c_style | py::array::forcecast>& k,
+                       LaunchMode mode, std::size_t regions, const HostTerms& terms) {
+  const WallTime w = wall_time(k.data(), static_cast<std::size_t>(k.size()), mode, regions, terms);
+  return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
+}
+
+}  // namespace
+
+/// Registers LaunchMode and wall_time on the module.
+void bind_host(py::module_& mod) {
+  py::enum_<LaunchMode>(mod, "LaunchMode")
+      .value("eager", LaunchMode::eager)
+      .value("compiled", LaunchMode::compiled)
+      .value("graph", LaunchMode::graph);
+  mod.def("wall_time", &wall_time_py, py::arg("kernel_s"), py::arg("mode"), py::arg("regions"),
+          py::arg("terms"),
+          "Wall time of kernels issued in order on one stream: (wall_s, gpu_s, host_s, "
+          "launch_bound).");
+}

@@ -1,0 +1,36 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "roofline/terms/host.hpp"
+
+namespace roofline {
+
+/// How the host issues a sequence of kernels.
+enum class LaunchMode : std::uint8_t {
+  eager,     ///< one Python/ATen dispatch per kernel
+  compiled,  ///< torch.compile regions: a wrapper launches its kernels, a fixed cost per call
+  graph      ///< one CUDA graph replay issues every kernel
+};
+
+/// Wall time of a kernel sequence and the parts that set it.
+struct WallTime {
+  double wall_s = 0;          ///< first launch to last kernel's end
+  double gpu_s = 0;           ///< GPU time: sum over kernels of max(kernel time, kernel_gap_s)
+  double host_s = 0;          ///< launch time: host issue span, at least the call's latency floor
+  bool launch_bound = false;  ///< wall_s > 2 x sum of kernel times: launching is most of the wall
+};
+
+/// Host time between the launch of kernel i - 1 and kernel i (0 unless 1 <= i < n) of n kernels
+/// split evenly into `regions` compiled regions (compiled mode; clamped to [1, n]).
+double launch_gap_s(LaunchMode mode, const HostTerms& t, std::size_t i, std::size_t n,
+                    std::size_t regions) noexcept;
+
+/// Wall time of n kernels with GPU times kernel_s[0..n) issued in order on one stream:
+/// wall = max(floor, max_i (A_i + sum_{j >= i} g_j)), A_i = sum_{1 <= j <= i} launch_gap_s(j),
+/// g_j = max(kernel_s[j], kernel_gap_s), floor = graph_launch_s (graph) or kernel_latency_s.
+/// n == 0 gives zeros. Monotone non-decreasing in every kernel time, every term and n.
+WallTime wall_time(const double* kernel_s, std::size_t n, LaunchMode mode, std::size_t regions,
+                   const HostTerms& t) noexcept;
+
+}  // namespace roofline

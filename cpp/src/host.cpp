@@ -1,0 +1,71 @@
+#include "roofline/ops/host.hpp"
+
+#include <algorithm>
+
+namespace roofline {
+
+namespace {
+
+/// Number of region boundaries r (1 <= r < R) at kernel i, boundary r at floor(r * n / R):
+/// ceil((i + 1) R / n) - ceil(i R / n) for 1 <= i < n.
+std::size_t region_starts_at(std::size_t i, std::size_t n, std::size_t regions) noexcept {
+  if (i == 0 || i >= n) {
+    return 0;
+  }
+  const auto ceil_div = [n](std::size_t a) { return (a + n - 1) / n; };
+  return ceil_div((i + 1) * regions) - ceil_div(i * regions);
+}
+
+}  // namespace
+
+double launch_gap_s(LaunchMode mode, const HostTerms& t, std::size_t i, std::size_t n,
+                    std::size_t regions) noexcept {
+  if (i == 0 || i >= n) {
+    return 0.0;  // the first launch is the reference; there is no launch after the last
+  }
+  switch (mode) {
+    case LaunchMode::eager:
+      return t.eager_launch_s;
+    case LaunchMode::compiled: {
+      const std::size_t r = std::clamp<std::size_t>(regions, 1, n);
+      return t.compiled_launch_s +
+             static_cast<double>(region_starts_at(i, n, r)) * t.compiled_call_s;
+    }
+    case LaunchMode::graph:
+      return 0.0;  // one replay issues every kernel; the GPU spaces them kernel_gap_s apart
+  }
+  return 0.0;
+}
+
+WallTime wall_time(const double* kernel_s, std::size_t n, LaunchMode mode, std::size_t regions,
+                   const HostTerms& t) noexcept {
+  WallTime w;
+  if (n == 0) {
+    return w;
+  }
+  // GPU total first, then one pass: prefix GPU time P_{i-1} and host issue time A_i give
+  // A_i + (G - P_{i-1}), the time kernel i's launch leaves for the rest to finish.
+  double gpu = 0.0;
+  double work = 0.0;  // the kernels' own time, without the gap floor
+  for (std::size_t j = 0; j < n; ++j) {
+    gpu += std::max(kernel_s[j], t.kernel_gap_s);
+    work += kernel_s[j];
+  }
+  double issued = 0.0;  // A_i: host time from the first launch to launch i
+  double before = 0.0;  // P_{i-1}: GPU time of the kernels before i
+  double wall = gpu;    // i = 0: everything launched at once
+  for (std::size_t i = 1; i < n; ++i) {
+    issued += launch_gap_s(mode, t, i, n, regions);
+    before += std::max(kernel_s[i - 1], t.kernel_gap_s);
+    wall = std::max(wall, issued + (gpu - before));
+  }
+  const double floor_s = mode == LaunchMode::graph ? t.graph_launch_s : t.kernel_latency_s;
+  w.gpu_s = gpu;
+  w.wall_s = std::max(wall, floor_s);
+  w.host_s = std::max(issued, floor_s);
+  // Launch-bound: launching (host issue, idle GPU, gap floors) is most of the wall time.
+  w.launch_bound = w.wall_s > 2.0 * work;
+  return w;
+}
+
+}  // namespace roofline
