@@ -121,7 +121,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
 // Row kernels (row_kernel != none) add what PyTorch's implementations do:
 // - re-reads of a row after its reduction cost aten_reread / inductor_reread of a DRAM pass
 //   while the rows in flight (SMs x CTAs per SM x row) fit in half the L2, a full pass beyond;
-// - rows run in waves over SMs x CTAs per SM (the last wave may leave SMs idle);
+// - rows of one-CTA-per-SM kernels run in waves over the SMs (the last may leave SMs idle);
 // - aten_cta kernels (one 1024-thread CTA per SM) move at most cta_sm_bytes_per_s per SM;
 // - transcendentals (exp, log, division) at transcendental_flops each at the fp32 rate: they
 //   follow the loads of a row (added to the time) except in aten_stream kernels, whose loops
@@ -139,7 +139,8 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
     if (t.l2_bytes > 0 && in_flight > 0.5 * t.l2_bytes) cost = 1.0;
     dram += cost * c.reread_bytes;
   }
-  if (rows && c.rows > 0 && c.ctas_per_sm > 0 && r.sms > 0) {
+  // Waves only for one resident CTA per SM (long rows): with several, the tail balances out.
+  if (rows && c.rows > 0 && c.ctas_per_sm > 0 && c.ctas_per_sm <= 1.0 && r.sms > 0) {
     const double slots = r.sms * c.ctas_per_sm;
     waves = std::ceil(c.rows / slots);
     util = c.rows / (waves * slots);
