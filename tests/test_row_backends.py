@@ -142,3 +142,22 @@ def test_bad_backend(name: str) -> None:
 def test_backend_is_case_insensitive_and_labelled() -> None:
     e = rl.rmsnorm(8, 4096, hardware=H100, backend="Eager")
     assert "eager" in e.label
+
+
+def test_eager_softmax_one_cta_per_sm_time_by_hand() -> None:
+    # 264 rows of 8192 bf16 on H100 (132 SMs): aten's shared-memory kernel, one 1024-thread CTA
+    # per row and SM -> 2 waves. Per row 2*8192*2 = 32768 bytes at the per-SM rate
+    # (fraction * 3.35e12 / 132), then 3 transcendentals per element at the fp32 rate of one SM.
+    from roofline._calibration import compute_fractions, data
+    from roofline._terms import data as terms
+
+    p = data()["params"]
+    u = terms("row_ops")["universal"]
+    tf = terms("row_ops")["transcendental_flops"]["NVIDIA"]
+    fp32 = 67e12 * compute_fractions(rl.hardware(H100))["fp32"]
+    rate = u["cta_sm_fraction"] * 3.35e12 / 132
+    memory = max(264 * 32768 / (3.35e12 * p["memory_fraction"]), 2 * 32768 / rate)
+    serial = 2 * 3 * 8192 * tf / fp32 * 132
+    roof = max(memory, 264 * 8192 * 5 / fp32) + serial
+    e = rl.softmax(264, 8192, hardware=H100, backend="eager")
+    assert e.time_s == pytest.approx(p["memory_latency_s"] + roof)
