@@ -61,10 +61,18 @@ def test_wave_quantization_steps() -> None:
 
 
 def test_small_streaming_kernels_pay_the_fitted_latency() -> None:
+    # A kernel whose traffic takes less than the fitted ramp never fills the DRAM pipeline and
+    # does not pay that part of the latency: time = latency + m - (ramp - m).
+    from roofline._terms import data as terms
+
     p = data()["params"]
+    ramp = terms("row_ops")["universal"]["small_kernel_ramp_s"]
     e = rl.elementwise(1024, hardware=H100)  # 4 KB: pure latency
-    expected = p["memory_latency_s"] + 4096 / (3.35e12 * p["memory_fraction"])
-    assert e.time_s == pytest.approx(expected)
+    m = 4096 / (3.35e12 * p["memory_fraction"])
+    assert e.time_s == pytest.approx(p["memory_latency_s"] + m - (ramp - m))
+    big = rl.elementwise(2**26, hardware=H100)  # 256 MiB: the full latency
+    m = 2**28 / (3.35e12 * p["memory_fraction"])
+    assert big.time_s == pytest.approx(p["memory_latency_s"] + m)
 
 
 def test_default_model_can_be_swapped_and_restored() -> None:

@@ -57,12 +57,13 @@ py::tuple grouped_gemm_counts_sweep_py(const InArray& counts, const InArray& cap
 
 py::tuple row_op_sweep_py(RowOp op, const InArray& rows, const InArray& cols, DType dtype,
                           bool backward, bool save_stats, const Hardware& hw,
-                          const Efficiency& eff) {
+                          const Efficiency& eff, RowBackend backend) {
   const std::size_t len = equal_length({&rows, &cols});
   RowOpShape f;
   f.dtype = dtype;
   f.backward = backward;
   f.save_stats = save_stats;
+  f.backend = backend;
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     row_op_sweep(op, rows.data(), cols.data(), len, f, rates, o);
@@ -70,13 +71,40 @@ py::tuple row_op_sweep_py(RowOp op, const InArray& rows, const InArray& cols, DT
 }
 
 py::dict row_op_cost_py(RowOp op, double rows, double cols, DType dtype, bool backward,
-                        bool save_stats) {
-  const Cost c = row_op_cost(op, RowOpShape{rows, cols, dtype, backward, save_stats});
+                        bool save_stats, RowBackend backend) {
+  const Cost c = row_op_cost(op, RowOpShape{rows, cols, dtype, backward, save_stats, backend});
   py::dict d;
   d["flops"] = c.flops;
   d["bytes_read"] = c.bytes_read;
   d["bytes_written"] = c.bytes_written;
+  d["kernels"] = c.kernels;
+  d["reread_bytes"] = c.reread_bytes;
+  d["transcendentals"] = c.transcendentals;
   return d;
+}
+
+py::tuple elementwise_sweep_py(const InArray& numel, const InArray& reads, const InArray& writes,
+                               double flops_per_element, DType dtype, const Hardware& hw,
+                               const Efficiency& eff) {
+  const std::size_t len = equal_length({&numel, &reads, &writes});
+  const Rates rates(hw, eff);
+  return estimate_columns(len, [&](EstimateColumns o) {
+    for (std::size_t i = 0; i < len; ++i) {
+      ElementwiseShape s;
+      s.numel = numel.data()[i];
+      s.reads = reads.data()[i];
+      s.writes = writes.data()[i];
+      s.flops_per_element = flops_per_element;
+      s.dtype = dtype;
+      const Estimate e = estimate(elementwise_cost(s), rates);
+      o.time_s[i] = e.time_s;
+      o.compute_s[i] = e.compute_s;
+      o.memory_s[i] = e.memory_s;
+      o.overhead_s[i] = e.overhead_s;
+      o.flops[i] = e.flops;
+      o.bytes[i] = e.bytes;
+    }
+  });
 }
 
 }  // namespace
@@ -90,6 +118,10 @@ void bind_ops(py::module_& m) {
       .value("layernorm", RowOp::layernorm)
       .value("softmax", RowOp::softmax)
       .value("cross_entropy", RowOp::cross_entropy);
+  py::enum_<RowBackend>(m, "RowBackend")
+      .value("fused", RowBackend::fused)
+      .value("eager", RowBackend::eager)
+      .value("compiled", RowBackend::compiled);
 
   m.def("grouped_gemm_sweep", &grouped_gemm_sweep_py, py::arg("m_per_group"), py::arg("k"),
         py::arg("n"), py::arg("groups"), py::arg("a"), py::arg("b"), py::arg("out"),
@@ -103,9 +135,15 @@ void bind_ops(py::module_& m) {
         "Grouped GEMM estimates with per-group row counts (points x groups).");
   m.def("row_op_sweep", &row_op_sweep_py, py::arg("op"), py::arg("rows"), py::arg("cols"),
         py::arg("dtype"), py::arg("backward"), py::arg("save_stats"), py::arg("hardware"),
-        py::arg("efficiency"),
+        py::arg("efficiency"), py::arg("backend") = RowBackend::fused,
         "Row-wise op (norm, softmax, cross entropy) estimates over equal-length arrays.");
   m.def("row_op_cost", &row_op_cost_py, py::arg("op"), py::arg("rows"), py::arg("cols"),
         py::arg("dtype"), py::arg("backward"), py::arg("save_stats"),
-        "FLOPs, bytes read and bytes written of one row-wise op.");
+        py::arg("backend") = RowBackend::fused,
+        "FLOPs, bytes read and written, kernels, re-read bytes and transcendentals of one "
+        "row-wise op.");
+  m.def("elementwise_sweep", &elementwise_sweep_py, py::arg("numel"), py::arg("reads"),
+        py::arg("writes"), py::arg("flops_per_element"), py::arg("dtype"), py::arg("hardware"),
+        py::arg("efficiency"),
+        "Elementwise kernel estimates over equal-length arrays (numel, reads, writes).");
 }

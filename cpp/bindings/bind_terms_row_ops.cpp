@@ -10,5 +10,11 @@ using namespace roofline;
 /// Registers RowOpTerms on the module.
 void bind_row_ops_terms(py::module_& mod) {
   py::class_<RowOpTerms>(mod, "RowOpTerms")
-      .def(py::init<>());
+      .def(py::init<>())
+      .def_readwrite("small_kernel_ramp_s", &RowOpTerms::small_kernel_ramp_s)
+      .def_readwrite("aten_reread", &RowOpTerms::aten_reread)
+      .def_readwrite("inductor_reread", &RowOpTerms::inductor_reread)
+      .def_readwrite("cta_sm_bytes_per_s", &RowOpTerms::cta_sm_bytes_per_s)
+      .def_readwrite("transcendental_flops", &RowOpTerms::transcendental_flops)
+      .def_readwrite("l2_bytes", &RowOpTerms::l2_bytes);
 }

@@ -191,13 +191,57 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
   return e;
 }
 
+// Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
+// bandwidth_fraction); a fixed latency per kernel covers launch, pipeline fill and drain, less
+// the part of the fill a kernel too small to fill the pipeline never pays (small_kernel_ramp_s).
+// Row kernels (row_kernel != none) add what PyTorch's implementations do:
+// - re-reads of a row after its reduction cost aten_reread / inductor_reread of a DRAM pass
+//   while the rows in flight (SMs x CTAs per SM x row) fit in half the L2, a full pass beyond;
+// - rows of one-CTA-per-SM kernels run in waves over the SMs (the last may leave SMs idle);
+// - aten_cta kernels (one 1024-thread CTA per SM) move at most cta_sm_bytes_per_s per SM;
+// - transcendentals (exp, log, division) at transcendental_flops each at the fp32 rate: they
+//   follow the loads of a row (added to the time) except in aten_stream kernels, whose loops
+//   overlap them with the traffic of the next iterations (counted with the FLOPs).
 Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
-  e.compute_s = c.flops * r.s_per_flop[static_cast<std::size_t>(c.math)];
-  e.memory_s = e.bytes * r.s_per_byte / (c.bandwidth_fraction > 0 ? c.bandwidth_fraction : 1.0);
-  const double roof = std::max(e.compute_s, e.memory_s);
-  const double latency = e.bytes > 0 ? c.kernels * r.eff.memory_latency_s : 0.0;
+  const RowOpTerms& t = r.eff.row_ops;
+  const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
+  const double fraction = c.bandwidth_fraction > 0 ? c.bandwidth_fraction : 1.0;
+  const bool rows = c.row_kernel != RowKernel::none;
+  double dram = e.bytes;
+  double util = 1.0, waves = 0.0;
+  if (rows && c.reread_bytes > 0) {
+    double cost = c.row_kernel == RowKernel::inductor ? t.inductor_reread : t.aten_reread;
+    const double in_flight = r.sms * std::max(1.0, c.ctas_per_sm) * c.row_bytes;
+    if (t.l2_bytes > 0 && in_flight > 0.5 * t.l2_bytes) cost = 1.0;
+    dram += cost * c.reread_bytes;
+  }
+  // Waves only for one resident CTA per SM (long rows): with several, the tail balances out.
+  if (rows && c.rows > 0 && c.ctas_per_sm > 0 && c.ctas_per_sm <= 1.0 && r.sms > 0) {
+    const double slots = r.sms * c.ctas_per_sm;
+    waves = std::ceil(c.rows / slots);
+    util = c.rows / (waves * slots);
+  }
+  const double special = rows ? c.transcendentals * t.transcendental_flops * s_per_flop : 0.0;
+  const bool overlapped = c.row_kernel == RowKernel::aten_stream;
+  e.compute_s = (c.flops * s_per_flop + (overlapped ? special : 0.0)) / util;
+  e.memory_s = dram * r.s_per_byte / fraction / util;
+  double serial = overlapped ? 0.0 : special / util;
+  if (c.row_kernel == RowKernel::aten_cta && t.cta_sm_bytes_per_s > 0 && waves > 0) {
+    // Each SM runs its rows one CTA at a time: per row, its traffic at the per-SM rate, then
+    // its transcendentals at one SM's share of the fp32 rate.
+    const double per_row = e.bytes / c.rows;
+    e.memory_s = std::max(e.memory_s, waves * per_row / t.cta_sm_bytes_per_s);
+    serial = waves * (c.transcendentals / c.rows) * t.transcendental_flops * s_per_flop * r.sms;
+  }
+  const double roof = std::max(e.compute_s, e.memory_s) + serial;
+  double latency = 0.0;
+  if (e.bytes > 0) {
+    const double ramp = std::min(t.small_kernel_ramp_s, r.eff.memory_latency_s);
+    latency = c.kernels * r.eff.memory_latency_s -
+              c.kernels * std::max(0.0, ramp - roof / std::max(1.0, c.kernels));
+  }
   e.time_s = std::max(roof + latency, c.kernels * r.kernel_floor_s);
-  e.overhead_s = e.time_s - roof;
+  e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;
 }
 

@@ -1,5 +1,7 @@
 #include "roofline/ops/norm.hpp"
 
+#include <cmath>
+
 namespace roofline {
 
 double row_op_flops_per_element(RowOp op, bool backward) noexcept {
@@ -22,7 +24,10 @@ double row_op_flops_per_element(RowOp op, bool backward) noexcept {
   return 0.0;
 }
 
-Cost row_op_cost(RowOp op, const RowOpShape& s) noexcept {
+namespace {
+
+// One fused kernel: every tensor crosses DRAM once.
+Cost fused_cost(RowOp op, const RowOpShape& s) noexcept {
   const double b = bytes_per_element(s.dtype);
   const double elems = s.rows * s.cols;
   Cost c;
@@ -65,6 +70,186 @@ Cost row_op_cost(RowOp op, const RowOpShape& s) noexcept {
       }
       break;
   }
+  return c;
+}
+
+// aten's LayerNorm / RMSNorm kernels (layer_norm_kernel.cu, vectorized path): 256 threads per
+// CTA reading 4-element vectors, so a row of up to 1024 elements is one load per thread; longer
+// rows are read again (from L2) after the row statistics are reduced.
+constexpr double kAtenNormRowElems = 256.0 * 4.0;
+// CTAs of aten's norm kernels resident per SM (256 threads each, 2048 threads per SM).
+constexpr double kAtenNormCtas = 8.0;
+// aten softmax (SoftMax.cu): rows up to 1024 elements and 4096 bytes run the persistent
+// warp-per-row kernel; longer rows one 1024-thread CTA per row, caching the row in the default
+// 48 KiB of shared memory when it fits (minus the reduction buffer), else re-reading it.
+constexpr double kAtenPersistentElems = 1024.0;
+constexpr double kAtenPersistentBytes = 4096.0;
+constexpr double kAtenSmemBytes = 49152.0 - 32.0 * 4.0;
+// Inductor keeps rows up to 1024 elements in registers (persistent reduction); longer rows
+// loop over the row and read it again for the output.
+constexpr double kInductorPersistentElems = 1024.0;
+
+// aten's host_softmax dispatch for a softmax / log_softmax over rows of `cols` elements.
+enum class AtenSoftmax : std::uint8_t { persistent, smem, looped };
+
+AtenSoftmax aten_softmax_path(double cols, double b) {
+  if (cols <= kAtenPersistentElems && cols * b <= kAtenPersistentBytes) {
+    return AtenSoftmax::persistent;
+  }
+  const double vector = 16.0 / b;  // elements per 16-byte vector (ILP)
+  if (cols * b < kAtenSmemBytes && std::fmod(cols, vector) == 0.0) return AtenSoftmax::smem;
+  return AtenSoftmax::looped;
+}
+
+// Maps a row pass of aten's softmax kernels onto `c`: `rereads` tensors read again by the
+// looped kernel; `exps` transcendentals per element (`exps_warp` in the warp-per-row kernel,
+// which keeps the exps in registers).
+void aten_softmax_rows(Cost& c, const RowOpShape& s, double b, double rereads, double exps,
+                       double exps_warp) {
+  const double elems = s.rows * s.cols;
+  c.rows = s.rows;
+  c.row_bytes = s.cols * b;
+  c.transcendentals = exps * elems;
+  switch (aten_softmax_path(s.cols, b)) {
+    case AtenSoftmax::persistent:
+      c.transcendentals = exps_warp * elems;
+      c.row_kernel = RowKernel::aten_rows;
+      c.ctas_per_sm = 0.0;
+      break;
+    case AtenSoftmax::smem:
+      c.row_kernel = RowKernel::aten_cta;
+      c.ctas_per_sm = 1.0;
+      break;
+    case AtenSoftmax::looped:
+      c.row_kernel = RowKernel::aten_stream;
+      c.ctas_per_sm = 1.0;
+      c.reread_bytes = rereads * elems * b;
+      break;
+  }
+}
+
+// What eager PyTorch launches (aten CUDA kernels of torch 2.11).
+Cost eager_cost(RowOp op, const RowOpShape& s) noexcept {
+  const double b = bytes_per_element(s.dtype);
+  const double elems = s.rows * s.cols;
+  Cost c = fused_cost(op, s);
+  switch (op) {
+    case RowOp::rmsnorm:
+    case RowOp::layernorm: {
+      // One vectorized kernel (F.rms_norm is aten's _fused_rms_norm since torch 2.8), which
+      // always writes the fp32 statistics; the backward's dx kernel reads dy and x again
+      // after the row reduction.
+      if (!s.backward && !s.save_stats) {
+        c.bytes_written += (op == RowOp::rmsnorm ? 1.0 : 2.0) * kStatBytes * s.rows;
+      }
+      c.row_kernel = RowKernel::aten_rows;
+      c.rows = s.rows;
+      c.ctas_per_sm = kAtenNormCtas;
+      c.row_bytes = s.cols * b;
+      if (s.cols > kAtenNormRowElems) c.reread_bytes = (s.backward ? 2.0 : 1.0) * elems * b;
+      break;
+    }
+    case RowOp::softmax:
+      if (!s.backward) {
+        // max, sum of exp, exp / sum: re-reads twice when the row is not cached on chip; the
+        // warp-per-row kernel keeps its exps in registers (exp, then a division).
+        aten_softmax_rows(c, s, b, 2.0, 3.0, 2.0);
+      } else {
+        // tmp = dy * y (one elementwise kernel), then dx = y * (tmp - sum(tmp)) / ... : the
+        // softmax backward kernel reads tmp for its sum and again with y for the output.
+        c.kernels = 2.0;
+        c.bytes_read += 2.0 * elems * b;
+        c.bytes_written += elems * b;
+        aten_softmax_rows(c, s, b, 1.0, 0.0, 0.0);
+      }
+      break;
+    case RowOp::cross_entropy:
+      if (!s.backward) {
+        // F.cross_entropy = log_softmax (writes the full log-probabilities) + nll_loss (gathers
+        // one per row and reduces them to the mean).
+        c.kernels = 2.0;
+        c.bytes_read += s.rows * b;
+        c.bytes_written += elems * b;
+        aten_softmax_rows(c, s, b, 2.0, 1.0, 1.0);
+      } else {
+        // nll_loss backward fills a zero gradient and scatters the labels' entries (2 kernels);
+        // log_softmax backward reads it for its sum and again with the log-probabilities.
+        c.kernels = 3.0;
+        c.bytes_read = 2.0 * elems * b + s.rows * (kLabelBytes + kStatBytes);
+        c.bytes_written = 2.0 * elems * b;
+        aten_softmax_rows(c, s, b, 1.0, 1.0, 1.0);
+      }
+      break;
+  }
+  return c;
+}
+
+// What Inductor generates: one Triton reduction per op (a persistent reduction up to 1024
+// columns, a looped one above that reads the row again for its output), plus a second kernel
+// for the mean of the cross-entropy losses or the column reduction of the norms' weight grads.
+Cost compiled_cost(RowOp op, const RowOpShape& s) noexcept {
+  const double b = bytes_per_element(s.dtype);
+  const double elems = s.rows * s.cols;
+  Cost c = fused_cost(op, s);
+  c.row_kernel = RowKernel::inductor;
+  c.rows = s.rows;
+  c.row_bytes = s.cols * b;
+  const bool looped = s.cols > kInductorPersistentElems;
+  switch (op) {
+    case RowOp::rmsnorm:
+    case RowOp::layernorm:
+      if (s.backward) {
+        // dx: a row reduction over dy and x (both read again when looped); dw: a split column
+        // reduction reading dy and x once more.
+        c.kernels = 2.0;
+        c.bytes_read += 2.0 * elems * b;
+        if (looped) c.reread_bytes = 2.0 * elems * b;
+      } else if (looped) {
+        c.reread_bytes = elems * b;
+      }
+      break;
+    case RowOp::softmax:
+      if (s.backward) {
+        if (looped) c.reread_bytes = 2.0 * elems * b;  // y and dy
+      } else {
+        // Online max / sum of exp (two exps per element), then exp / sum for the output.
+        c.transcendentals = (looped ? 3.0 : 2.0) * elems;
+        if (looped) c.reread_bytes = elems * b;
+      }
+      break;
+    case RowOp::cross_entropy:
+      if (s.backward) {
+        c.transcendentals = elems;  // exp(x - lse) per logit, no reduction
+      } else {
+        // Online log-sum-exp in fp32 (two exps per logit; the label's logit is gathered, so
+        // the row is read once), then the mean over the rows.
+        c.kernels = 2.0;
+        c.transcendentals = 2.0 * elems;
+      }
+      break;
+  }
+  return c;
+}
+
+}  // namespace
+
+Cost row_op_cost(RowOp op, const RowOpShape& s) noexcept {
+  switch (s.backend) {
+    case RowBackend::fused: return fused_cost(op, s);
+    case RowBackend::eager: return eager_cost(op, s);
+    case RowBackend::compiled: return compiled_cost(op, s);
+  }
+  return fused_cost(op, s);
+}
+
+Cost elementwise_cost(const ElementwiseShape& s) noexcept {
+  const double b = bytes_per_element(s.dtype);
+  Cost c;
+  c.kind = KernelKind::memory;
+  c.math = PeakClass::fp32;
+  c.flops = s.numel * s.flops_per_element;
+  c.bytes_read = s.numel * s.reads * b;
+  c.bytes_written = s.numel * s.writes * b;
   return c;
 }
 

@@ -118,8 +118,11 @@ def elementwise(
 
     Notes
     -----
-    Bytes = numel·(reads + writes)·bytes_per_element; FLOPs = numel·flops_per_element.
-    One kernel launch.
+    Bytes = numel·(reads + writes)·bytes_per_element; FLOPs = numel·flops_per_element
+    (the core's ``elementwise_cost``). One kernel launch: a streaming kernel whose time in the
+    default model is its latency (launch, pipeline fill and drain; less for kernels too small to
+    fill the pipeline) plus its bytes at the achievable bandwidth. A composite such as
+    ``silu(x) * y`` in eager mode is two kernels: add two estimates.
     """
     fn = "elementwise"
     dt = parse_dtype(fn, dtype)
@@ -147,11 +150,7 @@ def elementwise(
             f"got reads={int(r[i])}, writes={int(w[i])}"
         )
     hw, chw, ceff = resolve(hardware, efficiency)
-    b = _core.bytes_per_element(dt)
-    cols = _core.cost_sweep(
-        num * fpe, num * r * b, num * w * b, _core.PeakClass.fp32, 1.0, chw, ceff,
-        get_num_threads(),
-    )
+    cols = _core.elementwise_sweep(num, r, w, fpe, dt, chw, ceff)
     return from_columns(cols, shape, label=f"elementwise {label(dt)}", hardware=hw.name,
                         meta=peak_meta(hw, _core.DType.fp32))
 
@@ -357,6 +356,14 @@ def _flag(fn: str, name: str, value: Any) -> bool:
     return bool(value)
 
 
+#: Implementations of the row-wise ops (``backend=``).
+ROW_BACKENDS = {
+    "fused": _core.RowBackend.fused,
+    "eager": _core.RowBackend.eager,
+    "compiled": _core.RowBackend.compiled,
+}
+
+
 def _row_op(
     fn: str,
     rows: ArrayLike,
@@ -366,8 +373,10 @@ def _row_op(
     backward: Any,
     save_stats: Any,
     efficiency: EfficiencyLike,
+    backend: str,
     cols_name: str = "cols",
 ) -> Estimate:
+    be = one_of(fn, "backend", backend, ROW_BACKENDS)
     dt = parse_dtype(fn, dtype)
     bwd = _flag(fn, "backward", backward)
     stats = _flag(fn, "save_stats", save_stats)
@@ -377,8 +386,9 @@ def _row_op(
         **{cols_name: positive_int_array(fn, cols_name, cols)},
     )
     hw, chw, ceff = resolve(hardware, efficiency)
-    cols_out = _core.row_op_sweep(getattr(_core.RowOp, fn), *arrays, dt, bwd, stats, chw, ceff)
-    what = f"{fn}{' backward' if bwd else ''}"
+    cols_out = _core.row_op_sweep(getattr(_core.RowOp, fn), *arrays, dt, bwd, stats, chw, ceff,
+                                  be)
+    what = f"{fn}{' backward' if bwd else ''}{'' if be.name == 'fused' else ' ' + be.name}"
     lab = f"{what} {label(dt)}"
     if np.ndim(rows) == 0 and np.ndim(cols) == 0:
         lab = f"{what} {int(rows)}x{int(cols)} {label(dt)}"
@@ -394,6 +404,7 @@ def rmsnorm(
     *,
     backward: bool = False,
     save_stats: bool = False,
+    backend: str = "fused",
     efficiency: EfficiencyLike = "default",
 ) -> Estimate:
     """Estimate one RMSNorm kernel, ``y = x / sqrt(mean(x²) + eps) * w``, over rows of ``cols``.
@@ -410,6 +421,14 @@ def rmsnorm(
         The backward pass alone (dx and dw) instead of the forward.
     save_stats : bool
         Forward only: also write the fp32 ``rstd`` per row for a backward pass (training).
+    backend : {"fused", "eager", "compiled"}
+        Implementation. ``"fused"`` (default; what ``rl.transformer`` assumes): one good kernel
+        whose tensors cross DRAM once. ``"eager"``: PyTorch's aten CUDA kernels (one vectorized
+        kernel per norm that re-reads rows above 1024 columns; softmax: a warp-per-row kernel
+        up to 1024 columns, else one 1024-thread CTA per row, re-reading rows too long for shared
+        memory; cross entropy: log_softmax, which writes the full log-probabilities, plus
+        nll_loss). ``"compiled"``: torch.compile's Inductor reduction (persistent up to 1024
+        columns, looped above, re-reading the row). See Notes and docs/model.md.
     efficiency : {"default", "constant", "peak", "torchao"} or Efficiency
         Efficiency model.
 
@@ -424,10 +443,17 @@ def rmsnorm(
       ``R·C·b`` (dx) + ``4·C`` (dw accumulated in fp32; per-CTA partial rows and their final
       reduction are not counted); FLOPs ``9·R·C``.
 
-    FLOPs run at the fp32 vector peak; per-row work (rsqrt) is not counted. Each tensor is
-    assumed to cross DRAM once (rows fit on chip).
+    FLOPs run at the fp32 vector peak; per-row work (rsqrt) is not counted. With the
+    ``"fused"`` backend each tensor crosses DRAM once (rows fit on chip). ``"eager"`` and
+    ``"compiled"`` keep these compulsory bytes (eager always writes the statistics) and add, in
+    the default model only: re-reads of rows after their reduction (a fitted fraction of a DRAM
+    pass while the rows in flight fit in half the L2, a full pass beyond), waves of rows over the
+    SMs, transcendentals (exp, division) that follow a row's loads, and extra kernels (compiled
+    backward: a second kernel for dw that reads dy and x again). The ``"peak"``, ``"constant"``
+    and ``"torchao"`` presets see only the compulsory bytes, FLOPs and kernel count.
     """
-    return _row_op("rmsnorm", rows, cols, dtype, hardware, backward, save_stats, efficiency)
+    return _row_op("rmsnorm", rows, cols, dtype, hardware, backward, save_stats, efficiency,
+                   backend)
 
 
 def layernorm(
@@ -438,11 +464,13 @@ def layernorm(
     *,
     backward: bool = False,
     save_stats: bool = False,
+    backend: str = "fused",
     efficiency: EfficiencyLike = "default",
 ) -> Estimate:
     """Estimate one LayerNorm kernel, ``y = (x - mean) / sqrt(var + eps) * w + b``.
 
-    Parameters are those of :func:`rmsnorm`; ``save_stats`` writes the fp32 mean and rstd.
+    Parameters are those of :func:`rmsnorm` (``backend`` too); ``save_stats`` writes the fp32
+    mean and rstd.
 
     Notes
     -----
@@ -456,7 +484,8 @@ def layernorm(
 
     FLOPs run at the fp32 vector peak; per-row work is not counted.
     """
-    return _row_op("layernorm", rows, cols, dtype, hardware, backward, save_stats, efficiency)
+    return _row_op("layernorm", rows, cols, dtype, hardware, backward, save_stats, efficiency,
+                   backend)
 
 
 def softmax(
@@ -466,20 +495,28 @@ def softmax(
     hardware: Any = None,
     *,
     backward: bool = False,
+    backend: str = "fused",
     efficiency: EfficiencyLike = "default",
 ) -> Estimate:
     """Estimate one row-wise softmax kernel over ``rows`` rows of ``cols`` elements.
 
-    Parameters are those of :func:`rmsnorm` (no statistics: the backward needs only y).
+    Parameters are those of :func:`rmsnorm` (no statistics: the backward needs only y), with
+    ``backend`` as there.
 
     Notes
     -----
     Forward: reads ``R·C·b`` (x), writes ``R·C·b`` (y), FLOPs ``5·R·C`` (max, subtract, exp,
     sum, scale; exp counted as one FLOP). Backward, ``dx = y·(dy - Σ dy·y)``: reads
-    ``2·R·C·b`` (y, dy), writes ``R·C·b`` (dx), FLOPs ``4·R·C``. One streaming kernel; a row
-    crosses DRAM once (online softmax keeps very long rows to one pass as well).
+    ``2·R·C·b`` (y, dy), writes ``R·C·b`` (dx), FLOPs ``4·R·C``. ``"fused"``: one streaming
+    kernel; a row crosses DRAM once (online softmax keeps very long rows to one pass as well).
+    ``"eager"`` (aten): rows of at most 1024 elements and 4096 bytes run a warp-per-row kernel;
+    longer rows one 1024-thread CTA per row and SM, from shared memory up to ~48 KiB rows, else
+    reading the row three times (max, sum of exp, output); three transcendentals per element
+    (two exps and a division); the backward first multiplies dy·y in a separate kernel.
+    ``"compiled"``: one Inductor reduction; above 1024 columns a looped one that reads the row
+    again for the output; three transcendentals per element (online max/sum, then the output).
     """
-    return _row_op("softmax", rows, cols, dtype, hardware, backward, False, efficiency)
+    return _row_op("softmax", rows, cols, dtype, hardware, backward, False, efficiency, backend)
 
 
 def cross_entropy(
@@ -490,6 +527,7 @@ def cross_entropy(
     *,
     backward: bool = False,
     save_stats: bool = False,
+    backend: str = "fused",
     efficiency: EfficiencyLike = "default",
 ) -> Estimate:
     """Estimate a fused cross-entropy kernel over logits of shape ``rows x vocab``.
@@ -504,6 +542,12 @@ def cross_entropy(
         The backward pass alone: the gradient of the logits.
     save_stats : bool
         Forward only: also write the fp32 log-sum-exp per row for the backward.
+    backend : {"fused", "eager", "compiled"}
+        ``"fused"`` (default): the kernel below. ``"eager"``: ``F.cross_entropy`` as aten runs
+        it, log_softmax (writes the R·V log-probabilities; rows above ~24 K bf16 logits are read
+        three times) plus nll_loss; the backward fills a zero gradient, scatters the labels and
+        runs log_softmax's backward (3 kernels). ``"compiled"``: Inductor's fused reduction
+        (online log-sum-exp in fp32: two exps per logit) plus the mean over rows (2 kernels).
 
     Notes
     -----
@@ -522,5 +566,5 @@ def cross_entropy(
     """
     return _row_op(
         "cross_entropy", rows, vocab, dtype, hardware, backward, save_stats, efficiency,
-        cols_name="vocab",
+        backend, cols_name="vocab",
     )

@@ -22,6 +22,15 @@ enum class AttentionBackend : std::uint8_t {
   math        ///< SDPA's math path: separate kernels, scores through DRAM (fp32 compute)
 };
 
+/// How a streaming kernel maps rows onto the SMs (shape-aware model, kind == memory).
+enum class RowKernel : std::uint8_t {
+  none,        ///< grid-stride streaming or a good fused row kernel: compute overlaps traffic
+  aten_rows,   ///< aten row kernel holding the row in registers: transcendentals follow the loads
+  aten_stream, ///< aten block-per-row kernel looping over a long row: compute overlaps traffic
+  aten_cta,    ///< aten block-per-row kernel, one 1024-thread CTA per SM (row in shared memory)
+  inductor     ///< Inductor (Triton) reduction: loads, then transcendentals, per row block
+};
+
 /// Hardware-free work of one kernel (or of `kernels` identical launches): what a formula returns.
 struct Cost {
   double flops = 0;                   ///< floating-point operations (a count)
@@ -48,6 +57,12 @@ struct Cost {
                                       ///< row); shape-aware model only
   AttentionBackend attention_backend = AttentionBackend::standard;  ///< implementation of a
                                       ///< fused attention kernel (kind == attention)
+  RowKernel row_kernel = RowKernel::none;  ///< kind == memory: how rows map onto the SMs
+  double rows = 0;             ///< row kernels: rows, one CTA (or warp) each (0 = no wave model)
+  double ctas_per_sm = 0;      ///< row kernels: CTAs resident per SM (0 = enough: no waves)
+  double row_bytes = 0;        ///< row kernels: bytes of one row of one tensor (a re-read's unit)
+  double reread_bytes = 0;     ///< row kernels: bytes read again after a reduction (L2 or DRAM)
+  double transcendentals = 0;  ///< row kernels: exp / log / division per launch (special units)
 
   /// Total DRAM traffic in bytes.
   double bytes() const noexcept { return bytes_read + bytes_written; }

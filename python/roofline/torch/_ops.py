@@ -240,8 +240,10 @@ def _norm(ctx: Context, kind: str, x: torch.Tensor, cols: int, backward: bool) -
     if fn is not None and dt is not None:
         key = (kind, rows, cols, dt, backward)
         try:
+            # An eager module runs aten's kernels (re-reads, one CTA per row for long softmax
+            # rows, log_softmax + nll_loss): the row ops' "eager" backend.
             kw: dict[str, Any] = {"dtype": dt, "hardware": ctx.hardware,
-                                  "efficiency": ctx.efficiency}
+                                  "efficiency": ctx.efficiency, "backend": "eager"}
             if backward:
                 kw["backward"] = True
             e = ctx.cached(key, lambda: fn(rows, cols, **kw))

@@ -12,6 +12,13 @@ namespace roofline {
 /// Row-wise streaming ops: one kernel normalizes or reduces each row of a rows x cols tensor.
 enum class RowOp : std::uint8_t { rmsnorm, layernorm, softmax, cross_entropy };
 
+/// Which implementation runs a row-wise op.
+enum class RowBackend : std::uint8_t {
+  fused,    ///< one good fused kernel (QuACK, Liger, cuDNN class): one read, one write
+  eager,    ///< PyTorch's aten CUDA kernels, as eager mode launches them
+  compiled  ///< torch.compile (Inductor): one Triton reduction kernel (looped above 1024 cols)
+};
+
 /// Shape and options of a row-wise op (cross_entropy: cols = vocabulary size).
 struct RowOpShape {
   double rows = 1;           ///< independent rows (tokens)
@@ -19,7 +26,20 @@ struct RowOpShape {
   DType dtype = DType::bf16;  ///< format of the input, output, weight and gradients
   bool backward = false;     ///< the backward pass alone (reads the saved fp32 statistics)
   bool save_stats = false;   ///< forward writes fp32 per-row statistics for a backward pass
+  RowBackend backend = RowBackend::fused;  ///< implementation (kernels, passes, row mapping)
 };
+
+/// Shape of an elementwise kernel: `numel` elements of every tensor read and written.
+struct ElementwiseShape {
+  double numel = 1;              ///< elements per tensor
+  double reads = 1;              ///< tensors read
+  double writes = 1;             ///< tensors written
+  double flops_per_element = 0;  ///< arithmetic per element (fp32 vector peak)
+  DType dtype = DType::bf16;     ///< element format of every tensor
+};
+
+/// Hardware-free cost of one elementwise kernel (kind = memory, math at fp32).
+Cost elementwise_cost(const ElementwiseShape& s) noexcept;
 
 /// Bytes of one int64 class label (cross_entropy).
 inline constexpr double kLabelBytes = 8.0;
@@ -30,7 +50,8 @@ inline constexpr double kStatBytes = 4.0;
 /// FLOPs per element of each op's pass (forward, backward), counted at the fp32 vector peak.
 double row_op_flops_per_element(RowOp op, bool backward) noexcept;
 
-/// Hardware-free cost of one row-wise op (one kernel, kind = memory, math at fp32).
+/// Hardware-free cost of one row-wise op under its backend (kind = memory, math at fp32):
+/// kernels, compulsory DRAM bytes, re-reads, transcendentals and the row-to-SM mapping.
 Cost row_op_cost(RowOp op, const RowOpShape& s) noexcept;
 
 /// Row-wise op estimates over arrays rows, cols (length n_points); options from `flags`.

@@ -2,10 +2,17 @@
 
 namespace roofline {
 
-/// Terms of the norm, softmax, cross-entropy and elementwise implementations (fused, eager, compiled).
+/// Terms of the norm, softmax, cross-entropy and elementwise implementations (fused, eager,
+/// compiled). Every term at 0 is the idealized model (no re-read cost, no per-SM cap, free
+/// transcendentals, full latency for every kernel); see docs/model.md.
 struct RowOpTerms {
-  // Fields are added by the model of this area; every one documents its physical meaning
-  // and the data that sets it (see docs/model.md).
+  double small_kernel_ramp_s = 0;   ///< latency a kernel moving less than this much time of
+                                    ///< traffic does not pay (it never fills the DRAM pipeline)
+  double aten_reread = 0;           ///< cost of an aten kernel's L2-resident re-read, per DRAM pass
+  double inductor_reread = 0;       ///< cost of an Inductor looped re-read, per DRAM pass
+  double cta_sm_bytes_per_s = 0;    ///< bytes/s one SM moves with one 1024-thread CTA per row
+  double transcendental_flops = 0;  ///< fp32 FLOP-equivalents of one exp / log / division
+  double l2_bytes = 0;              ///< L2 size: re-reads of rows in flight beyond half go to DRAM
 };
 
 }  // namespace roofline
