@@ -23,6 +23,11 @@ change and commit both. The fit never stores a measured time: it produces
    on H800 (660 TFLOPS, the 2025-04 kernel), read as the maximum over the configurations its
    test sweeps (see ``mla_sweep``).
 
+7. then the implementation-aware terms of each area (``benchmarks/fit_<area>.py``, in the order
+   of ``AREAS``), fitted on our own GPU measurements (``gpu_h100_calibration.jsonl``): what
+   cuBLAS, SDPA's backends, aten / Inductor row kernels, torchao's compiled casts and the host
+   launch path actually do. Each writes ``python/roofline/data/terms/<area>.json``.
+
 Each step minimises the median absolute relative error of predicted kernel times on a small
 grid. Run: ``python benchmarks/calibrate.py [--data ../shared/data/measurements]``.
 """
@@ -277,16 +282,49 @@ def fit(data: Path) -> dict[str, Any]:
     }
 
 
+#: Implementation-aware areas, fitted after calibration.json in this order: streaming row
+#: kernels build on step 3's latency, GEMMs on the achievable fractions, attention on the
+#: FlashAttention-2 fractions, casts on the streaming and GEMM terms, host time on the rest.
+AREAS = ("row_ops", "gemm", "attention", "cast", "host")
+
+
+def _reload_fits() -> None:
+    """Forget loaded fits so that the next step sees what the previous one wrote."""
+    from roofline import _calibration, _terms
+
+    _calibration.data.cache_clear()
+    _terms.data.cache_clear()
+
+
+def fit_areas(data: Path, areas: tuple[str, ...] = AREAS) -> None:
+    """Run ``benchmarks/fit_<area>.py``'s ``fit(data)`` for each area (each writes its JSON)."""
+    import importlib
+
+    for area in areas:
+        module = importlib.import_module(f"fit_{area}")
+        _reload_fits()
+        print(f"fitting {area} terms ...", flush=True)
+        module.fit(data)
+    _reload_fits()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path,
                         default=ROOT.parent / "shared" / "data" / "measurements")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--areas", nargs="*", default=list(AREAS),
+                        help="implementation-aware areas to refit after calibration.json "
+                             f"(default: all of {', '.join(AREAS)}; none: --areas)")
     args = parser.parse_args()
     result = fit(args.data)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("params", "fit_median_error")}, indent=2))
     print(f"wrote {args.out}")
+    unknown = sorted(set(args.areas) - set(AREAS))
+    if unknown:
+        parser.error(f"--areas: unknown {', '.join(unknown)} (choose from {', '.join(AREAS)})")
+    fit_areas(args.data, tuple(a for a in AREAS if a in args.areas))
 
 
 if __name__ == "__main__":

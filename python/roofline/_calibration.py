@@ -39,12 +39,15 @@ def data() -> dict[str, Any]:
 def compute_fractions(hw: Hardware) -> dict[str, float]:
     """Achievable fraction of the dense peak per class for ``hw``.
 
-    Measured fraction of this accelerator where the calibration data has it (H800 borrows
-    H100 SXM's: same silicon), else the vendor's median, else 0.7; classes without
+    Measured fraction of this accelerator where the calibration data has it (for classes it
+    lacks, its die sibling's: H800 and H200 borrow H100 SXM's), else the vendor's median,
+    else 0.7; classes without
     measurements borrow bf16's (fp64, fp32, tf32) or fp8's (int8, fp4) fraction.
     """
     doc = data()
-    own = doc["achievable_compute_fraction"].get(_same_silicon(hw), {})
+    fitted = doc["achievable_compute_fraction"]
+    # A die's sibling (same SMs, clocks, tensor cores) lends the classes this entry lacks.
+    own = {**fitted.get(_same_silicon(hw), {}), **fitted.get(hw.name, {})}
     vendor = doc["fallback_compute_fraction"].get(hw.vendor, {})
 
     def pick(cls: str) -> float:
@@ -63,14 +66,20 @@ def compute_fractions(hw: Hardware) -> dict[str, float]:
     return out
 
 
+#: Accelerators built on the same die, SM count and clocks as a calibrated one: H800 (NVLink
+#: cut) and H200 / H200 NVL (HBM3e; peaks per their own entries) are GH100 with 132 SMs, as
+#: the H100 SXM. Fractions of the peak are properties of the die and its kernels.
+_SIBLINGS = {"H800": "H100 SXM", "H200": "H100 SXM", "H200 NVL": "H100 SXM"}
+
+
 def _same_silicon(hw: Hardware) -> str:
-    return "H100 SXM" if hw.name == "H800" else hw.name
+    return _SIBLINGS.get(hw.name, hw.name)
 
 
 def attention_fraction(hw: Hardware) -> float:
     """Rate of flash prefill/training kernels as a fraction of the GEMM rate on ``hw``.
 
-    Fitted value of this accelerator (H800 borrows H100 SXM's), else its vendor's median,
+    Fitted value of this accelerator (H800 and H200 borrow H100 SXM's), else its vendor's median,
     else the median of all fitted values; 1.0 when the calibration file has none.
     """
     doc = data()
