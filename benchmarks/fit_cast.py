@@ -1,4 +1,4 @@
-"""Fit the CastTerms of torchao's compiled float8 casts; writes python/roofline/data/terms/cast.json.
+"""Fit the CastTerms of torchao's compiled float8 casts (writes data/terms/cast.json).
 
 Data: the ``gpu_float8_linear_kernels`` rows of ``gpu_h100_calibration.jsonl`` (one torchao
 float8 training linear, torch.compile'd, forward + backward, profiler kernel times). The fit
@@ -109,7 +109,6 @@ def fit(data_dir: Path) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    here = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "data" / "measurements"
-    if not here.exists():
-        here = Path("/work/shared/data/measurements")
+    default = ROOT.parent / "shared" / "data" / "measurements"
+    here = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     print(json.dumps(fit(here), indent=2))

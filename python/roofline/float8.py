@@ -142,8 +142,8 @@ def cast_kernels(
     gran = one_of(fn, "granularity", granularity, GRANULARITIES)
     if not isinstance(transpose, (bool, np.bool_)):
         raise TypeError(f"{fn}: transpose must be a bool, got {transpose!r}")
-    r = positive_int_array(fn, "rows", rows)
-    c = positive_int_array(fn, "cols", cols)
+    r = np.ravel(positive_int_array(fn, "rows", rows))
+    c = np.ravel(positive_int_array(fn, "cols", cols))
     if r.size != 1 or c.size != 1:
         raise ValueError(f"{fn}: rows and cols must be scalars, got {rows!r} and {cols!r}")
     hw, chw, ceff = resolve(hardware, efficiency)
