@@ -10,5 +10,11 @@ using namespace roofline;
 /// Registers CastTerms on the module.
 void bind_cast_terms(py::module_& mod) {
   py::class_<CastTerms>(mod, "CastTerms")
-      .def(py::init<>());
+      .def(py::init<>())
+      .def_readwrite("amax_fraction", &CastTerms::amax_fraction)
+      .def_readwrite("transpose_fraction", &CastTerms::transpose_fraction)
+      .def_readwrite("dual_fraction", &CastTerms::dual_fraction)
+      .def_readwrite("row_fraction", &CastTerms::row_fraction)
+      .def_readwrite("column_fraction", &CastTerms::column_fraction)
+      .def("real_kernels", &CastTerms::real_kernels);
 }

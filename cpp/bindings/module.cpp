@@ -35,6 +35,8 @@ void bind_cast_terms(py::module_& m);
 void bind_host_terms(py::module_& m);
 /// Registers the launch (host overhead) model (cpp/bindings/bind_host.cpp).
 void bind_host(py::module_& m);
+/// Registers the standalone float8 cast bindings (cpp/bindings/bind_float8.cpp).
+void bind_float8(py::module_& m);
 
 namespace {
 
@@ -77,9 +79,9 @@ py::list cast_kernel_times_py(double d0, double d1, TensorRole role, Recipe reci
                               const Efficiency& eff) {
   KernelList kernels;
   if (mode == LinearMode::inference) {
-    inference_cast_kernels(d0, d1, recipe, fuse, eff.torchao_conventions, kernels);
+    inference_cast_kernels(d0, d1, recipe, fuse, eff.torchao_conventions, kernels, eff.cast);
   } else {
-    training_cast_kernels(d0, d1, role, recipe, fuse, eff.torchao_conventions, kernels);
+    training_cast_kernels(d0, d1, role, recipe, fuse, eff.torchao_conventions, kernels, eff.cast);
   }
   py::list times;
   for (int i = 0; i < kernels.size; ++i) {
@@ -112,7 +114,7 @@ py::list float8_linear_kernels_py(double m, double k, double n, Recipe recipe, L
                                   bool fuse, const Hardware& hw, const Efficiency& eff) {
   LinearSpec spec{m, k, n, recipe, mode, fuse};
   KernelList kernels;
-  float8_linear_kernels(spec, eff.torchao_conventions, kernels);
+  float8_linear_kernels(spec, eff.torchao_conventions, kernels, eff.cast);
   py::list rows;
   for (int i = 0; i < kernels.size; ++i) {
     const NamedCost& nc = kernels.items[static_cast<std::size_t>(i)];
@@ -268,4 +270,5 @@ PYBIND11_MODULE(_core, mod) {
   bind_transformer(mod);
   bind_ops(mod);
   bind_host(mod);
+  bind_float8(mod);
 }

@@ -70,6 +70,108 @@ void blockwise_training(double d0, double d1, TensorRole role, bool fuse, bool t
   }
 }
 
+
+// A streaming kernel whose access pattern reaches `fraction` of the streaming bandwidth.
+Cost at(double read, double written, double fraction) {
+  Cost c = traffic(read, written);
+  c.bandwidth_fraction = fraction;
+  return c;
+}
+
+// The compiled (Inductor) kernels of torchao's casts, shared by the training, inference and
+// standalone cast formulas. Every byte count is the DRAM traffic of that kernel; the terms set
+// the fraction of the streaming bandwidth its access pattern reaches.
+struct Compiled {
+  const CastTerms& t;
+  KernelSink& out;
+
+  // Split amax reduction: blocks of the tensor (or of each column) write partial maxima, then
+  // one small kernel reduces them and computes the scale.
+  void amax(const char* name, double n, bool fuse_read) const {
+    out.push(name, KernelRole::cast, at(fuse_read ? 0.0 : kBf16 * n, 0.0, t.amax_fraction));
+    out.push("amax reduce (stage 2) + scale", KernelRole::cast, traffic(0.0, 0.0));
+  }
+  // Scaled cast with one row-major fp8 output (streams at the full rate).
+  void cast(const char* name, double n) const {
+    out.push(name, KernelRole::cast, traffic(kBf16 * n, kFp8 * n));
+  }
+  // Scaled cast writing a transposed fp8 copy (tiles go through shared memory).
+  void cast_t(const char* name, double n) const {
+    out.push(name, KernelRole::cast, at(kBf16 * n, kFp8 * n, t.transpose_fraction));
+  }
+  // One read, row-major and column-major fp8 copies (the copy the backward needs is saved).
+  void cast_dual(const char* name, double n, bool fuse_read) const {
+    out.push(name, KernelRole::cast,
+             at(fuse_read ? 0.0 : kBf16 * n, 2.0 * kFp8 * n, t.dual_fraction));
+  }
+  // Rowwise cast along dim 1 of a d0 x d1 tensor, fused with its row amax: a row longer than
+  // kPersistentRowElements is reduced in a loop and read again by the cast; fp32 scale per row,
+  // rounded down to a power of two.
+  void row(const char* name, double d0, double d1, bool fuse_read) const {
+    const double n = d0 * d1;
+    const double passes = d1 <= kPersistentRowElements ? 1.0 : 2.0;
+    const double reads = fuse_read ? passes - 1.0 : passes;
+    out.push(name, KernelRole::cast, at(reads * kBf16 * n, kFp8 * n + kFp32 * d0, t.row_fraction));
+  }
+  // Rowwise cast along dim 0 (one scale per column), written transposed: a split column amax,
+  // its final reduction, then a column-scaled cast whose reads stride across rows.
+  void column(const char* amax_name, const char* cast_name, double d0, double d1) const {
+    const double n = d0 * d1;
+    amax(amax_name, n, false);
+    out.push(cast_name, KernelRole::cast,
+             at(kBf16 * n, kFp8 * n + kFp32 * d1, t.column_fraction));
+  }
+};
+
+// Training casts as torch.compile generates them for torchao 0.17 (kernel names in
+// shared/data/measurements: triton_red_fused_abs_max, triton_poi_fused_..._clone_..._t, ...).
+void compiled_training(double d0, double d1, TensorRole role, Recipe r, bool fuse,
+                       const Compiled& k) {
+  const double n = d0 * d1;
+  const bool weight = role == TensorRole::weight;
+  const bool input = role == TensorRole::input;
+  switch (r) {
+    case Recipe::tensorwise:
+      if (weight) {
+        k.amax("weight amax (partial max per block)", n, false);
+        k.cast("weight cast (fwd layout)", n);
+        k.cast_t("weight cast transposed (for grad_input)", n);
+      } else {
+        k.amax(input ? "input amax (partial max per block)"
+                     : "grad_output amax (partial max per block)", n, fuse);
+        k.cast_dual(input ? "input cast (row- and column-major)"
+                          : "grad_output cast (row- and column-major)", n, false);
+      }
+      return;
+    case Recipe::rowwise:
+      k.row(weight ? "weight cast dim0 (row amax + cast)"
+            : input ? "input cast dim0 (row amax + cast)"
+                    : "grad_output cast dim0 (row amax + cast)",
+            d0, d1, fuse && !weight);
+      k.column(weight ? "weight column amax (partial)"
+               : input ? "input column amax (partial)" : "grad_output column amax (partial)",
+               weight ? "weight cast dim1 (column-scaled, transposed)"
+               : input ? "input cast dim1 (column-scaled, transposed)"
+                       : "grad_output cast dim1 (column-scaled, transposed)",
+               d0, d1);
+      return;
+    default:  // rowwise_with_gw_hp
+      k.row(weight ? "weight cast dim0 (row amax + cast)"
+            : input ? "input cast dim0 (row amax + cast)"
+                    : "grad_output cast dim0 (row amax + cast)",
+            d0, d1, fuse && !weight);
+      if (weight) {
+        k.amax("weight amax (tensorwise, for grad_input)", n, false);
+        k.cast_t("weight cast transposed (tensorwise, for grad_input)", n);
+      }
+      return;
+  }
+}
+
+bool has_compiled_model(Recipe r) {
+  return r == Recipe::tensorwise || r == Recipe::rowwise || r == Recipe::rowwise_with_gw_hp;
+}
+
 }  // namespace
 
 void KernelList::push(const char* name, KernelRole role, const Cost& c) {
@@ -93,7 +195,11 @@ bool recipe_is_mx(Recipe r) noexcept {
 }
 
 void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool fuse,
-                           bool torchao, KernelSink& out) {
+                           bool torchao, KernelSink& out, const CastTerms& terms) {
+  if (!torchao && terms.real_kernels() && has_compiled_model(r)) {
+    compiled_training(d0, d1, role, r, fuse, Compiled{terms, out});
+    return;
+  }
   const double n = d0 * d1;
   const bool act = role != TensorRole::weight;
   const double lowp = payload_bytes(r);
@@ -198,8 +304,18 @@ void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool
 }
 
 void inference_cast_kernels(double d0, double d1, Recipe r, bool fuse, bool torchao,
-                            KernelSink& out) {
+                            KernelSink& out, const CastTerms& terms) {
   const double n = d0 * d1;
+  if (!torchao && terms.real_kernels() && has_compiled_model(r)) {
+    const Compiled k{terms, out};
+    if (r == Recipe::tensorwise) {
+      k.amax("input amax (partial max per block)", n, fuse);
+      k.cast("input cast", n);
+    } else {
+      k.row("input cast (row amax + cast)", d0, d1, fuse);
+    }
+    return;
+  }
   if (torchao && fuse) no_torchao_model("fused inference casts (fuse_with_prev=True)");
   const double read = fuse ? 0.0 : kBf16 * n;
   switch (r) {
@@ -246,6 +362,31 @@ void inference_cast_kernels(double d0, double d1, Recipe r, bool fuse, bool torc
       out.push("input cast to mxfp8", KernelRole::cast,
                traffic(read, kFp8 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)));
       return;
+  }
+}
+
+void float8_cast_kernels(double rows, double cols, CastGranularity g, bool transpose,
+                         const CastTerms& terms, KernelSink& out) {
+  const double n = rows * cols;
+  const Compiled k{terms, out};
+  if (g == CastGranularity::tensorwise) {
+    k.amax("amax (partial max per block)", n, false);
+    if (transpose) {
+      k.cast_t("cast (transposed)", n);
+    } else {
+      k.cast("cast", n);
+    }
+    return;
+  }
+  if (!terms.real_kernels()) {  // idealized: one pass, one fp32 scale per row (column)
+    out.push(transpose ? "cast rowwise (transposed)" : "cast rowwise", KernelRole::cast,
+             traffic(kBf16 * n, kFp8 * n + kFp32 * (transpose ? cols : rows)));
+    return;
+  }
+  if (transpose) {
+    k.column("column amax (partial)", "cast (column-scaled, transposed)", rows, cols);
+  } else {
+    k.row("cast rowwise (row amax + cast)", rows, cols, false);
   }
 }
 

@@ -34,7 +34,19 @@ LowpFormats lowp_formats(Recipe r) {
   }
 }
 
-Cost gemm(double m, double k, double n, DType a, DType b, bool torchao) {
+// How torch._scaled_mm scales each fp8 GEMM of a recipe (none for block-scaled formats).
+Scaling recipe_scaling(Recipe r) {
+  switch (r) {
+    case Recipe::tensorwise: return Scaling::tensorwise;
+    // rowwise_with_gw_hp's grad_input pairs rowwise grad_output scales with a tensorwise weight
+    // scale that torchao repeats along the columns: the rowwise kernel runs.
+    case Recipe::rowwise: case Recipe::rowwise_with_gw_hp: return Scaling::rowwise;
+    default: return Scaling::none;
+  }
+}
+
+Cost gemm(double m, double k, double n, DType a, DType b, bool torchao,
+          Scaling scaling = Scaling::none) {
   GemmShape s;
   s.m = m;
   s.k = k;
@@ -42,20 +54,23 @@ Cost gemm(double m, double k, double n, DType a, DType b, bool torchao) {
   s.a = a;
   s.b = b;
   s.out = DType::bf16;
+  if (!torchao) s.scaling = scaling;  // torchao's roofline has no scaling term
   return gemm_cost(s, torchao);
 }
 
 }  // namespace
 
-void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelSink& out) {
+void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelSink& out,
+                           const CastTerms& terms) {
   const double m = s.m, k = s.k, n = s.n;
+  const Scaling sc = recipe_scaling(s.recipe);
   const LowpFormats f = lowp_formats(s.recipe);
   const DType bf = DType::bf16;
   out.push("output = input @ weight (bf16)", KernelRole::bf16_gemm, gemm(m, k, n, bf, bf, torchao));
   if (s.mode == LinearMode::inference) {
     out.push("output = input @ weight", KernelRole::lowp_gemm,
-             gemm(m, k, n, f.output_a, f.output_b, torchao));
-    inference_cast_kernels(m, k, s.recipe, s.fuse_with_prev, torchao, out);
+             gemm(m, k, n, f.output_a, f.output_b, torchao, sc));
+    inference_cast_kernels(m, k, s.recipe, s.fuse_with_prev, torchao, out, terms);
     return;
   }
   out.push("grad_input = grad_output @ weight^T (bf16)", KernelRole::bf16_gemm,
@@ -64,19 +79,20 @@ void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelSink& out) {
            gemm(k, m, n, bf, bf, torchao));
 
   out.push("output = input @ weight", KernelRole::lowp_gemm,
-           gemm(m, k, n, f.output_a, f.output_b, torchao));
+           gemm(m, k, n, f.output_a, f.output_b, torchao, sc));
   out.push("grad_input = grad_output @ weight^T", KernelRole::lowp_gemm,
-           gemm(m, n, k, f.grad_input_a, f.grad_input_b, torchao));
+           gemm(m, n, k, f.grad_input_a, f.grad_input_b, torchao, sc));
   if (s.recipe == Recipe::rowwise_with_gw_hp) {
     out.push("grad_weight = input^T @ grad_output (bf16, high precision)", KernelRole::lowp_gemm,
              gemm(k, m, n, bf, bf, torchao));
   } else {
     out.push("grad_weight = input^T @ grad_output", KernelRole::lowp_gemm,
-             gemm(k, m, n, f.grad_weight_a, f.grad_weight_b, torchao));
+             gemm(k, m, n, f.grad_weight_a, f.grad_weight_b, torchao, sc));
   }
-  training_cast_kernels(m, k, TensorRole::input, s.recipe, s.fuse_with_prev, torchao, out);
-  training_cast_kernels(k, n, TensorRole::weight, s.recipe, false, torchao, out);
-  training_cast_kernels(m, n, TensorRole::grad_output, s.recipe, s.fuse_with_prev, torchao, out);
+  training_cast_kernels(m, k, TensorRole::input, s.recipe, s.fuse_with_prev, torchao, out, terms);
+  training_cast_kernels(k, n, TensorRole::weight, s.recipe, false, torchao, out, terms);
+  training_cast_kernels(m, n, TensorRole::grad_output, s.recipe, s.fuse_with_prev, torchao, out,
+                        terms);
 }
 
 LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao) {
@@ -94,8 +110,21 @@ LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool to
       }
     }
   } acc(rates);
-  float8_linear_kernels(s, torchao, acc);
+  float8_linear_kernels(s, torchao, acc, rates.eff.cast);
   return acc.t;
+}
+
+Estimate float8_cast_estimate(double rows, double cols, CastGranularity g, bool transpose,
+                              const Rates& rates) {
+  // Accumulates each kernel's estimate as the formula emits it.
+  struct Sum final : KernelSink {
+    const Rates& rates;
+    Estimate total{};
+    explicit Sum(const Rates& r) : rates(r) {}
+    void push(const char*, KernelRole, const Cost& c) override { total += estimate(c, rates); }
+  } acc(rates);
+  float8_cast_kernels(rows, cols, g, transpose, rates.eff.cast, acc);
+  return acc.total;
 }
 
 }  // namespace roofline

@@ -20,6 +20,8 @@ from ._validate import (
     positive_int_array,
 )
 from .efficiency import EfficiencyLike
+from .estimate import Estimate, from_columns
+from .explain import peak_meta
 
 _R = _core.Recipe
 
@@ -50,6 +52,103 @@ MODES: dict[str, Any] = {
 }
 
 _FP4 = {"mxfp4_cutlass", "mxfp4", "nvfp4", "nvfp4_static", "nvfp4_no_global_scale"}
+
+
+#: Scale granularities of :func:`cast` (torchao's names; ``axiswise`` = ``rowwise``).
+GRANULARITIES: dict[str, Any] = {
+    "tensorwise": _core.CastGranularity.tensorwise,
+    "rowwise": _core.CastGranularity.rowwise,
+    "axiswise": _core.CastGranularity.rowwise,
+}
+
+
+def cast(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    granularity: str = "tensorwise",
+    hardware: Any = None,
+    *,
+    transpose: bool = False,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate:
+    """Estimate torchao's compiled bf16 -> float8 (e4m3) cast of a rows x cols tensor.
+
+    The kernels torch.compile (Inductor) generates for torchao's
+    ``hp_tensor_to_float8_dynamic``: the amax, the scale and the cast, as they run.
+
+    Parameters
+    ----------
+    rows, cols : int or array_like of int
+        Shape of the bf16 tensor (broadcast).
+    granularity : {"tensorwise", "rowwise", "axiswise"}
+        One fp32 scale for the tensor, or one per row (``axiswise`` is torchao's name for
+        rowwise; power-of-two scales as torchao's rowwise recipe rounds them).
+    transpose : bool
+        Write the column-major copy: tensorwise casts it through shared memory; rowwise then
+        scales per column (torchao's ``axiswise_dim=0``, as for grad_weight's operands).
+    efficiency : {"default", "peak", "torchao"} or Efficiency
+        The default model uses the fitted cast terms (``data/terms/cast.json``); other presets
+        count the idealized kernels at their streaming rate.
+
+    Returns
+    -------
+    Estimate
+        GPU time of all kernels (``time_s``); host time of the compiled call is not included.
+
+    Notes
+    -----
+    Default model, n = rows·cols, B = streaming bandwidth, f_* the cast terms:
+
+    - tensorwise: split amax reading 2n bytes at f_amax·B, a one-block kernel reducing the
+      partial maxima to the scale, then the cast (2n read, n written) at B, or at
+      f_transpose·B when transposed.
+    - rowwise: one kernel fusing the row amax with the cast; a row longer than 1024 elements
+      is reduced in a loop and read again (4n bytes read), n + 4·rows written, at f_row·B.
+      Transposed: a split column amax (2n at f_amax·B), its final reduction, and a
+      column-scaled transposed cast (2n read, n + 4·cols written) at f_column·B.
+
+    Every kernel also pays the streaming latency of the default model.
+    """
+    fn = "float8.cast"
+    gran = one_of(fn, "granularity", granularity, GRANULARITIES)
+    if not isinstance(transpose, (bool, np.bool_)):
+        raise TypeError(f"{fn}: transpose must be a bool, got {transpose!r}")
+    (rr, cc), shape = broadcast(
+        fn,
+        rows=positive_int_array(fn, "rows", rows),
+        cols=positive_int_array(fn, "cols", cols),
+    )
+    hw, chw, ceff = resolve(hardware, efficiency)
+    cols_out = _core.float8_cast_sweep(rr, cc, gran, bool(transpose), chw, ceff)
+    name = str(granularity).strip().lower()
+    what = f"float8 cast {name}{' transposed' if transpose else ''}"
+    return from_columns(cols_out, shape, label=what, hardware=hw.name,
+                        meta=peak_meta(hw, _core.DType.fp32))
+
+
+def cast_kernels(
+    rows: int,
+    cols: int,
+    granularity: str = "tensorwise",
+    hardware: Any = None,
+    *,
+    transpose: bool = False,
+    efficiency: EfficiencyLike = "default",
+) -> Any:
+    """Per-kernel detail of :func:`cast` for one shape (pandas DataFrame)."""
+    import pandas as pd
+
+    fn = "float8.cast_kernels"
+    gran = one_of(fn, "granularity", granularity, GRANULARITIES)
+    if not isinstance(transpose, (bool, np.bool_)):
+        raise TypeError(f"{fn}: transpose must be a bool, got {transpose!r}")
+    r = np.ravel(positive_int_array(fn, "rows", rows))
+    c = np.ravel(positive_int_array(fn, "cols", cols))
+    if r.size != 1 or c.size != 1:
+        raise ValueError(f"{fn}: rows and cols must be scalars, got {rows!r} and {cols!r}")
+    hw, chw, ceff = resolve(hardware, efficiency)
+    return pd.DataFrame(_core.float8_cast_kernels(float(r[0]), float(c[0]), gran,
+                                                  bool(transpose), chw, ceff))
 
 
 def recipe_names() -> list[str]:
@@ -164,10 +263,19 @@ def linear(
 
     Notes
     -----
-    Each kernel takes max(compute, memory, floor); times are summed per role. The cast
-    kernels follow torchao's float8 roofline (amax passes, per-layout casts, transposes);
-    the default model also counts block-scale bytes exactly (ceil per block, 1 byte per
-    e8m0/e4m3 scale, 4 per fp32 scale).
+    Each kernel takes max(compute, memory, floor); times are summed per role. With
+    ``"peak"`` / ``"torchao"`` / custom efficiencies the cast kernels follow torchao's float8
+    roofline (amax passes, per-layout casts, transposes); the default model also counts
+    block-scale bytes exactly (ceil per block, 1 byte per e8m0/e4m3 scale, 4 per fp32 scale).
+
+    For ``tensorwise``, ``rowwise`` and ``rowwise_with_gw_hp`` the default model lists the
+    kernels torch.compile generates for torchao instead (see :func:`cast`): tensorwise = an
+    amax per operand, a dual-layout cast of input and grad_output (row- and column-major fp8
+    from one read), the weight cast and its transposed copy; rowwise = per operand a fused
+    row-amax cast (looped rows read twice) and a column amax + column-scaled transposed cast;
+    rowwise_with_gw_hp = the row casts plus the weight's tensorwise transposed cast (its
+    grad_weight GEMM runs in bf16). The fp8 GEMMs carry their scaling (tensorwise: scalar
+    scales; rowwise: per-row / per-column scales).
     """
     fn = "float8.linear"
     rec = _recipe(fn, recipe)

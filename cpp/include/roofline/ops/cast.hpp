@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "roofline/cost.hpp"
+#include "roofline/terms/cast.hpp"
 
 namespace roofline {
 
@@ -63,14 +64,34 @@ bool recipe_is_mx(Recipe r) noexcept;
 
 /// Appends the cast kernels that turn one bf16 operand of a training linear into its
 /// low-precision forms (forward and backward layouts). Throws std::invalid_argument when
-/// torchao_conventions is set and torchao has no model for the recipe/role.
+/// torchao_conventions is set and torchao has no model for the recipe/role. With real
+/// cast terms (and not torchao_conventions), tensorwise / rowwise / rowwise_with_gw_hp emit
+/// the kernels torch.compile generates for torchao instead of the idealized list.
 void training_cast_kernels(double dim0, double dim1, TensorRole role, Recipe recipe,
-                           bool fuse_with_prev, bool torchao_conventions, KernelSink& out);
+                           bool fuse_with_prev, bool torchao_conventions, KernelSink& out,
+                           const CastTerms& terms = CastTerms{});
 
 /// Appends the cast kernels of an inference linear (the activation only; weights are
 /// pre-quantized). Throws std::invalid_argument for recipes torchao does not know when
-/// torchao_conventions is set.
+/// torchao_conventions is set. Real cast terms select the compiled kernels (as above).
 void inference_cast_kernels(double dim0, double dim1, Recipe recipe, bool fuse_with_prev,
-                            bool torchao_conventions, KernelSink& out);
+                            bool torchao_conventions, KernelSink& out,
+                            const CastTerms& terms = CastTerms{});
+
+/// Scale granularity of a standalone bf16 -> float8 cast.
+enum class CastGranularity : std::uint8_t {
+  tensorwise,  ///< one fp32 scale for the tensor (amax over every element)
+  rowwise      ///< one fp32 scale per row (per column when transposed), power-of-two rounded
+};
+
+/// Rows up to which Inductor keeps a row in registers (a persistent reduction reads it once);
+/// longer rows are reduced in a loop and read again by the cast.
+inline constexpr double kPersistentRowElements = 1024.0;
+
+/// Appends the kernels of one compiled bf16 -> e4m3 cast of a rows x cols tensor (amax, scale,
+/// cast), as torchao's compiled code runs it. `transpose` writes the column-major copy (and, for
+/// rowwise, scales per column). Zero terms give the idealized kernels.
+void float8_cast_kernels(double rows, double cols, CastGranularity granularity, bool transpose,
+                         const CastTerms& terms, KernelSink& out);
 
 }  // namespace roofline

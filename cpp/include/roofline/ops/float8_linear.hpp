@@ -19,8 +19,11 @@ struct LinearSpec {
   bool fuse_with_prev = false;            ///< the bf16 read of activations fuses into the producer
 };
 
-/// All kernels of the linear: bf16 baseline GEMMs, low-precision GEMMs and casts.
-void float8_linear_kernels(const LinearSpec& s, bool torchao_conventions, KernelSink& out);
+/// All kernels of the linear: bf16 baseline GEMMs, low-precision GEMMs and casts. Real cast
+/// terms (efficiency.cast) select the compiled cast kernels; the fp8 GEMMs carry their scaling
+/// (tensorwise / rowwise) unless torchao_conventions is set.
+void float8_linear_kernels(const LinearSpec& s, bool torchao_conventions, KernelSink& out,
+                           const CastTerms& terms = CastTerms{});
 
 /// Times of a linear summed by role.
 struct LinearTimes {
@@ -29,7 +32,13 @@ struct LinearTimes {
   double cast_s = 0;       ///< cast overhead kernels
 };
 
-/// Estimates every kernel of the linear (each with its own floor) and sums them by role.
+/// Estimates every kernel of the linear (each with its own floor) and sums them by role; the
+/// cast terms come from rates.eff.cast.
 LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao_conventions);
+
+/// Sum of the estimates of a standalone compiled cast's kernels (float8_cast_kernels, with the
+/// cast terms of rates.eff): time, its parts, bytes and kernel count.
+Estimate float8_cast_estimate(double rows, double cols, CastGranularity granularity,
+                              bool transpose, const Rates& rates);
 
 }  // namespace roofline

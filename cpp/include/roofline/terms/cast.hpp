@@ -2,10 +2,18 @@
 
 namespace roofline {
 
-/// Terms of torchao's float8 cast kernels as torch.compile generates them (amax, scale, cast).
+/// Terms of torchao's float8 cast kernels as torch.compile (Inductor) generates them: the
+/// fraction of the streaming bandwidth each access pattern reaches. All zero = the idealized
+/// kernel lists (one pass per cast at full streaming bandwidth), as before these terms existed.
 struct CastTerms {
-  // Fields are added by the model of this area; every one documents its physical meaning
-  // and the data that sets it (see docs/model.md).
+  double amax_fraction = 0;      ///< split amax reduction (partial max per block of a tensor or column)
+  double transpose_fraction = 0; ///< cast writing one transposed (column-major) fp8 copy
+  double dual_fraction = 0;      ///< cast writing row-major and column-major fp8 copies from one read
+  double row_fraction = 0;       ///< rowwise cast fused with its row amax (looped rows read twice)
+  double column_fraction = 0;    ///< rowwise cast along dim 1: column-scaled, transposed output
+
+  /// True when the real (compiled) kernel lists replace the idealized ones.
+  bool real_kernels() const noexcept { return amax_fraction > 0; }
 };
 
 }  // namespace roofline
