@@ -205,6 +205,58 @@ class Float8Linear:
         """True where the low-precision linear is faster than bf16."""
         return self.speedup > 1.0
 
+    @property
+    def wall_s(self) -> Any:
+        """Wall time of the low-precision layer under torch.compile, launch overhead included.
+
+        Notes
+        -----
+        ``rl.wall_time`` (the host model) over this layer's cast and low-precision GEMM kernels,
+        launched from compiled regions (one per pass: forward, and backward in training), casts
+        of a pass before its GEMMs. ``fp8_s`` stays GPU time; ``wall_s > fp8_s`` where the host
+        cannot keep the GPU busy (small shapes). With the ``"peak"``, ``"constant"`` and
+        ``"torchao"`` presets there is no host model and ``wall_s == fp8_s`` (up to the
+        kernel gap floor).
+        """
+        return self._walls()[0]
+
+    @property
+    def bf16_wall_s(self) -> Any:
+        """Wall time of the bf16 layer under torch.compile (as :attr:`wall_s`)."""
+        return self._walls()[1]
+
+    @property
+    def launch_bound(self) -> Any:
+        """True where launching kernels, not running them, sets the low-precision wall time."""
+        return self._walls()[2]
+
+    def _walls(self) -> tuple[Any, Any, Any]:
+        cached = self.__dict__.get("_wall_cache")
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        regions = 2 if self.mode == "training" else 1
+        terms = self._args[4].host
+        mode = _core.LaunchMode.compiled
+        shape = np.shape(self.bf16_s)
+        m, k, n = (np.broadcast_to(np.asarray(v, dtype=float), shape) for v in
+                   (self.m, self.k, self.n))
+        out = np.empty(shape), np.empty(shape), np.empty(shape, dtype=bool)
+        for idx in np.ndindex(*shape):
+            rows = _core.float8_linear_kernels(float(m[idx]), float(k[idx]), float(n[idx]),
+                                               *self._args)
+            lowp = [r["time_s"] for r in rows if r["role"] == "cast"]
+            lowp += [r["time_s"] for r in rows if r["role"] == "lowp_gemm"]
+            bf16 = [r["time_s"] for r in rows if r["role"] == "bf16_gemm"]
+            w = _core.wall_time(np.array(lowp), mode, regions, terms)
+            out[0][idx] = w[0]
+            out[1][idx] = _core.wall_time(np.array(bf16), mode, regions, terms)[0]
+            out[2][idx] = w[3]
+        result: tuple[Any, Any, Any] = (
+            (float(out[0]), float(out[1]), bool(out[2])) if not shape else out
+        )
+        object.__setattr__(self, "_wall_cache", result)
+        return result
+
     def kernels(self) -> Any:
         """Per-kernel detail (pandas DataFrame): kernel, role, FLOPs, bytes, time and terms.
 

@@ -33,11 +33,19 @@ def _linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, fl
     if recipe == "bf16":
         r = rl.float8.linear(a["m"], a["k"], a["n"], recipe="tensorwise", hardware=hw,
                              efficiency=eff)
-        predicted = r.bf16_s
+        predicted, wall = r.bf16_s, r.bf16_wall_s
     else:
         r = rl.float8.linear(a["m"], a["k"], a["n"], recipe=recipe, hardware=hw, efficiency=eff)
-        predicted = r.fp8_s
-    return [(f"{row['family']} ({recipe})", measured, float(predicted))]
+        predicted, wall = r.fp8_s, r.wall_s
+    out = [(f"{row['family']} ({recipe})", measured, float(predicted))]
+    if row.get("wall_s") and _has_host_model(eff):
+        # do_bench wall of the compiled step (launch overhead included), against the host model.
+        out.append(("gpu_float8_linear wall_s (all recipes)", row["wall_s"], float(wall)))
+    return out
+
+
+def _has_host_model(eff: Any) -> bool:
+    return isinstance(eff, str) and eff.strip().lower() in ("default", "calibrated")
 
 
 PREDICTORS = {"cast": _cast, "linear_train_kernels": _linear}
