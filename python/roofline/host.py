@@ -84,6 +84,31 @@ class WallTime:
                 f"{si(self.host_s, 's')}, {self.bound}-bound)")
 
 
+class StepWall:
+    """Mixin for whole-step results with a GPU ``time_s`` and an optional :class:`WallTime`.
+
+    ``wall_s`` is the host model's wall time (``time_s`` when there is none) and
+    ``launch_bound`` says whether launching is more than half of it.
+    """
+
+    wall: WallTime | None
+
+    @property
+    def time_s(self) -> float:
+        """GPU time of the step (defined by the result class)."""
+        raise NotImplementedError
+
+    @property
+    def wall_s(self) -> float:
+        """Predicted wall time of the step: GPU time plus what the host's launches add."""
+        return self.wall.wall_s if self.wall is not None else self.time_s
+
+    @property
+    def launch_bound(self) -> bool:
+        """True when launching (host overhead) is more than half of :attr:`wall_s`."""
+        return self.wall.launch_bound if self.wall is not None else False
+
+
 def host_terms(hardware: Any = None, *, efficiency: EfficiencyLike = "default") -> dict[str, float]:
     """The host terms the model uses on ``hardware`` (seconds, by name).
 

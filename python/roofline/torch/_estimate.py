@@ -16,7 +16,7 @@ import roofline as rl
 from roofline._format import si
 from roofline._validate import one_of
 from roofline.estimate import Estimate
-from roofline.host import LAUNCH_MODES, WallTime, wall_time
+from roofline.host import LAUNCH_MODES, StepWall, WallTime, wall_time
 
 from . import _ops
 
@@ -44,7 +44,7 @@ class OpRecord:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class TorchEstimate:
+class TorchEstimate(StepWall):
     """The estimated step of a PyTorch module: every kernel, totals, tables.
 
     Attributes
@@ -85,16 +85,6 @@ class TorchEstimate:
     def time_s(self) -> float:
         """Predicted step time in seconds."""
         return float(sum(float(r.estimate.time_s) for r in self.records))
-
-    @property
-    def wall_s(self) -> float:
-        """Predicted wall time of the step: GPU time plus what the host's launches add."""
-        return self.wall.wall_s if self.wall is not None else self.time_s
-
-    @property
-    def launch_bound(self) -> bool:
-        """True when launching (host overhead) is more than half of :attr:`wall_s`."""
-        return self.wall.launch_bound if self.wall is not None else False
 
     @property
     def flops(self) -> float:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._format import si
 from ..estimate import Estimate
-from ..host import WallTime
+from ..host import StepWall, WallTime
 from .config import TransformerConfig
 
 __all__ = ["COLUMNS", "ModelEstimate"]
@@ -19,7 +19,7 @@ COLUMNS = ("time_s", "compute_s", "memory_s", "overhead_s", "flops", "bytes")
 
 
 @dataclass(frozen=True, eq=False)
-class ModelEstimate:
+class ModelEstimate(StepWall):
     """One step of a model on one GPU: ops of each layer kind, totals and memory.
 
     Attributes
@@ -85,16 +85,6 @@ class ModelEstimate:
     def time_s(self) -> float:
         """Predicted time of the step (every op in sequence, no overlap)."""
         return self._sum("time_s")
-
-    @property
-    def wall_s(self) -> float:
-        """Predicted wall time of the step: GPU time plus what the host's launches add."""
-        return self.wall.wall_s if self.wall is not None else self.time_s
-
-    @property
-    def launch_bound(self) -> bool:
-        """True when launching (host overhead) is more than half of :attr:`wall_s`."""
-        return self.wall.launch_bound if self.wall is not None else False
 
     @property
     def flops(self) -> float:
