@@ -294,6 +294,7 @@ def _reload_fits() -> None:
 
     _calibration.data.cache_clear()
     _terms.data.cache_clear()
+    _calibration.shared_core_objects.cache_clear()
 
 
 def fit_areas(data: Path, areas: tuple[str, ...] = AREAS) -> None:

@@ -65,9 +65,9 @@ def resolve(hw_value: Any, efficiency: EfficiencyLike) -> tuple[Hardware, Any, A
     if isinstance(efficiency, str) and efficiency.strip().lower() == "default":
         efficiency = default_efficiency()
     if isinstance(efficiency, str) and efficiency.strip().lower() in SHAPE_AWARE_PRESETS:
-        from ._calibration import core_objects
+        from ._calibration import shared_core_objects
 
-        chw, ceff = core_objects(hw)
+        chw, ceff = shared_core_objects(hw)
         return hw, chw, ceff
     eff = preset(efficiency, hw)
     return hw, core_hardware(hw), to_core(eff)

@@ -121,3 +121,24 @@ def core_objects(hw: Hardware) -> tuple[Any, Any]:
     chw = scaled_core_hardware(hw, compute_fractions(hw))
     ceff = shape_aware_efficiency(hw, data()["params"], attention_fraction(hw))
     return chw, apply(ceff, hw)
+
+
+def shared_core_objects(hw: Hardware) -> tuple[Any, Any]:
+    """:func:`core_objects`, cached per accelerator for the op functions (do not mutate).
+
+    Building the core objects costs more than a scalar estimate; the op functions call this.
+    The key includes the loaders of the fitted files, so a fit that swaps a loader (e.g.
+    ``benchmarks/fit_row_ops.py``) sees its trial terms; after rewriting a fitted file, call
+    ``shared_core_objects.cache_clear()`` along with the loaders' ``cache_clear()``.
+    """
+    from . import _terms
+
+    return _shared(hw, _terms.data, data)
+
+
+@functools.lru_cache(maxsize=256)
+def _shared(hw: Hardware, terms_loader: Any, calibration_loader: Any) -> tuple[Any, Any]:
+    return core_objects(hw)
+
+
+shared_core_objects.cache_clear = _shared.cache_clear  # type: ignore[attr-defined]
