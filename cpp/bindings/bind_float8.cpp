@@ -24,12 +24,7 @@ py::tuple float8_cast_sweep_py(const InArray& rows, const InArray& cols, CastGra
     const Rates rates(hw, eff);
     for (std::size_t i = 0; i < len; ++i) {
       const Estimate e = float8_cast_estimate(r[i], c[i], g, transpose, rates);
-      o.time_s[i] = e.time_s;
-      o.compute_s[i] = e.compute_s;
-      o.memory_s[i] = e.memory_s;
-      o.overhead_s[i] = e.overhead_s;
-      o.flops[i] = e.flops;
-      o.bytes[i] = e.bytes;
+      o.set(i, e);
     }
   });
 }

@@ -97,12 +97,7 @@ py::tuple elementwise_sweep_py(const InArray& numel, const InArray& reads, const
       s.flops_per_element = flops_per_element;
       s.dtype = dtype;
       const Estimate e = estimate(elementwise_cost(s), rates);
-      o.time_s[i] = e.time_s;
-      o.compute_s[i] = e.compute_s;
-      o.memory_s[i] = e.memory_s;
-      o.overhead_s[i] = e.overhead_s;
-      o.flops[i] = e.flops;
-      o.bytes[i] = e.bytes;
+      o.set(i, e);
     }
   });
 }

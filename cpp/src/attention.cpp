@@ -206,12 +206,7 @@ void attention_sweep(const double* batch, const double* heads, const double* kv_
     s.head_dim = head_dim[i];
     s.v_head_dim = v_head_dim[i];
     const Estimate e = attention_estimate(s, rates);
-    out.time_s[i] = e.time_s;
-    out.compute_s[i] = e.compute_s;
-    out.memory_s[i] = e.memory_s;
-    out.overhead_s[i] = e.overhead_s;
-    out.flops[i] = e.flops;
-    out.bytes[i] = e.bytes;
+    out.set(i, e);
   }
 }
 

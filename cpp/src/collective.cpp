@@ -47,12 +47,7 @@ void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, c
                       std::size_t n_points, const LinkRates& link, EstimateColumns out) noexcept {
   for (std::size_t i = 0; i < n_points; ++i) {
     const Estimate e = collective_estimate(collective_cost(op, algo, bytes[i], ranks[i]), link);
-    out.time_s[i] = e.time_s;
-    out.compute_s[i] = e.compute_s;
-    out.memory_s[i] = e.memory_s;
-    out.overhead_s[i] = e.overhead_s;
-    out.flops[i] = e.flops;
-    out.bytes[i] = e.bytes;
+    out.set(i, e);
   }
 }
 

@@ -55,15 +55,6 @@ ClusterTile cluster_tile(const GroupedGemmShape& s, double mean_rows) {
 
 double pad(double x, double to) { return std::ceil(x / to) * to; }
 
-void write(const Estimate& e, std::size_t i, EstimateColumns& out) {
-  out.time_s[i] = e.time_s;
-  out.compute_s[i] = e.compute_s;
-  out.memory_s[i] = e.memory_s;
-  out.overhead_s[i] = e.overhead_s;
-  out.flops[i] = e.flops;
-  out.bytes[i] = e.bytes;
-}
-
 }  // namespace
 
 Cost grouped_gemm_cost(const GroupedGemmShape& s) noexcept {
@@ -128,7 +119,7 @@ void grouped_gemm_sweep(const double* m_per_group, const double* k, const double
     s.k = k[i];
     s.n = n[i];
     s.groups = groups[i];
-    write(estimate(grouped_gemm_cost(s), rates), i, out);
+    out.set(i, estimate(grouped_gemm_cost(s), rates));
   }
 }
 
@@ -142,7 +133,7 @@ void grouped_gemm_counts_sweep(const double* counts, std::size_t n_groups,
     s.k = k[i];
     s.n = n[i];
     s.groups = static_cast<double>(n_groups);
-    write(estimate(grouped_gemm_cost(s, counts + i * n_groups, n_groups), rates), i, out);
+    out.set(i, estimate(grouped_gemm_cost(s, counts + i * n_groups, n_groups), rates));
   }
 }
 

@@ -260,12 +260,7 @@ void row_op_sweep(RowOp op, const double* rows, const double* cols, std::size_t 
     s.rows = rows[i];
     s.cols = cols[i];
     const Estimate e = estimate(row_op_cost(op, s), rates);
-    out.time_s[i] = e.time_s;
-    out.compute_s[i] = e.compute_s;
-    out.memory_s[i] = e.memory_s;
-    out.overhead_s[i] = e.overhead_s;
-    out.flops[i] = e.flops;
-    out.bytes[i] = e.bytes;
+    out.set(i, e);
   }
 }
 

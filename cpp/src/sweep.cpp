@@ -77,12 +77,7 @@ void cost_sweep(const double* flops, const double* bytes_read, const double* byt
       c.math = math;
       c.kind = KernelKind::memory;
       const Estimate e = estimate(c, rates);
-      out.time_s[i] = e.time_s;
-      out.compute_s[i] = e.compute_s;
-      out.memory_s[i] = e.memory_s;
-      out.overhead_s[i] = e.overhead_s;
-      out.flops[i] = e.flops;
-      out.bytes[i] = e.bytes;
+      out.set(i, e);
     }
   });
 }

@@ -15,6 +15,16 @@ struct EstimateColumns {
   double* overhead_s;  ///< floor above max(compute, memory)
   double* flops;       ///< FLOPs
   double* bytes;       ///< DRAM bytes
+
+  /// Writes estimate e into row i of every column.
+  void set(std::size_t i, const Estimate& e) const noexcept {
+    time_s[i] = e.time_s;
+    compute_s[i] = e.compute_s;
+    memory_s[i] = e.memory_s;
+    overhead_s[i] = e.overhead_s;
+    flops[i] = e.flops;
+    bytes[i] = e.bytes;
+  }
 };
 
 /// GEMM estimates over arrays m, k, n, batch (length n_points); formats fixed.
