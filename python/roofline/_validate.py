@@ -113,6 +113,13 @@ def positive_float(fn: str, name: str, value: Any, *, allow_zero: bool = False) 
     return v
 
 
+def flag(fn: str, name: str, value: Any) -> bool:
+    """Return ``value`` as a bool; a Python or numpy bool only, else TypeError naming it."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fn}: {name} must be a bool, got {value!r}")
+    return bool(value)
+
+
 def broadcast(fn: str, **arrays: np.ndarray) -> tuple[list[np.ndarray], tuple[int, ...]]:
     """Broadcast named arrays together; return flat contiguous copies and the common shape."""
     try:

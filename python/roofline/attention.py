@@ -10,7 +10,7 @@ from . import _core
 from ._bridge import require_peak, resolve, resolve_hardware
 from ._dtypes import dtype as parse_dtype
 from ._dtypes import label
-from ._validate import ArrayLike, broadcast, one_of, positive_int_array
+from ._validate import ArrayLike, broadcast, flag, one_of, positive_int_array
 from .efficiency import EfficiencyLike
 from .estimate import Estimate, from_columns
 from .explain import peak_meta
@@ -31,12 +31,6 @@ _CORE_BACKEND = {
 }
 #: Resolution order of the codes below (index = code).
 _ORDER = ("standard", "flash", "cudnn", "efficient", "math")
-
-
-def _flag(fn: str, name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}: {name} must be a bool, got {value!r}")
-    return bool(value)
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -73,7 +67,7 @@ def _prepare(
         raise ValueError(
             f"{fn}: kv_heads must divide heads, got kv_heads={int(kvh[i])}, heads={int(hh[i])}"
         )
-    if _flag(fn, "shared_kv", shared_kv):
+    if flag(fn, "shared_kv", shared_kv):
         bad = dv > dd
         if bad.any():
             i = _first_bad(bad)
@@ -182,7 +176,7 @@ def attention_backend(
         fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv
     )
     dt = parse_dtype(fn, dtype)
-    flags = [_flag(fn, n, v) for n, v in
+    flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("backward", backward))]
     hw = resolve_hardware(hardware)
     codes = _sdpa_codes(hw, dt, arrays, *flags)
@@ -327,7 +321,7 @@ def attention(
         fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv
     )
     dt = parse_dtype(fn, dtype)
-    flags = [_flag(fn, n, v) for n, v in
+    flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("flash", flash),
               ("backward", backward))]
     hw, chw, ceff = resolve(hardware, efficiency)
@@ -390,7 +384,7 @@ def attention_kernels(
     if shape != ():
         raise ValueError(f"{fn}: sizes must be scalars, got arrays of shape {shape}")
     dt = parse_dtype(fn, dtype)
-    flags = [_flag(fn, n, v) for n, v in
+    flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("flash", flash),
               ("backward", backward))]
     hw, chw, ceff = resolve(hardware, efficiency)
@@ -422,7 +416,7 @@ def attention_pairs(q_len: ArrayLike, kv_len: ArrayLike, causal: bool = False) -
         fn, q_len=positive_int_array(fn, "q_len", q_len),
         kv_len=positive_int_array(fn, "kv_len", kv_len),
     )
-    c = _flag(fn, "causal", causal)
+    c = flag(fn, "causal", causal)
     out = np.array([_core.attention_pairs(a, b, c) for a, b in zip(q, kv, strict=True)])
     out = out.reshape(shape)
     return float(out) if out.ndim == 0 else out

@@ -16,6 +16,7 @@ from ._validate import (
     _show,
     broadcast,
     contains_bool,
+    flag,
     one_of,
     positive_int_array,
 )
@@ -111,15 +112,14 @@ def cast(
     """
     fn = "float8.cast"
     gran = one_of(fn, "granularity", granularity, GRANULARITIES)
-    if not isinstance(transpose, (bool, np.bool_)):
-        raise TypeError(f"{fn}: transpose must be a bool, got {transpose!r}")
+    transpose = flag(fn, "transpose", transpose)
     (rr, cc), shape = broadcast(
         fn,
         rows=positive_int_array(fn, "rows", rows),
         cols=positive_int_array(fn, "cols", cols),
     )
     hw, chw, ceff = resolve(hardware, efficiency)
-    cols_out = _core.float8_cast_sweep(rr, cc, gran, bool(transpose), chw, ceff)
+    cols_out = _core.float8_cast_sweep(rr, cc, gran, transpose, chw, ceff)
     name = str(granularity).strip().lower()
     what = f"float8 cast {name}{' transposed' if transpose else ''}"
     return from_columns(cols_out, shape, label=what, hardware=hw.name,
@@ -140,15 +140,14 @@ def cast_kernels(
 
     fn = "float8.cast_kernels"
     gran = one_of(fn, "granularity", granularity, GRANULARITIES)
-    if not isinstance(transpose, (bool, np.bool_)):
-        raise TypeError(f"{fn}: transpose must be a bool, got {transpose!r}")
+    transpose = flag(fn, "transpose", transpose)
     r = np.ravel(positive_int_array(fn, "rows", rows))
     c = np.ravel(positive_int_array(fn, "cols", cols))
     if r.size != 1 or c.size != 1:
         raise ValueError(f"{fn}: rows and cols must be scalars, got {rows!r} and {cols!r}")
     hw, chw, ceff = resolve(hardware, efficiency)
     return pd.DataFrame(_core.float8_cast_kernels(float(r[0]), float(c[0]), gran,
-                                                  bool(transpose), chw, ceff))
+                                                  transpose, chw, ceff))
 
 
 def recipe_names() -> list[str]:
@@ -332,8 +331,7 @@ def linear(
     fn = "float8.linear"
     rec = _recipe(fn, recipe)
     md = one_of(fn, "mode", mode, MODES)
-    if not isinstance(fuse_with_prev, (bool, np.bool_)):
-        raise TypeError(f"{fn}: fuse_with_prev must be a bool, got {fuse_with_prev!r}")
+    fuse_with_prev = flag(fn, "fuse_with_prev", fuse_with_prev)
     (mm, kk, nn), shape = broadcast(
         fn,
         m=positive_int_array(fn, "m", m),
@@ -345,7 +343,7 @@ def linear(
     require_peak(fn, hw, _lowp_dtype(rec.name))
     try:
         bf16, lowp, cast = _core.float8_linear_sweep(
-            mm, kk, nn, rec, md, bool(fuse_with_prev), chw, ceff, get_num_threads()
+            mm, kk, nn, rec, md, fuse_with_prev, chw, ceff, get_num_threads()
         )
     except ValueError as exc:
         raise ValueError(f"{fn}: {exc}") from None
@@ -361,12 +359,12 @@ def linear(
         n=float(nn[0]) if scalar else nn.reshape(shape),
         recipe=rec.name,
         mode=md.name,
-        fuse_with_prev=bool(fuse_with_prev),
+        fuse_with_prev=fuse_with_prev,
         hardware=hw.name,
         bf16_s=shaped(bf16),
         fp8_gemm_s=shaped(lowp),
         fp8_overhead_s=shaped(cast),
-        _args=(rec, md, bool(fuse_with_prev), chw, ceff),
+        _args=(rec, md, fuse_with_prev, chw, ceff),
     )
 
 

@@ -11,7 +11,14 @@ from . import _core
 from ._bridge import get_num_threads, require_peak, resolve
 from ._dtypes import default_out, label
 from ._dtypes import dtype as parse_dtype
-from ._validate import ArrayLike, broadcast, nonnegative_int_array, one_of, positive_int_array
+from ._validate import (
+    ArrayLike,
+    broadcast,
+    flag,
+    nonnegative_int_array,
+    one_of,
+    positive_int_array,
+)
 from .efficiency import EfficiencyLike
 from .estimate import Estimate, from_columns
 from .explain import peak_meta
@@ -350,12 +357,6 @@ def grouped_gemm(
     return from_columns(cols, shape, label=lab, hardware=hw.name, meta=peak_meta(hw, dt))
 
 
-def _flag(fn: str, name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}: {name} must be a bool, got {value!r}")
-    return bool(value)
-
-
 #: Implementations of the row-wise ops (``backend=``).
 ROW_BACKENDS = {
     "fused": _core.RowBackend.fused,
@@ -378,8 +379,8 @@ def _row_op(
 ) -> Estimate:
     be = one_of(fn, "backend", backend, ROW_BACKENDS)
     dt = parse_dtype(fn, dtype)
-    bwd = _flag(fn, "backward", backward)
-    stats = _flag(fn, "save_stats", save_stats)
+    bwd = flag(fn, "backward", backward)
+    stats = flag(fn, "save_stats", save_stats)
     arrays, shape = broadcast(
         fn,
         rows=positive_int_array(fn, "rows", rows),
