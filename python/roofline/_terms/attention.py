@@ -22,38 +22,16 @@ enters through the hardware entry), a B200 the Hopper-path values scaled by its 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .. import _core
+from ._common import architecture, fill
 
-#: Architecture of an accelerator, from its canonical or full name (first match wins).
-_ARCH_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"\bGB?[23]00\b|\bB[12]00\b|\bB300\b", "blackwell"),       # sm100 / sm103
-    (r"RTX 50\d0|RTX PRO 6000", "blackwell_consumer"),            # sm120
-    (r"\bG?H(100|200|800|20)\b", "hopper"),                       # sm90
-    (r"\bL4\b|\bL40S?\b|RTX 40\d0|RTX 6000 Ada", "ada"),           # sm89
-    (r"\bA100\b|\bA10G?\b|\bA30\b|\bA40\b|RTX 30\d0|RTX A\d+", "ampere"),  # sm80 / sm86
-    (r"\bV100\b|\bT4\b", "volta"),                                # sm70 / sm75
-)
+__all__ = ["CUDNN_FIRST", "architecture", "core_terms"]
 
 #: Architectures whose compute capability is 9.x or 10.x: PyTorch (>= 2.10 with cuDNN > 9.15)
 #: tries cuDNN attention before FlashAttention-2 there.
 CUDNN_FIRST = frozenset({"hopper", "blackwell"})
-
-
-def architecture(hw: Any) -> str:
-    """``"hopper"``, ``"blackwell"``, ``"blackwell_consumer"``, ``"ada"``, ``"ampere"``,
-    ``"volta"``, ``"rocm"`` (AMD Instinct / Radeon) or ``"other"`` (TPU, Gaudi, unknown)."""
-    if getattr(hw, "vendor", "") == "AMD":
-        return "rocm"
-    if getattr(hw, "vendor", "") != "NVIDIA":
-        return "other"
-    text = f"{hw.name} {getattr(hw, 'full_name', '')}"
-    for pattern, arch in _ARCH_PATTERNS:
-        if re.search(pattern, text):
-            return arch
-    return "ampere"  # an unknown NVIDIA part: the sm80 code path every CUDA kernel ships
 
 
 def _flash_fraction(hw: Any, arch: str, doc: dict[str, Any]) -> float:
@@ -88,12 +66,6 @@ def _flash_fraction(hw: Any, arch: str, doc: dict[str, Any]) -> float:
         return fraction
     per_sm_hz = fraction * gemm_rate(ref) / (ref.sms * ref.clock_hz)
     return per_sm_hz * hw.sms * hw.clock_hz / gemm_rate(hw)
-
-
-def _fill(terms: Any, values: dict[str, Any]) -> Any:
-    for key, value in values.items():
-        setattr(terms, key, float(value))
-    return terms
 
 
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
@@ -132,7 +104,7 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
                bwd_fraction=mma * float(uni["efficient"]["ratio"]) * fa2_bwd,
                decode_fraction=mma * float(uni["efficient"]["decode_ratio"]),
                call_s=uni["efficient"]["call_s"])
-    _fill(terms.flash, flash)
-    _fill(terms.cudnn, cudnn)
-    _fill(terms.efficient, eff)
+    fill(terms.flash, flash)
+    fill(terms.cudnn, cudnn)
+    fill(terms.efficient, eff)
     return terms

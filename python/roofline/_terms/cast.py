@@ -4,7 +4,8 @@ The terms are bandwidth fractions of access patterns of Inductor-generated Trito
 kernels (split reductions, transposed writes through shared memory, looped row reductions,
 strided column reads). They are universal: the kernels and their access patterns are the same
 code on every GPU Triton targets, and each fraction multiplies that GPU's own streaming
-bandwidth. ``per_architecture`` in the fitted document may override them for an architecture
+bandwidth. ``per_architecture`` in the fitted document, keyed by ``architecture(hw)``
+(``"hopper"``, ``"ampere"``, ``"rocm"``, ...), may override them for an architecture
 whose memory system treats a pattern differently (none measured yet).
 """
 
@@ -13,21 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
+from ._common import architecture, fill
 
 FIELDS = ("amax_fraction", "transpose_fraction", "dual_fraction", "row_fraction",
           "column_fraction")
-
-
-def _architecture(hw: Any) -> str:
-    return str(getattr(hw, "architecture", "") or "").lower()
 
 
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     """The core CastTerms for hw from the fitted document doc (empty doc: idealized)."""
     terms = _core.CastTerms()
     values = dict(doc.get("universal", {}))
-    values.update(doc.get("per_architecture", {}).get(_architecture(hw), {}))
-    for name in FIELDS:
-        if name in values:
-            setattr(terms, name, float(values[name]))
-    return terms
+    values.update(doc.get("per_architecture", {}).get(architecture(hw), {}))
+    return fill(terms, {name: values[name] for name in FIELDS if name in values})

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
+from ._common import fill
 
 #: GemmTerms fields and what they mean (see cpp/include/roofline/terms/gemm.hpp).
 FIELDS = (
@@ -80,7 +81,4 @@ def values(hw: Any, doc: dict[str, Any]) -> dict[str, float]:
 
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     """The core GemmTerms for hw from the fitted document doc (all zero when it is empty)."""
-    terms = _core.GemmTerms()
-    for f, v in values(hw, doc).items():
-        setattr(terms, f, v)
-    return terms
+    return fill(_core.GemmTerms(), values(hw, doc))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
+from ._common import fill
 
 #: Field names of HostTerms, in the core's order.
 FIELDS = ("eager_launch_s", "compiled_launch_s", "compiled_call_s", "graph_launch_s",
@@ -43,7 +44,4 @@ def values(hw: Any, doc: dict[str, Any]) -> dict[str, float]:
 
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     """The core HostTerms for hw from the fitted document doc."""
-    terms = _core.HostTerms()
-    for k, v in values(hw, doc).items():
-        setattr(terms, k, v)
-    return terms
+    return fill(_core.HostTerms(), values(hw, doc))
