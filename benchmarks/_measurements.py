@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 #: gemm_max_achievable.csv's GPU names -> our canonical names. MI250X is left out: its row is
 #: one GCD (half the package our database describes).
@@ -28,3 +30,15 @@ def read(path: Path) -> list[dict[str, str]]:
     """Rows of a measurement CSV as dicts."""
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+#: Our own GPU measurements (the shared JSON-lines schema) that the fit_<area>.py scripts use.
+GPU_FILE = "gpu_h100_calibration.jsonl"
+
+
+def gpu_rows(data_dir: Path, families: Collection[str]) -> list[dict[str, Any]]:
+    """The rows of ``families`` in our GPU measurement file, read and checked once."""
+    from roofline.validation import read_measurements
+
+    return [r for r in read_measurements(data_dir / GPU_FILE) if r["family"] in families]
+

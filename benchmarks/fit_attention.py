@@ -26,6 +26,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
+from _measurements import gpu_rows  # noqa: E402
+
 import roofline as rl  # noqa: E402
 from roofline import _core  # noqa: E402
 from roofline._calibration import core_objects  # noqa: E402
@@ -60,13 +62,7 @@ BASE: dict[str, Any] = {
 
 
 def rows(data: Path) -> list[dict[str, Any]]:
-    out = []
-    with open(data / "gpu_h100_calibration.jsonl") as f:
-        for line in f:
-            r = json.loads(line)
-            if r["family"] in FAMILIES:
-                out.append(r)
-    return out
+    return gpu_rows(data, FAMILIES)
 
 
 _BACKEND = {"flash": "flash", "cudnn": "cudnn", "efficient": "efficient", "math": "math"}

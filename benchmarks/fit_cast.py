@@ -24,6 +24,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
+from _measurements import gpu_rows  # noqa: E402
+
 import roofline as rl  # noqa: E402
 from roofline import _core  # noqa: E402
 from roofline._calibration import core_objects  # noqa: E402
@@ -38,18 +40,14 @@ NOT_CAST = ("nvjet", "CUDAFunctor_add", "Memset")
 def cast_rows(data_dir: Path) -> list[dict[str, Any]]:
     """(recipe, m, k, n, measured cast seconds per step) of the float8 linear rows."""
     out = []
-    with open(data_dir / "gpu_h100_calibration.jsonl") as f:
-        for line in f:
-            row = json.loads(line)
-            if row.get("family") != "gpu_float8_linear_kernels":
-                continue
-            a = row["args"]
-            if a["recipe"] == "bf16":
-                continue
-            other = sum(us for name, us, *_ in row["kernels"]
-                        if any(s in name for s in NOT_CAST)) * 1e-6
-            out.append({"recipe": a["recipe"], "m": a["m"], "k": a["k"], "n": a["n"],
-                        "hardware": row["hardware"], "cast_s": row["measured"] - other})
+    for row in gpu_rows(data_dir, ("gpu_float8_linear_kernels",)):
+        a = row["args"]
+        if a["recipe"] == "bf16":
+            continue
+        other = sum(us for name, us, *_ in row["kernels"]
+                    if any(s in name for s in NOT_CAST)) * 1e-6
+        out.append({"recipe": a["recipe"], "m": a["m"], "k": a["k"], "n": a["n"],
+                    "hardware": row["hardware"], "cast_s": row["measured"] - other})
     return out
 
 

@@ -36,7 +36,7 @@ from roofline._terms.gemm import throttle_fraction  # noqa: E402
 from roofline.hardware import hardware  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _measurements import MAX_ACHIEVABLE_NAMES, read  # noqa: E402
+from _measurements import MAX_ACHIEVABLE_NAMES, gpu_rows, read  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "measurements"
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "gemm.json"
@@ -101,13 +101,7 @@ def published_rows(data_dir: Path) -> list[dict[str, Any]]:
 
 def load_rows(data_dir: Path) -> list[dict[str, Any]]:
     """The rows of our GEMM families from gpu_h100_calibration.jsonl."""
-    rows = []
-    with open(data_dir / "gpu_h100_calibration.jsonl") as f:
-        for line in f:
-            r = json.loads(line)
-            if r["family"] in FAMILIES:
-                rows.append(r)
-    return rows
+    return gpu_rows(data_dir, FAMILIES)
 
 
 def _scaling(r: dict[str, Any]) -> Any:

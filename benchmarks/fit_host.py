@@ -37,9 +37,11 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from _measurements import GPU_FILE, gpu_rows
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "host.json"
-CALIBRATION = "gpu_h100_calibration.jsonl"
+CALIBRATION = GPU_FILE
 
 #: Profiler entries that are API calls or bookkeeping, not GPU work.
 _NOT_KERNELS = ("Activity Buffer Request", "cuLaunchKernel", "cuLaunchKernelEx",
@@ -47,10 +49,7 @@ _NOT_KERNELS = ("Activity Buffer Request", "cuLaunchKernel", "cuLaunchKernelEx",
 
 
 def _rows(data_dir: Path, family: str) -> list[dict[str, Any]]:
-    path = data_dir / CALIBRATION
-    with open(path) as f:
-        rows = [json.loads(line) for line in f if line.strip()]
-    return [r for r in rows if r["family"] == family]
+    return gpu_rows(data_dir, (family,))
 
 
 def step_kernels(row: dict[str, Any]) -> list[float]:

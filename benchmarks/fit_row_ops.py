@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _measurements import gpu_rows
 
 import roofline._terms as terms
 from roofline.validation import compare
@@ -92,8 +93,7 @@ def score(errs: dict[str, np.ndarray]) -> float:
 
 def fit(data_dir: Path) -> dict[str, Any]:
     """Fit the universal terms on the area's families; write and return the terms file."""
-    rows = [json.loads(line) for line in open(data_dir / "gpu_h100_calibration.jsonl")]
-    rows = [r for r in rows if r["family"] in FAMILIES]
+    rows = gpu_rows(data_dir, FAMILIES)
     keys = list(GRID)
     best: tuple[float, dict[str, float]] | None = None
     for values in itertools.product(*(GRID[k] for k in keys)):
