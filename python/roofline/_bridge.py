@@ -6,9 +6,9 @@ from typing import Any
 
 from . import _core
 from .efficiency import (
-    SHAPE_AWARE_PRESETS,
     EfficiencyLike,
     default_efficiency,
+    is_shape_aware,
     preset,
     to_core,
 )
@@ -62,12 +62,12 @@ def require_peak(fn: str, hw: Hardware, core_dtype: Any) -> None:
 def resolve(hw_value: Any, efficiency: EfficiencyLike) -> tuple[Hardware, Any, Any]:
     """Resolve hardware and efficiency: (Hardware, core Hardware, core Efficiency)."""
     hw = resolve_hardware(hw_value)
-    if isinstance(efficiency, str) and efficiency.strip().lower() == "default":
-        efficiency = default_efficiency()
-    if isinstance(efficiency, str) and efficiency.strip().lower() in SHAPE_AWARE_PRESETS:
+    if is_shape_aware(efficiency):
         from ._calibration import shared_core_objects
 
         chw, ceff = shared_core_objects(hw)
         return hw, chw, ceff
+    if isinstance(efficiency, str) and efficiency.strip().lower() == "default":
+        efficiency = default_efficiency()
     eff = preset(efficiency, hw)
     return hw, core_hardware(hw), to_core(eff)

@@ -105,6 +105,17 @@ def default_efficiency() -> EfficiencyLike:
     return _default
 
 
+def is_shape_aware(efficiency: EfficiencyLike) -> bool:
+    """True when ``efficiency`` selects the shape-aware model (``"default"`` as currently set).
+
+    Only the shape-aware model carries the implementation-aware terms (library latencies,
+    backends, host launch costs); the constant-fraction presets and Efficiency objects do not.
+    """
+    if isinstance(efficiency, str) and efficiency.strip().lower() == "default":
+        efficiency = default_efficiency()
+    return isinstance(efficiency, str) and efficiency.strip().lower() in SHAPE_AWARE_PRESETS
+
+
 def preset(name: EfficiencyLike, hw: Hardware | None = None) -> Efficiency:
     """Return the :class:`Efficiency` a preset name stands for on ``hw``.
 

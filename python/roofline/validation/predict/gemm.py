@@ -13,11 +13,12 @@ from typing import Any
 
 import roofline as rl
 from roofline import _terms
+from roofline.efficiency import is_shape_aware
 
 
 def _call_overhead(eff: Any) -> float:
     """Per-call measurement overhead added to the default model's prediction (0 otherwise)."""
-    if isinstance(eff, str) and eff.strip().lower() in ("default", "calibrated"):
+    if is_shape_aware(eff):
         return float(_terms.data("gemm").get("measurement", {}).get("per_call_overhead_s", 0.0))
     return 0.0
 
