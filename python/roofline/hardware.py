@@ -343,6 +343,10 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
             raise TypeError(
                 f"Hardware.from_dict: expected a dict, got {type(data).__name__}: {data!r}"
             )
+        if cls is Hardware and "fitted" in data:  # a calibrated profile (roofline.calibration)
+            from .calibration.profile import Profile
+
+            return Profile.from_dict(data)
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(str(k) for k in data if k not in names)
         if unknown:
@@ -350,10 +354,6 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
                 f"Hardware.from_dict: unknown key(s) {', '.join(map(repr, unknown))}; "
                 f"valid keys: {', '.join(sorted(names))}"
             )
-        if cls is Hardware and "fitted" in data:  # a calibrated profile (roofline.calibration)
-            from .calibration.profile import Profile
-
-            return Profile.from_dict(data)
         missing = [k for k in ("name", "mem_bytes_per_s") if k not in data]
         if missing:
             raise ValueError(f"Hardware.from_dict: missing required key(s) {missing}")
