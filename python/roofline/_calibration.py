@@ -42,9 +42,10 @@ def compute_fractions(hw: Hardware, doc: dict[str, Any] | None = None) -> dict[s
     Measured fraction of this accelerator where the calibration data has it (for classes it
     lacks, its die sibling's: H800 and H200 borrow H100 SXM's), else the vendor's median,
     else 0.7; classes without
-    measurements borrow bf16's (fp64, fp32, tf32) or fp8's (int8, fp4) fraction.
+    measurements borrow bf16's (fp64, fp32, tf32) or fp8's (int8, fp4) fraction. ``doc`` is
+    the calibration document to read (default: the packaged one).
     """
-    doc = data()
+    doc = data() if doc is None else doc
     fitted = doc["achievable_compute_fraction"]
     # A die's sibling (same SMs, clocks, tensor cores) lends the classes this entry lacks.
     own = {**fitted.get(_same_silicon(hw), {}), **fitted.get(hw.name, {})}

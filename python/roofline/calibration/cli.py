@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["add_parser", "run"]
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from .profile import Profile, save_profile
 
     source: Any = args.input
+    if source is not None and not Path(source).is_file():
+        raise ValueError(f"calibrate: -i {source}: no such file")
     base = args.hardware
     if source is None:
         rows: list[dict[str, Any]] = []

@@ -86,16 +86,28 @@ def _round(x: float) -> float:
     return float(f"{x:.4g}")
 
 
+#: A term leaves its current value only when that lowers the loss by this much (the
+#: measurement noise floor is ~2 % per row): no chasing noise on small families.
+MIN_GAIN = 0.002
+
+#: A term is fitted only when its groups have at least this many rows.
+MIN_ROWS = 1
+
+
 def search(evaluate: Callable[[float], float], x0: float, lo: float, hi: float,
-           points: int = 13, rounds: int = 3) -> tuple[float, float]:
-    """Best (value, loss) on [lo, hi] from x0: a grid, then finer grids around the best."""
-    best_x, best = x0, evaluate(x0)
+           points: int = 13, rounds: int = 3, min_gain: float = MIN_GAIN) -> tuple[float, float]:
+    """Best (value, loss) on [lo, hi] from x0: a grid, then finer grids around the best.
+
+    The first move away from ``x0`` must gain at least ``min_gain``; refinements any gain.
+    """
+    start = evaluate(x0)
+    best_x, best = x0, start
     grid, step = np.linspace(lo, hi, points), (hi - lo) / (points - 1)
     for _ in range(rounds + 1):
         for x in grid:
             x = _round(float(x))
             v = evaluate(x)
-            if v < best - 1e-9:
+            if v < best - 1e-9 and v < start - min_gain:
                 best, best_x = v, x
         grid = np.linspace(max(lo, best_x - step), min(hi, best_x + step), 9)
         step /= 4
@@ -173,17 +185,20 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
         unused.setdefault(msg.split(":")[0], "prediction failed: " + msg.split(": ", 1)[-1])
     grouped = {g: [r for r in rs if r["id"] not in bad] for g, rs in grouped.items()}
     grouped = {g: rs for g, rs in grouped.items() if rs}
-    todo = terms_for(set(grouped), areas)
+    candidates = terms_for(set(grouped), areas)
+    todo = [t for t in candidates
+            if sum(len(grouped.get(g, [])) for g in t.groups) >= MIN_ROWS]
     decided = {g for t in todo for g in t.groups}
+    seen = {g for t in candidates for g in t.groups}
     for g, rs in grouped.items():
         if g not in decided:
+            why = (f"fewer than {MIN_ROWS} rows for its terms" if g in seen
+                   else "no fitted term acts on it (validated only)")
             for r in rs:
-                unused.setdefault(str(r["family"]), "no fitted term acts on it (validated only)")
+                unused.setdefault(str(r["family"]), why)
     if not todo:
-        raise ValueError(
-            f"{fn}: no usable rows in {where} for terms {list(areas)}: families "
-            f"{sorted({str(r['family']) for r in rows})} ({'; '.join(f'{k}: {v}' for k, v in sorted(unused.items()))})"
-        )
+        reasons = "; ".join(f"{k}: {v}" for k, v in sorted(unused.items()))
+        raise ValueError(f"{fn}: no usable rows in {where} for terms {list(areas)} ({reasons})")
     fitted = start.fitted.to_dict()
     changes: dict[str, dict[str, float]] = {}
     for sweep in range(sweeps):
