@@ -1,11 +1,13 @@
 """Fit a profile's terms to measurements: bounded coordinate descent, one term at a time.
 
 Each term (``roofline.calibration.terms``) is searched on its bounded interval (a coarse grid,
-then three finer grids around the best value), minimising over the rows of the groups it acts
-on the mean over families of ``median + p90 / 4`` of the absolute relative error of the public
-API's prediction (``roofline.validation.compare``). Two sweeps over all terms, since some
-interact (GEMM latency and compute fraction, call time and rate). A term moves only when that
-strictly lowers the loss, so terms the data cannot see keep their packaged values.
+then three finer grids around the best value) when some row of the groups it acts on is there,
+minimising over all usable rows (a term moves other families too: the bf16 fraction sets grouped
+GEMMs, attention and float8 linears) the mean over families of ``median + p90 / 4`` of the
+absolute relative error of the public API's prediction (``roofline.validation.compare``). Two
+sweeps over all terms, since some interact (GEMM latency and compute fraction, call time and
+rate). A term moves only when that lowers the loss by at least ``MIN_GAIN``, so terms the data
+cannot see keep their packaged values and noise is not chased.
 """
 
 from __future__ import annotations
@@ -181,7 +183,7 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
     failures: list[tuple[str, str]] = []
     before = family_errors([r for rs in grouped.values() for r in rs], start, failures)
     bad = {rid for rid, _ in failures}
-    for rid, msg in failures:
+    for _, msg in failures:
         unused.setdefault(msg.split(":")[0], "prediction failed: " + msg.split(": ", 1)[-1])
     grouped = {g: [r for r in rs if r["id"] not in bad] for g, rs in grouped.items()}
     grouped = {g: rs for g, rs in grouped.items() if rs}
@@ -201,13 +203,15 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
         raise ValueError(f"{fn}: no usable rows in {where} for terms {list(areas)} ({reasons})")
     fitted = start.fitted.to_dict()
     changes: dict[str, dict[str, float]] = {}
+    # Every term is judged on every usable row: a term fitted on its own groups moves others
+    # too (the bf16 fraction sets grouped GEMMs, attention and float8 linears).
+    sel = [r for rs in grouped.values() for r in rs]
     for sweep in range(sweeps):
         for term in todo:
-            sel = [r for g in term.groups for r in grouped.get(g, [])]
             x0 = min(max(current(profile_of(base, fitted), term.path), term.lo), term.hi)
 
-            def evaluate(x: float, term: Term = term, sel: list[dict[str, Any]] = sel) -> float:
-                return loss(family_errors(sel, profile_of(base, _set(fitted, term.path, x))))
+            def evaluate(x: float, term: Term = term, now: dict[str, Any] = fitted) -> float:
+                return loss(family_errors(sel, profile_of(base, _set(now, term.path, x))))
 
             x, _ = search(evaluate, x0, term.lo, term.hi)
             if x != x0:

@@ -184,4 +184,7 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
         prof = Profile.from_dict(data)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"profile: {os.fspath(path)}: {exc}") from None
-    return dataclasses.replace(prof, origin=os.fspath(path))
+    if not isinstance(prof, Profile):  # pragma: no cover - from_dict builds cls
+        raise TypeError(f"profile: {os.fspath(path)} did not load as a Profile")
+    object.__setattr__(prof, "origin", os.fspath(path))  # not part of equality or hash
+    return prof
