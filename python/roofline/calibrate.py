@@ -163,7 +163,8 @@ def calibrate(
         fitted value, each family's median error before and after, and the families no term
         uses, with the reason). Otherwise measured achievable peaks per class (``bf16``
         holds the better of bfloat16 and float16), ``mem_bytes_per_s`` from the copy, the
-        device's SM count on a GPU, and in ``notes`` every measurement, the launch latency and what was skipped.
+        device's SM count on a GPU, and in ``notes`` every measurement, the launch latency
+        and what was skipped.
 
     Raises
     ------
