@@ -32,8 +32,9 @@ from .ops import (
 __version__ = "0.1.0"
 
 
-def calibrate(device: str = "cuda", **kwargs: Any) -> Hardware:
-    """Measure this machine's peaks with torch (:func:`roofline.calibrate.calibrate`)."""
+def calibrate(device: str | None = None, **kwargs: Any) -> Hardware:
+    """Fit a profile to measurements (``measurements=``), or measure this machine's peaks
+    with torch (:func:`roofline.calibrate.calibrate`)."""
     from .calibrate import calibrate as _run
 
     return _run(device, **kwargs)

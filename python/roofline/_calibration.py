@@ -36,15 +36,16 @@ def data() -> dict[str, Any]:
     return doc
 
 
-def compute_fractions(hw: Hardware) -> dict[str, float]:
+def compute_fractions(hw: Hardware, doc: dict[str, Any] | None = None) -> dict[str, float]:
     """Achievable fraction of the dense peak per class for ``hw``.
 
     Measured fraction of this accelerator where the calibration data has it (for classes it
     lacks, its die sibling's: H800 and H200 borrow H100 SXM's), else the vendor's median,
     else 0.7; classes without
-    measurements borrow bf16's (fp64, fp32, tf32) or fp8's (int8, fp4) fraction.
+    measurements borrow bf16's (fp64, fp32, tf32) or fp8's (int8, fp4) fraction. ``doc`` is
+    the calibration document to read (default: the packaged one).
     """
-    doc = data()
+    doc = data() if doc is None else doc
     fitted = doc["achievable_compute_fraction"]
     # A die's sibling (same SMs, clocks, tensor cores) lends the classes this entry lacks.
     own = {**fitted.get(_same_silicon(hw), {}), **fitted.get(hw.name, {})}
@@ -76,13 +77,14 @@ def _same_silicon(hw: Hardware) -> str:
     return _SIBLINGS.get(hw.name, hw.name)
 
 
-def attention_fraction(hw: Hardware) -> float:
+def attention_fraction(hw: Hardware, doc: dict[str, Any] | None = None) -> float:
     """Rate of flash prefill/training kernels as a fraction of the GEMM rate on ``hw``.
 
     Fitted value of this accelerator (H800 and H200 borrow H100 SXM's), else its vendor's median,
-    else the median of all fitted values; 1.0 when the calibration file has none.
+    else the median of all fitted values; 1.0 when the calibration file has none. ``doc`` as
+    for :func:`compute_fractions`.
     """
-    doc = data()
+    doc = data() if doc is None else doc
     own = doc.get("attention_fraction", {})
     if _same_silicon(hw) in own:
         return float(own[_same_silicon(hw)])
@@ -115,12 +117,18 @@ def shape_aware_efficiency(hw: Hardware, params: dict[str, float],
 
 
 def core_objects(hw: Hardware) -> tuple[Any, Any]:
-    """Core hardware (peaks scaled to their achievable values) and core efficiency."""
-    from ._terms import apply
+    """Core hardware (peaks scaled to their achievable values) and core efficiency.
 
-    chw = scaled_core_hardware(hw, compute_fractions(hw))
-    ceff = shape_aware_efficiency(hw, data()["params"], attention_fraction(hw))
-    return chw, apply(ceff, hw)
+    The parameters are the packaged ones, with a calibrated profile's fitted patch on top
+    (``roofline.calibration.documents``).
+    """
+    from ._terms import apply
+    from .calibration.documents import documents
+
+    cal, areas = documents(hw)
+    chw = scaled_core_hardware(hw, compute_fractions(hw, cal))
+    ceff = shape_aware_efficiency(hw, cal["params"], attention_fraction(hw, cal))
+    return chw, apply(ceff, hw, areas)
 
 
 def shared_core_objects(hw: Hardware) -> tuple[Any, Any]:

@@ -1,10 +1,13 @@
-"""Measure the local device's achievable peaks with torch and return them as a Hardware.
+"""Calibrate the model to a device: fit a profile to measurements, or measure peaks with torch.
 
 >>> import roofline as rl
->>> hw = rl.calibrate(device="cuda", path="my_gpu.json")     # later: Hardware.from_file
+>>> prof = rl.calibrate(measurements="m.jsonl", hardware="H100 SXM", path="h100.json")
+>>> rl.gemm(8192, 8192, 8192, hardware=prof)        # the default model with the fitted terms
+>>> rl.hardware(profile="h100.json")                 # loads it back (or Hardware.from_file)
+>>> hw = rl.calibrate(device="cuda", path="my_gpu.json")     # measured peaks, no fit
 >>> rl.gemm(8192, 8192, 8192, hardware=hw, efficiency="peak")  # the measured roofline
 
-torch is imported only when :func:`calibrate` runs.
+torch is imported only when :func:`calibrate` measures.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 import sys
 import time
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .hardware import Hardware
@@ -86,8 +89,12 @@ def _matmul_rate(torch: Any, device: str, dtype_name: str, size: int, sync: Call
 
 
 def calibrate(
-    device: str = "cuda",
+    device: str | None = None,
     *,
+    measurements: str | os.PathLike[str] | Iterable[dict[str, Any]] | None = None,
+    hardware: Any = None,
+    terms: Sequence[str] | None = None,
+    save: bool = False,
     name: str | None = None,
     dtypes: Sequence[str] | None = None,
     sizes: Sequence[int] | None = None,
@@ -95,13 +102,38 @@ def calibrate(
     repeats: int = 3,
     min_time_s: float = 0.02,
     path: str | os.PathLike[str] | None = None,
+    rows: list[dict[str, Any]] | None = None,
 ) -> Hardware:
-    """Measure achievable matmul rates, copy bandwidth and launch latency on this machine.
+    """Fit the default model to measurements, or measure achievable peaks on this machine.
+
+    With ``measurements``: fit the default model's terms for one accelerator and return a
+    calibrated ``roofline.calibration.Profile`` (a Hardware every op accepts; under
+    ``efficiency="default"`` it uses the fitted terms). Without: measure matmul rates, copy
+    bandwidth and launch latency with torch and return them as a plain Hardware.
 
     Parameters
     ----------
-    device : {"cuda", "cpu"}
-        Where to measure (``"cuda"`` is the current GPU; ROCm builds also answer to it).
+    device : {"cuda", "cpu"}, optional
+        Where to measure (``"cuda"``, the default, is the current GPU; ROCm builds also answer
+        to it). Not used with ``measurements``.
+    measurements : path or iterable of dict, optional
+        A JSON-lines file in the shared measurement schema (``roofline bench`` writes them), or
+        its rows. Rows of ops the model covers fit the terms they decide: achievable fraction
+        per peak class (GEMM rows per dtype), GEMM latency / memory fraction / grouped rate,
+        streaming bandwidth and latency (elementwise and row ops), row-op re-read terms,
+        attention rate, call time and backward / decode ratios per SDPA backend, float8 cast
+        bandwidth fractions, launch overheads. Terms without rows keep their packaged values.
+    hardware : Hardware, str or Profile, optional
+        The base the profile is fitted for (peaks, bandwidth, SMs): default the rows'
+        ``hardware`` field (all rows must agree), else ``rl.hardware()``. A Profile as base is
+        refined (its fitted terms are the starting point).
+    terms : sequence of str, optional
+        Restrict the fit to these areas of ``roofline.calibration.terms.AREAS``
+        (``streaming``, ``compute``, ``gemm``, ``row_ops``, ``attention``, ``cast``, ``host``).
+    save : bool
+        Also save the profile in the user's cache for the device and software the rows name
+        (``rl.hardware()`` then returns it on that machine; see
+        ``roofline.calibration.cache``).
     name : str, optional
         Name of the returned Hardware; default ``"calibrated <device name>"``.
     dtypes : sequence of str, optional
@@ -120,18 +152,26 @@ def calibrate(
         Each repeat runs the op enough times to last about this long.
     path : str or PathLike, optional
         Also write the result as JSON (``Hardware.from_file(path)`` loads it back).
+    rows : list, optional
+        When measuring, receives the measurements as rows of the shared schema (to fit a
+        profile on them: ``calibrate(measurements=rows, hardware=...)``).
 
     Returns
     -------
     Hardware
-        Measured achievable peaks per class (``bf16`` holds the better of bfloat16 and
-        float16), ``mem_bytes_per_s`` from the copy, the device's SM count on a GPU, and in
-        ``notes`` every measurement, the launch latency and what was skipped.
+        With ``measurements``: the fitted Profile (``profile.fit`` holds each term's base and
+        fitted value, each family's median error before and after, and the families no term
+        uses, with the reason). Otherwise measured achievable peaks per class (``bf16``
+        holds the better of bfloat16 and float16), ``mem_bytes_per_s`` from the copy, the
+        device's SM count on a GPU, and in ``notes`` every measurement, the launch latency
+        and what was skipped.
 
     Raises
     ------
     ValueError
-        An unknown device, an unknown dtype name, a non-positive size or count.
+        An unknown device, an unknown dtype name, a non-positive size or count; measurements
+        that are malformed (file and line named), of several accelerators without
+        ``hardware=``, or with no row any term can use (the families and reasons named).
     RuntimeError
         ``device="cuda"`` without a GPU, or torch is not installed.
 
@@ -144,6 +184,10 @@ def calibrate(
     its own achievable fractions on top of a datasheet-like peak.
     """
     fn = "calibrate"
+    if measurements is not None:
+        return _fit(measurements, hardware, terms, save, path)
+    if device is None:
+        device = "cuda"
     if not isinstance(device, str) or device not in ("cuda", "cpu"):
         raise ValueError(f"{fn}: device must be 'cuda' or 'cpu', got {device!r}")
     for arg, value in (("repeats", repeats),):
@@ -179,12 +223,16 @@ def calibrate(
     rates: dict[str, float] = {}
     notes: list[str] = []
     for d in dts:
-        best = [r for s in szs
-                if (r := _matmul_rate(torch, device, d, s, sync, repeats, min_time_s))]
-        if not best:
+        timed = [(r, s) for s in szs
+                 if (r := _matmul_rate(torch, device, d, s, sync, repeats, min_time_s))]
+        if not timed:
             notes.append(f"{d} matmul: not supported, skipped")
             continue
-        rate = max(best)
+        rate, size = max(timed)
+        if rows is not None:
+            rows.append(_row(f"local_gemm_{_LABELS[d]}", "gemm",
+                             {"m": size, "k": size, "n": size, "dtype": _LABELS[d]},
+                             2.0 * size**3 / rate, device, torch))
         notes.append(f"{d} matmul: {rate / 1e12:.4g} TFLOP/s (best of n={list(szs)})")
         cls = _CLASSES[d]
         rates[cls] = max(rates.get(cls, 0.0), rate)
@@ -200,6 +248,11 @@ def calibrate(
     tiny = torch.zeros(1, device=device)
     latency = _best_time(lambda: tiny.add_(1), sync, repeats, min_time_s)
     notes.append(f"launch latency: {latency * 1e6:.3g} us (1-element add_)")
+    if rows is not None:
+        rows.append(_row("local_copy", "elementwise",
+                         {"numel": n, "reads": 1, "writes": 1, "dtype": "fp32"}, t_copy, device,
+                         torch))
+        rows.append(_row("local_launch", "launch", {"kernels": 1}, latency, device, torch))
 
     if device == "cuda":
         props = torch.cuda.get_device_properties(0)
@@ -229,6 +282,43 @@ def calibrate(
         with open(path, "w", encoding="utf-8") as f:
             json.dump(hw.to_dict(), f, indent=2)
     return hw
+
+
+#: torch dtype name -> roofline dtype label of the measurement rows.
+_LABELS = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16",
+           "float8_e4m3fn": "fp8"}
+
+
+def _row(family: str, op: str, args: dict[str, Any], seconds: float, device: str,
+         torch: Any) -> dict[str, Any]:
+    """One measurement in the shared schema (best-of timing, this machine)."""
+    dev = torch.cuda.get_device_name(0) if device == "cuda" else "cpu"
+    return {"family": family, "op": op, "args": args, "measured": seconds,
+            "method": "roofline.calibrate best-of timing", "device": dev,
+            "source": f"measured on {dev}, torch {torch.__version__}",
+            "software": {"torch": str(torch.__version__),
+                         "cuda": str(getattr(torch.version, "cuda", "") or "")}}
+
+
+def _fit(measurements: Any, hardware: Any, terms: Sequence[str] | None, save: bool,
+         path: str | os.PathLike[str] | None) -> Hardware:
+    """The measurement branch of :func:`calibrate`: fit, then write / save as asked."""
+    from .calibration.cache import profile_path
+    from .calibration.fit import fit_profile
+    from .calibration.profile import save_profile
+
+    if not isinstance(save, bool):
+        raise TypeError(f"calibrate: save must be a bool, got {save!r}")
+    prof = fit_profile(measurements, hardware, terms=terms)
+    if path is not None:
+        save_profile(prof, path)
+    if save:
+        meta = prof.fit.to_dict()
+        if not meta.get("device"):
+            raise ValueError("calibrate: save=True needs the device the rows were measured on "
+                             "(a 'device' field or 'measured on <device>, torch <v>' source)")
+        save_profile(prof, profile_path(meta["device"], meta.get("software", {})))
+    return prof
 
 
 class _CallableModule(types.ModuleType):

@@ -343,6 +343,10 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
             raise TypeError(
                 f"Hardware.from_dict: expected a dict, got {type(data).__name__}: {data!r}"
             )
+        if cls is Hardware and "fitted" in data:  # a calibrated profile (roofline.calibration)
+            from .calibration.profile import Profile
+
+            return Profile.from_dict(data)
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(str(k) for k in data if k not in names)
         if unknown:
@@ -711,7 +715,8 @@ def _detect(table: str) -> tuple[Hardware | None, UnknownHardwareError | None]:
     return None, error
 
 
-def hardware(name: str | Hardware | None = None, *, table: str = "roofline") -> Hardware:
+def hardware(name: str | Hardware | None = None, *, table: str = "roofline",
+             profile: str | os.PathLike[str] | None = None) -> Hardware:
     """Look up an accelerator by name, or detect the current one.
 
     Parameters
@@ -724,6 +729,10 @@ def hardware(name: str | Hardware | None = None, *, table: str = "roofline") -> 
     table : {"roofline", "torchao"}
         ``"torchao"`` searches torchao's own table with torchao's own matching (exact
         key, else the first key the name starts with), for 1:1 comparisons.
+    profile : str or PathLike, optional
+        A calibrated profile's JSON file (``roofline calibrate -o``); returned as a
+        ``roofline.calibration.Profile``. With ``name`` too, the profile must be of that
+        accelerator (else ``ValueError``).
 
     Returns
     -------
@@ -747,12 +756,17 @@ def hardware(name: str | Hardware | None = None, *, table: str = "roofline") -> 
     substring matching: ``NVIDIA L40S`` is not ``L4``, ``NVIDIA H200`` is not ``H100``.
     A bare ``H100`` / ``NVIDIA H100`` is refused as ambiguous.
 
-    Without a name: if torch is installed and ``torch.cuda.is_available()``, device
-    0's name (``torch.cuda.get_device_name(0)``; for a generic ROCm name, its
-    ``gcnArchName``) is used. Otherwise, or when that name is not in the table, the
-    default from :func:`set_default_hardware`, then the ``ROOFLINE_HARDWARE``
-    environment variable; else an error saying what to pass.
+    Without a name, in this order: the default from :func:`set_default_hardware`; the
+    ``ROOFLINE_PROFILE`` (a profile file) or ``ROOFLINE_HARDWARE`` (a name) environment
+    variable; if torch is installed and ``torch.cuda.is_available()``, the profile saved
+    for that device and software (``roofline calibrate``, see
+    ``roofline.calibration.cache``), else device 0's entry (``torch.cuda.get_device_name(0)``;
+    for a generic ROCm name, its ``gcnArchName``); else an error saying what to pass.
     """
+    if profile is not None:
+        from .calibration.resolve import explicit_profile
+
+        return explicit_profile(profile, name, table)
     if isinstance(name, Hardware):
         return name
     _check_table(table, "hardware")
@@ -764,17 +778,25 @@ def hardware(name: str | Hardware | None = None, *, table: str = "roofline") -> 
             )
         return _lookup(name, table)
 
-    detected, detect_error = _detect(table)
-    if detected is not None:
-        return detected
     if _default is not None:
         return _default
+    if table == "roofline" and os.environ.get("ROOFLINE_PROFILE", "").strip():
+        from .calibration.resolve import env_profile
+
+        return env_profile()
     env = os.environ.get(ENV_VAR, "").strip()
     if env:
         try:
             return _lookup(env, table)
         except UnknownHardwareError as exc:
             raise UnknownHardwareError(f"{ENV_VAR}={env!r}: {exc}") from exc
+    detected, detect_error = _detect(table)
+    if detected is not None:
+        if table == "roofline":
+            from .calibration.resolve import saved_profile
+
+            return saved_profile(detected) or detected
+        return detected
     if detect_error is not None:
         raise detect_error
     raise HardwareNotSpecifiedError(

@@ -32,11 +32,15 @@ def data(area: str) -> dict[str, Any]:
     return doc
 
 
-def apply(ceff: Any, hw: Any) -> Any:
-    """Set every area's fitted terms for ``hw`` on the core efficiency ``ceff``; return it."""
-    ceff.gemm = gemm.core_terms(hw, data("gemm"))
-    ceff.attention = attention.core_terms(hw, data("attention"))
-    ceff.row_ops = row_ops.core_terms(hw, data("row_ops"))
-    ceff.cast = cast.core_terms(hw, data("cast"))
-    ceff.host = host.core_terms(hw, data("host"))
+def apply(ceff: Any, hw: Any, docs: dict[str, dict[str, Any]] | None = None) -> Any:
+    """Set every area's fitted terms for ``hw`` on the core efficiency ``ceff``; return it.
+
+    ``docs`` maps an area to its terms document (default: the packaged files).
+    """
+    doc = (lambda area: docs[area]) if docs is not None else data
+    ceff.gemm = gemm.core_terms(hw, doc("gemm"))
+    ceff.attention = attention.core_terms(hw, doc("attention"))
+    ceff.row_ops = row_ops.core_terms(hw, doc("row_ops"))
+    ceff.cast = cast.core_terms(hw, doc("cast"))
+    ceff.host = host.core_terms(hw, doc("host"))
     return ceff

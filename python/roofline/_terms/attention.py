@@ -77,7 +77,9 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     if arch == "other":
         return terms  # no SDPA CUDA backends: every backend keeps the standard model
     uni = doc["universal"]
-    mma = _flash_fraction(hw, arch, doc)
+    # A calibrated profile measures FA2's fraction on its own device (roofline.calibration).
+    mma = float(doc["flash_fraction"]) if "flash_fraction" in doc else _flash_fraction(hw, arch,
+                                                                                       doc)
     # The native path (wgmma on Hopper, tcgen05 on Blackwell) runs at its own fraction of the
     # GEMM rate; elsewhere cuDNN runs mma.sync kernels like FlashAttention-2.
     native = arch in CUDNN_FIRST

@@ -1,0 +1,120 @@
+"""``roofline calibrate``: fit a profile to a measurement file, or measure this machine.
+
+Hooked into ``roofline.cli`` with ``calibration.cli.add_parser(sub)`` (it sets ``func=run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``calibrate`` subcommand to an ``argparse`` subparsers object; return it."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "calibrate",
+        help="fit the model to measurements (a profile), or measure this machine",
+        description="Fit the default model's terms (achievable fractions, GEMM / streaming / "
+        "attention / cast / launch terms) to a measurement file in the shared JSONL schema and "
+        "write the profile. Without -i, measure this machine with torch first (and save the "
+        "profile in the user cache, where rl.hardware() finds it, unless -o is given).",
+    )
+    p.add_argument("-i", "--input", metavar="FILE.jsonl", default=None,
+                   help="measurements (roofline bench output or the shared files)")
+    p.add_argument("-o", "--output", metavar="PROFILE.json", default=None,
+                   help="write the profile here (rl.hardware(profile=...) loads it)")
+    p.add_argument("--hardware", metavar="BASE", default=None,
+                   help="base accelerator (default: the rows' hardware, else detected)")
+    p.add_argument("--terms", nargs="+", metavar="AREA", default=None,
+                   help="fit only these areas: streaming compute gemm row_ops attention cast "
+                   "host")
+    p.add_argument("--save", action="store_true",
+                   help="also save the profile in the user cache for the rows' device")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                   help="without -i: where to measure; default: %(default)s")
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="json: the profile (Hardware fields, fitted, fit); default: table")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fit (and measure, without ``-i``), write, print the summary; return 0."""
+    from ..calibrate import calibrate
+    from ..hardware import hardware
+    from .cache import profile_path
+    from .fit import fit_profile
+    from .profile import Profile, save_profile
+
+    source: Any = args.input
+    if source is not None and not Path(source).is_file():
+        raise ValueError(f"calibrate: -i {source}: no such file")
+    base = args.hardware
+    if source is None:
+        rows: list[dict[str, Any]] = []
+        measured = calibrate(device=args.device, rows=rows)
+        source = rows
+        if base is None:
+            base = hardware() if args.device == "cuda" else measured
+    prof: Profile = fit_profile(source, base, terms=args.terms)
+    written = []
+    if args.output:
+        written.append(save_profile(prof, args.output))
+    if args.save or (args.input is None and not args.output):
+        meta = prof.fit.to_dict()
+        if not meta.get("device"):
+            raise ValueError("calibrate: --save needs rows that name their device")
+        written.append(save_profile(prof, profile_path(meta["device"],
+                                                       meta.get("software", {}))))
+    if args.format == "json":
+        print(json.dumps(prof.to_dict(), indent=1))
+    else:
+        _print_summary(prof)
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr if args.format == "json" else sys.stdout)
+    return 0
+
+
+def _value(label: str, x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x * 1e6:.3g} us" if label.endswith("_s") else f"{x:.4g}"
+
+
+def _print_summary(prof: Any) -> None:
+    meta = prof.fit.to_dict()
+    rows = [(k, _value(k, v.get("base")), _value(k, v.get("fitted")))
+            for k, v in meta.get("terms", {}).items()]
+    fams = [(f, str(v["rows"]), f"{v['before']:.1%}", f"{v['after']:.1%}")
+            for f, v in meta.get("families", {}).items()]
+    title = f"profile of {meta.get('base', prof.name)} from {meta.get('measurements', '?')}"
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover - rich is a dependency
+        print(title)
+        for r in rows:
+            print(f"  {r[0]:55s} {r[1]:>12s} -> {r[2]:>12s}")
+        for f in fams:
+            print(f"  {f[0]:45s} rows {f[1]:>4s}  median {f[2]:>6s} -> {f[3]:>6s}")
+    else:
+        console = Console()
+        t = Table(title=title)
+        for c in ("term", "base", "fitted"):
+            t.add_column(c, justify="left" if c == "term" else "right")
+        for r in rows:
+            t.add_row(*r, style=None if r[1] != r[2] else "dim")
+        console.print(t)
+        e = Table(title="median |error| per family")
+        for c in ("family", "rows", "before", "after"):
+            e.add_column(c, justify="left" if c == "family" else "right")
+        for f in fams:
+            e.add_row(*f)
+        console.print(e)
+    for fam, why in meta.get("unused", {}).items():
+        print(f"not fitted: {fam}: {why}")
