@@ -446,13 +446,16 @@ def estimate(
                            link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                            latency_s=latency_s, peak_flops_per_s=peak)
         memory = dict(memory, **step.memory)
-    return ModelEstimate(
+    est = ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,
         rows=[(g, name, kind) for g, name, kind, _ in ops.rows], columns=cols, memory=memory,
         peak_flops_per_s=peak, linear_recipe=linear_recipe, launch=launch, wall=wall,
         step=step,
     )
+    if train:  # the planner re-composes other layouts from these micro-batch terms
+        est._cache["train_base"] = base
+    return est
 
 
 _TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
