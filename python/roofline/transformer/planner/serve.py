@@ -139,7 +139,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
                      "tokens_per_s": tok_s, "tokens_per_s_per_gpu": tok_s / replica,
                      "weights_gb": weights / 1e9, "kv_cache_gb": kv_per_seq * b / 1e9,
                      "memory_gb": mem / 1e9,
-                     "fits": mem <= hw.mem_capacity_bytes * memory_fraction})
+                     "fits": mem <= (hw.mem_capacity_bytes or 0.0) * memory_fraction})
     df = pd.DataFrame(rows)
     if price_per_gpu_hour is not None:
         df["usd_per_m_tokens"] = dollars_per_million_tokens(price_per_gpu_hour, replica,

@@ -104,7 +104,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
         raise ValueError(f"plan: no layout of {gpus} GPUs divides global_batch_tokens="
                          f"{global_batch_tokens} into whole sequences of seq_len={seq_len}")
     df = pd.concat(frames, ignore_index=True)
-    capacity = hw.mem_capacity_bytes * memory_fraction
+    capacity = (hw.mem_capacity_bytes or 0.0) * memory_fraction
     df["fits"] = df["total_bytes"] <= capacity
     fit_counts = df.loc[df["fits"], "gpus"]
     min_gpus = int(fit_counts.min()) if len(fit_counts) else None
