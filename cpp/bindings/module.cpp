@@ -37,6 +37,8 @@ void bind_host_terms(py::module_& m);
 void bind_host(py::module_& m);
 /// Registers the standalone float8 cast bindings (cpp/bindings/bind_float8.cpp).
 void bind_float8(py::module_& m);
+/// Registers the training / serving / cost arithmetic (cpp/bindings/bind_plan.cpp).
+void bind_plan(py::module_& m);
 
 namespace {
 
@@ -271,4 +273,5 @@ PYBIND11_MODULE(_core, mod) {
   bind_ops(mod);
   bind_host(mod);
   bind_float8(mod);
+  bind_plan(mod);
 }

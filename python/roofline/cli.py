@@ -510,6 +510,10 @@ def build_parser() -> argparse.ArgumentParser:
     from roofline.calibration import cli as _cli_calibrate
 
     _cli_calibrate.add_parser(sub)
+
+    from roofline import _cli_plan
+
+    _cli_plan.add_parser(sub)
     return parser
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .config import TransformerConfig, config, from_hf, list_configs
 from .estimate import PHASES, estimate
+from .planner import dollars_per_million_tokens, gpu_hours, plan, serve
 from .report import ModelEstimate
 
 __all__ = [
@@ -17,7 +18,11 @@ __all__ = [
     "ModelEstimate",
     "TransformerConfig",
     "config",
+    "dollars_per_million_tokens",
     "estimate",
     "from_hf",
+    "gpu_hours",
     "list_configs",
+    "plan",
+    "serve",
 ]

@@ -12,15 +12,24 @@ import numpy as np
 from .. import float8 as _float8
 from .._validate import one_of
 from ..attention import attention
-from ..collectives import DEFAULT_LATENCY_S, all_reduce, all_to_all
+from ..collectives import DEFAULT_LATENCY_S, all_gather, all_reduce, all_to_all, reduce_scatter
 from ..collectives import link_bytes_per_s as _link_bw
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..hardware import hardware as _hardware
 from ..host import LAUNCH_MODES, WallTime, wall_time
-from ..ops import elementwise, gemm
+from ..ops import elementwise, gemm, grouped_gemm
 from .config import TransformerConfig, config
 from .report import COLUMNS, ModelEstimate
+from .routing import expert_counts, rank_counts
+from .training import (
+    DEFAULT_NETWORK_BYTES_PER_S,
+    OPTIMIZERS,
+    RECOMPUTE,
+    TrainStep,
+    compose,
+    micro_batch_terms,
+)
 
 __all__ = ["PHASES", "estimate"]
 
@@ -61,22 +70,31 @@ class _Ops:
     elts: list[tuple[float, float, float]] = field(default_factory=list)
     attn: list[dict[str, Any]] = field(default_factory=list)
     comms: list[tuple[str, float, float]] = field(default_factory=list)
+    grouped: list[tuple[tuple[int, ...], float, float]] = field(default_factory=list)
     saved: dict[int, float] = field(default_factory=dict)  # activation elements per group
+    #: saved elements per (group, category): "rep" (hidden-size tensors replicated over tp,
+    #: split by sequence parallelism), "attn_core" (attention output and softmax statistics,
+    #: dropped by selective recomputation), "other"
+    saved_by: dict[tuple[int, str], float] = field(default_factory=dict)
+    #: link for expert-parallel all-to-alls when it differs from the default (bytes/s)
+    ep_link: float | None = None
 
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
         self.rows.append((group, name, kind, parts))
 
-    def _save(self, group: int, elements: float) -> None:
+    def _save(self, group: int, elements: float, cat: str = "other") -> None:
         self.saved[group] = self.saved.get(group, 0.0) + elements
+        self.saved_by[group, cat] = self.saved_by.get((group, cat), 0.0) + elements
 
     def _push(self, kind: str, spec: Any) -> tuple[str, int]:
         store: list[Any] = getattr(self, kind)
         store.append(spec)
         return kind, len(store) - 1
 
-    def linear(self, g: int, name: str, m: float, k: float, n: float, batch: float = 1) -> None:
+    def linear(self, g: int, name: str, m: float, k: float, n: float, batch: float = 1,
+               cat: str = "other") -> None:
         """x (m x k) @ w (k x n), ``batch`` independent weights (experts / heads)."""
-        self._save(g, batch * m * k)
+        self._save(g, batch * m * k, cat)
         if self.recipe is not None:
             if batch == 1:
                 part = self._push("f8", (m, k, n))
@@ -93,10 +111,19 @@ class _Ops:
             self._row(g, name + " bwd", "gemm", [self._push("gemms", (m, n, k, batch)),
                                                  self._push("gemms", (k, m, n, batch))])
 
+    def grouped_linear(self, g: int, name: str, counts: tuple[int, ...], k: float,
+                       n: float) -> None:
+        """One grouped GEMM (``rl.grouped_gemm``): ``counts[i]`` rows times expert i's k x n."""
+        self._save(g, sum(counts) * k)
+        self._row(g, name, "gemm", [self._push("grouped", (counts, k, n))])
+        if self.train:  # dgrad; wgrad modeled with the dgrad shape (same FLOPs, see Notes)
+            self._row(g, name + " bwd", "gemm", [self._push("grouped", (counts, n, k)),
+                                                 self._push("grouped", (counts, n, k))])
+
     def elementwise(self, g: int, name: str, numel: float, reads: int = 1,
-                    writes: int = 1) -> None:
+                    writes: int = 1, cat: str = "other") -> None:
         """A memory-bound kernel over ``numel`` elements of ``reads`` inputs, ``writes`` outputs."""
-        self._save(g, numel * reads)
+        self._save(g, numel * reads, cat)
         self._row(g, name, "elementwise", [self._push("elts", (numel, reads, writes))])
         if self.train:  # reads grad-out + saved inputs, writes one grad per input
             self._row(g, name + " bwd", "elementwise",
@@ -107,19 +134,24 @@ class _Ops:
         b, q, kv = kw["batch"], kw["q_len"], kw["kv_len"]
         h, kvh = kw["heads"], kw.get("kv_heads", kw["heads"])
         d, dv = kw["head_dim"], kw.get("v_head_dim", kw["head_dim"])
-        self._save(g, b * (h * q * (d + dv) + kvh * kv * (d + dv)) + 2 * b * h * q)
-        self._row(g, name, "attention", [self._push("attn", dict(kw, backward=False))])
+        scale = kw.pop("scale", 1.0)  # context parallelism: this GPU's share of the work
+        self._save(g, scale * b * (h * q * d + kvh * kv * (d + dv)))
+        self._save(g, scale * b * (h * q * dv + 2 * h * q), "attn_core")
+        self._row(g, name, "attention",
+                  [self._push("attn", dict(kw, backward=False, scale=scale))])
         if self.train:
             self._row(g, name + " bwd", "attention",
-                      [self._push("attn", dict(kw, backward=True))])
+                      [self._push("attn", dict(kw, backward=True, scale=scale))])
 
-    def collective(self, g: int, name: str, op: str, nbytes: float, ranks: int) -> None:
-        """A collective (repeated in the backward pass when training)."""
+    def collective(self, g: int, name: str, op: str, nbytes: float, ranks: int,
+                   bwd_op: str | None = None) -> None:
+        """A collective (repeated in the backward pass when training, as ``bwd_op``)."""
         if ranks <= 1:
             return
         self._row(g, name, "collective", [self._push("comms", (op, nbytes, ranks))])
         if self.train:
-            self._row(g, name + " bwd", "collective", [self._push("comms", (op, nbytes, ranks))])
+            self._row(g, name + " bwd", "collective",
+                      [self._push("comms", (bwd_op or op, nbytes, ranks))])
 
 
 def _int(fn: str, name: str, value: Any, minimum: int = 1) -> int:
@@ -150,6 +182,21 @@ def estimate(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     launch: str = "eager",
+    dp: int = 1,
+    pp: int = 1,
+    cp: int = 1,
+    zero: int | str = 0,
+    recompute: str = "none",
+    micro_batch: int | None = None,
+    grad_accum: int = 1,
+    virtual_stages: int = 1,
+    optimizer: str = "adam",
+    overlap: bool = True,
+    sequence_parallel: bool = False,
+    optimizer_update: bool = False,
+    routing_skew: float = 0.0,
+    gpus_per_node: int | None = None,
+    network_bytes_per_s: float | None = None,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -200,6 +247,43 @@ def estimate(
         PyTorch, e.g. Hugging Face models), ``"compiled"`` (``torch.compile``: one region
         for the forward, one for the backward) or ``"graph"`` (a CUDA graph per step, as
         serving engines run decode). ``time_s`` (GPU time) does not depend on it.
+    dp, pp, cp : int
+        Training only: data-parallel replicas, pipeline stages (1F1B) and context-parallel
+        ranks (the sequence split ``cp`` ways; K and V all-gathered per layer, their
+        gradients reduce-scattered; attention work split evenly, as with load-balanced
+        causal chunks). The job uses ``dp·pp·tp·cp`` GPUs.
+    zero : {0, 1, 2, 3, "fsdp"}
+        Training: ZeRO stage sharding optimizer states (1), also gradients (2), also weights
+        (3 = ``"fsdp"``: per-layer all-gather in forward and backward, reduce-scatter of
+        gradients, every micro-batch) over the data-parallel ranks.
+    recompute : {"none", "selective", "full"}
+        Training: activation recomputation. ``selective`` recomputes the attention core
+        (drops its output and softmax statistics), ``full`` keeps only each layer's input; both
+        add their forward to the step.
+    micro_batch : int, optional
+        Training: sequences per micro-batch per replica (default and alias: ``batch``).
+    grad_accum : int
+        Training: micro-batches per step ``m`` (the pipeline's micro-batches).
+    virtual_stages : int
+        Training: interleaved model chunks per GPU ``v`` (bubble ``(p-1)/(v·m+p-1)``).
+    optimizer : {"adam", "adam_8bit", "adam_bf16"}
+        Training: optimizer state per parameter: 12 bytes (fp32 master, fp32 moments), 6
+        (8-bit moments) or 4 (bf16 moments, no master copy).
+    overlap : bool
+        Training: overlap data-parallel / FSDP communication with compute.
+    sequence_parallel : bool
+        Training: Megatron sequence parallelism (norm / residual activations split by ``tp``).
+    optimizer_update : bool
+        Training: add the optimizer update (memory-bound pass over the optimizer shard) to the
+        step time; off by default so single-GPU results stay as before.
+    routing_skew : float
+        MoE routing: Zipf exponent of tokens per expert (0 = uniform). The most loaded
+        expert-parallel rank sets the time.
+    gpus_per_node : int, optional
+        GPUs per scale-up domain: groups spanning more ranks (ranks ordered tp, cp, dp, pp; ep
+        spans the first ``ep``) communicate at ``network_bytes_per_s``. Default: one domain.
+    network_bytes_per_s : float, optional
+        Scale-out bandwidth per GPU and direction (default 50 GB/s: a 400 Gb/s NIC per GPU).
 
     Returns
     -------
@@ -220,12 +304,25 @@ def estimate(
     experts, combine all-to-all, weighted sum), TP all-reduce, residual add. The cache append
     is assumed fused into the QKV/RoPE kernels.
 
-    MoE experts are modeled as one batched GEMM over the experts a GPU actually uses (no
-    ``rl.grouped_gemm`` yet): with ``T`` tokens per GPU, top-``k`` of ``E`` experts and
-    uniform routing, each expert is hit with probability ``1 - (1 - k/E)^(T·ep)``; the
-    ``T·k`` assignments of a GPU spread evenly over its ``round(E/ep · p_hit)`` active
-    experts (tokens per expert rounded up). Elementwise kernels run in bf16; their backward
-    reads the output gradient and saved inputs and writes one gradient per input.
+    MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
+    assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
+    ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
+    rounded to integers (largest remainder, so small decode batches leave experts idle);
+    expert ``i`` sits on rank ``i mod ep`` and the most loaded rank is modeled; experts with
+    no token are skipped. The dispatch / combine all-to-alls carry that rank's
+    ``max(received, T·k)`` rows. In training, the expert weight gradient is modeled with the
+    input-gradient shape (same FLOPs; it reads the activation instead of the weight).
+    Elementwise kernels run in bf16; their backward reads the output gradient and saved
+    inputs and writes one gradient per input.
+
+    Training with the parallel arguments (see :mod:`roofline.transformer.training`): the op
+    table is one micro-batch on one GPU holding every layer; ``time_s`` is the step
+    ``m·(fwd + bwd + recompute)/pp`` plus the bubble ``(p-1)/v`` of a micro-batch, pipeline
+    sends, exposed data-parallel communication (overlapped with the last micro-batch's
+    backward, except one layer's share) and the optimizer update when asked; ``.step`` holds
+    the decomposition, ``tokens_per_s`` counts the whole job and ``mfu`` uses the table's
+    FLOPs (recomputation excluded). With every parallel argument at its default the step is
+    the table's sum, as before.
 
     Memory per GPU: weights sharded by ``tp`` (attention heads, MLP width, vocabulary) and
     ``ep`` (routed experts), at 2 bytes per parameter or the recipe's element size for
@@ -270,7 +367,26 @@ def estimate(
         comm_bw = _link_bw(hw)
 
     train = phase == "train"
+    par = _train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, zero=zero, recompute=recompute,
+                      micro_batch=micro_batch, grad_accum=grad_accum,
+                      virtual_stages=virtual_stages, optimizer=optimizer, overlap=overlap,
+                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
+                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s)
+    batch = par["micro_batch"]
+    cp = par["cp"]
+    if q % cp:
+        raise ValueError(f"{fn}: cp must divide seq_len ({q}), got cp={cp}")
+    if par["pp"] > cfg.num_layers:
+        raise ValueError(f"{fn}: pp must be <= num_layers ({cfg.num_layers}), got pp={pp}")
+    if not isinstance(routing_skew, (int, float)) or isinstance(routing_skew, bool) or not (
+            0 <= routing_skew <= 10):
+        raise ValueError(f"{fn}: routing_skew must be a number in [0, 10], got {routing_skew!r}")
+    net_bw = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
+    if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
+        comm_bw = _link_bw(hw)
     ops = _Ops(train=train, recipe=linear_recipe)
+    if gpus_per_node is not None and ep > gpus_per_node:
+        ops.ep_link = net_bw
     tokens = batch * q
     if dtype not in _DTYPES:
         raise ValueError(f"transformer.estimate: dtype must be one of {_DTYPES}, got {dtype!r}")
@@ -292,16 +408,21 @@ def estimate(
             groups.append((kind, layers))
     # An 8-bit KV cache is modeled as fp8 attention: K and V are read in fp8 (the math then
     # runs at the fp8 peak, which matters only for compute-bound prefill).
-    attn_kw = dict(causal=True, flash=flash, dtype="fp8" if kv_dtype_bytes == 1.0 else dtype)
+    attn_kw: dict[str, Any] = dict(causal=True, flash=flash,
+                                   dtype="fp8" if kv_dtype_bytes == 1.0 else dtype)
+    if cp > 1:
+        attn_kw["scale"] = 1.0 / cp
+    local = tokens // cp  # tokens per GPU
     for gi, (kind, _) in enumerate(groups):
-        _attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes)
+        _attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp)
         if kind == "dense":
-            _dense_mlp(ops, gi, cfg, tokens, tp, act_bytes)
+            _dense_mlp(ops, gi, cfg, local, tp, act_bytes)
         else:
-            _moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, linear_recipe is not None)
+            _moe_mlp(ops, gi, cfg, local, tp, ep, act_bytes, linear_recipe is not None,
+                     float(routing_skew))
     head = len(groups)
     groups.append(("head", []))
-    _head(ops, head, cfg, batch, q, tokens, tp, phase)
+    _head(ops, head, cfg, batch, q, local, tp, phase)
 
     cols = _evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
     weight_bytes = (act_bytes if linear_recipe is None
@@ -311,14 +432,102 @@ def estimate(
     peak_class = ("fp32" if dtype == "fp32" else "bf16") if linear_recipe is None else (
         "fp4" if weight_bytes < 1 else "fp8")
     wall = _wall(ops, cols["time_s"], groups, hw, efficiency, launch, phase)
-    return ModelEstimate(
+    peak = hw.peak_flops_per_s(peak_class) if getattr(
+        hw, f"{peak_class}_flops_per_s") else float("nan")
+    step = None
+    if train:
+        expert_split = ep if ep > 1 else tp
+        expert_p = cfg.param_counts()["experts"] / expert_split
+        base = micro_batch_terms(
+            [(g, name, kind) for g, name, kind, _ in ops.rows], cols, groups, ops.saved_by,
+            memory, expert_p, expert_p * weight_bytes, cfg.num_layers, cfg.hidden_size, local,
+            act_bytes)
+        step = _train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
+                           link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
+                           latency_s=latency_s, peak_flops_per_s=peak)
+        memory = dict(memory, **step.memory)
+    est = ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,
         rows=[(g, name, kind) for g, name, kind, _ in ops.rows], columns=cols, memory=memory,
-        peak_flops_per_s=hw.peak_flops_per_s(peak_class) if getattr(
-            hw, f"{peak_class}_flops_per_s") else float("nan"),
-        linear_recipe=linear_recipe, launch=launch, wall=wall,
+        peak_flops_per_s=peak, linear_recipe=linear_recipe, launch=launch, wall=wall,
+        step=step,
     )
+    if train:  # the planner re-composes other layouts from these micro-batch terms
+        est._cache["train_base"] = base
+    return est
+
+
+_TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
+                   "micro_batch": None, "grad_accum": 1, "virtual_stages": 1,
+                   "optimizer": "adam", "overlap": True, "sequence_parallel": False,
+                   "optimizer_update": False}
+
+
+def _train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
+    """Validated parallel-training arguments (errors name the argument and its value)."""
+    if phase != "train":
+        bad = [k for k, v in _TRAIN_DEFAULTS.items() if kw[k] != v]
+        if bad:
+            raise ValueError(f"{fn}: {bad[0]} applies to phase='train' only, got "
+                             f"{bad[0]}={kw[bad[0]]!r} with phase={phase!r}")
+    out: dict[str, Any] = {}
+    for name in ("dp", "pp", "cp", "grad_accum", "virtual_stages"):
+        out[name] = _int(fn, name, kw[name])
+    mb = kw["micro_batch"]
+    out["micro_batch"] = batch if mb is None else _int(fn, "micro_batch", mb)
+    if mb is not None and batch != 1 and batch != out["micro_batch"]:
+        raise ValueError(f"{fn}: micro_batch ({mb}) and batch ({batch}) disagree; pass one")
+    z = kw["zero"]
+    if z == "fsdp":
+        z = 3
+    if isinstance(z, bool) or z not in (0, 1, 2, 3):
+        raise ValueError(f"{fn}: zero must be 0, 1, 2, 3 or 'fsdp', got {kw['zero']!r}")
+    out["zero"] = int(z)
+    out["recompute"] = one_of(fn, "recompute", kw["recompute"], RECOMPUTE)
+    out["optimizer"] = kw["optimizer"]
+    one_of(fn, "optimizer", kw["optimizer"], OPTIMIZERS)
+    for name in ("overlap", "sequence_parallel", "optimizer_update"):
+        if not isinstance(kw[name], bool):
+            raise TypeError(f"{fn}: {name} must be a bool, got {kw[name]!r}")
+        out[name] = kw[name]
+    if out["virtual_stages"] > 1 and out["pp"] == 1:
+        raise ValueError(f"{fn}: virtual_stages > 1 needs pp > 1, got "
+                         f"virtual_stages={out['virtual_stages']}")
+    gpn = kw["gpus_per_node"]
+    out["gpus_per_node"] = None if gpn is None else _int(fn, "gpus_per_node", gpn)
+    nb = kw["network_bytes_per_s"]
+    if nb is not None and not (isinstance(nb, (int, float)) and not isinstance(nb, bool)
+                               and nb > 0):
+        raise ValueError(f"{fn}: network_bytes_per_s must be a positive number, got {nb!r}")
+    out["dp"] = out["dp"]
+    return out
+
+
+def _train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp: int, ep: int,
+                seq_len: int, link_bytes_per_s: float, network_bytes_per_s: float,
+                latency_s: float, peak_flops_per_s: float) -> TrainStep:
+    r = compose(base, hw, dp=par["dp"], pp=par["pp"], tp=tp, ep=ep, cp=par["cp"],
+                zero=par["zero"], recompute=par["recompute"], micro_batch=par["micro_batch"],
+                grad_accum=par["grad_accum"], virtual_stages=par["virtual_stages"],
+                seq_len=seq_len, optimizer=par["optimizer"], overlap=par["overlap"],
+                sequence_parallel=par["sequence_parallel"],
+                optimizer_update=par["optimizer_update"], gpus_per_node=par["gpus_per_node"],
+                link_bytes_per_s=link_bytes_per_s, network_bytes_per_s=network_bytes_per_s,
+                latency_s=latency_s, peak_flops_per_s=peak_flops_per_s)
+    v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
+    mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                "total_bytes")
+    layout = {k: par[k] for k in ("dp", "pp", "cp", "zero", "grad_accum", "virtual_stages",
+                                  "micro_batch", "optimizer")}
+    layout.update(tp=tp, ep=ep, recompute=next(k for k, c in RECOMPUTE.items()
+                                               if c == par["recompute"]))
+    return TrainStep(
+        time_s=v["time_s"], compute_s=v["compute_s"], bubble_s=v["bubble_s"],
+        bubble_fraction=v["bubble_fraction"], recompute_s=v["recompute_s"], p2p_s=v["p2p_s"],
+        exposed_comm_s=v["exposed_comm_s"], comm_s=v["comm_s"], optimizer_s=v["optimizer_s"],
+        tokens=v["tokens"], gpus=int(v["gpus"]), mfu=v["mfu"], hfu=v["hfu"],
+        memory={k: v[k] for k in mem_keys}, layout=layout)
 
 
 #: Kernels of one float8 linear per (recipe, training): the list depends on neither shape nor
@@ -361,11 +570,18 @@ def _wall(ops: _Ops, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]]
 
 
 def _attention_block(ops: _Ops, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
-                     tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float) -> None:
-    t = batch * q
+                     tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float,
+                     cp: int = 1) -> None:
+    t = batch * q // cp
+    if cp > 1:  # all-gather K and V of the sequence (reduce-scatter their gradients)
+        kv_width = (cfg.num_heads // tp * (cfg.qk_nope_head_dim + cfg.qk_rope_head_dim
+                                           + cfg.v_head_dim) if cfg.is_mla
+                    else 2 * max(cfg.num_kv_heads // tp, 1) * cfg.head_dim)
+        ops.collective(g, "cp all_gather kv", "all_gather", batch * q * kv_width * act_bytes,
+                       cp, bwd_op="reduce_scatter")
     hid = cfg.hidden_size
     heads = cfg.num_heads // tp
-    ops.elementwise(g, "attn_norm", t * hid)
+    ops.elementwise(g, "attn_norm", t * hid, cat="rep")
     if cfg.is_mla:
         nope, rope, lat = cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.kv_lora_rank
         qk, vd = nope + rope, cfg.v_head_dim
@@ -402,14 +618,14 @@ def _attention_block(ops: _Ops, g: int, cfg: TransformerConfig, batch: int, q: i
                       kv_len=kv, head_dim=d, **attn_kw)
         ops.linear(g, "o_proj", t, heads * d, hid)
     ops.collective(g, "attn all_reduce", "all_reduce", t * hid * act_bytes, tp)
-    ops.elementwise(g, "attn_residual", t * hid, reads=2)
+    ops.elementwise(g, "attn_residual", t * hid, reads=2, cat="rep")
 
 
 def _dense_mlp(ops: _Ops, g: int, cfg: TransformerConfig, t: int, tp: int,
                act_bytes: float) -> None:
     hid = cfg.hidden_size
     inter = math.ceil(cfg.intermediate_size / tp)
-    ops.elementwise(g, "mlp_norm", t * hid)
+    ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
     if cfg.mlp_gated:
         ops.linear(g, "gate_up_proj", t, hid, 2 * inter)
         ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
@@ -418,27 +634,28 @@ def _dense_mlp(ops: _Ops, g: int, cfg: TransformerConfig, t: int, tp: int,
         ops.elementwise(g, "act", t * inter)
     ops.linear(g, "down_proj", t, inter, hid)
     ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
-    ops.elementwise(g, "mlp_residual", t * hid, reads=2)
+    ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
 
 
 def _moe_mlp(ops: _Ops, g: int, cfg: TransformerConfig, t: int, tp: int, ep: int,
-             act_bytes: float, lowp: bool) -> None:
+             act_bytes: float, lowp: bool, skew: float = 0.0) -> None:
     hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
     mats = 2 if cfg.mlp_gated else 1
     width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
-    ops.elementwise(g, "mlp_norm", t * hid)
-    ops.linear(g, "router", t, hid, e)
+    ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
+    ops.linear(g, "router", t, hid, e, cat="rep")
     ops.elementwise(g, "topk", t * e, reads=1, writes=1)
+    # The ep ranks route t tokens each; this GPU is the most loaded rank.
+    local = rank_counts(expert_counts(t * ep, e, k, skew), ep)
+    received = int(local.sum())
     dispatch_bytes = 1.0 if lowp else act_bytes  # fp8 dispatch with a low-precision recipe
-    ops.collective(g, "dispatch all_to_all", "all_to_all", t * k * hid * dispatch_bytes, ep)
-    local = e // ep
-    p_hit = 1.0 - (1.0 - k / e) ** (t * ep)
-    active = max(1, min(local, round(local * p_hit)))
-    per_expert = math.ceil(t * k / active)
-    ops.linear(g, "experts gate_up", per_expert, hid, mats * width, batch=active)
-    ops.elementwise(g, "experts act", active * per_expert * width, reads=mats)
-    ops.linear(g, "experts down", per_expert, width, hid, batch=active)
-    ops.collective(g, "combine all_to_all", "all_to_all", t * k * hid * act_bytes, ep)
+    exchanged = max(received, t * k) * hid  # the busiest rank's send or receive buffer
+    ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
+    used = tuple(int(c) for c in local if c > 0) or (1,)
+    ops.grouped_linear(g, "experts gate_up", used, hid, mats * width)
+    ops.elementwise(g, "experts act", sum(used) * width, reads=mats)
+    ops.grouped_linear(g, "experts down", used, width, hid)
+    ops.collective(g, "combine all_to_all", "all_to_all", exchanged * act_bytes, ep)
     if cfg.num_shared_experts:
         sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)
         ops.linear(g, "shared gate_up", t, hid, mats * sw)
@@ -447,7 +664,7 @@ def _moe_mlp(ops: _Ops, g: int, cfg: TransformerConfig, t: int, tp: int, ep: int
     ops.elementwise(g, "moe weighted sum", t * hid, reads=k + (1 if cfg.num_shared_experts else 0))
     if ep == 1:
         ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
-    ops.elementwise(g, "mlp_residual", t * hid, reads=2)
+    ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
 
 
 def _head(ops: _Ops, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,
@@ -499,12 +716,23 @@ def _evaluate(ops: _Ops, hw: Hardware, efficiency: EfficiencyLike, recipe: str |
         parts["elts"] = stack(elementwise(num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
     if ops.attn:
         parts["attn"] = np.concatenate(
-            [stack(attention(**kw, hardware=hw, efficiency=efficiency)) for kw in ops.attn])
+            [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
+                                           hardware=hw, efficiency=efficiency))
+             for kw in ops.attn])
+    if ops.grouped:
+        gdtype = dtype if recipe is None else _recipe_dtype(recipe)
+        parts["grouped"] = np.concatenate([
+            stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw,
+                               counts=np.asarray(counts, dtype=np.int64),
+                               efficiency=efficiency))
+            for counts, k, n in ops.grouped])
     if ops.comms:
-        fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all}
+        fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all,
+                               "all_gather": all_gather, "reduce_scatter": reduce_scatter}
         parts["comms"] = np.concatenate(
-            [stack(fns[op](math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
-                           latency_s=latency_s)) for op, nb, r in ops.comms])
+            [stack(fns[op](math.ceil(nb), r, hardware=hw,
+                           link_bytes_per_s=(ops.ep_link or comm_bw) if op == "all_to_all"
+                           else comm_bw, latency_s=latency_s)) for op, nb, r in ops.comms])
     out = np.zeros((len(ops.rows), len(COLUMNS)))
     for i, (_, _, _, row_parts) in enumerate(ops.rows):
         for kind, idx in row_parts:

@@ -41,6 +41,9 @@ class ModelEstimate(StepWall):
         How the kernels are launched (``"eager"``, ``"compiled"``, ``"graph"``).
     wall : roofline.WallTime or None
         Wall time of the step with the host's launch overhead (:func:`roofline.wall_time`).
+    step : roofline.transformer.training.TrainStep or None
+        Training: the parallel step (micro-batches, bubble, recomputation, exposed
+        communication, memory); ``time_s``, ``tokens_per_s`` and ``mfu`` are the step's.
 
     Notes
     -----
@@ -68,6 +71,7 @@ class ModelEstimate(StepWall):
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     launch: str = "eager"
     wall: WallTime | None = None
+    step: Any = None  # roofline.transformer.training.TrainStep for phase="train"
 
     # ------------------------------------------------------------------ totals
 
@@ -83,7 +87,10 @@ class ModelEstimate(StepWall):
 
     @property
     def time_s(self) -> float:
-        """Predicted time of the step (every op in sequence, no overlap)."""
+        """Predicted time of the step (every op in sequence, no overlap; training: the
+        parallel step of :attr:`step`, the table's sum with default parallel arguments)."""
+        if self.step is not None:
+            return float(self.step.time_s)
         return self._sum("time_s")
 
     @property
@@ -100,7 +107,10 @@ class ModelEstimate(StepWall):
 
     @property
     def tokens_per_s(self) -> float:
-        """Tokens processed per second by the GPUs sharing this batch (one tp group)."""
+        """Tokens processed per second by the GPUs sharing this batch (one tp group;
+        training: the whole job, ``step.tokens / time_s``)."""
+        if self.step is not None:
+            return float(self.step.tokens) / self.time_s
         return self.tokens / self.time_s
 
     @property
@@ -108,8 +118,11 @@ class ModelEstimate(StepWall):
         """Model FLOPs utilisation: the step's FLOPs / (time · dense peak of the linears' dtype).
 
         FLOPs are the table's (attention included, per GPU); the peak is bf16, or fp8 / fp4
-        with a low-precision ``linear_recipe``.
+        with a low-precision ``linear_recipe``. Training: ``step.mfu`` (per GPU, every
+        micro-batch, recomputation excluded).
         """
+        if self.step is not None:
+            return float(self.step.mfu)
         return self.flops / (self.time_s * self.peak_flops_per_s)
 
     @property

@@ -1,0 +1,76 @@
+// Bindings for the training / serving / cost arithmetic of the planner: conversion and
+// forwarding only, no formulas.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <stdexcept>
+
+#include "roofline/parallel/serve.hpp"
+#include "roofline/parallel/train.hpp"
+
+namespace py = pybind11;
+using namespace roofline;
+
+namespace {
+
+using Rows = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+template <class Fn>
+py::array_t<double> sweep(const Rows& in, std::size_t fields, std::size_t outputs, Fn&& run) {
+  if (in.ndim() != 2 || static_cast<std::size_t>(in.shape(1)) != fields) {
+    throw std::invalid_argument("internal: packed sweep input has the wrong shape");
+  }
+  const auto n = static_cast<std::size_t>(in.shape(0));
+  py::array_t<double> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(outputs)});
+  double* o = out.mutable_data();
+  const double* i = in.data();
+  {
+    py::gil_scoped_release release;
+    run(i, n, o);
+  }
+  return out;
+}
+
+}  // namespace
+
+/// Registers the training, serving and cost arithmetic (cpp/bindings/bind_plan.cpp).
+void bind_plan(py::module_& m) {
+  py::enum_<OptimizerKind>(m, "OptimizerKind")
+      .value("adam", OptimizerKind::adam)
+      .value("adam_8bit", OptimizerKind::adam_8bit)
+      .value("adam_bf16", OptimizerKind::adam_bf16);
+  m.def("optimizer_bytes_per_param", &optimizer_bytes_per_param, py::arg("kind"),
+        "Optimizer state bytes per parameter.");
+  m.def("pipeline_bubble_fraction", py::vectorize(&pipeline_bubble_fraction), py::arg("stages"),
+        py::arg("microbatches"), py::arg("virtual_stages"),
+        "(p-1)/(v*m+p-1), 0 for one stage.");
+  m.def("inflight_microbatches", py::vectorize(&inflight_microbatches), py::arg("stages"),
+        py::arg("microbatches"), py::arg("virtual_stages"),
+        "Micro-batches of activations the first stage holds at once.");
+  m.def("train_memory_fields", [] { return train_memory_fields; });
+  m.def("train_step_fields", [] { return train_step_fields; });
+  m.def("train_memory_sweep", [](const Rows& in) {
+    return sweep(in, train_memory_fields, 5, train_memory_sweep);
+  }, py::arg("rows"), "Training memory per packed row: weights, gradients, optimizer, "
+     "activations, total (bytes).");
+  m.def("train_step_sweep", [](const Rows& in) {
+    return sweep(in, train_step_fields, 8, train_step_sweep);
+  }, py::arg("rows"), "Training step per packed row: time, compute, bubble, p2p, exposed "
+     "comm, comm, optimizer (s), bubble fraction.");
+  m.def("kv_capacity_sequences", py::vectorize(&kv_capacity_sequences),
+        py::arg("capacity_bytes"), py::arg("usable_fraction"), py::arg("used_bytes"),
+        py::arg("kv_bytes_per_sequence"), "Sequences whose KV cache fits.");
+  m.def("speculative_tokens_per_step", py::vectorize(&speculative_tokens_per_step),
+        py::arg("k"), py::arg("alpha"), "Expected tokens per speculative step.");
+  m.def("speculative_tpot_s", py::vectorize(&speculative_tpot_s), py::arg("k"),
+        py::arg("alpha"), py::arg("draft_step_s"), py::arg("verify_step_s"),
+        "Time per output token with speculative decoding.");
+  m.def("chunked_prefill_ttft_s", py::vectorize(&chunked_prefill_ttft_s),
+        py::arg("prompt_tokens"), py::arg("chunk_tokens"), py::arg("mixed_step_s"),
+        "Time to first token with chunked prefill.");
+  m.def("dollars_per_million_tokens", py::vectorize(&dollars_per_million_tokens),
+        py::arg("price_per_gpu_hour"), py::arg("gpus"), py::arg("tokens_per_s"),
+        "Dollars per million tokens.");
+  m.def("gpu_hours", py::vectorize(&gpu_hours), py::arg("tokens"), py::arg("tokens_per_s"),
+        py::arg("gpus"), "GPU-hours to process tokens.");
+}

@@ -1,0 +1,108 @@
+#pragma once
+// Training-step arithmetic of a parallel job: memory per GPU (ZeRO / FSDP sharding,
+// optimizer formats, in-flight activations) and step time (pipeline bubble, exposed
+// data-parallel and FSDP communication). Inputs are per-GPU quantities already derived from
+// the op estimates; nothing here knows about layers or hardware.
+#include <cstddef>
+#include <cstdint>
+
+namespace roofline {
+
+/// Optimizer state formats (bytes per parameter beyond the weight and its gradient).
+enum class OptimizerKind : std::uint8_t {
+  adam,       ///< fp32 master weight + fp32 first and second moments: 12 bytes
+  adam_8bit,  ///< fp32 master weight + 8-bit moments (bitsandbytes): 6 bytes
+  adam_bf16   ///< bf16 moments, no master copy (pure bf16 training): 4 bytes
+};
+
+/// Bytes of optimizer state per parameter for `kind`.
+double optimizer_bytes_per_param(OptimizerKind kind) noexcept;
+
+/// Idle fraction of a pipelined step: (p-1) / (v*m + p-1) for p stages, m micro-batches and
+/// v virtual stages per GPU (1F1B: v = 1); 0 when p <= 1.
+double pipeline_bubble_fraction(double stages, double microbatches, double virtual_stages) noexcept;
+
+/// Micro-batches whose activations the first stage holds at once under 1F1B: min(m, p),
+/// times (1 + (p-1)/(p*v)) with v > 1 interleaved virtual stages (Narayanan et al. 2021).
+double inflight_microbatches(double stages, double microbatches, double virtual_stages) noexcept;
+
+/// Per-GPU inputs of the training memory model.
+struct TrainMemoryInputs {
+  double dense_params = 0;         ///< non-expert parameters held by this GPU before ZeRO
+  double expert_params = 0;        ///< routed-expert parameters held by this GPU before ZeRO
+  double dense_weight_bytes = 0;   ///< bytes of those dense weights as stored
+  double expert_weight_bytes = 0;  ///< bytes of those expert weights as stored
+  double dense_dp = 1;             ///< ranks replicating the dense parameters (dp * cp)
+  double expert_dp = 1;            ///< ranks replicating each expert's parameters
+  double grad_bytes = 2;           ///< bytes per gradient element
+  double optimizer_bytes = 12;     ///< optimizer bytes per parameter
+  int zero = 0;                    ///< ZeRO stage 0..3 (3 = FSDP full sharding)
+  double gathered_bytes = 0;       ///< ZeRO-3: unsharded weights live at once (prefetch)
+  double activation_bytes = 0;     ///< saved activations of one micro-batch on this GPU
+  double inflight = 1;             ///< micro-batches of activations held at once
+  double transient_bytes = 0;      ///< working set on top (a recomputed layer's activations)
+};
+
+/// Memory per GPU of a training step, in bytes.
+struct TrainMemory {
+  double weights = 0;      ///< weights (sharded under ZeRO-3, plus gathered layers)
+  double gradients = 0;    ///< gradients (sharded from ZeRO-2 on)
+  double optimizer = 0;    ///< optimizer states (sharded from ZeRO-1 on)
+  double activations = 0;  ///< saved activations of the in-flight micro-batches
+  double total = 0;        ///< sum of the above
+};
+
+/// Memory of one GPU: weights W, gradients G = P*g, optimizer O = P*o; ZeRO-1 divides O,
+/// ZeRO-2 also G, ZeRO-3 also W by the data-parallel ranks sharing them; activations =
+/// activation_bytes * inflight + transient_bytes.
+TrainMemory train_memory(const TrainMemoryInputs& in) noexcept;
+
+/// Per-GPU times of one training step, before composition.
+struct TrainStepInputs {
+  double fwd_s = 0;              ///< forward of one micro-batch on one stage
+  double bwd_s = 0;              ///< backward of one micro-batch on one stage
+  double recompute_s = 0;        ///< recomputed forward of one micro-batch on one stage
+  double p2p_s = 0;              ///< one activation (or gradient) send between stages
+  double stages = 1;             ///< pipeline stages p
+  double microbatches = 1;       ///< micro-batches per step m (gradient accumulation)
+  double virtual_stages = 1;     ///< interleaved model chunks per GPU v
+  double layers = 1;             ///< layers on one stage (the granularity of overlap)
+  double grad_sync_s = 0;        ///< DP gradient all-reduce (ZeRO-0) or reduce-scatter, per step
+  double param_gather_s = 0;     ///< ZeRO-1/2 parameter all-gather after the update, per step
+  double fsdp_gather_s = 0;      ///< ZeRO-3: one all-gather of the stage's weights
+  double fsdp_reduce_s = 0;      ///< ZeRO-3: one reduce-scatter of the stage's gradients
+  double optimizer_s = 0;        ///< optimizer update of this GPU's shard
+  bool overlap = true;           ///< communication overlapped with compute where possible
+};
+
+/// One training step on one GPU, decomposed.
+struct TrainStep {
+  double time_s = 0;           ///< the step: compute + bubble + p2p + exposed comm + optimizer
+  double compute_s = 0;        ///< m * (fwd + bwd + recompute)
+  double bubble_s = 0;         ///< (p-1)/v * (fwd + bwd + recompute)
+  double p2p_s = 0;            ///< pipeline sends on the critical path: 2 (v*m + p - 1) sends
+  double exposed_comm_s = 0;   ///< DP / FSDP communication not hidden behind compute
+  double comm_s = 0;           ///< all DP / FSDP communication, hidden or not
+  double optimizer_s = 0;      ///< optimizer update
+  double bubble_fraction = 0;  ///< (p-1)/(v*m + p-1)
+};
+
+/// Composes a training step. Overlapped DP sync hides behind the last micro-batch's backward
+/// (except one layer's share); overlapped ZeRO-3 gathers hide behind the forward / backward of
+/// each micro-batch (except the first layer's); without overlap all communication is exposed.
+TrainStep train_step(const TrainStepInputs& in) noexcept;
+
+/// train_memory over n packed input rows (the fields of TrainMemoryInputs in order, zero as a
+/// double) writing 5 outputs per row.
+void train_memory_sweep(const double* in, std::size_t n, double* out) noexcept;
+
+/// train_step over n packed input rows (the fields of TrainStepInputs in order, overlap as
+/// 0/1) writing 8 outputs per row.
+void train_step_sweep(const double* in, std::size_t n, double* out) noexcept;
+
+/// Fields per row of train_memory_sweep's input.
+inline constexpr std::size_t train_memory_fields = 13;
+/// Fields per row of train_step_sweep's input.
+inline constexpr std::size_t train_step_fields = 14;
+
+}  // namespace roofline

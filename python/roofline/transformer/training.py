@@ -1,0 +1,261 @@
+"""A parallel training step from one micro-batch's op estimate: memory and time per GPU.
+
+The op table of :func:`roofline.transformer.estimate` describes one micro-batch on one GPU
+holding every layer (after tensor, context and expert parallelism). This module splits it over
+pipeline stages, adds recomputation, gradient accumulation, the pipeline bubble and the
+data-parallel / FSDP communication, and shards the training state by ZeRO stage. The arithmetic
+is in the C++ core (``cpp/include/roofline/parallel/train.hpp``); here every argument may be a
+numpy array, so the planner evaluates thousands of layouts in one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..collectives import all_gather, all_reduce, reduce_scatter, send_recv
+from ..hardware import Hardware
+from ..ops import elementwise
+
+__all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "OPTIMIZERS", "RECOMPUTE", "TrainStep", "compose",
+           "micro_batch_terms"]
+
+#: Scale-out bandwidth per GPU and direction when none is given: one 400 Gb/s NIC per GPU
+#: (InfiniBand NDR / 400G RoCE, as in DGX H100 and the H800 clusters of DeepSeek-V3).
+DEFAULT_NETWORK_BYTES_PER_S = 50e9
+
+#: Recomputation modes and their codes in the vectorised composition.
+RECOMPUTE = {"none": 0, "selective": 1, "full": 2}
+
+#: Optimizer formats -> (state bytes per parameter, fp32 reads, fp32 writes per parameter in
+#: the update kernel).
+OPTIMIZERS: dict[str, tuple[Any, int, int]] = {
+    "adam": (_core.OptimizerKind.adam, 4, 4),
+    "adam_8bit": (_core.OptimizerKind.adam_8bit, 2, 2),
+    "adam_bf16": (_core.OptimizerKind.adam_bf16, 2, 2),
+}
+
+
+@dataclass(frozen=True)
+class TrainStep:
+    """One training step of a parallel job, per GPU (all times in seconds).
+
+    Attributes
+    ----------
+    time_s : float
+        The step: ``compute_s + bubble_s + p2p_s + exposed_comm_s + optimizer_s``.
+    compute_s : float
+        ``m·(fwd + bwd + recompute)`` of one pipeline stage.
+    bubble_s, bubble_fraction : float
+        Pipeline idle time ``(p-1)/v·(fwd + bwd + recompute)``; fraction ``(p-1)/(v·m+p-1)``.
+    recompute_s : float
+        Recomputed forward time per step (included in ``compute_s``).
+    p2p_s, exposed_comm_s, comm_s, optimizer_s : float
+        Pipeline sends, data-parallel / FSDP communication left exposed and in all, optimizer
+        update.
+    tokens : float
+        Tokens per step over the whole job (``micro_batch·seq_len·grad_accum·dp``).
+    gpus : int
+        ``dp·pp·tp·cp``.
+    mfu, hfu : float
+        Model FLOPs (hardware FLOPs, with recomputation) per GPU / (step time · peak).
+    memory : dict
+        Bytes per GPU: ``weights_bytes``, ``gradients_bytes``, ``optimizer_bytes``,
+        ``activations_bytes``, ``total_bytes``.
+    layout : dict
+        The parallel layout and options it was computed for.
+    """
+
+    time_s: float
+    compute_s: float
+    bubble_s: float
+    bubble_fraction: float
+    recompute_s: float
+    p2p_s: float
+    exposed_comm_s: float
+    comm_s: float
+    optimizer_s: float
+    tokens: float
+    gpus: int
+    mfu: float
+    hfu: float
+    memory: dict[str, float] = field(default_factory=dict)
+    layout: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens per second of the whole job."""
+        return self.tokens / self.time_s
+
+
+def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarray],
+                      groups: list[tuple[str, list[int]]], saved_by: dict[tuple[int, str], float],
+                      memory: dict[str, float], expert_params: float, expert_weight_bytes: float,
+                      num_layers: int, hidden: int, tokens: int, act_bytes: float,
+                      ) -> dict[str, float]:
+    """Scalars of one micro-batch on one GPU holding every layer, split forward / backward.
+
+    Rows named ``... bwd`` are backward; float8 linears (``(fwd+bwd)``) count one third of
+    their time as forward (one of their three GEMMs).
+    """
+    time, flops = cols["time_s"], cols["flops"]
+    mult = np.array([len(groups[g][1]) if groups[g][0] != "head" else 1 for g, _, _ in rows],
+                    dtype=float)
+    head = np.array([groups[g][0] == "head" for g, _, _ in rows])
+    fwd_share = np.array([0.0 if n.endswith(" bwd") else (1 / 3 if n.endswith("(fwd+bwd)") else 1.0)
+                          for _, n, _ in rows])
+    attn = np.array([k == "attention" for _, _, k in rows])
+    t, f = time * mult, flops * mult
+    out = {
+        "fwd_layers_s": float(np.sum(t * fwd_share * ~head)),
+        "bwd_layers_s": float(np.sum(t * (1 - fwd_share) * ~head)),
+        "fwd_head_s": float(np.sum(t * fwd_share * head)),
+        "bwd_head_s": float(np.sum(t * (1 - fwd_share) * head)),
+        "attn_fwd_s": float(np.sum(t * fwd_share * attn)),
+        "flops": float(np.sum(f)),
+        "fwd_layer_flops": float(np.sum(f * fwd_share * ~head)),
+        "attn_fwd_flops": float(np.sum(f * fwd_share * attn)),
+    }
+    saved = {"other": 0.0, "rep": 0.0, "attn_core": 0.0, "head": 0.0}
+    largest = 0.0
+    for gi, (kind, layers) in enumerate(groups):
+        per_layer = {c: saved_by.get((gi, c), 0.0) for c in ("other", "rep", "attn_core")}
+        if kind == "head":
+            saved["head"] += sum(per_layer.values())
+            continue
+        largest = max(largest, sum(per_layer.values()))
+        for c, v in per_layer.items():
+            saved[c] += v * len(layers)
+    out.update({f"saved_{c}": v for c, v in saved.items()})
+    out["saved_largest_layer"] = largest
+    out["layer_input"] = float(tokens) * hidden * num_layers
+    out["expert_params"] = expert_params
+    out["dense_params"] = memory["params_per_gpu"] - expert_params
+    out["expert_weight_bytes"] = expert_weight_bytes
+    out["dense_weight_bytes"] = memory["weights_bytes"] - expert_weight_bytes
+    out["num_layers"] = float(num_layers)
+    out["hidden"] = float(hidden)
+    out["tokens"] = float(tokens)
+    out["act_bytes"] = act_bytes
+    return out
+
+
+def _link(intra: np.ndarray, fn: Any, nbytes: np.ndarray, ranks: np.ndarray | None,
+          link_bw: float, net_bw: float, latency_s: float) -> np.ndarray:
+    """A collective over each row's group: the scale-up link where the group fits in a node
+    (``ranks=None``: a point-to-point send)."""
+    b = np.maximum(np.ceil(nbytes), 1).astype(np.int64)
+    args = (b,) if ranks is None else (b, np.asarray(ranks, dtype=np.int64))
+
+    def run(bw: float) -> np.ndarray:
+        return np.asarray(fn(*args, link_bytes_per_s=bw, latency_s=latency_s).time_s)
+
+    fast = run(link_bw)
+    if np.all(intra):
+        return fast
+    return np.where(intra, fast, run(net_bw))
+
+
+def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, ep: Any,
+            cp: Any, zero: Any, recompute: Any, micro_batch: Any, grad_accum: Any,
+            virtual_stages: Any, seq_len: int, optimizer: str, overlap: bool,
+            sequence_parallel: Any, optimizer_update: bool, gpus_per_node: int | None,
+            link_bytes_per_s: float, network_bytes_per_s: float, latency_s: float,
+            peak_flops_per_s: float) -> dict[str, np.ndarray]:
+    """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
+
+    Notes
+    -----
+    Stages are balanced: a GPU holds ``1/pp`` of the layers and of the embedding / LM head (as
+    Llama 3 and DeepSeek-V3 balance their first and last stages). Recomputation adds the
+    forward of every layer (``full``) or of attention (``selective``) per micro-batch; full
+    recomputation keeps each layer's input and, while one layer is recomputed, that layer's
+    activations. Sequence parallelism divides the replicated hidden-size activations (norms,
+    residuals) by ``tp``. Dense gradients synchronise over ``dp·cp`` ranks, expert gradients
+    over ``dp·cp·tp/ep`` (``dp·cp`` without expert parallelism). A group runs over the
+    scale-up link when all the ranks it spans sit in one node of ``gpus_per_node`` (ranks
+    ordered tp, cp, dp, pp), else over the network at ``network_bytes_per_s`` per GPU.
+    """
+    a = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (
+        dp, pp, tp, ep, cp, zero, recompute, micro_batch, grad_accum, virtual_stages,
+        sequence_parallel)))
+    dp, pp, tp, ep, cp, zero, rc, mb, m, v, sp = a
+    ab = base["act_bytes"]
+    layers = base["num_layers"]
+    sp_div = np.where(sp > 0, tp, 1.0)
+    # Time per micro-batch of one stage (the base is one micro-batch of base["tokens"] tokens
+    # per GPU; other micro-batch sizes scale linearly, which the planner avoids needing).
+    fwd = (base["fwd_layers_s"] + base["fwd_head_s"]) / pp
+    bwd = (base["bwd_layers_s"] + base["bwd_head_s"]) / pp
+    rec = np.where(rc == 2, base["fwd_layers_s"], np.where(rc == 1, base["attn_fwd_s"], 0.0)) / pp
+    rec_flops = np.where(rc == 2, base["fwd_layer_flops"],
+                         np.where(rc == 1, base["attn_fwd_flops"], 0.0))
+    # Activations of one micro-batch on one GPU.
+    kept = np.where(
+        rc == 2, base["layer_input"] / sp_div,
+        base["saved_other"] + base["saved_rep"] / sp_div
+        + np.where(rc == 1, 0.0, base["saved_attn_core"]))
+    act = ab * (kept + base["saved_head"]) / pp
+    transient = np.where(rc == 2, ab * base["saved_largest_layer"], 0.0)
+    inflight = _core.inflight_microbatches(pp, m, v)
+    kind, reads, writes = OPTIMIZERS[optimizer]
+    expert_dp = np.where(ep > 1, np.maximum(dp * cp * tp / ep, 1.0), dp * cp)
+    dense_p, expert_p = base["dense_params"] / pp, base["expert_params"] / pp
+    dense_wb, expert_wb = base["dense_weight_bytes"] / pp, base["expert_weight_bytes"] / pp
+    gathered = np.where(zero >= 3, 2.0 * (dense_wb + expert_wb) * pp / layers, 0.0)
+    rows = np.stack(np.broadcast_arrays(
+        dense_p, expert_p, dense_wb, expert_wb, dp * cp, expert_dp, ab,
+        _core.optimizer_bytes_per_param(kind), zero, gathered, act, inflight, transient),
+        axis=-1).reshape(-1, _core.train_memory_fields())
+    mem = _core.train_memory_sweep(rows)
+    # Data-parallel communication.
+    node = gpus_per_node
+    intra_dp = (tp * cp * dp <= node) if node else np.ones_like(dp, dtype=bool)
+    intra_pp = (tp * cp * dp * pp <= node) if node else np.ones_like(dp, dtype=bool)
+    lk = dict(link_bw=link_bytes_per_s, net_bw=network_bytes_per_s, latency_s=latency_s)
+    gb = ab  # gradient bytes per element (bf16 gradients)
+
+    def both(fn: Any, dense_bytes: np.ndarray, expert_bytes: np.ndarray) -> np.ndarray:
+        return (_link(intra_dp, fn, dense_bytes, dp * cp, **lk)
+                + _link(intra_dp, fn, expert_bytes, expert_dp, **lk))
+
+    zeros = np.zeros_like(dp)
+    grad_ar = both(all_reduce, dense_p * gb, expert_p * gb)
+    grad_rs = both(reduce_scatter, dense_p * gb, expert_p * gb)
+    param_ag = both(all_gather, dense_wb + zeros, expert_wb + zeros)
+    grad_sync = np.where(zero == 0, grad_ar, np.where(zero <= 2, grad_rs, 0.0))
+    param_gather = np.where((zero >= 1) & (zero <= 2), param_ag, 0.0)
+    fsdp_gather = np.where(zero >= 3, param_ag, 0.0)
+    fsdp_reduce = np.where(zero >= 3, grad_rs, 0.0)
+    p2p_bytes = mb * seq_len / cp * base["hidden"] * ab / sp_div
+    p2p = np.where(pp > 1, _link(intra_pp, send_recv, p2p_bytes, None, **lk), 0.0)
+    if optimizer_update:
+        shard = np.where(zero >= 1, dense_p / (dp * cp) + expert_p / expert_dp, dense_p + expert_p)
+        opt_s = np.asarray(elementwise(np.maximum(np.ceil(shard), 1).astype(np.int64), reads,
+                                       writes, 0.0, "fp32", hw).time_s)
+    else:
+        opt_s = zeros
+    srows = np.stack(np.broadcast_arrays(
+        fwd, bwd, rec, p2p, pp, m, v, layers / pp, grad_sync, param_gather, fsdp_gather,
+        fsdp_reduce, opt_s, 1.0 if overlap else 0.0), axis=-1)
+    srows = srows.reshape(-1, _core.train_step_fields())
+    st = _core.train_step_sweep(srows)
+    shape = dp.shape
+    time = st[:, 0].reshape(shape)
+    gpus = dp * pp * tp * cp
+    flops_step = m * base["flops"] / pp
+    return {
+        "time_s": time, "compute_s": st[:, 1].reshape(shape), "bubble_s": st[:, 2].reshape(shape),
+        "p2p_s": st[:, 3].reshape(shape), "exposed_comm_s": st[:, 4].reshape(shape),
+        "comm_s": st[:, 5].reshape(shape), "optimizer_s": st[:, 6].reshape(shape),
+        "bubble_fraction": st[:, 7].reshape(shape), "recompute_s": m * rec,
+        "weights_bytes": mem[:, 0].reshape(shape), "gradients_bytes": mem[:, 1].reshape(shape),
+        "optimizer_bytes": mem[:, 2].reshape(shape),
+        "activations_bytes": mem[:, 3].reshape(shape), "total_bytes": mem[:, 4].reshape(shape),
+        "tokens": mb * seq_len * m * dp, "gpus": gpus,
+        "mfu": flops_step / (time * peak_flops_per_s),
+        "hfu": (flops_step + m * rec_flops / pp) / (time * peak_flops_per_s),
+    }
