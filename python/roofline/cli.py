@@ -507,6 +507,9 @@ def build_parser() -> argparse.ArgumentParser:
     from roofline import _cli_explain
 
     _cli_explain.add_parser(sub)
+    from roofline import _cli_trace
+
+    _cli_trace.add_parser(sub)
     return parser
 
 

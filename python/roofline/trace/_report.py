@@ -264,11 +264,15 @@ class TraceReport:
             if math.isnan(a["lost_s"]) or a["lost_s"] <= 0:
                 break
             what = describe(a["op"], a["kind"])
+            advice = hint(a["op"], a["kind"], a["bound"])
+            if "dropout_p=" in a["how"]:
+                advice = ("it runs with dropout (" + a["how"].split("; ")[-1] + "): "
+                          "dropout-free attention or a fused-dropout kernel closes the gap; "
+                          + advice)
             out.append(
                 f"{what} ({a['name']}): {si(a['measured_s'], 's')} of {si(step, 's')} per "
                 f"step, {si(a['lost_s'], 's')} above the model "
-                f"({_pct(a['lost_s'], total):.0f} % of the loss); "
-                f"{hint(a['op'], a['kind'], a['bound'])}"
+                f"({_pct(a['lost_s'], total):.0f} % of the loss); {advice}"
             )
         if self.unpriced_s > 0.05 * step:
             out.append(f"{si(self.unpriced_s, 's')} per step ({100 - 100 * self.priced_fraction:.0f}"
