@@ -252,4 +252,6 @@ def from_records(records: list[dict[str, Any]], hardware: Any, efficiency: Any =
     """
     if hardware is None:
         raise ValueError("trace.from_records: hardware is required")
-    return explain(synthetic_trace(records), hardware=hardware, efficiency=efficiency)
+    rep = explain(synthetic_trace(records), hardware=hardware, efficiency=efficiency)
+    rep.source = "<records>"
+    return rep

@@ -18,8 +18,8 @@ _BY_OP = {
 }
 
 _BY_KIND = {
-    "gemm": ("GEMMs", "check the shapes (multiples of 128 for M, N, K fill the tiles), "
-             "wave quantization over the SMs, or float8"),
+    "gemm": ("GEMMs", "check the shapes (multiples of 128 for M, N, K fill the tiles) and "
+             "wave quantization over the SMs; skinny GEMMs are bound by weight traffic"),
     "attention": ("attention", "check which SDPA backend ran, head_dim and the sequence "
                   "lengths"),
     "triton": ("Inductor kernels", "check the generated kernels' configs (max-autotune) and "

@@ -52,7 +52,13 @@ def _from_profiler(prof: Any) -> dict[str, Any]:
     fd, name = tempfile.mkstemp(suffix=".json", prefix="roofline_trace_")
     os.close(fd)
     try:
-        prof.export_chrome_trace(name)
+        try:
+            prof.export_chrome_trace(name)
+        except RuntimeError as exc:  # e.g. "Trace is already saved." (kineto exports once)
+            raise ValueError(
+                f"trace.explain: cannot export the profiler's trace ({exc}); a profiler exports "
+                "its trace once: pass the file it was saved to"
+            ) from None
         return _read_file(Path(name))
     finally:
         try:
