@@ -58,7 +58,7 @@ def test_each_kernel_priced_as_the_api_would(rep: rl.trace.TraceReport) -> None:
 
 def test_percentages_match_rl_explain(rep: rl.trace.TraceReport) -> None:
     k = rep.kernels()
-    for (_, row), e in zip(k.iterrows(), expected()):
+    for (_, row), e in zip(k.iterrows(), expected(), strict=True):
         x = rl.explain(e, row.measured_s)
         assert row.pct_of_model == pytest.approx(x.pct_of_model, rel=1e-12)
         assert row.pct_of_roofline == pytest.approx(x.pct_of_roofline, rel=1e-12)

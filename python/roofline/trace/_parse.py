@@ -176,9 +176,9 @@ def parse(trace: dict[str, Any]) -> Parsed:
             where = launches[corr]
         elif corr in flows:
             pid, tid, ts = flows[corr]
-            th = threads.get((pid, tid))
-            if th is not None:
-                idx = th.find(ts)
+            flow_th = threads.get((pid, tid))
+            if flow_th is not None:
+                idx = flow_th.find(ts)
                 where = ((pid, tid), idx) if idx >= 0 else None
         if where is None and args.get("External id") in external:
             where = external[args["External id"]]
@@ -199,7 +199,7 @@ def _link(k: Kernel, threads: dict[tuple[Any, Any], _Thread],
     chain_idx = th.chain_at(idx)
     chain = [th.events[i] for i in chain_idx]
     k.launch_ts_us = float(th.events[idx]["ts"])
-    ops = [(i, e) for i, e in zip(chain_idx, chain) if e.get("cat") == "cpu_op"]
+    ops = [(i, e) for i, e in zip(chain_idx, chain, strict=True) if e.get("cat") == "cpu_op"]
     chosen = next(((i, e) for i, e in ops if _has_shapes(e.get("args") or {})), None)
     if chosen is None and ops:
         chosen = ops[0]
@@ -269,7 +269,7 @@ def _iterations(kernels: list[Kernel], threads: dict[tuple[Any, Any], _Thread],
     if first is not None:
         for th in threads.values():
             i = th.find(first.launch_ts_us)
-            if i >= 0 and th.events[i].get("ts") <= first.launch_ts_us:
+            if i >= 0 and float(th.events[i]["ts"]) <= first.launch_ts_us:
                 top = th.top_level()
                 if top:
                     main = th

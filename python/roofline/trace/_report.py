@@ -185,7 +185,8 @@ class TraceReport:
             agg["lost_s"] = pm - agg["predicted_s"] if priced else math.nan
             agg["pct_of_step"] = _pct(agg["measured_s"], self.measured_s)
             agg["bound"] = max(priced, key=lambda r: r["measured_s"])["bound"] if priced else ""
-            agg["how"] = rs[0]["how"] if key == "op_label" else ""
+            agg["how"] = (max(rs, key=lambda r: r["measured_s"])["how"]
+                          if key == "op_label" else "")
             out.append(agg)
         out.sort(key=lambda a: -a["measured_s"])
         return out
@@ -219,7 +220,8 @@ class TraceReport:
             Grouping. Unpriced groups come last with NaN loss.
 
         Columns: ``name``, ``measured_s``, ``predicted_s``, ``lost_s``, ``pct_of_lost`` (share
-        of the sum of the positive losses of this grouping), ``pct_of_step`` (share of the step's GPU time), ``kernels``.
+        of the sum of the positive losses of this grouping), ``pct_of_step`` (share of the
+        step's GPU time), ``kernels``.
         """
         import pandas as pd
 
@@ -275,8 +277,9 @@ class TraceReport:
                 f"({_pct(a['lost_s'], total):.0f} % of the loss); {advice}"
             )
         if self.unpriced_s > 0.05 * step:
-            out.append(f"{si(self.unpriced_s, 's')} per step ({100 - 100 * self.priced_fraction:.0f}"
-                       " %) is unpriced (see kernels()['how'] for why)")
+            share = 100 - 100 * self.priced_fraction
+            out.append(f"{si(self.unpriced_s, 's')} per step ({share:.0f} %) is unpriced "
+                       "(see kernels()['how'] for why)")
         idle = self.idle_s
         if idle > 0.1 * step:
             out.append(f"the GPU idles {si(idle, 's')} per step between kernels: host-bound "
