@@ -32,6 +32,15 @@ from .ops import (
 __version__ = "0.1.0"
 
 
+def __getattr__(name: str) -> Any:
+    """``rl.trace`` is imported on first use (it is not needed to price ops)."""
+    if name == "trace":
+        import importlib
+
+        return importlib.import_module(".trace", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def calibrate(device: str | None = None, **kwargs: Any) -> Hardware:
     """Fit a profile to measurements (``measurements=``), or measure this machine's peaks
     with torch (:func:`roofline.calibrate.calibrate`)."""
@@ -72,6 +81,7 @@ __all__ = [
     "set_default_hardware",
     "set_num_threads",
     "softmax",
+    "trace",
     "transformer",
     "wall_time",
     "WallTime",

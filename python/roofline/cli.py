@@ -514,6 +514,10 @@ def build_parser() -> argparse.ArgumentParser:
     from roofline import _cli_plan
 
     _cli_plan.add_parser(sub)
+
+    from roofline import _cli_trace
+
+    _cli_trace.add_parser(sub)
     return parser
 
 

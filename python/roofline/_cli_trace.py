@@ -1,0 +1,120 @@
+"""``roofline explain-trace``: a PyTorch profiler trace against the roofline, op by op.
+
+Hooked into ``roofline.cli`` with ``_cli_trace.add_parser(sub)`` (it sets ``func=run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``explain-trace`` subcommand to an argparse subparsers object."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "explain-trace",
+        help="explain a PyTorch profiler trace kernel by kernel against the roofline",
+        description="Read a Kineto chrome trace (prof.export_chrome_trace, .json or .json.gz; "
+        "record_shapes=True), link every GPU kernel to the aten op that launched it, price "
+        "each op with the model and rank where the measured time exceeds it.",
+    )
+    p.add_argument("trace", metavar="TRACE", help="chrome trace file (.json or .json.gz)")
+    p.add_argument("--hardware", metavar="NAME", default=None,
+                   help="accelerator to price on; default: the trace's device")
+    p.add_argument("--efficiency", default="default",
+                   help="default, peak, constant or torchao; default: %(default)s")
+    p.add_argument("--iterations", type=int, default=None,
+                   help="steps in the trace; default: detected (ProfilerStep#N, else a "
+                   "repeated top-level op sequence, else 1)")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="csv: the per-op table; json: the whole report; default: table")
+    p.add_argument("--top", type=int, default=15, metavar="N",
+                   help="rows of the per-op and loss tables (table format); default: %(default)s")
+    p.add_argument("--plot", metavar="OUT.png", default=None,
+                   help="also save a bar chart of lost time by class")
+    p.set_defaults(func=run)
+    return p
+
+
+def _cell(value: Any, kind: str = "s") -> str:
+    from roofline._format import si
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if kind == "%":
+        return f"{value:.0f} %"
+    if kind == "n":
+        return f"{value:g}"
+    if kind == "rate":
+        return si(float(value), "B/s")
+    if kind == "flops":
+        return si(float(value), "FLOP/s")
+    return si(float(value), "s")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``roofline explain-trace``; returns the exit status."""
+    from roofline.cli import CLIError, _console, _print_json, _text
+
+    from .trace import explain
+
+    if args.top is not None and args.top < 1:
+        raise CLIError(f"--top must be a positive integer, got {args.top}")
+    rep = explain(args.trace, hardware=args.hardware, efficiency=args.efficiency,
+                  iterations=args.iterations)
+    if args.plot:
+        rep.plot(args.plot)
+    if args.format == "json":
+        _print_json(rep.to_dict())
+        return 0
+    ops = rep.by_op()
+    if args.format == "csv":
+        ops.to_csv(sys.stdout, index=False, lineterminator="\n")
+        return 0
+
+    from rich.table import Table
+
+    console = _console()
+    console.print(_text(rep.summary().split("\n- ")[0].split("\nnote:")[0], "bold"))
+    table = Table(title=f"per op (per step; top {args.top} by measured time)",
+                  title_style="bold")
+    for col in ("op", "class", "calls", "measured", "model", "% of model", "% of roofline",
+                "achieved", "lost"):
+        table.add_column(col, justify="left" if col in ("op", "class") else "right")
+    for row in ops.head(args.top).itertuples(index=False):
+        achieved = (_cell(row.achieved_flops_per_s, "flops")
+                    if row.kind in ("gemm", "attention") else
+                    _cell(row.achieved_bytes_per_s, "rate"))
+        lost = row.lost_s
+        style = "red" if isinstance(lost, float) and lost > 0.05 * row.measured_s else ""
+        table.add_row(_text(str(row.name)[:90]), _text(row.kind), _text(_cell(row.calls, "n")),
+                      _text(_cell(row.measured_s)), _text(_cell(row.predicted_s)),
+                      _text(_cell(row.pct_of_model, "%")), _text(_cell(row.pct_of_roofline, "%")),
+                      _text(achieved), _text(_cell(lost), style))
+    console.print(table)
+    losses = Table(title="lost time (measured - model) by class, per step", title_style="bold")
+    for col in ("class", "measured", "model", "lost", "% of loss", "% of step", "kernels"):
+        losses.add_column(col, justify="left" if col == "class" else "right")
+    for row in rep.losses("class").head(args.top).itertuples(index=False):
+        losses.add_row(_text(row.name), _text(_cell(row.measured_s)),
+                       _text(_cell(row.predicted_s)), _text(_cell(row.lost_s)),
+                       _text(_cell(row.pct_of_lost, "%")), _text(_cell(row.pct_of_step, "%")),
+                       _text(_cell(row.kernels, "n")))
+    console.print(losses)
+    for line in rep.opportunities():
+        console.print(_text(f"- {line}"))
+    for note in rep.notes:
+        console.print(_text(f"note: {note}", "dim"))
+    console.print(_text("Times per step. model = the roofline model's prediction (efficiency: "
+                        f"{rep.efficiency}); roofline = datasheet peaks; lost = measured - "
+                        "model. Full detail: --format json.", "dim"))
+    return 0
+
+
+def _json_default(value: Any) -> Any:  # pragma: no cover - kept for symmetry with other CLIs
+    return json.dumps(value)

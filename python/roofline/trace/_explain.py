@@ -1,0 +1,257 @@
+"""``rl.trace.explain``: a Kineto trace, or a list of (op, shapes, measured) records, priced
+kernel by kernel with the public API."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..efficiency import Efficiency
+from ..hardware import Hardware
+from ..hardware import hardware as lookup_hardware
+from ._load import load
+from ._parse import Kernel, Parsed, parse
+from ._price import ELEMENT, price_event, price_op
+from ._report import TraceReport
+
+__all__ = ["explain", "from_records"]
+
+
+def _resolve(hardware: Any, device: str | None) -> Hardware:
+    if hardware is not None:
+        if isinstance(hardware, Hardware):
+            return hardware
+        if not isinstance(hardware, str):
+            raise TypeError("trace.explain: hardware must be a Hardware or a name, got "
+                            f"{type(hardware).__name__}")
+        return lookup_hardware(hardware)
+    if not device:
+        raise ValueError("trace.explain: the trace names no device (no deviceProperties); "
+                         "pass hardware= (CLI: --hardware NAME)")
+    try:
+        return lookup_hardware(device)
+    except KeyError as exc:
+        msg = exc.args[0] if exc.args else str(exc)
+        raise ValueError(f"trace.explain: the trace's device {device!r} is not in the hardware "
+                         f"database ({msg}); pass hardware= (CLI: --hardware NAME)") from None
+
+
+def _shapes(dims: Any) -> str:
+    if not isinstance(dims, list):
+        return ""
+    parts = []
+    for d in dims:
+        if isinstance(d, list) and d:
+            if all(isinstance(x, list) for x in d):
+                parts.append("[" + ", ".join("x".join(map(str, s)) for s in d) + "]")
+            else:
+                parts.append("x".join(map(str, d)))
+    return ", ".join(parts)
+
+
+def _roofline(e: Any) -> float:
+    meta = e.meta or {}
+    peak, bw = meta.get("peak_flops_per_s"), meta.get("mem_bytes_per_s")
+    if bw is None:  # collectives: the transfer at the link's peak
+        return float(e.memory_s)
+    t = float(e.bytes) / bw
+    if peak:
+        t = max(t, float(e.flops) / peak)
+    return t
+
+
+def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    ks = parsed.kernels
+    cache: dict[str, tuple[Any, str]] = {}
+    priced: list[tuple[Any, str] | None] = [None] * len(ks)
+    # events with their own size first; the rest share their op instance's estimate
+    by_op: dict[int, list[int]] = {}
+    for i, k in enumerate(ks):
+        own = price_event(k.kind, k.name, k.args, k.chain_args, hw, eff)
+        if own is not None:
+            priced[i] = own
+        elif k.op_uid >= 0 and k.op:
+            by_op.setdefault(k.op_uid, []).append(i)
+        else:
+            priced[i] = (None, f"{k.kind} kernel not linked to an op (no launch record)")
+    shares = [1.0] * len(ks)
+    for idx in by_op.values():
+        k = ks[idx[0]]
+        key = json.dumps([k.op, k.dims, k.types, k.concrete], default=str)
+        if key not in cache:
+            cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff)
+        total = math.fsum(ks[i].dur_us for i in idx)
+        for i in idx:
+            priced[i] = cache[key]
+            shares[i] = ks[i].dur_us / total if total > 0 else 1.0 / len(idx)
+    t0 = ks[0].ts_us if ks else 0.0
+    rows = []
+    last_end: dict[Any, float] = {}
+    seen_steps: set[int] = set()
+    for i, k in enumerate(ks):
+        est, how = priced[i] or (None, "")
+        s = shares[i]
+        device = k.args.get("device", 0)
+        gap = max(0.0, k.ts_us - last_end[device]) * 1e-6 if device in last_end else 0.0
+        last_end[device] = max(last_end.get(device, -math.inf), k.ts_us + k.dur_us)
+        first = k.iteration not in seen_steps
+        seen_steps.add(k.iteration)
+        ok = est is not None
+        rows.append({
+            "name": k.name, "kind": k.kind, "op": k.op, "shapes": _shapes(k.dims),
+            "op_label": _label(k), "op_uid": k.op_uid if k.op_uid >= 0 else -1 - i,
+            "module": k.module or "(unlinked)", "region": k.region,
+            "iteration": k.iteration, "stream": k.stream,
+            "start_s": (k.ts_us - t0) * 1e-6, "measured_s": k.dur_us * 1e-6,
+            "predicted_s": float(est.time_s) * s if est is not None else math.nan,
+            "roofline_s": _roofline(est) * s if est is not None else math.nan,
+            "flops": float(est.flops) * s if est is not None else math.nan,
+            "bytes": float(est.bytes) * s if est is not None else math.nan,
+            "bound": str(est.bound) if est is not None else "",
+            "priced": ok, "how": how, "gap_before_s": gap, "first_in_step": first,
+        })
+    notes = []
+    if parsed.linked < len(ks):
+        notes.append(f"{len(ks) - parsed.linked} of {len(ks)} GPU events have no launch record "
+                     "(unpriced unless they carry their own size)")
+    return rows, notes
+
+
+def _label(k: Kernel) -> str:
+    if not k.op:
+        return f"{k.kind}: {k.name[:60]}"
+    shapes = _shapes(k.dims)
+    return f"{k.op} {shapes}" if shapes else k.op
+
+
+def explain(source: Any, hardware: Any = None, efficiency: Any = "default", *,
+            iterations: int | None = None) -> TraceReport:
+    """Explain a PyTorch profiler trace against the roofline, kernel by kernel.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, dict or torch.profiler.profile
+        A Kineto chrome trace (``prof.export_chrome_trace``; ``.json`` or ``.json.gz``), the
+        parsed dict, or a live profiler. Profile with ``record_shapes=True``: ops without
+        shapes cannot be priced.
+    hardware : Hardware or str, optional
+        Accelerator to price on; default: the trace's ``deviceProperties`` name (an unknown
+        device is a ValueError asking for ``hardware=``).
+    efficiency : {"default", "peak", "constant", "torchao"} or Efficiency
+        Efficiency model of every estimate.
+    iterations : int, optional
+        Steps in the trace; default: detected (``ProfilerStep#N`` annotations, else an exactly
+        repeated top-level op sequence, else 1). When given, kernels are split into that many
+        equal consecutive groups.
+
+    Returns
+    -------
+    TraceReport
+        ``measured_s`` / ``predicted_s`` per step, ``kernels()``, ``by_op()``,
+        ``by_module()``, ``losses()``, ``to_dict()``, ``plot()``.
+
+    Notes
+    -----
+    Linking: kernel → launching runtime call (correlation id, else the ``ac2g`` flow, else the
+    External id) → innermost enclosing cpu_op with recorded shapes on that thread. Pricing:
+    each op instance is priced once with its ``rl.*`` call (see ``roofline.trace._price``);
+    when it launched several kernels, its prediction (and FLOPs, bytes, roofline time) is split
+    among them in proportion to their measured times, so op-level numbers are exact and
+    kernel-level ones an attribution. memset, device-to-device memcpy and NCCL kernels are
+    priced from their own recorded size. Unpriced kernels (NaN) add to ``unpriced_s``, never to
+    ``predicted_s``.
+
+    Raises
+    ------
+    ValueError
+        Nonexistent or unreadable file, not JSON, not a Kineto trace, no GPU events, an unknown
+        device without ``hardware=``, a bad ``iterations``.
+    """
+    trace, where = load(source)
+    if iterations is not None and (isinstance(iterations, bool) or not isinstance(
+            iterations, int) or iterations < 1):
+        raise ValueError(f"trace.explain: iterations must be a positive integer, got "
+                         f"{iterations!r}")
+    parsed = parse(trace)
+    if not parsed.kernels:
+        raise ValueError(
+            f"trace.explain: {where} has no GPU events (kernel, memcpy, memset): profile a "
+            "CUDA run with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
+    hw = _resolve(hardware, parsed.device_name)
+    if iterations is not None:
+        n = len(parsed.kernels)
+        if iterations > n:
+            raise ValueError(f"trace.explain: iterations={iterations} exceeds the {n} GPU "
+                             "events of the trace")
+        for j, k in enumerate(parsed.kernels):
+            k.iteration = j * iterations // n
+        parsed.iterations, parsed.iteration_rule = iterations, "given"
+    rows, notes = _rows(parsed, hw, efficiency)
+    eff = efficiency if isinstance(efficiency, str) else (
+        "custom" if isinstance(efficiency, Efficiency) else str(efficiency))
+    return TraceReport(source=where.rsplit("/", 1)[-1], hardware=hw.name, efficiency=eff,
+                       iterations=parsed.iterations, iteration_rule=parsed.iteration_rule,
+                       rows=rows, notes=notes)
+
+
+_KINETO_TYPE = {dt: t for t, (dt, _) in reversed(list(ELEMENT.items())) if dt}
+
+
+def synthetic_trace(records: list[dict[str, Any]], device: str | None = None) -> dict[str, Any]:
+    """A minimal Kineto trace dict holding ``records`` (see :func:`from_records`)."""
+    if not isinstance(records, list) or not records:
+        raise ValueError("trace.from_records: records must be a non-empty list of dicts")
+    events: list[dict[str, Any]] = []
+    cpu_t, gpu_t = 0.0, 0.0
+    for i, r in enumerate(records):
+        if not isinstance(r, dict) or "op" not in r or "measured_s" not in r:
+            raise ValueError(f"trace.from_records: record {i} must be a dict with 'op', "
+                             f"'shapes' and 'measured_s', got {r!r}")
+        m = r["measured_s"]
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0:
+            raise ValueError(f"trace.from_records: record {i} measured_s must be a positive "
+                             f"number of seconds, got {m!r}")
+        types = [_KINETO_TYPE.get(str(t), str(t)) for t in r.get("types", [])]
+        args = {"External id": i + 1, "Input Dims": r.get("shapes"), "Input type": types,
+                "Concrete Inputs": r.get("concrete", [""] * len(types))}
+        if r.get("module"):
+            events.append({"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1,
+                           "name": f"nn.Module: {r['module']}", "ts": cpu_t, "dur": 8.0,
+                           "args": {}})
+        events.append({"ph": "X", "cat": "cpu_op", "name": r["op"], "pid": 1, "tid": 1,
+                       "ts": cpu_t + 1, "dur": 6.0, "args": args})
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+                       "tid": 1, "ts": cpu_t + 2, "dur": 3.0,
+                       "args": {"correlation": i + 1, "External id": i + 1}})
+        events.append({"ph": "X", "cat": "kernel", "name": r.get("name", r["op"]), "pid": 0,
+                       "tid": 7, "ts": gpu_t, "dur": float(m) * 1e6,
+                       "args": {"correlation": i + 1, "External id": i + 1, "device": 0,
+                                "stream": 7}})
+        cpu_t += 10.0
+        gpu_t += float(m) * 1e6
+    trace: dict[str, Any] = {"traceEvents": events}
+    if device:
+        trace["deviceProperties"] = [{"id": 0, "name": device}]
+    return trace
+
+
+def from_records(records: list[dict[str, Any]], hardware: Any, efficiency: Any = "default"
+                 ) -> TraceReport:
+    """Explain measured ops given as records instead of a trace, the same way.
+
+    Parameters
+    ----------
+    records : list of dict
+        One per kernel: ``op`` (aten name, e.g. ``"aten::bmm"``), ``shapes`` (the op's
+        ``Input Dims``), ``types`` (Kineto ``Input type`` strings or roofline dtype names such
+        as ``"bf16"``, ``"fp8"``), ``measured_s``; optional ``name`` (kernel name),
+        ``concrete`` (``Concrete Inputs``, e.g. is_causal), ``module``.
+    hardware : Hardware or str
+        Accelerator (required: records carry no device).
+    """
+    if hardware is None:
+        raise ValueError("trace.from_records: hardware is required")
+    rep = explain(synthetic_trace(records), hardware=hardware, efficiency=efficiency)
+    rep.source = "<records>"
+    return rep

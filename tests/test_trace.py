@@ -1,0 +1,169 @@
+"""rl.trace.explain on the two real H100 Kineto traces (tests/data/traces, from ../shared).
+
+traces_meta.json gives each trace's kernel time per step (kernel + memcpy + memset durations /
+iters, iters = 2). Neither trace has ProfilerStep annotations: each holds two identical steps
+whose top-level op sequence on the main thread repeats exactly twice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import roofline as rl
+
+pytest.importorskip("pandas")
+
+DATA = Path(__file__).resolve().parent / "data" / "traces"
+ENCODER = DATA / "encoder_layer_train.json.gz"
+FLOAT8 = DATA / "float8_tensorwise_linear_16384x4096x14336.json.gz"
+META = json.loads((DATA / "traces_meta.json").read_text())
+HW = "H100 SXM"
+
+
+@pytest.fixture(scope="module")
+def encoder() -> rl.trace.TraceReport:
+    return rl.trace.explain(ENCODER, hardware=HW)
+
+
+@pytest.fixture(scope="module")
+def float8() -> rl.trace.TraceReport:
+    return rl.trace.explain(FLOAT8)  # device from the trace: NVIDIA H100 80GB HBM3
+
+
+def test_kernel_total_matches_meta(encoder: rl.trace.TraceReport,
+                                   float8: rl.trace.TraceReport) -> None:
+    for rep, key in ((encoder, "encoder_layer_train"),
+                     (float8, "float8_tensorwise_linear_16384x4096x14336")):
+        assert rep.iterations == META[key]["iters"] == 2
+        assert rep.measured_s == pytest.approx(META[key]["gpu_kernel_s_per_iter"], rel=1e-9)
+        assert "repeats 2 times" in rep.iteration_rule
+
+
+def test_device_from_trace(float8: rl.trace.TraceReport) -> None:
+    assert float8.hardware == "H100 SXM"  # "NVIDIA H100 80GB HBM3" -> H100 SXM
+
+
+def test_encoder_gemm_kernels(encoder: rl.trace.TraceReport) -> None:
+    k = encoder.kernels()
+    gemm = k[k.kind == "gemm"]
+    # per step: 4 forward linears (qkv mm + 3 addmm) + 2 backward mm each = 12; two steps
+    assert len(gemm) == 24
+    nvjet = k[k.name.str.startswith("nvjet")]
+    assert len(nvjet) == 24
+    assert set(nvjet.op) <= {"aten::mm", "aten::addmm", "aten::linear", "aten::matmul"}
+    assert (nvjet.shapes != "").all() and nvjet.priced.all()
+
+
+def _gemm_kernels(rep: rl.trace.TraceReport, shapes: str) -> list[float]:
+    k = rep.kernels()
+    return list(k[(k.kind == "gemm") & (k.shapes == shapes)].predicted_s)
+
+
+def test_encoder_gemm_priced_exactly(encoder: rl.trace.TraceReport) -> None:
+    # the qkv projection: x (16384 x 4096) @ W^T (4096 x 12288), bf16, once per step; the op's
+    # cuBLAS memset is priced on its own, so the GEMM kernel carries the whole rl.gemm
+    e = rl.gemm(16384, 4096, 12288, dtype="bf16", hardware=HW)
+    assert _gemm_kernels(encoder, "16384x4096, 4096x12288") == [e.time_s] * 2
+    # addmm(bias, x, W^T): the FFN up projection 16384 x 4096 x 14336
+    e = rl.gemm(16384, 4096, 14336, dtype="bf16", hardware=HW)
+    assert _gemm_kernels(encoder, "14336, 16384x4096, 4096x14336") == [e.time_s] * 2
+    row = encoder.by_op().set_index("name").loc["aten::mm 16384x4096, 4096x12288"]
+    assert row.calls == 1 and row.kernels == 2  # the GEMM and its memset
+
+
+def test_encoder_cudnn_attention(encoder: rl.trace.TraceReport) -> None:
+    k = encoder.kernels()
+    cudnn = k[k.name.str.contains("cudnn") & (k.kind == "attention")]
+    assert len(cudnn) == 10  # per step: fprop, philox unpack, bprop, dot_do_o, convert_dq
+    assert cudnn.how.str.contains("backend='cudnn'").all()
+    fwd = k[(k.op == "aten::_cudnn_attention_forward") & (k.kind == "attention")]
+    e = rl.attention(8, 32, 2048, 2048, 128, kv_heads=32, v_head_dim=128, dtype="bf16",
+                     hardware=HW, backend="cudnn")
+    # one op, two kernels (fprop + philox unpack) per step share one rl.attention call
+    assert fwd.predicted_s.sum() / 2 == pytest.approx(e.time_s, rel=1e-12)
+    assert fwd.how.str.contains("dropout_p=0.1").all()  # the layer trains with dropout
+
+
+def test_encoder_attributed(encoder: rl.trace.TraceReport) -> None:
+    assert encoder.priced_fraction >= 0.95
+    k = encoder.kernels()
+    assert k.measured_s.sum() / 2 == pytest.approx(encoder.measured_s, rel=1e-12)
+    assert k.predicted_s[k.priced].sum() / 2 == pytest.approx(encoder.predicted_s, rel=1e-12)
+
+
+def test_levels_add_up(encoder: rl.trace.TraceReport) -> None:
+    for df in (encoder.by_op(), encoder.by_module(), encoder.by_class()):
+        assert df.measured_s.sum() == pytest.approx(encoder.measured_s, rel=1e-9)
+    mods = set(encoder.by_module().name)
+    assert {"aten::linear", "aten::linear (backward)",
+            "aten::scaled_dot_product_attention (backward)"} <= mods
+
+
+def test_losses_ranked(encoder: rl.trace.TraceReport) -> None:
+    losses = encoder.losses()
+    lost = [v for v in losses.lost_s if not math.isnan(v)]
+    assert lost == sorted(lost, reverse=True)
+    assert losses.name.iloc[0] == "attention"
+    assert encoder.opportunities()[0].startswith("attention")
+    for by in ("op", "module"):
+        assert len(encoder.losses(by)) > 0
+    with pytest.raises(ValueError, match="by must be one of"):
+        encoder.losses("nope")
+
+
+def test_to_dict_is_json(encoder: rl.trace.TraceReport) -> None:
+    doc = encoder.to_dict()
+    text = json.dumps(doc, allow_nan=False)
+    assert json.loads(text)["measured_s"] == pytest.approx(encoder.measured_s)
+    assert len(doc["kernels"]) == 174
+    assert "TraceReport(encoder_layer_train.json.gz on H100 SXM" in repr(encoder)
+
+
+def test_float8_trace(float8: rl.trace.TraceReport) -> None:
+    k = float8.kernels()
+    assert (k.kind == "gemm").sum() == 6  # 3 _scaled_mm per step (fwd, grad_input, grad_weight)
+    assert set(k[k.kind == "gemm"].op) == {"aten::_scaled_mm"}
+    assert k[k.kind == "gemm"].how.str.contains("scaling='tensorwise'").all()
+    assert (k.kind == "triton").sum() == 20
+    assert float8.priced_fraction == 1.0
+    e = rl.gemm(16384, 4096, 14336, dtype="fp8", scaling="tensorwise", out_dtype="bf16",
+                hardware=HW)
+    assert _gemm_kernels(float8, "16384x4096, 4096x14336, 16384x14336") == [e.time_s] * 2
+
+
+def test_gaps(encoder: rl.trace.TraceReport) -> None:
+    g = encoder.gaps(min_s=0.0)
+    assert (g.gap_s >= 0).all()
+    assert encoder.idle_s == pytest.approx(g.gap_s.sum() / 2, rel=1e-9)
+    assert encoder.span_s >= encoder.measured_s
+
+
+def test_plot(encoder: rl.trace.TraceReport, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "losses.png"
+    fig = encoder.plot(out)
+    assert out.stat().st_size > 0 and fig is not None
+
+
+def test_cli_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.cli import main
+
+    assert main(["explain-trace", str(ENCODER), "--hardware", HW, "--top", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "per op" in out and "lost time" in out and "aten::_cudnn_attention_backward" in out
+    assert main(["explain-trace", str(FLOAT8), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["measured_s"] == pytest.approx(0.0050307165, rel=1e-9)
+    assert main(["explain-trace", str(FLOAT8), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("name,")
+
+
+def test_cli_bad_path(capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.cli import main
+
+    assert main(["explain-trace", "/nonexistent/trace.json"]) == 2
+    assert "does not exist" in capsys.readouterr().err
