@@ -376,11 +376,15 @@ def test_detect_with_torchao_table(monkeypatch: pytest.MonkeyPatch) -> None:
     assert hardware(table="torchao").name == "NVIDIA H100"
 
 
-def test_detected_gpu_wins_over_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The documented order: a detected GPU first, then the default, then the env var.
+def test_default_then_env_then_detected_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The documented order: the default, then the env var, then the detected GPU.
     monkeypatch.setitem(sys.modules, "torch", fake_torch(name="NVIDIA L40S"))
     rh.set_default_hardware("B200")
     monkeypatch.setenv("ROOFLINE_HARDWARE", "MI300X")
+    assert hardware().name == "B200"
+    rh.set_default_hardware(None)
+    assert hardware().name == "MI300X"
+    monkeypatch.delenv("ROOFLINE_HARDWARE")
     assert hardware().name == "L40S"
 
 
