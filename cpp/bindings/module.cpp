@@ -37,6 +37,8 @@ void bind_host_terms(py::module_& m);
 void bind_host(py::module_& m);
 /// Registers the standalone float8 cast bindings (cpp/bindings/bind_float8.cpp).
 void bind_float8(py::module_& m);
+/// Registers the scalar entry points (one GEMM / one float8 linear per call).
+void bind_scalar(py::module_& m);
 
 namespace {
 
@@ -271,4 +273,5 @@ PYBIND11_MODULE(_core, mod) {
   bind_ops(mod);
   bind_host(mod);
   bind_float8(mod);
+  bind_scalar(mod);
 }

@@ -755,6 +755,7 @@ def _detected_device() -> tuple[str, Any] | None:
     imported only when a GPU device node exists (ROCm, or GPUs of different models) or on a
     platform other than Linux, where no cheap check exists.
     """
+    torch: Any
     if "torch" in sys.modules:
         torch = sys.modules["torch"]  # None: the import is blocked
     elif _cuda_hidden():
