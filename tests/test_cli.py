@@ -177,7 +177,11 @@ def test_float8_json_equals_api(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "float8", "--hardware", H100, "--format", "json",
                          "--shapes", "llama")
     assert code == 0 and err == ""
-    records = json.loads(out)
+    doc = json.loads(out)
+    assert doc["roofline_version"] == rl.__version__ and doc["hardware"] == H100
+    assert doc["recipe"] == "tensorwise" and doc["efficiency"] == "default"
+    assert doc["mode"] == "training" and doc["fuse_with_prev"] is False
+    records = doc["rows"]
     want = rl.float8.sweep("llama", hardware=H100)
     assert [r["name"] for r in records] == list(want.name)
     assert set(records[0]) == set(want.columns)
@@ -257,9 +261,10 @@ def test_hardware_from_json_file(capsys: pytest.CaptureFixture[str], tmp_path: P
         (["float8", "--hardware", H100, "--mode", "inference", "--fuse-with-prev",
           "--efficiency", "torchao"], "no model for fused inference casts"),
         (["float8", "--hardware", "missing.json"], "cannot read missing.json"),
-        (["gemm", "0", "4096", "4096", "--hardware", H100], "gemm: m must be a positive integer"),
-        (["gemm", "x", "4096", "4096"], "invalid int value"),
-        (["gemm", "1", "1", "1", "--dtype", "fp7", "--hardware", H100], "unknown dtype 'fp7'"),
+        (["gemm", "0", "4096", "4096", "--hardware", H100], "M: must be a positive integer"),
+        (["gemm", "x", "4096", "4096"], "M: expected an integer, got 'x'"),
+        (["gemm", "1", "1", "1", "--dtype", "fp7", "--hardware", H100],
+         "--dtype: unknown dtype 'fp7'"),
         (["hardware", "show", "nope"], "unknown hardware 'nope'"),
         (["hardware", "list", "--table", "mine"], "invalid choice"),
         (["bogus"], "invalid choice"),

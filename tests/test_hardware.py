@@ -377,7 +377,7 @@ def test_detect_with_torchao_table(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_default_then_env_then_detected_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The documented order: the default, then the env var, then a detected GPU.
+    # The documented order: the default, then the env var, then the detected GPU.
     monkeypatch.setitem(sys.modules, "torch", fake_torch(name="NVIDIA L40S"))
     rh.set_default_hardware("B200")
     monkeypatch.setenv("ROOFLINE_HARDWARE", "MI300X")

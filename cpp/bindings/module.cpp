@@ -39,6 +39,8 @@ void bind_host(py::module_& m);
 void bind_float8(py::module_& m);
 /// Registers the training / serving / cost arithmetic (cpp/bindings/bind_plan.cpp).
 void bind_plan(py::module_& m);
+/// Registers the scalar entry points (one GEMM / one float8 linear per call).
+void bind_scalar(py::module_& m);
 
 namespace {
 
@@ -274,4 +276,5 @@ PYBIND11_MODULE(_core, mod) {
   bind_host(mod);
   bind_float8(mod);
   bind_plan(mod);
+  bind_scalar(mod);
 }

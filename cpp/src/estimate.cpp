@@ -6,6 +6,13 @@
 namespace roofline {
 namespace {
 
+// ceil(x) for 0 <= x < 2^63, exactly as std::ceil there, without a libm call (x86-64's
+// baseline ISA has no rounding instruction, and the GEMM search rounds a dozen times per tile).
+inline double ceil_pos(double x) {
+  const double t = static_cast<double>(static_cast<long long>(x));
+  return t < x ? t + 1.0 : t;
+}
+
 // A CTA tile of a GEMM: rows and columns of C it computes.
 struct Tile {
   double m, n;
@@ -110,7 +117,10 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r) {
   // Operands whose rows (k elements for A and B of F.linear, n for C) are not 16-byte
   // multiples cannot be moved by TMA: the library falls back to kernels with narrow loads.
   const double e = input_bytes(c.math);
-  const bool aligned = std::fmod(c.k * e, 16.0) == 0.0 && std::fmod(c.n * e, 16.0) == 0.0;
+  // x is a multiple of 16 (x / 16 and its floor are exact for these integral byte counts).
+  auto multiple_of_16 = [](double x) { return x / 16.0 == static_cast<double>(
+                                           static_cast<long long>(x / 16.0)); };
+  const bool aligned = multiple_of_16(c.k * e) && multiple_of_16(c.n * e);
   if (!aligned && g.unaligned_fraction > 0) {
     lib.compute_scale /= g.unaligned_fraction;
     lib.memory_scale /= g.unaligned_fraction;
@@ -131,7 +141,9 @@ double throttled(double t, const LibraryGemm& lib) {
   return t / (lib.throttle + (1.0 - lib.throttle) * tau / (tau + t));
 }
 
-Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
+// The reference search: every (tile, split-K) configuration evaluated in full. shaped_gemm
+// returns the same estimate (bit for bit) and skips configurations that cannot win.
+Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
   const LibraryGemm lib = library_gemm(c, r);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
@@ -178,6 +190,112 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
   }
   if (uncapped) {
     const double time = combine(least_unsplit_compute, unsplit_memory, r.eff.overlap_p);
+    if (time <= best_time) {
+      best_time = time;
+      best_compute = least_unsplit_compute;
+      best_memory = unsplit_memory;
+    }
+  }
+  e.compute_s = best_compute;
+  e.memory_s = best_memory;
+  e.time_s = std::max(best_time + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
+  e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
+  return e;
+}
+
+// Operand reuse of each tile relative to 128x128, capped at 1 (see kFullReuse).
+constexpr std::array<double, kTiles.size()> tile_reuse() {
+  std::array<double, kTiles.size()> out{};
+  for (std::size_t i = 0; i < kTiles.size(); ++i) {
+    const double v = kTiles[i].m * kTiles[i].n / (kTiles[i].m + kTiles[i].n) / kFullReuse;
+    out[i] = v < 1.0 ? v : 1.0;
+  }
+  return out;
+}
+constexpr std::array<double, kTiles.size()> kTileReuse = tile_reuse();
+
+// A configuration is skipped only when a lower bound of its time exceeds the best time so far
+// by this relative margin, far above the few ulps by which rounding can reorder the bound and
+// the time: the pruned search picks exactly the configuration the exhaustive one picks.
+constexpr double kPruneMargin = 1.0 + 1e-9;
+
+// The best (tile, split-K) configuration, as a tuned library would pick it; the same estimate
+// as shaped_gemm_exhaustive, faster. Unsplit configurations without a per-SM bandwidth cap
+// share one memory time, so only their least compute matters (the p-norm and the clock model
+// are monotone: raw compute times are compared and transformed once). Split-K
+// configurations (only for grids under one wave) are bounded below by their compute at full
+// utilisation and their memory time, which grows with the split factor: once that bound
+// exceeds the best time, no larger factor of that tile can win.
+Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
+  const LibraryGemm lib = library_gemm(c, r);
+  const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
+  const double sms = r.sms;
+  const bool uncapped = r.s_per_byte_per_sm <= 0;
+  const double p = r.eff.overlap_p;
+  const double unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
+  double least_raw = INFINITY;  // unsplit, uncapped: least compute before the clock model
+  double best_time = INFINITY, best_compute = 0, best_memory = 0;
+  const double partial_bytes = 2.0 * 4.0 * c.batch * c.m * c.n;
+  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+    const Tile& t = kTiles[ti];
+    const double tiles_m = ceil_pos(c.m / t.m);
+    const double tiles_n = ceil_pos(c.n / t.n);
+    const double tiles = c.batch * tiles_m * tiles_n;
+    const double reuse = kTileReuse[ti];
+    const double padded_flops = 2.0 * c.batch * tiles_m * t.m * tiles_n * t.n * c.k;
+    // splits == 1
+    {
+      const double waves = ceil_pos(tiles / sms);
+      double utilisation = tiles / (waves * sms);
+      if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      const double raw = padded_flops * s_per_flop / (utilisation * reuse);
+      if (uncapped) {
+        least_raw = std::min(least_raw, raw);
+      } else {
+        const double compute = throttled(raw, lib);
+        const double memory = library_memory_time(e.bytes, std::min(tiles, sms), r, lib);
+        const double time = combine(compute, memory, p);
+        if (time < best_time) {
+          best_time = time;
+          best_compute = compute;
+          best_memory = memory;
+        }
+      }
+    }
+    if (tiles >= sms) continue;  // split-K never pays with a full wave
+    // Lower bound of every split configuration of this tile: full utilisation.
+    const double compute_floor = throttled(padded_flops * s_per_flop / reuse, lib);
+    for (std::size_t si = 1; si < kSplits.size(); ++si) {
+      const double splits = kSplits[si];
+      if (splits > lib.max_splits) break;
+      const double partials = partial_bytes * splits;
+      const double units = tiles * splits;
+      const double busy = std::min(units, sms);
+      const double memory = library_memory_time(e.bytes + partials, busy, r, lib);
+      // The exhaustive search has not yet seen the unsplit uncapped winner at this point;
+      // bound against the best among what it has evaluated (split configurations only).
+      if (combine(compute_floor, memory, p) > best_time * kPruneMargin) {
+        // Memory grows with the split factor only while the busy SMs do not change its rate;
+        // stop only when that holds for every larger factor (uncapped bandwidth, or all SMs
+        // already busy).
+        if (uncapped || busy >= sms) break;
+        continue;
+      }
+      const double waves = ceil_pos(units / sms);
+      double utilisation = units / (waves * sms);
+      if (units > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
+      const double time = combine(compute, memory, p);
+      if (time < best_time) {
+        best_time = time;
+        best_compute = compute;
+        best_memory = memory;
+      }
+    }
+  }
+  if (uncapped) {
+    const double least_unsplit_compute = throttled(least_raw, lib);
+    const double time = combine(least_unsplit_compute, unsplit_memory, p);
     if (time <= best_time) {
       best_time = time;
       best_compute = least_unsplit_compute;
@@ -449,6 +567,17 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
   if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
   return plain(cost, rates, e);
+}
+
+Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept {
+  if (rates.eff.shape_aware && cost.kind == KernelKind::gemm && rates.sms > 0) {
+    Estimate e;
+    e.flops = cost.flops;
+    e.bytes = cost.bytes();
+    e.kernels = cost.kernels;
+    return shaped_gemm_exhaustive(cost, rates, e);
+  }
+  return estimate(cost, rates);
 }
 
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept {

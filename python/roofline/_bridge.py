@@ -59,6 +59,42 @@ def require_peak(fn: str, hw: Hardware, core_dtype: Any) -> None:
         )
 
 
+#: resolve_cached's memo: key -> (hardware argument, efficiency argument, Hardware, core
+#: Hardware, core Efficiency, {core dtype: peak meta}). Objects are keyed by id() and kept
+#: alive in the value (so an id is never reused while its entry exists).
+_CACHE: dict[tuple[Any, ...], tuple[Any, Any, Hardware, Any, Any, dict[Any, Any]]] = {}
+_CACHE_SIZE = 256
+
+
+def resolve_cached(
+    hw_value: Any, efficiency: EfficiencyLike
+) -> tuple[Hardware, Any, Any, dict[Any, Any]]:
+    """:func:`resolve` memoized for the scalar fast paths, plus a per-dtype dict they may fill.
+
+    Only explicit hardware (a Hardware or a name) is memoized: ``None`` follows the default
+    and the environment, which may change between calls. The key includes what
+    ``efficiency="default"`` means now and the loaders of the fitted files (as
+    ``_calibration.shared_core_objects`` does), so changing either is seen at once.
+    """
+    if hw_value is None:
+        hw, chw, ceff = resolve(hw_value, efficiency)
+        return hw, chw, ceff, {}
+    from . import _calibration, _terms
+    from .efficiency import default_efficiency
+
+    hw_key = hw_value if isinstance(hw_value, str) else id(hw_value)
+    eff_key = efficiency if isinstance(efficiency, str) else id(efficiency)
+    key = (hw_key, eff_key, default_efficiency(), _terms.data, _calibration.data)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is hw_value and hit[1] is efficiency:
+        return hit[2], hit[3], hit[4], hit[5]
+    hw, chw, ceff = resolve(hw_value, efficiency)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[key] = (hw_value, efficiency, hw, chw, ceff, {})
+    return hw, chw, ceff, _CACHE[key][5]
+
+
 def resolve(hw_value: Any, efficiency: EfficiencyLike) -> tuple[Hardware, Any, Any]:
     """Resolve hardware and efficiency: (Hardware, core Hardware, core Efficiency)."""
     hw = resolve_hardware(hw_value)

@@ -22,8 +22,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="bf16",
                    help="input format (bf16, fp16, fp8, ...); default: %(default)s")
     _add_hardware_options(p)
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="json: every field in SI units (percentages as 0-100); default: table")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="csv / json: every field in SI units (percentages as 0-100; csv: one "
+                   "row); default: table")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -35,12 +36,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "peaks, % of the model's prediction, the bound, and a plain-language reading.",
     )
     sub = p.add_subparsers(dest="explain_op", metavar="OP", required=True)
+    from roofline.cli import count
 
     g = sub.add_parser("gemm", help="C = A @ B, A of shape (batch, M, K), B (batch, K, N)",
                        description="Explain a measured GEMM (A is M x K, B is K x N).")
-    g.add_argument("m", type=int, metavar="M")
-    g.add_argument("k", type=int, metavar="K")
-    g.add_argument("n", type=int, metavar="N")
+    g.add_argument("m", type=count("M"), metavar="M")
+    g.add_argument("k", type=count("K"), metavar="K")
+    g.add_argument("n", type=count("N"), metavar="N")
     g.add_argument("--out-dtype", default=None,
                    help="output format; default: bf16 for 8/4-bit inputs, else the input's")
     g.add_argument("--batch", type=int, default=1,
@@ -58,7 +60,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                        ("q_len", "queries per sequence (1 for decode)"),
                        ("kv_len", "keys per sequence (cached tokens)"),
                        ("head_dim", "query/key head dimension")):
-        a.add_argument(name, type=int, metavar=name.upper(), help=what)
+        a.add_argument(name, type=count(name.upper()), metavar=name.upper(), help=what)
     a.add_argument("--kv-heads", type=int, default=None, help="default: HEADS (MHA)")
     a.add_argument("--v-head-dim", type=int, default=None, help="default: HEAD_DIM")
     a.add_argument("--shared-kv", action="store_true",
@@ -98,16 +100,20 @@ def _run_attention(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace, e: Any, hw: Any) -> int:
     import roofline as rl
     from roofline._format import si
-    from roofline.cli import CLIError, _console, _print_json, _text
+    from roofline.cli import CLIError, _console, _meta, _print_json, _text, _write_csv
 
     t = args.measured_us
     if not np.isfinite(t) or t <= 0:
         raise CLIError(f"--measured-us must be a positive number of microseconds, got {t!r}")
     x = rl.explain(e, t * 1e-6, hardware=hw)
-    if args.format == "json":
-        doc = {k: (v.item() if hasattr(v, "item") else v) for k, v in x.to_dict().items()}
-        doc["efficiency"] = args.efficiency
-        _print_json(doc)
+    if args.format in ("json", "csv"):
+        doc = _meta(args, hw, op=args.explain_op, dtype=args.dtype)
+        doc.update({k: (v.item() if hasattr(v, "item") else v) for k, v in x.to_dict().items()})
+        doc["hardware"] = hw.name
+        if args.format == "csv":
+            _write_csv([doc], list(doc))
+        else:
+            _print_json(doc)
         return 0
 
     from rich.table import Table

@@ -6,12 +6,22 @@ Hooked into ``roofline.cli`` with ``_cli_model.add_parser(sub)`` (it sets ``func
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
+
+from .transformer.report import COLUMNS
 
 __all__ = ["add_parser", "run"]
 
+#: Largest --batch / --seq-len / --kv-len / --q-len (2**31 tokens; far beyond any model's
+#: context, and small enough that every tensor's element count stays exact in a float64).
+MAX_TOKENS = 2**31
+
+_PHASES = {"train": "train", "training": "train", "decode": "decode", "inference": "decode",
+           "prefill": "prefill"}
+
+
+def _phase(text: str) -> str:
+    return _PHASES.get(text.strip().lower(), text)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -28,20 +38,29 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("name", metavar="MODEL",
                    help=f"built-in ({', '.join(list_configs())}) or a path to a config.json")
-    p.add_argument("--phase", choices=("decode", "prefill", "train"), default="decode",
-                   help="default: %(default)s")
-    p.add_argument("--batch", type=int, default=1, help="sequences per GPU / tp group")
-    p.add_argument("--seq-len", type=int, default=None, help="prefill / train sequence length")
-    p.add_argument("--kv-len", type=int, default=None, help="decode: cached tokens + q_len")
-    p.add_argument("--q-len", type=int, default=1, help="decode: new tokens per sequence")
-    p.add_argument("--tp", type=int, default=1, help="tensor parallelism")
-    p.add_argument("--ep", type=int, default=1, help="expert parallelism")
+    from roofline.cli import count
+
+    p.add_argument("--phase", type=_phase, choices=("decode", "prefill", "train"),
+                   default="decode",
+                   help="decode, prefill or train (also: training; inference = decode); "
+                   "default: %(default)s")
+    p.add_argument("--batch", type=count("--batch", MAX_TOKENS), default=1,
+                   help="sequences per GPU / tp group")
+    p.add_argument("--seq-len", type=count("--seq-len", MAX_TOKENS), default=None,
+                   help="prefill / train sequence length")
+    p.add_argument("--kv-len", type=count("--kv-len", MAX_TOKENS), default=None,
+                   help="decode: cached tokens + q_len")
+    p.add_argument("--q-len", type=count("--q-len", MAX_TOKENS), default=1,
+                   help="decode: new tokens per sequence")
+    p.add_argument("--tp", type=count("--tp", 2**20), default=1, help="tensor parallelism")
+    p.add_argument("--ep", type=count("--ep", 2**20), default=1, help="expert parallelism")
     p.add_argument("--linear-recipe", default=None,
                    help="run linears as rl.float8.linear with this recipe (e.g. blockwise)")
     p.add_argument("--hardware", default=None,
                    help="accelerator; default: the detected GPU, else "
                    f"{FALLBACK_HARDWARE['roofline']}")
-    p.add_argument("--efficiency", default="default", help="default, peak or torchao")
+    p.add_argument("--efficiency", default="default",
+                   help="default, constant, peak or torchao; default: %(default)s")
     p.add_argument("--per-layer", action="store_true",
                    help="one row per (layer, op) instead of ops summed over layers")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table",
@@ -61,32 +80,129 @@ def run(args: argparse.Namespace) -> int:
     name = args.name
     cfg = transformer.from_hf(name) if Path(name).exists() else transformer.config(name)
     hw = _resolve_hardware(args.hardware, "roofline")
-    r = transformer.estimate(
-        cfg, args.phase, args.batch, seq_len=args.seq_len, kv_len=args.kv_len,
-        q_len=args.q_len, hardware=hw, tp=args.tp, ep=args.ep,
-        linear_recipe=args.linear_recipe, efficiency=args.efficiency,
-    )
-    df = r.table() if args.per_layer else r.summary()
+    try:
+        r = transformer.estimate(
+            cfg, args.phase, args.batch, seq_len=args.seq_len, kv_len=args.kv_len,
+            q_len=args.q_len, hardware=hw, tp=args.tp, ep=args.ep,
+            linear_recipe=args.linear_recipe, efficiency=args.efficiency,
+        )
+    except ValueError as exc:
+        if "2**53" not in str(exc):
+            raise
+        from roofline.cli import CLIError
+
+        sizes = "--batch x --seq-len" if args.phase != "decode" else "--batch x --kv-len"
+        raise CLIError(f"{sizes} too large for {cfg.name}: a tensor of the step would hold "
+                       "more than 2**53 elements; use smaller values") from None
+    rows = _per_layer(r) if args.per_layer else _summary(r)
+    columns = list(rows[0]) if rows else []
     if args.format == "csv":
-        df.to_csv(sys.stdout, index=False)
+        from roofline.cli import _write_csv
+
+        _write_csv(rows, columns)
         return 0
     if args.format == "json":
-        doc = {"model": cfg.name, "hardware": hw.name, "phase": r.phase,
-               "totals": r.totals, "memory": r.memory,
-               "ops": json.loads(df.to_json(orient="records"))}
-        print(json.dumps(doc, indent=2))
+        from roofline.cli import _meta, _print_json
+
+        doc = {**_meta(args, hw, model=cfg.name, phase=r.phase, batch=args.batch,
+                       seq_len=args.seq_len, kv_len=args.kv_len, q_len=args.q_len, tp=args.tp,
+                       ep=args.ep, recipe=args.linear_recipe),
+               "totals": r.totals, "memory": r.memory, "ops": rows}
+        _print_json(doc)
         return 0
-    show = df.copy()
-    show["time_us"] = show["time_s"] * 1e6
-    show["GFLOP"] = show["flops"] / 1e9
-    show["MB"] = show["bytes"] / 1e6
-    cols = [c for c in ("layer", "op", "kind", "time_us", "GFLOP", "MB", "share", "bound")
-            if c in show.columns]
-    print(r)
-    print(show[cols].to_string(index=False, float_format=lambda v: f"{v:,.3f}"))
-    t = r.totals
-    m = r.memory
-    print(f"\ntotal {t['time_s'] * 1e3:.3f} ms, {t['tokens_per_s']:,.0f} tokens/s, "
-          f"MFU {t['mfu']:.1%}; memory per GPU: weights {m['weights_bytes'] / 1e9:.2f} GB, "
-          f"KV cache {m['kv_cache_bytes'] / 1e9:.2f} GB, total {m['total_bytes'] / 1e9:.2f} GB")
+    _print_table(r, rows, args)
     return 0
+
+
+def _ops(r: Any) -> list[dict[str, Any]]:
+    """One row per op of each layer kind (as ``ModelEstimate.ops()``), without pandas."""
+    bound = r._bound()
+    out = []
+    for i, (g, name, kind) in enumerate(r.rows):
+        row: dict[str, Any] = {"block": r.groups[g][0], "layers": len(r.groups[g][1]) or 1,
+                               "op": name, "kind": kind}
+        row.update({c: float(r.columns[c][i]) for c in COLUMNS})
+        row["bound"] = str(bound[i])
+        out.append(row)
+    return out
+
+
+def _summary(r: Any) -> list[dict[str, Any]]:
+    """``ModelEstimate.summary()`` as rows: ops summed over layers, slowest first."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in _ops(r):
+        key = (row["op"], row["kind"])
+        acc = merged.setdefault(key, {"op": row["op"], "kind": row["kind"],
+                                      **{c: 0.0 for c in COLUMNS}})
+        for c in COLUMNS:
+            acc[c] += row[c] * row["layers"]
+    total = r.time_s
+    out = list(merged.values())
+    for row in out:
+        row["share"] = row["time_s"] / total
+    out.sort(key=lambda row: -row["time_s"])  # stable, as pandas' sort
+    return out
+
+
+def _per_layer(r: Any) -> list[dict[str, Any]]:
+    """``ModelEstimate.table()`` as rows: one per (layer, op)."""
+    ops = _ops(r)
+    out: list[dict[str, Any]] = []
+
+    def add(layer: int, row: dict[str, Any]) -> None:
+        out.append({"layer": layer, "block": row["block"], "op": row["op"],
+                    "kind": row["kind"], **{c: row[c] for c in COLUMNS},
+                    "bound": row["bound"]})
+
+    head = [o for o in ops if o["block"] == "head"]
+    for o in head:
+        if o["op"] == "embedding":
+            add(-1, o)
+    for kind, layers in r.groups:
+        if kind == "head":
+            continue
+        block = [o for o in ops if o["block"] == kind]
+        for layer in layers:
+            for o in block:
+                add(layer, o)
+    for o in head:
+        if o["op"] != "embedding":
+            add(r.config.num_layers, o)
+    out.sort(key=lambda row: row["layer"])  # stable
+    return out
+
+
+def _print_table(r: Any, rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    from rich.table import Table
+
+    from roofline._format import si
+    from roofline.cli import _console, _text
+
+    table = Table(title=_one_line_repr(r), title_style="bold")
+    lead = ["layer"] if args.per_layer else []
+    for col in (*lead, "op", "kind"):
+        table.add_column(col)
+    last = "bound" if args.per_layer else "share"
+    for col in ("time", "FLOPs", "DRAM / link bytes", last):
+        table.add_column(col, justify="left" if col == "bound" else "right")
+    style = {"compute": "green", "memory": "yellow", "overhead": "red"}
+    for row in rows:
+        cells = [_text(row["layer"])] if args.per_layer else []
+        cells += [_text(row["op"]), _text(row["kind"]), _text(si(row["time_s"], "s")),
+                  _text(si(row["flops"], "FLOP")), _text(si(row["bytes"], "B"))]
+        if args.per_layer:
+            cells.append(_text(row["bound"], style.get(row["bound"], "")))
+        else:
+            cells.append(_text(f"{100 * row['share']:.1f} %"))
+        table.add_row(*cells)
+    t, m = r.totals, r.memory
+    console = _console()
+    console.print(table)
+    console.print(_text(
+        f"total {si(t['time_s'], 's')}, {t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.1%}; "
+        f"memory per GPU: weights {si(m['weights_bytes'], 'B')}, KV cache "
+        f"{si(m['kv_cache_bytes'], 'B')}, total {si(m['total_bytes'], 'B')}"))
+
+
+def _one_line_repr(r: Any) -> str:
+    return " ".join(str(r).split())

@@ -65,6 +65,88 @@ def _message(exc: BaseException) -> str:
     return str(exc)
 
 
+#: Largest integer a CLI count accepts (beyond it a float64 no longer holds every integer).
+MAX_COUNT = 2**53
+
+
+def count(flag: str, limit: int = MAX_COUNT, minimum: int = 1) -> Any:
+    """An argparse ``type`` for an integer in [minimum, limit]; errors name ``flag``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum or value > limit:
+            what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            bound = f" no larger than {limit:,}" if value > limit else ""
+            raise argparse.ArgumentTypeError(f"must be {what}{bound}, got {text}")
+        return value
+
+    parse.__name__ = flag  # argparse names the type in some messages
+    return parse
+
+
+#: Spellings of training / inference the CLI accepts wherever it asks for a mode or phase.
+MODE_ALIASES = {"train": "training", "training": "training", "inference": "inference",
+                "infer": "inference", "eval": "inference"}
+
+
+def mode(text: str) -> str:
+    """``--mode`` values: train / training -> training; inference (eval) -> inference."""
+    return MODE_ALIASES.get(text.strip().lower(), text)
+
+
+_PYTHON_CALLS = [
+    (re.compile(r"\s*See list_hardware\([^)]*\) for the names, or describe your device "
+                r"with Hardware\(\.\.\.\) / Hardware\.from_dict\(\{\.\.\.\}\)\."), ""),
+    (re.compile(r"\s*\(or call set_default_hardware\('[^']*'\)\)"), ""),
+    (re.compile(r",? call set_default_hardware\('[^']*'\),?"), ""),
+    (re.compile(r"\bhardware=hw\.replace\((\w+)=\.\.\.\)"),
+     r"--hardware FILE.json (as 'roofline hardware show NAME --format json' prints it) "
+     r"with \1 set"),
+    (re.compile(r"\bhardware\('([^']*)', table='(\w+)'\)"), r"--hardware '\1' --table \2"),
+    (re.compile(r"\bhardware\('([^']*)'\)"), r"--hardware '\1'"),
+    (re.compile(r"(?<=: )[a-z_][\w.]*: (?=\S)"), ""),  # a function name after a prefix
+    (re.compile(r"\s*list_hardware\(\) shows the names\."), ""),
+    (re.compile(r" \(at [\w.]+\[[\d, ]+\]\)"), ""),
+]
+
+
+def _cli_terms(message: str, flags: dict[str, str]) -> str:
+    """A library message in CLI terms: flags instead of argument names, no Python calls.
+
+    ``flags`` maps argparse ``dest`` names to what the user typed them as (``--seq-len``,
+    or the metavar ``M`` of a positional).
+    """
+    message = re.sub(r"^[a-z_][\w.]*: (?=\S)", "", message)  # the library function's name
+    for pattern, repl in _PYTHON_CALLS:
+        message = pattern.sub(repl, message)
+    unknown = re.match(r"unknown (\w+) (?=')", message)
+    if unknown and unknown.group(1) in flags:  # "unknown dtype 'fp7'" -> "--dtype: unknown..."
+        message = f"{flags[unknown.group(1)]}: {message}"
+        flags = {k: v for k, v in flags.items() if k != unknown.group(1)}
+    for dest, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
+        if len(dest) == 1:  # m, k, n: only as the subject of the message
+            message = re.sub(rf"^{dest}\b(?= must)", flag, message)
+        else:
+            message = re.sub(rf"(?<![\w'-]){re.escape(dest)}(?![\w'(=])", flag, message)
+    return message
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """dest -> ``--option`` (or a positional's metavar) for one (sub)parser."""
+    out: dict[str, str] = {}
+    for action in parser._actions:
+        if action.dest in ("help", "version", "func") or action.dest.startswith("_"):
+            continue
+        if action.option_strings:
+            out[action.dest] = max(action.option_strings, key=len)
+        elif isinstance(action.metavar, str):
+            out[action.dest] = action.metavar
+    return out
+
+
 def _console() -> Console:
     """A rich console on stdout; wide when stdout is not a terminal, so tables never wrap."""
     from rich.console import Console
@@ -110,7 +192,10 @@ def _resolve_hardware(name: str | None, table: str) -> Hardware:
         return roofline.hardware(name, table=table)
     except KeyError as exc:  # unknown, generic or ambiguous name (also a detected GPU's)
         listing = "roofline hardware list" + (" --table torchao" if table == "torchao" else "")
-        raise CLIError(f"{_message(exc)} ('{listing}' shows the names.)") from None
+        where = "--hardware: " if name is not None else ""
+        raise CLIError(f"{where}{_cli_terms(_message(exc), {})} ('{listing}' shows the "
+                       "names; --hardware FILE.json, in the form of 'roofline hardware show "
+                       "NAME --format json', describes your own device.)") from None
     except RuntimeError:  # HardwareNotSpecifiedError: no GPU, no default, no ROOFLINE_HARDWARE
         if name is not None:
             raise
@@ -132,7 +217,7 @@ def _add_hardware_options(p: argparse.ArgumentParser, efficiency: bool = True) -
         "--hardware",
         metavar="NAME",
         help="accelerator name or alias (see 'roofline hardware list'), or a JSON file in "
-        "Hardware.to_dict() form; default: the detected GPU, else ROOFLINE_HARDWARE, "
+        "Hardware.to_dict() form; default: ROOFLINE_HARDWARE, else the detected GPU, "
         f"else {FALLBACK_HARDWARE['roofline']}",
     )
     p.add_argument(
@@ -187,23 +272,53 @@ def _lowp_class(recipe: str) -> str:
     return "fp4" if "fp4" in recipe.lower() else "fp8"
 
 
+#: Columns of ``roofline float8 --format csv|json`` (torchao's names, as rl.float8.sweep).
+FLOAT8_COLUMNS = ("name", "fwd_M", "fwd_K", "fwd_N", "r_bf16_gemm_s", "r_fp8_gemm_s",
+                  "r_fp8_ovhd_s", "r_fp8_gemm_and_ovhd_s", "r_fp8_gemm_and_ovhd_spdp")
+
+
+def _float8_rows(args: argparse.Namespace, hw: Hardware) -> list[dict[str, Any]]:
+    """The rows of ``rl.float8.sweep`` (same columns and values), without pandas."""
+    from roofline.float8 import _shape_table
+
+    names, table = _shape_table(_parse_shapes(args.shapes))
+    r = roofline.float8.linear(table[:, 0], table[:, 1], table[:, 2], args.recipe, hw,
+                               args.mode, args.fuse_with_prev, efficiency=args.efficiency)
+    cols = (r.bf16_s, r.fp8_gemm_s, r.fp8_overhead_s, r.fp8_s, r.speedup)
+    return [
+        dict(zip(FLOAT8_COLUMNS, (name, int(row[0]), int(row[1]), int(row[2]),
+                                  *(float(c[i]) for c in cols)), strict=True))
+        for i, (name, row) in enumerate(zip(names, table, strict=True))
+    ]
+
+
+def _meta(args: argparse.Namespace, hw: Hardware, **extra: Any) -> dict[str, Any]:
+    """What every JSON document records: version, command, hardware, efficiency, options."""
+    out: dict[str, Any] = {"roofline_version": roofline.__version__, "command": args.command,
+                           "hardware": hw.name, "hardware_table": hw.table}
+    if hasattr(args, "efficiency"):
+        out["efficiency"] = args.efficiency
+    out.update(extra)
+    return out
+
+
+def _write_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if row.get(c) is None else _plain(row.get(c)) for c in columns])
+
+
 def _cmd_float8(args: argparse.Namespace) -> int:
-    shapes = _parse_shapes(args.shapes)
+    _parse_shapes(args.shapes)  # a bad --shapes fails before hardware detection
     hw = _resolve_hardware(args.hardware, args.table)
-    df = roofline.float8.sweep(
-        shapes,
-        recipe=args.recipe,
-        hardware=hw,
-        mode=args.mode,
-        fuse_with_prev=args.fuse_with_prev,
-        efficiency=args.efficiency,
-    )
+    rows = _float8_rows(args, hw)
     if args.format == "csv":
-        df.to_csv(sys.stdout, index=False, lineterminator="\n")
+        _write_csv(rows, FLOAT8_COLUMNS)
         return 0
     if args.format == "json":
-        records = df.to_dict(orient="records")
-        _print_json([{key: _plain(value) for key, value in row.items()} for row in records])
+        _print_json({**_meta(args, hw, recipe=args.recipe.strip().lower(), mode=args.mode,
+                                fuse_with_prev=args.fuse_with_prev), "rows": rows})
         return 0
 
     from rich.table import Table
@@ -223,26 +338,26 @@ def _cmd_float8(args: argparse.Namespace) -> int:
         f"speedup = bf16 GEMMs / {lp} total. Efficiency model: {args.efficiency}."
     )
     table = Table()
-    names = [str(v) for v in df["name"]]
+    names = [str(row["name"]) for row in rows]
     show_names = names != [str(i) for i in range(len(names))]
     if show_names:
         table.add_column("name")
     for col in ("M", "K", "N", "bf16 GEMMs", f"{lp} GEMMs", f"{lp} overhead", f"{lp} total",
                 "speedup"):
         table.add_column(col, justify="right")
-    for row in df.itertuples(index=False):
-        speedup = float(row.r_fp8_gemm_and_ovhd_spdp)
+    for row in rows:
+        speedup = float(row["r_fp8_gemm_and_ovhd_spdp"])
         style = "green" if speedup > 1.0 else "red" if speedup < 1.0 else ""
         cells = [
-            str(row.fwd_M),
-            str(row.fwd_K),
-            str(row.fwd_N),
-            si(float(row.r_bf16_gemm_s), "s"),
-            si(float(row.r_fp8_gemm_s), "s"),
-            si(float(row.r_fp8_ovhd_s), "s"),
-            si(float(row.r_fp8_gemm_and_ovhd_s), "s"),
+            str(row["fwd_M"]),
+            str(row["fwd_K"]),
+            str(row["fwd_N"]),
+            si(row["r_bf16_gemm_s"], "s"),
+            si(row["r_fp8_gemm_s"], "s"),
+            si(row["r_fp8_ovhd_s"], "s"),
+            si(row["r_fp8_gemm_and_ovhd_s"], "s"),
         ]
-        lead = [_text(row.name)] if show_names else []
+        lead = [_text(row["name"])] if show_names else []
         table.add_row(*lead, *map(_text, cells), _text(ratio(speedup), style))
     console = _console()
     console.print(_text(title, "bold"))
@@ -267,17 +382,19 @@ def _cmd_gemm(args: argparse.Namespace) -> int:
     time_s, flops = float(e.time_s), float(e.flops)
     achieved = flops / time_s if time_s > 0 else 0.0
     peak = _peak(hw, peak_class)
-    if args.format == "json":
-        data: dict[str, Any] = {
-            "m": args.m, "k": args.k, "n": args.n, "batch": args.batch,
-            "dtype": args.dtype, "efficiency": args.efficiency,
-        }
+    if args.format in ("json", "csv"):
+        data: dict[str, Any] = _meta(args, hw, m=args.m, k=args.k, n=args.n, batch=args.batch,
+                                     dtype=args.dtype)
         data.update(e.to_dict())
+        data["hardware"] = hw.name
         data["intensity"] = float(data["intensity"])
         data["achieved_flops_per_s"] = achieved
         data["peak_class"] = peak_class
         data["peak_flops_per_s"] = peak
-        _print_json(data)
+        if args.format == "csv":
+            _write_csv([data], list(data))
+        else:
+            _print_json(data)
         return 0
 
     from rich.table import Table
@@ -302,7 +419,7 @@ def _cmd_gemm(args: argparse.Namespace) -> int:
          f"ridge point {ridge:.4g} FLOP/B ({peak_class})" if ridge else "", ""),
         ("compute", si(float(e.compute_s), "s"), f"at the achievable {peak_class} peak", ""),
         ("memory", si(float(e.memory_s), "s"), "at the achievable bandwidth", ""),
-        ("overhead", si(float(e.overhead_s), "s"), "launch / latency floor above the max", ""),
+        ("overhead", si(float(e.overhead_s), "s"), "time above max(compute, memory)", ""),
         ("predicted time", si(time_s, "s"), "", "bold"),
         ("bound", bound, "", bound_style),
         ("achieved", si(achieved, "FLOP/s"),
@@ -313,9 +430,24 @@ def _cmd_gemm(args: argparse.Namespace) -> int:
         table.add_row(_text(name), _text(value, style), _text(note, "dim"))
     console = _console()
     console.print(table)
-    console.print(_text("A is M x K, B is K x N; each operand crosses DRAM once. "
-                        "time = max(compute, memory, launch floor).", "dim"))
+    console.print(_text(f"A is M x K, B is K x N; each operand crosses DRAM once. "
+                        f"{_gemm_model_note(args.efficiency)}", "dim"))
     return 0
+
+
+def _gemm_model_note(efficiency: str) -> str:
+    """The formula behind a GEMM's time under ``efficiency`` (docs/model.md), in one line."""
+    from roofline.efficiency import is_shape_aware
+
+    if not is_shape_aware(efficiency):
+        return ("time = max(compute, memory, launch floor), compute and memory at constant "
+                "fractions of the peaks.")
+    from roofline._calibration import data
+
+    p = float(data()["params"]["overlap_p"])
+    return (f"time = (compute^{p:g} + memory^{p:g})^(1/{p:g}) + the library's fixed time per "
+            "call, for the best of 12 CTA tiles x split-K factors (tile and wave "
+            "quantization on the SMs); see docs/model.md.")
 
 
 # ------------------------------------------------------------------------- hardware
@@ -399,6 +531,10 @@ def _cmd_hardware_show(args: argparse.Namespace) -> int:
     if args.format == "json":
         _print_json(hw.to_dict())
         return 0
+    if args.format == "csv":
+        _write_csv([{"field": k, "value": "; ".join(v) if isinstance(v, list) else v}
+                    for k, v in hw.to_dict().items()], ("field", "value"))
+        return 0
 
     from rich.table import Table
 
@@ -453,9 +589,9 @@ def build_parser() -> argparse.ArgumentParser:
         "M,K,N triples separated by spaces or semicolons, e.g. "
         "\"4096,4096,4096;8192,8192,8192\"",
     )
-    p.add_argument("--mode", choices=("training", "inference"), default="training",
-                   help="training: 3 GEMMs + casts of input, weight, grad_output; inference: "
-                   "the forward GEMM + the activation cast; default: %(default)s")
+    p.add_argument("--mode", type=mode, choices=("training", "inference"), default="training",
+                   help="training (or train): 3 GEMMs + casts of input, weight, grad_output; "
+                   "inference: the forward GEMM + the activation cast; default: %(default)s")
     p.add_argument("--fuse-with-prev", action="store_true",
                    help="the bf16 read of activations / gradients fuses into the previous op")
     _add_hardware_options(p)
@@ -468,16 +604,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="predicted time of one GEMM and the roofline terms behind it",
         description="Estimate C = A @ B with A of shape (batch, M, K) and B (batch, K, N).",
     )
-    p.add_argument("m", type=int, metavar="M", help="rows of A and C")
-    p.add_argument("k", type=int, metavar="K", help="columns of A, rows of B")
-    p.add_argument("n", type=int, metavar="N", help="columns of B and C")
+    p.add_argument("m", type=count("M"), metavar="M", help="rows of A and C")
+    p.add_argument("k", type=count("K"), metavar="K", help="columns of A, rows of B")
+    p.add_argument("n", type=count("N"), metavar="N", help="columns of B and C")
     p.add_argument("--dtype", default="bf16",
                    help="input format: bf16, fp16, fp32, tf32, fp8, e5m2, int8, fp4, mxfp8, "
                    "mxfp4, nvfp4, fp8_block_1x128, ...; default: %(default)s")
-    p.add_argument("--batch", type=int, default=1, help="GEMMs in one batched kernel (bmm)")
+    p.add_argument("--batch", type=count("--batch"), default=1,
+                   help="GEMMs in one batched kernel (bmm)")
     _add_hardware_options(p)
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="json: every field in SI units; default: table")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="csv / json: every field in SI units (one csv row); default: table")
     p.set_defaults(func=_cmd_gemm)
 
     hw_parser = sub.add_parser("hardware", help="the hardware database",
@@ -494,8 +631,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="name or alias (quotes optional); default: the detected GPU")
     p.add_argument("--table", choices=TABLES, default="roofline",
                    help="this project's database (default) or torchao's table")
-    p.add_argument("--format", choices=("table", "json"), default="table",
-                   help="json: Hardware.to_dict(); default: table")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="json: Hardware.to_dict(); csv: field,value rows; default: table")
     p.set_defaults(func=_cmd_hardware_show)
 
     from roofline import _cli_model
@@ -518,31 +655,53 @@ def build_parser() -> argparse.ArgumentParser:
     from roofline import _cli_trace
 
     _cli_trace.add_parser(sub)
+
+    _attach_flags(parser)
     return parser
+
+
+def _attach_flags(parser: argparse.ArgumentParser) -> None:
+    """Give every leaf subcommand ``_flags`` (its dest -> flag map) for error messages."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        parser.set_defaults(_flags=_flags(parser))
+        return
+    for action in subs:
+        for child in set(action.choices.values()):
+            _attach_flags(child)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``roofline`` command with ``argv`` (default ``sys.argv[1:]``); return the exit
     status: 0 on success, 2 on bad input (after one ``error: ...`` line on stderr)."""
+    args: argparse.Namespace | None = None
     try:
         args = build_parser().parse_args(argv)
-        return int(args.func(args))
+        status = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else 0
     except CLIError as exc:
         message = str(exc)
     except (KeyError, ValueError) as exc:  # the library's messages name the bad argument
-        message = _message(exc)
-    except BrokenPipeError:  # e.g. `roofline float8 --shapes sweep | head`
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
+        message = _cli_terms(_message(exc), getattr(args, "_flags", {}))
+    except BrokenPipeError:  # e.g. `roofline float8 --shapes sweep | head` (status 1, as
+        _silence_stdout()     # rich's console exits when it meets the closed pipe itself)
         return 1
     except KeyboardInterrupt:
         return 130
     print(f"error: {_one_line(message)}", file=sys.stderr)
     return USAGE_ERROR
+
+
+def _silence_stdout() -> None:
+    """After a reader closed the pipe: send what is left to /dev/null, so the interpreter's
+    final flush does not print a BrokenPipeError traceback."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

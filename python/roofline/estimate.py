@@ -182,6 +182,17 @@ def _fmt_factor(f: Any) -> str:
     return f"{float(arr):g}" if arr.ndim == 0 else "array"
 
 
+def from_scalars(values: tuple[float, ...], label: str, hardware: str,
+                 meta: dict[str, Any]) -> Estimate:
+    """An Estimate of Python floats (the core's six values), built without ``__init__``'s
+    per-field frozen-dataclass writes: the same object ``Estimate(*values, label=...,
+    hardware=..., meta=...)`` gives, for the scalar fast paths."""
+    e = object.__new__(Estimate)
+    e.__dict__.update(zip(_NUMERIC, values, strict=True), label=label, hardware=hardware,
+                      meta=meta)
+    return e
+
+
 def from_columns(cols: tuple[np.ndarray, ...], shape: tuple[int, ...], **kw: Any) -> Estimate:
     """Build an Estimate from the core's six columns, reshaped to ``shape``."""
     vals: dict[str, Any] = {

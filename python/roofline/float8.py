@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._bridge import get_num_threads, require_peak, resolve
+from ._bridge import get_num_threads, require_peak, resolve, resolve_cached
 from ._format import si
 from ._validate import (
+    MAX_DIM,
     ArrayLike,
     _show,
     broadcast,
@@ -328,6 +329,11 @@ def linear(
     grad_weight GEMM runs in bf16). The fp8 GEMMs carry their scaling (tensorwise: scalar
     scales; rowwise: per-row / per-column scales).
     """
+    if (type(m) is int and type(k) is int and type(n) is int and 0 < m <= MAX_DIM
+            and 0 < k <= MAX_DIM and 0 < n <= MAX_DIM and hardware is not None
+            and type(recipe) is str and recipe in RECIPES and type(mode) is str
+            and mode in MODES and type(fuse_with_prev) is bool):
+        return _linear_scalar(m, k, n, recipe, hardware, mode, fuse_with_prev, efficiency)
     fn = "float8.linear"
     rec = _recipe(fn, recipe)
     md = one_of(fn, "mode", mode, MODES)
@@ -366,6 +372,32 @@ def linear(
         fp8_overhead_s=shaped(cast),
         _args=(rec, md, fuse_with_prev, chw, ceff),
     )
+
+
+def _linear_scalar(m: int, k: int, n: int, recipe: str, hardware: Any, mode: str,
+                   fuse_with_prev: bool, efficiency: EfficiencyLike) -> Float8Linear:
+    """:func:`linear` for Python ints already checked, exact recipe / mode spellings and
+    explicit hardware: the same result, without numpy."""
+    fn = "float8.linear"
+    rec, md = RECIPES[recipe], MODES[mode]
+    hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
+    if ("float8", rec) not in memo:
+        require_peak(fn, hw, _core.DType.bf16)
+        require_peak(fn, hw, _lowp_dtype(rec.name))
+        memo["float8", rec] = (rec.name, md.name)
+    if ("float8 mode", md) not in memo:
+        memo["float8 mode", md] = md.name
+    try:
+        bf16, lowp, cast = _core.float8_linear_one(float(m), float(k), float(n), rec, md,
+                                                   fuse_with_prev, chw, ceff)
+    except ValueError as exc:
+        raise ValueError(f"{fn}: {exc}") from None
+    out = object.__new__(Float8Linear)
+    out.__dict__.update(m=float(m), k=float(k), n=float(n), recipe=memo["float8", rec][0],
+                        mode=memo["float8 mode", md], fuse_with_prev=fuse_with_prev,
+                        hardware=hw.name, bf16_s=bf16, fp8_gemm_s=lowp, fp8_overhead_s=cast,
+                        _args=(rec, md, fuse_with_prev, chw, ceff))
+    return out
 
 
 ShapesLike = (

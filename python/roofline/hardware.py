@@ -6,8 +6,12 @@ The database is data: ``data/hardware.json`` (built from the research CSV by
 comparisons). Both are loaded lazily, once, and validated at load.
 
 All values are SI: FLOP/s, bytes/s, bytes, Hz, W. Peaks are dense (no 2:4 sparsity).
-This module imports only the standard library; torch is imported lazily, and only by
-:func:`hardware` when it is called without a name (to detect the GPU).
+This module imports only the standard library. :func:`hardware` called without a name looks
+at the explicit default and ``ROOFLINE_HARDWARE`` before it detects a GPU, and detection is
+cheap: torch only when the program already imported it, else NVML (the optional
+``nvidia-ml-py`` package, ``pip install roofline[nvml]``) or the Linux driver's
+``/proc/driver/nvidia/gpus``; torch is imported only on a machine that shows a GPU device
+none of those could name (e.g. ROCm).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ __all__ = [
 PEAK_CLASSES: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp8", "int8", "fp4")
 #: Names of the hardware tables :func:`hardware` can search.
 TABLES: tuple[str, ...] = ("roofline", "torchao")
-#: Environment variable naming the default hardware when no GPU is detected.
+#: Environment variable naming the default hardware (used before GPU detection).
 ENV_VAR = "ROOFLINE_HARDWARE"
 
 _DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -652,7 +656,9 @@ _default: Hardware | None = None
 def set_default_hardware(
     name: str | Hardware | None, *, table: str = "roofline"
 ) -> Hardware | None:
-    """Set (or with ``None`` clear) the hardware :func:`hardware` uses when no GPU is found.
+    """Set (or with ``None`` clear) the hardware :func:`hardware` uses when given no name.
+
+    The default wins over ``ROOFLINE_HARDWARE`` and over the detected GPU.
 
     Parameters
     ----------
@@ -684,24 +690,122 @@ def _torch_module() -> Any | None:
     return importlib.import_module("torch")
 
 
-def _detect(table: str) -> tuple[Hardware | None, UnknownHardwareError | None]:
-    """Hardware of CUDA/ROCm device 0, or the error explaining why it is not known."""
-    torch = _torch_module()
+#: Linux directory with one folder per NVIDIA GPU, each with an ``information`` file.
+_PROC_NVIDIA = Path("/proc/driver/nvidia/gpus")
+#: Device nodes that show a GPU is present (NVIDIA, AMD ROCm).
+_GPU_NODES = (Path("/dev/nvidia0"), Path("/dev/kfd"))
+
+
+def _cuda_hidden() -> bool:
+    """True when ``CUDA_VISIBLE_DEVICES`` hides every GPU (empty or ``-1``)."""
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return value is not None and value.strip().split(",")[0].strip() in ("", "-1")
+
+
+def _one_name(names: list[str]) -> str | None:
+    """The device name when every GPU reports the same one (which is device 0 then)."""
+    return names[0] if names and all(n == names[0] for n in names) else None
+
+
+def _nvml_names() -> list[str] | None:
+    """Names of the GPUs NVML sees (``nvidia-ml-py``), or None when NVML is unavailable."""
+    if importlib.util.find_spec("pynvml") is None:
+        return None
+    try:
+        pynvml = importlib.import_module("pynvml")
+        pynvml.nvmlInit()
+        try:
+            count = int(pynvml.nvmlDeviceGetCount())
+            names = []
+            for i in range(count):
+                raw = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(i))
+                names.append(raw.decode() if isinstance(raw, bytes) else str(raw))
+            return names
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # no driver, old driver, ...: NVML cannot tell
+        return None
+
+
+def _proc_names() -> list[str] | None:
+    """Names of the NVIDIA GPUs the Linux driver lists under /proc, or None without it."""
+    try:
+        folders = sorted(_PROC_NVIDIA.iterdir())
+    except OSError:
+        return None
+    names = []
+    for folder in folders:
+        try:
+            text = (folder / "information").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        model = re.search(r"^Model:\s*(.+?)\s*$", text, re.MULTILINE)
+        if model is None:
+            return None
+        names.append(model.group(1))
+    return names
+
+
+def _no_arch() -> str:
+    return ""
+
+
+def _detected_device() -> tuple[str, Any] | None:
+    """Device 0's name and a callable giving its ROCm gcnArchName, or None (no GPU seen).
+
+    Cheapest source first: torch when the program already imported it (it sees what the
+    program runs on: CUDA_VISIBLE_DEVICES, ROCm); else NVML, else the NVIDIA driver's /proc
+    listing, when every GPU they list has the same name (so it is device 0's); else torch,
+    imported only when a GPU device node exists (ROCm, or GPUs of different models) or on a
+    platform other than Linux, where no cheap check exists.
+    """
+    torch: Any
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]  # None: the import is blocked
+    elif _cuda_hidden():
+        return None
+    else:
+        for lister in (_nvml_names, _proc_names):
+            names = lister()
+            if names is None:
+                continue  # this source cannot tell
+            if not names:
+                return None  # the driver answers: no GPU
+            name = _one_name(names)
+            if name is not None:
+                return name, _no_arch
+            break  # GPUs of different models: torch says which one is device 0
+        else:
+            if sys.platform.startswith("linux") and not any(n.exists() for n in _GPU_NODES):
+                return None
+        torch = _torch_module()
     if torch is None:
-        return None, None
+        return None
     try:
         available = bool(torch.cuda.is_available())
     except Exception:  # a broken driver install must not break the model
-        return None, None
+        return None
     if not available:
+        return None
+
+    def arch() -> str:
+        return str(getattr(torch.cuda.get_device_properties(0), "gcnArchName", "") or "")
+
+    return str(torch.cuda.get_device_name(0)), arch
+
+
+def _detect(table: str) -> tuple[Hardware | None, UnknownHardwareError | None]:
+    """Hardware of CUDA/ROCm device 0, or the error explaining why it is not known."""
+    device = _detected_device()
+    if device is None:
         return None, None
-    device_name = str(torch.cuda.get_device_name(0))
+    device_name, gcn_arch = device
     try:
         return _lookup(device_name, table), None
     except UnknownHardwareError as exc:
         error = exc
     if table == "roofline" and _normalize(_clean(device_name)) in _GENERIC_NAMES:
-        arch = str(getattr(torch.cuda.get_device_properties(0), "gcnArchName", "") or "")
+        arch = gcn_arch()
         base = arch.split(":")[0].strip().lower()
         if base in _GCN_ARCH:
             return _lookup_roofline(_GCN_ARCH[base]), None
@@ -756,12 +860,18 @@ def hardware(name: str | Hardware | None = None, *, table: str = "roofline",
     substring matching: ``NVIDIA L40S`` is not ``L4``, ``NVIDIA H200`` is not ``H100``.
     A bare ``H100`` / ``NVIDIA H100`` is refused as ambiguous.
 
-    Without a name, in this order: the default from :func:`set_default_hardware`; the
+    Without a name, in this order: the default set by :func:`set_default_hardware`; the
     ``ROOFLINE_PROFILE`` (a profile file) or ``ROOFLINE_HARDWARE`` (a name) environment
-    variable; if torch is installed and ``torch.cuda.is_available()``, the profile saved
-    for that device and software (``roofline calibrate``, see
-    ``roofline.calibration.cache``), else device 0's entry (``torch.cuda.get_device_name(0)``;
-    for a generic ROCm name, its ``gcnArchName``); else an error saying what to pass.
+    variable; then the detected GPU (device 0's name, as ``torch.cuda.get_device_name(0)``
+    reports it; for a generic ROCm name, its ``gcnArchName``), replaced by the profile saved
+    for that device and software when there is one (``roofline calibrate``, see
+    ``roofline.calibration.cache``); else an error saying what to pass. An explicit default
+    therefore wins over the detected GPU, and a call with a default set never imports torch.
+    Detection uses torch only when the program already imported it; otherwise NVML (``pip
+    install roofline[nvml]``) or the NVIDIA driver's ``/proc`` listing name the GPU without
+    importing anything heavy, and torch is imported only on a machine that shows a GPU device
+    none of them could name (ROCm, or GPUs of different models). ``CUDA_VISIBLE_DEVICES=""``
+    hides the GPUs from detection, as from CUDA.
     """
     if profile is not None:
         from .calibration.resolve import explicit_profile
@@ -778,8 +888,10 @@ def hardware(name: str | Hardware | None = None, *, table: str = "roofline",
             )
         return _lookup(name, table)
 
+    # (1) an explicit name was handled above; (2) the default of set_default_hardware()
     if _default is not None:
         return _default
+    # (3) the environment: a profile file, then a name
     if table == "roofline" and os.environ.get("ROOFLINE_PROFILE", "").strip():
         from .calibration.resolve import env_profile
 
@@ -790,6 +902,7 @@ def hardware(name: str | Hardware | None = None, *, table: str = "roofline",
             return _lookup(env, table)
         except UnknownHardwareError as exc:
             raise UnknownHardwareError(f"{ENV_VAR}={env!r}: {exc}") from exc
+    # (4) detection (cheap: see _detected_device), then (5) the profile saved for that device
     detected, detect_error = _detect(table)
     if detected is not None:
         if table == "roofline":
@@ -800,8 +913,8 @@ def hardware(name: str | Hardware | None = None, *, table: str = "roofline",
     if detect_error is not None:
         raise detect_error
     raise HardwareNotSpecifiedError(
-        "hardware: no GPU detected (torch missing or torch.cuda.is_available() is False) "
-        "and no default set. Pass a name, e.g. hardware('H100 SXM'), call "
+        "hardware: no default set and no GPU detected (no NVIDIA driver, NVML or torch "
+        "saw one). Pass a name, e.g. hardware('H100 SXM'), call "
         f"set_default_hardware('H100 SXM'), or set the environment variable {ENV_VAR}="
         "'H100 SXM'. list_hardware() shows the names."
     )

@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._bridge import get_num_threads, require_peak, resolve
-from ._dtypes import default_out, label
+from ._bridge import get_num_threads, require_peak, resolve, resolve_cached
+from ._dtypes import DTYPES, default_out, label
 from ._dtypes import dtype as parse_dtype
 from ._validate import (
+    MAX_DIM,
     ArrayLike,
     broadcast,
     flag,
@@ -20,7 +21,7 @@ from ._validate import (
     positive_int_array,
 )
 from .efficiency import EfficiencyLike
-from .estimate import Estimate, from_columns
+from .estimate import Estimate, from_columns, from_scalars
 from .explain import peak_meta
 
 
@@ -82,6 +83,11 @@ def gemm(
     cuBLAS and torch._grouped_mm run them". Block-scaled formats (``fp8_block_1x128``,
     MX, NVFP4) keep the idealized tuned-kernel model (DeepGEMM-style kernels).
     """
+    if (type(m) is int and type(k) is int and type(n) is int and type(batch) is int
+            and 0 < m <= MAX_DIM and 0 < k <= MAX_DIM and 0 < n <= MAX_DIM
+            and 0 < batch <= MAX_DIM and hardware is not None and scaling is None
+            and out_dtype is None and type(dtype) is str and dtype in DTYPES):
+        return _gemm_scalar(m, k, n, dtype, hardware, batch, efficiency)
     fn = "gemm"
     dt = parse_dtype(fn, dtype)
     out = default_out(dt) if out_dtype is None else parse_dtype(fn, out_dtype, "out_dtype")
@@ -98,6 +104,22 @@ def gemm(
     cols = _core.gemm_sweep(*arrays, dt, dt, out, False, chw, ceff, get_num_threads(), sc)
     return from_columns(cols, shape, label=_gemm_label(m, k, n, batch, dt), hardware=hw.name,
                         meta=peak_meta(hw, dt))
+
+
+def _gemm_scalar(m: int, k: int, n: int, dtype: str, hardware: Any, batch: int,
+                 efficiency: EfficiencyLike) -> Estimate:
+    """:func:`gemm` for Python ints already checked, a known dtype spelling, explicit
+    hardware and default out_dtype / scaling: the same estimate, without numpy."""
+    hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
+    dt = DTYPES[dtype]
+    info = memo.get(dt)
+    if info is None:
+        require_peak("gemm", hw, dt)
+        info = memo[dt] = (default_out(dt), label(dt), peak_meta(hw, dt))
+    out, name, meta = info
+    values = _core.gemm_one(m, k, n, batch, dt, dt, out, False, chw, ceff, _core.Scaling.none)
+    b = f"{batch}x" if batch != 1 else ""
+    return from_scalars(values, f"gemm {b}{m}x{k}x{n} {name}", hw.name, dict(meta))
 
 
 def elementwise(

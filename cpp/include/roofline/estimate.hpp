@@ -58,6 +58,10 @@ inline Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
   return e;
 }
 
+/// estimate() with the GEMM search evaluating every (tile, split-K) configuration: the
+/// reference the pruned search must equal bit for bit (tests and benchmarks only).
+Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept;
+
 /// Same as estimate(cost, Rates(hw, eff)).
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept;
 

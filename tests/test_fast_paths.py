@@ -1,0 +1,130 @@
+"""Scalar fast paths and the pruned GEMM search give exactly the results of the array path
+and of the exhaustive search (bit for bit), and scalar calls still validate their input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import roofline as rl
+from roofline import _core
+from roofline._bridge import resolve
+from roofline._dtypes import DTYPES, default_out
+
+PRESETS = ["default", "constant", "peak", "torchao", rl.Efficiency(0.7, 0.8, 1e-6)]
+HARDWARE = ["H100 SXM", "H800", "B200", "A100 SXM 80GB", "MI300X", "L4", "RTX 4090"]
+FIELDS = ("time_s", "compute_s", "memory_s", "overhead_s", "flops", "bytes")
+
+
+def _shapes(rng: np.random.Generator, n: int) -> np.ndarray:
+    return np.exp(rng.uniform(0, np.log(70000), size=(n, 4))).round().astype(np.int64) + 1
+
+
+@pytest.mark.parametrize("efficiency", PRESETS, ids=str)
+@pytest.mark.parametrize("dtype", ["bf16", "fp8", "fp32", "int8", "mxfp8", "nvfp4"])
+def test_scalar_gemm_equals_array_path(efficiency: object, dtype: str) -> None:
+    rng = np.random.default_rng(7)
+    for name in HARDWARE:
+        hw = rl.hardware(name)
+        if not getattr(hw, f"{rl._core.peak_class(DTYPES[dtype]).name}_flops_per_s"):
+            continue
+        for m, k, n, b in _shapes(rng, 25):
+            batch = int(b) if b < 9 else 1
+            scalar = rl.gemm(int(m), int(k), int(n), dtype, hw, batch=batch,
+                             efficiency=efficiency)
+            array = rl.gemm(np.array([m]), k, n, dtype, hw, batch=batch, efficiency=efficiency)
+            for f in FIELDS:
+                assert getattr(scalar, f) == getattr(array, f)[0], (name, m, k, n, f)
+                assert type(getattr(scalar, f)) is float
+            assert scalar.meta == rl.gemm(float(m), k, n, dtype, hw, batch=batch,
+                                          efficiency=efficiency).meta
+            assert scalar.label == rl.gemm(np.int64(m), k, n, dtype, hw, batch=batch,
+                                           efficiency=efficiency).label
+
+
+@pytest.mark.parametrize("efficiency", PRESETS, ids=str)
+@pytest.mark.parametrize("recipe", ["tensorwise", "rowwise", "mxfp8_cublas", "blockwise",
+                                    "nvfp4"])
+@pytest.mark.parametrize("mode", ["training", "inference"])
+def test_scalar_float8_linear_equals_array_path(efficiency: object, recipe: str,
+                                                mode: str) -> None:
+    rng = np.random.default_rng(11)
+    hw = rl.hardware("B200")
+    for m, k, n, _ in _shapes(rng, 20):
+        try:
+            a = rl.float8.linear(np.array([m]), k, n, recipe, hw, mode, efficiency=efficiency)
+        except ValueError as exc:
+            with pytest.raises(ValueError, match=str(exc)[:30]):
+                rl.float8.linear(int(m), int(k), int(n), recipe, hw, mode, efficiency=efficiency)
+            continue
+        s = rl.float8.linear(int(m), int(k), int(n), recipe, hw, mode, efficiency=efficiency)
+        assert (s.bf16_s, s.fp8_gemm_s, s.fp8_overhead_s) == (a.bf16_s[0], a.fp8_gemm_s[0],
+                                                              a.fp8_overhead_s[0])
+        ref = rl.float8.linear(float(m), k, n, recipe, hw, mode, efficiency=efficiency)
+        for f in ("m", "k", "n", "recipe", "mode", "fuse_with_prev", "hardware", "bf16_s",
+                  "fp8_gemm_s", "fp8_overhead_s"):
+            assert getattr(s, f) == getattr(ref, f) and type(getattr(s, f)) is type(
+                getattr(ref, f)), f
+        assert repr(s) == repr(ref) and s.wall_s == ref.wall_s
+
+
+@pytest.mark.parametrize("bad, error", [
+    ((0, 1, 1), ValueError), ((-3, 1, 1), ValueError), ((2**53 + 1, 1, 1), ValueError),
+    ((True, 1, 1), TypeError), ((1.5, 1, 1), ValueError), (("8", 1, 1), TypeError),
+])
+def test_scalar_calls_still_validate(bad: tuple, error: type) -> None:
+    hw = rl.hardware("H100 SXM")
+    with pytest.raises(error, match="m must be"):
+        rl.gemm(*bad, hardware=hw)
+    with pytest.raises(error, match="m must be"):
+        rl.float8.linear(*bad, hardware=hw)
+
+
+def test_scalar_calls_still_check_names_and_peaks() -> None:
+    hw = rl.hardware("H100 SXM")
+    with pytest.raises(KeyError, match="dtype"):
+        rl.gemm(8, 8, 8, "fp9", hw)
+    with pytest.raises(KeyError, match="efficiency"):
+        rl.gemm(8, 8, 8, "bf16", hw, efficiency="fast")
+    with pytest.raises(ValueError, match="no fp8 peak"):
+        rl.gemm(8, 8, 8, "fp8", "A100 SXM 80GB")
+    with pytest.raises(KeyError, match="recipe"):
+        rl.float8.linear(8, 8, 8, "tensorwize", hw)
+    with pytest.raises(ValueError, match="fused inference"):
+        rl.float8.linear(8, 8, 8, "tensorwise", hw, "inference", True, efficiency="torchao")
+
+
+def test_cached_resolution_follows_the_default_efficiency() -> None:
+    hw = rl.hardware("H100 SXM")
+    before = rl.gemm(4096, 4096, 4096, hardware=hw).time_s
+    rl.set_default_efficiency("peak")
+    try:
+        assert rl.gemm(4096, 4096, 4096, hardware=hw).time_s == rl.gemm(
+            4096, 4096, 4096, hardware=hw, efficiency="peak").time_s
+    finally:
+        rl.set_default_efficiency(None)
+    assert rl.gemm(4096, 4096, 4096, hardware=hw).time_s == before
+
+
+@pytest.mark.parametrize("name", HARDWARE + ["H200", "GB200", "MI355X", "V100"])
+@pytest.mark.parametrize("efficiency", ["default", "peak", "torchao"])
+def test_pruned_gemm_search_equals_exhaustive(name: str, efficiency: str) -> None:
+    rng = np.random.default_rng(3)
+    shapes = _shapes(rng, 3000).astype(np.float64)
+    small = np.exp(rng.uniform(0, np.log(600), size=(3000, 4))).round() + 1  # split-K cases
+    shapes = np.concatenate([shapes, small])
+    m, k, n = (np.ascontiguousarray(shapes[:, i]) for i in range(3))
+    batch = np.where(shapes[:, 3] < 5, shapes[:, 3], 1.0)
+    hw, chw, ceff = resolve(name, efficiency)
+    for dtype in ("bf16", "fp8", "fp32", "mxfp8"):
+        dt = DTYPES[dtype]
+        if not getattr(hw, f"{_core.peak_class(dt).name}_flops_per_s"):
+            continue
+        for scaling in (_core.Scaling.none, _core.Scaling.rowwise):
+            if scaling != _core.Scaling.none and dtype != "fp8":
+                continue
+            args = (m, k, n, batch, dt, dt, default_out(dt), False, chw, ceff)
+            fast = _core.gemm_sweep(*args, 1, scaling)
+            ref = _core.gemm_sweep_exhaustive(*args, scaling)
+            for f, a, b in zip(FIELDS, fast, ref, strict=True):
+                np.testing.assert_array_equal(a, b, err_msg=f"{name} {dtype} {f}")
