@@ -507,6 +507,11 @@ def build_parser() -> argparse.ArgumentParser:
     from roofline import _cli_explain
 
     _cli_explain.add_parser(sub)
+    from roofline.bench import _cli as _cli_bench
+    from roofline.validation import _cli as _cli_validate
+
+    _cli_bench.add_parser(sub)
+    _cli_validate.add_parser(sub)
     return parser
 
 
