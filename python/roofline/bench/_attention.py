@@ -30,8 +30,8 @@ def _prefill(seqs: tuple[int, ...], dims: tuple[int, ...], tokens: int, width: i
     return out
 
 
-def _decode(batches: tuple[int, ...], kv_lens: tuple[int, ...], heads: int, kv_heads: tuple[int, ...],
-            d: int) -> list[dict[str, Any]]:
+def _decode(batches: tuple[int, ...], kv_lens: tuple[int, ...], heads: int,
+            kv_heads: tuple[int, ...], d: int) -> list[dict[str, Any]]:
     out = []
     for b in batches:
         for kv in kv_lens:

@@ -41,7 +41,7 @@ def _op(name: str, compiled: bool) -> Any:
 
         torch = ctx.torch
         rows = a["rows"]
-        cols = a.get("cols", a.get("vocab"))
+        cols = int(a["cols"] if "cols" in a else a["vocab"])
         x = ctx.randn(rows, cols, requires_grad=bool(a.get("backward")))
         if name == "rmsnorm":
             w = ctx.randn(cols)

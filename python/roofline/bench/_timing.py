@@ -81,14 +81,15 @@ def cuda_time(fn: Callable[[], Any], budget: Budget, flush: Any | None) -> float
     repeats = int(min(budget.max_repeats, max(budget.min_repeats, budget.target_s / once)))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    for start, end in zip(starts, ends):
+    for start, end in zip(starts, ends, strict=True):
         if flush is not None:
             flush.zero_()
         start.record()
         fn()
         end.record()
     torch.cuda.synchronize()
-    return float(statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))) * 1e-3
+    times = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+    return float(statistics.median(times)) * 1e-3
 
 
 def _do_bench(fn: Callable[[], Any], budget: Budget, flush: Any | None) -> float:

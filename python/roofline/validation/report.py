@@ -179,9 +179,9 @@ def validate(
             if m == models[0]:
                 for rid, msg in errs:
                     fam = family_of.get(rid, msg.split(":")[0])
-                    entry = errors.setdefault((file, fam), [0, msg.split(": ", 1)[-1]])
-                    entry[0] += 1
-        entries = []
+                    slot = errors.setdefault((file, fam), [0, msg.split(": ", 1)[-1]])
+                    slot[0] += 1
+        entries: list[dict[str, Any]] = []
         for fam in sorted(set().union(*(s.keys() for s in per_model.values()))):
             entry: dict[str, Any] = {"file": file, "family": fam, "rows": 0}
             for m in models:
