@@ -225,8 +225,9 @@ GPU_FILES = ("gpu_h100_calibration.jsonl",)
 
 
 def gpu_table(data: Path) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
-    """Per family of our GPU measurement files: rows, median / p90 error per preset."""
-    from roofline.validation import compare, summary
+    """Per family of our GPU measurement files: rows, median / p90 error per preset
+    (``rl.validate`` computes it; this only reshapes its table)."""
+    import roofline as rl
 
     result: list[dict[str, Any]] = []
     errors: list[tuple[str, str]] = []
@@ -234,42 +235,16 @@ def gpu_table(data: Path) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
         path = data / name
         if not path.exists():
             continue
-        per_preset = {}
-        pooled: dict[str, np.ndarray] = {}
-        for p in GPU_PRESETS:
-            errs: list[tuple[str, str]] = []
-            comparisons = compare(path, efficiency=p, errors=errs)
-            per_preset[p] = summary(comparisons)
-            # every kernel-time row once (launch chains and walls are host time, not kernels)
-            pooled[p] = np.array([abs(c.error) for c in comparisons
-                                  if "launch" not in c.family and "wall" not in c.family])
-            if p == "default":
-                errors.extend(errs)
-        families = sorted(set().union(*(s.keys() for s in per_preset.values())))
-        everything = {p: [] for p in GPU_PRESETS}
-        for fam in families:
-            entry: dict[str, Any] = {"file": name, "family": fam}
-            for p in GPU_PRESETS:
-                s = per_preset[p].get(fam)
-                if s is None:
-                    continue
-                entry["rows"] = int(s["rows"])
-                entry[f"{p}_median"] = s["median"]
-                entry[f"{p}_p90"] = s["p90"]
-                entry[f"{p}_bias"] = s["bias"]
+        v = rl.validate(path)
+        for rec in v.table.to_dict(orient="records"):
+            entry = {"file": name, **{k: val for k, val in rec.items()
+                                      if not (isinstance(val, float) and val != val)}}
+            entry["rows"] = int(entry["rows"])
             result.append(entry)
-        result.append({"file": name, "family": "all families (median of family medians)",
-                       "rows": sum(e.get("rows", 0) for e in result if e["file"] == name),
-                       **{f"{p}_median": float(np.median([e[f"{p}_median"] for e in result
-                                                         if e["file"] == name
-                                                         and f"{p}_median" in e]))
-                          for p in GPU_PRESETS if any(f"{p}_median" in e for e in result)}})
-        del everything
-        result.append({"file": name, "family": "all kernel-time rows (pooled)",
-                       "rows": len(pooled["default"]),
-                       **{f"{p}_median": float(np.median(pooled[p])) for p in GPU_PRESETS},
-                       **{f"{p}_p90": float(np.percentile(pooled[p], 90))
-                          for p in GPU_PRESETS}})
+        for rec in v.errors.to_dict(orient="records"):
+            errors.append((f"{rec['rows']} rows", f"{rec['family']}: {rec['message']}"))
+        for rec in v.unmapped.to_dict(orient="records"):
+            errors.append((f"{rec['rows']} rows", f"{rec['family']}: unmapped op {rec['op']!r}"))
     return result, errors
 
 

@@ -49,7 +49,25 @@ def calibrate(device: str | None = None, **kwargs: Any) -> Hardware:
     return _run(device, **kwargs)
 
 
+def validate(measurements: Any, hardware: Any = None, efficiency: Any = "default") -> Any:
+    """Per-family error of the model on measurement files
+    (:func:`roofline.validation.report.validate`)."""
+    from .validation.report import validate as _run
+
+    return _run(measurements, hardware=hardware, efficiency=efficiency)
+
+
+def __getattr__(name: str) -> Any:
+    """``rl.bench`` is imported on first use (it imports torch only when it runs)."""
+    if name == "bench":
+        import importlib
+
+        return importlib.import_module(".bench", __name__)
+    raise AttributeError(f"module 'roofline' has no attribute {name!r}")
+
+
 __all__ = [
+    "bench",
     "default_efficiency",
     "set_default_efficiency",
     "Efficiency",
@@ -83,6 +101,7 @@ __all__ = [
     "softmax",
     "trace",
     "transformer",
+    "validate",
     "wall_time",
     "WallTime",
     "__version__",

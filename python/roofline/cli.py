@@ -656,6 +656,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     _cli_trace.add_parser(sub)
 
+    from roofline.bench import _cli as _cli_bench
+    from roofline.validation import _cli as _cli_validate
+
+    _cli_bench.add_parser(sub)
+    _cli_validate.add_parser(sub)
+
     _attach_flags(parser)
     return parser
 

@@ -11,5 +11,7 @@ from __future__ import annotations
 
 from .compare import Comparison, compare, summary
 from .read import read_measurements
+from .report import ValidationResult, validate
 
-__all__ = ["Comparison", "compare", "read_measurements", "summary"]
+__all__ = ["Comparison", "ValidationResult", "compare", "read_measurements", "summary",
+           "validate"]

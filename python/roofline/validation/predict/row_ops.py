@@ -7,8 +7,13 @@ from typing import Any
 import roofline as rl
 
 
-def _backend(family: str) -> str:
-    return "compiled" if family.endswith("_compiled") else "eager"
+def _backend(row: dict[str, Any]) -> str:
+    """The row's ``backend`` ("eager" / "compiled") when present, else from the family name
+    (files written before rows carried it: a ``_compiled`` suffix means compiled)."""
+    backend = row.get("backend")
+    if isinstance(backend, str) and backend:
+        return backend
+    return "compiled" if str(row["family"]).endswith("_compiled") else "eager"
 
 
 def _elementwise(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
@@ -28,7 +33,7 @@ def _row(fn: Any, size: str) -> Any:
         a = row["args"]
         kwargs = {"backward": True} if a.get("backward") else {}
         t = fn(a["rows"], a[size], dtype=a["dtype"], hardware=hw, efficiency=eff,
-               backend=_backend(row["family"]), **kwargs).time_s
+               backend=_backend(row), **kwargs).time_s
         return [(row["family"], row["measured"], float(t))]
 
     return predict

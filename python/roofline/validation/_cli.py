@@ -1,0 +1,116 @@
+"""``roofline validate``: the model's error on measurement files, per family.
+
+Hooked into ``roofline.cli`` with ``validation._cli.add_parser(sub)`` (it sets ``func=run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``validate`` subcommand to an ``argparse`` subparsers object."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "validate",
+        help="the model's error against measurement files (JSON lines), per family",
+        description="Predict every row of one or more measurement files (the shared JSONL "
+        "schema, e.g. from 'roofline bench') and print the median / p90 absolute relative "
+        "error and the bias per family, with the constant and peak presets beside the model; "
+        "rows that cannot be mapped or predicted are listed.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE.jsonl")
+    hw = p.add_mutually_exclusive_group()
+    hw.add_argument("--hardware", default=None, metavar="NAME",
+                    help="accelerator to predict on (default: each row's hardware field)")
+    hw.add_argument("--profile", default=None, metavar="P",
+                    help="a hardware profile (Hardware JSON, e.g. from rl.calibrate)")
+    p.add_argument("--efficiency", default="default",
+                   help="model to validate: default, constant, peak or torchao")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                   help="default: table")
+    p.add_argument("--plot", default=None, metavar="OUT.png",
+                   help="also draw predicted vs measured (log-log) to this PNG")
+    p.set_defaults(func=run)
+    return p
+
+
+def _pct(value: Any) -> str:
+    import math
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value:.1%}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``roofline validate``; returns the exit status."""
+    from roofline.cli import CLIError, _console, _text
+    from roofline.hardware import Hardware
+
+    from .report import validate
+
+    hardware: Any = args.hardware
+    if args.profile is not None:
+        try:
+            hardware = Hardware.from_file(args.profile)
+        except OSError as exc:
+            raise CLIError(f"--profile: cannot read {args.profile}: "
+                           f"{exc.strerror or exc}") from None
+    try:
+        result = validate(args.files if len(args.files) > 1 else args.files[0],
+                          hardware=hardware, efficiency=args.efficiency)
+    except FileNotFoundError as exc:
+        raise CLIError(str(exc)) from None
+    if args.plot:
+        result.plot(args.plot)
+    if args.format == "csv":
+        sys.stdout.write(result.to_csv())
+        _notes(result, sys.stderr)
+        return 0
+    if args.format == "json":
+        print(result.to_json())
+        return 0
+
+    from rich.table import Table
+
+    df = result.table
+    several = "file" in df.columns
+    table = Table(title="absolute relative error of predicted time (median, p90); bias = "
+                  f"median signed error of {result.models[0]} (+ = predicted too slow)",
+                  title_style="bold")
+    if several:
+        table.add_column("file")
+    table.add_column("family")
+    table.add_column("rows", justify="right")
+    for m in result.models:
+        table.add_column(f"{m} med", justify="right")
+        table.add_column("p90", justify="right")
+    table.add_column("bias", justify="right")
+    for rec in df.to_dict(orient="records"):
+        cells = [_text(rec["file"])] if several else []
+        cells += [_text(rec["family"]), _text(int(rec["rows"]))]
+        for m in result.models:
+            cells += [_text(_pct(rec.get(f"{m}_median"))), _text(_pct(rec.get(f"{m}_p90")))]
+        bias = rec.get(f"{result.models[0]}_bias")
+        cells.append(_text("" if bias is None or bias != bias else f"{bias:+.0%}"))
+        table.add_row(*cells)
+    console = _console()
+    console.print(table)
+    _notes(result, sys.stdout)
+    if args.plot:
+        print(f"plot: {args.plot}")
+    return 0
+
+
+def _notes(result: Any, stream: Any) -> None:
+    """Unmapped rows and rows whose prediction raised, by family and count."""
+    for rec in result.unmapped.to_dict(orient="records"):
+        print(f"unmapped: {rec['rows']} rows of {rec['family']} (op {rec['op']!r}: no model)",
+              file=stream)
+    for rec in result.errors.to_dict(orient="records"):
+        print(f"not predicted: {rec['rows']} rows of {rec['family']}: {rec['message'][:160]}",
+              file=stream)
