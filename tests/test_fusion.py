@@ -227,4 +227,4 @@ def test_cli_fusion(capsys: pytest.CaptureFixture[str]) -> None:
                  "--hardware", HW, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["candidate"]["name"] == "(C @ A) @ B"
     assert main(["fusion", "batch", "0", "1", "1", "--count", "2", "--hardware", HW]) == 2
-    assert "m must be a positive integer, got 0" in capsys.readouterr().err
+    assert "M must be a positive integer, got 0" in capsys.readouterr().err

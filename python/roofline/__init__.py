@@ -32,15 +32,6 @@ from .ops import (
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    """``rl.trace`` is imported on first use (it is not needed to price ops)."""
-    if name == "trace":
-        import importlib
-
-        return importlib.import_module(".trace", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def calibrate(device: str | None = None, **kwargs: Any) -> Hardware:
     """Fit a profile to measurements (``measurements=``), or measure this machine's peaks
     with torch (:func:`roofline.calibrate.calibrate`)."""
@@ -58,11 +49,12 @@ def validate(measurements: Any, hardware: Any = None, efficiency: Any = "default
 
 
 def __getattr__(name: str) -> Any:
-    """``rl.bench`` is imported on first use (it imports torch only when it runs)."""
-    if name == "bench":
+    """``rl.bench`` and ``rl.trace`` are imported on first use (neither is needed to price
+    ops; bench imports torch only when it runs)."""
+    if name in ("bench", "trace"):
         import importlib
 
-        return importlib.import_module(".bench", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'roofline' has no attribute {name!r}")
 
 
