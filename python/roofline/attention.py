@@ -78,6 +78,13 @@ def _prepare(
     return arrays, shape
 
 
+def _float_format(fn: str, dt: Any, dtype: Any) -> None:
+    """Attention takes floating formats only (Q, K, V and softmax): no integer dtype."""
+    if label(dt).lower().startswith(("int", "uint")):
+        raise ValueError(f"{fn}: dtype must be a floating format (bf16, fp16, fp32, fp8, ...), "
+                         f"got {dtype!r}")
+
+
 def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, causal: bool,
                 backward: bool) -> np.ndarray:
     """Per element, the index in ``_ORDER`` of the backend SDPA dispatches to (see
@@ -215,6 +222,7 @@ def attention_backend(
         fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv
     )
     dt = parse_dtype(fn, dtype)
+    _float_format(fn, dt, dtype)
     flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("backward", backward))]
     hw = resolve_hardware(hardware)
@@ -360,6 +368,7 @@ def attention(
         fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv
     )
     dt = parse_dtype(fn, dtype)
+    _float_format(fn, dt, dtype)
     flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("flash", flash),
               ("backward", backward))]
@@ -456,6 +465,7 @@ def attention_kernels(
     if shape != ():
         raise ValueError(f"{fn}: sizes must be scalars, got arrays of shape {shape}")
     dt = parse_dtype(fn, dtype)
+    _float_format(fn, dt, dtype)
     flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("flash", flash),
               ("backward", backward))]
