@@ -494,7 +494,17 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   e.flops = cost.flops;
   e.bytes = cost.bytes();
   e.kernels = cost.kernels;
-  if (cost.kind == KernelKind::gemm && rates.sms > 0) return shaped_gemm(cost, rates, e);
+  if (cost.kind == KernelKind::gemm && rates.sms > 0) {
+    const Estimate as_is = shaped_gemm(cost, rates, e);
+    if (!cost.pad_to_align) return as_is;
+    // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
+    Cost padded = cost;
+    const double step = 16.0 / input_bytes(cost.math);
+    padded.k = std::ceil(cost.k / step) * step;
+    padded.n = std::ceil(cost.n / step) * step;
+    const Estimate aligned = shaped_gemm(padded, rates, e);
+    return aligned.time_s < as_is.time_s ? aligned : as_is;
+  }
   if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
   if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
   return plain(cost, rates, e);
