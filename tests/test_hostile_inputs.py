@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -205,7 +206,8 @@ def test_attention_grid_is_monotone(hw: str) -> None:
     for backend in BACKENDS:
         for causal in (False, True):
             for backward in (False, True):
-                def t(qq: Any, kk: Any, dd: Any) -> np.ndarray:
+                def t(qq: Any, kk: Any, dd: Any, backend: str = backend, causal: bool = causal,
+                      backward: bool = backward) -> np.ndarray:
                     return np.asarray(rl.attention(3, 8, qq, kk, dd, kv_heads=2, causal=causal,
                                                    backward=backward, hardware=hw,
                                                    backend=backend).time_s)

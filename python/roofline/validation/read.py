@@ -46,12 +46,16 @@ def read_measurements(source: str | Path | Iterable[dict[str, Any]]) -> list[dic
 
 def _check(row: Any, where: str) -> dict[str, Any]:
     if not isinstance(row, dict):
-        raise ValueError(f"read_measurements: {where}: a row must be a JSON object, got {type(row).__name__}")
+        raise ValueError(
+            f"read_measurements: {where}: a row must be a JSON object, got {type(row).__name__}"
+        )
     missing = [k for k in _REQUIRED if k not in row]
     if missing:
         raise ValueError(f"read_measurements: {where}: missing {', '.join(missing)}")
     if not isinstance(row["args"], dict):
-        raise ValueError(f"read_measurements: {where}: args must be an object, got {row['args']!r}")
+        raise ValueError(
+            f"read_measurements: {where}: args must be an object, got {row['args']!r:.60}"
+        )
     value = row["measured"]
     try:
         number = float(value) if not isinstance(value, bool) else math.nan
