@@ -37,6 +37,7 @@ Cost gemm(double batch, double m, double n, double k, double read, double writte
           PeakClass math) noexcept {
   Cost c = make(2.0 * batch * m * n * k, read, written, math);
   c.kind = KernelKind::gemm;
+  c.pad_to_align = true;  // batched score GEMMs: see Cost::pad_to_align
   c.batch = batch;
   c.m = m;
   c.n = n;

@@ -367,8 +367,9 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
 // loops over blocks of the other side (FlashAttention-2/3 use 128 x 64..176 tiles).
 constexpr double kAttnRows = 128.0;
 
-// KV block of the inner loop: 128 keys for head dims up to 128, 64 above (shared memory).
-double kv_block(double head_dim) { return head_dim <= 128.0 ? 128.0 : 64.0; }
+// Keys of the block the fixed per-unit cost (attention_tile_overhead) is counted in: one
+// 128-key block at the kernel's head dim, whatever block the inner loop actually uses.
+constexpr double kOverheadKeys = 128.0;
 
 // Decode kernels (FlashDecoding, FlashMLA) handle "few" query rows per sequence: up to this many.
 constexpr double kDecodeMaxQ = 16.0;
@@ -376,78 +377,90 @@ constexpr double kDecodeMaxQ = 16.0;
 // Decode kernels pack the q_len x heads_per_kv rows of one KV head into tiles of 64 rows.
 constexpr double kDecodeRows = 64.0;
 
-// Inner-loop blocks a forward unit (q rows up to r1) visits; causal masks are bottom-right
-// aligned (row r sees keys 0 .. kv - q + r) and a partly masked block is computed in full.
-double fwd_blocks(double r1, const Cost& c, double bk) {
-  const double keys = c.causal ? std::min(c.kv_len, std::max(0.0, c.kv_len - c.q_len + r1))
-                               : c.kv_len;
-  return std::ceil(keys / bk);
+// Most KV splits a forward kernel uses (FlashAttention caps num_splits at 128).
+constexpr double kMaxSplits = 128.0;
+
+// Tile sizes are whole rows, at least 1 and at most 1024 (fitted terms could hold anything).
+double tile(double v) { return std::min(1024.0, std::max(1.0, std::round(v))); }
+
+double gcd(double a, double b) {
+  while (b > 0.5) {
+    const double t = std::fmod(a, b);
+    a = b;
+    b = t;
+  }
+  return a;
 }
 
-// Blocks of q rows a backward unit (keys [k0, k1)) visits: rows r >= k0 - (kv - q) see it.
-double bwd_blocks(double k0, const Cost& c, double bq) {
-  if (!c.causal) return std::ceil(c.q_len / bq);
-  const double first = std::max(0.0, k0 - (c.kv_len - c.q_len));
-  if (first >= c.q_len) return 0.0;
-  return std::ceil(c.q_len / bq) - std::floor(first / bq);
+// sum_{j < n} ceil((a - j*b) / c) for whole a, b, c > 0 with a - (n-1)*b > 0, in closed form: the
+// terms drop by D = b/g every P = c/g steps (g = gcd(b, c)), so each residue class mod P is an
+// arithmetic series. At most P (<= 1024) iterations, whatever the sizes.
+double sum_ceil(double a, double b, double c, double n) {
+  if (n <= 0) return 0.0;
+  const double g = gcd(b, c);
+  const double period = c / g, drop = b / g;
+  double sum = 0.0;
+  for (double t = 0; t < std::min(period, n); ++t) {
+    const double k = std::floor((n - 1.0 - t) / period) + 1.0;  // j = t, t + P, ... below n
+    sum += k * std::ceil((a - t * b) / c) - drop * k * (k - 1.0) / 2.0;
+  }
+  return sum;
 }
 
-// Work of a flash kernel in inner-loop blocks of `bi` rows: units, their sum and the largest
-// (each with the fixed per-unit overhead) for `problems` (sequence, head) pairs whose outer rows
-// (queries forward, keys backward) come in blocks of `bo`.
+// Work of a flash kernel in keys (forward) or query rows (backward) of the inner loop: units
+// (`problems` (sequence, head) pairs x outer tiles of `bo` rows), their sum and the largest.
+// Inner loops visit whole blocks of `bi`; each unit adds `overhead` (same unit). Causal masks
+// are bottom-right aligned; forward query tiles are counted from the last query and backward
+// KV tiles from the first key, so each unit's work depends on one side only and grows with
+// every size (the sums are closed forms).
 struct AttnWork {
   double units = 0, total = 0, largest = 0;
 };
 
 AttnWork attn_work(const Cost& c, double problems, double bo, double bi, double overhead) {
   AttnWork w;
-  const double outer = c.backward ? c.kv_len : c.q_len;
-  const double blocks = std::ceil(outer / bo);
-  w.units = problems * blocks;
+  const double q = c.q_len, kv = c.kv_len;
+  if (!c.backward) {
+    const double tiles = std::ceil(q / bo);
+    const double full = std::ceil(kv / bi) * bi;  // keys (whole blocks) of an unmasked unit
+    w.units = problems * tiles;
+    w.largest = full + overhead;
+    if (!c.causal) {
+      w.total = w.units * w.largest;
+      return w;
+    }
+    // Tile j from the bottom ends at query q - 1 - j*bo, which sees kv - j*bo keys.
+    const double seen = std::min(tiles, std::ceil(kv / bo));
+    w.total = problems * (bi * sum_ceil(kv, bo, bi, seen) + tiles * overhead);
+    return w;
+  }
+  const double tiles = std::ceil(kv / bo);
+  w.units = problems * tiles;
+  w.largest = std::ceil((c.causal ? std::min(q, kv) : q) / bi) * bi + overhead;
   if (!c.causal) {
-    const double inner = c.backward ? bwd_blocks(0, c, bi) : fwd_blocks(outer, c, bi);
-    w.largest = inner + overhead;
     w.total = w.units * w.largest;
     return w;
   }
-  double sum = 0;
-  for (double i = 0; i < blocks; ++i) {
-    const double inner = c.backward ? bwd_blocks(i * bo, c, bi)
-                                    : fwd_blocks(std::min((i + 1) * bo, outer), c, bi);
-    sum += inner + overhead;
-    w.largest = std::max(w.largest, inner + overhead);
-  }
-  w.total = problems * sum;
+  // KV tile j (keys from j*bo) is seen by min(q, kv - j*bo) queries: all q while kv - j*bo >= q.
+  const double all = kv >= q ? std::min(tiles, std::floor((kv - q) / bo) + 1.0) : 0.0;
+  const double rows = all * std::ceil(q / bi) +
+                      sum_ceil(kv - all * bo, bo, bi, tiles - all);
+  w.total = problems * (bi * rows + tiles * overhead);
   return w;
-}
-
-// KV splits of a forward kernel with `units` work units of `blocks` KV blocks each: when the
-// units leave SMs idle, the fewest splits whose wave utilisation is within 85 % of the best
-// (FlashAttention's num_splits heuristic; each split costs partial-output traffic).
-double kv_splits(double units, double blocks, double sms) {
-  if (units >= sms || blocks <= 1.0) return 1.0;
-  const double most = std::min(blocks, 128.0);
-  auto util = [&](double s) { return units * s / (std::ceil(units * s / sms) * sms); };
-  double best = 0.0;
-  for (double s = 1.0; s <= most; ++s) best = std::max(best, util(s));
-  for (double s = 1.0; s <= most; ++s) {
-    if (util(s) >= 0.85 * best) return s;
-  }
-  return 1.0;
 }
 
 // Parameters of one attention implementation: the standard (idealized) model's values,
 // overridden by the implementation's non-zero fitted terms.
 struct AttnParams {
   double fraction, bwd_fraction, decode_fraction, q_tile, kv_tile, decode_rows, softmax, t0,
-      call_s;
-  bool split_kv, pack_gqa;
+      call_s, overhead_keys;
+  bool split_kv, pack_gqa, fixed_kv_tile;
 };
 
 AttnParams attn_params(const Cost& c, const Efficiency& eff) {
-  AttnParams p{eff.attention_fraction, 0.0, eff.decode_fraction, kAttnRows, kv_block(c.head_dim),
+  AttnParams p{eff.attention_fraction, 0.0, eff.decode_fraction, kAttnRows, kOverheadKeys,
                kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0,
-               true, true};
+               kOverheadKeys, true, true, false};
   const AttentionBackendTerms* t = nullptr;
   switch (c.attention_backend) {
     case AttentionBackend::flash: t = &eff.attention.flash; break;
@@ -461,7 +474,9 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     p.bwd_fraction = t->bwd_fraction;
     p.decode_fraction = pick(t->decode_fraction, p.decode_fraction);
     p.q_tile = pick(t->q_tile, p.q_tile);
+    p.fixed_kv_tile = t->kv_tile > 0.0;
     p.kv_tile = pick(t->kv_tile, p.kv_tile);
+    p.overhead_keys = p.kv_tile;
     p.decode_rows = pick(t->decode_rows, p.decode_rows);
     p.split_kv = t->no_split_kv < 0.5;
     p.pack_gqa = t->no_pack_gqa < 0.5;
@@ -471,8 +486,16 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
   if (p.fraction <= 0.0) p.fraction = 1.0;
   if (p.bwd_fraction <= 0.0) p.bwd_fraction = p.fraction;
   if (p.decode_fraction <= 0.0) p.decode_fraction = 1.0;
+  p.q_tile = tile(p.q_tile);
+  p.kv_tile = tile(p.kv_tile);
+  p.decode_rows = tile(p.decode_rows);
   return p;
 }
+
+// One schedule of an attention kernel: its compute, memory and combined time.
+struct AttnRun {
+  double compute = 0, memory = 0, time = INFINITY;
+};
 
 // Flash attention: forward = units of q_tile query rows looping over KV blocks, backward =
 // units of KV rows looping over query blocks, decode = the q rows of one KV head packed into one
@@ -481,53 +504,79 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
 // the SMs (waves for equal units, longest-first for causal ones); DRAM traffic overlaps as for
 // GEMMs. Tiles, rates, split-KV and a fixed time per call depend on the implementation
 // (AttentionTerms; the standard model when they are zero).
+//
+// Monotone by construction: the time is the minimum over schedules (decode or prefill tiling,
+// KV block, split count), each non-decreasing in every size, and each allowed on a set of shapes
+// that only shrinks as a size grows (decode while q_len <= 16, 128-key blocks while head_dim <=
+// 128, splits while the unsplit units leave SMs idle); tile counts are ceil-divisions and causal
+// sums closed forms.
 Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
   const AttnParams p = attn_params(c, r.eff);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
   const double sms = r.sms;
   const double d = c.head_dim, dv = c.v_head_dim;
   const double mm = c.backward ? 2.0 * (3.0 * d + 2.0 * dv) : 2.0 * (d + dv);  // FLOPs per score
-  const double softmax = p.softmax * (c.backward ? 2.0 : 1.0);
-  const double t0 = p.t0;
-  const bool decode = !c.backward && c.q_len <= kDecodeMaxQ;
-  const double bk = p.kv_tile;
-  const double fraction =
-      decode ? p.decode_fraction : (c.backward ? p.bwd_fraction : p.fraction);
+  const double per_score = (mm + p.softmax * (c.backward ? 2.0 : 1.0)) * s_per_flop;
+  const double overhead = p.t0 * p.overhead_keys;  // keys (or query rows) per unit
 
-  double units = 0, makespan = 0, block_scores = 0, splits = 1.0;
-  if (decode) {
-    // The q_len x heads_per_kv rows of one KV head are packed into tiles of decode_rows (one
-    // query head per tile when the kernel does not pack GQA heads).
-    const double hpk = p.pack_gqa ? std::max(1.0, c.heads_per_kv) : 1.0;
-    const double kv_problems = c.batch / hpk;
-    const double rows = c.q_len * hpk;
-    const double base = kv_problems * std::ceil(rows / p.decode_rows);
-    const double blocks = std::ceil(c.kv_len / bk);
-    splits = p.split_kv ? kv_splits(base, blocks, sms) : 1.0;
-    units = base * splits;
-    makespan = std::ceil(units / sms) * (std::ceil(blocks / splits) + t0);
-    block_scores = p.decode_rows * bk;
+  AttnRun best;
+  // A schedule of `units` units whose critical path is `makespan` inner rows of `rows` outer
+  // rows each, at `fraction` of the GEMM rate, with `splits` KV splits.
+  auto consider = [&](double units, double makespan, double rows, double fraction,
+                      double splits) {
+    // Each split writes fp32 partial outputs (and row statistics) that a combine step re-reads.
+    const double partials =
+        splits > 1.0 ? 2.0 * 4.0 * c.batch * c.q_len * (dv + 1.0) * splits : 0.0;
+    AttnRun run;
+    run.compute = makespan * sms * rows * per_score / fraction;
+    run.memory = memory_time(e.bytes + partials, std::min(units, sms), r);
+    run.time = combine(run.compute, run.memory, r.eff.overlap_p);
+    if (run.time < best.time) best = run;
+  };
+  // KV blocks the inner loop may use: the backend's fixed block, else 64 keys at any head dim
+  // and 128 keys while head_dim <= 128 (shared memory).
+  std::array<double, 2> blocks{p.kv_tile, 0.0};
+  if (!p.fixed_kv_tile) blocks = {64.0, d <= 128.0 ? 128.0 : 0.0};
+
+  if (c.backward) {
+    const AttnWork w = attn_work(c, c.batch, kAttnRows, kAttnRows, overhead);
+    // The backward accumulates dQ atomically and never splits.
+    const double makespan = c.causal ? std::max(w.total / sms, w.largest)
+                                     : std::ceil(w.units / sms) * w.largest;
+    consider(w.units, makespan, kAttnRows, p.bwd_fraction, 1.0);
   } else {
-    const double bo = c.backward ? kAttnRows : p.q_tile;
-    const double bi = c.backward ? kAttnRows : bk;
-    const AttnWork w = attn_work(c, c.batch, bo, bi, t0);
-    // Forward kernels split the KV loop when the units leave SMs idle (FlashAttention's split-KV
-    // heuristic); the backward accumulates dQ atomically instead and never splits.
-    if (!c.backward && !c.causal && p.split_kv) splits = kv_splits(w.units, w.largest - t0, sms);
-    units = w.units * splits;
-    makespan = c.causal ? std::max(w.total / sms, w.largest)
-                        : std::ceil(units / sms) * ((w.largest - t0) / splits + t0);
-    block_scores = bo * bi;
+    for (const double bk : blocks) {
+      if (bk <= 0.0) continue;
+      const AttnWork w = attn_work(c, c.batch, p.q_tile, bk, overhead);
+      if (c.causal) {
+        consider(w.units, std::max(w.total / sms, w.largest), p.q_tile, p.fraction, 1.0);
+      } else {
+        // Split-KV (FlashAttention's num_splits): only while the units leave SMs idle.
+        const double nblocks = std::ceil(c.kv_len / bk);
+        const double most = p.split_kv && w.units < sms ? std::min(kMaxSplits, nblocks) : 1.0;
+        for (double s = 1.0; s <= most; ++s) {
+          const double units = w.units * s;
+          consider(units, std::ceil(units / sms) * (std::ceil(nblocks / s) * bk + overhead),
+                   p.q_tile, p.fraction, s);
+        }
+      }
+      if (c.q_len > kDecodeMaxQ) continue;
+      // Decode: the q_len x heads_per_kv rows of one KV head packed into tiles of decode_rows
+      // (one query head per tile when the kernel does not pack GQA heads), KV split over idle SMs.
+      const double hpk = p.pack_gqa ? std::max(1.0, c.heads_per_kv) : 1.0;
+      const double base = c.batch / hpk * std::ceil(c.q_len * hpk / p.decode_rows);
+      const double nblocks = std::ceil(c.kv_len / bk);
+      const double most = p.split_kv && base < sms ? std::min(kMaxSplits, nblocks) : 1.0;
+      for (double s = 1.0; s <= most; ++s) {
+        const double units = base * s;
+        consider(units, std::ceil(units / sms) * (std::ceil(nblocks / s) * bk + overhead),
+                 p.decode_rows, p.decode_fraction, s);
+      }
+    }
   }
-  // Each split writes fp32 partial outputs (and row statistics) that a combine step re-reads.
-  const double partials =
-      splits > 1.0 ? 2.0 * 4.0 * c.batch * c.q_len * (dv + 1.0) * splits : 0.0;
-  const double compute = makespan * sms * block_scores * (mm + softmax) * s_per_flop / fraction;
-  const double memory = memory_time(e.bytes + partials, std::min(units, sms), r);
-  const double time = combine(compute, memory, r.eff.overlap_p);
-  e.compute_s = compute;
-  e.memory_s = memory;
-  e.time_s = std::max(time + c.kernels * r.eff.gemm_latency_s + p.call_s,
+  e.compute_s = best.compute;
+  e.memory_s = best.memory;
+  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + p.call_s,
                       c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;
@@ -563,7 +612,17 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   e.flops = cost.flops;
   e.bytes = cost.bytes();
   e.kernels = cost.kernels;
-  if (cost.kind == KernelKind::gemm && rates.sms > 0) return shaped_gemm(cost, rates, e);
+  if (cost.kind == KernelKind::gemm && rates.sms > 0) {
+    const Estimate as_is = shaped_gemm(cost, rates, e);
+    if (!cost.pad_to_align) return as_is;
+    // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
+    Cost padded = cost;
+    const double step = 16.0 / input_bytes(cost.math);
+    padded.k = std::ceil(cost.k / step) * step;
+    padded.n = std::ceil(cost.n / step) * step;
+    const Estimate aligned = shaped_gemm(padded, rates, e);
+    return aligned.time_s < as_is.time_s ? aligned : as_is;
+  }
   if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
   if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
   return plain(cost, rates, e);

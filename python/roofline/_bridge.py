@@ -19,11 +19,19 @@ PEAK_CLASSES = ("fp64", "fp32", "tf32", "bf16", "fp8", "int8", "fp4")
 _threads = 0
 
 
+#: Most sweep threads ``set_num_threads`` accepts.
+MAX_THREADS = 1024
+
+
 def set_num_threads(n: int) -> None:
     """Threads used by array sweeps (0 = all cores; sweeps under ~32k points use one)."""
     global _threads
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"set_num_threads: n must be a non-negative integer, got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"set_num_threads: n must be an int, got {n!r}")
+    if not 0 <= n <= MAX_THREADS:
+        raise ValueError(
+            f"set_num_threads: n must be an integer in [0, {MAX_THREADS}], got {n!r}"[:200]
+        )
     _threads = n
 
 

@@ -102,15 +102,44 @@ def _raise_bad(fn: str, name: str, arr: np.ndarray, index: int, first: Any, what
     raise ValueError(f"{fn}: {name} must be {reason}, got {_show(first)}{where}")
 
 
-def positive_float(fn: str, name: str, value: Any, *, allow_zero: bool = False) -> float:
-    """Return ``value`` as a finite positive float, or raise naming ``fn``/``name``."""
+#: Bounds of the real-valued inputs (rates, times, fractions), chosen so that every estimate
+#: stays a finite positive float: rates (FLOP/s, bytes/s) up to 1e30, times up to 1e6 s, and
+#: nothing positive below 1e-30 (subnormals such as 5e-324 would turn a quotient into inf).
+MAX_REAL = 1e30
+MIN_POSITIVE = 1e-30
+
+
+def positive_float(fn: str, name: str, value: Any, *, allow_zero: bool = False,
+                   low: float = MIN_POSITIVE, high: float = MAX_REAL) -> float:
+    """Return ``value`` as a finite positive float in ``[low, high]`` (or 0 where allowed), or
+    raise naming ``fn``/``name``: TypeError for a non-number, ValueError otherwise (integers
+    too large for a float included)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{fn}: {name} must be a number, got {_show(value)}")
-    v = float(value)
+    try:
+        v = float(value)
+    except (OverflowError, ValueError):
+        v = math.inf
+    kind = "a non-negative" if allow_zero else "a positive"
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        kind = "a non-negative" if allow_zero else "a positive"
         raise ValueError(f"{fn}: {name} must be {kind} finite number, got {_show(value)}")
+    if v != 0 and not (low <= v <= high):
+        raise ValueError(
+            f"{fn}: {name} must be {kind} number in [{low:g}, {high:g}], got {_show(value)}"
+        )
     return v
+
+
+def finite_result(fn: str, time_s: Any) -> None:
+    """Raise ValueError when an estimate is not a finite positive time: the inputs combine to
+    a result beyond float range (e.g. 2**53-sized dimensions on a 1 FLOP/s accelerator)."""
+    t = np.asarray(time_s, dtype=np.float64)
+    bad = ~np.isfinite(t) | (t < 0)
+    if bad.any():
+        raise ValueError(
+            f"{fn}: the inputs give a time outside float range ({t.ravel()[np.flatnonzero(bad)[0]]}"
+            f" s): sizes, rates or efficiencies are too extreme together"
+        )
 
 
 def flag(fn: str, name: str, value: Any) -> bool:

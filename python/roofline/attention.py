@@ -78,6 +78,13 @@ def _prepare(
     return arrays, shape
 
 
+def _float_format(fn: str, dt: Any, dtype: Any) -> None:
+    """Attention takes floating formats only (Q, K, V and softmax): no integer dtype."""
+    if label(dt).lower().startswith(("int", "uint")):
+        raise ValueError(f"{fn}: dtype must be a floating format (bf16, fp16, fp32, fp8, ...), "
+                         f"got {dtype!r}")
+
+
 def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, causal: bool,
                 backward: bool) -> np.ndarray:
     """Per element, the index in ``_ORDER`` of the backend SDPA dispatches to (see
@@ -113,6 +120,45 @@ def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, cau
         cudnn_ok = limit & (np.mod(d, 8) == 0) & (np.mod(dv, 8) == 0) & (kv != 1)
         code[cudnn_ok] = _ORDER.index("cudnn")
     return code
+
+
+def _auto_candidates(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool,
+                     causal: bool, backward: bool) -> list[tuple[int, np.ndarray]]:
+    """Backends ``backend="auto"`` takes the fastest of, with the elements each may serve.
+
+    The time of ``"auto"`` is the least over the backends SDPA dispatches to at this shape *or
+    at some larger one* (head dims padded up, a longer KV cache): a larger shape never runs
+    faster than a smaller one padded up to it, so the model is monotone by construction (each
+    backend's model is, and the set of backends shrinks as a size grows). Where SDPA's rule
+    picks a slower path only because of a size (a head dim off a multiple of 8, ``kv_len == 1``,
+    a head dim over a kernel's limit), the estimate is the faster kernel the padded shape gets.
+    Reachability depends on the head dims only: ``q_len`` and ``kv_len`` can always be raised to
+    a shape that every rule accepts.
+    """
+    from ._terms.attention import CUDNN_FIRST, architecture
+
+    codes = _sdpa_codes(hw, dt, arrays, shared_kv, causal, backward)
+    if not codes.any():  # standard everywhere (MLA, fp8, non-CUDA): one kernel, no dispatch
+        return [(0, np.ones(len(codes), dtype=bool))]
+    _, _, _, _, _, d, dv = arrays
+    arch = architecture(hw)
+    name = label(dt).lower()
+    half = name in ("bf16", "fp16") if arch != "volta" else name == "fp16"
+    align = 8 if half else 4
+    d8, dv8 = np.ceil(d / align) * align, np.ceil(dv / align) * align
+    top = np.maximum(d, dv)
+    out: list[tuple[int, np.ndarray]] = []
+    if arch in CUDNN_FIRST and half:
+        out.append((_ORDER.index("cudnn"), (d <= 192) & (dv <= 128)))
+    if arch != "volta" and half:
+        out.append((_ORDER.index("flash"), top <= (512 if arch == "rocm" else 256)))
+    if half or name == "fp32":
+        ok = np.ones(len(d), dtype=bool)
+        if arch == "rocm":
+            ok = (d8 <= 512) & (dv8 <= 512)
+        out.append((_ORDER.index("efficient"), ok))
+    out.append((_ORDER.index("math"), np.ones(len(d), dtype=bool)))
+    return out
 
 
 def _resolve_backend(fn: str, backend: Any, flash: bool) -> str:
@@ -176,6 +222,7 @@ def attention_backend(
         fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv
     )
     dt = parse_dtype(fn, dtype)
+    _float_format(fn, dt, dtype)
     flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("backward", backward))]
     hw = resolve_hardware(hardware)
@@ -321,11 +368,18 @@ def attention(
         fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv
     )
     dt = parse_dtype(fn, dtype)
+    _float_format(fn, dt, dtype)
     flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("flash", flash),
               ("backward", backward))]
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
+    cands = _auto(fn, backend, flags, hw, dt, arrays, ceff)
+    if cands is not None:
+        cols, names = _least(arrays, flags, dt, chw, ceff, cands)
+        kind = "/".join(names) + (" bwd" if flags[3] else "")
+        return from_columns(cols, shape, label=f"attention {kind} {label(dt)}",
+                            hardware=hw.name, meta=peak_meta(hw, dt))
     codes = _backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1], flags[3],
                            ceff)
     used = np.unique(codes)
@@ -342,6 +396,33 @@ def attention(
     kind = "/".join(names) + (" bwd" if flags[3] else "")
     return from_columns(cols, shape, label=f"attention {kind} {label(dt)}", hardware=hw.name,
                         meta=peak_meta(hw, dt))
+
+
+def _auto(fn: str, backend: Any, flags: list[bool], hw: Any, dt: Any, arrays: list[np.ndarray],
+          ceff: Any) -> list[tuple[int, np.ndarray]] | None:
+    """The candidates of ``"auto"`` under the shape-aware model, else None (fixed backends)."""
+    if _resolve_backend(fn, backend, flags[2]) != "auto" or not ceff.shape_aware:
+        return None
+    return _auto_candidates(hw, dt, arrays, flags[0], flags[1], flags[3])
+
+
+def _least(arrays: list[np.ndarray], flags: list[bool], dt: Any, chw: Any, ceff: Any,
+           cands: list[tuple[int, np.ndarray]]) -> tuple[tuple[np.ndarray, ...], list[str]]:
+    """Per element, the columns of the fastest candidate backend allowed there."""
+    n = len(arrays[0])
+    cols = tuple(np.full(n, np.inf) for _ in range(6))
+    which = np.full(n, -1, dtype=np.int64)
+    for code, mask in cands:
+        if not mask.any():
+            continue
+        part = _sweep([a[mask] for a in arrays], flags, dt, chw, ceff, code)
+        idx = np.flatnonzero(mask)
+        better = part[0] < cols[0][idx]
+        take = idx[better]
+        for out, col in zip(cols, part, strict=True):
+            out[take] = np.asarray(col)[better]
+        which[take] = code
+    return cols, sorted({_ORDER[int(c)] for c in np.unique(which)})
 
 
 def _sweep(arrays: list[np.ndarray], flags: list[bool], dt: Any, chw: Any, ceff: Any,
@@ -384,13 +465,20 @@ def attention_kernels(
     if shape != ():
         raise ValueError(f"{fn}: sizes must be scalars, got arrays of shape {shape}")
     dt = parse_dtype(fn, dtype)
+    _float_format(fn, dt, dtype)
     flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("flash", flash),
               ("backward", backward))]
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
-    code = int(_backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1],
-                              flags[3], ceff)[0])
+    cands = _auto(fn, backend, flags, hw, dt, arrays, ceff)
+    if cands is not None:
+        times = {c: float(_sweep(arrays, flags, dt, chw, ceff, c)[0][0])
+                 for c, mask in cands if mask[0]}
+        code = min(times, key=lambda c: times[c])
+    else:
+        code = int(_backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1],
+                                  flags[3], ceff)[0])
     name = _ORDER[code]
     flash_flag = flags[2] if name == "standard" else name != "math"
     rows: list[dict[str, Any]] = _core.attention_kernels(

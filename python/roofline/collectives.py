@@ -75,12 +75,20 @@ def _run(
         nbytes=positive_int_array(fn, "nbytes", nbytes),
         ranks=positive_int_array(fn, "ranks", ranks),
     )
-    lat = positive_float(fn, "latency_s", latency_s, allow_zero=True)
+    lat = positive_float(fn, "latency_s", latency_s, allow_zero=True, high=1e6)
+    frac = positive_float(fn, "bandwidth_fraction", bandwidth_fraction)
+    if frac > 1:
+        raise ValueError(f"{fn}: bandwidth_fraction must be in (0, 1], got {bandwidth_fraction!r}")
     if link_bytes_per_s_ is None:
         bw = link_bytes_per_s(hardware, bandwidth_fraction)
         name = resolve_hardware(hardware).name
     else:
-        bw = positive_float(fn, "link_bytes_per_s", link_bytes_per_s_)
+        if frac != 1.0:
+            raise ValueError(
+                f"{fn}: bandwidth_fraction={bandwidth_fraction!r} scales the database's link rate; "
+                f"with link_bytes_per_s={link_bytes_per_s_!r} pass the rate already scaled"
+            )
+        bw = positive_float(fn, "link_bytes_per_s", link_bytes_per_s_, low=1.0)
         name = "" if hardware is None else resolve_hardware(hardware).name
     cols = _core.collective_sweep(op, algo, b, r, bw, lat)
     return from_columns(cols, shape, label=f"{fn} {algorithm}", hardware=name)

@@ -194,7 +194,11 @@ def from_scalars(values: tuple[float, ...], label: str, hardware: str,
 
 
 def from_columns(cols: tuple[np.ndarray, ...], shape: tuple[int, ...], **kw: Any) -> Estimate:
-    """Build an Estimate from the core's six columns, reshaped to ``shape``."""
+    """Build an Estimate from the core's six columns, reshaped to ``shape``; ValueError when a
+    time is not finite (inputs too extreme together)."""
+    from ._validate import finite_result
+
+    finite_result(str(kw.get("label", "estimate")), cols[0])
     vals: dict[str, Any] = {
         k: _maybe_scalar(np.asarray(c).reshape(shape)) for k, c in zip(_NUMERIC, cols, strict=True)
     }

@@ -176,10 +176,12 @@ def _measured(value: Any) -> np.ndarray:
     arr = arr.astype(np.float64)
     if arr.size == 0:
         raise ValueError(f"{fn}: {name} must not be empty, got {value!r}")
-    bad = ~np.isfinite(arr) | (arr <= 0)
+    bad = ~np.isfinite(arr) | (arr < 1e-15) | (arr > 1e9)
     if bad.any():
-        first = arr.ravel()[int(np.flatnonzero(bad.ravel())[0])]
-        raise ValueError(f"{fn}: {name} must be positive and finite (seconds), got {first!r}")
+        first = arr.ravel()[int(np.flatnonzero(bad.ravel())[0])].item()
+        raise ValueError(
+            f"{fn}: {name} must be a finite number of seconds in [1e-15, 1e9], got {first!r}"
+        )
     return arr
 
 

@@ -84,15 +84,26 @@ class HardwareNotSpecifiedError(RuntimeError):
     """``hardware()`` was called without a name and nothing told it which device to use."""
 
 
+#: Most SMs / compute units a Hardware may have (today's largest have a few hundred).
+MAX_SMS = 2**20
+
+
 def _check_number(field: str, value: object) -> float:
     """Return ``value`` as a float if it is a positive finite real number, else raise."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(
             f"Hardware: {field} must be a number, got {value!r} ({type(value).__name__})"
         )
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:
+        result = math.inf
     if not math.isfinite(result) or result <= 0.0:
         raise ValueError(f"Hardware: {field} must be a positive finite number, got {value!r}")
+    # Rates (FLOP/s, bytes/s) of at least 1/s and sizes up to 1e30 keep every estimate finite.
+    low = 1.0 if field.endswith("_per_s") else 1e-30
+    if not low <= result <= 1e30:
+        raise ValueError(f"Hardware: {field} must be in [{low:g}, 1e30], got {value!r}")
     return result
 
 
@@ -209,8 +220,12 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
                 raise TypeError(
                     f"Hardware: sms must be a positive integer, got {sms!r} ({type(sms).__name__})"
                 )
-            if not (math.isfinite(sms) and sms > 0 and float(sms).is_integer()):
+            ok = isinstance(sms, numbers.Integral) or (math.isfinite(sms) and
+                                                      float(sms).is_integer())
+            if not (ok and sms > 0):
                 raise ValueError(f"Hardware: sms must be a positive integer, got {sms!r}")
+            if sms > MAX_SMS:
+                raise ValueError(f"Hardware: sms must be at most {MAX_SMS}, got {sms!r}")
             object.__setattr__(self, "sms", int(sms))
 
         for field in _TUPLE_FIELDS:
@@ -376,13 +391,24 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
         ValueError
             The file is not valid JSON (the message names the file and the error
             position) or its content is not a valid Hardware.
-        OSError
-            The file cannot be read.
+            Also when the file cannot be read (missing, a directory) or is not UTF-8.
         """
-        text = Path(path).read_text(encoding="utf-8")
+        where = os.fspath(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"Hardware.from_file: {where} is not UTF-8 text: {exc}") from None
+        except OSError as exc:
+            raise ValueError(f"Hardware.from_file: cannot read {where}: {exc.strerror}") from exc
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (RecursionError, ValueError) as exc:
+            if not isinstance(exc, json.JSONDecodeError):
+                raise ValueError(
+                    f"Hardware.from_file: {where} is not usable JSON (nested too deeply or a "
+                    f"number too long): {str(exc)[:80]}"
+                ) from None
+
             raise ValueError(
                 f"Hardware.from_file: {os.fspath(path)} is not valid JSON: {exc.msg} "
                 f"at line {exc.lineno} column {exc.colno} (char {exc.pos})"

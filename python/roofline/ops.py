@@ -161,11 +161,16 @@ def elementwise(
         raise TypeError(
             f"{fn}: flops_per_element must be a real number, got {flops_per_element!r}"
         )
-    fpe = float(flops_per_element)
+    try:
+        fpe = float(flops_per_element)
+    except OverflowError:  # an int beyond float range
+        fpe = np.inf
     if not np.isfinite(fpe) or fpe < 0:
         raise ValueError(
-            f"{fn}: flops_per_element must be finite and >= 0, got {flops_per_element!r}"
+            f"{fn}: flops_per_element must be finite and >= 0, got {str(flops_per_element)[:40]}"
         )
+    if fpe > 1e12:  # keeps FLOPs finite for any numel up to 2**53 (documented limit)
+        raise ValueError(f"{fn}: flops_per_element must be at most 1e12, got {fpe!r}")
     (num, r, w), shape = broadcast(
         fn,
         numel=positive_int_array(fn, "numel", numel),

@@ -52,6 +52,8 @@ struct Cost {
   bool backward = false;              ///< backward pass: work split over KV tiles (kind == attention)
   Scaling scaling = Scaling::none;    ///< scaling of a low-precision GEMM's inputs (kind == gemm)
   bool grouped = false;               ///< a grouped GEMM kernel (torch._grouped_mm; kind == gemm)
+  bool pad_to_align = false;          ///< may also run on k, n padded to TMA alignment (faster
+                                      ///< taken): monotone in every size (attention math path)
   double bandwidth_fraction = 1.0;    ///< fraction of the streaming bandwidth this kernel's access
                                       ///< pattern reaches (kind == memory; transposes, one block per
                                       ///< row); shape-aware model only

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -96,9 +97,11 @@ class TransformerConfig:
                 if isinstance(v, bool) or not isinstance(v, int):
                     raise TypeError(f"{fn}: {f.name} must be an int, got {v!r}")
                 minimum = 1 if f.name in _REQUIRED_POSITIVE else 0
-                if v < minimum:
+                top = MAX_LAYERS if f.name == "num_layers" else 2**53
+                if not minimum <= v <= top:
                     kind = "positive" if minimum else "non-negative"
-                    raise ValueError(f"{fn}: {f.name} must be a {kind} integer, got {v!r}")
+                    raise ValueError(f"{fn}: {f.name} must be a {kind} integer no larger than "
+                                     f"{top}, got {str(v)[:40]}")
             elif f.type == "bool" and not isinstance(v, bool):
                 raise TypeError(f"{fn}: {f.name} must be a bool, got {v!r}")
         if self.norm not in _NORMS:
@@ -125,6 +128,13 @@ class TransformerConfig:
                     f"{fn}: moe_intermediate_size must be positive for an MoE model, got "
                     f"{self.moe_intermediate_size}"
                 )
+        if isinstance(self.dense_layers, (str, bytes)) or not isinstance(
+                self.dense_layers, (tuple, list, set, frozenset, range)):
+            raise TypeError(f"{fn}: dense_layers must be a tuple of layer indices (int), got "
+                            f"{self.dense_layers!r}")
+        for i in self.dense_layers:
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise TypeError(f"{fn}: dense_layers must hold layer indices (int), got {i!r}")
         dense = tuple(int(i) for i in self.dense_layers)
         bad = [i for i in dense if not 0 <= i < self.num_layers]
         if bad:
@@ -253,6 +263,31 @@ def _get(cfg: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
     return default
 
 
+#: Most layers a config may have (from_hf and TransformerConfig): far above any model built,
+#: and small enough that per-layer lists stay cheap.
+MAX_LAYERS = 100_000
+
+
+def _hf_int(fn: str, key: str, v: Any) -> int:
+    """An integer field of an HF config: an int or an integral float (JSON writes 4096.0)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{fn}: {key} must be an integer, got {v!r:.60}")
+    if isinstance(v, float):
+        if not (math.isfinite(v) and v.is_integer()):
+            raise ValueError(f"{fn}: {key} must be an integer, got {v!r}")
+        v = int(v)
+    if not 0 <= v <= 2**53:
+        raise ValueError(f"{fn}: {key} must be a non-negative integer no larger than 2**53, "
+                         f"got {str(v)[:40]}")
+    return v
+
+
+def _hf_bool(fn: str, key: str, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError(f"{fn}: {key} must be a JSON boolean (true/false), got {v!r:.60}")
+    return v
+
+
 def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None = None
             ) -> TransformerConfig:
     """Build a :class:`TransformerConfig` from a Hugging Face ``config.json``.
@@ -290,9 +325,9 @@ def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None
         if not path.is_file():
             raise FileNotFoundError(f"{fn}: no config file at {str(path)!r}")
         try:
-            cfg = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{fn}: {str(path)!r} is not valid JSON: {exc}") from exc
+            cfg = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError) as exc:  # bad JSON / UTF-8, deep nesting, huge ints
+            raise ValueError(f"{fn}: {str(path)!r} is not valid JSON: {str(exc)[:100]}") from None
         if not isinstance(cfg, Mapping):
             raise ValueError(f"{fn}: {str(path)!r} must hold a JSON object")
         default_name = str(_get(cfg, "_name", "_name_or_path", default=path.parent.name))
@@ -306,51 +341,69 @@ def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None
         return v
 
     model_type = str(cfg.get("model_type", ""))
-    hidden = int(need("hidden_size", "n_embd", "d_model"))
-    layers = int(need("num_hidden_layers", "n_layer", "num_layers"))
-    heads = int(need("num_attention_heads", "n_head", "num_heads"))
-    kv_heads = _get(cfg, "num_key_value_heads")
-    if kv_heads is None:
+
+    def num(*keys: str, default: Any = None, required: bool = False, positive: bool = False
+            ) -> int:
+        v = need(*keys) if required else _get(cfg, *keys, default=default)
+        got = next((k for k in keys if k in cfg), keys[0])
+        out = _hf_int(fn, got, v)
+        if positive and out < 1:
+            raise ValueError(f"{fn}: {got} must be a positive integer, got {v!r}")
+        return out
+
+    hidden = num("hidden_size", "n_embd", "d_model", required=True, positive=True)
+    layers = num("num_hidden_layers", "n_layer", "num_layers", required=True, positive=True)
+    if layers > MAX_LAYERS:
+        raise ValueError(f"{fn}: num_hidden_layers must be at most {MAX_LAYERS}, got {layers}")
+    heads = num("num_attention_heads", "n_head", "num_heads", required=True, positive=True)
+    if _get(cfg, "num_key_value_heads") is None:
         kv_heads = 1 if cfg.get("multi_query") else heads
-    head_dim = int(_get(cfg, "head_dim", default=hidden // heads))
+    else:
+        kv_heads = num("num_key_value_heads", positive=True)
+    head_dim = num("head_dim", default=hidden // heads)
     act = str(_get(cfg, "hidden_act", "activation_function", default="silu")).lower()
     gpt_like = model_type in ("gpt2", "gpt_bigcode", "gpt_neox", "opt", "bloom", "gptj")
-    experts = int(_get(cfg, "num_local_experts", "n_routed_experts", "num_experts", default=0))
+    experts = num("num_local_experts", "n_routed_experts", "num_experts", default=0)
     dense: list[int] = []
     if experts:
-        first = int(_get(cfg, "first_k_dense_replace", default=0))
-        freq = int(_get(cfg, "moe_layer_freq", default=1))
-        step = int(_get(cfg, "decoder_sparse_step", default=1))
-        mlp_only = {int(i) for i in _get(cfg, "mlp_only_layers", default=[])}
+        first = num("first_k_dense_replace", default=0)
+        freq = num("moe_layer_freq", default=1, positive=True)
+        step = num("decoder_sparse_step", default=1, positive=True)
+        only = _get(cfg, "mlp_only_layers", default=[])
+        if isinstance(only, (str, bytes)) or not isinstance(only, (list, tuple)):
+            raise TypeError(f"{fn}: mlp_only_layers must be a list of layer indices, got "
+                            f"{only!r:.60}")
+        mlp_only = {_hf_int(fn, "mlp_only_layers", i) for i in only}
         for i in range(layers):
             moe = i >= first and i % freq == 0 and (i + 1) % step == 0 and i not in mlp_only
             if not moe:
                 dense.append(i)
-    inter = int(_get(cfg, "intermediate_size", "n_inner", "ffn_dim", default=4 * hidden))
+    inter = num("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden)
     return TransformerConfig(
         name=name or default_name,
         hidden_size=hidden,
         num_layers=layers,
         num_heads=heads,
-        num_kv_heads=int(kv_heads),
+        num_kv_heads=kv_heads,
         head_dim=head_dim,
         intermediate_size=inter,
-        vocab_size=int(_get(cfg, "vocab_size", default=0)),
+        vocab_size=num("vocab_size", default=0),
         mlp_gated=act not in _PLAIN_ACTS,
         norm=str(_get(cfg, "_norm", default="layernorm" if gpt_like else "rmsnorm")),
-        tie_embeddings=bool(_get(cfg, "tie_word_embeddings", default=False)),
+        tie_embeddings=_hf_bool(fn, "tie_word_embeddings",
+                                _get(cfg, "tie_word_embeddings", default=False)),
         rope=not gpt_like,
         qk_norm=model_type.startswith("qwen3"),
-        kv_lora_rank=int(_get(cfg, "kv_lora_rank", default=0)),
-        q_lora_rank=int(_get(cfg, "q_lora_rank", default=0)),
-        qk_nope_head_dim=int(_get(cfg, "qk_nope_head_dim", default=0)),
-        qk_rope_head_dim=int(_get(cfg, "qk_rope_head_dim", default=0)),
-        v_head_dim=int(_get(cfg, "v_head_dim", default=0)),
+        kv_lora_rank=num("kv_lora_rank", default=0),
+        q_lora_rank=num("q_lora_rank", default=0),
+        qk_nope_head_dim=num("qk_nope_head_dim", default=0),
+        qk_rope_head_dim=num("qk_rope_head_dim", default=0),
+        v_head_dim=num("v_head_dim", default=0),
         num_experts=experts,
-        experts_per_token=int(_get(cfg, "num_experts_per_tok", default=0)) if experts else 0,
-        moe_intermediate_size=int(_get(cfg, "moe_intermediate_size", default=inter))
+        experts_per_token=num("num_experts_per_tok", default=0) if experts else 0,
+        moe_intermediate_size=num("moe_intermediate_size", default=inter)
         if experts else 0,
-        num_shared_experts=int(_get(cfg, "n_shared_experts", default=0)) if experts else 0,
+        num_shared_experts=num("n_shared_experts", default=0) if experts else 0,
         dense_layers=tuple(dense),
         source=str(cfg.get("_source", "")),
     )

@@ -26,32 +26,42 @@ def read_measurements(source: str | Path | Iterable[dict[str, Any]]) -> list[dic
     if isinstance(source, (str, Path)):
         path = Path(source)
         rows: list[dict[str, Any]] = []
-        with open(path) as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(
-                        f"read_measurements: {path}:{number}: not JSON ({exc})"
-                    ) from None
-                rows.append(_check(row, f"{path}:{number}"))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"read_measurements: {path}: not UTF-8 text ({exc})") from None
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError) as exc:  # bad JSON, deep nesting, huge ints
+                raise ValueError(
+                    f"read_measurements: {path}:{number}: not JSON ({str(exc)[:100]})"
+                ) from None
+            rows.append(_check(row, f"{path}:{number}"))
         return rows
     return [_check(row, f"row {i}") for i, row in enumerate(source)]
 
 
 def _check(row: Any, where: str) -> dict[str, Any]:
     if not isinstance(row, dict):
-        raise ValueError(f"read_measurements: {where}: a row must be a JSON object, got {row!r}")
+        raise ValueError(
+            f"read_measurements: {where}: a row must be a JSON object, got {type(row).__name__}"
+        )
     missing = [k for k in _REQUIRED if k not in row]
     if missing:
         raise ValueError(f"read_measurements: {where}: missing {', '.join(missing)}")
     if not isinstance(row["args"], dict):
-        raise ValueError(f"read_measurements: {where}: args must be an object, got {row['args']!r}")
+        raise ValueError(
+            f"read_measurements: {where}: args must be an object, got {row['args']!r:.60}"
+        )
     value = row["measured"]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value <= 0:
+    try:
+        number = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if not isinstance(value, (int, float)) or not math.isfinite(number) or number <= 0:
         raise ValueError(
             f"read_measurements: {where}: measured must be a positive finite number, got {value!r}"
         )

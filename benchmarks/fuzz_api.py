@@ -1,0 +1,161 @@
+"""Random calls over the public API with random and extreme arguments.
+
+Each call must return a finite, non-negative estimate or raise a *named* error (ValueError,
+TypeError, KeyError naming the function); anything else counts:
+
+- crash: any other exception (OverflowError, ZeroDivisionError, RecursionError, MemoryError,
+  SystemError, ...);
+- odd error: a named error whose message does not name the function, or a pybind11 dump
+  ("incompatible function arguments", "Invoked with");
+- bad result: NaN, inf or a negative time;
+- hang: a call over --timeout seconds (each call runs in a worker process).
+
+Usage::
+
+    PYTHONPATH=python python benchmarks/fuzz_api.py [--calls 2000] [--seed 0] [--timeout 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import random
+import sys
+from collections import Counter
+from typing import Any
+
+EXTREME: list[Any] = [0, 1, 2, 7, 64, 128, 129, 4096, 2**31, 2**53, 2**53 + 1, 2**62, 10**400,
+                      -1, 0.5, 1.5, 5e-324, 1e-300, 1e308, float("inf"), float("nan"), True,
+                      None, "abc", "64", [1, 2], [], (3,), {"a": 1}, 1j]
+SIZES = [1, 2, 3, 8, 16, 17, 64, 127, 128, 129, 1000, 4096, 65536]
+DTYPES = ["bf16", "fp16", "fp32", "fp8", "int8", "int32", "nvfp4", "mxfp8", "bogus", 3]
+HARDWARE = ["H100 SXM", "A100 SXM 80GB", "B200", "MI300X", "TPU v5p", "nope", 5]
+
+
+def _arg(rng: random.Random) -> Any:
+    return rng.choice(SIZES) if rng.random() < 0.6 else rng.choice(EXTREME)
+
+
+def _call(rng: random.Random) -> tuple[str, Any]:
+    import roofline as rl
+
+    hw = rng.choice(HARDWARE) if rng.random() < 0.2 else "H100 SXM"
+    dt = rng.choice(DTYPES) if rng.random() < 0.2 else "bf16"
+    a = [_arg(rng) for _ in range(6)]
+    which = rng.randrange(12)
+    if which == 0:
+        return "gemm", lambda: rl.gemm(a[0], a[1], a[2], dt, hw)
+    if which == 1:
+        return "attention", lambda: rl.attention(
+            a[0], a[1], a[2], a[3], a[4], causal=rng.random() < 0.5,
+            backward=rng.random() < 0.5, dtype=dt, hardware=hw,
+            backend=rng.choice(["auto", "flash", "cudnn", "efficient", "math", "standard"]))
+    if which == 2:
+        return "elementwise", lambda: rl.elementwise(a[0], flops_per_element=a[1], dtype=dt,
+                                                     hardware=hw)
+    if which == 3:
+        return "rmsnorm", lambda: rl.rmsnorm(a[0], a[1], dtype=dt, hardware=hw)
+    if which == 4:
+        return "grouped_gemm", lambda: rl.grouped_gemm(a[0], a[1], a[2], groups=a[3],
+                                                       dtype=dt, hardware=hw)
+    if which == 5:
+        return "linear", lambda: rl.float8.linear(a[0], a[1], a[2], hardware=hw)
+    if which == 6:
+        return "all_reduce", lambda: rl.all_reduce(a[0], a[1], link_bytes_per_s=a[2],
+                                                   latency_s=a[3] if rng.random() < .5 else 0,
+                                                   bandwidth_fraction=a[4] if rng.random() < .5
+                                                   else 1.0)
+    if which == 7:
+        return "explain", lambda: rl.explain(rl.gemm(64, 64, 64, hardware="H100 SXM"), a[0])
+    if which == 8:
+        field = rng.choice(["mem_bytes_per_s", "bf16_flops_per_s", "sms", "l2_bytes"])
+        return "Hardware", lambda: rl.gemm(64, 64, 64, hardware=rl.hardware("H100 SXM")
+                                           .replace(**{field: a[0]}))
+    if which == 9:
+        return "Efficiency", lambda: rl.gemm(64, 64, 64, hardware="H100 SXM",
+                                             efficiency=rl.Efficiency(a[0], a[1], a[2]))
+    if which == 10:
+        key = rng.choice(["hidden_size", "num_attention_heads", "num_hidden_layers",
+                          "num_key_value_heads", "intermediate_size", "tie_word_embeddings"])
+        cfg = {"hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2,
+               "intermediate_size": 512, "vocab_size": 1000, key: a[0]}
+        return "from_hf", lambda: rl.transformer.estimate(rl.transformer.from_hf(cfg),
+                                                          "prefill", seq_len=128,
+                                                          hardware="H100 SXM")
+    return "set_num_threads", lambda: rl.set_num_threads(a[0])
+
+
+def _worker(seed: int, n: int, queue: Any) -> None:
+    import numpy as np
+
+    from roofline.hardware import HardwareNotSpecifiedError  # the documented "no hardware"
+
+    rng = random.Random(seed)
+    for _ in range(n):
+        name, fn = _call(rng)
+        queue.put(("start", name, ""))
+        try:
+            out = fn()
+        except (ValueError, TypeError, LookupError, HardwareNotSpecifiedError) as exc:
+            text = str(exc)
+            odd = "incompatible function arguments" in text or "Invoked with" in text
+            queue.put(("odd error" if odd else "named error", name, f"{type(exc).__name__}: "
+                       f"{text[:120]}"))
+            continue
+        except BaseException as exc:  # noqa: BLE001 - the point is to count these
+            queue.put(("crash", name, f"{type(exc).__name__}: {str(exc)[:120]}"))
+            continue
+        t = getattr(out, "time_s", getattr(out, "fp8_s", None))
+        if t is not None and not (np.all(np.isfinite(t)) and np.all(np.asarray(t) >= 0)):
+            queue.put(("bad result", name, repr(t)[:120]))
+        else:
+            queue.put(("ok", name, ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds per call")
+    args = p.parse_args(argv)
+    ctx = mp.get_context("fork")
+    counts: Counter[str] = Counter()
+    examples: dict[str, list[str]] = {}
+    done, seed, current = 0, args.seed, "?"
+    while done < args.calls:
+        queue = ctx.Queue()
+        proc = ctx.Process(target=_worker, args=(seed, args.calls - done, queue), daemon=True)
+        proc.start()
+        while done < args.calls:
+            try:
+                kind, name, text = queue.get(timeout=args.timeout)
+                if kind == "start":
+                    current = name
+                    continue
+            except Exception:  # noqa: BLE001 - queue.Empty: the call hangs (or the worker died)
+                kind, name = ("hang" if proc.is_alive() else "crash"), current
+                text = f"no answer in {args.timeout} s"
+                proc.kill()
+                done += 1
+                counts[kind] += 1
+                examples.setdefault(kind, []).append(f"{name}: {text}")
+                break
+            done += 1
+            counts[kind] += 1
+            if kind not in ("ok", "named error"):
+                examples.setdefault(kind, []).append(f"{name}: {text}")
+        else:
+            proc.kill()
+        seed += 1_000_003
+    bad = sum(counts[k] for k in ("crash", "odd error", "bad result", "hang"))
+    print(f"calls {done}: ok {counts['ok']}, named errors {counts['named error']}, "
+          f"crashes {counts['crash']}, odd errors {counts['odd error']}, "
+          f"bad results {counts['bad result']}, hangs {counts['hang']}")
+    for kind, lines in examples.items():
+        for line in sorted(set(lines))[:6]:
+            print(f"  {kind}: {line}")
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
