@@ -361,9 +361,14 @@ def _torch_dtype(fn: str, dtype: Any) -> torch.dtype | None:
              "float32": torch.float32, "float": torch.float32}
     if isinstance(dtype, str) and dtype.strip().lower() in names:
         return names[dtype.strip().lower()]
-    raise ValueError(
-        f"{fn}: dtype must be a torch dtype or one of {sorted(names)}, got {dtype!r}"
-    )
+    from .._errors import UnknownNameError, close_matches
+
+    if isinstance(dtype, str):
+        raise UnknownNameError(
+            f"{fn}: dtype must be a torch dtype or one of {sorted(names)}, got {dtype!r}",
+            close_matches(dtype.strip().lower(), names),
+        )
+    raise ValueError(f"{fn}: dtype must be a torch dtype or one of {sorted(names)}, got {dtype!r}")
 
 
 def _check_mode(fn: str, mode: Any) -> str:
