@@ -13,6 +13,9 @@ MAX_DIM = 2**53
 
 ArrayLike = Any
 
+#: A scalar dimension: op functions return ``Estimate[float]`` when every dimension is one.
+Scalar = int | float | np.integer | np.floating
+
 
 def positive_int_array(fn: str, name: str, value: ArrayLike) -> np.ndarray:
     """Return ``value`` as a float64 array of positive integers, or raise naming ``fn``/``name``.

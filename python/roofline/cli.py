@@ -197,6 +197,7 @@ def _cmd_float8(args: argparse.Namespace) -> int:
         mode=args.mode,
         fuse_with_prev=args.fuse_with_prev,
         efficiency=args.efficiency,
+        columns="torchao",
     )
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False, lineterminator="\n")

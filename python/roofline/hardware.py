@@ -35,6 +35,7 @@ __all__ = [
     "HardwareNotSpecifiedError",
     "UnknownHardwareError",
     "UnknownNameError",
+    "HardwareLike",
     "default_hardware_name_or_none",
     "hardware",
     "list_hardware",
@@ -417,6 +418,11 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
 
 
 # ---------------------------------------------------------------------- database
+
+
+#: What every ``hardware=`` argument takes: a :class:`Hardware`, a name ``hardware()``
+#: resolves, or ``None`` for the detected / default device.
+HardwareLike = str | Hardware | None
 
 
 def _normalize(name: str) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ._format import si
 from .estimate import Estimate
-from .hardware import PEAK_CLASSES
+from .hardware import PEAK_CLASSES, HardwareLike
 from .hardware import hardware as _hardware
 
 __all__ = ["breakdown_chart", "float8_heatmap", "roofline_chart"]
@@ -53,7 +53,7 @@ def _named(fn: str, ops: Any) -> list[tuple[str, Estimate]]:
 
 
 def roofline_chart(
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     ops: Sequence[Estimate] | Mapping[str, Estimate] | None = None,
     *,
     dtypes: Sequence[str] = ("bf16", "fp8"),
@@ -157,7 +157,7 @@ def roofline_chart(
 
 def float8_heatmap(
     recipe: str = "tensorwise",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     m: Sequence[int] | None = None,
     kn: Sequence[int] | None = None,

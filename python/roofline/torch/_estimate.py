@@ -16,6 +16,7 @@ import roofline as rl
 from roofline._format import si
 from roofline._validate import one_of
 from roofline.estimate import Estimate
+from roofline.hardware import HardwareLike
 from roofline.host import LAUNCH_MODES, StepWall, WallTime, wall_time
 
 from . import _ops
@@ -393,7 +394,7 @@ def run(
     module: Any,
     example_inputs: Any,
     *,
-    hardware: Any,
+    hardware: HardwareLike,
     mode: str,
     dtype: Any,
     efficiency: Any,
@@ -458,7 +459,7 @@ def _wall(records: list[OpRecord], launch: str, hw: Any, efficiency: Any) -> Wal
 def estimate(
     module: Any,
     example_inputs: Any,
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     mode: str = "train",
     *,
     dtype: Any = None,

@@ -15,7 +15,7 @@ from ..attention import attention
 from ..collectives import DEFAULT_LATENCY_S, all_reduce, all_to_all
 from ..collectives import link_bytes_per_s as _link_bw
 from ..efficiency import EfficiencyLike
-from ..hardware import Hardware
+from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
 from ..host import LAUNCH_MODES, WallTime, wall_time
 from ..ops import elementwise, gemm
@@ -151,7 +151,7 @@ def estimate(
     seq_len: int | None = None,
     kv_len: int | None = None,
     q_len: int = 1,
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     tp: int = 1,
     ep: int = 1,
     linear_recipe: str | None = None,
