@@ -382,7 +382,8 @@ def test_sweep_explicit_shapes() -> None:
     shapes = [(1024, 2048, 4096), (16, 8192, 8192)]
     as_list = rl.float8.sweep(shapes, "rowwise", "H100 SXM", columns="torchao")
     as_array = rl.float8.sweep(np.array(shapes), "rowwise", "H100 SXM", columns="torchao")
-    as_dict = rl.float8.sweep({"up": shapes[0], "decode": shapes[1]}, "rowwise", "H100 SXM", columns="torchao")
+    as_dict = rl.float8.sweep({"up": shapes[0], "decode": shapes[1]}, "rowwise", "H100 SXM",
+                              columns="torchao")
     assert list(as_list["name"]) == ["0", "1"]
     assert list(as_dict["name"]) == ["up", "decode"]
     for df in (as_array, as_dict):
