@@ -16,7 +16,7 @@ from ._errors import UnknownNameError
 from .attention import attention, attention_backend
 from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from .efficiency import Efficiency, default_efficiency, set_default_efficiency
-from .estimate import Estimate
+from .estimate import Estimate, HardwareMismatchWarning
 from .explain import Explanation, explain
 from .hardware import (
     Hardware,
@@ -53,6 +53,7 @@ __all__ = [
     "Estimate",
     "Explanation",
     "Hardware",
+    "HardwareMismatchWarning",
     "all_gather",
     "all_reduce",
     "all_to_all",

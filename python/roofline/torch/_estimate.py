@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -523,6 +524,20 @@ def estimate(
     run one after another; unfused elementwise ops are counted separately, as eager
     PyTorch runs them (``torch.compile`` would fuse many of them).
     """
-    return run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
-               efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,
-               ranks=ranks, launch=launch)
+    rep = run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
+              efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,
+              ranks=ranks, launch=launch)
+    if rep.unmodeled:
+        names = rep.unmodeled
+        shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12
+                                          else "")
+        warnings.warn(
+            f"roofline.torch.estimate: {len(names)} op name(s) have no model and were "
+            f"estimated from their tensors' bytes: {shown} (see .unmodeled)",
+            UnmodeledOpsWarning, stacklevel=2,
+        )
+    return rep
+
+
+class UnmodeledOpsWarning(UserWarning):
+    """``roofline.torch.estimate`` met ops it has no model for (one warning per call)."""
