@@ -76,7 +76,7 @@ def test_float8_table_matches_sweep(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "float8", "--hardware", H100)
     assert code == 0, err
     assert err == ""
-    df = rl.float8.sweep("pow2", recipe="tensorwise", hardware=H100)
+    df = rl.float8.sweep("pow2", recipe="tensorwise", hardware=H100, columns="torchao")
     rows = table_rows(out)
     assert len(rows) == len(df) == 5  # pow2: M = K = N = 1024 .. 16384
     for cells, r in zip(rows, df.itertuples(index=False), strict=True):
@@ -120,7 +120,7 @@ def test_float8_explicit_shapes(capsys: pytest.CaptureFixture[str]) -> None:
         ["4096", "4096", "4096"], ["8192", "8192", "8192"], ["1024", "2048", "512"]
     ]
     df = rl.float8.sweep([(4096, 4096, 4096), (8192, 8192, 8192), (1024, 2048, 512)],
-                         hardware=H100)
+                         hardware=H100, columns="torchao")
     assert [r[-1] for r in rows] == [f"{s:.2f}x" for s in df.r_fp8_gemm_and_ovhd_spdp]
 
 
@@ -132,7 +132,7 @@ def test_float8_named_shape_set_shows_names(capsys: pytest.CaptureFixture[str]) 
     assert [r[0] for r in rows] == ["attn.wqkv", "attn.w0", "ffn.w13", "ffn.w2"]
     assert rows[0][1:4] == ["16384", "8192", "1280"]  # M = 4 * 4096
     assert "fp4 GEMMs" in out and "nvfp4" in out.splitlines()[0]
-    df = rl.float8.sweep("llama", recipe="nvfp4", hardware="B200")
+    df = rl.float8.sweep("llama", recipe="nvfp4", hardware="B200", columns="torchao")
     assert [r[-1] for r in rows] == [f"{s:.2f}x" for s in df.r_fp8_gemm_and_ovhd_spdp]
 
 
@@ -150,7 +150,7 @@ def test_float8_csv_equals_api(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "float8", "--hardware", H100, "--format", "csv")
     assert code == 0 and err == ""
     got = pd.read_csv(io.StringIO(out), dtype={"name": str})
-    want = rl.float8.sweep("pow2", hardware=H100)
+    want = rl.float8.sweep("pow2", hardware=H100, columns="torchao")
     assert list(got.columns) == list(want.columns)
     assert list(got.name) == list(want.name)
     for col in want.columns[1:]:
@@ -166,10 +166,10 @@ def test_float8_options_reach_the_api(capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0
     got = pd.read_csv(io.StringIO(out), dtype={"name": str})
     want = rl.float8.sweep("square", recipe="rowwise", hardware="H200", mode="inference",
-                           fuse_with_prev=True, efficiency="peak")
+                           fuse_with_prev=True, efficiency="peak", columns="torchao")
     np.testing.assert_allclose(got.r_fp8_gemm_and_ovhd_spdp, want.r_fp8_gemm_and_ovhd_spdp,
                                rtol=1e-12)
-    default = rl.float8.sweep("square", hardware="H200")
+    default = rl.float8.sweep("square", hardware="H200", columns="torchao")
     assert not np.allclose(want.r_fp8_gemm_and_ovhd_s, default.r_fp8_gemm_and_ovhd_s)
 
 
@@ -182,7 +182,7 @@ def test_float8_json_equals_api(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["recipe"] == "tensorwise" and doc["efficiency"] == "default"
     assert doc["mode"] == "training" and doc["fuse_with_prev"] is False
     records = doc["rows"]
-    want = rl.float8.sweep("llama", hardware=H100)
+    want = rl.float8.sweep("llama", hardware=H100, columns="torchao")
     assert [r["name"] for r in records] == list(want.name)
     assert set(records[0]) == set(want.columns)
     for rec, (_, row) in zip(records, want.iterrows(), strict=True):
@@ -204,7 +204,7 @@ def test_default_hardware_note_when_no_gpu(capsys: pytest.CaptureFixture[str]) -
     code, out, err = run(capsys, "float8", "--format", "csv")
     assert code == 0 and NOTE in err
     assert out.splitlines()[0].startswith("name,fwd_M,")
-    want = rl.float8.sweep("pow2", hardware=H100)
+    want = rl.float8.sweep("pow2", hardware=H100, columns="torchao")
     got = pd.read_csv(io.StringIO(out), dtype={"name": str})
     np.testing.assert_allclose(got.r_fp8_gemm_and_ovhd_spdp, want.r_fp8_gemm_and_ovhd_spdp)
 
@@ -240,7 +240,7 @@ def test_hardware_from_json_file(capsys: pytest.CaptureFixture[str], tmp_path: P
     code, out, _ = run(capsys, "float8", "--hardware", str(path), "--format", "csv")
     assert code == 0
     got = pd.read_csv(io.StringIO(out))
-    want = rl.float8.sweep("pow2", hardware=hw)
+    want = rl.float8.sweep("pow2", hardware=hw, columns="torchao")
     np.testing.assert_allclose(got.r_fp8_gemm_and_ovhd_s, want.r_fp8_gemm_and_ovhd_s)
 
 
@@ -408,7 +408,7 @@ def test_python_dash_m_roofline() -> None:
                      "4096,4096,4096", "--format", "csv")
     assert result.returncode == 0, result.stderr
     df = pd.read_csv(io.StringIO(result.stdout))
-    want = rl.float8.sweep([(4096, 4096, 4096)], hardware=H100)
+    want = rl.float8.sweep([(4096, 4096, 4096)], hardware=H100, columns="torchao")
     assert df.r_fp8_gemm_and_ovhd_spdp[0] == pytest.approx(want.r_fp8_gemm_and_ovhd_spdp[0])
     result = _python("", "-m", "roofline", "gemm", "1", "2", "3", "--hardware", "nope")
     assert result.returncode == 2

@@ -631,7 +631,7 @@ def test_public_sweep_pow2_exactly_as_float8_roofline() -> None:
 
     for f8, mx, fusion in [("tensorwise", None, False), (None, "mxfp8_32x32_weight", True)]:
         df = rl.float8.sweep(shapes="pow2", recipe=f8 or mx, hardware=_torchao_hw(gpu),
-                             efficiency="torchao", fuse_with_prev=fusion)
+                             efficiency="torchao", fuse_with_prev=fusion, columns="torchao")
         _check_sweep(df, _float8_roofline_rows(gpu, f8, mx, fusion, subs))
 
 
@@ -641,7 +641,7 @@ def test_public_sweep_pow2_exactly_as_float8_roofline() -> None:
 def test_public_sweep_pow2(gpu: str, recipe: tuple, fusion: bool) -> None:
     f8, mx = recipe
     kwargs = dict(shapes="pow2", recipe=f8 or mx, hardware=_torchao_hw(gpu),
-                  efficiency="torchao", fuse_with_prev=fusion)
+                  efficiency="torchao", fuse_with_prev=fusion, columns="torchao")
     if mx == "mxfp4_cutlass" and "fp4_peak_tops" not in tu.get_specs(gpu):
         with pytest.raises(ValueError, match="fp4"):  # torchao: KeyError('fp4_peak_tops')
             rl.float8.sweep(**kwargs)

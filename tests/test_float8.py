@@ -349,7 +349,7 @@ SWEEP_COLUMNS = [
 
 
 def test_sweep_pow2() -> None:
-    df = rl.float8.sweep("pow2", "tensorwise", "H100 SXM")
+    df = rl.float8.sweep("pow2", "tensorwise", "H100 SXM", columns="torchao")
     assert list(df.columns) == SWEEP_COLUMNS
     assert len(df) == 5
     assert list(df["fwd_M"]) == [1024, 2048, 4096, 8192, 16384]
@@ -364,13 +364,13 @@ def test_sweep_pow2() -> None:
 
 
 def test_sweep_named_sets() -> None:
-    ext = rl.float8.sweep("pow2_extended", hardware="H100 SXM")
+    ext = rl.float8.sweep("pow2_extended", hardware="H100 SXM", columns="torchao")
     assert len(ext) == 10
     assert list(ext["fwd_M"]) == [1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576]
-    big = rl.float8.sweep("sweep", hardware="H100 SXM")
+    big = rl.float8.sweep("sweep", hardware="H100 SXM", columns="torchao")
     assert len(big) == 512  # 8**3 shapes, 256 .. 32768
     assert set(big["fwd_K"]) == {2**p for p in range(8, 16)}
-    llama = rl.float8.sweep("llama", hardware="H100 SXM")
+    llama = rl.float8.sweep("llama", hardware="H100 SXM", columns="torchao")
     assert list(llama["name"]) == ["attn.wqkv", "attn.w0", "ffn.w13", "ffn.w2"]
     assert (llama["fwd_M"] == 16384).all()
     assert list(llama["fwd_K"]) == [8192, 1024, 8192, 3584]
@@ -380,9 +380,10 @@ def test_sweep_named_sets() -> None:
 
 def test_sweep_explicit_shapes() -> None:
     shapes = [(1024, 2048, 4096), (16, 8192, 8192)]
-    as_list = rl.float8.sweep(shapes, "rowwise", "H100 SXM")
-    as_array = rl.float8.sweep(np.array(shapes), "rowwise", "H100 SXM")
-    as_dict = rl.float8.sweep({"up": shapes[0], "decode": shapes[1]}, "rowwise", "H100 SXM")
+    as_list = rl.float8.sweep(shapes, "rowwise", "H100 SXM", columns="torchao")
+    as_array = rl.float8.sweep(np.array(shapes), "rowwise", "H100 SXM", columns="torchao")
+    as_dict = rl.float8.sweep({"up": shapes[0], "decode": shapes[1]}, "rowwise", "H100 SXM",
+                              columns="torchao")
     assert list(as_list["name"]) == ["0", "1"]
     assert list(as_dict["name"]) == ["up", "decode"]
     for df in (as_array, as_dict):
@@ -394,9 +395,39 @@ def test_sweep_explicit_shapes() -> None:
     assert as_list["r_fp8_ovhd_s"].iloc[1] == r.fp8_overhead_s
 
 
+def test_sweep_readable_columns_by_default() -> None:
+    df = rl.float8.sweep("pow2", "rowwise", "H100 SXM")
+    assert list(df.columns) == ["name", "m", "k", "n", "recipe", "mode", "hardware", "bf16_s",
+                                "fp8_gemm_s", "fp8_overhead_s", "fp8_s", "speedup"]
+    assert df["name"].iloc[3] == "8192x8192x8192"
+    r = rl.float8.linear(8192, 8192, 8192, "rowwise", "H100 SXM")
+    row = df.iloc[3]
+    assert (row.m, row.k, row.n, row.recipe, row["mode"], row.hardware) == (
+        8192, 8192, 8192, "rowwise", "training", "H100 SXM")
+    assert row.speedup == r.speedup and row.fp8_s == r.fp8_s
+    torchao = rl.float8.sweep("pow2", "rowwise", "H100 SXM", columns="torchao")
+    np.testing.assert_array_equal(df["speedup"], torchao["r_fp8_gemm_and_ovhd_spdp"])
+    assert list(torchao["name"]) == ["0", "1", "2", "3", "4"]  # torchao's own names
+    named = rl.float8.sweep({"up": (16, 4096, 4096)}, hardware="H100 SXM")
+    assert list(named["name"]) == ["up"]
+    with pytest.raises(rl.UnknownNameError, match="columns"):
+        rl.float8.sweep("pow2", hardware="H100 SXM", columns="torchoa")  # type: ignore[arg-type]
+
+
+def test_float8_linear_to_pandas() -> None:
+    r = rl.float8.linear(np.array([1024, 8192]), 4096, 4096, "tensorwise", "H100 SXM")
+    df = r.to_pandas()
+    assert list(df["m"]) == [1024, 8192] and list(df["k"]) == [4096, 4096]
+    np.testing.assert_array_equal(df["speedup"], r.speedup)
+    assert (df["hardware"] == "H100 SXM").all() and (df["mode"] == "training").all()
+    one = rl.float8.linear(1024, 4096, 4096, hardware="H100 SXM").to_pandas()
+    assert len(one) == 1 and one["fp8_s"].iloc[0] == rl.float8.linear(
+        1024, 4096, 4096, hardware="H100 SXM").fp8_s
+
+
 def test_sweep_inference_and_presets() -> None:
     d = rl.float8.sweep("pow2", "mxfp8_cublas", "B200", mode="inference")
     t = rl.float8.sweep("pow2", "mxfp8_cublas", "B200", mode="inference", efficiency="torchao")
     pd.testing.assert_frame_equal(d, t)  # all K are multiples of 32
     p = rl.float8.sweep("pow2", "mxfp8_cublas", "B200", mode="inference", efficiency="peak")
-    assert (p["r_fp8_gemm_and_ovhd_s"] < d["r_fp8_gemm_and_ovhd_s"]).all()
+    assert (p["fp8_s"] < d["fp8_s"]).all()

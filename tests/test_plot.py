@@ -44,6 +44,48 @@ def test_roofline_chart(tmp_path) -> None:  # type: ignore[no-untyped-def]
     _png(fig, tmp_path / "roofline2.png")
 
 
+def test_roofline_chart_labels_sweeps_units_and_hardware(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    ops = {
+        "gemm 8192^3 bf16": rl.gemm(8192, 8192, 8192, "bf16", HW),
+        "gemm 8192^3 fp8": rl.gemm(8192, 8192, 8192, "fp8", HW),
+        "gemm 4096^3 bf16": rl.gemm(4096, 4096, 4096, "bf16", HW),
+        "gemm 16x4096x4096": rl.gemm(16, 4096, 4096, "bf16", HW),
+        "gemm 32x4096x4096": rl.gemm(32, 4096, 4096, "bf16", HW),
+        "M sweep fp8": rl.gemm(np.array([16, 256, 4096, 16384]), 8192, 8192, "fp8", HW),
+    }
+    fig = plot.roofline_chart(HW, ops, measured={"gemm 8192^3 bf16": 1.6e-3})
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "TFLOP/s"
+    renderer = fig.canvas.get_renderer()
+    boxes = {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}
+    names = [n for n in ops if n != "M sweep fp8"]
+    assert set(names) <= set(boxes)  # every scalar op labelled once
+    texts = list(boxes.values())
+    overlaps = [(a, b) for i, a in enumerate(boxes) for b in list(boxes)[i + 1:]
+                if boxes[a].overlaps(boxes[b])]
+    assert not overlaps, overlaps
+    assert len(texts) == len(ax.texts)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "M sweep fp8" in legend  # a sweep is a line, named in the legend
+    sweep = [ln for ln in ax.lines if ln.get_label() == "M sweep fp8"][0]
+    assert len(sweep.get_xdata()) == 4
+    y = ops["gemm 8192^3 bf16"]
+    joins = [ln for ln in ax.lines if ln.get_linestyle() == ":"]
+    assert len(joins) == 1  # the measured point joined to its model point
+    assert joins[0].get_ydata()[1] == pytest.approx(y.flops / y.time_s / 1e12)
+    path = tmp_path / "chart.png"
+    fig.savefig(path, dpi=100)
+    from PIL import Image
+
+    assert Image.open(path).size == (750, 500)
+    matplotlib.pyplot.close(fig)
+    with pytest.warns(rl.HardwareMismatchWarning, match="estimated on B200"):
+        fig = plot.roofline_chart(HW, {"b": rl.gemm(4096, 4096, 4096, hardware="B200")})
+    matplotlib.pyplot.close(fig)
+
+
 def test_float8_heatmap(tmp_path) -> None:  # type: ignore[no-untyped-def]
     fig = plot.float8_heatmap("tensorwise", HW)
     ax = fig.axes[0]
@@ -86,8 +128,11 @@ def test_bad_input() -> None:
         plot.roofline_chart(HW, [rl.gemm(64, 64, 64, hardware=HW)], measured=[1.0, 2.0])
     with pytest.raises(ValueError, match="measured times must be positive"):
         plot.roofline_chart(HW, [rl.gemm(64, 64, 64, hardware=HW)], measured=[0.0])
-    with pytest.raises(ValueError, match="ops must be scalar estimates"):
-        plot.roofline_chart(HW, [rl.gemm([64, 128], 64, 64, hardware=HW)])
+    with pytest.raises(ValueError, match="ops must be scalar estimates or 1-D sweeps"):
+        plot.roofline_chart(HW, [rl.gemm([[64], [128]], 64, 64, hardware=HW)])
+    with pytest.raises(ValueError, match="measured times are for scalar ops"):
+        plot.roofline_chart(HW, {"s": rl.gemm([64, 128], 64, 64, hardware=HW)},
+                            measured={"s": 1e-3})
     with pytest.raises(ValueError, match="by must be a column .* got 'layerz'"):
         plot.breakdown_chart(rl.transformer.estimate(rl.transformer.config("Llama-3-8B"),
                              phase="decode", batch=1, kv_len=128, hardware=HW), by="layerz")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -154,7 +155,12 @@ def test_conv_embedding_reduction_and_unmodeled_ops_are_listed() -> None:
             return torch.cumsum(h, dim=-1).mean()
 
     ids = torch.randint(0, 1000, (4, 32))
-    rep = rlt.estimate(Net(), ids, hardware=HW)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rep = rlt.estimate(Net(), ids, hardware=HW)
+    mine = [w for w in caught if issubclass(w.category, rlt.UnmodeledOpsWarning)]
+    assert len(mine) == 1  # one warning per call, listing every unmodeled op name
+    assert "cumsum" in str(mine[0].message) and mine[0].filename == __file__
     t = rep.table()
     conv = t.query("kind == 'conv'")
     # forward implicit GEMM: M = 4*32, K = 64*3, N = 128; backward: grad_input + grad_weight

@@ -12,12 +12,19 @@ from typing import Any
 
 from . import collectives, float8, fusion, transformer
 from ._bridge import get_num_threads, set_num_threads
+from ._errors import UnknownNameError
 from .attention import attention, attention_backend
 from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from .efficiency import Efficiency, default_efficiency, set_default_efficiency
-from .estimate import Estimate
+from .estimate import Estimate, HardwareMismatchWarning
 from .explain import Explanation, explain
-from .hardware import Hardware, hardware, list_hardware, set_default_hardware
+from .hardware import (
+    Hardware,
+    UnknownHardwareError,
+    hardware,
+    list_hardware,
+    set_default_hardware,
+)
 from .host import WallTime, launch_overhead, wall_time
 from .ops import (
     cross_entropy,
@@ -66,6 +73,7 @@ __all__ = [
     "Estimate",
     "Explanation",
     "Hardware",
+    "HardwareMismatchWarning",
     "all_gather",
     "all_reduce",
     "all_to_all",
@@ -93,6 +101,8 @@ __all__ = [
     "softmax",
     "trace",
     "transformer",
+    "UnknownHardwareError",
+    "UnknownNameError",
     "validate",
     "wall_time",
     "WallTime",

@@ -13,6 +13,9 @@ MAX_DIM = 2**53
 
 ArrayLike = Any
 
+#: A scalar dimension: op functions return ``Estimate[float]`` when every dimension is one.
+Scalar = int | float | np.integer | np.floating
+
 
 def positive_int_array(fn: str, name: str, value: ArrayLike) -> np.ndarray:
     """Return ``value`` as a float64 array of positive integers, or raise naming ``fn``/``name``.
@@ -161,18 +164,19 @@ def broadcast(fn: str, **arrays: np.ndarray) -> tuple[list[np.ndarray], tuple[in
 
 
 def one_of(fn: str, name: str, value: Any, choices: dict[str, Any]) -> Any:
-    """Look ``value`` up case-insensitively in ``choices``; KeyError with close matches."""
+    """Look ``value`` up case-insensitively in ``choices``; else raise
+    :class:`~roofline.UnknownNameError` (a KeyError and a ValueError) with close matches."""
     if not isinstance(value, str):
         raise TypeError(f"{fn}: {name} must be a string, got {_show(value)}")
     key = value.strip().lower()
     if key in choices:
         return choices[key]
-    import difflib
+    from ._errors import UnknownNameError, close_matches
 
-    close = difflib.get_close_matches(key, list(choices), n=5, cutoff=0.5)
+    close = close_matches(key, choices)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise KeyError(
-        f"{fn}: unknown {name} {value!r}{hint} (choices: {', '.join(sorted(choices))})"
+    raise UnknownNameError(
+        f"{fn}: unknown {name} {value!r}{hint} (choices: {', '.join(sorted(choices))})", close
     )
 
 

@@ -14,6 +14,7 @@ from ._validate import ArrayLike, broadcast, flag, one_of, positive_int_array
 from .efficiency import EfficiencyLike
 from .estimate import Estimate, from_columns
 from .explain import peak_meta
+from .hardware import HardwareLike
 
 __all__ = ["BACKENDS", "attention", "attention_backend", "attention_kernels", "attention_pairs"]
 
@@ -188,7 +189,7 @@ def attention_backend(
     causal: bool = False,
     backward: bool = False,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
 ) -> Any:
     """The backend ``backend="auto"`` resolves to: what ``F.scaled_dot_product_attention`` runs.
 
@@ -259,7 +260,7 @@ def attention(
     flash: bool = True,
     backward: bool = False,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     efficiency: EfficiencyLike = "default",
     backend: str = "auto",
@@ -448,7 +449,7 @@ def attention_kernels(
     flash: bool = True,
     backward: bool = False,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     efficiency: EfficiencyLike = "default",
     backend: str = "auto",

@@ -12,6 +12,7 @@ from . import _core
 from ._bridge import resolve_hardware
 from ._validate import ArrayLike, broadcast, one_of, positive_float, positive_int_array
 from .estimate import Estimate, from_columns
+from .hardware import HardwareLike
 
 __all__ = [
     "ALGORITHMS",
@@ -34,7 +35,7 @@ ALGORITHMS: dict[str, Any] = {"ring": _core.CollectiveAlgo.ring,
                               "tree": _core.CollectiveAlgo.tree}
 
 
-def link_bytes_per_s(hardware: Any = None, bandwidth_fraction: float = 1.0) -> float:
+def link_bytes_per_s(hardware: HardwareLike = None, bandwidth_fraction: float = 1.0) -> float:
     """Per-direction link bandwidth of one GPU: half the database's bidirectional aggregate.
 
     Parameters
@@ -64,7 +65,7 @@ def _run(
     nbytes: ArrayLike,
     ranks: ArrayLike,
     algorithm: str,
-    hardware: Any,
+    hardware: HardwareLike,
     link_bytes_per_s_: float | None,
     latency_s: float,
     bandwidth_fraction: float,
@@ -127,7 +128,7 @@ def all_reduce(
     nbytes: ArrayLike,
     ranks: ArrayLike,
     algorithm: str = "ring",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
@@ -155,7 +156,7 @@ def all_gather(
     nbytes: ArrayLike,
     ranks: ArrayLike,
     algorithm: str = "ring",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
@@ -180,7 +181,7 @@ def reduce_scatter(
     nbytes: ArrayLike,
     ranks: ArrayLike,
     algorithm: str = "ring",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
@@ -204,7 +205,7 @@ reduce_scatter.__doc__ = (
 def all_to_all(
     nbytes: ArrayLike,
     ranks: ArrayLike,
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
@@ -232,7 +233,7 @@ def all_to_all(
 
 def send_recv(
     nbytes: ArrayLike,
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,

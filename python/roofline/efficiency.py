@@ -86,9 +86,11 @@ def set_default_efficiency(value: EfficiencyLike | None) -> None:
     if isinstance(value, str):
         key = value.strip().lower()
         if key == "default" or key not in PRESETS:
-            raise KeyError(
+            from ._errors import UnknownNameError, close_matches
+
+            raise UnknownNameError(
                 f"set_default_efficiency: value must be one of {PRESETS[1:]}, an Efficiency or "
-                f"None, got {value!r}"
+                f"None, got {value!r}", close_matches(key, PRESETS[1:], n=3)
             )
         _default = key
         return
@@ -148,12 +150,13 @@ def preset(name: EfficiencyLike, hw: Hardware | None = None) -> Efficiency:
             f"efficiency preset {name!r} is the shape-aware model, not a constant-fraction "
             "Efficiency; pass it by name to the op functions"
         )
-    import difflib
+    from ._errors import UnknownNameError, close_matches
 
-    close = difflib.get_close_matches(key, PRESETS, n=3, cutoff=0.5)
+    close = close_matches(key, PRESETS, n=3)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    raise KeyError(
-        f"unknown efficiency preset {name!r}{hint} (choose one of {PRESETS} or an Efficiency)"
+    raise UnknownNameError(
+        f"unknown efficiency preset {name!r}{hint} (choose one of {PRESETS} or an Efficiency)",
+        close,
     )
 
 

@@ -3,14 +3,32 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from ._format import si
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: An array of float64 values: what array inputs give in every field.
+Array = npt.NDArray[np.float64]
+
 Number = float | np.ndarray
+
+#: ``float`` for an estimate of scalar inputs, :data:`Array` for array inputs.
+T = TypeVar("T", float, Array)
+
+#: Labels of sums are cut to this many characters (the repr of a long sum stays short).
+_MAX_LABEL = 120
+
+
+class HardwareMismatchWarning(UserWarning):
+    """Estimates of different accelerators were added together."""
 
 _NUMERIC = ("time_s", "compute_s", "memory_s", "overhead_s", "flops", "bytes")
 
@@ -21,8 +39,12 @@ def _maybe_scalar(a: Any) -> Number:
 
 
 @dataclass(frozen=True, eq=False)
-class Estimate:
+class Estimate(Generic[T]):
     """Predicted time of one op (or a sum of ops), with the roofline terms behind it.
+
+    ``Estimate[float]`` for scalar inputs (every field a ``float``), ``Estimate[Array]`` for
+    array inputs (every field a float64 ndarray of the broadcast shape); type checkers see
+    which from the op functions' overloads.
 
     Attributes
     ----------
@@ -41,20 +63,24 @@ class Estimate:
     -----
     ``e1 + e2`` adds every field (kernels run one after another) and ``n * e`` scales them,
     so a model total is a sum of its ops. ``bound`` names the largest of the three time terms.
+    Adding estimates of different accelerators warns (:class:`HardwareMismatchWarning`) and
+    labels the sum's hardware ``"A+B"``: a step that runs on two devices is rarely what was
+    meant. The label of a long sum is cut (``a + b + ... (10000 ops)``), so its repr stays
+    short.
     """
 
-    time_s: Number
-    compute_s: Number
-    memory_s: Number
-    overhead_s: Number
-    flops: Number
-    bytes: Number
+    time_s: T
+    compute_s: T
+    memory_s: T
+    overhead_s: T
+    flops: T
+    bytes: T
     label: str = ""
     hardware: str = ""
     meta: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
-    def intensity(self) -> Number:
+    def intensity(self) -> T:
         """Arithmetic intensity, FLOPs per byte of DRAM traffic (inf when no bytes move)."""
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.where(
@@ -62,7 +88,7 @@ class Estimate:
                 np.asarray(self.flops) / np.maximum(np.asarray(self.bytes), 1e-300),
                 np.inf,
             )
-        return _maybe_scalar(out)
+        return _maybe_scalar(out)  # type: ignore[return-value]
 
     @property
     def bound(self) -> str | np.ndarray:
@@ -81,7 +107,12 @@ class Estimate:
         """Broadcast shape of the fields (``()`` for a scalar estimate)."""
         return tuple(np.shape(self.time_s))
 
-    def __add__(self, other: Any) -> Estimate:
+    @overload
+    def __add__(self: Estimate[float], other: Estimate[float] | int) -> Estimate[float]: ...
+    @overload
+    def __add__(self, other: Estimate[Any] | int) -> Estimate[Array]: ...
+
+    def __add__(self, other: Any) -> Estimate[Any]:
         if _is_real(other) and other == 0:  # sum() starts from 0
             return self
         if not isinstance(other, Estimate):
@@ -95,13 +126,27 @@ class Estimate:
         vals: dict[str, Any] = {
             k: _maybe_scalar(np.add(getattr(self, k), getattr(other, k))) for k in _NUMERIC
         }
-        same = self.hardware == other.hardware
-        hw = self.hardware if same else f"{self.hardware}+{other.hardware}"
-        return Estimate(**vals, label=_join(self.label, other.label), hardware=hw)
+        same = self.hardware == other.hardware or not (self.hardware and other.hardware)
+        hw = (self.hardware or other.hardware) if same else f"{self.hardware}+{other.hardware}"
+        if not same:
+            warnings.warn(
+                f"Estimate: adding estimates of different hardware ({self.hardware} and "
+                f"{other.hardware}); the sum is labelled {hw!r}",
+                HardwareMismatchWarning, stacklevel=2,
+            )
+        terms = _terms(self) + _terms(other)
+        meta = {"_terms": terms}
+        return Estimate(**vals, label=_join(self.label, other.label, terms), hardware=hw,
+                        meta=meta)
 
     __radd__ = __add__
 
-    def __mul__(self, factor: Any) -> Estimate:
+    @overload
+    def __mul__(self: Estimate[float], factor: float) -> Estimate[float]: ...
+    @overload
+    def __mul__(self, factor: Any) -> Estimate[Array]: ...
+
+    def __mul__(self, factor: Any) -> Estimate[Any]:
         if isinstance(factor, (Estimate, bool, np.bool_, str, bytes)):
             return NotImplemented
         try:
@@ -137,15 +182,26 @@ class Estimate:
         d["intensity"] = self.intensity
         return d
 
-    def to_pandas(self) -> Any:
-        """A pandas DataFrame with one row per element (one row for a scalar estimate)."""
+    def to_pandas(self) -> pd.DataFrame:
+        """A pandas DataFrame with one row per element (one row for a scalar estimate).
+
+        Columns: the op's inputs where the op recorded them (e.g. ``m``, ``k``, ``n``,
+        ``batch``, ``dtype`` for :func:`roofline.gemm`), ``hardware``, the six numeric fields,
+        ``bound``, ``intensity``, then the datasheet peaks the op ran against.
+        """
         import pandas as pd
 
-        cols = {k: np.ravel(np.broadcast_to(getattr(self, k), self.shape)) for k in _NUMERIC}
+        cols: dict[str, Any] = {}
+        for key, value in self.meta.get("inputs", {}).items():
+            cols[key] = np.ravel(np.broadcast_to(np.asarray(value), self.shape))
+        if self.hardware:
+            cols["hardware"] = np.ravel(np.broadcast_to(np.asarray(self.hardware), self.shape))
+        cols.update(
+            {k: np.ravel(np.broadcast_to(getattr(self, k), self.shape)) for k in _NUMERIC})
         cols["bound"] = np.ravel(np.broadcast_to(self.bound, self.shape))
         cols["intensity"] = np.ravel(np.broadcast_to(self.intensity, self.shape))
         for key, value in self.meta.items():
-            if np.shape(value) == self.shape:
+            if key != "inputs" and not key.startswith("_") and np.shape(value) == self.shape:
                 cols[key] = np.ravel(value)
         return pd.DataFrame(cols)
 
@@ -171,10 +227,22 @@ def _is_real(x: Any) -> bool:
     )
 
 
-def _join(a: str, b: str) -> str:
-    if a and b:
+def _terms(e: Estimate[Any]) -> int:
+    """How many estimates were summed into ``e`` (1 for an op)."""
+    return int(e.meta.get("_terms", 1))
+
+
+def _join(a: str, b: str, terms: int = 2) -> str:
+    """``a + b``, cut to :data:`_MAX_LABEL` characters as ``a + ... (N ops)``."""
+    if not (a and b):
+        return a or b
+    cut = " + ... (" in a
+    if cut:
+        a = a[: a.index(" + ... (")]
+    elif len(a) + len(b) + 3 <= _MAX_LABEL:
         return f"{a} + {b}"
-    return a or b
+    head = a if len(a) <= _MAX_LABEL // 2 else a[: _MAX_LABEL // 2].rstrip() + "..."
+    return f"{head} + ... ({terms} ops)"
 
 
 def _fmt_factor(f: Any) -> str:
@@ -183,7 +251,7 @@ def _fmt_factor(f: Any) -> str:
 
 
 def from_scalars(values: tuple[float, ...], label: str, hardware: str,
-                 meta: dict[str, Any]) -> Estimate:
+                 meta: dict[str, Any]) -> Estimate[Any]:
     """An Estimate of Python floats (the core's six values), built without ``__init__``'s
     per-field frozen-dataclass writes: the same object ``Estimate(*values, label=...,
     hardware=..., meta=...)`` gives, for the scalar fast paths."""
@@ -193,7 +261,17 @@ def from_scalars(values: tuple[float, ...], label: str, hardware: str,
     return e
 
 
-def from_columns(cols: tuple[np.ndarray, ...], shape: tuple[int, ...], **kw: Any) -> Estimate:
+def inputs_meta(shape: tuple[int, ...], dims: dict[str, np.ndarray],
+                **names: Any) -> dict[str, Any]:
+    """``meta["inputs"]`` of an op: its integer dimensions (flat validated arrays, reshaped to
+    ``shape``) and named arguments such as ``dtype``; :meth:`Estimate.to_pandas` shows them."""
+    out: dict[str, Any] = {k: np.asarray(v).reshape(shape).astype(np.int64) if np.size(v) > 1
+                           else int(np.ravel(v)[0]) for k, v in dims.items()}
+    out.update(names)
+    return {"inputs": out}
+
+
+def from_columns(cols: tuple[np.ndarray, ...], shape: tuple[int, ...], **kw: Any) -> Estimate[Any]:
     """Build an Estimate from the core's six columns, reshaped to ``shape``; ValueError when a
     time is not finite (inputs too extreme together)."""
     from ._validate import finite_result

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from ._format import si
 from ._validate import (
     MAX_DIM,
     ArrayLike,
+    Scalar,
     _show,
     broadcast,
     contains_bool,
@@ -22,8 +23,12 @@ from ._validate import (
     positive_int_array,
 )
 from .efficiency import EfficiencyLike
-from .estimate import Estimate, from_columns
+from .estimate import Array, Estimate, T, from_columns, inputs_meta
 from .explain import peak_meta
+from .hardware import HardwareLike
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _R = _core.Recipe
 
@@ -64,15 +69,37 @@ GRANULARITIES: dict[str, Any] = {
 }
 
 
+@overload
+def cast(
+    rows: Scalar,
+    cols: Scalar,
+    granularity: str = "tensorwise",
+    hardware: HardwareLike = None,
+    *,
+    transpose: bool = False,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[float]: ...
+@overload
 def cast(
     rows: ArrayLike,
     cols: ArrayLike,
     granularity: str = "tensorwise",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     transpose: bool = False,
     efficiency: EfficiencyLike = "default",
-) -> Estimate:
+) -> Estimate[Array]: ...
+
+
+def cast(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    granularity: str = "tensorwise",
+    hardware: HardwareLike = None,
+    *,
+    transpose: bool = False,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[Any]:
     """Estimate torchao's compiled bf16 -> float8 (e4m3) cast of a rows x cols tensor.
 
     The kernels torch.compile (Inductor) generates for torchao's
@@ -124,14 +151,15 @@ def cast(
     name = str(granularity).strip().lower()
     what = f"float8 cast {name}{' transposed' if transpose else ''}"
     return from_columns(cols_out, shape, label=what, hardware=hw.name,
-                        meta=peak_meta(hw, _core.DType.fp32))
+                        meta={**peak_meta(hw, _core.DType.fp32), **inputs_meta(
+                            shape, {"rows": rr, "cols": cc}, granularity=name)})
 
 
 def cast_kernels(
     rows: int,
     cols: int,
     granularity: str = "tensorwise",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     transpose: bool = False,
     efficiency: EfficiencyLike = "default",
@@ -165,8 +193,10 @@ def _lowp_dtype(recipe_name: str) -> Any:
 
 
 @dataclass(frozen=True)
-class Float8Linear:
+class Float8Linear(Generic[T]):
     """bf16 against low-precision time of one linear layer (or a broadcast array of them).
+
+    ``Float8Linear[float]`` for scalar m, k, n; ``Float8Linear[Array]`` for arrays.
 
     Attributes
     ----------
@@ -178,25 +208,30 @@ class Float8Linear:
         Cast kernels (amax, scaling, transposes) the recipe adds.
     """
 
-    m: Any
-    k: Any
-    n: Any
+    m: T
+    k: T
+    n: T
     recipe: str
     mode: str
     fuse_with_prev: bool
     hardware: str
-    bf16_s: Any
-    fp8_gemm_s: Any
-    fp8_overhead_s: Any
+    bf16_s: T
+    fp8_gemm_s: T
+    fp8_overhead_s: T
     _args: tuple[Any, ...] = ()
 
     @property
-    def fp8_s(self) -> Any:
+    def fp8_s(self) -> T:
         """Low-precision GEMMs plus cast overhead."""
         return self.fp8_gemm_s + self.fp8_overhead_s
 
     @property
-    def speedup(self) -> Any:
+    def time_s(self) -> T:
+        """The low-precision layer's GPU time, :attr:`fp8_s` (what ``rl.testing`` compares)."""
+        return self.fp8_s
+
+    @property
+    def speedup(self) -> T:
         """bf16 time over low-precision time (> 1: converting pays off)."""
         return self.bf16_s / self.fp8_s
 
@@ -257,7 +292,26 @@ class Float8Linear:
         object.__setattr__(self, "_wall_cache", result)
         return result
 
-    def kernels(self) -> Any:
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per shape: m, k, n, recipe, mode, fuse_with_prev, hardware, bf16_s,
+        fp8_gemm_s, fp8_overhead_s, fp8_s, speedup (scalar estimates give one row)."""
+        import pandas as pd
+
+        shape = np.shape(self.bf16_s)
+
+        def flat(v: Any, dtype: Any = None) -> np.ndarray:
+            return np.ravel(np.broadcast_to(np.asarray(v, dtype=dtype), shape))
+
+        return pd.DataFrame({
+            "m": flat(self.m, np.int64), "k": flat(self.k, np.int64),
+            "n": flat(self.n, np.int64), "recipe": flat(self.recipe),
+            "mode": flat(self.mode), "fuse_with_prev": flat(self.fuse_with_prev),
+            "hardware": flat(self.hardware), "bf16_s": flat(self.bf16_s),
+            "fp8_gemm_s": flat(self.fp8_gemm_s), "fp8_overhead_s": flat(self.fp8_overhead_s),
+            "fp8_s": flat(self.fp8_s), "speedup": flat(self.speedup),
+        })
+
+    def kernels(self) -> pd.DataFrame:
         """Per-kernel detail (pandas DataFrame): kernel, role, FLOPs, bytes, time and terms.
 
         Only for a scalar estimate; index a sweep first.
@@ -282,17 +336,43 @@ class Float8Linear:
         return f"{head}, shape {s.shape}: speedup {s.min():.3f}x .. {s.max():.3f}x)"
 
 
+@overload
+def linear(
+    m: Scalar,
+    k: Scalar,
+    n: Scalar,
+    recipe: str = "tensorwise",
+    hardware: HardwareLike = None,
+    mode: str = "training",
+    fuse_with_prev: bool = False,
+    *,
+    efficiency: EfficiencyLike = "default",
+) -> Float8Linear[float]: ...
+@overload
 def linear(
     m: ArrayLike,
     k: ArrayLike,
     n: ArrayLike,
     recipe: str = "tensorwise",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     mode: str = "training",
     fuse_with_prev: bool = False,
     *,
     efficiency: EfficiencyLike = "default",
-) -> Float8Linear:
+) -> Float8Linear[Array]: ...
+
+
+def linear(
+    m: ArrayLike,
+    k: ArrayLike,
+    n: ArrayLike,
+    recipe: str = "tensorwise",
+    hardware: HardwareLike = None,
+    mode: str = "training",
+    fuse_with_prev: bool = False,
+    *,
+    efficiency: EfficiencyLike = "default",
+) -> Float8Linear[Any]:
     """Estimate a linear ``y = x @ w`` (x: m x k, w: k x n) in bf16 and in a float8 recipe.
 
     Parameters
@@ -304,7 +384,7 @@ def linear(
         ``mxfp8_cublas_rceil``, ``mxfp8_emulated``, ``mxfp8_cutlass``,
         ``mxfp8_32x32_flexible_gemm_layout``, ``mxfp8_32x32_weight``, ``mxfp4_cutlass``
         (``mxfp4``), ``nvfp4``, ``nvfp4_static``, ``nvfp4_no_global_scale``, ``blockwise``.
-    mode : {"training", "inference"}
+    mode : {"training", "train", "inference"}
         Training: output, grad_input and grad_weight GEMMs plus casts of input, weight and
         grad_output. Inference: the forward GEMM plus the activation cast (weights are
         pre-quantized).
@@ -490,45 +570,65 @@ def _shape_table(spec: ShapesLike) -> tuple[list[str], np.ndarray]:
     return names, positive_int_array(fn, "shapes", arr)
 
 
+#: ``columns="torchao"``: our column names -> torchao float8_roofline's.
+TORCHAO_COLUMNS = {
+    "name": "name", "m": "fwd_M", "k": "fwd_K", "n": "fwd_N", "bf16_s": "r_bf16_gemm_s",
+    "fp8_gemm_s": "r_fp8_gemm_s", "fp8_overhead_s": "r_fp8_ovhd_s",
+    "fp8_s": "r_fp8_gemm_and_ovhd_s", "speedup": "r_fp8_gemm_and_ovhd_spdp",
+}
+
+
 def sweep(
     shapes: ShapesLike = "pow2",
     recipe: str = "tensorwise",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     mode: str = "training",
     fuse_with_prev: bool = False,
     *,
     efficiency: EfficiencyLike = "default",
-) -> Any:
-    """torchao float8_roofline's table for a set of shapes, as a pandas DataFrame.
+    columns: Literal["roofline", "torchao"] = "roofline",
+) -> pd.DataFrame:
+    """float8 linear estimates for a set of shapes, as a pandas DataFrame (one row per shape).
 
     Parameters
     ----------
     shapes : str, list of (M, K, N), dict name -> (M, K, N), or (n, 3) array
         A named set (``pow2``, ``pow2_extended``, ``sweep``, ``square``, ``llama``) or
         explicit shapes.
+    recipe, hardware, mode, fuse_with_prev, efficiency
+        As for :func:`linear`.
+    columns : {"roofline", "torchao"}
+        ``"roofline"`` (default): ``name`` (the shape's name: ``"8192x8192x8192"``, a
+        ``llama`` layer such as ``"ffn.w13"``, or your dict key), ``m``, ``k``, ``n``,
+        ``recipe``, ``mode``, ``hardware``, ``bf16_s``, ``fp8_gemm_s``, ``fp8_overhead_s``,
+        ``fp8_s``, ``speedup`` (the attributes of :class:`Float8Linear`).
+        ``"torchao"``: torchao float8_roofline's table, names and all: ``name`` (torchao's
+        row index for the numbered sets), ``fwd_M``, ``fwd_K``, ``fwd_N``,
+        ``r_bf16_gemm_s``, ``r_fp8_gemm_s``, ``r_fp8_ovhd_s``, ``r_fp8_gemm_and_ovhd_s``,
+        ``r_fp8_gemm_and_ovhd_spdp`` (``r_`` = roofline, ``spdp`` = speedup).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``name``, ``fwd_M``, ``fwd_K``, ``fwd_N``, ``r_bf16_gemm_s``,
-        ``r_fp8_gemm_s``, ``r_fp8_ovhd_s``, ``r_fp8_gemm_and_ovhd_s``,
-        ``r_fp8_gemm_and_ovhd_spdp`` (torchao's names: ``r_`` = roofline, ``spdp`` = speedup).
     """
     import pandas as pd
 
+    style = one_of("float8.sweep", "columns", columns, {"roofline": "roofline",
+                                                         "torchao": "torchao"})
     names, table = _shape_table(shapes)
     r = linear(table[:, 0], table[:, 1], table[:, 2], recipe, hardware, mode, fuse_with_prev,
                efficiency=efficiency)
-    return pd.DataFrame(
-        {
-            "name": names,
-            "fwd_M": table[:, 0].astype(np.int64),
-            "fwd_K": table[:, 1].astype(np.int64),
-            "fwd_N": table[:, 2].astype(np.int64),
-            "r_bf16_gemm_s": r.bf16_s,
-            "r_fp8_gemm_s": r.fp8_gemm_s,
-            "r_fp8_ovhd_s": r.fp8_overhead_s,
-            "r_fp8_gemm_and_ovhd_s": r.fp8_s,
+    dims = table.astype(np.int64)
+    if style == "torchao":
+        return pd.DataFrame({
+            "name": names, "fwd_M": dims[:, 0], "fwd_K": dims[:, 1], "fwd_N": dims[:, 2],
+            "r_bf16_gemm_s": r.bf16_s, "r_fp8_gemm_s": r.fp8_gemm_s,
+            "r_fp8_ovhd_s": r.fp8_overhead_s, "r_fp8_gemm_and_ovhd_s": r.fp8_s,
             "r_fp8_gemm_and_ovhd_spdp": r.speedup,
-        }
-    )
+        })
+    numbered = names == [str(i) for i in range(len(names))]
+    if numbered:
+        names = [f"{m}x{k}x{n}" for m, k, n in dims.tolist()]
+    frame = r.to_pandas()
+    frame.insert(0, "name", names)
+    return frame.drop(columns=["fuse_with_prev"])

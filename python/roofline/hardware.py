@@ -26,7 +26,7 @@ import numbers
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ __all__ = [
     "HardwareNotSpecifiedError",
     "UnknownHardwareError",
     "UnknownNameError",
+    "HardwareLike",
     "default_hardware_name_or_none",
     "hardware",
     "list_hardware",
@@ -69,8 +70,25 @@ _STR_FIELDS: tuple[str, ...] = ("name", "full_name", "vendor", "sources", "notes
 _TUPLE_FIELDS: tuple[str, ...] = ("device_names", "aliases")
 
 
-class UnknownNameError(KeyError):
-    """A :class:`KeyError` whose ``str()`` is the plain, readable message (no quotes)."""
+class UnknownNameError(KeyError, ValueError):
+    """A name that matches none of the choices: hardware, dtype, recipe, backend, preset...
+
+    Both a :class:`KeyError` (a failed lookup) and a :class:`ValueError` (a bad argument
+    value), so ``except KeyError`` and ``except ValueError`` both catch it. ``str()`` is the
+    plain message (a bare KeyError would quote it); :attr:`matches` holds the close matches
+    the message suggests (possibly empty).
+
+    >>> import roofline as rl
+    >>> try:
+    ...     rl.gemm(64, 64, 64, dtype="bf61", hardware="H100 SXM")
+    ... except rl.UnknownNameError as exc:
+    ...     exc.matches[0]
+    'bf16'
+    """
+
+    def __init__(self, message: str = "", matches: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.matches: tuple[str, ...] = tuple(matches)
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
@@ -436,6 +454,11 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
 # ---------------------------------------------------------------------- database
 
 
+#: What every ``hardware=`` argument takes: a :class:`Hardware`, a name ``hardware()``
+#: resolves, or ``None`` for the detected / default device.
+HardwareLike = str | Hardware | None
+
+
 def _normalize(name: str) -> str:
     """Case-fold and turn runs of whitespace, ``-`` and ``_`` into single spaces."""
     return " ".join(re.sub(r"[-_\s]+", " ", name).split()).casefold()
@@ -632,7 +655,8 @@ def _unknown_error(name: str, candidates: dict[str, Hardware], table: str) -> Un
     return UnknownHardwareError(
         f"hardware: unknown hardware {name!r}{' in ' + table_arg if table_arg else ''}{hint}. "
         f"See list_hardware({table_arg}) for the names, or describe your device with "
-        "Hardware(...) / Hardware.from_dict({...})."
+        "Hardware(...) / Hardware.from_dict({...}).",
+        suggestions[:5],
     )
 
 

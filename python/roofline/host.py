@@ -21,6 +21,7 @@ from ._bridge import resolve
 from ._format import si
 from ._validate import _show, one_of, positive_int_array
 from .efficiency import EfficiencyLike
+from .hardware import HardwareLike
 
 __all__ = ["LAUNCH_MODES", "MAX_KERNELS", "WallTime", "host_terms", "launch_overhead",
            "wall_time"]
@@ -109,7 +110,8 @@ class StepWall:
         return self.wall.launch_bound if self.wall is not None else False
 
 
-def host_terms(hardware: Any = None, *, efficiency: EfficiencyLike = "default") -> dict[str, float]:
+def host_terms(hardware: HardwareLike = None, *,
+               efficiency: EfficiencyLike = "default") -> dict[str, float]:
     """The host terms the model uses on ``hardware`` (seconds, by name).
 
     ``eager_launch_s`` (host time per eager op), ``compiled_launch_s`` (per kernel launched by
@@ -171,7 +173,7 @@ def _kernel_times(fn: str, value: Any) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
-def wall_time(kernel_times_s: Any, mode: str = "eager", hardware: Any = None, *,
+def wall_time(kernel_times_s: Any, mode: str = "eager", hardware: HardwareLike = None, *,
               efficiency: EfficiencyLike = "default", regions: int = 1) -> WallTime:
     """Wall time of kernels with the given GPU times, launched in order on one stream.
 
@@ -224,7 +226,7 @@ def wall_time(kernel_times_s: Any, mode: str = "eager", hardware: Any = None, *,
                     hw.name)
 
 
-def launch_overhead(kernels: Any, mode: str = "eager", hardware: Any = None, *,
+def launch_overhead(kernels: Any, mode: str = "eager", hardware: HardwareLike = None, *,
                     efficiency: EfficiencyLike = "default", regions: int = 1) -> Any:
     """Wall time of ``kernels`` launches of kernels that do no work: the pure launch cost.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from ._dtypes import dtype as parse_dtype
 from ._validate import (
     MAX_DIM,
     ArrayLike,
+    Scalar,
     broadcast,
     flag,
     nonnegative_int_array,
@@ -21,8 +22,37 @@ from ._validate import (
     positive_int_array,
 )
 from .efficiency import EfficiencyLike
-from .estimate import Estimate, from_columns, from_scalars
+from .estimate import Array, Estimate, from_columns, from_scalars, inputs_meta
 from .explain import peak_meta
+from .hardware import HardwareLike
+
+
+@overload
+def gemm(
+    m: Scalar,
+    k: Scalar,
+    n: Scalar,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    batch: Scalar = 1,
+    out_dtype: Any = None,
+    efficiency: EfficiencyLike = "default",
+    scaling: str | None = None,
+) -> Estimate[float]: ...
+@overload
+def gemm(
+    m: ArrayLike,
+    k: ArrayLike,
+    n: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    batch: ArrayLike = 1,
+    out_dtype: Any = None,
+    efficiency: EfficiencyLike = "default",
+    scaling: str | None = None,
+) -> Estimate[Array]: ...
 
 
 def gemm(
@@ -30,13 +60,13 @@ def gemm(
     k: ArrayLike,
     n: ArrayLike,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     batch: ArrayLike = 1,
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
     scaling: str | None = None,
-) -> Estimate:
+) -> Estimate[Any]:
     """Estimate ``C = A @ B`` with A of shape (batch, m, k) and B of shape (batch, k, n).
 
     Parameters
@@ -103,11 +133,13 @@ def gemm(
     require_peak(fn, hw, dt)
     cols = _core.gemm_sweep(*arrays, dt, dt, out, False, chw, ceff, get_num_threads(), sc)
     return from_columns(cols, shape, label=_gemm_label(m, k, n, batch, dt), hardware=hw.name,
-                        meta=peak_meta(hw, dt))
+                        meta={**peak_meta(hw, dt), **inputs_meta(
+                            shape, dict(zip(("m", "k", "n", "batch"), arrays, strict=True)),
+                            dtype=label(dt))})
 
 
 def _gemm_scalar(m: int, k: int, n: int, dtype: str, hardware: Any, batch: int,
-                 efficiency: EfficiencyLike) -> Estimate:
+                 efficiency: EfficiencyLike) -> Estimate[Any]:
     """:func:`gemm` for Python ints already checked, a known dtype spelling, explicit
     hardware and default out_dtype / scaling: the same estimate, without numpy."""
     hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
@@ -119,7 +151,32 @@ def _gemm_scalar(m: int, k: int, n: int, dtype: str, hardware: Any, batch: int,
     out, name, meta = info
     values = _core.gemm_one(m, k, n, batch, dt, dt, out, False, chw, ceff, _core.Scaling.none)
     b = f"{batch}x" if batch != 1 else ""
-    return from_scalars(values, f"gemm {b}{m}x{k}x{n} {name}", hw.name, dict(meta))
+    return from_scalars(values, f"gemm {b}{m}x{k}x{n} {name}", hw.name,
+                        {**meta, "inputs": {"m": m, "k": k, "n": n, "batch": batch, "dtype": name}})
+
+
+@overload
+def elementwise(
+    numel: Scalar,
+    reads: Scalar = 1,
+    writes: Scalar = 1,
+    flops_per_element: float = 0.0,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[float]: ...
+@overload
+def elementwise(
+    numel: ArrayLike,
+    reads: ArrayLike = 1,
+    writes: ArrayLike = 1,
+    flops_per_element: float = 0.0,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[Array]: ...
 
 
 def elementwise(
@@ -128,10 +185,10 @@ def elementwise(
     writes: ArrayLike = 1,
     flops_per_element: float = 0.0,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     efficiency: EfficiencyLike = "default",
-) -> Estimate:
+) -> Estimate[Any]:
     """Estimate one memory-bound elementwise kernel over ``numel`` elements.
 
     Parameters
@@ -186,7 +243,8 @@ def elementwise(
     hw, chw, ceff = resolve(hardware, efficiency)
     cols = _core.elementwise_sweep(num, r, w, fpe, dt, chw, ceff)
     return from_columns(cols, shape, label=f"elementwise {label(dt)}", hardware=hw.name,
-                        meta=peak_meta(hw, _core.DType.fp32))
+                        meta={**peak_meta(hw, _core.DType.fp32), **inputs_meta(
+                            shape, {"numel": num, "reads": r, "writes": w}, dtype=label(dt))})
 
 
 _SCALINGS = {"none": "none", "tensorwise": "tensorwise", "rowwise": "rowwise"}
@@ -220,20 +278,52 @@ def _gemm_label(m: Any, k: Any, n: Any, batch: Any, dt: Any) -> str:
 _LAYOUTS = {"contiguous": "contiguous", "masked": "masked"}
 
 
+@overload
 def grouped_gemm(
-    m_per_group: ArrayLike,
-    k: ArrayLike,
-    n: ArrayLike,
-    groups: ArrayLike | None = None,
+    m_per_group: Scalar | None,
+    k: Scalar,
+    n: Scalar,
+    groups: Scalar | None = None,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     counts: ArrayLike | None = None,
     layout: str = "contiguous",
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
     scaling: str | None = None,
-) -> Estimate:
+) -> Estimate[float]: ...
+@overload
+def grouped_gemm(
+    m_per_group: ArrayLike,
+    k: ArrayLike,
+    n: ArrayLike,
+    groups: ArrayLike | None = None,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    counts: ArrayLike | None = None,
+    layout: str = "contiguous",
+    out_dtype: Any = None,
+    efficiency: EfficiencyLike = "default",
+    scaling: str | None = None,
+) -> Estimate[Array]: ...
+
+
+def grouped_gemm(
+    m_per_group: ArrayLike,
+    k: ArrayLike,
+    n: ArrayLike,
+    groups: ArrayLike | None = None,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    counts: ArrayLike | None = None,
+    layout: str = "contiguous",
+    out_dtype: Any = None,
+    efficiency: EfficiencyLike = "default",
+    scaling: str | None = None,
+) -> Estimate[Any]:
     """Estimate one grouped GEMM kernel: ``C_g = A_g @ B_g`` for every group (MoE experts).
 
     Group ``g`` multiplies its ``m_g`` rows (tokens routed to expert ``g``) of shape
@@ -329,7 +419,10 @@ def grouped_gemm(
         if all(np.ndim(v) == 0 for v in (m_per_group, k, n, groups)):
             g, m = int(groups), int(m_per_group)
             lab = f"grouped_gemm {g}x{m}x{int(k)}x{int(n)} {label(dt)}"
-        return from_columns(cols, shape, label=lab, hardware=hw.name, meta=peak_meta(hw, dt))
+        meta = inputs_meta(shape, dict(zip(("m_per_group", "k", "n", "groups"), arrays,
+                                           strict=True)), dtype=label(dt))
+        return from_columns(cols, shape, label=lab, hardware=hw.name,
+                            meta={**peak_meta(hw, dt), **meta})
 
     cnt = nonnegative_int_array(fn, "counts", counts)
     if cnt.ndim == 0:
@@ -397,7 +490,7 @@ def _row_op(
     rows: ArrayLike,
     cols: ArrayLike,
     dtype: Any,
-    hardware: Any,
+    hardware: HardwareLike,
     backward: Any,
     save_stats: Any,
     efficiency: EfficiencyLike,
@@ -421,20 +514,48 @@ def _row_op(
     if np.ndim(rows) == 0 and np.ndim(cols) == 0:
         lab = f"{what} {int(rows)}x{int(cols)} {label(dt)}"
     return from_columns(cols_out, shape, label=lab, hardware=hw.name,
-                        meta=peak_meta(hw, _core.DType.fp32))
+                        meta={**peak_meta(hw, _core.DType.fp32), **inputs_meta(
+                            shape, dict(zip(("rows", cols_name), arrays, strict=True)),
+                            dtype=label(dt))})
+
+
+@overload
+def rmsnorm(
+    rows: Scalar,
+    cols: Scalar,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    backward: bool = False,
+    save_stats: bool = False,
+    backend: str = "fused",
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[float]: ...
+@overload
+def rmsnorm(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    backward: bool = False,
+    save_stats: bool = False,
+    backend: str = "fused",
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[Array]: ...
 
 
 def rmsnorm(
     rows: ArrayLike,
     cols: ArrayLike,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     backward: bool = False,
     save_stats: bool = False,
     backend: str = "fused",
     efficiency: EfficiencyLike = "default",
-) -> Estimate:
+) -> Estimate[Any]:
     """Estimate one RMSNorm kernel, ``y = x / sqrt(mean(x²) + eps) * w``, over rows of ``cols``.
 
     Parameters
@@ -484,17 +605,43 @@ def rmsnorm(
                    backend)
 
 
+@overload
 def layernorm(
-    rows: ArrayLike,
-    cols: ArrayLike,
+    rows: Scalar,
+    cols: Scalar,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     backward: bool = False,
     save_stats: bool = False,
     backend: str = "fused",
     efficiency: EfficiencyLike = "default",
-) -> Estimate:
+) -> Estimate[float]: ...
+@overload
+def layernorm(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    backward: bool = False,
+    save_stats: bool = False,
+    backend: str = "fused",
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[Array]: ...
+
+
+def layernorm(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    backward: bool = False,
+    save_stats: bool = False,
+    backend: str = "fused",
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[Any]:
     """Estimate one LayerNorm kernel, ``y = (x - mean) / sqrt(var + eps) * w + b``.
 
     Parameters are those of :func:`rmsnorm` (``backend`` too); ``save_stats`` writes the fp32
@@ -516,16 +663,40 @@ def layernorm(
                    backend)
 
 
+@overload
 def softmax(
-    rows: ArrayLike,
-    cols: ArrayLike,
+    rows: Scalar,
+    cols: Scalar,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     backward: bool = False,
     backend: str = "fused",
     efficiency: EfficiencyLike = "default",
-) -> Estimate:
+) -> Estimate[float]: ...
+@overload
+def softmax(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    backward: bool = False,
+    backend: str = "fused",
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[Array]: ...
+
+
+def softmax(
+    rows: ArrayLike,
+    cols: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    backward: bool = False,
+    backend: str = "fused",
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[Any]:
     """Estimate one row-wise softmax kernel over ``rows`` rows of ``cols`` elements.
 
     Parameters are those of :func:`rmsnorm` (no statistics: the backward needs only y), with
@@ -547,17 +718,43 @@ def softmax(
     return _row_op("softmax", rows, cols, dtype, hardware, backward, False, efficiency, backend)
 
 
+@overload
 def cross_entropy(
-    rows: ArrayLike,
-    vocab: ArrayLike,
+    rows: Scalar,
+    vocab: Scalar,
     dtype: Any = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     backward: bool = False,
     save_stats: bool = False,
     backend: str = "fused",
     efficiency: EfficiencyLike = "default",
-) -> Estimate:
+) -> Estimate[float]: ...
+@overload
+def cross_entropy(
+    rows: ArrayLike,
+    vocab: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    backward: bool = False,
+    save_stats: bool = False,
+    backend: str = "fused",
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[Array]: ...
+
+
+def cross_entropy(
+    rows: ArrayLike,
+    vocab: ArrayLike,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    backward: bool = False,
+    save_stats: bool = False,
+    backend: str = "fused",
+    efficiency: EfficiencyLike = "default",
+) -> Estimate[Any]:
     """Estimate a fused cross-entropy kernel over logits of shape ``rows x vocab``.
 
     Parameters

@@ -7,14 +7,15 @@ into ``ax`` when one is given.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ._format import si
-from .estimate import Estimate
-from .hardware import PEAK_CLASSES
+from .estimate import Estimate, HardwareMismatchWarning
+from .hardware import PEAK_CLASSES, HardwareLike
 from .hardware import hardware as _hardware
 
 __all__ = ["breakdown_chart", "float8_heatmap", "roofline_chart"]
@@ -45,15 +46,15 @@ def _named(fn: str, ops: Any) -> list[tuple[str, Estimate]]:
     for name, e in items:
         if not isinstance(e, Estimate):
             raise TypeError(f"{fn}: ops must hold Estimates, got {type(e).__name__} for {name!r}")
-        if e.shape != ():
-            raise ValueError(f"{fn}: ops must be scalar estimates, got shape {e.shape} for "
-                             f"{name!r}")
+        if len(e.shape) > 1:
+            raise ValueError(f"{fn}: ops must be scalar estimates or 1-D sweeps, got shape "
+                             f"{e.shape} for {name!r}")
         out.append((str(name), e))
     return out
 
 
 def roofline_chart(
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     ops: Sequence[Estimate] | Mapping[str, Estimate] | None = None,
     *,
     dtypes: Sequence[str] = ("bf16", "fp8"),
@@ -68,14 +69,16 @@ def roofline_chart(
     hardware : Hardware or str, optional
         Accelerator (default: detected / ``rl.set_default_hardware``).
     ops : sequence or mapping of Estimate, optional
-        Scalar estimates drawn at (intensity, FLOPs / predicted time); labelled by their
-        ``label`` or the mapping key.
+        Scalar estimates drawn at (intensity, FLOPs / predicted time), labelled by their
+        ``label`` or the mapping key, each label placed clear of the other labels, the roofs
+        and the legend; 1-D array estimates (a sweep) drawn as a line in the legend. An
+        estimate of other hardware than the chart's warns (HardwareMismatchWarning).
     dtypes : sequence of str
         Peak classes to draw (``fp64 fp32 tf32 bf16 fp8 int8 fp4``); classes the hardware
         lacks are skipped.
     measured : sequence or mapping of float, optional
-        Measured seconds of the ops (same order, or the same keys): drawn as hollow points
-        at FLOPs / measured time, linked to the prediction.
+        Measured seconds of the scalar ops (same order, or the same keys): drawn as hollow
+        points at FLOPs / measured time, each joined to its model point by a dotted line.
     ax : matplotlib Axes, optional
         Draw here instead of a new figure.
 
@@ -85,7 +88,8 @@ def roofline_chart(
 
     Notes
     -----
-    Each roof is ``min(peak, bandwidth · intensity)`` with datasheet peaks; the ridge point
+    The y axis is in TFLOP/s. Each roof is ``min(peak, bandwidth · intensity)`` with datasheet
+    peaks; the ridge point
     ``peak / bandwidth`` is marked. Points below the roof show how far the model (or the
     measurement) sits under the plain roofline.
     """
@@ -110,54 +114,123 @@ def roofline_chart(
         for m in meas:
             if m is not None and not (np.isfinite(m) and m > 0):
                 raise ValueError(f"{fn}: measured times must be positive seconds, got {m!r}")
+    for name, e in named:
+        if e.hardware and e.hardware != hw.name:
+            warnings.warn(f"{fn}: {name!r} was estimated on {e.hardware}, the chart shows "
+                          f"{hw.name}", HardwareMismatchWarning, stacklevel=2)
+        if e.shape != () and meas[[n for n, _ in named].index(name)] is not None:
+            raise ValueError(f"{fn}: measured times are for scalar ops, got one for the sweep "
+                             f"{name!r}")
     fig, ax = _figure(ax, (7.5, 5.0))
     bw = hw.mem_bytes_per_s
-    intens = [float(e.intensity) for _, e in named if np.isfinite(float(e.intensity))]
+    tera = 1e12
+    intens = [float(v) for _, e in named for v in np.ravel(e.intensity) if np.isfinite(v)]
     ridges = [hw.ridge_point(c) for c in classes if getattr(hw, f"{c}_flops_per_s")]
     lo = min([*intens, *ridges, 1.0]) / 4
     hi = max([*intens, *ridges, 1.0]) * 4
     x = np.logspace(np.log10(lo), np.log10(hi), 256)
     colors = _plt().rcParams["axes.prop_cycle"].by_key()["color"]
+    roofs = []
+    texts: list[Any] = []
+    ridge_labels: list[tuple[str, float, float, str]] = []
     for i, c in enumerate(classes):
         peak = getattr(hw, f"{c}_flops_per_s")
         if not peak:
             continue
         color = colors[i % len(colors)]
-        ax.plot(x, np.minimum(peak, bw * x), color=color, lw=2,
-                label=f"{c}: {si(peak, 'FLOP/s')}")
+        (line,) = ax.plot(x, np.minimum(peak, bw * x) / tera, color=color, lw=2,
+                          label=f"{c}: {si(peak, 'FLOP/s')}")
+        roofs.append(line)
         ridge = peak / bw
-        ax.plot([ridge], [peak], "o", color=color, ms=5)
-        ax.annotate(f"ridge {ridge:.0f} FLOP/B", (ridge, peak), textcoords="offset points",
-                    xytext=(4, -12), fontsize=8, color=color)
-    for (name, e), m in zip(named, meas, strict=True):
-        i_op = float(e.intensity)
-        if not np.isfinite(i_op) or float(e.flops) <= 0:
+        ax.plot([ridge], [peak / tera], "o", color=color, ms=5)
+        ridge_labels.append((f"ridge {ridge:.0f} FLOP/B", ridge, peak / tera, color))
+    points: list[tuple[str, float, float, str]] = []
+    sweeps: list[Any] = []
+    for k, ((name, e), m) in enumerate(zip(named, meas, strict=True)):
+        it = np.ravel(np.asarray(e.intensity, dtype=float))
+        fl = np.ravel(np.asarray(e.flops, dtype=float))
+        ts = np.ravel(np.asarray(e.time_s, dtype=float))
+        ok = np.isfinite(it) & (fl > 0)
+        if not ok.any():
             continue
-        y = float(e.flops) / float(e.time_s)
-        ax.plot([i_op], [y], "D", color="black", ms=5)
-        ax.annotate(name, (i_op, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        y = fl[ok] / ts[ok] / tera
+        if e.shape != ():  # a sweep: a line through its points, labelled at its end
+            order = np.argsort(it[ok])
+            color = colors[(len(classes) + k) % len(colors)]
+            (sweep,) = ax.plot(it[ok][order], y[order], "-", color=color, lw=1.5, marker=".",
+                               ms=4, label=name)
+            sweeps.append(sweep)
+            continue
+        i_op, y_op = float(it[0]), float(y[0])
+        ax.plot([i_op], [y_op], "D", color="black", ms=5)
+        points.append((name, i_op, y_op, "black"))
         if m is not None:
-            ym = float(e.flops) / m
+            ym = float(fl[0]) / m / tera
             ax.plot([i_op], [ym], "o", mfc="none", mec="crimson", ms=7)
-            ax.plot([i_op, i_op], [ym, y], ":", color="crimson", lw=1)
+            ax.plot([i_op, i_op], [ym, y_op], ":", color="crimson", lw=1)  # measured -> model
     if any(m is not None for m in meas):
         ax.plot([], [], "D", color="black", ms=5, label="model")
         ax.plot([], [], "o", mfc="none", mec="crimson", label="measured")
-    elif named:
+    elif points:
         ax.plot([], [], "D", color="black", ms=5, label="model")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("FLOP/s")
+    ax.set_ylabel("TFLOP/s")
     ax.set_title(title or f"Roofline: {hw.name} ({si(bw, 'B/s')})")
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(loc="lower right", fontsize=8)
+    _place_labels(ax, ridge_labels + points, texts, roofs + sweeps)
     return fig
+
+
+#: Offsets (points) tried in turn for an op's label: right, above, below, left, further out.
+_OFFSETS = [(6, 4), (6, -12), (-6, 4), (-6, -12), (6, 14), (6, -22), (-6, 14), (-6, -22),
+            (6, 26), (6, -34), (-6, 26), (-6, -34)]
+
+
+def _place_labels(ax: Any, points: list[tuple[str, float, float, str]], placed: list[Any],
+                  roofs: list[Any]) -> None:
+    """Label each op point at the first offset whose text box overlaps no other label, roof
+    line or the legend (else the least crowded one)."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in placed]
+    legend = ax.get_legend()
+    if legend is not None:
+        boxes.append(legend.get_window_extent(renderer))
+    roof_px = [ax.transData.transform(np.column_stack(r.get_data())) for r in roofs]
+
+    def crowding(bb: Any) -> int:
+        hits = sum(bb.overlaps(b) for b in boxes)
+        for xy in roof_px:
+            inside = ((xy[:, 0] >= bb.x0 - 2) & (xy[:, 0] <= bb.x1 + 2)
+                      & (xy[:, 1] >= bb.y0 - 2) & (xy[:, 1] <= bb.y1 + 2))
+            hits += int(inside.any())
+        return hits
+
+    for name, xi, yi, color in points:
+        best = None
+        for dx, dy in _OFFSETS:
+            t = ax.annotate(name, (xi, yi), textcoords="offset points", xytext=(dx, dy),
+                            fontsize=8, ha="left" if dx > 0 else "right", color=color)
+            bb = t.get_window_extent(renderer)
+            score = crowding(bb)
+            if best is None or score < best[0]:
+                if best is not None:
+                    best[1].remove()
+                best = (score, t, bb)
+            else:
+                t.remove()
+            if score == 0:
+                break
+        if best is not None:
+            boxes.append(best[2])
 
 
 def float8_heatmap(
     recipe: str = "tensorwise",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     *,
     m: Sequence[int] | None = None,
     kn: Sequence[int] | None = None,

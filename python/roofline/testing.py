@@ -3,16 +3,20 @@
 >>> import roofline as rl
 >>> from roofline.testing import assert_efficiency
 >>> e = rl.gemm(8192, 8192, 8192, dtype="bf16", hardware="H100 SXM")
->>> assert_efficiency(1.6e-3, e, at_least=0.7)      # measured 1.6 ms: passes
+>>> assert_efficiency(e, measured_s=1.6e-3, at_least=0.7)   # measured 1.6 ms: passes
 
-Both helpers raise ``AssertionError`` (so pytest shows the message as the failure) and never
-import torch.
+Both helpers take the result first (an Estimate, a Float8Linear, a model estimate, a trace
+report or anything with ``time_s`` / ``predicted_s``) and ``measured_s`` second; they raise
+``AssertionError`` (so pytest shows the message as the failure, pointing at your test) and
+never import torch. The pytest plugin (``roofline.pytest_plugin``, registered on install)
+adds a ``roofline_hardware`` fixture and a ``roofline_gpu`` marker.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Any
 
 from ._format import si
@@ -29,34 +33,72 @@ def _time(fn: str, name: str, value: Any) -> float:
     return v
 
 
-def _predicted(fn: str, estimate: Any) -> tuple[float, str]:
-    """Predicted seconds and a description of ``estimate``: an Estimate (scalar), anything
-    with a scalar ``time_s`` (a model estimate), or a plain number of seconds."""
-    t = getattr(estimate, "time_s", estimate)
+#: Attributes read for the predicted seconds of a result, in this order.
+_TIME_ATTRS = ("time_s", "predicted_s")
+
+
+def _predicted(fn: str, result: Any) -> tuple[float, str]:
+    """Predicted seconds and a description of ``result``: an Estimate, a Float8Linear (its
+    low-precision time), a model estimate, anything with a scalar ``time_s`` or
+    ``predicted_s`` (a trace report), or a plain number of seconds."""
+    t = result
+    for attr in _TIME_ATTRS:
+        if hasattr(result, attr):
+            t = getattr(result, attr)
+            break
     if hasattr(t, "shape") and getattr(t, "shape", ()) != ():
-        raise ValueError(f"{fn}: estimate must be a scalar estimate, got one of shape {t.shape}")
-    what = getattr(estimate, "label", "") or type(estimate).__name__
-    return _time(fn, "estimate", t), what
+        raise ValueError(f"{fn}: result must be a scalar estimate, got one of shape {t.shape}")
+    what = getattr(result, "label", "") or type(result).__name__
+    if isinstance(t, bool) or not isinstance(t, numbers.Real):
+        raise TypeError(
+            f"{fn}: result must be an estimate (an object with time_s or predicted_s) or a "
+            f"number of seconds, got {result!r}"
+        )
+    return _time(fn, "the predicted time", t), what
 
 
-def efficiency(measured_s: float, estimate: Any) -> float:
+def _args(fn: str, result: Any, measured_s: Any) -> tuple[Any, float]:
+    """(result, measured seconds): ``measured_s=None`` takes ``result.measured_s`` (a trace
+    report carries its own); the old order ``(measured_s, estimate)`` is swapped, with a
+    DeprecationWarning, when the first argument is a number and the second is not."""
+    if _is_number(result) and measured_s is not None and not _is_number(measured_s):
+        warnings.warn(
+            f"{fn}(measured_s, estimate) is deprecated: pass the estimate first, "
+            f"{fn}(estimate, measured_s=...)", DeprecationWarning, stacklevel=3,
+        )
+        result, measured_s = measured_s, result
+    if measured_s is None:
+        measured_s = getattr(result, "measured_s", None)
+        if measured_s is None:
+            raise TypeError(f"{fn}: measured_s is required (the result has no measured_s)")
+    return result, _time(fn, "measured_s", measured_s)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def efficiency(result: Any, measured_s: float | None = None) -> float:
     """Predicted over measured time: 1.0 means the kernel runs exactly as fast as the model.
 
     Parameters
     ----------
-    measured_s : float
-        Measured time in seconds.
-    estimate : Estimate, object with ``time_s``, or float
-        The prediction (``rl.gemm(...)``, a model estimate, or seconds).
+    result : Estimate, Float8Linear, ModelEstimate, object with ``time_s`` or
+        ``predicted_s``, or float
+        The prediction (``rl.gemm(...)``, a float8 linear's low-precision time, a model
+        estimate, a trace report, or seconds).
+    measured_s : float, optional
+        Measured time in seconds; default ``result.measured_s`` (a trace report's).
 
     Notes
     -----
-    ``efficiency = estimate.time_s / measured_s``. With ``efficiency="peak"`` estimates this
+    ``efficiency = predicted / measured_s``. With ``efficiency="peak"`` estimates this
     is the fraction of the datasheet roofline reached.
     """
     fn = "efficiency"
-    pred, _ = _predicted(fn, estimate)
-    return pred / _time(fn, "measured_s", measured_s)
+    result, meas = _args(fn, result, measured_s)
+    pred, _ = _predicted(fn, result)
+    return pred / meas
 
 
 def _detail(estimate: Any, measured_s: float) -> str:
@@ -73,74 +115,84 @@ def _detail(estimate: Any, measured_s: float) -> str:
     return "; ".join(parts)
 
 
-def assert_efficiency(measured_s: float, estimate: Any, at_least: float = 0.7) -> None:
+def _positive(fn: str, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+        math.isfinite(float(value)) and float(value) > 0
+    ):
+        raise ValueError(f"{fn}: {name} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def assert_efficiency(result: Any, measured_s: float | None = None,
+                      at_least: float = 0.7) -> None:
     """Assert a measured kernel reaches at least ``at_least`` of its predicted speed.
 
     Parameters
     ----------
-    measured_s : float
-        Measured time in seconds.
-    estimate : Estimate, object with ``time_s``, or float
-        The prediction.
+    result : Estimate, Float8Linear, ModelEstimate, object with ``time_s`` or
+        ``predicted_s``, or float
+        The prediction (a Float8Linear is judged by its low-precision time ``fp8_s``).
+    measured_s : float, optional
+        Measured time in seconds; default ``result.measured_s`` (a trace report's).
     at_least : float
-        Required ``estimate.time_s / measured_s``, in (0, ∞) (0.7: within 70 % of the model).
+        Required ``predicted / measured_s``, in (0, ∞) (0.7: within 70 % of the model).
 
     Raises
     ------
     AssertionError
         With the measured and predicted times, the efficiency, the achieved FLOP/s and
-        bytes/s and the bound.
+        bytes/s and the bound. The frames of this function are hidden from pytest's
+        traceback, so the failure points at your test.
 
     Notes
     -----
-    Passes when ``estimate.time_s / measured_s >= at_least``; a kernel faster than the
-    model always passes.
+    Passes when ``predicted / measured_s >= at_least``; a kernel faster than the model always
+    passes. ``assert_efficiency(e, measured_s=t)`` is the order; the old
+    ``assert_efficiency(t, e)`` still works and warns (DeprecationWarning).
     """
+    __tracebackhide__ = True
     fn = "assert_efficiency"
-    if isinstance(at_least, bool) or not isinstance(at_least, numbers.Real) or not (
-        math.isfinite(float(at_least)) and float(at_least) > 0
-    ):
-        raise ValueError(f"{fn}: at_least must be a positive number, got {at_least!r}")
-    meas = _time(fn, "measured_s", measured_s)
-    pred, what = _predicted(fn, estimate)
+    need = _positive(fn, "at_least", at_least)
+    result, meas = _args(fn, result, measured_s)
+    pred, what = _predicted(fn, result)
     eff = pred / meas
-    if eff < at_least:
-        detail = _detail(estimate, meas)
+    if eff < need:
+        detail = _detail(result, meas)
         raise AssertionError(
             f"{what}: measured {si(meas, 's')} vs predicted {si(pred, 's')}: efficiency "
-            f"{eff:.1%} < required {float(at_least):.1%}"
+            f"{eff:.1%} < required {need:.1%}"
             + (f" ({detail})" if detail else "")
         )
 
 
-def assert_within(estimate: Any, measured_s: float, rel: float = 0.25) -> None:
+def assert_within(result: Any, measured_s: float | None = None, rel: float = 0.25) -> None:
     """Assert the prediction is within a relative tolerance of the measurement.
 
     Parameters
     ----------
-    estimate : Estimate, object with ``time_s``, or float
+    result : Estimate, Float8Linear, ModelEstimate, object with ``time_s`` or
+        ``predicted_s``, or float
         The prediction.
-    measured_s : float
-        Measured time in seconds.
+    measured_s : float, optional
+        Measured time in seconds; default ``result.measured_s`` (a trace report's).
     rel : float
         Allowed ``|predicted - measured| / measured``, > 0.
 
     Raises
     ------
     AssertionError
-        With both times, the relative error and which way it is off.
+        With both times, the relative error and which way it is off (traceback hidden as in
+        :func:`assert_efficiency`).
     """
+    __tracebackhide__ = True
     fn = "assert_within"
-    if isinstance(rel, bool) or not isinstance(rel, numbers.Real) or not (
-        math.isfinite(float(rel)) and float(rel) > 0
-    ):
-        raise ValueError(f"{fn}: rel must be a positive number, got {rel!r}")
-    meas = _time(fn, "measured_s", measured_s)
-    pred, what = _predicted(fn, estimate)
+    tol = _positive(fn, "rel", rel)
+    result, meas = _args(fn, result, measured_s)
+    pred, what = _predicted(fn, result)
     err = (pred - meas) / meas
-    if abs(err) > rel:
+    if abs(err) > tol:
         way = "over-predicts" if err > 0 else "under-predicts"
         raise AssertionError(
             f"{what}: predicted {si(pred, 's')} vs measured {si(meas, 's')}: the model "
-            f"{way} by {abs(err):.1%} (allowed {float(rel):.1%})"
+            f"{way} by {abs(err):.1%} (allowed {tol:.1%})"
         )

@@ -126,7 +126,9 @@ class Graph:
 
             close = difflib.get_close_matches(name, list(self.tensors), n=3)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise KeyError(f"{fn}: unknown tensor {arg}={name!r}{hint}")
+            from .._errors import UnknownNameError
+
+            raise UnknownNameError(f"{fn}: unknown tensor {arg}={name!r}{hint}", close)
         return self.tensors[name]
 
     def _new(self, fn: str, out: Any) -> str:
@@ -325,7 +327,9 @@ class Graph:
 
                     close = difflib.get_close_matches(str(op), list(self.ops), n=3)
                     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-                    raise KeyError(f"{fn}: unknown op {op!r} in groups{hint}")
+                    from .._errors import UnknownNameError
+
+                    raise UnknownNameError(f"{fn}: unknown op {op!r} in groups{hint}", close)
                 if op in owner:
                     raise ValueError(f"{fn}: op {op!r} is in two groups ({owner[op]} and {gi})")
                 owner[op] = gi

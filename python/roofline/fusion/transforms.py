@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..efficiency import EfficiencyLike
+from ..hardware import HardwareLike
 from .graph import Graph, _eff_name
 from .report import Comparison, Kernel, Plan, compare
 
@@ -52,7 +53,7 @@ def epilogue_fusion(
     flops_per_element: float = 1.0,
     extra_inputs: int = 0,
     dtype: str = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     efficiency: EfficiencyLike = "default",
 ) -> Comparison:
     """GEMM then an elementwise op, as two kernels or with the op in the GEMM's epilogue.
@@ -101,7 +102,7 @@ def horizontal_fusion(
     ns: Sequence[int],
     *,
     dtype: str = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     efficiency: EfficiencyLike = "default",
 ) -> Comparison:
     """GEMMs that share their input ``x`` (m x k): one each, or one GEMM on concatenated weights.
@@ -140,7 +141,7 @@ def batch_gemms(
     count: int,
     *,
     dtype: str = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     efficiency: EfficiencyLike = "default",
 ) -> Comparison:
     """``count`` independent GEMMs of one shape: one launch each, or one batched GEMM (bmm).
@@ -177,7 +178,7 @@ def flash_attention(
     kv_heads: int | None = None,
     causal: bool = False,
     dtype: str = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     efficiency: EfficiencyLike = "default",
 ) -> Comparison:
     """Materialized attention (scores through DRAM) against one flash-attention kernel.
@@ -263,7 +264,7 @@ def matmul_chain(
     *,
     names: Sequence[str] | None = None,
     dtype: str = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     efficiency: EfficiencyLike = "default",
 ) -> ChainOrders:
     """Price every association of ``M0 @ M1 @ ... @ M(n-1)`` and sort them by time.
@@ -326,7 +327,7 @@ def fuse_projections(
     follow_ups: Sequence[tuple[int, int]] = (),
     *,
     dtype: str = "bf16",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     efficiency: EfficiencyLike = "default",
 ) -> Comparison:
     """Projections of one input plus second GEMMs on some of their outputs: one GEMM each,

@@ -10,8 +10,8 @@ This subpackage imports torch; ``import roofline`` does not.
 
 from __future__ import annotations
 
-from ._estimate import COLUMNS, OpRecord, TorchEstimate, estimate
+from ._estimate import COLUMNS, OpRecord, TorchEstimate, UnmodeledOpsWarning, estimate
 from ._float8 import Float8Speedup, float8_speedup
 
-__all__ = ["COLUMNS", "Float8Speedup", "OpRecord", "TorchEstimate", "estimate",
-           "float8_speedup"]
+__all__ = ["COLUMNS", "Float8Speedup", "OpRecord", "TorchEstimate", "UnmodeledOpsWarning",
+           "estimate", "float8_speedup"]

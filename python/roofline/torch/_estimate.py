@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -16,6 +17,7 @@ import roofline as rl
 from roofline._format import si
 from roofline._validate import one_of
 from roofline.estimate import Estimate
+from roofline.hardware import HardwareLike
 from roofline.host import LAUNCH_MODES, StepWall, WallTime, wall_time
 
 from . import _ops
@@ -361,9 +363,14 @@ def _torch_dtype(fn: str, dtype: Any) -> torch.dtype | None:
              "float32": torch.float32, "float": torch.float32}
     if isinstance(dtype, str) and dtype.strip().lower() in names:
         return names[dtype.strip().lower()]
-    raise ValueError(
-        f"{fn}: dtype must be a torch dtype or one of {sorted(names)}, got {dtype!r}"
-    )
+    from .._errors import UnknownNameError, close_matches
+
+    if isinstance(dtype, str):
+        raise UnknownNameError(
+            f"{fn}: dtype must be a torch dtype or one of {sorted(names)}, got {dtype!r}",
+            close_matches(dtype.strip().lower(), names),
+        )
+    raise ValueError(f"{fn}: dtype must be a torch dtype or one of {sorted(names)}, got {dtype!r}")
 
 
 def _check_mode(fn: str, mode: Any) -> str:
@@ -388,7 +395,7 @@ def run(
     module: Any,
     example_inputs: Any,
     *,
-    hardware: Any,
+    hardware: HardwareLike,
     mode: str,
     dtype: Any,
     efficiency: Any,
@@ -453,7 +460,7 @@ def _wall(records: list[OpRecord], launch: str, hw: Any, efficiency: Any) -> Wal
 def estimate(
     module: Any,
     example_inputs: Any,
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     mode: str = "train",
     *,
     dtype: Any = None,
@@ -517,6 +524,20 @@ def estimate(
     run one after another; unfused elementwise ops are counted separately, as eager
     PyTorch runs them (``torch.compile`` would fuse many of them).
     """
-    return run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
-               efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,
-               ranks=ranks, launch=launch)
+    rep = run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
+              efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,
+              ranks=ranks, launch=launch)
+    if rep.unmodeled:
+        names = rep.unmodeled
+        shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12
+                                          else "")
+        warnings.warn(
+            f"roofline.torch.estimate: {len(names)} op name(s) have no model and were "
+            f"estimated from their tensors' bytes: {shown} (see .unmodeled)",
+            UnmodeledOpsWarning, stacklevel=2,
+        )
+    return rep
+
+
+class UnmodeledOpsWarning(UserWarning):
+    """``roofline.torch.estimate`` met ops it has no model for (one warning per call)."""

@@ -10,6 +10,7 @@ import torch
 
 import roofline as rl
 from roofline._format import si
+from roofline.hardware import HardwareLike
 
 from ._estimate import TorchEstimate, run
 
@@ -93,7 +94,7 @@ def float8_speedup(
     module: Any,
     example_inputs: Any,
     recipe: str = "tensorwise",
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     mode: str = "training",
     *,
     kwargs: Mapping[str, Any] | None = None,

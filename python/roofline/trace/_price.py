@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .. import collectives
@@ -89,7 +90,8 @@ _ROWS = {
     "aten::_log_softmax": ("softmax", False),
     "aten::_log_softmax_backward_data": ("softmax", True),
 }
-_ROW_FUNCS = {"layernorm": layernorm, "rmsnorm": rmsnorm, "softmax": softmax}
+_ROW_FUNCS: dict[str, Callable[..., Any]] = {"layernorm": layernorm, "rmsnorm": rmsnorm,
+                                           "softmax": softmax}
 _TRITON_ROWS = (("native_layer_norm", "layernorm"), ("rms_norm", "rmsnorm"),
                 ("rsqrt", "rmsnorm"), ("_log_softmax", "softmax"), ("_softmax", "softmax"))
 

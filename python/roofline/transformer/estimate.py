@@ -15,7 +15,7 @@ from ..attention import attention
 from ..collectives import DEFAULT_LATENCY_S, all_gather, all_reduce, all_to_all, reduce_scatter
 from ..collectives import link_bytes_per_s as _link_bw
 from ..efficiency import EfficiencyLike
-from ..hardware import Hardware
+from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
 from ..host import LAUNCH_MODES, WallTime, wall_time
 from ..ops import elementwise, gemm, grouped_gemm
@@ -162,6 +162,19 @@ def _int(fn: str, name: str, value: Any, minimum: int = 1) -> int:
     return int(value)
 
 
+def _phase(fn: str, phase: Any) -> str:
+    """``decode`` / ``prefill`` / ``train`` (``training`` is ``train``); ValueError otherwise."""
+    key = phase.strip().lower() if isinstance(phase, str) else phase
+    key = "train" if key == "training" else key
+    if key == "inference":
+        raise ValueError(f"{fn}: phase 'inference' is ambiguous here: pass 'decode' (new tokens "
+                         f"against a KV cache) or 'prefill' (a forward over the prompt)")
+    if key not in PHASES:
+        raise ValueError(f"{fn}: phase must be one of {PHASES} ('training' = 'train'), "
+                         f"got {phase!r}")
+    return str(key)
+
+
 def estimate(
     model: TransformerConfig | str,
     phase: str = "decode",
@@ -170,7 +183,7 @@ def estimate(
     seq_len: int | None = None,
     kv_len: int | None = None,
     q_len: int = 1,
-    hardware: Any = None,
+    hardware: HardwareLike = None,
     tp: int = 1,
     ep: int = 1,
     linear_recipe: str | None = None,
@@ -207,7 +220,7 @@ def estimate(
     phase : {"decode", "prefill", "train"}
         ``decode``: ``q_len`` new tokens per sequence against ``kv_len`` keys (KV cache
         included). ``prefill``: a causal forward over ``seq_len`` tokens (logits of the last
-        token only). ``train``: forward and backward over ``seq_len`` tokens.
+        token only). ``train`` (or ``training``): forward and backward over ``seq_len`` tokens.
     batch : int
         Sequences processed by the GPUs of one tensor-parallel group (per GPU when ``tp=1``;
         with expert parallelism, attention is data parallel: ``batch`` per GPU).
@@ -334,8 +347,7 @@ def estimate(
     fn = "transformer.estimate"
     cfg = config(model)
     launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
-    if not isinstance(phase, str) or phase not in PHASES:
-        raise ValueError(f"{fn}: phase must be one of {PHASES}, got {phase!r}")
+    phase = _phase(fn, phase)
     batch = _int(fn, "batch", batch)
     tp = _int(fn, "tp", tp)
     ep = _int(fn, "ep", ep)
