@@ -1,13 +1,29 @@
-"""Fit a profile's terms to measurements: bounded coordinate descent, one term at a time.
+"""Fit a profile's terms to measurements: guarded, regularised coordinate descent.
 
-Each term (``roofline.calibration.terms``) is searched on its bounded interval (a coarse grid,
-then three finer grids around the best value) when some row of the groups it acts on is there,
-minimising over all usable rows (a term moves other families too: the bf16 fraction sets grouped
-GEMMs, attention and float8 linears) the mean over families of ``median + p90 / 4`` of the
-absolute relative error of the public API's prediction (``roofline.validation.compare``). Two
-sweeps over all terms, since some interact (GEMM latency and compute fraction, call time and
-rate). A term moves only when that lowers the loss by at least ``MIN_GAIN``, so terms the data
-cannot see keep their packaged values and noise is not chased.
+Rows are predicted in batches (:mod:`.batch`: one array call per family and fixed arguments,
+the same numbers ``roofline.validation.compare`` gives row by row); a term re-predicts only the
+units whose prediction it moves (found by setting it to its bounds), the rest are cached.
+
+Each term (``roofline.calibration.terms``) is one bounded physical parameter. The rules:
+
+- **Enough evidence.** A row *informs* a term when its prediction moves by more than
+  ``INFORM`` (5 %) between the term's bounds. A term is fitted only when at least ``MIN_ROWS``
+  (4) rows of at least ``MIN_SHAPES`` (2) distinct shapes inform it; otherwise it keeps its
+  base value (the profile's ``fit.terms`` says why).
+- **Families weigh equally.** The loss is the sum over families of the median
+  ``|log(predicted / measured)|`` of the family's rows (a 40-row family counts as much as a
+  4-row one), plus ``LAMBDA`` times the term's distance from its base (packaged) value,
+  ``|log(x / base)|`` (for times, softened by 1 us so a base of 0 is allowed).
+- **No family much worse.** A value is admissible only if no family gets worse than its error
+  before the fit by more than ``max(WORSE_ABS, WORSE_REL * error)`` (2 points, or a quarter).
+- **Held-out gain.** The training rows of every family are split alternately into ``FOLDS``
+  (2) folds; a term moves only when, choosing its value on the other fold, the held-out fold
+  improves by at least ``MIN_GAIN`` summed over folds, and the loss on all rows improves by
+  ``MIN_GAIN`` too. So noise and model mismatch of a few rows are not chased.
+
+The search per term: a grid over the bounds plus multiplicative steps around the current value
+(all folds are scored from the same predictions), then two finer grids around the best. Sweeps
+repeat only for terms whose units another accepted move changed (at most ``sweeps``).
 """
 
 from __future__ import annotations
@@ -16,13 +32,14 @@ import copy
 import dataclasses
 import datetime
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..hardware import Hardware
+from .batch import Unit, build_units
 from .profile import Profile
 from .terms import AREAS, Term, group, terms_for
 
@@ -77,44 +94,195 @@ def family_errors(rows: list[dict[str, Any]], hw: Hardware,
 
 
 def loss(errors: dict[str, np.ndarray]) -> float:
-    """Mean over families of median + p90 / 4 of the absolute relative error."""
+    """Mean over families of the median ``|log(predicted / measured)|`` (``errors``: signed
+    relative errors per family, as :func:`family_errors` gives)."""
     if not errors:
         return 0.0
-    return float(np.mean([np.median(np.abs(e)) + 0.25 * np.percentile(np.abs(e), 90)
-                          for e in errors.values()]))
+    return float(np.mean([np.median(np.abs(np.log1p(e))) for e in errors.values()]))
 
 
 def _round(x: float) -> float:
     return float(f"{x:.4g}")
 
 
-#: A term leaves its current value only when that lowers the loss by this much (the
-#: measurement noise floor is ~2 % per row): no chasing noise on small families.
-MIN_GAIN = 0.002
+#: A row informs a term when its prediction moves by more than this between the term's bounds.
+INFORM = 0.05
+#: A term is fitted only when at least this many rows, of this many distinct shapes, inform it.
+MIN_ROWS = 4
+MIN_SHAPES = 2
+#: Weight of a term's distance from its base value, ``|log(x / base)|``, in the loss (the sum
+#: over families of the median |log error|).
+LAMBDA = 0.01
+#: Times are compared on a log scale softened by this (a base of 0 s is allowed).
+_TIME_SOFTENING_S = 1e-6
+#: A move must lower both the loss and the held-out loss (summed over folds) by this much.
+MIN_GAIN = 0.004
+#: A value is not admissible when it makes a family worse than before the fit by more than
+#: max(WORSE_ABS, WORSE_REL * its error before).
+WORSE_ABS = 0.02
+WORSE_REL = 0.25
+#: Folds of the held-out check (rows of each family split alternately).
+FOLDS = 2
 
-#: A term is fitted only when its groups have at least this many rows.
-MIN_ROWS = 1
+
+def _median(a: np.ndarray) -> float:
+    """np.median of a 1-d array (nan when empty), without its overhead on small arrays."""
+    n = len(a)
+    if n == 0:
+        return float("nan")
+    s = np.sort(a)
+    return float(0.5 * (s[(n - 1) // 2] + s[n // 2]))
 
 
-def search(evaluate: Callable[[float], float], x0: float, lo: float, hi: float,
-           points: int = 13, rounds: int = 3, min_gain: float = MIN_GAIN) -> tuple[float, float]:
-    """Best (value, loss) on [lo, hi] from x0: a grid, then finer grids around the best.
+def _distance(term: Term, x: float, base: float) -> float:
+    """How far ``x`` is from the base value: |log(x / base)| (times: softened by 1 us)."""
+    s = _TIME_SOFTENING_S if term.lo <= 0 else 0.0
+    return abs(float(np.log((x + s) / (max(base, term.lo) + s))))
 
-    The first move away from ``x0`` must gain at least ``min_gain``; refinements any gain.
-    """
-    start = evaluate(x0)
-    best_x, best = x0, start
-    grid, step = np.linspace(lo, hi, points), (hi - lo) / (points - 1)
-    for _ in range(rounds + 1):
-        for x in grid:
+
+def _grid(x0: float, lo: float, hi: float) -> list[float]:
+    """Candidate values: x0 first, a grid over the bounds, multiplicative steps around x0."""
+    pts = [x0, *np.linspace(lo, hi, 17).tolist()]
+    if x0 > 0:
+        pts += [x0 * f for f in (0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 1.02, 1.05, 1.1, 1.25, 1.4,
+                                 1.7)]
+    else:
+        pts += [lo + (hi - lo) * f for f in (0.005, 0.01, 0.02, 0.04)]
+    out: list[float] = []
+    for p in pts:
+        p = _round(min(max(float(p), lo), hi))
+        if p not in out:
+            out.append(p)
+    return out
+
+
+@dataclasses.dataclass
+class _Family:
+    """A family's entries (unit index, entry index), fold of each of its values."""
+
+    slots: list[tuple[int, int]]
+    fold: np.ndarray
+
+
+class _Fitter:
+    """Predictions of every unit under the current patch; scores trial values of one term."""
+
+    def __init__(self, base: Hardware, fitted: dict[str, Any], units: list[Unit]) -> None:
+        self.base, self.fitted, self.units = base, fitted, units
+        self.preds = [u.predict(profile_of(base, fitted)) for u in units]
+        self.families: dict[str, _Family] = {}
+        for i, u in enumerate(units):
+            for j, e in enumerate(u.entries):
+                self.families.setdefault(e.family, _Family([], np.zeros(0, int))).slots \
+                    .append((i, j))
+        for f in self.families.values():
+            n = sum(len(self.units[i].entries[j].measured) for i, j in f.slots)
+            f.fold = np.arange(n) % FOLDS
+        self.reference = {f: m[0] for f, m in self.medians(self.preds).items()}
+        self.evaluations = 0
+
+    def hw(self, fitted: dict[str, Any]) -> Profile:
+        return profile_of(self.base, fitted)
+
+    def logerr(self, preds: list[list[np.ndarray]], fam: str) -> np.ndarray:
+        f = self.families[fam]
+        return np.abs(np.log(np.concatenate(
+            [preds[i][j] / self.units[i].entries[j].measured for i, j in f.slots])))
+
+    def relerr(self, preds: list[list[np.ndarray]], fam: str) -> np.ndarray:
+        """|predicted / measured - 1| of the family's values."""
+        return np.abs(np.expm1(np.log(np.concatenate(
+            [preds[i][j] / self.units[i].entries[j].measured
+             for i, j in self.families[fam].slots]))))
+
+    def medians(self, preds: list[list[np.ndarray]], fams: Iterable[str] | None = None
+                ) -> dict[str, np.ndarray]:
+        """Per family: [median on all rows, median on each fold, median without each fold]
+        of |log error| (nan where a fold is empty)."""
+        out = {}
+        for fam in (self.families if fams is None else fams):
+            e, fold = self.logerr(preds, fam), self.families[fam].fold
+            vals = [_median(e)]
+            for sel in ([fold == k for k in range(FOLDS)] + [fold != k for k in range(FOLDS)]):
+                vals.append(_median(e[sel]))
+            out[fam] = np.array(vals)
+        return out
+
+    def trial(self, path: tuple[str, ...], x: float, touched: Sequence[int]
+              ) -> list[list[np.ndarray]]:
+        """Predictions with the term at ``path`` set to ``x`` (only ``touched`` re-predicted)."""
+        self.evaluations += 1
+        hw = self.hw(_set(self.fitted, path, x))
+        preds = list(self.preds)
+        for i in touched:
+            preds[i] = self.units[i].predict(hw)
+        return preds
+
+    def probe(self, term: Term) -> tuple[list[int], dict[str, set[str]]]:
+        """Units the term moves, and per family the (row id, shape) it informs."""
+        lo = self.trial(term.path, term.lo, range(len(self.units)))
+        hi = self.trial(term.path, term.hi, range(len(self.units)))
+        touched, informs = [], {}
+        for i, u in enumerate(self.units):
+            moved = False
+            for j, e in enumerate(u.entries):
+                a, b, c = lo[i][j], hi[i][j], self.preds[i][j]
+                if np.any(a != c) or np.any(b != c):
+                    moved = True
+                big = np.abs(np.log(b / a)) > INFORM
+                for k in np.flatnonzero(big):
+                    informs.setdefault(e.family, set()).add((e.ids[k], e.shapes[k]))
+            if moved:
+                touched.append(i)
+        return touched, informs
+
+
+def _admissible(fitter: _Fitter, meds: dict[str, np.ndarray], now: dict[str, np.ndarray]
+                ) -> bool:
+    for fam, m in meds.items():
+        ref = fitter.reference[fam]
+        if m[0] > max(ref + max(WORSE_ABS, WORSE_REL * ref), now[fam][0]) + 1e-12:
+            return False
+    return True
+
+
+def _fit_term(fitter: _Fitter, term: Term, x0: float, xb: float, touched: list[int],
+              fams: list[str]) -> tuple[float, str]:
+    """Best admissible value of ``term`` (x0 when no move passes the held-out check)."""
+    def score(x: float) -> tuple[np.ndarray, bool]:
+        meds = fitter.medians(fitter.trial(term.path, x, touched), fams)
+        m = np.array(list(meds.values())).reshape(len(fams), -1)
+        # columns: all, in fold k, without fold k; sums over families (nan: fold empty)
+        sums = np.nansum(m, axis=0) + np.r_[LAMBDA * _distance(term, x, xb),
+                                            np.zeros(FOLDS),
+                                            np.full(FOLDS, LAMBDA * _distance(term, x, xb))]
+        return sums, _admissible(fitter, meds, now)
+
+    now = fitter.medians(fitter.preds, fams)
+    grid = _grid(x0, term.lo, term.hi)
+    scored = [(x, *score(x)) for x in grid]
+    ok = [(x, s) for x, s, adm in scored if adm]
+    s0 = scored[0][1]
+    best_x, best = min(ok, key=lambda t: t[1][0])
+    held = 0.0
+    for k in range(FOLDS):
+        xk, _ = min(ok, key=lambda t, k=k: t[1][1 + FOLDS + k])
+        sk = dict(ok)[xk]
+        held += s0[1 + k] - sk[1 + k]  # gain on fold k, value chosen without it
+    if s0[0] - best[0] < MIN_GAIN:
+        return x0, "no gain on the training rows"
+    if held < MIN_GAIN:
+        return x0, f"held-out gain {held:.3g} < {MIN_GAIN}"
+    steps = sorted({abs(x - best_x) for x in grid if x != best_x})
+    step = steps[0] if steps else (term.hi - term.lo) / 16
+    for _ in range(2):
+        for x in np.linspace(max(term.lo, best_x - step), min(term.hi, best_x + step), 9):
             x = _round(float(x))
-            v = evaluate(x)
-            if v < best - 1e-9 and v < start - min_gain:
-                best, best_x = v, x
-        grid = np.linspace(max(lo, best_x - step), min(hi, best_x + step), 9)
+            s, adm = score(x)
+            if adm and s[0] < best[0] - 1e-9:
+                best_x, best = x, s
         step /= 4
-    return best_x, best
-
+    return best_x, ""
 
 def _base(rows: list[dict[str, Any]], hardware: Any) -> Hardware:
     from ..hardware import hardware as lookup
@@ -150,11 +318,14 @@ def provenance(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: Any = None, *,
-                terms: Iterable[str] | None = None, sweeps: int = 2,
-                progress: Callable[[str], None] | None = None) -> Profile:
+                terms: Iterable[str] | None = None, sweeps: int = 3,
+                progress: Callable[[str], None] | None = None,
+                min_rows: int = MIN_ROWS, min_shapes: int = MIN_SHAPES) -> Profile:
     """Fit the default model's terms for one accelerator to measured rows; return the Profile.
 
-    See ``roofline.calibrate.calibrate`` (the public entry) for the parameters.
+    See ``roofline.calibrate.calibrate`` (the public entry) for the parameters and the module
+    docstring for the rules; ``min_rows`` / ``min_shapes``: the evidence a term needs (the
+    one-row-per-term measurements of ``roofline calibrate`` without ``-i`` pass 1 / 1).
     """
     from ..validation import read_measurements
 
@@ -181,57 +352,82 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
         else:
             grouped.setdefault(g, []).append(r)
     failures: list[tuple[str, str]] = []
-    before = family_errors([r for rs in grouped.values() for r in rs], start, failures)
-    bad = {rid for rid, _ in failures}
+    units = build_units(grouped, start, failures)
     for _, msg in failures:
         unused.setdefault(msg.split(":")[0], "prediction failed: " + msg.split(": ", 1)[-1])
-    grouped = {g: [r for r in rs if r["id"] not in bad] for g, rs in grouped.items()}
-    grouped = {g: rs for g, rs in grouped.items() if rs}
-    candidates = terms_for(set(grouped), areas)
-    todo = [t for t in candidates
-            if sum(len(grouped.get(g, [])) for g in t.groups) >= MIN_ROWS]
-    decided = {g for t in todo for g in t.groups}
-    seen = {g for t in candidates for g in t.groups}
-    for g, rs in grouped.items():
-        if g not in decided:
-            why = (f"fewer than {MIN_ROWS} rows for its terms" if g in seen
-                   else "no fitted term acts on it (validated only)")
-            for r in rs:
-                unused.setdefault(str(r["family"]), why)
+    candidates = terms_for({u.group for u in units}, areas)
+    fitted = start.fitted.to_dict()
+    fitter = _Fitter(base, fitted, units)
+    before = list(fitter.preds)
+    changes: dict[str, dict[str, Any]] = {}
+    todo: list[tuple[Term, list[int], list[str]]] = []
+    row_family = {str(r["id"]): str(r["family"]) for r in rows}
+    informed_by_fitted: set[str] = set()
+    informed_by_some: set[str] = set()
+    for term in candidates:
+        touched, informs = fitter.probe(term)
+        pairs = set().union(*informs.values()) if informs else set()
+        n_rows, n_shapes = len({i for i, _ in pairs}), len({s for _, s in pairs})
+        info = {"base": _round(current(start, term.path)), "rows": n_rows, "shapes": n_shapes}
+        changes[term.label] = info
+        fams = {row_family[i] for i, _ in pairs}
+        informed_by_some |= fams
+        if n_rows < min_rows or n_shapes < min_shapes:
+            info["kept"] = (f"{n_rows} rows, {n_shapes} shapes inform it (needs {min_rows}, "
+                            f"{min_shapes})")
+            continue
+        informed_by_fitted |= fams
+        moved = sorted({fitter.units[i].entries[j].family for i in touched
+                        for j in range(len(fitter.units[i].entries))})
+        todo.append((term, touched, moved))
+    for u in units:
+        for r in u.rows:
+            fam = str(r["family"])
+            if fam in informed_by_fitted or fam in unused:
+                continue
+            unused[fam] = ("too few rows / shapes for the terms that act on it"
+                           if fam in informed_by_some else
+                           "no fitted term acts on it (validated only)")
     if not todo:
         reasons = "; ".join(f"{k}: {v}" for k, v in sorted(unused.items()))
         raise ValueError(f"{fn}: no usable rows in {where} for terms {list(areas)} ({reasons})")
-    fitted = start.fitted.to_dict()
-    changes: dict[str, dict[str, float]] = {}
-    # Every term is judged on every usable row: a term fitted on its own groups moves others
-    # too (the bf16 fraction sets grouped GEMMs, attention and float8 linears).
-    sel = [r for rs in grouped.values() for r in rs]
+    dirty = {t.label for t, _, _ in todo}
     for sweep in range(sweeps):
-        for term in todo:
-            x0 = min(max(current(profile_of(base, fitted), term.path), term.lo), term.hi)
-
-            def evaluate(x: float, term: Term = term, now: dict[str, Any] = fitted) -> float:
-                return loss(family_errors(sel, profile_of(base, _set(now, term.path, x))))
-
-            x, _ = search(evaluate, x0, term.lo, term.hi)
+        if not dirty:
+            break
+        for term, touched, fams in todo:
+            if term.label not in dirty:
+                continue
+            dirty.discard(term.label)
+            x0 = min(max(current(fitter.hw(fitter.fitted), term.path), term.lo), term.hi)
+            x, why = _fit_term(fitter, term, x0, changes[term.label]["base"], touched, fams)
             if x != x0:
-                fitted = _set(fitted, term.path, x)
-            changes.setdefault(term.label, {"base": _round(current(start, term.path))})
+                fitter.fitted = _set(fitter.fitted, term.path, x)
+                fitter.preds = fitter.trial(term.path, x, touched)
+                dirty |= {t.label for t, tu, _ in todo
+                          if t is not term and set(tu) & set(touched)}
+                changes[term.label].pop("kept", None)
+            elif why and sweep == 0:
+                changes[term.label]["kept"] = why
             if progress is not None:
                 progress(f"sweep {sweep + 1}: {term.label} = {x:.4g}")
-    for term in todo:
-        changes[term.label]["fitted"] = _round(current(profile_of(base, fitted), term.path))
-    used = [r for rs in grouped.values() for r in rs]
-    after = family_errors(used, profile_of(base, fitted))
-    families = {f: {"rows": int(len(e)), "before": round(float(np.median(np.abs(before[f]))), 4),
-                    "after": round(float(np.median(np.abs(e))), 4)}
-                for f, e in sorted(after.items()) if f in before}
+    fitted = fitter.fitted
+    final = profile_of(base, fitted)
+    for term, _, _ in todo:
+        changes[term.label]["fitted"] = _round(current(final, term.path))
+    for info in changes.values():
+        info.setdefault("fitted", info["base"])
+    families = {fam: {"rows": int(len(fitter.logerr(before, fam))),
+                      "before": round(float(np.median(fitter.relerr(before, fam))), 4),
+                      "after": round(float(np.median(fitter.relerr(fitter.preds, fam))), 4)}
+                for fam in sorted(fitter.families)}
     meta = {
         "base": base.base if isinstance(base, Profile) else base.name,
         **provenance(rows),
         "measurements": where,
-        "rows": len(used),
+        "rows": sum(len(u.rows) for u in units),
         "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "rule": {"min_rows": min_rows, "min_shapes": min_shapes, "inform": INFORM},
         "terms": changes,
         "families": families,
         "unused": dict(sorted(unused.items())),
