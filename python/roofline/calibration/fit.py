@@ -105,22 +105,23 @@ def _round(x: float) -> float:
     return float(f"{x:.4g}")
 
 
-#: A row informs a term when its prediction moves by more than this between the term's bounds.
-INFORM = 0.05
+#: A row informs a term when its prediction moves by more than this when the term moves by a
+#: quarter of its value (the elasticity is above ~0.1).
+INFORM = 0.02
 #: A term is fitted only when at least this many rows, of this many distinct shapes, inform it.
 MIN_ROWS = 4
 MIN_SHAPES = 2
 #: Weight of a term's distance from its base value, ``|log(x / base)|``, in the loss (the sum
 #: over families of the median |log error|).
-LAMBDA = 0.01
+LAMBDA = 0.4
 #: Times are compared on a log scale softened by this (a base of 0 s is allowed).
 _TIME_SOFTENING_S = 1e-6
 #: A move must lower both the loss and the held-out loss (summed over folds) by this much.
-MIN_GAIN = 0.004
+MIN_GAIN = 0.02
 #: A value is not admissible when it makes a family worse than before the fit by more than
 #: max(WORSE_ABS, WORSE_REL * its error before).
-WORSE_ABS = 0.02
-WORSE_REL = 0.25
+WORSE_ABS = 0.01
+WORSE_REL = 0.1
 #: Folds of the held-out check (rows of each family split alternately).
 FOLDS = 2
 
@@ -218,22 +219,27 @@ class _Fitter:
             preds[i] = self.units[i].predict(hw)
         return preds
 
-    def probe(self, term: Term) -> tuple[list[int], dict[str, set[str]]]:
-        """Units the term moves, and per family the (row id, shape) it informs."""
+    def probe(self, term: Term, x0: float) -> tuple[list[int], dict[str, set[str]]]:
+        """Units the term moves at all (between its bounds), and per family the (row id,
+        shape) it informs: whose prediction moves by more than ``INFORM`` when the term moves
+        from ``x0`` by a quarter (times: by a quarter, at least 2 % of their range)."""
         lo = self.trial(term.path, term.lo, range(len(self.units)))
         hi = self.trial(term.path, term.hi, range(len(self.units)))
-        touched, informs = [], {}
-        for i, u in enumerate(self.units):
-            moved = False
-            for j, e in enumerate(u.entries):
-                a, b, c = lo[i][j], hi[i][j], self.preds[i][j]
-                if np.any(a != c) or np.any(b != c):
-                    moved = True
-                big = np.abs(np.log(b / a)) > INFORM
+        if term.lo > 0:
+            x1 = x0 * 1.25 if x0 * 1.25 <= term.hi else x0 / 1.25
+        else:
+            x1 = min(x0 + max(0.25 * x0, 0.02 * (term.hi - term.lo)), term.hi)
+        touched = [i for i, u in enumerate(self.units)
+                   if any(np.any(lo[i][j] != self.preds[i][j]) or np.any(hi[i][j] !=
+                                                                          self.preds[i][j])
+                          for j in range(len(u.entries)))]
+        near = self.trial(term.path, x1, touched)
+        informs: dict[str, set[str]] = {}
+        for i in touched:
+            for j, e in enumerate(self.units[i].entries):
+                big = np.abs(np.log(near[i][j] / self.preds[i][j])) > INFORM
                 for k in np.flatnonzero(big):
                     informs.setdefault(e.family, set()).add((e.ids[k], e.shapes[k]))
-            if moved:
-                touched.append(i)
         return touched, informs
 
 
@@ -247,42 +253,52 @@ def _admissible(fitter: _Fitter, meds: dict[str, np.ndarray], now: dict[str, np.
 
 
 def _fit_term(fitter: _Fitter, term: Term, x0: float, xb: float, touched: list[int],
-              fams: list[str]) -> tuple[float, str]:
-    """Best admissible value of ``term`` (x0 when no move passes the held-out check)."""
-    def score(x: float) -> tuple[np.ndarray, bool]:
+              fams: list[str], driving: list[str]) -> tuple[float, str]:
+    """Best admissible value of ``term`` (x0 when no move passes the held-out check): the loss
+    sums over the ``driving`` families; every family in ``fams`` is guarded."""
+    def score(x: float) -> tuple[np.ndarray, float, bool]:
+        """(per driving family: [all, in fold k..., without fold k...] medians, penalty,
+        admissible)."""
         meds = fitter.medians(fitter.trial(term.path, x, touched), fams)
-        m = np.array(list(meds.values())).reshape(len(fams), -1)
-        # columns: all, in fold k, without fold k; sums over families (nan: fold empty)
-        sums = np.nansum(m, axis=0) + np.r_[LAMBDA * _distance(term, x, xb),
-                                            np.zeros(FOLDS),
-                                            np.full(FOLDS, LAMBDA * _distance(term, x, xb))]
-        return sums, _admissible(fitter, meds, now)
+        m = np.array([meds[f] for f in driving]).reshape(len(driving), 1 + 2 * FOLDS)
+        return m, LAMBDA * _distance(term, x, xb), _admissible(fitter, meds, now)
 
     now = fitter.medians(fitter.preds, fams)
     grid = _grid(x0, term.lo, term.hi)
-    scored = [(x, *score(x)) for x in grid]
-    ok = [(x, s) for x, s, adm in scored if adm]
-    s0 = scored[0][1]
-    best_x, best = min(ok, key=lambda t: t[1][0])
-    held = 0.0
-    for k in range(FOLDS):
-        xk, _ = min(ok, key=lambda t, k=k: t[1][1 + FOLDS + k])
-        sk = dict(ok)[xk]
-        held += s0[1 + k] - sk[1 + k]  # gain on fold k, value chosen without it
-    if s0[0] - best[0] < MIN_GAIN:
+    scored = [score(x) for x in grid]
+    ok = [i for i, (_, _, adm) in enumerate(scored) if adm]
+    loss = np.array([scored[i][0][:, 0].sum() + scored[i][1] for i in ok])
+    best_x, best = grid[ok[int(np.argmin(loss))]], float(loss.min())
+    if loss[0] - best < MIN_GAIN:  # ok[0] is x0 (admissible: nothing changed)
         return x0, "no gain on the training rows"
-    if held < MIN_GAIN:
-        return x0, f"held-out gain {held:.3g} < {MIN_GAIN}"
+    # Held out: with >= 2 driving families, each family in turn (the value chosen on the others
+    # must improve it: a term is physics shared by kernels, not a per-family knob); with one,
+    # its rows split alternately into folds.
+    held = []
+    if len(driving) >= 2:
+        for f in range(len(driving)):
+            others = [scored[i][0][:, 0].sum() - scored[i][0][f, 0] + scored[i][1] for i in ok]
+            k = ok[int(np.argmin(others))]
+            held.append(scored[0][0][f, 0] - scored[k][0][f, 0])
+    else:
+        for f in range(FOLDS):
+            without = [np.nansum(scored[i][0][:, 1 + FOLDS + f]) + scored[i][1] for i in ok]
+            k = ok[int(np.argmin(without))]
+            held.append(float(np.nansum(scored[0][0][:, 1 + f] - scored[k][0][:, 1 + f])))
+    if sum(held) < MIN_GAIN or (len(driving) < 2 and min(held) < -WORSE_ABS):
+        return x0, "held-out gain " + " ".join(f"{h:+.3f}" for h in held) + \
+            (" (per family)" if len(driving) >= 2 else " (per fold)")
     steps = sorted({abs(x - best_x) for x in grid if x != best_x})
     step = steps[0] if steps else (term.hi - term.lo) / 16
     for _ in range(2):
         for x in np.linspace(max(term.lo, best_x - step), min(term.hi, best_x + step), 9):
             x = _round(float(x))
-            s, adm = score(x)
-            if adm and s[0] < best[0] - 1e-9:
-                best_x, best = x, s
+            m, pen, adm = score(x)
+            if adm and m[:, 0].sum() + pen < best - 1e-9:
+                best_x, best = x, float(m[:, 0].sum() + pen)
         step /= 4
     return best_x, ""
+
 
 def _base(rows: list[dict[str, Any]], hardware: Any) -> Hardware:
     from ..hardware import hardware as lookup
@@ -360,13 +376,17 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
     fitter = _Fitter(base, fitted, units)
     before = list(fitter.preds)
     changes: dict[str, dict[str, Any]] = {}
-    todo: list[tuple[Term, list[int], list[str]]] = []
+    todo: list[tuple[Term, list[int], list[str], list[str]]] = []
     row_family = {str(r["id"]): str(r["family"]) for r in rows}
     informed_by_fitted: set[str] = set()
     informed_by_some: set[str] = set()
+    # only families with enough rows drive a fit; smaller ones are guarded (never much worse)
+    drivers = {f for f in fitter.families if len(fitter.logerr(fitter.preds, f)) >= min_rows}
     for term in candidates:
-        touched, informs = fitter.probe(term)
-        pairs = set().union(*informs.values()) if informs else set()
+        x0 = min(max(current(start, term.path), term.lo), term.hi)
+        touched, informs = fitter.probe(term, x0)
+        pairs = set().union(*(v for f, v in informs.items() if f in drivers)) \
+            if informs else set()
         n_rows, n_shapes = len({i for i, _ in pairs}), len({s for _, s in pairs})
         info = {"base": _round(current(start, term.path)), "rows": n_rows, "shapes": n_shapes}
         changes[term.label] = info
@@ -374,37 +394,39 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
         informed_by_some |= fams
         if n_rows < min_rows or n_shapes < min_shapes:
             info["kept"] = (f"{n_rows} rows, {n_shapes} shapes inform it (needs {min_rows}, "
-                            f"{min_shapes})")
+                            f"{min_shapes}, in families of >= {min_rows} rows)")
             continue
         informed_by_fitted |= fams
         moved = sorted({fitter.units[i].entries[j].family for i in touched
                         for j in range(len(fitter.units[i].entries))})
-        todo.append((term, touched, moved))
+        todo.append((term, touched, moved, [f for f in moved if f in drivers]))
     for u in units:
         for r in u.rows:
             fam = str(r["family"])
             if fam in informed_by_fitted or fam in unused:
                 continue
-            unused[fam] = ("too few rows / shapes for the terms that act on it"
+            unused[fam] = (f"fewer than {min_rows} rows (or shapes) for the terms that act on "
+                           "it: validated, and no fitted term may make it much worse"
                            if fam in informed_by_some else
                            "no fitted term acts on it (validated only)")
     if not todo:
         reasons = "; ".join(f"{k}: {v}" for k, v in sorted(unused.items()))
         raise ValueError(f"{fn}: no usable rows in {where} for terms {list(areas)} ({reasons})")
-    dirty = {t.label for t, _, _ in todo}
+    dirty = {t.label for t, _, _, _ in todo}
     for sweep in range(sweeps):
         if not dirty:
             break
-        for term, touched, fams in todo:
+        for term, touched, fams, driving in todo:
             if term.label not in dirty:
                 continue
             dirty.discard(term.label)
             x0 = min(max(current(fitter.hw(fitter.fitted), term.path), term.lo), term.hi)
-            x, why = _fit_term(fitter, term, x0, changes[term.label]["base"], touched, fams)
+            x, why = _fit_term(fitter, term, x0, changes[term.label]["base"], touched, fams,
+                               driving)
             if x != x0:
                 fitter.fitted = _set(fitter.fitted, term.path, x)
                 fitter.preds = fitter.trial(term.path, x, touched)
-                dirty |= {t.label for t, tu, _ in todo
+                dirty |= {t.label for t, tu, _, _ in todo
                           if t is not term and set(tu) & set(touched)}
                 changes[term.label].pop("kept", None)
             elif why and sweep == 0:
@@ -413,7 +435,7 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
                 progress(f"sweep {sweep + 1}: {term.label} = {x:.4g}")
     fitted = fitter.fitted
     final = profile_of(base, fitted)
-    for term, _, _ in todo:
+    for term, _, _, _ in todo:
         changes[term.label]["fitted"] = _round(current(final, term.path))
     for info in changes.values():
         info.setdefault("fitted", info["base"])
