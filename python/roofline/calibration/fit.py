@@ -7,19 +7,23 @@ units whose prediction it moves (found by setting it to its bounds), the rest ar
 Each term (``roofline.calibration.terms``) is one bounded physical parameter. The rules:
 
 - **Enough evidence.** A row *informs* a term when its prediction moves by more than
-  ``INFORM`` (5 %) between the term's bounds. A term is fitted only when at least ``MIN_ROWS``
-  (4) rows of at least ``MIN_SHAPES`` (2) distinct shapes inform it; otherwise it keeps its
-  base value (the profile's ``fit.terms`` says why).
-- **Families weigh equally.** The loss is the sum over families of the median
-  ``|log(predicted / measured)|`` of the family's rows (a 40-row family counts as much as a
-  4-row one), plus ``LAMBDA`` times the term's distance from its base (packaged) value,
-  ``|log(x / base)|`` (for times, softened by 1 us so a base of 0 is allowed).
-- **No family much worse.** A value is admissible only if no family gets worse than its error
-  before the fit by more than ``max(WORSE_ABS, WORSE_REL * error)`` (2 points, or a quarter).
-- **Held-out gain.** The training rows of every family are split alternately into ``FOLDS``
-  (2) folds; a term moves only when, choosing its value on the other fold, the held-out fold
-  improves by at least ``MIN_GAIN`` summed over folds, and the loss on all rows improves by
-  ``MIN_GAIN`` too. So noise and model mismatch of a few rows are not chased.
+  ``INFORM`` (2 %) when the term moves by a quarter of its value (times: by at least 2 % of
+  their range). Only families of at least ``MIN_ROWS`` rows *drive* a fit. A term is fitted
+  only when at least ``MIN_ROWS`` (4) rows of at least ``MIN_SHAPES`` (2) distinct shapes of
+  driving families inform it; otherwise it keeps its base value (``fit.terms`` says why).
+- **Families weigh equally.** The loss is the sum over driving families of the family's
+  median + p90 / 4 of ``|log(predicted / measured)|`` (a 40-row family counts as much as a
+  4-row one), plus ``LAMBDA`` (0.4) times the term's distance from its base (packaged) value,
+  ``|log(x / base)|`` capped at ``PRIOR_SPAN`` (0.1; times softened by 1 us so a base of 0 is
+  allowed): a 10 % move must buy 4 points of one family's error, a larger one no more.
+- **No family much worse.** A value is admissible only if no family it touches (driving or
+  not) gets worse than before the fit by more than ``max(WORSE_ABS, WORSE_REL * error)``
+  (1 point, or a tenth).
+- **Held-out gain.** With two or more driving families, each in turn is held out: the value
+  chosen on the others must improve it, by ``MIN_GAIN`` (0.02) summed over families (a term is
+  physics shared by kernels, not a knob per family). With one, its rows are split alternately
+  into ``FOLDS`` (2) folds, and every fold must gain. The loss on all rows must drop by
+  ``MIN_GAIN`` too. So noise and the model mismatch of a few rows are not chased.
 
 The search per term: a grid over the bounds plus multiplicative steps around the current value
 (all folds are scored from the same predictions), then two finer grids around the best. Sweeps
@@ -94,11 +98,12 @@ def family_errors(rows: list[dict[str, Any]], hw: Hardware,
 
 
 def loss(errors: dict[str, np.ndarray]) -> float:
-    """Mean over families of the median ``|log(predicted / measured)|`` (``errors``: signed
-    relative errors per family, as :func:`family_errors` gives)."""
+    """Mean over families of the per-family error the fit uses (median + p90 / 4 of
+    ``|log(predicted / measured)|``; ``errors``: signed relative errors per family, as
+    :func:`family_errors` gives)."""
     if not errors:
         return 0.0
-    return float(np.mean([np.median(np.abs(np.log1p(e))) for e in errors.values()]))
+    return float(np.mean([_stat(np.abs(np.log1p(e))) for e in errors.values()]))
 
 
 def _round(x: float) -> float:
@@ -114,6 +119,8 @@ MIN_SHAPES = 2
 #: Weight of a term's distance from its base value, ``|log(x / base)|``, in the loss (the sum
 #: over families of the median |log error|).
 LAMBDA = 0.4
+#: The distance from the base is capped at this (|log| 0.1: about 10 %).
+PRIOR_SPAN = 0.1
 #: Times are compared on a log scale softened by this (a base of 0 s is allowed).
 _TIME_SOFTENING_S = 1e-6
 #: A move must lower both the loss and the held-out loss (summed over folds) by this much.
@@ -126,19 +133,26 @@ WORSE_REL = 0.1
 FOLDS = 2
 
 
-def _median(a: np.ndarray) -> float:
-    """np.median of a 1-d array (nan when empty), without its overhead on small arrays."""
+def _stat(a: np.ndarray) -> float:
+    """A family's error in the loss: median + p90 / 4 of its |log(predicted / measured)|
+    (nan when empty); the median alone leaves coordinate descent stuck where two terms trade
+    off (a latency and a rate), the tail term sees the rows the median ignores."""
     n = len(a)
     if n == 0:
         return float("nan")
     s = np.sort(a)
-    return float(0.5 * (s[(n - 1) // 2] + s[n // 2]))
+    q = 0.9 * (n - 1)
+    i = int(q)
+    p90 = s[i] + (q - i) * (s[min(i + 1, n - 1)] - s[i])  # np.percentile(a, 90)
+    return float(0.5 * (s[(n - 1) // 2] + s[n // 2]) + 0.25 * p90)
 
 
 def _distance(term: Term, x: float, base: float) -> float:
-    """How far ``x`` is from the base value: |log(x / base)| (times: softened by 1 us)."""
+    """How far ``x`` is from the base value: |log(x / base)| (times: softened by 1 us), capped
+    at ``PRIOR_SPAN``: the base is trusted to about that; a device whose data asks for more is
+    another device, and a large move costs no more than a moderate one."""
     s = _TIME_SOFTENING_S if term.lo <= 0 else 0.0
-    return abs(float(np.log((x + s) / (max(base, term.lo) + s))))
+    return min(abs(float(np.log((x + s) / (max(base, term.lo) + s)))), PRIOR_SPAN)
 
 
 def _grid(x0: float, lo: float, hi: float) -> list[float]:
@@ -203,9 +217,9 @@ class _Fitter:
         out = {}
         for fam in (self.families if fams is None else fams):
             e, fold = self.logerr(preds, fam), self.families[fam].fold
-            vals = [_median(e)]
+            vals = [_stat(e)]
             for sel in ([fold == k for k in range(FOLDS)] + [fold != k for k in range(FOLDS)]):
-                vals.append(_median(e[sel]))
+                vals.append(_stat(e[sel]))
             out[fam] = np.array(vals)
         return out
 
@@ -253,9 +267,10 @@ def _admissible(fitter: _Fitter, meds: dict[str, np.ndarray], now: dict[str, np.
 
 
 def _fit_term(fitter: _Fitter, term: Term, x0: float, xb: float, touched: list[int],
-              fams: list[str], driving: list[str]) -> tuple[float, str]:
+              fams: list[str], driving: list[str], informed: int) -> tuple[float, str]:
     """Best admissible value of ``term`` (x0 when no move passes the held-out check): the loss
-    sums over the ``driving`` families; every family in ``fams`` is guarded."""
+    sums over the ``driving`` families (the first ``informed`` of them are informed by the
+    term: the held-out check is over those); every family in ``fams`` is guarded."""
     def score(x: float) -> tuple[np.ndarray, float, bool]:
         """(per driving family: [all, in fold k..., without fold k...] medians, penalty,
         admissible)."""
@@ -271,12 +286,13 @@ def _fit_term(fitter: _Fitter, term: Term, x0: float, xb: float, touched: list[i
     best_x, best = grid[ok[int(np.argmin(loss))]], float(loss.min())
     if loss[0] - best < MIN_GAIN:  # ok[0] is x0 (admissible: nothing changed)
         return x0, "no gain on the training rows"
-    # Held out: with >= 2 driving families, each family in turn (the value chosen on the others
-    # must improve it: a term is physics shared by kernels, not a per-family knob); with one,
-    # its rows split alternately into folds.
+    # Held out: with >= 2 informed driving families, each family in turn (the value chosen on
+    # the others must improve it: a term is physics shared by kernels, not a per-family knob);
+    # with one, its rows split alternately into folds.
     held = []
-    if len(driving) >= 2:
-        for f in range(len(driving)):
+    by_family = informed >= 2
+    if by_family:
+        for f in range(informed):
             others = [scored[i][0][:, 0].sum() - scored[i][0][f, 0] + scored[i][1] for i in ok]
             k = ok[int(np.argmin(others))]
             held.append(scored[0][0][f, 0] - scored[k][0][f, 0])
@@ -285,9 +301,9 @@ def _fit_term(fitter: _Fitter, term: Term, x0: float, xb: float, touched: list[i
             without = [np.nansum(scored[i][0][:, 1 + FOLDS + f]) + scored[i][1] for i in ok]
             k = ok[int(np.argmin(without))]
             held.append(float(np.nansum(scored[0][0][:, 1 + f] - scored[k][0][:, 1 + f])))
-    if sum(held) < MIN_GAIN or (len(driving) < 2 and min(held) < -WORSE_ABS):
+    if sum(held) < MIN_GAIN or (not by_family and min(held) < -WORSE_ABS):
         return x0, "held-out gain " + " ".join(f"{h:+.3f}" for h in held) + \
-            (" (per family)" if len(driving) >= 2 else " (per fold)")
+            (" (per family)" if by_family else " (per fold)")
     steps = sorted({abs(x - best_x) for x in grid if x != best_x})
     step = steps[0] if steps else (term.hi - term.lo) / 16
     for _ in range(2):
@@ -377,6 +393,7 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
     before = list(fitter.preds)
     changes: dict[str, dict[str, Any]] = {}
     todo: list[tuple[Term, list[int], list[str], list[str]]] = []
+    held_out: dict[str, int] = {}  # per term: how many driving families it informs
     row_family = {str(r["id"]): str(r["family"]) for r in rows}
     informed_by_fitted: set[str] = set()
     informed_by_some: set[str] = set()
@@ -391,7 +408,7 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
         info = {"base": _round(current(start, term.path)), "rows": n_rows, "shapes": n_shapes}
         changes[term.label] = info
         fams = {row_family[i] for i, _ in pairs}
-        informed_by_some |= fams
+        informed_by_some |= {row_family[i] for v in informs.values() for i, _ in v}
         if n_rows < min_rows or n_shapes < min_shapes:
             info["kept"] = (f"{n_rows} rows, {n_shapes} shapes inform it (needs {min_rows}, "
                             f"{min_shapes}, in families of >= {min_rows} rows)")
@@ -399,7 +416,11 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
         informed_by_fitted |= fams
         moved = sorted({fitter.units[i].entries[j].family for i in touched
                         for j in range(len(fitter.units[i].entries))})
-        todo.append((term, touched, moved, [f for f in moved if f in drivers]))
+        # driving families first in the order the held-out check uses: informed ones first
+        informed = [f for f in moved if f in drivers and f in informs]
+        todo.append((term, touched, moved,
+                     informed + [f for f in moved if f in drivers and f not in informs]))
+        held_out[term.label] = len(informed)
     for u in units:
         for r in u.rows:
             fam = str(r["family"])
@@ -422,7 +443,7 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
             dirty.discard(term.label)
             x0 = min(max(current(fitter.hw(fitter.fitted), term.path), term.lo), term.hi)
             x, why = _fit_term(fitter, term, x0, changes[term.label]["base"], touched, fams,
-                               driving)
+                               driving, held_out[term.label])
             if x != x0:
                 fitter.fitted = _set(fitter.fitted, term.path, x)
                 fitter.preds = fitter.trial(term.path, x, touched)
