@@ -129,8 +129,6 @@ MIN_GAIN = 0.02
 #: max(WORSE_ABS, WORSE_REL * its error before).
 WORSE_ABS = 0.01
 WORSE_REL = 0.1
-#: A term moves by at most this factor per visit (a trust region; sweeps repeat while moving).
-STEP = 1.5
 #: Folds of the held-out check (rows of each family split alternately).
 FOLDS = 2
 
@@ -158,16 +156,11 @@ def _distance(term: Term, x: float, base: float) -> float:
 
 
 def _grid(x0: float, lo: float, hi: float) -> list[float]:
-    """Candidate values: x0 first, a grid over the trust region around x0 (at most a factor
-    ``STEP`` per visit, so coupled terms move together over sweeps instead of the first one
-    absorbing everything), multiplicative steps around x0."""
-    if x0 > 0:
-        lo, hi = max(lo, x0 / STEP), min(hi, x0 * STEP)
-    else:
-        hi = lo + (hi - lo) * 0.1
+    """Candidate values: x0 first, a grid over the bounds, multiplicative steps around x0."""
     pts = [x0, *np.linspace(lo, hi, 17).tolist()]
     if x0 > 0:
-        pts += [x0 * f for f in (0.8, 0.9, 0.95, 0.98, 1.02, 1.05, 1.1, 1.25)]
+        pts += [x0 * f for f in (0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 1.02, 1.05, 1.1, 1.25, 1.4,
+                                 1.7)]
     else:
         pts += [lo + (hi - lo) * f for f in (0.005, 0.01, 0.02, 0.04)]
     out: list[float] = []
@@ -357,7 +350,7 @@ def provenance(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: Any = None, *,
-                terms: Iterable[str] | None = None, sweeps: int = 8,
+                terms: Iterable[str] | None = None, sweeps: int = 3,
                 progress: Callable[[str], None] | None = None,
                 min_rows: int = MIN_ROWS, min_shapes: int = MIN_SHAPES) -> Profile:
     """Fit the default model's terms for one accelerator to measured rows; return the Profile.
