@@ -285,7 +285,7 @@ def _fit_term(fitter: _Fitter, term: Term, x0: float, xb: float, touched: list[i
     loss = np.array([scored[i][0][:, 0].sum() + scored[i][1] for i in ok])
     best_x, best = grid[ok[int(np.argmin(loss))]], float(loss.min())
     if loss[0] - best < MIN_GAIN:  # ok[0] is x0 (admissible: nothing changed)
-        return x0, "no gain on the training rows"
+        return x0, "no gain"
     # Held out: with >= 2 informed driving families, each family in turn (the value chosen on
     # the others must improve it: a term is physics shared by kernels, not a per-family knob);
     # with one, its rows split alternately into folds.
@@ -410,8 +410,7 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
         fams = {row_family[i] for i, _ in pairs}
         informed_by_some |= {row_family[i] for v in informs.values() for i, _ in v}
         if n_rows < min_rows or n_shapes < min_shapes:
-            info["kept"] = (f"{n_rows} rows, {n_shapes} shapes inform it (needs {min_rows}, "
-                            f"{min_shapes}, in families of >= {min_rows} rows)")
+            info["kept"] = f"too few rows (needs {min_rows}, {min_shapes} shapes)"
             continue
         informed_by_fitted |= fams
         moved = sorted({fitter.units[i].entries[j].family for i in touched
