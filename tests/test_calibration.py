@@ -285,3 +285,63 @@ def test_cli_fits_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert current(load_profile(out), ("compute_fraction", "bf16")) == pytest.approx(0.7,
                                                                                      rel=0.02)
     assert main(["calibrate", "-i", str(tmp_path / "none.jsonl")]) != 0
+
+
+def test_batched_predictions_equal_compare_row_by_row() -> None:
+    from roofline.calibration.batch import build_units
+    from roofline.calibration.terms import group
+
+    rows = [dict(r, id=f"r{i}") for i, r in enumerate(read_measurements(H100_FILE))]
+    hw = profile_of(rl.hardware("H100 SXM"), {"params": {"memory_fraction": 0.7},
+                                              "host": {"terms": {"compiled_call_s": 2e-3}}})
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if (g := group(r)) is not None:
+            grouped.setdefault(g, []).append(r)
+    failures: list[tuple[str, str]] = []
+    units = build_units(grouped, hw, failures)
+    assert not failures and len(units) < len(rows) / 5  # most rows are predicted in batches
+    ref = {(c.id, c.family): (c.measured_s, c.predicted_s) for c in compare(rows, hardware=hw)}
+    got = {}
+    for u in units:
+        for e, pred in zip(u.entries, u.predict(hw), strict=True):
+            for rid, m, p in zip(e.ids, e.measured, pred, strict=True):
+                got[(rid, e.family)] = (m, p)
+    assert got.keys() == ref.keys()
+    for key, (m, p) in got.items():
+        assert (m, p) == pytest.approx(ref[key], rel=1e-12), key
+
+
+def test_a_family_of_two_rows_does_not_move_a_term() -> None:
+    # fp32 GEMMs at half the packaged rate, but only two rows: the evidence rule keeps the term
+    truth = profile_of(rl.hardware("H100 SXM"), {"compute_fraction": {"fp32": 0.4}})
+    rows = synthetic(truth, [dict(s, dtype="fp32") for s in GEMM_SHAPES[-2:]], "gemm", "fp32")
+    rows += synthetic(rl.hardware("H100 SXM"), GEMM_SHAPES, "gemm", "bf16")
+    prof = rl.calibrate(measurements=rows, terms=["compute"])
+    fp32 = prof.fit.to_dict()["terms"]["compute_fraction.fp32"]
+    assert fp32["fitted"] == fp32["base"] and "too few rows" in fp32["kept"]
+    assert "fp32" in prof.fit.to_dict()["unused"]
+
+
+def _quality() -> Any:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import calibration_quality
+
+    return calibration_quality
+
+
+def test_h100_half_split_is_not_worse_out_of_sample() -> None:
+    # benchmarks/calibration_quality.py (i), on every other row of each half (speed)
+    res = _quality().h100_half_split(H100_FILE, every=2)
+    for figure in ("families", "rows"):
+        assert res["after"][figure] <= res["before"][figure] + 1e-9, figure
+
+
+def test_synthetic_gpu_is_recovered() -> None:
+    # benchmarks/calibration_quality.py (ii): perturbed terms, 5 % noise; fit on even rows
+    res = _quality().synthetic_gpu(H100_FILE, seed=0)
+    for label, (_, truth, fitted) in res["terms"].items():
+        assert fitted == pytest.approx(truth, rel=0.15), label
+    assert res["after"]["families"] < 0.3 * res["before"]["families"]
+    assert res["after"]["rows"] < 0.3 * res["before"]["rows"]
+    assert res["after"]["families"] < 0.06
