@@ -132,8 +132,8 @@ def _print(title: str, res: dict[str, Any]) -> None:
     print(f"\n{title}  (fit {res['fit_s']:.1f} s)")
     print(f"  {'held-out figure':30s} {'packaged':>9s} {'calibrated':>11s}")
     for k in ("families", "rows", "worst family"):
-        print(f"  {'median |error| over ' + k if k != 'worst family' else 'worst family median':30s}"
-              f" {b[k]:9.4f} {a[k]:11.4f}")
+        name = "worst family median" if k == "worst family" else "median |error| over " + k
+        print(f"  {name:30s} {b[k]:9.4f} {a[k]:11.4f}")
     worse = {f: (res["families_before"][f], v) for f, v in res["families_after"].items()
              if v > res["families_before"].get(f, v) + 0.01}
     for f, (x, y) in sorted(worse.items()):

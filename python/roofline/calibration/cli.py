@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from ..calibrate import calibrate
     from ..hardware import hardware
     from .cache import profile_path
-    from .fit import fit_profile
+    from .fit import MIN_ROWS, MIN_SHAPES, fit_profile
     from .profile import Profile, save_profile
 
     source: Any = args.input
@@ -62,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
         if base is None:
             base = hardware() if args.device == "cuda" else measured
     # without -i: one dedicated row per term (peak rate, copy, launch), so one row suffices
-    rule = {} if args.input is not None else {"min_rows": 1, "min_shapes": 1}
-    prof: Profile = fit_profile(source, base, terms=args.terms, **rule)
+    one = args.input is None
+    prof: Profile = fit_profile(source, base, terms=args.terms, min_rows=1 if one else MIN_ROWS,
+                                min_shapes=1 if one else MIN_SHAPES)
     written = []
     if args.output:
         written.append(save_profile(prof, args.output))

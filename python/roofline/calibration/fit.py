@@ -233,7 +233,8 @@ class _Fitter:
             preds[i] = self.units[i].predict(hw)
         return preds
 
-    def probe(self, term: Term, x0: float) -> tuple[list[int], dict[str, set[str]]]:
+    def probe(self, term: Term, x0: float
+              ) -> tuple[list[int], dict[str, set[tuple[str, str]]]]:
         """Units the term moves at all (between its bounds), and per family the (row id,
         shape) it informs: whose prediction moves by more than ``INFORM`` when the term moves
         from ``x0`` by a quarter (times: by a quarter, at least 2 % of their range)."""
@@ -248,7 +249,7 @@ class _Fitter:
                                                                           self.preds[i][j])
                           for j in range(len(u.entries)))]
         near = self.trial(term.path, x1, touched)
-        informs: dict[str, set[str]] = {}
+        informs: dict[str, set[tuple[str, str]]] = {}
         for i in touched:
             for j, e in enumerate(self.units[i].entries):
                 big = np.abs(np.log(near[i][j] / self.preds[i][j])) > INFORM
@@ -402,17 +403,20 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
     for term in candidates:
         x0 = min(max(current(start, term.path), term.lo), term.hi)
         touched, informs = fitter.probe(term, x0)
-        pairs = set().union(*(v for f, v in informs.items() if f in drivers)) \
-            if informs else set()
+        pairs: set[tuple[str, str]] = set()
+        for f, v in informs.items():
+            if f in drivers:
+                pairs |= v
         n_rows, n_shapes = len({i for i, _ in pairs}), len({s for _, s in pairs})
-        info = {"base": _round(current(start, term.path)), "rows": n_rows, "shapes": n_shapes}
+        info: dict[str, Any] = {"base": _round(current(start, term.path)), "rows": n_rows,
+                                "shapes": n_shapes}
         changes[term.label] = info
-        fams = {row_family[i] for i, _ in pairs}
+        informed_by_fitted_now = {row_family[i] for i, _ in pairs}
         informed_by_some |= {row_family[i] for v in informs.values() for i, _ in v}
         if n_rows < min_rows or n_shapes < min_shapes:
             info["kept"] = f"too few rows (needs {min_rows}, {min_shapes} shapes)"
             continue
-        informed_by_fitted |= fams
+        informed_by_fitted |= informed_by_fitted_now
         moved = sorted({fitter.units[i].entries[j].family for i in touched
                         for j in range(len(fitter.units[i].entries))})
         # driving families first in the order the held-out check uses: informed ones first
