@@ -122,7 +122,10 @@ def calibrate(
         per peak class (GEMM rows per dtype), GEMM latency / memory fraction / grouped rate,
         streaming bandwidth and latency (elementwise and row ops), row-op re-read terms,
         attention rate, call time and backward / decode ratios per SDPA backend, float8 cast
-        bandwidth fractions, launch overheads. Terms without rows keep their packaged values.
+        bandwidth fractions, launch overheads. A term is fitted only when at least 4 rows of 2
+        distinct shapes (in families of at least 4 rows) inform it and the move improves
+        held-out families (see ``roofline.calibration.fit``); other terms keep their base
+        values.
     hardware : Hardware, str or Profile, optional
         The base the profile is fitted for (peaks, bandwidth, SMs): default the rows'
         ``hardware`` field (all rows must agree), else ``rl.hardware()``. A Profile as base is
@@ -153,8 +156,11 @@ def calibrate(
     path : str or PathLike, optional
         Also write the result as JSON (``Hardware.from_file(path)`` loads it back).
     rows : list, optional
-        When measuring, receives the measurements as rows of the shared schema (to fit a
-        profile on them: ``calibrate(measurements=rows, hardware=...)``).
+        When measuring, receives the measurements as rows of the shared schema: one row per
+        term (best matmul per dtype, one copy, one launch). ``roofline calibrate`` (no ``-i``)
+        fits a profile on them; ``calibrate(measurements=rows)`` needs at least 4 rows of 2
+        shapes per term, so use ``roofline.calibration.fit.fit_profile(rows, hw, min_rows=1,
+        min_shapes=1)`` for these.
 
     Returns
     -------

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from ..calibrate import calibrate
     from ..hardware import hardware
     from .cache import profile_path
-    from .fit import fit_profile
+    from .fit import MIN_ROWS, MIN_SHAPES, fit_profile
     from .profile import Profile, save_profile
 
     source: Any = args.input
@@ -61,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
         source = rows
         if base is None:
             base = hardware() if args.device == "cuda" else measured
-    prof: Profile = fit_profile(source, base, terms=args.terms)
+    # without -i: one dedicated row per term (peak rate, copy, launch), so one row suffices
+    one = args.input is None
+    prof: Profile = fit_profile(source, base, terms=args.terms, min_rows=1 if one else MIN_ROWS,
+                                min_shapes=1 if one else MIN_SHAPES)
     written = []
     if args.output:
         written.append(save_profile(prof, args.output))
@@ -86,35 +89,45 @@ def _value(label: str, x: float | None) -> str:
     return f"{x * 1e6:.3g} us" if label.endswith("_s") else f"{x:.4g}"
 
 
+def _change(base: float | None, fitted: float | None) -> str:
+    if base is None or fitted is None or base == fitted:
+        return ""
+    if base == 0:
+        return "new"
+    return f"{fitted / base - 1:+.1%}"
+
+
 def _print_summary(prof: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     meta = prof.fit.to_dict()
-    rows = [(k, _value(k, v.get("base")), _value(k, v.get("fitted")))
-            for k, v in meta.get("terms", {}).items()]
-    fams = [(f, str(v["rows"]), f"{v['before']:.1%}", f"{v['after']:.1%}")
-            for f, v in meta.get("families", {}).items()]
+    console = Console(width=max(Console().width, 120))
     title = f"profile of {meta.get('base', prof.name)} from {meta.get('measurements', '?')}"
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:  # pragma: no cover - rich is a dependency
-        print(title)
-        for r in rows:
-            print(f"  {r[0]:55s} {r[1]:>12s} -> {r[2]:>12s}")
-        for f in fams:
-            print(f"  {f[0]:45s} rows {f[1]:>4s}  median {f[2]:>6s} -> {f[3]:>6s}")
-    else:
-        console = Console()
-        t = Table(title=title)
-        for c in ("term", "base", "fitted"):
-            t.add_column(c, justify="left" if c == "term" else "right")
-        for r in rows:
-            t.add_row(*r, style=None if r[1] != r[2] else "dim")
-        console.print(t)
-        e = Table(title="median |error| per family")
-        for c in ("family", "rows", "before", "after"):
-            e.add_column(c, justify="left" if c == "family" else "right")
-        for f in fams:
-            e.add_row(*f)
-        console.print(e)
-    for fam, why in meta.get("unused", {}).items():
-        print(f"not fitted: {fam}: {why}")
+    t = Table(title=title)
+    t.add_column("parameter", no_wrap=True)
+    for c in ("base", "fitted", "change", "rows", "shapes"):
+        t.add_column(c, justify="right")
+    t.add_column("kept because")
+    for k, v in meta.get("terms", {}).items():
+        b, f = v.get("base"), v.get("fitted")
+        moved = b != f
+        t.add_row(k, _value(k, b), _value(k, f), _change(b, f),
+                  str(v.get("rows", "")), str(v.get("shapes", "")),
+                  "" if moved else str(v.get("kept", "kept")),
+                  style=None if moved else "dim")
+    console.print(t)
+    e = Table(title="median |error| per family")
+    for c in ("family", "rows", "before", "after"):
+        e.add_column(c, justify="left" if c == "family" else "right")
+    for fam, v in meta.get("families", {}).items():
+        e.add_row(fam, str(v["rows"]), f"{v['before']:.1%}", f"{v['after']:.1%}")
+    console.print(e)
+    unused = meta.get("unused", {})
+    if unused:
+        u = Table(title="families no term was fitted to")
+        u.add_column("family")
+        u.add_column("reason")
+        for fam, why in unused.items():
+            u.add_row(fam, why)
+        console.print(u)

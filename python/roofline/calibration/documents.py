@@ -25,8 +25,12 @@ __all__ = ["documents", "merge", "patch_for"]
 
 
 def merge(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep copy of ``base`` with ``patch`` merged in (nested dicts merged, the rest replaced)."""
-    out = copy.deepcopy(dict(base))
+    """``base`` with ``patch`` merged in (nested dicts merged, the rest replaced).
+
+    Copy on write: the dicts on the patched paths are new, the rest is shared with ``base``
+    (the packaged documents are cached and never mutated; a fit builds thousands of these).
+    """
+    out = dict(base)
     for key, value in patch.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = merge(out[key], value)

@@ -1,13 +1,33 @@
-"""Fit a profile's terms to measurements: bounded coordinate descent, one term at a time.
+"""Fit a profile's terms to measurements: guarded, regularised coordinate descent.
 
-Each term (``roofline.calibration.terms``) is searched on its bounded interval (a coarse grid,
-then three finer grids around the best value) when some row of the groups it acts on is there,
-minimising over all usable rows (a term moves other families too: the bf16 fraction sets grouped
-GEMMs, attention and float8 linears) the mean over families of ``median + p90 / 4`` of the
-absolute relative error of the public API's prediction (``roofline.validation.compare``). Two
-sweeps over all terms, since some interact (GEMM latency and compute fraction, call time and
-rate). A term moves only when that lowers the loss by at least ``MIN_GAIN``, so terms the data
-cannot see keep their packaged values and noise is not chased.
+Rows are predicted in batches (:mod:`.batch`: one array call per family and fixed arguments,
+the same numbers ``roofline.validation.compare`` gives row by row); a term re-predicts only the
+units whose prediction it moves (found by setting it to its bounds), the rest are cached.
+
+Each term (``roofline.calibration.terms``) is one bounded physical parameter. The rules:
+
+- **Enough evidence.** A row *informs* a term when its prediction moves by more than
+  ``INFORM`` (2 %) when the term moves by a quarter of its value (times: by at least 2 % of
+  their range). Only families of at least ``MIN_ROWS`` rows *drive* a fit. A term is fitted
+  only when at least ``MIN_ROWS`` (4) rows of at least ``MIN_SHAPES`` (2) distinct shapes of
+  driving families inform it; otherwise it keeps its base value (``fit.terms`` says why).
+- **Families weigh equally.** The loss is the sum over driving families of the family's
+  median + p90 / 4 of ``|log(predicted / measured)|`` (a 40-row family counts as much as a
+  4-row one), plus ``LAMBDA`` (0.4) times the term's distance from its base (packaged) value,
+  ``|log(x / base)|`` capped at ``PRIOR_SPAN`` (0.1; times softened by 1 us so a base of 0 is
+  allowed): a 10 % move must buy 4 points of one family's error, a larger one no more.
+- **No family much worse.** A value is admissible only if no family it touches (driving or
+  not) gets worse than before the fit by more than ``max(WORSE_ABS, WORSE_REL * error)``
+  (1 point, or a tenth).
+- **Held-out gain.** With two or more driving families, each in turn is held out: the value
+  chosen on the others must improve it, by ``MIN_GAIN`` (0.02) summed over families (a term is
+  physics shared by kernels, not a knob per family). With one, its rows are split alternately
+  into ``FOLDS`` (2) folds, and every fold must gain. The loss on all rows must drop by
+  ``MIN_GAIN`` too. So noise and the model mismatch of a few rows are not chased.
+
+The search per term: a grid over the bounds plus multiplicative steps around the current value
+(all folds are scored from the same predictions), then two finer grids around the best. Sweeps
+repeat only for terms whose units another accepted move changed (at most ``sweeps``).
 """
 
 from __future__ import annotations
@@ -16,13 +36,14 @@ import copy
 import dataclasses
 import datetime
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..hardware import Hardware
+from .batch import Unit, build_units
 from .profile import Profile
 from .terms import AREAS, Term, group, terms_for
 
@@ -77,43 +98,223 @@ def family_errors(rows: list[dict[str, Any]], hw: Hardware,
 
 
 def loss(errors: dict[str, np.ndarray]) -> float:
-    """Mean over families of median + p90 / 4 of the absolute relative error."""
+    """Mean over families of the per-family error the fit uses (median + p90 / 4 of
+    ``|log(predicted / measured)|``; ``errors``: signed relative errors per family, as
+    :func:`family_errors` gives)."""
     if not errors:
         return 0.0
-    return float(np.mean([np.median(np.abs(e)) + 0.25 * np.percentile(np.abs(e), 90)
-                          for e in errors.values()]))
+    return float(np.mean([_stat(np.abs(np.log1p(e))) for e in errors.values()]))
 
 
 def _round(x: float) -> float:
     return float(f"{x:.4g}")
 
 
-#: A term leaves its current value only when that lowers the loss by this much (the
-#: measurement noise floor is ~2 % per row): no chasing noise on small families.
-MIN_GAIN = 0.002
+#: A row informs a term when its prediction moves by more than this when the term moves by a
+#: quarter of its value (the elasticity is above ~0.1).
+INFORM = 0.02
+#: A term is fitted only when at least this many rows, of this many distinct shapes, inform it.
+MIN_ROWS = 4
+MIN_SHAPES = 2
+#: Weight of a term's distance from its base value, ``|log(x / base)|``, in the loss (the sum
+#: over families of the median |log error|).
+LAMBDA = 0.4
+#: The distance from the base is capped at this (|log| 0.1: about 10 %).
+PRIOR_SPAN = 0.1
+#: Times are compared on a log scale softened by this (a base of 0 s is allowed).
+_TIME_SOFTENING_S = 1e-6
+#: A move must lower both the loss and the held-out loss (summed over folds) by this much.
+MIN_GAIN = 0.02
+#: A value is not admissible when it makes a family worse than before the fit by more than
+#: max(WORSE_ABS, WORSE_REL * its error before).
+WORSE_ABS = 0.01
+WORSE_REL = 0.1
+#: Folds of the held-out check (rows of each family split alternately).
+FOLDS = 2
 
-#: A term is fitted only when its groups have at least this many rows.
-MIN_ROWS = 1
+
+def _stat(a: np.ndarray) -> float:
+    """A family's error in the loss: median + p90 / 4 of its |log(predicted / measured)|
+    (nan when empty); the median alone leaves coordinate descent stuck where two terms trade
+    off (a latency and a rate), the tail term sees the rows the median ignores."""
+    n = len(a)
+    if n == 0:
+        return float("nan")
+    s = np.sort(a)
+    q = 0.9 * (n - 1)
+    i = int(q)
+    p90 = s[i] + (q - i) * (s[min(i + 1, n - 1)] - s[i])  # np.percentile(a, 90)
+    return float(0.5 * (s[(n - 1) // 2] + s[n // 2]) + 0.25 * p90)
 
 
-def search(evaluate: Callable[[float], float], x0: float, lo: float, hi: float,
-           points: int = 13, rounds: int = 3, min_gain: float = MIN_GAIN) -> tuple[float, float]:
-    """Best (value, loss) on [lo, hi] from x0: a grid, then finer grids around the best.
+def _distance(term: Term, x: float, base: float) -> float:
+    """How far ``x`` is from the base value: |log(x / base)| (times: softened by 1 us), capped
+    at ``PRIOR_SPAN``: the base is trusted to about that; a device whose data asks for more is
+    another device, and a large move costs no more than a moderate one."""
+    s = _TIME_SOFTENING_S if term.lo <= 0 else 0.0
+    return min(abs(float(np.log((x + s) / (max(base, term.lo) + s)))), PRIOR_SPAN)
 
-    The first move away from ``x0`` must gain at least ``min_gain``; refinements any gain.
-    """
-    start = evaluate(x0)
-    best_x, best = x0, start
-    grid, step = np.linspace(lo, hi, points), (hi - lo) / (points - 1)
-    for _ in range(rounds + 1):
-        for x in grid:
+
+def _grid(x0: float, lo: float, hi: float) -> list[float]:
+    """Candidate values: x0 first, a grid over the bounds, multiplicative steps around x0."""
+    pts = [x0, *np.linspace(lo, hi, 17).tolist()]
+    if x0 > 0:
+        pts += [x0 * f for f in (0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 1.02, 1.05, 1.1, 1.25, 1.4,
+                                 1.7)]
+    else:
+        pts += [lo + (hi - lo) * f for f in (0.005, 0.01, 0.02, 0.04)]
+    out: list[float] = []
+    for p in pts:
+        p = _round(min(max(float(p), lo), hi))
+        if p not in out:
+            out.append(p)
+    return out
+
+
+@dataclasses.dataclass
+class _Family:
+    """A family's entries (unit index, entry index), fold of each of its values."""
+
+    slots: list[tuple[int, int]]
+    fold: np.ndarray
+
+
+class _Fitter:
+    """Predictions of every unit under the current patch; scores trial values of one term."""
+
+    def __init__(self, base: Hardware, fitted: dict[str, Any], units: list[Unit]) -> None:
+        self.base, self.fitted, self.units = base, fitted, units
+        self.preds = [u.predict(profile_of(base, fitted)) for u in units]
+        self.families: dict[str, _Family] = {}
+        for i, u in enumerate(units):
+            for j, e in enumerate(u.entries):
+                self.families.setdefault(e.family, _Family([], np.zeros(0, int))).slots \
+                    .append((i, j))
+        for f in self.families.values():
+            n = sum(len(self.units[i].entries[j].measured) for i, j in f.slots)
+            f.fold = np.arange(n) % FOLDS
+        self.reference = {f: m[0] for f, m in self.medians(self.preds).items()}
+        self.evaluations = 0
+
+    def hw(self, fitted: dict[str, Any]) -> Profile:
+        return profile_of(self.base, fitted)
+
+    def logerr(self, preds: list[list[np.ndarray]], fam: str) -> np.ndarray:
+        f = self.families[fam]
+        return np.abs(np.log(np.concatenate(
+            [preds[i][j] / self.units[i].entries[j].measured for i, j in f.slots])))
+
+    def relerr(self, preds: list[list[np.ndarray]], fam: str) -> np.ndarray:
+        """|predicted / measured - 1| of the family's values."""
+        return np.abs(np.expm1(np.log(np.concatenate(
+            [preds[i][j] / self.units[i].entries[j].measured
+             for i, j in self.families[fam].slots]))))
+
+    def medians(self, preds: list[list[np.ndarray]], fams: Iterable[str] | None = None
+                ) -> dict[str, np.ndarray]:
+        """Per family: [median on all rows, median on each fold, median without each fold]
+        of |log error| (nan where a fold is empty)."""
+        out = {}
+        for fam in (self.families if fams is None else fams):
+            e, fold = self.logerr(preds, fam), self.families[fam].fold
+            vals = [_stat(e)]
+            for sel in ([fold == k for k in range(FOLDS)] + [fold != k for k in range(FOLDS)]):
+                vals.append(_stat(e[sel]))
+            out[fam] = np.array(vals)
+        return out
+
+    def trial(self, path: tuple[str, ...], x: float, touched: Sequence[int]
+              ) -> list[list[np.ndarray]]:
+        """Predictions with the term at ``path`` set to ``x`` (only ``touched`` re-predicted)."""
+        self.evaluations += 1
+        hw = self.hw(_set(self.fitted, path, x))
+        preds = list(self.preds)
+        for i in touched:
+            preds[i] = self.units[i].predict(hw)
+        return preds
+
+    def probe(self, term: Term, x0: float
+              ) -> tuple[list[int], dict[str, set[tuple[str, str]]]]:
+        """Units the term moves at all (between its bounds), and per family the (row id,
+        shape) it informs: whose prediction moves by more than ``INFORM`` when the term moves
+        from ``x0`` by a quarter (times: by a quarter, at least 2 % of their range)."""
+        lo = self.trial(term.path, term.lo, range(len(self.units)))
+        hi = self.trial(term.path, term.hi, range(len(self.units)))
+        if term.lo > 0:
+            x1 = x0 * 1.25 if x0 * 1.25 <= term.hi else x0 / 1.25
+        else:
+            x1 = min(x0 + max(0.25 * x0, 0.02 * (term.hi - term.lo)), term.hi)
+        touched = [i for i, u in enumerate(self.units)
+                   if any(np.any(lo[i][j] != self.preds[i][j]) or np.any(hi[i][j] !=
+                                                                          self.preds[i][j])
+                          for j in range(len(u.entries)))]
+        near = self.trial(term.path, x1, touched)
+        informs: dict[str, set[tuple[str, str]]] = {}
+        for i in touched:
+            for j, e in enumerate(self.units[i].entries):
+                big = np.abs(np.log(near[i][j] / self.preds[i][j])) > INFORM
+                for k in np.flatnonzero(big):
+                    informs.setdefault(e.family, set()).add((e.ids[k], e.shapes[k]))
+        return touched, informs
+
+
+def _admissible(fitter: _Fitter, meds: dict[str, np.ndarray], now: dict[str, np.ndarray]
+                ) -> bool:
+    for fam, m in meds.items():
+        ref = fitter.reference[fam]
+        if m[0] > max(ref + max(WORSE_ABS, WORSE_REL * ref), now[fam][0]) + 1e-12:
+            return False
+    return True
+
+
+def _fit_term(fitter: _Fitter, term: Term, x0: float, xb: float, touched: list[int],
+              fams: list[str], driving: list[str], informed: int) -> tuple[float, str]:
+    """Best admissible value of ``term`` (x0 when no move passes the held-out check): the loss
+    sums over the ``driving`` families (the first ``informed`` of them are informed by the
+    term: the held-out check is over those); every family in ``fams`` is guarded."""
+    def score(x: float) -> tuple[np.ndarray, float, bool]:
+        """(per driving family: [all, in fold k..., without fold k...] medians, penalty,
+        admissible)."""
+        meds = fitter.medians(fitter.trial(term.path, x, touched), fams)
+        m = np.array([meds[f] for f in driving]).reshape(len(driving), 1 + 2 * FOLDS)
+        return m, LAMBDA * _distance(term, x, xb), _admissible(fitter, meds, now)
+
+    now = fitter.medians(fitter.preds, fams)
+    grid = _grid(x0, term.lo, term.hi)
+    scored = [score(x) for x in grid]
+    ok = [i for i, (_, _, adm) in enumerate(scored) if adm]
+    loss = np.array([scored[i][0][:, 0].sum() + scored[i][1] for i in ok])
+    best_x, best = grid[ok[int(np.argmin(loss))]], float(loss.min())
+    if loss[0] - best < MIN_GAIN:  # ok[0] is x0 (admissible: nothing changed)
+        return x0, "no gain"
+    # Held out: with >= 2 informed driving families, each family in turn (the value chosen on
+    # the others must improve it: a term is physics shared by kernels, not a per-family knob);
+    # with one, its rows split alternately into folds.
+    held = []
+    by_family = informed >= 2
+    if by_family:
+        for f in range(informed):
+            others = [scored[i][0][:, 0].sum() - scored[i][0][f, 0] + scored[i][1] for i in ok]
+            k = ok[int(np.argmin(others))]
+            held.append(scored[0][0][f, 0] - scored[k][0][f, 0])
+    else:
+        for f in range(FOLDS):
+            without = [np.nansum(scored[i][0][:, 1 + FOLDS + f]) + scored[i][1] for i in ok]
+            k = ok[int(np.argmin(without))]
+            held.append(float(np.nansum(scored[0][0][:, 1 + f] - scored[k][0][:, 1 + f])))
+    if sum(held) < MIN_GAIN or (not by_family and min(held) < -WORSE_ABS):
+        return x0, "held-out gain " + " ".join(f"{h:+.3f}" for h in held) + \
+            (" (per family)" if by_family else " (per fold)")
+    steps = sorted({abs(x - best_x) for x in grid if x != best_x})
+    step = steps[0] if steps else (term.hi - term.lo) / 16
+    for _ in range(2):
+        for x in np.linspace(max(term.lo, best_x - step), min(term.hi, best_x + step), 9):
             x = _round(float(x))
-            v = evaluate(x)
-            if v < best - 1e-9 and v < start - min_gain:
-                best, best_x = v, x
-        grid = np.linspace(max(lo, best_x - step), min(hi, best_x + step), 9)
+            m, pen, adm = score(x)
+            if adm and m[:, 0].sum() + pen < best - 1e-9:
+                best_x, best = x, float(m[:, 0].sum() + pen)
         step /= 4
-    return best_x, best
+    return best_x, ""
 
 
 def _base(rows: list[dict[str, Any]], hardware: Any) -> Hardware:
@@ -150,11 +351,14 @@ def provenance(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: Any = None, *,
-                terms: Iterable[str] | None = None, sweeps: int = 2,
-                progress: Callable[[str], None] | None = None) -> Profile:
+                terms: Iterable[str] | None = None, sweeps: int = 3,
+                progress: Callable[[str], None] | None = None,
+                min_rows: int = MIN_ROWS, min_shapes: int = MIN_SHAPES) -> Profile:
     """Fit the default model's terms for one accelerator to measured rows; return the Profile.
 
-    See ``roofline.calibrate.calibrate`` (the public entry) for the parameters.
+    See ``roofline.calibrate.calibrate`` (the public entry) for the parameters and the module
+    docstring for the rules; ``min_rows`` / ``min_shapes``: the evidence a term needs (the
+    one-row-per-term measurements of ``roofline calibrate`` without ``-i`` pass 1 / 1).
     """
     from ..validation import read_measurements
 
@@ -181,57 +385,95 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
         else:
             grouped.setdefault(g, []).append(r)
     failures: list[tuple[str, str]] = []
-    before = family_errors([r for rs in grouped.values() for r in rs], start, failures)
-    bad = {rid for rid, _ in failures}
+    units = build_units(grouped, start, failures)
     for _, msg in failures:
         unused.setdefault(msg.split(":")[0], "prediction failed: " + msg.split(": ", 1)[-1])
-    grouped = {g: [r for r in rs if r["id"] not in bad] for g, rs in grouped.items()}
-    grouped = {g: rs for g, rs in grouped.items() if rs}
-    candidates = terms_for(set(grouped), areas)
-    todo = [t for t in candidates
-            if sum(len(grouped.get(g, [])) for g in t.groups) >= MIN_ROWS]
-    decided = {g for t in todo for g in t.groups}
-    seen = {g for t in candidates for g in t.groups}
-    for g, rs in grouped.items():
-        if g not in decided:
-            why = (f"fewer than {MIN_ROWS} rows for its terms" if g in seen
-                   else "no fitted term acts on it (validated only)")
-            for r in rs:
-                unused.setdefault(str(r["family"]), why)
+    candidates = terms_for({u.group for u in units}, areas)
+    fitted = start.fitted.to_dict()
+    fitter = _Fitter(base, fitted, units)
+    before = list(fitter.preds)
+    changes: dict[str, dict[str, Any]] = {}
+    todo: list[tuple[Term, list[int], list[str], list[str]]] = []
+    held_out: dict[str, int] = {}  # per term: how many driving families it informs
+    row_family = {str(r["id"]): str(r["family"]) for r in rows}
+    informed_by_fitted: set[str] = set()
+    informed_by_some: set[str] = set()
+    # only families with enough rows drive a fit; smaller ones are guarded (never much worse)
+    drivers = {f for f in fitter.families if len(fitter.logerr(fitter.preds, f)) >= min_rows}
+    for term in candidates:
+        x0 = min(max(current(start, term.path), term.lo), term.hi)
+        touched, informs = fitter.probe(term, x0)
+        pairs: set[tuple[str, str]] = set()
+        for f, v in informs.items():
+            if f in drivers:
+                pairs |= v
+        n_rows, n_shapes = len({i for i, _ in pairs}), len({s for _, s in pairs})
+        info: dict[str, Any] = {"base": _round(current(start, term.path)), "rows": n_rows,
+                                "shapes": n_shapes}
+        changes[term.label] = info
+        informed_by_fitted_now = {row_family[i] for i, _ in pairs}
+        informed_by_some |= {row_family[i] for v in informs.values() for i, _ in v}
+        if n_rows < min_rows or n_shapes < min_shapes:
+            info["kept"] = f"too few rows (needs {min_rows}, {min_shapes} shapes)"
+            continue
+        informed_by_fitted |= informed_by_fitted_now
+        moved = sorted({fitter.units[i].entries[j].family for i in touched
+                        for j in range(len(fitter.units[i].entries))})
+        # driving families first in the order the held-out check uses: informed ones first
+        informed = [f for f in moved if f in drivers and f in informs]
+        todo.append((term, touched, moved,
+                     informed + [f for f in moved if f in drivers and f not in informs]))
+        held_out[term.label] = len(informed)
+    for u in units:
+        for r in u.rows:
+            fam = str(r["family"])
+            if fam in informed_by_fitted or fam in unused:
+                continue
+            unused[fam] = (f"fewer than {min_rows} rows (or shapes) for the terms that act on "
+                           "it: validated, and no fitted term may make it much worse"
+                           if fam in informed_by_some else
+                           "no fitted term acts on it (validated only)")
     if not todo:
         reasons = "; ".join(f"{k}: {v}" for k, v in sorted(unused.items()))
         raise ValueError(f"{fn}: no usable rows in {where} for terms {list(areas)} ({reasons})")
-    fitted = start.fitted.to_dict()
-    changes: dict[str, dict[str, float]] = {}
-    # Every term is judged on every usable row: a term fitted on its own groups moves others
-    # too (the bf16 fraction sets grouped GEMMs, attention and float8 linears).
-    sel = [r for rs in grouped.values() for r in rs]
+    dirty = {t.label for t, _, _, _ in todo}
     for sweep in range(sweeps):
-        for term in todo:
-            x0 = min(max(current(profile_of(base, fitted), term.path), term.lo), term.hi)
-
-            def evaluate(x: float, term: Term = term, now: dict[str, Any] = fitted) -> float:
-                return loss(family_errors(sel, profile_of(base, _set(now, term.path, x))))
-
-            x, _ = search(evaluate, x0, term.lo, term.hi)
+        if not dirty:
+            break
+        for term, touched, fams, driving in todo:
+            if term.label not in dirty:
+                continue
+            dirty.discard(term.label)
+            x0 = min(max(current(fitter.hw(fitter.fitted), term.path), term.lo), term.hi)
+            x, why = _fit_term(fitter, term, x0, changes[term.label]["base"], touched, fams,
+                               driving, held_out[term.label])
             if x != x0:
-                fitted = _set(fitted, term.path, x)
-            changes.setdefault(term.label, {"base": _round(current(start, term.path))})
+                fitter.fitted = _set(fitter.fitted, term.path, x)
+                fitter.preds = fitter.trial(term.path, x, touched)
+                dirty |= {t.label for t, tu, _, _ in todo
+                          if t is not term and set(tu) & set(touched)}
+                changes[term.label].pop("kept", None)
+            elif why and sweep == 0:
+                changes[term.label]["kept"] = why
             if progress is not None:
                 progress(f"sweep {sweep + 1}: {term.label} = {x:.4g}")
-    for term in todo:
-        changes[term.label]["fitted"] = _round(current(profile_of(base, fitted), term.path))
-    used = [r for rs in grouped.values() for r in rs]
-    after = family_errors(used, profile_of(base, fitted))
-    families = {f: {"rows": int(len(e)), "before": round(float(np.median(np.abs(before[f]))), 4),
-                    "after": round(float(np.median(np.abs(e))), 4)}
-                for f, e in sorted(after.items()) if f in before}
+    fitted = fitter.fitted
+    final = profile_of(base, fitted)
+    for term, _, _, _ in todo:
+        changes[term.label]["fitted"] = _round(current(final, term.path))
+    for info in changes.values():
+        info.setdefault("fitted", info["base"])
+    families = {fam: {"rows": int(len(fitter.logerr(before, fam))),
+                      "before": round(float(np.median(fitter.relerr(before, fam))), 4),
+                      "after": round(float(np.median(fitter.relerr(fitter.preds, fam))), 4)}
+                for fam in sorted(fitter.families)}
     meta = {
         "base": base.base if isinstance(base, Profile) else base.name,
         **provenance(rows),
         "measurements": where,
-        "rows": len(used),
+        "rows": sum(len(u.rows) for u in units),
         "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "rule": {"min_rows": min_rows, "min_shapes": min_shapes, "inform": INFORM},
         "terms": changes,
         "families": families,
         "unused": dict(sorted(unused.items())),

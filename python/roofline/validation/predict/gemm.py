@@ -15,6 +15,8 @@ import roofline as rl
 from roofline import _terms
 from roofline.efficiency import is_shape_aware
 
+from ._num import seconds
+
 
 def _call_overhead(eff: Any) -> float:
     """Per-call measurement overhead added to the default model's prediction (0 otherwise)."""
@@ -32,7 +34,7 @@ def _gemm(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, floa
         kwargs["scaling"] = "tensorwise"
     t = rl.gemm(a["m"], a["k"], a["n"], dtype=a["dtype"], hardware=hw, efficiency=eff,
                 **kwargs).time_s
-    return [(row["family"], row["measured"], float(t) + _call_overhead(eff))]
+    return [(row["family"], row["measured"], seconds(t) + _call_overhead(eff))]
 
 
 def _grouped(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
@@ -45,7 +47,7 @@ def _grouped(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, f
     else:
         e = rl.grouped_gemm(a["m_per_group"], a["k"], a["n"], a["groups"], dtype=a["dtype"],
                             hardware=hw, efficiency=eff, scaling=scaling)
-    return [(row["family"], row["measured"], float(e.time_s) + _call_overhead(eff))]
+    return [(row["family"], row["measured"], seconds(e.time_s) + _call_overhead(eff))]
 
 
 PREDICTORS = {"gemm": _gemm, "grouped_gemm": _grouped}

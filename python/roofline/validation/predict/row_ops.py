@@ -6,6 +6,8 @@ from typing import Any
 
 import roofline as rl
 
+from ._num import seconds
+
 
 def _backend(row: dict[str, Any]) -> str:
     """The row's ``backend`` ("eager" / "compiled") when present, else from the family name
@@ -25,7 +27,7 @@ def _elementwise(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, floa
     else:
         t = rl.elementwise(a["numel"], a["reads"], a["writes"], dtype=a["dtype"], hardware=hw,
                            efficiency=eff).time_s
-    return [(row["family"], row["measured"], float(t))]
+    return [(row["family"], row["measured"], seconds(t))]
 
 
 def _row(fn: Any, size: str) -> Any:
@@ -34,7 +36,7 @@ def _row(fn: Any, size: str) -> Any:
         kwargs = {"backward": True} if a.get("backward") else {}
         t = fn(a["rows"], a[size], dtype=a["dtype"], hardware=hw, efficiency=eff,
                backend=_backend(row), **kwargs).time_s
-        return [(row["family"], row["measured"], float(t))]
+        return [(row["family"], row["measured"], seconds(t))]
 
     return predict
 
