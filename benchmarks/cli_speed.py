@@ -45,12 +45,15 @@ def measure(repeat: int) -> list[tuple[str, float, float]]:
     """(label, median s, min s) per command, with ROOFLINE_HARDWARE=H100 SXM."""
     env = {**os.environ, "ROOFLINE_HARDWARE": "H100 SXM",
            "PYTHONPATH": str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # With the bytecode cache a user has: PYTHONDONTWRITEBYTECODE would recompile every module.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     rows = []
     base = [("python -c pass", [sys.executable, "-c", "pass"]),
             ("python -c 'import numpy'", [sys.executable, "-c", "import numpy"])]
     cmds = base + [("roofline " + " ".join(c), [sys.executable, "-m", "roofline", *c])
                    for c in COMMANDS]
     for label, argv in cmds:
+        wall(argv, env)  # warm-up: writes the bytecode cache
         times = [wall(argv, env) for _ in range(repeat)]
         rows.append((label, statistics.median(times), min(times)))
     return rows

@@ -6,6 +6,7 @@ ROOFLINE_HARDWARE and a 200-column console, unless it sets those up itself.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import io
 import json
@@ -413,3 +414,18 @@ def test_python_dash_m_roofline() -> None:
     result = _python("", "-m", "roofline", "gemm", "1", "2", "3", "--hardware", "nope")
     assert result.returncode == 2
     assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+
+
+def test_lazy_subcommand_placeholders_match_their_parsers() -> None:
+    # build_parser(command) loads only the module of the command that runs; the placeholders
+    # of the others carry the same --help line as their full parsers.
+    from roofline import cli as cli_module
+
+    full = cli_module.build_parser()
+    sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {c.dest: c.help for c in sub._choices_actions}
+    for name, _module, summary in cli_module._LAZY_COMMANDS:
+        assert helps[name] == summary, name
+    lean = cli_module.build_parser("float8")
+    sub = next(a for a in lean._actions if isinstance(a, argparse._SubParsersAction))
+    assert [c.dest for c in sub._choices_actions] == list(helps)

@@ -128,3 +128,30 @@ def test_pruned_gemm_search_equals_exhaustive(name: str, efficiency: str) -> Non
             ref = _core.gemm_sweep_exhaustive(*args, scaling)
             for f, a, b in zip(FIELDS, fast, ref, strict=True):
                 np.testing.assert_array_equal(a, b, err_msg=f"{name} {dtype} {f}")
+
+
+@pytest.mark.parametrize("variant", ["capped", "p3", "p0"])
+def test_pruned_gemm_search_equals_exhaustive_off_default(variant: str) -> None:
+    # The branches the packaged data does not reach: a per-SM bandwidth cap, another p-norm
+    # exponent, max(); and non-integral dimensions (MoE tokens per expert can be fractional).
+    rng = np.random.default_rng(11)
+    large = np.exp(rng.uniform(0, np.log(70000), size=(2000, 4))) + 0.5
+    small = np.exp(rng.uniform(0, np.log(600), size=(2000, 4))).round() + 1
+    shapes = np.concatenate([large, small, large.round()])
+    m, k, n = (np.ascontiguousarray(shapes[:, i]) for i in range(3))
+    batch = np.where(shapes[:, 3] < 5, np.ceil(shapes[:, 3]), 1.0)
+    for name in ("H100 SXM", "MI300X", "L4"):
+        hw, chw, ceff = resolve(name, "default")
+        eff = _core.Efficiency(
+            ceff.compute_fraction, ceff.memory_fraction, ceff.kernel_floor_s, False, True,
+            ceff.gemm_latency_s, ceff.memory_latency_s,
+            {"capped": 4.0, "p3": 3.0, "p0": 0.0}[variant],
+            3e10 if variant == "capped" else 0.0,  # 30 GB/s per SM: small grids are capped
+        )
+        for dtype in ("bf16", "fp8"):
+            dt = DTYPES[dtype]
+            args = (m, k, n, batch, dt, dt, default_out(dt), False, chw, eff)
+            fast = _core.gemm_sweep(*args, 1, _core.Scaling.none)
+            ref = _core.gemm_sweep_exhaustive(*args, _core.Scaling.none)
+            for f, x, y in zip(FIELDS, fast, ref, strict=True):
+                np.testing.assert_array_equal(x, y, err_msg=f"{name} {variant} {dtype} {f}")

@@ -219,50 +219,97 @@ constexpr std::array<double, kTiles.size()> kTileReuse = tile_reuse();
 // the time: the pruned search picks exactly the configuration the exhaustive one picks.
 constexpr double kPruneMargin = 1.0 + 1e-9;
 
+// The combine() of the default model's p = 4, inlined (the search calls it per configuration).
+inline double combine_fast(double a, double b, double p) {
+  if (p != 4.0) return combine(a, b, p);
+  const double hi = std::max(a, b);
+  if (hi <= 0.0) return 0.0;
+  const double x = a / hi, y = b / hi;
+  return hi * std::sqrt(std::sqrt(x * x * x * x + y * y * y * y));
+}
+
+// Distinct tile extents along m (kTiles[i].m) and n (kTiles[i].n), and each tile's index into
+// them: the search rounds each dimension once per extent instead of once per tile.
+constexpr std::array<double, 3> kTileM{64, 128, 256};
+constexpr std::array<double, 4> kTileN{64, 128, 192, 256};
+constexpr std::array<std::size_t, kTiles.size()> kTileMIndex{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2};
+constexpr std::array<std::size_t, kTiles.size()> kTileNIndex{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
+static_assert([] {
+  for (std::size_t i = 0; i < kTiles.size(); ++i) {
+    if (kTileM[kTileMIndex[i]] != kTiles[i].m || kTileN[kTileNIndex[i]] != kTiles[i].n) {
+      return false;
+    }
+  }
+  return true;
+}());
+
+// Unsplit tiles visited best-reuse first (a small least compute early prunes more tiles); the
+// least compute of the unsplit configurations does not depend on the order.
+constexpr std::array<std::size_t, kTiles.size()> kUnsplitOrder{7, 10, 5, 6, 9, 11, 3, 8, 2,
+                                                               1, 4, 0};
+
 // The best (tile, split-K) configuration, as a tuned library would pick it; the same estimate
 // as shaped_gemm_exhaustive, faster. Unsplit configurations without a per-SM bandwidth cap
 // share one memory time, so only their least compute matters (the p-norm and the clock model
-// are monotone: raw compute times are compared and transformed once). Split-K
+// are monotone: raw compute times are compared and transformed once), and a tile whose compute
+// at full utilisation (a lower bound) already exceeds the least so far is skipped. Split-K
 // configurations (only for grids under one wave) are bounded below by their compute at full
 // utilisation and their memory time, which grows with the split factor: once that bound
-// exceeds the best time, no larger factor of that tile can win.
+// exceeds the best time so far (or the unsplit winner's, which wins ties), no larger factor of
+// that tile can win.
 Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
   const LibraryGemm lib = library_gemm(c, r);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   const bool uncapped = r.s_per_byte_per_sm <= 0;
   const double p = r.eff.overlap_p;
-  const double unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
-  double least_raw = INFINITY;  // unsplit, uncapped: least compute before the clock model
-  double best_time = INFINITY, best_compute = 0, best_memory = 0;
+  std::array<double, kTileM.size()> tiles_m{};
+  std::array<double, kTileN.size()> tiles_n{};
+  for (std::size_t i = 0; i < kTileM.size(); ++i) tiles_m[i] = ceil_pos(c.m / kTileM[i]);
+  for (std::size_t i = 0; i < kTileN.size(); ++i) tiles_n[i] = ceil_pos(c.n / kTileN[i]);
   const double partial_bytes = 2.0 * 4.0 * c.batch * c.m * c.n;
-  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
-    const Tile& t = kTiles[ti];
-    const double tiles_m = ceil_pos(c.m / t.m);
-    const double tiles_n = ceil_pos(c.n / t.n);
-    const double tiles = c.batch * tiles_m * tiles_n;
-    const double reuse = kTileReuse[ti];
-    const double padded_flops = 2.0 * c.batch * tiles_m * t.m * tiles_n * t.n * c.k;
-    // splits == 1
-    {
+  double best_time = INFINITY, best_compute = 0, best_memory = 0;
+  // Unsplit configurations first (uncapped: their least compute, in any order).
+  double unsplit_time = INFINITY, unsplit_compute = 0, unsplit_memory = 0;
+  if (uncapped) {
+    double least_raw = INFINITY;  // least compute before the clock model
+    for (const std::size_t ti : kUnsplitOrder) {
+      const double tm = tiles_m[kTileMIndex[ti]], tn = tiles_n[kTileNIndex[ti]];
+      const double tiles = c.batch * tm * tn;
+      const double flops_s =
+          2.0 * c.batch * tm * kTiles[ti].m * tn * kTiles[ti].n * c.k * s_per_flop;
+      // raw = flops_s / (utilisation * reuse) >= flops_s / reuse (utilisation <= 1).
+      if (flops_s > least_raw * kTileReuse[ti] * kPruneMargin) continue;
       const double waves = ceil_pos(tiles / sms);
       double utilisation = tiles / (waves * sms);
       if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
-      const double raw = padded_flops * s_per_flop / (utilisation * reuse);
-      if (uncapped) {
-        least_raw = std::min(least_raw, raw);
-      } else {
-        const double compute = throttled(raw, lib);
-        const double memory = library_memory_time(e.bytes, std::min(tiles, sms), r, lib);
-        const double time = combine(compute, memory, p);
-        if (time < best_time) {
-          best_time = time;
-          best_compute = compute;
-          best_memory = memory;
-        }
-      }
+      least_raw = std::min(least_raw, flops_s / (utilisation * kTileReuse[ti]));
     }
-    if (tiles >= sms) continue;  // split-K never pays with a full wave
+    unsplit_compute = throttled(least_raw, lib);
+    unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
+    unsplit_time = combine_fast(unsplit_compute, unsplit_memory, p);
+  }
+  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+    const Tile& t = kTiles[ti];
+    const double tm = tiles_m[kTileMIndex[ti]], tn = tiles_n[kTileNIndex[ti]];
+    const double tiles = c.batch * tm * tn;
+    if (uncapped && tiles >= sms) continue;  // unsplit done above; split-K needs idle SMs
+    const double reuse = kTileReuse[ti];
+    const double padded_flops = 2.0 * c.batch * tm * t.m * tn * t.n * c.k;
+    if (!uncapped) {  // splits == 1 with a per-SM bandwidth cap: evaluated in full
+      const double waves = ceil_pos(tiles / sms);
+      double utilisation = tiles / (waves * sms);
+      if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
+      const double memory = library_memory_time(e.bytes, std::min(tiles, sms), r, lib);
+      const double time = combine_fast(compute, memory, p);
+      if (time < best_time) {
+        best_time = time;
+        best_compute = compute;
+        best_memory = memory;
+      }
+      if (tiles >= sms) continue;  // split-K never pays with a full wave
+    }
     // Lower bound of every split configuration of this tile: full utilisation.
     const double compute_floor = throttled(padded_flops * s_per_flop / reuse, lib);
     for (std::size_t si = 1; si < kSplits.size(); ++si) {
@@ -272,9 +319,10 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       const double units = tiles * splits;
       const double busy = std::min(units, sms);
       const double memory = library_memory_time(e.bytes + partials, busy, r, lib);
-      // The exhaustive search has not yet seen the unsplit uncapped winner at this point;
-      // bound against the best among what it has evaluated (split configurations only).
-      if (combine(compute_floor, memory, p) > best_time * kPruneMargin) {
+      // A split configuration wins only below the best split time so far and below the
+      // unsplit winner's time (which wins ties): bound against the smaller.
+      if (combine_fast(compute_floor, memory, p) >
+          std::min(best_time, unsplit_time) * kPruneMargin) {
         // Memory grows with the split factor only while the busy SMs do not change its rate;
         // stop only when that holds for every larger factor (uncapped bandwidth, or all SMs
         // already busy).
@@ -285,7 +333,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       double utilisation = units / (waves * sms);
       if (units > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
       const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
-      const double time = combine(compute, memory, p);
+      const double time = combine_fast(compute, memory, p);
       if (time < best_time) {
         best_time = time;
         best_compute = compute;
@@ -293,14 +341,10 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       }
     }
   }
-  if (uncapped) {
-    const double least_unsplit_compute = throttled(least_raw, lib);
-    const double time = combine(least_unsplit_compute, unsplit_memory, p);
-    if (time <= best_time) {
-      best_time = time;
-      best_compute = least_unsplit_compute;
-      best_memory = unsplit_memory;
-    }
+  if (uncapped && unsplit_time <= best_time) {
+    best_time = unsplit_time;
+    best_compute = unsplit_compute;
+    best_memory = unsplit_memory;
   }
   e.compute_s = best_compute;
   e.memory_s = best_memory;

@@ -73,6 +73,12 @@ def require_peak(fn: str, hw: Hardware, core_dtype: Any) -> None:
 _CACHE: dict[tuple[Any, ...], tuple[Any, Any, Hardware, Any, Any, dict[Any, Any]]] = {}
 _CACHE_SIZE = 256
 
+#: resolve_cached's first level: (id(hardware), id(efficiency)) -> (hardware argument,
+#: efficiency argument, default efficiency, terms loader, calibration loader, result). A hit
+#: needs the same two objects and the same state of the three things "default" depends on.
+_FAST: dict[tuple[int, int], tuple[Any, Any, Any, Any, Any, tuple[Any, Any, Any, Any]]] = {}
+_STATE: list[Any] = []  # [efficiency module, _terms module, _calibration module], on first use
+
 
 def resolve_cached(
     hw_value: Any, efficiency: EfficiencyLike
@@ -84,23 +90,37 @@ def resolve_cached(
     ``efficiency="default"`` means now and the loaders of the fitted files (as
     ``_calibration.shared_core_objects`` does), so changing either is seen at once.
     """
+    if _STATE:
+        eff_mod, terms_mod, calib_mod = _STATE
+        hit = _FAST.get((id(hw_value), id(efficiency)))
+        if (hit is not None and hit[0] is hw_value and hit[1] is efficiency
+                and hit[2] is eff_mod._default and hit[3] is terms_mod.data
+                and hit[4] is calib_mod.data):
+            return hit[5]
     if hw_value is None:
         hw, chw, ceff = resolve(hw_value, efficiency)
         return hw, chw, ceff, {}
     from . import _calibration, _terms
-    from .efficiency import default_efficiency
+    from . import efficiency as eff_module
 
+    if not _STATE:
+        _STATE.extend((eff_module, _terms, _calibration))
     hw_key = hw_value if isinstance(hw_value, str) else id(hw_value)
     eff_key = efficiency if isinstance(efficiency, str) else id(efficiency)
-    key = (hw_key, eff_key, default_efficiency(), _terms.data, _calibration.data)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is hw_value and hit[1] is efficiency:
-        return hit[2], hit[3], hit[4], hit[5]
-    hw, chw, ceff = resolve(hw_value, efficiency)
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.clear()
-    _CACHE[key] = (hw_value, efficiency, hw, chw, ceff, {})
-    return hw, chw, ceff, _CACHE[key][5]
+    default = eff_module._default
+    key = (hw_key, eff_key, default, _terms.data, _calibration.data)
+    hit2 = _CACHE.get(key)
+    if hit2 is None or hit2[0] is not hw_value or hit2[1] is not efficiency:
+        hw, chw, ceff = resolve(hw_value, efficiency)
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.clear()
+        hit2 = _CACHE[key] = (hw_value, efficiency, hw, chw, ceff, {})
+    result = (hit2[2], hit2[3], hit2[4], hit2[5])
+    if len(_FAST) >= _CACHE_SIZE:
+        _FAST.clear()
+    _FAST[id(hw_value), id(efficiency)] = (hw_value, efficiency, default, _terms.data,
+                                           _calibration.data, result)
+    return result
 
 
 def resolve(hw_value: Any, efficiency: EfficiencyLike) -> tuple[Hardware, Any, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,9 @@ def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndar
     if isinstance(value, (list, tuple)) and contains_bool(value):
         # numpy would silently turn [True, 2] into [1, 2]
         raise TypeError(f"{fn}: {name} must be {what} or an array of them, got {_show(value)}")
-    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
+    # (numpy.ma is looked up, not imported: no masked array exists before someone imports it)
+    ma = sys.modules.get("numpy.ma")
+    if ma is not None and isinstance(value, ma.MaskedArray) and ma.is_masked(value):
         raise ValueError(f"{fn}: {name} must not have masked elements, got {_show(value)}")
     try:
         arr = np.asarray(value)

@@ -13,6 +13,7 @@ import argparse
 import csv
 import dataclasses
 import difflib
+import importlib
 import json
 import os
 import re
@@ -557,8 +558,34 @@ def _cmd_hardware_show(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``roofline`` command (subcommands set ``func``)."""
+#: Subcommands defined in their own modules: (name, module with add_parser, --help line).
+#: build_parser imports only the module of the command being run.
+_LAZY_COMMANDS = (
+    ("model", "roofline._cli_model",
+     "one decode / prefill / training step of a transformer, per op, with memory"),
+    ("fusion", "roofline._cli_fusion",
+     "what fusing, batching or re-associating ops saves (two plans side by side)"),
+    ("explain", "roofline._cli_explain",
+     "a measured kernel time against its roofline and the model's prediction"),
+    ("calibrate", "roofline.calibration.cli",
+     "fit the model to measurements (a profile), or measure this machine"),
+    ("plan", "roofline._cli_plan",
+     "search tp/pp/dp/ep/cp/ZeRO/recompute layouts of a training or serving job"),
+    ("explain-trace", "roofline._cli_trace",
+     "explain a PyTorch profiler trace kernel by kernel against the roofline"),
+    ("bench", "roofline.bench._cli",
+     "measure real kernels with torch on this machine (JSON lines, shared schema)"),
+    ("validate", "roofline.validation._cli",
+     "the model's error against measurement files (JSON lines), per family"),
+)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``roofline`` command (subcommands set ``func``).
+
+    ``command``: the subcommand about to run; the others defined in their own modules get a
+    placeholder (name and help line) instead of their full parser. Default: every parser.
+    """
     parser = _Parser(
         prog="roofline",
         description="Predict how long ML kernels take on accelerators (roofline model with "
@@ -635,32 +662,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="json: Hardware.to_dict(); csv: field,value rows; default: table")
     p.set_defaults(func=_cmd_hardware_show)
 
-    from roofline import _cli_model
-
-    _cli_model.add_parser(sub)
-    from roofline import _cli_fusion
-
-    _cli_fusion.add_parser(sub)
-    from roofline import _cli_explain
-
-    _cli_explain.add_parser(sub)
-    from roofline.calibration import cli as _cli_calibrate
-
-    _cli_calibrate.add_parser(sub)
-
-    from roofline import _cli_plan
-
-    _cli_plan.add_parser(sub)
-
-    from roofline import _cli_trace
-
-    _cli_trace.add_parser(sub)
-
-    from roofline.bench import _cli as _cli_bench
-    from roofline.validation import _cli as _cli_validate
-
-    _cli_bench.add_parser(sub)
-    _cli_validate.add_parser(sub)
+    for name, module, summary in _LAZY_COMMANDS:
+        if command is None or command == name:
+            importlib.import_module(module).add_parser(sub)
+        else:  # listed in --help; its module (and its options) load only when it runs
+            sub.add_parser(name, help=summary, add_help=False)
 
     _attach_flags(parser)
     return parser
@@ -682,7 +688,9 @@ def main(argv: list[str] | None = None) -> int:
     status: 0 on success, 2 on bad input (after one ``error: ...`` line on stderr)."""
     args: argparse.Namespace | None = None
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else argv
+        command = next((a for a in argv if not a.startswith("-")), None)
+        args = build_parser(command).parse_args(argv)
         status = int(args.func(args))
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status

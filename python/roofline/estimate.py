@@ -250,14 +250,18 @@ def _fmt_factor(f: Any) -> str:
     return f"{float(arr):g}" if arr.ndim == 0 else "array"
 
 
+_new = object.__new__
+
+
 def from_scalars(values: tuple[float, ...], label: str, hardware: str,
                  meta: dict[str, Any]) -> Estimate[Any]:
     """An Estimate of Python floats (the core's six values), built without ``__init__``'s
     per-field frozen-dataclass writes: the same object ``Estimate(*values, label=...,
     hardware=..., meta=...)`` gives, for the scalar fast paths."""
-    e = object.__new__(Estimate)
-    e.__dict__.update(zip(_NUMERIC, values, strict=True), label=label, hardware=hardware,
-                      meta=meta)
+    e = _new(Estimate)
+    t, c, m, o, f, b = values
+    e.__dict__.update(time_s=t, compute_s=c, memory_s=m, overhead_s=o, flops=f, bytes=b,
+                      label=label, hardware=hardware, meta=meta)
     return e
 
 
