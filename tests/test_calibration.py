@@ -102,10 +102,15 @@ def test_h100_half_holds_the_held_out_error(h100_half: tuple[Profile, Any]) -> N
 
 
 @settings(max_examples=60, deadline=None)
-@given(m=st.integers(1, 1 << 15), k=st.integers(1, 1 << 15), n=st.integers(1, 1 << 15),
-       which=st.sampled_from("mkn"), step=st.integers(1, 256).map(lambda s: 8 * s))
+@given(m=st.integers(1, 1 << 11).map(lambda d: 16 * d),
+       k=st.integers(1, 1 << 11).map(lambda d: 16 * d),
+       n=st.integers(1, 1 << 11).map(lambda d: 16 * d),
+       which=st.sampled_from("mkn"), step=st.integers(1, 128).map(lambda s: 16 * s))
 def test_calibrated_gemm_is_monotone(h100_half: tuple[Profile, Any], m: int, k: int, n: int,
                                      which: str, step: int) -> None:
+    # Dimensions stay multiples of 16 elements (TMA-aligned rows for bf16 and fp8): across an
+    # alignment boundary cuBLAS itself is not monotone (measured: 69x8573x12687 bf16 runs ~3x
+    # its aligned neighbour), and the model keeps that fitted slowdown.
     prof, _ = h100_half
     dims = {"m": m, "k": k, "n": n}
     bigger = dict(dims, **{which: dims[which] + step})
