@@ -326,6 +326,18 @@ def _base(rows: list[dict[str, Any]], hardware: Any) -> Hardware:
     if len(names) > 1:
         raise ValueError(f"calibrate: the measurements are of several accelerators {names}; "
                          "pass hardware= (the base the profile is fitted for) or split the file")
+    if names and rows and all(str(r.get("family", "")).startswith("cpu_") for r in rows):
+        from ..hardware import UnknownNameError
+
+        try:
+            return lookup(names[0])
+        except UnknownNameError:
+            # CPU rows (roofline bench --device cpu) name a processor the database does not
+            # have: the base is this machine's measured peaks (the rows are assumed to come
+            # from this machine, as bench writes them), which the fit then refines.
+            from ..calibrate import calibrate
+
+            return calibrate(device="cpu")
     return lookup(names[0] if names else None)
 
 
