@@ -15,9 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import roofline
 import roofline as rl
 from roofline import _cli_model
 from roofline.cli import main
+
+#: Where the imported package lives (the checkout's python/ or site-packages), for
+#: subprocesses that must import the same roofline.
+SRC = str(Path(roofline.__file__).resolve().parents[1])
 
 ROOT = Path(__file__).resolve().parents[1]
 H100 = "H100 SXM"
@@ -30,7 +35,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(ROOT / "python"), **(env or {})}
+    full = {**os.environ, "PYTHONPATH": SRC, **(env or {})}
     return subprocess.run([sys.executable, "-m", "roofline", *argv], capture_output=True,
                           text=True, env=full)
 
@@ -162,7 +167,7 @@ def test_gemm_footnote_states_the_model(capsys: pytest.CaptureFixture[str]) -> N
 
 @pytest.mark.parametrize("fmt", ["table", "csv"])
 def test_broken_pipe_exits_cleanly(fmt: str) -> None:
-    full = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "ROOFLINE_HARDWARE": H100}
+    full = {**os.environ, "PYTHONPATH": SRC, "ROOFLINE_HARDWARE": H100}
     proc = subprocess.run(
         f"{sys.executable} -m roofline float8 --shapes sweep --format {fmt} | head -2",
         shell=True, capture_output=True, text=True, env=full)
@@ -181,7 +186,7 @@ def test_cli_imports_neither_pandas_nor_torch() -> None:
         "        assert main(argv) == 0, argv\n"
         "print(sorted(m for m in ('pandas', 'torch') if m in sys.modules))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "ROOFLINE_HARDWARE": H100}
+    env = {**os.environ, "PYTHONPATH": SRC, "ROOFLINE_HARDWARE": H100}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True)
     assert out.stdout.strip() == "[]"

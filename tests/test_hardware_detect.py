@@ -17,6 +17,12 @@ from typing import Any
 
 import pytest
 
+import roofline
+
+#: Where the imported package lives (the checkout's python/ or site-packages), for
+#: subprocesses that must import the same roofline.
+SRC = str(Path(roofline.__file__).resolve().parents[1])
+
 ROOT = Path(__file__).resolve().parents[1]
 rh = importlib.import_module("roofline.hardware")
 
@@ -147,7 +153,7 @@ def test_estimates_with_a_default_never_import_torch(how: str) -> None:
         "rl.hardware()\n"
         "print(sorted(n for n in sys.modules if n == 'torch' or n.startswith('torch.')))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    env = {**os.environ, "PYTHONPATH": SRC}
     env.pop("ROOFLINE_HARDWARE", None)
     if how == "ROOFLINE_HARDWARE":
         env["ROOFLINE_HARDWARE"] = "H100 SXM"

@@ -41,9 +41,18 @@ def user_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> py
     return pytester
 
 
+def _installed() -> bool:
+    """True when the package is installed: pytest then loads the plugin from its entry point,
+    and naming it again with ``-p`` would register it twice."""
+    from importlib.metadata import entry_points
+
+    return any(ep.value == "roofline.pytest_plugin" for ep in entry_points(group="pytest11"))
+
+
 def _run(suite: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return suite.runpytest_subprocess("-p", "roofline.pytest_plugin", "-p", "no:cacheprovider",
-                                      "--strict-markers", *args)
+    plugin = () if _installed() else ("-p", "roofline.pytest_plugin")
+    return suite.runpytest_subprocess(*plugin, "-p", "no:cacheprovider", "--strict-markers",
+                                      *args)
 
 
 def test_named_hardware_and_gpu_marker_skips_without_a_gpu(user_suite: pytest.Pytester) -> None:
