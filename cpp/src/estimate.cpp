@@ -141,6 +141,17 @@ double throttled(double t, const LibraryGemm& lib) {
   return t / (lib.throttle + (1.0 - lib.throttle) * tau / (tau + t));
 }
 
+// The estimate of the winning GEMM configuration: its time plus the library's fixed time per
+// kernel, never under the kernel floor; overhead is what exceeds the slower of the two rates.
+Estimate finish_gemm(Estimate e, double best_time, double best_compute, double best_memory,
+                     const Cost& c, const Rates& r, const LibraryGemm& lib) {
+  e.compute_s = best_compute;
+  e.memory_s = best_memory;
+  e.time_s = std::max(best_time + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
+  e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
+  return e;
+}
+
 // The reference search: every (tile, split-K) configuration evaluated in full. shaped_gemm
 // returns the same estimate (bit for bit) and skips configurations that cannot win.
 Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
@@ -196,11 +207,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
       best_memory = unsplit_memory;
     }
   }
-  e.compute_s = best_compute;
-  e.memory_s = best_memory;
-  e.time_s = std::max(best_time + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
-  e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
-  return e;
+  return finish_gemm(e, best_time, best_compute, best_memory, c, r, lib);
 }
 
 // Operand reuse of each tile relative to 128x128, capped at 1 (see kFullReuse).
@@ -346,11 +353,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
     best_compute = unsplit_compute;
     best_memory = unsplit_memory;
   }
-  e.compute_s = best_compute;
-  e.memory_s = best_memory;
-  e.time_s = std::max(best_time + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
-  e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
-  return e;
+  return finish_gemm(e, best_time, best_compute, best_memory, c, r, lib);
 }
 
 // Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
