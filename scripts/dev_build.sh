@@ -4,8 +4,15 @@
 # worktree builds its own). Usage: scripts/dev_build.sh  (from any directory of the checkout)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache, when installed, shares objects between worktrees (paths are made relative to the
+# checkout's parent folder, so every worktree's objects hash alike).
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd .. && pwd)}"
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 if [ ! -f build/dev/CMakeCache.txt ]; then
-  cmake -S . -B build/dev -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  cmake -S . -B build/dev -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
     -DPython_EXECUTABLE="$(command -v python)" >/dev/null
 fi
 cmake --build build/dev -j "$(nproc)"
