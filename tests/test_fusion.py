@@ -177,6 +177,13 @@ def test_bad_input() -> None:
         g.estimate([[]], hardware=HW)
     with pytest.raises(TypeError, match="groups"):
         g.estimate("CR", hardware=HW)  # type: ignore[arg-type]
+    for bad in ([None], [[["C"]]], [[1]], 5, [[b"C"]]):
+        with pytest.raises(TypeError, match="groups"):
+            g.estimate(bad, hardware=HW)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="twice in group 0"):
+        g.estimate([["C", "C"]], hardware=HW)
+    # None means no fusion groups, like the default
+    assert g.estimate(None, hardware=HW).time_s == g.estimate(hardware=HW).time_s
     with pytest.raises(KeyError, match="unknown tensor"):
         g.gemm("D", "A", "Z")
     with pytest.raises(ValueError, match="already exists"):

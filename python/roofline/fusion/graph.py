@@ -253,7 +253,7 @@ class Graph:
 
     def estimate(
         self,
-        groups: Iterable[Iterable[str]] = (),
+        groups: Iterable[Iterable[str]] | None = (),
         hardware: Any = None,
         *,
         efficiency: EfficiencyLike = "default",
@@ -263,8 +263,9 @@ class Graph:
 
         Parameters
         ----------
-        groups : iterable of iterables of op names
+        groups : iterable of iterables of op names, or None
             Fusion groups: each becomes one kernel. Ops in no group run as their own kernel.
+            ``None`` or ``()`` estimates the graph unfused.
         hardware : Hardware or str, optional
             Accelerator (default: detected / ``rl.set_default_hardware``).
         efficiency : {"default", "peak", "torchao", ...} or Efficiency
@@ -279,10 +280,13 @@ class Graph:
 
         Raises
         ------
+        TypeError
+            ``groups`` is not a list of lists of op names (a group or a name of another type).
         KeyError
-            An unknown op name in ``groups``.
+            An unknown op name in ``groups`` (``rl.UnknownNameError``, also a ValueError).
         ValueError
-            An op in two groups, an empty group, or a group whose pattern cannot be fused.
+            An op in two groups or twice in one, an empty group, or a group whose pattern
+            cannot be fused.
 
         Notes
         -----
@@ -309,19 +313,25 @@ class Graph:
         from .._bridge import resolve
 
         hw, _, _ = resolve(hardware, efficiency)  # validate once, with the caller's names
-        if isinstance(groups, (str, bytes)):
+        if groups is None:
+            groups = ()
+        if isinstance(groups, (str, bytes)) or not isinstance(groups, Iterable):
             raise TypeError(f"{fn}: groups must be a list of lists of op names, got {groups!r}")
         owner: dict[str, int] = {}
         glist: list[list[str]] = []
         for gi, group in enumerate(groups):
-            if isinstance(group, (str, bytes)):
+            if isinstance(group, (str, bytes)) or not isinstance(group, Iterable):
                 raise TypeError(
-                    f"{fn}: each group must be a list of op names, got {group!r}"
+                    f"{fn}: groups[{gi}] must be a list of op names, got {group!r}"
                 )
             members = list(group)
             if not members:
                 raise ValueError(f"{fn}: group {gi} is empty")
             for op in members:
+                if not isinstance(op, str):
+                    raise TypeError(
+                        f"{fn}: groups[{gi}] must hold op names (strings), got {op!r}"
+                    )
                 if op not in self.ops:
                     import difflib
 
@@ -330,6 +340,8 @@ class Graph:
                     from .._errors import UnknownNameError
 
                     raise UnknownNameError(f"{fn}: unknown op {op!r} in groups{hint}", close)
+                if owner.get(op) == gi:
+                    raise ValueError(f"{fn}: op {op!r} appears twice in group {gi}")
                 if op in owner:
                     raise ValueError(f"{fn}: op {op!r} is in two groups ({owner[op]} and {gi})")
                 owner[op] = gi
