@@ -48,7 +48,7 @@ def compute_fractions(hw: Hardware, doc: dict[str, Any] | None = None) -> dict[s
     doc = data() if doc is None else doc
     fitted = doc["achievable_compute_fraction"]
     # A die's sibling (same SMs, clocks, tensor cores) lends the classes this entry lacks.
-    own = {**fitted.get(_same_silicon(hw), {}), **fitted.get(hw.name, {})}
+    own = {**fitted.get(same_silicon(hw), {}), **fitted.get(hw.name, {})}
     vendor = doc["fallback_compute_fraction"].get(hw.vendor, {})
 
     def pick(cls: str) -> float:
@@ -73,8 +73,10 @@ def compute_fractions(hw: Hardware, doc: dict[str, Any] | None = None) -> dict[s
 _SIBLINGS = {"H800": "H100 SXM", "H200": "H100 SXM", "H200 NVL": "H100 SXM"}
 
 
-def _same_silicon(hw: Hardware) -> str:
-    return _SIBLINGS.get(hw.name, hw.name)
+def same_silicon(hw: Any) -> str:
+    """Name of the calibrated accelerator on the same die as ``hw`` (its own name if none)."""
+    name = getattr(hw, "name", "") or ""
+    return _SIBLINGS.get(name, name)
 
 
 def attention_fraction(hw: Hardware, doc: dict[str, Any] | None = None) -> float:
@@ -86,8 +88,8 @@ def attention_fraction(hw: Hardware, doc: dict[str, Any] | None = None) -> float
     """
     doc = data() if doc is None else doc
     own = doc.get("attention_fraction", {})
-    if _same_silicon(hw) in own:
-        return float(own[_same_silicon(hw)])
+    if same_silicon(hw) in own:
+        return float(own[same_silicon(hw)])
     vendor = doc.get("fallback_attention_fraction", {})
     if hw.vendor in vendor:
         return float(vendor[hw.vendor])

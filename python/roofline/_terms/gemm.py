@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
+from .._calibration import same_silicon
 from ._common import fill
 
 #: GemmTerms fields and what they mean (see cpp/include/roofline/terms/gemm.hpp).
@@ -56,8 +57,8 @@ def values(hw: Any, doc: dict[str, Any]) -> dict[str, float]:
     The clock-drop fraction is scaled to ``hw``'s tensor power density (see below). The
     compute scales follow the achievable fractions they correct (see
     ``roofline._calibration.compute_fractions``): the accelerator's own where
-    gemm_max_achievable.csv measured that class (H800 takes H100 SXM's), else its vendor's
-    median, else 1.
+    gemm_max_achievable.csv measured that class, else its die sibling's (H800, H200 and
+    H200 NVL take H100 SXM's), else its vendor's median, else 1.
     """
     out = {f: float(doc.get("terms", {}).get(f, 0.0)) for f in FIELDS}
     vendor = getattr(hw, "vendor", "") or ""
@@ -68,8 +69,9 @@ def values(hw: Any, doc: dict[str, Any]) -> dict[str, float]:
     # of board power, relative to the GPU it was fitted on (H100 SXM: 989.5 TFLOP/s, 700 W).
     out["throttle_fraction"] = throttle_fraction(
         hw, out["throttle_fraction"], float(doc.get("throttle_reference_flops_per_w", 0.0)))
-    name = "H100 SXM" if getattr(hw, "name", "") == "H800" else getattr(hw, "name", "")
-    own = doc.get("compute_scale", {}).get(name, {})
+    scales = doc.get("compute_scale", {})
+    # A die's sibling lends the classes this entry lacks, as for the achievable fractions.
+    own = {**scales.get(same_silicon(hw), {}), **scales.get(getattr(hw, "name", ""), {})}
     fallback = doc.get("fallback_compute_scale", {}).get(vendor, {})
     for cls, field in SCALE_FIELDS.items():
         if cls in own:
