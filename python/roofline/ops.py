@@ -147,9 +147,11 @@ def _gemm_scalar(m: int, k: int, n: int, dtype: str, hardware: Any, batch: int,
     info = memo.get(dt)
     if info is None:
         require_peak("gemm", hw, dt)
-        info = memo[dt] = (default_out(dt), label(dt), peak_meta(hw, dt))
-    out, name, meta = info
-    values = _core.gemm_one(m, k, n, batch, dt, dt, out, False, chw, ceff, _core.Scaling.none)
+        out = default_out(dt)
+        info = memo[dt] = (_core.GemmOne(chw, ceff, dt, dt, out, False, _core.Scaling.none),
+                           label(dt), peak_meta(hw, dt))
+    one, name, meta = info
+    values = one(m, k, n, batch)
     b = f"{batch}x" if batch != 1 else ""
     return from_scalars(values, f"gemm {b}{m}x{k}x{n} {name}", hw.name,
                         {**meta, "inputs": {"m": m, "k": k, "n": n, "batch": batch, "dtype": name}})
