@@ -87,23 +87,33 @@ AttentionShape scalar_shape(double batch, double heads, double kv_heads, double 
   return s;
 }
 
-// One attention call as floats: backend "auto" (the least over its candidates) when `automatic`,
-// else `backend`; the seventh value is the backend code that ran.
-py::tuple attention_one_py(double batch, double heads, double kv_heads, double q_len,
-                           double kv_len, double head_dim, double v_head_dim, bool shared_kv,
-                           bool causal, bool flash, bool backward, DType dtype,
-                           const Hardware& hw, const Efficiency& eff, AttentionBackend backend,
-                           bool automatic, SdpaArch arch) {
-  const AttentionShape s = scalar_shape(batch, heads, kv_heads, q_len, kv_len, head_dim,
-                                        v_head_dim,
-                                        flags(shared_kv, causal, flash, backward, dtype, backend));
-  const Rates rates(hw, eff);
-  AttentionBackend ran = backend;
-  const Estimate e = automatic ? attention_auto_estimate(s, arch, rates, ran)
-                               : attention_estimate(s, rates);
-  return py::make_tuple(e.time_s, e.compute_s, e.memory_s, e.overhead_s, e.flops, e.bytes,
-                        static_cast<int>(ran));
-}
+// Attention calls of one format on one hardware and efficiency (Rates computed once): called
+// with the sizes and flags it gives one call as floats, backend "auto" (the least over its
+// candidates) when `automatic`, else `backend`; the seventh value is the backend code that ran.
+class AttentionOne {
+ public:
+  AttentionOne(const Hardware& hw, const Efficiency& eff, DType dtype, SdpaArch arch)
+      : rates_(hw, eff), dtype_(dtype), arch_(arch) {}
+
+  py::tuple operator()(double batch, double heads, double kv_heads, double q_len, double kv_len,
+                       double head_dim, double v_head_dim, bool shared_kv, bool causal,
+                       bool flash, bool backward, AttentionBackend backend,
+                       bool automatic) const {
+    const AttentionShape s =
+        scalar_shape(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim,
+                     flags(shared_kv, causal, flash, backward, dtype_, backend));
+    AttentionBackend ran = backend;
+    const Estimate e = automatic ? attention_auto_estimate(s, arch_, rates_, ran)
+                                 : attention_estimate(s, rates_);
+    return py::make_tuple(e.time_s, e.compute_s, e.memory_s, e.overhead_s, e.flops, e.bytes,
+                          static_cast<int>(ran));
+  }
+
+ private:
+  Rates rates_;
+  DType dtype_;
+  SdpaArch arch_;
+};
 
 py::tuple attention_auto_sweep_py(const InArray& batch, const InArray& heads,
                                   const InArray& kv_heads, const InArray& q_len,
@@ -182,13 +192,15 @@ void bind_transformer(py::module_& m) {
       .value("blackwell", SdpaArch::blackwell)
       .value("blackwell_consumer", SdpaArch::blackwell_consumer)
       .value("rocm", SdpaArch::rocm);
-  m.def("attention_one", &attention_one_py, py::arg("batch"), py::arg("heads"),
-        py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
-        py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
-        py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
-        py::arg("backend"), py::arg("automatic"), py::arg("arch"),
-        "One attention estimate as floats: (time, compute, memory, overhead, flops, bytes, "
-        "backend code that ran); automatic = backend 'auto' (least over its candidates).");
+  py::class_<AttentionOne>(m, "AttentionOne",
+                           "One attention call as floats, bound to hardware, efficiency, dtype "
+                           "and SDPA architecture: call(batch, heads, kv_heads, q_len, kv_len, "
+                           "head_dim, v_head_dim, shared_kv, causal, flash, backward, backend, "
+                           "automatic) -> (time, compute, memory, overhead, flops, bytes, backend "
+                           "code that ran); automatic = backend 'auto'.")
+      .def(py::init<const Hardware&, const Efficiency&, DType, SdpaArch>(), py::arg("hardware"),
+           py::arg("efficiency"), py::arg("dtype"), py::arg("arch"))
+      .def("__call__", &AttentionOne::operator());
   m.def("attention_auto_sweep", &attention_auto_sweep_py, py::arg("batch"), py::arg("heads"),
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),

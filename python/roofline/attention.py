@@ -354,20 +354,21 @@ def _attention_scalar(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim:
     info = memo.get(key)
     if info is None:
         require_peak("attention", hw, dt)
-        info = memo[key] = (label(dt), peak_meta(hw, dt), _arch(hw))
-    name, meta, arch = info
+        info = memo[key] = (label(dt), peak_meta(hw, dt),
+                            _core.AttentionOne(chw, ceff, dt, _arch(hw)))
+    name, meta, one = info
     if backend == "auto" and flash:
         code = None if ceff.shape_aware else 0
     else:
         code = _fixed_code("attention", backend, flash, ceff)
     if code is None:
-        values = _core.attention_one(batch, heads, kvh, q_len, kv_len, head_dim, dv, shared_kv,
-                                     causal, True, backward, dt, chw, ceff, _STANDARD, True, arch)
+        values = one(batch, heads, kvh, q_len, kv_len, head_dim, dv, shared_kv, causal, True,
+                     backward, _STANDARD, True)
     else:
         kind = _ORDER[code]
-        values = _core.attention_one(batch, heads, kvh, q_len, kv_len, head_dim, dv, shared_kv,
-                                     causal, flash if kind == "standard" else kind != "math",
-                                     backward, dt, chw, ceff, _CORE_BACKEND[kind], False, arch)
+        values = one(batch, heads, kvh, q_len, kv_len, head_dim, dv, shared_kv, causal,
+                     flash if kind == "standard" else kind != "math", backward,
+                     _CORE_BACKEND[kind], False)
     if not 0.0 <= values[0] < math.inf:
         return None
     ran = _ORDER[values[6]] + (" bwd" if backward else "")
@@ -422,8 +423,8 @@ def attention_kernels(
     require_peak(fn, hw, dt)
     code = _fixed_code(fn, backend, flags[2], ceff)
     if code is None:
-        code = int(_core.attention_one(*(float(a[0]) for a in arrays), *flags, dt, chw, ceff,
-                                       _CORE_BACKEND["standard"], True, _arch(hw))[6])
+        one = _core.AttentionOne(chw, ceff, dt, _arch(hw))
+        code = int(one(*(float(a[0]) for a in arrays), *flags, _STANDARD, True)[6])
     name = _ORDER[code]
     flash_flag = flags[2] if name == "standard" else name != "math"
     rows: list[dict[str, Any]] = _core.attention_kernels(
