@@ -159,3 +159,23 @@ def test_scalar_fast_path_still_validates() -> None:
         args.update(bad)
         with pytest.raises(error, match=text):
             rl.attention(**args)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_threaded_auto_sweep_equals_reference(threads: int) -> None:
+    """Arrays long enough for the C++ sweep to split across threads."""
+    hw = rl.hardware("H100 SXM")
+    rng = np.random.default_rng(9)
+    n = 12_000
+    b, q = rng.integers(1, 17, n), rng.integers(1, 16384, n)
+    kv = q + rng.integers(0, 16384, n)
+    d = rng.choice([64, 72, 80, 96, 100, 128, 192, 200, 256, 320], n)
+    rl.set_num_threads(threads)
+    try:
+        for causal in (False, True):
+            for backward in (False, True):
+                args = dict(batch=b, heads=32, q_len=q, kv_len=kv, head_dim=d, kv_heads=8,
+                            causal=causal, backward=backward, hardware=hw)
+                _same(rl.attention(**args), ref.attention(**args), (causal, backward))
+    finally:
+        rl.set_num_threads(0)

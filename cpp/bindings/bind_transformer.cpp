@@ -120,7 +120,7 @@ py::tuple attention_auto_sweep_py(const InArray& batch, const InArray& heads,
                                   const InArray& kv_len, const InArray& head_dim,
                                   const InArray& v_head_dim, bool shared_kv, bool causal,
                                   bool flash, bool backward, DType dtype, const Hardware& hw,
-                                  const Efficiency& eff, SdpaArch arch) {
+                                  const Efficiency& eff, SdpaArch arch, int threads) {
   const std::size_t len =
       equal_length({&batch, &heads, &kv_heads, &q_len, &kv_len, &head_dim, &v_head_dim});
   const AttentionShape f =
@@ -131,7 +131,7 @@ py::tuple attention_auto_sweep_py(const InArray& batch, const InArray& heads,
   py::tuple cols = estimate_columns(len, [&](EstimateColumns o) {
     attention_auto_sweep(batch.data(), heads.data(), kv_heads.data(), q_len.data(),
                          kv_len.data(), head_dim.data(), v_head_dim.data(), len, f, arch, rates,
-                         o, w);
+                         threads, o, w);
   });
   return py::make_tuple(cols, winner);
 }
@@ -205,7 +205,7 @@ void bind_transformer(py::module_& m) {
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
         py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
-        py::arg("arch"),
+        py::arg("arch"), py::arg("threads") = 0,
         "Backend 'auto' over equal-length float64 arrays: ((time, compute, memory, overhead, "
         "flops, bytes), uint8 backend codes).");
   m.def("sdpa_backend_sweep", &sdpa_backend_sweep_py, py::arg("q_len"), py::arg("kv_len"),

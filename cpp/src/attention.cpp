@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "roofline/parallel.hpp"
+
 namespace roofline {
 
 double attention_pairs(double q_len, double kv_len, bool causal) noexcept {
@@ -315,20 +317,24 @@ void attention_auto_sweep(const double* batch, const double* heads, const double
                           const double* q_len, const double* kv_len, const double* head_dim,
                           const double* v_head_dim, std::size_t n_points,
                           const AttentionShape& flags, SdpaArch arch, const Rates& rates,
-                          EstimateColumns out, std::uint8_t* winner) noexcept {
-  for (std::size_t i = 0; i < n_points; ++i) {
-    AttentionShape s = flags;
-    s.batch = batch[i];
-    s.heads = heads[i];
-    s.kv_heads = kv_heads[i];
-    s.q_len = q_len[i];
-    s.kv_len = kv_len[i];
-    s.head_dim = head_dim[i];
-    s.v_head_dim = v_head_dim[i];
-    AttentionBackend b = AttentionBackend::math;
-    out.set(i, attention_auto_estimate(s, arch, rates, b));
-    winner[i] = static_cast<std::uint8_t>(b);
-  }
+                          int threads, EstimateColumns out, std::uint8_t* winner) {
+  // A point costs up to four kernel models (~microseconds): threads pay off from ~4k points.
+  constexpr std::size_t kMinAttentionPoints = 1u << 12;
+  parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      AttentionShape s = flags;
+      s.batch = batch[i];
+      s.heads = heads[i];
+      s.kv_heads = kv_heads[i];
+      s.q_len = q_len[i];
+      s.kv_len = kv_len[i];
+      s.head_dim = head_dim[i];
+      s.v_head_dim = v_head_dim[i];
+      AttentionBackend b = AttentionBackend::math;
+      out.set(i, attention_auto_estimate(s, arch, rates, b));
+      winner[i] = static_cast<std::uint8_t>(b);
+    }
+  }, kMinAttentionPoints);
 }
 
 }  // namespace roofline

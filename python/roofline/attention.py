@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._bridge import require_peak, resolve, resolve_cached, resolve_hardware
+from ._bridge import get_num_threads, require_peak, resolve, resolve_cached, resolve_hardware
 from ._dtypes import DTYPES, label
 from ._dtypes import dtype as parse_dtype
 from ._validate import MAX_DIM, ArrayLike, broadcast, flag, one_of, positive_int_array
@@ -323,7 +323,8 @@ def attention(
     require_peak(fn, hw, dt)
     code = _fixed_code(fn, backend, flags[2], ceff)
     if code is None:
-        cols, winners = _core.attention_auto_sweep(*arrays, *flags, dt, chw, ceff, _arch(hw))
+        cols, winners = _core.attention_auto_sweep(*arrays, *flags, dt, chw, ceff, _arch(hw),
+                                                   get_num_threads())
         names = sorted({_ORDER[int(c)] for c in np.unique(winners)})
     else:
         cols = _sweep(arrays, flags, dt, chw, ceff, code)

@@ -88,11 +88,12 @@ unsigned auto_candidates(const AttentionShape& s, SdpaArch arch) noexcept;
 Estimate attention_auto_estimate(const AttentionShape& s, SdpaArch arch, const Rates& rates,
                                  AttentionBackend& winner) noexcept;
 
-/// attention_auto_estimate over arrays (as attention_sweep); winner[i] = backend code of row i.
+/// attention_auto_estimate over arrays (as attention_sweep) on `threads` threads (0 = all
+/// cores, one below a few thousand points); winner[i] = backend code of row i.
 void attention_auto_sweep(const double* batch, const double* heads, const double* kv_heads,
                           const double* q_len, const double* kv_len, const double* head_dim,
                           const double* v_head_dim, std::size_t n_points,
                           const AttentionShape& flags, SdpaArch arch, const Rates& rates,
-                          EstimateColumns out, std::uint8_t* winner) noexcept;
+                          int threads, EstimateColumns out, std::uint8_t* winner);
 
 }  // namespace roofline
