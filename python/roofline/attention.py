@@ -350,10 +350,10 @@ def _attention_scalar(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim:
     if heads % kvh or (shared_kv and dv > head_dim):
         return None
     hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
-    dt = DTYPES[dtype]
-    key = ("attention", dt)
+    key = ("attention", dtype)  # the spelling: a core enum hashes slowly
     info = memo.get(key)
     if info is None:
+        dt = DTYPES[dtype]
         require_peak("attention", hw, dt)
         info = memo[key] = (label(dt), peak_meta(hw, dt),
                             _core.AttentionOne(chw, ceff, dt, _arch(hw)))

@@ -461,7 +461,7 @@ def _linear_scalar(m: int, k: int, n: int, recipe: str, hardware: Any, mode: str
     fn = "float8.linear"
     rec, md = RECIPES[recipe], MODES[mode]
     hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
-    key = ("float8", rec, md, fuse_with_prev)
+    key = ("float8", recipe, mode, fuse_with_prev)  # spellings: core enums hash slowly
     info = memo.get(key)
     if info is None:
         require_peak(fn, hw, _core.DType.bf16)
