@@ -71,9 +71,63 @@ py::tuple float8_linear_one_py(double m, double k, double n, Recipe recipe, Line
   return py::make_tuple(t.bf16_s, t.lowp_gemm_s, t.cast_s);
 }
 
+// A GEMM family (formats, scaling) on one hardware and efficiency with its Rates computed once:
+// called with m, k, n, batch it gives gemm_one's tuple.
+class GemmOne {
+ public:
+  GemmOne(const Hardware& hw, const Efficiency& eff, DType a, DType b, DType out, bool b_shared,
+          Scaling scaling)
+      : rates_(hw, eff),
+        formats_(gemm_shape(0, 0, 0, 1, a, b, out, b_shared, scaling)),
+        torchao_(eff.torchao_conventions) {}
+
+  py::tuple operator()(double m, double k, double n, double batch) const {
+    GemmShape s = formats_;
+    s.m = m;
+    s.k = k;
+    s.n = n;
+    s.batch = batch;
+    return as_tuple(estimate(gemm_cost(s, torchao_), rates_));
+  }
+
+ private:
+  Rates rates_;
+  GemmShape formats_;
+  bool torchao_;
+};
+
+// A float8 linear recipe / mode on one hardware and efficiency (recipe checks and Rates done
+// once): called with m, k, n it gives float8_linear_one's tuple.
+class Float8LinearOne {
+ public:
+  Float8LinearOne(Recipe recipe, LinearMode mode, bool fuse, const Hardware& hw,
+                  const Efficiency& eff)
+      : rates_(hw, eff), torchao_(eff.torchao_conventions) {
+    spec_.recipe = recipe;
+    spec_.mode = mode;
+    spec_.fuse_with_prev = fuse;
+    KernelList probe;  // recipe / mode checks throw as in float8_linear_sweep
+    float8_linear_kernels(spec_, torchao_, probe);
+  }
+
+  py::tuple operator()(double m, double k, double n) const {
+    LinearSpec s = spec_;
+    s.m = m;
+    s.k = k;
+    s.n = n;
+    const LinearTimes t = float8_linear_times(s, rates_, torchao_);
+    return py::make_tuple(t.bf16_s, t.lowp_gemm_s, t.cast_s);
+  }
+
+ private:
+  Rates rates_;
+  LinearSpec spec_;
+  bool torchao_;
+};
+
 }  // namespace
 
-/// Registers gemm_one, gemm_sweep_exhaustive and float8_linear_one on the module.
+/// Registers gemm_one, gemm_sweep_exhaustive, float8_linear_one, GemmOne and Float8LinearOne.
 void bind_scalar(py::module_& mod) {
   mod.def("gemm_one", &gemm_one_py, py::arg("m"), py::arg("k"), py::arg("n"), py::arg("batch"),
           py::arg("a"), py::arg("b"), py::arg("out"), py::arg("b_shared"), py::arg("hardware"),
@@ -90,4 +144,18 @@ void bind_scalar(py::module_& mod) {
           py::arg("efficiency"),
           "One float8 linear (the float8_linear_sweep computation): (bf16, low-precision GEMM, "
           "cast) seconds as floats.");
+  py::class_<GemmOne>(mod, "GemmOne",
+                      "gemm_one bound to formats, hardware and efficiency: call(m, k, n, batch).")
+      .def(py::init<const Hardware&, const Efficiency&, DType, DType, DType, bool, Scaling>(),
+           py::arg("hardware"), py::arg("efficiency"), py::arg("a"), py::arg("b"),
+           py::arg("out"), py::arg("b_shared"), py::arg("scaling"))
+      .def("__call__", &GemmOne::operator(), py::arg("m"), py::arg("k"), py::arg("n"),
+           py::arg("batch"));
+  py::class_<Float8LinearOne>(mod, "Float8LinearOne",
+                              "float8_linear_one bound to a recipe, mode, hardware and "
+                              "efficiency: call(m, k, n).")
+      .def(py::init<Recipe, LinearMode, bool, const Hardware&, const Efficiency&>(),
+           py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"), py::arg("hardware"),
+           py::arg("efficiency"))
+      .def("__call__", &Float8LinearOne::operator(), py::arg("m"), py::arg("k"), py::arg("n"));
 }

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -72,6 +73,88 @@ py::list attention_kernels_py(double batch, double heads, double kv_heads, doubl
   return rows;
 }
 
+AttentionShape scalar_shape(double batch, double heads, double kv_heads, double q_len,
+                            double kv_len, double head_dim, double v_head_dim,
+                            const AttentionShape& f) {
+  AttentionShape s = f;
+  s.batch = batch;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.q_len = q_len;
+  s.kv_len = kv_len;
+  s.head_dim = head_dim;
+  s.v_head_dim = v_head_dim;
+  return s;
+}
+
+// Attention calls of one format on one hardware and efficiency (Rates computed once): called
+// with the sizes and flags it gives one call as floats, backend "auto" (the least over its
+// candidates) when `automatic`, else `backend`; the seventh value is the backend code that ran.
+class AttentionOne {
+ public:
+  AttentionOne(const Hardware& hw, const Efficiency& eff, DType dtype, SdpaArch arch)
+      : rates_(hw, eff), dtype_(dtype), arch_(arch) {}
+
+  py::tuple operator()(double batch, double heads, double kv_heads, double q_len, double kv_len,
+                       double head_dim, double v_head_dim, bool shared_kv, bool causal,
+                       bool flash, bool backward, AttentionBackend backend,
+                       bool automatic) const {
+    const AttentionShape s =
+        scalar_shape(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim,
+                     flags(shared_kv, causal, flash, backward, dtype_, backend));
+    AttentionBackend ran = backend;
+    const Estimate e = automatic ? attention_auto_estimate(s, arch_, rates_, ran)
+                                 : attention_estimate(s, rates_);
+    return py::make_tuple(e.time_s, e.compute_s, e.memory_s, e.overhead_s, e.flops, e.bytes,
+                          static_cast<int>(ran));
+  }
+
+ private:
+  Rates rates_;
+  DType dtype_;
+  SdpaArch arch_;
+};
+
+py::tuple attention_auto_sweep_py(const InArray& batch, const InArray& heads,
+                                  const InArray& kv_heads, const InArray& q_len,
+                                  const InArray& kv_len, const InArray& head_dim,
+                                  const InArray& v_head_dim, bool shared_kv, bool causal,
+                                  bool flash, bool backward, DType dtype, const Hardware& hw,
+                                  const Efficiency& eff, SdpaArch arch, int threads) {
+  const std::size_t len =
+      equal_length({&batch, &heads, &kv_heads, &q_len, &kv_len, &head_dim, &v_head_dim});
+  const AttentionShape f =
+      flags(shared_kv, causal, flash, backward, dtype, AttentionBackend::standard);
+  const Rates rates(hw, eff);
+  py::array_t<std::uint8_t> winner(static_cast<py::ssize_t>(len));
+  std::uint8_t* w = winner.mutable_data();
+  py::tuple cols = estimate_columns(len, [&](EstimateColumns o) {
+    attention_auto_sweep(batch.data(), heads.data(), kv_heads.data(), q_len.data(),
+                         kv_len.data(), head_dim.data(), v_head_dim.data(), len, f, arch, rates,
+                         threads, o, w);
+  });
+  return py::make_tuple(cols, winner);
+}
+
+py::array_t<std::uint8_t> sdpa_backend_sweep_py(const InArray& q_len, const InArray& kv_len,
+                                                const InArray& head_dim,
+                                                const InArray& v_head_dim, bool shared_kv,
+                                                bool causal, bool backward, DType dtype,
+                                                SdpaArch arch) {
+  const std::size_t len = equal_length({&q_len, &kv_len, &head_dim, &v_head_dim});
+  AttentionShape s = flags(shared_kv, causal, true, backward, dtype, AttentionBackend::standard);
+  py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(len));
+  std::uint8_t* o = out.mutable_data();
+  for (std::size_t i = 0; i < len; ++i) {
+    s.q_len = q_len.data()[i];
+    s.kv_len = kv_len.data()[i];
+    s.head_dim = head_dim.data()[i];
+    s.v_head_dim = v_head_dim.data()[i];
+    o[i] = static_cast<std::uint8_t>(sdpa_backend(s, arch));
+  }
+  return out;
+}
+
 py::tuple collective_sweep_py(Collective op, CollectiveAlgo algo, const InArray& bytes,
                               const InArray& ranks, double bytes_per_s, double latency_s) {
   const std::size_t len = equal_length({&bytes, &ranks});
@@ -100,6 +183,35 @@ void bind_transformer(py::module_& m) {
       .value("cudnn", AttentionBackend::cudnn)
       .value("efficient", AttentionBackend::efficient)
       .value("math", AttentionBackend::math);
+  py::enum_<SdpaArch>(m, "SdpaArch")
+      .value("other", SdpaArch::other)
+      .value("volta", SdpaArch::volta)
+      .value("ampere", SdpaArch::ampere)
+      .value("ada", SdpaArch::ada)
+      .value("hopper", SdpaArch::hopper)
+      .value("blackwell", SdpaArch::blackwell)
+      .value("blackwell_consumer", SdpaArch::blackwell_consumer)
+      .value("rocm", SdpaArch::rocm);
+  py::class_<AttentionOne>(m, "AttentionOne",
+                           "One attention call as floats, bound to hardware, efficiency, dtype "
+                           "and SDPA architecture: call(batch, heads, kv_heads, q_len, kv_len, "
+                           "head_dim, v_head_dim, shared_kv, causal, flash, backward, backend, "
+                           "automatic) -> (time, compute, memory, overhead, flops, bytes, backend "
+                           "code that ran); automatic = backend 'auto'.")
+      .def(py::init<const Hardware&, const Efficiency&, DType, SdpaArch>(), py::arg("hardware"),
+           py::arg("efficiency"), py::arg("dtype"), py::arg("arch"))
+      .def("__call__", &AttentionOne::operator());
+  m.def("attention_auto_sweep", &attention_auto_sweep_py, py::arg("batch"), py::arg("heads"),
+        py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
+        py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
+        py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
+        py::arg("arch"), py::arg("threads") = 0,
+        "Backend 'auto' over equal-length float64 arrays: ((time, compute, memory, overhead, "
+        "flops, bytes), uint8 backend codes).");
+  m.def("sdpa_backend_sweep", &sdpa_backend_sweep_py, py::arg("q_len"), py::arg("kv_len"),
+        py::arg("head_dim"), py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"),
+        py::arg("backward"), py::arg("dtype"), py::arg("arch"),
+        "Backend codes SDPA dispatches to over equal-length float64 arrays.");
   m.def("attention_pairs", &attention_pairs, py::arg("q_len"), py::arg("kv_len"),
         py::arg("causal"), "Query-key pairs scored per (sequence, head).");
   m.def("attention_sweep", &attention_sweep_py, py::arg("batch"), py::arg("heads"),

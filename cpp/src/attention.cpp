@@ -1,5 +1,11 @@
 #include "roofline/ops/attention.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "roofline/parallel.hpp"
+
 namespace roofline {
 
 double attention_pairs(double q_len, double kv_len, bool causal) noexcept {
@@ -209,6 +215,126 @@ void attention_sweep(const double* batch, const double* heads, const double* kv_
     const Estimate e = attention_estimate(s, rates);
     out.set(i, e);
   }
+}
+
+namespace {
+
+// 16-bit formats SDPA's fused kernels take on arch (sm70 has no bf16 tensor cores).
+bool half_format(DType d, SdpaArch arch) noexcept {
+  if (arch == SdpaArch::volta) return d == DType::fp16;
+  return d == DType::bf16 || d == DType::fp16;
+}
+
+// The standard kernel only: MLA's shared cache, formats without an SDPA kernel, no CUDA/ROCm.
+bool standard_only(const AttentionShape& s, SdpaArch arch) noexcept {
+  const bool sdpa_format = s.dtype == DType::bf16 || s.dtype == DType::fp16 ||
+                           s.dtype == DType::fp32;
+  return s.shared_kv || arch == SdpaArch::other || !sdpa_format;
+}
+
+bool cudnn_first(SdpaArch arch) noexcept {
+  return arch == SdpaArch::hopper || arch == SdpaArch::blackwell;
+}
+
+bool multiple(double x, double step) noexcept { return std::fmod(x, step) == 0.0; }
+
+constexpr unsigned bit(AttentionBackend b) noexcept { return 1u << static_cast<unsigned>(b); }
+
+}  // namespace
+
+AttentionBackend sdpa_backend(const AttentionShape& s, SdpaArch arch) noexcept {
+  if (standard_only(s, arch)) return AttentionBackend::standard;
+  const bool half = half_format(s.dtype, arch);
+  const bool fp32 = s.dtype == DType::fp32;
+  const double d = s.head_dim, dv = s.v_head_dim;
+  const bool rocm = arch == SdpaArch::rocm;
+  // A causal mask over a single query is no mask (bottom-right aligned).
+  const bool masked = s.causal && s.q_len > 1;
+  if (cudnn_first(arch) && half) {
+    const bool limit = (d <= 128 && dv <= 128) || (d == 192 && dv == 128);
+    if (limit && multiple(d, 8) && multiple(dv, 8) && s.kv_len != 1) {
+      return AttentionBackend::cudnn;
+    }
+  }
+  if (arch != SdpaArch::volta) {
+    bool flash_ok = half && d == dv && d <= (rocm ? 512 : 256) && !(masked && s.q_len != s.kv_len);
+    if (s.backward && (arch == SdpaArch::ada || arch == SdpaArch::blackwell_consumer)) {
+      flash_ok = flash_ok && !(d > 192 && d <= 224);  // sm89/120: no FA2 backward there
+    }
+    if (flash_ok) return AttentionBackend::flash;
+  }
+  const double align = half ? 8.0 : 4.0;
+  bool eff_ok = multiple(d, align) && multiple(dv, align) && (half || fp32);
+  if (rocm) eff_ok = eff_ok && d <= 512 && dv <= 512;  // AOTriton head dims
+  return eff_ok ? AttentionBackend::efficient : AttentionBackend::math;
+}
+
+unsigned auto_candidates(const AttentionShape& s, SdpaArch arch) noexcept {
+  if (standard_only(s, arch)) return bit(AttentionBackend::standard);
+  const bool half = half_format(s.dtype, arch);
+  const double d = s.head_dim, dv = s.v_head_dim;
+  unsigned mask = bit(AttentionBackend::math);
+  if (cudnn_first(arch) && half && d <= 192 && dv <= 128) mask |= bit(AttentionBackend::cudnn);
+  if (arch != SdpaArch::volta && half &&
+      std::max(d, dv) <= (arch == SdpaArch::rocm ? 512 : 256)) {
+    mask |= bit(AttentionBackend::flash);
+  }
+  if (half || s.dtype == DType::fp32) {
+    const double align = half ? 8.0 : 4.0;
+    const bool ok = arch != SdpaArch::rocm || (std::ceil(d / align) * align <= 512 &&
+                                               std::ceil(dv / align) * align <= 512);
+    if (ok) mask |= bit(AttentionBackend::efficient);
+  }
+  return mask;
+}
+
+Estimate attention_auto_estimate(const AttentionShape& s, SdpaArch arch, const Rates& rates,
+                                 AttentionBackend& winner) noexcept {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  constexpr AttentionBackend order[] = {AttentionBackend::standard, AttentionBackend::cudnn,
+                                        AttentionBackend::flash, AttentionBackend::efficient,
+                                        AttentionBackend::math};
+  const unsigned mask = auto_candidates(s, arch);
+  Estimate best;
+  best.time_s = best.compute_s = best.memory_s = best.overhead_s = inf;
+  best.flops = best.bytes = inf;
+  winner = AttentionBackend::math;
+  for (const AttentionBackend b : order) {
+    if ((mask & bit(b)) == 0) continue;
+    AttentionShape one = s;
+    one.backend = b;
+    if (b != AttentionBackend::standard) one.flash = b != AttentionBackend::math;
+    const Estimate e = attention_estimate(one, rates);
+    if (e.time_s < best.time_s) {  // strict: the earlier backend keeps a tie
+      best = e;
+      winner = b;
+    }
+  }
+  return best;
+}
+
+void attention_auto_sweep(const double* batch, const double* heads, const double* kv_heads,
+                          const double* q_len, const double* kv_len, const double* head_dim,
+                          const double* v_head_dim, std::size_t n_points,
+                          const AttentionShape& flags, SdpaArch arch, const Rates& rates,
+                          int threads, EstimateColumns out, std::uint8_t* winner) {
+  // A point costs up to four kernel models (~microseconds): threads pay off from ~4k points.
+  constexpr std::size_t kMinAttentionPoints = 1u << 12;
+  parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      AttentionShape s = flags;
+      s.batch = batch[i];
+      s.heads = heads[i];
+      s.kv_heads = kv_heads[i];
+      s.q_len = q_len[i];
+      s.kv_len = kv_len[i];
+      s.head_dim = head_dim[i];
+      s.v_head_dim = v_head_dim[i];
+      AttentionBackend b = AttentionBackend::math;
+      out.set(i, attention_auto_estimate(s, arch, rates, b));
+      winner[i] = static_cast<std::uint8_t>(b);
+    }
+  }, kMinAttentionPoints);
 }
 
 }  // namespace roofline

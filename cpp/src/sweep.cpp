@@ -1,5 +1,7 @@
 #include "roofline/sweep.hpp"
 
+#include "roofline/parallel.hpp"
+
 #include <Eigen/Core>
 #include <algorithm>
 #include <thread>
@@ -10,30 +12,6 @@ namespace {
 
 using ConstColumn = Eigen::Map<const Eigen::ArrayXd>;
 using Column = Eigen::Map<Eigen::ArrayXd>;
-
-// Below this many points a sweep stays on the calling thread.
-constexpr std::size_t kMinPointsPerThread = 1u << 15;
-
-template <class Fn>
-void parallel_for(std::size_t n, int threads, Fn&& fn) {
-  std::size_t workers = threads > 0 ? static_cast<std::size_t>(threads)
-                                    : std::max(1u, std::thread::hardware_concurrency());
-  workers = std::min(workers, std::max<std::size_t>(1, n / kMinPointsPerThread));
-  if (workers <= 1) {
-    fn(std::size_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(workers);
-  const std::size_t chunk = (n + workers - 1) / workers;
-  for (std::size_t w = 0; w < workers; ++w) {
-    const std::size_t begin = w * chunk;
-    const std::size_t end = std::min(n, begin + chunk);
-    if (begin >= end) break;
-    pool.emplace_back([&fn, begin, end] { fn(begin, end); });
-  }
-  for (auto& t : pool) t.join();
-}
 
 }  // namespace
 

@@ -24,7 +24,7 @@ MAX_THREADS = 1024
 
 
 def set_num_threads(n: int) -> None:
-    """Threads used by array sweeps (0 = all cores; sweeps under ~32k points use one)."""
+    """Threads used by array sweeps (0 = all cores; small sweeps use one)."""
     global _threads
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"set_num_threads: n must be an int, got {n!r}")

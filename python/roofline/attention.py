@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from . import _core
-from ._bridge import require_peak, resolve, resolve_hardware
+from ._bridge import get_num_threads, require_peak, resolve, resolve_cached, resolve_hardware
+from ._dtypes import DTYPES, label
 from ._dtypes import dtype as parse_dtype
-from ._dtypes import label
-from ._validate import ArrayLike, broadcast, flag, one_of, positive_int_array
+from ._validate import MAX_DIM, ArrayLike, broadcast, flag, one_of, positive_int_array
 from .efficiency import EfficiencyLike
-from .estimate import Estimate, from_columns
+from .estimate import Estimate, from_columns, from_scalars
 from .explain import peak_meta
 from .hardware import HardwareLike
 
@@ -23,6 +24,7 @@ __all__ = ["BACKENDS", "attention", "attention_backend", "attention_kernels", "a
 #: of the standard model: FlashAttention-2 at its README's speed, FlashMLA for MLA).
 BACKENDS: tuple[str, ...] = ("auto", "flash", "cudnn", "efficient", "math", "standard")
 
+_STANDARD = _core.AttentionBackend.standard
 _CORE_BACKEND = {
     "standard": _core.AttentionBackend.standard,
     "flash": _core.AttentionBackend.flash,
@@ -32,6 +34,11 @@ _CORE_BACKEND = {
 }
 #: Resolution order of the codes below (index = code).
 _ORDER = ("standard", "flash", "cudnn", "efficient", "math")
+
+#: dtype spellings the scalar fast path takes: the floating formats (attention has no integer
+#: one); anything else goes through the full validation.
+_FLOAT_SPELLINGS = frozenset(k for k, v in DTYPES.items()
+                             if not label(v).lower().startswith(("int", "uint")))
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -86,80 +93,11 @@ def _float_format(fn: str, dt: Any, dtype: Any) -> None:
                          f"got {dtype!r}")
 
 
-def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, causal: bool,
-                backward: bool) -> np.ndarray:
-    """Per element, the index in ``_ORDER`` of the backend SDPA dispatches to (see
-    :func:`attention_backend`)."""
-    from ._terms.attention import CUDNN_FIRST, architecture
+def _arch(hw: Any) -> Any:
+    """The core's SDPA architecture of ``hw`` (which backends exist there)."""
+    from ._terms.attention import architecture
 
-    _, _, _, q, kv, d, dv = arrays
-    n = len(q)
-    arch = architecture(hw)
-    name = label(dt).lower()
-    half = name in ("bf16", "fp16")
-    if shared_kv or arch == "other" or not (half or name == "fp32"):
-        return np.zeros(n, dtype=np.int64)  # standard: FlashMLA / non-CUDA / fp8 kernels
-    # A causal mask over a single query is no mask (bottom-right aligned): decode code passes
-    # is_causal=False, which the flash kernel accepts.
-    causal_arr = np.full(n, causal) & (q > 1)
-    if arch == "volta":
-        half = name == "fp16"  # sm70 has no bf16 tensor cores; efficient runs fp16 and fp32
-    code = np.full(n, _ORDER.index("math"), dtype=np.int64)
-    align = 8 if half else 4
-    eff_ok = (np.mod(d, align) == 0) & (np.mod(dv, align) == 0) & (half | (name == "fp32"))
-    if arch == "rocm":  # AOTriton: flash and efficient share kernels, head dims up to 512
-        eff_ok &= (d <= 512) & (dv <= 512)
-    code[eff_ok] = _ORDER.index("efficient")
-    if arch != "volta":
-        flash_ok = half & (d == dv) & (d <= (512 if arch == "rocm" else 256)) & ~(causal_arr
-                                                                                  & (q != kv))
-        if backward and arch in ("ada", "blackwell_consumer"):
-            flash_ok &= ~((d > 192) & (d <= 224))  # sm89/120: no FA2 backward there
-        code[flash_ok] = _ORDER.index("flash")
-    if arch in CUDNN_FIRST and half:
-        limit = (d <= 128) & (dv <= 128) | (d == 192) & (dv == 128)
-        cudnn_ok = limit & (np.mod(d, 8) == 0) & (np.mod(dv, 8) == 0) & (kv != 1)
-        code[cudnn_ok] = _ORDER.index("cudnn")
-    return code
-
-
-def _auto_candidates(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool,
-                     causal: bool, backward: bool) -> list[tuple[int, np.ndarray]]:
-    """Backends ``backend="auto"`` takes the fastest of, with the elements each may serve.
-
-    The time of ``"auto"`` is the least over the backends SDPA dispatches to at this shape *or
-    at some larger one* (head dims padded up, a longer KV cache): a larger shape never runs
-    faster than a smaller one padded up to it, so the model is monotone by construction (each
-    backend's model is, and the set of backends shrinks as a size grows). Where SDPA's rule
-    picks a slower path only because of a size (a head dim off a multiple of 8, ``kv_len == 1``,
-    a head dim over a kernel's limit), the estimate is the faster kernel the padded shape gets.
-    Reachability depends on the head dims only: ``q_len`` and ``kv_len`` can always be raised to
-    a shape that every rule accepts.
-    """
-    from ._terms.attention import CUDNN_FIRST, architecture
-
-    codes = _sdpa_codes(hw, dt, arrays, shared_kv, causal, backward)
-    if not codes.any():  # standard everywhere (MLA, fp8, non-CUDA): one kernel, no dispatch
-        return [(0, np.ones(len(codes), dtype=bool))]
-    _, _, _, _, _, d, dv = arrays
-    arch = architecture(hw)
-    name = label(dt).lower()
-    half = name in ("bf16", "fp16") if arch != "volta" else name == "fp16"
-    align = 8 if half else 4
-    d8, dv8 = np.ceil(d / align) * align, np.ceil(dv / align) * align
-    top = np.maximum(d, dv)
-    out: list[tuple[int, np.ndarray]] = []
-    if arch in CUDNN_FIRST and half:
-        out.append((_ORDER.index("cudnn"), (d <= 192) & (dv <= 128)))
-    if arch != "volta" and half:
-        out.append((_ORDER.index("flash"), top <= (512 if arch == "rocm" else 256)))
-    if half or name == "fp32":
-        ok = np.ones(len(d), dtype=bool)
-        if arch == "rocm":
-            ok = (d8 <= 512) & (dv8 <= 512)
-        out.append((_ORDER.index("efficient"), ok))
-    out.append((_ORDER.index("math"), np.ones(len(d), dtype=bool)))
-    return out
+    return getattr(_core.SdpaArch, architecture(hw))
 
 
 def _resolve_backend(fn: str, backend: Any, flash: bool) -> str:
@@ -227,24 +165,24 @@ def attention_backend(
     flags = [flag(fn, n, v) for n, v in
              (("shared_kv", shared_kv), ("causal", causal), ("backward", backward))]
     hw = resolve_hardware(hardware)
-    codes = _sdpa_codes(hw, dt, arrays, *flags)
+    _, _, _, q, kv, d, dv = arrays
+    codes = _core.sdpa_backend_sweep(q, kv, d, dv, *flags, dt, _arch(hw))
     names = np.array(_ORDER, dtype=object)[codes].reshape(shape)
     return str(names) if names.ndim == 0 else names
 
 
-def _backend_codes(fn: str, backend: Any, flash: bool, hw: Any, dt: Any,
-                   arrays: list[np.ndarray], shared_kv: bool, causal: bool,
-                   backward: bool, ceff: Any) -> np.ndarray:
+def _fixed_code(fn: str, backend: Any, flash: bool, ceff: Any) -> int | None:
+    """The backend code (index in ``_ORDER``) every element runs on, or None for ``"auto"``
+    under the shape-aware model (the least over its candidates, per element)."""
     name = _resolve_backend(fn, backend, flash)
     if name == "auto" or (name == "math" and backend == "auto"):
         if not ceff.shape_aware:
             # "peak", "constant", "torchao" and plain Efficiency objects keep the standard
             # formulas (fused kernel, or materialized scores for flash=False) exactly.
-            return np.zeros(len(arrays[0]), dtype=np.int64)
-        if name == "math":
-            return np.full(len(arrays[0]), _ORDER.index("math"), dtype=np.int64)
-        return _sdpa_codes(hw, dt, arrays, shared_kv, causal, backward)
-    return np.full(len(arrays[0]), _ORDER.index(name), dtype=np.int64)
+            return 0
+        if name == "auto":
+            return None
+    return _ORDER.index(name)
 
 
 def attention(
@@ -364,6 +302,14 @@ def attention(
     backward's per-unit cost and a fixed GPU time per call. cuDNN's GQA backward writes dK / dV
     per query head in fp32 and reduces them per kv head in an extra kernel.
     """
+    if (hardware is not None and type(dtype) is str and dtype in _FLOAT_SPELLINGS
+            and type(shared_kv) is bool and type(causal) is bool and type(flash) is bool
+            and type(backward) is bool and type(backend) is str):
+        fast = _attention_scalar(batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim,
+                                 shared_kv, causal, flash, backward, dtype, hardware, efficiency,
+                                 backend)
+        if fast is not None:
+            return fast
     fn = "attention"
     arrays, shape = _prepare(
         fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv
@@ -375,55 +321,59 @@ def attention(
               ("backward", backward))]
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
-    cands = _auto(fn, backend, flags, hw, dt, arrays, ceff)
-    if cands is not None:
-        cols, names = _least(arrays, flags, dt, chw, ceff, cands)
-        kind = "/".join(names) + (" bwd" if flags[3] else "")
-        return from_columns(cols, shape, label=f"attention {kind} {label(dt)}",
-                            hardware=hw.name, meta=peak_meta(hw, dt))
-    codes = _backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1], flags[3],
-                           ceff)
-    used = np.unique(codes)
-    if len(used) == 1:
-        cols = _sweep(arrays, flags, dt, chw, ceff, int(used[0]))
-    else:  # several backends over an array: run each on its elements and scatter back
-        parts = {int(c): _sweep([a[codes == c] for a in arrays], flags, dt, chw, ceff, int(c))
-                 for c in used}
-        cols = tuple(np.empty(len(codes)) for _ in parts[int(used[0])])
-        for c, part in parts.items():
-            for out, col in zip(cols, part, strict=True):
-                out[codes == c] = col
-    names = sorted({_ORDER[int(c)] for c in used}) if len(codes) else ["standard"]
+    code = _fixed_code(fn, backend, flags[2], ceff)
+    if code is None:
+        cols, winners = _core.attention_auto_sweep(*arrays, *flags, dt, chw, ceff, _arch(hw),
+                                                   get_num_threads())
+        names = sorted({_ORDER[int(c)] for c in np.unique(winners)})
+    else:
+        cols = _sweep(arrays, flags, dt, chw, ceff, code)
+        names = [_ORDER[code]]
     kind = "/".join(names) + (" bwd" if flags[3] else "")
     return from_columns(cols, shape, label=f"attention {kind} {label(dt)}", hardware=hw.name,
                         meta=peak_meta(hw, dt))
 
 
-def _auto(fn: str, backend: Any, flags: list[bool], hw: Any, dt: Any, arrays: list[np.ndarray],
-          ceff: Any) -> list[tuple[int, np.ndarray]] | None:
-    """The candidates of ``"auto"`` under the shape-aware model, else None (fixed backends)."""
-    if _resolve_backend(fn, backend, flags[2]) != "auto" or not ceff.shape_aware:
+def _attention_scalar(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim: Any,
+                      kv_heads: Any, v_head_dim: Any, shared_kv: bool, causal: bool, flash: bool,
+                      backward: bool, dtype: str, hardware: Any, efficiency: EfficiencyLike,
+                      backend: str) -> Estimate | None:
+    """:func:`attention` for Python-int sizes, bool flags, a floating dtype spelling and
+    explicit hardware: one core call, no numpy. None where the input needs the full path (a
+    size out of range, kv_heads not dividing heads, ...; it raises there) or the result is not
+    a finite time (the full path raises its error)."""
+    kvh = heads if kv_heads is None else kv_heads
+    dv = head_dim if v_head_dim is None else v_head_dim
+    for x in (batch, heads, kvh, q_len, kv_len, head_dim, dv):
+        if type(x) is not int or not 0 < x <= MAX_DIM:
+            return None
+    if heads % kvh or (shared_kv and dv > head_dim):
         return None
-    return _auto_candidates(hw, dt, arrays, flags[0], flags[1], flags[3])
-
-
-def _least(arrays: list[np.ndarray], flags: list[bool], dt: Any, chw: Any, ceff: Any,
-           cands: list[tuple[int, np.ndarray]]) -> tuple[tuple[np.ndarray, ...], list[str]]:
-    """Per element, the columns of the fastest candidate backend allowed there."""
-    n = len(arrays[0])
-    cols = tuple(np.full(n, np.inf) for _ in range(6))
-    which = np.full(n, -1, dtype=np.int64)
-    for code, mask in cands:
-        if not mask.any():
-            continue
-        part = _sweep([a[mask] for a in arrays], flags, dt, chw, ceff, code)
-        idx = np.flatnonzero(mask)
-        better = part[0] < cols[0][idx]
-        take = idx[better]
-        for out, col in zip(cols, part, strict=True):
-            out[take] = np.asarray(col)[better]
-        which[take] = code
-    return cols, sorted({_ORDER[int(c)] for c in np.unique(which)})
+    hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
+    key = ("attention", dtype)  # the spelling: a core enum hashes slowly
+    info = memo.get(key)
+    if info is None:
+        dt = DTYPES[dtype]
+        require_peak("attention", hw, dt)
+        info = memo[key] = (label(dt), peak_meta(hw, dt),
+                            _core.AttentionOne(chw, ceff, dt, _arch(hw)))
+    name, meta, one = info
+    if backend == "auto" and flash:
+        code = None if ceff.shape_aware else 0
+    else:
+        code = _fixed_code("attention", backend, flash, ceff)
+    if code is None:
+        values = one(batch, heads, kvh, q_len, kv_len, head_dim, dv, shared_kv, causal, True,
+                     backward, _STANDARD, True)
+    else:
+        kind = _ORDER[code]
+        values = one(batch, heads, kvh, q_len, kv_len, head_dim, dv, shared_kv, causal,
+                     flash if kind == "standard" else kind != "math", backward,
+                     _CORE_BACKEND[kind], False)
+    if not 0.0 <= values[0] < math.inf:
+        return None
+    ran = _ORDER[values[6]] + (" bwd" if backward else "")
+    return from_scalars(values[:6], f"attention {ran} {name}", hw.name, dict(meta))
 
 
 def _sweep(arrays: list[np.ndarray], flags: list[bool], dt: Any, chw: Any, ceff: Any,
@@ -472,14 +422,10 @@ def attention_kernels(
               ("backward", backward))]
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
-    cands = _auto(fn, backend, flags, hw, dt, arrays, ceff)
-    if cands is not None:
-        times = {c: float(_sweep(arrays, flags, dt, chw, ceff, c)[0][0])
-                 for c, mask in cands if mask[0]}
-        code = min(times, key=lambda c: times[c])
-    else:
-        code = int(_backend_codes(fn, backend, flags[2], hw, dt, arrays, flags[0], flags[1],
-                                  flags[3], ceff)[0])
+    code = _fixed_code(fn, backend, flags[2], ceff)
+    if code is None:
+        one = _core.AttentionOne(chw, ceff, dt, _arch(hw))
+        code = int(one(*(float(a[0]) for a in arrays), *flags, _STANDARD, True)[6])
     name = _ORDER[code]
     flash_flag = flags[2] if name == "standard" else name != "math"
     rows: list[dict[str, Any]] = _core.attention_kernels(

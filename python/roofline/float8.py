@@ -461,20 +461,21 @@ def _linear_scalar(m: int, k: int, n: int, recipe: str, hardware: Any, mode: str
     fn = "float8.linear"
     rec, md = RECIPES[recipe], MODES[mode]
     hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
-    if ("float8", rec) not in memo:
+    key = ("float8", recipe, mode, fuse_with_prev)  # spellings: core enums hash slowly
+    info = memo.get(key)
+    if info is None:
         require_peak(fn, hw, _core.DType.bf16)
         require_peak(fn, hw, _lowp_dtype(rec.name))
-        memo["float8", rec] = (rec.name, md.name)
-    if ("float8 mode", md) not in memo:
-        memo["float8 mode", md] = md.name
-    try:
-        bf16, lowp, cast = _core.float8_linear_one(float(m), float(k), float(n), rec, md,
-                                                   fuse_with_prev, chw, ceff)
-    except ValueError as exc:
-        raise ValueError(f"{fn}: {exc}") from None
+        try:
+            one = _core.Float8LinearOne(rec, md, fuse_with_prev, chw, ceff)
+        except ValueError as exc:
+            raise ValueError(f"{fn}: {exc}") from None
+        info = memo[key] = (one, rec.name, md.name)
+    one, rec_name, md_name = info
+    bf16, lowp, cast = one(m, k, n)
     out = object.__new__(Float8Linear)
-    out.__dict__.update(m=float(m), k=float(k), n=float(n), recipe=memo["float8", rec][0],
-                        mode=memo["float8 mode", md], fuse_with_prev=fuse_with_prev,
+    out.__dict__.update(m=float(m), k=float(k), n=float(n), recipe=rec_name,
+                        mode=md_name, fuse_with_prev=fuse_with_prev,
                         hardware=hw.name, bf16_s=bf16, fp8_gemm_s=lowp, fp8_overhead_s=cast,
                         _args=(rec, md, fuse_with_prev, chw, ceff))
     return out

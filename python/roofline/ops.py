@@ -143,13 +143,15 @@ def _gemm_scalar(m: int, k: int, n: int, dtype: str, hardware: Any, batch: int,
     """:func:`gemm` for Python ints already checked, a known dtype spelling, explicit
     hardware and default out_dtype / scaling: the same estimate, without numpy."""
     hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
-    dt = DTYPES[dtype]
-    info = memo.get(dt)
+    info = memo.get(dtype)  # keyed by the spelling: a core enum hashes slowly
     if info is None:
+        dt = DTYPES[dtype]
         require_peak("gemm", hw, dt)
-        info = memo[dt] = (default_out(dt), label(dt), peak_meta(hw, dt))
-    out, name, meta = info
-    values = _core.gemm_one(m, k, n, batch, dt, dt, out, False, chw, ceff, _core.Scaling.none)
+        out = default_out(dt)
+        info = memo[dtype] = (_core.GemmOne(chw, ceff, dt, dt, out, False, _core.Scaling.none),
+                              label(dt), peak_meta(hw, dt))
+    one, name, meta = info
+    values = one(m, k, n, batch)
     b = f"{batch}x" if batch != 1 else ""
     return from_scalars(values, f"gemm {b}{m}x{k}x{n} {name}", hw.name,
                         {**meta, "inputs": {"m": m, "k": k, "n": n, "batch": batch, "dtype": name}})

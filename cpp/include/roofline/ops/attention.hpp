@@ -1,5 +1,6 @@
 #pragma once
 #include <array>
+#include <cstdint>
 
 #include "roofline/cost.hpp"
 #include "roofline/dtype.hpp"
@@ -59,5 +60,40 @@ void attention_sweep(const double* batch, const double* heads, const double* kv_
                      const double* q_len, const double* kv_len, const double* head_dim,
                      const double* v_head_dim, std::size_t n_points, const AttentionShape& flags,
                      const Rates& rates, EstimateColumns out) noexcept;
+
+/// Architecture family that decides which SDPA backends exist (from the accelerator's name).
+enum class SdpaArch : std::uint8_t {
+  other,               ///< no CUDA/ROCm SDPA (TPU, Gaudi, ...): the standard kernel only
+  volta,               ///< sm70 / sm75: no flash, no bf16 tensor cores
+  ampere,              ///< sm80 / sm86 (and unknown NVIDIA parts)
+  ada,                 ///< sm89
+  hopper,              ///< sm90: cuDNN first
+  blackwell,           ///< sm100 / sm103: cuDNN first
+  blackwell_consumer,  ///< sm120
+  rocm                 ///< AMD: AOTriton flash / efficient, head dims up to 512
+};
+
+/// The backend PyTorch's SDPA (torch >= 2.10, cuDNN > 9.15) dispatches to at shape s on arch
+/// (s.backend and s.flash are ignored): cuDNN, flash, efficient, math in that order of
+/// preference, standard for shared_kv, formats SDPA does not take and arch == other.
+AttentionBackend sdpa_backend(const AttentionShape& s, SdpaArch arch) noexcept;
+
+/// Bit mask (bit = 1 << backend) of the backends "auto" takes the fastest of at shape s: those
+/// SDPA runs at s or at some larger shape (head dims padded up, longer sequences).
+unsigned auto_candidates(const AttentionShape& s, SdpaArch arch) noexcept;
+
+/// "auto": the least estimate over auto_candidates (earlier of cuDNN, flash, efficient, math on
+/// ties; standard keeps s.flash, math is materialized, the others fused); `winner` gets its
+/// backend. Monotone by construction. An all-infinite estimate when no candidate is finite.
+Estimate attention_auto_estimate(const AttentionShape& s, SdpaArch arch, const Rates& rates,
+                                 AttentionBackend& winner) noexcept;
+
+/// attention_auto_estimate over arrays (as attention_sweep) on `threads` threads (0 = all
+/// cores, one below a few thousand points); winner[i] = backend code of row i.
+void attention_auto_sweep(const double* batch, const double* heads, const double* kv_heads,
+                          const double* q_len, const double* kv_len, const double* head_dim,
+                          const double* v_head_dim, std::size_t n_points,
+                          const AttentionShape& flags, SdpaArch arch, const Rates& rates,
+                          int threads, EstimateColumns out, std::uint8_t* winner);
 
 }  // namespace roofline
