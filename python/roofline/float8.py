@@ -78,7 +78,7 @@ def cast(
     *,
     transpose: bool = False,
     efficiency: EfficiencyLike = "default",
-) -> Estimate[float]: ...
+) -> CastEstimate[float]: ...
 @overload
 def cast(
     rows: ArrayLike,
@@ -88,7 +88,7 @@ def cast(
     *,
     transpose: bool = False,
     efficiency: EfficiencyLike = "default",
-) -> Estimate[Array]: ...
+) -> CastEstimate[Array]: ...
 
 
 def cast(
@@ -99,7 +99,7 @@ def cast(
     *,
     transpose: bool = False,
     efficiency: EfficiencyLike = "default",
-) -> Estimate[Any]:
+) -> CastEstimate[Any]:
     """Estimate torchao's compiled bf16 -> float8 (e4m3) cast of a rows x cols tensor.
 
     The kernels torch.compile (Inductor) generates for torchao's
