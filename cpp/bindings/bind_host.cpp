@@ -17,9 +17,17 @@ py::tuple wall_time_py(const py::array_t<double, py::array::c_style | py::array:
   return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
 }
 
+py::tuple repeated_wall_time_py(
+    const py::array_t<double, py::array::c_style | py::array::forcecast>& k, LaunchMode mode,
+    std::size_t regions, const HostTerms& terms) {
+  const WallTime w =
+      repeated_wall_time(k.data(), static_cast<std::size_t>(k.size()), mode, regions, terms);
+  return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
+}
+
 }  // namespace
 
-/// Registers LaunchMode and wall_time on the module.
+/// Registers LaunchMode, wall_time and repeated_wall_time on the module.
 void bind_host(py::module_& mod) {
   py::enum_<LaunchMode>(mod, "LaunchMode")
       .value("eager", LaunchMode::eager)
@@ -29,4 +37,8 @@ void bind_host(py::module_& mod) {
           py::arg("terms"),
           "Wall time of kernels issued in order on one stream: (wall_s, gpu_s, host_s, "
           "launch_bound).");
+  mod.def("repeated_wall_time", &repeated_wall_time_py, py::arg("kernel_s"), py::arg("mode"),
+          py::arg("regions"), py::arg("terms"),
+          "Per-call wall time of a call repeated back to back (host runs ahead): (wall_s, "
+          "gpu_s, host_s, launch_bound).");
 }

@@ -68,4 +68,39 @@ WallTime wall_time(const double* kernel_s, std::size_t n, LaunchMode mode, std::
   return w;
 }
 
+WallTime repeated_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode,
+                            std::size_t regions, const HostTerms& t) noexcept {
+  WallTime w;
+  if (n == 0) {
+    return w;
+  }
+  double gpu = 0.0;
+  double work = 0.0;
+  for (std::size_t j = 0; j < n; ++j) {
+    gpu += std::max(kernel_s[j], t.kernel_gap_s);
+    work += kernel_s[j];
+  }
+  // Host time of one call: every launch (the first one too, as the loop repeats the call) and,
+  // compiled, the entry of each region; a CUDA graph is one replay.
+  double host = 0.0;
+  switch (mode) {
+    case LaunchMode::eager:
+      host = static_cast<double>(n) * t.eager_launch_s;
+      break;
+    case LaunchMode::compiled:
+      host = static_cast<double>(n) * t.compiled_launch_s +
+             static_cast<double>(std::clamp<std::size_t>(regions, 1, n)) * t.compiled_region_s;
+      break;
+    case LaunchMode::graph:
+      host = t.graph_launch_s;
+      break;
+  }
+  const double floor_s = mode == LaunchMode::graph ? t.graph_launch_s : t.kernel_latency_s;
+  w.gpu_s = gpu;
+  w.host_s = std::max(host, floor_s);
+  w.wall_s = std::max({gpu, host, floor_s});
+  w.launch_bound = w.wall_s > 2.0 * work;
+  return w;
+}
+
 }  // namespace roofline

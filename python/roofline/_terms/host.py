@@ -18,7 +18,8 @@ from .. import _core
 from ._common import fill
 
 #: Field names of HostTerms, in the core's order.
-FIELDS = ("eager_launch_s", "compiled_launch_s", "compiled_call_s", "graph_launch_s",
+FIELDS = ("eager_launch_s", "compiled_launch_s", "compiled_call_s", "compiled_region_s",
+          "graph_launch_s",
           "kernel_gap_s", "kernel_latency_s")
 
 #: Sane values for any GPU when no fitted file is there (seconds).
@@ -26,6 +27,7 @@ DEFAULTS = {
     "eager_launch_s": 12e-6,
     "compiled_launch_s": 17e-6,
     "compiled_call_s": 0.97e-3,
+    "compiled_region_s": 20e-6,
     "graph_launch_s": 5e-6,
     "kernel_gap_s": 1.4e-6,
     "kernel_latency_s": 4.2e-6,

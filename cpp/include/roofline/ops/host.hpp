@@ -33,4 +33,11 @@ double launch_gap_s(LaunchMode mode, const HostTerms& t, std::size_t i, std::siz
 WallTime wall_time(const double* kernel_s, std::size_t n, LaunchMode mode, std::size_t regions,
                    const HostTerms& t) noexcept;
 
+/// Per-call wall time of n kernels when the same call is repeated back to back with no host
+/// synchronization (a benchmark loop): the host runs ahead, so one call costs
+/// max(floor, gpu, host) with host = sum_i launch cost of kernel i + regions x compiled_region_s
+/// (compiled mode), gpu = sum_j max(kernel_s[j], kernel_gap_s). Monotone like wall_time.
+WallTime repeated_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode,
+                            std::size_t regions, const HostTerms& t) noexcept;
+
 }  // namespace roofline
