@@ -308,17 +308,22 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
     const double scale = 2.0 * c.k * s_per_flop;
     const double sms_inv_low = (1.0 / sms) * (1.0 - 1e-12);
     std::array<double, kTiles.size()> bound{};
-    double least_bound = INFINITY;
+    // 1 / stream-K utilisation, rounded down a little: the bound stays below the exact time.
+    const double stream_k_inv_low = (1.0 / kStreamKUtilisation) * (1.0 - 1e-12);
+    double least_bound = INFINITY, second_bound = INFINITY;
     std::size_t first = 0;
     for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
       const double tiles = c.batch * tiles_m[kTileMIndex[ti]] * tiles_n[kTileNIndex[ti]];
       const double slots =
           tiles <= sms ? sms
-                       : std::min(ceil_pos(tiles * sms_inv_low) * sms, tiles / kStreamKUtilisation);
+                       : std::min(ceil_pos(tiles * sms_inv_low) * sms, tiles * stream_k_inv_low);
       bound[ti] = scale * kTileArea[ti] * slots;
       if (bound[ti] < least_bound) {
+        second_bound = least_bound;
         least_bound = bound[ti];
         first = ti;
+      } else if (bound[ti] < second_bound) {
+        second_bound = bound[ti];
       }
     }
     double least_raw = INFINITY;  // least compute before the clock model
@@ -333,7 +338,9 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       least_raw = std::min(least_raw, flops_s / (utilisation * kTileReuse[ti]));
     };
     exact(first);
-    for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+    // Usually no other tile comes near: the second least bound already says so.
+    for (std::size_t ti = 0; second_bound <= least_raw * kPruneMargin && ti < kTiles.size();
+         ++ti) {
       if (ti != first && bound[ti] <= least_raw * kPruneMargin) exact(ti);
     }
     unsplit_compute = throttled(least_raw, lib);
