@@ -223,6 +223,14 @@ constexpr std::array<double, kTiles.size()> tile_reuse() {
 }
 constexpr std::array<double, kTiles.size()> kTileReuse = tile_reuse();
 
+// 1 / reuse of each tile, rounded down a little: x * kInvReuseLow[i] <= x / kTileReuse[i].
+constexpr std::array<double, kTiles.size()> inv_reuse_low() {
+  std::array<double, kTiles.size()> out{};
+  for (std::size_t i = 0; i < kTiles.size(); ++i) out[i] = (1.0 / kTileReuse[i]) * (1.0 - 1e-12);
+  return out;
+}
+constexpr std::array<double, kTiles.size()> kInvReuseLow = inv_reuse_low();
+
 // Each tile's area over its reuse (Tm Tn / reuse): raw compute per wave slot, up to 2 k s_per_flop.
 constexpr std::array<double, kTiles.size()> tile_area() {
   std::array<double, kTiles.size()> out{};
@@ -352,10 +360,12 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
   // beat the unsplit winner, which wins ties, the split-K search is skipped.
   bool search = !uncapped;
   if (uncapped && lib.max_splits >= kSplits[1]) {
-    const double floor_compute = throttled(2.0 * c.batch * c.m * c.n * c.k * s_per_flop, lib);
+    // The clock model only lengthens compute: the bound without it is tried first.
+    const double floor_raw = 2.0 * c.batch * c.m * c.n * c.k * s_per_flop;
     const double floor_memory =
         library_memory_time(e.bytes + partial_bytes * kSplits[1], sms, r, lib);
-    search = !exceeds(floor_compute, floor_memory, p, unsplit_time);
+    search = !exceeds(floor_raw, floor_memory, p, unsplit_time) &&
+             !exceeds(throttled(floor_raw, lib), floor_memory, p, unsplit_time);
   }
   for (std::size_t ti = 0; search && ti < kTiles.size(); ++ti) {
     const Tile& t = kTiles[ti];
@@ -378,8 +388,10 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       }
       if (tiles >= sms) continue;  // split-K never pays with a full wave
     }
-    // Lower bound of every split configuration of this tile: full utilisation.
-    const double compute_floor = throttled(padded_flops * s_per_flop / reuse, lib);
+    // Lower bounds of every split configuration of this tile: full utilisation, first without
+    // the clock model (no division), then with it (computed once, when needed).
+    const double raw_floor = padded_flops * s_per_flop * kInvReuseLow[ti];
+    double compute_floor = -1.0;
     for (std::size_t si = 1; si < kSplits.size(); ++si) {
       const double splits = kSplits[si];
       if (splits > lib.max_splits) break;
@@ -389,7 +401,13 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       const double memory = library_memory_time(e.bytes + partials, busy, r, lib);
       // A split configuration wins only below the best split time so far and below the
       // unsplit winner's time (which wins ties): bound against the smaller.
-      if (exceeds(compute_floor, memory, p, std::min(best_time, unsplit_time))) {
+      const double limit = std::min(best_time, unsplit_time);
+      bool pruned = exceeds(raw_floor, memory, p, limit);
+      if (!pruned) {
+        if (compute_floor < 0.0) compute_floor = throttled(padded_flops * s_per_flop / reuse, lib);
+        pruned = exceeds(compute_floor, memory, p, limit);
+      }
+      if (pruned) {
         // Memory grows with the split factor only while the busy SMs do not change its rate;
         // stop only when that holds for every larger factor (uncapped bandwidth, or all SMs
         // already busy).
