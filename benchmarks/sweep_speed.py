@@ -7,7 +7,7 @@
 (c) ``roofline.float8.linear`` on numpy arrays (validation included), one thread and all
     threads, with the same (torchao) model as (a) and (b);
 (d) the same call with the default shape-aware model on our H100 SXM entry (every GEMM
-    searches 12 tiles x up to 5 split-K factors).
+    searches 12 tiles x up to 5 split-K factors), then its parts: one GEMM, one cast.
 
 Run: ``python benchmarks/sweep_speed.py [--points 2000000]`` (needs torch, torchao, sympy).
 Every number is measured in this run; ratios compare rows of the same run.
@@ -107,6 +107,17 @@ def main() -> None:
         ("(d1) default shape-aware model, 1 thread", _rate(args.points, ours(1, "default"))),
         ("(d2) default shape-aware model, all threads", _rate(args.points, ours(0, "default"))),
     ]
+    # Where (d1)'s time goes: the same shapes' GEMMs (the search) and casts, one thread.
+    h100 = rl.hardware("H100 SXM")
+    rl.set_num_threads(1)
+    parts = [
+        ("one bf16 GEMM (m, k, n), default model",
+         _rate(args.points, lambda: rl.gemm(m, k, n, "bf16", h100))),
+        ("one fp8 GEMM (m, k, n), default model",
+         _rate(args.points, lambda: rl.gemm(m, k, n, "fp8", h100))),
+        ("one tensorwise cast (m x k: amax, reduce, cast)",
+         _rate(args.points, lambda: rl.float8.cast(m, k, "tensorwise", h100))),
+    ]
     rl.set_num_threads(0)
     base_a, base_b1, base_b2 = rows[0][1], rows[1][1], rows[2][1]
     print(f"training float8 linear, recipe {args.recipe}, torchao table entry {gpu!r}; "
@@ -115,6 +126,10 @@ def main() -> None:
     for name, rate in rows:
         print(f"{name:<48} {rate:>14,.0f} {rate / base_a:>9,.0f}x {rate / base_b1:>8,.1f}x "
               f"{rate / base_b2:>8,.1f}x")
+    print("\nparts of (d1) (a training linear = 6 GEMMs + 3 operand casts), 1 thread, "
+          "validation included:")
+    for name, rate in parts:
+        print(f"{name:<48} {rate:>14,.0f} {1e9 / rate:>9,.0f} ns each")
 
 
 if __name__ == "__main__":

@@ -116,11 +116,11 @@ def test_pruned_gemm_search_equals_exhaustive(name: str, efficiency: str) -> Non
     m, k, n = (np.ascontiguousarray(shapes[:, i]) for i in range(3))
     batch = np.where(shapes[:, 3] < 5, shapes[:, 3], 1.0)
     hw, chw, ceff = resolve(name, efficiency)
-    for dtype in ("bf16", "fp8", "fp32", "mxfp8"):
+    for dtype in ("bf16", "fp16", "fp8", "fp32", "int8", "mxfp8", "nvfp4"):
         dt = DTYPES[dtype]
         if not getattr(hw, f"{_core.peak_class(dt).name}_flops_per_s"):
             continue
-        for scaling in (_core.Scaling.none, _core.Scaling.rowwise):
+        for scaling in (_core.Scaling.none, _core.Scaling.tensorwise, _core.Scaling.rowwise):
             if scaling != _core.Scaling.none and dtype != "fp8":
                 continue
             args = (m, k, n, batch, dt, dt, default_out(dt), False, chw, ceff)

@@ -100,15 +100,13 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r) {
   }
   const bool low_bits = c.math == PeakClass::fp8 || c.math == PeakClass::int8 ||
                         c.math == PeakClass::fp4;
-  const double scale = low_bits ? g.compute_scale_8 : g.compute_scale_16;
-  if (scale > 0) lib.compute_scale = 1.0 / scale;
-  if (g.memory_fraction > 0) lib.memory_scale = 1.0 / g.memory_fraction;
+  const GemmScales& k = r.gemm_scales;
   if (g.latency_s > 0) lib.latency_s = g.latency_s;
+  const bool grouped_scale = c.grouped && g.grouped_compute_fraction > 0;
   if (c.grouped) {
     // torch's CUTLASS grouped kernels: a setup kernel (per-group pointers and problem sizes)
     // before the GEMM, and their own fixed tiles (see grouped_gemm.cpp).
     if (g.grouped_latency_s > 0) lib.latency_s = g.grouped_latency_s;
-    if (g.grouped_compute_fraction > 0) lib.compute_scale /= g.grouped_compute_fraction;
   }
   if (c.scaling == Scaling::rowwise) {
     lib.latency_s += g.rowwise_latency_s;
@@ -121,9 +119,13 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r) {
   auto multiple_of_16 = [](double x) { return x / 16.0 == static_cast<double>(
                                            static_cast<long long>(x / 16.0)); };
   const bool aligned = multiple_of_16(c.k * e) && multiple_of_16(c.n * e);
-  if (!aligned && g.unaligned_fraction > 0) {
-    lib.compute_scale /= g.unaligned_fraction;
-    lib.memory_scale /= g.unaligned_fraction;
+  const std::size_t slow = !aligned && g.unaligned_fraction > 0 ? 1 : 0;
+  lib.memory_scale = k.memory[slow];
+  if (grouped_scale) {  // 1 / scale / grouped fraction [/ unaligned fraction], in that order
+    lib.compute_scale = k.compute_base[low_bits ? 1 : 0] / g.grouped_compute_fraction;
+    if (slow) lib.compute_scale /= g.unaligned_fraction;
+  } else {
+    lib.compute_scale = k.compute[low_bits ? 1 : 0][slow];
   }
   return lib;
 }
@@ -221,6 +223,22 @@ constexpr std::array<double, kTiles.size()> tile_reuse() {
 }
 constexpr std::array<double, kTiles.size()> kTileReuse = tile_reuse();
 
+// 1 / reuse of each tile, rounded down a little: x * kInvReuseLow[i] <= x / kTileReuse[i].
+constexpr std::array<double, kTiles.size()> inv_reuse_low() {
+  std::array<double, kTiles.size()> out{};
+  for (std::size_t i = 0; i < kTiles.size(); ++i) out[i] = (1.0 / kTileReuse[i]) * (1.0 - 1e-12);
+  return out;
+}
+constexpr std::array<double, kTiles.size()> kInvReuseLow = inv_reuse_low();
+
+// Each tile's area over its reuse (Tm Tn / reuse): raw compute per wave slot, up to 2 k s_per_flop.
+constexpr std::array<double, kTiles.size()> tile_area() {
+  std::array<double, kTiles.size()> out{};
+  for (std::size_t i = 0; i < kTiles.size(); ++i) out[i] = kTiles[i].m * kTiles[i].n / kTileReuse[i];
+  return out;
+}
+constexpr std::array<double, kTiles.size()> kTileArea = tile_area();
+
 // A configuration is skipped only when a lower bound of its time exceeds the best time so far
 // by this relative margin, far above the few ulps by which rounding can reorder the bound and
 // the time: the pruned search picks exactly the configuration the exhaustive one picks.
@@ -231,8 +249,25 @@ inline double combine_fast(double a, double b, double p) {
   if (p != 4.0) return combine(a, b, p);
   const double hi = std::max(a, b);
   if (hi <= 0.0) return 0.0;
-  const double x = a / hi, y = b / hi;
-  return hi * std::sqrt(std::sqrt(x * x * x * x + y * y * y * y));
+  if (!(hi < INFINITY)) return combine(a, b, p);
+  // The larger term over hi is exactly 1 (x / x == 1 for finite x > 0): one division.
+  const double y = std::min(a, b) / hi;
+  const double y4 = y * y * y * y;
+  return hi * std::sqrt(std::sqrt(1.0 + y4));
+}
+
+// True when the combined time of (a, b) surely exceeds `bound` by the pruning margin; false
+// may still exceed it (the caller then evaluates the configuration in full, which is always
+// safe). max(a, b) never exceeds the combined time; for p = 4 the fourth powers are compared
+// instead of taking two roots (a relative 1e-12, far above their rounding, keeps it sure).
+inline bool exceeds(double a, double b, double p, double bound) {
+  const double limit = bound * kPruneMargin;
+  const double hi = std::max(a, b);
+  if (hi > limit) return true;
+  if (p != 4.0) return combine(a, b, p) > limit;
+  const double lo = std::min(a, b);
+  const double h2 = hi * hi, l2 = lo * lo, limit2 = limit * limit;
+  return h2 * h2 + l2 * l2 > limit2 * limit2 * (1.0 + 1e-12);
 }
 
 // Distinct tile extents along m (kTiles[i].m) and n (kTiles[i].n), and each tile's index into
@@ -249,11 +284,6 @@ static_assert([] {
   }
   return true;
 }());
-
-// Unsplit tiles visited best-reuse first (a small least compute early prunes more tiles); the
-// least compute of the unsplit configurations does not depend on the order.
-constexpr std::array<std::size_t, kTiles.size()> kUnsplitOrder{7, 10, 5, 6, 9, 11, 3, 8, 2,
-                                                               1, 4, 0};
 
 // The best (tile, split-K) configuration, as a tuned library would pick it; the same estimate
 // as shaped_gemm_exhaustive, faster. Unsplit configurations without a per-SM bandwidth cap
@@ -279,24 +309,65 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
   // Unsplit configurations first (uncapped: their least compute, in any order).
   double unsplit_time = INFINITY, unsplit_compute = 0, unsplit_memory = 0;
   if (uncapped) {
+    // Each tile's raw compute, 2 k s_per_flop (Tm Tn / reuse) x (sms with one wave, else
+    // min(waves sms, tiles / stream-K utilisation)), bounded below without a division: waves
+    // from a reciprocal a little under 1 / sms never exceed ceil(tiles / sms). Only tiles whose
+    // bound is within the pruning margin of the least exact time are evaluated in full.
+    const double scale = 2.0 * c.k * s_per_flop;
+    const double sms_inv_low = (1.0 / sms) * (1.0 - 1e-12);
+    std::array<double, kTiles.size()> bound{};
+    // 1 / stream-K utilisation, rounded down a little: the bound stays below the exact time.
+    const double stream_k_inv_low = (1.0 / kStreamKUtilisation) * (1.0 - 1e-12);
+    double least_bound = INFINITY, second_bound = INFINITY;
+    std::size_t first = 0;
+    for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+      const double tiles = c.batch * tiles_m[kTileMIndex[ti]] * tiles_n[kTileNIndex[ti]];
+      const double slots =
+          tiles <= sms ? sms
+                       : std::min(ceil_pos(tiles * sms_inv_low) * sms, tiles * stream_k_inv_low);
+      bound[ti] = scale * kTileArea[ti] * slots;
+      if (bound[ti] < least_bound) {
+        second_bound = least_bound;
+        least_bound = bound[ti];
+        first = ti;
+      } else if (bound[ti] < second_bound) {
+        second_bound = bound[ti];
+      }
+    }
     double least_raw = INFINITY;  // least compute before the clock model
-    for (const std::size_t ti : kUnsplitOrder) {
+    auto exact = [&](std::size_t ti) {
       const double tm = tiles_m[kTileMIndex[ti]], tn = tiles_n[kTileNIndex[ti]];
       const double tiles = c.batch * tm * tn;
       const double flops_s =
           2.0 * c.batch * tm * kTiles[ti].m * tn * kTiles[ti].n * c.k * s_per_flop;
-      // raw = flops_s / (utilisation * reuse) >= flops_s / reuse (utilisation <= 1).
-      if (flops_s > least_raw * kTileReuse[ti] * kPruneMargin) continue;
       const double waves = ceil_pos(tiles / sms);
       double utilisation = tiles / (waves * sms);
       if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
       least_raw = std::min(least_raw, flops_s / (utilisation * kTileReuse[ti]));
+    };
+    exact(first);
+    // Usually no other tile comes near: the second least bound already says so.
+    for (std::size_t ti = 0; second_bound <= least_raw * kPruneMargin && ti < kTiles.size();
+         ++ti) {
+      if (ti != first && bound[ti] <= least_raw * kPruneMargin) exact(ti);
     }
     unsplit_compute = throttled(least_raw, lib);
     unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
     unsplit_time = combine_fast(unsplit_compute, unsplit_memory, p);
   }
-  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+  // Uncapped: one bound for every split configuration of every tile (the unpadded FLOPs at
+  // full utilisation and reuse, and the traffic of the smallest split factor); when it cannot
+  // beat the unsplit winner, which wins ties, the split-K search is skipped.
+  bool search = !uncapped;
+  if (uncapped && lib.max_splits >= kSplits[1]) {
+    // The clock model only lengthens compute: the bound without it is tried first.
+    const double floor_raw = 2.0 * c.batch * c.m * c.n * c.k * s_per_flop;
+    const double floor_memory =
+        library_memory_time(e.bytes + partial_bytes * kSplits[1], sms, r, lib);
+    search = !exceeds(floor_raw, floor_memory, p, unsplit_time) &&
+             !exceeds(throttled(floor_raw, lib), floor_memory, p, unsplit_time);
+  }
+  for (std::size_t ti = 0; search && ti < kTiles.size(); ++ti) {
     const Tile& t = kTiles[ti];
     const double tm = tiles_m[kTileMIndex[ti]], tn = tiles_n[kTileNIndex[ti]];
     const double tiles = c.batch * tm * tn;
@@ -317,8 +388,10 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       }
       if (tiles >= sms) continue;  // split-K never pays with a full wave
     }
-    // Lower bound of every split configuration of this tile: full utilisation.
-    const double compute_floor = throttled(padded_flops * s_per_flop / reuse, lib);
+    // Lower bounds of every split configuration of this tile: full utilisation, first without
+    // the clock model (no division), then with it (computed once, when needed).
+    const double raw_floor = padded_flops * s_per_flop * kInvReuseLow[ti];
+    double compute_floor = -1.0;
     for (std::size_t si = 1; si < kSplits.size(); ++si) {
       const double splits = kSplits[si];
       if (splits > lib.max_splits) break;
@@ -328,8 +401,13 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       const double memory = library_memory_time(e.bytes + partials, busy, r, lib);
       // A split configuration wins only below the best split time so far and below the
       // unsplit winner's time (which wins ties): bound against the smaller.
-      if (combine_fast(compute_floor, memory, p) >
-          std::min(best_time, unsplit_time) * kPruneMargin) {
+      const double limit = std::min(best_time, unsplit_time);
+      bool pruned = exceeds(raw_floor, memory, p, limit);
+      if (!pruned) {
+        if (compute_floor < 0.0) compute_floor = throttled(padded_flops * s_per_flop / reuse, lib);
+        pruned = exceeds(compute_floor, memory, p, limit);
+      }
+      if (pruned) {
         // Memory grows with the split factor only while the busy SMs do not change its rate;
         // stop only when that holds for every larger factor (uncapped bandwidth, or all SMs
         // already busy).
@@ -388,9 +466,11 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   }
   const double special = rows ? c.transcendentals * t.transcendental_flops * s_per_flop : 0.0;
   const bool overlapped = c.row_kernel == RowKernel::aten_stream;
-  e.compute_s = (c.flops * s_per_flop + (overlapped ? special : 0.0)) / util;
-  e.memory_s = dram * r.s_per_byte / fraction / util;
-  double serial = overlapped ? 0.0 : special / util;
+  // x / 1 == x: the divisions by a unit fraction or utilisation (most kernels) are skipped.
+  auto over = [](double x, double d) { return d == 1.0 ? x : x / d; };
+  e.compute_s = over(c.flops * s_per_flop + (overlapped ? special : 0.0), util);
+  e.memory_s = over(over(dram * r.s_per_byte, fraction), util);
+  double serial = overlapped ? 0.0 : over(special, util);
   if (c.row_kernel == RowKernel::aten_cta && t.cta_sm_bytes_per_s > 0 && waves > 0) {
     // Each SM runs its rows one CTA at a time: per row, its traffic at the per-SM rate, then
     // its transcendentals at one SM's share of the fp32 rate.
@@ -403,7 +483,7 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   if (e.bytes > 0) {
     const double ramp = std::min(t.small_kernel_ramp_s, r.eff.memory_latency_s);
     latency = c.kernels * r.eff.memory_latency_s -
-              c.kernels * std::max(0.0, ramp - roof / std::max(1.0, c.kernels));
+              c.kernels * std::max(0.0, ramp - over(roof, std::max(1.0, c.kernels)));
   }
   e.time_s = std::max(roof + latency, c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
@@ -648,6 +728,18 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
       sms(hw.sms),
       s_per_byte_per_sm(e.sm_bytes_per_s > 0 ? 1.0 / e.sm_bytes_per_s : 0.0),
       eff(e) {
+  // library_gemm's scales: 1 / compute_scale (if set), then / unaligned_fraction (if set).
+  const GemmTerms& g = e.gemm;
+  for (std::size_t low = 0; low < 2; ++low) {
+    const double scale = low ? g.compute_scale_8 : g.compute_scale_16;
+    const double base = scale > 0 ? 1.0 / scale : 1.0;
+    gemm_scales.compute_base[low] = base;
+    gemm_scales.compute[low][0] = base;
+    gemm_scales.compute[low][1] = g.unaligned_fraction > 0 ? base / g.unaligned_fraction : base;
+  }
+  const double memory = g.memory_fraction > 0 ? 1.0 / g.memory_fraction : 1.0;
+  gemm_scales.memory[0] = memory;
+  gemm_scales.memory[1] = g.unaligned_fraction > 0 ? memory / g.unaligned_fraction : memory;
   for (int c = 0; c < kPeakClassCount; ++c) {
     const double rate = hw.peak_flops_per_s[static_cast<std::size_t>(c)] * e.compute_fraction;
     s_per_flop[static_cast<std::size_t>(c)] = rate > 0 ? 1.0 / rate : 0.0;

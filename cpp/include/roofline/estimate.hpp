@@ -21,6 +21,14 @@ struct Estimate {
   Estimate& operator+=(const Estimate& o) noexcept;
 };
 
+/// Reciprocals of the GEMM library terms (efficiency.gemm), computed once per Rates: the GEMM
+/// search needs them per shape, and 1 / x computed once has the bits it has per call.
+struct GemmScales {
+  std::array<std::array<double, 2>, 2> compute{{{1.0, 1.0}, {1.0, 1.0}}};  ///< [8-bit][unaligned]
+  std::array<double, 2> memory{1.0, 1.0};  ///< 1 / memory_fraction [unaligned]
+  std::array<double, 2> compute_base{1.0, 1.0};  ///< 1 / compute_scale_{16, 8} alone [8-bit]
+};
+
 /// Achievable rates of a hardware under an efficiency model (reciprocals, computed once).
 struct Rates {
   std::array<double, kPeakClassCount> s_per_flop{};  ///< 1 / (peak * compute_fraction) per class
@@ -29,6 +37,7 @@ struct Rates {
   double sms = 0;                                     ///< SMs (0 = unknown: no wave model)
   double s_per_byte_per_sm = 0;                       ///< 1 / (bandwidth one SM sustains)
   Efficiency eff{};                                   ///< the model's switches and constants
+  GemmScales gemm_scales{};                           ///< GEMM library reciprocals
 
   /// Rates of `hw` under `eff`.
   Rates(const Hardware& hw, const Efficiency& eff) noexcept;
