@@ -56,6 +56,12 @@ def _rename(name: str, old: str, new: str) -> str:
     return new + name[len(old):]
 
 
+def _state(parents: frozenset[str], name: str) -> tuple[frozenset[str], bool]:
+    """The module tracker's entered modules outside ``name``'s subtree, and whether
+    ``name`` itself is entered."""
+    return frozenset(p for p in parents if not _contains(p, name)), name in parents
+
+
 @dataclasses.dataclass
 class _Rep:
     """The traced representative of a group of identical calls."""
@@ -69,6 +75,7 @@ class _Rep:
     start: int | None = None       # backward window in the recorder's list (after the run)
     end: int | None = None
     grads_ok: bool = True
+    parents: frozenset[str] | None = None  # module tracker's state at its first backward op
 
 
 class _Replay(torch.autograd.Function):
@@ -94,7 +101,9 @@ class _Replay(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
-        ctx.dd.pending.append((len(ctx.dd.rec.records), ctx.rep, ctx.name))
+        dd = ctx.dd
+        dd.pending.append((len(dd.rec.records), ctx.rep, ctx.name,
+                           frozenset(dd.tracker.parents)))
         ins = tuple(torch.empty_strided(s, st, dtype=d, device="meta") for s, st, d in ctx.metas)
         return (None, None, None, None, *ins, *([None] * ctx.n_extra))
 
@@ -108,7 +117,7 @@ class Deduper:
         self.tracker = tracker
         self.reps: dict[Any, _Rep | None] = {}
         self.called: set[int] = set()
-        self.pending: list[tuple[int, _Rep, str]] = []
+        self.pending: list[tuple[int, _Rep, str, frozenset[str]]] = []
         self.handles: list[Any] = []
         self.patched_ids: set[int] = set()
         self._param_count: dict[int, int] | None = None
@@ -252,14 +261,21 @@ class Deduper:
             return None
         diff_in = [t for t in ins if t.requires_grad]
         diff_out = [t for t in outs if t.requires_grad]
-        if diff_out and not diff_in:
+        if diff_out and not diff_in or any(t.grad_fn is None for t in diff_out):
             return None  # nothing to delimit the backward window with
         rep = _Rep(mod, name, list(fwd), spec, metas,
                    [(tuple(t.shape), t.stride(), t.dtype) for t in diff_in])
         if diff_out:
-            def began(_: Any) -> None:
+            def snapshot() -> None:
+                rep.parents = frozenset(self.tracker.parents)
+                self.rec.before_record = None
+
+            def began(*_: Any) -> None:
                 if rep.start is None:
                     rep.start = len(self.rec.records)
+                    # the tracker's own hooks on these outputs may run after this one:
+                    # take its state when the first kernel of the window is recorded
+                    self.rec.before_record = snapshot
 
             def ended(grads: Any) -> None:
                 rep.end = len(self.rec.records)
@@ -267,7 +283,11 @@ class Deduper:
                        for g in grads]
                 rep.grads_ok = got == rep.in_grads
 
-            self.handles.append(register_multi_grad_hook(diff_out, began, mode="any"))
+            # right before the first of the outputs' nodes runs (after their incoming
+            # gradients are summed, which the replay node's inputs are too)
+            nodes = {id(t.grad_fn): t.grad_fn for t in diff_out if t.grad_fn is not None}
+            for node in nodes.values():
+                self.handles.append(node.register_prehook(began))
             self.handles.append(register_multi_grad_hook(diff_in, ended))
         return rep
 
@@ -295,11 +315,18 @@ class Deduper:
         provably identical, trace in full)."""
         if not self.pending:
             return records
-        holes = {i for i, _, _ in self.pending}
+        holes = {i for i, _, _, _ in self.pending}
         bwd_start = next((i for i, r in enumerate(records) if r.phase == "backward"),
                          len(records))
         windows: dict[int, list[Any]] = {}
-        for _, rep, _ in self.pending:
+        for _, rep, name, parents in self.pending:
+            # the tracker in the same state when the replayed layer's backward starts as
+            # when the representative's did (the same modules outside the layer entered, the
+            # layer itself entered or not; the layer's own hooks then run alike): its
+            # kernels get the same, renamed, modules
+            if rep.start != rep.end and (rep.parents is None or _state(parents, name)
+                                         != _state(rep.parents, rep.name)):
+                return None
             if id(rep) in windows:
                 continue
             if rep.start is None or rep.end is None or not rep.grads_ok:
@@ -314,9 +341,16 @@ class Deduper:
                    if i >= bwd_start and not rep.start <= i < rep.end):
                 return None
             windows[id(rep)] = win
+        # a kernel recorded (not replayed) under a replayed layer's name: its inputs' gradients
+        # were summed with others outside it, say, which the representative's window holds too
+        dups = {name for _, _, name, _ in self.pending}
+        for r in records[bwd_start:]:
+            parts = r.module.split(".")
+            if any(".".join(parts[:k]) in dups for k in range(1, len(parts) + 1)):
+                return None
         out: list[Any] = []
         at = 0
-        for i, rep, name in sorted(self.pending, key=lambda p: p[0]):
+        for i, rep, name, _ in sorted(self.pending, key=lambda p: p[0]):
             out.extend(records[at:i])
             at = i
             out.extend(dataclasses.replace(r, module=_rename(r.module, rep.name, name))

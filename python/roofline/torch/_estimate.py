@@ -190,6 +190,8 @@ class _Recorder(TorchDispatchMode):
         self.root = root
         self.phase = "forward"
         self.records: list[OpRecord] = []
+        #: called once before the next record (the dedupe's snapshot of the tracker)
+        self.before_record: Callable[[], None] | None = None
 
     def module(self) -> str:
         names = [p for p in self.tracker.parents if p != "Global"]
@@ -199,6 +201,8 @@ class _Recorder(TorchDispatchMode):
 
     def record(self, op: str, kind: str, estimate: Estimate, modeled: bool, shapes: str,
                dtype: str) -> None:
+        if self.before_record is not None:
+            self.before_record()
         self.records.append(OpRecord(self.module(), op, kind, self.phase, modeled, shapes,
                                      dtype, estimate))
 
