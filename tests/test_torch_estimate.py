@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
 import warnings
+from typing import Any
 
 import pytest
 
@@ -15,6 +17,7 @@ F = torch.nn.functional
 
 import roofline as rl  # noqa: E402
 import roofline.torch as rlt  # noqa: E402
+from roofline.torch import _dedupe  # noqa: E402
 
 HW = "H100 SXM"
 
@@ -209,3 +212,190 @@ def test_import_roofline_does_not_import_torch() -> None:
     code = ("import sys, roofline; bad = [m for m in ('torch', 'matplotlib', 'pandas') "
             "if m in sys.modules]; print(bad); assert not bad")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+# --- dedupe=True (replayed identical layers) equals a full trace ---------------------------
+
+
+def _key(r: Any) -> tuple[Any, ...]:
+    e = r.estimate
+    return (r.module, r.op, r.kind, r.phase, r.modeled, r.shapes, r.dtype,
+            tuple(float(getattr(e, f)) for f in ("time_s", "compute_s", "memory_s",
+                                                 "overhead_s", "flops", "bytes")),
+            e.label, e.hardware)
+
+
+def _both(model: Any, x: Any, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tuple[Any, Any, int]:
+    """(dedupe=True result, dedupe=False result, replayed layer calls kept in the result:
+    0 when none was replayed or the check after the run fell back to a full trace)."""
+    replays: list[Any] = []
+    kept: list[int] = []
+    original, records = _dedupe.Deduper._replay, _dedupe.Deduper.records
+
+    def spy(self: Any, *args: Any) -> Any:
+        replays.append(args[1])
+        return original(self, *args)
+
+    def spy_records(self: Any, recs: Any) -> Any:
+        out = records(self, recs)
+        kept.append(len(replays) if out is not None else 0)
+        return out
+
+    monkeypatch.setattr(_dedupe.Deduper, "_replay", spy)
+    monkeypatch.setattr(_dedupe.Deduper, "records", spy_records)
+    with warnings.catch_warnings(record=True) as w_fast:
+        warnings.simplefilter("always")
+        fast = rlt.estimate(model, x, hardware=HW, **kw)
+    with warnings.catch_warnings(record=True) as w_slow:
+        warnings.simplefilter("always")
+        slow = rlt.estimate(model, x, hardware=HW, dedupe=False, **kw)
+    assert [str(w.message) for w in w_fast] == [str(w.message) for w in w_slow]
+    assert [_key(r) for r in fast.records] == [_key(r) for r in slow.records]
+    assert fast.time_s == slow.time_s and fast.flops == slow.flops
+    assert fast.bytes == slow.bytes and fast.wall_s == slow.wall_s
+    assert fast.unmodeled == slow.unmodeled
+    assert fast.table().equals(slow.table())
+    return fast, slow, kept[0]
+
+
+class Stack(nn.Module):
+    def __init__(self, layers: list[nn.Module], d: int = 256) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(1000, d)
+        self.layers = nn.ModuleList(layers)
+        self.norm = nn.RMSNorm(d)
+        self.head = nn.Linear(d, 1000, bias=False)
+
+    def forward(self, tokens):  # type: ignore[no-untyped-def]
+        x = self.emb(tokens)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(self.norm(x))
+
+
+@pytest.mark.parametrize("mode", ["train", "inference"])
+def test_llama_stack(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    model = Stack([LlamaBlock() for _ in range(4)])
+    tokens = torch.zeros(2, 64, dtype=torch.long)
+    fast, _, replays = _both(model, tokens, monkeypatch, mode=mode, dtype="bf16")
+    assert replays == 3
+    assert {r.module.split(".")[2] for r in fast.records if r.module.startswith(
+        "Stack.layers.")} == {"0", "1", "2", "3"}
+
+
+def test_mlp_sequential(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = torch.randn(8, 256)
+    # layer 0's input needs no grad: layer 1 is traced, layers 2-4 replay it
+    _, _, replays = _both(nn.Sequential(*(MLP() for _ in range(5)), nn.Linear(256, 8)), x,
+                          monkeypatch)
+    assert replays == 3
+    # the step's last layer starts the backward, where the module tracker names its first
+    # kernels after the parent: not the representative's state, so a full trace
+    _, _, replays = _both(nn.Sequential(*(MLP() for _ in range(5))), x, monkeypatch)
+    assert replays == 0
+
+
+def test_launch_modes_identical(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = nn.Sequential(*(MLP(64, 128) for _ in range(4)), nn.Linear(64, 8))
+    for launch in ("eager", "compiled", "graph"):
+        fast, slow, replays = _both(model, torch.randn(4, 64), monkeypatch, launch=launch)
+        assert replays == 2
+        assert fast.launch == slow.launch == launch
+        assert repr(fast.wall) == repr(slow.wall) and fast.launch_bound == slow.launch_bound
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_encoder(monkeypatch: pytest.MonkeyPatch, norm_first: bool) -> None:
+    layer = nn.TransformerEncoderLayer(128, 4, 256, batch_first=True, norm_first=norm_first)
+    encoder = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
+    model = nn.Sequential(nn.Linear(64, 128), encoder, nn.Linear(128, 10))
+    _, _, replays = _both(model, torch.randn(2, 32, 64), monkeypatch, dtype="bf16")
+    assert replays == 2  # layer 0's input is a view (a 3-d linear's output): layer 1 traced
+    # alone: layer 0's input needs no grad and the last layer starts the backward
+    _, _, replays = _both(encoder, torch.randn(2, 32, 128), monkeypatch, dtype="bf16")
+    assert replays == 0
+
+
+def test_differing_layers_are_traced(monkeypatch: pytest.MonkeyPatch) -> None:
+    # other widths, another class, and the same class with another attribute
+    layers: list[nn.Module] = [LlamaBlock(), LlamaBlock(hidden=1024), MLP(256, 512),
+                               LlamaBlock(heads=4, kv_heads=4)]
+    _, _, replays = _both(Stack(layers), torch.zeros(1, 32, dtype=torch.long), monkeypatch)
+    assert replays == 0
+
+
+class Windowed(LlamaBlock):
+    """A block whose forward depends on a plain attribute (alternating layers)."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        self.index = index
+
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        out = super().forward(x)
+        return out * 2 if self.index % 2 else out
+
+
+def test_attribute_difference_and_hooks_disable_replay(monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    model = Stack([Windowed(i) for i in range(4)])
+    tokens = torch.zeros(1, 32, dtype=torch.long)
+    _, _, replays = _both(model, tokens, monkeypatch)
+    assert replays == 0
+    stack = Stack([LlamaBlock() for _ in range(3)])
+    handle = stack.layers[1].q.register_forward_hook(lambda m, i, o: None)
+    try:
+        _, _, replays = _both(stack, tokens, monkeypatch)
+    finally:
+        handle.remove()
+    assert replays == 1  # layer 2 replays layer 0; layer 1 has a hook
+
+
+class Skips(nn.Module):
+    """Every layer's output also feeds the head (a non-sequential backward)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(MLP(64, 128) for _ in range(4))
+
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        outs = []
+        for layer in self.layers:
+            x = layer(x)
+            outs.append(x)
+        return torch.stack(outs).sum(0)
+
+
+class Reused(nn.Module):
+    """One layer called twice, then an identical one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = nn.Linear(64, 64)
+        self.layers = nn.ModuleList(MLP(64, 128) for _ in range(2))
+        self.out = nn.Linear(64, 8)
+
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        x = self.inp(x)
+        for layer in (self.layers[0], self.layers[0], self.layers[1]):
+            x = layer(x)
+        return self.out(x)
+
+
+def test_skip_connections_and_reused_layers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every layer's input gradient is summed with the skip's outside it: a full trace
+    _, _, replays = _both(Skips(), torch.randn(4, 64), monkeypatch)
+    assert replays == 0
+    _both(Reused(), torch.randn(4, 64), monkeypatch)
+
+
+def test_dedupe_must_be_bool() -> None:
+    with pytest.raises(TypeError, match="dedupe"):
+        rlt.estimate(MLP(), torch.randn(2, 256), hardware=HW, dedupe=1)  # type: ignore[arg-type]
+
+
+def test_records_are_new_objects_per_layer() -> None:
+    model = nn.Sequential(*(MLP(64, 128) for _ in range(2)))
+    rep = rlt.estimate(model, torch.randn(4, 64), hardware=HW)
+    assert all(dataclasses.is_dataclass(r) for r in rep.records)
+    assert {r.module.split(".")[1] for r in rep.records if "." in r.module} == {"0", "1"}

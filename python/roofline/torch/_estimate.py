@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
@@ -20,7 +20,7 @@ from roofline.estimate import Estimate
 from roofline.hardware import HardwareLike
 from roofline.host import LAUNCH_MODES, StepWall, WallTime, wall_time
 
-from . import _ops
+from . import _dedupe, _ops
 
 MODES = ("train", "inference")
 _MODE_ALIASES = {"train": "train", "training": "train", "inference": "inference",
@@ -190,6 +190,8 @@ class _Recorder(TorchDispatchMode):
         self.root = root
         self.phase = "forward"
         self.records: list[OpRecord] = []
+        #: called once before the next record (the dedupe's snapshot of the tracker)
+        self.before_record: Callable[[], None] | None = None
 
     def module(self) -> str:
         names = [p for p in self.tracker.parents if p != "Global"]
@@ -199,6 +201,8 @@ class _Recorder(TorchDispatchMode):
 
     def record(self, op: str, kind: str, estimate: Estimate, modeled: bool, shapes: str,
                dtype: str) -> None:
+        if self.before_record is not None:
+            self.before_record()
         self.records.append(OpRecord(self.module(), op, kind, self.phase, modeled, shapes,
                                      dtype, estimate))
 
@@ -404,6 +408,7 @@ def run(
     ranks: int | None,
     hooks: Callable[[torch.nn.Module], list[Any]] | None = None,
     launch: str = "eager",
+    dedupe: bool = True,
 ) -> TorchEstimate:
     """Shared driver of :func:`estimate` and :func:`float8_speedup`."""
     launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
@@ -423,6 +428,29 @@ def run(
         raise ValueError(f"{fn}: ranks must be a positive integer, got {ranks!r}")
     ctx = _ops.Context(hw, efficiency, ranks)
     train = md == "train"
+    if not isinstance(dedupe, bool):
+        raise TypeError(f"{fn}: dedupe must be True or False, got {dedupe!r}")
+    handles = hooks(module) if hooks is not None else []
+    try:
+        # hooks (float8_speedup's) must see every call: no replay then
+        records = _trace(module, ctx, example_inputs, kwargs, tdt, train, fused_attention,
+                         dedupe and hooks is None)
+        if records is None:  # a replayed layer was not provably identical: trace in full
+            records = _trace(module, ctx, example_inputs, kwargs, tdt, train, fused_attention,
+                             False)
+    finally:
+        for h in handles:
+            h.remove()
+    assert records is not None
+    return TorchEstimate(records, hw.name, md, launch, _wall(records, launch, hw, efficiency))
+
+
+def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
+           kwargs: Mapping[str, Any] | None, tdt: torch.dtype | None, train: bool,
+           fused_attention: bool, dedupe: bool) -> list[OpRecord] | None:
+    """Run the module (and its backward) on fresh meta tensors and return its kernels in
+    launch order; None when ``dedupe`` replayed a layer that turned out not provably
+    identical."""
     params = {n: _meta(p, tdt, train and p.requires_grad)
               for n, p in module.named_parameters(remove_duplicate=False)}
     buffers = {n: _meta(b, tdt, False) for n, b in module.named_buffers(remove_duplicate=False)}
@@ -430,22 +458,21 @@ def run(
     kw = _to_meta(dict(kwargs or {}), tdt)
     tracker = ModuleTracker()
     rec = _Recorder(ctx, tracker, type(module).__name__)
-    handles = hooks(module) if hooks is not None else []
-    try:
-        with _training_flags(module, train), torch.set_grad_enabled(train), tracker, rec, \
-                _Fusions(rec, fused_attention), _patched_sdpa(rec, fused_attention):
-            out = torch.func.functional_call(module, {**params, **buffers}, args, kw,
-                                             strict=False)
-            if train:
-                outs = [t for t in _ops.tensors(out) if t.requires_grad]
-                if outs:
-                    rec.phase = "backward"
-                    torch.autograd.backward(outs, [torch.empty_like(t) for t in outs])
-    finally:
-        for h in handles:
-            h.remove()
-    return TorchEstimate(rec.records, hw.name, md, launch,
-                         _wall(rec.records, launch, hw, efficiency))
+    dd = _dedupe.Deduper(module, rec, tracker) if dedupe else None
+    with _training_flags(module, train), torch.set_grad_enabled(train), tracker, rec, \
+            _Fusions(rec, fused_attention), _patched_sdpa(rec, fused_attention), \
+            (dd.patched() if dd is not None else nullcontext()):
+        out = torch.func.functional_call(module, {**params, **buffers}, args, kw,
+                                         strict=False)
+        if train:
+            outs = [t for t in _ops.tensors(out) if t.requires_grad]
+            if outs:
+                rec.phase = "backward"
+                torch.autograd.backward(outs, [torch.empty_like(t) for t in outs])
+    if dd is None:
+        return rec.records
+    records: list[OpRecord] | None = dd.records(rec.records)
+    return records
 
 
 def _wall(records: list[OpRecord], launch: str, hw: Any, efficiency: Any) -> WallTime | None:
@@ -469,6 +496,7 @@ def estimate(
     fused_attention: bool = True,
     ranks: int | None = None,
     launch: str = "eager",
+    dedupe: bool = True,
 ) -> TorchEstimate:
     """Estimate one step of a PyTorch module on an accelerator, without running it.
 
@@ -502,6 +530,12 @@ def estimate(
         How the step's kernels are launched, for ``wall_s``: eager PyTorch (default), a
         ``torch.compile``'d module (forward and backward one region each) or a CUDA graph.
         ``time_s`` (GPU time) does not depend on it.
+    dedupe : bool
+        Trace only the first of identical sibling layers (children of a ``ModuleList`` /
+        ``Sequential`` with the same classes, attributes, parameter metadata and input
+        metadata, and no hooks) and replay its kernels under the others' names. The result
+        is the same as tracing every layer (checked after the run; when a check fails the
+        module is traced in full); False always traces every layer.
 
     Returns
     -------
@@ -526,7 +560,7 @@ def estimate(
     """
     rep = run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
               efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,
-              ranks=ranks, launch=launch)
+              ranks=ranks, launch=launch, dedupe=dedupe)
     if rep.unmodeled:
         names = rep.unmodeled
         shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12
