@@ -53,14 +53,9 @@ py::list attention_kernels_py(double batch, double heads, double kv_heads, doubl
                               bool causal, bool flash, bool backward, DType dtype,
                               const Hardware& hw, const Efficiency& eff,
                               AttentionBackend backend) {
-  AttentionShape s = flags(shared_kv, causal, flash, backward, dtype, backend);
-  s.batch = batch;
-  s.heads = heads;
-  s.kv_heads = kv_heads;
-  s.q_len = q_len;
-  s.kv_len = kv_len;
-  s.head_dim = head_dim;
-  s.v_head_dim = v_head_dim;
+  const AttentionShape s = with_dims(flags(shared_kv, causal, flash, backward, dtype, backend),
+                                     batch, heads, kv_heads, q_len, kv_len, head_dim,
+                                     v_head_dim);
   OpKernels kernels;
   attention_kernels(s, kernels);
   const Rates rates(hw, eff);
@@ -73,19 +68,6 @@ py::list attention_kernels_py(double batch, double heads, double kv_heads, doubl
   return rows;
 }
 
-AttentionShape scalar_shape(double batch, double heads, double kv_heads, double q_len,
-                            double kv_len, double head_dim, double v_head_dim,
-                            const AttentionShape& f) {
-  AttentionShape s = f;
-  s.batch = batch;
-  s.heads = heads;
-  s.kv_heads = kv_heads;
-  s.q_len = q_len;
-  s.kv_len = kv_len;
-  s.head_dim = head_dim;
-  s.v_head_dim = v_head_dim;
-  return s;
-}
 
 // Attention calls of one format on one hardware and efficiency (Rates computed once): called
 // with the sizes and flags it gives one call as floats, backend "auto" (the least over its
@@ -100,8 +82,8 @@ class AttentionOne {
                        bool flash, bool backward, AttentionBackend backend,
                        bool automatic) const {
     const AttentionShape s =
-        scalar_shape(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim,
-                     flags(shared_kv, causal, flash, backward, dtype_, backend));
+        with_dims(flags(shared_kv, causal, flash, backward, dtype_, backend), batch, heads,
+                  kv_heads, q_len, kv_len, head_dim, v_head_dim);
     AttentionBackend ran = backend;
     const Estimate e = automatic ? attention_auto_estimate(s, arch_, rates_, ran)
                                  : attention_estimate(s, rates_);

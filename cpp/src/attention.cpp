@@ -204,14 +204,8 @@ void attention_sweep(const double* batch, const double* heads, const double* kv_
                      const double* v_head_dim, std::size_t n_points, const AttentionShape& flags,
                      const Rates& rates, EstimateColumns out) noexcept {
   for (std::size_t i = 0; i < n_points; ++i) {
-    AttentionShape s = flags;
-    s.batch = batch[i];
-    s.heads = heads[i];
-    s.kv_heads = kv_heads[i];
-    s.q_len = q_len[i];
-    s.kv_len = kv_len[i];
-    s.head_dim = head_dim[i];
-    s.v_head_dim = v_head_dim[i];
+    const AttentionShape s = with_dims(flags, batch[i], heads[i], kv_heads[i], q_len[i],
+                                       kv_len[i], head_dim[i], v_head_dim[i]);
     const Estimate e = attention_estimate(s, rates);
     out.set(i, e);
   }
@@ -322,14 +316,8 @@ void attention_auto_sweep(const double* batch, const double* heads, const double
   constexpr std::size_t kMinAttentionPoints = 1u << 12;
   parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      AttentionShape s = flags;
-      s.batch = batch[i];
-      s.heads = heads[i];
-      s.kv_heads = kv_heads[i];
-      s.q_len = q_len[i];
-      s.kv_len = kv_len[i];
-      s.head_dim = head_dim[i];
-      s.v_head_dim = v_head_dim[i];
+      const AttentionShape s = with_dims(flags, batch[i], heads[i], kv_heads[i], q_len[i],
+                                         kv_len[i], head_dim[i], v_head_dim[i]);
       AttentionBackend b = AttentionBackend::math;
       out.set(i, attention_auto_estimate(s, arch, rates, b));
       winner[i] = static_cast<std::uint8_t>(b);

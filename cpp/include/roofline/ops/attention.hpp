@@ -27,6 +27,21 @@ struct AttentionShape {
                                                           ///< materialized path in fp32)
 };
 
+/// ``flags`` (the call's switches: mask, backend, dtype, ...) with these dimensions.
+inline AttentionShape with_dims(const AttentionShape& flags, double batch, double heads,
+                                double kv_heads, double q_len, double kv_len, double head_dim,
+                                double v_head_dim) noexcept {
+  AttentionShape s = flags;
+  s.batch = batch;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.q_len = q_len;
+  s.kv_len = kv_len;
+  s.head_dim = head_dim;
+  s.v_head_dim = v_head_dim;
+  return s;
+}
+
 /// Query-key pairs scored per (sequence, head): q*kv, or with a causal mask
 /// sum_i min(kv, max(0, kv - q + i + 1)) = q*kv - q(q-1)/2 (q <= kv), kv(kv+1)/2 (q > kv).
 double attention_pairs(double q_len, double kv_len, bool causal) noexcept;
