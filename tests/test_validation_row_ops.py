@@ -22,7 +22,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "measurements"
 FILE = DATA / "gpu_h100_calibration.jsonl"
 
 MEDIAN_BOUND = {
-    "gpu_elementwise": 0.065,
+    "gpu_elementwise": 0.045,
     "gpu_rmsnorm": 0.095,
     "gpu_rmsnorm_bwd": 0.065,
     "gpu_layernorm": 0.09,

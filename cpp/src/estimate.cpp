@@ -436,7 +436,9 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
 
 // Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
 // bandwidth_fraction); a fixed latency per kernel covers launch, pipeline fill and drain, less
-// the part of the fill a kernel too small to fill the pipeline never pays (small_kernel_ramp_s).
+// the part of the fill a kernel too small to fill the pipeline never pays (small_kernel_ramp_s,
+// tapering to 0 at half an L2 of traffic), less, for each kernel after the first of a call,
+// the launch and fill it overlaps with its predecessor's drain (follow_on_s).
 // Row kernels (row_kernel != none) add what PyTorch's implementations do:
 // - re-reads of a row after its reduction cost aten_reread / inductor_reread of a DRAM pass
 //   while the rows in flight (SMs x CTAs per SM x row) fit in half the L2, a full pass beyond;
@@ -481,9 +483,23 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   const double roof = std::max(e.compute_s, e.memory_s) + serial;
   double latency = 0.0;
   if (e.bytes > 0) {
-    const double ramp = std::min(t.small_kernel_ramp_s, r.eff.memory_latency_s);
-    latency = c.kernels * r.eff.memory_latency_s -
-              c.kernels * std::max(0.0, ramp - over(roof, std::max(1.0, c.kernels)));
+    // Per kernel: the full latency less the ramp saving, which tapers linearly from
+    // small_kernel_ramp_s (no traffic) to 0 at half an L2 of DRAM traffic (one of H100's two L2
+    // partitions: a kernel moving less leaves its write-back drain to what follows; unknown L2:
+    // at the ramp's own traffic time); every kernel after the first of a call also hides
+    // follow_on_s behind its predecessor's drain.
+    const double lat = r.eff.memory_latency_s;
+    const double ramp = std::min(t.small_kernel_ramp_s, lat);
+    const double kernels = std::max(1.0, c.kernels);
+    double filled = 0.0;  // fraction of the way to a full pipeline, per kernel
+    if (t.l2_bytes > 0) {
+      filled = dram / (kernels * 0.5 * t.l2_bytes);
+    } else if (ramp > 0) {
+      filled = over(roof, kernels) / ramp;
+    }
+    const double saving = ramp * std::max(0.0, 1.0 - filled);
+    const double follow = std::min(t.follow_on_s, lat - ramp);
+    latency = c.kernels * (lat - saving) - std::max(0.0, c.kernels - 1.0) * follow;
   }
   e.time_s = std::max(roof + latency, c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);

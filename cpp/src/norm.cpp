@@ -1,5 +1,6 @@
 #include "roofline/ops/norm.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace roofline {
@@ -250,6 +251,7 @@ Cost elementwise_cost(const ElementwiseShape& s) noexcept {
   c.flops = s.numel * s.flops_per_element;
   c.bytes_read = s.numel * s.reads * b;
   c.bytes_written = s.numel * s.writes * b;
+  c.kernels = std::max(1.0, s.kernels);
   return c;
 }
 
