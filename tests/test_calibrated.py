@@ -67,7 +67,7 @@ def test_small_streaming_kernels_pay_the_fitted_latency() -> None:
 
     p = data()["params"]
     ramp = terms("row_ops")["universal"]["small_kernel_ramp_s"]
-    half_l2 = 0.5 * rl.hardware(H100).l2_bytes
+    half_l2 = 0.5 * float(rl.hardware(H100).l2_bytes or 0.0)
     e = rl.elementwise(1024, hardware=H100)  # 4 KB: pure latency
     m = 4096 / (3.35e12 * p["memory_fraction"])
     saving = ramp * (1 - 4096 / half_l2)
@@ -108,3 +108,9 @@ def test_unmeasured_accelerators_use_their_vendor_median() -> None:
     fr = compute_fractions(rl.hardware("L40S"))
     assert fr["bf16"] == data()["fallback_compute_fraction"]["NVIDIA"]["bf16"]
     assert compute_fractions(rl.hardware("H800")) == compute_fractions(rl.hardware(H100))
+
+
+@pytest.mark.parametrize("kernels", [0, -1, 1.5, True, "2", 10**7])
+def test_elementwise_kernels_must_be_a_positive_count(kernels: object) -> None:
+    with pytest.raises(ValueError, match="kernels"):
+        rl.elementwise(1024, hardware=H100, kernels=kernels)  # type: ignore[call-overload]
