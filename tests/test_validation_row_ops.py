@@ -23,8 +23,8 @@ FILE = DATA / "gpu_h100_calibration.jsonl"
 
 MEDIAN_BOUND = {
     "gpu_elementwise": 0.045,
-    "gpu_rmsnorm": 0.095,
-    "gpu_rmsnorm_bwd": 0.065,
+    "gpu_rmsnorm": 0.035,
+    "gpu_rmsnorm_bwd": 0.045,
     "gpu_layernorm": 0.09,
     "gpu_softmax": 0.085,
     "gpu_cross_entropy": 0.075,

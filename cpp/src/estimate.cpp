@@ -437,11 +437,13 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
 // Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
 // bandwidth_fraction); a fixed latency per kernel covers launch, pipeline fill and drain, less
 // the part of the fill a kernel too small to fill the pipeline never pays (small_kernel_ramp_s,
-// tapering to 0 at half an L2 of traffic; grid-stride kernels only, not row reductions), less, for each kernel after the first of a call,
-// the launch and fill it overlaps with its predecessor's drain (follow_on_s).
+// tapering to 0 at half an L2 of traffic; grid-stride kernels only, not row reductions), less,
+// for each kernel after the first of a call, the launch and fill it overlaps with its
+// predecessor's drain (follow_on_s).
 // Row kernels (row_kernel != none) add what PyTorch's implementations do:
 // - re-reads of a row after its reduction cost aten_reread / inductor_reread of a DRAM pass
-//   while the rows in flight (SMs x CTAs per SM x row) fit in half the L2, a full pass beyond;
+//   while the rows in flight (SMs x CTAs per SM x the bytes of every tensor's row the kernel
+//   reads or writes) fit in half the L2, a full pass beyond;
 // - rows of one-CTA-per-SM kernels run in waves over the SMs (the last may leave SMs idle);
 // - aten_cta kernels (one 1024-thread CTA per SM) move at most cta_sm_bytes_per_s per SM;
 // - transcendentals (exp, log, division) at transcendental_flops each at the fp32 rate: they
@@ -456,7 +458,10 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   double util = 1.0, waves = 0.0;
   if (rows && c.reread_bytes > 0) {
     double cost = c.row_kernel == RowKernel::inductor ? t.inductor_reread : t.aten_reread;
-    const double in_flight = r.sms * std::max(1.0, c.ctas_per_sm) * c.row_bytes;
+    // Every tensor row a CTA reads or writes passes through L2 between a row's first read and
+    // its re-read: the re-read hits while the resident CTAs' rows fit in half the L2.
+    const double footprint = c.rows > 0 ? e.bytes / c.rows : c.row_bytes;
+    const double in_flight = r.sms * std::max(1.0, c.ctas_per_sm) * footprint;
     if (t.l2_bytes > 0 && in_flight > 0.5 * t.l2_bytes) cost = 1.0;
     dram += cost * c.reread_bytes;
   }
