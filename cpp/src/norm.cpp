@@ -35,7 +35,6 @@ Cost fused_cost(RowOp op, const RowOpShape& s) noexcept {
   c.kind = KernelKind::memory;
   c.math = PeakClass::fp32;
   c.flops = elems * row_op_flops_per_element(op, s.backward);
-  c.rows = s.rows;  // a row reduction (no waves: row_kernel none)
   switch (op) {
     case RowOp::rmsnorm:
     case RowOp::layernorm: {
