@@ -5,7 +5,7 @@ Writes ``python/roofline/data/terms/row_ops.json``. The terms are few and physic
 
 - ``small_kernel_ramp_s``: the part of the streaming latency (``memory_latency_s``, fitted by
   ``benchmarks/calibrate.py`` step 3 on >= 33 MB transfers) that a kernel with no traffic does
-  not pay (aten's row kernels pay it all); the saving tapers linearly to 0 at half an L2 of
+  not pay (PyTorch's row kernels pay it all); the saving tapers linearly to 0 at half an L2 of
   DRAM traffic (not fitted: the hardware entry's L2); set by the eager elementwise rows
   (4 K ... 1 G elements);
 - ``follow_on_s``: the latency a kernel launched right after another kernel of the same call

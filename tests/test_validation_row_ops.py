@@ -29,7 +29,7 @@ MEDIAN_BOUND = {
     "gpu_softmax": 0.085,
     "gpu_cross_entropy": 0.075,
     "gpu_rmsnorm_compiled": 0.055,
-    "gpu_layernorm_compiled": 0.17,
+    "gpu_layernorm_compiled": 0.18,
     "gpu_softmax_compiled": 0.055,
     "gpu_cross_entropy_compiled": 0.065,
 }

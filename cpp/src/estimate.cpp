@@ -437,7 +437,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
 // Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
 // bandwidth_fraction); a fixed latency per kernel covers launch, pipeline fill and drain, less
 // the part of the fill a kernel too small to fill the pipeline never pays (small_kernel_ramp_s,
-// tapering to 0 at half an L2 of traffic; not in aten's row kernels), less,
+// tapering to 0 at half an L2 of traffic; not in PyTorch's row kernels), less,
 // for each kernel after the first of a call, the launch and fill it overlaps with its
 // predecessor's drain (follow_on_s).
 // Row kernels (row_kernel != none) add what PyTorch's implementations do:
@@ -502,10 +502,9 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
     } else if (ramp > 0) {
       filled = over(roof, kernels) / ramp;
     }
-    // aten's row kernels (one CTA or warp per row, phases separated by block reductions) end
-    // with a dependent load, reduce, store per row: no saving.
-    const bool aten = rows && c.row_kernel != RowKernel::inductor;
-    const double saving = aten ? 0.0 : ramp * std::max(0.0, 1.0 - filled);
+    // PyTorch's row kernels (aten, Inductor) end with a dependent load, reduce, store per row:
+    // no saving (the fused backend is an idealized streaming kernel and keeps it).
+    const double saving = rows ? 0.0 : ramp * std::max(0.0, 1.0 - filled);
     const double follow = std::min(t.follow_on_s, lat - ramp);
     latency = c.kernels * (lat - saving) - std::max(0.0, c.kernels - 1.0) * follow;
   }

@@ -6,9 +6,9 @@ namespace roofline {
 /// compiled). Every term at 0 is the idealized model (no re-read cost, no per-SM cap, free
 /// transcendentals, full latency for every kernel); see docs/model.md.
 struct RowOpTerms {
-  double small_kernel_ramp_s = 0;   ///< latency a kernel (not an aten row kernel) with no traffic
-                                    ///< does not pay (its drain overlaps what follows); tapers to
-                                    ///< 0 at half an L2 of traffic
+  double small_kernel_ramp_s = 0;   ///< latency a streaming kernel (not a PyTorch row kernel) with
+                                    ///< no traffic does not pay (its drain overlaps what follows);
+                                    ///< tapers to 0 at half an L2 of traffic
   double follow_on_s = 0;           ///< latency a kernel launched right after another kernel of
                                     ///< the same call does not pay (launch and fill overlap the
                                     ///< previous kernel's drain)
