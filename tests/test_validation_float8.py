@@ -33,8 +33,9 @@ FAMILY_MEDIAN_BOUND = {
     "gpu_float8_linear_kernels (rowwise)": 0.07,
     "gpu_float8_linear_kernels (rowwise_with_gw_hp)": 0.025,
     "gpu_float8_linear_kernels (bf16)": 0.06,  # the bf16 GEMMs alone (GEMM model's error)
-    # do_bench wall of the compiled steps against Float8Linear.wall_s (host model): 12.8 %
-    "gpu_float8_linear wall_s (all recipes)": 0.14,
+    # do_bench wall of the compiled steps: looped_wall_time over the step's kernels and the two
+    # gradient-accumulation adds, do_bench's L2 flush as the head kernel (7.3 %)
+    "gpu_float8_linear wall_s (all recipes)": 0.08,
     # wall_s: max(GPU, compiled_region_s + kernels x compiled_launch_s) (6.1 / 25.9 %)
     "gpu_cast_fp8_rowwise": 0.07,
     "gpu_cast_fp8_tensorwise": 0.27,  # measured 76-135 us per call against 72 us of host
@@ -60,6 +61,12 @@ def table() -> dict[str, dict[str, float]]:
 @pytest.mark.parametrize("family", sorted(FAMILY_MEDIAN_BOUND))
 def test_family_median(table: dict[str, dict[str, float]], family: str) -> None:
     assert table[family]["median"] <= FAMILY_MEDIAN_BOUND[family], table[family]
+
+
+def test_float8_wall_p90(table: dict[str, dict[str, float]]) -> None:
+    # the host-bound 4096^3 steps: bf16 (cheaper regions than float8's, +48 %) and rowwise
+    # (its GPU time is under-predicted, -21 %) are the two worst rows; the rest within 18 %
+    assert table["gpu_float8_linear wall_s (all recipes)"]["p90"] <= 0.20
 
 
 def test_gpu_bound_rowwise_casts() -> None:
