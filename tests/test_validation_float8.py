@@ -100,3 +100,24 @@ def test_cast_time_per_step(recipe: str) -> None:
     err = [rl.float8.linear(r["m"], r["k"], r["n"], recipe, r["hardware"]).fp8_overhead_s
            / r["cast_s"] - 1.0 for r in rows]
     assert float(np.median(np.abs(err))) <= CAST_MEDIAN_BOUND[recipe], err
+
+
+def test_do_bench_wall_of_the_measured_steps() -> None:
+    from roofline.validation.predict.float8 import do_bench_step, do_bench_wall
+
+    def row(m: int, k: int, n: int) -> dict:
+        return {"args": {"m": m, "k": k, "n": n, "recipe": "tensorwise"}}
+
+    # 4096^3: 13 modeled kernels (10 casts, 3 GEMMs) + the two gradient adds; the flush is a
+    # 256 MiB write (~97 us on H100)
+    times, flush, t = do_bench_step(row(4096, 4096, 4096), "H100 SXM", "default")
+    assert len(times) == 15
+    assert 80e-6 < flush < 110e-6
+    # host-bound: the host period (two region entries, 15 launches, the flush's own launch)
+    # less the flush that hid it
+    period = 2 * t.compiled_call_s + 15 * t.compiled_launch_s + t.eager_launch_s
+    assert sum(times) < period - flush
+    assert do_bench_wall(times, flush, t) == pytest.approx(period - flush)
+    # 16384 x 14336 x 4096: GPU-bound, the wall is the kernels' time
+    times, flush, t = do_bench_step(row(16384, 14336, 4096), "H100 SXM", "default")
+    assert do_bench_wall(times, flush, t) == pytest.approx(sum(times), rel=1e-3)
