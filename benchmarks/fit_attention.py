@@ -8,6 +8,13 @@ median absolute relative error of the families it acts on (no per-shape tables):
 (wgmma) fraction and its backward / decode ratios, FlashAttention-2's backward ratio on
 wgmma hardware, the efficient kernel's rates, and one fixed GPU time per call per backend.
 
+The math path's one term, ``universal.math.strided_element_flops``, is not fitted on these rows:
+it is the element rate of aten's non-vectorized TensorIterator kernel (``elementwise_kernel<128,
+4>``, what a broadcast or strided operand selects), read off the H100 profiler trace
+``../shared/data/traces/encoder_layer_train.json.gz`` (median over its launches with two tensor
+inputs) and stored as fp32 FLOP-equivalents per element (the H100's achievable fp32 rate / that
+rate), so it scales with an accelerator's SMs and clock.
+
 Run: ``python benchmarks/fit_attention.py [--data DIR]`` (writes the JSON and prints errors).
 """
 
@@ -15,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import itertools
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,6 +44,7 @@ from roofline._terms import attention as terms_mod  # noqa: E402
 
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "attention.json"
 DATA = ROOT.parent / "shared" / "data" / "measurements"
+TRACE = "encoder_layer_train.json.gz"
 FAMILIES = ("gpu_attention_flash", "gpu_attention_flash_bwd", "gpu_attention_cudnn",
             "gpu_attention_cudnn_bwd", "gpu_attention_materialized", "gpu_decode_flash",
             "gpu_decode_cudnn", "gpu_decode_efficient", "gpu_sdpa_default")
@@ -57,8 +67,48 @@ BASE: dict[str, Any] = {
         "efficient": {"tiles": {"q_tile": 64.0, "kv_tile": 64.0, "no_split_kv": 1.0,
                                 "no_pack_gqa": 1.0},
                       "ratio": 0.7, "decode_ratio": 0.3, "call_s": 0.0},
+        "math": {"strided_element_flops": 0.0},
     },
 }
+
+
+def strided_element_flops(data_dir: Path = DATA, hw_name: str = "H100 SXM") -> float:
+    """fp32 FLOP-equivalents of one element of aten's non-vectorized elementwise kernel.
+
+    Median element rate (elements / kernel time) of the ``elementwise_kernel<128, 4>`` launches
+    of the profiler trace whose op takes two tensor inputs (add, add_ with a broadcast bias or a
+    transposed operand, dropout backward): their bf16 traffic moves at 1.4-1.9 TB/s, well below
+    the DRAM rate, so the rate is the kernel's per-element offset arithmetic. Returned as the
+    accelerator's achievable fp32 rate divided by that element rate (0 without the trace).
+    """
+    from roofline._calibration import compute_fractions
+
+    path = data_dir.parent / "traces" / TRACE
+    if not path.exists():
+        return 0.0
+    events = json.loads(gzip.open(path).read())["traceEvents"]
+    ops: dict[Any, dict[str, Any]] = {}
+    for ev in events:
+        if ev.get("cat") == "cpu_op":
+            ops.setdefault(ev["args"].get("External id"), ev)
+    rates = []
+    for ev in events:
+        if ev.get("cat") != "kernel" or not ev["name"].startswith(
+                "void at::native::elementwise_kernel<128, 4"):
+            continue
+        op = ops.get(ev["args"].get("External id"))
+        if op is None:
+            continue
+        strides = [s for s in op["args"].get("Input Strides", []) if s and any(s)]
+        dims = [d for d in op["args"].get("Input Dims", []) if d]
+        if len(strides) < 2 or not dims or ev["dur"] <= 0:
+            continue
+        rates.append(math.prod(dims[0]) / (ev["dur"] * 1e-6))
+    if not rates:
+        return 0.0
+    hw = rl.hardware(hw_name)
+    fp32 = float(hw.fp32_flops_per_s or 0.0) * compute_fractions(hw).get("fp32", 1.0)
+    return fp32 / float(np.median(rates))
 
 
 def rows(data: Path) -> list[dict[str, Any]]:
@@ -76,7 +126,7 @@ def predict(doc: dict[str, Any], rs: list[dict[str, Any]], hw_name: str = "H100 
     ceff.attention = terms
     out = []
     from roofline._dtypes import dtype as parse_dtype
-    from roofline.attention import _CORE_BACKEND, _ORDER, _prepare, _sdpa_codes
+    from roofline.attention import _CORE_BACKEND, _prepare, attention_backend
 
     for r in rs:
         a = dict(r["args"])
@@ -87,8 +137,10 @@ def predict(doc: dict[str, Any], rs: list[dict[str, Any]], hw_name: str = "H100 
                              False)
         dt = parse_dtype("fit", a.get("dtype", "bf16"))
         bwd = bool(a.get("backward", False))
-        name = r.get("backend") or _ORDER[int(_sdpa_codes(hw, dt, arrays, False,
-                                                          bool(a.get("causal")), bwd)[0])]
+        name = r.get("backend") or str(attention_backend(
+            a["batch"], a["heads"], a["q_len"], a["kv_len"], d, kv_heads=kvh, v_head_dim=dv,
+            causal=bool(a.get("causal")), backward=bwd, dtype=a.get("dtype", "bf16"),
+            hardware=hw))
         cols = _core.attention_sweep(*arrays, False, bool(a.get("causal")), name != "math", bwd,
                                      dt, chw, ceff, _CORE_BACKEND[name])
         out.append(float(cols[0][0]))
@@ -176,6 +228,7 @@ def fit(data_dir: Path = DATA) -> dict[str, Any]:
     rs = rows(data_dir)
     doc = json.loads(json.dumps(BASE))
     us = 1e-6
+    doc = _set(doc, "universal.math.strided_element_flops", strided_element_flops(data_dir))
     # The efficient kernel's rate first (published xFormers rows): its decode terms below are
     # fitted on top of it, so they must see the rate the file ends up with.
     xs = xformers_rows(data_dir)

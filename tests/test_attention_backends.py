@@ -97,17 +97,28 @@ def test_math_path_runs_in_fp32() -> None:
     # b=1, h=2, q=kv=64, d=32, bf16: QK^T and PV at the fp32 rate on fp32 scores
     rows = attention_kernels(1, 2, 64, 64, 32, backend="math", hardware=H100, efficiency="peak")
     names = [r["kernel"] for r in rows]
-    assert names == ["upcast Q, K, V", "scale Q, K", "QK^T", "safe softmax", "PV", "downcast O",
-                     "downcast weights"]
+    # _safe_softmax = softmax, eq(-inf), all() over each row, where(all masked, 0, softmax)
+    assert names == ["upcast Q, K, V", "scale Q, K", "QK^T", "softmax", "eq -inf",
+                     "all over rows", "where", "PV", "downcast O", "downcast weights"]
     assert rows[-1]["bytes_read"] == 2 * 64 * 64 * 4     # the fp32 weights it also returns
     assert rows[-1]["bytes_written"] == 2 * 64 * 64 * 2
     qk = rows[2]
     assert qk["flops"] == 2 * 2 * 64 * 64 * 32           # 524288
     assert qk["bytes_written"] == 2 * 64 * 64 * 4        # fp32 scores: 32768
+    assert rows[4]["bytes_written"] == 2 * 64 * 64        # eq writes one bool per score
     assert rows[0]["bytes_read"] == 3 * 2 * 64 * 32 * 2  # Q, K, V in bf16: 24576
     assert rows[0]["bytes_written"] == 3 * 2 * 64 * 32 * 4
     causal = attention_kernels(1, 2, 64, 64, 32, causal=True, backend="math", hardware=H100)
-    assert "mask add" in [r["kernel"] for r in causal]
+    cnames = [r["kernel"] for r in causal]
+    assert cnames[2:5] == ["causal mask", "QK^T", "mask add"]
+    assert causal[2]["bytes_written"] == 64 * 64 * (1 + 1 + 4)  # ones, tril, where -> fp32
+    # the broadcast mask add, eq and where run aten's non-vectorized kernel: slower than their
+    # bytes at the DRAM rate; the vectorized softmax is not
+    big = {r["kernel"]: r for r in attention_kernels(32, 32, 512, 512, 64, causal=True,
+                                                     backend="math", hardware=H100)}
+    for name in ("mask add", "eq -inf", "where"):
+        assert big[name]["compute_s"] > big[name]["memory_s"] > 0
+    assert big["softmax"]["compute_s"] == 0
     # fp32 inputs need no casts
     f32 = attention_kernels(1, 2, 64, 64, 32, dtype="fp32", backend="math", hardware=H100)
     assert f32[0]["kernel"] == "scale Q, K"

@@ -26,5 +26,6 @@ void bind_attention_terms(py::module_& mod) {
       .def(py::init<>())
       .def_readwrite("flash", &AttentionTerms::flash)
       .def_readwrite("cudnn", &AttentionTerms::cudnn)
-      .def_readwrite("efficient", &AttentionTerms::efficient);
+      .def_readwrite("efficient", &AttentionTerms::efficient)
+      .def_readwrite("strided_element_flops", &AttentionTerms::strided_element_flops);
 }

@@ -468,7 +468,12 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   const bool overlapped = c.row_kernel == RowKernel::aten_stream;
   // x / 1 == x: the divisions by a unit fraction or utilisation (most kernels) are skipped.
   auto over = [](double x, double d) { return d == 1.0 ? x : x / d; };
-  e.compute_s = over(c.flops * s_per_flop + (overlapped ? special : 0.0), util);
+  // aten's non-vectorized TensorIterator kernel computes offsets per element and operand: at
+  // its element rate (in fp32 FLOP-equivalents) it is slower than DRAM for 2- and 4-byte data.
+  const double strided =
+      c.strided_elements * r.eff.attention.strided_element_flops *
+      r.s_per_flop[static_cast<std::size_t>(PeakClass::fp32)];
+  e.compute_s = over(c.flops * s_per_flop + strided + (overlapped ? special : 0.0), util);
   e.memory_s = over(over(dram * r.s_per_byte, fraction), util);
   double serial = overlapped ? 0.0 : over(special, util);
   if (c.row_kernel == RowKernel::aten_cta && t.cta_sm_bytes_per_s > 0 && waves > 0) {

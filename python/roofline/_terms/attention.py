@@ -12,6 +12,9 @@ the KV loop or packs GQA heads in decode, and a fixed GPU time per call.
 - ``paths``: per instruction path (``mma_sync`` = Ampere-style ``mma.sync`` code, what FA2 and
   the CUTLASS memory-efficient kernels run on every NVIDIA GPU; ``wgmma`` = Hopper/Blackwell
   native warpgroup MMA, what cuDNN runs on sm90/sm100), the forward fraction of the GEMM rate;
+- ``universal.math``: ``strided_element_flops``, the element rate of aten's non-vectorized
+  elementwise kernel (SDPA's math path broadcasts its mask and row flags) in fp32 FLOP-equivalents
+  per element, read off an H100 profiler trace;
 - ``architectures``: which path each backend takes per architecture, and for ``mma_sync`` which
   measured accelerator's FlashAttention-2 fraction (``calibration.json``'s ``attention_fraction``)
   stands for the architecture (Hopper: H100 SXM, Ampere: A100 SXM 80GB).
@@ -109,4 +112,7 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     fill(terms.flash, flash)
     fill(terms.cudnn, cudnn)
     fill(terms.efficient, eff)
+    # SDPA's math path: aten's non-vectorized elementwise kernels, in fp32 FLOP-equivalents per
+    # element (scaled by each accelerator's own fp32 rate through the estimate).
+    terms.strided_element_flops = float(uni.get("math", {}).get("strided_element_flops", 0.0))
     return terms

@@ -23,6 +23,9 @@ struct AttentionTerms {
   AttentionBackendTerms flash{};      ///< FlashAttention-2 inside PyTorch
   AttentionBackendTerms cudnn{};      ///< cuDNN fused attention
   AttentionBackendTerms efficient{};  ///< memory-efficient (CUTLASS) attention
+  double strided_element_flops = 0.0;  ///< math path: fp32 FLOP-equivalents of one element of
+                                       ///< aten's non-vectorized (broadcast / strided)
+                                       ///< TensorIterator kernel (0: bandwidth-bound only)
 };
 
 }  // namespace roofline
