@@ -6,7 +6,9 @@ plus the xformers (memory-efficient, CUTLASS) rows of ``attention_fwd_bwd_a100_h
 the efficient prefill rate. Each group of terms is set by a small grid search minimising the
 median absolute relative error of the families it acts on (no per-shape tables): the cuDNN
 (wgmma) fraction and its backward / decode ratios, FlashAttention-2's backward ratio on
-wgmma hardware, the efficient kernel's rates, and one fixed GPU time per call per backend.
+wgmma hardware, the efficient kernel's rates, and one fixed GPU time per call per backend. The
+efficient kernel's per-CTA bandwidth (``CTA_BYTES_PER_S``) is set from its tile and the DRAM
+latency, not fitted.
 
 The math path's one term, ``universal.math.strided_element_flops``, is not fitted on these rows:
 it is the element rate of aten's non-vectorized TensorIterator kernel (``elementwise_kernel<128,
@@ -49,6 +51,13 @@ FAMILIES = ("gpu_attention_flash", "gpu_attention_flash_bwd", "gpu_attention_cud
             "gpu_attention_cudnn_bwd", "gpu_attention_materialized", "gpu_decode_flash",
             "gpu_decode_cudnn", "gpu_decode_efficient", "gpu_sdpa_default")
 
+#: Bandwidth one CUTLASS memory-efficient CTA sustains alone on an SM (not fitted): its loop
+#: loads a K/V block (~32 KiB of bf16 at head_dim 128) and only then computes on it, so a CTA
+#: has about one block in flight per DRAM round trip (~650 ns on HBM3): 32 KiB / 650 ns.
+#: It bounds decode with fewer (sequence, head) pairs than SMs (one CTA per SM, nothing to
+#: hide the loads behind), where the kernel runs without split-KV.
+CTA_BYTES_PER_S = 50e9
+
 #: Starting document: tiles read from the kernels that ran (cuDNN sm90 prefill
 #: ``..._64x128x128_4x1`` / decode ``..._16x128x128_1x``; CUTLASS memory-efficient sm80 kernels
 #: use 64 x 64 blocks for head dims <= 128, no split-KV, one query head per tile).
@@ -66,7 +75,8 @@ BASE: dict[str, Any] = {
                   "decode_ratio": 1.0, "call_s": 0.0, "bwd_call_s": 0.0},
         "efficient": {"tiles": {"q_tile": 64.0, "kv_tile": 64.0, "no_split_kv": 1.0,
                                 "no_pack_gqa": 1.0},
-                      "ratio": 0.7, "decode_ratio": 0.3, "call_s": 0.0},
+                      "ratio": 0.7, "decode_ratio": 0.3, "call_s": 0.0,
+                      "cta_bytes_per_s": CTA_BYTES_PER_S},
         "math": {"strided_element_flops": 0.0},
     },
 }

@@ -585,14 +585,14 @@ AttnWork attn_work(const Cost& c, double problems, double bo, double bi, double 
 // overridden by the implementation's non-zero fitted terms.
 struct AttnParams {
   double fraction, bwd_fraction, decode_fraction, q_tile, kv_tile, decode_rows, softmax, t0,
-      call_s, overhead_keys;
+      call_s, overhead_keys, cta_bytes_per_s;
   bool split_kv, pack_gqa, fixed_kv_tile;
 };
 
 AttnParams attn_params(const Cost& c, const Efficiency& eff) {
   AttnParams p{eff.attention_fraction, 0.0, eff.decode_fraction, kAttnRows, kOverheadKeys,
                kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0,
-               kOverheadKeys, true, true, false};
+               kOverheadKeys, 0.0, true, true, false};
   const AttentionBackendTerms* t = nullptr;
   switch (c.attention_backend) {
     case AttentionBackend::flash: t = &eff.attention.flash; break;
@@ -613,6 +613,7 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     p.split_kv = t->no_split_kv < 0.5;
     p.pack_gqa = t->no_pack_gqa < 0.5;
     p.call_s = c.backward ? pick(t->bwd_call_s, t->call_s) : t->call_s;
+    p.cta_bytes_per_s = c.backward ? 0.0 : t->cta_bytes_per_s;
     if (c.backward) p.t0 = pick(t->bwd_tile_overhead, p.t0);
   }
   if (p.fraction <= 0.0) p.fraction = 1.0;
@@ -651,11 +652,14 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
   const double per_score = (mm + p.softmax * (c.backward ? 2.0 : 1.0)) * s_per_flop;
   const double overhead = p.t0 * p.overhead_keys;  // keys (or query rows) per unit
 
+  // K and V bytes of one (sequence, kv head) pair: what one unit streams over its KV range.
+  const double pair_bytes = c.kv_len * (d + dv) * input_bytes(c.math);
   AttnRun best;
   // A schedule of `units` units whose critical path is `makespan` inner rows of `rows` outer
-  // rows each, at `fraction` of the GEMM rate, with `splits` KV splits.
+  // rows each, at `fraction` of the GEMM rate, with `splits` KV splits; `unit_rows` inner rows
+  // in one unit.
   auto consider = [&](double units, double makespan, double rows, double fraction,
-                      double splits) {
+                      double splits, double unit_rows) {
     // Each split writes fp32 partial outputs (and row statistics) that a combine step re-reads.
     const double partials =
         splits > 1.0 ? 2.0 * 4.0 * c.batch * c.q_len * (dv + 1.0) * splits : 0.0;
@@ -663,6 +667,14 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
     run.compute = makespan * sms * rows * per_score / fraction;
     run.memory = memory_time(e.bytes + partials, std::min(units, sms), r);
     run.time = combine(run.compute, run.memory, r.eff.overlap_p);
+    if (p.cta_bytes_per_s > 0.0) {
+      // No unit finishes faster than its own math plus its loads at the rate one unit sustains
+      // alone (a kernel that does not overlap them within a unit: nothing hides them when one
+      // unit runs per SM).
+      const double unit = unit_rows * sms * rows * per_score / fraction +
+                          pair_bytes / splits / p.cta_bytes_per_s;
+      run.time = std::max(run.time, unit);
+    }
     if (run.time < best.time) best = run;
   };
   // KV blocks the inner loop may use: the backend's fixed block, else 64 keys at any head dim
@@ -675,21 +687,23 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
     // The backward accumulates dQ atomically and never splits.
     const double makespan = c.causal ? std::max(w.total / sms, w.largest)
                                      : std::ceil(w.units / sms) * w.largest;
-    consider(w.units, makespan, kAttnRows, p.bwd_fraction, 1.0);
+    consider(w.units, makespan, kAttnRows, p.bwd_fraction, 1.0, w.largest);
   } else {
     for (const double bk : blocks) {
       if (bk <= 0.0) continue;
       const AttnWork w = attn_work(c, c.batch, p.q_tile, bk, overhead);
       if (c.causal) {
-        consider(w.units, std::max(w.total / sms, w.largest), p.q_tile, p.fraction, 1.0);
+        consider(w.units, std::max(w.total / sms, w.largest), p.q_tile, p.fraction, 1.0,
+                 w.largest);
       } else {
         // Split-KV (FlashAttention's num_splits): only while the units leave SMs idle.
         const double nblocks = std::ceil(c.kv_len / bk);
         const double most = p.split_kv && w.units < sms ? std::min(kMaxSplits, nblocks) : 1.0;
         for (double s = 1.0; s <= most; ++s) {
           const double units = w.units * s;
-          consider(units, std::ceil(units / sms) * (std::ceil(nblocks / s) * bk + overhead),
-                   p.q_tile, p.fraction, s);
+          const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
+          consider(units, std::ceil(units / sms) * unit_rows, p.q_tile, p.fraction, s,
+                   unit_rows);
         }
       }
       if (c.q_len > kDecodeMaxQ) continue;
@@ -701,8 +715,9 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
       const double most = p.split_kv && base < sms ? std::min(kMaxSplits, nblocks) : 1.0;
       for (double s = 1.0; s <= most; ++s) {
         const double units = base * s;
-        consider(units, std::ceil(units / sms) * (std::ceil(nblocks / s) * bk + overhead),
-                 p.decode_rows, p.decode_fraction, s);
+        const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
+        consider(units, std::ceil(units / sms) * unit_rows, p.decode_rows, p.decode_fraction, s,
+                 unit_rows);
       }
     }
   }

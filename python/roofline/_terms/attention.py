@@ -108,7 +108,8 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     eff.update(fraction=mma * float(uni["efficient"]["ratio"]),
                bwd_fraction=mma * float(uni["efficient"]["ratio"]) * fa2_bwd,
                decode_fraction=mma * float(uni["efficient"]["decode_ratio"]),
-               call_s=uni["efficient"]["call_s"])
+               call_s=uni["efficient"]["call_s"],
+               cta_bytes_per_s=uni["efficient"].get("cta_bytes_per_s", 0.0))
     fill(terms.flash, flash)
     fill(terms.cudnn, cudnn)
     fill(terms.efficient, eff)
