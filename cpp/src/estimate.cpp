@@ -585,13 +585,13 @@ AttnWork attn_work(const Cost& c, double problems, double bo, double bi, double 
 // overridden by the implementation's non-zero fitted terms.
 struct AttnParams {
   double fraction, bwd_fraction, decode_fraction, q_tile, kv_tile, decode_rows, softmax, t0,
-      call_s, overhead_keys, cta_bytes_per_s;
+      call_s, decode_call_s, overhead_keys, cta_bytes_per_s;
   bool split_kv, pack_gqa, fixed_kv_tile;
 };
 
 AttnParams attn_params(const Cost& c, const Efficiency& eff) {
   AttnParams p{eff.attention_fraction, 0.0, eff.decode_fraction, kAttnRows, kOverheadKeys,
-               kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0,
+               kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0, 0.0,
                kOverheadKeys, 0.0, true, true, false};
   const AttentionBackendTerms* t = nullptr;
   switch (c.attention_backend) {
@@ -613,6 +613,7 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     p.split_kv = t->no_split_kv < 0.5;
     p.pack_gqa = t->no_pack_gqa < 0.5;
     p.call_s = c.backward ? pick(t->bwd_call_s, t->call_s) : t->call_s;
+    p.decode_call_s = pick(t->decode_call_s, p.call_s);
     p.cta_bytes_per_s = c.backward ? 0.0 : t->cta_bytes_per_s;
     if (c.backward) p.t0 = pick(t->bwd_tile_overhead, p.t0);
   }
@@ -627,7 +628,7 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
 
 // One schedule of an attention kernel: its compute, memory and combined time.
 struct AttnRun {
-  double compute = 0, memory = 0, time = INFINITY;
+  double compute = 0, memory = 0, time = INFINITY, call = 0;
 };
 
 // Flash attention: forward = units of q_tile query rows looping over KV blocks, backward =
@@ -659,7 +660,7 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
   // rows each, at `fraction` of the GEMM rate, with `splits` KV splits; `unit_rows` inner rows
   // in one unit.
   auto consider = [&](double units, double makespan, double rows, double fraction,
-                      double splits, double unit_rows) {
+                      double splits, double unit_rows, double call) {
     // Each split writes fp32 partial outputs (and row statistics) that a combine step re-reads.
     const double partials =
         splits > 1.0 ? 2.0 * 4.0 * c.batch * c.q_len * (dv + 1.0) * splits : 0.0;
@@ -675,7 +676,8 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
                           pair_bytes / splits / p.cta_bytes_per_s;
       run.time = std::max(run.time, unit);
     }
-    if (run.time < best.time) best = run;
+    run.call = call;
+    if (run.time + run.call < best.time + best.call) best = run;
   };
   // KV blocks the inner loop may use: the backend's fixed block, else 64 keys at any head dim
   // and 128 keys while head_dim <= 128 (shared memory).
@@ -687,14 +689,14 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
     // The backward accumulates dQ atomically and never splits.
     const double makespan = c.causal ? std::max(w.total / sms, w.largest)
                                      : std::ceil(w.units / sms) * w.largest;
-    consider(w.units, makespan, kAttnRows, p.bwd_fraction, 1.0, w.largest);
+    consider(w.units, makespan, kAttnRows, p.bwd_fraction, 1.0, w.largest, p.call_s);
   } else {
     for (const double bk : blocks) {
       if (bk <= 0.0) continue;
       const AttnWork w = attn_work(c, c.batch, p.q_tile, bk, overhead);
       if (c.causal) {
         consider(w.units, std::max(w.total / sms, w.largest), p.q_tile, p.fraction, 1.0,
-                 w.largest);
+                 w.largest, p.call_s);
       } else {
         // Split-KV (FlashAttention's num_splits): only while the units leave SMs idle.
         const double nblocks = std::ceil(c.kv_len / bk);
@@ -703,7 +705,7 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
           const double units = w.units * s;
           const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
           consider(units, std::ceil(units / sms) * unit_rows, p.q_tile, p.fraction, s,
-                   unit_rows);
+                   unit_rows, p.call_s);
         }
       }
       if (c.q_len > kDecodeMaxQ) continue;
@@ -717,13 +719,13 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
         const double units = base * s;
         const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
         consider(units, std::ceil(units / sms) * unit_rows, p.decode_rows, p.decode_fraction, s,
-                 unit_rows);
+                 unit_rows, p.decode_call_s);
       }
     }
   }
   e.compute_s = best.compute;
   e.memory_s = best.memory;
-  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + p.call_s,
+  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + best.call,
                       c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;

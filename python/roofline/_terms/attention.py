@@ -103,7 +103,8 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     cudnn.update(fraction=wg, bwd_fraction=wg * float(uni["cudnn"]["bwd_ratio"] if native
                                                       else fa2_bwd),
                  decode_fraction=wg * float(uni["cudnn"]["decode_ratio"]),
-                 call_s=uni["cudnn"]["call_s"], bwd_call_s=uni["cudnn"]["bwd_call_s"])
+                 call_s=uni["cudnn"]["call_s"], bwd_call_s=uni["cudnn"]["bwd_call_s"],
+                 decode_call_s=uni["cudnn"].get("decode_call_s", 0.0))
     eff = dict(uni["efficient"]["tiles"])
     eff.update(fraction=mma * float(uni["efficient"]["ratio"]),
                bwd_fraction=mma * float(uni["efficient"]["ratio"]) * fa2_bwd,

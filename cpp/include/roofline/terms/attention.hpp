@@ -16,6 +16,7 @@ struct AttentionBackendTerms {
   double bwd_tile_overhead = 0.0;  ///< backward: fixed cost of a work unit in blocks (0: standard)
   double call_s = 0.0;           ///< fixed GPU time per call: launch gaps, memsets, combine
   double bwd_call_s = 0.0;       ///< fixed GPU time of a backward call (0: call_s)
+  double decode_call_s = 0.0;    ///< fixed GPU time of a call on a decode schedule (0: call_s)
   double cta_bytes_per_s = 0.0;  ///< bandwidth one work unit sustains on its own (loads not
                                  ///< overlapped with its math: tile bytes in flight / DRAM
                                  ///< latency); bounds a unit's time below (0: no bound)
