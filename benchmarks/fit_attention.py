@@ -72,7 +72,8 @@ BASE: dict[str, Any] = {
         "flash": {"tiles": {}, "call_s": 0.0, "bwd_call_s": 0.0,
                   "bwd_ratio_mma_on_wgmma": 1.0},
         "cudnn": {"tiles": {"q_tile": 128.0, "decode_rows": 16.0}, "bwd_ratio": 1.0,
-                  "decode_ratio": 1.0, "call_s": 0.0, "bwd_call_s": 0.0, "decode_call_s": 0.0},
+                  "decode_ratio": 1.0, "call_s": 0.0, "bwd_call_s": 0.0, "decode_call_s": 0.0,
+                  "bandwidth_scale": 1.0},
         "efficient": {"tiles": {"q_tile": 64.0, "kv_tile": 64.0, "no_split_kv": 1.0,
                                 "no_pack_gqa": 1.0},
                       "ratio": 0.7, "decode_ratio": 0.3, "call_s": 0.0,
@@ -262,6 +263,7 @@ def fit(data_dir: Path = DATA) -> dict[str, Any]:
             "universal.cudnn.decode_ratio": [0.25, 0.5, 0.75, 1.0],
             "universal.cudnn.tiles.decode_rows": [16.0, 64.0],
             "universal.cudnn.decode_call_s": [x * us for x in (0, 2, 4, 6, 8, 10, 12, 14)],
+            "universal.cudnn.bandwidth_scale": list(np.round(np.arange(1.0, 1.081, 0.01), 3)),
         }, ("gpu_decode_cudnn",), tail=0.25)
         doc = search(doc, rs, {
             "universal.flash.call_s": [x * us for x in (0, 5, 10, 15, 20, 25, 30)],

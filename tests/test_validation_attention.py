@@ -29,7 +29,7 @@ BOUNDS = {
     "gpu_attention_cudnn_bwd": (0.05, 0.11),
     "gpu_attention_materialized": (0.09, 0.10),
     "gpu_decode_flash": (0.08, 0.16),
-    "gpu_decode_cudnn": (0.07, 0.12),
+    "gpu_decode_cudnn": (0.03, 0.08),
     "gpu_decode_efficient": (0.05, 0.10),
     "gpu_sdpa_default": (0.04, 0.05),
 }

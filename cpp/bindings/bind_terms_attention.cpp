@@ -23,6 +23,7 @@ void bind_attention_terms(py::module_& mod) {
       .def_readwrite("call_s", &AttentionBackendTerms::call_s)
       .def_readwrite("bwd_call_s", &AttentionBackendTerms::bwd_call_s)
       .def_readwrite("decode_call_s", &AttentionBackendTerms::decode_call_s)
+      .def_readwrite("bandwidth_scale", &AttentionBackendTerms::bandwidth_scale)
       .def_readwrite("cta_bytes_per_s", &AttentionBackendTerms::cta_bytes_per_s);
   py::class_<AttentionTerms>(mod, "AttentionTerms")
       .def(py::init<>())

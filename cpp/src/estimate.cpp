@@ -585,14 +585,14 @@ AttnWork attn_work(const Cost& c, double problems, double bo, double bi, double 
 // overridden by the implementation's non-zero fitted terms.
 struct AttnParams {
   double fraction, bwd_fraction, decode_fraction, q_tile, kv_tile, decode_rows, softmax, t0,
-      call_s, decode_call_s, overhead_keys, cta_bytes_per_s;
+      call_s, decode_call_s, overhead_keys, cta_bytes_per_s, bandwidth_scale;
   bool split_kv, pack_gqa, fixed_kv_tile;
 };
 
 AttnParams attn_params(const Cost& c, const Efficiency& eff) {
   AttnParams p{eff.attention_fraction, 0.0, eff.decode_fraction, kAttnRows, kOverheadKeys,
                kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0, 0.0,
-               kOverheadKeys, 0.0, true, true, false};
+               kOverheadKeys, 0.0, 1.0, true, true, false};
   const AttentionBackendTerms* t = nullptr;
   switch (c.attention_backend) {
     case AttentionBackend::flash: t = &eff.attention.flash; break;
@@ -614,6 +614,7 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     p.pack_gqa = t->no_pack_gqa < 0.5;
     p.call_s = c.backward ? pick(t->bwd_call_s, t->call_s) : t->call_s;
     p.decode_call_s = pick(t->decode_call_s, p.call_s);
+    p.bandwidth_scale = pick(t->bandwidth_scale, 1.0);
     p.cta_bytes_per_s = c.backward ? 0.0 : t->cta_bytes_per_s;
     if (c.backward) p.t0 = pick(t->bwd_tile_overhead, p.t0);
   }
@@ -666,7 +667,7 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
         splits > 1.0 ? 2.0 * 4.0 * c.batch * c.q_len * (dv + 1.0) * splits : 0.0;
     AttnRun run;
     run.compute = makespan * sms * rows * per_score / fraction;
-    run.memory = memory_time(e.bytes + partials, std::min(units, sms), r);
+    run.memory = memory_time(e.bytes + partials, std::min(units, sms), r) / p.bandwidth_scale;
     run.time = combine(run.compute, run.memory, r.eff.overlap_p);
     if (p.cta_bytes_per_s > 0.0) {
       // No unit finishes faster than its own math plus its loads at the rate one unit sustains

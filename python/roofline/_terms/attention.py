@@ -104,7 +104,8 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
                                                       else fa2_bwd),
                  decode_fraction=wg * float(uni["cudnn"]["decode_ratio"]),
                  call_s=uni["cudnn"]["call_s"], bwd_call_s=uni["cudnn"]["bwd_call_s"],
-                 decode_call_s=uni["cudnn"].get("decode_call_s", 0.0))
+                 decode_call_s=uni["cudnn"].get("decode_call_s", 0.0),
+                 bandwidth_scale=uni["cudnn"].get("bandwidth_scale", 0.0) if native else 0.0)
     eff = dict(uni["efficient"]["tiles"])
     eff.update(fraction=mma * float(uni["efficient"]["ratio"]),
                bwd_fraction=mma * float(uni["efficient"]["ratio"]) * fa2_bwd,

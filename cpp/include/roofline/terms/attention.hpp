@@ -17,6 +17,8 @@ struct AttentionBackendTerms {
   double call_s = 0.0;           ///< fixed GPU time per call: launch gaps, memsets, combine
   double bwd_call_s = 0.0;       ///< fixed GPU time of a backward call (0: call_s)
   double decode_call_s = 0.0;    ///< fixed GPU time of a call on a decode schedule (0: call_s)
+  double bandwidth_scale = 0.0;  ///< DRAM rate of its loads vs the streaming rate (TMA bulk
+                                 ///< copies beat element-wise streams; 0: 1)
   double cta_bytes_per_s = 0.0;  ///< bandwidth one work unit sustains on its own (loads not
                                  ///< overlapped with its math: tile bytes in flight / DRAM
                                  ///< latency); bounds a unit's time below (0: no bound)
