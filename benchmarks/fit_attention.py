@@ -6,7 +6,9 @@ plus the xformers (memory-efficient, CUTLASS) rows of ``attention_fwd_bwd_a100_h
 the efficient prefill rate. Each group of terms is set by a small grid search minimising the
 median absolute relative error of the families it acts on (no per-shape tables): the cuDNN
 (wgmma) fraction and its backward / decode ratios, FlashAttention-2's backward ratio on
-wgmma hardware, the efficient kernel's rates, and one fixed GPU time per call per backend. The
+wgmma hardware, the efficient kernel's rates, and one fixed GPU time per call per backend (cuDNN
+decode: its own call time and its loads' bandwidth vs the streaming rate, fitted on median +
+p90 / 4 since they act on the smallest and the largest rows). The
 efficient kernel's per-CTA bandwidth (``CTA_BYTES_PER_S``) is set from its tile and the DRAM
 latency, not fitted.
 

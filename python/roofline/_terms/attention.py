@@ -8,7 +8,9 @@ the KV loop or packs GQA heads in decode, and a fixed GPU time per call.
 ``data/terms/attention.json`` (written by ``benchmarks/fit_attention.py``) holds:
 
 - ``universal``: terms of the software, the same on every GPU (tiles, split-KV, call times, the
-  backward / decode rates *relative* to the forward rate of the same instruction path);
+  backward / decode rates *relative* to the forward rate of the same instruction path; cuDNN's
+  decode call time and its TMA loads' bandwidth relative to the streaming rate; the bandwidth
+  one memory-efficient CTA sustains alone);
 - ``paths``: per instruction path (``mma_sync`` = Ampere-style ``mma.sync`` code, what FA2 and
   the CUTLASS memory-efficient kernels run on every NVIDIA GPU; ``wgmma`` = Hopper/Blackwell
   native warpgroup MMA, what cuDNN runs on sm90/sm100), the forward fraction of the GEMM rate;
