@@ -242,3 +242,39 @@ def test_fa2_on_blackwell_scales_with_sms_and_clock() -> None:
     c100 = float(rl.attention(*args, backend="cudnn", hardware=H100).time_s)
     c200 = float(rl.attention(*args, backend="cudnn", hardware="B200").time_s)
     assert c100 / c200 > 1.8
+
+
+def test_math_strided_kernels_scale_with_the_fp32_rate() -> None:
+    # The non-vectorized kernels' element rate is a per-SM, per-clock property: on H200 (same
+    # SMs and clocks as H100) the mask add takes as long, though its bytes move 1.4x faster.
+    add = {hw: next(r for r in attention_kernels(32, 32, 512, 512, 64, causal=True,
+                                                 backend="math", hardware=hw)
+                    if r["kernel"] == "mask add") for hw in (H100, "H200")}
+    assert add["H200"]["compute_s"] == pytest.approx(add[H100]["compute_s"], rel=1e-9)
+    assert add["H200"]["memory_s"] < 0.8 * add[H100]["memory_s"]
+    assert add["H200"]["time_s"] == pytest.approx(add[H100]["time_s"], rel=0.02)
+
+
+def test_efficient_decode_one_cta_per_sm_is_latency_bound() -> None:
+    # batch 1, 32 heads: 32 CTAs of the memory-efficient kernel, one per SM, no split-KV; each
+    # streams its 64 K keys x 2 x 128 x 2 bytes of K and V at the rate one CTA sustains alone
+    t = float(rl.attention(1, 32, 1, 65536, 128, backend="efficient", hardware=H100).time_s)
+    assert t > 65536 * 2 * 128 * 2 / 50e9
+    # with more (sequence, head) pairs than SMs the loads overlap across CTAs: DRAM-bound
+    big = float(rl.attention(32, 32, 1, 65536, 128, backend="efficient", hardware=H100).time_s)
+    assert big / t > 5.0
+    # the bound is the memory-efficient kernel's: FA2 splits the KV loop over the idle SMs
+    fa2 = float(rl.attention(1, 32, 1, 65536, 128, backend="flash", hardware=H100).time_s)
+    assert fa2 < t / 4
+
+
+def test_cudnn_decode_terms_on_hopper_only() -> None:
+    from roofline import _terms
+
+    doc = _terms.data("attention")
+    from roofline._terms.attention import core_terms
+
+    hopper = core_terms(rl.hardware(H100), doc).cudnn
+    assert hopper.bandwidth_scale > 1.0 and hopper.decode_call_s > hopper.call_s
+    # elsewhere cuDNN runs mma.sync kernels without TMA: the streaming rate
+    assert core_terms(rl.hardware("A100 SXM 80GB"), doc).cudnn.bandwidth_scale == 0.0
