@@ -475,7 +475,12 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   const bool overlapped = c.row_kernel == RowKernel::aten_stream;
   // x / 1 == x: the divisions by a unit fraction or utilisation (most kernels) are skipped.
   auto over = [](double x, double d) { return d == 1.0 ? x : x / d; };
-  e.compute_s = over(c.flops * s_per_flop + (overlapped ? special : 0.0), util);
+  // aten's non-vectorized TensorIterator kernel computes offsets per element and operand: at
+  // its element rate (in fp32 FLOP-equivalents) it is slower than DRAM for 2- and 4-byte data.
+  const double strided =
+      c.strided_elements * r.eff.attention.strided_element_flops *
+      r.s_per_flop[static_cast<std::size_t>(PeakClass::fp32)];
+  e.compute_s = over(c.flops * s_per_flop + strided + (overlapped ? special : 0.0), util);
   e.memory_s = over(over(dram * r.s_per_byte, fraction), util);
   double serial = overlapped ? 0.0 : over(special, util);
   if (c.row_kernel == RowKernel::aten_cta && t.cta_sm_bytes_per_s > 0 && waves > 0) {
@@ -603,14 +608,14 @@ AttnWork attn_work(const Cost& c, double problems, double bo, double bi, double 
 // overridden by the implementation's non-zero fitted terms.
 struct AttnParams {
   double fraction, bwd_fraction, decode_fraction, q_tile, kv_tile, decode_rows, softmax, t0,
-      call_s, overhead_keys;
+      call_s, decode_call_s, overhead_keys, cta_bytes_per_s, bandwidth_scale;
   bool split_kv, pack_gqa, fixed_kv_tile;
 };
 
 AttnParams attn_params(const Cost& c, const Efficiency& eff) {
   AttnParams p{eff.attention_fraction, 0.0, eff.decode_fraction, kAttnRows, kOverheadKeys,
-               kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0,
-               kOverheadKeys, true, true, false};
+               kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0, 0.0,
+               kOverheadKeys, 0.0, 1.0, true, true, false};
   const AttentionBackendTerms* t = nullptr;
   switch (c.attention_backend) {
     case AttentionBackend::flash: t = &eff.attention.flash; break;
@@ -631,6 +636,9 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     p.split_kv = t->no_split_kv < 0.5;
     p.pack_gqa = t->no_pack_gqa < 0.5;
     p.call_s = c.backward ? pick(t->bwd_call_s, t->call_s) : t->call_s;
+    p.decode_call_s = pick(t->decode_call_s, p.call_s);
+    p.bandwidth_scale = pick(t->bandwidth_scale, 1.0);
+    p.cta_bytes_per_s = c.backward ? 0.0 : t->cta_bytes_per_s;
     if (c.backward) p.t0 = pick(t->bwd_tile_overhead, p.t0);
   }
   if (p.fraction <= 0.0) p.fraction = 1.0;
@@ -644,7 +652,7 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
 
 // One schedule of an attention kernel: its compute, memory and combined time.
 struct AttnRun {
-  double compute = 0, memory = 0, time = INFINITY;
+  double compute = 0, memory = 0, time = INFINITY, call = 0;
 };
 
 // Flash attention: forward = units of q_tile query rows looping over KV blocks, backward =
@@ -669,19 +677,31 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
   const double per_score = (mm + p.softmax * (c.backward ? 2.0 : 1.0)) * s_per_flop;
   const double overhead = p.t0 * p.overhead_keys;  // keys (or query rows) per unit
 
+  // K and V bytes of one (sequence, kv head) pair: what one unit streams over its KV range.
+  const double pair_bytes = c.kv_len * (d + dv) * input_bytes(c.math);
   AttnRun best;
   // A schedule of `units` units whose critical path is `makespan` inner rows of `rows` outer
-  // rows each, at `fraction` of the GEMM rate, with `splits` KV splits.
+  // rows each, at `fraction` of the GEMM rate, with `splits` KV splits; `unit_rows` inner rows
+  // in one unit.
   auto consider = [&](double units, double makespan, double rows, double fraction,
-                      double splits) {
+                      double splits, double unit_rows, double call) {
     // Each split writes fp32 partial outputs (and row statistics) that a combine step re-reads.
     const double partials =
         splits > 1.0 ? 2.0 * 4.0 * c.batch * c.q_len * (dv + 1.0) * splits : 0.0;
     AttnRun run;
     run.compute = makespan * sms * rows * per_score / fraction;
-    run.memory = memory_time(e.bytes + partials, std::min(units, sms), r);
+    run.memory = memory_time(e.bytes + partials, std::min(units, sms), r) / p.bandwidth_scale;
     run.time = combine(run.compute, run.memory, r.eff.overlap_p);
-    if (run.time < best.time) best = run;
+    if (p.cta_bytes_per_s > 0.0) {
+      // No unit finishes faster than its own math plus its loads at the rate one unit sustains
+      // alone (a kernel that does not overlap them within a unit: nothing hides them when one
+      // unit runs per SM).
+      const double unit = unit_rows * sms * rows * per_score / fraction +
+                          pair_bytes / splits / p.cta_bytes_per_s;
+      run.time = std::max(run.time, unit);
+    }
+    run.call = call;
+    if (run.time + run.call < best.time + best.call) best = run;
   };
   // KV blocks the inner loop may use: the backend's fixed block, else 64 keys at any head dim
   // and 128 keys while head_dim <= 128 (shared memory).
@@ -693,21 +713,23 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
     // The backward accumulates dQ atomically and never splits.
     const double makespan = c.causal ? std::max(w.total / sms, w.largest)
                                      : std::ceil(w.units / sms) * w.largest;
-    consider(w.units, makespan, kAttnRows, p.bwd_fraction, 1.0);
+    consider(w.units, makespan, kAttnRows, p.bwd_fraction, 1.0, w.largest, p.call_s);
   } else {
     for (const double bk : blocks) {
       if (bk <= 0.0) continue;
       const AttnWork w = attn_work(c, c.batch, p.q_tile, bk, overhead);
       if (c.causal) {
-        consider(w.units, std::max(w.total / sms, w.largest), p.q_tile, p.fraction, 1.0);
+        consider(w.units, std::max(w.total / sms, w.largest), p.q_tile, p.fraction, 1.0,
+                 w.largest, p.call_s);
       } else {
         // Split-KV (FlashAttention's num_splits): only while the units leave SMs idle.
         const double nblocks = std::ceil(c.kv_len / bk);
         const double most = p.split_kv && w.units < sms ? std::min(kMaxSplits, nblocks) : 1.0;
         for (double s = 1.0; s <= most; ++s) {
           const double units = w.units * s;
-          consider(units, std::ceil(units / sms) * (std::ceil(nblocks / s) * bk + overhead),
-                   p.q_tile, p.fraction, s);
+          const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
+          consider(units, std::ceil(units / sms) * unit_rows, p.q_tile, p.fraction, s,
+                   unit_rows, p.call_s);
         }
       }
       if (c.q_len > kDecodeMaxQ) continue;
@@ -719,14 +741,15 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
       const double most = p.split_kv && base < sms ? std::min(kMaxSplits, nblocks) : 1.0;
       for (double s = 1.0; s <= most; ++s) {
         const double units = base * s;
-        consider(units, std::ceil(units / sms) * (std::ceil(nblocks / s) * bk + overhead),
-                 p.decode_rows, p.decode_fraction, s);
+        const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
+        consider(units, std::ceil(units / sms) * unit_rows, p.decode_rows, p.decode_fraction, s,
+                 unit_rows, p.decode_call_s);
       }
     }
   }
   e.compute_s = best.compute;
   e.memory_s = best.memory;
-  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + p.call_s,
+  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + best.call,
                       c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;
