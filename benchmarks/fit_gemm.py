@@ -4,7 +4,7 @@ Usage: ``python benchmarks/fit_gemm.py`` (writes python/roofline/data/terms/gemm
 
 The terms are a handful of physical constants, never per-shape values: the GPU time of one
 library call (fixed from a back-to-back measurement, see LATENCY_S), the extra time of a
-rowwise epilogue and its split-K limit, the fraction of the streaming bandwidth a GEMM's
+rowwise epilogue, its split-K limit and its narrowest tile, the fraction of the streaming bandwidth a GEMM's
 K-loop pipeline reaches, the rate of unaligned (non-TMA) GEMMs, the GPU's clock drop under
 sustained tensor load (fraction and time constant, searched jointly), the grouped kernel's
 rate and latency, and the per-call overhead of do_bench timing (added by the validation
@@ -57,6 +57,8 @@ GRIDS: dict[str, list[float]] = {
     "unaligned_fraction": [0.0] + list(np.arange(0.1, 1.001, 0.05)),
     "grouped_compute_fraction": list(np.arange(0.60, 1.001, 0.01)),
     "grouped_latency_s": [x * 1e-6 for x in np.arange(0.0, 20.01, 0.5)],
+    "rowwise_min_tile_n": [0.0, 64.0, 128.0, 192.0, 256.0],
+    "split_latency_s": [x * 1e-6 for x in np.arange(0.0, 4.01, 0.5)],
 }
 
 
