@@ -4,16 +4,17 @@ Usage: ``python benchmarks/fit_gemm.py`` (writes python/roofline/data/terms/gemm
 
 The terms are a handful of physical constants, never per-shape values: the GPU time of one
 library call (fixed from a back-to-back measurement, see LATENCY_S), the extra time of a
-rowwise epilogue, its split-K limit and its narrowest tile, the fraction of the streaming bandwidth a GEMM's
-K-loop pipeline reaches, the rate of unaligned (non-TMA) GEMMs, the GPU's clock drop under
-sustained tensor load (fraction and time constant, searched jointly), the grouped kernel's
-rate and latency, and the per-call overhead of do_bench timing (added by the validation
-predictor only). They are chosen by coordinate descent over small grids, minimising the mean
-over GEMM families of (median + p90 / 4) absolute relative error, so no single family or
-outlier decides them. The published GEMM files enter the loss as two more families (DeepGEMM
-on H800, which the terms leave alone, and the best-of-sweep ceilings). For every accelerator
-with a ceiling the fit also writes the compute scale that makes the model with the terms
-reproduce it (the achievable fractions of calibration.json are not refitted).
+rowwise epilogue, its split-K limit and its narrowest tile, the fixed time of a split-K
+reduction, the fraction of the streaming bandwidth a GEMM's K-loop pipeline reaches, the rate
+of unaligned (non-TMA) GEMMs, the GPU's clock drop under sustained tensor load (fraction and
+time constant, searched jointly), the grouped kernel's rate and latency, and the per-call
+overhead of do_bench timing (added by the validation predictor only). They are chosen by
+coordinate descent over small grids, minimising the mean over GEMM families of (median + p90 /
+4) absolute relative error, so no single family or outlier decides them. The published GEMM
+files enter the loss as two more families (DeepGEMM on H800, which the terms leave alone, and
+the best-of-sweep ceilings). For every accelerator with a ceiling the fit also writes the
+compute scale that makes the model with the terms reproduce it (the achievable fractions of
+calibration.json are not refitted).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ FAMILIES = (
 
 #: Search grids per term (coordinate descent visits them in this order, three sweeps).
 GRIDS: dict[str, list[float]] = {
+    "split_latency_s": [x * 1e-6 for x in np.arange(0.0, 4.01, 0.5)],
     "call_overhead_s": [x * 1e-6 for x in np.arange(0.0, 4.01, 0.25)],
     "rowwise_latency_s": [x * 1e-6 for x in np.arange(0.0, 6.01, 0.25)],
     "memory_fraction": list(np.arange(0.70, 1.001, 0.01)),
@@ -58,7 +60,6 @@ GRIDS: dict[str, list[float]] = {
     "grouped_compute_fraction": list(np.arange(0.60, 1.001, 0.01)),
     "grouped_latency_s": [x * 1e-6 for x in np.arange(0.0, 20.01, 0.5)],
     "rowwise_min_tile_n": [0.0, 64.0, 128.0, 192.0, 256.0],
-    "split_latency_s": [x * 1e-6 for x in np.arange(0.0, 4.01, 0.5)],
 }
 
 
@@ -165,7 +166,7 @@ def family_errors(rows: list[dict[str, Any]], pred: np.ndarray) -> dict[str, tup
     meas = np.array([r["measured"] for r in rows])
     fam = np.array([r["family"] for r in rows])
     rel = pred / meas - 1.0
-    res = {}
+    res: dict[str, tuple[float, ...]] = {}
     for f in dict.fromkeys(fam):
         sel = fam == f
         if sel.any():
