@@ -149,8 +149,8 @@ def test_pruned_gemm_search_equals_exhaustive_off_default(variant: str) -> None:
             3e10 if variant == "capped" else 0.0,  # 30 GB/s per SM: small grids are capped
         )
         bare = eff.gemm
-        # Without and with the library terms (rowwise: no stream-K, narrowest tile; split-K
-        # reduction time), the latter on the capped branch too.
+        # Without and with the library terms (rowwise: no stream-K, narrowest tile), the
+        # latter on the capped branch too.
         for terms, scalings in ((bare, (_core.Scaling.none,)),
                                 (ceff.gemm, (_core.Scaling.none, _core.Scaling.rowwise))):
             eff.gemm = terms

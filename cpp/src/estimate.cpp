@@ -79,7 +79,6 @@ struct LibraryGemm {
   double throttle_time_s = 0.0;  // time constant of the clock drop
   double max_splits = 16.0;    // largest split-K factor
   double min_tile_n = 0.0;     // narrowest CTA tile (columns of C) the kernels have
-  double split_latency_s = 0.0;  // fixed time a split-K configuration adds (its reduction)
   // Utilisation floor of a stream-K schedule over several waves (0: data-parallel tiles only).
   double stream_k = kStreamKUtilisation;
 };
@@ -109,7 +108,6 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r) {
                         c.math == PeakClass::fp4;
   const GemmScales& k = r.gemm_scales;
   if (g.latency_s > 0) lib.latency_s = g.latency_s;
-  lib.split_latency_s = g.split_latency_s;
   const bool grouped_scale = c.grouped && g.grouped_compute_fraction > 0;
   if (c.grouped) {
     // torch's CUTLASS grouped kernels: a setup kernel (per-group pointers and problem sizes)
@@ -207,8 +205,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
       // dominates and sum-like when both saturate (short-K GEMMs writing a large C show it).
       const double memory =
           library_memory_time(e.bytes + partials, std::min(units, sms), r, lib);
-      const double time = combine(compute, memory, r.eff.overlap_p) +
-                          (splits > 1.0 ? lib.split_latency_s : 0.0);
+      const double time = combine(compute, memory, r.eff.overlap_p);
       if (time < best_time) {
         best_time = time;
         best_compute = compute;
@@ -434,7 +431,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       double utilisation = units / (waves * sms);
       if (units > sms) utilisation = std::max(utilisation, lib.stream_k);
       const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
-      const double time = combine_fast(compute, memory, p) + lib.split_latency_s;
+      const double time = combine_fast(compute, memory, p);
       if (time < best_time) {
         best_time = time;
         best_compute = compute;

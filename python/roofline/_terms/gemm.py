@@ -26,7 +26,6 @@ FIELDS = (
     "throttle_time_s",
     "rowwise_max_splits",
     "rowwise_min_tile_n",
-    "split_latency_s",
     "unaligned_fraction",
     "compute_scale_16",
     "compute_scale_8",

@@ -32,9 +32,6 @@ struct GemmTerms {
   /// Narrowest CTA tile, in columns of C, of the rowwise-scaled kernels (cuBLAS's outer-vector-
   /// scaled nvjet kernels come in 128-column tiles and wider; 0 = every tile of the search).
   double rowwise_min_tile_n = 0.0;
-  /// Fixed time a split-K configuration adds, in seconds: the fp32 partial sums are reduced
-  /// after the slices finish (a second kernel or a serialized fix-up), which no overlap hides.
-  double split_latency_s = 0.0;
   /// Fraction of the compute and memory rates a GEMM reaches when a leading dimension of its
   /// operands (k or n elements) is not a multiple of 16 bytes: no TMA, narrow vector loads
   /// (0 = 1).
