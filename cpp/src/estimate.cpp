@@ -337,6 +337,8 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       const double slots =
           tiles <= sms ? sms
                        : std::min(ceil_pos(tiles * sms_inv_low) * sms, tiles * stream_k_inv_low);
+      // (Without stream-K, rowwise, the slots are waves x sms >= this bound: still a lower one.
+      // Tiles narrower than the kernels have are never evaluated.)
       bound[ti] = kTiles[ti].n < lib.min_tile_n ? INFINITY : scale * kTileArea[ti] * slots;
       if (bound[ti] < least_bound) {
         second_bound = least_bound;
