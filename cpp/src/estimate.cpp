@@ -25,6 +25,9 @@ constexpr std::array<Tile, 12> kTiles{{
     {256, 64}, {256, 128}, {256, 192}, {256, 256},
 }};
 
+// Columns of the widest tile above.
+constexpr double kWidestTileN = 256.0;
+
 // Operand reuse of a tile (FLOPs per byte loaded, up to a constant): m*n / (m + n). Tiles at
 // or above that of 128x128 keep the tensor cores fed; smaller ones run proportionally slower.
 constexpr double kFullReuse = 128.0 * 128.0 / 256.0;
@@ -75,6 +78,9 @@ struct LibraryGemm {
   double throttle = 1.0;       // sustained clock fraction under continuous tensor load
   double throttle_time_s = 0.0;  // time constant of the clock drop
   double max_splits = 16.0;    // largest split-K factor
+  double min_tile_n = 0.0;     // narrowest CTA tile (columns of C) the kernels have
+  // Utilisation floor of a stream-K schedule over several waves (0: data-parallel tiles only).
+  double stream_k = kStreamKUtilisation;
 };
 
 // Bytes of one input element of a GEMM computing at peak class `c` (bf16/fp16: 2, fp32/tf32:
@@ -111,6 +117,11 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r) {
   if (c.scaling == Scaling::rowwise) {
     lib.latency_s += g.rowwise_latency_s;
     if (g.rowwise_max_splits > 0) lib.max_splits = g.rowwise_max_splits;
+    // An epilogue that scales the finished accumulator cannot take a tile whose K loop is
+    // shared between CTAs: without split-K there is no stream-K either, the last wave of
+    // tiles leaves SMs idle (wave quantisation).
+    if (lib.max_splits <= 1.0) lib.stream_k = 0.0;
+    lib.min_tile_n = std::min(g.rowwise_min_tile_n, kWidestTileN);  // some tile stays
   }
   // Operands whose rows (k elements for A and B of F.linear, n for C) are not 16-byte
   // multiples cannot be moved by TMA: the library falls back to kernels with narrow loads.
@@ -171,6 +182,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
   // The best (tile, split-K) configuration, as a tuned library would pick it. Each
   // configuration's time is non-decreasing in m, n, k and batch, so their minimum is too.
   for (const Tile& t : kTiles) {
+    if (t.n < lib.min_tile_n) continue;
     const double tiles_m = std::ceil(c.m / t.m);
     const double tiles_n = std::ceil(c.n / t.n);
     const double tiles = c.batch * tiles_m * tiles_n;
@@ -182,7 +194,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
       const double units = tiles * splits;
       const double waves = std::ceil(units / sms);
       double utilisation = units / (waves * sms);
-      if (units > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      if (units > sms) utilisation = std::max(utilisation, lib.stream_k);
       const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
       if (splits == 1.0 && uncapped) {
         least_unsplit_compute = std::min(least_unsplit_compute, compute);
@@ -325,7 +337,9 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       const double slots =
           tiles <= sms ? sms
                        : std::min(ceil_pos(tiles * sms_inv_low) * sms, tiles * stream_k_inv_low);
-      bound[ti] = scale * kTileArea[ti] * slots;
+      // (Without stream-K, rowwise, the slots are waves x sms >= this bound: still a lower one.
+      // Tiles narrower than the kernels have are never evaluated.)
+      bound[ti] = kTiles[ti].n < lib.min_tile_n ? INFINITY : scale * kTileArea[ti] * slots;
       if (bound[ti] < least_bound) {
         second_bound = least_bound;
         least_bound = bound[ti];
@@ -342,7 +356,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
           2.0 * c.batch * tm * kTiles[ti].m * tn * kTiles[ti].n * c.k * s_per_flop;
       const double waves = ceil_pos(tiles / sms);
       double utilisation = tiles / (waves * sms);
-      if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      if (tiles > sms) utilisation = std::max(utilisation, lib.stream_k);
       least_raw = std::min(least_raw, flops_s / (utilisation * kTileReuse[ti]));
     };
     exact(first);
@@ -369,6 +383,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
   }
   for (std::size_t ti = 0; search && ti < kTiles.size(); ++ti) {
     const Tile& t = kTiles[ti];
+    if (t.n < lib.min_tile_n) continue;
     const double tm = tiles_m[kTileMIndex[ti]], tn = tiles_n[kTileNIndex[ti]];
     const double tiles = c.batch * tm * tn;
     if (uncapped && tiles >= sms) continue;  // unsplit done above; split-K needs idle SMs
@@ -377,7 +392,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
     if (!uncapped) {  // splits == 1 with a per-SM bandwidth cap: evaluated in full
       const double waves = ceil_pos(tiles / sms);
       double utilisation = tiles / (waves * sms);
-      if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      if (tiles > sms) utilisation = std::max(utilisation, lib.stream_k);
       const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
       const double memory = library_memory_time(e.bytes, std::min(tiles, sms), r, lib);
       const double time = combine_fast(compute, memory, p);
@@ -416,7 +431,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
       }
       const double waves = ceil_pos(units / sms);
       double utilisation = units / (waves * sms);
-      if (units > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      if (units > sms) utilisation = std::max(utilisation, lib.stream_k);
       const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
       const double time = combine_fast(compute, memory, p);
       if (time < best_time) {
