@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace roofline {
 namespace {
@@ -285,71 +286,91 @@ static_assert([] {
   return true;
 }());
 
+static_assert(kTiles.size() == kGemmTileCount);
+
+// A candidate tile's unsplit compute (over its 2 k s_per_flop) may exceed the least by this
+// relative margin, far above the rounding of either (a few ulps), and still be evaluated.
+constexpr double kCandidateMargin = 1.0 + 1e-7;
+
+// Fills `t` for an m x n (x batch) output on `sms` SMs. Candidates (uncapped bandwidth only):
+// a tile's unsplit compute is 2 k s_per_flop (Tm Tn / reuse) x slots, slots = sms for one wave,
+// else min(waves sms, tiles / stream-K utilisation), the waves exactly as the search counts
+// them; only tiles within kCandidateMargin of the least can have the least compute, for every
+// k and rate.
+void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, bool candidates) {
+  t.m = m;
+  t.n = n;
+  t.batch = batch;
+  t.sms = sms;
+  t.has_candidates = candidates;
+  t.count = 0;
+  for (std::size_t i = 0; i < kTileM.size(); ++i) t.tiles_m[i] = ceil_pos(m / kTileM[i]);
+  for (std::size_t i = 0; i < kTileN.size(); ++i) t.tiles_n[i] = ceil_pos(n / kTileN[i]);
+  std::array<double, kTiles.size()> waves{}, cost{};
+  double least = INFINITY;
+  const double stream_k_inv = 1.0 / kStreamKUtilisation;
+  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+    const double tm = t.tiles_m[kTileMIndex[ti]], tn = t.tiles_n[kTileNIndex[ti]];
+    const double tiles = batch * tm * tn;
+    t.tiles[ti] = tiles;
+    t.padded[ti] = 2.0 * batch * tm * kTiles[ti].m * tn * kTiles[ti].n;
+    if (!candidates) continue;
+    waves[ti] = ceil_pos(tiles / sms);
+    const double slots = tiles <= sms ? sms : std::min(waves[ti] * sms, tiles * stream_k_inv);
+    cost[ti] = kTileArea[ti] * slots;
+    least = std::min(least, cost[ti]);
+  }
+  if (!candidates) return;
+  const double limit = least * kCandidateMargin;
+  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+    if (!(cost[ti] <= limit)) continue;
+    const double tiles = t.tiles[ti];
+    double utilisation = tiles / (waves[ti] * sms);
+    if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+    t.denom[ti] = utilisation * kTileReuse[ti];
+    t.candidates[t.count++] = static_cast<unsigned char>(ti);
+  }
+}
+
+// The tile table of an m x n (x batch) output on `sms` SMs from `memo`, built on a miss.
+const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, double sms,
+                            bool candidates) {
+  for (const GemmTiles& t : memo.entries) {
+    if (t.m == m && t.n == n && t.batch == batch && t.sms == sms &&
+        t.has_candidates == candidates) {
+      return t;
+    }
+  }
+  GemmTiles& t = memo.entries[memo.next];
+  memo.next = (memo.next + 1) % memo.entries.size();
+  build_tiles(t, m, n, batch, sms, candidates);
+  return t;
+}
+
 // The best (tile, split-K) configuration, as a tuned library would pick it; the same estimate
 // as shaped_gemm_exhaustive, faster. Unsplit configurations without a per-SM bandwidth cap
 // share one memory time, so only their least compute matters (the p-norm and the clock model
-// are monotone: raw compute times are compared and transformed once), and a tile whose compute
-// at full utilisation (a lower bound) already exceeds the least so far is skipped. Split-K
+// are monotone: raw compute times are compared and transformed once), over the candidate tiles
+// of the tile table `tt` (built for c's m, n, batch and r's SMs). Split-K
 // configurations (only for grids under one wave) are bounded below by their compute at full
 // utilisation and their memory time, which grows with the split factor: once that bound
 // exceeds the best time so far (or the unsplit winner's, which wins ties), no larger factor of
 // that tile can win.
-Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
+Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, const GemmTiles& tt) {
   const LibraryGemm lib = library_gemm(c, r);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   const bool uncapped = r.s_per_byte_per_sm <= 0;
   const double p = r.eff.overlap_p;
-  std::array<double, kTileM.size()> tiles_m{};
-  std::array<double, kTileN.size()> tiles_n{};
-  for (std::size_t i = 0; i < kTileM.size(); ++i) tiles_m[i] = ceil_pos(c.m / kTileM[i]);
-  for (std::size_t i = 0; i < kTileN.size(); ++i) tiles_n[i] = ceil_pos(c.n / kTileN[i]);
   const double partial_bytes = 2.0 * 4.0 * c.batch * c.m * c.n;
   double best_time = INFINITY, best_compute = 0, best_memory = 0;
   // Unsplit configurations first (uncapped: their least compute, in any order).
   double unsplit_time = INFINITY, unsplit_compute = 0, unsplit_memory = 0;
   if (uncapped) {
-    // Each tile's raw compute, 2 k s_per_flop (Tm Tn / reuse) x (sms with one wave, else
-    // min(waves sms, tiles / stream-K utilisation)), bounded below without a division: waves
-    // from a reciprocal a little under 1 / sms never exceed ceil(tiles / sms). Only tiles whose
-    // bound is within the pruning margin of the least exact time are evaluated in full.
-    const double scale = 2.0 * c.k * s_per_flop;
-    const double sms_inv_low = (1.0 / sms) * (1.0 - 1e-12);
-    std::array<double, kTiles.size()> bound{};
-    // 1 / stream-K utilisation, rounded down a little: the bound stays below the exact time.
-    const double stream_k_inv_low = (1.0 / kStreamKUtilisation) * (1.0 - 1e-12);
-    double least_bound = INFINITY, second_bound = INFINITY;
-    std::size_t first = 0;
-    for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
-      const double tiles = c.batch * tiles_m[kTileMIndex[ti]] * tiles_n[kTileNIndex[ti]];
-      const double slots =
-          tiles <= sms ? sms
-                       : std::min(ceil_pos(tiles * sms_inv_low) * sms, tiles * stream_k_inv_low);
-      bound[ti] = scale * kTileArea[ti] * slots;
-      if (bound[ti] < least_bound) {
-        second_bound = least_bound;
-        least_bound = bound[ti];
-        first = ti;
-      } else if (bound[ti] < second_bound) {
-        second_bound = bound[ti];
-      }
-    }
     double least_raw = INFINITY;  // least compute before the clock model
-    auto exact = [&](std::size_t ti) {
-      const double tm = tiles_m[kTileMIndex[ti]], tn = tiles_n[kTileNIndex[ti]];
-      const double tiles = c.batch * tm * tn;
-      const double flops_s =
-          2.0 * c.batch * tm * kTiles[ti].m * tn * kTiles[ti].n * c.k * s_per_flop;
-      const double waves = ceil_pos(tiles / sms);
-      double utilisation = tiles / (waves * sms);
-      if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
-      least_raw = std::min(least_raw, flops_s / (utilisation * kTileReuse[ti]));
-    };
-    exact(first);
-    // Usually no other tile comes near: the second least bound already says so.
-    for (std::size_t ti = 0; second_bound <= least_raw * kPruneMargin && ti < kTiles.size();
-         ++ti) {
-      if (ti != first && bound[ti] <= least_raw * kPruneMargin) exact(ti);
+    for (std::size_t j = 0; j < tt.count; ++j) {
+      const std::size_t ti = tt.candidates[j];
+      least_raw = std::min(least_raw, tt.padded[ti] * c.k * s_per_flop / tt.denom[ti]);
     }
     unsplit_compute = throttled(least_raw, lib);
     unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
@@ -368,12 +389,10 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
              !exceeds(throttled(floor_raw, lib), floor_memory, p, unsplit_time);
   }
   for (std::size_t ti = 0; search && ti < kTiles.size(); ++ti) {
-    const Tile& t = kTiles[ti];
-    const double tm = tiles_m[kTileMIndex[ti]], tn = tiles_n[kTileNIndex[ti]];
-    const double tiles = c.batch * tm * tn;
+    const double tiles = tt.tiles[ti];
     if (uncapped && tiles >= sms) continue;  // unsplit done above; split-K needs idle SMs
     const double reuse = kTileReuse[ti];
-    const double padded_flops = 2.0 * c.batch * tm * t.m * tn * t.n * c.k;
+    const double padded_flops = tt.padded[ti] * c.k;
     if (!uncapped) {  // splits == 1 with a per-SM bandwidth cap: evaluated in full
       const double waves = ceil_pos(tiles / sms);
       double utilisation = tiles / (waves * sms);
@@ -746,21 +765,51 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
   }
 }
 
+namespace {
+
+// A shape-aware GEMM (rates.sms > 0), its tile tables from tables(m, n, batch, candidates).
+template <class Tables>
+Estimate estimate_gemm(const Cost& cost, const Rates& rates, Estimate e, Tables&& tables) {
+  const bool candidates = rates.s_per_byte_per_sm <= 0;
+  const Estimate as_is =
+      shaped_gemm(cost, rates, e, tables(cost.m, cost.n, cost.batch, candidates));
+  if (!cost.pad_to_align) return as_is;
+  // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
+  Cost padded = cost;
+  const double step = 16.0 / input_bytes(cost.math);
+  padded.k = std::ceil(cost.k / step) * step;
+  padded.n = std::ceil(cost.n / step) * step;
+  const Estimate aligned =
+      shaped_gemm(padded, rates, e, tables(padded.m, padded.n, padded.batch, candidates));
+  return aligned.time_s < as_is.time_s ? aligned : as_is;
+}
+
+}  // namespace
+
+Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept {
+  if (cost.kind == KernelKind::gemm && rates.sms > 0) {
+    Estimate e;
+    e.flops = cost.flops;
+    e.bytes = cost.bytes();
+    e.kernels = cost.kernels;
+    return estimate_gemm(cost, rates, e, [&](double m, double n, double batch, bool cand) {
+      return std::cref(memo_tiles(memo, m, n, batch, rates.sms, cand));
+    });
+  }
+  return estimate_shape_aware(cost, rates);
+}
+
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   Estimate e;
   e.flops = cost.flops;
   e.bytes = cost.bytes();
   e.kernels = cost.kernels;
   if (cost.kind == KernelKind::gemm && rates.sms > 0) {
-    const Estimate as_is = shaped_gemm(cost, rates, e);
-    if (!cost.pad_to_align) return as_is;
-    // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
-    Cost padded = cost;
-    const double step = 16.0 / input_bytes(cost.math);
-    padded.k = std::ceil(cost.k / step) * step;
-    padded.n = std::ceil(cost.n / step) * step;
-    const Estimate aligned = shaped_gemm(padded, rates, e);
-    return aligned.time_s < as_is.time_s ? aligned : as_is;
+    GemmTiles table;  // one-off: built for each call
+    return estimate_gemm(cost, rates, e, [&](double m, double n, double batch, bool cand) {
+      build_tiles(table, m, n, batch, rates.sms, cand);
+      return std::cref(table);
+    });
   }
   if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
   if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
