@@ -287,6 +287,12 @@ static_assert([] {
 }());
 
 static_assert(kTiles.size() == kGemmTileCount);
+static_assert([] {  // tile i * |kTileN| + j has extents (kTileM[i], kTileN[j])
+  for (std::size_t i = 0; i < kTiles.size(); ++i) {
+    if (kTileMIndex[i] != i / kTileN.size() || kTileNIndex[i] != i % kTileN.size()) return false;
+  }
+  return true;
+}());
 
 // A candidate tile's unsplit compute (over its 2 k s_per_flop) may exceed the least by this
 // relative margin, far above the rounding of either (a few ulps), and still be evaluated.
@@ -306,26 +312,37 @@ void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, boo
   t.count = 0;
   for (std::size_t i = 0; i < kTileM.size(); ++i) t.tiles_m[i] = ceil_pos(m / kTileM[i]);
   for (std::size_t i = 0; i < kTileN.size(); ++i) t.tiles_n[i] = ceil_pos(n / kTileN[i]);
-  std::array<double, kTiles.size()> waves{}, cost{};
+  // Tile ti = i * |kTileN| + j has extents (kTileM[i], kTileN[j]) (kTileMIndex, kTileNIndex);
+  // the products keep the search's association: (batch tm) tn and (((2 batch) tm Tm) tn) Tn.
+  for (std::size_t i = 0; i < kTileM.size(); ++i) {
+    const double rows = batch * t.tiles_m[i];
+    const double padded_m = 2.0 * batch * t.tiles_m[i] * kTileM[i];
+    for (std::size_t j = 0; j < kTileN.size(); ++j) {
+      t.tiles[i * kTileN.size() + j] = rows * t.tiles_n[j];
+      t.padded[i * kTileN.size() + j] = padded_m * t.tiles_n[j] * kTileN[j];
+    }
+  }
+  t.split_count = 0;
+  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+    if (!(t.tiles[ti] >= sms)) t.split[t.split_count++] = static_cast<unsigned char>(ti);
+  }
+  if (!candidates) return;
+  std::array<double, kTiles.size()> cost;
   double least = INFINITY;
   const double stream_k_inv = 1.0 / kStreamKUtilisation;
   for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
-    const double tm = t.tiles_m[kTileMIndex[ti]], tn = t.tiles_n[kTileNIndex[ti]];
-    const double tiles = batch * tm * tn;
-    t.tiles[ti] = tiles;
-    t.padded[ti] = 2.0 * batch * tm * kTiles[ti].m * tn * kTiles[ti].n;
-    if (!candidates) continue;
-    waves[ti] = ceil_pos(tiles / sms);
-    const double slots = tiles <= sms ? sms : std::min(waves[ti] * sms, tiles * stream_k_inv);
+    const double tiles = t.tiles[ti];
+    const double slots =
+        tiles <= sms ? sms : std::min(ceil_pos(tiles / sms) * sms, tiles * stream_k_inv);
     cost[ti] = kTileArea[ti] * slots;
     least = std::min(least, cost[ti]);
   }
-  if (!candidates) return;
   const double limit = least * kCandidateMargin;
   for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
     if (!(cost[ti] <= limit)) continue;
     const double tiles = t.tiles[ti];
-    double utilisation = tiles / (waves[ti] * sms);
+    const double waves = ceil_pos(tiles / sms);
+    double utilisation = tiles / (waves * sms);
     if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
     t.denom[ti] = utilisation * kTileReuse[ti];
     t.candidates[t.count++] = static_cast<unsigned char>(ti);
@@ -380,7 +397,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, const GemmTiles&
   // full utilisation and reuse, and the traffic of the smallest split factor); when it cannot
   // beat the unsplit winner, which wins ties, the split-K search is skipped.
   bool search = !uncapped;
-  if (uncapped && lib.max_splits >= kSplits[1]) {
+  if (uncapped && tt.split_count > 0 && lib.max_splits >= kSplits[1]) {
     // The clock model only lengthens compute: the bound without it is tried first.
     const double floor_raw = 2.0 * c.batch * c.m * c.n * c.k * s_per_flop;
     const double floor_memory =
@@ -388,9 +405,11 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, const GemmTiles&
     search = !exceeds(floor_raw, floor_memory, p, unsplit_time) &&
              !exceeds(throttled(floor_raw, lib), floor_memory, p, unsplit_time);
   }
-  for (std::size_t ti = 0; search && ti < kTiles.size(); ++ti) {
+  // Uncapped: unsplit done above, and split-K needs idle SMs (the table's split tiles).
+  const std::size_t visits = uncapped ? tt.split_count : kTiles.size();
+  for (std::size_t v = 0; search && v < visits; ++v) {
+    const std::size_t ti = uncapped ? tt.split[v] : v;
     const double tiles = tt.tiles[ti];
-    if (uncapped && tiles >= sms) continue;  // unsplit done above; split-K needs idle SMs
     const double reuse = kTileReuse[ti];
     const double padded_flops = tt.padded[ti] * c.k;
     if (!uncapped) {  // splits == 1 with a per-SM bandwidth cap: evaluated in full

@@ -62,6 +62,8 @@ struct GemmTiles {
   std::array<double, kGemmTileCount> padded;    ///< 2 batch (tiles_m Tm) (tiles_n Tn)
   std::array<double, kGemmTileCount> denom;     ///< unsplit utilisation x reuse (candidates)
   std::array<unsigned char, kGemmTileCount> candidates;  ///< tiles that may win unsplit
+  std::array<unsigned char, kGemmTileCount> split;  ///< tiles leaving SMs idle (split-K)
+  std::size_t split_count;                      ///< entries of `split`
 };
 
 /// The last few GemmTiles built (round robin), for GEMMs on one Rates evaluated in a row.
