@@ -786,6 +786,13 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
 
 namespace {
 
+// The shape-aware model of a kernel other than a GEMM on a GPU with SMs.
+Estimate shaped_other(const Cost& cost, const Rates& rates, Estimate e) {
+  if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
+  if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
+  return plain(cost, rates, e);
+}
+
 // A shape-aware GEMM (rates.sms > 0), its tile tables from tables(m, n, batch, candidates).
 template <class Tables>
 Estimate estimate_gemm(const Cost& cost, const Rates& rates, Estimate e, Tables&& tables) {
@@ -806,16 +813,16 @@ Estimate estimate_gemm(const Cost& cost, const Rates& rates, Estimate e, Tables&
 }  // namespace
 
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept {
+  Estimate e;
+  e.flops = cost.flops;
+  e.bytes = cost.bytes();
+  e.kernels = cost.kernels;
   if (cost.kind == KernelKind::gemm && rates.sms > 0) {
-    Estimate e;
-    e.flops = cost.flops;
-    e.bytes = cost.bytes();
-    e.kernels = cost.kernels;
     return estimate_gemm(cost, rates, e, [&](double m, double n, double batch, bool cand) {
       return std::cref(memo_tiles(memo, m, n, batch, rates.sms, cand));
     });
   }
-  return estimate_shape_aware(cost, rates);
+  return shaped_other(cost, rates, e);
 }
 
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
@@ -830,9 +837,7 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
       return std::cref(table);
     });
   }
-  if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
-  if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
-  return plain(cost, rates, e);
+  return shaped_other(cost, rates, e);
 }
 
 Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept {
