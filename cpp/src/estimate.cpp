@@ -314,17 +314,17 @@ void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, boo
   for (std::size_t i = 0; i < kTileN.size(); ++i) t.tiles_n[i] = ceil_pos(n / kTileN[i]);
   // Tile ti = i * |kTileN| + j has extents (kTileM[i], kTileN[j]) (kTileMIndex, kTileNIndex);
   // the products keep the search's association: (batch tm) tn and (((2 batch) tm Tm) tn) Tn.
+  // Split tiles: those whose grid leaves SMs idle (NaN counts are never evaluated).
+  t.split_count = 0;
   for (std::size_t i = 0; i < kTileM.size(); ++i) {
     const double rows = batch * t.tiles_m[i];
     const double padded_m = 2.0 * batch * t.tiles_m[i] * kTileM[i];
     for (std::size_t j = 0; j < kTileN.size(); ++j) {
-      t.tiles[i * kTileN.size() + j] = rows * t.tiles_n[j];
-      t.padded[i * kTileN.size() + j] = padded_m * t.tiles_n[j] * kTileN[j];
+      const std::size_t ti = i * kTileN.size() + j;
+      t.tiles[ti] = rows * t.tiles_n[j];
+      t.padded[ti] = padded_m * t.tiles_n[j] * kTileN[j];
+      if (t.tiles[ti] < sms) t.split[t.split_count++] = static_cast<unsigned char>(ti);
     }
-  }
-  t.split_count = 0;
-  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
-    if (!(t.tiles[ti] >= sms)) t.split[t.split_count++] = static_cast<unsigned char>(ti);
   }
   if (!candidates) return;
   std::array<double, kTiles.size()> cost;
