@@ -4,13 +4,13 @@ Usage: ``python benchmarks/fit_gemm.py`` (writes python/roofline/data/terms/gemm
 
 The terms are a handful of physical constants, never per-shape values: the GPU time of one
 library call (fixed from a back-to-back measurement, see LATENCY_S), the extra time of a
-rowwise epilogue and its split-K limit, the fraction of the streaming bandwidth a GEMM's
-K-loop pipeline reaches, the rate of unaligned (non-TMA) GEMMs, the GPU's clock drop under
-sustained tensor load (fraction and time constant, searched jointly), the grouped kernel's
-rate and latency, and the per-call overhead of do_bench timing (added by the validation
-predictor only). They are chosen by coordinate descent over small grids, minimising the mean
-over GEMM families of (median + p90 / 4) absolute relative error, so no single family or
-outlier decides them. The published GEMM files enter the loss as two more families (DeepGEMM
+rowwise epilogue, its split-K limit and its narrowest tile, the fraction of the streaming
+bandwidth a GEMM's K-loop pipeline reaches, the rate of unaligned (non-TMA) GEMMs, the GPU's
+clock drop under sustained tensor load (fraction and time constant, searched jointly), the
+grouped kernel's rate and latency, and the per-call overhead of do_bench timing (added by the
+validation predictor only). They are chosen by coordinate descent over small grids, minimising
+the mean over GEMM families of (median + p90 / 4) absolute relative error, so no single family
+or outlier decides them. The published GEMM files enter the loss as two more families (DeepGEMM
 on H800, which the terms leave alone, and the best-of-sweep ceilings). For every accelerator
 with a ceiling the fit also writes the compute scale that makes the model with the terms
 reproduce it (the achievable fractions of calibration.json are not refitted).
@@ -57,6 +57,7 @@ GRIDS: dict[str, list[float]] = {
     "unaligned_fraction": [0.0] + list(np.arange(0.1, 1.001, 0.05)),
     "grouped_compute_fraction": list(np.arange(0.60, 1.001, 0.01)),
     "grouped_latency_s": [x * 1e-6 for x in np.arange(0.0, 20.01, 0.5)],
+    "rowwise_min_tile_n": [0.0, 64.0, 128.0, 192.0, 256.0],
 }
 
 
@@ -69,6 +70,10 @@ LATENCY_S = 4.1e-6
 #: Tensor power density of the GPU the clock drop is fitted on (H100 SXM: dense bf16 FLOP/s per
 #: watt of board power); other GPUs scale the drop's depth by theirs (roofline/_terms/gemm.py).
 REF_FLOPS_PER_W = 989.5e12 / 700.0
+
+#: Most coordinate-descent sweeps (each visits every grid; the fit stops at the first sweep that
+#: changes nothing).
+SWEEPS = 10
 
 #: The clock-drop terms, searched jointly (either alone does nothing).
 THROTTLE_FRACTIONS = [0.0] + [float(x) for x in np.arange(0.70, 0.991, 0.01)]
@@ -163,7 +168,7 @@ def family_errors(rows: list[dict[str, Any]], pred: np.ndarray) -> dict[str, tup
     meas = np.array([r["measured"] for r in rows])
     fam = np.array([r["family"] for r in rows])
     rel = pred / meas - 1.0
-    res = {}
+    res: dict[str, tuple[float, ...]] = {}
     for f in dict.fromkeys(fam):
         sel = fam == f
         if sel.any():
@@ -253,7 +258,8 @@ def fit(data_dir: Path = DATA, write: bool = True) -> dict[str, Any]:
                                            for f, grid in GRIDS.items()]
     steps.append([{"throttle_fraction": fr, "throttle_time_s": tau}
                   for fr in THROTTLE_FRACTIONS for tau in THROTTLE_TIMES])
-    for _ in range(3):
+    for _ in range(SWEEPS):  # until a sweep changes nothing
+        before = best
         for step in steps:
             start = dict(terms)
             for change in step:
@@ -261,6 +267,8 @@ def fit(data_dir: Path = DATA, write: bool = True) -> dict[str, Any]:
                 val = evaluate(trial)
                 if val < best - 1e-12:
                     best, terms = val, trial
+        if best >= before - 1e-12:
+            break
     errs = family_errors(rows, with_scales(rows, terms))
     overhead = terms.pop("call_overhead_s")
     own, fallback = compute_scales(rows, terms)

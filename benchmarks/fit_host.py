@@ -21,11 +21,14 @@ term is read off the data by one physical relation, never fitted to a table of r
   ``eager_launch_s`` x (median spacing of kernel launches inside the compiled regions of the
   float8 trace / median spacing of launches in the eager encoder-layer trace). Both traces
   ran under the same profiler, whose per-launch cost cancels in the ratio to first order.
-- ``compiled_call_s``: host time of a compiled-region call the GPU waits for, from the
-  ``wall_s`` of torch.compile'd float8 linears (forward + backward: two regions) with the
-  kernels each ran (``kernels``, profiler): chosen on a 10 µs grid to minimise the median
-  plus the 90th percentile of the relative error of ``wall_time(kernels, "compiled",
-  regions=2)`` against ``wall_s``.
+- ``compiled_call_s``: host time to enter one region of a compiled training step (forward,
+  and backward through the autograd engine), from the ``wall_s`` of the torch.compile'd
+  float8 linears that do_bench repeated: kernels from the default model plus the two
+  gradient-accumulation adds the benchmark ran, do_bench's L2 flush (a 256 MiB write, the
+  elementwise model) as the head kernel that hides host time, ``looped_wall_time(...,
+  "compiled", regions=2, head_s=flush)`` (the validation predictor's ``do_bench_wall``);
+  chosen on a 10 µs grid to minimise the median plus the 90th percentile of the relative
+  error against ``wall_s``.
 - ``compiled_region_s``: host time of one call of a no-grad compiled region beyond its kernel
   launches (Dynamo guards, the Inductor wrapper, output allocation), from the standalone
   compiled fp8 casts that do_bench repeated back to back: the host runs ahead, so a call
@@ -48,28 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "host.json"
 CALIBRATION = GPU_FILE
 
-#: Profiler entries that are API calls or bookkeeping, not GPU work.
-_NOT_KERNELS = ("Activity Buffer Request", "cuLaunchKernel", "cuLaunchKernelEx",
-                "cudaLaunchKernel", "cudaMemsetAsync", "cudaDeviceSynchronize")
-
 
 def _rows(data_dir: Path, family: str) -> list[dict[str, Any]]:
     return gpu_rows(data_dir, (family,))
-
-
-def step_kernels(row: dict[str, Any]) -> list[float]:
-    """GPU times (s) of the kernels one step of a float8-linear row runs, in profiler order.
-
-    Each ``[name, µs per step, launches per step]`` entry becomes ``launches`` kernels of equal
-    time. API entries and the two gradient-accumulation adds (the profiled run did not zero the
-    gradients; the timed ``wall_s`` run did, see the measurements README) are left out.
-    """
-    out: list[float] = []
-    for name, us, launches in row["kernels"]:
-        if name in _NOT_KERNELS or "CUDAFunctor_add" in name or launches <= 0:
-            continue
-        out.extend([us * 1e-6 / launches] * int(launches))
-    return out
 
 
 def _chain_terms(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -85,13 +69,22 @@ def _chain_terms(rows: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def _errors(rows: list[dict[str, Any]], terms: Any) -> list[float]:
-    from roofline import _core
+def _errors(steps: list[tuple[Any, float, float]], terms: Any) -> list[float]:
+    from roofline.validation.predict.float8 import do_bench_wall
+
+    return [abs(do_bench_wall(times, flush, terms) / wall - 1.0) for times, flush, wall in steps]
+
+
+def _steps(rows: list[dict[str, Any]]) -> list[tuple[Any, float, float]]:
+    """(kernel times, flush time, measured wall_s) of each do_bench'd float8 linear row, the
+    kernels from the default model plus the two gradient-accumulation adds (the validation
+    predictor's ``do_bench_step``)."""
+    from roofline.validation.predict.float8 import do_bench_step
 
     out = []
     for r in rows:
-        w = _core.wall_time(step_kernels(r), _core.LaunchMode.compiled, 2, terms)[0]
-        out.append(abs(w / r["wall_s"] - 1.0))
+        times, flush, _ = do_bench_step(r, r["hardware"], "default")
+        out.append((times, flush, float(r["wall_s"])))
     return out
 
 
@@ -137,16 +130,17 @@ def _compiled_call(rows: list[dict[str, Any]], base: dict[str, float]) -> dict[s
     terms = _core.HostTerms()
     for k, v in base.items():
         setattr(terms, k, v)
+    steps = _steps(rows)
     best: tuple[float, float] | None = None
     for call_us in range(0, 3001, 10):
         terms.compiled_call_s = call_us * 1e-6
-        errs = _errors(rows, terms)
+        errs = _errors(steps, terms)
         score = statistics.median(errs) + _p90(errs)
         if best is None or score < best[0] - 1e-12:
             best = (score, call_us * 1e-6)
     assert best is not None
     terms.compiled_call_s = best[1]
-    errs = _errors(rows, terms)
+    errs = _errors(steps, terms)
     return {"compiled_call_s": best[1], "median_error": statistics.median(errs),
             "p90_error": _p90(errs)}
 

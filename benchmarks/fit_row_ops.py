@@ -4,8 +4,12 @@ Writes ``python/roofline/data/terms/row_ops.json``. The terms are few and physic
 ``roofline/_terms/row_ops.py`` and docs/model.md); none is a per-shape value:
 
 - ``small_kernel_ramp_s``: the part of the streaming latency (``memory_latency_s``, fitted by
-  ``benchmarks/calibrate.py`` step 3 on >= 33 MB transfers) that a kernel too small to fill the
-  DRAM pipeline does not pay; set by the eager elementwise rows (4 K ... 1 G elements);
+  ``benchmarks/calibrate.py`` step 3 on >= 33 MB transfers) that a kernel with no traffic does
+  not pay (PyTorch's row kernels pay it all); the saving tapers linearly to 0 at half an L2 of
+  DRAM traffic (not fitted: the hardware entry's L2); set by the eager elementwise rows
+  (4 K ... 1 G elements);
+- ``follow_on_s``: the latency a kernel launched right after another kernel of the same call
+  hides behind its predecessor's drain (eager ``silu(x) * y``, cross-entropy's kernels);
 - ``aten_reread``: cost of an aten kernel's L2-resident re-read of a row, per DRAM pass (eager
   norms above 1024 columns, eager softmax / log_softmax rows too long for shared memory);
 - ``inductor_reread``: the same for Inductor's looped reductions;
@@ -49,7 +53,8 @@ FAMILIES = (
 TRANSCENDENTAL_FLOPS = {"NVIDIA": 16.0, "AMD": 8.0, "default": 16.0}
 
 GRID = {
-    "small_kernel_ramp_s": [0.0, 1.5e-6, 2.0e-6, 2.25e-6, 2.5e-6, 3.0e-6],
+    "small_kernel_ramp_s": [0.0, 1.0e-6, 1.25e-6, 1.5e-6, 2.0e-6],
+    "follow_on_s": [0.0, 1.0e-6, 1.5e-6, 2.0e-6, 2.5e-6],
     "aten_reread": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
     "inductor_reread": [0.0, 0.1, 0.2],
     "cta_sm_fraction": [0.3, 0.35, 0.4, 0.45, 0.5],

@@ -97,17 +97,28 @@ def test_math_path_runs_in_fp32() -> None:
     # b=1, h=2, q=kv=64, d=32, bf16: QK^T and PV at the fp32 rate on fp32 scores
     rows = attention_kernels(1, 2, 64, 64, 32, backend="math", hardware=H100, efficiency="peak")
     names = [r["kernel"] for r in rows]
-    assert names == ["upcast Q, K, V", "scale Q, K", "QK^T", "safe softmax", "PV", "downcast O",
-                     "downcast weights"]
+    # _safe_softmax = softmax, eq(-inf), all() over each row, where(all masked, 0, softmax)
+    assert names == ["upcast Q, K, V", "scale Q, K", "QK^T", "softmax", "eq -inf",
+                     "all over rows", "where", "PV", "downcast O", "downcast weights"]
     assert rows[-1]["bytes_read"] == 2 * 64 * 64 * 4     # the fp32 weights it also returns
     assert rows[-1]["bytes_written"] == 2 * 64 * 64 * 2
     qk = rows[2]
     assert qk["flops"] == 2 * 2 * 64 * 64 * 32           # 524288
     assert qk["bytes_written"] == 2 * 64 * 64 * 4        # fp32 scores: 32768
+    assert rows[4]["bytes_written"] == 2 * 64 * 64        # eq writes one bool per score
     assert rows[0]["bytes_read"] == 3 * 2 * 64 * 32 * 2  # Q, K, V in bf16: 24576
     assert rows[0]["bytes_written"] == 3 * 2 * 64 * 32 * 4
     causal = attention_kernels(1, 2, 64, 64, 32, causal=True, backend="math", hardware=H100)
-    assert "mask add" in [r["kernel"] for r in causal]
+    cnames = [r["kernel"] for r in causal]
+    assert cnames[2:5] == ["causal mask", "QK^T", "mask add"]
+    assert causal[2]["bytes_written"] == 64 * 64 * (1 + 1 + 4)  # ones, tril, where -> fp32
+    # the broadcast mask add, eq and where run aten's non-vectorized kernel: slower than their
+    # bytes at the DRAM rate; the vectorized softmax is not
+    big = {r["kernel"]: r for r in attention_kernels(32, 32, 512, 512, 64, causal=True,
+                                                     backend="math", hardware=H100)}
+    for name in ("mask add", "eq -inf", "where"):
+        assert big[name]["compute_s"] > big[name]["memory_s"] > 0
+    assert big["softmax"]["compute_s"] == 0
     # fp32 inputs need no casts
     f32 = attention_kernels(1, 2, 64, 64, 32, dtype="fp32", backend="math", hardware=H100)
     assert f32[0]["kernel"] == "scale Q, K"
@@ -231,3 +242,39 @@ def test_fa2_on_blackwell_scales_with_sms_and_clock() -> None:
     c100 = float(rl.attention(*args, backend="cudnn", hardware=H100).time_s)
     c200 = float(rl.attention(*args, backend="cudnn", hardware="B200").time_s)
     assert c100 / c200 > 1.8
+
+
+def test_math_strided_kernels_scale_with_the_fp32_rate() -> None:
+    # The non-vectorized kernels' element rate is a per-SM, per-clock property: on H200 (same
+    # SMs and clocks as H100) the mask add takes as long, though its bytes move 1.4x faster.
+    add = {hw: next(r for r in attention_kernels(32, 32, 512, 512, 64, causal=True,
+                                                 backend="math", hardware=hw)
+                    if r["kernel"] == "mask add") for hw in (H100, "H200")}
+    assert add["H200"]["compute_s"] == pytest.approx(add[H100]["compute_s"], rel=1e-9)
+    assert add["H200"]["memory_s"] < 0.8 * add[H100]["memory_s"]
+    assert add["H200"]["time_s"] == pytest.approx(add[H100]["time_s"], rel=0.02)
+
+
+def test_efficient_decode_one_cta_per_sm_is_latency_bound() -> None:
+    # batch 1, 32 heads: 32 CTAs of the memory-efficient kernel, one per SM, no split-KV; each
+    # streams its 64 K keys x 2 x 128 x 2 bytes of K and V at the rate one CTA sustains alone
+    t = float(rl.attention(1, 32, 1, 65536, 128, backend="efficient", hardware=H100).time_s)
+    assert t > 65536 * 2 * 128 * 2 / 50e9
+    # with more (sequence, head) pairs than SMs the loads overlap across CTAs: DRAM-bound
+    big = float(rl.attention(32, 32, 1, 65536, 128, backend="efficient", hardware=H100).time_s)
+    assert big / t > 5.0
+    # the bound is the memory-efficient kernel's: FA2 splits the KV loop over the idle SMs
+    fa2 = float(rl.attention(1, 32, 1, 65536, 128, backend="flash", hardware=H100).time_s)
+    assert fa2 < t / 4
+
+
+def test_cudnn_decode_terms_on_hopper_only() -> None:
+    from roofline import _terms
+
+    doc = _terms.data("attention")
+    from roofline._terms.attention import core_terms
+
+    hopper = core_terms(rl.hardware(H100), doc).cudnn
+    assert hopper.bandwidth_scale > 1.0 and hopper.decode_call_s > hopper.call_s
+    # elsewhere cuDNN runs mma.sync kernels without TMA: the streaming rate
+    assert core_terms(rl.hardware("A100 SXM 80GB"), doc).cudnn.bandwidth_scale == 0.0

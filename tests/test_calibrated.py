@@ -61,18 +61,32 @@ def test_wave_quantization_steps() -> None:
 
 
 def test_small_streaming_kernels_pay_the_fitted_latency() -> None:
-    # A kernel whose traffic takes less than the fitted ramp never fills the DRAM pipeline and
-    # does not pay that part of the latency: time = latency + m - (ramp - m).
+    # A kernel moving less than half an L2 (one of H100's two partitions) does not pay part of
+    # the latency: the ramp saving tapers linearly from its full value (no traffic) to 0 there.
     from roofline._terms import data as terms
 
     p = data()["params"]
     ramp = terms("row_ops")["universal"]["small_kernel_ramp_s"]
+    half_l2 = 0.5 * float(rl.hardware(H100).l2_bytes or 0.0)
     e = rl.elementwise(1024, hardware=H100)  # 4 KB: pure latency
     m = 4096 / (3.35e12 * p["memory_fraction"])
-    assert e.time_s == pytest.approx(p["memory_latency_s"] + m - (ramp - m))
+    saving = ramp * (1 - 4096 / half_l2)
+    assert e.time_s == pytest.approx(p["memory_latency_s"] + m - saving)
     big = rl.elementwise(2**26, hardware=H100)  # 256 MiB: the full latency
     m = 2**28 / (3.35e12 * p["memory_fraction"])
     assert big.time_s == pytest.approx(p["memory_latency_s"] + m)
+
+
+def test_back_to_back_kernels_hide_part_of_the_latency() -> None:
+    # Eager silu(x) * y: two kernels in one call cost less than two calls of one kernel each.
+    from roofline._terms import data as terms
+
+    follow = terms("row_ops")["universal"]["follow_on_s"]
+    n = 2**14
+    chain = rl.elementwise(n, 3, 2, hardware=H100, kernels=2).time_s
+    alone = (rl.elementwise(n, 1, 1, hardware=H100) + rl.elementwise(n, 2, 1, hardware=H100)).time_s
+    assert follow > 0
+    assert chain == pytest.approx(alone - follow, rel=1e-3)
 
 
 def test_default_model_can_be_swapped_and_restored() -> None:
@@ -94,3 +108,9 @@ def test_unmeasured_accelerators_use_their_vendor_median() -> None:
     fr = compute_fractions(rl.hardware("L40S"))
     assert fr["bf16"] == data()["fallback_compute_fraction"]["NVIDIA"]["bf16"]
     assert compute_fractions(rl.hardware("H800")) == compute_fractions(rl.hardware(H100))
+
+
+@pytest.mark.parametrize("kernels", [0, -1, 1.5, True, "2", 10**7])
+def test_elementwise_kernels_must_be_a_positive_count(kernels: object) -> None:
+    with pytest.raises(ValueError, match="kernels"):
+        rl.elementwise(1024, hardware=H100, kernels=kernels)  # type: ignore[call-overload]

@@ -242,7 +242,8 @@ def test_bad_measurements() -> None:
 
 
 def test_unknown_families_are_reported() -> None:
-    rows = synthetic(rl.hardware("H100 SXM"), GEMM_SHAPES[:4], "gemm", "g")
+    # four short GEMMs (under ~50 us: the latency term informs each of them)
+    rows = synthetic(rl.hardware("H100 SXM"), GEMM_SHAPES[:3] + GEMM_SHAPES[4:5], "gemm", "g")
     rows.append({"family": "mystery", "op": "teleport", "args": {}, "measured": 1.0})
     prof = rl.calibrate(measurements=rows, hardware="H100 SXM", terms=["gemm"])
     assert prof.fit.to_dict()["unused"] == {"mystery": "no model for op 'teleport'"}

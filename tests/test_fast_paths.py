@@ -148,13 +148,23 @@ def test_pruned_gemm_search_equals_exhaustive_off_default(variant: str) -> None:
             {"capped": 4.0, "p3": 3.0, "p0": 0.0}[variant],
             3e10 if variant == "capped" else 0.0,  # 30 GB/s per SM: small grids are capped
         )
-        for dtype in ("bf16", "fp8"):
-            dt = DTYPES[dtype]
-            args = (m, k, n, batch, dt, dt, default_out(dt), False, chw, eff)
-            fast = _core.gemm_sweep(*args, 1, _core.Scaling.none)
-            ref = _core.gemm_sweep_exhaustive(*args, _core.Scaling.none)
-            for f, x, y in zip(FIELDS, fast, ref, strict=True):
-                np.testing.assert_array_equal(x, y, err_msg=f"{name} {variant} {dtype} {f}")
+        bare = eff.gemm
+        # Without and with the library terms (rowwise: no stream-K, narrowest tile), the
+        # latter on the capped branch too.
+        for terms, scalings in ((bare, (_core.Scaling.none,)),
+                                (ceff.gemm, (_core.Scaling.none, _core.Scaling.rowwise))):
+            eff.gemm = terms
+            for dtype in ("bf16", "fp8"):
+                dt = DTYPES[dtype]
+                args = (m, k, n, batch, dt, dt, default_out(dt), False, chw, eff)
+                for scaling in scalings:
+                    if scaling != _core.Scaling.none and dtype != "fp8":
+                        continue
+                    fast = _core.gemm_sweep(*args, 1, scaling)
+                    ref = _core.gemm_sweep_exhaustive(*args, scaling)
+                    for f, x, y in zip(FIELDS, fast, ref, strict=True):
+                        np.testing.assert_array_equal(
+                            x, y, err_msg=f"{name} {variant} {dtype} {scaling} {f}")
 
 
 @pytest.mark.parametrize("threads", [1, 2])

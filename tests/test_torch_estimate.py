@@ -399,3 +399,22 @@ def test_records_are_new_objects_per_layer() -> None:
     rep = rlt.estimate(model, torch.randn(4, 64), hardware=HW)
     assert all(dataclasses.is_dataclass(r) for r in rep.records)
     assert {r.module.split(".")[1] for r in rep.records if "." in r.module} == {"0", "1"}
+
+
+def test_module_registered_twice_and_tied_weights() -> None:
+    # nn.Sequential(lin, relu, lin) names one Linear's parameters twice ('0.weight', '2.weight'):
+    # both names get one meta tensor, so the trace runs, and the backward pays autograd's
+    # accumulation of the two weight and bias gradients (two adds) beside two distinct Linears
+    lin = nn.Linear(256, 256)
+    shared = rlt.estimate(nn.Sequential(lin, nn.ReLU(), lin), torch.randn(8, 256), hardware=HW)
+    apart = rlt.estimate(nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 256)),
+                         torch.randn(8, 256), hardware=HW)
+    assert [r.op for r in shared.records] == [r.op for r in apart.records] + ["add", "add"]
+    adds = [r for r in shared.records if r.op == "add"]
+    assert {r.shapes for r in adds} == {"256 256", "256x256 256x256"}
+    assert all(r.phase == "backward" for r in adds)
+    # a tied embedding / LM head (weight shared by nn.Embedding and nn.Linear)
+    model = Stack([MLP() for _ in range(2)])
+    model.head.weight = model.emb.weight
+    rep = rlt.estimate(model, torch.zeros(2, 16, dtype=torch.long), hardware=HW)
+    assert rep.time_s > 0

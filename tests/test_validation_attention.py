@@ -3,8 +3,9 @@
 Tolerances are the median / 90th-percentile absolute relative errors the model reached when the
 attention terms were fitted (``benchmarks/fit_attention.py``), rounded up by about two points
 (the same-machine noise floor is ~2 %, see the measurement README). ``gpu_attention_materialized``
-(SDPA's math path) is the weak family: its fp32 GEMMs and eager softmax passes run ~15 % slower
-than the GEMM and streaming models give.
+(SDPA's math path, every aten kernel it launches) is the weak family: it is still ~7 % fast on every
+row (its fp32 cuBLAS GEMMs and the fp32 non-vectorized elementwise kernels are modelled from
+other shapes and bf16 launches).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ BOUNDS = {
     "gpu_attention_flash_bwd": (0.06, 0.13),
     "gpu_attention_cudnn": (0.05, 0.15),
     "gpu_attention_cudnn_bwd": (0.05, 0.11),
-    "gpu_attention_materialized": (0.17, 0.18),
+    "gpu_attention_materialized": (0.09, 0.10),
     "gpu_decode_flash": (0.08, 0.16),
-    "gpu_decode_cudnn": (0.07, 0.23),
-    "gpu_decode_efficient": (0.06, 0.23),
+    "gpu_decode_cudnn": (0.03, 0.08),
+    "gpu_decode_efficient": (0.05, 0.10),
     "gpu_sdpa_default": (0.04, 0.05),
 }
 

@@ -33,8 +33,9 @@ FAMILY_MEDIAN_BOUND = {
     "gpu_float8_linear_kernels (rowwise)": 0.07,
     "gpu_float8_linear_kernels (rowwise_with_gw_hp)": 0.025,
     "gpu_float8_linear_kernels (bf16)": 0.06,  # the bf16 GEMMs alone (GEMM model's error)
-    # do_bench wall of the compiled steps against Float8Linear.wall_s (host model): 12.8 %
-    "gpu_float8_linear wall_s (all recipes)": 0.14,
+    # do_bench wall of the compiled steps: looped_wall_time over the step's kernels and the two
+    # gradient-accumulation adds, do_bench's L2 flush as the head kernel (7.3 %)
+    "gpu_float8_linear wall_s (all recipes)": 0.08,
     # wall_s: max(GPU, compiled_region_s + kernels x compiled_launch_s) (6.1 / 25.9 %)
     "gpu_cast_fp8_rowwise": 0.07,
     "gpu_cast_fp8_tensorwise": 0.27,  # measured 76-135 us per call against 72 us of host
@@ -60,6 +61,12 @@ def table() -> dict[str, dict[str, float]]:
 @pytest.mark.parametrize("family", sorted(FAMILY_MEDIAN_BOUND))
 def test_family_median(table: dict[str, dict[str, float]], family: str) -> None:
     assert table[family]["median"] <= FAMILY_MEDIAN_BOUND[family], table[family]
+
+
+def test_float8_wall_p90(table: dict[str, dict[str, float]]) -> None:
+    # the host-bound 4096^3 steps: bf16 (cheaper regions than float8's, +48 %) and rowwise
+    # (its GPU time is under-predicted, -21 %) are the two worst rows; the rest within 18 %
+    assert table["gpu_float8_linear wall_s (all recipes)"]["p90"] <= 0.20
 
 
 def test_gpu_bound_rowwise_casts() -> None:
@@ -93,3 +100,24 @@ def test_cast_time_per_step(recipe: str) -> None:
     err = [rl.float8.linear(r["m"], r["k"], r["n"], recipe, r["hardware"]).fp8_overhead_s
            / r["cast_s"] - 1.0 for r in rows]
     assert float(np.median(np.abs(err))) <= CAST_MEDIAN_BOUND[recipe], err
+
+
+def test_do_bench_wall_of_the_measured_steps() -> None:
+    from roofline.validation.predict.float8 import do_bench_step, do_bench_wall
+
+    def row(m: int, k: int, n: int) -> dict:
+        return {"args": {"m": m, "k": k, "n": n, "recipe": "tensorwise"}}
+
+    # 4096^3: 13 modeled kernels (10 casts, 3 GEMMs) + the two gradient adds; the flush is a
+    # 256 MiB write (~97 us on H100)
+    times, flush, t = do_bench_step(row(4096, 4096, 4096), "H100 SXM", "default")
+    assert len(times) == 15
+    assert 80e-6 < flush < 110e-6
+    # host-bound: the host period (two region entries, 15 launches, the flush's own launch)
+    # less the flush that hid it
+    period = 2 * t.compiled_call_s + 15 * t.compiled_launch_s + t.eager_launch_s
+    assert sum(times) < period - flush
+    assert do_bench_wall(times, flush, t) == pytest.approx(period - flush)
+    # 16384 x 14336 x 4096: GPU-bound, the wall is the kernels' time
+    times, flush, t = do_bench_step(row(16384, 14336, 4096), "H100 SXM", "default")
+    assert do_bench_wall(times, flush, t) == pytest.approx(sum(times), rel=1e-3)

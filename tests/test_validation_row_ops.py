@@ -22,9 +22,9 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "measurements"
 FILE = DATA / "gpu_h100_calibration.jsonl"
 
 MEDIAN_BOUND = {
-    "gpu_elementwise": 0.065,
-    "gpu_rmsnorm": 0.095,
-    "gpu_rmsnorm_bwd": 0.065,
+    "gpu_elementwise": 0.045,
+    "gpu_rmsnorm": 0.035,
+    "gpu_rmsnorm_bwd": 0.045,
     "gpu_layernorm": 0.09,
     "gpu_softmax": 0.085,
     "gpu_cross_entropy": 0.075,

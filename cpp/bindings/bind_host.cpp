@@ -25,9 +25,17 @@ py::tuple repeated_wall_time_py(
   return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
 }
 
+py::tuple looped_wall_time_py(
+    const py::array_t<double, py::array::c_style | py::array::forcecast>& k, LaunchMode mode,
+    std::size_t regions, double head_s, const HostTerms& terms) {
+  const WallTime w = looped_wall_time(k.data(), static_cast<std::size_t>(k.size()), mode,
+                                      regions, head_s, terms);
+  return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
+}
+
 }  // namespace
 
-/// Registers LaunchMode, wall_time and repeated_wall_time on the module.
+/// Registers LaunchMode, wall_time, repeated_wall_time and looped_wall_time on the module.
 void bind_host(py::module_& mod) {
   py::enum_<LaunchMode>(mod, "LaunchMode")
       .value("eager", LaunchMode::eager)
@@ -41,4 +49,8 @@ void bind_host(py::module_& mod) {
           py::arg("regions"), py::arg("terms"),
           "Per-call wall time of a call repeated back to back (host runs ahead): (wall_s, "
           "gpu_s, host_s, launch_bound).");
+  mod.def("looped_wall_time", &looped_wall_time_py, py::arg("kernel_s"), py::arg("mode"),
+          py::arg("regions"), py::arg("head_s"), py::arg("terms"),
+          "Per-call time of a compiled training step in a loop that runs a head_s kernel (an L2 "
+          "flush) before each call: (wall_s, gpu_s, host_s, launch_bound).");
 }

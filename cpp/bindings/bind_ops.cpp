@@ -85,7 +85,7 @@ py::dict row_op_cost_py(RowOp op, double rows, double cols, DType dtype, bool ba
 
 py::tuple elementwise_sweep_py(const InArray& numel, const InArray& reads, const InArray& writes,
                                double flops_per_element, DType dtype, const Hardware& hw,
-                               const Efficiency& eff) {
+                               const Efficiency& eff, double kernels) {
   const std::size_t len = equal_length({&numel, &reads, &writes});
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
@@ -96,6 +96,7 @@ py::tuple elementwise_sweep_py(const InArray& numel, const InArray& reads, const
       s.writes = writes.data()[i];
       s.flops_per_element = flops_per_element;
       s.dtype = dtype;
+      s.kernels = kernels;
       const Estimate e = estimate(elementwise_cost(s), rates);
       o.set(i, e);
     }
@@ -139,6 +140,7 @@ void bind_ops(py::module_& m) {
         "row-wise op.");
   m.def("elementwise_sweep", &elementwise_sweep_py, py::arg("numel"), py::arg("reads"),
         py::arg("writes"), py::arg("flops_per_element"), py::arg("dtype"), py::arg("hardware"),
-        py::arg("efficiency"),
-        "Elementwise kernel estimates over equal-length arrays (numel, reads, writes).");
+        py::arg("efficiency"), py::arg("kernels") = 1.0,
+        "Elementwise kernel estimates over equal-length arrays (numel, reads, writes; a chain "
+        "of `kernels` launched back to back moving those totals).");
 }

@@ -21,10 +21,14 @@ void bind_attention_terms(py::module_& mod) {
       .def_readwrite("no_pack_gqa", &AttentionBackendTerms::no_pack_gqa)
       .def_readwrite("bwd_tile_overhead", &AttentionBackendTerms::bwd_tile_overhead)
       .def_readwrite("call_s", &AttentionBackendTerms::call_s)
-      .def_readwrite("bwd_call_s", &AttentionBackendTerms::bwd_call_s);
+      .def_readwrite("bwd_call_s", &AttentionBackendTerms::bwd_call_s)
+      .def_readwrite("decode_call_s", &AttentionBackendTerms::decode_call_s)
+      .def_readwrite("bandwidth_scale", &AttentionBackendTerms::bandwidth_scale)
+      .def_readwrite("cta_bytes_per_s", &AttentionBackendTerms::cta_bytes_per_s);
   py::class_<AttentionTerms>(mod, "AttentionTerms")
       .def(py::init<>())
       .def_readwrite("flash", &AttentionTerms::flash)
       .def_readwrite("cudnn", &AttentionTerms::cudnn)
-      .def_readwrite("efficient", &AttentionTerms::efficient);
+      .def_readwrite("efficient", &AttentionTerms::efficient)
+      .def_readwrite("strided_element_flops", &AttentionTerms::strided_element_flops);
 }

@@ -17,6 +17,7 @@ void bind_gemm_terms(py::module_& mod) {
       .def_readwrite("throttle_fraction", &GemmTerms::throttle_fraction)
       .def_readwrite("throttle_time_s", &GemmTerms::throttle_time_s)
       .def_readwrite("rowwise_max_splits", &GemmTerms::rowwise_max_splits)
+      .def_readwrite("rowwise_min_tile_n", &GemmTerms::rowwise_min_tile_n)
       .def_readwrite("unaligned_fraction", &GemmTerms::unaligned_fraction)
       .def_readwrite("compute_scale_16", &GemmTerms::compute_scale_16)
       .def_readwrite("compute_scale_8", &GemmTerms::compute_scale_8)

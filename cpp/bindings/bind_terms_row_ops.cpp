@@ -12,6 +12,7 @@ void bind_row_ops_terms(py::module_& mod) {
   py::class_<RowOpTerms>(mod, "RowOpTerms")
       .def(py::init<>())
       .def_readwrite("small_kernel_ramp_s", &RowOpTerms::small_kernel_ramp_s)
+      .def_readwrite("follow_on_s", &RowOpTerms::follow_on_s)
       .def_readwrite("aten_reread", &RowOpTerms::aten_reread)
       .def_readwrite("inductor_reread", &RowOpTerms::inductor_reread)
       .def_readwrite("cta_sm_bytes_per_s", &RowOpTerms::cta_sm_bytes_per_s)

@@ -63,7 +63,9 @@ py::list attention_kernels_py(double batch, double heads, double kv_heads, doubl
   for (int i = 0; i < kernels.size; ++i) {
     const OpKernel& k = kernels.items[static_cast<std::size_t>(i)];
     const Estimate e = estimate(k.cost, rates);
-    rows.append(kernel_row(k.name, k.cost, e));
+    py::dict row = kernel_row(k.name, k.cost, e);
+    row["launches"] = k.cost.kernels;  // an entry may stand for several launches of one kind
+    rows.append(row);
   }
   return rows;
 }

@@ -22,6 +22,10 @@ void OpKernels::push(const char* name, const Cost& c) noexcept {
 
 namespace {
 
+// Shared memory aten's block softmax may cache a row in (the default 48 KiB, less its
+// reduction buffer); longer rows are read three times.
+constexpr double kSoftmaxSmemBytes = 49152.0 - 32.0 * 4.0;
+
 Cost make(double flops, double read, double written, PeakClass math) noexcept {
   Cost c;
   c.flops = flops;
@@ -68,10 +72,17 @@ Cost flash(const AttentionShape& s, double flops, double read, double written,
   return c;
 }
 
-// SDPA's math path (PyTorch >= 2.5 on GPUs): 16-bit inputs are upcast to fp32 and every
-// kernel runs in fp32 (allow_fp16_bf16_reduction_math_sdp is off by default): casts, the two
-// scalings, QK^T, the causal mask add, _safe_softmax (softmax, an all--inf-row test and a
-// where), PV and the casts back of the output and of the attention weights it also returns.
+// SDPA's math path, _scaled_dot_product_attention_math (torch 2.11, aten/src/ATen/native/
+// transformers/attention.cpp) on CUDA: 16-bit Q, K, V are upcast to fp32 (three .to(float)
+// copies; allow_fp16_bf16_reduction_math_sdp is off by default) and every later kernel runs in
+// fp32. q * sqrt(scale) and k^T * sqrt(scale) are two vectorized multiplies (TensorIterator
+// keeps K's layout: no transposed copy); is_causal builds an [L, S] mask (ones, tril,
+// where(mask, 0, -inf): three small kernels) that attn.add_ broadcasts over the batch and heads;
+// at::matmul folds the batch into one bmm per GEMM; _safe_softmax = softmax, eq(-inf) against a
+// 0-dim CUDA tensor, all() over each row, where(all_masked, 0, softmax); the output and the
+// attention weights (attn.to(dtype), returned next to the output) are cast back.
+// Kernels with a broadcast operand (mask add, eq, where) take aten's non-vectorized path, whose
+// per-element offset arithmetic (strided_elements) bounds them below the DRAM rate.
 void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
   const double e = element_bytes(s.dtype);
   const double a = e < 4.0 ? 4.0 : e;               // accumulation format: fp32 at least
@@ -84,15 +95,42 @@ void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
   const double scores = bhq * s.kv_len;             // elements of the score matrix
   const double groups = s.batch * s.kv_heads;
   const double rows = s.q_len * s.heads / s.kv_heads;
-  if (upcast) out.push("upcast Q, K, V", streaming((q_el + k_el + v_el) * e,
-                                                     (q_el + k_el + v_el) * a));
-  out.push("scale Q, K", streaming((q_el + k_el) * a, (q_el + k_el) * a));
+  if (upcast) {
+    Cost c = streaming((q_el + k_el + v_el) * e, (q_el + k_el + v_el) * a);
+    c.kernels = 3.0;  // query.to(float), key.to(float), value.to(float)
+    out.push("upcast Q, K, V", c);
+  }
+  Cost scale = streaming((q_el + k_el) * a, (q_el + k_el) * a);
+  scale.kernels = 2.0;
+  out.push("scale Q, K", scale);
   if (!s.backward) {
+    const bool masked = s.causal;
+    const double mask_el = s.q_len * s.kv_len;      // the [L, S] causal mask, once
+    if (masked) {
+      // ones (bool), tril (bool -> bool), where(mask, 0, -inf) (bool -> fp32).
+      Cost c = streaming(2.0 * mask_el, 2.0 * mask_el + mask_el * a);
+      c.kernels = 3.0;
+      out.push("causal mask", c);
+    }
     out.push("QK^T", gemm(groups, rows, s.kv_len, s.head_dim, (q_el + k_el) * a, scores * a,
                           math));
-    if (s.causal) out.push("mask add", streaming(scores * a, scores * a));
-    // softmax (read, write), isneginf + all over rows (read, 1-byte flags), where (read, write)
-    out.push("safe softmax", streaming(3.0 * scores * a + scores, 2.0 * scores * a + scores));
+    if (masked) {
+      Cost c = streaming(scores * a + mask_el * a, scores * a);
+      c.strided_elements = scores;                  // mask broadcast over batch and heads
+      out.push("mask add", c);
+    }
+    // aten's softmax: a warp per row up to 1024 fp32 columns, else CTAs of 256 threads (ILP 4,
+    // half the row vectorized) holding the row in shared memory up to ~12 K columns: one read,
+    // one write, several rows resident per SM; longer rows re-read it (max, sum, output).
+    const double softmax_reads = s.kv_len * a < kSoftmaxSmemBytes ? 1.0 : 3.0;
+    out.push("softmax", streaming(softmax_reads * scores * a, scores * a));
+    Cost eq = streaming(scores * a, scores);        // bool flags
+    eq.strided_elements = scores;                   // -inf is a 0-dim CUDA tensor (stride 0)
+    out.push("eq -inf", eq);
+    out.push("all over rows", streaming(scores, bhq));
+    Cost where = streaming(scores * a + bhq, scores * a);
+    where.strided_elements = scores;                // row flags broadcast over the keys
+    out.push("where", where);
     out.push("PV", gemm(groups, rows, s.v_head_dim, s.kv_len, scores * a + v_el * a, o_el * a,
                         math));
     if (upcast) {

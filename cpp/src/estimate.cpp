@@ -26,6 +26,9 @@ constexpr std::array<Tile, 12> kTiles{{
     {256, 64}, {256, 128}, {256, 192}, {256, 256},
 }};
 
+// Columns of the widest tile above.
+constexpr double kWidestTileN = 256.0;
+
 // Operand reuse of a tile (FLOPs per byte loaded, up to a constant): m*n / (m + n). Tiles at
 // or above that of 128x128 keep the tensor cores fed; smaller ones run proportionally slower.
 constexpr double kFullReuse = 128.0 * 128.0 / 256.0;
@@ -76,6 +79,9 @@ struct LibraryGemm {
   double throttle = 1.0;       // sustained clock fraction under continuous tensor load
   double throttle_time_s = 0.0;  // time constant of the clock drop
   double max_splits = 16.0;    // largest split-K factor
+  double min_tile_n = 0.0;     // narrowest CTA tile (columns of C) the kernels have
+  // Utilisation floor of a stream-K schedule over several waves (0: data-parallel tiles only).
+  double stream_k = kStreamKUtilisation;
 };
 
 // Bytes of one input element of a GEMM computing at peak class `c` (bf16/fp16: 2, fp32/tf32:
@@ -112,6 +118,11 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r) {
   if (c.scaling == Scaling::rowwise) {
     lib.latency_s += g.rowwise_latency_s;
     if (g.rowwise_max_splits > 0) lib.max_splits = g.rowwise_max_splits;
+    // An epilogue that scales the finished accumulator cannot take a tile whose K loop is
+    // shared between CTAs: without split-K there is no stream-K either, the last wave of
+    // tiles leaves SMs idle (wave quantisation).
+    if (lib.max_splits <= 1.0) lib.stream_k = 0.0;
+    lib.min_tile_n = std::min(g.rowwise_min_tile_n, kWidestTileN);  // some tile stays
   }
   // Operands whose rows (k elements for A and B of F.linear, n for C) are not 16-byte
   // multiples cannot be moved by TMA: the library falls back to kernels with narrow loads.
@@ -172,6 +183,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
   // The best (tile, split-K) configuration, as a tuned library would pick it. Each
   // configuration's time is non-decreasing in m, n, k and batch, so their minimum is too.
   for (const Tile& t : kTiles) {
+    if (t.n < lib.min_tile_n) continue;
     const double tiles_m = std::ceil(c.m / t.m);
     const double tiles_n = std::ceil(c.n / t.n);
     const double tiles = c.batch * tiles_m * tiles_n;
@@ -183,7 +195,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
       const double units = tiles * splits;
       const double waves = std::ceil(units / sms);
       double utilisation = units / (waves * sms);
-      if (units > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      if (units > sms) utilisation = std::max(utilisation, lib.stream_k);
       const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
       if (splits == 1.0 && uncapped) {
         least_unsplit_compute = std::min(least_unsplit_compute, compute);
@@ -298,16 +310,20 @@ static_assert([] {  // tile i * |kTileN| + j has extents (kTileM[i], kTileN[j])
 // relative margin, far above the rounding of either (a few ulps), and still be evaluated.
 constexpr double kCandidateMargin = 1.0 + 1e-7;
 
-// Fills `t` for an m x n (x batch) output on `sms` SMs. Candidates (uncapped bandwidth only):
-// a tile's unsplit compute is 2 k s_per_flop (Tm Tn / reuse) x slots, slots = sms for one wave,
-// else min(waves sms, tiles / stream-K utilisation), the waves exactly as the search counts
-// them; only tiles within kCandidateMargin of the least can have the least compute, for every
-// k and rate.
-void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, bool candidates) {
+// Fills `t` for an m x n (x batch) output on `sms` SMs, for kernels whose stream-K utilisation
+// floor is `stream_k` (0: none) and whose narrowest tile has `min_tile_n` columns (narrower
+// tiles are never split nor candidates). Candidates (uncapped bandwidth only): a tile's unsplit
+// compute is 2 k s_per_flop (Tm Tn / reuse) x slots, slots = sms for one wave, else
+// min(waves sms, tiles / stream_k), the waves exactly as the search counts them; only tiles
+// within kCandidateMargin of the least can have the least compute, for every k and rate.
+void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, bool candidates,
+                 double stream_k, double min_tile_n) {
   t.m = m;
   t.n = n;
   t.batch = batch;
   t.sms = sms;
+  t.stream_k = stream_k;
+  t.min_tile_n = min_tile_n;
   t.has_candidates = candidates;
   t.count = 0;
   for (std::size_t i = 0; i < kTileM.size(); ++i) t.tiles_m[i] = ceil_pos(m / kTileM[i]);
@@ -323,18 +339,20 @@ void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, boo
       const std::size_t ti = i * kTileN.size() + j;
       t.tiles[ti] = rows * t.tiles_n[j];
       t.padded[ti] = padded_m * t.tiles_n[j] * kTileN[j];
-      if (t.tiles[ti] < sms) t.split[t.split_count++] = static_cast<unsigned char>(ti);
+      if (t.tiles[ti] < sms && kTileN[j] >= min_tile_n) {
+        t.split[t.split_count++] = static_cast<unsigned char>(ti);
+      }
     }
   }
   if (!candidates) return;
   std::array<double, kTiles.size()> cost;
   double least = INFINITY;
-  const double stream_k_inv = 1.0 / kStreamKUtilisation;
   for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
     const double tiles = t.tiles[ti];
+    // (tiles / 0 is infinite: without stream-K the slots are whole waves.)
     const double slots =
-        tiles <= sms ? sms : std::min(ceil_pos(tiles / sms) * sms, tiles * stream_k_inv);
-    cost[ti] = kTileArea[ti] * slots;
+        tiles <= sms ? sms : std::min(ceil_pos(tiles / sms) * sms, tiles / stream_k);
+    cost[ti] = kTiles[ti].n < min_tile_n ? INFINITY : kTileArea[ti] * slots;
     least = std::min(least, cost[ti]);
   }
   const double limit = least * kCandidateMargin;
@@ -343,24 +361,26 @@ void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, boo
     const double tiles = t.tiles[ti];
     const double waves = ceil_pos(tiles / sms);
     double utilisation = tiles / (waves * sms);
-    if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+    if (tiles > sms) utilisation = std::max(utilisation, stream_k);
     t.denom[ti] = utilisation * kTileReuse[ti];
     t.candidates[t.count++] = static_cast<unsigned char>(ti);
   }
 }
 
-// The tile table of an m x n (x batch) output on `sms` SMs from `memo`, built on a miss.
+// The tile table build_tiles(m, n, batch, sms, candidates, stream_k, min_tile_n) from `memo`,
+// built on a miss.
 const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, double sms,
-                            bool candidates) {
+                            bool candidates, double stream_k, double min_tile_n) {
   for (const GemmTiles& t : memo.entries) {
     if (t.m == m && t.n == n && t.batch == batch && t.sms == sms &&
-        t.has_candidates == candidates) {
+        t.has_candidates == candidates && t.stream_k == stream_k &&
+        t.min_tile_n == min_tile_n) {
       return t;
     }
   }
   GemmTiles& t = memo.entries[memo.next];
   memo.next = (memo.next + 1) % memo.entries.size();
-  build_tiles(t, m, n, batch, sms, candidates);
+  build_tiles(t, m, n, batch, sms, candidates, stream_k, min_tile_n);
   return t;
 }
 
@@ -368,17 +388,20 @@ const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, do
 // as shaped_gemm_exhaustive, faster. Unsplit configurations without a per-SM bandwidth cap
 // share one memory time, so only their least compute matters (the p-norm and the clock model
 // are monotone: raw compute times are compared and transformed once), over the candidate tiles
-// of the tile table `tt` (built for c's m, n, batch and r's SMs). Split-K
+// of the tile table tables(m, n, batch, candidates, stream_k, min_tile_n) (see build_tiles)
+// for c's extent and its library's kernels. Split-K
 // configurations (only for grids under one wave) are bounded below by their compute at full
 // utilisation and their memory time, which grows with the split factor: once that bound
 // exceeds the best time so far (or the unsplit winner's, which wins ties), no larger factor of
 // that tile can win.
-Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, const GemmTiles& tt) {
+template <class Tables>
+Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables) {
   const LibraryGemm lib = library_gemm(c, r);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   const bool uncapped = r.s_per_byte_per_sm <= 0;
   const double p = r.eff.overlap_p;
+  const GemmTiles& tt = tables(c.m, c.n, c.batch, uncapped, lib.stream_k, lib.min_tile_n);
   const double partial_bytes = 2.0 * 4.0 * c.batch * c.m * c.n;
   double best_time = INFINITY, best_compute = 0, best_memory = 0;
   // Unsplit configurations first (uncapped: their least compute, in any order).
@@ -409,13 +432,14 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, const GemmTiles&
   const std::size_t visits = uncapped ? tt.split_count : kTiles.size();
   for (std::size_t v = 0; search && v < visits; ++v) {
     const std::size_t ti = uncapped ? tt.split[v] : v;
+    if (kTiles[ti].n < lib.min_tile_n) continue;  // narrower than the kernels have
     const double tiles = tt.tiles[ti];
     const double reuse = kTileReuse[ti];
     const double padded_flops = tt.padded[ti] * c.k;
     if (!uncapped) {  // splits == 1 with a per-SM bandwidth cap: evaluated in full
       const double waves = ceil_pos(tiles / sms);
       double utilisation = tiles / (waves * sms);
-      if (tiles > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      if (tiles > sms) utilisation = std::max(utilisation, lib.stream_k);
       const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
       const double memory = library_memory_time(e.bytes, std::min(tiles, sms), r, lib);
       const double time = combine_fast(compute, memory, p);
@@ -454,7 +478,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, const GemmTiles&
       }
       const double waves = ceil_pos(units / sms);
       double utilisation = units / (waves * sms);
-      if (units > sms) utilisation = std::max(utilisation, kStreamKUtilisation);
+      if (units > sms) utilisation = std::max(utilisation, lib.stream_k);
       const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
       const double time = combine_fast(compute, memory, p);
       if (time < best_time) {
@@ -474,10 +498,14 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, const GemmTiles&
 
 // Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
 // bandwidth_fraction); a fixed latency per kernel covers launch, pipeline fill and drain, less
-// the part of the fill a kernel too small to fill the pipeline never pays (small_kernel_ramp_s).
+// the part of the fill a kernel too small to fill the pipeline never pays (small_kernel_ramp_s,
+// tapering to 0 at half an L2 of traffic; not in PyTorch's row kernels), less,
+// for each kernel after the first of a call, the launch and fill it overlaps with its
+// predecessor's drain (follow_on_s).
 // Row kernels (row_kernel != none) add what PyTorch's implementations do:
 // - re-reads of a row after its reduction cost aten_reread / inductor_reread of a DRAM pass
-//   while the rows in flight (SMs x CTAs per SM x row) fit in half the L2, a full pass beyond;
+//   while the rows in flight (SMs x CTAs per SM x the bytes of every tensor's row the kernel
+//   reads or writes) fit in half the L2, a full pass beyond;
 // - rows of one-CTA-per-SM kernels run in waves over the SMs (the last may leave SMs idle);
 // - aten_cta kernels (one 1024-thread CTA per SM) move at most cta_sm_bytes_per_s per SM;
 // - transcendentals (exp, log, division) at transcendental_flops each at the fp32 rate: they
@@ -492,7 +520,10 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   double util = 1.0, waves = 0.0;
   if (rows && c.reread_bytes > 0) {
     double cost = c.row_kernel == RowKernel::inductor ? t.inductor_reread : t.aten_reread;
-    const double in_flight = r.sms * std::max(1.0, c.ctas_per_sm) * c.row_bytes;
+    // Every tensor row a CTA reads or writes passes through L2 between a row's first read and
+    // its re-read: the re-read hits while the resident CTAs' rows fit in half the L2.
+    const double footprint = c.rows > 0 ? e.bytes / c.rows : c.row_bytes;
+    const double in_flight = r.sms * std::max(1.0, c.ctas_per_sm) * footprint;
     if (t.l2_bytes > 0 && in_flight > 0.5 * t.l2_bytes) cost = 1.0;
     dram += cost * c.reread_bytes;
   }
@@ -506,7 +537,12 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   const bool overlapped = c.row_kernel == RowKernel::aten_stream;
   // x / 1 == x: the divisions by a unit fraction or utilisation (most kernels) are skipped.
   auto over = [](double x, double d) { return d == 1.0 ? x : x / d; };
-  e.compute_s = over(c.flops * s_per_flop + (overlapped ? special : 0.0), util);
+  // aten's non-vectorized TensorIterator kernel computes offsets per element and operand: at
+  // its element rate (in fp32 FLOP-equivalents) it is slower than DRAM for 2- and 4-byte data.
+  const double strided =
+      c.strided_elements * r.eff.attention.strided_element_flops *
+      r.s_per_flop[static_cast<std::size_t>(PeakClass::fp32)];
+  e.compute_s = over(c.flops * s_per_flop + strided + (overlapped ? special : 0.0), util);
   e.memory_s = over(over(dram * r.s_per_byte, fraction), util);
   double serial = overlapped ? 0.0 : over(special, util);
   if (c.row_kernel == RowKernel::aten_cta && t.cta_sm_bytes_per_s > 0 && waves > 0) {
@@ -519,9 +555,25 @@ Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
   const double roof = std::max(e.compute_s, e.memory_s) + serial;
   double latency = 0.0;
   if (e.bytes > 0) {
-    const double ramp = std::min(t.small_kernel_ramp_s, r.eff.memory_latency_s);
-    latency = c.kernels * r.eff.memory_latency_s -
-              c.kernels * std::max(0.0, ramp - over(roof, std::max(1.0, c.kernels)));
+    // Per kernel: the full latency less the ramp saving, which tapers linearly from
+    // small_kernel_ramp_s (no traffic) to 0 at half an L2 of DRAM traffic (one of H100's two L2
+    // partitions: a kernel moving less leaves its write-back drain to what follows; unknown L2:
+    // at the ramp's own traffic time); every kernel after the first of a call also hides
+    // follow_on_s behind its predecessor's drain.
+    const double lat = r.eff.memory_latency_s;
+    const double ramp = std::min(t.small_kernel_ramp_s, lat);
+    const double kernels = std::max(1.0, c.kernels);
+    double filled = 0.0;  // fraction of the way to a full pipeline, per kernel
+    if (t.l2_bytes > 0) {
+      filled = dram / (kernels * 0.5 * t.l2_bytes);
+    } else if (ramp > 0) {
+      filled = over(roof, kernels) / ramp;
+    }
+    // PyTorch's row kernels (aten, Inductor) end with a dependent load, reduce, store per row:
+    // no saving (the fused backend is an idealized streaming kernel and keeps it).
+    const double saving = rows ? 0.0 : ramp * std::max(0.0, 1.0 - filled);
+    const double follow = std::min(t.follow_on_s, lat - ramp);
+    latency = c.kernels * (lat - saving) - std::max(0.0, c.kernels - 1.0) * follow;
   }
   e.time_s = std::max(roof + latency, c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
@@ -618,14 +670,14 @@ AttnWork attn_work(const Cost& c, double problems, double bo, double bi, double 
 // overridden by the implementation's non-zero fitted terms.
 struct AttnParams {
   double fraction, bwd_fraction, decode_fraction, q_tile, kv_tile, decode_rows, softmax, t0,
-      call_s, overhead_keys;
+      call_s, decode_call_s, overhead_keys, cta_bytes_per_s, bandwidth_scale;
   bool split_kv, pack_gqa, fixed_kv_tile;
 };
 
 AttnParams attn_params(const Cost& c, const Efficiency& eff) {
   AttnParams p{eff.attention_fraction, 0.0, eff.decode_fraction, kAttnRows, kOverheadKeys,
-               kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0,
-               kOverheadKeys, true, true, false};
+               kDecodeRows, eff.attention_softmax_flops, eff.attention_tile_overhead, 0.0, 0.0,
+               kOverheadKeys, 0.0, 1.0, true, true, false};
   const AttentionBackendTerms* t = nullptr;
   switch (c.attention_backend) {
     case AttentionBackend::flash: t = &eff.attention.flash; break;
@@ -646,6 +698,9 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     p.split_kv = t->no_split_kv < 0.5;
     p.pack_gqa = t->no_pack_gqa < 0.5;
     p.call_s = c.backward ? pick(t->bwd_call_s, t->call_s) : t->call_s;
+    p.decode_call_s = pick(t->decode_call_s, p.call_s);
+    p.bandwidth_scale = pick(t->bandwidth_scale, 1.0);
+    p.cta_bytes_per_s = c.backward ? 0.0 : t->cta_bytes_per_s;
     if (c.backward) p.t0 = pick(t->bwd_tile_overhead, p.t0);
   }
   if (p.fraction <= 0.0) p.fraction = 1.0;
@@ -659,7 +714,7 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
 
 // One schedule of an attention kernel: its compute, memory and combined time.
 struct AttnRun {
-  double compute = 0, memory = 0, time = INFINITY;
+  double compute = 0, memory = 0, time = INFINITY, call = 0;
 };
 
 // Flash attention: forward = units of q_tile query rows looping over KV blocks, backward =
@@ -684,19 +739,31 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
   const double per_score = (mm + p.softmax * (c.backward ? 2.0 : 1.0)) * s_per_flop;
   const double overhead = p.t0 * p.overhead_keys;  // keys (or query rows) per unit
 
+  // K and V bytes of one (sequence, kv head) pair: what one unit streams over its KV range.
+  const double pair_bytes = c.kv_len * (d + dv) * input_bytes(c.math);
   AttnRun best;
   // A schedule of `units` units whose critical path is `makespan` inner rows of `rows` outer
-  // rows each, at `fraction` of the GEMM rate, with `splits` KV splits.
+  // rows each, at `fraction` of the GEMM rate, with `splits` KV splits; `unit_rows` inner rows
+  // in one unit.
   auto consider = [&](double units, double makespan, double rows, double fraction,
-                      double splits) {
+                      double splits, double unit_rows, double call) {
     // Each split writes fp32 partial outputs (and row statistics) that a combine step re-reads.
     const double partials =
         splits > 1.0 ? 2.0 * 4.0 * c.batch * c.q_len * (dv + 1.0) * splits : 0.0;
     AttnRun run;
     run.compute = makespan * sms * rows * per_score / fraction;
-    run.memory = memory_time(e.bytes + partials, std::min(units, sms), r);
+    run.memory = memory_time(e.bytes + partials, std::min(units, sms), r) / p.bandwidth_scale;
     run.time = combine(run.compute, run.memory, r.eff.overlap_p);
-    if (run.time < best.time) best = run;
+    if (p.cta_bytes_per_s > 0.0) {
+      // No unit finishes faster than its own math plus its loads at the rate one unit sustains
+      // alone (a kernel that does not overlap them within a unit: nothing hides them when one
+      // unit runs per SM).
+      const double unit = unit_rows * sms * rows * per_score / fraction +
+                          pair_bytes / splits / p.cta_bytes_per_s;
+      run.time = std::max(run.time, unit);
+    }
+    run.call = call;
+    if (run.time + run.call < best.time + best.call) best = run;
   };
   // KV blocks the inner loop may use: the backend's fixed block, else 64 keys at any head dim
   // and 128 keys while head_dim <= 128 (shared memory).
@@ -708,21 +775,23 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
     // The backward accumulates dQ atomically and never splits.
     const double makespan = c.causal ? std::max(w.total / sms, w.largest)
                                      : std::ceil(w.units / sms) * w.largest;
-    consider(w.units, makespan, kAttnRows, p.bwd_fraction, 1.0);
+    consider(w.units, makespan, kAttnRows, p.bwd_fraction, 1.0, w.largest, p.call_s);
   } else {
     for (const double bk : blocks) {
       if (bk <= 0.0) continue;
       const AttnWork w = attn_work(c, c.batch, p.q_tile, bk, overhead);
       if (c.causal) {
-        consider(w.units, std::max(w.total / sms, w.largest), p.q_tile, p.fraction, 1.0);
+        consider(w.units, std::max(w.total / sms, w.largest), p.q_tile, p.fraction, 1.0,
+                 w.largest, p.call_s);
       } else {
         // Split-KV (FlashAttention's num_splits): only while the units leave SMs idle.
         const double nblocks = std::ceil(c.kv_len / bk);
         const double most = p.split_kv && w.units < sms ? std::min(kMaxSplits, nblocks) : 1.0;
         for (double s = 1.0; s <= most; ++s) {
           const double units = w.units * s;
-          consider(units, std::ceil(units / sms) * (std::ceil(nblocks / s) * bk + overhead),
-                   p.q_tile, p.fraction, s);
+          const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
+          consider(units, std::ceil(units / sms) * unit_rows, p.q_tile, p.fraction, s,
+                   unit_rows, p.call_s);
         }
       }
       if (c.q_len > kDecodeMaxQ) continue;
@@ -734,14 +803,15 @@ Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
       const double most = p.split_kv && base < sms ? std::min(kMaxSplits, nblocks) : 1.0;
       for (double s = 1.0; s <= most; ++s) {
         const double units = base * s;
-        consider(units, std::ceil(units / sms) * (std::ceil(nblocks / s) * bk + overhead),
-                 p.decode_rows, p.decode_fraction, s);
+        const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
+        consider(units, std::ceil(units / sms) * unit_rows, p.decode_rows, p.decode_fraction, s,
+                 unit_rows, p.decode_call_s);
       }
     }
   }
   e.compute_s = best.compute;
   e.memory_s = best.memory;
-  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + p.call_s,
+  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + best.call,
                       c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;
@@ -793,20 +863,17 @@ Estimate shaped_other(const Cost& cost, const Rates& rates, Estimate e) {
   return plain(cost, rates, e);
 }
 
-// A shape-aware GEMM (rates.sms > 0), its tile tables from tables(m, n, batch, candidates).
+// A shape-aware GEMM (rates.sms > 0), its tile tables from `tables` (see shaped_gemm).
 template <class Tables>
 Estimate estimate_gemm(const Cost& cost, const Rates& rates, Estimate e, Tables&& tables) {
-  const bool candidates = rates.s_per_byte_per_sm <= 0;
-  const Estimate as_is =
-      shaped_gemm(cost, rates, e, tables(cost.m, cost.n, cost.batch, candidates));
+  const Estimate as_is = shaped_gemm(cost, rates, e, tables);
   if (!cost.pad_to_align) return as_is;
   // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
   Cost padded = cost;
   const double step = 16.0 / input_bytes(cost.math);
   padded.k = std::ceil(cost.k / step) * step;
   padded.n = std::ceil(cost.n / step) * step;
-  const Estimate aligned =
-      shaped_gemm(padded, rates, e, tables(padded.m, padded.n, padded.batch, candidates));
+  const Estimate aligned = shaped_gemm(padded, rates, e, tables);
   return aligned.time_s < as_is.time_s ? aligned : as_is;
 }
 
@@ -818,9 +885,12 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& me
   e.bytes = cost.bytes();
   e.kernels = cost.kernels;
   if (cost.kind == KernelKind::gemm && rates.sms > 0) {
-    return estimate_gemm(cost, rates, e, [&](double m, double n, double batch, bool cand) {
-      return std::cref(memo_tiles(memo, m, n, batch, rates.sms, cand));
-    });
+    return estimate_gemm(cost, rates, e,
+                         [&](double m, double n, double batch, bool cand, double stream_k,
+                             double min_tile_n) {
+                           return std::cref(memo_tiles(memo, m, n, batch, rates.sms, cand,
+                                                       stream_k, min_tile_n));
+                         });
   }
   return shaped_other(cost, rates, e);
 }
@@ -832,10 +902,13 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   e.kernels = cost.kernels;
   if (cost.kind == KernelKind::gemm && rates.sms > 0) {
     GemmTiles table;  // one-off: built for each call
-    return estimate_gemm(cost, rates, e, [&](double m, double n, double batch, bool cand) {
-      build_tiles(table, m, n, batch, rates.sms, cand);
-      return std::cref(table);
-    });
+    return estimate_gemm(cost, rates, e,
+                         [&](double m, double n, double batch, bool cand, double stream_k,
+                             double min_tile_n) {
+                           build_tiles(table, m, n, batch, rates.sms, cand, stream_k,
+                                       min_tile_n);
+                           return std::cref(table);
+                         });
   }
   return shaped_other(cost, rates, e);
 }

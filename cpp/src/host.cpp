@@ -103,4 +103,55 @@ WallTime repeated_wall_time(const double* kernel_s, std::size_t n, LaunchMode mo
   return w;
 }
 
+WallTime looped_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode,
+                          std::size_t regions, double head_s, const HostTerms& t) noexcept {
+  WallTime w;
+  if (n == 0) {
+    return w;
+  }
+  double gpu = 0.0;
+  double work = 0.0;
+  for (std::size_t j = 0; j < n; ++j) {
+    gpu += std::max(kernel_s[j], t.kernel_gap_s);
+    work += kernel_s[j];
+  }
+  const std::size_t r = std::clamp<std::size_t>(regions, 1, n);
+  // One pass from the last kernel back: S = GPU time of kernels i..n-1. The issue time of
+  // kernel i, A_i, is the sum of the gaps up to i, so walk forward once for the gaps' total
+  // and subtract: A_i = A_{n-1} - sum_{j > i} gap_j.
+  auto gap = [&](std::size_t i) {
+    switch (mode) {
+      case LaunchMode::eager:
+        return t.eager_launch_s;
+      case LaunchMode::compiled:
+        // region k (0 <= k < r) starts at floor(k n / r): region_starts_at counts k >= 1
+        return t.compiled_launch_s +
+               static_cast<double>(region_starts_at(i, n, r) + (i == 0 ? 1 : 0)) *
+                   t.compiled_call_s;
+      case LaunchMode::graph:
+        return i == 0 ? t.graph_launch_s : 0.0;
+    }
+    return 0.0;
+  };
+  double issued_last = 0.0;  // A_{n-1}
+  for (std::size_t i = 0; i < n; ++i) {
+    issued_last += gap(i);
+  }
+  double issued = issued_last;  // A_i, walking back
+  double rest = 0.0;            // sum_{j >= i} g_j
+  double one_call = head_s + gpu;
+  for (std::size_t i = n; i-- > 0;) {
+    rest += std::max(kernel_s[i], t.kernel_gap_s);
+    one_call = std::max(one_call, issued + rest);
+    issued -= gap(i);
+  }
+  const double period = issued_last + (head_s > 0.0 ? t.eager_launch_s : 0.0);
+  const double floor_s = mode == LaunchMode::graph ? t.graph_launch_s : t.kernel_latency_s;
+  w.gpu_s = gpu;
+  w.host_s = std::max(period, floor_s);
+  w.wall_s = std::max({floor_s, gpu, std::min(one_call, period) - head_s});
+  w.launch_bound = w.wall_s > 2.0 * work;
+  return w;
+}
+
 }  // namespace roofline

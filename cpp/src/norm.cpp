@@ -1,5 +1,6 @@
 #include "roofline/ops/norm.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace roofline {
@@ -80,22 +81,28 @@ constexpr double kAtenNormRowElems = 256.0 * 4.0;
 // CTAs of aten's norm kernels resident per SM (256 threads each, 2048 threads per SM).
 constexpr double kAtenNormCtas = 8.0;
 // aten softmax (SoftMax.cu): rows up to 1024 elements and 4096 bytes run the persistent
-// warp-per-row kernel; longer rows one 1024-thread CTA per row, caching the row in the default
-// 48 KiB of shared memory when it fits (minus the reduction buffer), else re-reading it.
+// warp-per-row kernel; longer rows one 1024-thread CTA per row: the forward keeps the row in
+// registers when each thread holds at most 9 elements (cunn_SoftMaxForwardReg, any alignment),
+// else (and the backward) caches it in the default 48 KiB of shared memory when it fits (minus
+// the reduction buffer, 16-byte multiples), else re-reads it.
 constexpr double kAtenPersistentElems = 1024.0;
 constexpr double kAtenPersistentBytes = 4096.0;
 constexpr double kAtenSmemBytes = 49152.0 - 32.0 * 4.0;
+// Most elements per thread of aten's register-resident forward kernel (1024 threads per CTA).
+constexpr double kAtenRegElems = 9.0 * 1024.0;
 // Inductor keeps rows up to 1024 elements in registers (persistent reduction); longer rows
 // loop over the row and read it again for the output.
 constexpr double kInductorPersistentElems = 1024.0;
 
 // aten's host_softmax dispatch for a softmax / log_softmax over rows of `cols` elements.
+// smem: the row stays on chip (registers or shared memory), one 1024-thread CTA per row.
 enum class AtenSoftmax : std::uint8_t { persistent, smem, looped };
 
-AtenSoftmax aten_softmax_path(double cols, double b) {
+AtenSoftmax aten_softmax_path(double cols, double b, bool forward) {
   if (cols <= kAtenPersistentElems && cols * b <= kAtenPersistentBytes) {
     return AtenSoftmax::persistent;
   }
+  if (forward && cols <= kAtenRegElems) return AtenSoftmax::smem;  // row in registers
   const double vector = 16.0 / b;  // elements per 16-byte vector (ILP)
   if (cols * b < kAtenSmemBytes && std::fmod(cols, vector) == 0.0) return AtenSoftmax::smem;
   return AtenSoftmax::looped;
@@ -110,7 +117,7 @@ void aten_softmax_rows(Cost& c, const RowOpShape& s, double b, double rereads, d
   c.rows = s.rows;
   c.row_bytes = s.cols * b;
   c.transcendentals = exps * elems;
-  switch (aten_softmax_path(s.cols, b)) {
+  switch (aten_softmax_path(s.cols, b, !s.backward)) {
     case AtenSoftmax::persistent:
       c.transcendentals = exps_warp * elems;
       c.row_kernel = RowKernel::aten_rows;
@@ -250,6 +257,7 @@ Cost elementwise_cost(const ElementwiseShape& s) noexcept {
   c.flops = s.numel * s.flops_per_element;
   c.bytes_read = s.numel * s.reads * b;
   c.bytes_written = s.numel * s.writes * b;
+  c.kernels = std::max(1.0, s.kernels);
   return c;
 }
 

@@ -404,7 +404,9 @@ def attention_kernels(
     efficiency: EfficiencyLike = "default",
     backend: str = "auto",
 ) -> list[dict[str, Any]]:
-    """Every kernel of one (scalar) attention call: name, FLOPs, bytes read/written, times.
+    """Every kernel of one (scalar) attention call: name, FLOPs, bytes read/written, times,
+    ``launches`` (an entry may stand for several launches of one kind, e.g. the math path's
+    three upcasts).
 
     Same arguments (``backend=`` included) and formulas as :func:`attention`; returns a list of
     dicts (one per kernel, with the resolved ``"backend"``) that ``pandas.DataFrame`` accepts.

@@ -280,10 +280,13 @@ class Float8Linear(Generic[T]):
 
         Notes
         -----
-        ``rl.wall_time`` (the host model) over this layer's cast and low-precision GEMM kernels,
-        launched from compiled regions (one per pass: forward, and backward in training), casts
-        of a pass before its GEMMs. ``fp8_s`` stays GPU time; ``wall_s > fp8_s`` where the host
-        cannot keep the GPU busy (small shapes). With the ``"peak"``, ``"constant"`` and
+        The host model over this layer's kernels (its casts, then its low-precision GEMMs, as
+        :meth:`step_kernel_times` lists them). Training: one step of a loop that repeats the
+        compiled forward + backward (two regions, each entered for ``compiled_call_s`` plus
+        ``compiled_launch_s`` per kernel): ``max(GPU time, host time)``
+        (``_core.looped_wall_time`` with no head kernel). Inference: one compiled forward
+        (``rl.wall_time``, one region). ``fp8_s`` stays GPU time; ``wall_s > fp8_s`` where the
+        host cannot keep the GPU busy (small shapes). With the ``"peak"``, ``"constant"`` and
         ``"torchao"`` presets there is no host model and ``wall_s == fp8_s`` (up to the
         kernel gap floor).
         """
@@ -299,26 +302,44 @@ class Float8Linear(Generic[T]):
         """True where launching kernels, not running them, sets the low-precision wall time."""
         return self._walls()[2]
 
+    def step_kernel_times(self) -> tuple[np.ndarray, np.ndarray]:
+        """GPU times (s) of the kernels of one step, in the order the host model launches them:
+        the low-precision layer's (casts, then GEMMs) and the bf16 layer's (GEMMs).
+
+        Only for a scalar estimate; index a sweep first.
+        """
+        if np.ndim(self.bf16_s) != 0:
+            raise ValueError("Float8Linear.step_kernel_times: only for scalar m, k, n")
+        return self._kernel_times(float(self.m), float(self.k), float(self.n))
+
+    def _kernel_times(self, m: float, k: float, n: float) -> tuple[np.ndarray, np.ndarray]:
+        rows = _core.float8_linear_kernels(m, k, n, *self._args)
+        lowp = [r["time_s"] for r in rows if r["role"] == "cast"]
+        lowp += [r["time_s"] for r in rows if r["role"] == "lowp_gemm"]
+        bf16 = [r["time_s"] for r in rows if r["role"] == "bf16_gemm"]
+        return np.array(lowp), np.array(bf16)
+
     def _walls(self) -> tuple[Any, Any, Any]:
         cached = self.__dict__.get("_wall_cache")
         if cached is not None:
             return cached  # type: ignore[no-any-return]
-        regions = 2 if self.mode == "training" else 1
         terms = self._args[4].host
         mode = _core.LaunchMode.compiled
+        if self.mode == "training":
+            def wall(times: np.ndarray) -> Any:
+                return _core.looped_wall_time(times, mode, 2, 0.0, terms)
+        else:
+            def wall(times: np.ndarray) -> Any:
+                return _core.wall_time(times, mode, 1, terms)
         shape = np.shape(self.bf16_s)
         m, k, n = (np.broadcast_to(np.asarray(v, dtype=float), shape) for v in
                    (self.m, self.k, self.n))
         out = np.empty(shape), np.empty(shape), np.empty(shape, dtype=bool)
         for idx in np.ndindex(*shape):
-            rows = _core.float8_linear_kernels(float(m[idx]), float(k[idx]), float(n[idx]),
-                                               *self._args)
-            lowp = [r["time_s"] for r in rows if r["role"] == "cast"]
-            lowp += [r["time_s"] for r in rows if r["role"] == "lowp_gemm"]
-            bf16 = [r["time_s"] for r in rows if r["role"] == "bf16_gemm"]
-            w = _core.wall_time(np.array(lowp), mode, regions, terms)
+            lowp, bf16 = self._kernel_times(float(m[idx]), float(k[idx]), float(n[idx]))
+            w = wall(lowp)
             out[0][idx] = w[0]
-            out[1][idx] = _core.wall_time(np.array(bf16), mode, regions, terms)[0]
+            out[1][idx] = wall(bf16)[0]
             out[2][idx] = w[3]
         result: tuple[Any, Any, Any] = (
             (float(out[0]), float(out[1]), bool(out[2])) if not shape else out

@@ -167,6 +167,7 @@ def elementwise(
     hardware: HardwareLike = None,
     *,
     efficiency: EfficiencyLike = "default",
+    kernels: int = 1,
 ) -> Estimate[float]: ...
 @overload
 def elementwise(
@@ -178,6 +179,7 @@ def elementwise(
     hardware: HardwareLike = None,
     *,
     efficiency: EfficiencyLike = "default",
+    kernels: int = 1,
 ) -> Estimate[Array]: ...
 
 
@@ -190,8 +192,9 @@ def elementwise(
     hardware: HardwareLike = None,
     *,
     efficiency: EfficiencyLike = "default",
+    kernels: int = 1,
 ) -> Estimate[Any]:
-    """Estimate one memory-bound elementwise kernel over ``numel`` elements.
+    """Estimate one memory-bound elementwise kernel (or a chain of them) over ``numel`` elements.
 
     Parameters
     ----------
@@ -203,14 +206,18 @@ def elementwise(
         Arithmetic per output element (counted at the fp32 vector peak).
     dtype : str
         Element format of every tensor.
+    kernels : int
+        Kernels launched back to back by one call (``reads`` and ``writes`` are then their
+        totals): eager ``silu(x) * y`` is ``reads=3, writes=2, kernels=2``.
 
     Notes
     -----
     Bytes = numel·(reads + writes)·bytes_per_element; FLOPs = numel·flops_per_element
-    (the core's ``elementwise_cost``). One kernel launch: a streaming kernel whose time in the
-    default model is its latency (launch, pipeline fill and drain; less for kernels too small to
-    fill the pipeline) plus its bytes at the achievable bandwidth. A composite such as
-    ``silu(x) * y`` in eager mode is two kernels: add two estimates.
+    (the core's ``elementwise_cost``). A streaming kernel's time in the default model is its
+    latency (launch, pipeline fill and drain; less for kernels too small to fill the pipeline)
+    plus its bytes at the achievable bandwidth; each kernel after the first of a chain hides
+    part of its latency behind its predecessor's drain, so a chain costs less than the sum of
+    its kernels estimated alone.
     """
     fn = "elementwise"
     dt = parse_dtype(fn, dtype)
@@ -242,8 +249,11 @@ def elementwise(
             f"{fn}: reads + writes must be at least 1 (a kernel that moves no data), "
             f"got reads={int(r[i])}, writes={int(w[i])}"
         )
+    if isinstance(kernels, (bool, np.bool_)) or not isinstance(kernels, (int, np.integer)) \
+            or not 1 <= kernels <= 1_000_000:
+        raise ValueError(f"{fn}: kernels must be an integer from 1 to 1000000, got {kernels!r}")
     hw, chw, ceff = resolve(hardware, efficiency)
-    cols = _core.elementwise_sweep(num, r, w, fpe, dt, chw, ceff)
+    cols = _core.elementwise_sweep(num, r, w, fpe, dt, chw, ceff, float(kernels))
     return from_columns(cols, shape, label=f"elementwise {label(dt)}", hardware=hw.name,
                         meta={**peak_meta(hw, _core.DType.fp32), **inputs_meta(
                             shape, {"numel": num, "reads": r, "writes": w}, dtype=label(dt))})

@@ -65,6 +65,8 @@ struct Cost {
   double row_bytes = 0;        ///< row kernels: bytes of one row of one tensor (a re-read's unit)
   double reread_bytes = 0;     ///< row kernels: bytes read again after a reduction (L2 or DRAM)
   double transcendentals = 0;  ///< row kernels: exp / log / division per launch (special units)
+  double strided_elements = 0;  ///< kind == memory: elements of aten's non-vectorized
+                                ///< TensorIterator path (broadcast operands), instruction-bound
 
   /// Total DRAM traffic in bytes.
   double bytes() const noexcept { return bytes_read + bytes_written; }

@@ -53,6 +53,8 @@ constexpr std::size_t kGemmTileCount = 12;
 /// every k and rate). GEMMs sharing the extent (a linear's bf16 and low-precision GEMMs) share it.
 struct GemmTiles {
   double m = -1, n = -1, batch = -1, sms = -1;  ///< the extent and SM count it was built for
+  double stream_k = -1;      ///< the kernels' stream-K utilisation floor it was built for
+  double min_tile_n = -1;    ///< the kernels' narrowest tile (columns) it was built for
   bool has_candidates = false;                  ///< candidates chosen (uncapped bandwidth)
   std::size_t count = 0;                        ///< entries of `candidates`
   // Filled when built (left uninitialized: a one-off table is built on every GEMM estimate).

@@ -8,10 +8,15 @@ the KV loop or packs GQA heads in decode, and a fixed GPU time per call.
 ``data/terms/attention.json`` (written by ``benchmarks/fit_attention.py``) holds:
 
 - ``universal``: terms of the software, the same on every GPU (tiles, split-KV, call times, the
-  backward / decode rates *relative* to the forward rate of the same instruction path);
+  backward / decode rates *relative* to the forward rate of the same instruction path; cuDNN's
+  decode call time and its TMA loads' bandwidth relative to the streaming rate; the bandwidth
+  one memory-efficient CTA sustains alone);
 - ``paths``: per instruction path (``mma_sync`` = Ampere-style ``mma.sync`` code, what FA2 and
   the CUTLASS memory-efficient kernels run on every NVIDIA GPU; ``wgmma`` = Hopper/Blackwell
   native warpgroup MMA, what cuDNN runs on sm90/sm100), the forward fraction of the GEMM rate;
+- ``universal.math``: ``strided_element_flops``, the element rate of aten's non-vectorized
+  elementwise kernel (SDPA's math path broadcasts its mask and row flags) in fp32 FLOP-equivalents
+  per element, read off an H100 profiler trace;
 - ``architectures``: which path each backend takes per architecture, and for ``mma_sync`` which
   measured accelerator's FlashAttention-2 fraction (``calibration.json``'s ``attention_fraction``)
   stands for the architecture (Hopper: H100 SXM, Ampere: A100 SXM 80GB).
@@ -100,13 +105,19 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     cudnn.update(fraction=wg, bwd_fraction=wg * float(uni["cudnn"]["bwd_ratio"] if native
                                                       else fa2_bwd),
                  decode_fraction=wg * float(uni["cudnn"]["decode_ratio"]),
-                 call_s=uni["cudnn"]["call_s"], bwd_call_s=uni["cudnn"]["bwd_call_s"])
+                 call_s=uni["cudnn"]["call_s"], bwd_call_s=uni["cudnn"]["bwd_call_s"],
+                 decode_call_s=uni["cudnn"].get("decode_call_s", 0.0),
+                 bandwidth_scale=uni["cudnn"].get("bandwidth_scale", 0.0) if native else 0.0)
     eff = dict(uni["efficient"]["tiles"])
     eff.update(fraction=mma * float(uni["efficient"]["ratio"]),
                bwd_fraction=mma * float(uni["efficient"]["ratio"]) * fa2_bwd,
                decode_fraction=mma * float(uni["efficient"]["decode_ratio"]),
-               call_s=uni["efficient"]["call_s"])
+               call_s=uni["efficient"]["call_s"],
+               cta_bytes_per_s=uni["efficient"].get("cta_bytes_per_s", 0.0))
     fill(terms.flash, flash)
     fill(terms.cudnn, cudnn)
     fill(terms.efficient, eff)
+    # SDPA's math path: aten's non-vectorized elementwise kernels, in fp32 FLOP-equivalents per
+    # element (scaled by each accelerator's own fp32 rate through the estimate).
+    terms.strided_element_flops = float(uni.get("math", {}).get("strided_element_flops", 0.0))
     return terms

@@ -25,6 +25,7 @@ FIELDS = (
     "throttle_fraction",
     "throttle_time_s",
     "rowwise_max_splits",
+    "rowwise_min_tile_n",
     "unaligned_fraction",
     "compute_scale_16",
     "compute_scale_8",

@@ -87,6 +87,8 @@ def _fixed() -> list[Term]:
         t("streaming", ("params", "memory_latency_s"), 0.0, 20 * _US, _STREAMING),
         t("streaming", ("row_ops", "universal", "small_kernel_ramp_s"), 0.0, 10 * _US,
           ("elementwise",)),
+        t("streaming", ("row_ops", "universal", "follow_on_s"), 0.0, 10 * _US,
+          ("elementwise", "row_eager")),
         t("gemm", ("gemm", "terms", "latency_s"), 0.0, 50 * _US, _GEMMS),
         t("gemm", ("gemm", "terms", "memory_fraction"), 0.2, 1.0, _GEMMS),
         t("gemm", ("gemm", "terms", "rowwise_latency_s"), 0.0, 20 * _US, ("gemm_fp8",)),

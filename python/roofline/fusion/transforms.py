@@ -201,8 +201,9 @@ def flash_attention(
     mat = attention(**args, flash=False)
     rows = attention_kernels(**args, flash=False)
     eff = _eff_name(efficiency)
+    launches = int(sum(int(r.get("launches", 1)) for r in rows))
     before = Plan("materialized", (Kernel("attention materialized", tuple(
-        str(r["kernel"]) for r in rows), mat, len(rows)),), hw.name, eff)
+        str(r["kernel"]) for r in rows), mat, launches),), hw.name, eff)
     after = Plan("flash", (Kernel("attention flash", ("attention",), flash, 1),), hw.name, eff)
     return compare(before, after, f"flash vs materialized attention: b={batch} h={heads} "
                    f"q={q_len} kv={kv_len} d={head_dim}{' causal' if causal else ''}")

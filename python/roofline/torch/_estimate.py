@@ -451,9 +451,13 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
     """Run the module (and its backward) on fresh meta tensors and return its kernels in
     launch order; None when ``dedupe`` replayed a layer that turned out not provably
     identical."""
-    params = {n: _meta(p, tdt, train and p.requires_grad)
+    # One meta tensor per parameter / buffer object: a module reused (or a weight tied) under
+    # several names gets the same tensor under each, as functional_call requires of tied keys.
+    metas: dict[int, torch.Tensor] = {}
+    params = {n: metas.setdefault(id(p), _meta(p, tdt, train and p.requires_grad))
               for n, p in module.named_parameters(remove_duplicate=False)}
-    buffers = {n: _meta(b, tdt, False) for n, b in module.named_buffers(remove_duplicate=False)}
+    buffers = {n: metas.setdefault(id(b), _meta(b, tdt, False))
+               for n, b in module.named_buffers(remove_duplicate=False)}
     args = _to_meta(tuple(example_inputs), tdt)
     kw = _to_meta(dict(kwargs or {}), tdt)
     tracker = ModuleTracker()

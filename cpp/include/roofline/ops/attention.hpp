@@ -54,7 +54,7 @@ struct OpKernel {
 
 /// A fixed-capacity list of kernels (no allocation in sweeps).
 struct OpKernels {
-  std::array<OpKernel, 8> items{};  ///< storage
+  std::array<OpKernel, 16> items{};  ///< storage
   int size = 0;                     ///< kernels in use
 
   /// Appends a kernel (ignored beyond capacity, which no formula reaches).
@@ -62,7 +62,9 @@ struct OpKernels {
 };
 
 /// Every kernel of the attention call: flash = 1 kernel forward, 3 backward (preprocess,
-/// main, dQ conversion); materialized = QK^T GEMM, softmax, PV GEMM forward, 5 backward.
+/// main, dQ conversion); materialized = QK^T GEMM, softmax, PV GEMM forward, 5 backward;
+/// SDPA's math path = the aten kernels _scaled_dot_product_attention_math launches (an entry
+/// may stand for several launches of one kind: Cost::kernels).
 /// FLOPs count matrix multiplies only (2 per multiply-add); softmax arithmetic is not counted.
 void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept;
 

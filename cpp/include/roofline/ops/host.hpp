@@ -40,4 +40,16 @@ WallTime wall_time(const double* kernel_s, std::size_t n, LaunchMode mode, std::
 WallTime repeated_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode,
                             std::size_t regions, const HostTerms& t) noexcept;
 
+/// Per-call time of a training step (n kernels in `regions` compiled regions: forward, backward)
+/// repeated in a loop that runs a head_s GPU kernel before each call outside the timed span
+/// (triton do_bench's L2 flush; head_s = 0: a plain loop, timed per iteration). Host issue
+/// times from the head's launch: A_i = sum_{j <= i} gap_j, gap_j = launch cost of kernel j plus
+/// compiled_call_s for each region starting at j (region 0 at j = 0; compiled mode), host period
+/// P = A_{n-1} (+ eager_launch_s for the head's own launch when head_s > 0). One call from an
+/// idle GPU ends at W0 = max(head_s + gpu, max_i (A_i + sum_{j >= i} g_j)); the steady state
+/// of the loop gives wall = max(floor, gpu, min(W0, P) - head_s) (head_s = 0: max(gpu, P)).
+/// Monotone non-decreasing in every kernel time and host term.
+WallTime looped_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode,
+                          std::size_t regions, double head_s, const HostTerms& t) noexcept;
+
 }  // namespace roofline

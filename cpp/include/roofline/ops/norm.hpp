@@ -29,16 +29,19 @@ struct RowOpShape {
   RowBackend backend = RowBackend::fused;  ///< implementation (kernels, passes, row mapping)
 };
 
-/// Shape of an elementwise kernel: `numel` elements of every tensor read and written.
+/// Shape of an elementwise kernel (or a chain of `kernels`): `numel` elements of every tensor
+/// read and written.
 struct ElementwiseShape {
   double numel = 1;              ///< elements per tensor
   double reads = 1;              ///< tensors read
   double writes = 1;             ///< tensors written
   double flops_per_element = 0;  ///< arithmetic per element (fp32 vector peak)
   DType dtype = DType::bf16;     ///< element format of every tensor
+  double kernels = 1;            ///< kernels launched back to back (reads, writes: their totals)
 };
 
-/// Hardware-free cost of one elementwise kernel (kind = memory, math at fp32).
+/// Hardware-free cost of one elementwise kernel, or a back-to-back chain of `s.kernels` of them
+/// (kind = memory, math at fp32).
 Cost elementwise_cost(const ElementwiseShape& s) noexcept;
 
 /// Bytes of one int64 class label (cross_entropy).

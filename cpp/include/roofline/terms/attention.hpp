@@ -16,6 +16,12 @@ struct AttentionBackendTerms {
   double bwd_tile_overhead = 0.0;  ///< backward: fixed cost of a work unit in blocks (0: standard)
   double call_s = 0.0;           ///< fixed GPU time per call: launch gaps, memsets, combine
   double bwd_call_s = 0.0;       ///< fixed GPU time of a backward call (0: call_s)
+  double decode_call_s = 0.0;    ///< fixed GPU time of a call on a decode schedule (0: call_s)
+  double bandwidth_scale = 0.0;  ///< DRAM rate of its loads vs the streaming rate (TMA bulk
+                                 ///< copies beat element-wise streams; 0: 1)
+  double cta_bytes_per_s = 0.0;  ///< bandwidth one work unit sustains on its own (loads not
+                                 ///< overlapped with its math: tile bytes in flight / DRAM
+                                 ///< latency); bounds a unit's time below (0: no bound)
 };
 
 /// Terms of the attention implementations SDPA dispatches to (flash, cuDNN, efficient, math).
@@ -23,6 +29,9 @@ struct AttentionTerms {
   AttentionBackendTerms flash{};      ///< FlashAttention-2 inside PyTorch
   AttentionBackendTerms cudnn{};      ///< cuDNN fused attention
   AttentionBackendTerms efficient{};  ///< memory-efficient (CUTLASS) attention
+  double strided_element_flops = 0.0;  ///< math path: fp32 FLOP-equivalents of one element of
+                                       ///< aten's non-vectorized (broadcast / strided)
+                                       ///< TensorIterator kernel (0: bandwidth-bound only)
 };
 
 }  // namespace roofline

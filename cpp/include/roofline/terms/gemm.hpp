@@ -29,6 +29,9 @@ struct GemmTerms {
   /// Largest split-K factor of a rowwise-scaled GEMM (its epilogue scales the finished
   /// accumulator; 0 = as unscaled GEMMs, 1 = never split).
   double rowwise_max_splits = 0.0;
+  /// Narrowest CTA tile, in columns of C, of the rowwise-scaled kernels (cuBLAS's outer-vector-
+  /// scaled nvjet kernels come in 128-column tiles and wider; 0 = every tile of the search).
+  double rowwise_min_tile_n = 0.0;
   /// Fraction of the compute and memory rates a GEMM reaches when a leading dimension of its
   /// operands (k or n elements) is not a multiple of 16 bytes: no TMA, narrow vector loads
   /// (0 = 1).

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 import roofline as rl
+from roofline import _core
 from roofline.efficiency import is_shape_aware
 
 from ._num import seconds
@@ -14,6 +15,9 @@ from ._num import seconds
 #: Kernels of a measured step that a normal training step does not run: the benchmark did not
 #: zero gradients, so two adds accumulate into x.grad and weight.grad.
 _NOT_PART_OF_A_STEP = ("CUDAFunctor_add",)
+
+#: triton's do_bench zeroes a 256 MiB int32 buffer before every timed call (its L2 flush).
+_FLUSH_ELEMENTS = 2**26
 
 
 def _cast(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
@@ -32,25 +36,53 @@ def step_s(row: dict[str, Any]) -> float:
     return float(row["measured"] - extra)
 
 
+def do_bench_step(row: dict[str, Any], hw: Any, eff: Any) -> tuple[np.ndarray, float, Any]:
+    """Kernel times, flush time and host terms of one do_bench'd float8 linear row.
+
+    The benchmark did not zero the gradients, so each step also ran two bf16 adds into x.grad
+    (m x k) and weight.grad (n x k), launched after the backward (appended to the step's
+    kernels); do_bench's L2 flush (a 256 MiB write, timed by the elementwise model) runs on the
+    GPU before each call while the host starts the call. Returns (kernel times in launch
+    order, flush time, the efficiency's host terms).
+    """
+    a = row["args"]
+    r = rl.float8.linear(int(a["m"]), int(a["k"]), int(a["n"]), recipe="tensorwise"
+                         if a["recipe"] == "bf16" else a["recipe"], hardware=hw, efficiency=eff)
+    lowp, bf16 = r.step_kernel_times()
+    adds = [float(rl.elementwise(e, 2, 1, dtype="bf16", hardware=hw, efficiency=eff).time_s)
+            for e in (float(a["m"]) * a["k"], float(a["n"]) * a["k"])]
+    flush = float(rl.elementwise(_FLUSH_ELEMENTS, 0, 1, dtype="fp32", hardware=hw,
+                                 efficiency=eff).time_s)
+    times = np.concatenate([bf16 if a["recipe"] == "bf16" else lowp, adds])
+    return times, flush, r._args[4].host
+
+
+def do_bench_wall(times: np.ndarray, flush: float, terms: Any) -> float:
+    """do_bench's median of the step: ``_core.looped_wall_time`` over its two compiled regions
+    with the flush as the head kernel that hides host time."""
+    return float(_core.looped_wall_time(times, _core.LaunchMode.compiled, 2, flush, terms)[0])
+
+
 def _linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
     a = row["args"]
     # a batch of rows (roofline.calibration.batch) comes with step_s already applied
     measured = row["measured"] if "kernels" not in row else step_s(row)
     recipe = a["recipe"]
-    if recipe == "bf16":
-        r = rl.float8.linear(a["m"], a["k"], a["n"], recipe="tensorwise", hardware=hw,
-                             efficiency=eff)
-        predicted, wall = r.bf16_s, r.bf16_wall_s
-    else:
-        r = rl.float8.linear(a["m"], a["k"], a["n"], recipe=recipe, hardware=hw, efficiency=eff)
-        predicted, wall = r.fp8_s, r.wall_s
+    r = rl.float8.linear(a["m"], a["k"], a["n"], recipe="tensorwise" if recipe == "bf16"
+                         else recipe, hardware=hw, efficiency=eff)
+    predicted = r.bf16_s if recipe == "bf16" else r.fp8_s
     out = [(f"{row['family']} ({recipe})", measured, seconds(predicted))]
     if row.get("wall_s") is not None and np.all(np.asarray(row["wall_s"]) > 0) \
             and is_shape_aware(eff):
-        # do_bench wall of the compiled step (launch overhead included), against the host model.
-        out.append(("gpu_float8_linear wall_s (all recipes)", row["wall_s"], seconds(wall)))
+        # do_bench wall of the compiled step (host time, flush and gradient adds included)
+        shape = np.shape(a["m"])  # a batch (roofline.calibration.batch) stacks rows
+        wall = np.empty(shape)
+        for idx in np.ndindex(*shape):
+            one = dict(row, args={**a, **{d: np.asarray(a[d])[idx] for d in "mkn"}})
+            wall[idx] = do_bench_wall(*do_bench_step(one, hw, eff))
+        out.append(("gpu_float8_linear wall_s (all recipes)", row["wall_s"],
+                    float(wall) if not shape else wall))
     return out
-
 
 
 PREDICTORS = {"cast": _cast, "linear_train_kernels": _linear}
