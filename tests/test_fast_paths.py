@@ -165,3 +165,35 @@ def test_pruned_gemm_search_equals_exhaustive_off_default(variant: str) -> None:
                     for f, x, y in zip(FIELDS, fast, ref, strict=True):
                         np.testing.assert_array_equal(
                             x, y, err_msg=f"{name} {variant} {dtype} {scaling} {f}")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("recipe, scaling", [("tensorwise", "tensorwise"),
+                                             ("rowwise", "rowwise")])
+def test_linear_sweep_gemms_equal_exhaustive(threads: int, recipe: str, scaling: str) -> None:
+    # A linear's GEMMs share tile tables (by output extent) kept across the sweep's points:
+    # its GEMM sums equal the exhaustive search of each GEMM, added in the formula's order.
+    rng = np.random.default_rng(5)
+    shapes = np.exp(rng.uniform(0, np.log(70000), size=(70000, 3))).round() + 1
+    shapes[::7, 2] = shapes[::7, 0]  # repeated extents within a linear
+    m, k, n = (np.ascontiguousarray(shapes[:, i]) for i in range(3))
+    one = np.ones_like(m)
+    for name in ("H100 SXM", "B200"):
+        hw, chw, ceff = resolve(name, "default")
+        rl.set_num_threads(threads)
+        try:
+            r = rl.float8.linear(m, k, n, recipe, hw)
+        finally:
+            rl.set_num_threads(0)
+
+        def gemms(dtype: str, sc: str, chw: object = chw, ceff: object = ceff) -> np.ndarray:
+            dt = DTYPES[dtype]
+            total = np.zeros_like(m)
+            for a, b, c in ((m, k, n), (m, n, k), (k, m, n)):
+                total = total + _core.gemm_sweep_exhaustive(
+                    a, b, c, one, dt, dt, _core.DType.bf16, False, chw, ceff,
+                    getattr(_core.Scaling, sc))[0]
+            return total
+
+        np.testing.assert_array_equal(r.bf16_s, gemms("bf16", "none"), err_msg=name)
+        np.testing.assert_array_equal(r.fp8_gemm_s, gemms("fp8", scaling), err_msg=name)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace roofline {
 namespace {
@@ -297,73 +298,119 @@ static_assert([] {
   return true;
 }());
 
+static_assert(kTiles.size() == kGemmTileCount);
+static_assert([] {  // tile i * |kTileN| + j has extents (kTileM[i], kTileN[j])
+  for (std::size_t i = 0; i < kTiles.size(); ++i) {
+    if (kTileMIndex[i] != i / kTileN.size() || kTileNIndex[i] != i % kTileN.size()) return false;
+  }
+  return true;
+}());
+
+// A candidate tile's unsplit compute (over its 2 k s_per_flop) may exceed the least by this
+// relative margin, far above the rounding of either (a few ulps), and still be evaluated.
+constexpr double kCandidateMargin = 1.0 + 1e-7;
+
+// Fills `t` for an m x n (x batch) output on `sms` SMs, for kernels whose stream-K utilisation
+// floor is `stream_k` (0: none) and whose narrowest tile has `min_tile_n` columns (narrower
+// tiles are never split nor candidates). Candidates (uncapped bandwidth only): a tile's unsplit
+// compute is 2 k s_per_flop (Tm Tn / reuse) x slots, slots = sms for one wave, else
+// min(waves sms, tiles / stream_k), the waves exactly as the search counts them; only tiles
+// within kCandidateMargin of the least can have the least compute, for every k and rate.
+void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, bool candidates,
+                 double stream_k, double min_tile_n) {
+  t.m = m;
+  t.n = n;
+  t.batch = batch;
+  t.sms = sms;
+  t.stream_k = stream_k;
+  t.min_tile_n = min_tile_n;
+  t.has_candidates = candidates;
+  t.count = 0;
+  for (std::size_t i = 0; i < kTileM.size(); ++i) t.tiles_m[i] = ceil_pos(m / kTileM[i]);
+  for (std::size_t i = 0; i < kTileN.size(); ++i) t.tiles_n[i] = ceil_pos(n / kTileN[i]);
+  // Tile ti = i * |kTileN| + j has extents (kTileM[i], kTileN[j]) (kTileMIndex, kTileNIndex);
+  // the products keep the search's association: (batch tm) tn and (((2 batch) tm Tm) tn) Tn.
+  // Split tiles: those whose grid leaves SMs idle (NaN counts are never evaluated).
+  t.split_count = 0;
+  for (std::size_t i = 0; i < kTileM.size(); ++i) {
+    const double rows = batch * t.tiles_m[i];
+    const double padded_m = 2.0 * batch * t.tiles_m[i] * kTileM[i];
+    for (std::size_t j = 0; j < kTileN.size(); ++j) {
+      const std::size_t ti = i * kTileN.size() + j;
+      t.tiles[ti] = rows * t.tiles_n[j];
+      t.padded[ti] = padded_m * t.tiles_n[j] * kTileN[j];
+      if (t.tiles[ti] < sms && kTileN[j] >= min_tile_n) {
+        t.split[t.split_count++] = static_cast<unsigned char>(ti);
+      }
+    }
+  }
+  if (!candidates) return;
+  std::array<double, kTiles.size()> cost;
+  double least = INFINITY;
+  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+    const double tiles = t.tiles[ti];
+    // (tiles / 0 is infinite: without stream-K the slots are whole waves.)
+    const double slots =
+        tiles <= sms ? sms : std::min(ceil_pos(tiles / sms) * sms, tiles / stream_k);
+    cost[ti] = kTiles[ti].n < min_tile_n ? INFINITY : kTileArea[ti] * slots;
+    least = std::min(least, cost[ti]);
+  }
+  const double limit = least * kCandidateMargin;
+  for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
+    if (!(cost[ti] <= limit)) continue;
+    const double tiles = t.tiles[ti];
+    const double waves = ceil_pos(tiles / sms);
+    double utilisation = tiles / (waves * sms);
+    if (tiles > sms) utilisation = std::max(utilisation, stream_k);
+    t.denom[ti] = utilisation * kTileReuse[ti];
+    t.candidates[t.count++] = static_cast<unsigned char>(ti);
+  }
+}
+
+// The tile table build_tiles(m, n, batch, sms, candidates, stream_k, min_tile_n) from `memo`,
+// built on a miss.
+const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, double sms,
+                            bool candidates, double stream_k, double min_tile_n) {
+  for (const GemmTiles& t : memo.entries) {
+    if (t.m == m && t.n == n && t.batch == batch && t.sms == sms &&
+        t.has_candidates == candidates && t.stream_k == stream_k &&
+        t.min_tile_n == min_tile_n) {
+      return t;
+    }
+  }
+  GemmTiles& t = memo.entries[memo.next];
+  memo.next = (memo.next + 1) % memo.entries.size();
+  build_tiles(t, m, n, batch, sms, candidates, stream_k, min_tile_n);
+  return t;
+}
+
 // The best (tile, split-K) configuration, as a tuned library would pick it; the same estimate
 // as shaped_gemm_exhaustive, faster. Unsplit configurations without a per-SM bandwidth cap
 // share one memory time, so only their least compute matters (the p-norm and the clock model
-// are monotone: raw compute times are compared and transformed once), and a tile whose compute
-// at full utilisation (a lower bound) already exceeds the least so far is skipped. Split-K
+// are monotone: raw compute times are compared and transformed once), over the candidate tiles
+// of the tile table tables(m, n, batch, candidates, stream_k, min_tile_n) (see build_tiles)
+// for c's extent and its library's kernels. Split-K
 // configurations (only for grids under one wave) are bounded below by their compute at full
 // utilisation and their memory time, which grows with the split factor: once that bound
 // exceeds the best time so far (or the unsplit winner's, which wins ties), no larger factor of
 // that tile can win.
-Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
+template <class Tables>
+Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables) {
   const LibraryGemm lib = library_gemm(c, r);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   const bool uncapped = r.s_per_byte_per_sm <= 0;
   const double p = r.eff.overlap_p;
-  std::array<double, kTileM.size()> tiles_m{};
-  std::array<double, kTileN.size()> tiles_n{};
-  for (std::size_t i = 0; i < kTileM.size(); ++i) tiles_m[i] = ceil_pos(c.m / kTileM[i]);
-  for (std::size_t i = 0; i < kTileN.size(); ++i) tiles_n[i] = ceil_pos(c.n / kTileN[i]);
+  const GemmTiles& tt = tables(c.m, c.n, c.batch, uncapped, lib.stream_k, lib.min_tile_n);
   const double partial_bytes = 2.0 * 4.0 * c.batch * c.m * c.n;
   double best_time = INFINITY, best_compute = 0, best_memory = 0;
   // Unsplit configurations first (uncapped: their least compute, in any order).
   double unsplit_time = INFINITY, unsplit_compute = 0, unsplit_memory = 0;
   if (uncapped) {
-    // Each tile's raw compute, 2 k s_per_flop (Tm Tn / reuse) x (sms with one wave, else
-    // min(waves sms, tiles / stream-K utilisation)), bounded below without a division: waves
-    // from a reciprocal a little under 1 / sms never exceed ceil(tiles / sms). Only tiles whose
-    // bound is within the pruning margin of the least exact time are evaluated in full.
-    const double scale = 2.0 * c.k * s_per_flop;
-    const double sms_inv_low = (1.0 / sms) * (1.0 - 1e-12);
-    std::array<double, kTiles.size()> bound{};
-    // 1 / stream-K utilisation, rounded down a little: the bound stays below the exact time.
-    const double stream_k_inv_low = (1.0 / kStreamKUtilisation) * (1.0 - 1e-12);
-    double least_bound = INFINITY, second_bound = INFINITY;
-    std::size_t first = 0;
-    for (std::size_t ti = 0; ti < kTiles.size(); ++ti) {
-      const double tiles = c.batch * tiles_m[kTileMIndex[ti]] * tiles_n[kTileNIndex[ti]];
-      const double slots =
-          tiles <= sms ? sms
-                       : std::min(ceil_pos(tiles * sms_inv_low) * sms, tiles * stream_k_inv_low);
-      // (Without stream-K, rowwise, the slots are waves x sms >= this bound: still a lower one.
-      // Tiles narrower than the kernels have are never evaluated.)
-      bound[ti] = kTiles[ti].n < lib.min_tile_n ? INFINITY : scale * kTileArea[ti] * slots;
-      if (bound[ti] < least_bound) {
-        second_bound = least_bound;
-        least_bound = bound[ti];
-        first = ti;
-      } else if (bound[ti] < second_bound) {
-        second_bound = bound[ti];
-      }
-    }
     double least_raw = INFINITY;  // least compute before the clock model
-    auto exact = [&](std::size_t ti) {
-      const double tm = tiles_m[kTileMIndex[ti]], tn = tiles_n[kTileNIndex[ti]];
-      const double tiles = c.batch * tm * tn;
-      const double flops_s =
-          2.0 * c.batch * tm * kTiles[ti].m * tn * kTiles[ti].n * c.k * s_per_flop;
-      const double waves = ceil_pos(tiles / sms);
-      double utilisation = tiles / (waves * sms);
-      if (tiles > sms) utilisation = std::max(utilisation, lib.stream_k);
-      least_raw = std::min(least_raw, flops_s / (utilisation * kTileReuse[ti]));
-    };
-    exact(first);
-    // Usually no other tile comes near: the second least bound already says so.
-    for (std::size_t ti = 0; second_bound <= least_raw * kPruneMargin && ti < kTiles.size();
-         ++ti) {
-      if (ti != first && bound[ti] <= least_raw * kPruneMargin) exact(ti);
+    for (std::size_t j = 0; j < tt.count; ++j) {
+      const std::size_t ti = tt.candidates[j];
+      least_raw = std::min(least_raw, tt.padded[ti] * c.k * s_per_flop / tt.denom[ti]);
     }
     unsplit_compute = throttled(least_raw, lib);
     unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
@@ -373,7 +420,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
   // full utilisation and reuse, and the traffic of the smallest split factor); when it cannot
   // beat the unsplit winner, which wins ties, the split-K search is skipped.
   bool search = !uncapped;
-  if (uncapped && lib.max_splits >= kSplits[1]) {
+  if (uncapped && tt.split_count > 0 && lib.max_splits >= kSplits[1]) {
     // The clock model only lengthens compute: the bound without it is tried first.
     const double floor_raw = 2.0 * c.batch * c.m * c.n * c.k * s_per_flop;
     const double floor_memory =
@@ -381,14 +428,14 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e) {
     search = !exceeds(floor_raw, floor_memory, p, unsplit_time) &&
              !exceeds(throttled(floor_raw, lib), floor_memory, p, unsplit_time);
   }
-  for (std::size_t ti = 0; search && ti < kTiles.size(); ++ti) {
-    const Tile& t = kTiles[ti];
-    if (t.n < lib.min_tile_n) continue;
-    const double tm = tiles_m[kTileMIndex[ti]], tn = tiles_n[kTileNIndex[ti]];
-    const double tiles = c.batch * tm * tn;
-    if (uncapped && tiles >= sms) continue;  // unsplit done above; split-K needs idle SMs
+  // Uncapped: unsplit done above, and split-K needs idle SMs (the table's split tiles).
+  const std::size_t visits = uncapped ? tt.split_count : kTiles.size();
+  for (std::size_t v = 0; search && v < visits; ++v) {
+    const std::size_t ti = uncapped ? tt.split[v] : v;
+    if (kTiles[ti].n < lib.min_tile_n) continue;  // narrower than the kernels have
+    const double tiles = tt.tiles[ti];
     const double reuse = kTileReuse[ti];
-    const double padded_flops = 2.0 * c.batch * tm * t.m * tn * t.n * c.k;
+    const double padded_flops = tt.padded[ti] * c.k;
     if (!uncapped) {  // splits == 1 with a per-SM bandwidth cap: evaluated in full
       const double waves = ceil_pos(tiles / sms);
       double utilisation = tiles / (waves * sms);
@@ -807,25 +854,63 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
   }
 }
 
+namespace {
+
+// The shape-aware model of a kernel other than a GEMM on a GPU with SMs.
+Estimate shaped_other(const Cost& cost, const Rates& rates, Estimate e) {
+  if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
+  if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
+  return plain(cost, rates, e);
+}
+
+// A shape-aware GEMM (rates.sms > 0), its tile tables from `tables` (see shaped_gemm).
+template <class Tables>
+Estimate estimate_gemm(const Cost& cost, const Rates& rates, Estimate e, Tables&& tables) {
+  const Estimate as_is = shaped_gemm(cost, rates, e, tables);
+  if (!cost.pad_to_align) return as_is;
+  // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
+  Cost padded = cost;
+  const double step = 16.0 / input_bytes(cost.math);
+  padded.k = std::ceil(cost.k / step) * step;
+  padded.n = std::ceil(cost.n / step) * step;
+  const Estimate aligned = shaped_gemm(padded, rates, e, tables);
+  return aligned.time_s < as_is.time_s ? aligned : as_is;
+}
+
+}  // namespace
+
+Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept {
+  Estimate e;
+  e.flops = cost.flops;
+  e.bytes = cost.bytes();
+  e.kernels = cost.kernels;
+  if (cost.kind == KernelKind::gemm && rates.sms > 0) {
+    return estimate_gemm(cost, rates, e,
+                         [&](double m, double n, double batch, bool cand, double stream_k,
+                             double min_tile_n) {
+                           return std::cref(memo_tiles(memo, m, n, batch, rates.sms, cand,
+                                                       stream_k, min_tile_n));
+                         });
+  }
+  return shaped_other(cost, rates, e);
+}
+
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   Estimate e;
   e.flops = cost.flops;
   e.bytes = cost.bytes();
   e.kernels = cost.kernels;
   if (cost.kind == KernelKind::gemm && rates.sms > 0) {
-    const Estimate as_is = shaped_gemm(cost, rates, e);
-    if (!cost.pad_to_align) return as_is;
-    // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
-    Cost padded = cost;
-    const double step = 16.0 / input_bytes(cost.math);
-    padded.k = std::ceil(cost.k / step) * step;
-    padded.n = std::ceil(cost.n / step) * step;
-    const Estimate aligned = shaped_gemm(padded, rates, e);
-    return aligned.time_s < as_is.time_s ? aligned : as_is;
+    GemmTiles table;  // one-off: built for each call
+    return estimate_gemm(cost, rates, e,
+                         [&](double m, double n, double batch, bool cand, double stream_k,
+                             double min_tile_n) {
+                           build_tiles(table, m, n, batch, rates.sms, cand, stream_k,
+                                       min_tile_n);
+                           return std::cref(table);
+                         });
   }
-  if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
-  if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
-  return plain(cost, rates, e);
+  return shaped_other(cost, rates, e);
 }
 
 Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept {

@@ -95,23 +95,30 @@ void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelSink& out,
                         terms);
 }
 
-LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao) {
+LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao,
+                                GemmMemo& memo) {
   // Accumulates each kernel's time into its role's total as the formula emits it.
   struct Accumulate final : KernelSink {
     const Rates& rates;
+    GemmMemo& memo;
     LinearTimes t{};
-    explicit Accumulate(const Rates& r) : rates(r) {}
+    Accumulate(const Rates& r, GemmMemo& m) : rates(r), memo(m) {}
     void push(const char*, KernelRole role, const Cost& c) override {
-      const double time = estimate(c, rates).time_s;
+      const double time = estimate(c, rates, memo).time_s;
       switch (role) {
         case KernelRole::bf16_gemm: t.bf16_s += time; break;
         case KernelRole::lowp_gemm: t.lowp_gemm_s += time; break;
         case KernelRole::cast: t.cast_s += time; break;
       }
     }
-  } acc(rates);
+  } acc(rates, memo);
   float8_linear_kernels(s, torchao, acc, rates.eff.cast);
   return acc.t;
+}
+
+LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao) {
+  GemmMemo memo;
+  return float8_linear_times(s, rates, torchao, memo);
 }
 
 Estimate float8_cast_estimate(double rows, double cols, CastGranularity g, bool transpose,

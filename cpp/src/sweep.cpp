@@ -74,12 +74,13 @@ void float8_linear_sweep(const double* m, const double* k, const double* n,
   ConstColumn M(m, len), K(k, len), N(n, len);
   Column bf16(bf16_s, len), lowp(lowp_gemm_s, len), cast(cast_s, len);
   parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
+    GemmMemo memo;  // the GEMMs of a linear share their output extents pairwise
     for (auto i = static_cast<Eigen::Index>(begin); i < static_cast<Eigen::Index>(end); ++i) {
       LinearSpec s = spec;
       s.m = M[i];
       s.k = K[i];
       s.n = N[i];
-      const LinearTimes t = float8_linear_times(s, rates, eff.torchao_conventions);
+      const LinearTimes t = float8_linear_times(s, rates, eff.torchao_conventions, memo);
       bf16[i] = t.bf16_s;
       lowp[i] = t.lowp_gemm_s;
       cast[i] = t.cast_s;

@@ -68,14 +68,30 @@ def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndar
     if arr.size == 0:
         raise ValueError(f"{fn}: {name} must not be an empty array, got {_show(value)}")
     farr = arr.astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(farr) | (farr < minimum) | (farr != np.floor(farr)) | (farr > MAX_DIM)
-    if arr.dtype.kind in "iu":
-        bad |= arr > MAX_DIM
-    if bad.any():
-        index = int(np.flatnonzero(bad)[0])
+    index = _first_bad(farr.reshape(-1), arr.reshape(-1) if arr.dtype.kind in "iu" else None,
+                       minimum)
+    if index >= 0:
         _raise_bad(fn, name, arr, index, arr.flat[index].item(), what)
     return farr
+
+
+#: Elements checked at a time by _first_bad: the temporaries stay in cache.
+_CHUNK = 1 << 14
+
+
+def _first_bad(flat: np.ndarray, ints: np.ndarray | None, minimum: int) -> int:
+    """Index of the first element of ``flat`` (float64) that is not an integer in
+    [minimum, MAX_DIM] (NaN and infinities included; ``ints``, the integer array it came
+    from, also above MAX_DIM), or -1; checked in cache-sized chunks."""
+    for start in range(0, flat.size, _CHUNK):
+        chunk = flat[start:start + _CHUNK]
+        with np.errstate(invalid="ignore"):
+            good = (chunk >= minimum) & (chunk <= MAX_DIM) & (chunk == np.floor(chunk))
+        if ints is not None:
+            good &= ints[start:start + _CHUNK] <= MAX_DIM
+        if not good.all():
+            return start + int(np.flatnonzero(~good)[0])
+    return -1
 
 
 def contains_bool(value: list[Any] | tuple[Any, ...]) -> bool:

@@ -1,5 +1,6 @@
 #pragma once
 #include <array>
+#include <cstddef>
 
 #include "roofline/cost.hpp"
 #include "roofline/efficiency.hpp"
@@ -43,8 +44,41 @@ struct Rates {
   Rates(const Hardware& hw, const Efficiency& eff) noexcept;
 };
 
+/// Tiles the shape-aware GEMM search chooses from (CTA extents along m and n).
+constexpr std::size_t kGemmTileCount = 12;
+
+/// The dtype- and k-free part of the GEMM tile search for one output extent (m x n, batch) on
+/// one SM count: per tile its count, padded FLOPs over k and utilisation x reuse, and the tiles
+/// whose unsplit time can be the least (the others exceed it by far more than rounding for
+/// every k and rate). GEMMs sharing the extent (a linear's bf16 and low-precision GEMMs) share it.
+struct GemmTiles {
+  double m = -1, n = -1, batch = -1, sms = -1;  ///< the extent and SM count it was built for
+  double stream_k = -1;      ///< the kernels' stream-K utilisation floor it was built for
+  double min_tile_n = -1;    ///< the kernels' narrowest tile (columns) it was built for
+  bool has_candidates = false;                  ///< candidates chosen (uncapped bandwidth)
+  std::size_t count = 0;                        ///< entries of `candidates`
+  // Filled when built (left uninitialized: a one-off table is built on every GEMM estimate).
+  std::array<double, 3> tiles_m;                ///< ceil(m / Tm) per distinct Tm
+  std::array<double, 4> tiles_n;                ///< ceil(n / Tn) per distinct Tn
+  std::array<double, kGemmTileCount> tiles;     ///< batch x tiles along m x along n
+  std::array<double, kGemmTileCount> padded;    ///< 2 batch (tiles_m Tm) (tiles_n Tn)
+  std::array<double, kGemmTileCount> denom;     ///< unsplit utilisation x reuse (candidates)
+  std::array<unsigned char, kGemmTileCount> candidates;  ///< tiles that may win unsplit
+  std::array<unsigned char, kGemmTileCount> split;  ///< tiles leaving SMs idle (split-K)
+  std::size_t split_count;                      ///< entries of `split`
+};
+
+/// The last few GemmTiles built (round robin), for GEMMs on one Rates evaluated in a row.
+struct GemmMemo {
+  std::array<GemmTiles, 4> entries;  ///< recent extents
+  std::size_t next = 0;                 ///< entry the next miss overwrites
+};
+
 /// The shape-aware model of one kernel (GEMM, attention and streaming kinds; plain otherwise).
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept;
+
+/// estimate_shape_aware() reusing the GEMM tile tables of `memo` (same result, bit for bit).
+Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept;
 
 /// Time of one kernel. Plain model: max(compute, memory, kernels x floor). Shape-aware model:
 /// GEMMs pick the best tile (tile + wave quantization, split-K), DRAM bandwidth is capped by
@@ -65,6 +99,15 @@ inline Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
   e.time_s = roof > floor_s ? roof : floor_s;
   e.overhead_s = e.time_s - roof;
   return e;
+}
+
+/// estimate() for kernels evaluated in a row on one Rates: GEMMs sharing an output extent
+/// share their tile tables through `memo` (same result as estimate(), bit for bit).
+inline Estimate estimate(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept {
+  if (rates.eff.shape_aware && cost.kind != KernelKind::generic) {
+    return estimate_shape_aware(cost, rates, memo);
+  }
+  return estimate(cost, rates);
 }
 
 /// estimate() with the GEMM search evaluating every (tile, split-K) configuration: the

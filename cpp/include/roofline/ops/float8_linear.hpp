@@ -35,6 +35,10 @@ struct LinearTimes {
 /// Estimates every kernel of the linear (each with its own floor) and sums them by role; the
 /// cast terms come from rates.eff.cast.
 LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao_conventions);
+/// float8_linear_times() whose GEMMs share tile tables through `memo` (kept across the linears
+/// of a sweep on the same rates): the same times, bit for bit.
+LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao_conventions,
+                                GemmMemo& memo);
 
 /// Sum of the estimates of a standalone compiled cast's kernels (float8_cast_kernels, with the
 /// cast terms of rates.eff): time, its parts, bytes and kernel count.
