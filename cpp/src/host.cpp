@@ -16,6 +16,22 @@ std::size_t region_starts_at(std::size_t i, std::size_t n, std::size_t regions) 
   return ceil_div((i + 1) * regions) - ceil_div(i * regions);
 }
 
+/// GPU time of a kernel sequence (each kernel at least the gap floor) and the kernels' own
+/// time without that floor.
+struct BusyTime {
+  double gpu = 0.0;
+  double work = 0.0;
+};
+
+BusyTime busy_time(const double* kernel_s, std::size_t n, const HostTerms& t) noexcept {
+  BusyTime b;
+  for (std::size_t j = 0; j < n; ++j) {
+    b.gpu += std::max(kernel_s[j], t.kernel_gap_s);
+    b.work += kernel_s[j];
+  }
+  return b;
+}
+
 }  // namespace
 
 double launch_gap_s(LaunchMode mode, const HostTerms& t, std::size_t i, std::size_t n,
@@ -45,12 +61,7 @@ WallTime wall_time(const double* kernel_s, std::size_t n, LaunchMode mode, std::
   }
   // GPU total first, then one pass: prefix GPU time P_{i-1} and host issue time A_i give
   // A_i + (G - P_{i-1}), the time kernel i's launch leaves for the rest to finish.
-  double gpu = 0.0;
-  double work = 0.0;  // the kernels' own time, without the gap floor
-  for (std::size_t j = 0; j < n; ++j) {
-    gpu += std::max(kernel_s[j], t.kernel_gap_s);
-    work += kernel_s[j];
-  }
+  const auto [gpu, work] = busy_time(kernel_s, n, t);
   double issued = 0.0;  // A_i: host time from the first launch to launch i
   double before = 0.0;  // P_{i-1}: GPU time of the kernels before i
   double wall = gpu;    // i = 0: everything launched at once
@@ -74,12 +85,7 @@ WallTime repeated_wall_time(const double* kernel_s, std::size_t n, LaunchMode mo
   if (n == 0) {
     return w;
   }
-  double gpu = 0.0;
-  double work = 0.0;
-  for (std::size_t j = 0; j < n; ++j) {
-    gpu += std::max(kernel_s[j], t.kernel_gap_s);
-    work += kernel_s[j];
-  }
+  const auto [gpu, work] = busy_time(kernel_s, n, t);
   // Host time of one call: every launch (the first one too, as the loop repeats the call) and,
   // compiled, the entry of each region; a CUDA graph is one replay.
   double host = 0.0;
@@ -109,12 +115,7 @@ WallTime looped_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode
   if (n == 0) {
     return w;
   }
-  double gpu = 0.0;
-  double work = 0.0;
-  for (std::size_t j = 0; j < n; ++j) {
-    gpu += std::max(kernel_s[j], t.kernel_gap_s);
-    work += kernel_s[j];
-  }
+  const auto [gpu, work] = busy_time(kernel_s, n, t);
   const std::size_t r = std::clamp<std::size_t>(regions, 1, n);
   // One pass from the last kernel back: S = GPU time of kernels i..n-1. The issue time of
   // kernel i, A_i, is the sum of the gaps up to i, so walk forward once for the gaps' total
