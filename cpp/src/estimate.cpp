@@ -50,7 +50,19 @@ double combine(double a, double b, double p) {
   return hi * std::pow(std::pow(x, p) + std::pow(y, p), 1.0 / p);
 }
 
-Estimate plain(const Cost& cost, const Rates& r, Estimate e) {
+// An estimate holding what its cost fixes (FLOPs, DRAM bytes, launches), times zero. Each model
+// below starts from one and returns it (a named local: built in the caller's result, where a
+// by-value parameter would be copied out with wide loads of just-stored fields, which stall).
+Estimate counted(const Cost& c) {
+  Estimate e;
+  e.flops = c.flops;
+  e.bytes = c.bytes();
+  e.kernels = c.kernels;
+  return e;
+}
+
+Estimate plain(const Cost& cost, const Rates& r) {
+  Estimate e = counted(cost);
   e.compute_s = cost.flops * r.s_per_flop[static_cast<std::size_t>(cost.math)];
   e.memory_s = e.bytes * r.s_per_byte;
   const double roof = std::max(e.compute_s, e.memory_s);
@@ -157,8 +169,9 @@ double throttled(double t, const LibraryGemm& lib) {
 
 // The estimate of the winning GEMM configuration: its time plus the library's fixed time per
 // kernel, never under the kernel floor; overhead is what exceeds the slower of the two rates.
-Estimate finish_gemm(Estimate e, double best_time, double best_compute, double best_memory,
+Estimate finish_gemm(double best_time, double best_compute, double best_memory,
                      const Cost& c, const Rates& r, const LibraryGemm& lib) {
+  Estimate e = counted(c);
   e.compute_s = best_compute;
   e.memory_s = best_memory;
   e.time_s = std::max(best_time + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
@@ -168,8 +181,9 @@ Estimate finish_gemm(Estimate e, double best_time, double best_compute, double b
 
 // The reference search: every (tile, split-K) configuration evaluated in full. shaped_gemm
 // returns the same estimate (bit for bit) and skips configurations that cannot win.
-Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
+Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r) {
   const LibraryGemm lib = library_gemm(c, r);
+  const double bytes = c.bytes();
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   // Without a per-SM bandwidth cap, every unsplit configuration moves the same bytes at the
@@ -177,7 +191,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
   // monotone in each term): track it and combine once. Split-K configurations differ in
   // traffic and are evaluated in full. Same result as evaluating every configuration.
   const bool uncapped = r.s_per_byte_per_sm <= 0;
-  const double unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
+  const double unsplit_memory = library_memory_time(bytes, sms, r, lib);
   double least_unsplit_compute = INFINITY;
   double best_time = INFINITY, best_compute = 0, best_memory = 0;
   // The best (tile, split-K) configuration, as a tuned library would pick it. Each
@@ -205,7 +219,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
       // Compute and DRAM traffic overlap imperfectly: a p-norm is max-like when one term
       // dominates and sum-like when both saturate (short-K GEMMs writing a large C show it).
       const double memory =
-          library_memory_time(e.bytes + partials, std::min(units, sms), r, lib);
+          library_memory_time(bytes + partials, std::min(units, sms), r, lib);
       const double time = combine(compute, memory, r.eff.overlap_p);
       if (time < best_time) {
         best_time = time;
@@ -222,7 +236,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
       best_memory = unsplit_memory;
     }
   }
-  return finish_gemm(e, best_time, best_compute, best_memory, c, r, lib);
+  return finish_gemm(best_time, best_compute, best_memory, c, r, lib);
 }
 
 // Operand reuse of each tile relative to 128x128, capped at 1 (see kFullReuse).
@@ -442,8 +456,9 @@ const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, do
 // exceeds the best time so far (or the unsplit winner's, which wins ties), no larger factor of
 // that tile can win.
 template <class Tables>
-Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables) {
+Estimate shaped_gemm(const Cost& c, const Rates& r, Tables&& tables) {
   const Ranker rank{library_gemm(c, r), r.eff.overlap_p};
+  const double bytes = c.bytes();
   const LibraryGemm& lib = rank.lib;
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
@@ -459,7 +474,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
       least_raw = std::min(least_raw, tt.padded[ti] * c.k * s_per_flop / tt.denom[ti]);
     }
     unsplit.raw = least_raw;
-    unsplit.memory = library_memory_time(e.bytes, sms, r, lib);
+    unsplit.memory = library_memory_time(bytes, sms, r, lib);
     unsplit.key = rank.key(unsplit.raw, unsplit.memory);
     unsplit.set = true;
   }
@@ -471,7 +486,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
     // The clock model only lengthens compute: the bound without it is tried first.
     const double floor_raw = 2.0 * c.batch * c.m * c.n * c.k * s_per_flop;
     const double floor_memory =
-        library_memory_time(e.bytes + partial_bytes * kSplits[1], sms, r, lib);
+        library_memory_time(bytes + partial_bytes * kSplits[1], sms, r, lib);
     search = !rank.exceeds(rank.key_of(floor_raw, floor_memory), unsplit.key) &&
              !rank.exceeds(rank.key(floor_raw, floor_memory), unsplit.key);
   }
@@ -489,7 +504,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
       if (tiles > sms) utilisation = std::max(utilisation, lib.stream_k);
       Pick pick;
       pick.raw = padded_flops * s_per_flop / (utilisation * reuse);
-      pick.memory = library_memory_time(e.bytes, std::min(tiles, sms), r, lib);
+      pick.memory = library_memory_time(bytes, std::min(tiles, sms), r, lib);
       pick.key = rank.key(pick.raw, pick.memory);
       pick.set = true;
       if (rank.before(pick, best, false)) best = pick;
@@ -506,7 +521,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
       const double units = tiles * splits;
       const double busy = std::min(units, sms);
       Pick pick;
-      pick.memory = library_memory_time(e.bytes + partials, busy, r, lib);
+      pick.memory = library_memory_time(bytes + partials, busy, r, lib);
       // A split configuration wins only below the best split time so far and below the
       // unsplit winner's time (which wins ties): bound against the smaller.
       const double limit = std::min(best.key, unsplit.key);
@@ -531,7 +546,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
   if (uncapped && rank.before(unsplit, best, true)) best = unsplit;
   const double best_time = rank.time(best);
   const double best_compute = best.set ? rank.compute(best) : 0.0;
-  return finish_gemm(e, best_time, best_compute, best.memory, c, r, lib);
+  return finish_gemm(best_time, best_compute, best.memory, c, r, lib);
 }
 
 // Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
@@ -549,7 +564,8 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
 // - transcendentals (exp, log, division) at transcendental_flops each at the fp32 rate: they
 //   follow the loads of a row (added to the time) except in aten_stream kernels, whose loops
 //   overlap them with the traffic of the next iterations (counted with the FLOPs).
-Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
+Estimate shaped_memory(const Cost& c, const Rates& r) {
+  Estimate e = counted(c);
   const RowOpTerms& t = r.eff.row_ops;
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
   const double fraction = c.bandwidth_fraction > 0 ? c.bandwidth_fraction : 1.0;
@@ -768,7 +784,8 @@ struct AttnRun {
 // that only shrinks as a size grows (decode while q_len <= 16, 128-key blocks while head_dim <=
 // 128, splits while the unsplit units leave SMs idle); tile counts are ceil-divisions and causal
 // sums closed forms.
-Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
+Estimate shaped_attention(const Cost& c, const Rates& r) {
+  Estimate e = counted(c);
   const AttnParams p = attn_params(c, r.eff);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
   const double sms = r.sms;
@@ -895,52 +912,45 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
 namespace {
 
 // The shape-aware model of a kernel other than a GEMM on a GPU with SMs.
-Estimate shaped_other(const Cost& cost, const Rates& rates, Estimate e) {
-  if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
-  if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
-  return plain(cost, rates, e);
+Estimate shaped_other(const Cost& cost, const Rates& rates) {
+  if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates);
+  if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates);
+  return plain(cost, rates);
 }
 
 // A shape-aware GEMM (rates.sms > 0), its tile tables from `tables` (see shaped_gemm).
 template <class Tables>
-Estimate estimate_gemm(const Cost& cost, const Rates& rates, Estimate e, Tables&& tables) {
-  const Estimate as_is = shaped_gemm(cost, rates, e, tables);
-  if (!cost.pad_to_align) return as_is;
+Estimate estimate_gemm(const Cost& cost, const Rates& rates, Tables&& tables) {
+  if (!cost.pad_to_align) return shaped_gemm(cost, rates, tables);
+  const Estimate as_is = shaped_gemm(cost, rates, tables);
   // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
+  // (FLOPs and bytes stay those of the cost: the padded copy keeps its fields.)
   Cost padded = cost;
   const double step = 16.0 / input_bytes(cost.math);
   padded.k = std::ceil(cost.k / step) * step;
   padded.n = std::ceil(cost.n / step) * step;
-  const Estimate aligned = shaped_gemm(padded, rates, e, tables);
+  const Estimate aligned = shaped_gemm(padded, rates, tables);
   return aligned.time_s < as_is.time_s ? aligned : as_is;
 }
 
 }  // namespace
 
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept {
-  Estimate e;
-  e.flops = cost.flops;
-  e.bytes = cost.bytes();
-  e.kernels = cost.kernels;
   if (cost.kind == KernelKind::gemm && rates.sms > 0) {
-    return estimate_gemm(cost, rates, e,
+    return estimate_gemm(cost, rates,
                          [&](double m, double n, double batch, bool cand, double stream_k,
                              double min_tile_n) {
                            return std::cref(memo_tiles(memo, m, n, batch, rates.sms, cand,
                                                        stream_k, min_tile_n));
                          });
   }
-  return shaped_other(cost, rates, e);
+  return shaped_other(cost, rates);
 }
 
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
-  Estimate e;
-  e.flops = cost.flops;
-  e.bytes = cost.bytes();
-  e.kernels = cost.kernels;
   if (cost.kind == KernelKind::gemm && rates.sms > 0) {
     GemmTiles table;  // one-off: built for each call
-    return estimate_gemm(cost, rates, e,
+    return estimate_gemm(cost, rates,
                          [&](double m, double n, double batch, bool cand, double stream_k,
                              double min_tile_n) {
                            build_tiles(table, m, n, batch, rates.sms, cand, stream_k,
@@ -948,16 +958,12 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
                            return std::cref(table);
                          });
   }
-  return shaped_other(cost, rates, e);
+  return shaped_other(cost, rates);
 }
 
 Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept {
   if (rates.eff.shape_aware && cost.kind == KernelKind::gemm && rates.sms > 0) {
-    Estimate e;
-    e.flops = cost.flops;
-    e.bytes = cost.bytes();
-    e.kernels = cost.kernels;
-    return shaped_gemm_exhaustive(cost, rates, e);
+    return shaped_gemm_exhaustive(cost, rates);
   }
   return estimate(cost, rates);
 }
