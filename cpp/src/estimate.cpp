@@ -510,10 +510,9 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Tables&& tables) {
       if (rank.before(pick, best, false)) best = pick;
       if (tiles >= sms) continue;  // split-K never pays with a full wave
     }
-    // Lower bounds of every split configuration of this tile: full utilisation, first without
-    // the clock model (no division), then with it (computed once, when needed).
+    // A lower bound of every split configuration's raw compute on this tile (full utilisation,
+    // no division): its key is tried first without the clock model, then with it.
     const double raw_floor = padded_flops * s_per_flop * kInvReuseLow[ti];
-    const double compute_floor = padded_flops * s_per_flop / reuse;
     for (std::size_t si = 1; si < kSplits.size(); ++si) {
       const double splits = kSplits[si];
       if (splits > lib.max_splits) break;
@@ -526,7 +525,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Tables&& tables) {
       // unsplit winner's time (which wins ties): bound against the smaller.
       const double limit = std::min(best.key, unsplit.key);
       const bool pruned = rank.exceeds(rank.key_of(raw_floor, pick.memory), limit) ||
-                          rank.exceeds(rank.key(compute_floor, pick.memory), limit);
+                          rank.exceeds(rank.key(raw_floor, pick.memory), limit);
       if (pruned) {
         // Memory grows with the split factor only while the busy SMs do not change its rate;
         // stop only when that holds for every larger factor (uncapped bandwidth, or all SMs
