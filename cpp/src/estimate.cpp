@@ -50,7 +50,19 @@ double combine(double a, double b, double p) {
   return hi * std::pow(std::pow(x, p) + std::pow(y, p), 1.0 / p);
 }
 
-Estimate plain(const Cost& cost, const Rates& r, Estimate e) {
+// An estimate holding what its cost fixes (FLOPs, DRAM bytes, launches), times zero. Each model
+// below starts from one and returns it (a named local: built in the caller's result, where a
+// by-value parameter would be copied out with wide loads of just-stored fields, which stall).
+Estimate counted(const Cost& c) {
+  Estimate e;
+  e.flops = c.flops;
+  e.bytes = c.bytes();
+  e.kernels = c.kernels;
+  return e;
+}
+
+Estimate plain(const Cost& cost, const Rates& r) {
+  Estimate e = counted(cost);
   e.compute_s = cost.flops * r.s_per_flop[static_cast<std::size_t>(cost.math)];
   e.memory_s = e.bytes * r.s_per_byte;
   const double roof = std::max(e.compute_s, e.memory_s);
@@ -157,8 +169,9 @@ double throttled(double t, const LibraryGemm& lib) {
 
 // The estimate of the winning GEMM configuration: its time plus the library's fixed time per
 // kernel, never under the kernel floor; overhead is what exceeds the slower of the two rates.
-Estimate finish_gemm(Estimate e, double best_time, double best_compute, double best_memory,
+Estimate finish_gemm(double best_time, double best_compute, double best_memory,
                      const Cost& c, const Rates& r, const LibraryGemm& lib) {
+  Estimate e = counted(c);
   e.compute_s = best_compute;
   e.memory_s = best_memory;
   e.time_s = std::max(best_time + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
@@ -168,8 +181,9 @@ Estimate finish_gemm(Estimate e, double best_time, double best_compute, double b
 
 // The reference search: every (tile, split-K) configuration evaluated in full. shaped_gemm
 // returns the same estimate (bit for bit) and skips configurations that cannot win.
-Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
+Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r) {
   const LibraryGemm lib = library_gemm(c, r);
+  const double bytes = c.bytes();
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   // Without a per-SM bandwidth cap, every unsplit configuration moves the same bytes at the
@@ -177,7 +191,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
   // monotone in each term): track it and combine once. Split-K configurations differ in
   // traffic and are evaluated in full. Same result as evaluating every configuration.
   const bool uncapped = r.s_per_byte_per_sm <= 0;
-  const double unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
+  const double unsplit_memory = library_memory_time(bytes, sms, r, lib);
   double least_unsplit_compute = INFINITY;
   double best_time = INFINITY, best_compute = 0, best_memory = 0;
   // The best (tile, split-K) configuration, as a tuned library would pick it. Each
@@ -205,7 +219,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
       // Compute and DRAM traffic overlap imperfectly: a p-norm is max-like when one term
       // dominates and sum-like when both saturate (short-K GEMMs writing a large C show it).
       const double memory =
-          library_memory_time(e.bytes + partials, std::min(units, sms), r, lib);
+          library_memory_time(bytes + partials, std::min(units, sms), r, lib);
       const double time = combine(compute, memory, r.eff.overlap_p);
       if (time < best_time) {
         best_time = time;
@@ -222,7 +236,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r, Estimate e) {
       best_memory = unsplit_memory;
     }
   }
-  return finish_gemm(e, best_time, best_compute, best_memory, c, r, lib);
+  return finish_gemm(best_time, best_compute, best_memory, c, r, lib);
 }
 
 // Operand reuse of each tile relative to 128x128, capped at 1 (see kFullReuse).
@@ -269,19 +283,65 @@ inline double combine_fast(double a, double b, double p) {
   return hi * std::sqrt(std::sqrt(1.0 + y4));
 }
 
-// True when the combined time of (a, b) surely exceeds `bound` by the pruning margin; false
-// may still exceed it (the caller then evaluates the configuration in full, which is always
-// safe). max(a, b) never exceeds the combined time; for p = 4 the fourth powers are compared
-// instead of taking two roots (a relative 1e-12, far above their rounding, keeps it sure).
-inline bool exceeds(double a, double b, double p, double bound) {
-  const double limit = bound * kPruneMargin;
-  const double hi = std::max(a, b);
-  if (hi > limit) return true;
-  if (p != 4.0) return combine(a, b, p) > limit;
-  const double lo = std::min(a, b);
-  const double h2 = hi * hi, l2 = lo * lo, limit2 = limit * limit;
-  return h2 * h2 + l2 * l2 > limit2 * limit2 * (1.0 + 1e-12);
-}
+// A GEMM configuration as the search compares it: its compute before the clock model (`raw`),
+// its DRAM time and its rank key (Ranker::key; infinite: none chosen yet).
+struct Pick {
+  double key = INFINITY, raw = 0, memory = 0;
+  bool set = false;
+};
+
+// Orders GEMM configurations by combined time without computing it. key() is a monotone
+// transform of combine(throttled(raw), memory, p) up to a relative `slack`: for p = 4 the fourth
+// power c^4 + memory^4, with the clock model's two chained divisions merged into one (a few ulps
+// off the exact c); otherwise the time itself (slack 0). Keys further apart than the slack order
+// the exact times the same way; closer ones (near-ties) and keys outside [kKeyMin, kKeyMax]
+// (where fourth powers lose precision) are settled by the exact times, so the search picks the
+// configuration, and returns the time, that evaluating every time exactly would, bit for bit.
+struct Ranker {
+  static constexpr double kKeyMin = 1e-290, kKeyMax = 1e290;
+  LibraryGemm lib;
+  double p;
+  bool fourth = p == 4.0;
+  double slack = fourth ? 1e-12 : 0.0;
+  // Pruning margin on keys: kPruneMargin on times, its fourth power on fourth powers.
+  double prune = fourth ? kPruneMargin * kPruneMargin * kPruneMargin * kPruneMargin
+                        : kPruneMargin;
+
+  // The rank key of compute `c` (after the clock model) and DRAM time `memory`.
+  double key_of(double c, double memory) const {
+    if (!fourth) return combine_fast(c, memory, p);
+    const double c2 = c * c, m2 = memory * memory;
+    return c2 * c2 + m2 * m2;
+  }
+  // The rank key of raw compute `raw` (before the clock model) and DRAM time `memory`.
+  double key(double raw, double memory) const {
+    if (!fourth) return key_of(throttled(raw, lib), memory);
+    if (lib.throttle >= 1.0 || lib.throttle_time_s <= 0) return key_of(raw, memory);
+    // t / (f + (1 - f) tau / (tau + t)) = t (tau + t) / (f (tau + t) + (1 - f) tau).
+    const double tau = lib.throttle_time_s, span = tau + raw;
+    const double c = raw * span / (lib.throttle * span + (1.0 - lib.throttle) * tau);
+    return key_of(c, memory);
+  }
+  // The exact compute of a pick (after the clock model).
+  double compute(const Pick& a) const { return throttled(a.raw, lib); }
+  // The exact combined time of a pick (infinite when none is chosen).
+  double time(const Pick& a) const {
+    return a.set ? combine_fast(compute(a), a.memory, p) : INFINITY;
+  }
+  // True when `a` takes less time than `b` (or, with `ties`, no more), as the exact times say.
+  bool before(const Pick& a, const Pick& b, bool ties) const {
+    if (a.key >= kKeyMin && a.key <= kKeyMax) {
+      if (a.key < b.key * (1.0 - slack)) return true;
+      if (a.key > b.key * (1.0 + slack)) return false;
+    }
+    return ties ? time(a) <= time(b) : time(a) < time(b);
+  }
+  // True when a configuration whose time is at least that of key `lower` surely takes longer than
+  // `limit` by the pruning margin; false may still exceed it (evaluated in full: always safe).
+  bool exceeds(double lower, double limit) const {
+    return lower >= kKeyMin && lower <= kKeyMax && lower > limit * prune;
+  }
+};
 
 // Distinct tile extents along m (kTiles[i].m) and n (kTiles[i].n), and each tile's index into
 // them: the search rounds each dimension once per extent instead of once per tile.
@@ -385,7 +445,8 @@ const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, do
 }
 
 // The best (tile, split-K) configuration, as a tuned library would pick it; the same estimate
-// as shaped_gemm_exhaustive, faster. Unsplit configurations without a per-SM bandwidth cap
+// as shaped_gemm_exhaustive, faster. Configurations are compared by rank keys (Ranker), and only
+// the winner's time is taken exactly. Unsplit configurations without a per-SM bandwidth cap
 // share one memory time, so only their least compute matters (the p-norm and the clock model
 // are monotone: raw compute times are compared and transformed once), over the candidate tiles
 // of the tile table tables(m, n, batch, candidates, stream_k, min_tile_n) (see build_tiles)
@@ -395,26 +456,27 @@ const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, do
 // exceeds the best time so far (or the unsplit winner's, which wins ties), no larger factor of
 // that tile can win.
 template <class Tables>
-Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables) {
-  const LibraryGemm lib = library_gemm(c, r);
+Estimate shaped_gemm(const Cost& c, const Rates& r, Tables&& tables) {
+  const Ranker rank{library_gemm(c, r), r.eff.overlap_p};
+  const double bytes = c.bytes();
+  const LibraryGemm& lib = rank.lib;
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   const bool uncapped = r.s_per_byte_per_sm <= 0;
-  const double p = r.eff.overlap_p;
   const GemmTiles& tt = tables(c.m, c.n, c.batch, uncapped, lib.stream_k, lib.min_tile_n);
   const double partial_bytes = 2.0 * 4.0 * c.batch * c.m * c.n;
-  double best_time = INFINITY, best_compute = 0, best_memory = 0;
-  // Unsplit configurations first (uncapped: their least compute, in any order).
-  double unsplit_time = INFINITY, unsplit_compute = 0, unsplit_memory = 0;
+  Pick best;     // the best split (or, capped, any) configuration so far
+  Pick unsplit;  // uncapped: the unsplit winner (its least compute, in any order)
   if (uncapped) {
     double least_raw = INFINITY;  // least compute before the clock model
     for (std::size_t j = 0; j < tt.count; ++j) {
       const std::size_t ti = tt.candidates[j];
       least_raw = std::min(least_raw, tt.padded[ti] * c.k * s_per_flop / tt.denom[ti]);
     }
-    unsplit_compute = throttled(least_raw, lib);
-    unsplit_memory = library_memory_time(e.bytes, sms, r, lib);
-    unsplit_time = combine_fast(unsplit_compute, unsplit_memory, p);
+    unsplit.raw = least_raw;
+    unsplit.memory = library_memory_time(bytes, sms, r, lib);
+    unsplit.key = rank.key(unsplit.raw, unsplit.memory);
+    unsplit.set = true;
   }
   // Uncapped: one bound for every split configuration of every tile (the unpadded FLOPs at
   // full utilisation and reuse, and the traffic of the smallest split factor); when it cannot
@@ -424,9 +486,9 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
     // The clock model only lengthens compute: the bound without it is tried first.
     const double floor_raw = 2.0 * c.batch * c.m * c.n * c.k * s_per_flop;
     const double floor_memory =
-        library_memory_time(e.bytes + partial_bytes * kSplits[1], sms, r, lib);
-    search = !exceeds(floor_raw, floor_memory, p, unsplit_time) &&
-             !exceeds(throttled(floor_raw, lib), floor_memory, p, unsplit_time);
+        library_memory_time(bytes + partial_bytes * kSplits[1], sms, r, lib);
+    search = !rank.exceeds(rank.key_of(floor_raw, floor_memory), unsplit.key) &&
+             !rank.exceeds(rank.key(floor_raw, floor_memory), unsplit.key);
   }
   // Uncapped: unsplit done above, and split-K needs idle SMs (the table's split tiles).
   const std::size_t visits = uncapped ? tt.split_count : kTiles.size();
@@ -440,35 +502,30 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
       const double waves = ceil_pos(tiles / sms);
       double utilisation = tiles / (waves * sms);
       if (tiles > sms) utilisation = std::max(utilisation, lib.stream_k);
-      const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
-      const double memory = library_memory_time(e.bytes, std::min(tiles, sms), r, lib);
-      const double time = combine_fast(compute, memory, p);
-      if (time < best_time) {
-        best_time = time;
-        best_compute = compute;
-        best_memory = memory;
-      }
+      Pick pick;
+      pick.raw = padded_flops * s_per_flop / (utilisation * reuse);
+      pick.memory = library_memory_time(bytes, std::min(tiles, sms), r, lib);
+      pick.key = rank.key(pick.raw, pick.memory);
+      pick.set = true;
+      if (rank.before(pick, best, false)) best = pick;
       if (tiles >= sms) continue;  // split-K never pays with a full wave
     }
-    // Lower bounds of every split configuration of this tile: full utilisation, first without
-    // the clock model (no division), then with it (computed once, when needed).
+    // A lower bound of every split configuration's raw compute on this tile (full utilisation,
+    // no division): its key is tried first without the clock model, then with it.
     const double raw_floor = padded_flops * s_per_flop * kInvReuseLow[ti];
-    double compute_floor = -1.0;
     for (std::size_t si = 1; si < kSplits.size(); ++si) {
       const double splits = kSplits[si];
       if (splits > lib.max_splits) break;
       const double partials = partial_bytes * splits;
       const double units = tiles * splits;
       const double busy = std::min(units, sms);
-      const double memory = library_memory_time(e.bytes + partials, busy, r, lib);
+      Pick pick;
+      pick.memory = library_memory_time(bytes + partials, busy, r, lib);
       // A split configuration wins only below the best split time so far and below the
       // unsplit winner's time (which wins ties): bound against the smaller.
-      const double limit = std::min(best_time, unsplit_time);
-      bool pruned = exceeds(raw_floor, memory, p, limit);
-      if (!pruned) {
-        if (compute_floor < 0.0) compute_floor = throttled(padded_flops * s_per_flop / reuse, lib);
-        pruned = exceeds(compute_floor, memory, p, limit);
-      }
+      const double limit = std::min(best.key, unsplit.key);
+      const bool pruned = rank.exceeds(rank.key_of(raw_floor, pick.memory), limit) ||
+                          rank.exceeds(rank.key(raw_floor, pick.memory), limit);
       if (pruned) {
         // Memory grows with the split factor only while the busy SMs do not change its rate;
         // stop only when that holds for every larger factor (uncapped bandwidth, or all SMs
@@ -479,21 +536,16 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
       const double waves = ceil_pos(units / sms);
       double utilisation = units / (waves * sms);
       if (units > sms) utilisation = std::max(utilisation, lib.stream_k);
-      const double compute = throttled(padded_flops * s_per_flop / (utilisation * reuse), lib);
-      const double time = combine_fast(compute, memory, p);
-      if (time < best_time) {
-        best_time = time;
-        best_compute = compute;
-        best_memory = memory;
-      }
+      pick.raw = padded_flops * s_per_flop / (utilisation * reuse);
+      pick.key = rank.key(pick.raw, pick.memory);
+      pick.set = true;
+      if (rank.before(pick, best, false)) best = pick;
     }
   }
-  if (uncapped && unsplit_time <= best_time) {
-    best_time = unsplit_time;
-    best_compute = unsplit_compute;
-    best_memory = unsplit_memory;
-  }
-  return finish_gemm(e, best_time, best_compute, best_memory, c, r, lib);
+  if (uncapped && rank.before(unsplit, best, true)) best = unsplit;
+  const double best_time = rank.time(best);
+  const double best_compute = best.set ? rank.compute(best) : 0.0;
+  return finish_gemm(best_time, best_compute, best.memory, c, r, lib);
 }
 
 // Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
@@ -511,7 +563,8 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, Estimate e, Tables&& tables)
 // - transcendentals (exp, log, division) at transcendental_flops each at the fp32 rate: they
 //   follow the loads of a row (added to the time) except in aten_stream kernels, whose loops
 //   overlap them with the traffic of the next iterations (counted with the FLOPs).
-Estimate shaped_memory(const Cost& c, const Rates& r, Estimate e) {
+Estimate shaped_memory(const Cost& c, const Rates& r) {
+  Estimate e = counted(c);
   const RowOpTerms& t = r.eff.row_ops;
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
   const double fraction = c.bandwidth_fraction > 0 ? c.bandwidth_fraction : 1.0;
@@ -730,7 +783,8 @@ struct AttnRun {
 // that only shrinks as a size grows (decode while q_len <= 16, 128-key blocks while head_dim <=
 // 128, splits while the unsplit units leave SMs idle); tile counts are ceil-divisions and causal
 // sums closed forms.
-Estimate shaped_attention(const Cost& c, const Rates& r, Estimate e) {
+Estimate shaped_attention(const Cost& c, const Rates& r) {
+  Estimate e = counted(c);
   const AttnParams p = attn_params(c, r.eff);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
   const double sms = r.sms;
@@ -857,52 +911,45 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
 namespace {
 
 // The shape-aware model of a kernel other than a GEMM on a GPU with SMs.
-Estimate shaped_other(const Cost& cost, const Rates& rates, Estimate e) {
-  if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates, e);
-  if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates, e);
-  return plain(cost, rates, e);
+Estimate shaped_other(const Cost& cost, const Rates& rates) {
+  if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates);
+  if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates);
+  return plain(cost, rates);
 }
 
 // A shape-aware GEMM (rates.sms > 0), its tile tables from `tables` (see shaped_gemm).
 template <class Tables>
-Estimate estimate_gemm(const Cost& cost, const Rates& rates, Estimate e, Tables&& tables) {
-  const Estimate as_is = shaped_gemm(cost, rates, e, tables);
-  if (!cost.pad_to_align) return as_is;
+Estimate estimate_gemm(const Cost& cost, const Rates& rates, Tables&& tables) {
+  if (!cost.pad_to_align) return shaped_gemm(cost, rates, tables);
+  const Estimate as_is = shaped_gemm(cost, rates, tables);
   // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
+  // (FLOPs and bytes stay those of the cost: the padded copy keeps its fields.)
   Cost padded = cost;
   const double step = 16.0 / input_bytes(cost.math);
   padded.k = std::ceil(cost.k / step) * step;
   padded.n = std::ceil(cost.n / step) * step;
-  const Estimate aligned = shaped_gemm(padded, rates, e, tables);
+  const Estimate aligned = shaped_gemm(padded, rates, tables);
   return aligned.time_s < as_is.time_s ? aligned : as_is;
 }
 
 }  // namespace
 
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept {
-  Estimate e;
-  e.flops = cost.flops;
-  e.bytes = cost.bytes();
-  e.kernels = cost.kernels;
   if (cost.kind == KernelKind::gemm && rates.sms > 0) {
-    return estimate_gemm(cost, rates, e,
+    return estimate_gemm(cost, rates,
                          [&](double m, double n, double batch, bool cand, double stream_k,
                              double min_tile_n) {
                            return std::cref(memo_tiles(memo, m, n, batch, rates.sms, cand,
                                                        stream_k, min_tile_n));
                          });
   }
-  return shaped_other(cost, rates, e);
+  return shaped_other(cost, rates);
 }
 
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
-  Estimate e;
-  e.flops = cost.flops;
-  e.bytes = cost.bytes();
-  e.kernels = cost.kernels;
   if (cost.kind == KernelKind::gemm && rates.sms > 0) {
     GemmTiles table;  // one-off: built for each call
-    return estimate_gemm(cost, rates, e,
+    return estimate_gemm(cost, rates,
                          [&](double m, double n, double batch, bool cand, double stream_k,
                              double min_tile_n) {
                            build_tiles(table, m, n, batch, rates.sms, cand, stream_k,
@@ -910,16 +957,12 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
                            return std::cref(table);
                          });
   }
-  return shaped_other(cost, rates, e);
+  return shaped_other(cost, rates);
 }
 
 Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept {
   if (rates.eff.shape_aware && cost.kind == KernelKind::gemm && rates.sms > 0) {
-    Estimate e;
-    e.flops = cost.flops;
-    e.bytes = cost.bytes();
-    e.kernels = cost.kernels;
-    return shaped_gemm_exhaustive(cost, rates, e);
+    return shaped_gemm_exhaustive(cost, rates);
   }
   return estimate(cost, rates);
 }
