@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 namespace roofline {
 namespace {
@@ -449,21 +448,22 @@ const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, do
 // the winner's time is taken exactly. Unsplit configurations without a per-SM bandwidth cap
 // share one memory time, so only their least compute matters (the p-norm and the clock model
 // are monotone: raw compute times are compared and transformed once), over the candidate tiles
-// of the tile table tables(m, n, batch, candidates, stream_k, min_tile_n) (see build_tiles)
+// of the tile table memo_tiles(memo, m, n, batch, sms, candidates, stream_k, min_tile_n) (see
+// build_tiles)
 // for c's extent and its library's kernels. Split-K
 // configurations (only for grids under one wave) are bounded below by their compute at full
 // utilisation and their memory time, which grows with the split factor: once that bound
 // exceeds the best time so far (or the unsplit winner's, which wins ties), no larger factor of
 // that tile can win.
-template <class Tables>
-Estimate shaped_gemm(const Cost& c, const Rates& r, Tables&& tables) {
+Estimate shaped_gemm(const Cost& c, const Rates& r, GemmMemo& memo) {
   const Ranker rank{library_gemm(c, r), r.eff.overlap_p};
   const double bytes = c.bytes();
   const LibraryGemm& lib = rank.lib;
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   const bool uncapped = r.s_per_byte_per_sm <= 0;
-  const GemmTiles& tt = tables(c.m, c.n, c.batch, uncapped, lib.stream_k, lib.min_tile_n);
+  const GemmTiles& tt =
+      memo_tiles(memo, c.m, c.n, c.batch, sms, uncapped, lib.stream_k, lib.min_tile_n);
   const double partial_bytes = 2.0 * 4.0 * c.batch * c.m * c.n;
   Pick best;     // the best split (or, capped, any) configuration so far
   Pick unsplit;  // uncapped: the unsplit winner (its least compute, in any order)
@@ -917,47 +917,30 @@ Estimate shaped_other(const Cost& cost, const Rates& rates) {
   return plain(cost, rates);
 }
 
-// A shape-aware GEMM (rates.sms > 0), its tile tables from `tables` (see shaped_gemm).
-template <class Tables>
-Estimate estimate_gemm(const Cost& cost, const Rates& rates, Tables&& tables) {
-  if (!cost.pad_to_align) return shaped_gemm(cost, rates, tables);
-  const Estimate as_is = shaped_gemm(cost, rates, tables);
+// A shape-aware GEMM (rates.sms > 0), its tile tables from `memo` (see shaped_gemm).
+Estimate estimate_gemm(const Cost& cost, const Rates& rates, GemmMemo& memo) {
+  if (!cost.pad_to_align) return shaped_gemm(cost, rates, memo);
+  const Estimate as_is = shaped_gemm(cost, rates, memo);
   // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
   // (FLOPs and bytes stay those of the cost: the padded copy keeps its fields.)
   Cost padded = cost;
   const double step = 16.0 / input_bytes(cost.math);
   padded.k = std::ceil(cost.k / step) * step;
   padded.n = std::ceil(cost.n / step) * step;
-  const Estimate aligned = shaped_gemm(padded, rates, tables);
+  const Estimate aligned = shaped_gemm(padded, rates, memo);
   return aligned.time_s < as_is.time_s ? aligned : as_is;
 }
 
 }  // namespace
 
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept {
-  if (cost.kind == KernelKind::gemm && rates.sms > 0) {
-    return estimate_gemm(cost, rates,
-                         [&](double m, double n, double batch, bool cand, double stream_k,
-                             double min_tile_n) {
-                           return std::cref(memo_tiles(memo, m, n, batch, rates.sms, cand,
-                                                       stream_k, min_tile_n));
-                         });
-  }
+  if (cost.kind == KernelKind::gemm && rates.sms > 0) return estimate_gemm(cost, rates, memo);
   return shaped_other(cost, rates);
 }
 
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
-  if (cost.kind == KernelKind::gemm && rates.sms > 0) {
-    GemmTiles table;  // one-off: built for each call
-    return estimate_gemm(cost, rates,
-                         [&](double m, double n, double batch, bool cand, double stream_k,
-                             double min_tile_n) {
-                           build_tiles(table, m, n, batch, rates.sms, cand, stream_k,
-                                       min_tile_n);
-                           return std::cref(table);
-                         });
-  }
-  return shaped_other(cost, rates);
+  GemmMemo memo;  // one estimate: its tables are built afresh
+  return estimate_shape_aware(cost, rates, memo);
 }
 
 Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept {

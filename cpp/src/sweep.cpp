@@ -24,13 +24,14 @@ void gemm_sweep(const double* m, const double* k, const double* n, const double*
       overhead(out.overhead_s, len), flops(out.flops, len), bytes(out.bytes, len);
   const Rates rates(hw, eff);
   parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
+    GemmMemo memo;  // repeated output extents (a grid's rows) share their tile tables
     for (auto i = static_cast<Eigen::Index>(begin); i < static_cast<Eigen::Index>(end); ++i) {
       GemmShape s = formats;
       s.m = M[i];
       s.k = K[i];
       s.n = N[i];
       s.batch = B[i];
-      const Estimate e = estimate(gemm_cost(s, eff.torchao_conventions), rates);
+      const Estimate e = estimate(gemm_cost(s, eff.torchao_conventions), rates, memo);
       time[i] = e.time_s;
       compute[i] = e.compute_s;
       memory[i] = e.memory_s;

@@ -57,7 +57,7 @@ struct GemmTiles {
   double min_tile_n = -1;    ///< the kernels' narrowest tile (columns) it was built for
   bool has_candidates = false;                  ///< candidates chosen (uncapped bandwidth)
   std::size_t count = 0;                        ///< entries of `candidates`
-  // Filled when built (left uninitialized: a one-off table is built on every GEMM estimate).
+  // Filled when built (left uninitialized: a memo entry is built on its first use).
   std::array<double, 3> tiles_m;                ///< ceil(m / Tm) per distinct Tm
   std::array<double, 4> tiles_n;                ///< ceil(n / Tn) per distinct Tn
   std::array<double, kGemmTileCount> tiles;     ///< batch x tiles along m x along n
