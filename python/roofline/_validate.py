@@ -56,7 +56,7 @@ def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndar
         raise TypeError(
             f"{fn}: {name} must be {what} or an array of them, got {_show(value)}"
         ) from exc
-    if arr.dtype.kind == "O" and arr.size and all(_is_int(v) for v in arr.flat):
+    if arr.dtype.kind == "O" and arr.size and all(is_int(v) for v in arr.flat):
         # Python ints beyond int64 (e.g. 2**70) land in object arrays: check them exactly.
         _check_ints(fn, name, arr, what, minimum)
         return arr.astype(np.float64)
@@ -102,7 +102,8 @@ def contains_bool(value: list[Any] | tuple[Any, ...]) -> bool:
     )
 
 
-def _is_int(v: Any) -> bool:
+def is_int(v: Any) -> bool:
+    """True for a Python or numpy integer that is not a bool."""
     return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 

@@ -17,6 +17,7 @@ from ._validate import (
     Scalar,
     broadcast,
     flag,
+    is_int,
     nonnegative_int_array,
     one_of,
     positive_int_array,
@@ -249,8 +250,7 @@ def elementwise(
             f"{fn}: reads + writes must be at least 1 (a kernel that moves no data), "
             f"got reads={int(r[i])}, writes={int(w[i])}"
         )
-    if isinstance(kernels, (bool, np.bool_)) or not isinstance(kernels, (int, np.integer)) \
-            or not 1 <= kernels <= 1_000_000:
+    if not is_int(kernels) or not 1 <= kernels <= 1_000_000:
         raise ValueError(f"{fn}: kernels must be an integer from 1 to 1000000, got {kernels!r}")
     hw, chw, ceff = resolve(hardware, efficiency)
     cols = _core.elementwise_sweep(num, r, w, fpe, dt, chw, ceff, float(kernels))
