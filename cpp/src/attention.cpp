@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "roofline/ops/norm.hpp"
 #include "roofline/parallel.hpp"
 
 namespace roofline {
@@ -21,10 +22,6 @@ void OpKernels::push(const char* name, const Cost& c) noexcept {
 }
 
 namespace {
-
-// Shared memory aten's block softmax may cache a row in (the default 48 KiB, less its
-// reduction buffer); longer rows are read three times.
-constexpr double kSoftmaxSmemBytes = 49152.0 - 32.0 * 4.0;
 
 Cost make(double flops, double read, double written, PeakClass math) noexcept {
   Cost c;
@@ -122,7 +119,7 @@ void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
     // aten's softmax: a warp per row up to 1024 fp32 columns, else CTAs of 256 threads (ILP 4,
     // half the row vectorized) holding the row in shared memory up to ~12 K columns: one read,
     // one write, several rows resident per SM; longer rows re-read it (max, sum, output).
-    const double softmax_reads = s.kv_len * a < kSoftmaxSmemBytes ? 1.0 : 3.0;
+    const double softmax_reads = s.kv_len * a < kAtenSoftmaxSmemBytes ? 1.0 : 3.0;
     out.push("softmax", streaming(softmax_reads * scores * a, scores * a));
     Cost eq = streaming(scores * a, scores);        // bool flags
     eq.strided_elements = scores;                   // -inf is a 0-dim CUDA tensor (stride 0)

@@ -87,7 +87,6 @@ constexpr double kAtenNormCtas = 8.0;
 // the reduction buffer, 16-byte multiples), else re-reads it.
 constexpr double kAtenPersistentElems = 1024.0;
 constexpr double kAtenPersistentBytes = 4096.0;
-constexpr double kAtenSmemBytes = 49152.0 - 32.0 * 4.0;
 // Most elements per thread of aten's register-resident forward kernel (1024 threads per CTA).
 constexpr double kAtenRegElems = 9.0 * 1024.0;
 // Inductor keeps rows up to 1024 elements in registers (persistent reduction); longer rows
@@ -104,7 +103,7 @@ AtenSoftmax aten_softmax_path(double cols, double b, bool forward) {
   }
   if (forward && cols <= kAtenRegElems) return AtenSoftmax::smem;  // row in registers
   const double vector = 16.0 / b;  // elements per 16-byte vector (ILP)
-  if (cols * b < kAtenSmemBytes && std::fmod(cols, vector) == 0.0) return AtenSoftmax::smem;
+  if (cols * b < kAtenSoftmaxSmemBytes && std::fmod(cols, vector) == 0.0) return AtenSoftmax::smem;
   return AtenSoftmax::looped;
 }
 

@@ -44,6 +44,10 @@ struct ElementwiseShape {
 /// (kind = memory, math at fp32).
 Cost elementwise_cost(const ElementwiseShape& s) noexcept;
 
+/// Shared memory aten's block softmax may cache a row in: the default 48 KiB less its reduction
+/// buffer (longer rows are read again).
+inline constexpr double kAtenSoftmaxSmemBytes = 49152.0 - 32.0 * 4.0;
+
 /// Bytes of one int64 class label (cross_entropy).
 inline constexpr double kLabelBytes = 8.0;
 
