@@ -120,20 +120,15 @@ WallTime looped_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode
   // One pass from the last kernel back: S = GPU time of kernels i..n-1. The issue time of
   // kernel i, A_i, is the sum of the gaps up to i, so walk forward once for the gaps' total
   // and subtract: A_i = A_{n-1} - sum_{j > i} gap_j.
-  auto gap = [&](std::size_t i) {
-    switch (mode) {
-      case LaunchMode::eager:
-        return t.eager_launch_s;
-      case LaunchMode::compiled:
-        // region k (0 <= k < r) starts at floor(k n / r): region_starts_at counts k >= 1
-        return t.compiled_launch_s +
-               static_cast<double>(region_starts_at(i, n, r) + (i == 0 ? 1 : 0)) *
-                   t.compiled_call_s;
-      case LaunchMode::graph:
-        return i == 0 ? t.graph_launch_s : 0.0;
-    }
-    return 0.0;
-  };
+  // Later launches are spaced as in one call (launch_gap_s); the loop also pays the first one,
+  // and, compiled, the entry of the first region.
+  double first = 0.0;
+  switch (mode) {
+    case LaunchMode::eager: first = t.eager_launch_s; break;
+    case LaunchMode::compiled: first = t.compiled_launch_s + t.compiled_call_s; break;
+    case LaunchMode::graph: first = t.graph_launch_s; break;
+  }
+  auto gap = [&](std::size_t i) { return i == 0 ? first : launch_gap_s(mode, t, i, n, r); };
   double issued_last = 0.0;  // A_{n-1}
   for (std::size_t i = 0; i < n; ++i) {
     issued_last += gap(i);
