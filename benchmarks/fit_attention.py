@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import itertools
 import json
 import math
@@ -45,6 +44,7 @@ import roofline as rl  # noqa: E402
 from roofline import _core  # noqa: E402
 from roofline._calibration import core_objects  # noqa: E402
 from roofline._terms import attention as terms_mod  # noqa: E402
+from roofline.trace._load import load as load_trace  # noqa: E402
 
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "attention.json"
 DATA = ROOT.parent / "shared" / "data" / "measurements"
@@ -99,7 +99,7 @@ def strided_element_flops(data_dir: Path = DATA, hw_name: str = "H100 SXM") -> f
     path = data_dir.parent / "traces" / TRACE
     if not path.exists():
         return 0.0
-    events = json.loads(gzip.open(path).read())["traceEvents"]
+    events = load_trace(path)[0]["traceEvents"]
     ops: dict[Any, dict[str, Any]] = {}
     for ev in events:
         if ev.get("cat") == "cpu_op":

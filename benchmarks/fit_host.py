@@ -39,7 +39,6 @@ term is read off the data by one physical relation, never fitted to a table of r
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
 from pathlib import Path
@@ -96,8 +95,9 @@ def _p90(values: list[float]) -> float:
 def _launch_spacings(path: Path, inside: str | None) -> list[float]:
     """Gaps (s) between consecutive kernel launches of a trace (within annotations named
     ``inside`` when given)."""
-    with gzip.open(path) as f:
-        events = json.load(f)["traceEvents"]
+    from roofline.trace._load import load
+
+    events = load(path)[0]["traceEvents"]
     launch = sorted(e["ts"] for e in events if e.get("ph") == "X"
                     and e.get("cat") in ("cuda_runtime", "cuda_driver")
                     and any(w in e["name"] for w in ("Launch", "Memset", "Memcpy")))
