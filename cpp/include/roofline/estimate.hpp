@@ -5,22 +5,30 @@
 #include "roofline/cost.hpp"
 #include "roofline/efficiency.hpp"
 #include "roofline/hardware.hpp"
+#include "roofline/lanes.hpp"
 
 namespace roofline {
 
-/// Time of a cost on a hardware, with its parts; sums of estimates are estimates.
-struct Estimate {
-  double time_s = 0;      ///< predicted time
-  double compute_s = 0;   ///< flops / achievable FLOP/s (after tile and wave quantization)
-  double memory_s = 0;    ///< bytes / achievable bytes/s
-  double overhead_s = 0;  ///< time above max(compute_s, memory_s): floors, latency, imperfect overlap
-  double flops = 0;       ///< floating-point operations
-  double bytes = 0;       ///< DRAM bytes read + written
-  double kernels = 0;     ///< kernel launches
+/// Time of a cost on a hardware, with its parts; sums of estimates are estimates. T is the
+/// number type: double (one shape) or Lanes (eight shapes).
+template <class T>
+struct EstimateT {
+  T time_s = 0;      ///< predicted time
+  T compute_s = 0;   ///< flops / achievable FLOP/s (after tile and wave quantization)
+  T memory_s = 0;    ///< bytes / achievable bytes/s
+  T overhead_s = 0;  ///< time above max(compute_s, memory_s): floors, latency, imperfect overlap
+  T flops = 0;       ///< floating-point operations
+  T bytes = 0;       ///< DRAM bytes read + written
+  T kernels = 0;     ///< kernel launches
 
   /// Adds another estimate field by field (sequential kernels).
-  Estimate& operator+=(const Estimate& o) noexcept;
+  EstimateT& operator+=(const EstimateT& o) noexcept;
 };
+
+/// The estimate of one kernel of one shape.
+using Estimate = EstimateT<double>;
+extern template struct EstimateT<double>;
+extern template struct EstimateT<Lanes>;
 
 /// Reciprocals of the GEMM library terms (efficiency.gemm), computed once per Rates: the GEMM
 /// search needs them per shape, and 1 / x computed once has the bits it has per call.
@@ -80,6 +88,23 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept;
 /// estimate_shape_aware() reusing the GEMM tile tables of `memo` (same result, bit for bit).
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept;
 
+/// The plain model of one kernel: max(compute, memory, kernels x floor), on T = double or Lanes
+/// (each lane bit for bit the double result).
+template <class T>
+inline EstimateT<T> estimate_plain(const CostT<T>& cost, const Rates& rates) noexcept {
+  EstimateT<T> e;
+  e.flops = cost.flops;
+  e.bytes = cost.bytes();
+  e.kernels = cost.kernels;
+  e.compute_s = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
+  e.memory_s = e.bytes * rates.s_per_byte;
+  const T roof = select(e.compute_s > e.memory_s, e.compute_s, e.memory_s);
+  const T floor_s = cost.kernels * rates.kernel_floor_s;
+  e.time_s = select(roof > floor_s, roof, floor_s);
+  e.overhead_s = e.time_s - roof;
+  return e;
+}
+
 /// Time of one kernel. Plain model: max(compute, memory, kernels x floor). Shape-aware model:
 /// GEMMs pick the best tile (tile + wave quantization, split-K), DRAM bandwidth is capped by
 /// the SMs in use, compute and memory combine as a p-norm, and a fixed latency is added.
@@ -88,17 +113,7 @@ inline Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
   if (rates.eff.shape_aware && cost.kind != KernelKind::generic) {
     return estimate_shape_aware(cost, rates);
   }
-  Estimate e;
-  e.flops = cost.flops;
-  e.bytes = cost.bytes();
-  e.kernels = cost.kernels;
-  e.compute_s = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
-  e.memory_s = e.bytes * rates.s_per_byte;
-  const double roof = e.compute_s > e.memory_s ? e.compute_s : e.memory_s;
-  const double floor_s = cost.kernels * rates.kernel_floor_s;
-  e.time_s = roof > floor_s ? roof : floor_s;
-  e.overhead_s = e.time_s - roof;
-  return e;
+  return estimate_plain(cost, rates);
 }
 
 /// estimate() for kernels evaluated in a row on one Rates: GEMMs sharing an output extent
@@ -109,6 +124,17 @@ inline Estimate estimate(const Cost& cost, const Rates& rates, GemmMemo& memo) n
   }
   return estimate(cost, rates);
 }
+
+/// Cost of lane `i` of eight costs (the uniform fields and lane i of each number).
+Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept;
+
+/// Times of the shape-aware GEMMs of 8 shapes (each lane as estimate(..., memo).time_s).
+Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noexcept;
+
+/// Times of one kernel of 8 shapes, each lane bit for bit estimate(lane_cost(c, i), rates,
+/// memo).time_s: plain and streaming (kind == memory) kernels on all lanes at once, shape-aware
+/// GEMMs through gemm_lane_times, shape-aware attention lane by lane.
+Lanes estimate_lane_times(const CostT<Lanes>& c, const Rates& rates, GemmMemo& memo) noexcept;
 
 /// estimate() with the GEMM search evaluating every (tile, split-K) configuration: the
 /// reference the pruned search must equal bit for bit (tests and benchmarks only).
