@@ -432,15 +432,20 @@ void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, boo
 // built on a miss.
 const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, double sms,
                             bool candidates, double stream_k, double min_tile_n) {
-  for (const GemmTiles& t : memo.entries) {
+  GemmTiles* const lane = memo.entries.data() + memo.lane * kGemmMemoWays;
+  const std::size_t filled = memo.filled[memo.lane];
+  for (std::size_t i = 0; i < filled; ++i) {
+    const GemmTiles& t = lane[i];
     if (t.m == m && t.n == n && t.batch == batch && t.sms == sms &&
         t.has_candidates == candidates && t.stream_k == stream_k &&
         t.min_tile_n == min_tile_n) {
       return t;
     }
   }
-  GemmTiles& t = memo.entries[memo.next];
-  memo.next = (memo.next + 1) % memo.entries.size();
+  std::size_t& next = memo.next[memo.lane];
+  GemmTiles& t = lane[next];
+  next = (next + 1) % kGemmMemoWays;
+  if (filled < kGemmMemoWays) memo.filled[memo.lane] = filled + 1;
   build_tiles(t, m, n, batch, sms, candidates, stream_k, min_tile_n);
   return t;
 }
@@ -1011,7 +1016,11 @@ Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
 
 Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noexcept {
   Lanes t;
-  for (std::size_t i = 0; i < kLaneCount; ++i) t[i] = estimate(lane_cost(c, i), r, memo).time_s;
+  for (std::size_t i = 0; i < kLaneCount; ++i) {
+    memo.lane = i;  // lane i's GEMMs share lane i's tile tables (as one shape's do)
+    t[i] = estimate(lane_cost(c, i), r, memo).time_s;
+  }
+  memo.lane = 0;
   return t;
 }
 

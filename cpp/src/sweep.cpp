@@ -89,7 +89,7 @@ void float8_linear_block_range(const double* m, const double* k, const double* n
                                std::size_t begin, std::size_t end, const LinearSpec& spec,
                                const Rates& rates, bool torchao, double* bf16_s,
                                double* lowp_gemm_s, double* cast_s) {
-  GemmMemo memo;  // the GEMMs of a linear share their output extents pairwise
+  GemmMemo memo;  // the GEMMs of a linear share their output extents pairwise (per lane)
   LinearSpecT<Lanes> s;
   s.recipe = spec.recipe;
   s.mode = spec.mode;

@@ -60,12 +60,12 @@ constexpr std::size_t kGemmTileCount = 12;
 /// whose unsplit time can be the least (the others exceed it by far more than rounding for
 /// every k and rate). GEMMs sharing the extent (a linear's bf16 and low-precision GEMMs) share it.
 struct GemmTiles {
-  double m = -1, n = -1, batch = -1, sms = -1;  ///< the extent and SM count it was built for
-  double stream_k = -1;      ///< the kernels' stream-K utilisation floor it was built for
-  double min_tile_n = -1;    ///< the kernels' narrowest tile (columns) it was built for
-  bool has_candidates = false;                  ///< candidates chosen (uncapped bandwidth)
-  std::size_t count = 0;                        ///< entries of `candidates`
   // Filled when built (left uninitialized: a memo entry is built on its first use).
+  double m, n, batch, sms;   ///< the extent and SM count it was built for
+  double stream_k;           ///< the kernels' stream-K utilisation floor it was built for
+  double min_tile_n;         ///< the kernels' narrowest tile (columns) it was built for
+  bool has_candidates;       ///< candidates chosen (uncapped bandwidth)
+  std::size_t count;         ///< entries of `candidates`
   std::array<double, 3> tiles_m;                ///< ceil(m / Tm) per distinct Tm
   std::array<double, 4> tiles_n;                ///< ceil(n / Tn) per distinct Tn
   std::array<double, kGemmTileCount> tiles;     ///< batch x tiles along m x along n
@@ -76,10 +76,17 @@ struct GemmTiles {
   std::size_t split_count;                      ///< entries of `split`
 };
 
-/// The last few GemmTiles built (round robin), for GEMMs on one Rates evaluated in a row.
+/// GemmTiles a GemmMemo keeps per shape of a batch (a linear's GEMMs have three extents).
+constexpr std::size_t kGemmMemoWays = 4;
+
+/// The last few GemmTiles built (round robin), for GEMMs on one Rates evaluated in a row: one
+/// round robin of kGemmMemoWays tables per lane of a Lanes batch (gemm_lane_times evaluates a
+/// kernel lane by lane, and each lane's GEMMs reuse that lane's tables); lane 0 otherwise.
 struct GemmMemo {
-  std::array<GemmTiles, 4> entries;  ///< recent extents
-  std::size_t next = 0;                 ///< entry the next miss overwrites
+  std::array<GemmTiles, kGemmMemoWays * kLaneCount> entries;  ///< lane i: [4 i, 4 i + 4)
+  std::size_t lane = 0;                            ///< the lane whose tables lookups use
+  std::array<std::size_t, kLaneCount> filled{};    ///< tables built so far, per lane
+  std::array<std::size_t, kLaneCount> next{};      ///< table the next miss overwrites, per lane
 };
 
 /// The shape-aware model of one kernel (GEMM, attention and streaming kinds; plain otherwise).
