@@ -82,9 +82,6 @@ struct LaneSums final : KernelSinkT<Lanes> {
 
 // float8_linear_sweep's points [begin, end), eight at a time (the last block padded with
 // copies of the last point, whose results are dropped).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
 void float8_linear_block_range(const double* m, const double* k, const double* n,
                                std::size_t begin, std::size_t end, const LinearSpec& spec,
                                const Rates& rates, bool torchao, double* bf16_s,
