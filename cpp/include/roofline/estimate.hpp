@@ -27,7 +27,9 @@ struct EstimateT {
 
 /// The estimate of one kernel of one shape.
 using Estimate = EstimateT<double>;
+/// EstimateT of one shape (instantiated in estimate.cpp).
 extern template struct EstimateT<double>;
+/// EstimateT of eight shapes (instantiated in estimate.cpp).
 extern template struct EstimateT<Lanes>;
 
 /// Reciprocals of the GEMM library terms (efficiency.gemm), computed once per Rates: the GEMM
