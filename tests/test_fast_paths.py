@@ -197,3 +197,46 @@ def test_linear_sweep_gemms_equal_exhaustive(threads: int, recipe: str, scaling:
 
         np.testing.assert_array_equal(r.bf16_s, gemms("bf16", "none"), err_msg=name)
         np.testing.assert_array_equal(r.fp8_gemm_s, gemms("fp8", scaling), err_msg=name)
+
+
+@pytest.mark.parametrize("efficiency", ["default", "peak", "torchao"])
+@pytest.mark.parametrize("mode", ["training", "inference"])
+def test_linear_sweep_lane_blocks_equal_scalar_path(efficiency: str, mode: str) -> None:
+    # The sweep evaluates eight shapes at a time (Lanes), the tail block padded with copies of
+    # the last shape: every point equals the one-shape path bit for bit, whatever its block.
+    rng = np.random.default_rng(3)
+    shapes = _shapes(rng, 21)[:, :3]  # two full blocks and a tail of five
+    shapes[:4, 2] = [1023, 1024, 1025, 4096]  # rows either side of a persistent reduction
+    m, k, n = (np.ascontiguousarray(shapes[:, i]) for i in range(3))
+    hw = rl.hardware("H100 SXM")
+    for recipe in rl.float8.recipe_names():
+        for length in (21, 8, 3):
+            try:
+                a = rl.float8.linear(m[:length], k[:length], n[:length], recipe, hw, mode,
+                                     efficiency=efficiency)
+            except ValueError:
+                continue
+            for i in range(length):
+                s = rl.float8.linear(int(m[i]), int(k[i]), int(n[i]), recipe, hw, mode,
+                                     efficiency=efficiency)
+                assert (s.bf16_s, s.fp8_gemm_s, s.fp8_overhead_s) == (
+                    a.bf16_s[i], a.fp8_gemm_s[i], a.fp8_overhead_s[i]), (recipe, length, i)
+
+
+def test_linear_sweep_threads_split_blocks_alike() -> None:
+    # Threads take chunks that are not multiples of eight: each pads its own tail block.
+    rng = np.random.default_rng(4)
+    shapes = _shapes(rng, 2 * 32768 + 13)[:, :3].astype(float)
+    m, k, n = (np.ascontiguousarray(shapes[:, i]) for i in range(3))
+    out = []
+    for threads in (1, 2):
+        rl.set_num_threads(threads)
+        try:
+            r = rl.float8.linear(m, k, n, "rowwise", "H100 SXM")
+        finally:
+            rl.set_num_threads(0)
+        out.append(np.stack([r.bf16_s, r.fp8_gemm_s, r.fp8_overhead_s]))
+    np.testing.assert_array_equal(out[0], out[1])
+    for i in (0, 32770, 32771, len(m) - 1):
+        s = rl.float8.linear(int(m[i]), int(k[i]), int(n[i]), "rowwise", "H100 SXM")
+        assert (s.bf16_s, s.fp8_gemm_s, s.fp8_overhead_s) == tuple(out[1][:, i])

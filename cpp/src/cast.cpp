@@ -1,6 +1,5 @@
 #include "roofline/ops/cast.hpp"
 
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -12,8 +11,9 @@ constexpr double kFp8 = 1.0;
 constexpr double kFp4 = 0.5;
 constexpr double kFp32 = 4.0;
 
-Cost traffic(double read, double written) {
-  Cost c;
+template <class T>
+CostT<T> traffic(const T& read, const T& written) {
+  CostT<T> c;
   c.kind = KernelKind::memory;
   c.bytes_read = read;
   c.bytes_written = written;
@@ -21,8 +21,9 @@ Cost traffic(double read, double written) {
 }
 
 // Bytes of e8m0/e4m3 scales for a dim0 x dim1 tensor blocked along dim1.
-double block_scales(double dim0, double dim1, double block, bool torchao) {
-  return dim0 * (torchao ? std::floor(dim1 / block) : std::ceil(dim1 / block));
+template <class T>
+T block_scales(const T& dim0, const T& dim1, double block, bool torchao) {
+  return dim0 * (torchao ? floor(dim1 / block) : ceil(dim1 / block));
 }
 
 [[noreturn]] void no_torchao_model(const char* what) {
@@ -41,18 +42,18 @@ double scale_block(Recipe r) {
   return 0.0;
 }
 
-void blockwise_training(double d0, double d1, TensorRole role, bool fuse, bool torchao,
-                        KernelSink& out) {
-  const double n = d0 * d1;
+template <class T>
+void blockwise_training(const T& d0, const T& d1, TensorRole role, bool fuse, bool torchao,
+                        KernelSinkT<T>& out) {
+  const T n = d0 * d1;
   // fp32 scales: 1x128 blocks along dim1 (rows) or dim0 (the transposed copy), or 128x128
   // tiles; torchao charges numel / block_size (fractional), we count whole blocks.
-  const double rows = torchao ? n / 128.0 : d0 * std::ceil(d1 / 128.0);
-  const double cols = torchao ? n / 128.0 : d1 * std::ceil(d0 / 128.0);
-  const double tiles =
-      torchao ? n / (128.0 * 128.0) : std::ceil(d0 / 128.0) * std::ceil(d1 / 128.0);
-  auto quant = [&](const char* name, bool fuse_read, double scales) {
-    const double read = fuse_read ? 0.0 : kBf16 * n;
-    out.push(name, KernelRole::cast, traffic(read, kFp8 * n + kFp32 * scales));
+  const T rows = torchao ? n / 128.0 : d0 * ceil(d1 / 128.0);
+  const T cols = torchao ? n / 128.0 : d1 * ceil(d0 / 128.0);
+  const T tiles = torchao ? n / (128.0 * 128.0) : ceil(d0 / 128.0) * ceil(d1 / 128.0);
+  auto quant = [&](const char* name, bool fuse_read, const T& scales) {
+    const T read = fuse_read ? T(0.0) : kBf16 * n;
+    out.push(name, KernelRole::cast, traffic<T>(read, kFp8 * n + kFp32 * scales));
   };
   switch (role) {
     case TensorRole::input:
@@ -72,8 +73,9 @@ void blockwise_training(double d0, double d1, TensorRole role, bool fuse, bool t
 
 
 // A streaming kernel whose access pattern reaches `fraction` of the streaming bandwidth.
-Cost at(double read, double written, double fraction) {
-  Cost c = traffic(read, written);
+template <class T>
+CostT<T> at(const T& read, const T& written, double fraction) {
+  CostT<T> c = traffic<T>(read, written);
   c.bandwidth_fraction = fraction;
   return c;
 }
@@ -81,53 +83,57 @@ Cost at(double read, double written, double fraction) {
 // The compiled (Inductor) kernels of torchao's casts, shared by the training, inference and
 // standalone cast formulas. Every byte count is the DRAM traffic of that kernel; the terms set
 // the fraction of the streaming bandwidth its access pattern reaches.
+template <class T>
 struct Compiled {
   const CastTerms& t;
-  KernelSink& out;
+  KernelSinkT<T>& out;
 
   // Split amax reduction: blocks of the tensor (or of each column) write partial maxima, then
   // one small kernel reduces them and computes the scale.
-  void amax(const char* name, double n, bool fuse_read) const {
-    out.push(name, KernelRole::cast, at(fuse_read ? 0.0 : kBf16 * n, 0.0, t.amax_fraction));
-    out.push("amax reduce (stage 2) + scale", KernelRole::cast, traffic(0.0, 0.0));
+  void amax(const char* name, const T& n, bool fuse_read) const {
+    out.push(name, KernelRole::cast,
+             at<T>(fuse_read ? T(0.0) : kBf16 * n, T(0.0), t.amax_fraction));
+    out.push("amax reduce (stage 2) + scale", KernelRole::cast, traffic<T>(T(0.0), T(0.0)));
   }
   // Scaled cast with one row-major fp8 output (streams at the full rate).
-  void cast(const char* name, double n) const {
-    out.push(name, KernelRole::cast, traffic(kBf16 * n, kFp8 * n));
+  void cast(const char* name, const T& n) const {
+    out.push(name, KernelRole::cast, traffic<T>(T(kBf16 * n), T(kFp8 * n)));
   }
   // Scaled cast writing a transposed fp8 copy (tiles go through shared memory).
-  void cast_t(const char* name, double n) const {
-    out.push(name, KernelRole::cast, at(kBf16 * n, kFp8 * n, t.transpose_fraction));
+  void cast_t(const char* name, const T& n) const {
+    out.push(name, KernelRole::cast, at<T>(T(kBf16 * n), T(kFp8 * n), t.transpose_fraction));
   }
   // One read, row-major and column-major fp8 copies (the copy the backward needs is saved).
-  void cast_dual(const char* name, double n, bool fuse_read) const {
+  void cast_dual(const char* name, const T& n, bool fuse_read) const {
     out.push(name, KernelRole::cast,
-             at(fuse_read ? 0.0 : kBf16 * n, 2.0 * kFp8 * n, t.dual_fraction));
+             at<T>(fuse_read ? T(0.0) : kBf16 * n, T(2.0 * kFp8 * n), t.dual_fraction));
   }
   // Rowwise cast along dim 1 of a d0 x d1 tensor, fused with its row amax: a row longer than
   // kPersistentRowElements is reduced in a loop and read again by the cast; fp32 scale per row,
   // rounded down to a power of two.
-  void row(const char* name, double d0, double d1, bool fuse_read) const {
-    const double n = d0 * d1;
-    const double passes = d1 <= kPersistentRowElements ? 1.0 : 2.0;
-    const double reads = fuse_read ? passes - 1.0 : passes;
-    out.push(name, KernelRole::cast, at(reads * kBf16 * n, kFp8 * n + kFp32 * d0, t.row_fraction));
+  void row(const char* name, const T& d0, const T& d1, bool fuse_read) const {
+    const T n = d0 * d1;
+    const T passes = select(d1 <= kPersistentRowElements, T(1.0), T(2.0));
+    const T reads = fuse_read ? passes - 1.0 : passes;
+    out.push(name, KernelRole::cast,
+             at<T>(T(reads * kBf16 * n), T(kFp8 * n + kFp32 * d0), t.row_fraction));
   }
   // Rowwise cast along dim 0 (one scale per column), written transposed: a split column amax,
   // its final reduction, then a column-scaled cast whose reads stride across rows.
-  void column(const char* amax_name, const char* cast_name, double d0, double d1) const {
-    const double n = d0 * d1;
+  void column(const char* amax_name, const char* cast_name, const T& d0, const T& d1) const {
+    const T n = d0 * d1;
     amax(amax_name, n, false);
     out.push(cast_name, KernelRole::cast,
-             at(kBf16 * n, kFp8 * n + kFp32 * d1, t.column_fraction));
+             at<T>(T(kBf16 * n), T(kFp8 * n + kFp32 * d1), t.column_fraction));
   }
 };
 
 // Training casts as torch.compile generates them for torchao 0.17 (kernel names in
 // shared/data/measurements: triton_red_fused_abs_max, triton_poi_fused_..._clone_..._t, ...).
-void compiled_training(double d0, double d1, TensorRole role, Recipe r, bool fuse,
-                       const Compiled& k) {
-  const double n = d0 * d1;
+template <class T>
+void compiled_training(const T& d0, const T& d1, TensorRole role, Recipe r, bool fuse,
+                       const Compiled<T>& k) {
+  const T n = d0 * d1;
   const bool weight = role == TensorRole::weight;
   const bool input = role == TensorRole::input;
   switch (r) {
@@ -194,28 +200,31 @@ bool recipe_is_mx(Recipe r) noexcept {
   }
 }
 
-void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool fuse,
-                           bool torchao, KernelSink& out, const CastTerms& terms) {
+template <class T>
+void training_cast_kernels(const T& d0, const T& d1, TensorRole role, Recipe r, bool fuse,
+                           bool torchao, KernelSinkT<T>& out, const CastTerms& terms) {
   if (!torchao && terms.real_kernels() && has_compiled_model(r)) {
-    compiled_training(d0, d1, role, r, fuse, Compiled{terms, out});
+    compiled_training(d0, d1, role, r, fuse, Compiled<T>{terms, out});
     return;
   }
-  const double n = d0 * d1;
+  const T n = d0 * d1;
   const bool act = role != TensorRole::weight;
   const double lowp = payload_bytes(r);
   // Bytes of 1-byte block scales a cast writes, whole blocks per row: blocked along dim1
   // (the dim0 layout) or along dim0 (the dim1 layout); 0 under torchao's training conventions.
   const double block = scale_block(r);
   const bool scaled = !torchao && block > 0;
-  const double scales0 = scaled ? d0 * std::ceil(d1 / block) : 0.0;
-  const double scales1 = scaled ? d1 * std::ceil(d0 / block) : 0.0;
+  const T scales0 = scaled ? d0 * ceil(d1 / block) : T(0.0);
+  const T scales1 = scaled ? d1 * ceil(d0 / block) : T(0.0);
+  const T zero = 0.0;
   // A bf16 -> low-precision cast whose bf16 read may fuse into the producer.
-  auto cast = [&](const char* name, bool fuse_read, double scales) {
-    out.push(name, KernelRole::cast, traffic(fuse_read ? 0.0 : kBf16 * n, lowp * n + scales));
+  auto cast = [&](const char* name, bool fuse_read, const T& scales) {
+    out.push(name, KernelRole::cast,
+             traffic<T>(fuse_read ? zero : kBf16 * n, T(lowp * n + scales)));
   };
   auto amax = [&](const char* name, bool fuse_read) {
-    out.push(name, KernelRole::cast, traffic(fuse_read ? 0.0 : kBf16 * n, 0.0));
-    out.push("amax reduce (stage 2)", KernelRole::cast, traffic(0.0, 0.0));
+    out.push(name, KernelRole::cast, traffic<T>(fuse_read ? zero : kBf16 * n, zero));
+    out.push("amax reduce (stage 2)", KernelRole::cast, traffic<T>(zero, zero));
   };
 
   switch (r) {
@@ -231,35 +240,37 @@ void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool
         // One kernel writes both the row-major and the column-major fp8 copies.
         out.push(role == TensorRole::input ? "input cast (row- and column-major)"
                                            : "grad_output cast (row- and column-major)",
-                 KernelRole::cast, traffic(kBf16 * n, 2.0 * kFp8 * n));
+                 KernelRole::cast, traffic<T>(kBf16 * n, 2.0 * kFp8 * n));
       }
       return;
     case Recipe::rowwise: {
-      const double s0 = torchao ? 0.0 : kFp32 * d0;  // one fp32 scale per row
-      const double s1 = torchao ? 0.0 : kFp32 * d1;  // one per column, for the transposed copy
+      const T s0 = torchao ? T(0.0) : kFp32 * d0;  // one fp32 scale per row
+      const T s1 = torchao ? T(0.0) : kFp32 * d1;  // one per column, for the transposed copy
       if (role == TensorRole::weight) {
         out.push("weight cast dim0", KernelRole::cast,
-                 traffic(fuse ? 0.0 : kBf16 * n, kFp8 * n + s0));
-        out.push("weight transpose (bf16)", KernelRole::cast, traffic(kBf16 * n, kBf16 * n));
-        out.push("weight cast dim1", KernelRole::cast, traffic(kBf16 * n, kFp8 * n + s1));
+                 traffic<T>(fuse ? T(0.0) : kBf16 * n, kFp8 * n + s0));
+        out.push("weight transpose (bf16)", KernelRole::cast, traffic<T>(kBf16 * n, kBf16 * n));
+        out.push("weight cast dim1", KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n + s1));
       } else {
         out.push(role == TensorRole::input ? "input cast dim0 + transpose"
                                            : "grad_output cast dim0 + transpose",
-                 KernelRole::cast, traffic(fuse ? 0.0 : kBf16 * n, kFp8 * n + kBf16 * n + s0));
+                 KernelRole::cast,
+                 traffic<T>(fuse ? T(0.0) : kBf16 * n, kFp8 * n + kBf16 * n + s0));
         out.push(role == TensorRole::input ? "input cast dim1" : "grad_output cast dim1",
-                 KernelRole::cast, traffic(kBf16 * n, kFp8 * n + s1));
+                 KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n + s1));
       }
       return;
     }
     case Recipe::rowwise_with_gw_hp: {
-      const double s0 = torchao ? 0.0 : kFp32 * d0;
+      const T s0 = torchao ? T(0.0) : kFp32 * d0;
       if (act) {
         out.push(role == TensorRole::input ? "input cast dim0" : "grad_output cast dim0",
-                 KernelRole::cast, traffic(fuse ? 0.0 : kBf16 * n, kFp8 * n + s0));
+                 KernelRole::cast, traffic<T>(fuse ? T(0.0) : kBf16 * n, kFp8 * n + s0));
       } else {
-        out.push("weight cast dim0", KernelRole::cast, traffic(kBf16 * n, kFp8 * n + s0));
-        out.push("weight scale reduce to tensorwise", KernelRole::cast, traffic(0.0, 0.0));
-        out.push("weight cast dim1 (tensorwise)", KernelRole::cast, traffic(kBf16 * n, kFp8 * n));
+        out.push("weight cast dim0", KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n + s0));
+        out.push("weight scale reduce to tensorwise", KernelRole::cast, traffic<T>(0.0, 0.0));
+        out.push("weight cast dim1 (tensorwise)", KernelRole::cast,
+                 traffic<T>(kBf16 * n, kFp8 * n));
       }
       return;
     }
@@ -273,7 +284,7 @@ void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool
       } else {
         cast("weight cast to mxfp8 32x32", false, scales0);
         out.push("weight mxfp8 dim0 -> dim1 (transpose)", KernelRole::cast,
-                 traffic(kFp8 * n + scales0, kFp8 * n + scales1));
+                 traffic<T>(kFp8 * n + scales0, kFp8 * n + scales1));
       }
       return;
     case Recipe::mxfp8_cutlass:
@@ -303,11 +314,12 @@ void training_cast_kernels(double d0, double d1, TensorRole role, Recipe r, bool
   }
 }
 
-void inference_cast_kernels(double d0, double d1, Recipe r, bool fuse, bool torchao,
-                            KernelSink& out, const CastTerms& terms) {
-  const double n = d0 * d1;
+template <class T>
+void inference_cast_kernels(const T& d0, const T& d1, Recipe r, bool fuse, bool torchao,
+                            KernelSinkT<T>& out, const CastTerms& terms) {
+  const T n = d0 * d1;
   if (!torchao && terms.real_kernels() && has_compiled_model(r)) {
-    const Compiled k{terms, out};
+    const Compiled<T> k{terms, out};
     if (r == Recipe::tensorwise) {
       k.amax("input amax (partial max per block)", n, fuse);
       k.cast("input cast", n);
@@ -317,17 +329,18 @@ void inference_cast_kernels(double d0, double d1, Recipe r, bool fuse, bool torc
     return;
   }
   if (torchao && fuse) no_torchao_model("fused inference casts (fuse_with_prev=True)");
-  const double read = fuse ? 0.0 : kBf16 * n;
+  const T read = fuse ? T(0.0) : kBf16 * n;
   switch (r) {
     case Recipe::tensorwise:
-      out.push("input amax", KernelRole::cast, traffic(read, 0.0));
-      out.push("input cast", KernelRole::cast, traffic(kBf16 * n, kFp8 * n));
+      out.push("input amax", KernelRole::cast, traffic<T>(read, 0.0));
+      out.push("input cast", KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n));
       return;
     case Recipe::rowwise_with_gw_hp:
       if (torchao) no_torchao_model("inference recipe 'rowwise_with_gw_hp'");
       [[fallthrough]];
     case Recipe::rowwise:
-      out.push("input cast (rowwise)", KernelRole::cast, traffic(read, kFp8 * n + kFp32 * d0));
+      out.push("input cast (rowwise)", KernelRole::cast,
+               traffic<T>(read, kFp8 * n + kFp32 * d0));
       return;
     case Recipe::mxfp4_cutlass:
       // torchao's inference overhead only knows the spelling 'mxfp4' (its bug, kept for parity).
@@ -335,40 +348,49 @@ void inference_cast_kernels(double d0, double d1, Recipe r, bool fuse, bool torc
       [[fallthrough]];
     case Recipe::mxfp4:
       out.push("input cast to mxfp4", KernelRole::cast,
-               traffic(read, kFp4 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)));
+               traffic<T>(read, kFp4 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)));
       return;
     case Recipe::nvfp4:
       if (torchao) {
         // torchao sums the amax pass and the cast into a single kernel time.
         out.push("input amax + cast to nvfp4", KernelRole::cast,
-                 traffic(2.0 * kBf16 * n, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, true)));
+                 traffic<T>(2.0 * kBf16 * n, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, true)));
       } else {
-        out.push("input amax", KernelRole::cast, traffic(read, 0.0));
+        out.push("input amax", KernelRole::cast, traffic<T>(read, 0.0));
         out.push("input cast to nvfp4", KernelRole::cast,
-                 traffic(kBf16 * n, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, false)));
+                 traffic<T>(kBf16 * n, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, false)));
       }
       return;
     case Recipe::nvfp4_static:
     case Recipe::nvfp4_no_global_scale:
       out.push("input cast to nvfp4", KernelRole::cast,
-               traffic(read, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, torchao)));
+               traffic<T>(read, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, torchao)));
       return;
     case Recipe::blockwise:
       if (torchao) no_torchao_model("blockwise inference");
       out.push("input quant 1x128", KernelRole::cast,
-               traffic(read, kFp8 * n + kFp32 * block_scales(d0, d1, 128.0, false)));
+               traffic<T>(read, kFp8 * n + kFp32 * block_scales(d0, d1, 128.0, false)));
       return;
     default:  // every mxfp8 variant: one cast with e8m0 scales along dim1
       out.push("input cast to mxfp8", KernelRole::cast,
-               traffic(read, kFp8 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)));
+               traffic<T>(read, kFp8 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)));
       return;
   }
 }
 
+template void training_cast_kernels<double>(const double&, const double&, TensorRole, Recipe,
+                                            bool, bool, KernelSink&, const CastTerms&);
+template void training_cast_kernels<Lanes>(const Lanes&, const Lanes&, TensorRole, Recipe, bool,
+                                           bool, KernelSinkT<Lanes>&, const CastTerms&);
+template void inference_cast_kernels<double>(const double&, const double&, Recipe, bool, bool,
+                                             KernelSink&, const CastTerms&);
+template void inference_cast_kernels<Lanes>(const Lanes&, const Lanes&, Recipe, bool, bool,
+                                            KernelSinkT<Lanes>&, const CastTerms&);
+
 void float8_cast_kernels(double rows, double cols, CastGranularity g, bool transpose,
                          const CastTerms& terms, KernelSink& out) {
   const double n = rows * cols;
-  const Compiled k{terms, out};
+  const Compiled<double> k{terms, out};
   if (g == CastGranularity::tensorwise) {
     k.amax("amax (partial max per block)", n, false);
     if (transpose) {

@@ -52,20 +52,22 @@ double combine(double a, double b, double p) {
 // An estimate holding what its cost fixes (FLOPs, DRAM bytes, launches), times zero. Each model
 // below starts from one and returns it (a named local: built in the caller's result, where a
 // by-value parameter would be copied out with wide loads of just-stored fields, which stall).
-Estimate counted(const Cost& c) {
-  Estimate e;
+template <class T>
+EstimateT<T> counted(const CostT<T>& c) {
+  EstimateT<T> e;
   e.flops = c.flops;
   e.bytes = c.bytes();
   e.kernels = c.kernels;
   return e;
 }
 
-Estimate plain(const Cost& cost, const Rates& r) {
-  Estimate e = counted(cost);
+template <class T>
+EstimateT<T> plain(const CostT<T>& cost, const Rates& r) {
+  EstimateT<T> e = counted(cost);
   e.compute_s = cost.flops * r.s_per_flop[static_cast<std::size_t>(cost.math)];
   e.memory_s = e.bytes * r.s_per_byte;
-  const double roof = std::max(e.compute_s, e.memory_s);
-  e.time_s = std::max(roof, cost.kernels * r.kernel_floor_s);
+  const T roof = max(e.compute_s, e.memory_s);
+  e.time_s = max(roof, cost.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - roof;
   return e;
 }
@@ -430,15 +432,20 @@ void build_tiles(GemmTiles& t, double m, double n, double batch, double sms, boo
 // built on a miss.
 const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, double sms,
                             bool candidates, double stream_k, double min_tile_n) {
-  for (const GemmTiles& t : memo.entries) {
+  GemmTiles* const lane = memo.entries.data() + memo.lane * kGemmMemoWays;
+  const std::size_t filled = memo.filled[memo.lane];
+  for (std::size_t i = 0; i < filled; ++i) {
+    const GemmTiles& t = lane[i];
     if (t.m == m && t.n == n && t.batch == batch && t.sms == sms &&
         t.has_candidates == candidates && t.stream_k == stream_k &&
         t.min_tile_n == min_tile_n) {
       return t;
     }
   }
-  GemmTiles& t = memo.entries[memo.next];
-  memo.next = (memo.next + 1) % memo.entries.size();
+  std::size_t& next = memo.next[memo.lane];
+  GemmTiles& t = lane[next];
+  next = (next + 1) % kGemmMemoWays;
+  if (filled < kGemmMemoWays) memo.filled[memo.lane] = filled + 1;
   build_tiles(t, m, n, batch, sms, candidates, stream_k, min_tile_n);
   return t;
 }
@@ -563,60 +570,74 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, GemmMemo& memo) {
 // - transcendentals (exp, log, division) at transcendental_flops each at the fp32 rate: they
 //   follow the loads of a row (added to the time) except in aten_stream kernels, whose loops
 //   overlap them with the traffic of the next iterations (counted with the FLOPs).
-Estimate shaped_memory(const Cost& c, const Rates& r) {
-  Estimate e = counted(c);
+// (Templated on the number type: value-dependent branches are selects computing both sides,
+// so each lane of a Lanes estimate is bit for bit the double one.)
+template <class T>
+EstimateT<T> shaped_memory(const CostT<T>& c, const Rates& r) {
+  EstimateT<T> e = counted(c);
   const RowOpTerms& t = r.eff.row_ops;
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
-  const double fraction = c.bandwidth_fraction > 0 ? c.bandwidth_fraction : 1.0;
+  const T fraction = select(c.bandwidth_fraction > 0.0, c.bandwidth_fraction, T(1.0));
   const bool rows = c.row_kernel != RowKernel::none;
-  double dram = e.bytes;
-  double util = 1.0, waves = 0.0;
-  if (rows && c.reread_bytes > 0) {
-    double cost = c.row_kernel == RowKernel::inductor ? t.inductor_reread : t.aten_reread;
+  T dram = e.bytes;
+  T util = 1.0, waves = 0.0;
+  if (rows && any(c.reread_bytes > 0.0)) {
+    const double base = c.row_kernel == RowKernel::inductor ? t.inductor_reread : t.aten_reread;
+    T cost = base;
     // Every tensor row a CTA reads or writes passes through L2 between a row's first read and
     // its re-read: the re-read hits while the resident CTAs' rows fit in half the L2.
-    const double footprint = c.rows > 0 ? e.bytes / c.rows : c.row_bytes;
-    const double in_flight = r.sms * std::max(1.0, c.ctas_per_sm) * footprint;
-    if (t.l2_bytes > 0 && in_flight > 0.5 * t.l2_bytes) cost = 1.0;
-    dram += cost * c.reread_bytes;
+    const T footprint = select(c.rows > 0.0, e.bytes / c.rows, c.row_bytes);
+    const T in_flight = r.sms * max(T(1.0), c.ctas_per_sm) * footprint;
+    if (t.l2_bytes > 0) cost = select(in_flight > 0.5 * t.l2_bytes, T(1.0), cost);
+    dram = select(c.reread_bytes > 0.0, dram + cost * c.reread_bytes, dram);
   }
   // Waves only for one resident CTA per SM (long rows): with several, the tail balances out.
-  if (rows && c.rows > 0 && c.ctas_per_sm > 0 && c.ctas_per_sm <= 1.0 && r.sms > 0) {
-    const double slots = r.sms * c.ctas_per_sm;
-    waves = std::ceil(c.rows / slots);
-    util = c.rows / (waves * slots);
+  if (rows && r.sms > 0) {
+    const auto waved = (c.rows > 0.0) & (c.ctas_per_sm > 0.0) & (c.ctas_per_sm <= 1.0);
+    if (any(waved)) {
+      const T slots = r.sms * c.ctas_per_sm;
+      const T w = ceil(c.rows / slots);
+      util = select(waved, c.rows / (w * slots), T(1.0));
+      waves = select(waved, w, T(0.0));
+    }
   }
-  const double special = rows ? c.transcendentals * t.transcendental_flops * s_per_flop : 0.0;
+  const T special = rows ? c.transcendentals * t.transcendental_flops * s_per_flop : T(0.0);
   const bool overlapped = c.row_kernel == RowKernel::aten_stream;
   // x / 1 == x: the divisions by a unit fraction or utilisation (most kernels) are skipped.
-  auto over = [](double x, double d) { return d == 1.0 ? x : x / d; };
+  auto over = [](const T& x, const T& d) { return select(d == 1.0, x, x / d); };
   // aten's non-vectorized TensorIterator kernel computes offsets per element and operand: at
   // its element rate (in fp32 FLOP-equivalents) it is slower than DRAM for 2- and 4-byte data.
-  const double strided =
+  const T strided =
       c.strided_elements * r.eff.attention.strided_element_flops *
       r.s_per_flop[static_cast<std::size_t>(PeakClass::fp32)];
-  e.compute_s = over(c.flops * s_per_flop + strided + (overlapped ? special : 0.0), util);
+  e.compute_s = over(c.flops * s_per_flop + strided + (overlapped ? special : T(0.0)), util);
   e.memory_s = over(over(dram * r.s_per_byte, fraction), util);
-  double serial = overlapped ? 0.0 : over(special, util);
-  if (c.row_kernel == RowKernel::aten_cta && t.cta_sm_bytes_per_s > 0 && waves > 0) {
+  T serial = overlapped ? T(0.0) : over(special, util);
+  if (c.row_kernel == RowKernel::aten_cta && t.cta_sm_bytes_per_s > 0 && any(waves > 0.0)) {
     // Each SM runs its rows one CTA at a time: per row, its traffic at the per-SM rate, then
     // its transcendentals at one SM's share of the fp32 rate.
-    const double per_row = e.bytes / c.rows;
-    e.memory_s = std::max(e.memory_s, waves * per_row / t.cta_sm_bytes_per_s);
-    serial = waves * (c.transcendentals / c.rows) * t.transcendental_flops * s_per_flop * r.sms;
+    const auto waved = waves > 0.0;
+    const T per_row = e.bytes / c.rows;
+    e.memory_s = select(waved, max(e.memory_s, waves * per_row / t.cta_sm_bytes_per_s),
+                        e.memory_s);
+    serial = select(waved,
+                    waves * (c.transcendentals / c.rows) * t.transcendental_flops * s_per_flop *
+                        r.sms,
+                    serial);
   }
-  const double roof = std::max(e.compute_s, e.memory_s) + serial;
-  double latency = 0.0;
-  if (e.bytes > 0) {
+  const T roof = max(e.compute_s, e.memory_s) + serial;
+  T latency = 0.0;
+  const auto moves = e.bytes > 0.0;
+  if (any(moves)) {
     // Per kernel: the full latency less the ramp saving, which tapers linearly from
     // small_kernel_ramp_s (no traffic) to 0 at half an L2 of DRAM traffic (one of H100's two L2
     // partitions: a kernel moving less leaves its write-back drain to what follows; unknown L2:
     // at the ramp's own traffic time); every kernel after the first of a call also hides
     // follow_on_s behind its predecessor's drain.
     const double lat = r.eff.memory_latency_s;
-    const double ramp = std::min(t.small_kernel_ramp_s, lat);
-    const double kernels = std::max(1.0, c.kernels);
-    double filled = 0.0;  // fraction of the way to a full pipeline, per kernel
+    const double ramp = min(t.small_kernel_ramp_s, lat);
+    const T kernels = max(T(1.0), c.kernels);
+    T filled = 0.0;  // fraction of the way to a full pipeline, per kernel
     if (t.l2_bytes > 0) {
       filled = dram / (kernels * 0.5 * t.l2_bytes);
     } else if (ramp > 0) {
@@ -624,12 +645,13 @@ Estimate shaped_memory(const Cost& c, const Rates& r) {
     }
     // PyTorch's row kernels (aten, Inductor) end with a dependent load, reduce, store per row:
     // no saving (the fused backend is an idealized streaming kernel and keeps it).
-    const double saving = rows ? 0.0 : ramp * std::max(0.0, 1.0 - filled);
-    const double follow = std::min(t.follow_on_s, lat - ramp);
-    latency = c.kernels * (lat - saving) - std::max(0.0, c.kernels - 1.0) * follow;
+    const T saving = rows ? T(0.0) : ramp * max(T(0.0), 1.0 - filled);
+    const double follow = min(t.follow_on_s, lat - ramp);
+    latency = select(moves, c.kernels * (lat - saving) - max(T(0.0), c.kernels - 1.0) * follow,
+                     T(0.0));
   }
-  e.time_s = std::max(roof + latency, c.kernels * r.kernel_floor_s);
-  e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
+  e.time_s = max(roof + latency, c.kernels * r.kernel_floor_s);
+  e.overhead_s = e.time_s - max(e.compute_s, e.memory_s);
   return e;
 }
 
@@ -873,7 +895,8 @@ Estimate shaped_attention(const Cost& c, const Rates& r) {
 
 }  // namespace
 
-Estimate& Estimate::operator+=(const Estimate& o) noexcept {
+template <class T>
+EstimateT<T>& EstimateT<T>::operator+=(const EstimateT<T>& o) noexcept {
   time_s += o.time_s;
   compute_s += o.compute_s;
   memory_s += o.memory_s;
@@ -883,6 +906,9 @@ Estimate& Estimate::operator+=(const Estimate& o) noexcept {
   kernels += o.kernels;
   return *this;
 }
+
+template struct EstimateT<double>;
+template struct EstimateT<Lanes>;
 
 Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
     : s_per_byte(1.0 / (hw.mem_bytes_per_s * e.memory_fraction)),
@@ -952,6 +978,68 @@ Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept {
 
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept {
   return estimate(cost, Rates(hw, eff));
+}
+
+Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
+  Cost s;
+  s.flops = c.flops[i];
+  s.bytes_read = c.bytes_read[i];
+  s.bytes_written = c.bytes_written[i];
+  s.kernels = c.kernels[i];
+  s.math = c.math;
+  s.kind = c.kind;
+  s.m = c.m[i];
+  s.n = c.n[i];
+  s.k = c.k[i];
+  s.batch = c.batch[i];
+  s.q_len = c.q_len[i];
+  s.kv_len = c.kv_len[i];
+  s.head_dim = c.head_dim[i];
+  s.v_head_dim = c.v_head_dim[i];
+  s.heads_per_kv = c.heads_per_kv[i];
+  s.causal = c.causal;
+  s.backward = c.backward;
+  s.scaling = c.scaling;
+  s.grouped = c.grouped;
+  s.pad_to_align = c.pad_to_align;
+  s.bandwidth_fraction = c.bandwidth_fraction[i];
+  s.attention_backend = c.attention_backend;
+  s.row_kernel = c.row_kernel;
+  s.rows = c.rows[i];
+  s.ctas_per_sm = c.ctas_per_sm[i];
+  s.row_bytes = c.row_bytes[i];
+  s.reread_bytes = c.reread_bytes[i];
+  s.transcendentals = c.transcendentals[i];
+  s.strided_elements = c.strided_elements[i];
+  return s;
+}
+
+Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noexcept {
+  Lanes t;
+  for (std::size_t i = 0; i < kLaneCount; ++i) {
+    memo.lane = i;  // lane i's GEMMs share lane i's tile tables (as one shape's do)
+    t[i] = estimate(lane_cost(c, i), r, memo).time_s;
+  }
+  memo.lane = 0;
+  return t;
+}
+
+Lanes estimate_lane_times(const CostT<Lanes>& c, const Rates& rates, GemmMemo& memo) noexcept {
+  if (!rates.eff.shape_aware || c.kind == KernelKind::generic) {
+    return estimate_plain(c, rates).time_s;
+  }
+  // As estimate_shape_aware(): shape-aware GEMMs and attention kernels (on a GPU with SMs)
+  // search per shape; streaming kernels and the rest run on all lanes.
+  if (c.kind == KernelKind::gemm && rates.sms > 0) return gemm_lane_times(c, rates, memo);
+  if (c.kind == KernelKind::memory) return shaped_memory(c, rates).time_s;
+  if (c.kind == KernelKind::attention && rates.sms > 0) {
+    Lanes t;
+    for (std::size_t i = 0; i < kLaneCount; ++i) {
+      t[i] = estimate_shape_aware(lane_cost(c, i), rates).time_s;
+    }
+    return t;
+  }
+  return plain(c, rates).time_s;
 }
 
 }  // namespace roofline

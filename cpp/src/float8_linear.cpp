@@ -45,9 +45,10 @@ Scaling recipe_scaling(Recipe r) {
   }
 }
 
-Cost gemm(double m, double k, double n, DType a, DType b, bool torchao,
-          Scaling scaling = Scaling::none) {
-  GemmShape s;
+template <class T>
+CostT<T> gemm(const T& m, const T& k, const T& n, DType a, DType b, bool torchao,
+              Scaling scaling = Scaling::none) {
+  GemmShapeT<T> s;
   s.m = m;
   s.k = k;
   s.n = n;
@@ -60,9 +61,10 @@ Cost gemm(double m, double k, double n, DType a, DType b, bool torchao,
 
 }  // namespace
 
-void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelSink& out,
+template <class T>
+void float8_linear_kernels(const LinearSpecT<T>& s, bool torchao, KernelSinkT<T>& out,
                            const CastTerms& terms) {
-  const double m = s.m, k = s.k, n = s.n;
+  const T m = s.m, k = s.k, n = s.n;
   const Scaling sc = recipe_scaling(s.recipe);
   const LowpFormats f = lowp_formats(s.recipe);
   const DType bf = DType::bf16;
@@ -94,6 +96,11 @@ void float8_linear_kernels(const LinearSpec& s, bool torchao, KernelSink& out,
   training_cast_kernels(m, n, TensorRole::grad_output, s.recipe, s.fuse_with_prev, torchao, out,
                         terms);
 }
+
+template void float8_linear_kernels<double>(const LinearSpec&, bool, KernelSink&,
+                                            const CastTerms&);
+template void float8_linear_kernels<Lanes>(const LinearSpecT<Lanes>&, bool, KernelSinkT<Lanes>&,
+                                           const CastTerms&);
 
 LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao,
                                 GemmMemo& memo) {

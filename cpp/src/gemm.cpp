@@ -1,24 +1,25 @@
 #include "roofline/ops/gemm.hpp"
 
-#include <cmath>
 
 namespace roofline {
 namespace {
 
 // Scale bytes of an operand with `rows` rows and the reduction dim `red`, blocked along `red`.
-double operand_scale_bytes(double rows, double red, DType t) {
+template <class T>
+T operand_scale_bytes(const T& rows, const T& red, DType t) {
   const double block = scale_block_elements(t);
   if (block <= 0) return 0.0;
   if (t == DType::fp8_block_128x128) {
-    return std::ceil(rows / 128.0) * std::ceil(red / 128.0) * scale_bytes(t);
+    return ceil(rows / 128.0) * ceil(red / 128.0) * scale_bytes(t);
   }
-  return rows * std::ceil(red / block) * scale_bytes(t);
+  return rows * ceil(red / block) * scale_bytes(t);
 }
 
 }  // namespace
 
-Cost gemm_cost(const GemmShape& s, bool torchao_conventions) noexcept {
-  Cost c;
+template <class T>
+CostT<T> gemm_cost(const GemmShapeT<T>& s, bool torchao_conventions) noexcept {
+  CostT<T> c;
   c.kind = KernelKind::gemm;
   c.m = s.m;
   c.n = s.n;
@@ -29,16 +30,16 @@ Cost gemm_cost(const GemmShape& s, bool torchao_conventions) noexcept {
                                                                            : s.scaling;
   c.math = peak_class(s.a);
   c.flops = 2.0 * s.batch * s.m * s.k * s.n;
-  const double a_elems = s.m * s.k;
-  const double b_elems = s.k * s.n;
-  const double b_copies = s.b_shared ? 1.0 : s.batch;
-  double scale = 0.0;
+  const T a_elems = s.m * s.k;
+  const T b_elems = s.k * s.n;
+  const T b_copies = s.b_shared ? T(1.0) : s.batch;
+  T scale = 0.0;
   if (torchao_conventions) {
     // torchao: scale reads = floor((M*K + K*N) / block), charged at the element's own size;
     // fp8 blockwise GEMMs ignore their scales.
     const double block = scale_block_elements(s.a);
     const bool mx_like = s.a == DType::mxfp8 || s.a == DType::mxfp4 || s.a == DType::nvfp4;
-    if (mx_like) scale = std::floor((a_elems + b_elems) / block) * element_bytes(s.a);
+    if (mx_like) scale = floor((a_elems + b_elems) / block) * element_bytes(s.a);
     c.bytes_read = s.batch * a_elems * element_bytes(s.a) +
                    b_copies * b_elems * element_bytes(s.b) + s.batch * scale;
   } else {
@@ -51,5 +52,8 @@ Cost gemm_cost(const GemmShape& s, bool torchao_conventions) noexcept {
   c.bytes_written = s.batch * s.m * s.n * element_bytes(s.out);
   return c;
 }
+
+template Cost gemm_cost<double>(const GemmShape&, bool) noexcept;
+template CostT<Lanes> gemm_cost<Lanes>(const GemmShapeT<Lanes>&, bool) noexcept;
 
 }  // namespace roofline

@@ -61,31 +61,70 @@ void cost_sweep(const double* flops, const double* bytes_read, const double* byt
   });
 }
 
+namespace {
+
+// Sums the times of eight shapes' kernels by role as the listing emits them (per lane, the
+// order float8_linear_times sums them in: the same bits).
+struct LaneSums final : KernelSinkT<Lanes> {
+  const Rates& rates;
+  GemmMemo& memo;
+  Lanes bf16 = 0.0, lowp = 0.0, cast = 0.0;
+  LaneSums(const Rates& r, GemmMemo& m) : rates(r), memo(m) {}
+  void push(const char*, KernelRole role, const CostT<Lanes>& c) override {
+    const Lanes time = estimate_lane_times(c, rates, memo);
+    switch (role) {
+      case KernelRole::bf16_gemm: bf16 += time; break;
+      case KernelRole::lowp_gemm: lowp += time; break;
+      case KernelRole::cast: cast += time; break;
+    }
+  }
+};
+
+// float8_linear_sweep's points [begin, end), eight at a time (the last block padded with
+// copies of the last point, whose results are dropped).
+void float8_linear_block_range(const double* m, const double* k, const double* n,
+                               std::size_t begin, std::size_t end, const LinearSpec& spec,
+                               const Rates& rates, bool torchao, double* bf16_s,
+                               double* lowp_gemm_s, double* cast_s) {
+  GemmMemo memo;  // the GEMMs of a linear share their output extents pairwise (per lane)
+  LinearSpecT<Lanes> s;
+  s.recipe = spec.recipe;
+  s.mode = spec.mode;
+  s.fuse_with_prev = spec.fuse_with_prev;
+  for (std::size_t i = begin; i < end; i += kLaneCount) {
+    const std::size_t used = std::min(kLaneCount, end - i);
+    for (std::size_t j = 0; j < kLaneCount; ++j) {
+      const std::size_t p = i + std::min(j, used - 1);
+      s.m[j] = m[p];
+      s.k[j] = k[p];
+      s.n[j] = n[p];
+    }
+    LaneSums sums(rates, memo);
+    float8_linear_kernels(s, torchao, sums, rates.eff.cast);
+    for (std::size_t j = 0; j < used; ++j) {
+      bf16_s[i + j] = sums.bf16[j];
+      lowp_gemm_s[i + j] = sums.lowp[j];
+      cast_s[i + j] = sums.cast[j];
+    }
+  }
+}
+
+}  // namespace
+
 void float8_linear_sweep(const double* m, const double* k, const double* n,
                          std::size_t n_points, const LinearSpec& spec, const Hardware& hw,
                          const Efficiency& eff, int threads, double* bf16_s,
                          double* lowp_gemm_s, double* cast_s) {
   {
-    // Recipe/mode checks throw here, on the calling thread, never inside a worker.
+    // Recipe/mode checks throw here, on the calling thread, never inside a worker (the
+    // eight-shape listing branches on the recipe and mode alone: it throws where this does).
     KernelList probe;
     float8_linear_kernels(spec, eff.torchao_conventions, probe);
   }
   const Rates rates(hw, eff);
-  const auto len = static_cast<Eigen::Index>(n_points);
-  ConstColumn M(m, len), K(k, len), N(n, len);
-  Column bf16(bf16_s, len), lowp(lowp_gemm_s, len), cast(cast_s, len);
   parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
-    GemmMemo memo;  // the GEMMs of a linear share their output extents pairwise
-    for (auto i = static_cast<Eigen::Index>(begin); i < static_cast<Eigen::Index>(end); ++i) {
-      LinearSpec s = spec;
-      s.m = M[i];
-      s.k = K[i];
-      s.n = N[i];
-      const LinearTimes t = float8_linear_times(s, rates, eff.torchao_conventions, memo);
-      bf16[i] = t.bf16_s;
-      lowp[i] = t.lowp_gemm_s;
-      cast[i] = t.cast_s;
-    }
+    float8_linear_block_range(m, k, n, begin, end, spec, rates, eff.torchao_conventions, bf16_s,
+                              lowp_gemm_s, cast_s);
   });
 }
 

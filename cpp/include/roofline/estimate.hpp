@@ -5,22 +5,32 @@
 #include "roofline/cost.hpp"
 #include "roofline/efficiency.hpp"
 #include "roofline/hardware.hpp"
+#include "roofline/lanes.hpp"
 
 namespace roofline {
 
-/// Time of a cost on a hardware, with its parts; sums of estimates are estimates.
-struct Estimate {
-  double time_s = 0;      ///< predicted time
-  double compute_s = 0;   ///< flops / achievable FLOP/s (after tile and wave quantization)
-  double memory_s = 0;    ///< bytes / achievable bytes/s
-  double overhead_s = 0;  ///< time above max(compute_s, memory_s): floors, latency, imperfect overlap
-  double flops = 0;       ///< floating-point operations
-  double bytes = 0;       ///< DRAM bytes read + written
-  double kernels = 0;     ///< kernel launches
+/// Time of a cost on a hardware, with its parts; sums of estimates are estimates. T is the
+/// number type: double (one shape) or Lanes (eight shapes).
+template <class T>
+struct EstimateT {
+  T time_s = 0;      ///< predicted time
+  T compute_s = 0;   ///< flops / achievable FLOP/s (after tile and wave quantization)
+  T memory_s = 0;    ///< bytes / achievable bytes/s
+  T overhead_s = 0;  ///< time above max(compute_s, memory_s): floors, latency, imperfect overlap
+  T flops = 0;       ///< floating-point operations
+  T bytes = 0;       ///< DRAM bytes read + written
+  T kernels = 0;     ///< kernel launches
 
   /// Adds another estimate field by field (sequential kernels).
-  Estimate& operator+=(const Estimate& o) noexcept;
+  EstimateT& operator+=(const EstimateT& o) noexcept;
 };
+
+/// The estimate of one kernel of one shape.
+using Estimate = EstimateT<double>;
+/// EstimateT of one shape (instantiated in estimate.cpp).
+extern template struct EstimateT<double>;
+/// EstimateT of eight shapes (instantiated in estimate.cpp).
+extern template struct EstimateT<Lanes>;
 
 /// Reciprocals of the GEMM library terms (efficiency.gemm), computed once per Rates: the GEMM
 /// search needs them per shape, and 1 / x computed once has the bits it has per call.
@@ -52,12 +62,12 @@ constexpr std::size_t kGemmTileCount = 12;
 /// whose unsplit time can be the least (the others exceed it by far more than rounding for
 /// every k and rate). GEMMs sharing the extent (a linear's bf16 and low-precision GEMMs) share it.
 struct GemmTiles {
-  double m = -1, n = -1, batch = -1, sms = -1;  ///< the extent and SM count it was built for
-  double stream_k = -1;      ///< the kernels' stream-K utilisation floor it was built for
-  double min_tile_n = -1;    ///< the kernels' narrowest tile (columns) it was built for
-  bool has_candidates = false;                  ///< candidates chosen (uncapped bandwidth)
-  std::size_t count = 0;                        ///< entries of `candidates`
   // Filled when built (left uninitialized: a memo entry is built on its first use).
+  double m, n, batch, sms;   ///< the extent and SM count it was built for
+  double stream_k;           ///< the kernels' stream-K utilisation floor it was built for
+  double min_tile_n;         ///< the kernels' narrowest tile (columns) it was built for
+  bool has_candidates;       ///< candidates chosen (uncapped bandwidth)
+  std::size_t count;         ///< entries of `candidates`
   std::array<double, 3> tiles_m;                ///< ceil(m / Tm) per distinct Tm
   std::array<double, 4> tiles_n;                ///< ceil(n / Tn) per distinct Tn
   std::array<double, kGemmTileCount> tiles;     ///< batch x tiles along m x along n
@@ -68,10 +78,17 @@ struct GemmTiles {
   std::size_t split_count;                      ///< entries of `split`
 };
 
-/// The last few GemmTiles built (round robin), for GEMMs on one Rates evaluated in a row.
+/// GemmTiles a GemmMemo keeps per shape of a batch (a linear's GEMMs have three extents).
+constexpr std::size_t kGemmMemoWays = 4;
+
+/// The last few GemmTiles built (round robin), for GEMMs on one Rates evaluated in a row: one
+/// round robin of kGemmMemoWays tables per lane of a Lanes batch (gemm_lane_times evaluates a
+/// kernel lane by lane, and each lane's GEMMs reuse that lane's tables); lane 0 otherwise.
 struct GemmMemo {
-  std::array<GemmTiles, 4> entries;  ///< recent extents
-  std::size_t next = 0;                 ///< entry the next miss overwrites
+  std::array<GemmTiles, kGemmMemoWays * kLaneCount> entries;  ///< lane i: [4 i, 4 i + 4)
+  std::size_t lane = 0;                            ///< the lane whose tables lookups use
+  std::array<std::size_t, kLaneCount> filled{};    ///< tables built so far, per lane
+  std::array<std::size_t, kLaneCount> next{};      ///< table the next miss overwrites, per lane
 };
 
 /// The shape-aware model of one kernel (GEMM, attention and streaming kinds; plain otherwise).
@@ -79,6 +96,23 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept;
 
 /// estimate_shape_aware() reusing the GEMM tile tables of `memo` (same result, bit for bit).
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept;
+
+/// The plain model of one kernel: max(compute, memory, kernels x floor), on T = double or Lanes
+/// (each lane bit for bit the double result).
+template <class T>
+inline EstimateT<T> estimate_plain(const CostT<T>& cost, const Rates& rates) noexcept {
+  EstimateT<T> e;
+  e.flops = cost.flops;
+  e.bytes = cost.bytes();
+  e.kernels = cost.kernels;
+  e.compute_s = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
+  e.memory_s = e.bytes * rates.s_per_byte;
+  const T roof = select(e.compute_s > e.memory_s, e.compute_s, e.memory_s);
+  const T floor_s = cost.kernels * rates.kernel_floor_s;
+  e.time_s = select(roof > floor_s, roof, floor_s);
+  e.overhead_s = e.time_s - roof;
+  return e;
+}
 
 /// Time of one kernel. Plain model: max(compute, memory, kernels x floor). Shape-aware model:
 /// GEMMs pick the best tile (tile + wave quantization, split-K), DRAM bandwidth is capped by
@@ -88,17 +122,7 @@ inline Estimate estimate(const Cost& cost, const Rates& rates) noexcept {
   if (rates.eff.shape_aware && cost.kind != KernelKind::generic) {
     return estimate_shape_aware(cost, rates);
   }
-  Estimate e;
-  e.flops = cost.flops;
-  e.bytes = cost.bytes();
-  e.kernels = cost.kernels;
-  e.compute_s = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
-  e.memory_s = e.bytes * rates.s_per_byte;
-  const double roof = e.compute_s > e.memory_s ? e.compute_s : e.memory_s;
-  const double floor_s = cost.kernels * rates.kernel_floor_s;
-  e.time_s = roof > floor_s ? roof : floor_s;
-  e.overhead_s = e.time_s - roof;
-  return e;
+  return estimate_plain(cost, rates);
 }
 
 /// estimate() for kernels evaluated in a row on one Rates: GEMMs sharing an output extent
@@ -109,6 +133,17 @@ inline Estimate estimate(const Cost& cost, const Rates& rates, GemmMemo& memo) n
   }
   return estimate(cost, rates);
 }
+
+/// Cost of lane `i` of eight costs (the uniform fields and lane i of each number).
+Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept;
+
+/// Times of the shape-aware GEMMs of 8 shapes (each lane as estimate(..., memo).time_s).
+Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noexcept;
+
+/// Times of one kernel of 8 shapes, each lane bit for bit estimate(lane_cost(c, i), rates,
+/// memo).time_s: plain and streaming (kind == memory) kernels on all lanes at once, shape-aware
+/// GEMMs through gemm_lane_times, shape-aware attention lane by lane.
+Lanes estimate_lane_times(const CostT<Lanes>& c, const Rates& rates, GemmMemo& memo) noexcept;
 
 /// estimate() with the GEMM search evaluating every (tile, split-K) configuration: the
 /// reference the pruned search must equal bit for bit (tests and benchmarks only).

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "roofline/cost.hpp"
+#include "roofline/lanes.hpp"
 #include "roofline/terms/cast.hpp"
 
 namespace roofline {
@@ -39,13 +40,18 @@ struct NamedCost {
   Cost cost{};                        ///< its work
 };
 
-/// Receives the kernels a formula emits, one at a time (no allocation in sweeps).
-class KernelSink {
+/// Receives the kernels a formula emits, one at a time (no allocation in sweeps); T is the
+/// number type of their costs (double, or Lanes: the same kernel of eight shapes).
+template <class T>
+class KernelSinkT {
  public:
-  virtual ~KernelSink() = default;
+  virtual ~KernelSinkT() = default;
   /// Takes one kernel.
-  virtual void push(const char* name, KernelRole role, const Cost& c) = 0;
+  virtual void push(const char* name, KernelRole role, const CostT<T>& c) = 0;
 };
+
+/// Receives the kernels of one shape.
+using KernelSink = KernelSinkT<double>;
 
 /// A fixed-capacity list of kernels, for callers that want the detail.
 struct KernelList final : KernelSink {
@@ -67,16 +73,36 @@ bool recipe_is_mx(Recipe r) noexcept;
 /// torchao_conventions is set and torchao has no model for the recipe/role. With real
 /// cast terms (and not torchao_conventions), tensorwise / rowwise / rowwise_with_gw_hp emit
 /// the kernels torch.compile generates for torchao instead of the idealized list.
-void training_cast_kernels(double dim0, double dim1, TensorRole role, Recipe recipe,
-                           bool fuse_with_prev, bool torchao_conventions, KernelSink& out,
+/// (T = double or Lanes: each lane's kernels bit for bit those of its shape.)
+template <class T>
+void training_cast_kernels(const T& dim0, const T& dim1, TensorRole role, Recipe recipe,
+                           bool fuse_with_prev, bool torchao_conventions, KernelSinkT<T>& out,
                            const CastTerms& terms = CastTerms{});
 
 /// Appends the cast kernels of an inference linear (the activation only; weights are
 /// pre-quantized). Throws std::invalid_argument for recipes torchao does not know when
 /// torchao_conventions is set. Real cast terms select the compiled kernels (as above).
-void inference_cast_kernels(double dim0, double dim1, Recipe recipe, bool fuse_with_prev,
-                            bool torchao_conventions, KernelSink& out,
+/// (T = double or Lanes, as above.)
+template <class T>
+void inference_cast_kernels(const T& dim0, const T& dim1, Recipe recipe, bool fuse_with_prev,
+                            bool torchao_conventions, KernelSinkT<T>& out,
                             const CastTerms& terms = CastTerms{});
+
+/// training_cast_kernels() of one shape (instantiated in cast.cpp).
+extern template void training_cast_kernels<double>(const double&, const double&, TensorRole,
+                                                   Recipe, bool, bool, KernelSink&,
+                                                   const CastTerms&);
+/// training_cast_kernels() of eight shapes (instantiated in cast.cpp).
+extern template void training_cast_kernels<Lanes>(const Lanes&, const Lanes&, TensorRole,
+                                                  Recipe, bool, bool, KernelSinkT<Lanes>&,
+                                                  const CastTerms&);
+/// inference_cast_kernels() of one shape (instantiated in cast.cpp).
+extern template void inference_cast_kernels<double>(const double&, const double&, Recipe,
+                                                    bool, bool, KernelSink&, const CastTerms&);
+/// inference_cast_kernels() of eight shapes (instantiated in cast.cpp).
+extern template void inference_cast_kernels<Lanes>(const Lanes&, const Lanes&, Recipe, bool,
+                                                   bool, KernelSinkT<Lanes>&,
+                                                   const CastTerms&);
 
 /// Scale granularity of a standalone bf16 -> float8 cast.
 enum class CastGranularity : std::uint8_t {

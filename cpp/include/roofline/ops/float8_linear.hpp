@@ -9,21 +9,35 @@ namespace roofline {
 /// Training runs output, grad_input and grad_weight GEMMs; inference only the output GEMM.
 enum class LinearMode : std::uint8_t { training, inference };
 
-/// A linear layer y = x @ w with x of shape m x k and w of shape k x n, and how it runs.
-struct LinearSpec {
-  double m = 1;                           ///< tokens (rows of x)
-  double k = 1;                           ///< input features
-  double n = 1;                           ///< output features
+/// A linear layer y = x @ w with x of shape m x k and w of shape k x n, and how it runs; T is
+/// the number type of the extents (double, or Lanes for eight shapes).
+template <class T>
+struct LinearSpecT {
+  T m = 1;                                ///< tokens (rows of x)
+  T k = 1;                                ///< input features
+  T n = 1;                                ///< output features
   Recipe recipe = Recipe::tensorwise;     ///< low-precision recipe
   LinearMode mode = LinearMode::training; ///< training (fwd+bwd) or inference (fwd)
   bool fuse_with_prev = false;            ///< the bf16 read of activations fuses into the producer
 };
 
+/// One linear layer of one shape.
+using LinearSpec = LinearSpecT<double>;
+
 /// All kernels of the linear: bf16 baseline GEMMs, low-precision GEMMs and casts. Real cast
 /// terms (efficiency.cast) select the compiled cast kernels; the fp8 GEMMs carry their scaling
-/// (tensorwise / rowwise) unless torchao_conventions is set.
-void float8_linear_kernels(const LinearSpec& s, bool torchao_conventions, KernelSink& out,
-                           const CastTerms& terms = CastTerms{});
+/// (tensorwise / rowwise) unless torchao_conventions is set. T = double or Lanes: each lane's
+/// kernels are bit for bit those of its shape, in the same order.
+template <class T>
+void float8_linear_kernels(const LinearSpecT<T>& s, bool torchao_conventions,
+                           KernelSinkT<T>& out, const CastTerms& terms = CastTerms{});
+
+/// float8_linear_kernels() of one shape (instantiated in float8_linear.cpp).
+extern template void float8_linear_kernels<double>(const LinearSpec&, bool, KernelSink&,
+                                                   const CastTerms&);
+/// float8_linear_kernels() of eight shapes (instantiated in float8_linear.cpp).
+extern template void float8_linear_kernels<Lanes>(const LinearSpecT<Lanes>&, bool,
+                                                  KernelSinkT<Lanes>&, const CastTerms&);
 
 /// Times of a linear summed by role.
 struct LinearTimes {
