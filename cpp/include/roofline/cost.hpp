@@ -35,40 +35,40 @@ enum class RowKernel : std::uint8_t {
 /// T is the number type: double (one shape) or Lanes (eight shapes, the same kernel of each).
 template <class T>
 struct CostT {
-  T flops = 0;                   ///< floating-point operations (a count)
-  T bytes_read = 0;              ///< bytes read from DRAM
-  T bytes_written = 0;           ///< bytes written to DRAM
-  T kernels = 1;                 ///< kernel launches
+  T flops = 0;                        ///< floating-point operations (a count)
+  T bytes_read = 0;                   ///< bytes read from DRAM
+  T bytes_written = 0;                ///< bytes written to DRAM
+  T kernels = 1;                      ///< kernel launches
   PeakClass math = PeakClass::bf16;   ///< which peak the flops run at
-  KernelKind kind = KernelKind::generic;  ///< how the efficiency model treats it
-  T m = 0;                       ///< GEMM rows (kind == gemm)
-  T n = 0;                       ///< GEMM columns (kind == gemm)
-  T k = 0;                       ///< GEMM reduction length (kind == gemm)
-  T batch = 1;                   ///< independent GEMMs / (sequence, q head) pairs
-  T q_len = 0;                   ///< queries per sequence (kind == attention)
-  T kv_len = 0;                  ///< keys per sequence (kind == attention)
-  T head_dim = 0;                ///< query/key head dimension (kind == attention)
-  T v_head_dim = 0;              ///< value head dimension (kind == attention)
-  T heads_per_kv = 1;            ///< query heads sharing a kv head (kind == attention)
+  KernelKind kind = KernelKind::generic; ///< how the efficiency model treats it
+  T m = 0;                            ///< GEMM rows (kind == gemm)
+  T n = 0;                            ///< GEMM columns (kind == gemm)
+  T k = 0;                            ///< GEMM reduction length (kind == gemm)
+  T batch = 1;                        ///< independent GEMMs / (sequence, q head) pairs
+  T q_len = 0;                        ///< queries per sequence (kind == attention)
+  T kv_len = 0;                       ///< keys per sequence (kind == attention)
+  T head_dim = 0;                     ///< query/key head dimension (kind == attention)
+  T v_head_dim = 0;                   ///< value head dimension (kind == attention)
+  T heads_per_kv = 1;                 ///< query heads sharing a kv head (kind == attention)
   bool causal = false;                ///< causal mask, bottom-right aligned (kind == attention)
   bool backward = false;              ///< backward pass: work split over KV tiles (kind == attention)
   Scaling scaling = Scaling::none;    ///< scaling of a low-precision GEMM's inputs (kind == gemm)
   bool grouped = false;               ///< a grouped GEMM kernel (torch._grouped_mm; kind == gemm)
   bool pad_to_align = false;          ///< may also run on k, n padded to TMA alignment (faster
                                       ///< taken): monotone in every size (attention math path)
-  T bandwidth_fraction = 1.0;    ///< fraction of the streaming bandwidth this kernel's access
+  T bandwidth_fraction = 1.0;         ///< fraction of the streaming bandwidth this kernel's access
                                       ///< pattern reaches (kind == memory; transposes, one block per
                                       ///< row); shape-aware model only
-  AttentionBackend attention_backend = AttentionBackend::standard;  ///< implementation of a
+  AttentionBackend attention_backend = AttentionBackend::standard; ///< implementation of a
                                       ///< fused attention kernel (kind == attention)
-  RowKernel row_kernel = RowKernel::none;  ///< kind == memory: how rows map onto the SMs
-  T rows = 0;             ///< row kernels: rows, one CTA (or warp) each (0 = no wave model)
-  T ctas_per_sm = 0;      ///< row kernels: CTAs resident per SM (0 = enough: no waves)
-  T row_bytes = 0;        ///< row kernels: bytes of one row of one tensor (a re-read's unit)
-  T reread_bytes = 0;     ///< row kernels: bytes read again after a reduction (L2 or DRAM)
-  T transcendentals = 0;  ///< row kernels: exp / log / division per launch (special units)
-  T strided_elements = 0;  ///< kind == memory: elements of aten's non-vectorized
-                                ///< TensorIterator path (broadcast operands), instruction-bound
+  RowKernel row_kernel = RowKernel::none; ///< kind == memory: how rows map onto the SMs
+  T rows = 0;                         ///< row kernels: rows, one CTA (or warp) each (0 = no wave model)
+  T ctas_per_sm = 0;                  ///< row kernels: CTAs resident per SM (0 = enough: no waves)
+  T row_bytes = 0;                    ///< row kernels: bytes of one row of one tensor (a re-read's unit)
+  T reread_bytes = 0;                 ///< row kernels: bytes read again after a reduction (L2 or DRAM)
+  T transcendentals = 0;              ///< row kernels: exp / log / division per launch (special units)
+  T strided_elements = 0;             ///< kind == memory: elements of aten's non-vectorized
+                                      ///< TensorIterator path (broadcast operands), instruction-bound
 
   /// Total DRAM traffic in bytes.
   T bytes() const noexcept { return bytes_read + bytes_written; }
