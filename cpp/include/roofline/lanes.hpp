@@ -173,37 +173,9 @@ inline bool any(const LaneMask& m) noexcept {
 inline bool any(bool m) noexcept { return m; }
 
 /// Per-lane minimum, as std::min(a, b) (b only where b < a).
-inline Lanes min(const Lanes& a, const Lanes& b) noexcept {
-#if defined(__GNUC__)
-  using namespace lanes_detail;
-  Lanes r;
-  for (std::size_t p = 0; p < kPairs; ++p) {
-    const Vec x = pair(a, p), y = pair(b, p);
-    put(r, p, blend(y < x, y, x));
-  }
-  return r;
-#else
-  Lanes r;
-  for (std::size_t i = 0; i < kLaneCount; ++i) r.v[i] = b.v[i] < a.v[i] ? b.v[i] : a.v[i];
-  return r;
-#endif
-}
+inline Lanes min(const Lanes& a, const Lanes& b) noexcept { return select(b < a, b, a); }
 /// Per-lane maximum, as std::max(a, b) (b only where a < b).
-inline Lanes max(const Lanes& a, const Lanes& b) noexcept {
-#if defined(__GNUC__)
-  using namespace lanes_detail;
-  Lanes r;
-  for (std::size_t p = 0; p < kPairs; ++p) {
-    const Vec x = pair(a, p), y = pair(b, p);
-    put(r, p, blend(x < y, y, x));
-  }
-  return r;
-#else
-  Lanes r;
-  for (std::size_t i = 0; i < kLaneCount; ++i) r.v[i] = a.v[i] < b.v[i] ? b.v[i] : a.v[i];
-  return r;
-#endif
-}
+inline Lanes max(const Lanes& a, const Lanes& b) noexcept { return select(a < b, b, a); }
 /// Per-lane square root (correctly rounded, as std::sqrt).
 inline Lanes sqrt(const Lanes& a) noexcept {
   Lanes r;
