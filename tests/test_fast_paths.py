@@ -240,3 +240,25 @@ def test_linear_sweep_threads_split_blocks_alike() -> None:
     for i in (0, 32770, 32771, len(m) - 1):
         s = rl.float8.linear(int(m[i]), int(k[i]), int(n[i]), "rowwise", "H100 SXM")
         assert (s.bf16_s, s.fp8_gemm_s, s.fp8_overhead_s) == tuple(out[1][:, i])
+
+
+@pytest.mark.parametrize("dtype, scaling", [("bf16", "none"), ("fp8", "tensorwise"),
+                                            ("fp8", "rowwise")])
+def test_gemm_search_at_the_largest_sizes(dtype: str, scaling: str) -> None:
+    """Sizes up to 2^53 (the validated maximum) give tile counts up to 2^94, past the 2^63 of an
+    integer conversion: the search still equals the exhaustive one, finite and positive (it
+    returned inf, with no configuration chosen, for rl.gemm(2**53, 3, 2**31))."""
+    big = [2.0**53, 2.0**53 - 1, 2.0**31, 3.0, 1.0, 65537.0, 2.0**40 + 1]
+    m, k, n = (np.ascontiguousarray(g.ravel()) for g in np.meshgrid(big, big, big))
+    batch = np.ones_like(m)
+    _, chw, ceff = resolve("H100 SXM", "default")
+    dt = DTYPES[dtype]
+    args = (m, k, n, batch, dt, dt, default_out(dt), False, chw, ceff)
+    sc = getattr(_core.Scaling, scaling)
+    fast = _core.gemm_sweep(*args, 1, sc)
+    ref = _core.gemm_sweep_exhaustive(*args, sc)
+    for f, a, b in zip(FIELDS, fast, ref, strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=f)
+    assert np.all(np.isfinite(fast[0])) and np.all(fast[0] > 0)
+    e = rl.gemm(2**53, 3, 2**31, "bf16", "H100 SXM")
+    assert np.isfinite(e.time_s) and e.time_s >= e.memory_s > 0

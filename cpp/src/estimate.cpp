@@ -6,9 +6,12 @@
 namespace roofline {
 namespace {
 
-// ceil(x) for 0 <= x < 2^63, exactly as std::ceil there, without a libm call (x86-64's
-// baseline ISA has no rounding instruction, and the GEMM search rounds a dozen times per tile).
+// ceil(x) for x >= 0, exactly as std::ceil, without a libm call (x86-64's baseline ISA has no
+// rounding instruction, and the GEMM search rounds a dozen times per tile). From 2^52 on, x is
+// whole (and beyond 2^63 it would not fit the integer conversion: tile counts of 2^53-row GEMMs
+// reach 2^94).
 inline double ceil_pos(double x) {
+  if (!(x < 4503599627370496.0)) return x;
   const double t = static_cast<double>(static_cast<long long>(x));
   return t < x ? t + 1.0 : t;
 }
