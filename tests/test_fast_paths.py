@@ -262,3 +262,44 @@ def test_gemm_search_at_the_largest_sizes(dtype: str, scaling: str) -> None:
     assert np.all(np.isfinite(fast[0])) and np.all(fast[0] > 0)
     e = rl.gemm(2**53, 3, 2**31, "bf16", "H100 SXM")
     assert np.isfinite(e.time_s) and e.time_s >= e.memory_s > 0
+
+
+@pytest.mark.parametrize("name", ["H100 SXM", "L4", "MI300X", "A100 SXM 80GB"])
+@pytest.mark.parametrize("efficiency", ["default", "peak", "torchao"])
+def test_streaming_kernels_eight_at_a_time_equal_one_at_a_time(name: str,
+                                                               efficiency: str) -> None:
+    """The templated streaming-kernel model on eight shapes (every row-kernel kind, with rows,
+    waves, re-reads, transcendentals and strided elements, zero or not) gives each lane the
+    one-shape result bit for bit. The float8 casts reach only the plain streaming path; this
+    covers the rest of shaped_memory<Lanes>."""
+    rng = np.random.default_rng(11)
+    n = 4003  # a padded tail block
+
+    def some(lo: float, hi: float, zero: float = 0.3) -> np.ndarray:
+        v = np.exp(rng.uniform(np.log(lo), np.log(hi), size=n))
+        return np.where(rng.random(n) < zero, 0.0, v)
+
+    bytes_read = some(1.0, 1e11, 0.1)
+    cols = (np.exp(rng.uniform(np.log(1e-7), np.log(1e-3), n)) * bytes_read + 1).round()
+    fields = dict(
+        flops=some(1.0, 1e12), bytes_read=bytes_read, bytes_written=some(1.0, 1e11),
+        kernels=np.where(rng.random(n) < 0.5, 1.0, rng.integers(1, 20, n).astype(float)),
+        bandwidth_fraction=np.where(rng.random(n) < 0.5, 1.0, rng.uniform(0.05, 1.0, n)),
+        rows=np.where(rng.random(n) < 0.3, 0.0, cols),
+        ctas_per_sm=np.where(rng.random(n) < 0.3, 0.0, rng.choice([0.5, 1.0, 2.0, 8.0], n)),
+        row_bytes=some(2.0, 1e6), reread_bytes=some(1.0, 1e10),
+        transcendentals=some(1.0, 1e10), strided_elements=some(1.0, 1e10))
+    _, chw, ceff = resolve(name, efficiency)
+    for kind in range(5):  # none, aten_rows, aten_stream, aten_cta, inductor
+        for math in (_core.PeakClass.bf16, _core.PeakClass.fp32):
+            lanes, one = _core.memory_lane_check(**fields, row_kernel=kind, math=math,
+                                                 hardware=chw, efficiency=ceff)
+            np.testing.assert_array_equal(lanes, one, err_msg=f"{name} row_kernel {kind}")
+            assert np.all(np.isfinite(one))
+
+
+def test_streaming_lane_check_refuses_unknown_row_kernels() -> None:
+    _, chw, ceff = resolve("H100 SXM", "default")
+    one = np.ones(3)
+    with pytest.raises(ValueError, match="row_kernel"):
+        _core.memory_lane_check(*([one] * 11), 7, _core.PeakClass.bf16, chw, ceff)

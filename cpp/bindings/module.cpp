@@ -41,6 +41,8 @@ void bind_float8(py::module_& m);
 void bind_plan(py::module_& m);
 /// Registers the scalar entry points (one GEMM / one float8 linear per call).
 void bind_scalar(py::module_& m);
+/// Registers the eight-shape check (bind_lanes.cpp).
+void bind_lanes(py::module_& m);
 
 namespace {
 
@@ -277,4 +279,5 @@ PYBIND11_MODULE(_core, mod) {
   bind_float8(mod);
   bind_plan(mod);
   bind_scalar(mod);
+  bind_lanes(mod);
 }
