@@ -64,17 +64,6 @@ EstimateT<T> counted(const CostT<T>& c) {
   return e;
 }
 
-template <class T>
-EstimateT<T> plain(const CostT<T>& cost, const Rates& r) {
-  EstimateT<T> e = counted(cost);
-  e.compute_s = cost.flops * r.s_per_flop[static_cast<std::size_t>(cost.math)];
-  e.memory_s = e.bytes * r.s_per_byte;
-  const T roof = max(e.compute_s, e.memory_s);
-  e.time_s = max(roof, cost.kernels * r.kernel_floor_s);
-  e.overhead_s = e.time_s - roof;
-  return e;
-}
-
 // DRAM time when only `busy` SMs issue loads.
 double memory_time(double bytes, double busy, const Rates& r) {
   double s_per_byte = r.s_per_byte;
@@ -943,7 +932,7 @@ namespace {
 Estimate shaped_other(const Cost& cost, const Rates& rates) {
   if (cost.kind == KernelKind::memory) return shaped_memory(cost, rates);
   if (cost.kind == KernelKind::attention && rates.sms > 0) return shaped_attention(cost, rates);
-  return plain(cost, rates);
+  return estimate_plain(cost, rates);
 }
 
 // A shape-aware GEMM (rates.sms > 0), its tile tables from `memo` (see shaped_gemm).
@@ -1028,21 +1017,20 @@ Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noe
 }
 
 Lanes estimate_lane_times(const CostT<Lanes>& c, const Rates& rates, GemmMemo& memo) noexcept {
-  if (!rates.eff.shape_aware || c.kind == KernelKind::generic) {
-    return estimate_plain(c, rates).time_s;
-  }
-  // As estimate_shape_aware(): shape-aware GEMMs and attention kernels (on a GPU with SMs)
-  // search per shape; streaming kernels and the rest run on all lanes.
-  if (c.kind == KernelKind::gemm && rates.sms > 0) return gemm_lane_times(c, rates, memo);
-  if (c.kind == KernelKind::memory) return shaped_memory(c, rates).time_s;
-  if (c.kind == KernelKind::attention && rates.sms > 0) {
-    Lanes t;
-    for (std::size_t i = 0; i < kLaneCount; ++i) {
-      t[i] = estimate_shape_aware(lane_cost(c, i), rates).time_s;
+  // As estimate(): shape-aware GEMMs and attention kernels (on a GPU with SMs) search per
+  // shape; streaming kernels run on all lanes; the rest take the plain model on all lanes.
+  if (rates.eff.shape_aware && c.kind != KernelKind::generic) {
+    if (c.kind == KernelKind::gemm && rates.sms > 0) return gemm_lane_times(c, rates, memo);
+    if (c.kind == KernelKind::memory) return shaped_memory(c, rates).time_s;
+    if (c.kind == KernelKind::attention && rates.sms > 0) {
+      Lanes t;
+      for (std::size_t i = 0; i < kLaneCount; ++i) {
+        t[i] = estimate_shape_aware(lane_cost(c, i), rates).time_s;
+      }
+      return t;
     }
-    return t;
   }
-  return plain(c, rates).time_s;
+  return estimate_plain(c, rates).time_s;
 }
 
 }  // namespace roofline

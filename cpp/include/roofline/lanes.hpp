@@ -176,12 +176,6 @@ inline bool any(bool m) noexcept { return m; }
 inline Lanes min(const Lanes& a, const Lanes& b) noexcept { return select(b < a, b, a); }
 /// Per-lane maximum, as std::max(a, b) (b only where a < b).
 inline Lanes max(const Lanes& a, const Lanes& b) noexcept { return select(a < b, b, a); }
-/// Per-lane square root (correctly rounded, as std::sqrt).
-inline Lanes sqrt(const Lanes& a) noexcept {
-  Lanes r;
-  for (std::size_t i = 0; i < kLaneCount; ++i) r.v[i] = __builtin_sqrt(a.v[i]);
-  return r;
-}
 /// Per-lane ceiling (as std::ceil).
 inline Lanes ceil(const Lanes& a) noexcept {
   Lanes r;
@@ -200,8 +194,6 @@ inline Lanes floor(const Lanes& a) noexcept {
 inline double min(double a, double b) noexcept { return b < a ? b : a; }
 /// std::max(a, b).
 inline double max(double a, double b) noexcept { return a < b ? b : a; }
-/// std::sqrt(a).
-inline double sqrt(double a) noexcept { return __builtin_sqrt(a); }
 /// std::ceil(a).
 inline double ceil(double a) noexcept { return __builtin_ceil(a); }
 /// std::floor(a).
