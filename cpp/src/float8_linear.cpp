@@ -102,16 +102,28 @@ template void float8_linear_kernels<double>(const LinearSpec&, bool, KernelSink&
 template void float8_linear_kernels<Lanes>(const LinearSpecT<Lanes>&, bool, KernelSinkT<Lanes>&,
                                            const CastTerms&);
 
-LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao,
-                                GemmMemo& memo) {
-  // Accumulates each kernel's time into its role's total as the formula emits it.
-  struct Accumulate final : KernelSink {
+namespace {
+
+// One kernel's time: one shape, or eight at once (estimate_lane_times: each lane as estimate()).
+double kernel_time(const Cost& c, const Rates& rates, GemmMemo& memo) {
+  return estimate(c, rates, memo).time_s;
+}
+Lanes kernel_time(const CostT<Lanes>& c, const Rates& rates, GemmMemo& memo) {
+  return estimate_lane_times(c, rates, memo);
+}
+
+// float8_linear_times on T = double or Lanes: each kernel's time added to its role's total as
+// the formula emits it (per lane the same order, so the same bits).
+template <class T>
+LinearTimesT<T> times_by_role(const LinearSpecT<T>& s, const Rates& rates, bool torchao,
+                              GemmMemo& memo) {
+  struct Accumulate final : KernelSinkT<T> {
     const Rates& rates;
     GemmMemo& memo;
-    LinearTimes t{};
+    LinearTimesT<T> t{};
     Accumulate(const Rates& r, GemmMemo& m) : rates(r), memo(m) {}
-    void push(const char*, KernelRole role, const Cost& c) override {
-      const double time = estimate(c, rates, memo).time_s;
+    void push(const char*, KernelRole role, const CostT<T>& c) override {
+      const T time = kernel_time(c, rates, memo);
       switch (role) {
         case KernelRole::bf16_gemm: t.bf16_s += time; break;
         case KernelRole::lowp_gemm: t.lowp_gemm_s += time; break;
@@ -123,9 +135,16 @@ LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool to
   return acc.t;
 }
 
+}  // namespace
+
 LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao) {
   GemmMemo memo;
-  return float8_linear_times(s, rates, torchao, memo);
+  return times_by_role(s, rates, torchao, memo);
+}
+
+LinearTimesT<Lanes> float8_linear_times(const LinearSpecT<Lanes>& s, const Rates& rates,
+                                        bool torchao, GemmMemo& memo) {
+  return times_by_role(s, rates, torchao, memo);
 }
 
 Estimate float8_cast_estimate(double rows, double cols, CastGranularity g, bool transpose,

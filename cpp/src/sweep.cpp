@@ -63,23 +63,6 @@ void cost_sweep(const double* flops, const double* bytes_read, const double* byt
 
 namespace {
 
-// Sums the times of eight shapes' kernels by role as the listing emits them (per lane, the
-// order float8_linear_times sums them in: the same bits).
-struct LaneSums final : KernelSinkT<Lanes> {
-  const Rates& rates;
-  GemmMemo& memo;
-  Lanes bf16 = 0.0, lowp = 0.0, cast = 0.0;
-  LaneSums(const Rates& r, GemmMemo& m) : rates(r), memo(m) {}
-  void push(const char*, KernelRole role, const CostT<Lanes>& c) override {
-    const Lanes time = estimate_lane_times(c, rates, memo);
-    switch (role) {
-      case KernelRole::bf16_gemm: bf16 += time; break;
-      case KernelRole::lowp_gemm: lowp += time; break;
-      case KernelRole::cast: cast += time; break;
-    }
-  }
-};
-
 // float8_linear_sweep's points [begin, end), eight at a time (the last block padded with
 // copies of the last point, whose results are dropped).
 void float8_linear_block_range(const double* m, const double* k, const double* n,
@@ -99,12 +82,11 @@ void float8_linear_block_range(const double* m, const double* k, const double* n
       s.k[j] = k[p];
       s.n[j] = n[p];
     }
-    LaneSums sums(rates, memo);
-    float8_linear_kernels(s, torchao, sums, rates.eff.cast);
+    const LinearTimesT<Lanes> t = float8_linear_times(s, rates, torchao, memo);
     for (std::size_t j = 0; j < used; ++j) {
-      bf16_s[i + j] = sums.bf16[j];
-      lowp_gemm_s[i + j] = sums.lowp[j];
-      cast_s[i + j] = sums.cast[j];
+      bf16_s[i + j] = t.bf16_s[j];
+      lowp_gemm_s[i + j] = t.lowp_gemm_s[j];
+      cast_s[i + j] = t.cast_s[j];
     }
   }
 }

@@ -39,20 +39,24 @@ extern template void float8_linear_kernels<double>(const LinearSpec&, bool, Kern
 extern template void float8_linear_kernels<Lanes>(const LinearSpecT<Lanes>&, bool,
                                                   KernelSinkT<Lanes>&, const CastTerms&);
 
-/// Times of a linear summed by role.
-struct LinearTimes {
-  double bf16_s = 0;       ///< bf16 GEMMs
-  double lowp_gemm_s = 0;  ///< low-precision GEMMs
-  double cast_s = 0;       ///< cast overhead kernels
+/// Times of a linear summed by role (T: double, or Lanes for eight shapes).
+template <class T>
+struct LinearTimesT {
+  T bf16_s = 0;       ///< bf16 GEMMs
+  T lowp_gemm_s = 0;  ///< low-precision GEMMs
+  T cast_s = 0;       ///< cast overhead kernels
 };
+
+/// Times of one linear of one shape.
+using LinearTimes = LinearTimesT<double>;
 
 /// Estimates every kernel of the linear (each with its own floor) and sums them by role; the
 /// cast terms come from rates.eff.cast.
 LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao_conventions);
-/// float8_linear_times() whose GEMMs share tile tables through `memo` (kept across the linears
-/// of a sweep on the same rates): the same times, bit for bit.
-LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao_conventions,
-                                GemmMemo& memo);
+/// float8_linear_times() of eight shapes (each lane bit for bit its shape's), the GEMMs sharing
+/// tile tables through `memo` (kept across the blocks of a sweep on the same rates).
+LinearTimesT<Lanes> float8_linear_times(const LinearSpecT<Lanes>& s, const Rates& rates,
+                                        bool torchao_conventions, GemmMemo& memo);
 
 /// Sum of the estimates of a standalone compiled cast's kernels (float8_cast_kernels, with the
 /// cast terms of rates.eff): time, its parts, bytes and kernel count.
