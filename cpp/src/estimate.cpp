@@ -101,7 +101,17 @@ double input_bytes(PeakClass c) {
   }
 }
 
-LibraryGemm library_gemm(const Cost& c, const Rates& r) {
+// Whether a GEMM's operand rows (k elements for A and B of F.linear, n for C) are 16-byte
+// multiples, which TMA can move (x / 16 and its floor are exact for integral byte counts).
+bool aligned_rows(const Cost& c) {
+  const double e = input_bytes(c.math);
+  auto multiple_of_16 = [](double x) { return x / 16.0 == static_cast<double>(
+                                           static_cast<long long>(x / 16.0)); };
+  return multiple_of_16(c.k * e) && multiple_of_16(c.n * e);
+}
+
+// The library terms of GEMM `c`, whose operand rows are `aligned` (aligned_rows) or not.
+LibraryGemm library_gemm(const Cost& c, const Rates& r, bool aligned) {
   const GemmTerms& g = r.eff.gemm;
   LibraryGemm lib;
   lib.latency_s = r.eff.gemm_latency_s;
@@ -129,13 +139,8 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r) {
     if (lib.max_splits <= 1.0) lib.stream_k = 0.0;
     lib.min_tile_n = std::min(g.rowwise_min_tile_n, kWidestTileN);  // some tile stays
   }
-  // Operands whose rows (k elements for A and B of F.linear, n for C) are not 16-byte
-  // multiples cannot be moved by TMA: the library falls back to kernels with narrow loads.
-  const double e = input_bytes(c.math);
-  // x is a multiple of 16 (x / 16 and its floor are exact for these integral byte counts).
-  auto multiple_of_16 = [](double x) { return x / 16.0 == static_cast<double>(
-                                           static_cast<long long>(x / 16.0)); };
-  const bool aligned = multiple_of_16(c.k * e) && multiple_of_16(c.n * e);
+  // Operands whose rows are not 16-byte multiples cannot be moved by TMA: the library falls
+  // back to kernels with narrow loads.
   const std::size_t slow = !aligned && g.unaligned_fraction > 0 ? 1 : 0;
   lib.memory_scale = k.memory[slow];
   if (grouped_scale) {  // 1 / scale / grouped fraction [/ unaligned fraction], in that order
@@ -145,6 +150,11 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r) {
     lib.compute_scale = k.compute[low_bits ? 1 : 0][slow];
   }
   return lib;
+}
+
+// The library terms of GEMM `c`.
+LibraryGemm library_gemm(const Cost& c, const Rates& r) {
+  return library_gemm(c, r, aligned_rows(c));
 }
 
 // DRAM time of a library GEMM whose `busy` SMs issue the loads.
@@ -292,7 +302,7 @@ struct Pick {
 // configuration, and returns the time, that evaluating every time exactly would, bit for bit.
 struct Ranker {
   static constexpr double kKeyMin = 1e-290, kKeyMax = 1e290;
-  LibraryGemm lib;
+  const LibraryGemm& lib;
   double p;
   bool fourth = p == 4.0;
   double slack = fourth ? 1e-12 : 0.0;
@@ -454,8 +464,8 @@ const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, do
 // utilisation and their memory time, which grows with the split factor: once that bound
 // exceeds the best time so far (or the unsplit winner's, which wins ties), no larger factor of
 // that tile can win.
-Estimate shaped_gemm(const Cost& c, const Rates& r, GemmMemo& memo) {
-  const Ranker rank{library_gemm(c, r), r.eff.overlap_p};
+Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library, GemmMemo& memo) {
+  const Ranker rank{library, r.eff.overlap_p};
   const double bytes = c.bytes();
   const LibraryGemm& lib = rank.lib;
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
@@ -474,8 +484,16 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, GemmMemo& memo) {
     }
     unsplit.raw = least_raw;
     unsplit.memory = library_memory_time(bytes, sms, r, lib);
-    unsplit.key = rank.key(unsplit.raw, unsplit.memory);
     unsplit.set = true;
+    if (tt.split_count == 0 || lib.max_splits < kSplits[1]) {
+      // No split configuration: the unsplit winner is the answer (no key needed). As the
+      // general path below: chosen unless its time is NaN (no configuration chosen).
+      const double compute = rank.compute(unsplit);
+      const double time = combine_fast(compute, unsplit.memory, rank.p);
+      if (!(time <= INFINITY)) return finish_gemm(INFINITY, 0.0, 0.0, c, r, lib);
+      return finish_gemm(time, compute, unsplit.memory, c, r, lib);
+    }
+    unsplit.key = rank.key(unsplit.raw, unsplit.memory);
   }
   // Uncapped: one bound for every split configuration of every tile (the unpadded FLOPs at
   // full utilisation and reuse, and the traffic of the smallest split factor); when it cannot
@@ -542,9 +560,10 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, GemmMemo& memo) {
     }
   }
   if (uncapped && rank.before(unsplit, best, true)) best = unsplit;
-  const double best_time = rank.time(best);
-  const double best_compute = best.set ? rank.compute(best) : 0.0;
-  return finish_gemm(best_time, best_compute, best.memory, c, r, lib);
+  if (!best.set) return finish_gemm(INFINITY, 0.0, best.memory, c, r, lib);
+  const double best_compute = rank.compute(best);
+  return finish_gemm(combine_fast(best_compute, best.memory, rank.p), best_compute, best.memory,
+                     c, r, lib);
 }
 
 // Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
@@ -935,24 +954,29 @@ Estimate shaped_other(const Cost& cost, const Rates& rates) {
   return estimate_plain(cost, rates);
 }
 
-// A shape-aware GEMM (rates.sms > 0), its tile tables from `memo` (see shaped_gemm).
-Estimate estimate_gemm(const Cost& cost, const Rates& rates, GemmMemo& memo) {
-  if (!cost.pad_to_align) return shaped_gemm(cost, rates, memo);
-  const Estimate as_is = shaped_gemm(cost, rates, memo);
+// A shape-aware GEMM (rates.sms > 0), its tile tables from `memo` (see shaped_gemm) and its
+// library terms from `library_of(cost)` (library_gemm or a copy of its result).
+template <class LibraryOf>
+Estimate estimate_gemm(const Cost& cost, const Rates& rates, const LibraryOf& library_of,
+                       GemmMemo& memo) {
+  if (!cost.pad_to_align) return shaped_gemm(cost, rates, library_of(cost), memo);
+  const Estimate as_is = shaped_gemm(cost, rates, library_of(cost), memo);
   // The same GEMM on k and n padded up to 16-byte rows (TMA-aligned): monotone in every size.
   // (FLOPs and bytes stay those of the cost: the padded copy keeps its fields.)
   Cost padded = cost;
   const double step = 16.0 / input_bytes(cost.math);
   padded.k = std::ceil(cost.k / step) * step;
   padded.n = std::ceil(cost.n / step) * step;
-  const Estimate aligned = shaped_gemm(padded, rates, memo);
+  const Estimate aligned = shaped_gemm(padded, rates, library_of(padded), memo);
   return aligned.time_s < as_is.time_s ? aligned : as_is;
 }
 
 }  // namespace
 
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& memo) noexcept {
-  if (cost.kind == KernelKind::gemm && rates.sms > 0) return estimate_gemm(cost, rates, memo);
+  if (cost.kind == KernelKind::gemm && rates.sms > 0) {
+    return estimate_gemm(cost, rates, [&](const Cost& c) { return library_gemm(c, rates); }, memo);
+  }
   return shaped_other(cost, rates);
 }
 
@@ -972,7 +996,10 @@ Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) n
   return estimate(cost, Rates(hw, eff));
 }
 
-Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
+namespace {
+
+// Lane i of `c`'s counts and GEMM fields (the rest as a default Cost has them).
+Cost lane_gemm_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   Cost s;
   s.flops = c.flops[i];
   s.bytes_read = c.bytes_read[i];
@@ -984,6 +1011,16 @@ Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   s.n = c.n[i];
   s.k = c.k[i];
   s.batch = c.batch[i];
+  s.scaling = c.scaling;
+  s.grouped = c.grouped;
+  s.pad_to_align = c.pad_to_align;
+  return s;
+}
+
+}  // namespace
+
+Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
+  Cost s = lane_gemm_cost(c, i);
   s.q_len = c.q_len[i];
   s.kv_len = c.kv_len[i];
   s.head_dim = c.head_dim[i];
@@ -991,9 +1028,6 @@ Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   s.heads_per_kv = c.heads_per_kv[i];
   s.causal = c.causal;
   s.backward = c.backward;
-  s.scaling = c.scaling;
-  s.grouped = c.grouped;
-  s.pad_to_align = c.pad_to_align;
   s.bandwidth_fraction = c.bandwidth_fraction[i];
   s.attention_backend = c.attention_backend;
   s.row_kernel = c.row_kernel;
@@ -1007,10 +1041,23 @@ Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
 }
 
 Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noexcept {
+  if (!r.eff.shape_aware || c.kind != KernelKind::gemm || !(r.sms > 0)) {
+    Lanes t;  // not the GEMM search: as estimate() of each lane
+    for (std::size_t i = 0; i < kLaneCount; ++i) t[i] = estimate(lane_cost(c, i), r, memo).time_s;
+    return t;
+  }
+  // As estimate() of each lane (estimate_gemm), with the library terms built once for the
+  // lanes: they differ between lanes only by the alignment of their operand rows.
+  const Cost flags = lane_gemm_cost(c, 0);
+  const std::array<LibraryGemm, 2> library{library_gemm(flags, r, false),
+                                           library_gemm(flags, r, true)};
+  const auto library_of = [&](const Cost& s) -> const LibraryGemm& {
+    return library[aligned_rows(s) ? 1 : 0];
+  };
   Lanes t;
   for (std::size_t i = 0; i < kLaneCount; ++i) {
     memo.lane = i;  // lane i's GEMMs share lane i's tile tables (as one shape's do)
-    t[i] = estimate(lane_cost(c, i), r, memo).time_s;
+    t[i] = estimate_gemm(lane_gemm_cost(c, i), r, library_of, memo).time_s;
   }
   memo.lane = 0;
   return t;
