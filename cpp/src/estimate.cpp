@@ -507,6 +507,14 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library, 
     search = !rank.exceeds(rank.key_of(floor_raw, floor_memory), unsplit.key) &&
              !rank.exceeds(rank.key(floor_raw, floor_memory), unsplit.key);
   }
+  // Uncapped: the DRAM time of each split factor, the same on every tile (the busy SMs do not
+  // change the rate without a per-SM cap).
+  std::array<double, kSplits.size()> split_memory{};
+  if (uncapped && search) {
+    for (std::size_t si = 1; si < kSplits.size(); ++si) {
+      split_memory[si] = library_memory_time(bytes + partial_bytes * kSplits[si], sms, r, lib);
+    }
+  }
   // Uncapped: unsplit done above, and split-K needs idle SMs (the table's split tiles).
   const std::size_t visits = uncapped ? tt.split_count : kTiles.size();
   for (std::size_t v = 0; search && v < visits; ++v) {
@@ -537,7 +545,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library, 
       const double units = tiles * splits;
       const double busy = std::min(units, sms);
       Pick pick;
-      pick.memory = library_memory_time(bytes + partials, busy, r, lib);
+      pick.memory = uncapped ? split_memory[si] : library_memory_time(bytes + partials, busy, r, lib);
       // A split configuration wins only below the best split time so far and below the
       // unsplit winner's time (which wins ties): bound against the smaller.
       const double limit = std::min(best.key, unsplit.key);
@@ -554,6 +562,8 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library, 
       double utilisation = units / (waves * sms);
       if (units > sms) utilisation = std::max(utilisation, lib.stream_k);
       pick.raw = padded_flops * s_per_flop / (utilisation * reuse);
+      // The clock model only lengthens compute: a key without it above the limit loses.
+      if (rank.exceeds(rank.key_of(pick.raw, pick.memory), limit)) continue;
       pick.key = rank.key(pick.raw, pick.memory);
       pick.set = true;
       if (rank.before(pick, best, false)) best = pick;
