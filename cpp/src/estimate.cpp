@@ -453,18 +453,19 @@ const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, do
 }
 
 // The best (tile, split-K) configuration, as a tuned library would pick it; the same estimate
-// as shaped_gemm_exhaustive, faster. Configurations are compared by rank keys (Ranker), and only
-// the winner's time is taken exactly. Unsplit configurations without a per-SM bandwidth cap
-// share one memory time, so only their least compute matters (the p-norm and the clock model
-// are monotone: raw compute times are compared and transformed once), over the candidate tiles
-// of the tile table memo_tiles(memo, m, n, batch, sms, candidates, stream_k, min_tile_n) (see
-// build_tiles)
-// for c's extent and its library's kernels. Split-K
-// configurations (only for grids under one wave) are bounded below by their compute at full
-// utilisation and their memory time, which grows with the split factor: once that bound
-// exceeds the best time so far (or the unsplit winner's, which wins ties), no larger factor of
-// that tile can win.
-Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library, GemmMemo& memo) {
+// as shaped_gemm_exhaustive, faster, for GEMM `c` whose library terms are `library`
+// (library_gemm(c, r)). Configurations are compared by rank keys (Ranker), and only the winner's
+// time is taken exactly. Unsplit configurations without a per-SM bandwidth cap share one memory
+// time, so only their least compute matters (the p-norm and the clock model are monotone: raw
+// compute times are compared and transformed once), over the candidate tiles of the tile table
+// memo_tiles(memo, m, n, batch, sms, candidates, stream_k, min_tile_n) (see build_tiles) for
+// c's extent and its library's kernels; with no split configuration, that winner is the
+// answer. Split-K configurations (only for grids under one wave) are bounded below by their
+// compute at full utilisation and their memory time, which grows with the split factor: once
+// that bound exceeds the best time so far (or the unsplit winner's, which wins ties), no larger
+// factor of that tile can win.
+Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library,
+                     GemmMemo& memo) {
   const Ranker rank{library, r.eff.overlap_p};
   const double bytes = c.bytes();
   const LibraryGemm& lib = rank.lib;
@@ -545,7 +546,8 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library, 
       const double units = tiles * splits;
       const double busy = std::min(units, sms);
       Pick pick;
-      pick.memory = uncapped ? split_memory[si] : library_memory_time(bytes + partials, busy, r, lib);
+      pick.memory =
+          uncapped ? split_memory[si] : library_memory_time(bytes + partials, busy, r, lib);
       // A split configuration wins only below the best split time so far and below the
       // unsplit winner's time (which wins ties): bound against the smaller.
       const double limit = std::min(best.key, unsplit.key);
