@@ -15,7 +15,6 @@ Run: ``PYTHONPATH=python python benchmarks/sweep_instructions.py [--points 20000
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -39,7 +38,7 @@ def _instructions(points: int, low: float, high: float) -> int:
         out = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
              sys.executable, "-c", _CHILD, str(points), str(low), str(high)],
-            capture_output=True, text=True, env=os.environ.copy(), check=True)
+            capture_output=True, text=True, check=True)
     found = re.search(r"refs:\s+([\d,]+)", out.stderr)
     if found is None:
         raise RuntimeError(f"callgrind printed no instruction count:\n{out.stderr[-2000:]}")

@@ -346,6 +346,17 @@ struct Ranker {
   }
 };
 
+// The estimate of the chosen configuration `a`: its exact time (the clock model taken once),
+// compute and DRAM time; an infinite time where none was chosen or its time is NaN (the
+// comparisons never choose a NaN time).
+inline Estimate finish_pick(const Pick& a, const Ranker& rank, const Cost& c, const Rates& r) {
+  if (!a.set) return finish_gemm(INFINITY, 0.0, 0.0, c, r, rank.lib);
+  const double compute = rank.compute(a);
+  const double time = combine_fast(compute, a.memory, rank.p);
+  if (!(time <= INFINITY)) return finish_gemm(INFINITY, 0.0, 0.0, c, r, rank.lib);
+  return finish_gemm(time, compute, a.memory, c, r, rank.lib);
+}
+
 // Distinct tile extents along m (kTiles[i].m) and n (kTiles[i].n), and each tile's index into
 // them: the search rounds each dimension once per extent instead of once per tile.
 constexpr std::array<double, 3> kTileM{64, 128, 256};
@@ -464,11 +475,9 @@ const GemmTiles& memo_tiles(GemmMemo& memo, double m, double n, double batch, do
 // compute at full utilisation and their memory time, which grows with the split factor: once
 // that bound exceeds the best time so far (or the unsplit winner's, which wins ties), no larger
 // factor of that tile can win.
-Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library,
-                     GemmMemo& memo) {
-  const Ranker rank{library, r.eff.overlap_p};
+Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& lib, GemmMemo& memo) {
+  const Ranker rank{lib, r.eff.overlap_p};
   const double bytes = c.bytes();
-  const LibraryGemm& lib = rank.lib;
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)] * lib.compute_scale;
   const double sms = r.sms;
   const bool uncapped = r.s_per_byte_per_sm <= 0;
@@ -487,12 +496,8 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library,
     unsplit.memory = library_memory_time(bytes, sms, r, lib);
     unsplit.set = true;
     if (tt.split_count == 0 || lib.max_splits < kSplits[1]) {
-      // No split configuration: the unsplit winner is the answer (no key needed). As the
-      // general path below: chosen unless its time is NaN (no configuration chosen).
-      const double compute = rank.compute(unsplit);
-      const double time = combine_fast(compute, unsplit.memory, rank.p);
-      if (!(time <= INFINITY)) return finish_gemm(INFINITY, 0.0, 0.0, c, r, lib);
-      return finish_gemm(time, compute, unsplit.memory, c, r, lib);
+      // No split configuration: the unsplit winner is the answer (no key needed).
+      return finish_pick(unsplit, rank, c, r);
     }
     unsplit.key = rank.key(unsplit.raw, unsplit.memory);
   }
@@ -572,10 +577,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& library,
     }
   }
   if (uncapped && rank.before(unsplit, best, true)) best = unsplit;
-  if (!best.set) return finish_gemm(INFINITY, 0.0, best.memory, c, r, lib);
-  const double best_compute = rank.compute(best);
-  return finish_gemm(combine_fast(best_compute, best.memory, rank.p), best_compute, best.memory,
-                     c, r, lib);
+  return finish_pick(best, rank, c, r);
 }
 
 // Streaming kernels. DRAM traffic moves at the achievable bandwidth (times the kernel's
@@ -1029,6 +1031,26 @@ Cost lane_gemm_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   return s;
 }
 
+// Times of the GEMMs of 8 shapes for a shape-aware model on a GPU with SMs (as
+// estimate_lane_times dispatches them): each lane bit for bit estimate(lane_cost(c, i), r,
+// memo).time_s, i.e. estimate_gemm, with the library terms built once for the lanes (they differ
+// between lanes only by the alignment of their operand rows).
+Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noexcept {
+  const Cost flags = lane_gemm_cost(c, 0);
+  const std::array<LibraryGemm, 2> library{library_gemm(flags, r, false),
+                                           library_gemm(flags, r, true)};
+  const auto library_of = [&](const Cost& s) -> const LibraryGemm& {
+    return library[aligned_rows(s) ? 1 : 0];
+  };
+  Lanes t;
+  for (std::size_t i = 0; i < kLaneCount; ++i) {
+    memo.lane = i;  // lane i's GEMMs share lane i's tile tables (as one shape's do)
+    t[i] = estimate_gemm(lane_gemm_cost(c, i), r, library_of, memo).time_s;
+  }
+  memo.lane = 0;
+  return t;
+}
+
 }  // namespace
 
 Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
@@ -1050,29 +1072,6 @@ Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   s.transcendentals = c.transcendentals[i];
   s.strided_elements = c.strided_elements[i];
   return s;
-}
-
-Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noexcept {
-  if (!r.eff.shape_aware || c.kind != KernelKind::gemm || !(r.sms > 0)) {
-    Lanes t;  // not the GEMM search: as estimate() of each lane
-    for (std::size_t i = 0; i < kLaneCount; ++i) t[i] = estimate(lane_cost(c, i), r, memo).time_s;
-    return t;
-  }
-  // As estimate() of each lane (estimate_gemm), with the library terms built once for the
-  // lanes: they differ between lanes only by the alignment of their operand rows.
-  const Cost flags = lane_gemm_cost(c, 0);
-  const std::array<LibraryGemm, 2> library{library_gemm(flags, r, false),
-                                           library_gemm(flags, r, true)};
-  const auto library_of = [&](const Cost& s) -> const LibraryGemm& {
-    return library[aligned_rows(s) ? 1 : 0];
-  };
-  Lanes t;
-  for (std::size_t i = 0; i < kLaneCount; ++i) {
-    memo.lane = i;  // lane i's GEMMs share lane i's tile tables (as one shape's do)
-    t[i] = estimate_gemm(lane_gemm_cost(c, i), r, library_of, memo).time_s;
-  }
-  memo.lane = 0;
-  return t;
 }
 
 Lanes estimate_lane_times(const CostT<Lanes>& c, const Rates& rates, GemmMemo& memo) noexcept {

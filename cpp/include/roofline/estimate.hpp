@@ -137,12 +137,9 @@ inline Estimate estimate(const Cost& cost, const Rates& rates, GemmMemo& memo) n
 /// Cost of lane `i` of eight costs (the uniform fields and lane i of each number).
 Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept;
 
-/// Times of the shape-aware GEMMs of 8 shapes (each lane as estimate(..., memo).time_s).
-Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noexcept;
-
 /// Times of one kernel of 8 shapes, each lane bit for bit estimate(lane_cost(c, i), rates,
 /// memo).time_s: plain and streaming (kind == memory) kernels on all lanes at once, shape-aware
-/// GEMMs through gemm_lane_times, shape-aware attention lane by lane.
+/// GEMMs lane by lane with their library terms built once, shape-aware attention lane by lane.
 Lanes estimate_lane_times(const CostT<Lanes>& c, const Rates& rates, GemmMemo& memo) noexcept;
 
 /// estimate() with the GEMM search evaluating every (tile, split-K) configuration: the
