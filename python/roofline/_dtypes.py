@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _core
-from ._validate import one_of
+from ._checks import one_of
 
 _D = _core.DType
 

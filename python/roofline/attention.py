@@ -11,7 +11,7 @@ from . import _core
 from ._bridge import get_num_threads, require_peak, resolve, resolve_cached, resolve_hardware
 from ._dtypes import DTYPES, label
 from ._dtypes import dtype as parse_dtype
-from ._validate import MAX_DIM, ArrayLike, broadcast, flag, one_of, positive_int_array
+from ._checks import MAX_DIM, ArrayLike, broadcast, flag, one_of, positive_int_array
 from .efficiency import EfficiencyLike
 from .estimate import Estimate, from_columns, from_scalars
 from .explain import peak_meta

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import _core
 from ._bridge import resolve_hardware
-from ._validate import ArrayLike, broadcast, one_of, positive_float, positive_int_array
+from ._checks import ArrayLike, broadcast, one_of, positive_float, positive_int_array
 from .estimate import Estimate, from_columns
 from .hardware import HardwareLike
 

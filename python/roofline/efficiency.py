@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._validate import positive_float
+from ._checks import positive_float
 
 if TYPE_CHECKING:
     from .hardware import Hardware

@@ -278,7 +278,7 @@ def inputs_meta(shape: tuple[int, ...], dims: dict[str, np.ndarray],
 def from_columns(cols: tuple[np.ndarray, ...], shape: tuple[int, ...], **kw: Any) -> Estimate[Any]:
     """Build an Estimate from the core's six columns, reshaped to ``shape``; ValueError when a
     time is not finite (inputs too extreme together)."""
-    from ._validate import finite_result
+    from ._checks import finite_result
 
     finite_result(str(kw.get("label", "estimate")), cols[0])
     vals: dict[str, Any] = {

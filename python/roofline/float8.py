@@ -11,7 +11,7 @@ import numpy as np
 from . import _core
 from ._bridge import get_num_threads, require_peak, resolve, resolve_cached
 from ._format import si
-from ._validate import (
+from ._checks import (
     MAX_DIM,
     ArrayLike,
     Scalar,

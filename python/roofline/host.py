@@ -19,7 +19,7 @@ import numpy as np
 from . import _core
 from ._bridge import resolve
 from ._format import si
-from ._validate import _show, one_of, positive_int_array
+from ._checks import _show, one_of, positive_int_array
 from .efficiency import EfficiencyLike
 from .hardware import HardwareLike
 

@@ -11,7 +11,7 @@ from . import _core
 from ._bridge import get_num_threads, require_peak, resolve, resolve_cached
 from ._dtypes import DTYPES, default_out, label
 from ._dtypes import dtype as parse_dtype
-from ._validate import (
+from ._checks import (
     MAX_DIM,
     ArrayLike,
     Scalar,

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import _core
 from .._bridge import get_num_threads
-from .._validate import broadcast, positive_int_array
+from .._checks import broadcast, positive_int_array
 from ..hardware import Hardware, UnknownHardwareError, hardware, list_hardware
 
 BYTES_PER_EL_FLOAT4 = 0.5

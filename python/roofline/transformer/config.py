@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._validate import one_of
+from .._checks import one_of
 
 __all__ = ["TransformerConfig", "config", "from_hf", "list_configs"]
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import float8 as _float8
-from .._validate import one_of
+from .._checks import one_of
 from ..attention import attention
 from ..collectives import DEFAULT_LATENCY_S, all_gather, all_reduce, all_to_all, reduce_scatter
 from ..collectives import link_bytes_per_s as _link_bw

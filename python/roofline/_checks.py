@@ -1,4 +1,5 @@
-"""Boundary checks: every public function validates its inputs here before calling C++."""
+"""Argument checks at the boundary: every public function checks its inputs here before calling
+C++ (names the argument and the value in the error)."""
 
 from __future__ import annotations
 
