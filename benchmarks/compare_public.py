@@ -17,6 +17,7 @@ two shared profiler traces, collectives, host wall times, fusion and the torchao
 bit) and a summary line ``N values, M differ``; it exits 1 when any differ.
 """
 
+# ruff: noqa: B023  (each lambda runs at once, inside Recorder.__call__)
 from __future__ import annotations
 
 import json
@@ -118,7 +119,8 @@ def ops(rec: Recorder) -> None:
                 for causal in (False, True):
                     for bwd in (False, True):
                         rec(f"attention|{key}|{be}|{causal}|{bwd}",
-                            lambda: rl.attention(np.array([1, 4, 16]), 32, np.array([1, 512, 4096]),
+                            lambda: rl.attention(np.array([1, 4, 16]), 32,
+                                                 np.array([1, 512, 4096]),
                                                  np.array([4096, 512, 4096]), 128, kv_heads=8,
                                                  causal=causal, backward=bwd, backend=be,
                                                  hardware=hw, efficiency=eff))
@@ -129,10 +131,12 @@ def ops(rec: Recorder) -> None:
             rl.all_reduce(2**28, 8, hardware=hw), rl.all_gather(2**26, 64, hardware=hw),
             rl.reduce_scatter(2**27, 16, hardware=hw), rl.all_to_all(2**25, 8, hardware=hw),
             rl.send_recv(2**24, hardware=hw)])
-        rec(f"launch|{hw}", lambda: [rl.launch_overhead(mode, hardware=hw)
-                                     for mode in ("eager", "compiled", "cuda_graph")])
-        rec(f"wall|{hw}", lambda: rl.wall_time([rl.gemm(1024, 1024, 1024, hardware=hw)] * 5,
-                                               hardware=hw))
+        rec(f"launch|{hw}", lambda: [rl.launch_overhead(np.array([1, 10, 1000]), mode,
+                                                        hardware=hw)
+                                     for mode in ("eager", "compiled", "graph")])
+        rec(f"wall|{hw}", lambda: [rl.wall_time([float(rl.gemm(1024, 1024, 1024, hardware=hw)
+                                                      .time_s)] * 5, mode, hardware=hw)
+                                   for mode in ("eager", "compiled", "graph")])
         rec(f"explain|{hw}", lambda: rl.explain(rl.gemm(8192, 8192, 8192, hardware=hw), 2e-3))
 
 
@@ -147,13 +151,13 @@ def float8(rec: Recorder) -> None:
             for mode in ("training", "inference"):
                 for eff in PRESETS:
                     rec(f"f8|{hw}|{recipe}|{mode}|{eff}",
-                        lambda: rl.float8.linear(m, k, n, recipe=recipe, hardware=hw, mode=mode,
-                                                 efficiency=eff))
+                        lambda: rl.float8.linear(m, k, n, recipe=recipe, hardware=hw,
+                                                 mode=mode, efficiency=eff))
                 rec(f"f8scalar|{hw}|{recipe}|{mode}",
                     lambda: rl.float8.linear(4096, 4096, 4096, recipe=recipe, hardware=hw,
                                              mode=mode))
-            rec(f"f8sweep|{hw}|{recipe}", lambda: rl.float8.sweep(shapes="pow2", recipe=recipe,
-                                                                  hardware=hw))
+            rec(f"f8sweep|{hw}|{recipe}",
+                lambda: rl.float8.sweep(shapes="pow2", recipe=recipe, hardware=hw))
 
 
 def transformer(rec: Recorder) -> None:
@@ -239,10 +243,14 @@ def torch_modules(rec: Recorder) -> None:
     x = torch.empty(8, 1024, 4096, dtype=torch.bfloat16, device="meta")
     for hw in ("H100 SXM", "B200"):
         for train in (False, True):
-            rec(f"torch|block|{hw}|{train}",
-                lambda: rlt.estimate(block, ids, hardware=hw, train=train).table())
-            rec(f"torch|mlp|{hw}|{train}",
-                lambda: rlt.estimate(mlp, x, hardware=hw, train=train).table())
+            mode = "train" if train else "inference"
+            for name, mod, inp in (("block", block, ids), ("mlp", mlp, x)):
+                rec(f"torch|{name}|{hw}|{train}",
+                    lambda: _torch_numbers(rlt.estimate(mod, inp, hardware=hw, mode=mode)))
+
+
+def _torch_numbers(r: Any) -> list[Any]:
+    return [r.table(), r.by_op(), r.time_s, r.wall_s]
 
 
 def traces(rec: Recorder) -> None:
@@ -262,8 +270,8 @@ def misc(rec: Recorder) -> None:
     import roofline.compat.torchao as tao
 
     rec("hardware", lambda: [[rl.hardware(h).to_dict() for h in rl.list_hardware()]])
-    rec("torchao", lambda: [tao.get_gemm_time_sympy(4096, 4096, 4096, "bf16", None, None)
-                            if hasattr(tao, "get_gemm_time_sympy") else 0])
+    rec("torchao", lambda: tao.get_gemm_time_sympy(4096, 4096, 4096, "bf16", None, None,
+                                                   "NVIDIA H100"))
     from roofline import fusion
 
     rec("fusion", lambda: fusion.batch_gemms(64, 4096, 4096, 8, hardware="H100 SXM")
