@@ -30,8 +30,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-TRACES = ROOT / "tests" / "data" / "traces"
+TRACES = Path("tests") / "data" / "traces"  # run from the repository root
 HW = ["H100 SXM", "H200", "B200", "MI300X", "A100 SXM 80GB", "L4"]
 PRESETS = ["default", "peak", "torchao"]
 

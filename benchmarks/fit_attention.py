@@ -139,7 +139,7 @@ def predict(doc: dict[str, Any], rs: list[dict[str, Any]], hw_name: str = "H100 
     ceff.attention = terms
     out = []
     from roofline._dtypes import dtype as parse_dtype
-    from roofline.attention import _CORE_BACKEND, _prepare, attention_backend
+    from roofline.ops.attention import _CORE_BACKEND, _prepare, attention_backend
 
     for r in rs:
         a = dict(r["args"])

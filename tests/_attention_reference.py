@@ -10,9 +10,9 @@ import numpy as np
 
 from roofline import _core
 from roofline._bridge import require_peak, resolve, resolve_hardware
+from roofline._checks import ArrayLike, broadcast, flag, one_of, positive_int_array
 from roofline._dtypes import dtype as parse_dtype
 from roofline._dtypes import label
-from roofline._checks import ArrayLike, broadcast, flag, one_of, positive_int_array
 from roofline.efficiency import EfficiencyLike
 from roofline.estimate import Estimate, from_columns
 from roofline.explain import peak_meta

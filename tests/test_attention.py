@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import roofline as rl
-from roofline.attention import attention_kernels, attention_pairs
+from roofline.ops.attention import attention_kernels, attention_pairs
 
 PEAK = "peak"
 HW = "H100 SXM"

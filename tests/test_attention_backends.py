@@ -8,7 +8,7 @@ import pytest
 import roofline as rl
 from roofline import _core
 from roofline._terms.attention import architecture
-from roofline.attention import BACKENDS, attention_backend, attention_kernels
+from roofline.ops.attention import BACKENDS, attention_backend, attention_kernels
 
 H100 = "H100 SXM"
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import roofline as rl
-from roofline.attention import attention_kernels
+from roofline.ops.attention import attention_kernels
 
 HARDWARE = ["H100 SXM", "B200", "A100 SXM 80GB", "L4", "RTX 4090", "MI300X", "V100 SXM2 32GB",
             "RTX 5090", "TPU v5e"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import roofline as rl
-from roofline.collectives import DEFAULT_LATENCY_S, link_bytes_per_s
+from roofline.ops.collectives import DEFAULT_LATENCY_S, link_bytes_per_s
 
 MB = 2**20
 

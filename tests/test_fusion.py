@@ -129,7 +129,7 @@ def test_flash_attention_transform_matches_rl_attention() -> None:
     # The default model's materialized baseline is SDPA's math path: 3 upcasts, 2 scalings,
     # the causal mask (ones, tril, where), QK^T, mask add, softmax, eq, all, where, PV and two
     # downcasts (fp32 compute, as PyTorch runs it).
-    from roofline.attention import attention_kernels
+    from roofline.ops.attention import attention_kernels
 
     rows = attention_kernels(2, 8, 1024, 1024, 128, causal=True, flash=False, hardware=HW)
     assert c.baseline.launches == sum(r["launches"] for r in rows) == 17

@@ -9,7 +9,7 @@ import pytest
 
 import roofline as rl
 from roofline import _core
-from roofline.host import MAX_KERNELS, host_terms
+from roofline.ops.host import MAX_KERNELS, host_terms
 
 HW = "H100 SXM"
 

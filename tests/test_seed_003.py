@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import roofline as rl
-from roofline.attention import attention_kernels
+from roofline.ops.attention import attention_kernels
 
 BS, H, D, L, N_START, N = 10, 16, 768, 24, 1, 1024
 GPUS = {"A100": (312e12, 1935e9), "V100": (112e12, 900e9)}

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import collectives, float8, fusion, transformer
+from . import float8, fusion, transformer
 from ._bridge import get_num_threads, set_num_threads
 from ._errors import UnknownNameError
-from .attention import attention, attention_backend
-from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from .efficiency import Efficiency, default_efficiency, set_default_efficiency
 from .estimate import Estimate, HardwareMismatchWarning
 from .explain import Explanation, explain
@@ -25,15 +23,25 @@ from .hardware import (
     list_hardware,
     set_default_hardware,
 )
-from .host import WallTime, launch_overhead, wall_time
 from .ops import (
+    WallTime,
+    all_gather,
+    all_reduce,
+    all_to_all,
+    attention,
+    attention_backend,
+    collectives,
     cross_entropy,
     elementwise,
     gemm,
     grouped_gemm,
+    launch_overhead,
     layernorm,
+    reduce_scatter,
     rmsnorm,
+    send_recv,
     softmax,
+    wall_time,
 )
 
 __version__ = "0.1.0"

@@ -10,7 +10,6 @@ import numpy as np
 
 from . import _core
 from ._bridge import get_num_threads, require_peak, resolve, resolve_cached
-from ._format import si
 from ._checks import (
     MAX_DIM,
     ArrayLike,
@@ -22,6 +21,7 @@ from ._checks import (
     one_of,
     positive_int_array,
 )
+from ._format import si
 from .efficiency import EfficiencyLike
 from .estimate import Array, Estimate, T, from_columns, inputs_meta
 from .explain import peak_meta

@@ -363,7 +363,7 @@ class Graph:
 
     def _kernel(self, members: list[str], hw: Any, efficiency: EfficiencyLike) -> Kernel:
         from .. import ops as _ops
-        from ..attention import attention
+        from ..ops.attention import attention
 
         reads, writes = self._io(members)
         io_bytes = self._bytes(reads) + self._bytes(writes)

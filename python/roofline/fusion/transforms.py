@@ -191,7 +191,7 @@ def flash_attention(
     re-read the ``batch·heads·q_len·kv_len`` score and probability matrices.
     """
     from .._bridge import resolve
-    from ..attention import attention, attention_kernels
+    from ..ops.attention import attention, attention_kernels
 
     hw, _, _ = resolve(hardware, efficiency)
     args: dict[str, Any] = {"batch": batch, "heads": heads, "q_len": q_len, "kv_len": kv_len,

@@ -27,10 +27,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .. import collectives
-from ..attention import attention
 from ..estimate import Estimate
-from ..ops import elementwise, gemm, layernorm, rmsnorm, softmax
+from ..ops import collectives, elementwise, gemm, layernorm, rmsnorm, softmax
+from ..ops.attention import attention
 
 __all__ = ["ELEMENT", "has_shapes", "moved_bytes", "price_event", "price_op"]
 

@@ -11,14 +11,14 @@ import numpy as np
 
 from .. import float8 as _float8
 from .._checks import one_of
-from ..attention import attention
-from ..collectives import DEFAULT_LATENCY_S, all_gather, all_reduce, all_to_all, reduce_scatter
-from ..collectives import link_bytes_per_s as _link_bw
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
-from ..host import LAUNCH_MODES, WallTime, wall_time
 from ..ops import elementwise, gemm, grouped_gemm
+from ..ops.attention import attention
+from ..ops.collectives import DEFAULT_LATENCY_S, all_gather, all_reduce, all_to_all, reduce_scatter
+from ..ops.collectives import link_bytes_per_s as _link_bw
+from ..ops.host import LAUNCH_MODES, WallTime, wall_time
 from .config import TransformerConfig, config
 from .report import COLUMNS, ModelEstimate
 from .routing import expert_counts, rank_counts

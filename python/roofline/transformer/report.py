@@ -9,7 +9,7 @@ import numpy as np
 
 from .._format import si
 from ..estimate import Estimate
-from ..host import StepWall, WallTime
+from ..ops.host import StepWall, WallTime
 from .config import TransformerConfig
 
 __all__ = ["COLUMNS", "ModelEstimate"]

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..collectives import all_gather, all_reduce, reduce_scatter, send_recv
 from ..hardware import Hardware
 from ..ops import elementwise
+from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
 
 __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "OPTIMIZERS", "RECOMPUTE", "TrainStep", "compose",
            "micro_batch_terms"]

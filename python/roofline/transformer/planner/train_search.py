@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ...collectives import DEFAULT_LATENCY_S
-from ...collectives import link_bytes_per_s as _link_bw
 from ...hardware import Hardware
+from ...ops.collectives import DEFAULT_LATENCY_S
+from ...ops.collectives import link_bytes_per_s as _link_bw
 from ..config import TransformerConfig
 from ..estimate import estimate
 from ..training import DEFAULT_NETWORK_BYTES_PER_S, RECOMPUTE, compose

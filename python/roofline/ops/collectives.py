@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core
-from ._bridge import resolve_hardware
-from ._checks import ArrayLike, broadcast, one_of, positive_float, positive_int_array
-from .estimate import Estimate, from_columns
-from .hardware import HardwareLike
+from .. import _core
+from .._bridge import resolve_hardware
+from .._checks import ArrayLike, broadcast, one_of, positive_float, positive_int_array
+from ..estimate import Estimate, from_columns
+from ..hardware import HardwareLike
 
 __all__ = [
     "ALGORITHMS",

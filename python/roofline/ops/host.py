@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-from ._bridge import resolve
-from ._format import si
-from ._checks import _show, one_of, positive_int_array
-from .efficiency import EfficiencyLike
-from .hardware import HardwareLike
+from .. import _core
+from .._bridge import resolve
+from .._checks import _show, one_of, positive_int_array
+from .._format import si
+from ..efficiency import EfficiencyLike
+from ..hardware import HardwareLike
 
 __all__ = ["LAUNCH_MODES", "MAX_KERNELS", "WallTime", "host_terms", "launch_overhead",
            "wall_time"]

@@ -1,0 +1,126 @@
+"""Streaming elementwise kernels: ``rl.elementwise``."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, overload
+
+import numpy as np
+
+from .. import _core
+from .._bridge import resolve
+from .._checks import (
+    ArrayLike,
+    Scalar,
+    broadcast,
+    is_int,
+    nonnegative_int_array,
+    positive_int_array,
+)
+from .._dtypes import dtype as parse_dtype
+from .._dtypes import label
+from ..efficiency import EfficiencyLike
+from ..estimate import Array, Estimate, from_columns, inputs_meta
+from ..explain import peak_meta
+from ..hardware import HardwareLike
+
+
+@overload
+def elementwise(
+    numel: Scalar,
+    reads: Scalar = 1,
+    writes: Scalar = 1,
+    flops_per_element: float = 0.0,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    efficiency: EfficiencyLike = "default",
+    kernels: int = 1,
+) -> Estimate[float]: ...
+@overload
+def elementwise(
+    numel: ArrayLike,
+    reads: ArrayLike = 1,
+    writes: ArrayLike = 1,
+    flops_per_element: float = 0.0,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    efficiency: EfficiencyLike = "default",
+    kernels: int = 1,
+) -> Estimate[Array]: ...
+
+
+def elementwise(
+    numel: ArrayLike,
+    reads: ArrayLike = 1,
+    writes: ArrayLike = 1,
+    flops_per_element: float = 0.0,
+    dtype: Any = "bf16",
+    hardware: HardwareLike = None,
+    *,
+    efficiency: EfficiencyLike = "default",
+    kernels: int = 1,
+) -> Estimate[Any]:
+    """Estimate one memory-bound elementwise kernel (or a chain of them) over ``numel`` elements.
+
+    Parameters
+    ----------
+    numel : int or array_like of int
+        Elements per tensor.
+    reads, writes : int or array_like of int
+        Tensors of ``numel`` elements read and written (``reads=2`` for ``a + b``).
+    flops_per_element : float
+        Arithmetic per output element (counted at the fp32 vector peak).
+    dtype : str
+        Element format of every tensor.
+    kernels : int
+        Kernels launched back to back by one call (``reads`` and ``writes`` are then their
+        totals): eager ``silu(x) * y`` is ``reads=3, writes=2, kernels=2``.
+
+    Notes
+    -----
+    Bytes = numel·(reads + writes)·bytes_per_element; FLOPs = numel·flops_per_element
+    (the core's ``elementwise_cost``). A streaming kernel's time in the default model is its
+    latency (launch, pipeline fill and drain; less for kernels too small to fill the pipeline)
+    plus its bytes at the achievable bandwidth; each kernel after the first of a chain hides
+    part of its latency behind its predecessor's drain, so a chain costs less than the sum of
+    its kernels estimated alone.
+    """
+    fn = "elementwise"
+    dt = parse_dtype(fn, dtype)
+    if isinstance(flops_per_element, (bool, np.bool_)) or not isinstance(
+        flops_per_element, (numbers.Real, np.floating, np.integer)
+    ):
+        raise TypeError(
+            f"{fn}: flops_per_element must be a real number, got {flops_per_element!r}"
+        )
+    try:
+        fpe = float(flops_per_element)
+    except OverflowError:  # an int beyond float range
+        fpe = np.inf
+    if not np.isfinite(fpe) or fpe < 0:
+        raise ValueError(
+            f"{fn}: flops_per_element must be finite and >= 0, got {str(flops_per_element)[:40]}"
+        )
+    if fpe > 1e12:  # keeps FLOPs finite for any numel up to 2**53 (documented limit)
+        raise ValueError(f"{fn}: flops_per_element must be at most 1e12, got {fpe!r}")
+    (num, r, w), shape = broadcast(
+        fn,
+        numel=positive_int_array(fn, "numel", numel),
+        reads=nonnegative_int_array(fn, "reads", reads),
+        writes=nonnegative_int_array(fn, "writes", writes),
+    )
+    if ((r + w) == 0).any():
+        i = int(np.flatnonzero((r + w) == 0)[0])
+        raise ValueError(
+            f"{fn}: reads + writes must be at least 1 (a kernel that moves no data), "
+            f"got reads={int(r[i])}, writes={int(w[i])}"
+        )
+    if not is_int(kernels) or not 1 <= kernels <= 1_000_000:
+        raise ValueError(f"{fn}: kernels must be an integer from 1 to 1000000, got {kernels!r}")
+    hw, chw, ceff = resolve(hardware, efficiency)
+    cols = _core.elementwise_sweep(num, r, w, fpe, dt, chw, ceff, float(kernels))
+    return from_columns(cols, shape, label=f"elementwise {label(dt)}", hardware=hw.name,
+                        meta={**peak_meta(hw, _core.DType.fp32), **inputs_meta(
+                            shape, {"numel": num, "reads": r, "writes": w}, dtype=label(dt))})
