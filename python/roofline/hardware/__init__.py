@@ -11,8 +11,9 @@
 - :mod:`.select`: :func:`hardware` (argument, default, environment, detection, saved
   profile) and :func:`set_default_hardware`.
 
-This package imports only the standard library and ``roofline._errors``: it never imports
-torch or the compiled core (detection imports torch only where no cheaper source names a GPU).
+This package imports only the standard library and ``roofline._errors`` (and, for the cache
+folder, ``platformdirs`` when installed): never the compiled core or anything above it, and
+torch only where detection finds a GPU no cheaper source names.
 """
 
 from __future__ import annotations
