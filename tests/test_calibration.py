@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import roofline as rl
-from roofline.calibration import Profile, cache, load_profile
+from roofline.calibration import Profile, load_profile
 from roofline.calibration.fit import current, profile_of
+from roofline.hardware import cache
 from roofline.validation import compare, read_measurements, summary
 
 H100_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "measurements" / \

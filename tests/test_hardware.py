@@ -7,7 +7,6 @@ module in ``sys.modules`` wherever detection is exercised.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import math
 import os
@@ -18,20 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _hardware_package import PACKAGE, hardware_package
 
 ROOT = Path(__file__).resolve().parents[1]
-HARDWARE_PY = ROOT / "python" / "roofline" / "hardware.py"
-
-try:
-    # import_module, not `import roofline.hardware as rh`: the package re-exports the
-    # function ``hardware``, which shadows the submodule as an attribute of ``roofline``.
-    rh = importlib.import_module("roofline.hardware")
-except ImportError:  # roofline/__init__ needs the compiled core; hardware.py does not
-    _spec = importlib.util.spec_from_file_location("roofline_hardware_standalone", HARDWARE_PY)
-    assert _spec is not None and _spec.loader is not None
-    rh = importlib.util.module_from_spec(_spec)
-    sys.modules[_spec.name] = rh
-    _spec.loader.exec_module(rh)
+rh = hardware_package()
+#: The database module, whose data folder and table cache the database tests replace.
+database = hardware_package("database")
 
 Hardware = rh.Hardware
 hardware = rh.hardware
@@ -488,15 +479,19 @@ def test_set_default_hardware_validates_now() -> None:
     assert torchao_h100 is not None and torchao_h100.table == "torchao"
 
 
-def test_module_does_not_import_torch_or_the_core() -> None:
+def test_package_imports_only_the_standard_library_and_errors() -> None:
+    # roofline.hardware loaded under a bare parent package: no roofline/__init__, no core
     code = (
-        "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('hw_only', {str(HARDWARE_PY)!r})\n"
-        "m = importlib.util.module_from_spec(spec); sys.modules['hw_only'] = m\n"
-        "spec.loader.exec_module(m)\n"
+        "import importlib, sys, types\n"
+        "parent = types.ModuleType('hw_only')\n"
+        f"parent.__path__ = [{str(PACKAGE)!r}]\n"
+        "sys.modules['hw_only'] = parent\n"
+        "m = importlib.import_module('hw_only.hardware')\n"
         "m.hardware('H100 SXM'); m.list_hardware('torchao')\n"
         "bad = [n for n in sys.modules if n == 'torch' or n.startswith(('torch.', 'numpy',"
-        " 'roofline._core'))]\n"
+        " 'roofline'))]\n"
+        "bad += [n for n in sys.modules if n.startswith('hw_only.')"
+        " and n.split('.')[1] not in ('hardware', '_errors')]\n"
         "print(bad)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -697,15 +692,15 @@ def test_from_file_malformed_json(tmp_path: Path) -> None:
 
 def _with_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doc: dict[str, Any]) -> None:
     (tmp_path / "hardware.json").write_text(json.dumps(doc), encoding="utf-8")
-    monkeypatch.setattr(rh, "_DATA_DIR", tmp_path)
-    rh._load.cache_clear()
+    monkeypatch.setattr(database, "DATA_DIR", tmp_path)
+    database.load.cache_clear()
 
 
 @pytest.fixture
 def original_doc() -> Any:
-    doc = json.loads((HARDWARE_PY.parent / "data" / "hardware.json").read_text("utf-8"))
+    doc = json.loads((PACKAGE / "data" / "hardware.json").read_text("utf-8"))
     yield doc
-    rh._load.cache_clear()  # drop whatever a test loaded from elsewhere
+    database.load.cache_clear()  # drop whatever a test loaded from elsewhere
 
 
 @pytest.mark.parametrize(

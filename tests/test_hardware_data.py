@@ -7,8 +7,6 @@ that file is absent. Sanity checks (dense peaks, plausible ranges) need only the
 from __future__ import annotations
 
 import csv
-import importlib
-import importlib.util
 import json
 import subprocess
 import sys
@@ -16,22 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _hardware_package import PACKAGE, hardware_package
 
 ROOT = Path(__file__).resolve().parents[1]
-HARDWARE_PY = ROOT / "python" / "roofline" / "hardware.py"
-DATA = HARDWARE_PY.parent / "data"
+rh = hardware_package()
+DATA = PACKAGE / "data"
 CSV_PATH = ROOT.parent / "shared" / "data" / "hardware.csv"
 
-try:
-    # import_module, not `import roofline.hardware as rh`: the package re-exports the
-    # function ``hardware``, which shadows the submodule as an attribute of ``roofline``.
-    rh = importlib.import_module("roofline.hardware")
-except ImportError:  # roofline/__init__ needs the compiled core; hardware.py does not
-    _spec = importlib.util.spec_from_file_location("roofline_hardware_standalone", HARDWARE_PY)
-    assert _spec is not None and _spec.loader is not None
-    rh = importlib.util.module_from_spec(_spec)
-    sys.modules[_spec.name] = rh
-    _spec.loader.exec_module(rh)
 
 DOC: dict[str, Any] = json.loads((DATA / "hardware.json").read_text(encoding="utf-8"))
 ENTRIES: list[dict[str, Any]] = DOC["entries"]

@@ -25,6 +25,8 @@ SRC = str(Path(roofline.__file__).resolve().parents[1])
 
 ROOT = Path(__file__).resolve().parents[1]
 rh = importlib.import_module("roofline.hardware")
+#: The detection module, whose private sources the tests replace.
+detect = importlib.import_module("roofline.hardware.detect")
 
 
 @pytest.fixture(autouse=True)
@@ -33,10 +35,10 @@ def _clean(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.delenv("ROOFLINE_HARDWARE", raising=False)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.delitem(sys.modules, "torch", raising=False)
-    monkeypatch.setattr(rh, "_nvml_names", lambda: None)
-    monkeypatch.setattr(rh, "_PROC_NVIDIA", Path("/nonexistent/roofline-test"))
-    monkeypatch.setattr(rh, "_GPU_NODES", ())
-    monkeypatch.setattr(rh, "_torch_module", _no_torch_import)
+    monkeypatch.setattr(detect, "_nvml_names", lambda: None)
+    monkeypatch.setattr(detect, "_PROC_NVIDIA", Path("/nonexistent/roofline-test"))
+    monkeypatch.setattr(detect, "_GPU_NODES", ())
+    monkeypatch.setattr(detect, "_torch_module", _no_torch_import)
     rh.set_default_hardware(None)
     yield
     rh.set_default_hardware(None)
@@ -77,8 +79,8 @@ def test_no_gpu_no_default_raises_without_importing_torch() -> None:
 def test_nvml_names_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.undo()  # the real _nvml_names, with a fake pynvml module
     monkeypatch.delitem(sys.modules, "torch", raising=False)
-    monkeypatch.setattr(rh, "_torch_module", _no_torch_import)
-    monkeypatch.setattr(rh, "_PROC_NVIDIA", Path("/nonexistent/roofline-test"))
+    monkeypatch.setattr(detect, "_torch_module", _no_torch_import)
+    monkeypatch.setattr(detect, "_PROC_NVIDIA", Path("/nonexistent/roofline-test"))
     monkeypatch.delenv("ROOFLINE_HARDWARE", raising=False)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(["NVIDIA H100 80GB HBM3"] * 8))
@@ -88,40 +90,40 @@ def test_nvml_names_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_nvml_with_no_device_means_no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rh, "_nvml_names", lambda: [])
-    monkeypatch.setattr(rh, "_GPU_NODES", (Path("/"),))  # a node exists, NVML still wins
+    monkeypatch.setattr(detect, "_nvml_names", lambda: [])
+    monkeypatch.setattr(detect, "_GPU_NODES", (Path("/"),))  # a node exists, NVML still wins
     with pytest.raises(rh.HardwareNotSpecifiedError):
         rh.hardware()
 
 
 def test_proc_listing_names_the_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(rh, "_PROC_NVIDIA", proc_tree(tmp_path, ["NVIDIA H200"] * 4))
+    monkeypatch.setattr(detect, "_PROC_NVIDIA", proc_tree(tmp_path, ["NVIDIA H200"] * 4))
     assert rh.hardware().name == "H200"
 
 
 def test_mixed_gpus_ask_torch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(rh, "_PROC_NVIDIA", proc_tree(tmp_path, ["NVIDIA L4", "NVIDIA L40S"]))
+    monkeypatch.setattr(detect, "_PROC_NVIDIA", proc_tree(tmp_path, ["NVIDIA L4", "NVIDIA L40S"]))
     fake = types.ModuleType("torch")
     fake.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
         is_available=lambda: True, get_device_name=lambda i=0: "NVIDIA L40S",
         get_device_properties=lambda i=0: types.SimpleNamespace(gcnArchName=""))
-    monkeypatch.setattr(rh, "_torch_module", lambda: fake)
+    monkeypatch.setattr(detect, "_torch_module", lambda: fake)
     assert rh.hardware().name == "L40S"
 
 
 def test_rocm_node_imports_torch(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rh, "_GPU_NODES", (Path("/"),))  # "/dev/kfd" exists
+    monkeypatch.setattr(detect, "_GPU_NODES", (Path("/"),))  # "/dev/kfd" exists
     fake = types.ModuleType("torch")
     fake.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
         is_available=lambda: True, get_device_name=lambda i=0: "AMD Radeon Graphics",
         get_device_properties=lambda i=0: types.SimpleNamespace(gcnArchName="gfx90a:xnack-"))
-    monkeypatch.setattr(rh, "_torch_module", lambda: fake)
+    monkeypatch.setattr(detect, "_torch_module", lambda: fake)
     assert rh.hardware().name == "MI250X"
 
 
 def test_cuda_visible_devices_hides_the_gpus(monkeypatch: pytest.MonkeyPatch,
                                              tmp_path: Path) -> None:
-    monkeypatch.setattr(rh, "_PROC_NVIDIA", proc_tree(tmp_path, ["NVIDIA H200"]))
+    monkeypatch.setattr(detect, "_PROC_NVIDIA", proc_tree(tmp_path, ["NVIDIA H200"]))
     for hidden in ("", "-1"):
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", hidden)
         with pytest.raises(rh.HardwareNotSpecifiedError):
@@ -134,7 +136,7 @@ def test_default_and_env_win_before_any_detection(monkeypatch: pytest.MonkeyPatc
     def boom() -> Any:
         raise AssertionError("detection ran")
 
-    monkeypatch.setattr(rh, "_detected_device", boom)
+    monkeypatch.setattr(detect, "_detected_device", boom)
     monkeypatch.setenv("ROOFLINE_HARDWARE", "B200")
     assert rh.hardware().name == "B200"
     rh.set_default_hardware("MI300X")

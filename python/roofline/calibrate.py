@@ -309,9 +309,9 @@ def _row(family: str, op: str, args: dict[str, Any], seconds: float, device: str
 def _fit(measurements: Any, hardware: Any, terms: Sequence[str] | None, save: bool,
          path: str | os.PathLike[str] | None) -> Hardware:
     """The measurement branch of :func:`calibrate`: fit, then write / save as asked."""
-    from .calibration.cache import profile_path
     from .calibration.fit import fit_profile
-    from .calibration.profile import save_profile
+    from .hardware.cache import profile_path
+    from .hardware.profile import save_profile
 
     if not isinstance(save, bool):
         raise TypeError(f"calibrate: save must be a bool, got {save!r}")

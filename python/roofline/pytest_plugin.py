@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from .hardware import Hardware, HardwareNotSpecifiedError, UnknownHardwareError
+from .hardware import Hardware, HardwareNotSpecifiedError, UnknownHardwareError, hardware
 
 __all__ = ["gpu_available", "roofline_hardware"]
 
@@ -71,8 +71,6 @@ def roofline_hardware(request: pytest.FixtureRequest) -> Hardware:
     """The accelerator under test: ``--roofline-hardware NAME``, else the detected GPU, else
     ``ROOFLINE_HARDWARE`` / ``rl.set_default_hardware``; skips the test when none is known.
     An unknown name is a usage error (the run fails with the close matches)."""
-    from .hardware import hardware
-
     name: Any = request.config.getoption("--roofline-hardware")
     if name:
         try:

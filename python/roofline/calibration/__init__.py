@@ -1,14 +1,15 @@
 """Calibrated profiles: the default model's terms fitted to one device's measurements.
 
 ``rl.calibrate(measurements=..., hardware=...)`` (the public entry, in ``roofline.calibrate``)
-fits them (:mod:`.fit`, :mod:`.terms`) and returns a :class:`Profile`; profiles are saved and
-loaded as JSON (:mod:`.profile`), found in the user's cache (:mod:`.cache`) and by
-``rl.hardware`` (:mod:`.resolve`); :mod:`.documents` is how the model reads a profile's terms.
+fits them (:mod:`.fit`, :mod:`.terms`) and returns a :class:`Profile`; a Profile, its JSON and
+the user's cache of saved profiles live with the hardware it describes
+(``roofline.hardware.profile``, ``roofline.hardware.cache``), where ``rl.hardware`` finds them;
+:mod:`.documents` is how the model reads a profile's terms.
 """
 
 from __future__ import annotations
 
-from .cache import cache_dir, profile_path
-from .profile import Profile, load_profile, save_profile
+from ..hardware.cache import cache_dir, profile_path
+from ..hardware.profile import Profile, load_profile, save_profile
 
 __all__ = ["Profile", "cache_dir", "load_profile", "profile_path", "save_profile"]

@@ -47,9 +47,9 @@ def run(args: argparse.Namespace) -> int:
     """Fit (and measure, without ``-i``), write, print the summary; return 0."""
     from ..calibrate import calibrate
     from ..hardware import hardware
-    from .cache import profile_path
+    from ..hardware.cache import profile_path
+    from ..hardware.profile import Profile, save_profile
     from .fit import MIN_ROWS, MIN_SHAPES, fit_profile
-    from .profile import Profile, save_profile
 
     source: Any = args.input
     if source is not None and not Path(source).is_file():

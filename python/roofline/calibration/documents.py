@@ -41,7 +41,7 @@ def merge(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
 
 def patch_for(hw: Hardware) -> dict[str, Any]:
     """The fitted patch of ``hw`` (empty unless it is a Profile)."""
-    from .profile import Profile
+    from ..hardware.profile import Profile
 
     return hw.fitted.to_dict() if isinstance(hw, Profile) else {}
 

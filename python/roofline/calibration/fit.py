@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 
 from ..hardware import Hardware
+from ..hardware.profile import Profile
 from .batch import Unit, build_units
-from .profile import Profile
 from .terms import AREAS, Term, group, terms_for
 
 __all__ = ["fit_profile", "loss", "profile_of"]

@@ -8,6 +8,13 @@ accepts it) that also carries ``fitted``: a sparse patch of the default model's 
 
 Saved as JSON: the Hardware fields plus ``fitted`` and ``fit`` (what was fitted, on what, the
 error before and after). ``Hardware.from_file`` and ``rl.hardware(profile=path)`` load it back.
+
+How ``rl.hardware`` finds one (:mod:`.select` asks): an explicit file, ``ROOFLINE_PROFILE``,
+or the profile saved for the detected device and software (:mod:`.cache`). A profile
+(explicit or ``ROOFLINE_PROFILE``) fitted on another device than the GPU torch sees warns
+(``UserWarning``) and is used (you may model one GPU on another on purpose); a saved profile
+that does not match the detected entry, or that cannot be read, warns and is skipped. torch is
+never imported here: the device is checked only when torch is already loaded.
 """
 
 from __future__ import annotations
@@ -16,13 +23,20 @@ import dataclasses
 import json
 import math
 import os
+import sys
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..hardware import Hardware
+from .cache import profile_path, software_versions
+from .spec import Hardware, register_fitted
 
-__all__ = ["Frozen", "Profile", "load_profile", "save_profile"]
+__all__ = ["ENV_VAR", "FITTED_KEYS", "Frozen", "Profile", "env_profile", "load_profile",
+           "save_profile", "saved_profile", "warn_if_other_device"]
+
+#: Environment variable naming a profile file (used before ``ROOFLINE_HARDWARE``).
+ENV_VAR = "ROOFLINE_PROFILE"
 
 #: Keys of ``Profile.fitted`` (see roofline.calibration.documents for what each patches).
 FITTED_KEYS = ("compute_fraction", "params", "gemm", "attention", "row_ops", "cast", "host")
@@ -145,6 +159,9 @@ class Profile(Hardware):
         return f"Profile({base}, fitted: {areas}{where})"
 
 
+register_fitted(Profile)  # Hardware.from_dict reads a dict with "fitted" as a Profile
+
+
 def save_profile(profile: Profile, path: str | os.PathLike[str]) -> Path:
     """Write ``profile`` as JSON to ``path`` (parent folders created); return the path."""
     if not isinstance(profile, Profile):
@@ -187,4 +204,58 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
     if not isinstance(prof, Profile):  # pragma: no cover - from_dict builds cls
         raise TypeError(f"profile: {os.fspath(path)} did not load as a Profile")
     object.__setattr__(prof, "origin", os.fspath(path))  # not part of equality or hash
+    return prof
+
+
+def _local_device() -> tuple[str, Any] | None:
+    """(device 0's name, torch) when torch is already imported and sees a GPU, else None."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        if not torch.cuda.is_available():
+            return None
+        return str(torch.cuda.get_device_name(0)), torch
+    except Exception:  # a broken driver must not break the model
+        return None
+
+
+def warn_if_other_device(prof: Profile, where: str) -> None:
+    """Warn when ``prof`` was fitted on another device than the GPU torch sees."""
+    local = _local_device()
+    if local is not None and prof.device and prof.device != local[0]:
+        warnings.warn(f"{where}: profile fitted on {prof.device!r}, but this machine's GPU is "
+                      f"{local[0]!r}; using it anyway", UserWarning, stacklevel=4)
+
+
+def env_profile() -> Profile:
+    """The profile named by ``ROOFLINE_PROFILE`` (errors name the variable)."""
+    path = os.environ.get(ENV_VAR, "").strip()
+    try:
+        prof = load_profile(path)
+    except (OSError, ValueError) as exc:
+        raise type(exc)(f"{ENV_VAR}={path!r}: {exc}") from None
+    warn_if_other_device(prof, ENV_VAR)
+    return prof
+
+
+def saved_profile(detected: Hardware) -> Profile | None:
+    """The profile saved for the detected GPU and this torch / CUDA, or None."""
+    local = _local_device()
+    if local is None:
+        return None
+    device, torch = local
+    path = profile_path(device, software_versions(torch))
+    if not path.is_file():
+        return None
+    try:
+        prof = load_profile(path)
+    except (OSError, ValueError) as exc:
+        warnings.warn(f"hardware: skipping the saved profile: {exc}", UserWarning, stacklevel=3)
+        return None
+    if prof.name != detected.name:
+        warnings.warn(f"hardware: skipping the saved profile {Path(path)}: it is of "
+                      f"{prof.name!r}, the detected GPU is {detected.name!r}", UserWarning,
+                      stacklevel=3)
+        return None
     return prof
