@@ -46,7 +46,7 @@ from _measurements import MAX_ACHIEVABLE_NAMES, read
 
 import roofline as rl
 from roofline import _core
-from roofline._calibration import scaled_core_hardware, shape_aware_efficiency
+from roofline._params.shape_aware import scaled_core_hardware, shape_aware_efficiency
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "python" / "roofline" / "data" / "calibration.json"
@@ -290,11 +290,9 @@ AREAS = ("row_ops", "gemm", "attention", "cast", "host")
 
 def _reload_fits() -> None:
     """Forget loaded fits so that the next step sees what the previous one wrote."""
-    from roofline import _calibration, _terms
+    from roofline._params.resolve import clear_caches
 
-    _calibration.data.cache_clear()
-    _terms.data.cache_clear()
-    _calibration.shared_core_objects.cache_clear()
+    clear_caches()
 
 
 def fit_areas(data: Path, areas: tuple[str, ...] = AREAS) -> None:

@@ -1,9 +1,10 @@
 """Calibrated profiles: the default model's terms fitted to one device's measurements.
 
-``rl.calibrate(measurements=..., hardware=...)`` (the public entry, in ``roofline.calibrate``)
-fits them (:mod:`.fit`, :mod:`.terms`) and returns a :class:`Profile`; profiles are saved and
-loaded as JSON (:mod:`.profile`), found in the user's cache (:mod:`.cache`) and by
-``rl.hardware`` (:mod:`.resolve`); :mod:`.documents` is how the model reads a profile's terms.
+``rl.calibrate(measurements=..., hardware=...)`` (the public entry, :mod:`.api`) fits them
+(:mod:`.fit`, :mod:`.terms`) and returns a :class:`Profile`; without measurements it measures
+this machine's peaks with torch (:mod:`.measure`). Profiles are saved and loaded as JSON
+(:mod:`.profile`), found in the user's cache (:mod:`.cache`) and by ``rl.hardware``
+(:mod:`.resolve`); ``roofline._params.documents`` is how the model reads a profile's terms.
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Fit (and measure, without ``-i``), write, print the summary; return 0."""
-    from ..calibrate import calibrate
     from ..hardware import hardware
+    from .api import calibrate
     from .cache import profile_path
     from .fit import MIN_ROWS, MIN_SHAPES, fit_profile
     from .profile import Profile, save_profile

@@ -14,8 +14,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.module_tracker import ModuleTracker
 
 import roofline as rl
-from roofline._format import si
 from roofline._checks import one_of
+from roofline._format import si
 from roofline.estimate import Estimate
 from roofline.hardware import HardwareLike
 from roofline.host import LAUNCH_MODES, StepWall, WallTime, wall_time
