@@ -24,8 +24,8 @@ change and commit both. The fit never stores a measured time: it produces
    test sweeps (see ``mla_sweep``).
 
 7. then the implementation-aware terms of each area (``benchmarks/fit_<area>.py``, in the order
-   of ``AREAS``), fitted on our own GPU measurements (``gpu_h100_calibration.jsonl``): what
-   cuBLAS, SDPA's backends, aten / Inductor row kernels, torchao's compiled casts and the host
+   of ``SCRIPT_AREAS``), fitted on our own GPU measurements (``gpu_h100_calibration.jsonl``):
+   what cuBLAS, SDPA's backends, aten / Inductor row kernels, torchao's compiled casts and the host
    launch path actually do. Each writes ``python/roofline/data/terms/<area>.json``.
 
 Each step minimises the median absolute relative error of predicted kernel times on a small
@@ -46,7 +46,7 @@ from _measurements import MAX_ACHIEVABLE_NAMES, read
 
 import roofline as rl
 from roofline import _core
-from roofline._calibration import scaled_core_hardware, shape_aware_efficiency
+from roofline._params.shape_aware import scaled_core_hardware, shape_aware_efficiency
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "python" / "roofline" / "data" / "calibration.json"
@@ -282,22 +282,21 @@ def fit(data: Path) -> dict[str, Any]:
     }
 
 
-#: Implementation-aware areas, fitted after calibration.json in this order: streaming row
-#: kernels build on step 3's latency, GEMMs on the achievable fractions, attention on the
-#: FlashAttention-2 fractions, casts on the streaming and GEMM terms, host time on the rest.
-AREAS = ("row_ops", "gemm", "attention", "cast", "host")
+#: Implementation-aware areas with a benchmarks/fit_<area>.py, fitted after calibration.json
+#: in this order: streaming row kernels build on step 3's latency, GEMMs on the achievable
+#: fractions, attention on the FlashAttention-2 fractions, casts on the streaming and GEMM
+#: terms, host time on the rest.
+SCRIPT_AREAS = ("row_ops", "gemm", "attention", "cast", "host")
 
 
 def _reload_fits() -> None:
     """Forget loaded fits so that the next step sees what the previous one wrote."""
-    from roofline import _calibration, _terms
+    from roofline._params.resolve import clear_caches
 
-    _calibration.data.cache_clear()
-    _terms.data.cache_clear()
-    _calibration.shared_core_objects.cache_clear()
+    clear_caches()
 
 
-def fit_areas(data: Path, areas: tuple[str, ...] = AREAS) -> None:
+def fit_areas(data: Path, areas: tuple[str, ...] = SCRIPT_AREAS) -> None:
     """Run ``benchmarks/fit_<area>.py``'s ``fit(data)`` for each area (each writes its JSON)."""
     import importlib
 
@@ -314,18 +313,19 @@ def main() -> None:
     parser.add_argument("--data", type=Path,
                         default=ROOT.parent / "shared" / "data" / "measurements")
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--areas", nargs="*", default=list(AREAS),
+    parser.add_argument("--areas", nargs="*", default=list(SCRIPT_AREAS),
                         help="implementation-aware areas to refit after calibration.json "
-                             f"(default: all of {', '.join(AREAS)}; none: --areas)")
+                             f"(default: all of {', '.join(SCRIPT_AREAS)}; none: --areas)")
     args = parser.parse_args()
     result = fit(args.data)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("params", "fit_median_error")}, indent=2))
     print(f"wrote {args.out}")
-    unknown = sorted(set(args.areas) - set(AREAS))
+    unknown = sorted(set(args.areas) - set(SCRIPT_AREAS))
     if unknown:
-        parser.error(f"--areas: unknown {', '.join(unknown)} (choose from {', '.join(AREAS)})")
-    fit_areas(args.data, tuple(a for a in AREAS if a in args.areas))
+        parser.error(f"--areas: unknown {', '.join(unknown)} "
+                     f"(choose from {', '.join(SCRIPT_AREAS)})")
+    fit_areas(args.data, tuple(a for a in SCRIPT_AREAS if a in args.areas))
 
 
 if __name__ == "__main__":

@@ -26,8 +26,8 @@ HW = ["H100 SXM", "H200", "B200", "MI300X", "L4", "A100 SXM 80GB"]
 def dump(path: str, points: int) -> None:
     import roofline as rl
     from roofline import _core
-    from roofline._bridge import resolve
     from roofline._dtypes import DTYPES, default_out
+    from roofline._params.resolve import resolve
     out: dict[str, Any] = {}  # arrays (np.savez keywords)
     rng = np.random.default_rng(123)
     linears = 0

@@ -42,8 +42,8 @@ from _measurements import gpu_rows  # noqa: E402
 
 import roofline as rl  # noqa: E402
 from roofline import _core  # noqa: E402
-from roofline._calibration import core_objects  # noqa: E402
-from roofline._terms import attention as terms_mod  # noqa: E402
+from roofline._params import attention as terms_mod  # noqa: E402
+from roofline._params.shape_aware import core_objects  # noqa: E402
 from roofline.trace._load import load as load_trace  # noqa: E402
 
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "attention.json"
@@ -94,7 +94,7 @@ def strided_element_flops(data_dir: Path = DATA, hw_name: str = "H100 SXM") -> f
     the DRAM rate, so the rate is the kernel's per-element offset arithmetic. Returned as the
     accelerator's achievable fp32 rate divided by that element rate (0 without the trace).
     """
-    from roofline._calibration import compute_fractions
+    from roofline._params.achievable import compute_fractions
 
     path = data_dir.parent / "traces" / TRACE
     if not path.exists():

@@ -28,7 +28,7 @@ from _measurements import gpu_rows  # noqa: E402
 
 import roofline as rl  # noqa: E402
 from roofline import _core  # noqa: E402
-from roofline._calibration import core_objects  # noqa: E402
+from roofline._params.shape_aware import core_objects  # noqa: E402
 
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "cast.json"
 FIELDS = ("amax_fraction", "transpose_fraction", "dual_fraction", "row_fraction",

@@ -29,10 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
 from roofline import _core  # noqa: E402
-from roofline._calibration import core_objects  # noqa: E402
 from roofline._dtypes import default_out  # noqa: E402
 from roofline._dtypes import dtype as parse_dtype  # noqa: E402
-from roofline._terms.gemm import throttle_fraction  # noqa: E402
+from roofline._params.shape_aware import core_objects  # noqa: E402
 from roofline.hardware import hardware  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -68,7 +67,7 @@ GRIDS: dict[str, list[float]] = {
 LATENCY_S = 4.1e-6
 
 #: Tensor power density of the GPU the clock drop is fitted on (H100 SXM: dense bf16 FLOP/s per
-#: watt of board power); other GPUs scale the drop's depth by theirs (roofline/_terms/gemm.py).
+#: watt of board power); other GPUs scale the drop's depth by theirs (_core.gemm_throttle_fraction).
 REF_FLOPS_PER_W = 989.5e12 / 700.0
 
 #: Most coordinate-descent sweeps (each visits every grid; the fit stops at the first sweep that
@@ -129,7 +128,8 @@ def core(name: str, terms: Any) -> tuple[Any, Any]:
     if terms.throttle_fraction > 0:  # the clock drop scales with each GPU's power density
         hw = hardware(name)
         fitted = terms.throttle_fraction
-        terms.throttle_fraction = throttle_fraction(hw, fitted, REF_FLOPS_PER_W)
+        terms.throttle_fraction = _core.gemm_throttle_fraction(
+            fitted, REF_FLOPS_PER_W, hw.bf16_flops_per_s or 0.0, hw.tdp_w or 0.0)
         ceff.gemm = terms
         terms.throttle_fraction = fitted
     else:

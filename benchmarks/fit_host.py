@@ -148,7 +148,7 @@ def _compiled_call(rows: list[dict[str, Any]], base: dict[str, float]) -> dict[s
 def _cast_kernel_s(row: dict[str, Any]) -> list[float]:
     """Modeled GPU times of the kernels of one standalone compiled cast row (default model)."""
     from roofline import _core
-    from roofline._bridge import resolve
+    from roofline._params.resolve import resolve
 
     a = row["args"]
     _, chw, ceff = resolve(row["hardware"], "default")

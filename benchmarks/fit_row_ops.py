@@ -1,7 +1,7 @@
 """Fit the row-op terms (norms, softmax, cross-entropy, elementwise per backend).
 
 Writes ``python/roofline/data/terms/row_ops.json``. The terms are few and physical (see
-``roofline/_terms/row_ops.py`` and docs/model.md); none is a per-shape value:
+``roofline/_params/row_ops.py`` and docs/model.md); none is a per-shape value:
 
 - ``small_kernel_ramp_s``: the part of the streaming latency (``memory_latency_s``, fitted by
   ``benchmarks/calibrate.py`` step 3 on >= 33 MB transfers) that a kernel with no traffic does
@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 from _measurements import gpu_rows
 
-import roofline._terms as terms
+from roofline.calibration.fit import profile_of
+from roofline.hardware import hardware
 from roofline.validation import compare
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,19 +76,18 @@ def document(universal: dict[str, float], summary: dict[str, Any] | None = None)
 
 
 def errors(rows: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Signed relative error per family with the terms of ``doc``."""
-    original = terms.data
-
-    def patched(area: str) -> dict[str, Any]:
-        return doc if area == "row_ops" else original(area)
-
-    terms.data = patched  # type: ignore[assignment]
-    try:
-        out: dict[str, list[float]] = {}
-        for c in compare(rows, efficiency="default"):
+    """Signed relative error per family with the terms of ``doc``: each row priced on a Profile
+    of its accelerator whose fitted patch holds the trial row-op terms (the default model's
+    normal path; no package internals are touched)."""
+    patch = {"row_ops": {k: doc[k] for k in ("universal", "transcendental_flops")}}
+    by_hardware: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_hardware.setdefault(str(r["hardware"]), []).append(r)
+    out: dict[str, list[float]] = {}
+    for name, group in by_hardware.items():
+        trial = profile_of(hardware(name), patch)
+        for c in compare(group, hardware=trial, efficiency="default"):
             out.setdefault(c.family, []).append(c.error)
-    finally:
-        terms.data = original  # type: ignore[assignment]
     return {k: np.array(v) for k, v in out.items()}
 
 

@@ -46,7 +46,7 @@ import numpy as np
 from _measurements import MAX_ACHIEVABLE_NAMES, read
 
 from roofline import _core
-from roofline._bridge import resolve
+from roofline._params.resolve import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ("default", "constant", "torchao", "peak")

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 
 from roofline import _core
-from roofline._bridge import require_peak, resolve, resolve_hardware
 from roofline._checks import ArrayLike, broadcast, flag, one_of, positive_int_array
 from roofline._dtypes import dtype as parse_dtype
 from roofline._dtypes import label
+from roofline._params.resolve import require_peak, resolve, resolve_hardware
 from roofline.efficiency import EfficiencyLike
 from roofline.estimate import Estimate, from_columns
 from roofline.explain import peak_meta
@@ -92,7 +92,7 @@ def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, cau
                 backward: bool) -> np.ndarray:
     """Per element, the index in ``_ORDER`` of the backend SDPA dispatches to (see
     :func:`attention_backend`)."""
-    from roofline._terms.attention import CUDNN_FIRST, architecture
+    from roofline._params.architecture import CUDNN_FIRST, architecture
 
     _, _, _, q, kv, d, dv = arrays
     n = len(q)
@@ -128,7 +128,7 @@ def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, cau
 def _auto_candidates(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool,
                      causal: bool, backward: bool) -> list[tuple[int, np.ndarray]]:
     """(The pre-fast-path implementation, verbatim.)"""
-    from roofline._terms.attention import CUDNN_FIRST, architecture
+    from roofline._params.architecture import CUDNN_FIRST, architecture
 
     codes = _sdpa_codes(hw, dt, arrays, shared_kv, causal, backward)
     if not codes.any():  # standard everywhere (MLA, fp8, non-CUDA): one kernel, no dispatch

@@ -7,7 +7,7 @@ import pytest
 
 import roofline as rl
 from roofline import _core
-from roofline._terms.attention import architecture
+from roofline._params.architecture import architecture
 from roofline.ops.attention import BACKENDS, attention_backend, attention_kernels
 
 H100 = "H100 SXM"
@@ -150,7 +150,7 @@ def test_presets_keep_the_standard_formulas() -> None:
 
 
 def test_zero_terms_reproduce_the_standard_model() -> None:
-    from roofline._calibration import core_objects
+    from roofline._params.shape_aware import core_objects
 
     hw = rl.hardware(H100)
     chw, ceff = core_objects(hw)
@@ -269,10 +269,10 @@ def test_efficient_decode_one_cta_per_sm_is_latency_bound() -> None:
 
 
 def test_cudnn_decode_terms_on_hopper_only() -> None:
-    from roofline import _terms
+    from roofline._params.attention import core_terms
+    from roofline._params.packaged import terms
 
-    doc = _terms.data("attention")
-    from roofline._terms.attention import core_terms
+    doc = terms("attention")
 
     hopper = core_terms(rl.hardware(H100), doc).cudnn
     assert hopper.bandwidth_scale > 1.0 and hopper.decode_call_s > hopper.call_s

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import roofline as rl
-from roofline._calibration import compute_fractions, data
+from roofline._params.achievable import compute_fractions
+from roofline._params.packaged import calibration as data
 
 H100 = "H100 SXM"
 dims = st.integers(min_value=1, max_value=1 << 16)
@@ -42,8 +43,8 @@ def test_large_gemm_runs_at_the_measured_achievable_fraction() -> None:
     # The GEMM terms scale that rate (compute_scale_16, so the model still meets the measured
     # ceiling) and stretch long kernels by the clock drop under sustained load, which is at
     # most 1 / throttle_fraction (docs/model.md, GEMMs as cuBLAS and torch._grouped_mm run them).
-    from roofline._terms import data as terms_data
-    from roofline._terms.gemm import values
+    from roofline._params.gemm import values
+    from roofline._params.packaged import terms as terms_data
 
     v = values(rl.hardware(H100), terms_data("gemm"))
     frac = compute_fractions(rl.hardware(H100))["bf16"] * (v["compute_scale_16"] or 1.0)
@@ -63,7 +64,7 @@ def test_wave_quantization_steps() -> None:
 def test_small_streaming_kernels_pay_the_fitted_latency() -> None:
     # A kernel moving less than half an L2 (one of H100's two partitions) does not pay part of
     # the latency: the ramp saving tapers linearly from its full value (no traffic) to 0 there.
-    from roofline._terms import data as terms
+    from roofline._params.packaged import terms
 
     p = data()["params"]
     ramp = terms("row_ops")["universal"]["small_kernel_ramp_s"]
@@ -79,7 +80,7 @@ def test_small_streaming_kernels_pay_the_fitted_latency() -> None:
 
 def test_back_to_back_kernels_hide_part_of_the_latency() -> None:
     # Eager silu(x) * y: two kernels in one call cost less than two calls of one kernel each.
-    from roofline._terms import data as terms
+    from roofline._params.packaged import terms
 
     follow = terms("row_ops")["universal"]["follow_on_s"]
     n = 2**14

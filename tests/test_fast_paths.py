@@ -8,8 +8,8 @@ import pytest
 
 import roofline as rl
 from roofline import _core
-from roofline._bridge import resolve
 from roofline._dtypes import DTYPES, default_out
+from roofline._params.resolve import resolve
 
 PRESETS = ["default", "constant", "peak", "torchao", rl.Efficiency(0.7, 0.8, 1e-6)]
 HARDWARE = ["H100 SXM", "H800", "B200", "A100 SXM 80GB", "MI300X", "L4", "RTX 4090"]

@@ -97,7 +97,7 @@ def test_compiled_kernels_only_in_the_default_model() -> None:
 
 def test_cast_terms_are_bound_and_fitted() -> None:
     from roofline import _core
-    from roofline._calibration import core_objects
+    from roofline._params.shape_aware import core_objects
 
     _, ceff = core_objects(rl.hardware(H100))
     t = ceff.cast

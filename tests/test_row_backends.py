@@ -148,8 +148,9 @@ def test_eager_softmax_one_cta_per_sm_time_by_hand() -> None:
     # 264 rows of 8192 bf16 on H100 (132 SMs): aten's shared-memory kernel, one 1024-thread CTA
     # per row and SM -> 2 waves. Per row 2*8192*2 = 32768 bytes at the per-SM rate
     # (fraction * 3.35e12 / 132), then 3 transcendentals per element at the fp32 rate of one SM.
-    from roofline._calibration import compute_fractions, data
-    from roofline._terms import data as terms
+    from roofline._params.achievable import compute_fractions
+    from roofline._params.packaged import calibration as data
+    from roofline._params.packaged import terms
 
     p = data()["params"]
     u = terms("row_ops")["universal"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import roofline as rl
-from roofline import _terms
+from roofline._params import packaged
 from roofline.validation import Comparison, compare, read_measurements, summary
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "measurements"
@@ -21,7 +21,7 @@ GEMM_ROW = {
 
 
 #: Per-call measurement overhead the GEMM predictor adds (data/terms/gemm.json).
-_OVERHEAD = _terms.data("gemm").get("measurement", {}).get("per_call_overhead_s", 0.0)
+_OVERHEAD = packaged.terms("gemm").get("measurement", {}).get("per_call_overhead_s", 0.0)
 
 
 def test_compare_uses_the_public_api() -> None:

@@ -2,12 +2,13 @@
 #include <pybind11/pybind11.h>
 
 #include "roofline/terms/attention.hpp"
+#include "roofline/terms/scaling.hpp"
 
 namespace py = pybind11;
 
 using namespace roofline;
 
-/// Registers AttentionBackendTerms and AttentionTerms on the module.
+/// Registers AttentionBackendTerms, AttentionTerms and flash_fraction_per_sm_clock.
 void bind_attention_terms(py::module_& mod) {
   py::class_<AttentionBackendTerms>(mod, "AttentionBackendTerms")
       .def(py::init<>())
@@ -31,4 +32,9 @@ void bind_attention_terms(py::module_& mod) {
       .def_readwrite("cudnn", &AttentionTerms::cudnn)
       .def_readwrite("efficient", &AttentionTerms::efficient)
       .def_readwrite("strided_element_flops", &AttentionTerms::strided_element_flops);
+  mod.def("flash_fraction_per_sm_clock", &flash_fraction_per_sm_clock, py::arg("ref_fraction"),
+          py::arg("ref_bf16_flops_per_s"), py::arg("ref_bf16_fraction"), py::arg("ref_sms"),
+          py::arg("ref_clock_hz"), py::arg("bf16_flops_per_s"), py::arg("bf16_fraction"),
+          py::arg("sms"), py::arg("clock_hz"),
+          "FlashAttention-2's fraction of the GEMM rate, carried per SM and clock.");
 }

@@ -2,12 +2,13 @@
 #include <pybind11/pybind11.h>
 
 #include "roofline/terms/gemm.hpp"
+#include "roofline/terms/scaling.hpp"
 
 namespace py = pybind11;
 
 using namespace roofline;
 
-/// Registers GemmTerms on the module.
+/// Registers GemmTerms and gemm_throttle_fraction on the module.
 void bind_gemm_terms(py::module_& mod) {
   py::class_<GemmTerms>(mod, "GemmTerms")
       .def(py::init<>())
@@ -23,4 +24,7 @@ void bind_gemm_terms(py::module_& mod) {
       .def_readwrite("compute_scale_8", &GemmTerms::compute_scale_8)
       .def_readwrite("grouped_compute_fraction", &GemmTerms::grouped_compute_fraction)
       .def_readwrite("grouped_latency_s", &GemmTerms::grouped_latency_s);
+  mod.def("gemm_throttle_fraction", &gemm_throttle_fraction, py::arg("fitted"),
+          py::arg("reference_flops_per_w"), py::arg("bf16_flops_per_s"), py::arg("tdp_w"),
+          "Sustained clock fraction of a GEMM on an accelerator from the reference's fit.");
 }

@@ -2,12 +2,13 @@
 #include <pybind11/pybind11.h>
 
 #include "roofline/terms/row_ops.hpp"
+#include "roofline/terms/scaling.hpp"
 
 namespace py = pybind11;
 
 using namespace roofline;
 
-/// Registers RowOpTerms on the module.
+/// Registers RowOpTerms and per_sm_bandwidth on the module.
 void bind_row_ops_terms(py::module_& mod) {
   py::class_<RowOpTerms>(mod, "RowOpTerms")
       .def(py::init<>())
@@ -18,4 +19,7 @@ void bind_row_ops_terms(py::module_& mod) {
       .def_readwrite("cta_sm_bytes_per_s", &RowOpTerms::cta_sm_bytes_per_s)
       .def_readwrite("transcendental_flops", &RowOpTerms::transcendental_flops)
       .def_readwrite("l2_bytes", &RowOpTerms::l2_bytes);
+  mod.def("per_sm_bandwidth", &per_sm_bandwidth, py::arg("fraction"),
+          py::arg("mem_bytes_per_s"), py::arg("sms"),
+          "Bytes/s of one SM at a fraction of its share of the DRAM bandwidth.");
 }

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import float8, fusion, transformer
-from ._bridge import get_num_threads, set_num_threads
 from ._errors import UnknownNameError
+from ._params.threads import get_num_threads, set_num_threads
 from .efficiency import Efficiency, default_efficiency, set_default_efficiency
 from .estimate import Estimate, HardwareMismatchWarning
 from .explain import Explanation, explain
@@ -49,8 +49,8 @@ __version__ = "0.1.0"
 
 def calibrate(device: str | None = None, **kwargs: Any) -> Hardware:
     """Fit a profile to measurements (``measurements=``), or measure this machine's peaks
-    with torch (:func:`roofline.calibrate.calibrate`)."""
-    from .calibrate import calibrate as _run
+    with torch (:func:`roofline.calibration.api.calibrate`)."""
+    from .calibration.api import calibrate as _run
 
     return _run(device, **kwargs)
 

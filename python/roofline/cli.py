@@ -443,7 +443,7 @@ def _gemm_model_note(efficiency: str) -> str:
     if not is_shape_aware(efficiency):
         return ("time = max(compute, memory, launch floor), compute and memory at constant "
                 "fractions of the peaks.")
-    from roofline._calibration import data
+    from roofline._params.packaged import calibration as data
 
     p = float(data()["params"]["overlap_p"])
     return (f"time = (compute^{p:g} + memory^{p:g})^(1/{p:g}) + the library's fixed time per "

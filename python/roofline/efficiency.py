@@ -64,7 +64,7 @@ EfficiencyLike = str | Efficiency
 
 PRESETS = ("default", "calibrated", "constant", "torchao", "peak")
 
-#: Presets served by the shape-aware model of ``roofline._calibration`` (not an Efficiency).
+#: Presets served by the shape-aware model of ``roofline._params.shape_aware`` (not an Efficiency).
 SHAPE_AWARE_PRESETS = ("default", "calibrated")
 
 

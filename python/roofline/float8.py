@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 import numpy as np
 
 from . import _core
-from ._bridge import get_num_threads, require_peak, resolve, resolve_cached
 from ._checks import (
     MAX_DIM,
     ArrayLike,
@@ -22,6 +21,8 @@ from ._checks import (
     positive_int_array,
 )
 from ._format import si
+from ._params.resolve import require_peak, resolve, resolve_cached
+from ._params.threads import get_num_threads
 from .efficiency import EfficiencyLike
 from .estimate import Array, Estimate, T, from_columns, inputs_meta
 from .explain import peak_meta

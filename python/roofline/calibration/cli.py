@@ -45,10 +45,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Fit (and measure, without ``-i``), write, print the summary; return 0."""
-    from ..calibrate import calibrate
     from ..hardware import hardware
     from ..hardware.cache import profile_path
     from ..hardware.profile import Profile, save_profile
+    from .api import calibrate
     from .fit import MIN_ROWS, MIN_SHAPES, fit_profile
 
     source: Any = args.input

@@ -42,10 +42,13 @@ from typing import Any
 
 import numpy as np
 
+from .._params import attention, host
+from .._params.achievable import compute_fractions
+from .._params.documents import documents
 from ..hardware import Hardware
 from ..hardware.profile import Profile
 from .batch import Unit, build_units
-from .terms import AREAS, Term, group, terms_for
+from .terms import FIT_AREAS, Term, group, terms_for
 
 __all__ = ["fit_profile", "loss", "profile_of"]
 
@@ -60,13 +63,9 @@ def profile_of(base: Hardware, fitted: dict[str, Any] | None = None,
 
 def current(hw: Hardware, path: tuple[str, ...]) -> float:
     """The value the default model uses for the term at ``path`` on ``hw``."""
-    from .. import _calibration
-    from .._terms import attention, host
-    from .documents import documents
-
     cal, areas = documents(hw)
     if path[0] == "compute_fraction":
-        return float(_calibration.compute_fractions(hw, cal)[path[1]])
+        return float(compute_fractions(hw, cal)[path[1]])
     if path == ("attention", "flash_fraction"):
         return float(attention.core_terms(hw, areas["attention"]).flash.fraction)
     node: Any = cal["params"] if path[0] == "params" else areas[path[0]]
@@ -335,9 +334,9 @@ def _base(rows: list[dict[str, Any]], hardware: Any) -> Hardware:
             # CPU rows (roofline bench --device cpu) name a processor the database does not
             # have: the base is this machine's measured peaks (the rows are assumed to come
             # from this machine, as bench writes them), which the fit then refines.
-            from ..calibrate import calibrate
+            from .measure import measure
 
-            return calibrate(device="cpu")
+            return measure(device="cpu")
     return lookup(names[0] if names else None)
 
 
@@ -368,17 +367,17 @@ def fit_profile(measurements: str | Path | Iterable[dict[str, Any]], hardware: A
                 min_rows: int = MIN_ROWS, min_shapes: int = MIN_SHAPES) -> Profile:
     """Fit the default model's terms for one accelerator to measured rows; return the Profile.
 
-    See ``roofline.calibrate.calibrate`` (the public entry) for the parameters and the module
+    See ``roofline.calibrate`` (the public entry) for the parameters and the module
     docstring for the rules; ``min_rows`` / ``min_shapes``: the evidence a term needs (the
     one-row-per-term measurements of ``roofline calibrate`` without ``-i`` pass 1 / 1).
     """
     from ..validation import read_measurements
 
     fn = "calibrate"
-    areas = AREAS if terms is None else tuple(terms)
-    unknown_areas = [a for a in areas if a not in AREAS]
+    areas = FIT_AREAS if terms is None else tuple(terms)
+    unknown_areas = [a for a in areas if a not in FIT_AREAS]
     if isinstance(terms, str) or unknown_areas:
-        raise ValueError(f"{fn}: terms must be a list of {AREAS}, got {terms!r}")
+        raise ValueError(f"{fn}: terms must be a list of {FIT_AREAS}, got {terms!r}")
     if isinstance(sweeps, bool) or not isinstance(sweeps, int) or sweeps < 1:
         raise ValueError(f"{fn}: sweeps must be a positive integer, got {sweeps!r}")
     where = str(measurements) if isinstance(measurements, (str, Path)) else "rows"

@@ -2,7 +2,7 @@
 
 A row of the measurement schema falls in one *group* by its op, dtype and backend
 (:func:`group`); each :class:`Term` is one parameter of the default model (a path into a
-profile's ``fitted`` patch, see ``roofline.calibration.documents``) with physical bounds and
+profile's ``fitted`` patch, see ``roofline._params.documents``) with physical bounds and
 the groups whose error it minimises. Terms are physics (fractions of a peak or of the
 bandwidth, fixed times per call or kernel, ratios of rates), never per-shape values; bounds
 keep fractions in (0, 1] and times >= 0, so the fitted model stays monotone in every size.
@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AREAS", "Term", "group", "terms_for"]
+from ..hardware import PEAK_CLASSES
+
+__all__ = ["FIT_AREAS", "Term", "group", "terms_for"]
 
 #: Names accepted by ``rl.calibrate(terms=...)``, in fitting order.
-AREAS = ("streaming", "compute", "gemm", "row_ops", "attention", "cast", "host")
+FIT_AREAS = ("streaming", "compute", "gemm", "row_ops", "attention", "cast", "host")
 
 _US = 1e-6
 
@@ -75,7 +77,7 @@ def group(row: dict[str, Any]) -> str | None:
 
 #: Streaming kernels: every one reads and writes DRAM at the streaming bandwidth.
 _STREAMING = ("elementwise", "row_eager", "row_compiled")
-_GEMMS = tuple(f"gemm_{c}" for c in ("fp64", "fp32", "tf32", "bf16", "fp8", "int8", "fp4"))
+_GEMMS = tuple(f"gemm_{c}" for c in PEAK_CLASSES)
 
 
 def _fixed() -> list[Term]:
@@ -129,7 +131,7 @@ def _fixed() -> list[Term]:
     ]
 
 
-def terms_for(groups: set[str], areas: tuple[str, ...] = AREAS) -> list[Term]:
+def terms_for(groups: set[str], areas: tuple[str, ...] = FIT_AREAS) -> list[Term]:
     """The terms of ``areas`` that some row of ``groups`` decides, in fitting order."""
     compute = [Term("compute", ("compute_fraction", g[len("gemm_"):]), 0.02, 1.0, (g,))
                for g in _GEMMS if g in groups]

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._bridge import get_num_threads
 from .._checks import broadcast, positive_int_array
+from .._params.threads import get_num_threads
 from ..hardware import Hardware, UnknownHardwareError, hardware, list_hardware
 
 BYTES_PER_EL_FLOAT4 = 0.5

@@ -310,7 +310,7 @@ class Graph:
         each external input is read once per kernel.
         """
         fn = f"{_FN}.estimate"
-        from .._bridge import resolve
+        from .._params.resolve import resolve
 
         hw, _, _ = resolve(hardware, efficiency)  # validate once, with the caller's names
         if groups is None:

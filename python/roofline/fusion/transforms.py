@@ -190,7 +190,7 @@ def flash_attention(
     ``roofline.attention.attention_kernels`` (QK^T GEMM, softmax, PV GEMM), which write and
     re-read the ``batch·heads·q_len·kv_len`` score and probability matrices.
     """
-    from .._bridge import resolve
+    from .._params.resolve import resolve
     from ..ops.attention import attention, attention_kernels
 
     hw, _, _ = resolve(hardware, efficiency)
@@ -294,7 +294,7 @@ def matmul_chain(
         if isinstance(names, (str, bytes)) or len(names) != count:
             raise ValueError(f"{fn}: names must be {count} strings, got {names!r}")
         labels = [str(x) for x in names]
-    from .._bridge import resolve
+    from .._params.resolve import resolve
     from ..ops import gemm
 
     hw, _, _ = resolve(hardware, efficiency)

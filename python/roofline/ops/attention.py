@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._bridge import get_num_threads, require_peak, resolve, resolve_cached, resolve_hardware
 from .._checks import MAX_DIM, ArrayLike, broadcast, flag, one_of, positive_int_array
 from .._dtypes import DTYPES, label
 from .._dtypes import dtype as parse_dtype
+from .._params.resolve import require_peak, resolve, resolve_cached, resolve_hardware
+from .._params.threads import get_num_threads
 from ..efficiency import EfficiencyLike
 from ..estimate import Estimate, from_columns, from_scalars
 from ..explain import peak_meta
@@ -95,7 +96,7 @@ def _float_format(fn: str, dt: Any, dtype: Any) -> None:
 
 def _arch(hw: Any) -> Any:
     """The core's SDPA architecture of ``hw`` (which backends exist there)."""
-    from .._terms.attention import architecture
+    from .._params.architecture import architecture
 
     return getattr(_core.SdpaArch, architecture(hw))
 

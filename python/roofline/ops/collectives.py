@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
-from .._bridge import resolve_hardware
 from .._checks import ArrayLike, broadcast, one_of, positive_float, positive_int_array
+from .._params.resolve import resolve_hardware
 from ..estimate import Estimate, from_columns
 from ..hardware import HardwareLike
 

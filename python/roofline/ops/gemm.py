@@ -8,7 +8,6 @@ from typing import Any, overload
 import numpy as np
 
 from .. import _core
-from .._bridge import get_num_threads, require_peak, resolve, resolve_cached
 from .._checks import (
     MAX_DIM,
     ArrayLike,
@@ -19,6 +18,8 @@ from .._checks import (
 )
 from .._dtypes import DTYPES, default_out, label
 from .._dtypes import dtype as parse_dtype
+from .._params.resolve import require_peak, resolve, resolve_cached
+from .._params.threads import get_num_threads
 from ..efficiency import EfficiencyLike
 from ..estimate import Array, Estimate, from_columns, from_scalars, inputs_meta
 from ..explain import peak_meta

@@ -7,7 +7,6 @@ from typing import Any, overload
 import numpy as np
 
 from .. import _core
-from .._bridge import require_peak, resolve
 from .._checks import (
     ArrayLike,
     Scalar,
@@ -18,6 +17,7 @@ from .._checks import (
 )
 from .._dtypes import default_out, label
 from .._dtypes import dtype as parse_dtype
+from .._params.resolve import require_peak, resolve
 from ..efficiency import EfficiencyLike
 from ..estimate import Array, Estimate, from_columns, inputs_meta
 from ..explain import peak_meta

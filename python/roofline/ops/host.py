@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._bridge import resolve
 from .._checks import _show, one_of, positive_int_array
 from .._format import si
+from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike
 from ..hardware import HardwareLike
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import roofline as rl
-from roofline import _terms
+from roofline._params import packaged
 from roofline.efficiency import is_shape_aware
 
 from ._num import seconds
@@ -21,7 +21,7 @@ from ._num import seconds
 def _call_overhead(eff: Any) -> float:
     """Per-call measurement overhead added to the default model's prediction (0 otherwise)."""
     if is_shape_aware(eff):
-        return float(_terms.data("gemm").get("measurement", {}).get("per_call_overhead_s", 0.0))
+        return float(packaged.terms("gemm").get("measurement", {}).get("per_call_overhead_s", 0.0))
     return 0.0
 
 

@@ -1,13 +1,7 @@
-"""Calibrate the model to a device: fit a profile to measurements, or measure peaks with torch.
+"""Measure this machine's achievable peaks with torch: matmul rates, copy bandwidth, launch.
 
->>> import roofline as rl
->>> prof = rl.calibrate(measurements="m.jsonl", hardware="H100 SXM", path="h100.json")
->>> rl.gemm(8192, 8192, 8192, hardware=prof)        # the default model with the fitted terms
->>> rl.hardware(profile="h100.json")                 # loads it back (or Hardware.from_file)
->>> hw = rl.calibrate(device="cuda", path="my_gpu.json")     # measured peaks, no fit
->>> rl.gemm(8192, 8192, 8192, hardware=hw, efficiency="peak")  # the measured roofline
-
-torch is imported only when :func:`calibrate` measures.
+``rl.calibrate(device=...)`` (without measurements) runs :func:`measure`; torch is imported
+only when it measures.
 """
 
 from __future__ import annotations
@@ -15,15 +9,13 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import sys
 import time
-import types
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .hardware import Hardware
+from ..hardware import Hardware
 
-__all__ = ["calibrate"]
+__all__ = ["measure"]
 
 #: torch dtype name -> (Hardware peak class, roofline dtype label).
 _CLASSES = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "bf16",
@@ -88,13 +80,9 @@ def _matmul_rate(torch: Any, device: str, dtype_name: str, size: int, sync: Call
     return 2.0 * size**3 / t
 
 
-def calibrate(
+def measure(
     device: str | None = None,
     *,
-    measurements: str | os.PathLike[str] | Iterable[dict[str, Any]] | None = None,
-    hardware: Any = None,
-    terms: Sequence[str] | None = None,
-    save: bool = False,
     name: str | None = None,
     dtypes: Sequence[str] | None = None,
     sizes: Sequence[int] | None = None,
@@ -104,94 +92,10 @@ def calibrate(
     path: str | os.PathLike[str] | None = None,
     rows: list[dict[str, Any]] | None = None,
 ) -> Hardware:
-    """Fit the default model to measurements, or measure achievable peaks on this machine.
-
-    With ``measurements``: fit the default model's terms for one accelerator and return a
-    calibrated ``roofline.calibration.Profile`` (a Hardware every op accepts; under
-    ``efficiency="default"`` it uses the fitted terms). Without: measure matmul rates, copy
-    bandwidth and launch latency with torch and return them as a plain Hardware.
-
-    Parameters
-    ----------
-    device : {"cuda", "cpu"}, optional
-        Where to measure (``"cuda"``, the default, is the current GPU; ROCm builds also answer
-        to it). Not used with ``measurements``.
-    measurements : path or iterable of dict, optional
-        A JSON-lines file in the shared measurement schema (``roofline bench`` writes them), or
-        its rows. Rows of ops the model covers fit the terms they decide: achievable fraction
-        per peak class (GEMM rows per dtype), GEMM latency / memory fraction / grouped rate,
-        streaming bandwidth and latency (elementwise and row ops), row-op re-read terms,
-        attention rate, call time and backward / decode ratios per SDPA backend, float8 cast
-        bandwidth fractions, launch overheads. A term is fitted only when at least 4 rows of 2
-        distinct shapes (in families of at least 4 rows) inform it and the move improves
-        held-out families (see ``roofline.calibration.fit``); other terms keep their base
-        values.
-    hardware : Hardware, str or Profile, optional
-        The base the profile is fitted for (peaks, bandwidth, SMs): default the rows'
-        ``hardware`` field (all rows must agree), else ``rl.hardware()``. A Profile as base is
-        refined (its fitted terms are the starting point).
-    terms : sequence of str, optional
-        Restrict the fit to these areas of ``roofline.calibration.terms.AREAS``
-        (``streaming``, ``compute``, ``gemm``, ``row_ops``, ``attention``, ``cast``, ``host``).
-    save : bool
-        Also save the profile in the user's cache for the device and software the rows name
-        (``rl.hardware()`` then returns it on that machine; see
-        ``roofline.calibration.cache``).
-    name : str, optional
-        Name of the returned Hardware; default ``"calibrated <device name>"``.
-    dtypes : sequence of str, optional
-        torch dtype names to time matmuls in (default: float32, bfloat16 on the CPU; also
-        float16 and float8_e4m3fn via ``torch._scaled_mm`` on a GPU). Unsupported ones are
-        skipped and noted.
-    sizes : sequence of int, optional
-        Square matmul sizes (default 256, 512, 1024 on the CPU; 2048, 4096, 8192 on a GPU);
-        the best rate over the sizes is the achievable peak.
-    copy_bytes : int, optional
-        Size of the tensor copied to measure bandwidth (default 64 MiB on the CPU, 1 GiB on a
-        GPU; make it larger than the last-level cache).
-    repeats : int
-        Best of this many timed repeats per measurement.
-    min_time_s : float
-        Each repeat runs the op enough times to last about this long.
-    path : str or PathLike, optional
-        Also write the result as JSON (``Hardware.from_file(path)`` loads it back).
-    rows : list, optional
-        When measuring, receives the measurements as rows of the shared schema: one row per
-        term (best matmul per dtype, one copy, one launch). ``roofline calibrate`` (no ``-i``)
-        fits a profile on them; ``calibrate(measurements=rows)`` needs at least 4 rows of 2
-        shapes per term, so use ``roofline.calibration.fit.fit_profile(rows, hw, min_rows=1,
-        min_shapes=1)`` for these.
-
-    Returns
-    -------
-    Hardware
-        With ``measurements``: the fitted Profile (``profile.fit`` holds each term's base and
-        fitted value, each family's median error before and after, and the families no term
-        uses, with the reason). Otherwise measured achievable peaks per class (``bf16``
-        holds the better of bfloat16 and float16), ``mem_bytes_per_s`` from the copy, the
-        device's SM count on a GPU, and in ``notes`` every measurement, the launch latency
-        and what was skipped.
-
-    Raises
-    ------
-    ValueError
-        An unknown device, an unknown dtype name, a non-positive size or count; measurements
-        that are malformed (file and line named), of several accelerators without
-        ``hardware=``, or with no row any term can use (the families and reasons named).
-    RuntimeError
-        ``device="cuda"`` without a GPU, or torch is not installed.
-
-    Notes
-    -----
-    matmul rate = 2·n³ / best time; bandwidth = 2·copy_bytes / best time of ``dst.copy_(src)``
-    (read + write); launch latency = best time of ``x.add_(1)`` on a 1-element tensor
-    (synchronised; includes the synchronisation on a GPU). The peaks are *achieved* values:
-    use ``efficiency="peak"`` to get the measured roofline, since the default model applies
-    its own achievable fractions on top of a datasheet-like peak.
-    """
+    """Measure achievable peaks on this machine with torch: the branch of
+    :func:`roofline.calibration.api.calibrate` without ``measurements`` (its parameters; errors
+    name ``calibrate``, the public entry)."""
     fn = "calibrate"
-    if measurements is not None:
-        return _fit(measurements, hardware, terms, save, path)
     if device is None:
         device = "cuda"
     if not isinstance(device, str) or device not in ("cuda", "cpu"):
@@ -290,6 +194,7 @@ def calibrate(
     return hw
 
 
+
 #: torch dtype name -> roofline dtype label of the measurement rows.
 _LABELS = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16",
            "float8_e4m3fn": "fp8"}
@@ -304,34 +209,3 @@ def _row(family: str, op: str, args: dict[str, Any], seconds: float, device: str
             "source": f"measured on {dev}, torch {torch.__version__}",
             "software": {"torch": str(torch.__version__),
                          "cuda": str(getattr(torch.version, "cuda", "") or "")}}
-
-
-def _fit(measurements: Any, hardware: Any, terms: Sequence[str] | None, save: bool,
-         path: str | os.PathLike[str] | None) -> Hardware:
-    """The measurement branch of :func:`calibrate`: fit, then write / save as asked."""
-    from .calibration.fit import fit_profile
-    from .hardware.cache import profile_path
-    from .hardware.profile import save_profile
-
-    if not isinstance(save, bool):
-        raise TypeError(f"calibrate: save must be a bool, got {save!r}")
-    prof = fit_profile(measurements, hardware, terms=terms)
-    if path is not None:
-        save_profile(prof, path)
-    if save:
-        meta = prof.fit.to_dict()
-        if not meta.get("device"):
-            raise ValueError("calibrate: save=True needs the device the rows were measured on "
-                             "(a 'device' field or 'measured on <device>, torch <v>' source)")
-        save_profile(prof, profile_path(meta["device"], meta.get("software", {})))
-    return prof
-
-
-class _CallableModule(types.ModuleType):
-    """``roofline.calibrate`` stays callable even after ``import roofline.calibrate``."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Hardware:
-        return calibrate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -1,4 +1,4 @@
-"""Fitted CastTerms for an accelerator (see roofline/_terms/__init__.py).
+"""Fitted CastTerms for an accelerator from the cast terms document.
 
 The terms are bandwidth fractions of access patterns of Inductor-generated Triton cast
 kernels (split reductions, transposed writes through shared memory, looped row reductions,
@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
-from ._common import architecture, fill
+from .architecture import architecture
+from .fields import fill
 
 FIELDS = ("amax_fraction", "transpose_fraction", "dual_fraction", "row_fraction",
           "column_fraction")

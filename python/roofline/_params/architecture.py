@@ -1,9 +1,11 @@
-"""What every area's term loader shares: the architecture of an accelerator, filling a struct."""
+"""The architecture of an accelerator: which kernel code paths it runs (every area shares it)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+__all__ = ["CUDNN_FIRST", "architecture"]
 
 #: Architecture of an accelerator, from its canonical or full name (first match wins).
 _ARCH_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -14,6 +16,10 @@ _ARCH_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bA100\b|\bA10G?\b|\bA30\b|\bA40\b|RTX 30\d0|RTX A\d+", "ampere"),  # sm80 / sm86
     (r"\bV100\b|\bT4\b", "volta"),                                # sm70 / sm75
 )
+
+#: Architectures whose compute capability is 9.x or 10.x: PyTorch (>= 2.10 with cuDNN > 9.15)
+#: tries cuDNN attention before FlashAttention-2 there.
+CUDNN_FIRST = frozenset({"hopper", "blackwell"})
 
 
 def architecture(hw: Any) -> str:
@@ -28,10 +34,3 @@ def architecture(hw: Any) -> str:
         if re.search(pattern, text):
             return arch
     return "ampere"  # an unknown NVIDIA part: the sm80 code path every CUDA kernel ships
-
-
-def fill(terms: Any, values: dict[str, Any]) -> Any:
-    """Set each ``values`` entry on the core terms struct ``terms`` (as a float); return it."""
-    for key, value in values.items():
-        setattr(terms, key, float(value))
-    return terms

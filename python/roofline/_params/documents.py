@@ -1,9 +1,8 @@
 """The default model's parameter documents for one Hardware: packaged, plus a profile's patch.
 
-The default model reads ``data/calibration.json`` (achievable fractions, streaming and GEMM
-globals) and ``data/terms/<area>.json`` (implementation terms). A :class:`Profile` carries a
-sparse patch; :func:`documents` deep-merges it over the packaged documents, so every term the
-fit did not touch keeps its packaged value. ``fitted`` keys and what they patch:
+A :class:`~roofline.calibration.Profile` carries a sparse patch; :func:`documents` deep-merges
+it over the packaged documents, so every term the fit did not touch keeps its packaged value.
+``fitted`` keys and what they patch:
 
 - ``compute_fraction``: ``achievable_compute_fraction[<hw.name>]`` of calibration.json (per
   peak class; classes absent keep the packaged lookup);
@@ -19,7 +18,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..hardware import Hardware
+from . import packaged
 
 __all__ = ["documents", "merge", "patch_for"]
 
@@ -39,23 +38,21 @@ def merge(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def patch_for(hw: Hardware) -> dict[str, Any]:
+def patch_for(hw: Any) -> dict[str, Any]:
     """The fitted patch of ``hw`` (empty unless it is a Profile)."""
     from ..hardware.profile import Profile
 
     return hw.fitted.to_dict() if isinstance(hw, Profile) else {}
 
 
-def documents(hw: Hardware) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def documents(hw: Any) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """(calibration document, {area: terms document}) the default model uses for ``hw``.
 
     The packaged documents unchanged (not copied) for a plain Hardware; for a Profile, copies
     with its patch merged in. Do not mutate the result.
     """
-    from .. import _calibration, _terms
-
-    cal = _calibration.data()
-    areas = {area: _terms.data(area) for area in _terms.AREAS}
+    cal = packaged.calibration()
+    areas = {area: packaged.terms(area) for area in packaged.TERM_AREAS}
     patch = patch_for(hw)
     if not patch:
         return cal, areas

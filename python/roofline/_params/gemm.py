@@ -1,4 +1,4 @@
-"""Fitted GemmTerms for an accelerator (see roofline/_terms/__init__.py).
+"""GemmTerms of an accelerator from the gemm terms document.
 
 The document (``data/terms/gemm.json``, written by ``benchmarks/fit_gemm.py``) holds
 ``"terms"``: the universal values (fitted on the H100 cuBLAS / torch._grouped_mm rows of
@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
-from .._calibration import same_silicon
-from ._common import fill
+from .achievable import same_silicon
+from .fields import fill
+
+__all__ = ["FIELDS", "SCALE_FIELDS", "core_terms", "values"]
 
 #: GemmTerms fields and what they mean (see cpp/include/roofline/terms/gemm.hpp).
 FIELDS = (
@@ -33,21 +35,6 @@ FIELDS = (
     "grouped_latency_s",
 )
 
-
-def throttle_fraction(hw: Any, fitted: float, reference_flops_per_w: float) -> float:
-    """Sustained clock fraction of ``hw`` from the one fitted on the reference GPU.
-
-    depth = (1 - fitted) · (bf16 peak / board power of hw) / reference_flops_per_w, fraction
-    = max(0.5, 1 - depth): a GPU that packs more tensor throughput per watt drops its clock
-    further under sustained load. 0 (no clock drop) without a fitted value or a known power.
-    """
-    peak = getattr(hw, "bf16_flops_per_s", None) or 0.0
-    tdp = getattr(hw, "tdp_w", None) or 0.0
-    if fitted <= 0 or reference_flops_per_w <= 0 or peak <= 0 or tdp <= 0:
-        return 0.0
-    return max(0.5, 1.0 - (1.0 - fitted) * (peak / tdp) / reference_flops_per_w)
-
-
 #: The compute-scale field of each class calibration.json measures.
 SCALE_FIELDS = {"bf16": "compute_scale_16", "fp8": "compute_scale_8"}
 
@@ -55,9 +42,10 @@ SCALE_FIELDS = {"bf16": "compute_scale_16", "fp8": "compute_scale_8"}
 def values(hw: Any, doc: dict[str, Any]) -> dict[str, float]:
     """The term values for ``hw``: universal terms, the vendor's overrides, compute scales.
 
-    The clock-drop fraction is scaled to ``hw``'s tensor power density (see below). The
-    compute scales follow the achievable fractions they correct (see
-    ``roofline._calibration.compute_fractions``): the accelerator's own where
+    The clock-drop fraction is scaled to ``hw``'s tensor power density (dense bf16 FLOP/s per
+    watt of board power) relative to the GPU it was fitted on (``_core.gemm_throttle_fraction``).
+    The compute scales follow the achievable fractions they correct (see
+    :func:`roofline._params.achievable.compute_fractions`): the accelerator's own where
     gemm_max_achievable.csv measured that class, else its die sibling's (H800, H200 and
     H200 NVL take H100 SXM's), else its vendor's median, else 1.
     """
@@ -66,10 +54,9 @@ def values(hw: Any, doc: dict[str, Any]) -> dict[str, float]:
     for f, v in doc.get("vendor_overrides", {}).get(vendor, {}).items():
         if f in out:
             out[f] = float(v)
-    # Clock drop: its depth scales with the tensor power density, dense bf16 FLOP/s per watt
-    # of board power, relative to the GPU it was fitted on (H100 SXM: 989.5 TFLOP/s, 700 W).
-    out["throttle_fraction"] = throttle_fraction(
-        hw, out["throttle_fraction"], float(doc.get("throttle_reference_flops_per_w", 0.0)))
+    out["throttle_fraction"] = _core.gemm_throttle_fraction(
+        out["throttle_fraction"], float(doc.get("throttle_reference_flops_per_w", 0.0)),
+        getattr(hw, "bf16_flops_per_s", None) or 0.0, getattr(hw, "tdp_w", None) or 0.0)
     scales = doc.get("compute_scale", {})
     # A die's sibling lends the classes this entry lacks, as for the achievable fractions.
     own = {**scales.get(same_silicon(hw), {}), **scales.get(getattr(hw, "name", ""), {})}

@@ -1,4 +1,4 @@
-"""Fitted HostTerms for an accelerator (see roofline/_terms/__init__.py).
+"""Fitted HostTerms for an accelerator from the host terms document.
 
 The host terms are CPU, driver and PyTorch costs (time to dispatch and launch a kernel, to
 call a compiled region, to replay a CUDA graph) and the GPU front end's minimum time per
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
-from ._common import fill
+from .fields import fill
 
 #: Field names of HostTerms, in the core's order.
 FIELDS = ("eager_launch_s", "compiled_launch_s", "compiled_call_s", "compiled_region_s",

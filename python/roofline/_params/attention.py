@@ -1,4 +1,4 @@
-"""Fitted AttentionTerms for an accelerator (see roofline/_terms/__init__.py).
+"""Fitted AttentionTerms for an accelerator from the attention terms document.
 
 The terms describe the implementations ``F.scaled_dot_product_attention`` dispatches to
 (FlashAttention-2, cuDNN, memory-efficient) as physics on top of the accelerator's own GEMM rate,
@@ -30,13 +30,12 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _core
-from ._common import architecture, fill
+from . import packaged
+from .achievable import compute_fractions
+from .architecture import CUDNN_FIRST, architecture
+from .fields import fill
 
-__all__ = ["CUDNN_FIRST", "architecture", "core_terms"]
-
-#: Architectures whose compute capability is 9.x or 10.x: PyTorch (>= 2.10 with cuDNN > 9.15)
-#: tries cuDNN attention before FlashAttention-2 there.
-CUDNN_FIRST = frozenset({"hopper", "blackwell"})
+__all__ = ["core_terms"]
 
 
 def _flash_fraction(hw: Any, arch: str, doc: dict[str, Any]) -> float:
@@ -46,31 +45,26 @@ def _flash_fraction(hw: Any, arch: str, doc: dict[str, Any]) -> float:
     stand-in) the reference GPU's fraction of the GEMM rate carries over: peaks scale with SMs
     and clocks like the kernel does. On wgmma-class architectures (Hopper, datacenter
     Blackwell) the legacy path has its own per-SM, per-clock throughput, which the reference
-    (H100 SXM) measures: ``rate = fraction_ref · gemm_rate_ref / (sms_ref · clock_ref)`` per SM
-    per Hz, times this GPU's ``sms · clock_hz``, divided by its own GEMM rate. A B200 thus gets
-    FA2 at ~1.2x the H100's speed (its SMs and clock), not at its 2.3x larger tcgen05 peak.
+    (H100 SXM) measures (``_core.flash_fraction_per_sm_clock``). A B200 thus gets FA2 at ~1.2x
+    the H100's speed (its SMs and clock), not at its 2.3x larger tcgen05 peak. The reference's
+    fraction is the packaged one (a profile's patch does not move it).
     """
-    from .._calibration import compute_fractions
-    from .._calibration import data as calibration
     from ..hardware import hardware
 
     refs = doc.get("mma_sync_reference", {})
     ref_name = refs.get(arch, refs.get("default"))
-    fitted = calibration().get("attention_fraction", {})
+    calibration = packaged.calibration()
+    fitted = calibration.get("attention_fraction", {})
     if ref_name not in fitted:
-        return float(calibration().get("attention_fraction_median", 0.0))
+        return float(calibration.get("attention_fraction_median", 0.0))
     fraction = float(fitted[ref_name])
     if arch not in CUDNN_FIRST:
         return fraction
     ref = hardware(ref_name)
-
-    def gemm_rate(h: Any) -> float:
-        return float(h.bf16_flops_per_s or 0.0) * compute_fractions(h).get("bf16", 1.0)
-
-    if not (hw.sms and hw.clock_hz and ref.sms and ref.clock_hz and gemm_rate(hw) > 0):
-        return fraction
-    per_sm_hz = fraction * gemm_rate(ref) / (ref.sms * ref.clock_hz)
-    return per_sm_hz * hw.sms * hw.clock_hz / gemm_rate(hw)
+    return float(_core.flash_fraction_per_sm_clock(
+        fraction, float(ref.bf16_flops_per_s or 0.0), compute_fractions(ref).get("bf16", 1.0),
+        ref.sms or 0, ref.clock_hz or 0.0, float(hw.bf16_flops_per_s or 0.0),
+        compute_fractions(hw).get("bf16", 1.0), hw.sms or 0, hw.clock_hz or 0.0))
 
 
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:

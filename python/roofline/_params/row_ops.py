@@ -1,4 +1,4 @@
-"""Fitted RowOpTerms for an accelerator (see roofline/_terms/__init__.py).
+"""Fitted RowOpTerms for an accelerator from the row_ops terms document.
 
 Universal terms (fitted once on H100 SXM by ``benchmarks/fit_row_ops.py``, stored as
 dimensionless fractions or seconds) become per-accelerator values through the hardware entry:
@@ -33,9 +33,8 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     terms.follow_on_s = float(u.get("follow_on_s", 0.0))
     terms.aten_reread = float(u.get("aten_reread", 0.0))
     terms.inductor_reread = float(u.get("inductor_reread", 0.0))
-    sms = getattr(hw, "sms", None) or 0
-    frac = float(u.get("cta_sm_fraction", 0.0))
-    terms.cta_sm_bytes_per_s = frac * hw.mem_bytes_per_s / sms if sms else 0.0
+    terms.cta_sm_bytes_per_s = _core.per_sm_bandwidth(
+        float(u.get("cta_sm_fraction", 0.0)), hw.mem_bytes_per_s, getattr(hw, "sms", None) or 0)
     per_vendor = doc.get("transcendental_flops", {})
     terms.transcendental_flops = float(
         per_vendor.get(getattr(hw, "vendor", ""), per_vendor.get("default", 0.0))

@@ -1,0 +1,70 @@
+"""Core Hardware and Efficiency of the shape-aware ("calibrated", the default) model.
+
+The parameters are the packaged ones with a Profile's fitted patch on top
+(:func:`.documents.documents`): peaks scaled by the achievable fractions, the streaming and
+GEMM globals of ``calibration.json``'s ``params`` and every area's implementation terms.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .. import _core
+from ..hardware import PEAK_CLASSES
+from . import attention, cast, gemm, host, row_ops
+from .achievable import attention_fraction, compute_fractions
+from .documents import documents
+
+__all__ = ["apply_terms", "core_objects", "scaled_core_hardware", "shape_aware_efficiency",
+           "shared_core_objects"]
+
+
+def scaled_core_hardware(hw: Any, fractions: dict[str, float]) -> Any:
+    """Core hardware whose peaks are scaled by per-class achievable fractions (1 if absent)."""
+    peaks = [(getattr(hw, f"{c}_flops_per_s") or 0.0) * fractions.get(c, 1.0)
+             for c in PEAK_CLASSES]
+    return _core.Hardware(peaks, hw.mem_bytes_per_s, hw.l2_bytes or 0.0, int(hw.sms or 0),
+                          hw.clock_hz or 0.0)
+
+
+def shape_aware_efficiency(hw: Any, params: dict[str, float], attention_fraction: float) -> Any:
+    """Core efficiency of the shape-aware model with the given fitted parameters."""
+    p = params
+    return _core.Efficiency(
+        1.0, p["memory_fraction"], 0.0, False, True, p["gemm_latency_s"],
+        p["memory_latency_s"], p["overlap_p"],
+        _core.per_sm_bandwidth(p["sm_bandwidth_factor"], hw.mem_bytes_per_s, hw.sms or 0),
+        attention_fraction=attention_fraction,
+        decode_fraction=p.get("decode_fraction", 0.0),
+        attention_softmax_flops=p.get("attention_softmax_flops", 0.0),
+        attention_tile_overhead=p.get("attention_tile_overhead", 0.0),
+    )
+
+
+def apply_terms(ceff: Any, hw: Any, docs: dict[str, dict[str, Any]]) -> Any:
+    """Set every area's terms for ``hw`` from ``docs`` ({area: terms document}) on ``ceff``."""
+    ceff.gemm = gemm.core_terms(hw, docs["gemm"])
+    ceff.attention = attention.core_terms(hw, docs["attention"])
+    ceff.row_ops = row_ops.core_terms(hw, docs["row_ops"])
+    ceff.cast = cast.core_terms(hw, docs["cast"])
+    ceff.host = host.core_terms(hw, docs["host"])
+    return ceff
+
+
+def core_objects(hw: Any) -> tuple[Any, Any]:
+    """Core hardware (peaks scaled to their achievable values) and core efficiency of ``hw``
+    (a Profile's fitted patch on top of the packaged parameters)."""
+    cal, areas = documents(hw)
+    chw = scaled_core_hardware(hw, compute_fractions(hw, cal))
+    ceff = shape_aware_efficiency(hw, cal["params"], attention_fraction(hw, cal))
+    return chw, apply_terms(ceff, hw, areas)
+
+
+@functools.lru_cache(maxsize=256)
+def shared_core_objects(hw: Any) -> tuple[Any, Any]:
+    """:func:`core_objects`, cached per Hardware (or Profile) value for the op functions (do
+    not mutate). A Profile's patch is part of its value, so trial terms of a fit (passed as a
+    Profile) are seen at once; after rewriting a packaged file call
+    :func:`roofline._params.resolve.clear_caches`."""
+    return core_objects(hw)

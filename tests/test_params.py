@@ -1,0 +1,53 @@
+"""roofline._params: the packaged parameters -> core structs; formulas in the C++ core."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import roofline as rl
+from roofline import _core
+from roofline._params.resolve import resolve_cached
+from roofline._params.shape_aware import shared_core_objects
+from roofline.calibration import Profile
+from roofline.hardware import Hardware
+
+
+def _profile(name: str, fitted: dict[str, object]) -> Profile:
+    hw = rl.hardware(name)
+    fields = {f.name: getattr(hw, f.name) for f in dataclasses.fields(Hardware)}
+    return Profile(**fields, fitted=fitted)
+
+
+def test_gemm_throttle_fraction() -> None:
+    ref = 989.5e12 / 700.0
+    assert _core.gemm_throttle_fraction(0.87, ref, 989.5e12, 700.0) == 1.0 - 0.13
+    assert _core.gemm_throttle_fraction(0.0, ref, 989.5e12, 700.0) == 0.0  # not fitted
+    assert _core.gemm_throttle_fraction(0.87, ref, 989.5e12, 0.0) == 0.0  # no board power
+    assert _core.gemm_throttle_fraction(0.1, ref, 4 * 989.5e12, 700.0) == 0.5  # floor
+
+
+def test_flash_fraction_per_sm_clock() -> None:
+    # the same GPU as the reference keeps the reference's fraction
+    assert _core.flash_fraction_per_sm_clock(0.6, 1e15, 0.8, 132, 2e9, 1e15, 0.8, 132, 2e9) \
+        == 0.6 * 8e14 / (132 * 2e9) * 132 * 2e9 / 8e14
+    # twice the SMs at the same GEMM rate: twice the fraction; unknown SMs: the reference's
+    f2 = _core.flash_fraction_per_sm_clock(0.3, 1e15, 1.0, 100, 1e9, 1e15, 1.0, 200, 1e9)
+    assert abs(f2 - 0.6) < 1e-15
+    assert _core.flash_fraction_per_sm_clock(0.3, 1e15, 1.0, 100, 1e9, 1e15, 1.0, 0, 1e9) == 0.3
+
+
+def test_per_sm_bandwidth() -> None:
+    assert _core.per_sm_bandwidth(0.5, 3.35e12, 132) == 0.5 * 3.35e12 / 132
+    assert _core.per_sm_bandwidth(0.5, 3.35e12, 0) == 0.0
+
+
+def test_a_profile_patch_is_seen_through_the_value_keyed_caches() -> None:
+    base = rl.gemm(64, 64, 64, hardware="H100 SXM").time_s
+    slow = _profile("H100 SXM", {"gemm": {"terms": {"latency_s": 40e-6}}})
+    assert rl.gemm(64, 64, 64, hardware=slow).time_s > base + 30e-6
+    # an equal Profile (a fresh object) hits the same cached structs
+    again = _profile("H100 SXM", {"gemm": {"terms": {"latency_s": 40e-6}}})
+    assert shared_core_objects(again) is shared_core_objects(slow)
+    assert resolve_cached(again, "default")[1] is resolve_cached(slow, "default")[1]
+    assert resolve_cached(again, "default")[0] is again
+    assert rl.gemm(64, 64, 64, hardware="H100 SXM").time_s == base
