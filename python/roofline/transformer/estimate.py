@@ -12,7 +12,7 @@ from typing import Any
 
 from .._checks import one_of
 from ..efficiency import EfficiencyLike
-from ..float8 import _recipe as _float8_recipe
+from ..float8.recipes import check_recipe as check_float8_recipe
 from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
 from ..ops.collectives import DEFAULT_LATENCY_S
@@ -226,7 +226,7 @@ def estimate(
     if not cfg.is_moe and ep != 1:
         raise ValueError(f"{fn}: ep > 1 needs an MoE model, {cfg.name} is dense (ep={ep})")
     if linear_recipe is not None:
-        _float8_recipe(fn, linear_recipe)
+        check_float8_recipe(fn, linear_recipe)
     if not isinstance(flash, bool):
         raise TypeError(f"{fn}: flash must be a bool, got {flash!r}")
     hw: Hardware = _hardware(hardware)
