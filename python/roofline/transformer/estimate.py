@@ -21,7 +21,7 @@ from ..ops.host import LAUNCH_MODES
 from .arguments import PHASES, integer, phase_name, train_args
 from .config import TransformerConfig, config
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
-from .layers import attention_block, dense_mlp, head, moe_mlp
+from .layers import record_step
 from .memory import memory as step_memory
 from .pricing import evaluate, wall
 from .program import Program
@@ -268,12 +268,6 @@ def estimate(
     elif not (isinstance(kv_dtype_bytes, (int, float)) and 0 < kv_dtype_bytes <= 8):
         raise ValueError(f"transformer.estimate: kv_dtype_bytes must be in (0, 8], "
                          f"got {kv_dtype_bytes!r}")
-    kinds = cfg.layer_kinds()
-    groups: list[tuple[str, list[int]]] = []
-    for kind in ("dense", "moe"):
-        layers = [i for i, k in enumerate(kinds) if k == kind]
-        if layers:
-            groups.append((kind, layers))
     # An 8-bit KV cache is modeled as fp8 attention: K and V are read in fp8 (the math then
     # runs at the fp8 peak, which matters only for compute-bound prefill).
     attn_kw: dict[str, Any] = dict(causal=True, flash=flash,
@@ -281,16 +275,9 @@ def estimate(
     if cp > 1:
         attn_kw["scale"] = 1.0 / cp
     local = tokens // cp  # tokens per GPU
-    for gi, (kind, _) in enumerate(groups):
-        attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp)
-        if kind == "dense":
-            dense_mlp(ops, gi, cfg, local, tp, act_bytes)
-        else:
-            moe_mlp(ops, gi, cfg, local, tp, ep, act_bytes, linear_recipe is not None,
-                    float(routing_skew))
-    head_group = len(groups)
-    groups.append(("head", []))
-    head(ops, head_group, cfg, batch, q, local, tp, phase)
+    groups = record_step(ops, cfg, batch=batch, q=q, kv=kv, tokens=local, tp=tp, ep=ep, cp=cp,
+                         phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
+                         lowp=linear_recipe is not None, skew=float(routing_skew))
 
     cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
     weight_bytes = (act_bytes if linear_recipe is None

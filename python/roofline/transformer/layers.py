@@ -11,7 +11,7 @@ from .config import TransformerConfig
 from .program import Program
 from .routing import expert_counts, rank_counts
 
-__all__ = ["attention_block", "dense_mlp", "head", "moe_mlp"]
+__all__ = ["attention_block", "dense_mlp", "head", "moe_mlp", "record_step"]
 
 
 def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
@@ -131,3 +131,28 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
         if phase == "train":
             ops.elementwise(g, "cross_entropy", rows * vocab, reads=1, writes=1)
 
+
+
+def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
+                tokens: int, tp: int, ep: int, cp: int, phase: str, attn_kw: dict[str, Any],
+                act_bytes: float, lowp: bool, skew: float) -> list[tuple[str, list[int]]]:
+    """Record one layer of each kind (dense, then MoE) and the head into ``ops``.
+
+    Returns the groups ``(kind, layer indices)``, the head last with no index: row group
+    ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
+    """
+    kinds = cfg.layer_kinds()
+    groups: list[tuple[str, list[int]]] = []
+    for kind in ("dense", "moe"):
+        layers = [i for i, k in enumerate(kinds) if k == kind]
+        if layers:
+            groups.append((kind, layers))
+    for gi, (kind, _) in enumerate(groups):
+        attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp)
+        if kind == "dense":
+            dense_mlp(ops, gi, cfg, tokens, tp, act_bytes)
+        else:
+            moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, lowp, skew)
+    groups.append(("head", []))
+    head(ops, len(groups) - 1, cfg, batch, q, tokens, tp, phase)
+    return groups
