@@ -280,7 +280,7 @@ FLOAT8_COLUMNS = ("name", "fwd_M", "fwd_K", "fwd_N", "r_bf16_gemm_s", "r_fp8_gem
 
 def _float8_rows(args: argparse.Namespace, hw: Hardware) -> list[dict[str, Any]]:
     """The rows of ``rl.float8.sweep`` (same columns and values), without pandas."""
-    from roofline.float8 import _shape_table
+    from roofline.float8.sweep import shape_table as _shape_table
 
     names, table = _shape_table(_parse_shapes(args.shapes))
     r = roofline.float8.linear(table[:, 0], table[:, 1], table[:, 2], args.recipe, hw,

@@ -15,6 +15,7 @@ import numpy as np
 
 from ._format import si
 from .estimate import Estimate, HardwareMismatchWarning
+from .float8.linear import linear as float8_linear
 from .hardware import PEAK_CLASSES, HardwareLike
 from .hardware import hardware as _hardware
 
@@ -260,11 +261,9 @@ def float8_heatmap(
     One vectorised :func:`roofline.float8.linear` call over the grid; the color scale is
     centred on 1.0 (red: slower in float8, blue: faster).
     """
-    from . import float8
-
     ms = np.asarray([2**i for i in range(10, 15)] if m is None else list(m))
     kns = np.asarray([2**i for i in range(10, 15)] if kn is None else list(kn))
-    r = float8.linear(ms[:, None], kns[None, :], kns[None, :], recipe=recipe,
+    r = float8_linear(ms[:, None], kns[None, :], kns[None, :], recipe=recipe,
                       hardware=hardware, mode=mode, efficiency=efficiency)
     sp = np.asarray(r.speedup, dtype=float)
     fig, ax = _figure(ax, (1.1 * len(kns) + 2.5, 0.7 * len(ms) + 1.8))

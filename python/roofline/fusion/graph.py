@@ -15,6 +15,9 @@ from .._dtypes import dtype as parse_dtype
 from .._dtypes import label as dtype_label
 from ..efficiency import EfficiencyLike
 from ..estimate import Estimate
+from ..ops.attention import attention
+from ..ops.elementwise import elementwise as elementwise_estimate
+from ..ops.gemm import gemm as gemm_estimate
 from .report import Kernel, Plan
 
 __all__ = ["Graph", "Op", "Tensor"]
@@ -362,9 +365,6 @@ class Graph:
         return Plan(label, tuple(kernels), hw.name, _eff_name(efficiency))
 
     def _kernel(self, members: list[str], hw: Any, efficiency: EfficiencyLike) -> Kernel:
-        from .. import ops as _ops
-        from ..ops.attention import attention
-
         reads, writes = self._io(members)
         io_bytes = self._bytes(reads) + self._bytes(writes)
         kinds = [self.ops[o].kind for o in members]
@@ -383,7 +383,7 @@ class Graph:
             if gemms[0] not in writes:  # the epilogue decides the format written
                 same = [w for w in writes if self.tensors[w].shape == self.tensors[gemms[0]].shape]
                 out_dt = self.tensors[same[0]].dtype if same else out_dt
-            base = _ops.gemm(p["m"], p["k"], p["n"], dtype=p["dtype"], hardware=hw,
+            base = gemm_estimate(p["m"], p["k"], p["n"], dtype=p["dtype"], hardware=hw,
                              batch=p["batch"], out_dtype=out_dt, efficiency=efficiency)
             if len(members) == 1:
                 return Kernel(name, tuple(members), base, 1)
@@ -391,7 +391,7 @@ class Graph:
             if extra <= 0:  # the epilogue reads nothing more than the GEMM's own operands
                 e = _with(base, flops=float(base.flops) + ew_flops, bytes_=io_bytes, label=name)
                 return Kernel(name, tuple(members), e, 1)
-            stream = _ops.elementwise(int(math.ceil(extra)), reads=1, writes=0, dtype="int8",
+            stream = elementwise_estimate(int(math.ceil(extra)), reads=1, writes=0, dtype="int8",
                                       hardware=hw, efficiency=efficiency)
             x = float(stream.memory_s)
             e = Estimate(
@@ -419,17 +419,15 @@ class Graph:
 
     def _stream(self, reads: list[str], writes: list[str], flops: float, hw: Any,
                 efficiency: EfficiencyLike) -> Estimate:
-        from .. import ops as _ops
-
         ext = [self.tensors[t] for t in reads + writes]
         numel = ext[-1].numel
         if all(t.numel == numel and t.dtype == ext[0].dtype for t in ext):
-            return _ops.elementwise(numel, reads=len(reads), writes=len(writes),
+            return elementwise_estimate(numel, reads=len(reads), writes=len(writes),
                                     flops_per_element=flops / numel, dtype=ext[0].dtype,
                                     hardware=hw, efficiency=efficiency)
         # mixed sizes or formats: one byte stream of the same total traffic
         total = int(math.ceil(self._bytes(reads) + self._bytes(writes)))
-        return _ops.elementwise(total, reads=1, writes=0, flops_per_element=flops / total,
+        return elementwise_estimate(total, reads=1, writes=0, flops_per_element=flops / total,
                                 dtype="int8", hardware=hw, efficiency=efficiency)
 
     def _attention_shape(self, members: list[str], gemms: list[str], reads: list[str],

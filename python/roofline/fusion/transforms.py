@@ -13,6 +13,8 @@ import numpy as np
 
 from ..efficiency import EfficiencyLike
 from ..hardware import HardwareLike
+from ..ops.attention import attention, attention_kernels
+from ..ops.gemm import gemm
 from .graph import Graph, _eff_name
 from .report import Comparison, Kernel, Plan, compare
 
@@ -191,7 +193,6 @@ def flash_attention(
     re-read the ``batch·heads·q_len·kv_len`` score and probability matrices.
     """
     from .._params.resolve import resolve
-    from ..ops.attention import attention, attention_kernels
 
     hw, _, _ = resolve(hardware, efficiency)
     args: dict[str, Any] = {"batch": batch, "heads": heads, "q_len": q_len, "kv_len": kv_len,
@@ -295,7 +296,6 @@ def matmul_chain(
             raise ValueError(f"{fn}: names must be {count} strings, got {names!r}")
         labels = [str(x) for x in names]
     from .._params.resolve import resolve
-    from ..ops import gemm
 
     hw, _, _ = resolve(hardware, efficiency)
     eff = _eff_name(efficiency)

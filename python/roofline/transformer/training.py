@@ -17,11 +17,11 @@ import numpy as np
 
 from .. import _core
 from ..hardware import Hardware
-from ..ops import elementwise
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
+from ..ops.elementwise import elementwise
 
 __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "OPTIMIZERS", "RECOMPUTE", "TrainStep", "compose",
-           "micro_batch_terms"]
+           "micro_batch_terms", "train_step"]
 
 #: Scale-out bandwidth per GPU and direction when none is given: one 400 Gb/s NIC per GPU
 #: (InfiniBand NDR / 400G RoCE, as in DGX H100 and the H800 clusters of DeepSeek-V3).
@@ -259,3 +259,31 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
         "mfu": flops_step / (time * peak_flops_per_s),
         "hfu": (flops_step + m * rec_flops / pp) / (time * peak_flops_per_s),
     }
+
+
+def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp: int, ep: int,
+               seq_len: int, link_bytes_per_s: float, network_bytes_per_s: float,
+               latency_s: float, peak_flops_per_s: float) -> TrainStep:
+    """The composed step of one layout ``par`` (checked arguments) as a :class:`TrainStep`."""
+    r = compose(base, hw, dp=par["dp"], pp=par["pp"], tp=tp, ep=ep, cp=par["cp"],
+                zero=par["zero"], recompute=par["recompute"], micro_batch=par["micro_batch"],
+                grad_accum=par["grad_accum"], virtual_stages=par["virtual_stages"],
+                seq_len=seq_len, optimizer=par["optimizer"], overlap=par["overlap"],
+                sequence_parallel=par["sequence_parallel"],
+                optimizer_update=par["optimizer_update"], gpus_per_node=par["gpus_per_node"],
+                link_bytes_per_s=link_bytes_per_s, network_bytes_per_s=network_bytes_per_s,
+                latency_s=latency_s, peak_flops_per_s=peak_flops_per_s)
+    v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
+    mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+                "total_bytes")
+    layout = {k: par[k] for k in ("dp", "pp", "cp", "zero", "grad_accum", "virtual_stages",
+                                  "micro_batch", "optimizer")}
+    layout.update(tp=tp, ep=ep, recompute=next(k for k, c in RECOMPUTE.items()
+                                               if c == par["recompute"]))
+    return TrainStep(
+        time_s=v["time_s"], compute_s=v["compute_s"], bubble_s=v["bubble_s"],
+        bubble_fraction=v["bubble_fraction"], recompute_s=v["recompute_s"], p2p_s=v["p2p_s"],
+        exposed_comm_s=v["exposed_comm_s"], comm_s=v["comm_s"], optimizer_s=v["optimizer_s"],
+        tokens=v["tokens"], gpus=int(v["gpus"]), mfu=v["mfu"], hfu=v["hfu"],
+        memory={k: v[k] for k in mem_keys}, layout=layout)
+

@@ -1,0 +1,335 @@
+"""Will float8 (or MX / NVFP4 / blockwise) speed up one linear layer, and by how much:
+bf16 against low-precision GEMMs plus casts, GPU and wall time (:class:`Float8Linear`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, overload
+
+import numpy as np
+
+from .. import _core
+from .._checks import MAX_DIM, ArrayLike, Scalar, broadcast, flag, one_of, positive_int_array
+from .._format import si
+from .._params.resolve import require_peak, resolve, resolve_cached
+from .._params.threads import get_num_threads
+from ..efficiency import EfficiencyLike
+from ..estimate import Array, T
+from ..hardware import HardwareLike
+from .recipes import MODES, RECIPES, check_recipe, lowp_dtype
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Float8Linear", "linear"]
+
+
+@dataclass(frozen=True)
+class Float8Linear(Generic[T]):
+    """bf16 against low-precision time of one linear layer (or a broadcast array of them).
+
+    ``Float8Linear[float]`` for scalar m, k, n; ``Float8Linear[Array]`` for arrays.
+
+    Attributes
+    ----------
+    bf16_s : float or ndarray
+        bf16 GEMMs (3 in training: output, grad_input, grad_weight; 1 in inference).
+    fp8_gemm_s : float or ndarray
+        The same GEMMs in the recipe's low-precision format.
+    fp8_overhead_s : float or ndarray
+        Cast kernels (amax, scaling, transposes) the recipe adds.
+    """
+
+    m: T
+    k: T
+    n: T
+    recipe: str
+    mode: str
+    fuse_with_prev: bool
+    hardware: str
+    bf16_s: T
+    fp8_gemm_s: T
+    fp8_overhead_s: T
+    _args: tuple[Any, ...] = ()
+
+    @property
+    def fp8_s(self) -> T:
+        """Low-precision GEMMs plus cast overhead."""
+        return self.fp8_gemm_s + self.fp8_overhead_s
+
+    @property
+    def time_s(self) -> T:
+        """The low-precision layer's GPU time, :attr:`fp8_s` (what ``rl.testing`` compares)."""
+        return self.fp8_s
+
+    @property
+    def speedup(self) -> T:
+        """bf16 time over low-precision time (> 1: converting pays off)."""
+        return self.bf16_s / self.fp8_s
+
+    @property
+    def worth_converting(self) -> Any:
+        """True where the low-precision linear is faster than bf16."""
+        return self.speedup > 1.0
+
+    @property
+    def wall_s(self) -> Any:
+        """Wall time of the low-precision layer under torch.compile, launch overhead included.
+
+        Notes
+        -----
+        The host model over this layer's kernels (its casts, then its low-precision GEMMs, as
+        :meth:`step_kernel_times` lists them). Training: one step of a loop that repeats the
+        compiled forward + backward (two regions, each entered for ``compiled_call_s`` plus
+        ``compiled_launch_s`` per kernel): ``max(GPU time, host time)``
+        (``_core.looped_wall_time`` with no head kernel). Inference: one compiled forward
+        (``rl.wall_time``, one region). ``fp8_s`` stays GPU time; ``wall_s > fp8_s`` where the
+        host cannot keep the GPU busy (small shapes). With the ``"peak"``, ``"constant"`` and
+        ``"torchao"`` presets there is no host model and ``wall_s == fp8_s`` (up to the
+        kernel gap floor).
+        """
+        return self._walls()[0]
+
+    @property
+    def bf16_wall_s(self) -> Any:
+        """Wall time of the bf16 layer under torch.compile (as :attr:`wall_s`)."""
+        return self._walls()[1]
+
+    @property
+    def launch_bound(self) -> Any:
+        """True where launching kernels, not running them, sets the low-precision wall time."""
+        return self._walls()[2]
+
+    def step_kernel_times(self) -> tuple[np.ndarray, np.ndarray]:
+        """GPU times (s) of the kernels of one step, in the order the host model launches them:
+        the low-precision layer's (casts, then GEMMs) and the bf16 layer's (GEMMs).
+
+        Only for a scalar estimate; index a sweep first.
+        """
+        if np.ndim(self.bf16_s) != 0:
+            raise ValueError("Float8Linear.step_kernel_times: only for scalar m, k, n")
+        return self._kernel_times(float(self.m), float(self.k), float(self.n))
+
+    def _kernel_times(self, m: float, k: float, n: float) -> tuple[np.ndarray, np.ndarray]:
+        rows = _core.float8_linear_kernels(m, k, n, *self._args)
+        lowp = [r["time_s"] for r in rows if r["role"] == "cast"]
+        lowp += [r["time_s"] for r in rows if r["role"] == "lowp_gemm"]
+        bf16 = [r["time_s"] for r in rows if r["role"] == "bf16_gemm"]
+        return np.array(lowp), np.array(bf16)
+
+    def _walls(self) -> tuple[Any, Any, Any]:
+        cached = self.__dict__.get("_wall_cache")
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        terms = self._args[4].host
+        mode = _core.LaunchMode.compiled
+        if self.mode == "training":
+            def wall(times: np.ndarray) -> Any:
+                return _core.looped_wall_time(times, mode, 2, 0.0, terms)
+        else:
+            def wall(times: np.ndarray) -> Any:
+                return _core.wall_time(times, mode, 1, terms)
+        shape = np.shape(self.bf16_s)
+        m, k, n = (np.broadcast_to(np.asarray(v, dtype=float), shape) for v in
+                   (self.m, self.k, self.n))
+        out = np.empty(shape), np.empty(shape), np.empty(shape, dtype=bool)
+        for idx in np.ndindex(*shape):
+            lowp, bf16 = self._kernel_times(float(m[idx]), float(k[idx]), float(n[idx]))
+            w = wall(lowp)
+            out[0][idx] = w[0]
+            out[1][idx] = wall(bf16)[0]
+            out[2][idx] = w[3]
+        result: tuple[Any, Any, Any] = (
+            (float(out[0]), float(out[1]), bool(out[2])) if not shape else out
+        )
+        object.__setattr__(self, "_wall_cache", result)
+        return result
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per shape: m, k, n, recipe, mode, fuse_with_prev, hardware, bf16_s,
+        fp8_gemm_s, fp8_overhead_s, fp8_s, speedup (scalar estimates give one row)."""
+        import pandas as pd
+
+        shape = np.shape(self.bf16_s)
+
+        def flat(v: Any, dtype: Any = None) -> np.ndarray:
+            return np.ravel(np.broadcast_to(np.asarray(v, dtype=dtype), shape))
+
+        return pd.DataFrame({
+            "m": flat(self.m, np.int64), "k": flat(self.k, np.int64),
+            "n": flat(self.n, np.int64), "recipe": flat(self.recipe),
+            "mode": flat(self.mode), "fuse_with_prev": flat(self.fuse_with_prev),
+            "hardware": flat(self.hardware), "bf16_s": flat(self.bf16_s),
+            "fp8_gemm_s": flat(self.fp8_gemm_s), "fp8_overhead_s": flat(self.fp8_overhead_s),
+            "fp8_s": flat(self.fp8_s), "speedup": flat(self.speedup),
+        })
+
+    def kernels(self) -> pd.DataFrame:
+        """Per-kernel detail (pandas DataFrame): kernel, role, FLOPs, bytes, time and terms.
+
+        Only for a scalar estimate; index a sweep first.
+        """
+        import pandas as pd
+
+        if np.ndim(self.bf16_s) != 0:
+            raise ValueError("Float8Linear.kernels: only for scalar m, k, n")
+        return pd.DataFrame(_core.float8_linear_kernels(float(self.m), float(self.k),
+                                                        float(self.n), *self._args))
+
+    def __repr__(self) -> str:
+        head = f"Float8Linear({self.recipe}, {self.mode}, on {self.hardware}"
+        if np.ndim(self.bf16_s) == 0:
+            return (
+                f"{head}, m={int(self.m)} k={int(self.k)} n={int(self.n)}: bf16 "
+                f"{si(float(self.bf16_s), 's')}, low-precision {si(float(self.fp8_gemm_s), 's')}"
+                f" + casts {si(float(self.fp8_overhead_s), 's')}, speedup "
+                f"{float(self.speedup):.3f}x)"
+            )
+        s = np.asarray(self.speedup)
+        return f"{head}, shape {s.shape}: speedup {s.min():.3f}x .. {s.max():.3f}x)"
+
+
+@overload
+def linear(
+    m: Scalar,
+    k: Scalar,
+    n: Scalar,
+    recipe: str = "tensorwise",
+    hardware: HardwareLike = None,
+    mode: str = "training",
+    fuse_with_prev: bool = False,
+    *,
+    efficiency: EfficiencyLike = "default",
+) -> Float8Linear[float]: ...
+@overload
+def linear(
+    m: ArrayLike,
+    k: ArrayLike,
+    n: ArrayLike,
+    recipe: str = "tensorwise",
+    hardware: HardwareLike = None,
+    mode: str = "training",
+    fuse_with_prev: bool = False,
+    *,
+    efficiency: EfficiencyLike = "default",
+) -> Float8Linear[Array]: ...
+
+
+def linear(
+    m: ArrayLike,
+    k: ArrayLike,
+    n: ArrayLike,
+    recipe: str = "tensorwise",
+    hardware: HardwareLike = None,
+    mode: str = "training",
+    fuse_with_prev: bool = False,
+    *,
+    efficiency: EfficiencyLike = "default",
+) -> Float8Linear[Any]:
+    """Estimate a linear ``y = x @ w`` (x: m x k, w: k x n) in bf16 and in a float8 recipe.
+
+    Parameters
+    ----------
+    m, k, n : int or array_like of int
+        Tokens, input features, output features (broadcast).
+    recipe : str
+        ``tensorwise``, ``rowwise``, ``rowwise_with_gw_hp``, ``mxfp8_cublas``,
+        ``mxfp8_cublas_rceil``, ``mxfp8_emulated``, ``mxfp8_cutlass``,
+        ``mxfp8_32x32_flexible_gemm_layout``, ``mxfp8_32x32_weight``, ``mxfp4_cutlass``
+        (``mxfp4``), ``nvfp4``, ``nvfp4_static``, ``nvfp4_no_global_scale``, ``blockwise``.
+    mode : {"training", "train", "inference"}
+        Training: output, grad_input and grad_weight GEMMs plus casts of input, weight and
+        grad_output. Inference: the forward GEMM plus the activation cast (weights are
+        pre-quantized).
+    fuse_with_prev : bool
+        The bf16 read of activations / gradients fuses into the op that produced them.
+    efficiency : {"default", "peak", "torchao"} or Efficiency
+        ``"torchao"`` reproduces torchao's float8 roofline exactly (also its byte counts).
+
+    Notes
+    -----
+    Each kernel takes max(compute, memory, floor); times are summed per role. With
+    ``"peak"`` / ``"torchao"`` / custom efficiencies the cast kernels follow torchao's float8
+    roofline (amax passes, per-layout casts, transposes); the default model also counts
+    block-scale bytes exactly (ceil per block, 1 byte per e8m0/e4m3 scale, 4 per fp32 scale).
+
+    For ``tensorwise``, ``rowwise`` and ``rowwise_with_gw_hp`` the default model lists the
+    kernels torch.compile generates for torchao instead (see :func:`cast`): tensorwise = an
+    amax per operand, a dual-layout cast of input and grad_output (row- and column-major fp8
+    from one read), the weight cast and its transposed copy; rowwise = per operand a fused
+    row-amax cast (looped rows read twice) and a column amax + column-scaled transposed cast;
+    rowwise_with_gw_hp = the row casts plus the weight's tensorwise transposed cast (its
+    grad_weight GEMM runs in bf16). The fp8 GEMMs carry their scaling (tensorwise: scalar
+    scales; rowwise: per-row / per-column scales).
+    """
+    if (type(m) is int and type(k) is int and type(n) is int and 0 < m <= MAX_DIM
+            and 0 < k <= MAX_DIM and 0 < n <= MAX_DIM and hardware is not None
+            and type(recipe) is str and recipe in RECIPES and type(mode) is str
+            and mode in MODES and type(fuse_with_prev) is bool):
+        return _linear_scalar(m, k, n, recipe, hardware, mode, fuse_with_prev, efficiency)
+    fn = "float8.linear"
+    rec = check_recipe(fn, recipe)
+    md = one_of(fn, "mode", mode, MODES)
+    fuse_with_prev = flag(fn, "fuse_with_prev", fuse_with_prev)
+    (mm, kk, nn), shape = broadcast(
+        fn,
+        m=positive_int_array(fn, "m", m),
+        k=positive_int_array(fn, "k", k),
+        n=positive_int_array(fn, "n", n),
+    )
+    hw, chw, ceff = resolve(hardware, efficiency)
+    require_peak(fn, hw, _core.DType.bf16)
+    require_peak(fn, hw, lowp_dtype(rec.name))
+    try:
+        bf16, lowp, cast = _core.float8_linear_sweep(
+            mm, kk, nn, rec, md, fuse_with_prev, chw, ceff, get_num_threads()
+        )
+    except ValueError as exc:
+        raise ValueError(f"{fn}: {exc}") from None
+
+    def shaped(a: np.ndarray) -> Any:
+        a = a.reshape(shape)
+        return float(a) if a.ndim == 0 else a
+
+    scalar = shape == ()
+    return Float8Linear(
+        m=float(mm[0]) if scalar else mm.reshape(shape),
+        k=float(kk[0]) if scalar else kk.reshape(shape),
+        n=float(nn[0]) if scalar else nn.reshape(shape),
+        recipe=rec.name,
+        mode=md.name,
+        fuse_with_prev=fuse_with_prev,
+        hardware=hw.name,
+        bf16_s=shaped(bf16),
+        fp8_gemm_s=shaped(lowp),
+        fp8_overhead_s=shaped(cast),
+        _args=(rec, md, fuse_with_prev, chw, ceff),
+    )
+
+
+def _linear_scalar(m: int, k: int, n: int, recipe: str, hardware: Any, mode: str,
+                   fuse_with_prev: bool, efficiency: EfficiencyLike) -> Float8Linear:
+    """:func:`linear` for Python ints already checked, exact recipe / mode spellings and
+    explicit hardware: the same result, without numpy."""
+    fn = "float8.linear"
+    rec, md = RECIPES[recipe], MODES[mode]
+    hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
+    key = ("float8", recipe, mode, fuse_with_prev)  # spellings: core enums hash slowly
+    info = memo.get(key)
+    if info is None:
+        require_peak(fn, hw, _core.DType.bf16)
+        require_peak(fn, hw, lowp_dtype(rec.name))
+        try:
+            one = _core.Float8LinearOne(rec, md, fuse_with_prev, chw, ceff)
+        except ValueError as exc:
+            raise ValueError(f"{fn}: {exc}") from None
+        info = memo[key] = (one, rec.name, md.name)
+    one, rec_name, md_name = info
+    bf16, lowp, cast = one(m, k, n)
+    out = object.__new__(Float8Linear)
+    out.__dict__.update(m=float(m), k=float(k), n=float(n), recipe=rec_name,
+                        mode=md_name, fuse_with_prev=fuse_with_prev,
+                        hardware=hw.name, bf16_s=bf16, fp8_gemm_s=lowp, fp8_overhead_s=cast,
+                        _args=(rec, md, fuse_with_prev, chw, ceff))
+    return out
+

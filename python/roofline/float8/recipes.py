@@ -1,0 +1,57 @@
+"""float8 / MX / NVFP4 / blockwise linear recipes (torchao's names) and the modes of a linear."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import _core
+from .._checks import one_of
+
+__all__ = ["MODES", "RECIPES", "check_recipe", "lowp_dtype", "recipe_names"]
+
+_R = _core.Recipe
+
+#: Recipe names (torchao's) and aliases -> core recipe.
+RECIPES: dict[str, Any] = {
+    "tensorwise": _R.tensorwise,
+    "rowwise": _R.rowwise,
+    "rowwise_with_gw_hp": _R.rowwise_with_gw_hp,
+    "mxfp8_cublas": _R.mxfp8_cublas,
+    "mxfp8_cublas_rceil": _R.mxfp8_cublas_rceil,
+    "mxfp8_emulated": _R.mxfp8_emulated,
+    "mxfp8_cutlass": _R.mxfp8_cutlass,
+    "mxfp8_32x32_flexible_gemm_layout": _R.mxfp8_32x32_flexible_gemm_layout,
+    "mxfp8_32x32_weight": _R.mxfp8_32x32_weight,
+    "mxfp4_cutlass": _R.mxfp4_cutlass,
+    "mxfp4": _R.mxfp4,
+    "nvfp4": _R.nvfp4,
+    "nvfp4_static": _R.nvfp4_static,
+    "nvfp4_no_global_scale": _R.nvfp4_no_global_scale,
+    "blockwise": _R.blockwise,
+    "blockwise_1x128_128x128": _R.blockwise,
+}
+
+MODES: dict[str, Any] = {
+    "training": _core.LinearMode.training,
+    "train": _core.LinearMode.training,
+    "inference": _core.LinearMode.inference,
+}
+
+_FP4 = {"mxfp4_cutlass", "mxfp4", "nvfp4", "nvfp4_static", "nvfp4_no_global_scale"}
+
+
+
+def recipe_names() -> list[str]:
+    """Every recipe name :func:`linear` accepts."""
+    return list(RECIPES)
+
+
+def check_recipe(fn: str, recipe: Any) -> Any:
+    """The core recipe named ``recipe``; a ValueError naming ``fn`` and the choices otherwise."""
+    return one_of(fn, "recipe", recipe, RECIPES)
+
+
+def lowp_dtype(recipe_name: str) -> Any:
+    """The core dtype of a recipe's GEMM inputs (fp4 e2m1 or fp8 e4m3), for the peak check."""
+    return _core.DType.fp4_e2m1 if recipe_name in _FP4 else _core.DType.fp8_e4m3
+

@@ -1,0 +1,158 @@
+"""Which kernels each block of a transformer launches per phase: the attention block (MHA /
+GQA / MLA, absorbed MLA in decode), the dense and MoE MLPs and the embedding / head, with the
+tensor-, expert- and context-parallel collectives between them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .config import TransformerConfig
+from .program import Program
+from .routing import expert_counts, rank_counts
+
+__all__ = ["attention_block", "dense_mlp", "head", "moe_mlp", "record_step"]
+
+
+def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
+                     tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float,
+                     cp: int = 1) -> None:
+    """Norm, QKV (or MLA) projections, attention, output projection, TP all-reduce and
+    residual add of one layer (context parallelism: K/V all-gathered first)."""
+    t = batch * q // cp
+    if cp > 1:  # all-gather K and V of the sequence (reduce-scatter their gradients)
+        kv_width = (cfg.num_heads // tp * (cfg.qk_nope_head_dim + cfg.qk_rope_head_dim
+                                           + cfg.v_head_dim) if cfg.is_mla
+                    else 2 * max(cfg.num_kv_heads // tp, 1) * cfg.head_dim)
+        ops.collective(g, "cp all_gather kv", "all_gather", batch * q * kv_width * act_bytes,
+                       cp, bwd_op="reduce_scatter")
+    hid = cfg.hidden_size
+    heads = cfg.num_heads // tp
+    ops.elementwise(g, "attn_norm", t * hid, cat="rep")
+    if cfg.is_mla:
+        nope, rope, lat = cfg.qk_nope_head_dim, cfg.qk_rope_head_dim, cfg.kv_lora_rank
+        qk, vd = nope + rope, cfg.v_head_dim
+        if cfg.q_lora_rank:
+            ops.linear(g, "q_a+kv_a_proj", t, hid, cfg.q_lora_rank + lat + rope)
+            ops.elementwise(g, "q_a_norm", t * cfg.q_lora_rank)
+            ops.elementwise(g, "kv_a_norm", t * lat)
+            ops.linear(g, "q_b_proj", t, cfg.q_lora_rank, heads * qk)
+        else:
+            ops.linear(g, "q_proj+kv_a_proj", t, hid, heads * qk + lat + rope)
+            ops.elementwise(g, "kv_a_norm", t * lat)
+        if phase == "decode":  # absorbed (FlashMLA): attention over the latent cache
+            ops.linear(g, "q_absorb (W_UK)", t, nope, lat, batch=heads)
+            ops.elementwise(g, "rope", t * (heads + 1) * rope)
+            ops.attention(g, "attention (MLA absorbed)", batch=batch, heads=heads, kv_heads=1,
+                          q_len=q, kv_len=kv, head_dim=lat + rope, v_head_dim=lat,
+                          shared_kv=True, **attn_kw)
+            ops.linear(g, "v_up (W_UV)", t, lat, vd, batch=heads)
+        else:
+            ops.linear(g, "kv_b_proj", t, lat, heads * (nope + vd))
+            ops.elementwise(g, "rope", t * (heads + 1) * rope)
+            ops.attention(g, "attention (MLA)", batch=batch, heads=heads, kv_heads=heads,
+                          q_len=q, kv_len=kv, head_dim=qk, v_head_dim=vd, **attn_kw)
+        ops.linear(g, "o_proj", t, heads * vd, hid)
+    else:
+        d = cfg.head_dim
+        kvh = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1  # replicated below tp
+        ops.linear(g, "qkv_proj", t, hid, (heads + 2 * kvh) * d)
+        if cfg.qk_norm:
+            ops.elementwise(g, "qk_norm", t * (heads + kvh) * d)
+        if cfg.rope:
+            ops.elementwise(g, "rope", t * (heads + kvh) * d)
+        ops.attention(g, "attention", batch=batch, heads=heads, kv_heads=kvh, q_len=q,
+                      kv_len=kv, head_dim=d, **attn_kw)
+        ops.linear(g, "o_proj", t, heads * d, hid)
+    ops.collective(g, "attn all_reduce", "all_reduce", t * hid * act_bytes, tp)
+    ops.elementwise(g, "attn_residual", t * hid, reads=2, cat="rep")
+
+
+def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
+               act_bytes: float) -> None:
+    """Norm, (gated) MLP, TP all-reduce and residual add of one dense layer."""
+    hid = cfg.hidden_size
+    inter = math.ceil(cfg.intermediate_size / tp)
+    ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
+    if cfg.mlp_gated:
+        ops.linear(g, "gate_up_proj", t, hid, 2 * inter)
+        ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
+    else:
+        ops.linear(g, "up_proj", t, hid, inter)
+        ops.elementwise(g, "act", t * inter)
+    ops.linear(g, "down_proj", t, inter, hid)
+    ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
+    ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
+
+
+def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: int,
+             act_bytes: float, lowp: bool, skew: float = 0.0) -> None:
+    """Norm, router, top-k, dispatch / combine all-to-alls around the grouped expert GEMMs,
+    shared experts, weighted sum and residual add of one MoE layer (the busiest EP rank)."""
+    hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
+    mats = 2 if cfg.mlp_gated else 1
+    width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
+    ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
+    ops.linear(g, "router", t, hid, e, cat="rep")
+    ops.elementwise(g, "topk", t * e, reads=1, writes=1)
+    # The ep ranks route t tokens each; this GPU is the most loaded rank.
+    local = rank_counts(expert_counts(t * ep, e, k, skew), ep)
+    received = int(local.sum())
+    dispatch_bytes = 1.0 if lowp else act_bytes  # fp8 dispatch with a low-precision recipe
+    exchanged = max(received, t * k) * hid  # the busiest rank's send or receive buffer
+    ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
+    used = tuple(int(c) for c in local if c > 0) or (1,)
+    ops.grouped_linear(g, "experts gate_up", used, hid, mats * width)
+    ops.elementwise(g, "experts act", sum(used) * width, reads=mats)
+    ops.grouped_linear(g, "experts down", used, width, hid)
+    ops.collective(g, "combine all_to_all", "all_to_all", exchanged * act_bytes, ep)
+    if cfg.num_shared_experts:
+        sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)
+        ops.linear(g, "shared gate_up", t, hid, mats * sw)
+        ops.elementwise(g, "shared act", t * sw, reads=mats)
+        ops.linear(g, "shared down", t, sw, hid)
+    ops.elementwise(g, "moe weighted sum", t * hid, reads=k + (1 if cfg.num_shared_experts else 0))
+    if ep == 1:
+        ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
+    ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
+
+
+def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,
+          phase: str) -> None:
+    """Embedding, final norm, LM head (prefill: last token only) and training's loss."""
+    hid = cfg.hidden_size
+    if cfg.vocab_size:
+        ops.elementwise(g, "embedding", t * hid, reads=1, writes=1)
+    ops.elementwise(g, "final_norm", t * hid)
+    if cfg.vocab_size:
+        rows = batch if phase == "prefill" else t  # prefill: logits of the last token
+        vocab = math.ceil(cfg.vocab_size / tp)
+        ops.linear(g, "lm_head", rows, hid, vocab)
+        if phase == "train":
+            ops.elementwise(g, "cross_entropy", rows * vocab, reads=1, writes=1)
+
+
+
+def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
+                tokens: int, tp: int, ep: int, cp: int, phase: str, attn_kw: dict[str, Any],
+                act_bytes: float, lowp: bool, skew: float) -> list[tuple[str, list[int]]]:
+    """Record one layer of each kind (dense, then MoE) and the head into ``ops``.
+
+    Returns the groups ``(kind, layer indices)``, the head last with no index: row group
+    ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
+    """
+    kinds = cfg.layer_kinds()
+    groups: list[tuple[str, list[int]]] = []
+    for kind in ("dense", "moe"):
+        layers = [i for i, k in enumerate(kinds) if k == kind]
+        if layers:
+            groups.append((kind, layers))
+    for gi, (kind, _) in enumerate(groups):
+        attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp)
+        if kind == "dense":
+            dense_mlp(ops, gi, cfg, tokens, tp, act_bytes)
+        else:
+            moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, lowp, skew)
+    groups.append(("head", []))
+    head(ops, len(groups) - 1, cfg, batch, q, tokens, tp, phase)
+    return groups

@@ -1,0 +1,125 @@
+"""Pricing of a step's program: each row's time, FLOPs and bytes from the op functions (GEMMs,
+float8 linears, elementwise kernels, attention, grouped GEMMs, collectives), and the wall time
+of launching its kernels."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..efficiency import EfficiencyLike
+from ..float8.linear import linear as float8_linear
+from ..hardware import Hardware
+from ..ops.attention import attention
+from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter
+from ..ops.elementwise import elementwise
+from ..ops.gemm import gemm
+from ..ops.grouped_gemm import grouped_gemm
+from ..ops.host import WallTime, wall_time
+from .formats import recipe_dtype
+from .program import Program
+from .report import COLUMNS
+
+__all__ = ["evaluate", "wall"]
+
+
+#: Kernels of one float8 linear per (recipe, training): the list depends on neither shape nor
+#: hardware.
+_F8_KERNELS: dict[tuple[str, bool], int] = {}
+
+
+def _f8_kernels(ops: Program, hw: Hardware, efficiency: EfficiencyLike) -> int:
+    """Kernels one float8 linear of this step launches (casts and GEMMs)."""
+    if not ops.f8 or ops.recipe is None:
+        return 0
+    key = (ops.recipe, ops.train)
+    if key not in _F8_KERNELS:
+        m, k, n = ops.f8[0]
+        r = float8_linear(m, k, n, recipe=ops.recipe, hardware=hw,
+                           mode="training" if ops.train else "inference", efficiency=efficiency)
+        _F8_KERNELS[key] = max(1, len(r.kernels()))
+    return _F8_KERNELS[key]
+
+
+def wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
+          hw: Hardware, efficiency: EfficiencyLike, launch: str, phase: str) -> WallTime:
+    """Wall time of the step's kernels: each row's time split evenly over its kernels, rows
+    of a layer kind repeated per layer (kinds in order, then the head), one compiled region
+    per pass (forward; backward when training)."""
+    f8 = _f8_kernels(ops, hw, efficiency)
+    per_row = np.array([sum(f8 if kind == "f8" else 1 for kind, _ in parts)
+                        for _, _, _, parts in ops.rows], dtype=np.int64)
+    times: list[np.ndarray] = []
+    for g, (kind, layers) in enumerate(groups):
+        idx = [i for i, row in enumerate(ops.rows) if row[0] == g]
+        counts = per_row[idx]
+        one = np.repeat(row_time_s[idx] / np.maximum(counts, 1), counts)
+        times.append(np.tile(one, len(layers) if kind != "head" else 1))
+    seq = np.concatenate(times) if times else np.zeros(1)
+    if seq.size == 0:
+        seq = np.zeros(1)
+    regions = min(2 if phase == "train" else 1, seq.size) if launch == "compiled" else 1
+    return wall_time(seq, launch, hw, efficiency=efficiency, regions=regions)
+
+
+
+def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str | None,
+              comm_bw: float | None, latency_s: float, dtype: str = "bf16"
+              ) -> dict[str, np.ndarray]:
+    parts: dict[str, np.ndarray] = {}  # kind -> (n_specs, 6) columns
+
+    def stack(e: Any) -> np.ndarray:
+        return np.stack([np.atleast_1d(np.asarray(getattr(e, c), dtype=np.float64))
+                         for c in COLUMNS], axis=1)
+
+    if ops.gemms:
+        m, k, n, b = (np.array(c) for c in zip(*ops.gemms, strict=True))
+        parts["gemms"] = stack(gemm(m, k, n, dtype, hw, batch=b, efficiency=efficiency))
+    if ops.lowp and recipe is not None:
+        m, k, n, b = (np.array(c) for c in zip(*ops.lowp, strict=True))
+        parts["lowp"] = stack(gemm(m, k, n, recipe_dtype(recipe), hw, batch=b,
+                                   efficiency=efficiency))
+    if ops.f8 and recipe is not None:
+        m, k, n = (np.array(c) for c in zip(*ops.f8, strict=True))
+        mode = "training" if ops.train else "inference"
+        r = float8_linear(m, k, n, recipe=recipe, hardware=hw, mode=mode,
+                           efficiency=efficiency)
+        mult = 3.0 if ops.train else 1.0
+        g = gemm(m, k, n, recipe_dtype(recipe), hw, efficiency=efficiency)
+        time = np.atleast_1d(np.asarray(r.fp8_s, dtype=np.float64))
+        comp = mult * np.atleast_1d(np.asarray(g.compute_s))
+        mem = mult * np.atleast_1d(np.asarray(g.memory_s))
+        parts["f8"] = np.stack(
+            [time, comp, mem, np.maximum(time - np.maximum(comp, mem), 0.0),
+             mult * np.atleast_1d(np.asarray(g.flops)), mult * np.atleast_1d(np.asarray(g.bytes))],
+            axis=1)
+    if ops.elts:
+        num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
+        parts["elts"] = stack(elementwise(num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
+    if ops.attn:
+        parts["attn"] = np.concatenate(
+            [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
+                                           hardware=hw, efficiency=efficiency))
+             for kw in ops.attn])
+    if ops.grouped:
+        gdtype = dtype if recipe is None else recipe_dtype(recipe)
+        parts["grouped"] = np.concatenate([
+            stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw,
+                               counts=np.asarray(counts, dtype=np.int64),
+                               efficiency=efficiency))
+            for counts, k, n in ops.grouped])
+    if ops.comms:
+        fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all,
+                               "all_gather": all_gather, "reduce_scatter": reduce_scatter}
+        parts["comms"] = np.concatenate(
+            [stack(fns[op](math.ceil(nb), r, hardware=hw,
+                           link_bytes_per_s=(ops.ep_link or comm_bw) if op == "all_to_all"
+                           else comm_bw, latency_s=latency_s)) for op, nb, r in ops.comms])
+    out = np.zeros((len(ops.rows), len(COLUMNS)))
+    for i, (_, _, _, row_parts) in enumerate(ops.rows):
+        for kind, idx in row_parts:
+            out[i] += parts[kind][idx]
+    return {c: out[:, j] for j, c in enumerate(COLUMNS)}
+

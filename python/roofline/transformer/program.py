@@ -1,0 +1,105 @@
+"""The program of one transformer step: the op rows (layer group, name, kind) and the kernel
+specs behind each row, recorded by the layer builders and priced later in a few array calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Program"]
+
+@dataclass
+class Program:
+    """Op rows (name, group) and the kernel specs behind them, evaluated in a few array calls."""
+
+    train: bool
+    recipe: str | None
+    rows: list[tuple[int, str, str, list[tuple[str, int]]]] = field(default_factory=list)
+    gemms: list[tuple[float, float, float, float]] = field(default_factory=list)
+    lowp: list[tuple[float, float, float, float]] = field(default_factory=list)
+    f8: list[tuple[float, float, float]] = field(default_factory=list)
+    elts: list[tuple[float, float, float]] = field(default_factory=list)
+    attn: list[dict[str, Any]] = field(default_factory=list)
+    comms: list[tuple[str, float, float]] = field(default_factory=list)
+    grouped: list[tuple[tuple[int, ...], float, float]] = field(default_factory=list)
+    saved: dict[int, float] = field(default_factory=dict)  # activation elements per group
+    #: saved elements per (group, category): "rep" (hidden-size tensors replicated over tp,
+    #: split by sequence parallelism), "attn_core" (attention output and softmax statistics,
+    #: dropped by selective recomputation), "other"
+    saved_by: dict[tuple[int, str], float] = field(default_factory=dict)
+    #: link for expert-parallel all-to-alls when it differs from the default (bytes/s)
+    ep_link: float | None = None
+
+    def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
+        self.rows.append((group, name, kind, parts))
+
+    def _save(self, group: int, elements: float, cat: str = "other") -> None:
+        self.saved[group] = self.saved.get(group, 0.0) + elements
+        self.saved_by[group, cat] = self.saved_by.get((group, cat), 0.0) + elements
+
+    def _push(self, kind: str, spec: Any) -> tuple[str, int]:
+        store: list[Any] = getattr(self, kind)
+        store.append(spec)
+        return kind, len(store) - 1
+
+    def linear(self, g: int, name: str, m: float, k: float, n: float, batch: float = 1,
+               cat: str = "other") -> None:
+        """x (m x k) @ w (k x n), ``batch`` independent weights (experts / heads)."""
+        self._save(g, batch * m * k, cat)
+        if self.recipe is not None:
+            if batch == 1:
+                part = self._push("f8", (m, k, n))
+                self._row(g, name + (" (fwd+bwd)" if self.train else ""), "linear", [part])
+                return
+            fwd = self._push("lowp", (m, k, n, batch))
+            self._row(g, name, "gemm", [fwd])
+            if self.train:
+                self._row(g, name + " bwd", "gemm", [self._push("lowp", (m, n, k, batch)),
+                                                     self._push("lowp", (k, m, n, batch))])
+            return
+        self._row(g, name, "gemm", [self._push("gemms", (m, k, n, batch))])
+        if self.train:  # dgrad (m x n @ n x k) and wgrad (k x m @ m x n)
+            self._row(g, name + " bwd", "gemm", [self._push("gemms", (m, n, k, batch)),
+                                                 self._push("gemms", (k, m, n, batch))])
+
+    def grouped_linear(self, g: int, name: str, counts: tuple[int, ...], k: float,
+                       n: float) -> None:
+        """One grouped GEMM (``rl.grouped_gemm``): ``counts[i]`` rows times expert i's k x n."""
+        self._save(g, sum(counts) * k)
+        self._row(g, name, "gemm", [self._push("grouped", (counts, k, n))])
+        if self.train:  # dgrad; wgrad modeled with the dgrad shape (same FLOPs, see Notes)
+            self._row(g, name + " bwd", "gemm", [self._push("grouped", (counts, n, k)),
+                                                 self._push("grouped", (counts, n, k))])
+
+    def elementwise(self, g: int, name: str, numel: float, reads: int = 1,
+                    writes: int = 1, cat: str = "other") -> None:
+        """A memory-bound kernel over ``numel`` elements of ``reads`` inputs, ``writes`` outputs."""
+        self._save(g, numel * reads, cat)
+        self._row(g, name, "elementwise", [self._push("elts", (numel, reads, writes))])
+        if self.train:  # reads grad-out + saved inputs, writes one grad per input
+            self._row(g, name + " bwd", "elementwise",
+                      [self._push("elts", (numel, reads + writes, reads))])
+
+    def attention(self, g: int, name: str, **kw: Any) -> None:
+        """One attention call (forward; plus its backward when training)."""
+        b, q, kv = kw["batch"], kw["q_len"], kw["kv_len"]
+        h, kvh = kw["heads"], kw.get("kv_heads", kw["heads"])
+        d, dv = kw["head_dim"], kw.get("v_head_dim", kw["head_dim"])
+        scale = kw.pop("scale", 1.0)  # context parallelism: this GPU's share of the work
+        self._save(g, scale * b * (h * q * d + kvh * kv * (d + dv)))
+        self._save(g, scale * b * (h * q * dv + 2 * h * q), "attn_core")
+        self._row(g, name, "attention",
+                  [self._push("attn", dict(kw, backward=False, scale=scale))])
+        if self.train:
+            self._row(g, name + " bwd", "attention",
+                      [self._push("attn", dict(kw, backward=True, scale=scale))])
+
+    def collective(self, g: int, name: str, op: str, nbytes: float, ranks: int,
+                   bwd_op: str | None = None) -> None:
+        """A collective (repeated in the backward pass when training, as ``bwd_op``)."""
+        if ranks <= 1:
+            return
+        self._row(g, name, "collective", [self._push("comms", (op, nbytes, ranks))])
+        if self.train:
+            self._row(g, name + " bwd", "collective",
+                      [self._push("comms", (bwd_op or op, nbytes, ranks))])
