@@ -138,6 +138,20 @@ def test_trace_and_torch_price_cat_alike() -> None:
     assert live[0][1].time_s == traced.time_s
 
 
+def test_index_select_reads_the_rows_it_touches() -> None:
+    # a 16-row lookup in a 128256 x 4096 bf16 table: 16 rows read, 16 rows written, and the
+    # 16 int64 indices read, not the 1 GB table
+    table, idx = _meta(128256, 4096), torch.zeros(16, dtype=torch.long, device="meta")
+    want = 16 * 4096 * 2 * 2 + 16 * 8
+    live = _live(torch.ops.aten.index_select.default, table, 0, idx)
+    traced = _traced("aten::index_select", [[128256, 4096], [], [16]],
+                     ["c10::BFloat16", "Scalar", "long int"], ["", "0", ""])
+    assert live[0][1].bytes == traced.bytes == want
+    assert live[0][1].time_s == traced.time_s
+    emb = _live(torch.ops.aten.embedding.default, table, idx)
+    assert emb[0][1].bytes == want
+
+
 def test_registry_call_prices_without_torch() -> None:
     from roofline.hardware import hardware
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 from . import (
     aten_memory,
     attention_entries,
-    fallback,  # after every other family
+    fallback,
+    gather_entries,
     gemm_entries,
     kernel_entries,
     public_entries,
@@ -31,7 +32,8 @@ from .table import Entry, Priced, entries, lookup, register, register_family, re
 __all__ = ["Call", "Entry", "Impl", "Pricer", "Priced", "TensorArg", "entries", "lookup",
            "price", "register", "register_family", "resolve", "row_entry"]
 
-del aten_memory, attention_entries, fallback, gemm_entries, kernel_entries, public_entries
+del aten_memory, attention_entries, fallback, gather_entries, gemm_entries, kernel_entries
+del public_entries
 
 
 def price(call: Call, pricer: Pricer) -> Priced:

@@ -31,12 +31,11 @@ memory("fill_", "zero_", "ones_like", "zeros_like", "full_like", "normal_", "uni
 memory("zeros", "ones", "full", "new_zeros", "new_ones", "new_full", "arange", "rand",
        "randn", "rand_like", "randn_like")
 # gathers, scatters, layout changes
-memory("index_select", "gather", "scatter", "scatter_add", "index", "index_put",
+memory("gather", "scatter", "scatter_add", "index", "index_put",
        "index_put_", "index_add", "masked_fill", "masked_fill_", "tril", "triu",
        "select_backward", "slice_backward", "split_with_sizes_copy", "constant_pad_nd",
        "repeat", "roll", "flip", "where", "native_dropout_backward")
 memory("native_dropout", rule="dropout")
-memory("embedding", "embedding_dense_backward", rule="embedding", kind="embedding")
 # reductions: read the inputs, write nothing worth counting
 memory("sum", "mean", "amax", "amin", "var_mean", "nll_loss_forward", rule="reduce",
        kind="reduction")

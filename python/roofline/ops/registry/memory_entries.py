@@ -21,8 +21,7 @@ from .table import Entry, Priced, add, register_family
 
 __all__ = ["RULES", "moved_bytes", "stream"]
 
-RULES = ("pointwise", "reduce", "copy", "write_only", "unary_copy", "cat", "dropout", "kernel",
-         "embedding")
+RULES = ("pointwise", "reduce", "copy", "write_only", "unary_copy", "cat", "dropout", "kernel")
 
 
 def moved_bytes(rule: str, ts: list[TensorArg]) -> int | None:
@@ -57,9 +56,6 @@ def stream(call: Call, p: Pricer, rule: str, kind: str) -> Priced:
             return None, f"{call.name}: input types not priced"
         e = p.traffic(n, 0, 0.0, call.base)
         return [(kind, e)], f"{call.name}: one memory-bound pass over {n} B (rl.elementwise)"
-    if rule == "embedding":
-        weight = call.arg("weight")
-        ins = [t for t in ins if t is not weight]
     read, written = nbytes(ins), nbytes(call.outputs)
     flops = 0.0
     if "pointwise" in call.tags:

@@ -75,8 +75,9 @@ def _row(call: Call, p: Pricer) -> Priced:
         x = call.tensor(x_i)
     if x is None or not x.shape:
         return None, f"{call.name}: no input shape / type to price"
-    # statistics (mean / rstd) are saved by the forward of a norm that records them
-    save = fn != "softmax" and not backward and call.outputs is None
+    # a norm's forward writes its statistics (mean / rstd) when it returns them: aten's
+    # native_layer_norm and _fused_rms_norm do (a trace records no outputs: the aten op's)
+    save = fn != "softmax" and not backward and (call.outputs is None or len(call.outputs) > 1)
     return row_op(p, fn, x, _cols(call, fn, x), backward, "eager", save)
 
 
