@@ -69,7 +69,7 @@ def _chain_terms(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def _errors(steps: list[tuple[Any, float, float]], terms: Any) -> list[float]:
-    from roofline.validation.predict.float8 import do_bench_wall
+    from roofline.ops.registry.measured.float8 import do_bench_wall
 
     return [abs(do_bench_wall(times, flush, terms) / wall - 1.0) for times, flush, wall in steps]
 
@@ -78,7 +78,7 @@ def _steps(rows: list[dict[str, Any]]) -> list[tuple[Any, float, float]]:
     """(kernel times, flush time, measured wall_s) of each do_bench'd float8 linear row, the
     kernels from the default model plus the two gradient-accumulation adds (the validation
     predictor's ``do_bench_step``)."""
-    from roofline.validation.predict.float8 import do_bench_step
+    from roofline.ops.registry.measured.float8 import do_bench_step
 
     out = []
     for r in rows:

@@ -105,7 +105,7 @@ def test_cast_time_per_step(recipe: str) -> None:
 
 
 def test_do_bench_wall_of_the_measured_steps() -> None:
-    from roofline.validation.predict.float8 import do_bench_step, do_bench_wall
+    from roofline.ops.registry.measured.float8 import do_bench_step, do_bench_wall
 
     def row(m: int, k: int, n: int) -> dict:
         return {"args": {"m": m, "k": k, "n": n, "recipe": "tensorwise"}}

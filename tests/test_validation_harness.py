@@ -27,7 +27,7 @@ _OVERHEAD = packaged.terms("gemm").get("measurement", {}).get("per_call_overhead
 def test_compare_uses_the_public_api() -> None:
     (c,) = compare([GEMM_ROW])
     # The GEMM predictor adds the per-call overhead of do_bench timing (not GPU time) to the
-    # default model's prediction (roofline/validation/predict/gemm.py)
+    # default model's prediction (roofline/ops/registry/measured/gemm.py)
     expected = rl.gemm(4096, 4096, 4096, dtype="bf16", hardware="H100 SXM").time_s + _OVERHEAD
     assert c.predicted_s == pytest.approx(expected, rel=1e-12)
     assert c.measured_s == 2e-4

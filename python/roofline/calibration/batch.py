@@ -7,7 +7,7 @@ predictor of that op is called once with numpy arrays for the numeric arguments 
 broadcasts), giving exactly the numbers ``compare`` gives row by row. Rows that cannot be
 stacked (list arguments such as grouped-GEMM ``counts``, launch chains with their CUDA-graph
 times) are units of one row; float8 training linears are stacked with their step time
-(``predict.float8.step_s``) and ``wall_s`` as arrays. A unit whose batched call
+(``ops.registry.measured.float8.step_s``) and ``wall_s`` as arrays. A unit whose batched call
 fails is split into rows, and rows whose prediction fails are reported, as ``compare`` does.
 """
 
@@ -20,12 +20,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Entry", "Unit", "build_units"]
+from ..ops.registry import row_entry
+from ..ops.registry.measured.float8 import step_s
 
-#: Ops whose predictor takes arrays for its numeric arguments (and reads nothing per row
-#: besides ``args``, ``family``, ``backend`` and ``measured``).
-VECTOR_OPS = ("gemm", "grouped_gemm", "elementwise", "rmsnorm", "layernorm", "softmax",
-              "cross_entropy", "attention", "cast", "linear_train_kernels")
+__all__ = ["Entry", "Unit", "build_units"]
 
 EFFICIENCY = "default"
 
@@ -76,7 +74,8 @@ def _scalar(v: Any) -> bool:
 
 def _key(row: dict[str, Any]) -> tuple[Any, ...] | None:
     """Rows with equal keys are predicted by one array call (None: alone)."""
-    if row["op"] not in VECTOR_OPS:
+    entry = row_entry(row["op"])
+    if entry is None or not entry.vector:
         return None
     fixed, numeric = [], []
     for k, v in sorted(row["args"].items()):
@@ -93,8 +92,6 @@ def _key(row: dict[str, Any]) -> tuple[Any, ...] | None:
 
 def _stacked(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """One row whose numeric arguments and ``measured`` are arrays over ``rows``."""
-    from ..validation.predict.float8 import step_s
-
     first = rows[0]
     args = {k: (np.array([r["args"][k] for r in rows]) if _scalar(v) else v)
             for k, v in first["args"].items()}
@@ -119,12 +116,15 @@ def build_units(grouped: dict[str, list[dict[str, Any]]], hw: Any,
                 failures: list[tuple[str, str]]) -> list[Unit]:
     """Units of ``grouped`` (group -> rows with ``id``), predicted once on ``hw`` (which fills
     their entries); rows whose prediction raises go to ``failures`` as (id, message)."""
-    from ..validation.predict import PREDICTORS
+    def predictor(op: str) -> Any:
+        entry = row_entry(op)
+        assert entry is not None
+        return entry.predictor
 
     units: list[Unit] = []
 
     def single(g: str, r: dict[str, Any]) -> None:
-        u = Unit(g, [r], _caller(PREDICTORS[r["op"]], r))
+        u = Unit(g, [r], _caller(predictor(r["op"]), r))
         try:
             u.predict(hw)
         except Exception as exc:
@@ -141,10 +141,10 @@ def build_units(grouped: dict[str, list[dict[str, Any]]], hw: Any,
             if key[0] == "row" or len(rs) == 1:
                 single(g, rs[0])
                 continue
-            u = Unit(g, rs, _caller(PREDICTORS[rs[0]["op"]], _stacked(rs)))
+            u = Unit(g, rs, _caller(predictor(rs[0]["op"]), _stacked(rs)))
             try:
                 u.predict(hw)
-                ok = len(u.entries) == len(_caller(PREDICTORS[rs[0]["op"]], rs[0])(hw))
+                ok = len(u.entries) == len(_caller(predictor(rs[0]["op"]), rs[0])(hw))
             except Exception:
                 ok = False
             if ok:

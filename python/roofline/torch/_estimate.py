@@ -13,13 +13,12 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.module_tracker import ModuleTracker
 
-import roofline as rl
-from roofline._checks import one_of
-from roofline._format import si
-from roofline.estimate import Estimate
-from roofline.hardware import HardwareLike
-from roofline.ops.host import LAUNCH_MODES, StepWall, WallTime, wall_time
-
+from .._checks import one_of
+from .._format import si
+from ..estimate import Estimate
+from ..hardware import HardwareLike
+from ..hardware import hardware as lookup_hardware
+from ..ops.host import LAUNCH_MODES, StepWall, WallTime, wall_time
 from . import _dedupe, _ops
 
 MODES = ("train", "inference")
@@ -271,7 +270,7 @@ class _FusedNorm(torch.autograd.Function):
         ctx.rec = rec
         ctx.cols = cols
         ctx.save_for_backward(x, weight if isinstance(weight, torch.Tensor) else None)
-        for kind, e in _ops._norm(rec.ctx, "rmsnorm", x, cols, False):
+        for kind, e in _ops.rms_norm_cost(rec.ctx, x, cols, False):
             rec.record("rms_norm", kind, e, True, _shapes((x,)), str(x.dtype)[6:])
         return torch.empty_like(x)
 
@@ -279,7 +278,7 @@ class _FusedNorm(torch.autograd.Function):
     def backward(ctx: Any, grad: torch.Tensor) -> Any:
         x, weight = ctx.saved_tensors
         rec = ctx.rec
-        for kind, e in _ops._norm(rec.ctx, "rmsnorm", x, ctx.cols, True):
+        for kind, e in _ops.rms_norm_cost(rec.ctx, x, ctx.cols, True):
             rec.record("rms_norm_backward", kind, e, True, _shapes((x,)), str(x.dtype)[6:])
         dw = None if weight is None else torch.empty_like(weight)
         return torch.empty_like(x), dw, None, None
@@ -422,7 +421,7 @@ def run(
         example_inputs, (tuple, list)
     ):
         example_inputs = (example_inputs,)
-    hw = rl.hardware(hardware)
+    hw = lookup_hardware(hardware)
     if ranks is not None and (isinstance(ranks, bool) or not isinstance(ranks, int)
                               or ranks < 1):
         raise ValueError(f"{fn}: ranks must be a positive integer, got {ranks!r}")

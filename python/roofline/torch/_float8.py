@@ -8,10 +8,9 @@ from typing import Any
 
 import torch
 
-import roofline as rl
-from roofline._format import si
-from roofline.hardware import HardwareLike
-
+from .._format import si
+from ..float8 import linear as float8_linear
+from ..hardware import HardwareLike
 from ._estimate import TorchEstimate, run
 
 #: Columns of :meth:`Float8Speedup.table`.
@@ -150,7 +149,7 @@ def float8_speedup(
         raise ValueError(f"{fn}: mode must be 'training' or 'inference', got {mode!r}")
     f8mode = "inference" if mode.strip().lower() == "inference" else "training"
     # unknown recipe / hardware names raise KeyError with close matches, before any work
-    rl.float8.linear(16, 16, 16, recipe=recipe, hardware=hardware, mode=f8mode,
+    float8_linear(16, 16, 16, recipe=recipe, hardware=hardware, mode=f8mode,
                      efficiency=efficiency)
     calls: dict[str, list[tuple[int, bool]]] = {}
     dims: dict[str, tuple[int, int]] = {}
@@ -180,7 +179,7 @@ def float8_speedup(
         for m, needs_grad_input in seen:
             if m == 0:
                 continue
-            r = rl.float8.linear(m, k, n, recipe=recipe, hardware=hardware, mode=f8mode,
+            r = float8_linear(m, k, n, recipe=recipe, hardware=hardware, mode=f8mode,
                                  efficiency=efficiency)
             bf16 += float(r.bf16_s)
             gemm += float(r.fp8_gemm_s)

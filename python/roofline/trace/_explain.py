@@ -10,6 +10,7 @@ from typing import Any
 from ..efficiency import Efficiency
 from ..hardware import Hardware
 from ..hardware import hardware as lookup_hardware
+from ..ops.registry import Pricer
 from ._load import load
 from ._parse import Kernel, Parsed, parse
 from ._price import ELEMENT, price_event, price_op
@@ -67,8 +68,9 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
     priced: list[tuple[Any, str] | None] = [None] * len(ks)
     # events with their own size first; the rest share their op instance's estimate
     by_op: dict[int, list[int]] = {}
+    pricer = Pricer(hw, eff)
     for i, k in enumerate(ks):
-        own = price_event(k.kind, k.name, k.args, k.chain_args, hw, eff)
+        own = price_event(k.kind, k.name, k.args, k.chain_args, hw, eff, pricer)
         if own is not None:
             priced[i] = own
         elif k.op_uid >= 0 and k.op:
@@ -80,7 +82,7 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
         k = ks[idx[0]]
         key = json.dumps([k.op, k.dims, k.types, k.concrete], default=str)
         if key not in cache:
-            cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff)
+            cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff, pricer)
         total = math.fsum(ks[i].dur_us for i in idx)
         for i in idx:
             priced[i] = cache[key]
@@ -155,7 +157,7 @@ def explain(source: Any, hardware: Any = None, efficiency: Any = "default", *,
     -----
     Linking: kernel → launching runtime call (correlation id, else the ``ac2g`` flow, else the
     External id) → innermost enclosing cpu_op with recorded shapes on that thread. Pricing:
-    each op instance is priced once with its ``rl.*`` call (see ``roofline.trace._price``);
+    each op instance is priced once with its ``rl.*`` call (see ``roofline.ops.registry``);
     when it launched several kernels, its prediction (and FLOPs, bytes, roofline time) is split
     among them in proportion to their measured times, so op-level numbers are exact and
     kernel-level ones an attribution. memset, device-to-device memcpy and NCCL kernels are

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..efficiency import EfficiencyLike
-from .predict import PREDICTORS
+from ..ops.registry import row_entry
 from .read import read_measurements
 
 
@@ -65,7 +65,8 @@ def compare(
     out: list[Comparison] = []
     for row in read_measurements(measurements):
         hw = hardware if hardware is not None else row.get("hardware")
-        predictor = PREDICTORS.get(row["op"])
+        entry = row_entry(row["op"])
+        predictor = entry.predictor if entry is not None else None
         rid = str(row.get("id", ""))
         if predictor is None:
             if skipped is not None:

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..efficiency import EfficiencyLike
+from ..hardware import hardware as lookup_hardware
+from ..ops.registry import row_entry
 from .compare import Comparison, compare, summary
-from .predict import PREDICTORS
 from .read import read_measurements
 
 if TYPE_CHECKING:
@@ -147,10 +148,8 @@ def validate(
     """
     import pandas as pd
 
-    import roofline as rl
-
     if isinstance(hardware, str):
-        hardware = rl.hardware(hardware)
+        hardware = lookup_hardware(hardware)
     sources = _sources(measurements)
     models = (_label(efficiency), *(p for p in BESIDE if p != _label(efficiency)))
     effs: dict[str, EfficiencyLike] = {models[0]: efficiency, **{p: p for p in models[1:]}}
@@ -162,7 +161,7 @@ def validate(
     for file, rows in sources:
         mapped = []
         for row in rows:
-            if row["op"] in PREDICTORS:
+            if row_entry(row["op"]) is not None:
                 mapped.append(row)
             else:
                 key = (file, str(row["family"]), str(row["op"]))

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import roofline as rl
-
+from ...elementwise import elementwise
 from ._num import seconds
 
 
@@ -18,16 +17,17 @@ def _backend(row: dict[str, Any]) -> str:
     return "compiled" if str(row["family"]).endswith("_compiled") else "eager"
 
 
-def _elementwise(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+def predict_elementwise(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
     a = row["args"]
     # silu(x) then * y: two eager kernels back to back (the row's reads, writes are totals).
     kernels = 2 if a.get("name") == "silu_mul" else 1
-    t = rl.elementwise(a["numel"], a["reads"], a["writes"], dtype=a["dtype"], hardware=hw,
+    t = elementwise(a["numel"], a["reads"], a["writes"], dtype=a["dtype"], hardware=hw,
                        efficiency=eff, kernels=kernels).time_s
     return [(row["family"], row["measured"], seconds(t))]
 
 
-def _row(fn: Any, size: str) -> Any:
+def row_predictor(fn: Any, size: str) -> Any:
+    """The predictor of a row op's rows (``size``: the name of its row-length argument)."""
     def predict(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
         a = row["args"]
         kwargs = {"backward": True} if a.get("backward") else {}
@@ -37,11 +37,3 @@ def _row(fn: Any, size: str) -> Any:
 
     return predict
 
-
-PREDICTORS = {
-    "elementwise": _elementwise,
-    "rmsnorm": _row(rl.rmsnorm, "cols"),
-    "layernorm": _row(rl.layernorm, "cols"),
-    "softmax": _row(rl.softmax, "cols"),
-    "cross_entropy": _row(rl.cross_entropy, "vocab"),
-}

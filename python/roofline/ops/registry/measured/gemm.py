@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import roofline as rl
-from roofline._params import packaged
-from roofline.efficiency import is_shape_aware
-
+from ...._params import packaged
+from ....efficiency import is_shape_aware
+from ...gemm import gemm
+from ...grouped_gemm import grouped_gemm
 from ._num import seconds
 
 
@@ -25,29 +25,27 @@ def _call_overhead(eff: Any) -> float:
     return 0.0
 
 
-def _gemm(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+def predict_gemm(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
     a = row["args"]
     kwargs: dict[str, Any] = {}
     if row["family"].endswith("_rowwise"):
         kwargs["scaling"] = "rowwise"
     elif row["family"].endswith("_tensorwise"):
         kwargs["scaling"] = "tensorwise"
-    t = rl.gemm(a["m"], a["k"], a["n"], dtype=a["dtype"], hardware=hw, efficiency=eff,
+    t = gemm(a["m"], a["k"], a["n"], dtype=a["dtype"], hardware=hw, efficiency=eff,
                 **kwargs).time_s
     return [(row["family"], row["measured"], seconds(t) + _call_overhead(eff))]
 
 
-def _grouped(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+def predict_grouped_gemm(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
     a = row["args"]
     # torch._scaled_grouped_mm (the fp8 rows) takes rowwise scales.
     scaling = "rowwise" if row["family"] == "gpu_grouped_gemm_fp8" else None
     if "counts" in a:
-        e = rl.grouped_gemm(None, a["k"], a["n"], dtype=a["dtype"], hardware=hw,
+        e = grouped_gemm(None, a["k"], a["n"], dtype=a["dtype"], hardware=hw,
                             counts=a["counts"], efficiency=eff, scaling=scaling)
     else:
-        e = rl.grouped_gemm(a["m_per_group"], a["k"], a["n"], a["groups"], dtype=a["dtype"],
+        e = grouped_gemm(a["m_per_group"], a["k"], a["n"], a["groups"], dtype=a["dtype"],
                             hardware=hw, efficiency=eff, scaling=scaling)
     return [(row["family"], row["measured"], seconds(e.time_s) + _call_overhead(eff))]
 
-
-PREDICTORS = {"gemm": _gemm, "grouped_gemm": _grouped}

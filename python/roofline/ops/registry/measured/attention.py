@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import roofline as rl
-
+from ...attention import attention
 from ._num import seconds
 
 _ARGS = ("batch", "heads", "q_len", "kv_len", "head_dim", "kv_heads", "v_head_dim", "causal",
          "backward", "dtype")
 
 
-def _attention(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+def predict_attention(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
     a = {k: v for k, v in row["args"].items() if k in _ARGS}
     backend = row.get("backend") or "auto"
-    t = rl.attention(**a, backend=backend, hardware=hw, efficiency=eff).time_s
+    t = attention(**a, backend=backend, hardware=hw, efficiency=eff).time_s
     return [(row["family"], row["measured"], seconds(t))]
 
-
-PREDICTORS = {"attention": _attention}

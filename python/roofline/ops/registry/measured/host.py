@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import roofline as rl
+from ...host import launch_overhead
 
 
-def _launch(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+def predict_launch(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
     n = row["args"]["kernels"]
     out = [(row["family"], row["measured"],
-            float(rl.launch_overhead(n, mode="eager", hardware=hw, efficiency=eff)))]
+            float(launch_overhead(n, mode="eager", hardware=hw, efficiency=eff)))]
     if row.get("graph_s"):
         out.append((row["family"] + " (CUDA graph)", row["graph_s"],
-                    float(rl.launch_overhead(n, mode="graph", hardware=hw, efficiency=eff))))
+                    float(launch_overhead(n, mode="graph", hardware=hw, efficiency=eff))))
     return out
 
-
-PREDICTORS = {"launch": _launch}

@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 
-import roofline as rl
-from roofline import _core
-from roofline.efficiency import is_shape_aware
-
+from .... import _core
+from ....efficiency import is_shape_aware
+from ....float8 import cast as float8_cast
+from ....float8 import linear as float8_linear
+from ...elementwise import elementwise
 from ._num import seconds
 
 #: Kernels of a measured step that a normal training step does not run: the benchmark did not
@@ -20,9 +21,9 @@ _NOT_PART_OF_A_STEP = ("CUDAFunctor_add",)
 _FLUSH_ELEMENTS = 2**26
 
 
-def _cast(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+def predict_cast(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
     a = row["args"]
-    est = rl.float8.cast(a["rows"], a["cols"], granularity=a["granularity"], hardware=hw,
+    est = float8_cast(a["rows"], a["cols"], granularity=a["granularity"], hardware=hw,
                          efficiency=eff)
     # do_bench repeated the whole compiled call: small casts are bound by its host time
     # (region entry + kernel launches), so the measured time is the call's wall time.
@@ -46,12 +47,12 @@ def do_bench_step(row: dict[str, Any], hw: Any, eff: Any) -> tuple[np.ndarray, f
     order, flush time, the efficiency's host terms).
     """
     a = row["args"]
-    r = rl.float8.linear(int(a["m"]), int(a["k"]), int(a["n"]), recipe="tensorwise"
+    r = float8_linear(int(a["m"]), int(a["k"]), int(a["n"]), recipe="tensorwise"
                          if a["recipe"] == "bf16" else a["recipe"], hardware=hw, efficiency=eff)
     lowp, bf16 = r.step_kernel_times()
-    adds = [float(rl.elementwise(e, 2, 1, dtype="bf16", hardware=hw, efficiency=eff).time_s)
+    adds = [float(elementwise(e, 2, 1, dtype="bf16", hardware=hw, efficiency=eff).time_s)
             for e in (float(a["m"]) * a["k"], float(a["n"]) * a["k"])]
-    flush = float(rl.elementwise(_FLUSH_ELEMENTS, 0, 1, dtype="fp32", hardware=hw,
+    flush = float(elementwise(_FLUSH_ELEMENTS, 0, 1, dtype="fp32", hardware=hw,
                                  efficiency=eff).time_s)
     times = np.concatenate([bf16 if a["recipe"] == "bf16" else lowp, adds])
     return times, flush, r._args[4].host
@@ -63,12 +64,12 @@ def do_bench_wall(times: np.ndarray, flush: float, terms: Any) -> float:
     return float(_core.looped_wall_time(times, _core.LaunchMode.compiled, 2, flush, terms)[0])
 
 
-def _linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+def predict_linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
     a = row["args"]
     # a batch of rows (roofline.calibration.batch) comes with step_s already applied
     measured = row["measured"] if "kernels" not in row else step_s(row)
     recipe = a["recipe"]
-    r = rl.float8.linear(a["m"], a["k"], a["n"], recipe="tensorwise" if recipe == "bf16"
+    r = float8_linear(a["m"], a["k"], a["n"], recipe="tensorwise" if recipe == "bf16"
                          else recipe, hardware=hw, efficiency=eff)
     predicted = r.bf16_s if recipe == "bf16" else r.fp8_s
     out = [(f"{row['family']} ({recipe})", measured, seconds(predicted))]
@@ -84,5 +85,3 @@ def _linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, fl
                     float(wall) if not shape else wall))
     return out
 
-
-PREDICTORS = {"cast": _cast, "linear_train_kernels": _linear}

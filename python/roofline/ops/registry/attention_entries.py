@@ -1,0 +1,101 @@
+"""Entries of fused attention (SDPA's cuDNN, flash and memory-efficient kernels):
+:func:`roofline.attention` with the backend that ran and the recorded ``is_causal``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..attention import attention
+from .call import Call, TensorArg
+from .pricer import Pricer
+from .table import Priced, register, register_family
+
+# op -> (backend, layout "bhsd" / "bshd", backward, recorded index of is_causal (or the
+# efficient kernels' custom_mask_type), True when it is custom_mask_type, index of dropout_p)
+_SDPA: dict[str, tuple[str, str, bool, int, bool, int]] = {
+    "aten::_scaled_dot_product_cudnn_attention": ("cudnn", "bhsd", False, 6, False, 5),
+    "aten::_cudnn_attention_forward": ("cudnn", "bhsd", False, 10, False, 9),
+    "aten::_scaled_dot_product_cudnn_attention_backward": ("cudnn", "bhsd", True, 14, False, 13),
+    "aten::_cudnn_attention_backward": ("cudnn", "bhsd", True, 14, False, 13),
+    "aten::_scaled_dot_product_flash_attention": ("flash", "bhsd", False, 4, False, 3),
+    "aten::_flash_attention_forward": ("flash", "bshd", False, 8, False, 7),
+    "aten::_scaled_dot_product_flash_attention_backward": ("flash", "bhsd", True, 11, False, 10),
+    "aten::_flash_attention_backward": ("flash", "bshd", True, 11, False, 10),
+    "aten::_scaled_dot_product_efficient_attention": ("efficient", "bhsd", False, 6, False, 5),
+    "aten::_efficient_attention_forward": ("efficient", "bshd", False, 9, True, 8),
+    "aten::_scaled_dot_product_efficient_attention_backward":
+        ("efficient", "bhsd", True, 11, False, 9),
+    "aten::_efficient_attention_backward": ("efficient", "bshd", True, 14, True, 11),
+}
+
+
+def _flag(v: Any) -> bool:
+    s = str(v).strip()
+    if s in ("True", "False"):
+        return s == "True"
+    try:
+        return int(s) != 0
+    except ValueError:
+        return bool(v) if isinstance(v, (bool, int)) else False
+
+
+def fused_attention(p: Pricer, q: TensorArg, k: TensorArg, v: TensorArg, causal: bool,
+                    backward: bool, layout: str = "bhsd", backend: str = "auto") -> Priced:
+    """One fused attention kernel (forward or backward) from Q, K, V of either layout."""
+    dt = q.dtype_name
+    if dt is None or len(q.shape) != 4 or len(k.shape) != 4 or len(v.shape) != 4:
+        return None, f"attention: expected 4-d q, k, v of a known type, got {q}, {k}, {v}"
+    if layout == "bhsd":
+        b, h, sq, d = q.shape
+        hk, skv = k.shape[1], k.shape[2]
+    else:  # (batch, seq, heads, dim): the _flash_attention_* / _efficient_attention_* ops
+        b, sq, h, d = q.shape
+        skv, hk = k.shape[1], k.shape[2]
+    dv = v.shape[-1]
+    if min(b, h, sq, skv, d, dv) == 0:
+        return [], "attention: empty"
+    if hk == 0 or h % hk:
+        return None, f"attention: {h} heads over {hk} kv heads"
+    key = ("attn", b, h, hk, sq, skv, d, dv, causal, backward, dt, backend)
+    kw: dict[str, Any] = {"flash": True} if backend == "auto" else {"backend": backend}
+    e = p.cached(key, lambda: attention(
+        b, h, sq, skv, d, kv_heads=hk, v_head_dim=dv, causal=bool(causal), backward=backward,
+        dtype=dt, hardware=p.hardware, efficiency=p.efficiency, **kw))
+    how = (f"rl.attention({b}, {h}, {sq}, {skv}, {d}, kv_heads={hk}, v_head_dim={dv}, "
+           f"causal={causal}, backward={backward}, dtype={dt!r}, backend={backend!r})")
+    return [("attention", e)], how
+
+
+def _sdpa(call: Call, p: Pricer) -> Priced:
+    backend, layout, backward, causal_i, mask_type, drop_i = _SDPA[call.name]
+    q_i = 1 if backward else 0
+    q, k, v = (call.tensor(q_i + j) for j in range(3))
+    if q is None or k is None or v is None:
+        return None, f"{call.name}: no q, k, v shapes"
+    causal = _flag(call.arg("custom_mask_type" if mask_type else "is_causal", causal_i, False))
+    priced = fused_attention(p, q, k, v, causal, backward, layout, backend)
+    drop = call.arg("dropout_p", drop_i)
+    try:
+        dropout = float(drop) if drop is not None else 0.0
+    except (TypeError, ValueError):
+        dropout = 0.0
+    if dropout and priced[0] is not None:
+        return priced[0], priced[1] + f"; dropout_p={dropout:g} is not in the model"
+    return priced
+
+
+for _name in _SDPA:
+    register(_name, kind="attention", op="attention")(_sdpa)
+
+
+def _other_attention(call: Call, p: Pricer) -> Priced:
+    q, k, v = (call.arg(n) for n in ("query", "key", "value"))
+    if not all(isinstance(t, TensorArg) for t in (q, k, v)):
+        return None, f"{call.name}: no q, k, v"
+    layout = "bhsd" if call.base.startswith("_scaled_dot_product") else "bshd"
+    return fused_attention(p, q, k, v, _flag(call.arg("is_causal", default=False)),
+                           call.base.endswith("_backward"), layout)
+
+
+register_family("attention ops with a query", lambda c: "attention" in c.base
+                and "query" in c.args, "attention", "attention", _other_attention)

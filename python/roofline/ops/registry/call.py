@@ -1,0 +1,100 @@
+"""One framework op as it ran: the normalized record every registry entry prices.
+
+Two adapters build it: ``roofline.torch`` from a live aten dispatch (function, arguments,
+outputs) and ``roofline.trace`` from a Kineto event (``Input Dims``, ``Input type``,
+``Concrete Inputs``). An entry reads only this record, so both paths price an op alike.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Call", "Impl", "TensorArg", "nbytes"]
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A tensor argument: its shape, roofline dtype name (None: no model) and element size."""
+
+    shape: tuple[int, ...]
+    dtype_name: str | None
+    itemsize: int
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.itemsize
+
+
+@dataclass(frozen=True)
+class Impl:
+    """What ran: ``runtime`` ("eager" / "compiled"), the library ``backend`` (cudnn, flash, ...)
+    and the kernel name, when known."""
+
+    runtime: str = "eager"
+    backend: str | None = None
+    kernel: str | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One op as it ran.
+
+    ``inputs`` holds one item per positional input: a :class:`TensorArg`, a tuple of them (a
+    tensor list), or a scalar / None. ``outputs`` is None when the source did not record them
+    (a profiler trace). ``args`` maps schema argument names to values where known (the live
+    path); ``concrete`` holds a trace's recorded scalar inputs as strings, by position.
+    ``tags`` are torch's op tags (``pointwise``, ``reduction``, ``view``) where known.
+    """
+
+    name: str
+    inputs: tuple[Any, ...] = ()
+    outputs: tuple[TensorArg, ...] | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    concrete: tuple[str, ...] = ()
+    tags: frozenset[str] = frozenset()
+    impl: Impl = Impl()
+
+    @property
+    def base(self) -> str:
+        """The name without its namespace (``aten::mm`` -> ``mm``)."""
+        return self.name.rsplit("::", 1)[-1]
+
+    def tensors(self) -> list[TensorArg]:
+        """Every tensor input, tensor lists flattened, in order."""
+        out: list[TensorArg] = []
+
+        def walk(x: Any) -> None:
+            if isinstance(x, TensorArg):
+                out.append(x)
+            elif isinstance(x, tuple):
+                for y in x:
+                    walk(y)
+
+        walk(self.inputs)
+        return out
+
+    def tensor(self, index: int) -> TensorArg | None:
+        """The input at ``index`` when it is a tensor."""
+        if 0 <= index < len(self.inputs) and isinstance(self.inputs[index], TensorArg):
+            t: TensorArg = self.inputs[index]
+            return t
+        return None
+
+    def arg(self, name: str, index: int | None = None, default: Any = None) -> Any:
+        """A schema argument by name (live path), else the recorded scalar at ``index``."""
+        if name in self.args:
+            return self.args[name]
+        if index is not None and 0 <= index < len(self.concrete) and self.concrete[index] != "":
+            return self.concrete[index]
+        return default
+
+
+def nbytes(ts: list[TensorArg] | tuple[TensorArg, ...] | None) -> int:
+    """Total bytes of tensors."""
+    return sum(t.nbytes for t in ts or ())

@@ -1,0 +1,98 @@
+"""Entries of GPU work named by its kernel or event rather than an aten op: Inductor (Triton)
+kernels, memset / device-to-device memcpy, and collectives (NCCL kernels of a trace and the
+functional collectives of a live dispatch)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
+from ..elementwise import elementwise
+from .call import Call
+from .memory_entries import stream
+from .pricer import Pricer
+from .row_entries import row_op
+from .table import Priced, register, register_family
+
+# Inductor kernels whose name says they are a norm or softmax
+_TRITON_ROWS = (("native_layer_norm", "layernorm"), ("rms_norm", "rmsnorm"),
+                ("rsqrt", "rmsnorm"), ("_log_softmax", "softmax"), ("_softmax", "softmax"))
+
+
+def _triton(call: Call, p: Pricer) -> Priced:
+    """An Inductor kernel: the row op its name says (``backend="compiled"``), else one pass
+    over every tensor argument (its inputs and outputs)."""
+    for key, fn in _TRITON_ROWS:
+        if key in call.name:
+            backward = "backward" in call.name
+            x = call.tensor(1 if backward and fn != "softmax" else 0)
+            if x is None or x.dtype_name is None or not x.shape:
+                return None, f"{call.name}: no input shape / type to price"
+            return row_op(p, fn, x, x.shape[-1], backward, "compiled",
+                          fn != "softmax" and not backward)
+    return stream(call, p, "kernel", "memory")
+
+
+register_family("Inductor (Triton) kernels", lambda c: c.name.startswith("triton_"), "kernel",
+                "elementwise", _triton)
+
+
+@register("cuda::memset", kind="kernel", op="elementwise")
+def memset(call: Call, p: Pricer) -> Priced:
+    """A memset event: its recorded bytes written."""
+    n = int(call.arg("bytes", default=0))
+    e = p.cached(("memset", n), lambda: elementwise(
+        n, reads=0, writes=1, dtype="int8", hardware=p.hardware, efficiency=p.efficiency))
+    return [("memory", e)], f"memset: {n} B written (rl.elementwise)"
+
+
+@register("cuda::memcpy_dtod", kind="kernel", op="elementwise")
+def memcpy(call: Call, p: Pricer) -> Priced:
+    """A device-to-device memcpy event: its recorded bytes read and written."""
+    n = int(call.arg("bytes", default=0))
+    e = p.cached(("memcpy", n), lambda: elementwise(
+        n, reads=1, writes=1, dtype="int8", hardware=p.hardware, efficiency=p.efficiency))
+    return [("memory", e)], f"memcpy DtoD: {n} B read and written (rl.elementwise)"
+
+
+_COLLECTIVES: dict[str, Callable[..., Any]] = {
+    "all_reduce": all_reduce, "all_gather": all_gather, "reduce_scatter": reduce_scatter,
+    "all_to_all": all_to_all,
+}
+
+
+def _collective(fn: str) -> Callable[[Call, Pricer], Priced]:
+    def price(call: Call, p: Pricer) -> Priced:
+        """A collective over ``args["nbytes"]`` (the gathered output for all-gather, else the
+        input) and ``args["ranks"]``."""
+        nb, ranks = call.arg("nbytes"), call.arg("ranks")
+        if nb is None and call.outputs is not None:
+            src = call.outputs if fn == "all_gather" else [call.arg("input")]
+            nb = sum(t.nbytes for t in src if t is not None)
+        if nb is None or ranks is None:
+            return None, f"{call.name}: message size / group size unknown"
+        if int(nb) == 0:
+            return [], f"{call.name}: empty message"
+        if fn == "send_recv":
+            return [("collective", send_recv(int(nb), hardware=p.hardware))], \
+                f"rl.collectives.send_recv({int(nb)})"
+        e = _COLLECTIVES[fn](int(nb), int(ranks), hardware=p.hardware)
+        return [("collective", e)], f"rl.collectives.{fn}({int(nb)}, {int(ranks)})"
+
+    return price
+
+
+for _fn, _names in {
+    "all_reduce": ("nccl::all_reduce", "_c10d_functional::all_reduce",
+                   "_c10d_functional::all_reduce_", "c10d_functional::all_reduce",
+                   "c10d::all_reduce"),
+    "all_gather": ("nccl::all_gather", "_c10d_functional::all_gather_into_tensor",
+                   "c10d_functional::all_gather_into_tensor"),
+    "reduce_scatter": ("nccl::reduce_scatter", "_c10d_functional::reduce_scatter_tensor",
+                       "c10d_functional::reduce_scatter_tensor"),
+    "all_to_all": ("nccl::all_to_all", "_c10d_functional::all_to_all_single",
+                   "c10d_functional::all_to_all_single"),
+    "send_recv": ("nccl::send_recv",),
+}.items():
+    register(*_names, kind="collective", op=_fn)(_collective(_fn))

@@ -1,0 +1,65 @@
+"""The hardware, efficiency and per-run cache every entry prices with, and the few public-op
+calls entries share (one GEMM, one memory-bound pass, one row op)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from ...estimate import Estimate
+from ..elementwise import elementwise
+from ..gemm import gemm
+from ..rows import layernorm, rmsnorm, softmax
+
+__all__ = ["ROW_OPS", "Pricer"]
+
+#: Row ops by name.
+ROW_OPS: dict[str, Callable[..., Any]] = {"layernorm": layernorm, "rmsnorm": rmsnorm,
+                                          "softmax": softmax}
+
+
+@dataclasses.dataclass
+class Pricer:
+    """Hardware and efficiency of one run, with a cache of the estimates it made."""
+
+    hardware: Any
+    efficiency: Any
+    ranks: int | None = None
+    cache: dict[Any, Any] = dataclasses.field(default_factory=dict)
+
+    def cached(self, key: Any, make: Callable[[], Estimate]) -> Estimate:
+        """``make()`` once per key."""
+        if key not in self.cache:
+            self.cache[key] = make()
+        out: Estimate = self.cache[key]
+        return out
+
+    def gemm(self, m: int, k: int, n: int, dt: str, batch: int = 1, out: str | None = None,
+             scaling: str | None = None) -> Estimate:
+        """:func:`roofline.gemm` of one (batched) matrix product."""
+        kw: dict[str, Any] = {"scaling": scaling} if scaling else {}
+        return self.cached(("gemm", m, k, n, dt, batch, out, scaling), lambda: gemm(
+            m, k, n, dtype=dt, hardware=self.hardware, batch=batch, out_dtype=out,
+            efficiency=self.efficiency, **kw))
+
+    def traffic(self, read_bytes: int, write_bytes: int, flops: float = 0.0,
+                label: str = "") -> Estimate:
+        """One streaming kernel that reads and writes these bytes (and does ``flops``)."""
+        total = int(read_bytes) + int(write_bytes)
+
+        def make() -> Estimate:
+            e = elementwise(max(total, 1), reads=1, writes=0,
+                            flops_per_element=float(flops) / max(total, 1), dtype="int8",
+                            hardware=self.hardware, efficiency=self.efficiency)
+            return dataclasses.replace(e, label=label)
+
+        return self.cached(("traffic", total, float(flops), label), make)
+
+    def row(self, fn: str, rows: int, cols: int, dt: str, backend: str, **kw: Any
+            ) -> Estimate:
+        """A row op (``layernorm``, ``rmsnorm``, ``softmax``) over ``rows`` x ``cols``."""
+        key = (fn, rows, cols, dt, backend, tuple(sorted(kw.items())))
+        return self.cached(key, lambda: ROW_OPS[fn](
+            rows, cols, dtype=dt, hardware=self.hardware, efficiency=self.efficiency,
+            backend=backend, **kw))

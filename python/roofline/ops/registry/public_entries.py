@@ -1,0 +1,74 @@
+"""Entries of the public ops as measurement rows name them (``gemm``, ``attention``,
+``rmsnorm``, ``cast``, ``launch``, ...): the row's predictor (:mod:`.measured`), whether it
+takes arrays for its numeric arguments (a batch of rows predicted in one call), and the fit
+group a row falls in (which parameters of the default model it decides)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ... import _core
+from ..._dtypes import dtype as parse_dtype
+from ..rows import cross_entropy, layernorm, rmsnorm, softmax
+from .measured.attention import predict_attention
+from .measured.float8 import predict_cast, predict_linear
+from .measured.gemm import predict_gemm, predict_grouped_gemm
+from .measured.host import predict_launch
+from .measured.row_ops import predict_elementwise, row_predictor
+from .table import Entry, add, lookup
+
+__all__ = ["peak_class", "row_entry"]
+
+
+def peak_class(dtype: Any) -> str | None:
+    """Peak class a dtype name computes at (``"bf16"``, ``"fp8"``, ...), None if unknown."""
+    try:
+        return str(_core.peak_class(parse_dtype("calibrate", dtype)).name)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _gemm_group(row: dict[str, Any]) -> str | None:
+    cls = peak_class(row["args"].get("dtype", "bf16"))
+    return f"gemm_{cls}" if cls else None
+
+
+def _row_group(row: dict[str, Any]) -> str:
+    return "row_compiled" if str(row["family"]).endswith("_compiled") else "row_eager"
+
+
+def _attention_group(row: dict[str, Any]) -> str:
+    a = row["args"]
+    kind = "decode" if a.get("q_len") == 1 else "attention"
+    bwd = "_bwd" if a.get("backward") else ""
+    return f"{kind}_{row.get('backend') or 'auto'}{bwd}"
+
+
+def _fixed(name: str) -> Callable[[dict[str, Any]], str]:
+    return lambda row: name
+
+
+def _public(name: str, op: str, predictor: Callable[..., Any], vector: bool,
+            group: Callable[[dict[str, Any]], str | None]) -> None:
+    add(name, entry=lambda n: Entry(n, "public", op, None, predictor, vector, group))
+
+
+_public("gemm", "gemm", predict_gemm, True, _gemm_group)
+_public("grouped_gemm", "grouped_gemm", predict_grouped_gemm, True, _fixed("grouped_gemm"))
+_public("elementwise", "elementwise", predict_elementwise, True, _fixed("elementwise"))
+_public("rmsnorm", "rmsnorm", row_predictor(rmsnorm, "cols"), True, _row_group)
+_public("layernorm", "layernorm", row_predictor(layernorm, "cols"), True, _row_group)
+_public("softmax", "softmax", row_predictor(softmax, "cols"), True, _row_group)
+_public("cross_entropy", "cross_entropy", row_predictor(cross_entropy, "vocab"), True,
+        _row_group)
+_public("attention", "attention", predict_attention, True, _attention_group)
+_public("cast", "float8.cast", predict_cast, True, _fixed("cast"))
+_public("linear_train_kernels", "float8.linear", predict_linear, True, _fixed("float8_linear"))
+_public("launch", "launch_overhead", predict_launch, False, _fixed("launch"))
+
+
+def row_entry(op: Any) -> Entry | None:
+    """The entry of a measurement row's ``op`` (None: no public op models it)."""
+    e = lookup(str(op))
+    return e if e is not None and e.kind == "public" else None
