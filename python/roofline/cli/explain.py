@@ -13,7 +13,8 @@ import numpy as np
 
 from .._format import si
 from ..explain import explain
-from ..ops import attention, gemm
+from ..ops.attention import attention
+from ..ops.gemm import gemm
 from ._common import (
     CLIError,
     add_hardware_options,

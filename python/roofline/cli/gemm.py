@@ -8,7 +8,7 @@ from typing import Any
 from .. import _core
 from .._dtypes import dtype as parse_dtype
 from .._format import percent, si
-from ..ops import gemm
+from ..ops.gemm import gemm
 from ._common import (
     add_hardware_options,
     count,
