@@ -419,13 +419,13 @@ def test_python_dash_m_roofline() -> None:
 def test_lazy_subcommand_placeholders_match_their_parsers() -> None:
     # build_parser(command) loads only the module of the command that runs; the placeholders
     # of the others carry the same --help line as their full parsers.
-    from roofline import cli as cli_module
+    from roofline.cli.main import _LAZY_COMMANDS, build_parser
 
-    full = cli_module.build_parser()
+    full = build_parser()
     sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
     helps = {c.dest: c.help for c in sub._choices_actions}
-    for name, _module, summary in cli_module._LAZY_COMMANDS:
+    for name, _module, summary in _LAZY_COMMANDS:
         assert helps[name] == summary, name
-    lean = cli_module.build_parser("float8")
+    lean = build_parser("float8")
     sub = next(a for a in lean._actions if isinstance(a, argparse._SubParsersAction))
     assert [c.dest for c in sub._choices_actions] == list(helps)

@@ -17,8 +17,8 @@ import pytest
 
 import roofline
 import roofline as rl
-from roofline import _cli_model
 from roofline.cli import main
+from roofline.cli.model import _per_layer
 
 #: Where the imported package lives (the checkout's python/ or site-packages), for
 #: subprocesses that must import the same roofline.
@@ -98,7 +98,7 @@ def test_model_json_and_csv_match_the_api(capsys: pytest.CaptureFixture[str]) ->
     for row in want.itertuples(index=False):
         assert got[(row.op, row.kind)]["time_s"] == pytest.approx(row.time_s, rel=1e-12)
         assert got[(row.op, row.kind)]["share"] == pytest.approx(row.share, rel=1e-12)
-    per_layer = _cli_model._per_layer(r)
+    per_layer = _per_layer(r)
     table = r.table()
     assert [(x["layer"], x["op"]) for x in per_layer] == list(zip(table.layer, table.op,
                                                                     strict=True))

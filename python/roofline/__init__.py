@@ -13,6 +13,7 @@ from typing import Any
 from . import float8, fusion, transformer
 from ._errors import UnknownNameError
 from ._params.threads import get_num_threads, set_num_threads
+from ._version import __version__
 from .efficiency import Efficiency, default_efficiency, set_default_efficiency
 from .estimate import Estimate, HardwareMismatchWarning
 from .explain import Explanation, explain
@@ -43,8 +44,6 @@ from .ops import (
     softmax,
     wall_time,
 )
-
-__version__ = "0.1.0"
 
 
 def calibrate(device: str | None = None, **kwargs: Any) -> Hardware:

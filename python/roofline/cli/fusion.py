@@ -1,7 +1,7 @@
 """``roofline fusion``: what epilogue / horizontal fusion, batching, flash attention or a
 matmul chain order saves, as two plans side by side.
 
-Hooked into ``roofline.cli`` with ``_cli_fusion.add_parser(sub)`` (it sets ``func=run``).
+``add_parser(sub)`` adds it to the ``roofline`` parser (it sets ``func=run``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["add_parser", "run"]
+from ._common import FALLBACK_HARDWARE, resolve_hardware
 
+__all__ = ["add_parser", "run"]
 
 
 def _ints(text: str) -> list[int]:
@@ -35,8 +36,6 @@ def _follow_up(text: str) -> tuple[int, int]:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``fusion`` subcommand to an ``argparse`` subparsers object; returns its parser."""
-    from roofline.cli import FALLBACK_HARDWARE
-
     p: argparse.ArgumentParser = subparsers.add_parser(
         "fusion",
         help="what fusing, batching or re-associating ops saves (two plans side by side)",
@@ -93,11 +92,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``roofline fusion TRANSFORM``; returns the exit status (library errors propagate)."""
-    from roofline.cli import _resolve_hardware
+    from .. import fusion
 
-    from . import fusion
-
-    hw = _resolve_hardware(args.hardware, "roofline")
+    hw = resolve_hardware(args.hardware, "roofline")
     kw: dict[str, Any] = {"dtype": args.dtype, "hardware": hw, "efficiency": args.efficiency}
     chain = None
     t = args.transform
@@ -138,7 +135,7 @@ def _print_table(c: Any, chain: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ._format import si
+    from .._format import si
 
     console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200,
                       highlight=False)

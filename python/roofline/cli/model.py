@@ -1,6 +1,6 @@
 """``roofline model``: one decode / prefill / training step of a transformer, op by op.
 
-Hooked into ``roofline.cli`` with ``_cli_model.add_parser(sub)`` (it sets ``func=run``).
+``add_parser(sub)`` adds it to the ``roofline`` parser (it sets ``func=run``).
 """
 
 from __future__ import annotations
@@ -8,7 +8,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .transformer.report import COLUMNS
+from .._format import si
+from ..transformer.report import COLUMNS
+from ._common import (
+    FALLBACK_HARDWARE,
+    CLIError,
+    count,
+    literal,
+    make_console,
+    meta,
+    print_json,
+    resolve_hardware,
+    write_csv,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -26,9 +38,7 @@ def _phase(text: str) -> str:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``model`` subcommand to an ``argparse`` subparsers object; returns its parser."""
-    from roofline.cli import FALLBACK_HARDWARE
-
-    from .transformer import list_configs
+    from ..transformer import list_configs
 
     p: argparse.ArgumentParser = subparsers.add_parser(
         "model",
@@ -38,8 +48,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("name", metavar="MODEL",
                    help=f"built-in ({', '.join(list_configs())}) or a path to a config.json")
-    from roofline.cli import count
-
     p.add_argument("--phase", type=_phase, choices=("decode", "prefill", "train"),
                    default="decode",
                    help="decode, prefill or train (also: training; inference = decode); "
@@ -73,13 +81,11 @@ def run(args: argparse.Namespace) -> int:
     """Run ``roofline model``; returns the exit status (library errors propagate)."""
     from pathlib import Path
 
-    from roofline.cli import _resolve_hardware
-
-    from . import transformer
+    from .. import transformer
 
     name = args.name
     cfg = transformer.from_hf(name) if Path(name).exists() else transformer.config(name)
-    hw = _resolve_hardware(args.hardware, "roofline")
+    hw = resolve_hardware(args.hardware, "roofline")
     try:
         r = transformer.estimate(
             cfg, args.phase, args.batch, seq_len=args.seq_len, kv_len=args.kv_len,
@@ -89,26 +95,20 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         if "2**53" not in str(exc):
             raise
-        from roofline.cli import CLIError
-
         sizes = "--batch x --seq-len" if args.phase != "decode" else "--batch x --kv-len"
         raise CLIError(f"{sizes} too large for {cfg.name}: a tensor of the step would hold "
                        "more than 2**53 elements; use smaller values") from None
     rows = _per_layer(r) if args.per_layer else _summary(r)
     columns = list(rows[0]) if rows else []
     if args.format == "csv":
-        from roofline.cli import _write_csv
-
-        _write_csv(rows, columns)
+        write_csv(rows, columns)
         return 0
     if args.format == "json":
-        from roofline.cli import _meta, _print_json
-
-        doc = {**_meta(args, hw, model=cfg.name, phase=r.phase, batch=args.batch,
-                       seq_len=args.seq_len, kv_len=args.kv_len, q_len=args.q_len, tp=args.tp,
-                       ep=args.ep, recipe=args.linear_recipe),
+        doc = {**meta(args, hw, model=cfg.name, phase=r.phase, batch=args.batch,
+                      seq_len=args.seq_len, kv_len=args.kv_len, q_len=args.q_len, tp=args.tp,
+                      ep=args.ep, recipe=args.linear_recipe),
                "totals": r.totals, "memory": r.memory, "ops": rows}
-        _print_json(doc)
+        print_json(doc)
         return 0
     _print_table(r, rows, args)
     return 0
@@ -175,9 +175,6 @@ def _per_layer(r: Any) -> list[dict[str, Any]]:
 def _print_table(r: Any, rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     from rich.table import Table
 
-    from roofline._format import si
-    from roofline.cli import _console, _text
-
     table = Table(title=_one_line_repr(r), title_style="bold")
     lead = ["layer"] if args.per_layer else []
     for col in (*lead, "op", "kind"):
@@ -187,18 +184,18 @@ def _print_table(r: Any, rows: list[dict[str, Any]], args: argparse.Namespace) -
         table.add_column(col, justify="left" if col == "bound" else "right")
     style = {"compute": "green", "memory": "yellow", "overhead": "red"}
     for row in rows:
-        cells = [_text(row["layer"])] if args.per_layer else []
-        cells += [_text(row["op"]), _text(row["kind"]), _text(si(row["time_s"], "s")),
-                  _text(si(row["flops"], "FLOP")), _text(si(row["bytes"], "B"))]
+        cells = [literal(row["layer"])] if args.per_layer else []
+        cells += [literal(row["op"]), literal(row["kind"]), literal(si(row["time_s"], "s")),
+                  literal(si(row["flops"], "FLOP")), literal(si(row["bytes"], "B"))]
         if args.per_layer:
-            cells.append(_text(row["bound"], style.get(row["bound"], "")))
+            cells.append(literal(row["bound"], style.get(row["bound"], "")))
         else:
-            cells.append(_text(f"{100 * row['share']:.1f} %"))
+            cells.append(literal(f"{100 * row['share']:.1f} %"))
         table.add_row(*cells)
     t, m = r.totals, r.memory
-    console = _console()
+    console = make_console()
     console.print(table)
-    console.print(_text(
+    console.print(literal(
         f"total {si(t['time_s'], 's')}, {t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.1%}; "
         f"memory per GPU: weights {si(m['weights_bytes'], 'B')}, KV cache "
         f"{si(m['kv_cache_bytes'], 'B')}, total {si(m['total_bytes'], 'B')}"))

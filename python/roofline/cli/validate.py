@@ -1,6 +1,6 @@
 """``roofline validate``: the model's error on measurement files, per family.
 
-Hooked into ``roofline.cli`` with ``validation._cli.add_parser(sub)`` (it sets ``func=run``).
+``add_parser(sub)`` adds it to the ``roofline`` parser (it sets ``func=run``).
 """
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any
+
+from ._common import CLIError, literal, make_console
 
 __all__ = ["add_parser", "run"]
 
@@ -48,10 +50,8 @@ def _pct(value: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``roofline validate``; returns the exit status."""
-    from roofline.cli import CLIError, _console, _text
-    from roofline.hardware import Hardware
-
-    from .report import validate
+    from ..hardware import Hardware
+    from ..validation.report import validate
 
     hardware: Any = args.hardware
     if args.profile is not None:
@@ -91,14 +91,14 @@ def run(args: argparse.Namespace) -> int:
         table.add_column("p90", justify="right")
     table.add_column("bias", justify="right")
     for rec in df.to_dict(orient="records"):
-        cells = [_text(rec["file"])] if several else []
-        cells += [_text(rec["family"]), _text(int(rec["rows"]))]
+        cells = [literal(rec["file"])] if several else []
+        cells += [literal(rec["family"]), literal(int(rec["rows"]))]
         for m in result.models:
-            cells += [_text(_pct(rec.get(f"{m}_median"))), _text(_pct(rec.get(f"{m}_p90")))]
+            cells += [literal(_pct(rec.get(f"{m}_median"))), literal(_pct(rec.get(f"{m}_p90")))]
         bias = rec.get(f"{result.models[0]}_bias")
-        cells.append(_text("" if bias is None or bias != bias else f"{bias:+.0%}"))
+        cells.append(literal("" if bias is None or bias != bias else f"{bias:+.0%}"))
         table.add_row(*cells)
-    console = _console()
+    console = make_console()
     console.print(table)
     _notes(result, sys.stdout)
     if args.plot:

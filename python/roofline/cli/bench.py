@@ -1,6 +1,6 @@
 """``roofline bench``: measure kernels on this machine into a JSON-lines file.
 
-Hooked into ``roofline.cli`` with ``bench._cli.add_parser(sub)`` (it sets ``func=run``).
+``add_parser(sub)`` adds it to the ``roofline`` parser (it sets ``func=run``).
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from ._common import CLIError
 
 __all__ = ["add_parser", "run"]
 
@@ -46,10 +48,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``roofline bench``; returns the exit status (130 after Ctrl-C)."""
-    from roofline.cli import CLIError
-
-    from . import BenchInterrupted, family_names
-    from . import run as bench_run
+    from ..bench import BenchInterrupted, family_names
+    from ..bench import run as bench_run
 
     if args.list:
         print("\n".join(family_names(args.device)))

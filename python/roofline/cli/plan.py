@@ -1,6 +1,6 @@
 """``roofline plan``: search the parallel layouts of a training or serving job.
 
-Hooked into ``roofline.cli`` with ``_cli_plan.add_parser(sub)`` (it sets ``func=run``).
+``add_parser(sub)`` adds it to the ``roofline`` parser (it sets ``func=run``).
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from ._common import make_console
 
 __all__ = ["add_parser", "run"]
 
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``roofline plan``; returns the exit status (library errors propagate)."""
     from pathlib import Path
 
-    from . import transformer
+    from .. import transformer
 
     cfg = (transformer.from_hf(args.name) if Path(args.name).exists()
            else transformer.config(args.name))
@@ -67,8 +69,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from rich.table import Table
 
-    from .cli import _console
-
     a = df.attrs
     table = Table(title=f"{a['model']} {a['phase']} on {args.gpus} x {a['hardware']}: "
                   f"{len(df)} layouts fit, minimum {a['min_gpus']} GPUs, "
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         table.add_column(c, justify="left" if c == "recompute" else "right")
     for _, row in df.head(args.top).iterrows():
         table.add_row(*(_cell(c, row[c]) for c in cols))
-    _console().print(table)
+    make_console().print(table)
     return 0
 
 

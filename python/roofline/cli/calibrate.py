@@ -1,6 +1,6 @@
 """``roofline calibrate``: fit a profile to a measurement file, or measure this machine.
 
-Hooked into ``roofline.cli`` with ``calibration.cli.add_parser(sub)`` (it sets ``func=run``).
+``add_parser(sub)`` adds it to the ``roofline`` parser (it sets ``func=run``).
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Fit (and measure, without ``-i``), write, print the summary; return 0."""
+    from ..calibration.api import calibrate
+    from ..calibration.fit import MIN_ROWS, MIN_SHAPES, fit_profile
     from ..hardware import hardware
     from ..hardware.cache import profile_path
     from ..hardware.profile import Profile, save_profile
-    from .api import calibrate
-    from .fit import MIN_ROWS, MIN_SHAPES, fit_profile
 
     source: Any = args.input
     if source is not None and not Path(source).is_file():

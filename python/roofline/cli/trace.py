@@ -1,15 +1,17 @@
 """``roofline explain-trace``: a PyTorch profiler trace against the roofline, op by op.
 
-Hooked into ``roofline.cli`` with ``_cli_trace.add_parser(sub)`` (it sets ``func=run``).
+``add_parser(sub)`` adds it to the ``roofline`` parser (it sets ``func=run``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from typing import Any
+
+from .._format import si
+from ._common import CLIError, literal, make_console, print_json
 
 __all__ = ["add_parser", "run"]
 
@@ -42,8 +44,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _cell(value: Any, kind: str = "s") -> str:
-    from roofline._format import si
-
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if kind == "%":
@@ -59,9 +59,7 @@ def _cell(value: Any, kind: str = "s") -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``roofline explain-trace``; returns the exit status."""
-    from roofline.cli import CLIError, _console, _print_json, _text
-
-    from .trace import explain
+    from ..trace import explain
 
     if args.top is not None and args.top < 1:
         raise CLIError(f"--top must be a positive integer, got {args.top}")
@@ -70,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         rep.plot(args.plot)
     if args.format == "json":
-        _print_json(rep.to_dict())
+        print_json(rep.to_dict())
         return 0
     ops = rep.by_op()
     if args.format == "csv":
@@ -79,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
     from rich.table import Table
 
-    console = _console()
-    console.print(_text(rep.summary().split("\n- ")[0].split("\nnote:")[0], "bold"))
+    console = make_console()
+    console.print(literal(rep.summary().split("\n- ")[0].split("\nnote:")[0], "bold"))
     table = Table(title=f"per op (per step; top {args.top} by measured time)",
                   title_style="bold")
     for col in ("op", "class", "calls", "measured", "model", "% of model", "% of roofline",
@@ -92,29 +90,26 @@ def run(args: argparse.Namespace) -> int:
                     _cell(row.achieved_bytes_per_s, "rate"))
         lost = row.lost_s
         style = "red" if isinstance(lost, float) and lost > 0.05 * row.measured_s else ""
-        table.add_row(_text(str(row.name)[:90]), _text(row.kind), _text(_cell(row.calls, "n")),
-                      _text(_cell(row.measured_s)), _text(_cell(row.predicted_s)),
-                      _text(_cell(row.pct_of_model, "%")), _text(_cell(row.pct_of_roofline, "%")),
-                      _text(achieved), _text(_cell(lost), style))
+        table.add_row(literal(str(row.name)[:90]), literal(row.kind),
+                      literal(_cell(row.calls, "n")), literal(_cell(row.measured_s)),
+                      literal(_cell(row.predicted_s)), literal(_cell(row.pct_of_model, "%")),
+                      literal(_cell(row.pct_of_roofline, "%")), literal(achieved),
+                      literal(_cell(lost), style))
     console.print(table)
     losses = Table(title="lost time (measured - model) by class, per step", title_style="bold")
     for col in ("class", "measured", "model", "lost", "% of loss", "% of step", "kernels"):
         losses.add_column(col, justify="left" if col == "class" else "right")
     for row in rep.losses("class").head(args.top).itertuples(index=False):
-        losses.add_row(_text(row.name), _text(_cell(row.measured_s)),
-                       _text(_cell(row.predicted_s)), _text(_cell(row.lost_s)),
-                       _text(_cell(row.pct_of_lost, "%")), _text(_cell(row.pct_of_step, "%")),
-                       _text(_cell(row.kernels, "n")))
+        losses.add_row(literal(row.name), literal(_cell(row.measured_s)),
+                       literal(_cell(row.predicted_s)), literal(_cell(row.lost_s)),
+                       literal(_cell(row.pct_of_lost, "%")), literal(_cell(row.pct_of_step, "%")),
+                       literal(_cell(row.kernels, "n")))
     console.print(losses)
     for line in rep.opportunities():
-        console.print(_text(f"- {line}"))
+        console.print(literal(f"- {line}"))
     for note in rep.notes:
-        console.print(_text(f"note: {note}", "dim"))
-    console.print(_text("Times per step. model = the roofline model's prediction (efficiency: "
-                        f"{rep.efficiency}); roofline = datasheet peaks; lost = measured - "
-                        "model. Full detail: --format json.", "dim"))
+        console.print(literal(f"note: {note}", "dim"))
+    console.print(literal("Times per step. model = the roofline model's prediction (efficiency: "
+                          f"{rep.efficiency}); roofline = datasheet peaks; lost = measured - "
+                          "model. Full detail: --format json.", "dim"))
     return 0
-
-
-def _json_default(value: Any) -> Any:  # pragma: no cover - kept for symmetry with other CLIs
-    return json.dumps(value)

@@ -1,7 +1,7 @@
 """``roofline explain``: a measured kernel time against its roofline and the model.
 
-Hooked into ``roofline.cli`` with ``_cli_explain.add_parser(sub)``; each op subcommand sets
-``func`` to its runner. Output: a table (rich) or ``--format json`` (SI units).
+``add_parser(sub)`` adds it to the ``roofline`` parser; each op subcommand sets ``func`` to
+its runner. Output: a table (rich) or ``--format json`` (SI units).
 """
 
 from __future__ import annotations
@@ -11,17 +11,31 @@ from typing import Any
 
 import numpy as np
 
+from .._format import si
+from ..explain import explain
+from ..ops.attention import attention
+from ..ops.gemm import gemm
+from ._common import (
+    CLIError,
+    add_hardware_options,
+    count,
+    literal,
+    make_console,
+    meta,
+    print_json,
+    resolve_hardware,
+    write_csv,
+)
+
 __all__ = ["add_parser"]
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from roofline.cli import _add_hardware_options
-
     p.add_argument("--measured-us", type=float, required=True, metavar="T",
                    help="measured kernel time in microseconds")
     p.add_argument("--dtype", default="bf16",
                    help="input format (bf16, fp16, fp8, ...); default: %(default)s")
-    _add_hardware_options(p)
+    add_hardware_options(p)
     p.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="csv / json: every field in SI units (percentages as 0-100; csv: one "
                    "row); default: table")
@@ -36,8 +50,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "peaks, % of the model's prediction, the bound, and a plain-language reading.",
     )
     sub = p.add_subparsers(dest="explain_op", metavar="OP", required=True)
-    from roofline.cli import count
-
     g = sub.add_parser("gemm", help="C = A @ B, A of shape (batch, M, K), B (batch, K, N)",
                        description="Explain a measured GEMM (A is M x K, B is K x N).")
     g.add_argument("m", type=count("M"), metavar="M")
@@ -75,45 +87,35 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _run_gemm(args: argparse.Namespace) -> int:
-    import roofline as rl
-    from roofline.cli import _resolve_hardware
-
-    hw = _resolve_hardware(args.hardware, args.table)
-    e = rl.gemm(args.m, args.k, args.n, dtype=args.dtype, hardware=hw, batch=args.batch,
-                out_dtype=args.out_dtype, efficiency=args.efficiency)
+    hw = resolve_hardware(args.hardware, args.table)
+    e = gemm(args.m, args.k, args.n, dtype=args.dtype, hardware=hw, batch=args.batch,
+             out_dtype=args.out_dtype, efficiency=args.efficiency)
     return _show(args, e, hw)
 
 
 def _run_attention(args: argparse.Namespace) -> int:
-    import roofline as rl
-    from roofline.cli import _resolve_hardware
-
-    hw = _resolve_hardware(args.hardware, args.table)
-    e = rl.attention(args.batch, args.heads, args.q_len, args.kv_len, args.head_dim,
-                     kv_heads=args.kv_heads, v_head_dim=args.v_head_dim,
-                     shared_kv=args.shared_kv, causal=args.causal, flash=not args.materialized,
-                     backward=args.backward, dtype=args.dtype, hardware=hw,
-                     efficiency=args.efficiency)
+    hw = resolve_hardware(args.hardware, args.table)
+    e = attention(args.batch, args.heads, args.q_len, args.kv_len, args.head_dim,
+                  kv_heads=args.kv_heads, v_head_dim=args.v_head_dim,
+                  shared_kv=args.shared_kv, causal=args.causal, flash=not args.materialized,
+                  backward=args.backward, dtype=args.dtype, hardware=hw,
+                  efficiency=args.efficiency)
     return _show(args, e, hw)
 
 
 def _show(args: argparse.Namespace, e: Any, hw: Any) -> int:
-    import roofline as rl
-    from roofline._format import si
-    from roofline.cli import CLIError, _console, _meta, _print_json, _text, _write_csv
-
     t = args.measured_us
     if not np.isfinite(t) or t <= 0:
         raise CLIError(f"--measured-us must be a positive number of microseconds, got {t!r}")
-    x = rl.explain(e, t * 1e-6, hardware=hw)
+    x = explain(e, t * 1e-6, hardware=hw)
     if args.format in ("json", "csv"):
-        doc = _meta(args, hw, op=args.explain_op, dtype=args.dtype)
+        doc = meta(args, hw, op=args.explain_op, dtype=args.dtype)
         doc.update({k: (v.item() if hasattr(v, "item") else v) for k, v in x.to_dict().items()})
         doc["hardware"] = hw.name
         if args.format == "csv":
-            _write_csv([doc], list(doc))
+            write_csv([doc], list(doc))
         else:
-            _print_json(doc)
+            print_json(doc)
         return 0
 
     from rich.table import Table
@@ -140,8 +142,8 @@ def _show(args: argparse.Namespace, e: Any, hw: Any) -> int:
         ("bound", str(x.bound), "under the model"),
     ]
     for name, value, note in rows:
-        table.add_row(_text(name), _text(value), _text(note, "dim"))
-    console = _console()
+        table.add_row(literal(name), literal(value), literal(note, "dim"))
+    console = make_console()
     console.print(table)
-    console.print(_text(str(x.reading)))
+    console.print(literal(str(x.reading)))
     return 0

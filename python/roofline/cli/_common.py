@@ -1,0 +1,264 @@
+"""What the ``roofline`` subcommands share: the error type and exit status, argparse types,
+the hardware options and their resolution, library messages in CLI terms, and output (a rich
+console, literal table cells, JSON, CSV and the metadata every JSON document records).
+
+rich is imported only when a table is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._version import __version__
+from ..efficiency import PRESETS
+from ..hardware import ENV_VAR, TABLES, Hardware
+from ..hardware import hardware as lookup_hardware
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+__all__ = [
+    "FALLBACK_HARDWARE",
+    "MAX_COUNT",
+    "USAGE_ERROR",
+    "CLIError",
+    "add_hardware_options",
+    "cli_terms",
+    "count",
+    "error_message",
+    "literal",
+    "make_console",
+    "meta",
+    "mode",
+    "note",
+    "one_line",
+    "peak",
+    "print_json",
+    "resolve_hardware",
+    "write_csv",
+]
+
+#: Hardware used when none is named, no GPU is detected and no default is set.
+FALLBACK_HARDWARE = {"roofline": "H100 SXM", "torchao": "NVIDIA H100"}
+
+#: Exit status for bad input (as argparse uses).
+USAGE_ERROR = 2
+
+#: Largest integer a CLI count accepts (beyond it a float64 no longer holds every integer).
+MAX_COUNT = 2**53
+
+#: Spellings of training / inference the CLI accepts wherever it asks for a mode or phase.
+MODE_ALIASES = {"train": "training", "training": "training", "inference": "inference",
+                "infer": "inference", "eval": "inference"}
+
+
+class CLIError(Exception):
+    """Bad command-line input; the message is printed as ``error: <message>``."""
+
+
+# ------------------------------------------------------------------------- messages
+
+
+def note(message: str) -> None:
+    """Print ``note: <message>`` on stderr."""
+    print(f"note: {message}", file=sys.stderr)
+
+
+def one_line(message: str) -> str:
+    """``message`` with every run of whitespace (newlines too) as one space."""
+    return " ".join(message.split())
+
+
+def error_message(exc: BaseException) -> str:
+    """The readable message of an exception (a plain KeyError's str() adds quotes)."""
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    return str(exc)
+
+
+_PYTHON_CALLS = [
+    (re.compile(r"\s*See list_hardware\([^)]*\) for the names, or describe your device "
+                r"with Hardware\(\.\.\.\) / Hardware\.from_dict\(\{\.\.\.\}\)\."), ""),
+    (re.compile(r"\s*\(or call set_default_hardware\('[^']*'\)\)"), ""),
+    (re.compile(r",? call set_default_hardware\('[^']*'\),?"), ""),
+    (re.compile(r"\bhardware=hw\.replace\((\w+)=\.\.\.\)"),
+     r"--hardware FILE.json (as 'roofline hardware show NAME --format json' prints it) "
+     r"with \1 set"),
+    (re.compile(r"\bhardware\('([^']*)', table='(\w+)'\)"), r"--hardware '\1' --table \2"),
+    (re.compile(r"\bhardware\('([^']*)'\)"), r"--hardware '\1'"),
+    (re.compile(r"(?<=: )[a-z_][\w.]*: (?=\S)"), ""),  # a function name after a prefix
+    (re.compile(r"\s*list_hardware\(\) shows the names\."), ""),
+    (re.compile(r" \(at [\w.]+\[[\d, ]+\]\)"), ""),
+]
+
+
+def cli_terms(message: str, flags: dict[str, str]) -> str:
+    """A library message in CLI terms: flags instead of argument names, no Python calls.
+
+    ``flags`` maps argparse ``dest`` names to what the user typed them as (``--seq-len``,
+    or the metavar ``M`` of a positional).
+    """
+    message = re.sub(r"^[a-z_][\w.]*: (?=\S)", "", message)  # the library function's name
+    for pattern, repl in _PYTHON_CALLS:
+        message = pattern.sub(repl, message)
+    unknown = re.match(r"unknown (\w+) (?=')", message)
+    if unknown and unknown.group(1) in flags:  # "unknown dtype 'fp7'" -> "--dtype: unknown..."
+        message = f"{flags[unknown.group(1)]}: {message}"
+        flags = {k: v for k, v in flags.items() if k != unknown.group(1)}
+    for dest, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
+        if len(dest) == 1:  # m, k, n: only as the subject of the message
+            message = re.sub(rf"^{dest}\b(?= must)", flag, message)
+        else:
+            message = re.sub(rf"(?<![\w'-]){re.escape(dest)}(?![\w'(=])", flag, message)
+    return message
+
+
+# ------------------------------------------------------------------------- argument types
+
+
+def count(flag: str, limit: int = MAX_COUNT, minimum: int = 1) -> Any:
+    """An argparse ``type`` for an integer in [minimum, limit]; errors name ``flag``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum or value > limit:
+            what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            bound = f" no larger than {limit:,}" if value > limit else ""
+            raise argparse.ArgumentTypeError(f"must be {what}{bound}, got {text}")
+        return value
+
+    parse.__name__ = flag  # argparse names the type in some messages
+    return parse
+
+
+def mode(text: str) -> str:
+    """``--mode`` values: train / training -> training; inference (eval) -> inference."""
+    return MODE_ALIASES.get(text.strip().lower(), text)
+
+
+# ------------------------------------------------------------------------- hardware
+
+
+def add_hardware_options(p: argparse.ArgumentParser, efficiency: bool = True) -> None:
+    """Add ``--hardware`` and ``--table`` (and ``--efficiency``) to a subcommand's parser."""
+    p.add_argument(
+        "--hardware",
+        metavar="NAME",
+        help="accelerator name or alias (see 'roofline hardware list'), or a JSON file in "
+        "Hardware.to_dict() form; default: ROOFLINE_HARDWARE, else the detected GPU, "
+        f"else {FALLBACK_HARDWARE['roofline']}",
+    )
+    p.add_argument(
+        "--table",
+        choices=TABLES,
+        default="roofline",
+        help="hardware table to look NAME up in: this project's database (default) or "
+        "torchao's own table (for 1:1 comparisons with torchao)",
+    )
+    if efficiency:
+        p.add_argument(
+            "--efficiency",
+            choices=PRESETS,
+            default="default",
+            help="efficiency model: 'default' (shape-aware), 'peak' (datasheet roofline) "
+            "or 'torchao' (torchao's constants and byte counts); default: %(default)s",
+        )
+
+
+def resolve_hardware(name: str | None, table: str) -> Hardware:
+    """``--hardware`` (a name, or a ``.json`` file in ``Hardware.to_dict()`` form), else the
+    detected GPU / ``set_default_hardware`` / ``ROOFLINE_HARDWARE``, else the fallback with a
+    note on stderr."""
+    if name is not None and name.lower().endswith(".json"):
+        try:
+            return Hardware.from_file(name)
+        except OSError as exc:
+            raise CLIError(f"--hardware: cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        return lookup_hardware(name, table=table)
+    except KeyError as exc:  # unknown, generic or ambiguous name (also a detected GPU's)
+        listing = "roofline hardware list" + (" --table torchao" if table == "torchao" else "")
+        where = "--hardware: " if name is not None else ""
+        raise CLIError(f"{where}{cli_terms(error_message(exc), {})} ('{listing}' shows the "
+                       "names; --hardware FILE.json, in the form of 'roofline hardware show "
+                       "NAME --format json', describes your own device.)") from None
+    except RuntimeError:  # HardwareNotSpecifiedError: no GPU, no default, no ROOFLINE_HARDWARE
+        if name is not None:
+            raise
+        fallback = FALLBACK_HARDWARE[table]
+        note(
+            f"no GPU detected and no default set; using {fallback} "
+            f"(pass --hardware or set {ENV_VAR})"
+        )
+        return lookup_hardware(fallback, table=table)
+
+
+def peak(hw: Hardware, peak_class: str) -> float | None:
+    """The dense peak of ``peak_class`` (bf16, fp8, ...) in FLOP/s, or None if unknown."""
+    value: float | None = getattr(hw, f"{peak_class}_flops_per_s")
+    return value
+
+
+# ------------------------------------------------------------------------- output
+
+
+def make_console() -> Console:
+    """A rich console on stdout; wide when stdout is not a terminal, so tables never wrap."""
+    from rich.console import Console
+
+    wide = "COLUMNS" not in os.environ and not _isatty(sys.stdout)
+    return Console(width=240 if wide else None, highlight=False)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def literal(value: object, style: str = "") -> Text:
+    """A table cell taken literally (no rich markup in database strings)."""
+    from rich.text import Text
+
+    return Text(str(value), style=style)
+
+
+def print_json(data: Any) -> None:
+    """``data`` as indented JSON on stdout (NaN and infinity refused)."""
+    json.dump(data, sys.stdout, indent=2, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python number ``json`` can write."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def meta(args: argparse.Namespace, hw: Hardware, **extra: Any) -> dict[str, Any]:
+    """What every JSON document records: version, command, hardware, efficiency, options."""
+    out: dict[str, Any] = {"roofline_version": __version__, "command": args.command,
+                           "hardware": hw.name, "hardware_table": hw.table}
+    if hasattr(args, "efficiency"):
+        out["efficiency"] = args.efficiency
+    out.update(extra)
+    return out
+
+
+def write_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    """``rows`` as CSV on stdout with a header of ``columns`` (None as an empty cell)."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if row.get(c) is None else _plain(row.get(c)) for c in columns])
