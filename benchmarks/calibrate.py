@@ -29,7 +29,7 @@ change and commit both. The fit never stores a measured time: it produces
    launch path actually do. Each writes ``python/roofline/data/terms/<area>.json``.
 
 Each step minimises the median absolute relative error of predicted kernel times on a small
-grid. Run: ``python benchmarks/calibrate.py [--data ../shared/data/measurements]``.
+grid. Run: ``python benchmarks/calibrate.py [--data data/measurements]``.
 """
 
 from __future__ import annotations
@@ -311,7 +311,7 @@ def fit_areas(data: Path, areas: tuple[str, ...] = SCRIPT_AREAS) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path,
-                        default=ROOT.parent / "shared" / "data" / "measurements")
+                        default=ROOT / "data" / "measurements")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--areas", nargs="*", default=list(SCRIPT_AREAS),
                         help="implementation-aware areas to refit after calibration.json "

@@ -32,9 +32,7 @@ from roofline.calibration.fit import current, profile_of
 from roofline.validation import compare, read_measurements, summary
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "measurements" / "gpu_h100_calibration.jsonl"
-if not DATA.exists():
-    DATA = Path("/work/shared/data/measurements/gpu_h100_calibration.jsonl")
+DATA = ROOT / "data" / "measurements" / "gpu_h100_calibration.jsonl"
 
 BASE = "H100 SXM"
 #: term path -> factor on its packaged value (the synthetic GPU).

@@ -15,7 +15,7 @@ latency, not fitted.
 The math path's one term, ``universal.math.strided_element_flops``, is not fitted on these rows:
 it is the element rate of aten's non-vectorized TensorIterator kernel (``elementwise_kernel<128,
 4>``, what a broadcast or strided operand selects), read off the H100 profiler trace
-``../shared/data/traces/encoder_layer_train.json.gz`` (median over its launches with two tensor
+``tests/data/traces/encoder_layer_train.json.gz`` (median over its launches with two tensor
 inputs) and stored as fp32 FLOP-equivalents per element (the H100's achievable fp32 rate / that
 rate), so it scales with an accelerator's SMs and clock.
 
@@ -47,7 +47,7 @@ from roofline._params.shape_aware import core_objects  # noqa: E402
 from roofline.trace._load import load as load_trace  # noqa: E402
 
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "attention.json"
-DATA = ROOT.parent / "shared" / "data" / "measurements"
+DATA = ROOT / "data" / "measurements"
 TRACE = "encoder_layer_train.json.gz"
 FAMILIES = ("gpu_attention_flash", "gpu_attention_flash_bwd", "gpu_attention_cudnn",
             "gpu_attention_cudnn_bwd", "gpu_attention_materialized", "gpu_decode_flash",

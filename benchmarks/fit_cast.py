@@ -107,6 +107,6 @@ def fit(data_dir: Path) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    default = ROOT.parent / "shared" / "data" / "measurements"
+    default = ROOT / "data" / "measurements"
     here = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     print(json.dumps(fit(here), indent=2))

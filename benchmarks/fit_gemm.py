@@ -37,7 +37,7 @@ from roofline.hardware import hardware  # noqa: E402
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from _measurements import MAX_ACHIEVABLE_NAMES, gpu_rows, read  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "measurements"
+DATA = ROOT / "data" / "measurements"
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "gemm.json"
 
 #: The families this fit sees (the noise rows are bf16 GEMMs measured twice).

@@ -1,7 +1,7 @@
 """Fit the host (launch) terms from measured launch chains and compiled float8 linears.
 
 Writes ``python/roofline/data/terms/host.json``. Run: ``python benchmarks/fit_host.py
-[--data ../shared/data/measurements]``.
+[--data data/measurements]``.
 
 Every term is a property of the CPU, the driver and PyTorch, not of the GPU's peaks, so one
 set of values serves every accelerator (``core_terms`` gives the same terms to all). Each
@@ -232,7 +232,7 @@ def main() -> None:
     """Command-line entry: fit, write and print the terms."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path,
-                        default=ROOT.parent / "shared" / "data" / "measurements")
+                        default=ROOT / "data" / "measurements")
     args = parser.parse_args()
     doc = fit(args.data)
     for k, v in doc["terms"].items():

@@ -22,7 +22,7 @@ constant, not fitted: 2 x 128 fp32 lanes / 16 special-function lanes per SM = 16
 
 The fit minimises the mean over the H100 families of ``gpu_h100_calibration.jsonl`` this area
 covers of (median + p90 / 4) absolute relative error, on a small grid. Run:
-``python benchmarks/fit_row_ops.py [--data ../shared/data/measurements]``.
+``python benchmarks/fit_row_ops.py [--data data/measurements]``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from roofline.validation import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "python" / "roofline" / "data" / "terms" / "row_ops.json"
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "measurements"
+DEFAULT_DATA = ROOT / "data" / "measurements"
 
 #: Families of this area in gpu_h100_calibration.jsonl.
 FAMILIES = (

@@ -4,7 +4,7 @@ Uses the row functions of ``benchmarks/validate.py`` (every ``rows_*`` function 
 same rows and the same predictions as the accuracy table) and writes
 ``docs/img/accuracy_<file>.png``. Run::
 
-    python benchmarks/plot_accuracy.py [--data ../shared/data/measurements] [--out docs/img]
+    python benchmarks/plot_accuracy.py [--data data/measurements] [--out docs/img]
 
 Each plot shows the default (calibrated) model as filled markers, one colour per op family,
 and the datasheet roofline (``"peak"``) as grey crosses, against the identity line and a
@@ -124,7 +124,7 @@ def plot_file(file: str, rows: list[tuple[str, float, dict[str, float]]], out: P
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path,
-                        default=ROOT.parent / "shared" / "data" / "measurements")
+                        default=ROOT / "data" / "measurements")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,10 @@
 """Model error against published kernel measurements, per file and op family, per preset.
 
-For every row of ``../shared/data/measurements`` that this package can model, predicts the
+For every row of ``data/measurements`` that this package can model, predicts the
 kernel time under each efficiency preset and prints the median and 90th-percentile absolute
 relative error, side by side in one table. Run::
 
-    python benchmarks/validate.py [--data ../shared/data/measurements] [--format table|json]
+    python benchmarks/validate.py [--data data/measurements] [--format table|json]
 
 Files and how their rows are modeled:
 
@@ -308,7 +308,7 @@ def print_gpu_table(result: list[dict[str, Any]], errors: list[tuple[str, str]])
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path,
-                        default=ROOT.parent / "shared" / "data" / "measurements")
+                        default=ROOT / "data" / "measurements")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--gpu-only", action="store_true",
                         help="only our GPU measurement files (gpu_*.jsonl)")

@@ -5,7 +5,7 @@ Usage (from the repository root)::
 
     python scripts/build_hardware_json.py [CSV] [--out PATH] [--check]
 
-``CSV`` defaults to ``../shared/data/hardware.csv`` relative to the repository root
+``CSV`` defaults to ``data/hardware.csv`` in the repository
 (see ``hardware-notes.md`` next to it for column meanings, sources and traps).
 
 What this script does, and nothing more:
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CSV = (REPO_ROOT / ".." / "shared" / "data" / "hardware.csv").resolve()
+DEFAULT_CSV = (REPO_ROOT / "data" / "hardware.csv").resolve()
 DEFAULT_OUT = REPO_ROOT / "python" / "roofline" / "data" / "hardware.json"
 
 SCHEMA = "roofline.hardware/1"

@@ -19,10 +19,8 @@ from roofline.calibration.fit import current, profile_of
 from roofline.hardware import cache
 from roofline.validation import compare, read_measurements, summary
 
-H100_FILE = Path(__file__).resolve().parents[2] / "shared" / "data" / "measurements" / \
+H100_FILE = Path(__file__).resolve().parents[1] / "data" / "measurements" / \
     "gpu_h100_calibration.jsonl"
-if not H100_FILE.exists():
-    H100_FILE = Path("/work/shared/data/measurements/gpu_h100_calibration.jsonl")
 
 
 @pytest.fixture(autouse=True)

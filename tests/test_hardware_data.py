@@ -1,7 +1,7 @@
 """Tests for the hardware database content (data/hardware.json, data/torchao_hardware.json).
 
-The CSV checks compare against ../shared/data/hardware.csv itself and are skipped where
-that file is absent. Sanity checks (dense peaks, plausible ranges) need only the JSON.
+The CSV checks compare against data/hardware.csv (the repository's copy of the shared source table).
+Sanity checks (dense peaks, plausible ranges) need only the JSON.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from _hardware_package import PACKAGE, hardware_package
 ROOT = Path(__file__).resolve().parents[1]
 rh = hardware_package()
 DATA = PACKAGE / "data"
-CSV_PATH = ROOT.parent / "shared" / "data" / "hardware.csv"
+CSV_PATH = ROOT / "data" / "hardware.csv"
 
 
 DOC: dict[str, Any] = json.loads((DATA / "hardware.json").read_text(encoding="utf-8"))
@@ -42,7 +42,6 @@ GIB_ROWS = {
 #: The only values not read from the CSV: fp8 = int8 on these two Hopper PCIe cards.
 DERIVED_FP8 = {"H100 NVL", "H200 NVL"}
 
-needs_csv = pytest.mark.skipif(not CSV_PATH.exists(), reason=f"{CSV_PATH} not present")
 
 
 def _csv_rows() -> list[dict[str, str]]:
@@ -71,13 +70,11 @@ def same(actual: float | None, expected: float | None) -> None:
 # --------------------------------------------------------------------------- CSV parity
 
 
-@needs_csv
 def test_every_csv_row_is_an_entry_in_order() -> None:
     assert [r["name"] for r in CSV_ROWS] == [e["full_name"] for e in ENTRIES]
     assert len(ENTRIES) == 40
 
 
-@needs_csv
 @pytest.mark.parametrize("row", CSV_ROWS, ids=[r["name"] for r in CSV_ROWS])
 def test_entry_matches_csv_row_in_si(row: dict[str, str]) -> None:
     entry = BY_FULL_NAME[row["name"]]
@@ -115,7 +112,6 @@ def test_entry_matches_csv_row_in_si(row: dict[str, str]) -> None:
         assert rh.hardware(device) is hw
 
 
-@needs_csv
 def test_build_script_output_is_up_to_date() -> None:
     script = ROOT / "scripts" / "build_hardware_json.py"
     out = subprocess.run(

@@ -1,4 +1,4 @@
-"""rl.trace.explain on the two real H100 Kineto traces (tests/data/traces, from ../shared).
+"""rl.trace.explain on the two real H100 Kineto traces (tests/data/traces).
 
 traces_meta.json gives each trace's kernel time per step (kernel + memcpy + memset durations /
 iters, iters = 2). Neither trace has ProfilerStep annotations: each holds two identical steps

@@ -18,10 +18,10 @@ import pytest
 
 from roofline.validation import compare
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "measurements"
+DATA = Path(__file__).resolve().parents[1] / "data" / "measurements"
 FILE = DATA / "gpu_h100_calibration.jsonl"
 
-pytestmark = pytest.mark.skipif(not FILE.exists(), reason="shared measurements not present")
+assert FILE.exists(), f"{FILE} is part of the repository"
 
 #: (accelerator, lowest and highest allowed time ratio to the H100 SXM prediction)
 BOUNDS = {
@@ -62,6 +62,8 @@ def test_predictions_transfer_within_physical_bounds(
             continue  # host (CPU/driver) time: the same on every GPU by construction
         if "wall_s" in key[1]:
             continue  # do_bench's flush hides host time: see test_do_bench_wall_transfer
+        if "speedup" in key[1] or key[1].startswith("gpu_linear_train"):
+            continue  # end-to-end calls: ratios, and times that include the host's
         ratio = t / h100[key]
         if not lo <= ratio <= hi:
             bad.append((key, round(ratio, 3)))

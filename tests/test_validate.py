@@ -11,14 +11,17 @@ import roofline as rl
 from roofline.cli import main
 from roofline.validation.report import POOLED
 
-H100 = Path(__file__).resolve().parents[2] / "shared" / "data" / "measurements" / \
+H100 = Path(__file__).resolve().parents[1] / "data" / "measurements" / \
     "gpu_h100_calibration.jsonl"
-if not H100.exists():
-    H100 = Path("/work/shared/data/measurements/gpu_h100_calibration.jsonl")
 
 #: Default-model median error per family on the H100 file when rl.validate was written
 #: (percent, from benchmarks/validate.py --gpu-only); each may grow by at most 2 points.
 PINNED = {
+    # end-to-end do_bench calls of one compiled linear (host time included): issue #23's
+    # targets (<= 12 %); pinned where the first model of them stands
+    "gpu_float8_training_speedup (tensorwise)": 18.2,
+    "gpu_float8_training_speedup (rowwise)": 16.6, "gpu_linear_train_bf16": 11.0,
+    "gpu_float8_inference_speedup (rowwise)": 64.2,
     "gpu_attention_cudnn": 2.7, "gpu_attention_cudnn_bwd": 2.2, "gpu_attention_flash": 6.0,
     "gpu_attention_flash_bwd": 3.4, "gpu_attention_materialized": 13.2,
     "gpu_cast_fp8_rowwise": 21.5, "gpu_cast_fp8_tensorwise": 49.4, "gpu_cross_entropy": 5.3,
@@ -49,7 +52,7 @@ def _write(path: Path, rows: list[dict]) -> Path:
 @pytest.fixture(scope="module")
 def h100() -> rl.validation.ValidationResult:
     if not H100.exists():
-        pytest.skip("shared H100 measurements not found")
+        pytest.fail("H100 measurements not found in data/measurements")
     return rl.validate(H100, hardware="H100 SXM")
 
 

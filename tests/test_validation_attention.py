@@ -19,7 +19,7 @@ from roofline.validation import compare, summary
 pytestmark = pytest.mark.validation
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "measurements" / "gpu_h100_calibration.jsonl"
+DATA = ROOT / "data" / "measurements" / "gpu_h100_calibration.jsonl"
 
 #: family -> (largest median, largest p90) absolute relative error of the default model.
 BOUNDS = {
@@ -38,7 +38,7 @@ BOUNDS = {
 @pytest.fixture(scope="module")
 def table() -> dict[str, dict[str, float]]:
     if not DATA.exists():
-        pytest.skip(f"measurement data not found at {DATA}")
+        pytest.fail(f"measurement data not found at {DATA}")
     rows = [c for c in compare(DATA, errors=[]) if c.family in BOUNDS]
     return summary(rows)
 

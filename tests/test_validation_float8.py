@@ -24,7 +24,7 @@ from roofline.validation import compare, summary
 pytestmark = pytest.mark.validation
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "measurements" / "gpu_h100_calibration.jsonl"
+DATA = ROOT / "data" / "measurements" / "gpu_h100_calibration.jsonl"
 
 #: family -> largest allowed median absolute relative error of the default model.
 FAMILY_MEDIAN_BOUND = {
@@ -47,7 +47,7 @@ CAST_MEDIAN_BOUND = {"tensorwise": 0.14, "rowwise": 0.15, "rowwise_with_gw_hp": 
 
 def _rows() -> list[dict]:
     if not DATA.is_file():
-        pytest.skip(f"measurement data not found at {DATA}")
+        pytest.fail(f"measurement data not found at {DATA}")
     with open(DATA) as f:
         return [json.loads(line) for line in f]
 
@@ -93,7 +93,7 @@ def test_cast_wall_is_host_bound_when_small() -> None:
 @pytest.mark.parametrize("recipe", sorted(CAST_MEDIAN_BOUND))
 def test_cast_time_per_step(recipe: str) -> None:
     if not DATA.is_file():
-        pytest.skip(f"measurement data not found at {DATA}")
+        pytest.fail(f"measurement data not found at {DATA}")
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from fit_cast import cast_rows
 

@@ -18,7 +18,7 @@ from roofline.validation import compare
 
 pytestmark = pytest.mark.validation
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "measurements"
+DATA = Path(__file__).resolve().parents[1] / "data" / "measurements"
 FILE = DATA / "gpu_h100_calibration.jsonl"
 
 MEDIAN_BOUND = {
@@ -38,7 +38,7 @@ MEDIAN_BOUND = {
 @pytest.fixture(scope="module")
 def errors() -> dict[str, np.ndarray]:
     if not FILE.exists():
-        pytest.skip(f"{FILE} not found")
+        pytest.fail(f"{FILE} not found")
     import json
 
     rows = [json.loads(line) for line in open(FILE)]

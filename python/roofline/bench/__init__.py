@@ -5,7 +5,7 @@
 >>> rl.validate("m.jsonl", hardware=my_cpu)                            # doctest: +SKIP
 
 Rows carry the op names and public-API argument names of the shared schema
-(``../shared/data/measurements/README.md``), so :func:`roofline.validation.compare` predicts
+(``data/measurements/README.md``), so :func:`roofline.validation.compare` predicts
 them. torch is imported only when :func:`run` runs.
 """
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..hardware import PEAK_CLASSES
+from ..ops.registry import row_entry
 
 __all__ = ["FIT_AREAS", "Term", "group", "terms_for"]
 
@@ -39,40 +40,11 @@ class Term:
         return ".".join(self.path)
 
 
-def peak_class(dtype: Any) -> str | None:
-    """Peak class a dtype name computes at (``"bf16"``, ``"fp8"``, ...), None if unknown."""
-    from .. import _core
-    from .._dtypes import dtype as parse
-
-    try:
-        return str(_core.peak_class(parse("calibrate", dtype)).name)
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
 def group(row: dict[str, Any]) -> str | None:
-    """The group of a measurement row (None: no model for its op)."""
-    op, a, fam = row["op"], row["args"], str(row["family"])
-    if op == "gemm":
-        cls = peak_class(a.get("dtype", "bf16"))
-        return f"gemm_{cls}" if cls else None
-    if op == "grouped_gemm":
-        return "grouped_gemm"
-    if op == "elementwise":
-        return "elementwise"
-    if op in ("rmsnorm", "layernorm", "softmax", "cross_entropy"):
-        return "row_compiled" if fam.endswith("_compiled") else "row_eager"
-    if op == "attention":
-        kind = "decode" if a.get("q_len") == 1 else "attention"
-        bwd = "_bwd" if a.get("backward") else ""
-        return f"{kind}_{row.get('backend') or 'auto'}{bwd}"
-    if op == "cast":
-        return "cast"
-    if op == "linear_train_kernels":
-        return "float8_linear"
-    if op == "launch":
-        return "launch"
-    return None
+    """The group of a measurement row (None: no model for its op), as the op registry's entry
+    for the row's op says (:func:`roofline.ops.registry.row_entry`)."""
+    entry = row_entry(row["op"])
+    return entry.group(row) if entry is not None else None
 
 
 #: Streaming kernels: every one reads and writes DRAM at the streaming bandwidth.

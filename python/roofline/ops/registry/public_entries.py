@@ -12,7 +12,13 @@ from ... import _core
 from ..._dtypes import dtype as parse_dtype
 from ..rows import cross_entropy, layernorm, rmsnorm, softmax
 from .measured.attention import predict_attention
-from .measured.float8 import predict_cast, predict_linear
+from .measured.float8 import (
+    predict_cast,
+    predict_inference_speedup,
+    predict_linear,
+    predict_linear_train,
+    predict_training_speedup,
+)
 from .measured.gemm import predict_gemm, predict_grouped_gemm
 from .measured.host import predict_launch
 from .measured.row_ops import predict_elementwise, row_predictor
@@ -66,6 +72,11 @@ _public("attention", "attention", predict_attention, True, _attention_group)
 _public("cast", "float8.cast", predict_cast, True, _fixed("cast"))
 _public("linear_train_kernels", "float8.linear", predict_linear, True, _fixed("float8_linear"))
 _public("launch", "launch_overhead", predict_launch, False, _fixed("launch"))
+_public("linear_train", "float8.linear", predict_linear_train, False, _fixed("linear_e2e"))
+_public("float8_training_speedup", "float8.linear", predict_training_speedup, False,
+        _fixed("linear_e2e"))
+_public("float8_inference_speedup", "float8.linear", predict_inference_speedup, False,
+        _fixed("linear_e2e"))
 
 
 def row_entry(op: Any) -> Entry | None:

@@ -85,3 +85,61 @@ def predict_linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, fl
                     float(wall) if not shape else wall))
     return out
 
+
+
+def _do_bench_call_s(row: dict[str, Any], recipe: str, hw: Any, eff: Any, mode: str) -> float:
+    """do_bench's time of one compiled call of the row's linear: bf16 (``recipe="bf16"``) or
+    converted to ``recipe``; forward + backward with the two gradient adds (``"training"``, two
+    compiled regions), or forward only (``"inference"``, one region). The 256 MiB flush before
+    each call hides that much of the call's host time (:func:`do_bench_wall`)."""
+    a = row["args"]
+    one = dict(row, args={**a, "recipe": recipe})
+    if mode == "training":
+        times, flush, terms = do_bench_step(one, hw, eff)
+        return do_bench_wall(times, flush, terms)
+    r = float8_linear(int(a["m"]), int(a["k"]), int(a["n"]), recipe="rowwise"
+                      if recipe == "bf16" else recipe, hardware=hw, efficiency=eff,
+                      mode="inference")
+    lowp, bf16 = r.step_kernel_times()
+    flush = float(elementwise(_FLUSH_ELEMENTS, 0, 1, dtype="fp32", hardware=hw,
+                              efficiency=eff).time_s)
+    times = bf16 if recipe == "bf16" else lowp
+    return float(_core.looped_wall_time(times, _core.LaunchMode.compiled, 1, flush,
+                                        r._args[4].host)[0])
+
+
+def _gpu_s(row: dict[str, Any], recipe: str, hw: Any, eff: Any, mode: str) -> float:
+    """GPU time of the row's linear (presets without a host model)."""
+    a = row["args"]
+    r = float8_linear(int(a["m"]), int(a["k"]), int(a["n"]), recipe="rowwise"
+                      if recipe == "bf16" else recipe, hardware=hw, efficiency=eff, mode=mode)
+    return float(r.bf16_s if recipe == "bf16" else r.fp8_s)
+
+
+def _call_s(row: dict[str, Any], recipe: str, hw: Any, eff: Any, mode: str) -> float:
+    if is_shape_aware(eff):
+        return _do_bench_call_s(row, recipe, hw, eff, mode)
+    return _gpu_s(row, recipe, hw, eff, mode)
+
+
+def predict_linear_train(row: dict[str, Any], hw: Any, eff: Any
+                         ) -> list[tuple[str, float, float]]:
+    """A compiled bf16 ``nn.Linear`` forward + backward, do_bench per call (host time
+    included where the default model has a host model)."""
+    return [(row["family"], row["measured"], _call_s(row, "bf16", hw, eff, "training"))]
+
+
+def _speedup_predictor(mode: str) -> Any:
+    def predict(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
+        recipe = row["args"]["recipe"]
+        ratio = _call_s(row, "bf16", hw, eff, mode) / _call_s(row, recipe, hw, eff, mode)
+        return [(f"{row['family']} ({recipe})", row["measured"], ratio)]
+    predict.__doc__ = (f"torchao's end-to-end float8 {mode} speedup of one compiled linear: "
+                       "bf16 call time / float8 call time, both as do_bench times them.")
+    return predict
+
+
+#: ``float8_training_speedup`` rows (torchao convert_to_float8_training, compiled).
+predict_training_speedup = _speedup_predictor("training")
+#: ``float8_inference_speedup`` rows (torchao dynamic rowwise quantization, compiled).
+predict_inference_speedup = _speedup_predictor("inference")
