@@ -47,10 +47,10 @@ def environment(torch: Any, device: str) -> dict[str, Any]:
     :func:`roofline.validation.compare` predicts the rows without being told), or the raw
     device name where the database has no entry (CPUs: pass ``hardware=`` when comparing).
     """
-    import roofline
+    from .._version import __version__
 
     versions: dict[str, Any] = {"torch": torch.__version__, "python": platform.python_version(),
-                                "roofline": roofline.__version__}
+                                "roofline": __version__}
     if device == "cuda":
         raw = str(torch.cuda.get_device_name(torch.cuda.current_device()))
         versions["cuda"] = torch.version.cuda
