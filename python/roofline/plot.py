@@ -15,7 +15,7 @@ import numpy as np
 
 from ._format import si
 from .estimate import Estimate, HardwareMismatchWarning
-from .float8.linear import linear as float8_linear
+from .float8.layer import linear as float8_linear
 from .hardware import PEAK_CLASSES, HardwareLike
 from .hardware import hardware as _hardware
 

@@ -8,7 +8,7 @@ fitted patch. One job per module, lower ones first (no module imports one listed
 - :mod:`.fields`: setting a dict of values on a core struct;
 - :mod:`.architecture`: an accelerator's architecture (which kernels it runs);
 - :mod:`.achievable`: achievable compute fractions and FlashAttention-2 fraction per accelerator;
-- :mod:`.gemm`, :mod:`.attention`, :mod:`.row_ops`, :mod:`.cast`, :mod:`.host`: one area's
+- :mod:`.gemm`, :mod:`.attention`, :mod:`.row_ops`, :mod:`.casts`, :mod:`.host`: one area's
   core terms struct from its document;
 - :mod:`.shape_aware`: core Hardware and Efficiency of the shape-aware ("calibrated") model;
 - :mod:`.threads`: threads of the array sweeps;

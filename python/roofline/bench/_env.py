@@ -48,6 +48,7 @@ def environment(torch: Any, device: str) -> dict[str, Any]:
     device name where the database has no entry (CPUs: pass ``hardware=`` when comparing).
     """
     from .._version import __version__
+    from ..hardware import hardware
 
     versions: dict[str, Any] = {"torch": torch.__version__, "python": platform.python_version(),
                                 "roofline": __version__}
@@ -64,7 +65,7 @@ def environment(torch: Any, device: str) -> dict[str, Any]:
         except ImportError:
             versions["triton"] = None
         try:
-            name = roofline.hardware(raw).name
+            name = hardware(raw).name
         except (KeyError, ValueError):
             name = raw
     else:

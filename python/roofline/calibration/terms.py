@@ -44,7 +44,9 @@ def group(row: dict[str, Any]) -> str | None:
     """The group of a measurement row (None: no model for its op), as the op registry's entry
     for the row's op says (:func:`roofline.ops.registry.row_entry`)."""
     entry = row_entry(row["op"])
-    return entry.group(row) if entry is not None else None
+    if entry is None or entry.group is None:
+        return None
+    return entry.group(row)
 
 
 #: Streaming kernels: every one reads and writes DRAM at the streaming bandwidth.

@@ -1,14 +1,14 @@
 """Will float8 (or MX / NVFP4 / blockwise) speed up a linear layer, and by how much?
 
-``rl.float8.linear`` (:mod:`.linear`) estimates one linear layer in bf16 and in a recipe
-(:mod:`.recipes`), ``rl.float8.cast`` (:mod:`.cast`) torchao's compiled cast of one tensor, and
+``rl.float8.linear`` (:mod:`.layer`) estimates one linear layer in bf16 and in a recipe
+(:mod:`.recipes`), ``rl.float8.cast`` (:mod:`.casts`) torchao's compiled cast of one tensor, and
 ``rl.float8.sweep`` (:mod:`.sweep`) a set of shapes as a table.
 """
 
 from __future__ import annotations
 
-from .cast import GRANULARITIES, CastEstimate, cast, cast_kernels
-from .linear import Float8Linear, linear
+from .casts import GRANULARITIES, CastEstimate, cast, cast_kernels
+from .layer import Float8Linear, linear
 from .recipes import MODES, RECIPES, recipe_names
 from .sweep import SHAPE_SETS, TORCHAO_COLUMNS, ShapesLike, shapes, sweep
 

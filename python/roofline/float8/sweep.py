@@ -11,7 +11,7 @@ import numpy as np
 from .._checks import _show, contains_bool, one_of, positive_int_array
 from ..efficiency import EfficiencyLike
 from ..hardware import HardwareLike
-from .linear import linear
+from .layer import linear
 
 if TYPE_CHECKING:
     import pandas as pd

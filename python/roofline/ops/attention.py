@@ -23,6 +23,19 @@ __all__ = ["BACKENDS", "attention", "attention_backend", "attention_kernels", "a
 #: Backend names ``backend=`` accepts: ``"auto"`` (what ``F.scaled_dot_product_attention``
 #: dispatches to), PyTorch's four SDPA backends, and ``"standard"`` (the idealized fused kernel
 #: of the standard model: FlashAttention-2 at its README's speed, FlashMLA for MLA).
+#: The seven sizes of an attention call, broadcast: batch, heads, kv_heads, q_len, kv_len,
+#: head_dim, v_head_dim.
+Sizes = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: (shared_kv, causal, flash, backward)
+Flags = tuple[bool, bool, bool, bool]
+
+
+def _scalars(arrays: Sizes) -> tuple[float, float, float, float, float, float, float]:
+    """The sizes of a scalar call as floats."""
+    b, h, kvh, q, kv, d, dv = (float(a.reshape(-1)[0]) for a in arrays)
+    return b, h, kvh, q, kv, d, dv
+
+
 BACKENDS: tuple[str, ...] = ("auto", "flash", "cudnn", "efficient", "math", "standard")
 
 _STANDARD = _core.AttentionBackend.standard
@@ -56,7 +69,7 @@ def _prepare(
     kv_heads: ArrayLike | None,
     v_head_dim: ArrayLike | None,
     shared_kv: Any,
-) -> tuple[list[np.ndarray], tuple[int, ...]]:
+) -> tuple[Sizes, tuple[int, ...]]:
     h = positive_int_array(fn, "heads", heads)
     d = positive_int_array(fn, "head_dim", head_dim)
     arrays, shape = broadcast(
@@ -69,7 +82,7 @@ def _prepare(
         head_dim=d,
         v_head_dim=d if v_head_dim is None else positive_int_array(fn, "v_head_dim", v_head_dim),
     )
-    _, hh, kvh, _, _, dd, dv = arrays
+    b, hh, kvh, q, kv, dd, dv = arrays
     bad = np.mod(hh, kvh) != 0
     if bad.any():
         i = _first_bad(bad)
@@ -84,7 +97,13 @@ def _prepare(
                 f"{fn}: shared_kv=True needs v_head_dim <= head_dim (V is a slice of K), got "
                 f"v_head_dim={int(dv[i])}, head_dim={int(dd[i])}"
             )
-    return arrays, shape
+    return (b, hh, kvh, q, kv, dd, dv), shape
+
+
+def _flags(fn: str, shared_kv: Any, causal: Any, flash: Any, backward: Any) -> Flags:
+    """The four switches of an attention call, checked: (shared_kv, causal, flash, backward)."""
+    return (flag(fn, "shared_kv", shared_kv), flag(fn, "causal", causal), flag(fn, "flash", flash),
+            flag(fn, "backward", backward))
 
 
 def _float_format(fn: str, dt: Any, dtype: Any) -> None:
@@ -167,7 +186,8 @@ def attention_backend(
              (("shared_kv", shared_kv), ("causal", causal), ("backward", backward))]
     hw = resolve_hardware(hardware)
     _, _, _, q, kv, d, dv = arrays
-    codes = _core.sdpa_backend_sweep(q, kv, d, dv, *flags, dt, _arch(hw))
+    shared, causal_, backward_ = flags
+    codes = _core.sdpa_backend_sweep(q, kv, d, dv, shared, causal_, backward_, dt, _arch(hw))
     names = np.array(_ORDER, dtype=object)[codes].reshape(shape)
     return str(names) if names.ndim == 0 else names
 
@@ -317,9 +337,7 @@ def attention(
     )
     dt = parse_dtype(fn, dtype)
     _float_format(fn, dt, dtype)
-    flags = [flag(fn, n, v) for n, v in
-             (("shared_kv", shared_kv), ("causal", causal), ("flash", flash),
-              ("backward", backward))]
+    flags = _flags(fn, shared_kv, causal, flash, backward)
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
     code = _fixed_code(fn, backend, flags[2], ceff)
@@ -377,7 +395,7 @@ def _attention_scalar(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim:
     return from_scalars(values[:6], f"attention {ran} {name}", hw.name, dict(meta))
 
 
-def _sweep(arrays: list[np.ndarray], flags: list[bool], dt: Any, chw: Any, ceff: Any,
+def _sweep(arrays: Sizes, flags: Flags, dt: Any, chw: Any, ceff: Any,
            code: int) -> Any:
     """One core sweep with every element on backend ``_ORDER[code]``."""
     name = _ORDER[code]
@@ -420,19 +438,17 @@ def attention_kernels(
         raise ValueError(f"{fn}: sizes must be scalars, got arrays of shape {shape}")
     dt = parse_dtype(fn, dtype)
     _float_format(fn, dt, dtype)
-    flags = [flag(fn, n, v) for n, v in
-             (("shared_kv", shared_kv), ("causal", causal), ("flash", flash),
-              ("backward", backward))]
+    flags = _flags(fn, shared_kv, causal, flash, backward)
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
     code = _fixed_code(fn, backend, flags[2], ceff)
     if code is None:
         one = _core.AttentionOne(chw, ceff, dt, _arch(hw))
-        code = int(one(*(float(a[0]) for a in arrays), *flags, _STANDARD, True)[6])
+        code = int(one(*_scalars(arrays), *flags, _STANDARD, True)[6])
     name = _ORDER[code]
     flash_flag = flags[2] if name == "standard" else name != "math"
     rows: list[dict[str, Any]] = _core.attention_kernels(
-        *(float(a[0]) for a in arrays), flags[0], flags[1], flash_flag, flags[3], dt, chw, ceff,
+        *_scalars(arrays), flags[0], flags[1], flash_flag, flags[3], dt, chw, ceff,
         _CORE_BACKEND[name]
     )
     for row in rows:

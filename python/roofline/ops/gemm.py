@@ -130,7 +130,9 @@ def gemm(
     sc = scaling_of(fn, scaling, dt)
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
-    cols = _core.gemm_sweep(*arrays, dt, dt, out, False, chw, ceff, get_num_threads(), sc)
+    m_a, k_a, n_a, b_a = arrays
+    cols = _core.gemm_sweep(m_a, k_a, n_a, b_a, dt, dt, out, False, chw, ceff, get_num_threads(),
+                            sc)
     return from_columns(cols, shape, label=gemm_label(m, k, n, batch, dt), hardware=hw.name,
                         meta={**peak_meta(hw, dt), **inputs_meta(
                             shape, dict(zip(("m", "k", "n", "batch"), arrays, strict=True)),

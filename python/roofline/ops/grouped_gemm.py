@@ -163,7 +163,8 @@ def grouped_gemm(
         )
         hw, chw, ceff = resolve(hardware, efficiency)
         require_peak(fn, hw, dt)
-        cols = _core.grouped_gemm_sweep(*arrays, dt, dt, out, chw, ceff, sc)
+        m_a, k_a, n_a, g_a = arrays
+        cols = _core.grouped_gemm_sweep(m_a, k_a, n_a, g_a, dt, dt, out, chw, ceff, sc)
         lab = f"grouped_gemm {label(dt)}"
         if all(np.ndim(v) == 0 for v in (m_per_group, k, n, groups)):
             g, m = int(groups), int(m_per_group)

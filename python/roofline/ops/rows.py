@@ -53,8 +53,9 @@ def _row_op(
         **{cols_name: positive_int_array(fn, cols_name, cols)},
     )
     hw, chw, ceff = resolve(hardware, efficiency)
-    cols_out = _core.row_op_sweep(getattr(_core.RowOp, fn), *arrays, dt, bwd, stats, chw, ceff,
-                                  be)
+    rows_a, cols_a = arrays
+    cols_out = _core.row_op_sweep(getattr(_core.RowOp, fn), rows_a, cols_a, dt, bwd, stats, chw,
+                                  ceff, be)
     what = f"{fn}{' backward' if bwd else ''}{'' if be.name == 'fused' else ' ' + be.name}"
     lab = f"{what} {label(dt)}"
     if np.ndim(rows) == 0 and np.ndim(cols) == 0:

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from .._format import si
-from ..float8 import linear as float8_linear
+from ..float8.layer import linear as float8_linear
 from ..hardware import HardwareLike
 from ._estimate import TorchEstimate, run
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..efficiency import EfficiencyLike
-from ..float8.linear import linear as float8_linear
+from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
 from ..ops.attention import attention
 from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter

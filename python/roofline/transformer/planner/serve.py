@@ -108,6 +108,9 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     full = estimate(cfg, "decode", 1, kv_len=prompt_len + output_len, **kw)
     kv_per_seq = full.memory["kv_cache_bytes"]
     weights = full.memory["weights_bytes"]
+    if hw.mem_capacity_bytes is None:
+        raise ValueError(f"{fn}: {hw.name} has no mem_capacity_bytes in the database; pass "
+                         "hardware=hw.replace(mem_capacity_bytes=...)")
     max_batch = int(_core.kv_capacity_sequences(hw.mem_capacity_bytes, memory_fraction,
                                                 weights, kv_per_seq))
     draft = None if draft_model is None else config(draft_model)

@@ -8,8 +8,8 @@ import numpy as np
 
 from .... import _core
 from ....efficiency import is_shape_aware
-from ....float8 import cast as float8_cast
-from ....float8 import linear as float8_linear
+from ....float8.casts import cast as float8_cast
+from ....float8.layer import linear as float8_linear
 from ...elementwise import elementwise
 from ._num import seconds
 
