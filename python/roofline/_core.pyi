@@ -3,13 +3,10 @@
 roofline C++ core: costs, efficiency presets, estimates and vectorised sweeps
 """
 from __future__ import annotations
-
 import collections.abc
-import typing
-
 import numpy
 import numpy.typing
-
+import typing
 __all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'inflight_microbatches', 'kv_capacity_sequences', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'repeated_wall_time', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
 class PeakClass:
     """
@@ -967,7 +964,7 @@ class AttentionOne:
     """
     One attention call as floats, bound to hardware, efficiency, dtype and SDPA architecture: call(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim, shared_kv, causal, flash, backward, backend, automatic) -> (time, compute, memory, overhead, flops, bytes, backend code that ran); automatic = backend 'auto'.
     """
-    def __call__(self, arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex, arg5: typing.SupportsFloat | typing.SupportsIndex, arg6: typing.SupportsFloat | typing.SupportsIndex, arg7: bool, arg8: bool, arg9: bool, arg10: bool, arg11: AttentionBackend, arg12: bool) -> tuple:
+    def __call__(self, arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex, arg5: typing.SupportsFloat | typing.SupportsIndex, arg6: typing.SupportsFloat | typing.SupportsIndex, arg7: bool, arg8: bool, arg9: bool, arg10: bool, arg11: AttentionBackend, arg12: bool) -> tuple[typing.Any, ...]:
         ...
     def __init__(self, hardware: Hardware, efficiency: Efficiency, dtype: DType, arch: SdpaArch) -> None:
         ...
@@ -1260,7 +1257,7 @@ class GemmOne:
     """
     gemm_one bound to formats, hardware and efficiency: call(m, k, n, batch).
     """
-    def __call__(self, m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex, batch: typing.SupportsFloat | typing.SupportsIndex) -> tuple:
+    def __call__(self, m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex, batch: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Any, ...]:
         ...
     def __init__(self, hardware: Hardware, efficiency: Efficiency, a: DType, b: DType, out: DType, b_shared: bool, scaling: Scaling) -> None:
         ...
@@ -1268,15 +1265,15 @@ class Float8LinearOne:
     """
     float8_linear_one bound to a recipe, mode, hardware and efficiency: call(m, k, n).
     """
-    def __call__(self, m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex) -> tuple:
+    def __call__(self, m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Any, ...]:
         ...
     def __init__(self, recipe: Recipe, mode: LinearMode, fuse_with_prev: bool, hardware: Hardware, efficiency: Efficiency) -> None:
         ...
-def attention_auto_sweep(batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], v_head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, arch: SdpaArch, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
+def attention_auto_sweep(batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], v_head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, arch: SdpaArch, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Any, ...]:
     """
     Backend 'auto' over equal-length float64 arrays: ((time, compute, memory, overhead, flops, bytes), uint8 backend codes).
     """
-def attention_kernels(batch: typing.SupportsFloat | typing.SupportsIndex, heads: typing.SupportsFloat | typing.SupportsIndex, kv_heads: typing.SupportsFloat | typing.SupportsIndex, q_len: typing.SupportsFloat | typing.SupportsIndex, kv_len: typing.SupportsFloat | typing.SupportsIndex, head_dim: typing.SupportsFloat | typing.SupportsIndex, v_head_dim: typing.SupportsFloat | typing.SupportsIndex, shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, backend: AttentionBackend = AttentionBackend.standard) -> list:
+def attention_kernels(batch: typing.SupportsFloat | typing.SupportsIndex, heads: typing.SupportsFloat | typing.SupportsIndex, kv_heads: typing.SupportsFloat | typing.SupportsIndex, q_len: typing.SupportsFloat | typing.SupportsIndex, kv_len: typing.SupportsFloat | typing.SupportsIndex, head_dim: typing.SupportsFloat | typing.SupportsIndex, v_head_dim: typing.SupportsFloat | typing.SupportsIndex, shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, backend: AttentionBackend = AttentionBackend.standard) -> list[typing.Any]:
     """
     Every kernel of one attention call with its cost and estimate.
     """
@@ -1284,7 +1281,7 @@ def attention_pairs(q_len: typing.SupportsFloat | typing.SupportsIndex, kv_len: 
     """
     Query-key pairs scored per (sequence, head).
     """
-def attention_sweep(batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], v_head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, backend: AttentionBackend = AttentionBackend.standard) -> tuple:
+def attention_sweep(batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], v_head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, backend: AttentionBackend = AttentionBackend.standard) -> tuple[typing.Any, ...]:
     """
     Attention estimates over equal-length float64 arrays: (time, compute, memory, overhead, flops, bytes).
     """
@@ -1292,19 +1289,19 @@ def bytes_per_element(dtype: DType) -> float:
     """
     Payload plus block-scale bytes per element.
     """
-def cast_kernel_times(dim0: typing.SupportsFloat | typing.SupportsIndex, dim1: typing.SupportsFloat | typing.SupportsIndex, role: TensorRole, recipe: Recipe, mode: LinearMode, fuse_with_prev: bool, hardware: Hardware, efficiency: Efficiency) -> list:
+def cast_kernel_times(dim0: typing.SupportsFloat | typing.SupportsIndex, dim1: typing.SupportsFloat | typing.SupportsIndex, role: TensorRole, recipe: Recipe, mode: LinearMode, fuse_with_prev: bool, hardware: Hardware, efficiency: Efficiency) -> list[typing.Any]:
     """
-    Time of each cast kernel that prepares one operand (torchao's per-kernel list).
+    Time of each cast kernel that prepares one operand (torchao's per-kernel list[typing.Any]).
     """
 def chunked_prefill_ttft_s(prompt_tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], chunk_tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mixed_step_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Time to first token with chunked prefill.
     """
-def collective_sweep(op: Collective, algo: CollectiveAlgo, bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ranks: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_per_s: typing.SupportsFloat | typing.SupportsIndex, latency_s: typing.SupportsFloat | typing.SupportsIndex) -> tuple:
+def collective_sweep(op: Collective, algo: CollectiveAlgo, bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ranks: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_per_s: typing.SupportsFloat | typing.SupportsIndex, latency_s: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Any, ...]:
     """
     Alpha-beta collective estimates over equal-length arrays of buffer bytes and ranks.
     """
-def cost_sweep(flops: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_read: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_written: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], math: PeakClass, kernels: typing.SupportsFloat | typing.SupportsIndex, hardware: Hardware, efficiency: Efficiency, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
+def cost_sweep(flops: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_read: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_written: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], math: PeakClass, kernels: typing.SupportsFloat | typing.SupportsIndex, hardware: Hardware, efficiency: Efficiency, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Any, ...]:
     """
     Estimates of single-kernel costs given as arrays: (time, compute, memory, overhead, flops, bytes).
     """
@@ -1314,7 +1311,7 @@ def dollars_per_million_tokens(price_per_gpu_hour: typing.Annotated[numpy.typing
     """
 def element_bytes(dtype: DType) -> float:
     ...
-def elementwise_sweep(numel: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], writes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], flops_per_element: typing.SupportsFloat | typing.SupportsIndex, dtype: DType, hardware: Hardware, efficiency: Efficiency, kernels: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> tuple:
+def elementwise_sweep(numel: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], writes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], flops_per_element: typing.SupportsFloat | typing.SupportsIndex, dtype: DType, hardware: Hardware, efficiency: Efficiency, kernels: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> tuple[typing.Any, ...]:
     """
     Elementwise kernel estimates over equal-length arrays (numel, reads, writes; a chain of `kernels` launched back to back moving those totals).
     """
@@ -1322,35 +1319,35 @@ def flash_fraction_per_sm_clock(ref_fraction: typing.SupportsFloat | typing.Supp
     """
     FlashAttention-2's fraction of the GEMM rate, carried per SM and clock.
     """
-def float8_cast_kernels(rows: typing.SupportsFloat | typing.SupportsIndex, cols: typing.SupportsFloat | typing.SupportsIndex, granularity: CastGranularity, transpose: bool, hardware: Hardware, efficiency: Efficiency) -> list:
+def float8_cast_kernels(rows: typing.SupportsFloat | typing.SupportsIndex, cols: typing.SupportsFloat | typing.SupportsIndex, granularity: CastGranularity, transpose: bool, hardware: Hardware, efficiency: Efficiency) -> list[typing.Any]:
     """
     Every kernel of one compiled float8 cast with its estimate.
     """
-def float8_cast_sweep(rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cols: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], granularity: CastGranularity, transpose: bool, hardware: Hardware, efficiency: Efficiency) -> tuple:
+def float8_cast_sweep(rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cols: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], granularity: CastGranularity, transpose: bool, hardware: Hardware, efficiency: Efficiency) -> tuple[typing.Any, ...]:
     """
     Compiled bf16 -> float8 cast estimates over equal-length arrays: (time, compute, memory, overhead, flops, bytes).
     """
-def float8_linear_kernels(m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex, recipe: Recipe, mode: LinearMode, fuse_with_prev: bool, hardware: Hardware, efficiency: Efficiency) -> list:
+def float8_linear_kernels(m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex, recipe: Recipe, mode: LinearMode, fuse_with_prev: bool, hardware: Hardware, efficiency: Efficiency) -> list[typing.Any]:
     """
     Every kernel of one float8 linear with its cost and estimate.
     """
-def float8_linear_one(m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex, recipe: Recipe, mode: LinearMode, fuse_with_prev: bool, hardware: Hardware, efficiency: Efficiency) -> tuple:
+def float8_linear_one(m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex, recipe: Recipe, mode: LinearMode, fuse_with_prev: bool, hardware: Hardware, efficiency: Efficiency) -> tuple[typing.Any, ...]:
     """
     One float8 linear (the float8_linear_sweep computation): (bf16, low-precision GEMM, cast) seconds as floats.
     """
-def float8_linear_sweep(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], recipe: Recipe, mode: LinearMode, fuse_with_prev: bool, hardware: Hardware, efficiency: Efficiency, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple:
+def float8_linear_sweep(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], recipe: Recipe, mode: LinearMode, fuse_with_prev: bool, hardware: Hardware, efficiency: Efficiency, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Any, ...]:
     """
     Float8 linear times over arrays: (bf16 GEMMs, low-precision GEMMs, casts).
     """
-def gemm_one(m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex, batch: typing.SupportsFloat | typing.SupportsIndex, a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, scaling: Scaling) -> tuple:
+def gemm_one(m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex, batch: typing.SupportsFloat | typing.SupportsIndex, a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, scaling: Scaling) -> tuple[typing.Any, ...]:
     """
     One GEMM estimate (the gemm_sweep computation): (time, compute, memory, overhead, flops, bytes) as floats.
     """
-def gemm_sweep(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, threads: typing.SupportsInt | typing.SupportsIndex = 0, scaling: Scaling = Scaling.none) -> tuple:
+def gemm_sweep(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, threads: typing.SupportsInt | typing.SupportsIndex = 0, scaling: Scaling = Scaling.none) -> tuple[typing.Any, ...]:
     """
     GEMM estimates over equal-length float64 arrays: (time, compute, memory, overhead, flops, bytes).
     """
-def gemm_sweep_exhaustive(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, scaling: Scaling) -> tuple:
+def gemm_sweep_exhaustive(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, scaling: Scaling) -> tuple[typing.Any, ...]:
     """
     gemm_sweep with the reference GEMM search (every tile and split-K factor evaluated), one thread: the pruned search must equal it.
     """
@@ -1362,11 +1359,11 @@ def gpu_hours(tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], t
     """
     GPU-hours to process tokens.
     """
-def grouped_gemm_counts_sweep(counts: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], capacity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, layout: GroupedLayout, hardware: Hardware, efficiency: Efficiency, scaling: Scaling = Scaling.none) -> tuple:
+def grouped_gemm_counts_sweep(counts: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], capacity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, layout: GroupedLayout, hardware: Hardware, efficiency: Efficiency, scaling: Scaling = Scaling.none) -> tuple[typing.Any, ...]:
     """
     Grouped GEMM estimates with per-group row counts (points x groups).
     """
-def grouped_gemm_sweep(m_per_group: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], groups: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, hardware: Hardware, efficiency: Efficiency, scaling: Scaling = Scaling.none) -> tuple:
+def grouped_gemm_sweep(m_per_group: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], groups: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, hardware: Hardware, efficiency: Efficiency, scaling: Scaling = Scaling.none) -> tuple[typing.Any, ...]:
     """
     Uniform grouped GEMM estimates over equal-length arrays: (time, compute, memory, overhead, flops, bytes).
     """
@@ -1378,11 +1375,11 @@ def kv_capacity_sequences(capacity_bytes: typing.Annotated[numpy.typing.ArrayLik
     """
     Sequences whose KV cache fits.
     """
-def looped_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, head_s: typing.SupportsFloat | typing.SupportsIndex, terms: HostTerms) -> tuple:
+def looped_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, head_s: typing.SupportsFloat | typing.SupportsIndex, terms: HostTerms) -> tuple[typing.Any, ...]:
     """
     Per-call time of a compiled training step in a loop that runs a head_s kernel (an L2 flush) before each call: (wall_s, gpu_s, host_s, launch_bound).
     """
-def memory_lane_check(flops: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_read: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_written: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kernels: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bandwidth_fraction: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ctas_per_sm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], row_bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reread_bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], transcendentals: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], strided_elements: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], row_kernel: typing.SupportsInt | typing.SupportsIndex, math: PeakClass, hardware: Hardware, efficiency: Efficiency) -> tuple:
+def memory_lane_check(flops: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_read: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_written: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kernels: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bandwidth_fraction: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ctas_per_sm: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], row_bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reread_bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], transcendentals: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], strided_elements: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], row_kernel: typing.SupportsInt | typing.SupportsIndex, math: PeakClass, hardware: Hardware, efficiency: Efficiency) -> tuple[typing.Any, ...]:
     """
     Streaming-kernel times eight at a time (estimate_lane_times) and one at a time (estimate), for tests: (lanes, one) arrays that must agree bit for bit.
     """
@@ -1400,15 +1397,15 @@ def pipeline_bubble_fraction(stages: typing.Annotated[numpy.typing.ArrayLike, nu
     """
     (p-1)/(v*m+p-1), 0 for one stage.
     """
-def repeated_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, terms: HostTerms) -> tuple:
+def repeated_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, terms: HostTerms) -> tuple[typing.Any, ...]:
     """
     Per-call wall time of a call repeated back to back (host runs ahead): (wall_s, gpu_s, host_s, launch_bound).
     """
-def row_op_cost(op: RowOp, rows: typing.SupportsFloat | typing.SupportsIndex, cols: typing.SupportsFloat | typing.SupportsIndex, dtype: DType, backward: bool, save_stats: bool, backend: RowBackend = RowBackend.fused) -> dict:
+def row_op_cost(op: RowOp, rows: typing.SupportsFloat | typing.SupportsIndex, cols: typing.SupportsFloat | typing.SupportsIndex, dtype: DType, backward: bool, save_stats: bool, backend: RowBackend = RowBackend.fused) -> dict[str, typing.Any]:
     """
     FLOPs, bytes read and written, kernels, re-read bytes and transcendentals of one row-wise op.
     """
-def row_op_sweep(op: RowOp, rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cols: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dtype: DType, backward: bool, save_stats: bool, hardware: Hardware, efficiency: Efficiency, backend: RowBackend = RowBackend.fused) -> tuple:
+def row_op_sweep(op: RowOp, rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cols: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dtype: DType, backward: bool, save_stats: bool, hardware: Hardware, efficiency: Efficiency, backend: RowBackend = RowBackend.fused) -> tuple[typing.Any, ...]:
     """
     Row-wise op (norm, softmax, cross entropy) estimates over equal-length arrays.
     """
@@ -1436,7 +1433,7 @@ def train_step_sweep(rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float6
     """
     Training step per packed row: time, compute, bubble, p2p, exposed comm, comm, optimizer (s), bubble fraction.
     """
-def wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, terms: HostTerms) -> tuple:
+def wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, terms: HostTerms) -> tuple[typing.Any, ...]:
     """
     Wall time of kernels issued in order on one stream: (wall_s, gpu_s, host_s, launch_bound).
     """
