@@ -176,13 +176,3 @@ def _jobs_notes(result: Any, stream: Any) -> None:
               file=stream)
     print("held out: nothing in the model is fitted to these rows (no fit-on-some-sources "
           "split to report); every error is out of sample", file=stream)
-
-
-def _notes(result: Any, stream: Any) -> None:
-    """Unmapped rows and rows whose prediction raised, by family and count."""
-    for rec in result.unmapped.to_dict(orient="records"):
-        print(f"unmapped: {rec['rows']} rows of {rec['family']} (op {rec['op']!r}: no model)",
-              file=stream)
-    for rec in result.errors.to_dict(orient="records"):
-        print(f"not predicted: {rec['rows']} rows of {rec['family']}: {rec['message'][:160]}",
-              file=stream)
