@@ -538,8 +538,10 @@ def config(name: str | TransformerConfig) -> TransformerConfig:
     """A built-in configuration by name (case-insensitive; HF repo names work too).
 
     Built-ins (numbers from each model's public ``config.json``, source in ``.source``):
-    Llama-3-8B, Llama-3-70B, Llama-3.1-405B, Mixtral-8x7B, DeepSeek-V3, Qwen3-8B,
-    Qwen3-30B-A3B, Qwen3-235B-A22B. A :class:`TransformerConfig` is returned unchanged.
+    Llama-3-8B, Llama-3-70B, Llama-3.1-405B, Llama-4-Scout, Llama-4-Maverick, Mixtral-8x7B,
+    DeepSeek-V3 (with its MTP module), GPT-OSS-120B, GPT-OSS-20B, Qwen3-4B, Qwen3-8B,
+    Qwen3-14B, Qwen3-32B, Qwen3-30B-A3B, Qwen3-235B-A22B. A :class:`TransformerConfig` is
+    returned unchanged.
 
     Raises
     ------
