@@ -5,6 +5,10 @@ kernel time under each efficiency preset and prints the median and 90th-percenti
 relative error, side by side in one table. Run::
 
     python benchmarks/validate.py [--data data/measurements] [--format table|json]
+                                  [--jobs python/roofline/data/jobs/published_jobs.jsonl]
+
+Last, the whole-job table (``roofline validate <jobs file>``): published training and serving
+throughput priced with ``rl.transformer.estimate`` / ``serve``, error per family and source.
 
 Files and how their rows are modeled:
 
@@ -305,11 +309,31 @@ def print_gpu_table(result: list[dict[str, Any]], errors: list[tuple[str, str]])
                 print(f"  {rid}: {msg[:150]}")
 
 
+def jobs_table(path: Path) -> list[dict[str, Any]]:
+    """Per family, per source and all jobs: rows, median / p90 absolute error, bias."""
+    from roofline.validation.jobs import validate_jobs
+
+    r = validate_jobs(path)
+    return [dict(rec, file=path.name) for rec in r.table.to_dict(orient="records")]
+
+
+def print_jobs_table(rows: list[dict[str, Any]]) -> None:
+    print("\nwhole jobs (published figures): error of predicted time = 1 / throughput "
+          "(median, p90); bias: + = predicted too slow")
+    print(f"{'by':<7} {'family / source':<64} {'rows':>4} {'median':>8} {'p90':>7} {'bias':>6}")
+    for e in rows:
+        print(f"{e['by']:<7} {e['family']:<64} {e['rows']:>4} {e['default_median']:>8.1%} "
+              f"{e['default_p90']:>7.1%} {e['default_bias']:>+6.0%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path,
                         default=ROOT / "data" / "measurements")
     parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument("--jobs", type=Path,
+                        default=ROOT / "python" / "roofline" / "data" / "jobs"
+                        / "published_jobs.jsonl", help="whole-job file (jobs schema)")
     parser.add_argument("--gpu-only", action="store_true",
                         help="only our GPU measurement files (gpu_*.jsonl)")
     args = parser.parse_args()
@@ -321,8 +345,9 @@ def main() -> None:
             print_gpu_table(gpu, errors)
         return
     result = table(args.data)
+    jobs = jobs_table(args.jobs)
     if args.format == "json":
-        print(json.dumps(result + gpu, indent=2))
+        print(json.dumps(result + gpu + jobs, indent=2))
         return
     head = f"{'file':<34} {'family':<36} {'rows':>4}"
     for p in PRESETS:
@@ -338,6 +363,7 @@ def main() -> None:
                 line += f" {e[p + '_median']:>14.1%} {e[p + '_p90']:>6.0%}"
         print(line)
     print_gpu_table(gpu, errors)
+    print_jobs_table(jobs)
 
 
 if __name__ == "__main__":

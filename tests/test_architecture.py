@@ -42,7 +42,7 @@ ALLOWED.update({
     "transformer": _BASE | {"ops", "float8"},
     "torch": _BASE | {"ops", "ops.registry", "float8"},
     "trace": _BASE | {"ops", "ops.registry"},
-    "validation": _BASE | {"ops", "ops.registry", "float8"},
+    "validation": _BASE | {"ops", "ops.registry", "float8", "transformer"},
     "bench": _BASE | {"_version"},
     "calibration": _BASE | {"ops", "ops.registry", "validation", "float8"},
     "pytest_plugin": _BASE | {"testing"},

@@ -56,9 +56,16 @@ def calibrate(device: str | None = None, **kwargs: Any) -> Hardware:
 
 def validate(measurements: Any, hardware: Any = None, efficiency: Any = "default") -> Any:
     """Per-family error of the model on measurement files
-    (:func:`roofline.validation.report.validate`)."""
+    (:func:`roofline.validation.report.validate`), or per family and source on a whole-job
+    file (:func:`roofline.validation.jobs.validate_jobs`; detected by its schema)."""
+    from .validation.jobs import is_jobs_input, validate_jobs
     from .validation.report import validate as _run
 
+    if is_jobs_input(measurements):
+        if hardware is not None:
+            raise ValueError("validate: a jobs file names each row's hardware; hardware= "
+                             f"must be None, got {hardware!r}")
+        return validate_jobs(measurements, efficiency=efficiency)
     return _run(measurements, hardware=hardware, efficiency=efficiency)
 
 

@@ -22,7 +22,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Predict every row of one or more measurement files (the shared JSONL "
         "schema, e.g. from 'roofline bench') and print the median / p90 absolute relative "
         "error and the bias per family, with the constant and peak presets beside the model; "
-        "rows that cannot be mapped or predicted are listed.",
+        "rows that cannot be mapped or predicted are listed. A whole-job file (the schema of "
+        "roofline/data/jobs/published_jobs.jsonl, detected by its rows) is priced with "
+        "rl.transformer.estimate / serve and its error printed per family and per source.",
     )
     p.add_argument("files", nargs="+", metavar="FILE.jsonl")
     hw = p.add_mutually_exclusive_group()
@@ -51,6 +53,7 @@ def _pct(value: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``roofline validate``; returns the exit status."""
     from ..hardware import Hardware
+    from ..validation.jobs import is_jobs_file
     from ..validation.report import validate
 
     hardware: Any = args.hardware
@@ -60,6 +63,15 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CLIError(f"--profile: cannot read {args.profile}: "
                            f"{exc.strerror or exc}") from None
+    jobs = [f for f in args.files if is_jobs_file(f)]
+    if jobs:
+        if len(jobs) != len(args.files):
+            raise CLIError("validate: give either measurement files or jobs files, not both "
+                           f"(jobs files: {', '.join(jobs)})")
+        if hardware is not None:
+            raise CLIError("validate: a jobs file names each row's hardware; drop --hardware "
+                           "/ --profile")
+        return _run_jobs(args)
     try:
         result = validate(args.files if len(args.files) > 1 else args.files[0],
                           hardware=hardware, efficiency=args.efficiency)
@@ -114,3 +126,53 @@ def _notes(result: Any, stream: Any) -> None:
     for rec in result.errors.to_dict(orient="records"):
         print(f"not predicted: {rec['rows']} rows of {rec['family']}: {rec['message'][:160]}",
               file=stream)
+
+
+def _run_jobs(args: argparse.Namespace) -> int:
+    """``roofline validate JOBS.jsonl``: error per family and per source of whole jobs."""
+    from ..validation.jobs import read_jobs, validate_jobs
+
+    try:
+        rows = [r for f in args.files for r in read_jobs(f)]
+        result = validate_jobs(args.files[0] if len(args.files) == 1 else rows,
+                               efficiency=args.efficiency)
+    except (FileNotFoundError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+    if args.plot:
+        result.plot(args.plot)
+    if args.format == "csv":
+        sys.stdout.write(result.to_csv())
+        _jobs_notes(result, sys.stderr)
+        return 0
+    if args.format == "json":
+        print(result.to_json())
+        return 0
+    from rich.table import Table
+
+    m = result.models[0]
+    table = Table(title="whole jobs: error of predicted time (= 1 / throughput) against "
+                  f"published figures; bias = median signed error of {m} "
+                  "(+ = predicted too slow)", title_style="bold")
+    for col in ("by", "family / source", "rows", "median", "p90", "bias"):
+        table.add_column(col, justify="left" if col in ("by", "family / source") else "right")
+    for rec in result.table.to_dict(orient="records"):
+        table.add_row(literal(rec["by"]), literal(rec["family"]), literal(int(rec["rows"])),
+                      literal(_pct(rec.get(f"{m}_median"))), literal(_pct(rec.get(f"{m}_p90"))),
+                      literal(f"{rec[f'{m}_bias']:+.0%}"))
+    make_console().print(table)
+    _jobs_notes(result, sys.stdout)
+    if args.plot:
+        print(f"plot: {args.plot}")
+    return 0
+
+
+def _jobs_notes(result: Any, stream: Any) -> None:
+    """Rows marked not expressible and rows whose pricing raised, one line each."""
+    for rec in result.unmapped.to_dict(orient="records"):
+        print(f"not expressible: {rec['id']} ({rec['family']}): {rec['reason'][:140]}",
+              file=stream)
+    for rec in result.errors.to_dict(orient="records"):
+        print(f"not predicted: {rec['id']} ({rec['family']}): {rec['message'][:160]}",
+              file=stream)
+    print("held out: nothing in the model is fitted to these rows (no fit-on-some-sources "
+          "split to report); every error is out of sample", file=stream)

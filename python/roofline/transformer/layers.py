@@ -14,11 +14,34 @@ from .routing import expert_counts, rank_counts
 __all__ = ["attention_block", "dense_mlp", "head", "moe_mlp", "record_step"]
 
 
+def local_attention(kind: str, size: int, q: int, kv: int
+                    ) -> tuple[int, int, int, bool, float]:
+    """``(blocks, q_len, kv_len, causal, scale)`` of the attention call a layer of attention
+    ``kind`` (``"full"``, ``"sliding"`` window or ``"chunked"``, of ``size`` tokens) runs:
+    ``blocks`` multiplies the batch, ``scale`` the call's cost.
+
+    Decode (``q < kv``): a sliding query sees ``min(kv, size + q - 1)`` keys, a chunked one
+    the ``(kv - q) mod size + q`` keys of its chunk. Prefill / training (``q = kv > size``):
+    ``n = q // size`` blocks of ``size`` queries in one call, scaled by ``q / (n·size)`` for
+    the remainder; sliding blocks see ``size`` keys each (non-causal: ``q·size`` query-key
+    pairs, K/V read once, over by ``size²/2`` at the start), chunked blocks are causal
+    ``size x size`` attentions.
+    """
+    if kind == "full" or kv <= size:
+        return 1, q, kv, True, 1.0
+    if q < kv:
+        keys = min(kv, size + q - 1) if kind == "sliding" else min(kv, (kv - q) % size + q)
+        return 1, q, keys, True, 1.0
+    n = q // size
+    return n, size, size, kind == "chunked", q / (n * size)
+
+
 def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
                      tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float,
-                     cp: int = 1) -> None:
+                     cp: int = 1, attn: str = "full") -> None:
     """Norm, QKV (or MLA) projections, attention, output projection, TP all-reduce and
-    residual add of one layer (context parallelism: K/V all-gathered first)."""
+    residual add of one layer (context parallelism: K/V all-gathered first); ``attn``: the
+    layer's attention kind (sliding / chunked layers: :func:`local_attention`)."""
     t = batch * q // cp
     if cp > 1:  # all-gather K and V of the sequence (reduce-scatter their gradients)
         kv_width = (cfg.num_heads // tp * (cfg.qk_nope_head_dim + cfg.qk_rope_head_dim
@@ -61,8 +84,12 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
             ops.elementwise(g, "qk_norm", t * (heads + kvh) * d)
         if cfg.rope:
             ops.elementwise(g, "rope", t * (heads + kvh) * d)
-        ops.attention(g, "attention", batch=batch, heads=heads, kv_heads=kvh, q_len=q,
-                      kv_len=kv, head_dim=d, **attn_kw)
+        size = cfg.sliding_window if attn == "sliding" else cfg.attention_chunk
+        blocks, aq, akv, causal, rest = local_attention(attn, size, q, kv)
+        kw = dict(attn_kw, causal=causal, scale=attn_kw.get("scale", 1.0) * rest)
+        ops.attention(g, "attention" if attn == "full" else f"attention ({attn} {size})",
+                      batch=batch * blocks, heads=heads, kv_heads=kvh, q_len=aq, kv_len=akv,
+                      head_dim=d, **kw)
         ops.linear(g, "o_proj", t, heads * d, hid)
     ops.collective(g, "attn all_reduce", "all_reduce", t * hid * act_bytes, tp)
     ops.elementwise(g, "attn_residual", t * hid, reads=2, cat="rep")
@@ -118,10 +145,11 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
 
 
 def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,
-          phase: str) -> None:
-    """Embedding, final norm, LM head (prefill: last token only) and training's loss."""
+          phase: str, embed: bool = True) -> None:
+    """Embedding (unless ``embed=False``), final norm, LM head (prefill: last token only)
+    and training's loss."""
     hid = cfg.hidden_size
-    if cfg.vocab_size:
+    if cfg.vocab_size and embed:
         ops.elementwise(g, "embedding", t * hid, reads=1, writes=1)
     ops.elementwise(g, "final_norm", t * hid)
     if cfg.vocab_size:
@@ -141,18 +169,32 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
     ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
     """
-    kinds = cfg.layer_kinds()
+    kinds = list(zip(cfg.layer_kinds(), cfg.layer_attention(), strict=True))
     groups: list[tuple[str, list[int]]] = []
-    for kind in ("dense", "moe"):
-        layers = [i for i, k in enumerate(kinds) if k == kind]
-        if layers:
-            groups.append((kind, layers))
-    for gi, (kind, _) in enumerate(groups):
-        attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp)
-        if kind == "dense":
+    blocks: list[tuple[str, str]] = []
+    for mlp in ("dense", "moe"):  # kind "dense" / "moe", or "moe/sliding" for local attention
+        for attn in ("full", "sliding", "chunked"):
+            layers = [i for i, k in enumerate(kinds) if k == (mlp, attn)]
+            if layers:
+                groups.append((mlp if attn == "full" else f"{mlp}/{attn}", layers))
+                blocks.append((mlp, attn))
+    if phase == "train" and cfg.mtp_layers:  # multi-token prediction: one more block + head
+        n = cfg.num_layers
+        groups.append(("mtp", list(range(n, n + cfg.mtp_layers))))
+        blocks.append((kinds[-1][0], "full"))
+    for gi, (mlp, attn) in enumerate(blocks):
+        if groups[gi][0] == "mtp":
+            hid = cfg.hidden_size
+            ops.elementwise(gi, "mtp enorm+hnorm", 2 * tokens * hid, cat="rep")
+            ops.linear(gi, "mtp eh_proj", tokens, 2 * hid, hid)
+        attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn)
+        if mlp == "dense":
             dense_mlp(ops, gi, cfg, tokens, tp, act_bytes)
         else:
             moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, lowp, skew)
+        if groups[gi][0] == "mtp":  # the shared head and its loss, per module
+            head(ops, gi, cfg, batch, q, tokens, tp, phase,
+                 embed=False)
     groups.append(("head", []))
     head(ops, len(groups) - 1, cfg, batch, q, tokens, tp, phase)
     return groups

@@ -40,11 +40,18 @@ def memory(cfg: TransformerConfig, hw: Hardware, batch: int, kv: int, tp: int, e
     linear = (cfg.num_layers * attn + c["mlp"] / tp + c["experts"] / expert_split
               + c["shared_experts"] / tp)
     other = c["router"] + c["norms"] + (c["embedding"] + c["lm_head"]) / tp
+    if phase == "train" and cfg.mtp_layers:  # the MTP modules train with the model
+        m = cfg.mtp_param_counts()
+        linear += (m["attention"] * attn / cfg.attention_params() + m["mlp"] / tp
+                   + m["experts"] / expert_split + m["shared_experts"] / tp + m["eh_proj"])
+        other += m["router"] + m["norms"]
     params = linear + other
     mem: dict[str, float] = {
         "params_per_gpu": params,
         "weights_bytes": linear * weight_bytes + other * dtype_bytes,
-        "kv_cache_bytes": 0.0 if phase == "train" else cfg.num_layers * batch * kv * kv_token,
+        # sliding / chunked layers keep at most their window / chunk of keys
+        "kv_cache_bytes": 0.0 if phase == "train" else batch * kv_token * sum(
+            cfg.attention_span(a, kv) for a in cfg.layer_attention()),
         "gradients_bytes": 0.0,
         "optimizer_bytes": 0.0,
         "activations_bytes": 0.0,

@@ -1,0 +1,347 @@
+"""Whole jobs against published figures: training throughput and serving, per family and source.
+
+A jobs file has one JSON object per line (schema of ``data/jobs/published_jobs.jsonl``):
+``id``, ``family``, ``hardware``, ``gpus``, ``config`` (the model, the parallel layout, the
+precision and ``api``: which question the figure answers), ``measured``, ``unit``, ``source``,
+``notes``. :func:`price_job` answers one row's question with ``rl.transformer.estimate`` /
+``serve``; :func:`validate_jobs` scores every row and summarises the error per family and per
+source.
+
+The error is ``predicted time / measured time - 1`` (``+`` = predicted too slow), the sign
+convention of the kernel validation: for a throughput row the time is ``1 / throughput``, so
+the error is ``measured / predicted - 1``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..efficiency import EfficiencyLike
+from ..transformer.config import TransformerConfig, config
+from ..transformer.estimate import estimate
+from ..transformer.planner.serve import serve
+from .compare import Comparison
+from .report import ValidationResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["APIS", "JOBS_FILE", "JobsValidation", "is_jobs_file", "is_jobs_input", "is_jobs_row",
+           "price_job", "read_jobs", "source_label", "validate_jobs"]
+
+#: The published figures shipped with the package (see its README).
+JOBS_FILE = Path(__file__).resolve().parent.parent / "data" / "jobs" / "published_jobs.jsonl"
+
+#: Questions a row may ask (``config.api``) and the units each may be given in.
+APIS: dict[str, tuple[str, ...]] = {
+    "train": ("tokens/s/GPU",),
+    "serve_max_throughput": ("output tokens/s (whole TP group)",),
+    "serve_ttft": ("s", "ms"),
+    "serve_itl": ("s", "ms"),
+    "batch_e2e_latency": ("s", "ms"),
+}
+_THROUGHPUT = {"train", "serve_max_throughput"}
+_REQUIRED = ("id", "family", "hardware", "gpus", "config", "measured", "unit", "source")
+_TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "ep",
+               "virtual_stages", "zero", "recompute", "sequence_parallel", "gpus_per_node")
+#: Batch sizes tried for a maximum-throughput serving row (the engine's CUDA-graph batch list
+#: reaches 8192; the largest that fits in memory wins).
+_SERVE_BATCHES = tuple(2**i for i in range(14))
+
+
+def is_jobs_row(row: Any) -> bool:
+    """A row in the jobs schema: an object with ``config`` (an object) and no ``op``."""
+    return isinstance(row, Mapping) and isinstance(row.get("config"), Mapping) and (
+        "op" not in row)
+
+
+def is_jobs_file(path: str | os.PathLike[str]) -> bool:
+    """Whether the first non-blank line of ``path`` is a jobs row (detected by schema)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    return is_jobs_row(json.loads(line))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return False
+
+
+def is_jobs_input(source: Any) -> bool:
+    """Whether ``source`` (a path, or a list of row dicts) holds whole-job rows."""
+    if isinstance(source, (str, os.PathLike)):
+        return Path(source).is_file() and is_jobs_file(source)
+    if isinstance(source, (list, tuple)) and source:
+        return is_jobs_row(source[0])
+    return False
+
+
+def _check_row(row: Any, where: str) -> dict[str, Any]:
+    fn = "read_jobs"
+    if not isinstance(row, Mapping):
+        raise ValueError(f"{fn}: {where}: a row must be a JSON object, got {type(row).__name__}")
+    missing = [k for k in _REQUIRED if k not in row]
+    if missing:
+        raise ValueError(f"{fn}: {where}: missing {', '.join(missing)}")
+    rid = row["id"]
+    if not isinstance(row["config"], Mapping):
+        raise ValueError(f"{fn}: {where} ({rid}): config must be an object, got "
+                         f"{row['config']!r:.60}")
+    api = row["config"].get("api")
+    if api not in APIS:
+        raise ValueError(f"{fn}: {where} ({rid}): config.api must be one of {tuple(APIS)}, "
+                         f"got {api!r}")
+    if row["unit"] not in APIS[api]:
+        raise ValueError(f"{fn}: {where} ({rid}): unit for api {api!r} must be one of "
+                         f"{APIS[api]}, got {row['unit']!r}")
+    value = row["measured"]
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{fn}: {where} ({rid}): measured must be a positive finite number, "
+                         f"got {value!r}")
+    gpus = row["gpus"]
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise ValueError(f"{fn}: {where} ({rid}): gpus must be a positive integer, got {gpus!r}")
+    return dict(row)
+
+
+def read_jobs(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]
+              ) -> list[dict[str, Any]]:
+    """Rows of a jobs file (or an iterable of row dicts), checked.
+
+    Raises
+    ------
+    FileNotFoundError
+        The path does not exist.
+    ValueError
+        A line that is not JSON, a row missing one of ``id``, ``family``, ``hardware``,
+        ``gpus``, ``config``, ``measured``, ``unit``, ``source``, an unknown ``config.api``,
+        a unit that does not fit it, or a ``measured`` that is not a positive finite number;
+        the message names the file and line (or row index) and the row id.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"read_jobs: no such file: {str(path)!r}")
+        rows = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                raise ValueError(f"read_jobs: {path}:{number}: not JSON ({str(exc)[:100]})"
+                                 ) from None
+            rows.append(_check_row(row, f"{path}:{number}"))
+        return rows
+    return [_check_row(r, f"row {i}") for i, r in enumerate(source)]
+
+
+def source_label(source: str) -> str:
+    """``owner/repo path`` of a source string (commit and table dropped), or the URL host."""
+    head = str(source).split(" @ ")[0].strip()
+    return head.removeprefix("github.com/").removeprefix("https://").removeprefix("http://")
+
+
+def _model(spec: Any, rid: str, mtp_layers: Any) -> TransformerConfig:
+    if isinstance(spec, Mapping):
+        try:
+            cfg = TransformerConfig(**spec)
+        except TypeError as exc:
+            raise ValueError(f"price_job: {rid}: config.model: {exc}") from None
+    elif isinstance(spec, str):
+        cfg = config(spec)
+    else:
+        raise ValueError(f"price_job: {rid}: config.model must be a built-in name or an object "
+                         f"of TransformerConfig fields, got {spec!r:.60}")
+    if mtp_layers is not None:
+        cfg = cfg.replace(mtp_layers=mtp_layers)
+    return cfg
+
+
+def _kv_dtype(c: Mapping[str, Any]) -> str | None:
+    kv = c.get("kv_dtype")
+    return None if kv is None else str(kv)
+
+
+def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") -> float:
+    """The model's answer to one row's question, in the row's unit.
+
+    ``train``: ``estimate(phase="train", ...)`` with the row's layout; tokens/s of the job
+    divided by its GPUs. ``serve_max_throughput``: ``serve(...)`` over batches 1 .. 8192;
+    the highest replica tokens/s among those that fit in ``memory_fraction`` (default 0.9)
+    of memory. ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` of ``serve`` at the
+    row's ``batch``. ``batch_e2e_latency``: prefill of ``batch`` prompts plus ``output_len``
+    decode steps at the mean context.
+
+    Raises
+    ------
+    ValueError
+        A row marked ``not_expressible`` (with its reason), or a configuration the API
+        refuses (the message names the row id).
+    """
+    rid = str(row.get("id", "?"))
+    c = row["config"]
+    if c.get("not_expressible"):
+        raise ValueError(f"price_job: {rid}: not expressible: {c['not_expressible']}")
+    api = c["api"]
+    cfg = _model(c.get("model"), rid, c.get("mtp_layers"))
+    hw = row["hardware"]
+    recipe = c.get("linear_recipe")
+    if api == "train":
+        missing = [k for k in ("seq_len", "micro_batch") if k not in c]
+        if missing:
+            raise ValueError(f"price_job: {rid}: a train row needs config "
+                             f"{', '.join(missing)}")
+        kw = {k: c[k] for k in _TRAIN_KEYS if k in c}
+        est = estimate(cfg, "train", hardware=hw, linear_recipe=recipe, efficiency=efficiency,
+                       **kw)
+        assert est.step is not None
+        gpus = est.step.gpus
+        if gpus != row["gpus"]:
+            raise ValueError(f"price_job: {rid}: the layout uses dp·tp·pp·cp = {gpus} GPUs, "
+                             f"the row says gpus={row['gpus']}")
+        return float(est.step.tokens_per_s / gpus)
+    skw: dict[str, Any] = dict(prompt_len=c.get("prompt_len"), output_len=c.get("output_len"),
+                               tp=c.get("tp", 1), ep=c.get("ep", 1), linear_recipe=recipe,
+                               kv_dtype=_kv_dtype(c),
+                               memory_fraction=c.get("memory_fraction", 0.9),
+                               efficiency=efficiency)
+    if skw["prompt_len"] is None or skw["output_len"] is None:
+        raise ValueError(f"price_job: {rid}: a serving row needs config prompt_len and "
+                         "output_len")
+    if api == "serve_max_throughput":
+        df = serve(cfg, hw, batches=_SERVE_BATCHES, **skw)
+        fits = df[df["fits"]]
+        if fits.empty:
+            raise ValueError(f"price_job: {rid}: no batch fits in memory")
+        return float(fits["tokens_per_s"].max())
+    batch = c.get("batch")
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"price_job: {rid}: {api} needs config batch (a positive integer), "
+                         f"got {batch!r}")
+    df = serve(cfg, hw, batches=(batch,), **skw)
+    scale = 1e3 if row["unit"] == "ms" else 1.0
+    if api == "serve_ttft":
+        return float(df["ttft_s"].iloc[0]) * scale
+    if api == "serve_itl":
+        return float(df["decode_step_s"].iloc[0]) * scale
+    e2e = batch * df.attrs["prefill_s"] + skw["output_len"] * float(df["decode_step_s"].iloc[0])
+    return e2e * scale
+
+
+def _error(api: str, measured: float, predicted: float) -> float:
+    """Predicted time / measured time - 1."""
+    return measured / predicted - 1.0 if api in _THROUGHPUT else predicted / measured - 1.0
+
+
+def _stats(err: np.ndarray) -> dict[str, float]:
+    return {"rows": int(err.size), "median": float(np.median(np.abs(err))),
+            "p90": float(np.percentile(np.abs(err), 90)), "bias": float(np.median(err))}
+
+
+class JobsValidation(ValidationResult):
+    """What :func:`validate_jobs` found (a :class:`ValidationResult` for whole jobs).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per family, then one per source, then all jobs: ``by`` (``"family"``,
+        ``"source"`` or ``"all"``), ``family`` (the family or source name), ``rows`` and
+        ``<model>_median`` / ``_p90`` (absolute error) / ``_bias`` (median signed error,
+        + = predicted too slow).
+    jobs : pandas.DataFrame
+        One row per priced job: ``id``, ``family``, ``source``, ``api``, ``unit``,
+        ``measured``, ``predicted``, ``error``.
+    unmapped, errors : pandas.DataFrame
+        Rows marked ``not_expressible`` (with the reason) and rows whose pricing raised.
+    held_out : None
+        Nothing in the job model is fitted to these rows yet, so there is no "fit on some
+        sources, score the others" split to report; every error above is out of sample.
+    """
+
+    jobs: pd.DataFrame
+    held_out: None = None
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The per-job predictions (see ``jobs``)."""
+        return self.jobs
+
+
+def validate_jobs(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+                  efficiency: EfficiencyLike = "default") -> JobsValidation:
+    """Price every row of a jobs file and summarise the error per family and per source.
+
+    Parameters
+    ----------
+    source : path or iterable of dict
+        A jobs file (schema of ``JOBS_FILE``) or its rows.
+    efficiency : str or Efficiency
+        Efficiency model of every kernel.
+
+    Returns
+    -------
+    JobsValidation
+        ``table`` (per family, per source, all), ``jobs`` (per row), ``unmapped`` (rows
+        marked not expressible, with the reason), ``errors`` (rows whose pricing raised),
+        ``plot()``.
+    """
+    import pandas as pd
+
+    rows = read_jobs(source)
+    if not rows:
+        raise ValueError("validate: the jobs input has no rows")
+    label = efficiency if isinstance(efficiency, str) else "model"
+    file = Path(source).name if isinstance(source, (str, os.PathLike)) else "rows"
+    priced, unmapped, errors = [], [], []
+    comps: list[tuple[str, Comparison]] = []
+    for row in rows:
+        c = row["config"]
+        rid, fam, api = str(row["id"]), str(row["family"]), str(c["api"])
+        if c.get("not_expressible"):
+            unmapped.append({"file": file, "family": fam, "id": rid,
+                             "reason": str(c["not_expressible"])})
+            continue
+        try:
+            pred = price_job(row, efficiency)
+        except (ValueError, TypeError, KeyError) as exc:
+            errors.append({"file": file, "family": fam, "id": rid,
+                           "message": f"{type(exc).__name__}: {exc}"})
+            continue
+        meas = float(row["measured"])
+        err = _error(api, meas, pred)
+        priced.append({"id": rid, "family": fam, "source": source_label(row["source"]),
+                       "hardware": row["hardware"], "api": api, "unit": row["unit"],
+                       "measured": meas, "predicted": pred, "error": err})
+        # time-like values for the plot: seconds per token for throughputs
+        m_s, p_s = (1 / meas, 1 / pred) if api in _THROUGHPUT else (meas, pred)
+        comps.append((file, Comparison(fam, rid, api, m_s, p_s)))
+    jobs = pd.DataFrame(priced, columns=["id", "family", "source", "hardware", "api", "unit",
+                                         "measured", "predicted", "error"])
+    table = []
+    for by in ("family", "source"):
+        for name, grp in jobs.groupby(by, sort=True):
+            s = _stats(grp["error"].to_numpy())
+            table.append({"by": by, "family": name, "rows": s["rows"],
+                          **{f"{label}_{k}": s[k] for k in ("median", "p90", "bias")}})
+    if len(jobs):
+        s = _stats(jobs["error"].to_numpy())
+        table.append({"by": "all", "family": "all jobs", "rows": s["rows"],
+                      **{f"{label}_{k}": s[k] for k in ("median", "p90", "bias")}})
+    cols = ["by", "family", "rows"] + [f"{label}_{k}" for k in ("median", "p90", "bias")]
+    result = JobsValidation(
+        table=pd.DataFrame(table, columns=cols),
+        unmapped=pd.DataFrame(unmapped, columns=["file", "family", "id", "reason"]),
+        errors=pd.DataFrame(errors, columns=["file", "family", "id", "message"]),
+        models=(label,),
+        comparisons={label: comps},
+    )
+    result.jobs = jobs
+    return result

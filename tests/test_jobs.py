@@ -1,0 +1,129 @@
+"""Whole-job validation: rl.validate / roofline validate on the published jobs file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import roofline as rl
+from roofline.validation.jobs import JOBS_FILE, price_job, read_jobs, validate_jobs
+
+#: Reserved for out-of-sample checks (issue #24): no row may come from these.
+RESERVED = ("torchtitan/benchmarks", "allenai/OLMo-core", "pytorch/ao", "torchao",
+            "docs.nvidia.com/nim", "vllm", "NVIDIA/Megatron-LM")
+
+
+@pytest.fixture(scope="module")
+def result():
+    return rl.validate(JOBS_FILE)
+
+
+def test_repo_copy_rows_and_sources():
+    rows = read_jobs(JOBS_FILE)
+    assert len(rows) == 65 and len({r["id"] for r in rows}) == 65
+    for r in rows:
+        assert not any(s.lower() in r["source"].lower() for s in RESERVED), r["id"]
+        # Megatron-Bridge's performance summary: its H100 rows are reserved
+        if "Megatron-Bridge docs/performance-summary.md" in r["source"]:
+            assert "H100" not in r["hardware"], r["id"]
+
+
+def test_family_medians_pinned(result):
+    """The error per family today (regressions fail; improvements update the pins)."""
+    t = result.table.set_index(["by", "family"])
+    pins = {"serve_throughput": (20, 0.757), "train_dense_bf16": (6, 0.276),
+            "train_dense_lowp": (23, 0.143), "train_moe": (14, 0.537)}
+    for fam, (rows, median) in pins.items():
+        rec = t.loc[("family", fam)]
+        assert rec["rows"] == rows
+        assert rec["default_median"] == pytest.approx(median, abs=0.005), fam
+    assert t.loc[("all", "all jobs")]["rows"] == 63
+    assert set(result.unmapped["id"]) == {"titan_a100_llama3_8b_sel_layer",
+                                          "titan_a100_llama2_13b_sel_layer"}
+    assert result.errors.empty
+    assert result.held_out is None  # nothing fitted: no held-out split to report
+
+
+def test_per_source_and_per_row(result):
+    t = result.table
+    sources = set(t[t["by"] == "source"]["family"])
+    assert "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md" in sources
+    assert "pytorch/torchtitan docs/performance.md" in sources
+    jobs = result.to_pandas()
+    assert len(jobs) == 63
+    # error = predicted time / measured time - 1, time = 1 / throughput
+    row = jobs.set_index("id").loc["nemo2407_h100_llama3_70b_fp8"]
+    assert row["error"] == pytest.approx(row["measured"] / row["predicted"] - 1)
+    assert json.loads(result.to_json())["table"]
+
+
+def test_train_row_matches_estimate():
+    row = next(r for r in read_jobs(JOBS_FILE) if r["id"] == "nemo2407_h100_llama3_8b_fp8")
+    c = row["config"]
+    est = rl.transformer.estimate(
+        c["model"], "train", hardware=row["hardware"], linear_recipe=c["linear_recipe"],
+        seq_len=c["seq_len"], micro_batch=c["micro_batch"], grad_accum=c["grad_accum"],
+        dp=c["dp"], tp=c["tp"], pp=c["pp"], cp=c["cp"], ep=c["ep"],
+        virtual_stages=c["virtual_stages"], zero=c["zero"], recompute=c["recompute"],
+        sequence_parallel=c["sequence_parallel"], gpus_per_node=c["gpus_per_node"])
+    assert price_job(row) == pytest.approx(est.step.tokens_per_s / row["gpus"])
+
+
+def _row(**changes):
+    row = next(r for r in read_jobs(JOBS_FILE) if r["id"] == "nemo2407_h100_llama3_8b_fp8")
+    row = json.loads(json.dumps(row))
+    for k, v in changes.items():
+        if k.startswith("config."):
+            row["config"][k[7:]] = v
+        else:
+            row[k] = v
+    return row
+
+
+@pytest.mark.parametrize(("changes", "match"), [
+    ({"measured": -3}, "measured must be a positive finite number"),
+    ({"measured": float("nan")}, "measured must be a positive finite number"),
+    ({"unit": "tokens/s"}, "unit for api 'train'"),
+    ({"config.api": "pretrain"}, "config.api must be one of"),
+    ({"gpus": 0}, "gpus must be a positive integer"),
+    ({"config": "dp=8"}, "config must be an object"),
+])
+def test_bad_rows_raise_clear_errors(changes, match):
+    with pytest.raises(ValueError, match=match):
+        validate_jobs([_row(**changes)])
+
+
+def test_bad_rows_missing_fields_and_layout():
+    row = _row()
+    del row["unit"]
+    with pytest.raises(ValueError, match="row 0: missing unit"):
+        read_jobs([row])
+    with pytest.raises(ValueError, match="gpus=16"):
+        price_job(_row(gpus=16))
+    with pytest.raises(KeyError, match="model"):
+        price_job(_row(**{"config.model": "Llama-9-1T"}))
+    with pytest.raises(ValueError, match="not expressible: why"):
+        price_job(_row(**{"config.not_expressible": "why"}))
+    # a row whose pricing raises is reported, not dropped
+    r = validate_jobs([_row(), _row(id="bad", **{"config.tp": 3})])
+    assert list(r.errors["id"]) == ["bad"] and len(r.jobs) == 1
+
+
+def test_bad_file(tmp_path):
+    p = tmp_path / "jobs.jsonl"
+    p.write_text(json.dumps(_row()) + "\n{not json\n")
+    with pytest.raises(ValueError, match=r"jobs.jsonl:2: not JSON"):
+        rl.validate(p)
+    with pytest.raises(ValueError, match="hardware= must be None"):
+        rl.validate(JOBS_FILE, hardware="H100 SXM")
+
+
+def test_cli_jobs_table(capsys):
+    from roofline.cli.main import main
+
+    assert main(["validate", str(JOBS_FILE), "--format", "csv"]) == 0
+    out = capsys.readouterr()
+    assert out.out.splitlines()[0] == "by,family,rows,default_median,default_p90,default_bias"
+    assert "family,train_moe,14," in out.out
+    assert "not expressible: titan_a100_llama3_8b_sel_layer" in out.err
