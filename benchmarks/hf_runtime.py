@@ -51,7 +51,7 @@ def torch_step(hc: object, model: object, phase: str, batch: int, hw: str) -> fl
             k = torch.empty(batch, hc.num_key_value_heads, CACHE, 128,  # type: ignore
                             dtype=torch.bfloat16, device="meta")
             cache.update(k, k.clone(), i)
-        kw = {"past_key_values": cache}
+        kw = {"cache": cache}
         mode = "inference"
     else:
         ids = torch.zeros(batch, CACHE, dtype=torch.long, device="meta")
