@@ -21,6 +21,7 @@ from ..ops.host import LAUNCH_MODES
 from .arguments import PHASES, integer, phase_name, train_args
 from .config import TransformerConfig, config
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
+from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
 from .pricing import evaluate, wall
@@ -28,7 +29,15 @@ from .program import Program
 from .report import ModelEstimate
 from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
 
-__all__ = ["PHASES", "estimate"]
+__all__ = ["PHASES", "RUNTIMES", "estimate"]
+
+#: Programs ``runtime=`` names: the ones modeled, and the ones not yet (with what is missing).
+RUNTIMES = ("megatron", "hf")
+_NOT_YET = {
+    "compiled": "torch.compile's regions (Inductor's fused Triton kernels per graph break)",
+    "vllm": "paged-KV decode (FlashAttention 3 / FlashInfer), CUDA graphs and fused norms",
+    "sglang": "paged-KV decode (FlashInfer / FlashAttention 3), CUDA graphs and fused norms",
+}
 
 
 def estimate(
@@ -66,6 +75,7 @@ def estimate(
     routing_skew: float = 0.0,
     gpus_per_node: int | None = None,
     network_bytes_per_s: float | None = None,
+    runtime: str = "megatron",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -153,6 +163,22 @@ def estimate(
         spans the first ``ep``) communicate at ``network_bytes_per_s``. Default: one domain.
     network_bytes_per_s : float, optional
         Scale-out bandwidth per GPU and direction (default 50 GB/s: a 400 Gb/s NIC per GPU).
+    runtime : {"megatron", "hf"}
+        Which program runs the step. ``"megatron"`` (default): fused kernels as Megatron /
+        Transformer Engine run them (one QKV GEMM, fused norms, RoPE and SiLU, the cache append
+        fused into the QKV kernel): the idealized program, as before. ``"hf"``: the kernels a
+        Hugging Face ``*ForCausalLM`` launches in eager PyTorch (SDPA attention, transformers
+        5.x), priced by the op registry as ``roofline.torch.estimate`` prices the real module:
+        separate q/k/v/o projections, RMSNorm as fp32 pointwise ops, RoPE as several
+        elementwise ops, the ``DynamicCache`` ``torch.cat`` of K and V every step (aten's
+        batched copy, at a fifth of HBM bandwidth), unfused SiLU gating, Mixtral's experts
+        through ``_grouped_mm``, fp32 logits and loss, and the backward of all of it. Decode
+        runs ``q_len`` new tokens against a cache of ``kv_len - q_len``; prefill fills an
+        empty cache and computes the last token's logits (``logits_to_keep=1``); training
+        uses the cache too (HF's ``use_cache`` default). HF runs on one GPU: ``tp``, ``ep``,
+        ``cp``, float8 recipes, MLA and MoE training raise NotImplementedError.
+        ``"compiled"``, ``"vllm"`` and ``"sglang"`` raise NotImplementedError (not modeled
+        yet).
 
     Returns
     -------
@@ -202,6 +228,10 @@ def estimate(
     """
     fn = "transformer.estimate"
     cfg = config(model)
+    if isinstance(runtime, str) and runtime.strip().lower() in _NOT_YET:
+        raise NotImplementedError(f"{fn}: runtime={runtime!r} is not modeled yet: it needs "
+                                  f"{_NOT_YET[runtime.strip().lower()]}")
+    runtime = one_of(fn, "runtime", runtime, {r: r for r in (*RUNTIMES, *_NOT_YET)})
     launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
     phase = phase_name(fn, phase)
     batch = integer(fn, "batch", batch)
@@ -275,9 +305,14 @@ def estimate(
     if cp > 1:
         attn_kw["scale"] = 1.0 / cp
     local = tokens // cp  # tokens per GPU
-    groups = record_step(ops, cfg, batch=batch, q=q, kv=kv, tokens=local, tp=tp, ep=ep, cp=cp,
-                         phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
-                         lowp=linear_recipe is not None, skew=float(routing_skew))
+    if runtime == "hf":
+        check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=cp, recipe=linear_recipe, flash=flash,
+                 kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes)
+        groups = record_hf_step(ops, cfg, batch=batch, q=q, kv=kv, phase=phase, dtype=dtype)
+    else:
+        groups = record_step(ops, cfg, batch=batch, q=q, kv=kv, tokens=local, tp=tp, ep=ep,
+                             cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
+                             lowp=linear_recipe is not None, skew=float(routing_skew))
 
     cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
     weight_bytes = (act_bytes if linear_recipe is None

@@ -18,6 +18,7 @@ from ..ops.elementwise import elementwise
 from ..ops.gemm import gemm
 from ..ops.grouped_gemm import grouped_gemm
 from ..ops.host import WallTime, wall_time
+from ..ops.registry import Pricer, price
 from .formats import recipe_dtype
 from .program import Program
 from .report import COLUMNS
@@ -117,9 +118,24 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [stack(fns[op](math.ceil(nb), r, hardware=hw,
                            link_bytes_per_s=(ops.ep_link or comm_bw) if op == "all_to_all"
                            else comm_bw, latency_s=latency_s)) for op, nb, r in ops.comms])
+    if ops.calls:
+        parts["calls"] = _price_calls(ops.calls, hw, efficiency)
     out = np.zeros((len(ops.rows), len(COLUMNS)))
     for i, (_, _, _, row_parts) in enumerate(ops.rows):
         for kind, idx in row_parts:
             out[i] += parts[kind][idx]
     return {c: out[:, j] for j, c in enumerate(COLUMNS)}
 
+
+
+def _price_calls(calls: list[Any], hw: Hardware, efficiency: EfficiencyLike) -> np.ndarray:
+    """Each registry Call priced by its entry (the sum of the kernels it launches)."""
+    pricer = Pricer(hw, efficiency)
+    out = np.zeros((len(calls), len(COLUMNS)))
+    for i, call in enumerate(calls):
+        found, why = price(call, pricer)
+        if found is None:
+            raise RuntimeError(f"transformer.estimate: the op registry cannot price {why}")
+        for _, e in found:
+            out[i] += [float(getattr(e, c)) for c in COLUMNS]
+    return out

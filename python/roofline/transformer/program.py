@@ -22,6 +22,8 @@ class Program:
     attn: list[dict[str, Any]] = field(default_factory=list)
     comms: list[tuple[str, float, float]] = field(default_factory=list)
     grouped: list[tuple[tuple[int, ...], float, float]] = field(default_factory=list)
+    #: framework ops as they run (registry Calls: ``runtime="hf"``), priced by their entries
+    calls: list[Any] = field(default_factory=list)
     saved: dict[int, float] = field(default_factory=dict)  # activation elements per group
     #: saved elements per (group, category): "rep" (hidden-size tensors replicated over tp,
     #: split by sequence parallelism), "attn_core" (attention output and softmax statistics,
@@ -103,3 +105,12 @@ class Program:
         if self.train:
             self._row(g, name + " bwd", "collective",
                       [self._push("comms", (bwd_op or op, nbytes, ranks))])
+
+    def calls_row(self, g: int, name: str, kind: str, calls: list[Any], saved: float = 0.0,
+                  cat: str = "other") -> None:
+        """One row of registry Calls (the kernels one module launches), priced by the op
+        registry exactly as ``roofline.torch`` prices them; ``saved`` activation elements."""
+        if saved:
+            self._save(g, saved, cat)
+        if calls:
+            self._row(g, name, kind, [self._push("calls", c) for c in calls])

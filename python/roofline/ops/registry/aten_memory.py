@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .memory_entries import free, memory
+from .memory_entries import batched_copy, free, memory
+from .table import Entry, add
 
 # ops that launch no kernel themselves: views, allocation, metadata, autograd bookkeeping
 free("empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach",
@@ -24,7 +25,8 @@ free("layer_norm", "dropout", "scaled_dot_product_attention", "embedding_backwar
 # copies
 memory("copy_", "_copy_from", "_copy_from_and_resize", rule="copy")
 memory("clone", "_to_copy", "lift_fresh_copy", rule="unary_copy")
-memory("cat", "stack", "concat", "concatenate", "_cat", rule="cat")
+add(*(f"aten::{n}" for n in ("cat", "stack", "concat", "concatenate", "_cat")),
+    entry=lambda n: Entry(n, "memory", "elementwise", batched_copy))
 # fills and random numbers: write their first tensor
 memory("fill_", "zero_", "ones_like", "zeros_like", "full_like", "normal_", "uniform_",
        "bernoulli_", "random_", "exponential_", rule="write_only")
@@ -41,6 +43,8 @@ memory("sum", "mean", "amax", "amin", "var_mean", "nll_loss_forward", rule="redu
        kind="reduction")
 memory("max", "min", "norm", "linalg_vector_norm", "var", "std", "std_mean", "argmax",
        "argmin", "any", "all", "prod", "nll_loss2d_forward", rule="reduce")
+# routing bookkeeping of MoE layers (HF's experts): one pass over their inputs and outputs
+memory("topk", "sort", "histc", "cumsum", "floor_divide", "bincount", "argsort")
 memory("nll_loss_backward", kind="reduction")
 # elementwise
 memory("add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "relu", "relu_",

@@ -99,3 +99,18 @@ def _other_attention(call: Call, p: Pricer) -> Priced:
 
 register_family("attention ops with a query", lambda c: "attention" in c.base
                 and "query" in c.args, "attention", "attention", _other_attention)
+
+
+def _sdpa_fused(call: Call, p: Pricer) -> Priced:
+    """``F.scaled_dot_product_attention`` as the one fused kernel SDPA dispatches to on a GPU
+    (the backend ``rl.attention`` picks for the shape and dtype): what ``roofline.torch`` records
+    for every SDPA call, and what ``transformer.estimate(runtime="hf")`` lists."""
+    q, k, v = (call.arg(n) for n in ("query", "key", "value"))
+    if not all(isinstance(t, TensorArg) for t in (q, k, v)):
+        return None, f"{call.name}: no q, k, v"
+    return fused_attention(p, q, k, v, _flag(call.arg("is_causal", default=False)),
+                           call.base.endswith("_backward"))
+
+
+register("roofline::sdpa", "roofline::sdpa_backward", kind="attention", op="attention")(
+    _sdpa_fused)

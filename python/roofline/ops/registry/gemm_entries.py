@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..grouped_gemm import grouped_gemm
 from .call import Call, TensorArg
 from .memory_entries import stream
 from .pricer import Pricer
@@ -118,3 +119,45 @@ def convolution_backward(call: Call, p: Pricer) -> Priced:
     if len(mask) > 2 and mask[2]:
         costs.append(("reduction", p.traffic(gy.nbytes, 0, gy.numel, "bias grad")))
     return costs, "convolution backward as implicit GEMMs"
+
+
+def even_counts(rows: int, groups: int) -> tuple[int, ...]:
+    """``rows`` split over ``groups`` as evenly as integers allow (the first ``rows % groups``
+    groups get one more): the token counts of uniform routing."""
+    base, extra = divmod(int(rows), int(groups))
+    return tuple(base + (1 if i < extra else 0) for i in range(int(groups)))
+
+
+@register("aten::_grouped_mm", kind="gemm", op="grouped_gemm")
+def grouped_mm(call: Call, p: Pricer) -> Priced:
+    """``_grouped_mm(mat_a, mat_b, offs)``: (M, K) rows grouped by ``offs`` times G (K, N)
+    weights, as :func:`roofline.grouped_gemm`. The group offsets are data (unknown on meta
+    tensors and in a trace): the M rows are split evenly over the G groups (uniform routing).
+    A 3-d ``mat_a`` (G, M, K) is G equal groups; a 2-d ``mat_b`` (the weight gradient, K x N
+    per group from (K, M) x (M, N)) is priced with the rows as the reduction."""
+    ta, tb = call.tensor(0), call.tensor(1)
+    if ta is None or tb is None or ta.dtype_name is None:
+        return None, f"{call.name}: input types not priced"
+    a, b = list(ta.shape), list(tb.shape)
+    dt: str = ta.dtype_name
+    if len(a) == 2 and len(b) == 3:  # forward / dgrad: rows grouped
+        g, k, n = b
+        counts = even_counts(a[0], g)
+    elif len(a) == 3 and len(b) == 3:
+        g, m, k = a
+        n = b[2]
+        counts = (m,) * g
+    elif len(a) == 2 and len(b) == 2:  # wgrad: (K, M) x (M, N), M grouped
+        offs = call.tensor(2)
+        g = offs.shape[0] if offs is not None and offs.shape else 1
+        k_total = a[1]
+        k_per = max(k_total // max(g, 1), 1)
+        return [("gemm", p.gemm(a[0], k_per, b[1], dt, batch=g))], \
+            f"rl.gemm({a[0]}, {k_per}, {b[1]}, batch={g}) (grouped weight gradient)"
+    else:
+        return None, f"{call.name}: unexpected shapes {a}, {b}"
+    if min(g, k, n) == 0 or sum(counts) == 0:
+        return [], f"{call.name}: empty"
+    e = p.cached(("grouped", counts, k, n, dt), lambda: grouped_gemm(
+        None, k, n, dtype=dt, hardware=p.hardware, counts=counts, efficiency=p.efficiency))
+    return [("gemm", e)], f"rl.grouped_gemm(counts={counts[:4]}..., k={k}, n={n}, dtype={dt!r})"

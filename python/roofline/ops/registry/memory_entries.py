@@ -13,13 +13,16 @@ kernel's arguments are its inputs and outputs: each moves once).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+from typing import Any
 
+from ...efficiency import is_shape_aware
 from .call import Call, TensorArg, nbytes
 from .pricer import Pricer
 from .table import Entry, Priced, add, register_family
 
-__all__ = ["RULES", "moved_bytes", "stream"]
+__all__ = ["BATCHED_COPY_FRACTION", "RULES", "batched_copy", "moved_bytes", "stream"]
 
 RULES = ("pointwise", "reduce", "copy", "write_only", "unary_copy", "cat", "dropout", "kernel")
 
@@ -81,6 +84,41 @@ def _free(rule: str) -> Callable[[Call, Pricer], Priced]:
         return stream(call, p, rule, "memory")
 
     return price
+
+
+#: DRAM bandwidth aten's ``CatArrayBatchedCopy`` kernels reach, as a fraction of the HBM
+#: bandwidth. Source: issue #23's H100 SXM profile (torch 2.11, HF decode with a DynamicCache):
+#: 4 cats of a 64 x 8 x 4097 x 128 bf16 cache took 6.3 ms (2 x 537 MB x 4 / 6.3 ms =
+#: 0.68 TB/s = 0.20 x 3.35 TB/s); at batch 16, 4 cats of 134 MB took 1.6 ms (0.67 TB/s).
+BATCHED_COPY_FRACTION = 0.2
+
+
+def batched_copy(call: Call, p: Pricer) -> Priced:
+    """``cat`` / ``stack`` as aten's batched-copy kernel runs them.
+
+    Bytes: the kernel reads every input and writes the output (2 x output bytes; a trace
+    records inputs only: 2 x their sum). Rate: ``parallel_cat`` launches a fixed grid per
+    input (2 blocks of 512 threads per SM in the generic ``CatArrayBatchedCopy``), each
+    thread copying one element per loop step (a dependent load -> store with per-element
+    index division), so the bytes in flight, hence the bandwidth, are set by the kernel, not
+    by the tensor: it streams at :data:`BATCHED_COPY_FRACTION` of the DRAM bandwidth (a
+    lower bound on ``memory_s``; the ``peak`` / ``torchao`` presets keep the plain pass).
+    """
+    priced, how = stream(call, p, "cat", "memory")
+    if not priced or not is_shape_aware(p.efficiency):
+        return priced, how
+    kind, e = priced[0]
+    bw = BATCHED_COPY_FRACTION * float(p.hardware.mem_bytes_per_s)
+
+    def make() -> Any:
+        floor = float(e.bytes) / bw
+        if floor <= float(e.memory_s):
+            return e
+        return dataclasses.replace(e, memory_s=floor,
+                                   time_s=float(e.time_s) + floor - float(e.memory_s))
+
+    capped = p.cached(("batched_copy", float(e.bytes), call.base), make)
+    return [(kind, capped)], how + f"; batched copy at {BATCHED_COPY_FRACTION:g} x HBM bandwidth"
 
 
 def memory(*names: str, rule: str = "pointwise", kind: str = "memory") -> None:

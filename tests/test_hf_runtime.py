@@ -1,0 +1,159 @@
+"""transformer.estimate(runtime="hf") against roofline.torch.estimate of the real Hugging Face
+modules (LlamaForCausalLM with Llama-3-8B dims, MixtralForCausalLM), built on the meta device:
+the same kernels, priced by the same registry entries, within 5 % (issue #23)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import roofline as rl
+from roofline.ops.registry import Call, Pricer, TensorArg, price
+from roofline.ops.registry.memory_entries import BATCHED_COPY_FRACTION
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+import roofline.torch  # noqa: E402,F401
+
+HW = "H100 SXM"
+CACHE = 4096
+
+
+def _model(kind: str, layers: int = 2):
+    if kind == "llama":
+        hc = transformers.LlamaConfig(
+            hidden_size=4096, intermediate_size=14336, num_hidden_layers=layers,
+            num_attention_heads=32, num_key_value_heads=8, vocab_size=128256,
+            max_position_embeddings=8192, rope_theta=500000.0)
+        cls = transformers.LlamaForCausalLM
+    else:
+        hc = transformers.MixtralConfig(
+            hidden_size=4096, intermediate_size=14336, num_hidden_layers=layers,
+            num_attention_heads=32, num_key_value_heads=8, vocab_size=32000,
+            num_local_experts=8, num_experts_per_tok=2)
+        cls = transformers.MixtralForCausalLM
+    hc._attn_implementation = "sdpa"
+    with torch.device("meta"):
+        return hc, cls(hc).to(torch.bfloat16)
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return _model("llama")
+
+
+@pytest.fixture(scope="module")
+def mixtral():
+    return _model("mixtral")
+
+
+def _torch_step(hc, model, phase: str, batch: int) -> float:
+    if phase == "decode":
+        ids = torch.zeros(batch, 1, dtype=torch.long, device="meta")
+        cache = transformers.DynamicCache(config=hc)
+        for i in range(hc.num_hidden_layers):
+            k = torch.empty(batch, hc.num_key_value_heads, CACHE, 128, dtype=torch.bfloat16,
+                            device="meta")
+            cache.update(k, k.clone(), i)
+        kw, mode = {"cache": cache}, "inference"
+    else:
+        ids = torch.zeros(batch, CACHE, dtype=torch.long, device="meta")
+        kw = {"labels": ids} if phase == "train" else {"logits_to_keep": 1}
+        mode = "train" if phase == "train" else "inference"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rl.torch.UnmodeledOpsWarning)
+        return rl.torch.estimate(model, ids, HW, mode=mode, kwargs=kw).time_s
+
+
+def _config_step(hc, phase: str, batch: int, runtime: str = "hf") -> float:
+    cfg = rl.transformer.from_hf(hc.to_dict())
+    kw = {"kv_len": CACHE + 1} if phase == "decode" else {"seq_len": CACHE}
+    return rl.transformer.estimate(cfg, phase, batch, hardware=HW, runtime=runtime,
+                                   **kw).time_s
+
+
+@pytest.mark.parametrize("phase", ["train", "prefill", "decode"])
+@pytest.mark.parametrize("batch", [1, 16, 64])
+def test_llama_hf_runtime_agrees_with_torch_estimate(llama, phase, batch):
+    hc, model = llama
+    ref = _torch_step(hc, model, phase, batch)
+    assert _config_step(hc, phase, batch) == pytest.approx(ref, rel=0.05)
+
+
+@pytest.mark.parametrize("phase", ["prefill", "decode"])
+@pytest.mark.parametrize("batch", [1, 16, 64])
+def test_mixtral_hf_runtime_agrees_with_torch_estimate(mixtral, phase, batch):
+    hc, model = mixtral
+    ref = _torch_step(hc, model, phase, batch)
+    assert _config_step(hc, phase, batch) == pytest.approx(ref, rel=0.05)
+
+
+def test_megatron_is_the_default_and_hf_is_slower(llama):
+    hc, _ = llama
+    cfg = rl.transformer.from_hf(hc.to_dict())
+    default = rl.transformer.estimate(cfg, "decode", 16, kv_len=CACHE + 1, hardware=HW)
+    meg = _config_step(hc, "decode", 16, "megatron")
+    assert default.time_s == meg
+    # the HF step pays the cache cats, the fp32 norm chains and the unfused ops
+    assert _config_step(hc, "decode", 16) > 2 * meg
+
+
+def test_decode_cache_cats_dominate_at_batch_64(llama):
+    """Issue #23's H100 profile: 4 cats took 6.3 of the 8.0 ms step (2 layers, batch 64)."""
+    hc, _ = llama
+    cfg = rl.transformer.from_hf(hc.to_dict())
+    e = rl.transformer.estimate(cfg, "decode", 64, kv_len=CACHE + 1, hardware=HW, runtime="hf")
+    ops = e.ops()
+    cat = float(ops.loc[ops["op"] == "kv cache cat", "time_s"].sum()) * 2  # two layers
+    # 2 x 64 x 8 x 4097 x 128 x 2 B per cat at 0.2 x 3.35 TB/s, four cats
+    out = 64 * 8 * 4097 * 128 * 2
+    assert cat == pytest.approx(4 * 2 * out / (BATCHED_COPY_FRACTION * 3.35e12), rel=0.03)
+    assert 0.6 < cat / e.time_s < 0.85
+
+
+def test_batched_copy_prices_twice_the_output_at_its_bandwidth():
+    hw = rl.hardware(HW)
+    p = Pricer(hw, "default")
+    past = TensorArg((64, 8, 4096, 128), "bf16", 2)
+    new = TensorArg((64, 8, 1, 128), "bf16", 2)
+    full = TensorArg((64, 8, 4097, 128), "bf16", 2)
+    live, _ = price(Call("aten::cat", ((past, new), -2), (full,)), p)
+    trace, _ = price(Call("aten::cat", ((past, new), -2)), p)  # a trace: inputs only
+    want = 2 * full.nbytes / (BATCHED_COPY_FRACTION * hw.mem_bytes_per_s)
+    for found in (live, trace):
+        (_, e), = found
+        assert float(e.bytes) == 2 * full.nbytes
+        assert float(e.memory_s) == pytest.approx(want)
+        assert float(e.time_s) >= want
+
+
+def test_grouped_mm_entry_splits_rows_evenly():
+    p = Pricer(rl.hardware(HW), "default")
+    a, b = TensorArg((32, 4096), "bf16", 2), TensorArg((8, 4096, 28672), "bf16", 2)
+    offs = TensorArg((8,), None, 4)
+    (_, e), = price(Call("aten::_grouped_mm", (a, b, offs), (TensorArg((32, 28672), "bf16",
+                                                                     2),)), p)[0]
+    ref = rl.grouped_gemm(None, 4096, 28672, hardware=HW, counts=[4] * 8)
+    assert float(e.time_s) == pytest.approx(float(ref.time_s))
+    assert float(e.flops) == pytest.approx(2 * 32 * 4096 * 28672)
+
+
+def test_runtime_names_are_checked():
+    with pytest.raises(rl.UnknownNameError, match="runtime") as exc:
+        rl.transformer.estimate("llama-3-8b", "decode", kv_len=10, hardware=HW, runtime="hff")
+    assert "hf" in str(exc.value)
+    for name in ("compiled", "vllm", "sglang"):
+        with pytest.raises(NotImplementedError, match=name):
+            rl.transformer.estimate("llama-3-8b", "decode", kv_len=10, hardware=HW, runtime=name)
+    with pytest.raises(TypeError, match="runtime"):
+        rl.transformer.estimate("llama-3-8b", "decode", kv_len=10, hardware=HW, runtime=3)
+
+
+def test_hf_runtime_refuses_what_it_does_not_model():
+    with pytest.raises(NotImplementedError, match="parallelism"):
+        rl.transformer.estimate("llama-3-8b", "decode", kv_len=10, hardware=HW, runtime="hf", tp=2)
+    with pytest.raises(NotImplementedError, match="latent"):
+        rl.transformer.estimate("deepseek-v3", "decode", kv_len=10, hardware=HW, runtime="hf")
+    with pytest.raises(NotImplementedError, match="MoE training"):
+        rl.transformer.estimate("mixtral-8x7b", "train", seq_len=128, hardware=HW, runtime="hf")
