@@ -8,6 +8,16 @@ count printed here should be 0.
 Usage::
 
     PYTHONPATH=python python benchmarks/monotonicity.py [--points 400] [--hardware "H100 SXM"]
+    PYTHONPATH=python python benchmarks/monotonicity.py --classes [--before OTHER/python]
+
+``--classes`` samples, on six GPUs, the classes of issue #25 (section 2, "Monotonicity"), each
+a pair that must not get faster: causal <= non-causal attention (same shape), attention q_len
+and kv_len steps (causal), more KV heads at the same query heads (backward), backward >=
+forward (fused attention backends; eager and compiled softmax / cross-entropy), row ops one
+column wider (eager, compiled), GEMM +1 steps that do not land on a multiple of 8, and a
+training step one token longer (batch x seq_len not landing on a multiple of 8).
+``--before`` runs the same sample with another checkout's package (its ``python`` folder) in
+a subprocess and prints both counts side by side.
 
 Each configuration (hardware x backend x forward/backward x causal) draws ``--points`` base
 shapes (seeded) from value lists that straddle the model's thresholds (tile sizes, decode's
@@ -19,6 +29,9 @@ step up in every argument (the next value in the list and +1). GEMMs are checked
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 from collections import Counter
 from typing import Any
@@ -137,12 +150,116 @@ def count_gemm(hw: Any, rng: np.random.Generator, points: int) -> tuple[int, int
     return pairs, violations
 
 
+SIX = ("H100 SXM", "H200", "B200", "A100 SXM 80GB", "MI300X", "L4")
+
+
+def _t(e: Any) -> np.ndarray:
+    return np.asarray(e.time_s, dtype=float)
+
+
+def _bad(small: np.ndarray, big: np.ndarray) -> np.ndarray:
+    return big < small * (1 - 1e-9)
+
+
+def _not_aligned(x: np.ndarray) -> np.ndarray:
+    """Steps allowed to get faster: onto a multiple of 8 (cuBLAS rewards alignment)."""
+    return np.mod(x, 8) != 0
+
+
+def classes(hardware: list[str], points: int, seed: int) -> dict[str, tuple[int, int]]:
+    """(pairs, violations) per class of issue #25 over `hardware`."""
+    rng = np.random.default_rng(seed)
+    out: Counter[str] = Counter()
+    pairs: Counter[str] = Counter()
+
+    def add(name: str, bad: np.ndarray) -> None:
+        pairs[name] += int(bad.size)
+        out[name] += int(bad.sum())
+
+    for name in hardware:
+        hw = rl.hardware(name)
+        dtype = "bf16" if hw.bf16_flops_per_s else "fp32"
+        for backend in ("flash", "cudnn", "efficient", "auto"):
+            s = attention_shapes(rng, points)
+            kw = dict(kv_heads=s["kv_heads"], dtype=dtype, hardware=hw, backend=backend)
+            args = (s["batch"], s["heads"], s["q_len"], s["kv_len"], s["head_dim"])
+            for bwd in (False, True):
+                full = _t(rl.attention(*args, causal=False, backward=bwd, **kw))
+                causal = _t(rl.attention(*args, causal=True, backward=bwd, **kw))
+                add("attention causal <= full", _bad(causal, full))
+                for arg in ("q_len", "kv_len"):
+                    big = dict(s)
+                    big[arg] = s[arg] + 1
+                    t1 = _t(rl.attention(big["batch"], big["heads"], big["q_len"], big["kv_len"],
+                                         big["head_dim"], causal=True, backward=bwd, **kw))
+                    add(f"attention causal {arg} +1", _bad(causal, t1))
+            fwd = _t(rl.attention(*args, causal=False, **kw))
+            bwd_t = _t(rl.attention(*args, causal=False, backward=True, **kw))
+            add("attention backward >= forward", _bad(fwd, bwd_t))
+            ok = np.mod(s["heads"], 2 * s["kv_heads"]) == 0
+            more = _t(rl.attention(*args, causal=False, backward=True, **{
+                **kw, "kv_heads": np.where(ok, 2 * s["kv_heads"], s["kv_heads"])}))
+            add("attention bwd more kv heads", _bad(bwd_t, more))
+        rows = rng.choice([1, 8, 64, 100, 1024, 4096, 16384], points)
+        cols = rng.choice([100, 1000, 1024, 1025, 4096, 8192, 9216, 12000, 17536, 24512, 32000,
+                           128256], points)
+        cols = cols + rng.integers(0, 9, points)
+        for fn in ("softmax", "cross_entropy"):
+            f = getattr(rl, fn)
+            for backend in ("eager", "compiled"):
+                a = _t(f(rows, cols, dtype, hw, backend=backend))
+                b = _t(f(rows, cols + 1, dtype, hw, backend=backend))
+                add(f"{backend} softmax/CE cols +1", _bad(a, b))
+                g = _t(f(rows, cols, dtype, hw, backend=backend, backward=True))
+                add(f"{backend} softmax/CE backward >= forward", _bad(a, g))
+        gd = {k: rng.choice(GEMM_DIMS, points) for k in ("m", "k", "n")}
+        t0 = _t(rl.gemm(gd["m"], gd["k"], gd["n"], dtype, hw))
+        for arg in ("m", "k", "n"):
+            big = dict(gd)
+            big[arg] = gd[arg] + 1
+            t1 = _t(rl.gemm(big["m"], big["k"], big["n"], dtype, hw))
+            add("gemm +1 (not onto a multiple of 8)", _bad(t0, t1) & _not_aligned(big[arg]))
+        if dtype == "bf16":
+            for _ in range(max(1, points // 100)):
+                tokens = int(rng.choice([511, 1023, 2047, 4095, 4097, 6000, 8191]))
+                tokens += int(rng.integers(-3, 4))  # every step counts (no GEMM of a layer
+                # has the tokens as a stride: the K of the weight gradient sets none)
+                t = [rl.transformer.estimate("Llama-3-8B", "train", 1, seq_len=x,
+                                             hardware=hw).time_s for x in (tokens, tokens + 1)]
+                add("train step seq_len +1", np.array([t[1] < t[0] * (1 - 1e-9)]))
+    return {k: (pairs[k], out[k]) for k in pairs}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--points", type=int, default=200, help="base shapes per configuration")
     p.add_argument("--hardware", action="append", help="only these entries (repeatable)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--classes", action="store_true",
+                   help="the classes of issue #25 on six GPUs (see the module docstring)")
+    p.add_argument("--before", metavar="PYTHONPATH",
+                   help="with --classes: also run on this package path and print both")
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.classes:
+        names = args.hardware or list(SIX)
+        after = classes(names, args.points, args.seed)
+        if args.json:
+            print(json.dumps(after))
+            return 0
+        before: dict[str, Any] = {}
+        if args.before:
+            cmd = [sys.executable, __file__, "--classes", "--json", "--points", str(args.points),
+                   "--seed", str(args.seed)] + [x for n in names for x in ("--hardware", n)]
+            env = {**os.environ, "PYTHONPATH": args.before}
+            before = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True,
+                                               text=True).stdout)
+        print(f"{len(names)} GPUs ({', '.join(names)}), {args.points} points per configuration")
+        print(f"{'class':<44} {'pairs':>8} {'before':>8} {'after':>8}")
+        for k, (n, bad) in after.items():
+            b = before.get(k, (n, None))[1]
+            print(f"{k:<44} {n:>8,} {'' if b is None else f'{b:,}':>8} {bad:>8,}")
+        return 0
     names = args.hardware or rl.list_hardware()
     rng = np.random.default_rng(args.seed)
     by_arg: Counter[str] = Counter()

@@ -39,7 +39,7 @@ ALLOWED.update({
     "ops.registry": _BASE | {"ops", "float8"},
     "fusion": _BASE | {"ops"},
     "plot": _BASE | {"float8"},
-    "transformer": _BASE | {"ops", "float8"},
+    "transformer": _BASE | {"ops", "ops.registry", "float8"},
     "torch": _BASE | {"ops", "ops.registry", "float8"},
     "trace": _BASE | {"ops", "ops.registry"},
     "validation": _BASE | {"ops", "ops.registry", "float8", "transformer"},

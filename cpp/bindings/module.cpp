@@ -57,10 +57,11 @@ const char* role_name(KernelRole r) {
 
 py::tuple gemm_sweep_py(const InArray& m, const InArray& k, const InArray& n, const InArray& batch,
                         DType a, DType b, DType out, bool b_shared, const Hardware& hw,
-                        const Efficiency& eff, int threads, Scaling scaling) {
+                        const Efficiency& eff, int threads, Scaling scaling, bool a_transposed) {
   const std::size_t len = equal_length({&m, &k, &n, &batch});
   GemmShape formats;
   formats.scaling = scaling;
+  formats.a_transposed = a_transposed;
   formats.a = a;
   formats.b = b;
   formats.out = out;
@@ -253,9 +254,9 @@ PYBIND11_MODULE(_core, mod) {
   mod.def("gemm_sweep", &gemm_sweep_py, py::arg("m"), py::arg("k"), py::arg("n"),
           py::arg("batch"), py::arg("a"), py::arg("b"), py::arg("out"), py::arg("b_shared"),
           py::arg("hardware"), py::arg("efficiency"), py::arg("threads") = 0,
-          py::arg("scaling") = Scaling::none,
+          py::arg("scaling") = Scaling::none, py::arg("a_transposed") = false,
           "GEMM estimates over equal-length float64 arrays: (time, compute, memory, overhead, "
-          "flops, bytes).");
+          "flops, bytes); a_transposed: A is stored k x m (its rows are m elements).");
   mod.def("cost_sweep", &cost_sweep_py, py::arg("flops"), py::arg("bytes_read"),
           py::arg("bytes_written"), py::arg("math"), py::arg("kernels"), py::arg("hardware"),
           py::arg("efficiency"), py::arg("threads") = 0,

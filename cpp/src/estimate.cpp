@@ -101,13 +101,16 @@ double input_bytes(PeakClass c) {
   }
 }
 
-// Whether a GEMM's operand rows (k elements for A and B of F.linear, n for C) are 16-byte
-// multiples, which TMA can move (x / 16 and its floor are exact for integral byte counts).
+// Whether a GEMM's operand rows are 16-byte multiples, which TMA can move (x / 16 and its
+// floor are exact for integral byte counts). A row is the contiguous extent of an operand's
+// layout: k for A stored m x k and for F.linear's weight (B = W^T, W stored n x k), n for C;
+// m for A stored k x m (a_transposed: X^T of a weight gradient dW = X^T dY, whose K extent is
+// the tokens and sets no stride, so K need not be aligned there).
 bool aligned_rows(const Cost& c) {
   const double e = input_bytes(c.math);
   auto multiple_of_16 = [](double x) { return x / 16.0 == static_cast<double>(
                                            static_cast<long long>(x / 16.0)); };
-  return multiple_of_16(c.k * e) && multiple_of_16(c.n * e);
+  return multiple_of_16((c.a_transposed ? c.m : c.k) * e) && multiple_of_16(c.n * e);
 }
 
 // The library terms of GEMM `c`, whose operand rows are `aligned` (aligned_rows) or not.
@@ -881,16 +884,25 @@ Estimate shaped_attention(const Cost& c, const Rates& r) {
     for (const double bk : blocks) {
       if (bk <= 0.0) continue;
       const AttnWork w = attn_work(c, c.batch, p.q_tile, bk, overhead);
-      if (c.causal) {
-        consider(w.units, std::max(w.total / sms, w.largest), p.q_tile, p.fraction, 1.0,
-                 w.largest, p.call_s);
-      } else {
-        // Split-KV (FlashAttention's num_splits): only while the units leave SMs idle.
-        const double nblocks = std::ceil(c.kv_len / bk);
-        const double most = p.split_kv && w.units < sms ? std::min(kMaxSplits, nblocks) : 1.0;
-        for (double s = 1.0; s <= most; ++s) {
-          const double units = w.units * s;
-          const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
+      // Split-KV (FlashAttention's num_splits): only while the units leave SMs idle. A causal
+      // kernel splits the same way: split i of a query tile takes KV blocks [i n/s, (i+1) n/s)
+      // of the n = ceil(kv / bk) blocks and stops at the tile's causal limit (a split past it
+      // exits after its setup), so the masked blocks are never visited. Chunked prefill (a short
+      // query on a long cache) then spreads its few tiles over the SMs as a non-causal query
+      // does; and since a causal unit never visits more blocks than the non-causal one of the
+      // same split, causal <= non-causal for every schedule, hence for their minimum.
+      const double nblocks = std::ceil(c.kv_len / bk);
+      const double most = p.split_kv && w.units < sms ? std::min(kMaxSplits, nblocks) : 1.0;
+      for (double s = 1.0; s <= most; ++s) {
+        const double units = w.units * s;
+        const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
+        if (c.causal) {
+          // Longest-first over the SMs: the visited blocks plus every split's setup, and no
+          // less than the largest split (the bottom tile sees every key).
+          const double total = w.total + (s - 1.0) * w.units * overhead;
+          consider(units, std::max(total / sms, unit_rows), p.q_tile, p.fraction, s, unit_rows,
+                   p.call_s);
+        } else {
           consider(units, std::ceil(units / sms) * unit_rows, p.q_tile, p.fraction, s,
                    unit_rows, p.call_s);
         }
@@ -900,9 +912,8 @@ Estimate shaped_attention(const Cost& c, const Rates& r) {
       // (one query head per tile when the kernel does not pack GQA heads), KV split over idle SMs.
       const double hpk = p.pack_gqa ? std::max(1.0, c.heads_per_kv) : 1.0;
       const double base = c.batch / hpk * std::ceil(c.q_len * hpk / p.decode_rows);
-      const double nblocks = std::ceil(c.kv_len / bk);
-      const double most = p.split_kv && base < sms ? std::min(kMaxSplits, nblocks) : 1.0;
-      for (double s = 1.0; s <= most; ++s) {
+      const double most_decode = p.split_kv && base < sms ? std::min(kMaxSplits, nblocks) : 1.0;
+      for (double s = 1.0; s <= most_decode; ++s) {
         const double units = base * s;
         const double unit_rows = std::ceil(nblocks / s) * bk + overhead;
         consider(units, std::ceil(units / sms) * unit_rows, p.decode_rows, p.decode_fraction, s,
@@ -1028,6 +1039,7 @@ Cost lane_gemm_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   s.scaling = c.scaling;
   s.grouped = c.grouped;
   s.pad_to_align = c.pad_to_align;
+  s.a_transposed = c.a_transposed;
   return s;
 }
 

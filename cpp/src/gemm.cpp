@@ -25,6 +25,7 @@ CostT<T> gemm_cost(const GemmShapeT<T>& s, bool torchao_conventions) noexcept {
   c.n = s.n;
   c.k = s.k;
   c.batch = s.batch;
+  c.a_transposed = s.a_transposed;
   // Block-scaled formats carry their scales (DeepGEMM-style kernels, not cuBLAS).
   c.scaling = (s.scaling == Scaling::none && scale_block_elements(s.a) > 0) ? Scaling::blockwise
                                                                            : s.scaling;

@@ -1343,9 +1343,9 @@ def gemm_one(m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsF
     """
     One GEMM estimate (the gemm_sweep computation): (time, compute, memory, overhead, flops, bytes) as floats.
     """
-def gemm_sweep(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, threads: typing.SupportsInt | typing.SupportsIndex = 0, scaling: Scaling = Scaling.none) -> tuple[typing.Any, ...]:
+def gemm_sweep(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, threads: typing.SupportsInt | typing.SupportsIndex = 0, scaling: Scaling = Scaling.none, a_transposed: bool = False) -> tuple[typing.Any, ...]:
     """
-    GEMM estimates over equal-length float64 arrays: (time, compute, memory, overhead, flops, bytes).
+    GEMM estimates over equal-length float64 arrays: (time, compute, memory, overhead, flops, bytes); a_transposed: A is stored k x m (its rows are m elements).
     """
 def gemm_sweep_exhaustive(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, scaling: Scaling) -> tuple[typing.Any, ...]:
     """

@@ -54,6 +54,9 @@ struct CostT {
   bool backward = false;              ///< backward pass: work split over KV tiles (kind == attention)
   Scaling scaling = Scaling::none;    ///< scaling of a low-precision GEMM's inputs (kind == gemm)
   bool grouped = false;               ///< a grouped GEMM kernel (torch._grouped_mm; kind == gemm)
+  bool a_transposed = false;          ///< A is a transposed view (stored k x m, e.g. X^T of a
+                                      ///< weight gradient): its rows are m elements, not k
+                                      ///< (kind == gemm; sets which extents TMA alignment needs)
   bool pad_to_align = false;          ///< may also run on k, n padded to TMA alignment (faster
                                       ///< taken): monotone in every size (attention math path)
   T bandwidth_fraction = 1.0;         ///< fraction of the streaming bandwidth this kernel's access

@@ -13,6 +13,7 @@ from .._checks import (
     ArrayLike,
     Scalar,
     broadcast,
+    flag,
     one_of,
     positive_int_array,
 )
@@ -38,6 +39,7 @@ def gemm(
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
     scaling: str | None = None,
+    a_transposed: bool = False,
 ) -> Estimate[float]: ...
 @overload
 def gemm(
@@ -51,6 +53,7 @@ def gemm(
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
     scaling: str | None = None,
+    a_transposed: bool = False,
 ) -> Estimate[Array]: ...
 
 
@@ -65,6 +68,7 @@ def gemm(
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
     scaling: str | None = None,
+    a_transposed: bool = False,
 ) -> Estimate[Any]:
     """Estimate ``C = A @ B`` with A of shape (batch, m, k) and B of shape (batch, k, n).
 
@@ -91,6 +95,12 @@ def gemm(
         row of A and per column of B). Rowwise adds ``4·(m + n)`` scale bytes per GEMM and,
         in the default model, the fixed cost of its epilogue. Only for 8-bit inputs
         (ValueError otherwise); block-scaled formats carry their own scales.
+    a_transposed : bool
+        A is a transposed view stored k x m (leading dimension m), as the activations X^T of
+        a weight gradient ``dW = X^T dY`` (m, n: the features, k: the tokens). cuBLAS needs
+        16-byte operand rows for its TMA kernels; a row is the contiguous extent of each
+        operand: k for A (m for a transposed A) and n for B and C. With ``a_transposed`` the
+        tokens (k) set no stride, so an odd token count takes no unaligned penalty.
 
     Returns
     -------
@@ -115,7 +125,8 @@ def gemm(
     if (type(m) is int and type(k) is int and type(n) is int and type(batch) is int
             and 0 < m <= MAX_DIM and 0 < k <= MAX_DIM and 0 < n <= MAX_DIM
             and 0 < batch <= MAX_DIM and hardware is not None and scaling is None
-            and out_dtype is None and type(dtype) is str and dtype in DTYPES):
+            and out_dtype is None and type(dtype) is str and dtype in DTYPES
+            and a_transposed is False):
         return _gemm_scalar(m, k, n, dtype, hardware, batch, efficiency)
     fn = "gemm"
     dt = parse_dtype(fn, dtype)
@@ -128,11 +139,12 @@ def gemm(
         batch=positive_int_array(fn, "batch", batch),
     )
     sc = scaling_of(fn, scaling, dt)
+    at = flag(fn, "a_transposed", a_transposed)
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
     m_a, k_a, n_a, b_a = arrays
     cols = _core.gemm_sweep(m_a, k_a, n_a, b_a, dt, dt, out, False, chw, ceff, get_num_threads(),
-                            sc)
+                            sc, at)
     return from_columns(cols, shape, label=gemm_label(m, k, n, batch, dt), hardware=hw.name,
                         meta={**peak_meta(hw, dt), **inputs_meta(
                             shape, dict(zip(("m", "k", "n", "batch"), arrays, strict=True)),

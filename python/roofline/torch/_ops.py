@@ -64,7 +64,8 @@ def tensors(obj: Any) -> list[torch.Tensor]:
 
 def tensor_arg(t: torch.Tensor) -> TensorArg:
     """The registry's record of a tensor."""
-    return TensorArg(tuple(int(s) for s in t.shape), dtype_name(t.dtype), int(t.element_size()))
+    return TensorArg(tuple(int(s) for s in t.shape), dtype_name(t.dtype), int(t.element_size()),
+                     tuple(int(s) for s in t.stride()))
 
 
 def _arg(v: Any) -> Any:

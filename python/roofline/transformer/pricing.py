@@ -76,8 +76,14 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
                          for c in COLUMNS], axis=1)
 
     if ops.gemms:
-        m, k, n, b = (np.array(c) for c in zip(*ops.gemms, strict=True))
-        parts["gemms"] = stack(gemm(m, k, n, dtype, hw, batch=b, efficiency=efficiency))
+        m, k, n, b, at = (np.array(c) for c in zip(*ops.gemms, strict=True))
+        cols = np.empty((len(m), len(COLUMNS)))
+        for flag in (False, True):  # weight gradients (A = x^T) align on m and n, not k
+            sel = at == flag
+            if sel.any():
+                cols[sel] = stack(gemm(m[sel], k[sel], n[sel], dtype, hw, batch=b[sel],
+                                       efficiency=efficiency, a_transposed=flag))
+        parts["gemms"] = cols
     if ops.lowp and recipe is not None:
         m, k, n, b = (np.array(c) for c in zip(*ops.lowp, strict=True))
         parts["lowp"] = stack(gemm(m, k, n, recipe_dtype(recipe), hw, batch=b,

@@ -15,7 +15,9 @@ class Program:
     train: bool
     recipe: str | None
     rows: list[tuple[int, str, str, list[tuple[str, int]]]] = field(default_factory=list)
-    gemms: list[tuple[float, float, float, float]] = field(default_factory=list)
+    #: (m, k, n, batch, a_transposed): a_transposed marks a weight gradient dW = X^T dY,
+    #: whose A (X^T) is a transposed view (see ``rl.gemm``)
+    gemms: list[tuple[float, float, float, float, bool]] = field(default_factory=list)
     lowp: list[tuple[float, float, float, float]] = field(default_factory=list)
     f8: list[tuple[float, float, float]] = field(default_factory=list)
     elts: list[tuple[float, float, float]] = field(default_factory=list)
@@ -59,10 +61,10 @@ class Program:
                 self._row(g, name + " bwd", "gemm", [self._push("lowp", (m, n, k, batch)),
                                                      self._push("lowp", (k, m, n, batch))])
             return
-        self._row(g, name, "gemm", [self._push("gemms", (m, k, n, batch))])
-        if self.train:  # dgrad (m x n @ n x k) and wgrad (k x m @ m x n)
-            self._row(g, name + " bwd", "gemm", [self._push("gemms", (m, n, k, batch)),
-                                                 self._push("gemms", (k, m, n, batch))])
+        self._row(g, name, "gemm", [self._push("gemms", (m, k, n, batch, False))])
+        if self.train:  # dgrad (m x n @ n x k) and wgrad (x^T: k x m, stored m x k; @ m x n)
+            self._row(g, name + " bwd", "gemm", [self._push("gemms", (m, n, k, batch, False)),
+                                                 self._push("gemms", (k, m, n, batch, True))])
 
     def grouped_linear(self, g: int, name: str, counts: tuple[int, ...], k: float,
                        n: float) -> None:

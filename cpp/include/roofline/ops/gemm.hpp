@@ -18,6 +18,8 @@ struct GemmShapeT {
   DType out = DType::bf16;          ///< format of C
   bool b_shared = false;            ///< B is one matrix used by every batch entry (read once)
   Scaling scaling = Scaling::none;  ///< how A and B are scaled (fp8: tensorwise or rowwise)
+  bool a_transposed = false;        ///< A is a transposed view stored k x m (leading dim m), as
+                                    ///< X^T in a weight gradient dW = X^T dY
 };
 
 /// The shape of one GEMM.

@@ -16,11 +16,13 @@ __all__ = ["Call", "Impl", "TensorArg", "nbytes"]
 
 @dataclass(frozen=True)
 class TensorArg:
-    """A tensor argument: its shape, roofline dtype name (None: no model) and element size."""
+    """A tensor argument: its shape, roofline dtype name (None: no model), element size and
+    strides in elements (None: not recorded)."""
 
     shape: tuple[int, ...]
     dtype_name: str | None
     itemsize: int
+    stride: tuple[int, ...] | None = None
 
     @property
     def numel(self) -> int:

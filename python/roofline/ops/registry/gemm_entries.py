@@ -19,6 +19,14 @@ def _shape(t: TensorArg | None) -> list[int]:
     return list(t.shape) if t is not None else []
 
 
+def _transposed(t: TensorArg | None) -> bool:
+    """Whether a matrix operand is a transposed view (column-major: its last two strides are
+    (1, rows)), as ``grad_output.t()`` in a weight gradient: its rows, not K, set its stride."""
+    if t is None or t.stride is None or len(t.shape) < 2 or len(t.stride) != len(t.shape):
+        return False
+    return t.stride[-2] == 1 and t.stride[-1] != 1 and t.shape[-2] > 1
+
+
 def _how(m: int, k: int, n: int, dt: str, batch: int, kw: dict[str, Any]) -> str:
     return f"rl.gemm({m}, {k}, {n}, dtype={dt!r}" + (f", batch={batch}" if batch > 1 else "") \
         + "".join(f", {key}={v!r}" for key, v in kw.items()) + ")"
@@ -68,8 +76,10 @@ def matmul(call: Call, p: Pricer) -> Priced:
             code = call.arg("out_dtype", 6, "")
             if str(code).isdigit() and int(code) in SCALAR_TYPE:
                 kw["out_dtype"] = SCALAR_TYPE[int(code)]
+    if call.base in ("mm", "addmm", "bmm", "baddbmm") and _transposed(ta):
+        kw["a_transposed"] = True
     e = p.gemm(int(m), int(k), int(n), dt, batch=int(batch), out=kw.get("out_dtype"),
-               scaling=kw.get("scaling"))
+               scaling=kw.get("scaling"), a_transposed=kw.get("a_transposed", False))
     return [("gemm", e)], _how(m, k, n, dt, batch, kw)
 
 

@@ -36,10 +36,13 @@ class Pricer:
         return out
 
     def gemm(self, m: int, k: int, n: int, dt: str, batch: int = 1, out: str | None = None,
-             scaling: str | None = None) -> Estimate:
-        """:func:`roofline.gemm` of one (batched) matrix product."""
+             scaling: str | None = None, a_transposed: bool = False) -> Estimate:
+        """:func:`roofline.gemm` of one (batched) matrix product (``a_transposed``: A is a
+        transposed view, whose rows are m elements)."""
         kw: dict[str, Any] = {"scaling": scaling} if scaling else {}
-        return self.cached(("gemm", m, k, n, dt, batch, out, scaling), lambda: gemm(
+        if a_transposed:
+            kw["a_transposed"] = True
+        return self.cached(("gemm", m, k, n, dt, batch, out, scaling, a_transposed), lambda: gemm(
             m, k, n, dtype=dt, hardware=self.hardware, batch=batch, out_dtype=out,
             efficiency=self.efficiency, **kw))
 
