@@ -3,7 +3,6 @@ kernel by kernel with the public API."""
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -11,7 +10,7 @@ from ..efficiency import Efficiency
 from ..hardware import Hardware
 from ..hardware import hardware as lookup_hardware
 from ..ops.registry import Pricer
-from ._load import load
+from ._load import stream
 from ._parse import Kernel, Parsed, parse
 from ._price import ELEMENT, price_event, price_op
 from ._report import TraceReport
@@ -36,6 +35,9 @@ def _resolve(hardware: Any, device: str | None) -> Hardware:
         msg = exc.args[0] if exc.args else str(exc)
         raise ValueError(f"trace.explain: the trace's device {device!r} is not in the hardware "
                          f"database ({msg}); pass hardware= (CLI: --hardware NAME)") from None
+
+
+_OWN_SIZE = frozenset(("memset", "memcpy", "collective"))  # what price_event prices
 
 
 def _shapes(dims: Any) -> str:
@@ -64,13 +66,14 @@ def _roofline(e: Any) -> float:
 
 def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]], list[str]]:
     ks = parsed.kernels
-    cache: dict[str, tuple[Any, str]] = {}
+    cache: dict[Any, tuple[Any, str]] = {}
     priced: list[tuple[Any, str] | None] = [None] * len(ks)
     # events with their own size first; the rest share their op instance's estimate
     by_op: dict[int, list[int]] = {}
     pricer = Pricer(hw, eff)
     for i, k in enumerate(ks):
-        own = price_event(k.kind, k.name, k.args, k.chain_args, hw, eff, pricer)
+        own = (price_event(k.kind, k.name, k.args, k.chain_args, hw, eff, pricer)
+               if k.kind in _OWN_SIZE else None)
         if own is not None:
             priced[i] = own
         elif k.op_uid >= 0 and k.op:
@@ -80,7 +83,9 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
     shares = [1.0] * len(ks)
     for idx in by_op.values():
         k = ks[idx[0]]
-        key = json.dumps([k.op, k.dims, k.types, k.concrete], default=str)
+        # the parser gives equal recorded inputs one shared set of objects: their ids are
+        # the inputs' identity (the objects live as long as the kernels)
+        key = (k.op, id(k.dims), id(k.types), id(k.concrete))
         if key not in cache:
             cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff, pricer)
         total = math.fsum(ks[i].dur_us for i in idx)
@@ -91,6 +96,9 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
     rows = []
     last_end: dict[Any, float] = {}
     seen_steps: set[int] = set()
+    nan = math.nan
+    figures: dict[int, tuple[float, float, float, float, str]] = {}
+    labels: dict[tuple[str, int], tuple[str, str]] = {}
     for i, k in enumerate(ks):
         est, how = priced[i] or (None, "")
         s = shares[i]
@@ -100,18 +108,30 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
         first = k.iteration not in seen_steps
         seen_steps.add(k.iteration)
         ok = est is not None
+        if est is not None:
+            f = figures.get(id(est))
+            if f is None:
+                f = figures[id(est)] = (float(est.time_s), _roofline(est), float(est.flops),
+                                        float(est.bytes), str(est.bound))
+            t_s, roof_s, flops, nbytes = f[0] * s, f[1] * s, f[2] * s, f[3] * s
+            bound = f[4]
+        else:
+            t_s = roof_s = flops = nbytes = nan
+            bound = ""
+        lab = labels.get((k.op, id(k.dims))) if k.op else None
+        if lab is None:
+            lab = (_shapes(k.dims), _label(k))
+            if k.op:
+                labels[(k.op, id(k.dims))] = lab
         rows.append({
-            "name": k.name, "kind": k.kind, "op": k.op, "shapes": _shapes(k.dims),
-            "op_label": _label(k), "op_uid": k.op_uid if k.op_uid >= 0 else -1 - i,
+            "name": k.name, "kind": k.kind, "op": k.op, "shapes": lab[0],
+            "op_label": lab[1], "op_uid": k.op_uid if k.op_uid >= 0 else -1 - i,
             "module": k.module or "(unlinked)", "region": k.region,
             "iteration": k.iteration, "stream": k.stream,
             "start_s": (k.ts_us - t0) * 1e-6, "measured_s": k.dur_us * 1e-6,
-            "predicted_s": float(est.time_s) * s if est is not None else math.nan,
-            "roofline_s": _roofline(est) * s if est is not None else math.nan,
-            "flops": float(est.flops) * s if est is not None else math.nan,
-            "bytes": float(est.bytes) * s if est is not None else math.nan,
-            "bound": str(est.bound) if est is not None else "",
-            "priced": ok, "how": how, "gap_before_s": gap, "first_in_step": first,
+            "predicted_s": t_s, "roofline_s": roof_s, "flops": flops, "bytes": nbytes,
+            "bound": bound, "priced": ok, "how": how, "gap_before_s": gap,
+            "first_in_step": first,
         })
     notes = []
     if parsed.linked < len(ks):
@@ -170,12 +190,13 @@ def explain(source: Any, hardware: Any = None, efficiency: Any = "default", *,
         Nonexistent or unreadable file, not JSON, not a Kineto trace, no GPU events, an unknown
         device without ``hardware=``, a bad ``iterations``.
     """
-    trace, where = load(source)
+    trace = stream(source)
+    where = trace.where
     if iterations is not None and (isinstance(iterations, bool) or not isinstance(
             iterations, int) or iterations < 1):
         raise ValueError(f"trace.explain: iterations must be a positive integer, got "
                          f"{iterations!r}")
-    parsed = parse(trace)
+    parsed = parse(trace, where)
     if not parsed.kernels:
         raise ValueError(
             f"trace.explain: {where} has no GPU events (kernel, memcpy, memset): profile a "

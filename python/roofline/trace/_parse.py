@@ -20,8 +20,11 @@ Rules (documented in :func:`roofline.trace.explain`):
 from __future__ import annotations
 
 import bisect
+import gc
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ._classify import classify
@@ -29,16 +32,34 @@ from ._price import has_shapes
 
 __all__ = ["Kernel", "Parsed", "parse"]
 
-_GPU = ("kernel", "gpu_memcpy", "gpu_memset")
-_CPU = ("cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver")
-_REGION = ("cpu_op", "user_annotation", "python_function")
+_GPU = frozenset(("kernel", "gpu_memcpy", "gpu_memset"))
+_CPU = frozenset(("cpu_op", "user_annotation", "python_function", "cuda_runtime",
+                  "cuda_driver"))
+_REGION = frozenset(("cpu_op", "user_annotation", "python_function"))
+_LAUNCH = frozenset(("cuda_runtime", "cuda_driver"))
 _BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 _MODULE_PREFIX = "nn.Module: "
+_INF = float("inf")
+_EMPTY: dict[str, Any] = {}  # shared by every event whose arguments the parser does not use
+
+# The only event arguments read after parsing (everything else is dropped while streaming)
+_COLLECTIVE = ("Collective name", "Group size", "dtype", "In msg nelems", "Out msg nelems")
+_KEEP_GPU = ("correlation", "External id", "device", "bytes")
+_KEEP_OP = ("Input Dims", "Input type", "Concrete Inputs", "External id", "Sequence number")
+_KEEP_LAUNCH = ("correlation",)
+_SHAPES = ("Input Dims", "Input type", "Concrete Inputs")
+
+# a CPU event: (ts, -dur, end, cat, name, args, uid)
+_TS, _END, _CAT, _NAME, _ARGS, _UID = 0, 2, 3, 4, 5, 6
 
 
 @dataclass(slots=True)
 class Kernel:
-    """One GPU event (kernel, memcpy or memset) and what launched it."""
+    """One GPU event (kernel, memcpy or memset) and what launched it.
+
+    ``args`` and ``op_args`` hold only the arguments the pricing reads (correlation, External
+    id, device, bytes, the op's recorded inputs, collective records); ``chain_args`` the
+    collective records (``Collective name`` ...) of the events enclosing the launch."""
 
     name: str
     category: str
@@ -69,22 +90,29 @@ class Parsed:
     linked: int
 
 
-def _has_shapes(args: dict[str, Any]) -> bool:
-    return has_shapes(args.get("Input Dims"), args.get("Input type"))
+def _slim(args: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The entries of ``args`` named in ``keys``, and its collective record if it has one."""
+    if type(args) is not dict or not args:
+        return _EMPTY
+    out = {k: args[k] for k in keys if k in args}
+    if "Collective name" in args:
+        out.update({k: args[k] for k in _COLLECTIVE if k in args})
+    return out or _EMPTY
 
 
 class _Thread:
     """The cpu events of one thread as a containment forest (sorted by start)."""
 
-    def __init__(self, events: list[dict[str, Any]]) -> None:
-        events.sort(key=lambda e: (e["ts"], -e.get("dur", 0.0)))
+    def __init__(self, events: list[tuple[Any, ...]]) -> None:
+        events.sort(key=itemgetter(0, 1))  # by start, the longer first (stable)
         self.events = events
-        self.starts = [e["ts"] for e in events]
+        self.starts = [e[_TS] for e in events]
         self.parent: list[int] = []
+        self.context: dict[int, tuple[tuple[str, ...], Any, list[dict[str, Any]]]] = {}
         stack: list[int] = []
         for i, e in enumerate(events):
-            ts = e["ts"]
-            while stack and _end(events[stack[-1]]) <= ts:
+            ts = e[_TS]
+            while stack and events[stack[-1]][_END] <= ts:
                 stack.pop()
             self.parent.append(stack[-1] if stack else -1)
             stack.append(i)
@@ -100,47 +128,126 @@ class _Thread:
     def find(self, ts: float) -> int:
         """The innermost event enclosing time ``ts`` (its index), or -1."""
         i = bisect.bisect_right(self.starts, ts) - 1
-        while i >= 0 and _end(self.events[i]) < ts:
+        while i >= 0 and self.events[i][_END] < ts:
             i = self.parent[i]
         return i
 
     def top_level(self) -> list[int]:
         return [i for i, p in enumerate(self.parent)
-                if p < 0 and self.events[i].get("cat") in _REGION]
+                if p < 0 and self.events[i][_CAT] in _REGION]
 
 
-def _end(e: dict[str, Any]) -> float:
-    return float(e["ts"]) + float(e.get("dur", 0.0))
+def _times(e: dict[str, Any], where: str) -> tuple[float, float]:
+    """An event's start and duration (µs), checked: finite, duration >= 0."""
+    ts, dur = e["ts"], e.get("dur", 0.0)
+    try:
+        t, d = float(ts), float(dur)
+    except (TypeError, ValueError):
+        t = d = float("nan")
+    if not (0.0 <= d < _INF) or t - t != 0.0 or isinstance(ts, bool) or isinstance(dur, bool):
+        what = "GPU event" if e.get("cat") in _GPU else "event"
+        raise ValueError(
+            f"trace.explain: {where}: the {what} {str(e.get('name', ''))[:80]!r} "
+            f"(cat {e.get('cat')!r}, ts {ts!r}) has dur {dur!r}: a start and a duration must "
+            "be finite numbers and the duration >= 0 (a corrupt or hand-edited trace)")
+    return t, d
 
 
-def _module_of(chain: list[dict[str, Any]]) -> str:
-    names = [e["name"][len(_MODULE_PREFIX):] for e in reversed(chain)
-             if e.get("name", "").startswith(_MODULE_PREFIX)]
-    return "/".join(names)
+class _Collector:
+    """Keeps, event by event, only what linking and pricing use."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.threads: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
+        self.gpu: list[tuple[float, float, str, str, Any, dict[str, Any]]] = []
+        self.flows: dict[Any, tuple[Any, Any, float]] = {}
+        self.steps: list[tuple[float, float]] = []
+        self.strings: dict[str, str] = {}  # one object per distinct name (they repeat)
+        self.shapes: dict[str, tuple[Any, Any, Any]] = {}  # one object per distinct inputs
+        self.uid = 0
+
+    def add_all(self, events: Iterable[Any]) -> None:
+        strings, threads, gpu, where = self.strings, self.threads, self.gpu, self.where
+        for e in events:
+            if type(e) is not dict:
+                if not isinstance(e, dict):
+                    continue
+            ph = e.get("ph")
+            if ph == "X":
+                if "ts" not in e:
+                    continue
+                cat = e.get("cat")
+                if cat in _GPU:
+                    ts, dur = e["ts"], e.get("dur", 0.0)
+                    if not (ts.__class__ is float and dur.__class__ is float and
+                            0.0 <= dur < _INF and ts - ts == 0.0):
+                        ts, dur = _times(e, where)
+                    args = e.get("args")
+                    args = args if isinstance(args, dict) else _EMPTY
+                    name = e.get("name", "")
+                    name = strings.setdefault(name, name) if type(name) is str else str(name)
+                    gpu.append((ts, dur, name, cat, args.get("stream", e.get("tid")),
+                                _slim(args, _KEEP_GPU)))
+                elif cat in _CPU:
+                    ts, dur = e["ts"], e.get("dur", 0.0)
+                    if not (ts.__class__ is float and dur.__class__ is float and
+                            0.0 <= dur < _INF and ts - ts == 0.0):
+                        ts, dur = _times(e, where)
+                    name = e.get("name", "")
+                    if type(name) is str:
+                        name = strings.setdefault(name, name)
+                    args = e.get("args")
+                    if cat == "cpu_op":
+                        args = self._op_args(args)
+                    elif cat in _LAUNCH:
+                        args = _slim(args, _KEEP_LAUNCH)
+                    else:
+                        args = _slim(args, ())
+                    key = (e.get("pid"), e.get("tid"))
+                    evs = threads.get(key)
+                    if evs is None:
+                        evs = threads[key] = []
+                    evs.append((ts, -dur, ts + dur, cat, name, args, self.uid))
+                    self.uid += 1
+                    if cat == "user_annotation" and str(name).startswith("ProfilerStep#"):
+                        self.steps.append((ts, ts + dur))
+            elif ph == "s" and e.get("cat") == "ac2g":
+                self.flows[e.get("id")] = (e.get("pid"), e.get("tid"),
+                                           float(e.get("ts", 0.0)))
+
+    def _op_args(self, args: Any) -> dict[str, Any]:
+        out = _slim(args, _KEEP_OP)
+        if "Input Dims" in out:
+            # identical recorded inputs (every step repeats them) share one set of objects
+            got = (out.get("Input Dims"), out.get("Input type"), out.get("Concrete Inputs"))
+            shared = self.shapes.setdefault(repr(got), got)
+            for k, v in zip(_SHAPES, shared, strict=True):
+                if k in out:
+                    out[k] = v
+        return out
 
 
-def parse(trace: dict[str, Any]) -> Parsed:
-    """Kernels of ``trace`` (sorted by start) with their op, module, region and step."""
-    threads_ev: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
-    gpu: list[dict[str, Any]] = []
-    flows: dict[Any, tuple[Any, Any, float]] = {}
-    steps: list[tuple[float, float]] = []
-    for e in trace["traceEvents"]:
-        if not isinstance(e, dict):
-            continue
-        cat = e.get("cat")
-        ph = e.get("ph")
-        if ph == "X" and "ts" in e:
-            if cat in _GPU:
-                gpu.append(e)
-            elif cat in _CPU:
-                threads_ev.setdefault((e.get("pid"), e.get("tid")), []).append(e)
-                if cat == "user_annotation" and str(e.get("name", "")).startswith(
-                        "ProfilerStep#"):
-                    steps.append((float(e["ts"]), _end(e)))
-        elif ph == "s" and cat == "ac2g":
-            flows[e.get("id")] = (e.get("pid"), e.get("tid"), float(e.get("ts", 0.0)))
-    threads = {key: _Thread(evs) for key, evs in threads_ev.items()}
+def parse(trace: Any, where: str = "the trace") -> Parsed:
+    """Kernels of ``trace`` (sorted by start) with their op, module, region and step.
+
+    ``trace`` is a trace dict or a :class:`~roofline.trace._load.TraceStream` (read once,
+    event by event; only the fields used here are kept)."""
+    col = _Collector(where)
+    collecting = gc.isenabled()
+    gc.disable()  # millions of new containers, none of them cyclic: no collector passes
+    try:
+        if isinstance(trace, dict):
+            col.add_all(trace["traceEvents"])
+            meta = trace
+        else:
+            col.add_all(trace.events)
+            meta = trace.meta
+    finally:
+        if collecting:
+            gc.enable()
+    threads = {key: _Thread(evs) for key, evs in col.threads.items()}
+    flows, steps = col.flows, col.steps
+    del col.threads
 
     # correlation id -> (thread, event index) of the launching runtime / driver call
     launches: dict[Any, tuple[tuple[Any, Any], int]] = {}
@@ -148,86 +255,156 @@ def parse(trace: dict[str, Any]) -> Parsed:
     seq_fwd: dict[Any, tuple[tuple[Any, Any], int]] = {}
     for key, th in threads.items():
         for i, e in enumerate(th.events):
-            args = e.get("args") or {}
-            cat = e.get("cat")
-            if cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
+            args = e[_ARGS]
+            if not args:
+                continue
+            cat = e[_CAT]
+            if cat in _LAUNCH and "correlation" in args:
                 launches[args["correlation"]] = (key, i)
             elif cat == "cpu_op":
                 if "External id" in args:
                     external.setdefault(args["External id"], (key, i))
                 seq = args.get("Sequence number")
                 if seq is not None and seq not in seq_fwd:
-                    root = th.events[th.chain_at(i)[-1]]["name"]
+                    root = th.events[th.chain_at(i)[-1]][_NAME]
                     if not str(root).startswith(_BACKWARD_PREFIX):
                         seq_fwd[seq] = (key, i)
 
     kernels: list[Kernel] = []
     linked = 0
-    gpu.sort(key=lambda e: float(e["ts"]))
-    for e in gpu:
-        args = e.get("args") or {}
-        k = Kernel(name=str(e.get("name", "")), category=str(e.get("cat")),
-                   kind=classify(str(e.get("name", "")), str(e.get("cat"))),
-                   ts_us=float(e["ts"]), dur_us=float(e.get("dur", 0.0)),
-                   stream=args.get("stream", e.get("tid")), args=args)
-        where: tuple[tuple[Any, Any], int] | None = None
+    kinds: dict[tuple[str, str], str] = {}
+    linker = _Linker(threads, seq_fwd, col.strings)
+    gpu = col.gpu
+    gpu.sort(key=itemgetter(0))
+    for ts, dur, name, cat, stream, args in gpu:
+        kind = kinds.get((name, cat))
+        if kind is None:
+            kind = kinds[(name, cat)] = classify(name, str(cat))
+        k = Kernel(name=name, category=str(cat), kind=kind, ts_us=ts, dur_us=dur,
+                   stream=stream, args=args)
+        where_: tuple[tuple[Any, Any], int] | None = None
         corr = args.get("correlation")
         if corr in launches:
-            where = launches[corr]
+            where_ = launches[corr]
         elif corr in flows:
-            pid, tid, ts = flows[corr]
+            pid, tid, fts = flows[corr]
             flow_th = threads.get((pid, tid))
             if flow_th is not None:
-                idx = flow_th.find(ts)
-                where = ((pid, tid), idx) if idx >= 0 else None
-        if where is None and args.get("External id") in external:
-            where = external[args["External id"]]
-        if where is not None:
+                idx = flow_th.find(fts)
+                where_ = ((pid, tid), idx) if idx >= 0 else None
+        if where_ is None and args.get("External id") in external:
+            where_ = external[args["External id"]]
+        if where_ is not None:
             linked += 1
-            _link(k, threads, where, seq_fwd)
+            linker.link(k, where_)
         kernels.append(k)
+    gpu.clear()
 
     iters, rule = _iterations(kernels, threads, steps)
-    return Parsed(kernels, _device_name(trace), iters, rule, linked)
+    return Parsed(kernels, _device_name(meta), iters, rule, linked)
 
 
-def _link(k: Kernel, threads: dict[tuple[Any, Any], _Thread],
-          where: tuple[tuple[Any, Any], int],
-          seq_fwd: dict[Any, tuple[tuple[Any, Any], int]]) -> None:
-    key, idx = where
-    th = threads[key]
-    chain_idx = th.chain_at(idx)
-    chain = [th.events[i] for i in chain_idx]
-    k.launch_ts_us = float(th.events[idx]["ts"])
-    ops = [(i, e) for i, e in zip(chain_idx, chain, strict=True) if e.get("cat") == "cpu_op"]
-    chosen = next(((i, e) for i, e in ops if _has_shapes(e.get("args") or {})), None)
-    if chosen is None and ops:
-        chosen = ops[0]
-    if chosen is not None:
-        i, op = chosen
-        oargs = op.get("args") or {}
-        k.op = str(op.get("name", ""))
-        k.op_uid = id(op)
-        k.dims = oargs.get("Input Dims")
-        k.types = oargs.get("Input type")
-        k.concrete = oargs.get("Concrete Inputs")
-        k.op_args = oargs
-    k.chain_args = [e.get("args") or {} for e in chain]
-    regions = [e for e in chain if e.get("cat") in _REGION]
-    outer = regions[-1] if regions else None
-    module = _module_of(chain)
-    if not module and outer is not None and outer["name"].startswith(_BACKWARD_PREFIX):
-        seq = (outer.get("args") or {}).get("Sequence number")
-        if seq in seq_fwd:
-            fkey, fidx = seq_fwd[seq]
-            fth = threads[fkey]
-            fchain = [fth.events[i] for i in fth.chain_at(fidx)]
-            fwd_module = _module_of(fchain) or fchain[-1]["name"]
-            module = f"{fwd_module} (backward)"
-    if outer is not None:
-        name = str(outer["name"])
-        k.region = name[len(_BACKWARD_PREFIX):] if name.startswith(_BACKWARD_PREFIX) else name
-    k.module = module or k.region
+class _Linker:
+    """Sets a kernel's op, module and region from the chain enclosing its launch (what a
+    launch's chain yields is computed once per op instance)."""
+
+    def __init__(self, threads: dict[tuple[Any, Any], _Thread],
+                 seq_fwd: dict[Any, tuple[tuple[Any, Any], int]],
+                 strings: dict[str, str]) -> None:
+        self.threads, self.seq_fwd, self.strings = threads, seq_fwd, strings
+        self.memo: dict[tuple[tuple[Any, Any], int], tuple[Any, ...]] = {}
+        self.shaped: dict[tuple[int, int], bool] = {}
+
+    def link(self, k: Kernel, where: tuple[tuple[Any, Any], int]) -> None:
+        key, idx = where
+        th = self.threads[key]
+        e = th.events[idx]
+        k.launch_ts_us = float(e[_TS])
+        if e[_CAT] in _LAUNCH and "Collective name" not in e[_ARGS]:
+            idx = th.parent[idx]  # a launch call adds nothing but its start to the chain
+        got = self.memo.get((key, idx))
+        if got is None:
+            got = self.memo[(key, idx)] = self._chain(th, idx)
+        (k.op, k.op_uid, k.dims, k.types, k.concrete, k.op_args, k.chain_args, k.module,
+         k.region) = got
+
+    def _chain(self, th: _Thread, idx: int) -> tuple[Any, ...]:
+        events, parent = th.events, th.parent
+        chosen = None
+        first_op = None
+        i = idx
+        while i >= 0:  # the innermost cpu_op with recorded shapes, else the innermost one
+            e = events[i]
+            if e[_CAT] == "cpu_op":
+                if first_op is None:
+                    first_op = e
+                if e[_ARGS] is not _EMPTY and e[_ARGS].get("Input Dims") is not None and \
+                        self._shaped(e[_ARGS]):
+                    chosen = e
+                    break
+            i = parent[i]
+        chosen = chosen or first_op
+        op, uid, oargs = "", -1, _EMPTY
+        if chosen is not None:
+            op, uid, oargs = str(chosen[_NAME]), chosen[_UID], chosen[_ARGS]
+        names, outer, chain_args = self._context(th, idx)
+        module = "/".join(names)
+        if not module and outer is not None and str(outer[_NAME]).startswith(_BACKWARD_PREFIX):
+            seq = outer[_ARGS].get("Sequence number")
+            if seq in self.seq_fwd:
+                fkey, fidx = self.seq_fwd[seq]
+                fth = self.threads[fkey]
+                fmodule = "/".join(self._context(fth, fidx)[0])
+                fwd_module = fmodule or str(fth.events[fth.chain_at(fidx)[-1]][_NAME])
+                module = f"{fwd_module} (backward)"
+        region = ""
+        if outer is not None:
+            name = str(outer[_NAME])
+            region = name[len(_BACKWARD_PREFIX):] if name.startswith(_BACKWARD_PREFIX) \
+                else name
+        module = module or region
+        strings = self.strings
+        return (op, uid, oargs.get("Input Dims"), oargs.get("Input type"),
+                oargs.get("Concrete Inputs"), oargs, chain_args,
+                strings.setdefault(module, module), strings.setdefault(region, region))
+
+    def _shaped(self, args: dict[str, Any]) -> bool:
+        """``has_shapes`` of an op's inputs, once per distinct (shared) inputs."""
+        key = id(args["Input Dims"]), id(args.get("Input type"))
+        got = self.shaped.get(key)
+        if got is None:
+            got = self.shaped[key] = has_shapes(args.get("Input Dims"), args.get("Input type"))
+        return got
+
+    def _context(self, th: _Thread, idx: int
+                 ) -> tuple[tuple[str, ...], Any, list[dict[str, Any]]]:
+        """Of the chain enclosing event ``idx`` (itself included): the ``nn.Module: X``
+        names outermost first, the outermost region event, and the collective records
+        innermost first; memoized per event, built from the parent's."""
+        if idx < 0:
+            return (), None, []
+        memo = th.context
+        got = memo.get(idx)
+        if got is not None:
+            return got
+        todo = []
+        i = idx
+        while i >= 0 and i not in memo:
+            todo.append(i)
+            i = th.parent[i]
+        up = memo[i] if i >= 0 else ((), None, [])
+        for i in reversed(todo):
+            e = th.events[i]
+            module, outer, coll = up
+            name = e[_NAME]
+            if type(name) is str and name.startswith(_MODULE_PREFIX):
+                module = (*module, name[len(_MODULE_PREFIX):])
+            if outer is None and e[_CAT] in _REGION:
+                outer = e
+            if "Collective name" in e[_ARGS]:
+                coll = [e[_ARGS], *coll]
+            up = memo[i] = (module, outer, coll)
+        return up
 
 
 def _device_name(trace: dict[str, Any]) -> str | None:
@@ -239,12 +416,24 @@ def _device_name(trace: dict[str, Any]) -> str | None:
 
 
 def _periodic(seq: list[str]) -> int:
-    """Repeats of the shortest block ``seq`` is made of (1 when it is not a repeat)."""
+    """Repeats of the shortest block ``seq`` is made of (1 when it is not a repeat).
+
+    The shortest period p of a sequence of length n is n - (the longest proper prefix that is
+    also a suffix), from the Knuth-Morris-Pratt failure function (O(n)); the sequence is a
+    whole number of repeats of a block exactly when p divides n (else of none)."""
     n = len(seq)
-    for p in range(1, n // 2 + 1):
-        if n % p == 0 and seq == seq[:p] * (n // p):
-            return n // p
-    return 1
+    if n < 2:
+        return 1
+    fail = [0] * n
+    j = 0
+    for i in range(1, n):
+        while j and seq[i] != seq[j]:
+            j = fail[j - 1]
+        if seq[i] == seq[j]:
+            j += 1
+        fail[i] = j
+    p = n - fail[-1]
+    return n // p if p < n and n % p == 0 else 1
 
 
 def _iterations(kernels: list[Kernel], threads: dict[tuple[Any, Any], _Thread],
@@ -269,7 +458,7 @@ def _iterations(kernels: list[Kernel], threads: dict[tuple[Any, Any], _Thread],
     if first is not None:
         for th in threads.values():
             i = th.find(first.launch_ts_us)
-            if i >= 0 and float(th.events[i]["ts"]) <= first.launch_ts_us:
+            if i >= 0 and float(th.events[i][_TS]) <= first.launch_ts_us:
                 top = th.top_level()
                 if top:
                     main = th
@@ -277,16 +466,17 @@ def _iterations(kernels: list[Kernel], threads: dict[tuple[Any, Any], _Thread],
     if main is None:
         return 1, "no ProfilerStep annotations and no launching thread: 1 step"
     top = main.top_level()
-    names = [str(main.events[i]["name"]) for i in top]
+    names = [str(main.events[i][_NAME]) for i in top]
     n = _periodic(names)
     if n <= 1:
         return 1, "no ProfilerStep annotations and no repeated top-level block: 1 step"
     block = len(top) // n
-    bounds = [float(main.events[top[j * block]]["ts"]) for j in range(n)]
+    bounds = [float(main.events[top[j * block]][_TS]) for j in range(n)]
+    per: list[Counter[str]] = [Counter() for _ in range(n)]
     for k in kernels:
         t = k.launch_ts_us if k.launch_ts_us == k.launch_ts_us else k.ts_us
         k.iteration = max(0, bisect.bisect_right(bounds, t) - 1)
-    per = [Counter(k.name for k in kernels if k.iteration == j) for j in range(n)]
+        per[k.iteration][k.name] += 1
     if any(c != per[0] for c in per[1:]):
         for k in kernels:
             k.iteration = 0
