@@ -185,7 +185,8 @@ def _measured(value: Any) -> np.ndarray:
     return arr
 
 
-def _peaks(estimate: Estimate, hardware: HardwareLike, dtype: Any) -> tuple[str, str, float, float]:
+def _peaks(estimate: Estimate[Any], hardware: HardwareLike, dtype: Any
+           ) -> tuple[str, str, float, float]:
     """(hardware name, peak class, peak FLOP/s, bandwidth) for the estimate."""
     meta = estimate.meta or {}
     if hardware is not None:
@@ -258,7 +259,7 @@ def _reading(bound: str, pct_model: float, pct_roof: float, pct_flops: float, pc
     return f"{head}: {tail}"
 
 
-def explain(estimate: Estimate, measured_s: Any, hardware: HardwareLike = None, *,
+def explain(estimate: Estimate[Any], measured_s: Any, hardware: HardwareLike = None, *,
             dtype: Any = None) -> Explanation:
     """Set a measured kernel time against its roofline and the model's prediction.
 

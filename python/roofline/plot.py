@@ -38,7 +38,7 @@ def _figure(ax: Any, size: tuple[float, float]) -> tuple[Any, Any]:
     return fig, ax
 
 
-def _named(fn: str, ops: Any) -> list[tuple[str, Estimate]]:
+def _named(fn: str, ops: Any) -> list[tuple[str, Estimate[Any]]]:
     if ops is None:
         return []
     items = list(ops.items()) if isinstance(ops, Mapping) else [
@@ -56,7 +56,7 @@ def _named(fn: str, ops: Any) -> list[tuple[str, Estimate]]:
 
 def roofline_chart(
     hardware: HardwareLike = None,
-    ops: Sequence[Estimate] | Mapping[str, Estimate] | None = None,
+    ops: Sequence[Estimate[Any]] | Mapping[str, Estimate[Any]] | None = None,
     *,
     dtypes: Sequence[str] = ("bf16", "fp8"),
     measured: Sequence[float] | Mapping[str, float] | None = None,
@@ -208,7 +208,7 @@ def _place_labels(ax: Any, points: list[tuple[str, float, float, str]], placed: 
             inside = ((xy[:, 0] >= bb.x0 - 2) & (xy[:, 0] <= bb.x1 + 2)
                       & (xy[:, 1] >= bb.y0 - 2) & (xy[:, 1] <= bb.y1 + 2))
             hits += int(inside.any())
-        return hits
+        return int(hits)
 
     for name, xi, yi, color in points:
         best = None

@@ -79,8 +79,8 @@ def cuda_time(fn: Callable[[], Any], budget: Budget, flush: Any | None) -> float
 
     once = _calls(fn, torch.cuda.synchronize, budget.warmup_s)
     repeats = int(min(budget.max_repeats, max(budget.min_repeats, budget.target_s / once)))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]  # type: ignore[no-untyped-call]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]  # type: ignore[no-untyped-call]
     for start, end in zip(starts, ends, strict=True):
         if flush is not None:
             flush.zero_()

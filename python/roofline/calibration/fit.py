@@ -200,14 +200,16 @@ class _Fitter:
 
     def logerr(self, preds: list[list[np.ndarray]], fam: str) -> np.ndarray:
         f = self.families[fam]
-        return np.abs(np.log(np.concatenate(
+        out: np.ndarray = np.abs(np.log(np.concatenate(
             [preds[i][j] / self.units[i].entries[j].measured for i, j in f.slots])))
+        return out
 
     def relerr(self, preds: list[list[np.ndarray]], fam: str) -> np.ndarray:
         """|predicted / measured - 1| of the family's values."""
-        return np.abs(np.expm1(np.log(np.concatenate(
+        out: np.ndarray = np.abs(np.expm1(np.log(np.concatenate(
             [preds[i][j] / self.units[i].entries[j].measured
              for i, j in self.families[fam].slots]))))
+        return out
 
     def medians(self, preds: list[list[np.ndarray]], fams: Iterable[str] | None = None
                 ) -> dict[str, np.ndarray]:

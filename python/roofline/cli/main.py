@@ -44,7 +44,7 @@ _LAZY_COMMANDS = (
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser that raises :class:`CLIError` instead of printing usage and exiting."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         raise CLIError(f"{message} (see '{self.prog} --help')")
 
 

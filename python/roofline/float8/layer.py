@@ -308,7 +308,7 @@ def linear(
 
 
 def _linear_scalar(m: int, k: int, n: int, recipe: str, hardware: Any, mode: str,
-                   fuse_with_prev: bool, efficiency: EfficiencyLike) -> Float8Linear:
+                   fuse_with_prev: bool, efficiency: EfficiencyLike) -> Float8Linear[Any]:
     """:func:`linear` for Python ints already checked, exact recipe / mode spellings and
     explicit hardware: the same result, without numpy."""
     fn = "float8.linear"

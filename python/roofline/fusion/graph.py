@@ -418,7 +418,7 @@ class Graph:
         )
 
     def _stream(self, reads: list[str], writes: list[str], flops: float, hw: Any,
-                efficiency: EfficiencyLike) -> Estimate:
+                efficiency: EfficiencyLike) -> Estimate[Any]:
         ext = [self.tensors[t] for t in reads + writes]
         numel = ext[-1].numel
         if all(t.numel == numel and t.dtype == ext[0].dtype for t in ext):
@@ -463,7 +463,7 @@ class Graph:
                 "head_dim": p1["k"], "v_head_dim": dv, "dtype": p1["dtype"]}
 
 
-def _with(e: Estimate, *, flops: float, bytes_: float, label: str) -> Estimate:
+def _with(e: Estimate[Any], *, flops: float, bytes_: float, label: str) -> Estimate[Any]:
     return Estimate(time_s=e.time_s, compute_s=e.compute_s, memory_s=e.memory_s,
                     overhead_s=e.overhead_s, flops=flops, bytes=bytes_, label=label,
                     hardware=e.hardware)

@@ -18,7 +18,7 @@ class Kernel:
 
     name: str
     ops: tuple[str, ...]
-    estimate: Estimate
+    estimate: Estimate[Any]
     launches: int = 1
 
     @property
@@ -52,7 +52,7 @@ class Plan:
     efficiency: str = ""
 
     @property
-    def total(self) -> Estimate:
+    def total(self) -> Estimate[Any]:
         """Sum of the kernels' estimates."""
         return sum((k.estimate for k in self.kernels), Estimate(0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
 

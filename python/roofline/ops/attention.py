@@ -223,7 +223,7 @@ def attention(
     *,
     efficiency: EfficiencyLike = "default",
     backend: str = "auto",
-) -> Estimate:
+) -> Estimate[Any]:
     """Estimate one attention call ``softmax(Q K^T / sqrt(d)) V`` (forward, or its backward).
 
     Parameters
@@ -356,7 +356,7 @@ def attention(
 def _attention_scalar(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim: Any,
                       kv_heads: Any, v_head_dim: Any, shared_kv: bool, causal: bool, flash: bool,
                       backward: bool, dtype: str, hardware: Any, efficiency: EfficiencyLike,
-                      backend: str) -> Estimate | None:
+                      backend: str) -> Estimate[Any] | None:
     """:func:`attention` for Python-int sizes, bool flags, a floating dtype spelling and
     explicit hardware: one core call, no numpy. None where the input needs the full path (a
     size out of range, kv_heads not dividing heads, ...; it raises there) or the result is not

@@ -69,7 +69,7 @@ def _run(
     link_bytes_per_s_: float | None,
     latency_s: float,
     bandwidth_fraction: float,
-) -> Estimate:
+) -> Estimate[Any]:
     algo = one_of(fn, "algorithm", algorithm, ALGORITHMS)
     (b, r), shape = broadcast(
         fn,
@@ -133,7 +133,7 @@ def all_reduce(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     bandwidth_fraction: float = 1.0,
-) -> Estimate:
+) -> Estimate[Any]:
     return _run("all_reduce", _C.all_reduce, nbytes, ranks, algorithm, hardware,
                 link_bytes_per_s, latency_s, bandwidth_fraction)
 
@@ -161,7 +161,7 @@ def all_gather(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     bandwidth_fraction: float = 1.0,
-) -> Estimate:
+) -> Estimate[Any]:
     return _run("all_gather", _C.all_gather, nbytes, ranks, algorithm, hardware,
                 link_bytes_per_s, latency_s, bandwidth_fraction)
 
@@ -186,7 +186,7 @@ def reduce_scatter(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     bandwidth_fraction: float = 1.0,
-) -> Estimate:
+) -> Estimate[Any]:
     return _run("reduce_scatter", _C.reduce_scatter, nbytes, ranks, algorithm, hardware,
                 link_bytes_per_s, latency_s, bandwidth_fraction)
 
@@ -210,7 +210,7 @@ def all_to_all(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     bandwidth_fraction: float = 1.0,
-) -> Estimate:
+) -> Estimate[Any]:
     """Each GPU sends a distinct slice of its buffer to every GPU (MoE dispatch / combine).
 
     Parameters
@@ -238,7 +238,7 @@ def send_recv(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     bandwidth_fraction: float = 1.0,
-) -> Estimate:
+) -> Estimate[Any]:
     """Point-to-point transfer of ``nbytes`` (pipeline-parallel activations).
 
     Notes

@@ -42,7 +42,7 @@ def _row_op(
     efficiency: EfficiencyLike,
     backend: str,
     cols_name: str = "cols",
-) -> Estimate:
+) -> Estimate[Any]:
     be = one_of(fn, "backend", backend, ROW_BACKENDS)
     dt = parse_dtype(fn, dtype)
     bwd = flag(fn, "backward", backward)

@@ -136,7 +136,7 @@ class Deduper:
                 for child in parent.children():
                     if "forward" in vars(child) or child is self.root:
                         continue
-                    child.forward = self._wrap(child, child.forward)  # type: ignore[method-assign]
+                    child.forward = self._wrap(child, child.forward)
                     patched.append(child)
                     self.patched_ids.add(id(child))
             yield
@@ -300,10 +300,10 @@ class Deduper:
         needs_grad = any(isinstance(m, tuple) and m and m[0] == "T" and m[4]
                          for m in rep.out_leaves)
         if needs_grad and torch.is_grad_enabled():
-            outs = _Replay.apply(self, rep, name, len(diff_in), *diff_in)
+            outs = _Replay.apply(self, rep, name, len(diff_in), *diff_in)  # type: ignore[no-untyped-call]
         else:
             with torch.no_grad():
-                outs = _Replay.apply(self, rep, name, 0)
+                outs = _Replay.apply(self, rep, name, 0)  # type: ignore[no-untyped-call]
         it = iter(outs)
         leaves = [next(it) if isinstance(m, tuple) and m and m[0] == "T" else m
                   for m in rep.out_leaves]

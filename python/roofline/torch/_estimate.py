@@ -41,7 +41,7 @@ class OpRecord:
     modeled: bool
     shapes: str
     dtype: str
-    estimate: Estimate
+    estimate: Estimate[Any]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -77,9 +77,9 @@ class TorchEstimate(StepWall):
     wall: WallTime | None = None
 
     @property
-    def estimate(self) -> Estimate:
+    def estimate(self) -> Estimate[Any]:
         """All kernels summed into one :class:`roofline.Estimate`."""
-        total: Estimate = sum((r.estimate for r in self.records), start=_zero(self.hardware))
+        total: Estimate[Any] = sum((r.estimate for r in self.records), start=_zero(self.hardware))
         return dataclasses.replace(total, label=f"{self.mode} step ({len(self.records)} kernels)")
 
     @property
@@ -170,7 +170,7 @@ class TorchEstimate(StepWall):
         )
 
 
-def _zero(hw: str) -> Estimate:
+def _zero(hw: str) -> Estimate[Any]:
     return Estimate(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, hardware=hw)
 
 
@@ -179,11 +179,11 @@ def _shapes(args: Any) -> str:
                     for t in _ops.tensors(args))
 
 
-class _Recorder(TorchDispatchMode):
+class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Runs each aten op (on meta tensors) and records the kernels it stands for."""
 
     def __init__(self, ctx: _ops.Context, tracker: ModuleTracker, root: str) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.ctx = ctx
         self.tracker = tracker
         self.root = root
@@ -198,7 +198,7 @@ class _Recorder(TorchDispatchMode):
             return self.root
         return max(names, key=lambda s: (s.count("."), len(s)))
 
-    def record(self, op: str, kind: str, estimate: Estimate, modeled: bool, shapes: str,
+    def record(self, op: str, kind: str, estimate: Estimate[Any], modeled: bool, shapes: str,
                dtype: str) -> None:
         if self.before_record is not None:
             self.before_record()
@@ -288,7 +288,7 @@ def _fused_sdpa(rec: _Recorder, query: torch.Tensor, key: torch.Tensor, value: t
                 attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False,
                 *args: Any, **kwargs: Any) -> torch.Tensor:
     """``F.scaled_dot_product_attention`` as one fused kernel (same signature)."""
-    out: torch.Tensor = _FusedAttention.apply(query, key, value, rec, bool(is_causal))
+    out: torch.Tensor = _FusedAttention.apply(query, key, value, rec, bool(is_causal))  # type: ignore[no-untyped-call]
     return out
 
 
@@ -336,7 +336,7 @@ class _Fusions(TorchFunctionMode):
                 cols = 1
                 for s in shape:
                     cols *= int(s)
-                return _FusedNorm.apply(x, weight, self.rec, cols)
+                return _FusedNorm.apply(x, weight, self.rec, cols)  # type: ignore[no-untyped-call]
         return func(*args, **kwargs)
 
 

@@ -17,7 +17,7 @@ from ..estimate import Estimate
 from ..ops.registry import Call, Impl, Pricer, TensorArg, price
 from ..ops.registry.attention_entries import fused_attention
 
-Costs = list[tuple[str, Estimate]]
+Costs = list[tuple[str, Estimate[Any]]]
 
 #: The per-run pricer (hardware, efficiency, ranks, cache).
 Context = Pricer
@@ -80,7 +80,7 @@ def _ranks(ctx: Pricer, p: dict[str, Any]) -> int | None:
     ranks = p.get("group_size") or ctx.ranks
     if ranks is None and "group_name" in p:
         try:
-            from torch.distributed.distributed_c10d import _resolve_process_group
+            from torch.distributed.distributed_c10d import _resolve_process_group  # type: ignore[attr-defined]
 
             ranks = _resolve_process_group(p["group_name"]).size()
         except Exception:

@@ -61,7 +61,7 @@ def _roofline(e: Any) -> float:
     t = float(e.bytes) / bw
     if peak:
         t = max(t, float(e.flops) / peak)
-    return t
+    return float(t)
 
 
 def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]], list[str]]:

@@ -29,7 +29,7 @@ ELEMENT: dict[str, tuple[str | None, int]] = {
     "c10::complex<double>": (None, 16),
 }
 
-Priced = tuple[Estimate | None, str]
+Priced = tuple[Estimate[Any] | None, str]
 
 
 def has_shapes(dims: Any, types: Any) -> bool:

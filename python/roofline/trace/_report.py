@@ -337,7 +337,7 @@ class TraceReport:
         }
         if kernels:
             doc["kernels"] = records(self.kernels())
-        return clean(doc)
+        return dict(clean(doc))
 
     def plot(self, path: Any = None, by: str = "class", top: int = 10) -> Any:
         """Horizontal bars of lost time per step (measured − predicted) by class / op / module;

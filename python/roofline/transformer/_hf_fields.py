@@ -32,7 +32,7 @@ def hf_int(fn: str, key: str, v: Any) -> int:
     if not 0 <= v <= 2**53:
         raise ValueError(f"{fn}: {key} must be a non-negative integer no larger than 2**53, "
                          f"got {str(v)[:40]}")
-    return v
+    return int(v)
 
 
 def hf_bool(fn: str, key: str, v: Any) -> bool:

@@ -99,7 +99,7 @@ class ModelEstimate(StepWall):
         return self._sum("flops")
 
     @property
-    def total(self) -> Estimate:
+    def total(self) -> Estimate[Any]:
         """The step as one :class:`~roofline.Estimate` (sum of every op)."""
         vals: dict[str, Any] = {c: self._sum(c) for c in COLUMNS}
         return Estimate(**vals, label=f"{self.config.name} {self.phase}",
@@ -143,7 +143,7 @@ class ModelEstimate(StepWall):
         bound = names[np.argmax(terms, axis=0)]
         comm = np.array([kind == "collective" for _, _, kind in self.rows])
         bound[comm] = np.where(terms[1, comm] >= terms[2, comm], "network", "latency")
-        return bound
+        return np.asarray(bound)
 
     def ops(self) -> Any:
         """pandas DataFrame with one row per op of each layer kind (not repeated per layer)."""

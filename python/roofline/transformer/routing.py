@@ -51,7 +51,7 @@ def expert_counts(tokens: int, experts: int, top_k: int, skew: float = 0.0) -> n
         order = np.argsort(-(share - counts), kind="stable")
         counts[order[:left]] += 1
     # top-k picks distinct experts: no expert can see more than every token once
-    return np.minimum(counts, int(tokens))
+    return np.asarray(np.minimum(counts, int(tokens)))
 
 
 def rank_counts(counts: np.ndarray, ep: int) -> np.ndarray:
@@ -61,4 +61,4 @@ def rank_counts(counts: np.ndarray, ep: int) -> np.ndarray:
     rank with the most tokens sets the step time (every rank waits for it).
     """
     per_rank = counts.reshape(-1, ep).T  # rank r holds experts r, r+ep, ...
-    return per_rank[int(np.argmax(per_rank.sum(axis=1)))]
+    return np.asarray(per_rank[int(np.argmax(per_rank.sum(axis=1)))])

@@ -219,8 +219,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     gb = ab  # gradient bytes per element (bf16 gradients)
 
     def both(fn: Any, dense_bytes: np.ndarray, expert_bytes: np.ndarray) -> np.ndarray:
-        return (_link(intra_dp, fn, dense_bytes, dp * cp, **lk)
-                + _link(intra_dp, fn, expert_bytes, expert_dp, **lk))
+        return np.asarray(_link(intra_dp, fn, dense_bytes, dp * cp, **lk)
+                          + _link(intra_dp, fn, expert_bytes, expert_dp, **lk))
 
     zeros = np.zeros_like(dp)
     grad_ar = both(all_reduce, dense_p * gb, expert_p * gb)

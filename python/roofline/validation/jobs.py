@@ -234,7 +234,7 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     if api == "serve_itl":
         return float(df["decode_step_s"].iloc[0]) * scale
     e2e = batch * df.attrs["prefill_s"] + skw["output_len"] * float(df["decode_step_s"].iloc[0])
-    return e2e * scale
+    return float(e2e * scale)
 
 
 def _error(api: str, measured: float, predicted: float) -> float:

@@ -28,15 +28,15 @@ class Pricer:
     ranks: int | None = None
     cache: dict[Any, Any] = dataclasses.field(default_factory=dict)
 
-    def cached(self, key: Any, make: Callable[[], Estimate]) -> Estimate:
+    def cached(self, key: Any, make: Callable[[], Estimate[Any]]) -> Estimate[Any]:
         """``make()`` once per key."""
         if key not in self.cache:
             self.cache[key] = make()
-        out: Estimate = self.cache[key]
+        out: Estimate[Any] = self.cache[key]
         return out
 
     def gemm(self, m: int, k: int, n: int, dt: str, batch: int = 1, out: str | None = None,
-             scaling: str | None = None, a_transposed: bool = False) -> Estimate:
+             scaling: str | None = None, a_transposed: bool = False) -> Estimate[Any]:
         """:func:`roofline.gemm` of one (batched) matrix product (``a_transposed``: A is a
         transposed view, whose rows are m elements)."""
         kw: dict[str, Any] = {"scaling": scaling} if scaling else {}
@@ -47,11 +47,11 @@ class Pricer:
             efficiency=self.efficiency, **kw))
 
     def traffic(self, read_bytes: int, write_bytes: int, flops: float = 0.0,
-                label: str = "") -> Estimate:
+                label: str = "") -> Estimate[Any]:
         """One streaming kernel that reads and writes these bytes (and does ``flops``)."""
         total = int(read_bytes) + int(write_bytes)
 
-        def make() -> Estimate:
+        def make() -> Estimate[Any]:
             e = elementwise(max(total, 1), reads=1, writes=0,
                             flops_per_element=float(flops) / max(total, 1), dtype="int8",
                             hardware=self.hardware, efficiency=self.efficiency)
@@ -60,7 +60,7 @@ class Pricer:
         return self.cached(("traffic", total, float(flops), label), make)
 
     def row(self, fn: str, rows: int, cols: int, dt: str, backend: str, **kw: Any
-            ) -> Estimate:
+            ) -> Estimate[Any]:
         """A row op (``layernorm``, ``rmsnorm``, ``softmax``) over ``rows`` x ``cols``."""
         key = (fn, rows, cols, dt, backend, tuple(sorted(kw.items())))
         return self.cached(key, lambda: ROW_OPS[fn](
