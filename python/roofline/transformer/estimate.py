@@ -23,7 +23,7 @@ from .config import TransformerConfig, config
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
 from .layers import record_step
 from .memory import memory as step_memory
-from .pricing import evaluate, wall
+from .pricing import evaluate, train_wall, wall
 from .program import Program
 from .report import ModelEstimate
 from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
@@ -301,6 +301,9 @@ def estimate(
                           link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                           latency_s=latency_s, peak_flops_per_s=peak)
         memory = dict(memory, **step.memory)
+        host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
+                          step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
+                          recompute=step.layout["recompute"])
     est = ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,
