@@ -88,7 +88,9 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
     back: list[np.ndarray] = []
     head_b: list[np.ndarray] = []
     for g, (kind, layers) in enumerate(groups):
-        f_, r_, b_ = [], [], []
+        f_: list[np.ndarray] = []
+        r_: list[np.ndarray] = []
+        b_: list[np.ndarray] = []
         for i, (gi, name, rkind, parts) in enumerate(ops.rows):
             if gi != g:
                 continue
