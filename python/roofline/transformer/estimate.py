@@ -18,7 +18,15 @@ from ..hardware import hardware as _hardware
 from ..ops.collectives import DEFAULT_LATENCY_S
 from ..ops.collectives import link_bytes_per_s as _link_bw
 from ..ops.host import LAUNCH_MODES
-from .arguments import PHASES, integer, phase_name, train_args
+from .arguments import (
+    MAX_SEQ,
+    PHASES,
+    check_sizes,
+    integer,
+    phase_name,
+    positive_number,
+    train_args,
+)
 from .config import TransformerConfig, config
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
 from .layers import record_step
@@ -207,18 +215,21 @@ def estimate(
     batch = integer(fn, "batch", batch)
     tp = integer(fn, "tp", tp)
     ep = integer(fn, "ep", ep)
-    q_len = integer(fn, "q_len", q_len)
+    q_len = integer(fn, "q_len", q_len, maximum=MAX_SEQ)
     if phase == "decode":
         if kv_len is None:
             raise ValueError(f"{fn}: decode needs kv_len (cached tokens + q_len)")
-        kv = integer(fn, "kv_len", kv_len)
+        kv = integer(fn, "kv_len", kv_len, maximum=MAX_SEQ)
         if kv < q_len:
             raise ValueError(f"{fn}: kv_len must be >= q_len ({q_len}), got {kv_len!r}")
         q = q_len
     else:
         if seq_len is None:
             raise ValueError(f"{fn}: {phase} needs seq_len")
-        q = kv = integer(fn, "seq_len", seq_len)
+        q = kv = integer(fn, "seq_len", seq_len, maximum=MAX_SEQ)
+    latency_s = positive_number(fn, "latency_s", latency_s, zero=True)
+    if link_bytes_per_s is not None:
+        link_bytes_per_s = positive_number(fn, "link_bytes_per_s", link_bytes_per_s)
     if cfg.num_heads % tp:
         raise ValueError(f"{fn}: tp must divide num_heads ({cfg.num_heads}), got tp={tp}")
     if cfg.is_moe and cfg.num_experts % ep:
@@ -235,13 +246,15 @@ def estimate(
         comm_bw = _link_bw(hw)
 
     train = phase == "train"
-    par = train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, zero=zero, recompute=recompute,
+    par = train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, tp=tp, zero=zero,
+                     recompute=recompute,
                      micro_batch=micro_batch, grad_accum=grad_accum,
                      virtual_stages=virtual_stages, optimizer=optimizer, overlap=overlap,
                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s)
     batch = par["micro_batch"]
     cp = par["cp"]
+    check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
     if q % cp:
         raise ValueError(f"{fn}: cp must divide seq_len ({q}), got cp={cp}")
     if par["pp"] > cfg.num_layers:
@@ -279,7 +292,12 @@ def estimate(
                          phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
                          lowp=linear_recipe is not None, skew=float(routing_skew))
 
-    cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
+    try:
+        cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
+    except (ValueError, OverflowError) as exc:  # an op's own limit: name the step's sizes
+        sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
+                                       else f"seq_len={q}") + f", tp={tp}, ep={ep}")
+        raise ValueError(f"{fn}: this step cannot be priced ({sizes}): {exc}") from None
     weight_bytes = (act_bytes if linear_recipe is None
                     else WEIGHT_BYTES[recipe_dtype(linear_recipe)])
     memory = step_memory(cfg, hw, batch, kv, tp, ep, phase, weight_bytes, kv_dtype_bytes, ops,

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from ...hardware import hardware as _hardware
+from ..arguments import MAX_COUNT, MAX_SEQ, MAX_TOKENS, batch_sizes
 from ..config import TransformerConfig, config
 from .cost import dollars_per_million_tokens, gpu_hours
 from .pareto import pareto_front
@@ -25,9 +26,12 @@ OBJECTIVES = ("throughput", "latency", "cost")
 _PHASES = ("train", "decode", "prefill")
 
 
-def _pos_int(fn: str, name: str, value: Any) -> int:
+def _pos_int(fn: str, name: str, value: Any, maximum: int = MAX_TOKENS) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{fn}: {name} must be a positive integer, got {value!r}")
+    if value > maximum:
+        raise ValueError(f"{fn}: {name} must be <= {maximum} (2**{maximum.bit_length() - 1}), "
+                         f"got {value!r}")
     return value
 
 
@@ -93,9 +97,11 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
     fn = "transformer.plan"
     cfg = config(model)
     hw = _hardware(hardware)
-    gpus = _pos_int(fn, "gpus", gpus)
-    seq_len = _pos_int(fn, "seq_len", seq_len)
-    gpus_per_node = _pos_int(fn, "gpus_per_node", gpus_per_node)
+    gpus = _pos_int(fn, "gpus", gpus, MAX_COUNT)
+    seq_len = _pos_int(fn, "seq_len", seq_len, MAX_SEQ)
+    gpus_per_node = _pos_int(fn, "gpus_per_node", gpus_per_node, MAX_COUNT)
+    micro_batches = tuple(batch_sizes(fn, "micro_batches", micro_batches))
+    batches = tuple(batch_sizes(fn, "batches", batches))
     if phase not in _PHASES:
         raise ValueError(f"{fn}: phase must be one of {_PHASES}, got {phase!r}")
     if objective not in OBJECTIVES:
@@ -108,7 +114,7 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
         raise ValueError(f"{fn}: {hw.name} has no mem_capacity_bytes in the database")
     if phase == "train":
         gbt = seq_len * gpus if global_batch_tokens is None else _pos_int(
-            fn, "global_batch_tokens", global_batch_tokens)
+            fn, "global_batch_tokens", global_batch_tokens, 2**40)
         if gbt % seq_len:
             raise ValueError(f"{fn}: global_batch_tokens must be a multiple of seq_len "
                              f"({seq_len}), got {gbt}")
