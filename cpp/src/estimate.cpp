@@ -942,11 +942,10 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
       s_per_byte_per_sm(e.sm_bytes_per_s > 0 ? 1.0 / e.sm_bytes_per_s : 0.0),
       eff(e) {
   // library_gemm's scales: 1 / compute_scale (if set), then / unaligned_fraction (if set).
-  // The scale never lifts a GEMM above the datasheet peak: compute_fraction x scale <= 1.
   const GemmTerms& g = e.gemm;
   for (std::size_t low = 0; low < 2; ++low) {
     const double scale = low ? g.compute_scale_8 : g.compute_scale_16;
-    const double base = std::max(scale > 0 ? 1.0 / scale : 1.0, e.compute_fraction);
+    const double base = scale > 0 ? 1.0 / scale : 1.0;
     gemm_scales.compute_base[low] = base;
     gemm_scales.compute[low][0] = base;
     gemm_scales.compute[low][1] = g.unaligned_fraction > 0 ? base / g.unaligned_fraction : base;
