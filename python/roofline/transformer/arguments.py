@@ -101,8 +101,8 @@ def phase_name(fn: str, phase: Any) -> str:
 #: Defaults of the training-only arguments (any other value outside training is an error).
 TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "micro_batch": None, "grad_accum": 1, "virtual_stages": 1,
-                  "optimizer": "adam", "overlap": True, "sequence_parallel": False,
-                  "optimizer_update": False}
+                  "optimizer": "adam", "overlap": True, "sequence_parallel": None,
+                  "optimizer_update": True}
 
 
 def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
@@ -133,6 +133,8 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     out["recompute"] = one_of(fn, "recompute", kw["recompute"], RECOMPUTE)
     out["optimizer"] = kw["optimizer"]
     one_of(fn, "optimizer", kw["optimizer"], OPTIMIZERS)
+    if kw["sequence_parallel"] is None:  # Megatron's default with tensor parallelism
+        kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
     for name in ("overlap", "sequence_parallel", "optimizer_update"):
         if not isinstance(kw[name], bool):
             raise TypeError(f"{fn}: {name} must be a bool, got {kw[name]!r}")

@@ -69,8 +69,8 @@ def estimate(
     virtual_stages: int = 1,
     optimizer: str = "adam",
     overlap: bool = True,
-    sequence_parallel: bool = False,
-    optimizer_update: bool = False,
+    sequence_parallel: bool | None = None,
+    optimizer_update: bool = True,
     routing_skew: float = 0.0,
     gpus_per_node: int | None = None,
     network_bytes_per_s: float | None = None,
@@ -148,11 +148,14 @@ def estimate(
         (8-bit moments) or 4 (bf16 moments, no master copy).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
-    sequence_parallel : bool
+    sequence_parallel : bool, optional
         Training: Megatron sequence parallelism (norm / residual activations split by ``tp``).
+        Default ``tp > 1``, as Megatron runs tensor parallelism and as
+        ``rl.transformer.plan`` assumes.
     optimizer_update : bool
         Training: add the optimizer update (memory-bound pass over the optimizer shard) to the
-        step time; off by default so single-GPU results stay as before.
+        step time (default: every step updates the weights, as ``rl.transformer.plan``
+        assumes; ``False`` for forward + backward alone).
     routing_skew : float
         MoE routing: Zipf exponent of tokens per expert (0 = uniform). The most loaded
         expert-parallel rank sets the time.
@@ -196,10 +199,12 @@ def estimate(
     table is one micro-batch on one GPU holding every layer; ``time_s`` is the step
     ``m·(fwd + bwd + recompute)/pp`` plus the bubble ``(p-1)/v`` of a micro-batch, pipeline
     sends, exposed data-parallel communication (overlapped with the last micro-batch's
-    backward, except one layer's share) and the optimizer update when asked; ``.step`` holds
-    the decomposition, ``tokens_per_s`` counts the whole job and ``mfu`` uses the table's
-    FLOPs (recomputation excluded). With every parallel argument at its default the step is
-    the table's sum, as before.
+    backward, except one layer's share) and the optimizer update (``optimizer_update=True``,
+    the default); ``.step`` holds the decomposition, ``tokens_per_s`` counts the whole job
+    and ``mfu`` uses the table's FLOPs (recomputation excluded). With every parallel argument
+    at its default and ``optimizer_update=False`` the step is the table's sum. The defaults
+    are those of ``rl.transformer.plan``, whose rows carry every setting they used:
+    ``estimate(model, "train", **row_settings)`` reproduces a row's time and memory.
 
     Memory per GPU: weights sharded by ``tp`` (attention heads, MLP width, vocabulary) and
     ``ep`` (routed experts), at 2 bytes per parameter or the recipe's element size for

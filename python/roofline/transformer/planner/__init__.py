@@ -17,10 +17,10 @@ from ..config import TransformerConfig, config
 from .cost import dollars_per_million_tokens, gpu_hours
 from .pareto import pareto_front
 from .serve import serve
-from .train_search import search_train
+from .train_search import row_settings, search_train
 
 __all__ = ["OBJECTIVES", "dollars_per_million_tokens", "gpu_hours", "pareto_front", "plan",
-           "serve"]
+           "row_settings", "serve"]
 
 OBJECTIVES = ("throughput", "latency", "cost")
 _PHASES = ("train", "decode", "prefill")
@@ -93,6 +93,11 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
     (``ep = 1``) or expert-parallel with ``tp = 1``; ``ep`` must divide ``dp·cp``; Adam with
     fp32 master weights, sequence parallelism when ``tp > 1``, communication overlapped,
     ranks ordered tp, cp, dp, pp inside nodes of ``gpus_per_node``.
+
+    Every row carries the settings it used (layout columns, ``sequence_parallel``,
+    ``optimizer_update``, ``optimizer``, ``overlap``; the rest in
+    ``df.attrs["estimate_kwargs"]``): ``rl.transformer.estimate(model, "train",
+    **row_settings(df, i))`` reproduces row ``i``'s ``time_s`` and ``total_bytes``.
     """
     fn = "transformer.plan"
     cfg = config(model)
