@@ -64,10 +64,9 @@ def _both(fn: Any, reffn: Any, args: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def _exists(backend: str, hw: Any) -> bool:
-    from roofline._params.architecture import architecture
-    from roofline.ops.attention import _IMPOSSIBLE
+    from roofline.ops.attention import impossible_backends
 
-    return backend not in _IMPOSSIBLE.get(architecture(hw), ())
+    return backend not in impossible_backends(hw)
 
 
 @pytest.mark.parametrize("name", HARDWARE)

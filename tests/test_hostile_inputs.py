@@ -186,10 +186,9 @@ def test_attention_is_monotone(b: int, g: int, hpk: int, q: int, kv: int, d: int
                                step: int) -> None:
     # Not "math": its fp32 GEMMs keep cuBLAS's measured unaligned-operand slowdown (see
     # docs/model.md), the one step the model does not smooth.
-    from roofline._params.architecture import architecture
-    from roofline.ops.attention import _IMPOSSIBLE
+    from roofline.ops.attention import impossible_backends
 
-    if backend in _IMPOSSIBLE.get(architecture(rl.hardware(hw)), ()):
+    if backend in impossible_backends(rl.hardware(hw)):
         return  # cuDNN on AMD and the like: an error (tests/test_hostile_arguments.py)
     args = {"batch": b, "heads": g * hpk, "q_len": q, "kv_len": kv, "head_dim": d}
 
@@ -208,10 +207,9 @@ def test_attention_grid_is_monotone(hw: str) -> None:
     values = [1, 2, 15, 16, 17, 64, 127, 128, 129, 255, 1000]
     grid = np.array(np.meshgrid(values, values, [64, 100, 128, 129, 192, 256])).reshape(3, -1)
     q, kv, d = grid
-    from roofline._params.architecture import architecture
-    from roofline.ops.attention import _IMPOSSIBLE
+    from roofline.ops.attention import impossible_backends
 
-    impossible = _IMPOSSIBLE.get(architecture(rl.hardware(hw)), ())
+    impossible = impossible_backends(rl.hardware(hw))
     for backend in BACKENDS:
         if backend in impossible:
             continue

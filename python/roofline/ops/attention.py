@@ -173,13 +173,26 @@ def attention_backend(
 
 
 #: Backends that cannot run on an architecture at all (whatever the shape): cuDNN attention
-#: is NVIDIA's (sm80 and newer); FlashAttention-2 needs sm80+ (or ROCm's AOTriton); TPUs,
-#: Gaudi and other accelerators have no CUDA/ROCm SDPA kernel.
+#: is NVIDIA's (sm80 and newer); FlashAttention-2 needs sm80+ (or ROCm's AOTriton); CPUs
+#: (architecture "other") run PyTorch's CPU flash kernel but neither cuDNN nor the CUTLASS one.
 _IMPOSSIBLE = {
     "rocm": ("cudnn",),
     "volta": ("cudnn", "flash"),
-    "other": ("cudnn", "flash", "efficient"),
+    "other": ("cudnn", "efficient"),
 }
+
+#: Accelerator vendors without any PyTorch SDPA kernel (TPU via XLA, Gaudi via its own).
+_NO_SDPA_VENDORS = ("Google", "Intel")
+
+
+def impossible_backends(hw: Any) -> tuple[str, ...]:
+    """The fused SDPA backends that cannot run on ``hw`` at all."""
+    from .._params.architecture import architecture
+
+    arch = architecture(hw)
+    if arch == "other" and getattr(hw, "vendor", "") in _NO_SDPA_VENDORS:
+        return ("cudnn", "flash", "efficient")
+    return _IMPOSSIBLE.get(arch, ())
 
 
 def _check_exists(fn: str, name: str, hw: Any) -> None:
@@ -187,7 +200,7 @@ def _check_exists(fn: str, name: str, hw: Any) -> None:
     from .._params.architecture import architecture
 
     arch = architecture(hw)
-    if name in _IMPOSSIBLE.get(arch, ()):
+    if name in impossible_backends(hw):
         why = {"cudnn": "cuDNN attention runs on NVIDIA GPUs of sm80 and newer",
                "flash": "FlashAttention-2 needs an NVIDIA sm80+ or an AMD ROCm GPU",
                "efficient": "the memory-efficient kernel needs an NVIDIA or AMD GPU"}[name]

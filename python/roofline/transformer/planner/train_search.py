@@ -103,8 +103,10 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
             "tokens_per_s": r["tokens"] / r["time_s"],
         }))
     if not frames:
-        raise ValueError(f"plan: no layout of {gpus} GPUs divides global_batch_tokens="
-                         f"{global_batch_tokens} into whole sequences of seq_len={seq_len}")
+        raise ValueError(f"transformer.plan: no layout of {gpus} GPUs splits the {seqs} "
+                         f"sequences of global_batch_tokens={global_batch_tokens} (seq_len="
+                         f"{seq_len}) into micro-batches of micro_batches={micro_batches} "
+                         f"sequences per data-parallel rank")
     df = pd.concat(frames, ignore_index=True)
     capacity = (hw.mem_capacity_bytes or 0.0) * memory_fraction
     df["fits"] = df["total_bytes"] <= capacity
