@@ -6,7 +6,9 @@ TypeError, KeyError naming the function); anything else counts:
 - crash: any other exception (OverflowError, ZeroDivisionError, RecursionError, MemoryError,
   SystemError, ...);
 - odd error: a named error whose message does not name the function, or a pybind11 dump
-  ("incompatible function arguments", "Invoked with");
+  ("incompatible function arguments", "Invoked with"); for the high-level calls
+  (transformer.estimate / serve / plan, calibration profiles, fusion) a message that does not
+  start with the public function's name (e.g. one blaming an internal op, "gemm: m");
 - bad result: NaN, inf or a negative time;
 - hang: a call over --timeout seconds (each call runs in a worker process).
 
@@ -42,7 +44,7 @@ def _call(rng: random.Random) -> tuple[str, Any]:
     hw = rng.choice(HARDWARE) if rng.random() < 0.2 else "H100 SXM"
     dt = rng.choice(DTYPES) if rng.random() < 0.2 else "bf16"
     a = [_arg(rng) for _ in range(6)]
-    which = rng.randrange(12)
+    which = rng.randrange(18)
     if which == 0:
         return "gemm", lambda: rl.gemm(a[0], a[1], a[2], dt, hw)
     if which == 1:
@@ -82,7 +84,106 @@ def _call(rng: random.Random) -> tuple[str, Any]:
         return "from_hf", lambda: rl.transformer.estimate(rl.transformer.from_hf(cfg),
                                                           "prefill", seq_len=128,
                                                           hardware="H100 SXM")
+    if which == 12:
+        kw = {k: a[i] if rng.random() < 0.5 else rng.choice(SIZES) for i, k in enumerate(
+            rng.sample(["dp", "pp", "tp", "cp", "grad_accum", "micro_batch", "virtual_stages"],
+                       3))}
+        kw.update({k: _arg(rng) for k in rng.sample(["latency_s", "link_bytes_per_s",
+                                                      "network_bytes_per_s", "zero",
+                                                      "recompute"], rng.randrange(2))})
+        phase = rng.choice(["train", "prefill", "decode"])
+        sizes = ({"kv_len": _arg(rng)} if phase == "decode" else {"seq_len": _arg(rng)})
+        if phase != "train":
+            kw = {k: v for k, v in kw.items() if k in ("tp", "latency_s", "link_bytes_per_s")}
+        return "transformer.estimate", lambda: rl.transformer.estimate(
+            "Llama-3-8B", phase, _arg(rng), hardware="H100 SXM", **sizes, **kw)
+    if which == 13:
+        return "transformer.serve", lambda: rl.transformer.serve(
+            "Llama-3-8B", "H100 SXM", batches=[_arg(rng) for _ in range(rng.randrange(1, 3))],
+            prompt_len=rng.choice([128, 2048, _arg(rng)]), output_len=rng.choice([64, a[5]]))
+    if which == 14:
+        return "transformer.plan", lambda: rl.transformer.plan(
+            "Llama-3-8B", rng.choice([8, a[0]]), "H100 SXM",
+            seq_len=rng.choice([2048, a[1]]), micro_batches=(rng.choice([1, 2, a[2]]),))
+    if which == 15:
+        return "Profile", lambda: _profile(rng, a)
+    if which == 16:
+        return "fusion", lambda: rng.choice([
+            lambda: rl.fusion.batch_gemms(64, 64, 64, a[0], hardware="H100 SXM"),
+            lambda: rl.fusion.horizontal_fusion(64, 64, [64] * min(int(a[1]) if isinstance(
+                a[1], int) and not isinstance(a[1], bool) and a[1] < 10**6 else 3, 10**6),
+                hardware="H100 SXM"),
+            lambda: rl.fusion.epilogue_fusion(64, 64, 64, extra_inputs=a[2],
+                                              hardware="H100 SXM")])()
+    if which == 17:
+        return "profile file", lambda: _profile_file(rng, a)
     return "set_num_threads", lambda: rl.set_num_threads(a[0])
+
+
+#: Paths a profile's ``fitted`` patch may set (and some it may not).
+PROFILE_PATHS = [("compute_fraction", "bf16"), ("compute_fraction", "fp8"),
+                 ("compute_fraction", "bf17"), ("params", "memory_fraction"),
+                 ("params", "memory_latency_s"), ("params", "overlap_p"), ("params", "nope"),
+                 ("gemm", "terms", "latency_s"), ("gemm", "compute_scale", "H100 SXM", "bf16"),
+                 ("gemm",), ("attention", "flash_fraction"),
+                 ("attention", "universal", "efficient", "ratio"),
+                 ("host", "terms", "eager_launch_s"), ("cast", "universal", "amax_fraction"),
+                 ("row_ops", "universal", "aten_reread"), ("bogus",)]
+
+
+def _profile(rng: random.Random, a: list[Any]) -> Any:
+    """A Profile with a random patch; accepted ones must price at or above the datasheet."""
+    import dataclasses
+
+    import roofline as rl
+    from roofline.hardware.profile import Profile
+
+    hw = rl.hardware("H100 SXM")
+    fitted: dict[str, Any] = {}
+    for i in range(rng.randrange(1, 4)):
+        path = rng.choice(PROFILE_PATHS)
+        node = fitted
+        for k in path[:-1]:
+            node = node.setdefault(k, {}) if isinstance(node.get(k, {}), dict) else {}
+        node[path[-1]] = a[i] if rng.random() < 0.5 else rng.choice([0.3, 0.9, 1.0, 2.0, 5e-6])
+    prof = Profile(**{f.name: getattr(hw, f.name) for f in dataclasses.fields(type(hw))},
+                   fitted=fitted)
+    t = rl.gemm(4096, 4096, 4096, hardware=prof)
+    floor = rl.gemm(4096, 4096, 4096, hardware=hw, efficiency="peak").time_s
+    if not t.time_s >= floor * (1 - 1e-12):
+        raise AssertionError(f"profile {fitted} prices gemm below the datasheet")  # a crash
+    return t
+
+
+def _profile_file(rng: random.Random, a: list[Any]) -> Any:
+    """A hostile profile file: deep nesting, non-UTF-8 bytes, NaN, wrong shapes."""
+    import json
+    import os
+    import tempfile
+
+    from roofline.hardware.profile import load_profile
+
+    body = rng.choice([
+        b"[" * 50_000 + b"]" * 50_000,
+        b'{"name": "' + bytes([0xFF, 0xFE]) + b'"}',
+        b'{"name": "x", "fitted": {"params": {"memory_fraction": NaN}}}',
+        json.dumps({"name": "H100 SXM", "fitted": {"gemm": a[0]}}, default=str).encode(),
+        json.dumps({"fitted": a[1]}, default=str).encode(),
+        b'{"fitted": {"params": {"overlap_p": ' + b"9" * 5000 + b"}}}",
+    ])
+    fd, path = tempfile.mkstemp(suffix=".json")
+    try:
+        os.write(fd, body)
+        os.close(fd)
+        return load_profile(path)
+    finally:
+        os.unlink(path)
+
+
+#: Prefix the message of a named error must start with, per call kind (others: any).
+PREFIX = {"transformer.estimate": "transformer.estimate:", "transformer.serve":
+          "transformer.", "transformer.plan": "transformer.plan:", "Profile": "Profile:",
+          "fusion": "fusion.", "profile file": "profile:"}
 
 
 def _worker(seed: int, n: int, queue: Any) -> None:
@@ -98,7 +199,8 @@ def _worker(seed: int, n: int, queue: Any) -> None:
             out = fn()
         except (ValueError, TypeError, LookupError, HardwareNotSpecifiedError) as exc:
             text = str(exc)
-            odd = "incompatible function arguments" in text or "Invoked with" in text
+            odd = "incompatible function arguments" in text or "Invoked with" in text or (
+                name in PREFIX and not text.startswith(PREFIX[name]))
             queue.put(("odd error" if odd else "named error", name, f"{type(exc).__name__}: "
                        f"{text[:120]}"))
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import roofline as rl
@@ -33,10 +34,19 @@ def test_llama_3_8b_zero3_on_8_gpus_by_hand() -> None:
 
 
 def test_defaults_keep_the_single_gpu_step() -> None:
-    r = T.estimate("Llama-3-8B", "train", batch=1, seq_len=2048, hardware="H100 SXM")
+    r = T.estimate("Llama-3-8B", "train", batch=1, seq_len=2048, hardware="H100 SXM",
+                   optimizer_update=False)
     assert r.time_s == pytest.approx(r.table()["time_s"].sum())
     assert r.step.bubble_fraction == 0 and r.step.exposed_comm_s == 0
     assert r.tokens_per_s == pytest.approx(2048 / r.time_s)
+    # the default adds the Adam update: a streaming pass reading and writing 16 fp32 bytes
+    # per parameter (master weight, two moments, gradient read; weight written back)
+    d = T.estimate("Llama-3-8B", "train", batch=1, seq_len=2048, hardware="H100 SXM")
+    assert d.step.optimizer_s > 0
+    assert d.time_s == pytest.approx(r.time_s + d.step.optimizer_s)
+    assert d.step.optimizer_s == pytest.approx(
+        rl.elementwise(int(d.memory["params_per_gpu"]), 4, 4, 0.0, "fp32", "H100 SXM").time_s,
+        rel=1e-6)
 
 
 @pytest.mark.parametrize(("p", "m", "v", "bubble"), [
@@ -139,3 +149,42 @@ def test_cost_by_hand() -> None:
     assert T.gpu_hours(14.8e12, 4e6, 2048) == pytest.approx(14.8e12 / 4e6 * 2048 / 3600)
     with pytest.raises(ValueError, match="tokens_per_s must be positive"):
         T.gpu_hours(1e9, 0, 8)
+
+
+@pytest.mark.parametrize(("model", "gpus", "seq", "gbt"), [
+    ("Llama-3-8B", 16, 4096, 2**20),
+    ("Qwen3-30B-A3B", 16, 2048, 2**19),
+])
+def test_every_plan_row_reproduces_through_estimate(model, gpus, seq, gbt) -> None:
+    """Issue #25: a plan row carries every setting it used, and estimate(**settings) gives
+    the row's time and memory (before: 251 of 720 rows differed in memory)."""
+    from roofline.transformer.planner import row_settings
+
+    df = T.plan(model, gpus, "H100 SXM", seq_len=seq, global_batch_tokens=gbt)
+    assert len(df) > 20
+    rows = range(len(df)) if len(df) <= 60 else np.linspace(0, len(df) - 1, 60).astype(int)
+    for i in rows:
+        kw = row_settings(df, int(i))
+        batch = kw.pop("micro_batch")
+        e = T.estimate(model, "train", batch, **kw)
+        assert e.time_s == pytest.approx(df["time_s"].iloc[i], rel=1e-9), kw
+        assert e.memory["total_bytes"] == pytest.approx(df["total_bytes"].iloc[i],
+                                                        rel=1e-9), kw
+        assert e.wall_s >= e.time_s
+
+
+def test_readme_llama70b_row_reproduces() -> None:
+    """The README's first Llama-3-70B row: 70.8 GB in the plan, 82.4 GB from estimate with
+    its defaults before (sequence parallelism was off there)."""
+    from roofline.transformer.planner import row_settings
+
+    df = T.plan("Llama-3-70B", 64, "H100 SXM", seq_len=8192, global_batch_tokens=2097152)
+    kw = row_settings(df, 0)
+    e = T.estimate("Llama-3-70B", "train", kw.pop("micro_batch"), **kw)
+    assert e.memory["total_bytes"] == pytest.approx(df["total_bytes"].iloc[0], rel=1e-9)
+    assert e.memory["total_bytes"] <= 80e9 * 0.9
+    # the estimate defaults are the plan's: the same without passing the two settings
+    d = T.estimate("Llama-3-70B", "train", e.batch,
+                   **{k: v for k, v in kw.items()
+                      if k not in ("sequence_parallel", "optimizer_update")})
+    assert d.time_s == pytest.approx(e.time_s) and d.memory == e.memory

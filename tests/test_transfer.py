@@ -38,8 +38,10 @@ def _by_row(hardware: str) -> dict[tuple[str, str], float]:
     errors: list[tuple[str, str]] = []
     out = {(c.id, c.family): c.predicted_s for c in compare(FILE, hardware=hardware,
                                                            errors=errors)}
-    # The only acceptable failures: an accelerator without the row's math (A100: no fp8).
-    assert all("peak" in msg or "fp8" in msg for _, msg in errors), errors[:3]
+    # The only acceptable failures: an accelerator without the row's math (A100: no fp8) or
+    # without the row's kernel (cuDNN attention on MI300X).
+    assert all("peak" in msg or "fp8" in msg or "does not exist on" in msg
+               for _, msg in errors), errors[:3]
     return out
 
 

@@ -47,9 +47,11 @@ def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndar
     if isinstance(value, (list, tuple)) and contains_bool(value):
         # numpy would silently turn [True, 2] into [1, 2]
         raise TypeError(f"{fn}: {name} must be {what} or an array of them, got {_show(value)}")
-    # (numpy.ma is looked up, not imported: no masked array exists before someone imports it)
-    ma = sys.modules.get("numpy.ma")
-    if ma is not None and isinstance(value, ma.MaskedArray) and ma.is_masked(value):
+    # numpy.ma is looked up, not imported (no masked array exists before someone imports
+    # it), and read with getattr: another thread may be importing it right now (a first
+    # pandas import does), when the module is in sys.modules but its names are not yet set.
+    masked = getattr(sys.modules.get("numpy.ma.core"), "MaskedArray", None)
+    if masked is not None and isinstance(value, masked) and bool(np.any(value.mask)):
         raise ValueError(f"{fn}: {name} must not have masked elements, got {_show(value)}")
     try:
         arr = np.asarray(value)

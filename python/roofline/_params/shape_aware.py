@@ -56,9 +56,29 @@ def core_objects(hw: Any) -> tuple[Any, Any]:
     """Core hardware (peaks scaled to their achievable values) and core efficiency of ``hw``
     (a Profile's fitted patch on top of the packaged parameters)."""
     cal, areas = documents(hw)
-    chw = scaled_core_hardware(hw, compute_fractions(hw, cal))
+    fractions = compute_fractions(hw, cal)
+    chw = scaled_core_hardware(hw, fractions)
     ceff = shape_aware_efficiency(hw, cal["params"], attention_fraction(hw, cal))
-    return chw, apply_terms(ceff, hw, areas)
+    return chw, cap_compute_scales(apply_terms(ceff, hw, areas), fractions)
+
+
+#: Peak classes whose GEMMs take ``compute_scale_8`` (the core's low-bit GEMMs); the others
+#: take ``compute_scale_16``.
+_LOW_BIT_CLASSES = ("fp8", "int8", "fp4")
+
+
+def cap_compute_scales(ceff: Any, fractions: dict[str, float]) -> Any:
+    """Cap the GEMM compute scales so that no GEMM runs above its datasheet peak: a class's
+    rate is ``peak · fraction · scale``, so ``scale <= 1 / fraction`` for every class it
+    applies to (a fitted profile may raise a scale; the packaged ones are ~1.01)."""
+    g = ceff.gemm
+    for field, low in (("compute_scale_16", False), ("compute_scale_8", True)):
+        top = max((f for c, f in fractions.items() if (c in _LOW_BIT_CLASSES) == low and f > 0),
+                  default=0.0)
+        if top > 0 and getattr(g, field) > 1.0 / top:
+            setattr(g, field, 1.0 / top)
+    ceff.gemm = g
+    return ceff
 
 
 @functools.lru_cache(maxsize=256)

@@ -109,6 +109,8 @@ class Graph:
         self.name = name
         self.tensors: dict[str, Tensor] = {}
         self.ops: dict[str, Op] = {}
+        self._readers: dict[str, list[str]] = {}
+        self._readers_of: int = 0  # len(self.ops) when _readers was built
 
     # ---------------------------------------------------------------- building
 
@@ -228,8 +230,15 @@ class Graph:
     # ---------------------------------------------------------------- structure
 
     def consumers(self, tensor: str) -> list[str]:
-        """Ops that read ``tensor``."""
-        return [o.name for o in self.ops.values() if tensor in o.inputs]
+        """Ops that read ``tensor`` (from an index rebuilt when ops were added: linear time
+        over a whole graph)."""
+        if self._readers_of != len(self.ops):
+            index: dict[str, list[str]] = {}
+            for o in self.ops.values():
+                for t in dict.fromkeys(o.inputs):
+                    index.setdefault(t, []).append(o.name)
+            self._readers, self._readers_of = index, len(self.ops)
+        return list(self._readers.get(tensor, ()))
 
     def outputs(self) -> list[str]:
         """Tensors produced by an op and read by none: the graph's results."""
@@ -238,16 +247,16 @@ class Graph:
     def _io(self, members: Sequence[str]) -> tuple[list[str], list[str]]:
         """External tensors a kernel of ``members`` reads and writes."""
         inside = set(members)
-        reads: list[str] = []
+        reads: dict[str, None] = {}  # ordered set
         for name in members:
             for t in self.ops[name].inputs:
-                if t not in inside and t not in reads:
-                    reads.append(t)
+                if t not in inside:
+                    reads.setdefault(t)
         writes = [
             name for name in members
             if not self.consumers(name) or any(c not in inside for c in self.consumers(name))
         ]
-        return reads, writes
+        return list(reads), writes
 
     def _bytes(self, names: Iterable[str]) -> float:
         return float(sum(self.tensors[n].nbytes for n in names))

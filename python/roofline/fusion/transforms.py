@@ -29,6 +29,10 @@ __all__ = [
 ]
 
 
+#: Most ops a transform builds into one graph (each is priced on its own).
+MAX_GRAPH_OPS = 4096
+
+
 def _pos_int(fn: str, name: str, value: Any) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral,
                                                                      np.integer)):
@@ -43,6 +47,9 @@ def _int_list(fn: str, name: str, values: Any, minimum: int = 1) -> list[int]:
         raise TypeError(f"{fn}: {name} must be a list of positive integers, got {values!r}")
     if len(values) < minimum:
         raise ValueError(f"{fn}: {name} needs at least {minimum} values, got {values!r}")
+    if len(values) > MAX_GRAPH_OPS:
+        raise ValueError(f"{fn}: {name} holds {len(values)} values, at most {MAX_GRAPH_OPS} "
+                         f"are accepted")
     return [_pos_int(fn, f"{name}[{i}]", v) for i, v in enumerate(values)]
 
 
@@ -83,8 +90,8 @@ def epilogue_fusion(
     fn = "fusion.epilogue_fusion"
     m, k, n = (_pos_int(fn, a, v) for a, v in (("m", m), ("k", k), ("n", n)))
     if isinstance(extra_inputs, (bool, np.bool_)) or not isinstance(extra_inputs, int) or \
-            extra_inputs < 0:
-        raise ValueError(f"{fn}: extra_inputs must be a non-negative integer, got "
+            not 0 <= extra_inputs <= MAX_GRAPH_OPS:
+        raise ValueError(f"{fn}: extra_inputs must be an integer in [0, {MAX_GRAPH_OPS}], got "
                          f"{extra_inputs!r}")
     g = Graph(f"{op}(A @ B)")
     g.input("A", (m, k), dtype)
@@ -136,6 +143,10 @@ def horizontal_fusion(
                    f"horizontal fusion: x[{m}x{k}] @ W[{k}x({'+'.join(map(str, widths))})]")
 
 
+#: Most GEMMs :func:`batch_gemms` takes (the baseline plan holds one kernel per GEMM).
+MAX_BATCH_COUNT = 2**16
+
+
 def batch_gemms(
     m: int,
     k: int,
@@ -156,12 +167,20 @@ def batch_gemms(
     fn = "fusion.batch_gemms"
     m, k, n = (_pos_int(fn, a, v) for a, v in (("m", m), ("k", k), ("n", n)))
     count = _pos_int(fn, "count", count)
-    g = Graph("separate")
-    for i in range(count):
-        g.input(f"x{i}", (m, k), dtype)
-        g.input(f"W{i}", (k, n), dtype)
-        g.gemm(f"y{i}", f"x{i}", f"W{i}")
-    before = g.estimate(hardware=hardware, efficiency=efficiency, name=f"{count} GEMMs")
+    if count > MAX_BATCH_COUNT:
+        raise ValueError(f"{fn}: count must be <= {MAX_BATCH_COUNT} (one kernel each in the "
+                         f"baseline plan), got {count}")
+    # The baseline is count copies of one GEMM's kernel (what a graph of count independent
+    # GEMMs plans, without building that graph: linear in count).
+    one = Graph("one")
+    one.input("x0", (m, k), dtype)
+    one.input("W0", (k, n), dtype)
+    one.gemm("y0", "x0", "W0")
+    base = one.estimate(hardware=hardware, efficiency=efficiency)
+    (kernel,) = base.kernels
+    before = Plan(f"{count} GEMMs", tuple(
+        Kernel(f"y{i}", (f"y{i}",), kernel.estimate, kernel.launches) for i in range(count)),
+        base.hardware, base.efficiency)
     b = Graph("batched")
     b.input("x", (count, m, k), dtype)
     b.input("W", (count, k, n), dtype)

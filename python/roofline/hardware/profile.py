@@ -32,14 +32,31 @@ from typing import Any
 from .cache import profile_path, software_versions
 from .spec import Hardware, register_fitted
 
-__all__ = ["ENV_VAR", "FITTED_KEYS", "Frozen", "Profile", "env_profile", "load_profile",
-           "save_profile", "saved_profile", "warn_if_other_device"]
+__all__ = ["ENV_VAR", "FITTED_KEYS", "MAX_PROFILE_BYTES", "Frozen", "Profile", "env_profile",
+           "load_profile", "register_patch_check", "save_profile", "saved_profile",
+           "warn_if_other_device"]
 
 #: Environment variable naming a profile file (used before ``ROOFLINE_HARDWARE``).
 ENV_VAR = "ROOFLINE_PROFILE"
 
 #: Keys of ``Profile.fitted`` (see roofline.calibration.documents for what each patches).
 FITTED_KEYS = ("compute_fraction", "params", "gemm", "attention", "row_ops", "cast", "host")
+
+#: Largest profile file read (a real one is a few kB).
+MAX_PROFILE_BYTES = 16 * 2**20
+
+#: Deepest nesting of a profile's JSON objects and lists (a real one nests 5 deep).
+MAX_DEPTH = 16
+
+#: Checks of a ``fitted`` patch against the documents it patches, registered by the parameter
+#: layer (``roofline._params.documents.check_patch``) which reads them.
+_PATCH_CHECKS: list[Any] = []
+
+
+def register_patch_check(fn: Any) -> Any:
+    """Run ``fn(patch)`` on every Profile's ``fitted`` patch when it is built (or loaded)."""
+    _PATCH_CHECKS[:] = [fn]
+    return fn
 
 
 class Frozen:
@@ -53,7 +70,8 @@ class Frozen:
 
     __slots__ = ("_text",)
 
-    def __init__(self, value: Mapping[str, Any] | Frozen | None = None) -> None:
+    def __init__(self, value: Mapping[str, Any] | Frozen | None = None,
+                 where: str = "") -> None:
         if isinstance(value, Frozen):
             self._text: str = value._text
             return
@@ -61,7 +79,7 @@ class Frozen:
             value = {}
         if not isinstance(value, Mapping):
             raise TypeError(f"Profile: expected a JSON object, got {value!r}")
-        _check_finite(value, "")
+        _check_finite(value, where)
         try:
             self._text = json.dumps(value, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -85,17 +103,21 @@ class Frozen:
         return f"Frozen({self._text})"
 
 
-def _check_finite(value: Any, where: str) -> None:
+def _check_finite(value: Any, where: str, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise ValueError(f"Profile: {where or 'top'} nests deeper than {MAX_DEPTH} levels")
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
                 raise TypeError(f"Profile: keys must be str, got {k!r} at {where or 'top'}")
-            _check_finite(v, f"{where}.{k}" if where else k)
+            _check_finite(v, f"{where}.{k}" if where else k, depth + 1)
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            _check_finite(v, f"{where}[{i}]")
+            _check_finite(v, f"{where}[{i}]", depth + 1)
     elif isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"Profile: {where} must be finite, got {value!r}")
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**63:
+        raise ValueError(f"Profile: {where} is too large, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -122,15 +144,17 @@ class Profile(Hardware):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        fitted = Frozen(self.fitted)
-        unknown = sorted(set(fitted.to_dict()) - set(FITTED_KEYS))
+        fitted = Frozen(self.fitted, "fitted")
+        unknown = sorted(set(fitted.to_dict()) - set(FITTED_KEYS))  # noqa: C414
         if unknown:
             raise ValueError(
                 f"Profile: unknown fitted key(s) {', '.join(map(repr, unknown))}; "
                 f"valid: {', '.join(FITTED_KEYS)}"
             )
+        for check in _PATCH_CHECKS:
+            check(fitted.to_dict())
         object.__setattr__(self, "fitted", fitted)
-        object.__setattr__(self, "fit", Frozen(self.fit))
+        object.__setattr__(self, "fit", Frozen(self.fit, "fit"))
         if not isinstance(self.origin, str):
             raise TypeError(f"Profile: origin must be a str, got {self.origin!r}")
 
@@ -186,13 +210,26 @@ def load_profile(path: str | os.PathLike[str]) -> Profile:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"profile: no file {os.fspath(path)!r}")
+    size = p.stat().st_size
+    if size > MAX_PROFILE_BYTES:
+        raise ValueError(f"profile: {os.fspath(path)} holds {size} bytes, more than a profile "
+                         f"({MAX_PROFILE_BYTES} at most)")
+    raw = p.read_bytes()
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"profile: {os.fspath(path)} is not UTF-8 text (byte {exc.start}: "
+                         f"{raw[exc.start:exc.start + 1]!r})") from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(
             f"profile: {os.fspath(path)} is not valid JSON: {exc.msg} at line {exc.lineno} "
             f"column {exc.colno}"
         ) from None
+    except (RecursionError, ValueError) as exc:  # nesting, or an integer too long
+        raise ValueError(f"profile: {os.fspath(path)} is not usable JSON (nested too deeply "
+                         f"or a number too long): {str(exc)[:80]}") from None
     if not isinstance(data, dict):
         raise ValueError(f"profile: {os.fspath(path)} must hold a JSON object, "
                          f"got {type(data).__name__}")

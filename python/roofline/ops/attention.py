@@ -192,10 +192,49 @@ def attention_backend(
     return str(names) if names.ndim == 0 else names
 
 
-def _fixed_code(fn: str, backend: Any, flash: bool, ceff: Any) -> int | None:
+#: Backends that cannot run on an architecture at all (whatever the shape): cuDNN attention
+#: is NVIDIA's (sm80 and newer); FlashAttention-2 needs sm80+ (or ROCm's AOTriton); CPUs
+#: (architecture "other") run PyTorch's CPU flash kernel but neither cuDNN nor the CUTLASS one.
+_IMPOSSIBLE = {
+    "rocm": ("cudnn",),
+    "volta": ("cudnn", "flash"),
+    "other": ("cudnn", "efficient"),
+}
+
+#: Accelerator vendors without any PyTorch SDPA kernel (TPU via XLA, Gaudi via its own).
+_NO_SDPA_VENDORS = ("Google", "Intel")
+
+
+def impossible_backends(hw: Any) -> tuple[str, ...]:
+    """The fused SDPA backends that cannot run on ``hw`` at all."""
+    from .._params.architecture import architecture
+
+    arch = architecture(hw)
+    if arch == "other" and getattr(hw, "vendor", "") in _NO_SDPA_VENDORS:
+        return ("cudnn", "flash", "efficient")
+    return _IMPOSSIBLE.get(arch, ())
+
+
+def _check_exists(fn: str, name: str, hw: Any) -> None:
+    """ValueError when backend ``name`` does not exist on ``hw``'s architecture."""
+    from .._params.architecture import architecture
+
+    arch = architecture(hw)
+    if name in impossible_backends(hw):
+        why = {"cudnn": "cuDNN attention runs on NVIDIA GPUs of sm80 and newer",
+               "flash": "FlashAttention-2 needs an NVIDIA sm80+ or an AMD ROCm GPU",
+               "efficient": "the memory-efficient kernel needs an NVIDIA or AMD GPU"}[name]
+        raise ValueError(f"{fn}: backend={name!r} does not exist on {hw.name} "
+                         f"({getattr(hw, 'vendor', '') or arch}): {why}; pass backend='auto', "
+                         f"'math' or 'standard'")
+
+
+def _fixed_code(fn: str, backend: Any, flash: bool, ceff: Any, hw: Any = None) -> int | None:
     """The backend code (index in ``_ORDER``) every element runs on, or None for ``"auto"``
     under the shape-aware model (the least over its candidates, per element)."""
     name = _resolve_backend(fn, backend, flash)
+    if hw is not None:
+        _check_exists(fn, name, hw)
     if name == "auto" or (name == "math" and backend == "auto"):
         if not ceff.shape_aware:
             # "peak", "constant", "torchao" and plain Efficiency objects keep the standard
@@ -340,7 +379,7 @@ def attention(
     flags = _flags(fn, shared_kv, causal, flash, backward)
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
-    code = _fixed_code(fn, backend, flags[2], ceff)
+    code = _fixed_code(fn, backend, flags[2], ceff, hw)
     if code is None:
         cols, winners = _core.attention_auto_sweep(*arrays, *flags, dt, chw, ceff, _arch(hw),
                                                    get_num_threads())
@@ -380,7 +419,7 @@ def _attention_scalar(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim:
     if backend == "auto" and flash:
         code = None if ceff.shape_aware else 0
     else:
-        code = _fixed_code("attention", backend, flash, ceff)
+        code = _fixed_code("attention", backend, flash, ceff, hw)
     if code is None:
         values = one(batch, heads, kvh, q_len, kv_len, head_dim, dv, shared_kv, causal, True,
                      backward, _STANDARD, True)
@@ -441,7 +480,7 @@ def attention_kernels(
     flags = _flags(fn, shared_kv, causal, flash, backward)
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
-    code = _fixed_code(fn, backend, flags[2], ceff)
+    code = _fixed_code(fn, backend, flags[2], ceff, hw)
     if code is None:
         one = _core.AttentionOne(chw, ceff, dt, _arch(hw))
         code = int(one(*_scalars(arrays), *flags, _STANDARD, True)[6])

@@ -101,8 +101,9 @@ class StepWall:
 
     @property
     def wall_s(self) -> float:
-        """Predicted wall time of the step: GPU time plus what the host's launches add."""
-        return self.wall.wall_s if self.wall is not None else self.time_s
+        """Predicted wall time of the step: GPU time plus what the host's launches add (never
+        below :attr:`time_s`: the wall covers every kernel the GPU time counts)."""
+        return max(self.wall.wall_s, self.time_s) if self.wall is not None else self.time_s
 
     @property
     def launch_bound(self) -> bool:

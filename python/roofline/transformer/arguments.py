@@ -11,18 +11,78 @@ import numpy as np
 from .._checks import one_of
 from .training import OPTIMIZERS, RECOMPUTE
 
-__all__ = ["PHASES", "integer", "phase_name", "train_args"]
+__all__ = ["MAX_COUNT", "MAX_POSITIONS", "MAX_SEQ", "MAX_TOKENS", "PHASES", "batch_sizes",
+           "check_sizes", "integer", "phase_name", "positive_number", "train_args"]
 
 PHASES = ("decode", "prefill", "train")
 
+#: Largest count a layout takes (sequences per step, ranks of one kind, GPUs of a job,
+#: micro-batches): 16.7 M, far above any job, far below an overflow.
+MAX_COUNT = 2**24
 
-def integer(fn: str, name: str, value: Any, minimum: int = 1) -> int:
-    """``value`` as an int >= ``minimum``; TypeError for a non-integer (bools included)."""
+#: Longest sequence (prompt, training sequence, KV cache per sequence): 16.7 M tokens.
+MAX_SEQ = 2**24
+
+#: Most tokens one step processes per GPU group (``batch · seq_len`` or ``batch · q_len``).
+MAX_TOKENS = 2**32
+
+#: Most cached positions one decode step reads (``batch · kv_len``).
+MAX_POSITIONS = 2**36
+
+
+def integer(fn: str, name: str, value: Any, minimum: int = 1,
+            maximum: int | None = MAX_COUNT) -> int:
+    """``value`` as an int in [``minimum``, ``maximum``]; TypeError for a non-integer (bools
+    included)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral)):
         raise TypeError(f"{fn}: {name} must be an integer, got {value!r}")
     if int(value) < minimum:
         raise ValueError(f"{fn}: {name} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and int(value) > maximum:
+        raise ValueError(f"{fn}: {name} must be an integer <= {maximum} "
+                         f"(2**{maximum.bit_length() - 1}), got {value!r}")
     return int(value)
+
+
+def batch_sizes(fn: str, name: str, values: Any) -> list[int]:
+    """A non-empty sequence of integers in [1, :data:`MAX_COUNT`] (no floats, no bools: a
+    batch of 1.5 or True is an error, never a silent 1); errors name ``name[i]``."""
+    if isinstance(values, (str, bytes)) or isinstance(values, (bool, np.bool_)):
+        raise TypeError(f"{fn}: {name} must be a sequence of integers, got {values!r}")
+    items = list(np.atleast_1d(np.asarray(values, dtype=object))) if not isinstance(
+        values, (list, tuple)) else list(values)
+    if not items:
+        raise ValueError(f"{fn}: {name} must hold at least one integer, got {values!r}")
+    return [integer(fn, f"{name}[{i}]", v) for i, v in enumerate(items)]
+
+
+def positive_number(fn: str, name: str, value: Any, *, zero: bool = False) -> float:
+    """``value`` as a finite float > 0 (>= 0 with ``zero``); errors name the argument."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{fn}: {name} must be a number, got {value!r}")
+    v = float(value)
+    if not np.isfinite(v) or v < 0 or (v == 0 and not zero):
+        kind = "non-negative" if zero else "positive"
+        raise ValueError(f"{fn}: {name} must be a {kind} finite number, got {value!r}")
+    return v
+
+
+def check_sizes(fn: str, phase: str, batch: int, q: int, kv: int, heads: int,
+                flash: bool) -> None:
+    """Bound the step's sizes so that no op's size overflows: ``batch·q`` tokens at most
+    :data:`MAX_TOKENS`, ``batch·kv`` cached positions at most :data:`MAX_POSITIONS`, and with
+    materialized scores (``flash=False``) ``batch·heads·q·kv`` at most 2**53."""
+    q_name = "q_len" if phase == "decode" else "seq_len"
+    if batch * q > MAX_TOKENS:
+        raise ValueError(f"{fn}: batch x {q_name} = {batch} x {q} = {batch * q} tokens per "
+                         f"step, more than {MAX_TOKENS} (2**32); lower batch or {q_name}")
+    if phase == "decode" and batch * kv > MAX_POSITIONS:
+        raise ValueError(f"{fn}: batch x kv_len = {batch} x {kv} = {batch * kv} cached "
+                         f"positions, more than {MAX_POSITIONS} (2**36); lower batch or kv_len")
+    if not flash and batch * heads * q * kv > 2**53:
+        raise ValueError(f"{fn}: flash=False materializes batch x heads x {q_name} x kv_len = "
+                         f"{batch * heads * q * kv} scores, more than 2**53; use flash=True "
+                         f"or lower batch / {q_name}")
 
 
 def phase_name(fn: str, phase: Any) -> str:
@@ -41,8 +101,8 @@ def phase_name(fn: str, phase: Any) -> str:
 #: Defaults of the training-only arguments (any other value outside training is an error).
 TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "micro_batch": None, "grad_accum": 1, "virtual_stages": 1,
-                  "optimizer": "adam", "overlap": True, "sequence_parallel": False,
-                  "optimizer_update": False}
+                  "optimizer": "adam", "overlap": True, "sequence_parallel": None,
+                  "optimizer_update": True}
 
 
 def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
@@ -55,6 +115,11 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in ("dp", "pp", "cp", "grad_accum", "virtual_stages"):
         out[name] = integer(fn, name, kw[name])
+    ranks = out["dp"] * out["pp"] * out["cp"] * kw.get("tp", 1)
+    if ranks > MAX_COUNT:
+        raise ValueError(f"{fn}: dp x pp x cp x tp = {ranks} GPUs, more than {MAX_COUNT} "
+                         f"(2**24); got dp={out['dp']}, pp={out['pp']}, cp={out['cp']}, "
+                         f"tp={kw.get('tp', 1)}")
     mb = kw["micro_batch"]
     out["micro_batch"] = batch if mb is None else integer(fn, "micro_batch", mb)
     if mb is not None and batch != 1 and batch != out["micro_batch"]:
@@ -68,6 +133,8 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     out["recompute"] = one_of(fn, "recompute", kw["recompute"], RECOMPUTE)
     out["optimizer"] = kw["optimizer"]
     one_of(fn, "optimizer", kw["optimizer"], OPTIMIZERS)
+    if kw["sequence_parallel"] is None:  # Megatron's default with tensor parallelism
+        kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
     for name in ("overlap", "sequence_parallel", "optimizer_update"):
         if not isinstance(kw[name], bool):
             raise TypeError(f"{fn}: {name} must be a bool, got {kw[name]!r}")
@@ -79,7 +146,7 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     out["gpus_per_node"] = None if gpn is None else integer(fn, "gpus_per_node", gpn)
     nb = kw["network_bytes_per_s"]
     if nb is not None and not (isinstance(nb, (int, float)) and not isinstance(nb, bool)
-                               and nb > 0):
+                               and nb > 0 and np.isfinite(nb)):
         raise ValueError(f"{fn}: network_bytes_per_s must be a positive number, got {nb!r}")
     return out
 

@@ -469,6 +469,10 @@ def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None
             raise TypeError(f"{fn}: mlp_only_layers must be a list of layer indices, got "
                             f"{only!r:.60}")
         mlp_only = {hf_int(fn, "mlp_only_layers", i) for i in only}
+        outside = sorted(i for i in mlp_only if not 0 <= i < layers)
+        if outside:
+            raise ValueError(f"{fn}: mlp_only_layers holds layer index {outside[0]}, outside "
+                             f"the {layers} layers (0 to {layers - 1})")
         for i in range(layers):
             moe = i >= first and i % freq == 0 and (i + 1) % step == 0 and i not in mlp_only
             if not moe:

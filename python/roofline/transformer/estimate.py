@@ -18,13 +18,21 @@ from ..hardware import hardware as _hardware
 from ..ops.collectives import DEFAULT_LATENCY_S
 from ..ops.collectives import link_bytes_per_s as _link_bw
 from ..ops.host import LAUNCH_MODES
-from .arguments import PHASES, integer, phase_name, train_args
+from .arguments import (
+    MAX_SEQ,
+    PHASES,
+    check_sizes,
+    integer,
+    phase_name,
+    positive_number,
+    train_args,
+)
 from .config import TransformerConfig, config
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
-from .pricing import evaluate, wall
+from .pricing import evaluate, train_wall, wall
 from .program import Program
 from .report import ModelEstimate
 from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
@@ -70,8 +78,8 @@ def estimate(
     virtual_stages: int = 1,
     optimizer: str = "adam",
     overlap: bool = True,
-    sequence_parallel: bool = False,
-    optimizer_update: bool = False,
+    sequence_parallel: bool | None = None,
+    optimizer_update: bool = True,
     routing_skew: float = 0.0,
     gpus_per_node: int | None = None,
     network_bytes_per_s: float | None = None,
@@ -150,11 +158,14 @@ def estimate(
         (8-bit moments) or 4 (bf16 moments, no master copy).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
-    sequence_parallel : bool
+    sequence_parallel : bool, optional
         Training: Megatron sequence parallelism (norm / residual activations split by ``tp``).
+        Default ``tp > 1``, as Megatron runs tensor parallelism and as
+        ``rl.transformer.plan`` assumes.
     optimizer_update : bool
         Training: add the optimizer update (memory-bound pass over the optimizer shard) to the
-        step time; off by default so single-GPU results stay as before.
+        step time (default: every step updates the weights, as ``rl.transformer.plan``
+        assumes; ``False`` for forward + backward alone).
     routing_skew : float
         MoE routing: Zipf exponent of tokens per expert (0 = uniform). The most loaded
         expert-parallel rank sets the time.
@@ -214,10 +225,12 @@ def estimate(
     table is one micro-batch on one GPU holding every layer; ``time_s`` is the step
     ``m·(fwd + bwd + recompute)/pp`` plus the bubble ``(p-1)/v`` of a micro-batch, pipeline
     sends, exposed data-parallel communication (overlapped with the last micro-batch's
-    backward, except one layer's share) and the optimizer update when asked; ``.step`` holds
-    the decomposition, ``tokens_per_s`` counts the whole job and ``mfu`` uses the table's
-    FLOPs (recomputation excluded). With every parallel argument at its default the step is
-    the table's sum, as before.
+    backward, except one layer's share) and the optimizer update (``optimizer_update=True``,
+    the default); ``.step`` holds the decomposition, ``tokens_per_s`` counts the whole job
+    and ``mfu`` uses the table's FLOPs (recomputation excluded). With every parallel argument
+    at its default and ``optimizer_update=False`` the step is the table's sum. The defaults
+    are those of ``rl.transformer.plan``, whose rows carry every setting they used:
+    ``estimate(model, "train", **row_settings)`` reproduces a row's time and memory.
 
     Memory per GPU: weights sharded by ``tp`` (attention heads, MLP width, vocabulary) and
     ``ep`` (routed experts), at 2 bytes per parameter or the recipe's element size for
@@ -237,18 +250,21 @@ def estimate(
     batch = integer(fn, "batch", batch)
     tp = integer(fn, "tp", tp)
     ep = integer(fn, "ep", ep)
-    q_len = integer(fn, "q_len", q_len)
+    q_len = integer(fn, "q_len", q_len, maximum=MAX_SEQ)
     if phase == "decode":
         if kv_len is None:
             raise ValueError(f"{fn}: decode needs kv_len (cached tokens + q_len)")
-        kv = integer(fn, "kv_len", kv_len)
+        kv = integer(fn, "kv_len", kv_len, maximum=MAX_SEQ)
         if kv < q_len:
             raise ValueError(f"{fn}: kv_len must be >= q_len ({q_len}), got {kv_len!r}")
         q = q_len
     else:
         if seq_len is None:
             raise ValueError(f"{fn}: {phase} needs seq_len")
-        q = kv = integer(fn, "seq_len", seq_len)
+        q = kv = integer(fn, "seq_len", seq_len, maximum=MAX_SEQ)
+    latency_s = positive_number(fn, "latency_s", latency_s, zero=True)
+    if link_bytes_per_s is not None:
+        link_bytes_per_s = positive_number(fn, "link_bytes_per_s", link_bytes_per_s)
     if cfg.num_heads % tp:
         raise ValueError(f"{fn}: tp must divide num_heads ({cfg.num_heads}), got tp={tp}")
     if cfg.is_moe and cfg.num_experts % ep:
@@ -265,13 +281,15 @@ def estimate(
         comm_bw = _link_bw(hw)
 
     train = phase == "train"
-    par = train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, zero=zero, recompute=recompute,
+    par = train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, tp=tp, zero=zero,
+                     recompute=recompute,
                      micro_batch=micro_batch, grad_accum=grad_accum,
                      virtual_stages=virtual_stages, optimizer=optimizer, overlap=overlap,
                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s)
     batch = par["micro_batch"]
     cp = par["cp"]
+    check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
     if q % cp:
         raise ValueError(f"{fn}: cp must divide seq_len ({q}), got cp={cp}")
     if par["pp"] > cfg.num_layers:
@@ -314,7 +332,12 @@ def estimate(
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
                              lowp=linear_recipe is not None, skew=float(routing_skew))
 
-    cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
+    try:
+        cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
+    except (ValueError, OverflowError) as exc:  # an op's own limit: name the step's sizes
+        sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
+                                       else f"seq_len={q}") + f", tp={tp}, ep={ep}")
+        raise ValueError(f"{fn}: this step cannot be priced ({sizes}): {exc}") from None
     weight_bytes = (act_bytes if linear_recipe is None
                     else WEIGHT_BYTES[recipe_dtype(linear_recipe)])
     memory = step_memory(cfg, hw, batch, kv, tp, ep, phase, weight_bytes, kv_dtype_bytes, ops,
@@ -336,6 +359,9 @@ def estimate(
                           link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                           latency_s=latency_s, peak_flops_per_s=peak)
         memory = dict(memory, **step.memory)
+        host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
+                          step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
+                          recompute=step.layout["recompute"])
     est = ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,

@@ -23,7 +23,7 @@ from .formats import recipe_dtype
 from .program import Program
 from .report import COLUMNS
 
-__all__ = ["evaluate", "wall"]
+__all__ = ["evaluate", "train_wall", "wall"]
 
 
 #: Kernels of one float8 linear per (recipe, training): the list depends on neither shape nor
@@ -63,6 +63,69 @@ def wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]
         seq = np.zeros(1)
     regions = min(2 if phase == "train" else 1, seq.size) if launch == "compiled" else 1
     return wall_time(seq, launch, hw, efficiency=efficiency, regions=regions)
+
+
+def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
+               hw: Hardware, efficiency: EfficiencyLike, launch: str, *, step_s: float,
+               pp: int, grad_accum: int, recompute: str) -> WallTime:
+    """Wall time of a whole training step: ``step_s`` (GPU time) plus the launch time the GPU
+    work does not hide.
+
+    One GPU's stream per micro-batch is its stage's forward kernels (``len(layers)/pp``
+    layers per kind, rounded, at least one; the head's kernels at ``1/pp`` of their time),
+    then per layer in reverse the recomputed forward (``full``: the layer's forward;
+    ``selective``: its attention) and the backward. ``m = grad_accum`` micro-batches run back
+    to back with no host synchronization, so with ``W1`` and ``W2`` the :func:`wall_time`
+    of one and two micro-batches (``wall = max_i(A_i + sum_{j>=i} g_j)``), ``m`` of them take
+    ``Wm = W1 + (m-1)·(W2 - W1)`` (each further micro-batch costs the larger of its host
+    issue time and its GPU time). The launch time left exposed is ``Wm - m·G`` (``G``: the
+    stream's kernel time per micro-batch), added to the step's GPU time; the bubble,
+    exposed communication and the optimizer are GPU (or network) time during which the
+    host may run ahead, so this is an upper estimate of the launch overhead. Hence
+    ``wall_s >= step_s`` always.
+    """
+    f8 = _f8_kernels(ops, hw, efficiency)
+    fwd: list[np.ndarray] = []
+    back: list[np.ndarray] = []
+    head_b: list[np.ndarray] = []
+    for g, (kind, layers) in enumerate(groups):
+        f_: list[np.ndarray] = []
+        r_: list[np.ndarray] = []
+        b_: list[np.ndarray] = []
+        for i, (gi, name, rkind, parts) in enumerate(ops.rows):
+            if gi != g:
+                continue
+            n = sum(f8 if k == "f8" else 1 for k, _ in parts)
+            one = np.full(max(n, 1), row_time_s[i] / max(n, 1))
+            if kind == "head":
+                one = one / pp
+            is_bwd = name.endswith(" bwd")
+            (b_ if is_bwd else f_).append(one)
+            if not is_bwd and (recompute == "full" or (recompute == "selective"
+                                                       and rkind == "attention")):
+                r_.append(one)
+        cat = [np.concatenate(x) if x else np.zeros(0) for x in (f_, r_, b_)]
+        if kind == "head":
+            fwd.append(cat[0])
+            head_b.append(cat[2])
+            continue
+        per_stage = max(1, round(len(layers) / pp))
+        fwd.append(np.tile(cat[0], per_stage))
+        back.append(np.tile(np.concatenate([cat[1], cat[2]]), per_stage))
+    seq = np.concatenate(fwd + head_b + back[::-1])
+    if seq.size == 0:
+        seq = np.zeros(1)
+    regions = min(2, seq.size) if launch == "compiled" else 1
+    w1 = wall_time(seq, launch, hw, efficiency=efficiency, regions=regions)
+    w2 = wall_time(np.concatenate([seq, seq]), launch, hw, efficiency=efficiency,
+                   regions=2 * regions if launch == "compiled" else 1)
+    m = grad_accum
+    wall_m = w1.wall_s + (m - 1) * (w2.wall_s - w1.wall_s)
+    host_m = w1.host_s + (m - 1) * (w2.host_s - w1.host_s)
+    exposed = max(0.0, wall_m - m * float(np.sum(seq)))
+    total = step_s + exposed
+    return WallTime(total, step_s, host_m, total > 2.0 * step_s, w1.mode, m * w1.kernels,
+                    w1.hardware)
 
 
 

@@ -12,22 +12,26 @@ import time
 from typing import Any
 
 from ...hardware import hardware as _hardware
+from ..arguments import MAX_COUNT, MAX_SEQ, MAX_TOKENS, batch_sizes
 from ..config import TransformerConfig, config
 from .cost import dollars_per_million_tokens, gpu_hours
 from .pareto import pareto_front
 from .serve import serve
-from .train_search import search_train
+from .train_search import row_settings, search_train
 
 __all__ = ["OBJECTIVES", "dollars_per_million_tokens", "gpu_hours", "pareto_front", "plan",
-           "serve"]
+           "row_settings", "serve"]
 
 OBJECTIVES = ("throughput", "latency", "cost")
 _PHASES = ("train", "decode", "prefill")
 
 
-def _pos_int(fn: str, name: str, value: Any) -> int:
+def _pos_int(fn: str, name: str, value: Any, maximum: int = MAX_TOKENS) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{fn}: {name} must be a positive integer, got {value!r}")
+    if value > maximum:
+        raise ValueError(f"{fn}: {name} must be <= {maximum} (2**{maximum.bit_length() - 1}), "
+                         f"got {value!r}")
     return value
 
 
@@ -89,13 +93,20 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
     (``ep = 1``) or expert-parallel with ``tp = 1``; ``ep`` must divide ``dp·cp``; Adam with
     fp32 master weights, sequence parallelism when ``tp > 1``, communication overlapped,
     ranks ordered tp, cp, dp, pp inside nodes of ``gpus_per_node``.
+
+    Every row carries the settings it used (layout columns, ``sequence_parallel``,
+    ``optimizer_update``, ``optimizer``, ``overlap``; the rest in
+    ``df.attrs["estimate_kwargs"]``): ``rl.transformer.estimate(model, "train",
+    **row_settings(df, i))`` reproduces row ``i``'s ``time_s`` and ``total_bytes``.
     """
     fn = "transformer.plan"
     cfg = config(model)
     hw = _hardware(hardware)
-    gpus = _pos_int(fn, "gpus", gpus)
-    seq_len = _pos_int(fn, "seq_len", seq_len)
-    gpus_per_node = _pos_int(fn, "gpus_per_node", gpus_per_node)
+    gpus = _pos_int(fn, "gpus", gpus, MAX_COUNT)
+    seq_len = _pos_int(fn, "seq_len", seq_len, MAX_SEQ)
+    gpus_per_node = _pos_int(fn, "gpus_per_node", gpus_per_node, MAX_COUNT)
+    micro_batches = tuple(batch_sizes(fn, "micro_batches", micro_batches))
+    batches = tuple(batch_sizes(fn, "batches", batches))
     if phase not in _PHASES:
         raise ValueError(f"{fn}: phase must be one of {_PHASES}, got {phase!r}")
     if objective not in OBJECTIVES:
@@ -108,7 +119,7 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
         raise ValueError(f"{fn}: {hw.name} has no mem_capacity_bytes in the database")
     if phase == "train":
         gbt = seq_len * gpus if global_batch_tokens is None else _pos_int(
-            fn, "global_batch_tokens", global_batch_tokens)
+            fn, "global_batch_tokens", global_batch_tokens, 2**40)
         if gbt % seq_len:
             raise ValueError(f"{fn}: global_batch_tokens must be a multiple of seq_len "
                              f"({seq_len}), got {gbt}")

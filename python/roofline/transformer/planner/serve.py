@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ... import _core
 from ...hardware import hardware as _hardware
+from ..arguments import MAX_SEQ, batch_sizes
 from ..config import TransformerConfig, config
 from ..estimate import estimate
 from .cost import dollars_per_million_tokens
@@ -88,16 +87,14 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     fn = "transformer.serve"
     cfg = config(model)
     hw = _hardware(hardware)
-    _check(fn, "prompt_len", prompt_len, 1, integer=True)
-    _check(fn, "output_len", output_len, 1, integer=True)
+    _check(fn, "prompt_len", prompt_len, 1, MAX_SEQ, integer=True)
+    _check(fn, "output_len", output_len, 1, MAX_SEQ, integer=True)
     _check(fn, "spec_k", spec_k, 0, 16, integer=True)
     _check(fn, "spec_alpha", spec_alpha, 0.0, 1.0)
     _check(fn, "memory_fraction", memory_fraction, 0.05, 1.0)
     if chunk_tokens is not None:
-        _check(fn, "chunk_tokens", chunk_tokens, 1, integer=True)
-    bs = [int(b) for b in np.atleast_1d(batches)]
-    if not bs or min(bs) < 1:
-        raise ValueError(f"{fn}: batches must be positive integers, got {batches!r}")
+        _check(fn, "chunk_tokens", chunk_tokens, 1, MAX_SEQ, integer=True)
+    bs = batch_sizes(fn, "batches", batches)
     kw: dict[str, Any] = dict(hardware=hw, tp=tp, ep=ep, linear_recipe=linear_recipe,
                               kv_dtype=kv_dtype, routing_skew=routing_skew,
                               gpus_per_node=gpus_per_node, efficiency=efficiency)

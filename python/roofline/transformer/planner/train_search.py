@@ -17,7 +17,7 @@ from ..training import DEFAULT_NETWORK_BYTES_PER_S, RECOMPUTE, compose
 from .cost import dollars_per_million_tokens
 from .pareto import pareto_front
 
-__all__ = ["search_train"]
+__all__ = ["ROW_ARGUMENTS", "row_settings", "search_train"]
 
 _POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
@@ -95,14 +95,18 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
             "ep": ep, "cp": cp, "zero": zero.astype(int),
             "recompute": np.array(list(RECOMPUTE))[rc.astype(int)],
             "micro_batch": mb, "grad_accum": m.astype(int), "virtual_stages": v.astype(int),
+            "sequence_parallel": tp > 1, "optimizer_update": True, "optimizer": "adam",
+            "overlap": True,
             **{k: r[k] for k in ("time_s", "mfu", "hfu", "bubble_fraction", "exposed_comm_s",
                                  "total_bytes", "weights_bytes", "gradients_bytes",
                                  "optimizer_bytes", "activations_bytes")},
             "tokens_per_s": r["tokens"] / r["time_s"],
         }))
     if not frames:
-        raise ValueError(f"plan: no layout of {gpus} GPUs divides global_batch_tokens="
-                         f"{global_batch_tokens} into whole sequences of seq_len={seq_len}")
+        raise ValueError(f"transformer.plan: no layout of {gpus} GPUs splits the {seqs} "
+                         f"sequences of global_batch_tokens={global_batch_tokens} (seq_len="
+                         f"{seq_len}) into micro-batches of micro_batches={micro_batches} "
+                         f"sequences per data-parallel rank")
     df = pd.concat(frames, ignore_index=True)
     capacity = (hw.mem_capacity_bytes or 0.0) * memory_fraction
     df["fits"] = df["total_bytes"] <= capacity
@@ -121,5 +125,27 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
     df = df.sort_values([key, "total_bytes"], ascending=[key == "time_s", True],
                         ignore_index=True)
     df.attrs.update(min_gpus=min_gpus, search_s=time.perf_counter() - start,
-                    estimates=estimates, phase="train", model=cfg.name, hardware=hw.name)
+                    estimates=estimates, phase="train", model=cfg.name, hardware=hw.name,
+                    estimate_kwargs=dict(seq_len=seq_len, hardware=hw,
+                                         gpus_per_node=gpus_per_node, network_bytes_per_s=net,
+                                         linear_recipe=linear_recipe,
+                                         routing_skew=routing_skew))
     return df
+
+
+#: Columns of a training plan row that are arguments of ``rl.transformer.estimate``.
+ROW_ARGUMENTS = ("tp", "pp", "dp", "ep", "cp", "zero", "recompute", "micro_batch", "grad_accum",
+                 "virtual_stages", "sequence_parallel", "optimizer_update", "optimizer",
+                 "overlap")
+
+
+def row_settings(df: Any, i: int) -> dict[str, Any]:
+    """Every argument of ``rl.transformer.estimate`` that row ``i`` of a training plan used:
+    ``rl.transformer.estimate(model, "train", **row_settings(df, i))`` reproduces the row's
+    ``time_s`` and ``total_bytes``."""
+    row = df.iloc[i]
+    out: dict[str, Any] = dict(df.attrs["estimate_kwargs"])
+    for c in ROW_ARGUMENTS:
+        v = row[c]
+        out[c] = v.item() if hasattr(v, "item") else v
+    return out
