@@ -68,7 +68,10 @@ def _torch_step(hc, model, phase: str, batch: int) -> float:
 
 def _config_step(hc, phase: str, batch: int, runtime: str = "hf") -> float:
     cfg = rl.transformer.from_hf(hc.to_dict())
-    kw = {"kv_len": CACHE + 1} if phase == "decode" else {"seq_len": CACHE}
+    kw: dict[str, int | bool] = {"kv_len": CACHE + 1} if phase == "decode" else {"seq_len": CACHE}
+    if phase == "train":
+        # the module's step is forward + backward: torch.estimate runs no optimizer
+        kw["optimizer_update"] = False
     return rl.transformer.estimate(cfg, phase, batch, hardware=HW, runtime=runtime,
                                    **kw).time_s
 
