@@ -40,6 +40,7 @@ __all__ = [
     "mode",
     "note",
     "one_line",
+    "require_matplotlib",
     "peak",
     "print_json",
     "resolve_hardware",
@@ -70,6 +71,14 @@ class CLIError(Exception):
 def note(message: str) -> None:
     """Print ``note: <message>`` on stderr."""
     print(f"note: {message}", file=sys.stderr)
+
+
+def require_matplotlib(flag: str) -> None:
+    """Raise CLIError naming ``flag`` and the install command when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise CLIError(f"{flag} needs matplotlib: pip install roofline[plot]") from None
 
 
 def one_line(message: str) -> str:
