@@ -192,6 +192,8 @@ def resolve_hardware(name: str | None, table: str) -> Hardware:
     if name is not None and name.lower().endswith(".json"):
         try:
             return Hardware.from_file(name)
+        except FileNotFoundError:
+            raise CLIError(f"--hardware: cannot read {name}: No such file or directory") from None
         except OSError as exc:
             raise CLIError(f"--hardware: cannot read {name}: {exc.strerror or exc}") from None
     try:

@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     except CLIError as exc:
         message = str(exc)
-    except (KeyError, ValueError) as exc:  # the library's messages name the bad argument
+    except (KeyError, ValueError, FileNotFoundError) as exc:  # the library's messages name the bad argument
         message = cli_terms(error_message(exc), getattr(args, "_flags", {}))
     except BrokenPipeError:  # e.g. `roofline float8 --shapes sweep | head` (status 1, as
         _silence_stdout()     # rich's console exits when it meets the closed pipe itself)

@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if args.profile is not None:
         try:
             hardware = Hardware.from_file(args.profile)
+        except FileNotFoundError:
+            raise CLIError(f"--profile: no such file: {args.profile}") from None
         except OSError as exc:
             raise CLIError(f"--profile: cannot read {args.profile}: "
                            f"{exc.strerror or exc}") from None

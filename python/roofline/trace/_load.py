@@ -15,7 +15,7 @@ __all__ = ["load"]
 
 def _read_file(path: Path) -> dict[str, Any]:
     if not path.exists():
-        raise ValueError(f"trace.explain: source {str(path)!r} does not exist")
+        raise FileNotFoundError(f"trace.explain: source {str(path)!r} does not exist")
     if not path.is_file():
         raise ValueError(f"trace.explain: source {str(path)!r} is not a file")
     try:
