@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["UnknownNameError", "close_matches"]
+__all__ = ["RooflineDeprecationWarning", "UnknownNameError", "close_matches"]
+
+
+class RooflineDeprecationWarning(DeprecationWarning):
+    """A roofline call spelled the old way (it still works): the message says the new way.
+
+    Its own class so a test suite can turn roofline's deprecations (and only those) into
+    errors: ``filterwarnings = ["error::roofline.RooflineDeprecationWarning"]``.
+    """
 
 
 class UnknownNameError(KeyError, ValueError):
