@@ -74,3 +74,50 @@ def test_library_plot_without_matplotlib_names_the_install(
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"pip install roofline\[plot\]"):
         new_figure((4, 3))
+
+
+def test_measurement_faster_than_the_roofline_is_flagged(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import roofline as rl
+    from roofline.explain import ImpossibleMeasurementWarning
+
+    e = rl.gemm(8192, 8192, 8192, hardware="H100 SXM")
+    roof = 2 * 8192**3 / rl.hardware("H100 SXM").bf16_flops_per_s  # 1.111 ms at the peak
+    with pytest.warns(ImpossibleMeasurementWarning, match="faster than the datasheet"):
+        x = rl.explain(e, 0.0016e-6)
+    assert x.beats_roofline is True and "IMPOSSIBLE" in x.reading and "IMPOSSIBLE" in repr(x)
+    assert x.roofline_s == pytest.approx(roof, rel=1e-9)
+    assert rl.explain(e, roof * 1.05).beats_roofline is False  # within 10 % of it: plausible
+    argv = ["explain", "gemm", "8192", "8192", "8192", "--hardware", "H100 SXM"]
+    assert main([*argv, "--measured-us", "0.0016"]) == 1
+    out = capsys.readouterr()
+    assert "IMPOSSIBLE" in out.out and "%" not in out.out.split("IMPOSSIBLE")[0][-20:]
+    assert out.err.startswith("warning: --measured-us 0.0016 is faster than the datasheet")
+    assert main([*argv, "--measured-us", "0.0016", "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["beats_roofline"] is True
+    assert main([*argv, "--measured-us", "1500"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_measurement_far_slower_than_the_model_reads_sensibly() -> None:
+    import roofline as rl
+    from roofline.explain import pct_text
+
+    e = rl.gemm(64, 64, 64, hardware="H100 SXM")
+    x = rl.explain(e, 78)  # seconds, where microseconds were meant
+    ratio = 78 / e.time_s
+    text = repr(x)
+    assert "0.0 %" not in text and f"{ratio:,.0f}x the model's prediction" in text
+    assert "check its units" in x.reading
+    assert pct_text(5.3317e-6) == "0.0000053 %"
+    assert pct_text(28.24) == "28.2 %" and pct_text(69448688.0) == "694,487x"
+
+
+def test_plan_with_no_fitting_layout_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "Llama-3-70B", "--gpus", "16", "--seq-len", "8192",
+                 "--hardware", "H100 SXM"]) == 1
+    out = capsys.readouterr()
+    assert out.out == "" and "None" not in out.err
+    assert out.err.startswith("no layout of Llama-3-70B train on 16 x H100 SXM fits: the "
+                              "leanest (tp 8")
+    assert "GB per GPU, over the 72 GB usable" in out.err

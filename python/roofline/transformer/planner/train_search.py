@@ -108,6 +108,12 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
     df["fits"] = df["total_bytes"] <= capacity
     fit_counts = df.loc[df["fits"], "gpus"]
     min_gpus = int(fit_counts.min()) if len(fit_counts) else None
+    here = df[df["gpus"] == gpus]
+    leanest = here.loc[here["total_bytes"].idxmin()] if len(here) else None
+    why = {} if leanest is None else {  # why nothing fits: the leanest layout on `gpus`
+        "leanest_bytes": float(leanest["total_bytes"]), "capacity_bytes": capacity,
+        "leanest_layout": {k: (v.item() if hasattr(v, "item") else v) for k, v in leanest[
+            ["tp", "pp", "dp", "ep", "cp", "zero", "recompute", "micro_batch"]].items()}}
     df = df[(df["gpus"] == gpus) & df["fits"]].drop(columns=["fits"]).reset_index(drop=True)
     df["memory_gb"] = df["total_bytes"] / 1e9
     if price_per_gpu_hour is not None and len(df):
@@ -121,5 +127,5 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
     df = df.sort_values([key, "total_bytes"], ascending=[key == "time_s", True],
                         ignore_index=True)
     df.attrs.update(min_gpus=min_gpus, search_s=time.perf_counter() - start,
-                    estimates=estimates, phase="train", model=cfg.name, hardware=hw.name)
+                    estimates=estimates, phase="train", model=cfg.name, hardware=hw.name, **why)
     return df
