@@ -121,3 +121,32 @@ def test_plan_with_no_fitting_layout_says_why(capsys: pytest.CaptureFixture[str]
     assert out.err.startswith("no layout of Llama-3-70B train on 16 x H100 SXM fits: the "
                               "leanest (tp 8")
     assert "GB per GPU, over the 72 GB usable" in out.err
+
+
+def test_cli_names_flags_from_what_the_exception_carries(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """No message parsing: the flag comes from ``exc.argument``; other text is untouched."""
+    from roofline._errors import ArgumentValueError
+    from roofline.cli._common import cli_message
+
+    flags = {"hardware": "--hardware", "seq_len": "--seq-len", "m": "M"}
+    text = "see 'roofline hardware show NAME --format json' for the hardware and seq_len"
+    assert cli_message(ValueError(text), flags) == text  # "roofline --hardware show" before
+    exc = ArgumentValueError("transformer.estimate", "seq_len", "must be positive, got 0",
+                             "pass seq_len=...")
+    assert str(exc) == "transformer.estimate: seq_len must be positive, got 0; pass seq_len=..."
+    assert cli_message(exc, flags) == "--seq-len must be positive, got 0"
+    assert main(["gemm", "1", "1", "1", "--dtype", "fp8", "--hardware", "V100"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --dtype fp8_e4m3: V100") and "hw.replace" not in err
+    assert main(["model", "Llama-3-8B", "--phase", "prefill", "--hardware", "H100 SXM"]) == 2
+    assert capsys.readouterr().err == "error: --seq-len is needed for phase 'prefill'\n"
+    assert main(["gemm", "1", "1", "1", "--hardware", "H100"]) == 2
+    err = capsys.readouterr().err
+    assert "'H100 SXM' or 'H100 PCIe' or 'H100 NVL'" in err and "--table torchao" in err
+    assert "hardware(" not in err
+
+
+def test_cli_has_no_message_rewriting() -> None:
+    source = (ROOT / "python" / "roofline" / "cli" / "_common.py").read_text()
+    assert "import re" not in source and "re.sub" not in source

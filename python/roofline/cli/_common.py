@@ -11,7 +11,6 @@ import argparse
 import csv
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ __all__ = [
     "USAGE_ERROR",
     "CLIError",
     "add_hardware_options",
-    "cli_terms",
+    "cli_message",
     "count",
     "error_message",
     "literal",
@@ -93,40 +92,26 @@ def error_message(exc: BaseException) -> str:
     return str(exc)
 
 
-_PYTHON_CALLS = [
-    (re.compile(r"\s*See list_hardware\([^)]*\) for the names, or describe your device "
-                r"with Hardware\(\.\.\.\) / Hardware\.from_dict\(\{\.\.\.\}\)\."), ""),
-    (re.compile(r"\s*\(or call set_default_hardware\('[^']*'\)\)"), ""),
-    (re.compile(r",? call set_default_hardware\('[^']*'\),?"), ""),
-    (re.compile(r"\bhardware=hw\.replace\((\w+)=\.\.\.\)"),
-     r"--hardware FILE.json (as 'roofline hardware show NAME --format json' prints it) "
-     r"with \1 set"),
-    (re.compile(r"\bhardware\('([^']*)', table='(\w+)'\)"), r"--hardware '\1' --table \2"),
-    (re.compile(r"\bhardware\('([^']*)'\)"), r"--hardware '\1'"),
-    (re.compile(r"(?<=: )[a-z_][\w.]*: (?=\S)"), ""),  # a function name after a prefix
-    (re.compile(r"\s*list_hardware\(\) shows the names\."), ""),
-    (re.compile(r" \(at [\w.]+\[[\d, ]+\]\)"), ""),
-]
+def cli_message(exc: BaseException, flags: dict[str, str]) -> str:
+    """A library error in CLI terms, from what the exception carries (no message parsing).
 
-
-def cli_terms(message: str, flags: dict[str, str]) -> str:
-    """A library message in CLI terms: flags instead of argument names, no Python calls.
-
-    ``flags`` maps argparse ``dest`` names to what the user typed them as (``--seq-len``,
-    or the metavar ``M`` of a positional).
+    An argument check's error (:class:`~roofline._errors.ArgumentValueError`, ...,
+    :class:`~roofline.UnknownNameError`) carries ``argument``; ``flags`` maps argparse
+    ``dest`` names to what the user typed (``--seq-len``, or the metavar ``M`` of a
+    positional), so the message names the flag: ``--seq-len must be a positive integer, got
+    0``. Other errors print as the library wrote them, less the ``function: `` prefix when the
+    exception carries ``function``.
     """
-    message = re.sub(r"^[a-z_][\w.]*: (?=\S)", "", message)  # the library function's name
-    for pattern, repl in _PYTHON_CALLS:
-        message = pattern.sub(repl, message)
-    unknown = re.match(r"unknown (\w+) (?=')", message)
-    if unknown and unknown.group(1) in flags:  # "unknown dtype 'fp7'" -> "--dtype: unknown..."
-        message = f"{flags[unknown.group(1)]}: {message}"
-        flags = {k: v for k, v in flags.items() if k != unknown.group(1)}
-    for dest, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
-        if len(dest) == 1:  # m, k, n: only as the subject of the message
-            message = re.sub(rf"^{dest}\b(?= must)", flag, message)
-        else:
-            message = re.sub(rf"(?<![\w'-]){re.escape(dest)}(?![\w'(=])", flag, message)
+    message = error_message(exc)
+    argument = getattr(exc, "argument", None)
+    function = getattr(exc, "function", None)
+    detail = getattr(exc, "detail", None)
+    if function and message.startswith(f"{function}: "):
+        message = message[len(function) + 2:]
+    if argument is not None and argument in flags:
+        if detail is not None:  # the Python advice (exc.advice) is left out
+            return f"{flags[argument]} {detail}"
+        return f"{flags[argument]}: {message}"
     return message
 
 
@@ -201,9 +186,16 @@ def resolve_hardware(name: str | None, table: str) -> Hardware:
     except KeyError as exc:  # unknown, generic or ambiguous name (also a detected GPU's)
         listing = "roofline hardware list" + (" --table torchao" if table == "torchao" else "")
         where = "--hardware: " if name is not None else ""
-        raise CLIError(f"{where}{cli_terms(error_message(exc), {})} ('{listing}' shows the "
-                       "names; --hardware FILE.json, in the form of 'roofline hardware show "
-                       "NAME --format json', describes your own device.)") from None
+        close = getattr(exc, "matches", ())
+        if getattr(exc, "ambiguous", False):
+            shown = " or ".join(repr(c) for c in close)
+            raise CLIError(f"--hardware: {name!r} is ambiguous: pass {shown}, or --hardware "
+                           "'NVIDIA H100' --table torchao for torchao's numbers") from None
+        hint = f"; close matches: {', '.join(close)}" if close else ""
+        what = f"unknown hardware {name!r}{hint}" if name is not None else error_message(exc)
+        raise CLIError(f"{where}{what} ('{listing}' shows the names; --hardware FILE.json, "
+                       "in the form of 'roofline hardware show NAME --format json', describes "
+                       "your own device.)") from None
     except RuntimeError:  # HardwareNotSpecifiedError: no GPU, no default, no ROOFLINE_HARDWARE
         if name is not None:
             raise
