@@ -217,11 +217,59 @@ def peak(hw: Hardware, peak_class: str) -> float | None:
 
 
 def make_console() -> Console:
-    """A rich console on stdout; wide when stdout is not a terminal, so tables never wrap."""
+    """A rich console on stdout; wide when stdout is not a terminal, so tables never wrap.
+
+    Its ``print`` keeps every table cell whole (:func:`keep_cells_whole`): in a narrow
+    terminal text columns wrap at spaces, long words fold, numbers never shrink, and nothing
+    is cut to ``…``; a table whose numbers alone are wider than the terminal is printed at its
+    natural width (the terminal wraps the lines, the numbers stay whole).
+    """
     from rich.console import Console
+    from rich.table import Table
+
+    class _WholeCells(Console):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            for obj in objects:
+                if isinstance(obj, Table):
+                    need = keep_cells_whole(obj, self)
+                    if need > self.width:  # at its natural width: rich's squeeze could cut
+                        need = Console(width=100_000).measure(obj).maximum
+                        wide = Console(width=need, highlight=False, file=self.file,
+                                       force_terminal=self.is_terminal,
+                                       color_system=self.color_system)
+                        wide.print(obj, **kwargs)
+                        continue
+                super().print(obj, **kwargs)
 
     wide = "COLUMNS" not in os.environ and not _isatty(sys.stdout)
-    return Console(width=240 if wide else None, highlight=False)
+    return _WholeCells(width=240 if wide else None, highlight=False)
+
+
+def keep_cells_whole(table: Any, console: Any) -> int:
+    """Set ``table``'s columns so that no cell is ever cut to ``…``; return the width the table
+    needs at least.
+
+    Right-justified (numeric) columns get ``min_width`` = their widest cell, so a number
+    never wraps or shrinks; text columns get their longest word, so they wrap at spaces only;
+    headers count with their longest word (as rich measures them); every column folds instead
+    of cutting (``overflow="fold"``). The width returned is the sum of those minimums with
+    padding and borders: at that width or more, rich lays the table out without cutting.
+    """
+    from rich.text import Text
+
+    need = 0
+    for col in table.columns:
+        col.overflow = "fold"
+        cells = [c.plain if isinstance(c, Text) else str(c) for c in col._cells]
+        if col.justify == "right":
+            widest = max((len(c) for c in cells), default=0)
+        else:
+            widest = max((len(w) for c in cells for w in c.split()), default=0)
+        header = col.header.plain if isinstance(col.header, Text) else str(col.header)
+        widest = max([widest, *(len(w) for w in header.split())])  # as rich measures it
+        col.min_width = max(col.min_width or 0, widest)
+        need += col.min_width + 2  # one space of padding on each side
+    return need + table._extra_width
 
 
 def _isatty(stream: Any) -> bool:

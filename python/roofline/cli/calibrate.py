@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._common import CLIError
+from ._common import CLIError, make_console
 
 __all__ = ["add_parser", "run"]
 
@@ -115,11 +115,10 @@ def _change(base: float | None, fitted: float | None) -> str:
 
 
 def _print_summary(prof: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     meta = prof.fit.to_dict()
-    console = Console(width=max(Console().width, 120))
+    console = make_console()
     title = f"profile of {meta.get('base', prof.name)} from {meta.get('measurements', '?')}"
     t = Table(title=title)
     t.add_column("parameter", no_wrap=True)

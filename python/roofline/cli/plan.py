@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{len(df)} layouts fit, minimum {a['min_gpus']} GPUs, "
                   f"searched in {a['search_s']:.2f} s")
     for c in cols:
-        table.add_column(c, justify="left" if c == "recompute" else "right")
+        table.add_column(c.replace("_", " "), justify="left" if c == "recompute" else "right")
     for _, row in df.head(args.top).iterrows():
         table.add_row(*(_cell(c, row[c]) for c in cols))
     make_console().print(table)
