@@ -23,7 +23,8 @@ class _ArgumentError:
         and without ``advice``.
     advice : str
         What to do, in Python terms (``"pass hardware=hw.replace(...)"``), or ``""``: the
-        message ends with it; a front end with its own terms leaves it out.
+        message ends with it; a front end with its own terms leaves it out. A raiser may
+        word the whole message itself (``message=``); the attributes stay as given.
     """
 
     function: str
@@ -31,9 +32,12 @@ class _ArgumentError:
     detail: str
     advice: str
 
-    def _carry(self, function: str, argument: str | None, detail: str, advice: str) -> str:
+    def _carry(self, function: str, argument: str | None, detail: str, advice: str,
+               message: str | None) -> str:
         self.function, self.argument, self.detail, self.advice = (function, argument, detail,
                                                                   advice)
+        if message is not None:  # the raiser words the whole message itself
+            return message
         head = f"{function}: {argument} {detail}" if argument else f"{function}: {detail}"
         return f"{head}; {advice}" if advice else head
 
@@ -42,16 +46,16 @@ class ArgumentValueError(_ArgumentError, ValueError):
     """A bad argument value (a :class:`ValueError`) naming its function and argument."""
 
     def __init__(self, function: str, argument: str | None, detail: str,
-                 advice: str = "") -> None:
-        ValueError.__init__(self, self._carry(function, argument, detail, advice))
+                 advice: str = "", message: str | None = None) -> None:
+        ValueError.__init__(self, self._carry(function, argument, detail, advice, message))
 
 
 class ArgumentTypeError(_ArgumentError, TypeError):
     """An argument of the wrong type (a :class:`TypeError`) naming its function and argument."""
 
     def __init__(self, function: str, argument: str | None, detail: str,
-                 advice: str = "") -> None:
-        TypeError.__init__(self, self._carry(function, argument, detail, advice))
+                 advice: str = "", message: str | None = None) -> None:
+        TypeError.__init__(self, self._carry(function, argument, detail, advice, message))
 
 
 class RooflineDeprecationWarning(DeprecationWarning):

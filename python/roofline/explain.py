@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import ArgumentTypeError, ArgumentValueError
 from ._format import si
 from .estimate import Estimate
 from .hardware import PEAK_CLASSES, Hardware, HardwareLike
@@ -207,19 +208,19 @@ class Explanation:
 def _measured(value: Any) -> np.ndarray:
     fn, name = "explain", "measured_s"
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
-        raise TypeError(f"{fn}: {name} must be a positive number of seconds, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be a positive number of seconds, got {value!r}")
     if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
-        raise TypeError(f"{fn}: {name} must be a real number of seconds, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be a real number of seconds, got {value!r}")
     try:
         arr = np.asarray(value)
     except Exception:
-        raise TypeError(f"{fn}: {name} must be a number or an array of numbers, got "
+        raise ArgumentTypeError(fn, name, f"must be a number or an array of numbers, got "
                         f"{value!r}") from None
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{fn}: {name} must be a number or an array of numbers, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be a number or an array of numbers, got {value!r}")
     arr = arr.astype(np.float64)
     if arr.size == 0:
-        raise ValueError(f"{fn}: {name} must not be empty, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must not be empty, got {value!r}")
     bad = ~np.isfinite(arr) | (arr < 1e-15) | (arr > 1e9)
     if bad.any():
         first = arr.ravel()[int(np.flatnonzero(bad.ravel())[0])].item()

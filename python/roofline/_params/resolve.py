@@ -38,9 +38,11 @@ def require_peak(fn: str, hw: Hardware, core_dtype: Any) -> None:
     ``hw`` has no peak for the class the dtype computes at."""
     cls = _core.peak_class(core_dtype).name
     if not getattr(hw, f"{cls}_flops_per_s", None):
+        advice = f"pass hardware=hw.replace({cls}_flops_per_s=...) or another dtype"
         raise ArgumentValueError(
             fn, "dtype", f"{core_dtype.name}: {hw.name} has no {cls} peak in the database",
-            f"pass hardware=hw.replace({cls}_flops_per_s=...) or another dtype")
+            advice, message=f"{fn}: {hw.name} has no {cls} peak in the database (dtype "
+            f"{core_dtype.name}); {advice}")
 
 
 def resolve(hw_value: Any, efficiency: EfficiencyLike) -> tuple[Hardware, Any, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..._errors import ArgumentValueError
 from ...hardware import hardware as _hardware
 from ..config import TransformerConfig, config
 from .cost import dollars_per_million_tokens, gpu_hours
@@ -27,7 +28,7 @@ _PHASES = ("train", "decode", "prefill")
 
 def _pos_int(fn: str, name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{fn}: {name} must be a positive integer, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be a positive integer, got {value!r}")
     return value
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ... import _core
+from ..._errors import ArgumentValueError
 from ...hardware import hardware as _hardware
 from ..config import TransformerConfig, config
 from ..estimate import estimate
@@ -25,7 +26,7 @@ def _check(fn: str, name: str, value: Any, lo: float, hi: float | None = None,
     if not ok or value < lo or (hi is not None and value > hi):
         rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
         kind = "an integer" if integer else "a number"
-        raise ValueError(f"{fn}: {name} must be {kind} {rng}, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be {kind} {rng}, got {value!r}")
 
 
 def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: int = 2048,
