@@ -236,7 +236,7 @@ def make_console() -> Console:
                         need = Console(width=100_000).measure(obj).maximum
                         wide = Console(width=need, highlight=False, file=self.file,
                                        force_terminal=self.is_terminal,
-                                       color_system=self.color_system)
+                                       color_system="auto" if self.color_system else None)
                         wide.print(obj, **kwargs)
                         continue
                 super().print(obj, **kwargs)
