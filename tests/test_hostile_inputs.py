@@ -112,7 +112,7 @@ def test_loaders_refuse_hostile_files(tmp_path: Path, content: bytes) -> None:
 
 
 def test_hardware_from_file_missing(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="from_file"):
+    with pytest.raises(FileNotFoundError, match="from_file: no such file: .*missing.json"):
         rl.Hardware.from_file(tmp_path / "missing.json")
 
 

@@ -46,3 +46,20 @@ def test_notebook_executes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     client.execute()
     elapsed = time.perf_counter() - start
     assert elapsed < BUDGET_S, f"{path.name} took {elapsed:.1f} s"
+
+
+def test_trace_notebook_runs_from_any_directory(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trace notebook finds its data from the package's clone, not the working directory."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    path = next(p for p in NOTEBOOKS if p.stem == "trace_encoder_layer")
+    nb = nbformat.read(path, as_version=4)
+    nb.cells = nb.cells[:2]  # the cell that finds and reads the trace
+    package_parent = str(Path(rl.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", package_parent)
+    client = nbclient.NotebookClient(nb, timeout=BUDGET_S, kernel_name="python3",
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    assert "encoder_layer_train" in str(nb.cells[1].outputs)

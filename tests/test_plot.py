@@ -9,6 +9,7 @@ import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
+import matplotlib.pyplot  # noqa: E402  (roofline itself never imports pyplot)
 
 import roofline as rl  # noqa: E402
 from roofline import plot  # noqa: E402

@@ -118,3 +118,24 @@ def test_failures_point_at_the_users_test(pytester: pytest.Pytester,
     assert "efficiency 50.0% < required 70.0%" in out
     assert "assert_efficiency(e, measured_s=2 * e.time_s" in out   # the user's line
     assert "raise AssertionError(" not in out                     # not roofline's frames
+
+
+def test_our_deprecations_are_errors_in_this_suite() -> None:
+    """pyproject's filterwarnings turns roofline's own deprecations into errors, so neither the
+    suite nor the docs and notebooks it runs can keep teaching a deprecated call."""
+    import roofline as rl
+
+    assert issubclass(rl.RooflineDeprecationWarning, DeprecationWarning)
+    with pytest.raises(rl.RooflineDeprecationWarning, match="estimate first"):
+        assert_efficiency(E.time_s / 0.8, E, at_least=0.7)
+
+
+def test_docs_and_notebooks_do_not_teach_the_old_order() -> None:
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    old = re.compile(r"assert_(efficiency|within)\(\s*(measured_s|[0-9][0-9.e-]*)\s*,")
+    files = [root / "README.md", *sorted((root / "docs").rglob("*.md")),
+             *sorted((root / "notebooks").glob("*.ipynb"))]
+    assert not [f.name for f in files if old.search(f.read_text(encoding="utf-8"))]

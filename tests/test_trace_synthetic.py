@@ -197,7 +197,7 @@ def test_records_api() -> None:
 
 
 def test_bad_sources(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(FileNotFoundError, match="nope.json' does not exist"):
         rl.trace.explain(tmp_path / "nope.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

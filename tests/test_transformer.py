@@ -185,7 +185,7 @@ def test_bad_input() -> None:
         T.estimate("Llama-3-8B", "serve", batch=1, kv_len=8, hardware="H100 SXM")
     with pytest.raises(ValueError, match="decode needs kv_len"):
         T.estimate("Llama-3-8B", "decode", batch=1, hardware="H100 SXM")
-    with pytest.raises(ValueError, match="prefill needs seq_len"):
+    with pytest.raises(ValueError, match="seq_len is needed for phase .prefill."):
         T.estimate("Llama-3-8B", "prefill", batch=1, hardware="H100 SXM")
     with pytest.raises(ValueError, match="batch must be an integer >= 1, got 0"):
         T.estimate("Llama-3-8B", "decode", batch=0, kv_len=8, hardware="H100 SXM")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import float8, fusion, transformer
-from ._errors import UnknownNameError
+from ._errors import RooflineDeprecationWarning, UnknownNameError
 from ._params.threads import get_num_threads, set_num_threads
 from ._version import __version__
 from .efficiency import Efficiency, default_efficiency, set_default_efficiency
@@ -116,6 +116,7 @@ __all__ = [
     "trace",
     "transformer",
     "UnknownHardwareError",
+    "RooflineDeprecationWarning",
     "UnknownNameError",
     "validate",
     "wall_time",

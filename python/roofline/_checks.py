@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ._errors import ArgumentTypeError, ArgumentValueError
+
 #: Largest dimension accepted: beyond 2**53 a float64 no longer holds every integer.
 MAX_DIM = 2**53
 
@@ -37,39 +39,38 @@ def nonnegative_int_array(fn: str, name: str, value: ArrayLike) -> np.ndarray:
 def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndarray:
     what = "a positive integer" if minimum > 0 else "a non-negative integer"
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}: {name} must be {what}, got bool {bool(value)!r}")
+        raise ArgumentTypeError(fn, name, f"must be {what}, got bool {bool(value)!r}")
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"{fn}: {name} must be {what}, got string {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be {what}, got string {value!r}")
     if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
-        raise TypeError(f"{fn}: {name} must be {what}, got {_show(value)}")
+        raise ArgumentTypeError(fn, name, f"must be {what}, got {_show(value)}")
     if isinstance(value, numbers.Real) and not isinstance(value, (int, float, np.number)):
         value = float(value)  # e.g. fractions.Fraction: checked as the float it stands for
     if isinstance(value, (list, tuple)) and contains_bool(value):
         # numpy would silently turn [True, 2] into [1, 2]
-        raise TypeError(f"{fn}: {name} must be {what} or an array of them, got {_show(value)}")
+        raise ArgumentTypeError(fn, name,
+                                f"must be {what} or an array of them, got {_show(value)}")
     # numpy.ma is looked up, not imported (no masked array exists before someone imports
     # it), and read with getattr: another thread may be importing it right now (a first
     # pandas import does), when the module is in sys.modules but its names are not yet set.
     masked = getattr(sys.modules.get("numpy.ma.core"), "MaskedArray", None)
     if masked is not None and isinstance(value, masked) and bool(np.any(value.mask)):
-        raise ValueError(f"{fn}: {name} must not have masked elements, got {_show(value)}")
+        raise ArgumentValueError(fn, name, f"must not have masked elements, got {_show(value)}")
     try:
         arr = np.asarray(value)
     except Exception as exc:  # ragged nested lists, exotic objects
-        raise TypeError(
-            f"{fn}: {name} must be {what} or an array of them, got {_show(value)}"
-        ) from exc
+        raise ArgumentTypeError(
+            fn, name, f"must be {what} or an array of them, got {_show(value)}") from exc
     if arr.dtype.kind == "O" and arr.size and all(is_int(v) for v in arr.flat):
         # Python ints beyond int64 (e.g. 2**70) land in object arrays: check them exactly.
         _check_ints(fn, name, arr, what, minimum)
         return arr.astype(np.float64)
     if arr.dtype.kind not in "iuf":
-        raise TypeError(
-            f"{fn}: {name} must be {what} or an array of them, "
-            f"got {_show(value)} (dtype {arr.dtype})"
-        )
+        raise ArgumentTypeError(
+            fn, name, f"must be {what} or an array of them, got {_show(value)} "
+            f"(dtype {arr.dtype})")
     if arr.size == 0:
-        raise ValueError(f"{fn}: {name} must not be an empty array, got {_show(value)}")
+        raise ArgumentValueError(fn, name, f"must not be an empty array, got {_show(value)}")
     farr = arr.astype(np.float64)
     index = _first_bad(farr.reshape(-1), arr.reshape(-1) if arr.dtype.kind in "iu" else None,
                        minimum)
@@ -125,7 +126,7 @@ def _raise_bad(fn: str, name: str, arr: np.ndarray, index: int, first: Any, what
     if arr.ndim:
         pos = np.unravel_index(index, arr.shape)
         where = f" (at {name}[{', '.join(str(int(i)) for i in pos)}])"
-    raise ValueError(f"{fn}: {name} must be {reason}, got {_show(first)}{where}")
+    raise ArgumentValueError(fn, name, f"must be {reason}, got {_show(first)}{where}")
 
 
 #: Bounds of the real-valued inputs (rates, times, fractions), chosen so that every estimate
@@ -141,18 +142,17 @@ def positive_float(fn: str, name: str, value: Any, *, allow_zero: bool = False,
     raise naming ``fn``/``name``: TypeError for a non-number, ValueError otherwise (integers
     too large for a float included)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{fn}: {name} must be a number, got {_show(value)}")
+        raise ArgumentTypeError(fn, name, f"must be a number, got {_show(value)}")
     try:
         v = float(value)
     except (OverflowError, ValueError):
         v = math.inf
     kind = "a non-negative" if allow_zero else "a positive"
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{fn}: {name} must be {kind} finite number, got {_show(value)}")
+        raise ArgumentValueError(fn, name, f"must be {kind} finite number, got {_show(value)}")
     if v != 0 and not (low <= v <= high):
-        raise ValueError(
-            f"{fn}: {name} must be {kind} number in [{low:g}, {high:g}], got {_show(value)}"
-        )
+        raise ArgumentValueError(
+            fn, name, f"must be {kind} number in [{low:g}, {high:g}], got {_show(value)}")
     return v
 
 
@@ -171,7 +171,7 @@ def finite_result(fn: str, time_s: Any) -> None:
 def flag(fn: str, name: str, value: Any) -> bool:
     """Return ``value`` as a bool; a Python or numpy bool only, else TypeError naming it."""
     if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{fn}: {name} must be a bool, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be a bool, got {value!r}")
     return bool(value)
 
 
@@ -190,7 +190,7 @@ def one_of(fn: str, name: str, value: Any, choices: dict[str, Any]) -> Any:
     """Look ``value`` up case-insensitively in ``choices``; else raise
     :class:`~roofline.UnknownNameError` (a KeyError and a ValueError) with close matches."""
     if not isinstance(value, str):
-        raise TypeError(f"{fn}: {name} must be a string, got {_show(value)}")
+        raise ArgumentTypeError(fn, name, f"must be a string, got {_show(value)}")
     key = value.strip().lower()
     if key in choices:
         return choices[key]
@@ -199,7 +199,8 @@ def one_of(fn: str, name: str, value: Any, choices: dict[str, Any]) -> Any:
     close = close_matches(key, choices)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise UnknownNameError(
-        f"{fn}: unknown {name} {value!r}{hint} (choices: {', '.join(sorted(choices))})", close
+        f"{fn}: unknown {name} {value!r}{hint} (choices: {', '.join(sorted(choices))})", close,
+        argument=name, function=fn,
     )
 
 

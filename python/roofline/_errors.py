@@ -4,7 +4,66 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["UnknownNameError", "close_matches"]
+__all__ = ["ArgumentTypeError", "ArgumentValueError", "RooflineDeprecationWarning",
+           "UnknownNameError", "close_matches"]
+
+
+class _ArgumentError:
+    """What a bad-argument error carries besides its message, so that a front end (the CLI)
+    can name the argument its own way (``--seq-len``) without parsing the message.
+
+    Attributes
+    ----------
+    function : str
+        The public function that checked the argument (``"gemm"``, ``"transformer.plan"``).
+    argument : str or None
+        The argument's name as the caller wrote it (``"seq_len"``, ``"m"``).
+    detail : str
+        The message without the ``"function: argument "`` prefix (``"must be ..., got 0"``)
+        and without ``advice``.
+    advice : str
+        What to do, in Python terms (``"pass hardware=hw.replace(...)"``), or ``""``: the
+        message ends with it; a front end with its own terms leaves it out. A raiser may
+        word the whole message itself (``message=``); the attributes stay as given.
+    """
+
+    function: str
+    argument: str | None
+    detail: str
+    advice: str
+
+    def _carry(self, function: str, argument: str | None, detail: str, advice: str,
+               message: str | None) -> str:
+        self.function, self.argument, self.detail, self.advice = (function, argument, detail,
+                                                                  advice)
+        if message is not None:  # the raiser words the whole message itself
+            return message
+        head = f"{function}: {argument} {detail}" if argument else f"{function}: {detail}"
+        return f"{head}; {advice}" if advice else head
+
+
+class ArgumentValueError(_ArgumentError, ValueError):
+    """A bad argument value (a :class:`ValueError`) naming its function and argument."""
+
+    def __init__(self, function: str, argument: str | None, detail: str,
+                 advice: str = "", message: str | None = None) -> None:
+        ValueError.__init__(self, self._carry(function, argument, detail, advice, message))
+
+
+class ArgumentTypeError(_ArgumentError, TypeError):
+    """An argument of the wrong type (a :class:`TypeError`) naming its function and argument."""
+
+    def __init__(self, function: str, argument: str | None, detail: str,
+                 advice: str = "", message: str | None = None) -> None:
+        TypeError.__init__(self, self._carry(function, argument, detail, advice, message))
+
+
+class RooflineDeprecationWarning(DeprecationWarning):
+    """A roofline call spelled the old way (it still works): the message says the new way.
+
+    Its own class so a test suite can turn roofline's deprecations (and only those) into
+    errors: ``filterwarnings = ["error::roofline.RooflineDeprecationWarning"]``.
+    """
 
 
 class UnknownNameError(KeyError, ValueError):
@@ -23,9 +82,17 @@ class UnknownNameError(KeyError, ValueError):
     'bf16'
     """
 
-    def __init__(self, message: str = "", matches: Sequence[str] = ()) -> None:
+    def __init__(self, message: str = "", matches: Sequence[str] = (),
+                 argument: str | None = None, function: str | None = None,
+                 ambiguous: bool = False) -> None:
         super().__init__(message)
         self.matches: tuple[str, ...] = tuple(matches)
+        #: The argument that held the unknown name, when the raiser knows it (``"dtype"``).
+        self.argument = argument
+        #: The public function whose name prefixes the message (``"gemm"``), if any.
+        self.function = function
+        #: True when the name matches several entries (then :attr:`matches` lists them).
+        self.ambiguous = ambiguous
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""

@@ -8,17 +8,19 @@ prediction the kernel reaches, and a short plain-language reading.
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
+from ._errors import ArgumentTypeError, ArgumentValueError
 from ._format import si
 from .estimate import Estimate
 from .hardware import PEAK_CLASSES, Hardware, HardwareLike
 from .hardware import hardware as lookup_hardware
 
-__all__ = ["Explanation", "explain", "peak_meta"]
+__all__ = ["Explanation", "ImpossibleMeasurementWarning", "explain", "pct_text", "peak_meta"]
 
 Number = float | np.ndarray
 
@@ -26,6 +28,23 @@ Number = float | np.ndarray
 _CLOSE = 10.0
 #: pct_of_model below this reads as "far below the model".
 _FAR = 50.0
+#: pct_of_model below this: the measurement is over 1000x the model; the units are suspect.
+_UNITS = 0.1
+
+
+class ImpossibleMeasurementWarning(UserWarning):
+    """A measured time faster than the datasheet roofline allows (more than 10 % under it):
+    the timing or the units are wrong, or the kernel does less work than counted."""
+
+
+def pct_text(pct: float) -> str:
+    """A percentage for people: ``"28.2 %"``; above 10,000 % as a multiple (``"694,487x"``);
+    below 0.1 % with two significant digits (``"0.0000053 %"``), never a bare ``"0.0 %"``."""
+    if pct >= 1e4:
+        return f"{pct / 100:,.0f}x"
+    if 0 < pct < _UNITS:
+        return f"{np.format_float_positional(pct, precision=2, fractional=False, trim='-')} %"
+    return f"{pct:.1f} %"
 
 _WHERE_TO_LOOK = {
     "memory": (
@@ -113,6 +132,11 @@ class Explanation:
         What limits the kernel under the model: ``"compute"``, ``"memory"`` or ``"overhead"``.
     reading : str or ndarray
         One plain-language sentence per element.
+    beats_roofline : bool or ndarray
+        True where the measurement is more than 10 % faster than the datasheet roofline
+        (``pct_of_roofline > 110``): physically impossible for the counted work, so the
+        timing, its units or the shape is wrong (or caches served the bytes). ``explain``
+        also warns (:class:`ImpossibleMeasurementWarning`) and ``roofline explain`` exits 1.
     """
 
     label: str
@@ -135,6 +159,7 @@ class Explanation:
     pct_of_model: Number
     bound: str | np.ndarray
     reading: str | np.ndarray
+    beats_roofline: bool | np.ndarray = False
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as a plain dict (floats and strings, or numpy arrays)."""
@@ -149,33 +174,53 @@ class Explanation:
                 f"Explanation({what}{where}: shape {np.shape(pm)}, pct_of_model "
                 f"{float(pm.min()):.1f} .. {float(pm.max()):.1f} %)"
             )
+        flag = "IMPOSSIBLE (faster than the roofline): " if self.beats_roofline else ""
         return (
-            f"Explanation({what}{where}: measured {si(float(self.measured_s), 's')}, "
-            f"predicted {si(float(self.predicted_s), 's')} ({float(self.pct_of_model):.1f} % "
-            f"of model), roofline {si(float(self.roofline_s), 's')}; "
+            f"Explanation({flag}{what}{where}: measured {si(float(self.measured_s), 's')}, "
+            f"predicted {si(float(self.predicted_s), 's')} ({pct_text(float(self.pct_of_model))}"
+            f" of model), roofline {si(float(self.roofline_s), 's')}; "
             f"{si(float(self.achieved_flops_per_s), 'FLOP/s')} = "
-            f"{float(self.pct_of_peak_flops):.1f} % of the {self.peak_class} peak, "
+            f"{pct_text(float(self.pct_of_peak_flops))} of the {self.peak_class} peak, "
             f"{si(float(self.achieved_bytes_per_s), 'B/s')} = "
-            f"{float(self.pct_of_peak_bandwidth):.1f} % of the bandwidth; {self.reading})"
+            f"{pct_text(float(self.pct_of_peak_bandwidth))} of the bandwidth; {self.reading})"
         )
+
+    def _repr_html_(self) -> str:
+        from ._html import result_html
+
+        if np.ndim(self.measured_s) != 0 or np.ndim(self.predicted_s) != 0:
+            return result_html(repr(self), [])
+        return result_html(
+            ("IMPOSSIBLE: " if self.beats_roofline else "")
+            + f"{self.label or 'kernel'} on {self.hardware}: measured against modeled", [
+                ("measured", si(float(self.measured_s), "s")),
+                ("predicted", f"{si(float(self.predicted_s), 's')} "
+                              f"({pct_text(float(self.pct_of_model))} of it reached)"),
+                ("roofline", f"{si(float(self.roofline_s), 's')} "
+                             f"({pct_text(float(self.pct_of_roofline))} of it reached)"),
+                ("achieved FLOP/s", f"{si(float(self.achieved_flops_per_s), 'FLOP/s')} "
+                 f"({pct_text(float(self.pct_of_peak_flops))} of the {self.peak_class} peak)"),
+                ("achieved bytes/s", f"{si(float(self.achieved_bytes_per_s), 'B/s')} "
+                 f"({pct_text(float(self.pct_of_peak_bandwidth))} of the bandwidth)"),
+                ("bound", str(self.bound)), ("reading", str(self.reading))])
 
 
 def _measured(value: Any) -> np.ndarray:
     fn, name = "explain", "measured_s"
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
-        raise TypeError(f"{fn}: {name} must be a positive number of seconds, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be a positive number of seconds, got {value!r}")
     if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
-        raise TypeError(f"{fn}: {name} must be a real number of seconds, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be a real number of seconds, got {value!r}")
     try:
         arr = np.asarray(value)
     except Exception:
-        raise TypeError(f"{fn}: {name} must be a number or an array of numbers, got "
+        raise ArgumentTypeError(fn, name, f"must be a number or an array of numbers, got "
                         f"{value!r}") from None
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{fn}: {name} must be a number or an array of numbers, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be a number or an array of numbers, got {value!r}")
     arr = arr.astype(np.float64)
     if arr.size == 0:
-        raise ValueError(f"{fn}: {name} must not be empty, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must not be empty, got {value!r}")
     bad = ~np.isfinite(arr) | (arr < 1e-15) | (arr > 1e9)
     if bad.any():
         first = arr.ravel()[int(np.flatnonzero(bad.ravel())[0])].item()
@@ -230,20 +275,29 @@ def _peaks(estimate: Estimate[Any], hardware: HardwareLike, dtype: Any
     return name, cls, float(peak), float(bw)
 
 
+def _whole(pct: float) -> str:
+    """``"27%"`` in the usual range; :func:`pct_text` for the extremes."""
+    return f"{pct:.0f}%" if 0.5 <= pct < 1e4 else pct_text(pct)
+
+
 def _reading(bound: str, pct_model: float, pct_roof: float, pct_flops: float, pct_bw: float,
              model_flops: float, model_bw: float, peak_class: str) -> str:
     if bound == "memory":
-        head = (f"memory-bound; reaches {pct_bw:.0f}% of the memory bandwidth; the model "
+        head = (f"memory-bound; reaches {_whole(pct_bw)} of the memory bandwidth; the model "
                 f"expects {model_bw:.0f}%")
     elif bound == "compute":
-        head = (f"compute-bound; reaches {pct_flops:.0f}% of the dense {peak_class} peak; the "
-                f"model expects {model_flops:.0f}%")
+        head = (f"compute-bound; reaches {_whole(pct_flops)} of the dense {peak_class} peak; "
+                f"the model expects {model_flops:.0f}%")
     else:
         head = "launch/latency-bound (the model's fixed per-kernel time dominates)"
     if pct_roof > 100.0 + _CLOSE:
-        tail = (f"faster than the datasheet roofline allows ({pct_roof:.0f}%): the kernel moves "
-                "fewer bytes or does less work than counted (L2 hits, reuse across calls), or "
-                "the timing is wrong (asynchronous launch)")
+        tail = (f"IMPOSSIBLE: faster than the datasheet roofline allows ({pct_text(pct_roof)} of "
+                "it): the timing or its units are wrong (an asynchronous launch timed, "
+                "microseconds passed as seconds), or the kernel moves fewer bytes or does less "
+                "work than counted (L2 hits, reuse across calls)")
+    elif pct_model < _UNITS:
+        tail = (f"the measurement is {100.0 / pct_model:,.0f}x the model's prediction: check "
+                "its units (measured_s is in seconds) and that it times this one kernel")
     elif pct_model > 100.0 + _CLOSE:
         tail = (f"{pct_model:.0f}% of the model's prediction: faster than modeled, so the "
                 "model's efficiency terms are conservative here (or data stayed in L2)")
@@ -329,6 +383,13 @@ def explain(estimate: Estimate[Any], measured_s: Any, hardware: HardwareLike = N
     pct_f, pct_b = 100.0 * ach_f / peak, 100.0 * ach_b / bw
     mod_f, mod_b = 100.0 * flops / pred / peak, 100.0 * nbytes / pred / bw
     pct_roof, pct_model = 100.0 * roof / t, 100.0 * pred / t
+    beats = np.asarray(pct_roof > 100.0 + _CLOSE)
+    if beats.any():
+        worst = float(np.max(pct_roof))
+        warnings.warn(
+            f"explain: {estimate.label or 'kernel'}: the measurement is faster than the "
+            f"datasheet roofline allows ({pct_text(worst)} of it); check the timing and its "
+            "units (seconds)", ImpossibleMeasurementWarning, stacklevel=2)
     readings = np.array(
         [
             _reading(str(b), float(pm), float(pr), float(pf), float(pb), float(mf), float(mb),
@@ -361,4 +422,5 @@ def explain(estimate: Estimate[Any], measured_s: Any, hardware: HardwareLike = N
         pct_of_model=_scalar_or_array(pct_model),
         bound=str(bound.item()) if bound.ndim == 0 else bound.copy(),
         reading=str(readings.item()) if readings.ndim == 0 else readings,
+        beats_roofline=bool(beats.item()) if beats.ndim == 0 else beats,
     )

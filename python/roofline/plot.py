@@ -1,6 +1,8 @@
 """Charts: the roofline with ops on it, float8 speedup heatmaps, per-op breakdowns.
 
-Needs matplotlib (an optional dependency: ``pip install matplotlib``), imported only here.
+Needs matplotlib (an optional dependency: ``pip install roofline[plot]``), imported only here.
+Figures are made with matplotlib's object API, never ``pyplot``: the user's backend is never
+switched, and a figure is shown by returning it in a notebook or saved with ``fig.savefig``.
 Every function returns a ``matplotlib.figure.Figure`` (``fig.savefig("out.png")``) and draws
 into ``ax`` when one is given.
 """
@@ -14,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._format import si
+from ._mpl import new_figure
 from .estimate import Estimate, HardwareMismatchWarning
 from .float8.layer import linear as float8_linear
 from .hardware import PEAK_CLASSES, HardwareLike
@@ -22,20 +25,12 @@ from .hardware import hardware as _hardware
 __all__ = ["breakdown_chart", "float8_heatmap", "roofline_chart"]
 
 
-def _plt() -> Any:
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - matplotlib is a test dependency
-        raise ImportError("roofline.plot needs matplotlib: pip install matplotlib") from exc
-    return plt
-
-
 def _figure(ax: Any, size: tuple[float, float]) -> tuple[Any, Any]:
+    """``ax``'s figure, else a new object-API figure (never pyplot: no backend switch)."""
     if ax is not None:
         return ax.figure, ax
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=size, layout="constrained")
-    return fig, ax
+    fig = new_figure(size, layout="constrained")
+    return fig, fig.add_subplot()
 
 
 def _named(fn: str, ops: Any) -> list[tuple[str, Estimate[Any]]]:
@@ -130,7 +125,9 @@ def roofline_chart(
     lo = min([*intens, *ridges, 1.0]) / 4
     hi = max([*intens, *ridges, 1.0]) * 4
     x = np.logspace(np.log10(lo), np.log10(hi), 256)
-    colors = _plt().rcParams["axes.prop_cycle"].by_key()["color"]
+    import matplotlib as mpl
+
+    colors = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
     roofs = []
     texts: list[Any] = []
     ridge_labels: list[tuple[str, float, float, str]] = []

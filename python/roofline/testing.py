@@ -19,6 +19,7 @@ import numbers
 import warnings
 from typing import Any
 
+from ._errors import RooflineDeprecationWarning
 from ._format import si
 
 __all__ = ["assert_efficiency", "assert_within", "efficiency"]
@@ -64,7 +65,7 @@ def _args(fn: str, result: Any, measured_s: Any) -> tuple[Any, float]:
     if _is_number(result) and measured_s is not None and not _is_number(measured_s):
         warnings.warn(
             f"{fn}(measured_s, estimate) is deprecated: pass the estimate first, "
-            f"{fn}(estimate, measured_s=...)", DeprecationWarning, stacklevel=3,
+            f"{fn}(estimate, measured_s=...)", RooflineDeprecationWarning, stacklevel=3,
         )
         result, measured_s = measured_s, result
     if measured_s is None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import _core
 from .. import efficiency as _eff
+from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike, default_efficiency, is_shape_aware, preset, to_core
 from ..hardware import PEAK_CLASSES, Hardware, hardware
 from . import packaged
@@ -33,13 +34,15 @@ def core_hardware(hw: Hardware) -> Any:
 
 
 def require_peak(fn: str, hw: Hardware, core_dtype: Any) -> None:
-    """Raise ValueError when ``hw`` has no peak for the class the dtype computes at."""
+    """Raise ValueError (:class:`~roofline._errors.ArgumentValueError` naming ``dtype``) when
+    ``hw`` has no peak for the class the dtype computes at."""
     cls = _core.peak_class(core_dtype).name
     if not getattr(hw, f"{cls}_flops_per_s", None):
-        raise ValueError(
-            f"{fn}: {hw.name} has no {cls} peak in the database (dtype {core_dtype.name}); "
-            f"pass hardware=hw.replace({cls}_flops_per_s=...) or another dtype"
-        )
+        advice = f"pass hardware=hw.replace({cls}_flops_per_s=...) or another dtype"
+        raise ArgumentValueError(
+            fn, "dtype", f"{core_dtype.name}: {hw.name} has no {cls} peak in the database",
+            advice, message=f"{fn}: {hw.name} has no {cls} peak in the database (dtype "
+            f"{core_dtype.name}); {advice}")
 
 
 def resolve(hw_value: Any, efficiency: EfficiencyLike) -> tuple[Hardware, Any, Any]:

@@ -11,7 +11,6 @@ import argparse
 import csv
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ __all__ = [
     "USAGE_ERROR",
     "CLIError",
     "add_hardware_options",
-    "cli_terms",
+    "cli_message",
     "count",
     "error_message",
     "literal",
@@ -40,6 +39,7 @@ __all__ = [
     "mode",
     "note",
     "one_line",
+    "require_matplotlib",
     "peak",
     "print_json",
     "resolve_hardware",
@@ -72,6 +72,14 @@ def note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr)
 
 
+def require_matplotlib(flag: str) -> None:
+    """Raise CLIError naming ``flag`` and the install command when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise CLIError(f"{flag} needs matplotlib: pip install roofline[plot]") from None
+
+
 def one_line(message: str) -> str:
     """``message`` with every run of whitespace (newlines too) as one space."""
     return " ".join(message.split())
@@ -84,40 +92,26 @@ def error_message(exc: BaseException) -> str:
     return str(exc)
 
 
-_PYTHON_CALLS = [
-    (re.compile(r"\s*See list_hardware\([^)]*\) for the names, or describe your device "
-                r"with Hardware\(\.\.\.\) / Hardware\.from_dict\(\{\.\.\.\}\)\."), ""),
-    (re.compile(r"\s*\(or call set_default_hardware\('[^']*'\)\)"), ""),
-    (re.compile(r",? call set_default_hardware\('[^']*'\),?"), ""),
-    (re.compile(r"\bhardware=hw\.replace\((\w+)=\.\.\.\)"),
-     r"--hardware FILE.json (as 'roofline hardware show NAME --format json' prints it) "
-     r"with \1 set"),
-    (re.compile(r"\bhardware\('([^']*)', table='(\w+)'\)"), r"--hardware '\1' --table \2"),
-    (re.compile(r"\bhardware\('([^']*)'\)"), r"--hardware '\1'"),
-    (re.compile(r"(?<=: )[a-z_][\w.]*: (?=\S)"), ""),  # a function name after a prefix
-    (re.compile(r"\s*list_hardware\(\) shows the names\."), ""),
-    (re.compile(r" \(at [\w.]+\[[\d, ]+\]\)"), ""),
-]
+def cli_message(exc: BaseException, flags: dict[str, str]) -> str:
+    """A library error in CLI terms, from what the exception carries (no message parsing).
 
-
-def cli_terms(message: str, flags: dict[str, str]) -> str:
-    """A library message in CLI terms: flags instead of argument names, no Python calls.
-
-    ``flags`` maps argparse ``dest`` names to what the user typed them as (``--seq-len``,
-    or the metavar ``M`` of a positional).
+    An argument check's error (:class:`~roofline._errors.ArgumentValueError`, ...,
+    :class:`~roofline.UnknownNameError`) carries ``argument``; ``flags`` maps argparse
+    ``dest`` names to what the user typed (``--seq-len``, or the metavar ``M`` of a
+    positional), so the message names the flag: ``--seq-len must be a positive integer, got
+    0``. Other errors print as the library wrote them, less the ``function: `` prefix when the
+    exception carries ``function``.
     """
-    message = re.sub(r"^[a-z_][\w.]*: (?=\S)", "", message)  # the library function's name
-    for pattern, repl in _PYTHON_CALLS:
-        message = pattern.sub(repl, message)
-    unknown = re.match(r"unknown (\w+) (?=')", message)
-    if unknown and unknown.group(1) in flags:  # "unknown dtype 'fp7'" -> "--dtype: unknown..."
-        message = f"{flags[unknown.group(1)]}: {message}"
-        flags = {k: v for k, v in flags.items() if k != unknown.group(1)}
-    for dest, flag in sorted(flags.items(), key=lambda kv: -len(kv[0])):
-        if len(dest) == 1:  # m, k, n: only as the subject of the message
-            message = re.sub(rf"^{dest}\b(?= must)", flag, message)
-        else:
-            message = re.sub(rf"(?<![\w'-]){re.escape(dest)}(?![\w'(=])", flag, message)
+    message = error_message(exc)
+    argument = getattr(exc, "argument", None)
+    function = getattr(exc, "function", None)
+    detail = getattr(exc, "detail", None)
+    if function and message.startswith(f"{function}: "):
+        message = message[len(function) + 2:]
+    if argument is not None and argument in flags:
+        if detail is not None:  # the Python advice (exc.advice) is left out
+            return f"{flags[argument]} {detail}"
+        return f"{flags[argument]}: {message}"
     return message
 
 
@@ -183,6 +177,8 @@ def resolve_hardware(name: str | None, table: str) -> Hardware:
     if name is not None and name.lower().endswith(".json"):
         try:
             return Hardware.from_file(name)
+        except FileNotFoundError:
+            raise CLIError(f"--hardware: cannot read {name}: No such file or directory") from None
         except OSError as exc:
             raise CLIError(f"--hardware: cannot read {name}: {exc.strerror or exc}") from None
     try:
@@ -190,9 +186,16 @@ def resolve_hardware(name: str | None, table: str) -> Hardware:
     except KeyError as exc:  # unknown, generic or ambiguous name (also a detected GPU's)
         listing = "roofline hardware list" + (" --table torchao" if table == "torchao" else "")
         where = "--hardware: " if name is not None else ""
-        raise CLIError(f"{where}{cli_terms(error_message(exc), {})} ('{listing}' shows the "
-                       "names; --hardware FILE.json, in the form of 'roofline hardware show "
-                       "NAME --format json', describes your own device.)") from None
+        close = getattr(exc, "matches", ())
+        if getattr(exc, "ambiguous", False):
+            shown = " or ".join(repr(c) for c in close)
+            raise CLIError(f"--hardware: {name!r} is ambiguous: pass {shown}, or --hardware "
+                           "'NVIDIA H100' --table torchao for torchao's numbers") from None
+        hint = f"; close matches: {', '.join(close)}" if close else ""
+        what = f"unknown hardware {name!r}{hint}" if name is not None else error_message(exc)
+        raise CLIError(f"{where}{what} ('{listing}' shows the names; --hardware FILE.json, "
+                       "in the form of 'roofline hardware show NAME --format json', describes "
+                       "your own device.)") from None
     except RuntimeError:  # HardwareNotSpecifiedError: no GPU, no default, no ROOFLINE_HARDWARE
         if name is not None:
             raise
@@ -214,11 +217,59 @@ def peak(hw: Hardware, peak_class: str) -> float | None:
 
 
 def make_console() -> Console:
-    """A rich console on stdout; wide when stdout is not a terminal, so tables never wrap."""
+    """A rich console on stdout; wide when stdout is not a terminal, so tables never wrap.
+
+    Its ``print`` keeps every table cell whole (:func:`keep_cells_whole`): in a narrow
+    terminal text columns wrap at spaces, long words fold, numbers never shrink, and nothing
+    is cut to ``…``; a table whose numbers alone are wider than the terminal is printed at its
+    natural width (the terminal wraps the lines, the numbers stay whole).
+    """
     from rich.console import Console
+    from rich.table import Table
+
+    class _WholeCells(Console):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            for obj in objects:
+                if isinstance(obj, Table):
+                    need = keep_cells_whole(obj, self)
+                    if need > self.width:  # at its natural width: rich's squeeze could cut
+                        need = Console(width=100_000).measure(obj).maximum
+                        wide = Console(width=need, highlight=False, file=self.file,
+                                       force_terminal=self.is_terminal,
+                                       color_system="auto" if self.color_system else None)
+                        wide.print(obj, **kwargs)
+                        continue
+                super().print(obj, **kwargs)
 
     wide = "COLUMNS" not in os.environ and not _isatty(sys.stdout)
-    return Console(width=240 if wide else None, highlight=False)
+    return _WholeCells(width=240 if wide else None, highlight=False)
+
+
+def keep_cells_whole(table: Any, console: Any) -> int:
+    """Set ``table``'s columns so that no cell is ever cut to ``…``; return the width the table
+    needs at least.
+
+    Right-justified (numeric) columns get ``min_width`` = their widest cell, so a number
+    never wraps or shrinks; text columns get their longest word, so they wrap at spaces only;
+    headers count with their longest word (as rich measures them); every column folds instead
+    of cutting (``overflow="fold"``). The width returned is the sum of those minimums with
+    padding and borders: at that width or more, rich lays the table out without cutting.
+    """
+    from rich.text import Text
+
+    need = 0
+    for col in table.columns:
+        col.overflow = "fold"
+        cells = [c.plain if isinstance(c, Text) else str(c) for c in col._cells]
+        if col.justify == "right":
+            widest = max((len(c) for c in cells), default=0)
+        else:
+            widest = max((len(w) for c in cells for w in c.split()), default=0)
+        header = col.header.plain if isinstance(col.header, Text) else str(col.header)
+        widest = max([widest, *(len(w) for w in header.split())])  # as rich measures it
+        col.min_width = max(col.min_width or 0, widest)
+        need += col.min_width + 2  # one space of padding on each side
+    return int(need + table._extra_width)
 
 
 def _isatty(stream: Any) -> bool:

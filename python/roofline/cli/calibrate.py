@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._common import CLIError, make_console
+
 __all__ = ["add_parser", "run"]
 
 
@@ -53,10 +55,12 @@ def run(args: argparse.Namespace) -> int:
 
     source: Any = args.input
     if source is not None and not Path(source).is_file():
-        raise ValueError(f"calibrate: -i {source}: no such file")
+        raise CLIError(f"-i {source}: no such file")
     base = args.hardware
     if source is None:
         rows: list[dict[str, Any]] = []
+        if args.device == "cuda":
+            _require_gpu()
         measured = calibrate(device=args.device, rows=rows)
         source = rows
         if base is None:
@@ -83,6 +87,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_gpu() -> None:
+    """Raise CLIError (exit 2) saying what to do when torch or a CUDA GPU is missing."""
+    try:
+        import torch
+    except ImportError:
+        raise CLIError("calibrate measures with torch, which is not installed: pip install "
+                       "roofline[torch] (or fit saved rows with -i FILE.jsonl)") from None
+    if not torch.cuda.is_available():
+        raise CLIError("calibrate: torch sees no GPU, so there is nothing to measure here; run "
+                       "it on the machine with the GPU, pass --device cpu to measure this CPU, "
+                       "or -i FILE.jsonl to fit measurements saved earlier") from None
+
+
 def _value(label: str, x: float | None) -> str:
     if x is None:
         return "-"
@@ -98,11 +115,10 @@ def _change(base: float | None, fitted: float | None) -> str:
 
 
 def _print_summary(prof: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     meta = prof.fit.to_dict()
-    console = Console(width=max(Console().width, 120))
+    console = make_console()
     title = f"profile of {meta.get('base', prof.name)} from {meta.get('measurements', '?')}"
     t = Table(title=title)
     t.add_column("parameter", no_wrap=True)

@@ -7,12 +7,14 @@ its runner. Output: a table (rich) or ``--format json`` (SI units).
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .._format import si
-from ..explain import explain
+from ..explain import ImpossibleMeasurementWarning, explain, pct_text
 from ..ops.attention import attention
 from ..ops.gemm import gemm
 from ._common import (
@@ -32,7 +34,8 @@ __all__ = ["add_parser"]
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measured-us", type=float, required=True, metavar="T",
-                   help="measured kernel time in microseconds")
+                   help="measured kernel time in microseconds; a time more than 10 %% under "
+                   "the datasheet roofline is impossible: flagged, and the exit status is 1")
     p.add_argument("--dtype", default="bf16",
                    help="input format (bf16, fp16, fp8, ...); default: %(default)s")
     add_hardware_options(p)
@@ -107,7 +110,10 @@ def _show(args: argparse.Namespace, e: Any, hw: Any) -> int:
     t = args.measured_us
     if not np.isfinite(t) or t <= 0:
         raise CLIError(f"--measured-us must be a positive number of microseconds, got {t!r}")
-    x = explain(e, t * 1e-6, hardware=hw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ImpossibleMeasurementWarning)  # said below, once
+        x = explain(e, t * 1e-6, hardware=hw)
+    status = _impossible(x, t)
     if args.format in ("json", "csv"):
         doc = meta(args, hw, op=args.explain_op, dtype=args.dtype)
         doc.update({k: (v.item() if hasattr(v, "item") else v) for k, v in x.to_dict().items()})
@@ -116,7 +122,7 @@ def _show(args: argparse.Namespace, e: Any, hw: Any) -> int:
             write_csv([doc], list(doc))
         else:
             print_json(doc)
-        return 0
+        return status
 
     from rich.table import Table
 
@@ -130,15 +136,17 @@ def _show(args: argparse.Namespace, e: Any, hw: Any) -> int:
         ("FLOPs", si(float(x.flops), "FLOP"), "matrix products, 2 per multiply-add"),
         ("bytes", si(float(x.bytes), "B"), "DRAM reads + writes, each operand once"),
         ("measured", si(float(x.measured_s), "s"), ""),
-        ("predicted", si(float(x.predicted_s), "s"), f"{x.pct_of_model:.1f} % of it reached"),
+        ("predicted", si(float(x.predicted_s), "s"),
+         f"{pct_text(float(x.pct_of_model))} of it reached"),
         ("roofline", si(float(x.roofline_s), "s"),
-         f"datasheet speed of light; {x.pct_of_roofline:.1f} % of it reached"),
+         f"datasheet speed of light; {pct_text(float(x.pct_of_roofline))} of it reached"
+         + (" (IMPOSSIBLE)" if x.beats_roofline else "")),
         ("achieved FLOP/s", si(float(x.achieved_flops_per_s), "FLOP/s"),
-         f"{x.pct_of_peak_flops:.1f} % of the dense {cls} peak "
+         f"{pct_text(float(x.pct_of_peak_flops))} of the dense {cls} peak "
          f"({si(x.peak_flops_per_s, 'FLOP/s')}); model: {x.model_pct_of_peak_flops:.1f} %"),
         ("achieved bytes/s", si(float(x.achieved_bytes_per_s), "B/s"),
-         f"{x.pct_of_peak_bandwidth:.1f} % of {si(x.mem_bytes_per_s, 'B/s')}; model: "
-         f"{x.model_pct_of_peak_bandwidth:.1f} %"),
+         f"{pct_text(float(x.pct_of_peak_bandwidth))} of {si(x.mem_bytes_per_s, 'B/s')}; "
+         f"model: {x.model_pct_of_peak_bandwidth:.1f} %"),
         ("bound", str(x.bound), "under the model"),
     ]
     for name, value, note in rows:
@@ -146,4 +154,14 @@ def _show(args: argparse.Namespace, e: Any, hw: Any) -> int:
     console = make_console()
     console.print(table)
     console.print(literal(str(x.reading)))
-    return 0
+    return status
+
+
+def _impossible(x: Any, measured_us: float) -> int:
+    """1 (after a ``warning:`` line on stderr) when the measurement beats the roofline."""
+    if not x.beats_roofline:
+        return 0
+    print(f"warning: --measured-us {measured_us:g} is faster than the datasheet roofline "
+          f"allows ({si(float(x.roofline_s), 's')} at peak): check the timing and its units "
+          "(microseconds); exit status 1", file=sys.stderr)
+    return 1

@@ -129,16 +129,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(c: Any, chain: Any) -> None:
-    import os
-
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from .._format import si
+    from ._common import make_console
 
-    console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 200,
-                      highlight=False)
+    console = make_console()
     table = Table(title=f"{c.title} on {c.baseline.hardware} "
                   f"(efficiency: {c.baseline.efficiency})", title_style="bold")
     table.add_column("plan")

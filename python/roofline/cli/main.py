@@ -12,7 +12,7 @@ from typing import Any
 
 from .._version import __version__
 from . import float8, gemm, hardware
-from ._common import USAGE_ERROR, CLIError, cli_terms, error_message, one_line
+from ._common import USAGE_ERROR, CLIError, cli_message, one_line
 
 __all__ = ["build_parser", "main"]
 
@@ -112,8 +112,10 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     except CLIError as exc:
         message = str(exc)
-    except (KeyError, ValueError) as exc:  # the library's messages name the bad argument
-        message = cli_terms(error_message(exc), getattr(args, "_flags", {}))
+    except (KeyError, ValueError, TypeError, FileNotFoundError) as exc:  # bad input
+        if isinstance(exc, TypeError) and not hasattr(exc, "argument"):
+            raise  # a TypeError that no argument check raised is a bug: show its traceback
+        message = cli_message(exc, getattr(args, "_flags", {}))
     except BrokenPipeError:  # e.g. `roofline float8 --shapes sweep | head` (status 1, as
         _silence_stdout()     # rich's console exits when it meets the closed pipe itself)
         return 1

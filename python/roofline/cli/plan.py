@@ -10,6 +10,7 @@ import json
 import sys
 from typing import Any
 
+from .._format import si
 from ._common import make_console
 
 __all__ = ["add_parser", "run"]
@@ -70,15 +71,34 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     a = df.attrs
+    if df.empty:
+        print(_none_fit(a, args.gpus), file=sys.stderr)
+        return 1
     table = Table(title=f"{a['model']} {a['phase']} on {args.gpus} x {a['hardware']}: "
                   f"{len(df)} layouts fit, minimum {a['min_gpus']} GPUs, "
                   f"searched in {a['search_s']:.2f} s")
     for c in cols:
-        table.add_column(c, justify="left" if c == "recompute" else "right")
+        table.add_column(c.replace("_", " "), justify="left" if c == "recompute" else "right")
     for _, row in df.head(args.top).iterrows():
         table.add_row(*(_cell(c, row[c]) for c in cols))
     make_console().print(table)
     return 0
+
+
+def _none_fit(a: dict[str, Any], gpus: int) -> str:
+    """Why no layout fits, from the planner's ``df.attrs`` (the leanest layout's memory)."""
+    what = f"{a['model']} {a['phase']} on {gpus} x {a['hardware']}"
+    if "leanest_bytes" not in a:
+        return f"no layout of {what} fits in GPU memory"
+    lay = a["leanest_layout"]
+    shape = ", ".join(f"{k} {lay[k]}" for k in ("tp", "pp", "dp", "cp", "zero", "recompute",
+                                                   "micro_batch"))
+    more = (f"; the fewest GPUs that fit is {a['min_gpus']}" if a.get("min_gpus")
+            else f"; more than {gpus} GPUs are needed (or a shorter sequence, or a smaller "
+            "global batch)")
+    return (f"no layout of {what} fits: the leanest ({shape}) needs "
+            f"{si(a['leanest_bytes'], 'B')} per GPU, over the "
+            f"{si(a['capacity_bytes'], 'B')} usable{more}")
 
 
 def _cell(col: str, v: Any) -> str:

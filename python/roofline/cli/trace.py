@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from .._format import si
-from ._common import CLIError, literal, make_console, print_json
+from ._common import CLIError, literal, make_console, print_json, require_matplotlib
 
 __all__ = ["add_parser", "run"]
 
@@ -63,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.top is not None and args.top < 1:
         raise CLIError(f"--top must be a positive integer, got {args.top}")
+    if args.plot:
+        require_matplotlib("--plot")
     rep = explain(args.trace, hardware=args.hardware, efficiency=args.efficiency,
                   iterations=args.iterations)
     if args.plot:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import CLIError, literal, make_console
+from ._common import CLIError, literal, make_console, one_line, require_matplotlib
 
 __all__ = ["add_parser", "run"]
 
@@ -57,9 +57,13 @@ def run(args: argparse.Namespace) -> int:
     from ..validation.report import validate
 
     hardware: Any = args.hardware
+    if args.plot:
+        require_matplotlib("--plot")
     if args.profile is not None:
         try:
             hardware = Hardware.from_file(args.profile)
+        except FileNotFoundError:
+            raise CLIError(f"--profile: no such file: {args.profile}") from None
         except OSError as exc:
             raise CLIError(f"--profile: cannot read {args.profile}: "
                            f"{exc.strerror or exc}") from None
@@ -77,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
                           hardware=hardware, efficiency=args.efficiency)
     except FileNotFoundError as exc:
         raise CLIError(str(exc)) from None
+    if result.table.empty:
+        raise CLIError(_nothing_predicted(result, args))
     if args.plot:
         result.plot(args.plot)
     if args.format == "csv":
@@ -118,13 +124,34 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nothing_predicted(result: Any, args: argparse.Namespace) -> str:
+    """One message for a run where no row could be predicted: why, and what to pass."""
+    errors = result.errors.to_dict(orient="records")
+    unmapped = result.unmapped.to_dict(orient="records")
+    rows = sum(int(r["rows"]) for r in errors) + sum(int(r["rows"]) for r in unmapped)
+    why = ""
+    if errors:
+        first = one_line(str(errors[0]["message"]))
+        first = first.split(". See ")[0].split(" (or call ")[0]
+        why = f"; e.g. {errors[0]['family']}: {first}"
+    elif unmapped:
+        why = f"; no model for op {unmapped[0]['op']!r} ({unmapped[0]['family']})"
+    fix = ("pass --hardware NAME (see 'roofline hardware list') or --profile FILE.json (a "
+           "calibrated profile, from 'roofline calibrate') for the device these rows were "
+           "measured on")
+    if args.profile is not None or args.hardware is not None:
+        fix = "check that the rows were measured on the device you named"
+    return f"validate: none of the {rows} rows could be predicted{why}; {fix}"
+
+
 def _notes(result: Any, stream: Any) -> None:
     """Unmapped rows and rows whose prediction raised, by family and count."""
     for rec in result.unmapped.to_dict(orient="records"):
         print(f"unmapped: {rec['rows']} rows of {rec['family']} (op {rec['op']!r}: no model)",
               file=stream)
     for rec in result.errors.to_dict(orient="records"):
-        print(f"not predicted: {rec['rows']} rows of {rec['family']}: {rec['message'][:160]}",
+        message = one_line(str(rec["message"]))
+        print(f"not predicted: {rec['rows']} rows of {rec['family']}: {message}",
               file=stream)
 
 

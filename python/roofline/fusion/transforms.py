@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import ArgumentTypeError, ArgumentValueError
 from ..efficiency import EfficiencyLike
 from ..hardware import HardwareLike
 from ..ops.attention import attention, attention_kernels
@@ -36,20 +37,20 @@ MAX_GRAPH_OPS = 4096
 def _pos_int(fn: str, name: str, value: Any) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral,
                                                                      np.integer)):
-        raise TypeError(f"{fn}: {name} must be a positive integer, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be a positive integer, got {value!r}")
     if int(value) < 1:
-        raise ValueError(f"{fn}: {name} must be a positive integer, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be a positive integer, got {value!r}")
     return int(value)
 
 
 def _int_list(fn: str, name: str, values: Any, minimum: int = 1) -> list[int]:
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise TypeError(f"{fn}: {name} must be a list of positive integers, got {values!r}")
+        raise ArgumentTypeError(fn, name, f"must be a list of positive integers, got {values!r}")
     if len(values) < minimum:
-        raise ValueError(f"{fn}: {name} needs at least {minimum} values, got {values!r}")
+        raise ArgumentValueError(fn, name, f"needs at least {minimum} values, got {values!r}")
     if len(values) > MAX_GRAPH_OPS:
-        raise ValueError(f"{fn}: {name} holds {len(values)} values, at most {MAX_GRAPH_OPS} "
-                         f"are accepted")
+        raise ArgumentValueError(fn, name, f"holds {len(values)} values, at most "
+                                 f"{MAX_GRAPH_OPS} are accepted")
     return [_pos_int(fn, f"{name}[{i}]", v) for i, v in enumerate(values)]
 
 

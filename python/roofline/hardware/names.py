@@ -69,7 +69,9 @@ def _ambiguous_h100_error(name: str) -> UnknownHardwareError:
         "'H100 PCIe' (2.0 TB/s) or 'H100 NVL' (3.9 TB/s); and the exact device name "
         "'NVIDIA H100' belongs to a different SKU (PCI id 2339) whose specs are not "
         "published (torchao uses 2.4 TB/s for it). Pass 'H100 SXM', 'H100 PCIe' or "
-        "'H100 NVL', or hardware('NVIDIA H100', table='torchao') for torchao's numbers."
+        "'H100 NVL', or hardware('NVIDIA H100', table='torchao') for torchao's numbers.",
+        ("H100 SXM", "H100 PCIe", "H100 NVL"), argument="hardware", function="hardware",
+        ambiguous=True,
     )
 
 

@@ -363,16 +363,20 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
 
         Raises
         ------
+        FileNotFoundError
+            No file at ``path`` (the message names it).
         ValueError
             The file is not valid JSON (the message names the file and the error
             position) or its content is not a valid Hardware.
-            Also when the file cannot be read (missing, a directory) or is not UTF-8.
+            Also when the file cannot be read (a directory, no permission) or is not UTF-8.
         """
         where = os.fspath(path)
         try:
             text = Path(path).read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise ValueError(f"Hardware.from_file: {where} is not UTF-8 text: {exc}") from None
+        except FileNotFoundError:
+            raise FileNotFoundError(f"Hardware.from_file: no such file: {where!r}") from None
         except OSError as exc:
             raise ValueError(f"Hardware.from_file: cannot read {where}: {exc.strerror}") from exc
         try:

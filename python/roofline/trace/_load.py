@@ -190,7 +190,7 @@ def _stream_file(path: Path, meta: dict[str, Any], cleanup: bool = False) -> Ite
 
 def _check_path(path: Path) -> None:
     if not path.exists():
-        raise ValueError(f"trace.explain: source {str(path)!r} does not exist")
+        raise FileNotFoundError(f"trace.explain: source {str(path)!r} does not exist")
     if not path.is_file():
         raise ValueError(f"trace.explain: source {str(path)!r} is not a file")
 

@@ -219,9 +219,12 @@ class TraceReport:
         by : {"class", "op", "module"}
             Grouping. Unpriced groups come last with NaN loss.
 
-        Columns: ``name``, ``measured_s``, ``predicted_s``, ``lost_s``, ``pct_of_lost`` (share
-        of the sum of the positive losses of this grouping), ``pct_of_step`` (share of the
-        step's GPU time), ``kernels``.
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``name``, ``measured_s``, ``predicted_s``, ``lost_s``, ``pct_of_lost``
+            (share of the sum of the positive losses of this grouping), ``pct_of_step``
+            (share of the step's GPU time), ``kernels``.
         """
         import pandas as pd
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import one_of
+from .._errors import ArgumentTypeError, ArgumentValueError
 from .training import OPTIMIZERS, RECOMPUTE
 
 __all__ = ["MAX_COUNT", "MAX_POSITIONS", "MAX_SEQ", "MAX_TOKENS", "PHASES", "batch_sizes",
@@ -35,12 +36,12 @@ def integer(fn: str, name: str, value: Any, minimum: int = 1,
     """``value`` as an int in [``minimum``, ``maximum``]; TypeError for a non-integer (bools
     included)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral)):
-        raise TypeError(f"{fn}: {name} must be an integer, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be an integer, got {value!r}")
     if int(value) < minimum:
-        raise ValueError(f"{fn}: {name} must be an integer >= {minimum}, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be an integer >= {minimum}, got {value!r}")
     if maximum is not None and int(value) > maximum:
-        raise ValueError(f"{fn}: {name} must be an integer <= {maximum} "
-                         f"(2**{maximum.bit_length() - 1}), got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be an integer <= {maximum} "
+                                 f"(2**{maximum.bit_length() - 1}), got {value!r}")
     return int(value)
 
 
@@ -137,7 +138,7 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
     for name in ("overlap", "sequence_parallel", "optimizer_update"):
         if not isinstance(kw[name], bool):
-            raise TypeError(f"{fn}: {name} must be a bool, got {kw[name]!r}")
+            raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]
     if out["virtual_stages"] > 1 and out["pp"] == 1:
         raise ValueError(f"{fn}: virtual_stages > 1 needs pp > 1, got "

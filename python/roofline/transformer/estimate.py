@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._checks import one_of
+from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike
 from ..float8.recipes import check_recipe as check_float8_recipe
 from ..hardware import Hardware, HardwareLike
@@ -260,7 +261,7 @@ def estimate(
         q = q_len
     else:
         if seq_len is None:
-            raise ValueError(f"{fn}: {phase} needs seq_len")
+            raise ArgumentValueError(fn, "seq_len", f"is needed for phase {phase!r}")
         q = kv = integer(fn, "seq_len", seq_len, maximum=MAX_SEQ)
     latency_s = positive_number(fn, "latency_s", latency_s, zero=True)
     if link_bytes_per_s is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..._errors import ArgumentValueError
 from ...hardware import hardware as _hardware
 from ..arguments import MAX_COUNT, MAX_SEQ, MAX_TOKENS, batch_sizes
 from ..config import TransformerConfig, config
@@ -28,10 +29,10 @@ _PHASES = ("train", "decode", "prefill")
 
 def _pos_int(fn: str, name: str, value: Any, maximum: int = MAX_TOKENS) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{fn}: {name} must be a positive integer, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be a positive integer, got {value!r}")
     if value > maximum:
-        raise ValueError(f"{fn}: {name} must be <= {maximum} (2**{maximum.bit_length() - 1}), "
-                         f"got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be <= {maximum} "
+                                 f"(2**{maximum.bit_length() - 1}), got {value!r}")
     return value
 
 

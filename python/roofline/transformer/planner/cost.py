@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ... import _core
+from ..._errors import ArgumentValueError
 
 __all__ = ["dollars_per_million_tokens", "gpu_hours"]
 
@@ -14,7 +15,7 @@ __all__ = ["dollars_per_million_tokens", "gpu_hours"]
 def _positive(fn: str, name: str, value: Any) -> np.ndarray:
     a = np.asarray(value, dtype=np.float64)
     if not np.all(np.isfinite(a)) or np.any(a <= 0):
-        raise ValueError(f"{fn}: {name} must be positive, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be positive, got {value!r}")
     return a
 
 

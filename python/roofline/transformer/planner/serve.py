@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import _core
+from ..._errors import ArgumentValueError
 from ...hardware import hardware as _hardware
 from ..arguments import MAX_SEQ, batch_sizes
 from ..config import TransformerConfig, config
@@ -24,7 +25,7 @@ def _check(fn: str, name: str, value: Any, lo: float, hi: float | None = None,
     if not ok or value < lo or (hi is not None and value > hi):
         rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
         kind = "an integer" if integer else "a number"
-        raise ValueError(f"{fn}: {name} must be {kind} {rng}, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be {kind} {rng}, got {value!r}")
 
 
 def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: int = 2048,

@@ -112,6 +112,12 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
     df["fits"] = df["total_bytes"] <= capacity
     fit_counts = df.loc[df["fits"], "gpus"]
     min_gpus = int(fit_counts.min()) if len(fit_counts) else None
+    here = df[df["gpus"] == gpus]
+    leanest = here.loc[here["total_bytes"].idxmin()] if len(here) else None
+    why = {} if leanest is None else {  # why nothing fits: the leanest layout on `gpus`
+        "leanest_bytes": float(leanest["total_bytes"]), "capacity_bytes": capacity,
+        "leanest_layout": {k: (v.item() if hasattr(v, "item") else v) for k, v in leanest[
+            ["tp", "pp", "dp", "ep", "cp", "zero", "recompute", "micro_batch"]].items()}}
     df = df[(df["gpus"] == gpus) & df["fits"]].drop(columns=["fits"]).reset_index(drop=True)
     df["memory_gb"] = df["total_bytes"] / 1e9
     if price_per_gpu_hour is not None and len(df):
@@ -129,7 +135,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
                     estimate_kwargs=dict(seq_len=seq_len, hardware=hw,
                                          gpus_per_node=gpus_per_node, network_bytes_per_s=net,
                                          linear_recipe=linear_recipe,
-                                         routing_skew=routing_skew))
+                                         routing_skew=routing_skew), **why)
     return df
 
 
