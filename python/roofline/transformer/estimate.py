@@ -24,7 +24,7 @@ from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
-from .pricing import evaluate, wall
+from .pricing import evaluate, sync_exposed_s, wall
 from .program import Program
 from .report import ModelEstimate
 from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
@@ -332,6 +332,8 @@ def estimate(
             [(g, name, kind) for g, name, kind, _ in ops.rows], cols, groups, ops.saved_by,
             memory, expert_p, expert_p * weight_bytes, cfg.num_layers, cfg.hidden_size, local,
             act_bytes)
+        if runtime == "megatron" and launch == "eager" and cfg.is_moe:
+            base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency)
         step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                           link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                           latency_s=latency_s, peak_flops_per_s=peak)
