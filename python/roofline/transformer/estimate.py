@@ -199,6 +199,11 @@ def estimate(
     experts, combine all-to-all, weighted sum), TP all-reduce, residual add. The cache append
     is assumed fused into the QKV/RoPE kernels.
 
+    MoE training runs Megatron-Core's dropless layer: a fused permute, chunk regrouping by
+    expert around the grouped GEMMs under expert parallelism, quantization of the expert
+    inputs with a ``linear_recipe``; with ``launch="eager"`` its device-to-host sync of the
+    token counts exposes the host launch time from each MoE layer's permute to the next
+    router (``step.host_s``, see :func:`.pricing.sync_exposed_s`).
     MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
     assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
     ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
@@ -212,7 +217,7 @@ def estimate(
 
     Training with the parallel arguments (see :mod:`roofline.transformer.training`): the op
     table is one micro-batch on one GPU holding every layer; ``time_s`` is the step
-    ``m·(fwd + bwd + recompute)/pp`` plus the bubble ``(p-1)/v`` of a micro-batch, pipeline
+    ``m·(fwd + bwd + recompute + host)/pp`` plus the bubble ``(p-1)/v`` of a micro-batch, pipeline
     sends, exposed data-parallel communication (overlapped with the last micro-batch's
     backward, except one layer's share) and the optimizer update when asked; ``.step`` holds
     the decomposition, ``tokens_per_s`` counts the whole job and ``mfu`` uses the table's
