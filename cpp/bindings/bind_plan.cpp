@@ -54,7 +54,7 @@ void bind_plan(py::module_& m) {
   }, py::arg("rows"), "Training memory per packed row: weights, gradients, optimizer, "
      "activations, total (bytes).");
   m.def("train_step_sweep", [](const Rows& in) {
-    return sweep(in, train_step_fields, 8, train_step_sweep);
+    return sweep(in, train_step_fields, 9, train_step_sweep);
   }, py::arg("rows"), "Training step per packed row: time, compute, bubble, p2p, exposed "
      "comm, comm, optimizer (s), bubble fraction.");
   m.def("kv_capacity_sequences", py::vectorize(&kv_capacity_sequences),

@@ -49,8 +49,12 @@ TrainStep train_step(const TrainStepInputs& in) noexcept {
   const double m = std::max(in.microbatches, 1.0);
   const double v = std::max(in.virtual_stages, 1.0);
   const double layers = std::max(in.layers, 1.0);
-  const double per_mb = in.fwd_s + in.bwd_s + in.recompute_s;
+  // The host time a micro-batch's syncs expose (dropless MoE) runs on this stage like its
+  // kernels: it lengthens the micro-batch, so the pipeline bubble too.
+  const double host = std::max(in.host_s, 0.0);
+  const double per_mb = in.fwd_s + in.bwd_s + in.recompute_s + host;
   s.compute_s = m * per_mb;
+  s.host_s = m * host;
   s.bubble_s = (p - 1.0) / v * per_mb;
   s.bubble_fraction = pipeline_bubble_fraction(p, m, v);
   s.p2p_s = p > 1 ? 2.0 * (v * m + p - 1.0) * in.p2p_s : 0.0;
@@ -122,8 +126,9 @@ void train_step_sweep(const double* in, std::size_t n, double* out) noexcept {
     x.fsdp_reduce_s = r[11];
     x.optimizer_s = r[12];
     x.overlap = r[13] != 0.0;
+    x.host_s = r[14];
     const TrainStep s = train_step(x);
-    double* o = out + i * 8;
+    double* o = out + i * 9;
     o[0] = s.time_s;
     o[1] = s.compute_s;
     o[2] = s.bubble_s;
@@ -132,6 +137,7 @@ void train_step_sweep(const double* in, std::size_t n, double* out) noexcept {
     o[5] = s.comm_s;
     o[6] = s.optimizer_s;
     o[7] = s.bubble_fraction;
+    o[8] = s.host_s;
   }
 }
 

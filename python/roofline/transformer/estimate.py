@@ -33,7 +33,7 @@ from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
-from .pricing import evaluate, train_wall, wall
+from .pricing import evaluate, sync_exposed_s, train_wall, wall
 from .program import Program
 from .report import ModelEstimate
 from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
@@ -211,6 +211,11 @@ def estimate(
     experts, combine all-to-all, weighted sum), TP all-reduce, residual add. The cache append
     is assumed fused into the QKV/RoPE kernels.
 
+    MoE training runs Megatron-Core's dropless layer: a fused permute, chunk regrouping by
+    expert around the grouped GEMMs under expert parallelism, quantization of the expert
+    inputs with a ``linear_recipe``; with ``launch="eager"`` its device-to-host sync of the
+    token counts exposes the host launch time from each MoE layer's permute to the next
+    router (``step.host_s``, see :func:`.pricing.sync_exposed_s`).
     MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
     assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
     ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
@@ -224,7 +229,7 @@ def estimate(
 
     Training with the parallel arguments (see :mod:`roofline.transformer.training`): the op
     table is one micro-batch on one GPU holding every layer; ``time_s`` is the step
-    ``m·(fwd + bwd + recompute)/pp`` plus the bubble ``(p-1)/v`` of a micro-batch, pipeline
+    ``m·(fwd + bwd + recompute + host)/pp`` plus the bubble ``(p-1)/v`` of a micro-batch, pipeline
     sends, exposed data-parallel communication (overlapped with the last micro-batch's
     backward, except one layer's share) and the optimizer update (``optimizer_update=True``,
     the default); ``.step`` holds the decomposition, ``tokens_per_s`` counts the whole job
@@ -356,6 +361,8 @@ def estimate(
             [(g, name, kind) for g, name, kind, _ in ops.rows], cols, groups, ops.saved_by,
             memory, expert_p, expert_p * weight_bytes, cfg.num_layers, cfg.hidden_size, local,
             act_bytes)
+        if runtime == "megatron" and launch == "eager" and cfg.is_moe:
+            base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency)
         step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                           link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                           latency_s=latency_s, peak_flops_per_s=peak)

@@ -114,8 +114,19 @@ def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
 
 def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: int,
              act_bytes: float, lowp: bool, skew: float = 0.0) -> None:
-    """Norm, router, top-k, dispatch / combine all-to-alls around the grouped expert GEMMs,
-    shared experts, weighted sum and residual add of one MoE layer (the busiest EP rank)."""
+    """Norm, router, top-k, permute, dispatch / combine all-to-alls around the grouped expert
+    GEMMs, shared experts, weighted sum (unpermute) and residual add of one MoE layer (the
+    busiest EP rank).
+
+    What Megatron-Core's dropless MoE layer runs: the fused permute copies each token's row
+    once per chosen expert (``t·k·hidden`` elements written); with expert parallelism the
+    received rows, grouped by source rank, are regrouped by local expert before the grouped
+    GEMMs and back after them (``sort_chunks_by_idxs``); a low-precision recipe quantizes the
+    inputs of both grouped linears (``rows·(hidden + width)`` elements). The unpermute is
+    the weighted sum. Each is a memory-bound pass (its backward as every elementwise row).
+    These run in training (Megatron-Core); decode and prefill keep the serving engines'
+    fused MoE program.
+    """
     hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
     mats = 2 if cfg.mlp_gated else 1
     width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
@@ -127,11 +138,22 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     received = int(local.sum())
     dispatch_bytes = 1.0 if lowp else act_bytes  # fp8 dispatch with a low-precision recipe
     exchanged = max(received, t * k) * hid  # the busiest rank's send or receive buffer
+    # Token permutation (Megatron's fused permute): each token's row copied once per chosen
+    # expert, grouped by destination rank and expert.
+    mcore = ops.train  # Megatron-Core's training dispatcher (serving engines fuse these)
+    if mcore:
+        ops.elementwise(g, "permute", t * k * hid)
     ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
     used = tuple(int(c) for c in local if c > 0) or (1,)
+    if mcore and ep > 1:  # rows arrive grouped by source rank: regroup them by local expert
+        ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
+    if mcore and lowp:  # the grouped linears quantize their inputs (rowwise + columnwise)
+        ops.elementwise(g, "experts quantize", sum(used) * (hid + width))
     ops.grouped_linear(g, "experts gate_up", used, hid, mats * width)
     ops.elementwise(g, "experts act", sum(used) * width, reads=mats)
     ops.grouped_linear(g, "experts down", used, width, hid)
+    if mcore and ep > 1:
+        ops.elementwise(g, "unsort chunks", sum(used) * hid)
     ops.collective(g, "combine all_to_all", "all_to_all", exchanged * act_bytes, ep)
     if cfg.num_shared_experts:
         sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)

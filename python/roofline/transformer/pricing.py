@@ -208,3 +208,45 @@ def _price_calls(calls: list[Any], hw: Hardware, efficiency: EfficiencyLike) -> 
         for _, e in found:
             out[i] += [float(getattr(e, c)) for c in COLUMNS]
     return out
+
+
+def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
+                   hw: Hardware, efficiency: EfficiencyLike) -> float:
+    """Host time per micro-batch exposed by the device-to-host sync of dropless MoE layers.
+
+    A dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's GroupedLinear)
+    learns how many tokens each expert received only on the GPU; the host copies the counts
+    back (a synchronisation) before it can size the permute, the all-to-all splits and the
+    per-expert GEMMs. The launch queue is empty at that point: from the sync on, the GPU runs
+    only what the host launches, so each layer's forward from its permute to the next
+    layer's router is a kernel sequence launched from an idle stream (:func:`wall_time`,
+    eager), and its wall time above its GPU time is exposed. The backward knows the splits
+    and runs ahead (no sync). TE's grouped linear launches one GEMM per local expert
+    (``len(counts)`` kernels per grouped row); a float8 linear's forward is one third of its
+    kernels.
+
+    Returns
+    -------
+    float
+        ``sum over MoE layers (wall - GPU)`` of the synchronised segments, seconds.
+    """
+    f8 = _f8_kernels(ops, hw, efficiency)
+    total = 0.0
+    for g, (_, layers) in enumerate(groups):
+        rows = [i for i, row in enumerate(ops.rows) if row[0] == g and not row[1].endswith(" bwd")]
+        names = [ops.rows[i][1] for i in rows]
+        if "permute" not in names or not layers:
+            continue
+        cut = names.index("permute")
+        order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
+        times: list[np.ndarray] = []
+        for i in order:
+            parts = ops.rows[i][3]
+            fwd_share = 1 / 3 if ops.rows[i][1].endswith("(fwd+bwd)") else 1.0
+            n = sum(max(1, f8 // 3) if kind == "f8" else
+                    len(ops.grouped[idx][0]) if kind == "grouped" else 1 for kind, idx in parts)
+            times.append(np.full(n, row_time_s[i] * fwd_share / n))
+        seq = np.concatenate(times)
+        w = wall_time(seq, "eager", hw, efficiency=efficiency)
+        total += max(w.wall_s - float(seq.sum()), 0.0) * len(layers)
+    return total

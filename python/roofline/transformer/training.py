@@ -48,7 +48,7 @@ class TrainStep:
     time_s : float
         The step: ``compute_s + bubble_s + p2p_s + exposed_comm_s + optimizer_s``.
     compute_s : float
-        ``m·(fwd + bwd + recompute)`` of one pipeline stage.
+        ``m·(fwd + bwd + recompute + host)`` of one pipeline stage.
     bubble_s, bubble_fraction : float
         Pipeline idle time ``(p-1)/v·(fwd + bwd + recompute)``; fraction ``(p-1)/(v·m+p-1)``.
     recompute_s : float
@@ -56,6 +56,9 @@ class TrainStep:
     p2p_s, exposed_comm_s, comm_s, optimizer_s : float
         Pipeline sends, data-parallel / FSDP communication left exposed and in all, optimizer
         update.
+    host_s : float
+        Host launch time exposed by device-to-host syncs (dropless MoE layers: the expert
+        token counts), ``m`` micro-batches of one stage; included in ``compute_s``.
     tokens : float
         Tokens per step over the whole job (``micro_batch·seq_len·grad_accum·dp``).
     gpus : int
@@ -84,6 +87,7 @@ class TrainStep:
     hfu: float
     memory: dict[str, float] = field(default_factory=dict)
     layout: dict[str, Any] = field(default_factory=dict)
+    host_s: float = 0.0
 
     @property
     def tokens_per_s(self) -> float:
@@ -240,7 +244,7 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
         opt_s = zeros
     srows = np.stack(np.broadcast_arrays(
         fwd, bwd, rec, p2p, pp, m, v, layers / pp, grad_sync, param_gather, fsdp_gather,
-        fsdp_reduce, opt_s, 1.0 if overlap else 0.0), axis=-1)
+        fsdp_reduce, opt_s, 1.0 if overlap else 0.0, base.get("host_s", 0.0) / pp), axis=-1)
     srows = srows.reshape(-1, _core.train_step_fields())
     st = _core.train_step_sweep(srows)
     shape = dp.shape
@@ -252,6 +256,7 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
         "p2p_s": st[:, 3].reshape(shape), "exposed_comm_s": st[:, 4].reshape(shape),
         "comm_s": st[:, 5].reshape(shape), "optimizer_s": st[:, 6].reshape(shape),
         "bubble_fraction": st[:, 7].reshape(shape), "recompute_s": m * rec,
+        "host_s": st[:, 8].reshape(shape),
         "weights_bytes": mem[:, 0].reshape(shape), "gradients_bytes": mem[:, 1].reshape(shape),
         "optimizer_bytes": mem[:, 2].reshape(shape),
         "activations_bytes": mem[:, 3].reshape(shape), "total_bytes": mem[:, 4].reshape(shape),
@@ -285,5 +290,5 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
         bubble_fraction=v["bubble_fraction"], recompute_s=v["recompute_s"], p2p_s=v["p2p_s"],
         exposed_comm_s=v["exposed_comm_s"], comm_s=v["comm_s"], optimizer_s=v["optimizer_s"],
         tokens=v["tokens"], gpus=int(v["gpus"]), mfu=v["mfu"], hfu=v["hfu"],
-        memory={k: v[k] for k in mem_keys}, layout=layout)
+        memory={k: v[k] for k in mem_keys}, layout=layout, host_s=v["host_s"])
 

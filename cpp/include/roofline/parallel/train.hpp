@@ -73,18 +73,20 @@ struct TrainStepInputs {
   double fsdp_reduce_s = 0;      ///< ZeRO-3: one reduce-scatter of the stage's gradients
   double optimizer_s = 0;        ///< optimizer update of this GPU's shard
   bool overlap = true;           ///< communication overlapped with compute where possible
+  double host_s = 0;             ///< host launch time exposed by syncs, per micro-batch
 };
 
 /// One training step on one GPU, decomposed.
 struct TrainStep {
   double time_s = 0;           ///< the step: compute + bubble + p2p + exposed comm + optimizer
-  double compute_s = 0;        ///< m * (fwd + bwd + recompute)
+  double compute_s = 0;        ///< m * (fwd + bwd + recompute + host)
   double bubble_s = 0;         ///< (p-1)/v * (fwd + bwd + recompute)
   double p2p_s = 0;            ///< pipeline sends on the critical path: 2 (v*m + p - 1) sends
   double exposed_comm_s = 0;   ///< DP / FSDP communication not hidden behind compute
   double comm_s = 0;           ///< all DP / FSDP communication, hidden or not
   double optimizer_s = 0;      ///< optimizer update
   double bubble_fraction = 0;  ///< (p-1)/(v*m + p-1)
+  double host_s = 0;           ///< m * exposed host time (inside compute_s)
 };
 
 /// Composes a training step. Overlapped DP sync hides behind the last micro-batch's backward
@@ -103,6 +105,6 @@ void train_step_sweep(const double* in, std::size_t n, double* out) noexcept;
 /// Fields per row of train_memory_sweep's input.
 inline constexpr std::size_t train_memory_fields = 13;
 /// Fields per row of train_step_sweep's input.
-inline constexpr std::size_t train_step_fields = 14;
+inline constexpr std::size_t train_step_fields = 15;
 
 }  // namespace roofline

@@ -1,0 +1,108 @@
+"""MoE training as Megatron-Core runs it: dispatch bytes per rank, the permute / chunk-sort /
+quantize kernels, and the host time the dropless sync exposes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import roofline as rl
+from roofline.transformer.config import TransformerConfig
+from roofline.transformer.layers import moe_mlp
+from roofline.transformer.program import Program
+
+TINY = TransformerConfig(name="tiny-moe", hidden_size=64, num_layers=2, num_heads=4,
+                         num_kv_heads=4, head_dim=16, intermediate_size=128, vocab_size=0,
+                         num_experts=8, experts_per_token=2, moe_intermediate_size=32)
+
+
+def _layer(t: int, ep: int, *, train: bool = True, lowp: bool = False, skew: float = 0.0,
+           cfg: TransformerConfig = TINY) -> Program:
+    ops = Program(train=train, recipe="rowwise" if lowp else None)
+    moe_mlp(ops, 0, cfg, t, 1, ep, 2.0, lowp, skew)
+    return ops
+
+
+def _comms(ops: Program) -> dict[str, tuple[str, float, float]]:
+    return {ops.rows[i][1]: ops.comms[idx] for i, (_, _, _, parts) in enumerate(ops.rows)
+            for kind, idx in parts if kind == "comms"}
+
+
+def test_dispatch_bytes_per_rank_by_hand() -> None:
+    # 16 tokens per GPU, 4 EP ranks: 64 tokens x top-2 = 128 assignments over 8 experts =
+    # 16 per expert; rank r holds experts r and r+4 -> receives 32 rows; it sends 16·2 = 32.
+    # Each row is hidden=64 bf16 elements: 32·64·2 = 4096 bytes each way.
+    comms = _comms(_layer(16, 4))
+    assert comms["dispatch all_to_all"] == ("all_to_all", 4096.0, 4)
+    assert comms["combine all_to_all"] == ("all_to_all", 4096.0, 4)
+    assert comms["dispatch all_to_all bwd"] == ("all_to_all", 4096.0, 4)
+    # an fp8 dispatch (low-precision recipe) halves the dispatch, not the bf16 combine
+    comms = _comms(_layer(16, 4, lowp=True))
+    assert comms["dispatch all_to_all"][1] == 2048.0
+    assert comms["combine all_to_all"][1] == 4096.0
+
+
+def test_busiest_rank_sets_the_bytes_under_skew() -> None:
+    # Zipf-skewed routing: the busiest rank receives more than it sends (t·k rows)
+    even = _comms(_layer(64, 4))["dispatch all_to_all"][1]
+    skewed = _comms(_layer(64, 4, skew=1.0))["dispatch all_to_all"][1]
+    assert skewed > even == 64 * 2 * 64 * 2
+
+
+def test_permute_sort_and_quantize_kernels() -> None:
+    ops = _layer(16, 4, lowp=True)
+    rows = {ops.rows[i][1]: ops.elts[idx] for i, (_, _, _, parts) in enumerate(ops.rows)
+            for kind, idx in parts if kind == "elts"}
+    # permute writes one row per (token, chosen expert): 16·2·64 elements
+    assert rows["permute"] == (16 * 2 * 64, 1, 1)
+    # the 32 received rows are regrouped by expert and back
+    assert rows["sort chunks by expert"] == (32 * 64, 1, 1)
+    assert rows["unsort chunks"] == (32 * 64, 1, 1)
+    # both grouped linears quantize their inputs: 32 rows x (hidden 64 + width 32)
+    assert rows["experts quantize"] == (32 * (64 + 32), 1, 1)
+    assert "permute bwd" in rows
+    # no expert parallelism: nothing to regroup; bf16: nothing to quantize
+    names = {r[1] for r in _layer(16, 1).rows}
+    assert "permute" in names and "sort chunks by expert" not in names
+    assert "experts quantize" not in names
+    # serving keeps the engines' fused MoE program
+    assert "permute" not in {r[1] for r in _layer(16, 4, train=False).rows}
+
+
+def _moe_step(**kw: object) -> rl.transformer.ModelEstimate:
+    args: dict = dict(seq_len=1024, hardware="B200", ep=8, dp=8, micro_batch=1)
+    args.update(kw)
+    return rl.transformer.estimate("Qwen3-30B-A3B", "train", **args)
+
+
+def test_dispatch_monotone_in_tokens_and_experts() -> None:
+    prev = 0.0
+    for t in (8, 16, 64, 256):
+        b = _comms(_layer(t, 4))["dispatch all_to_all"][1]
+        assert b > prev
+        prev = b
+    # more experts per token (top-k) -> more rows exchanged; more experts in all at a fixed
+    # top-k leave the bytes alone (uniform routing) but never lower them
+    k2 = _comms(_layer(32, 4))["dispatch all_to_all"][1]
+    k4 = _comms(_layer(32, 4, cfg=TINY.replace(experts_per_token=4)))["dispatch all_to_all"][1]
+    e16 = _comms(_layer(32, 4, cfg=TINY.replace(num_experts=16)))["dispatch all_to_all"][1]
+    assert k4 == 2 * k2 and e16 >= k2
+    # the step time grows with the tokens of a micro-batch
+    times = [_moe_step(seq_len=s).step.time_s for s in (512, 1024, 2048)]
+    assert np.all(np.diff(times) > 0)
+
+
+def test_host_sync_exposure_is_part_of_the_step() -> None:
+    e = _moe_step()
+    s = e.step
+    assert s.host_s >= 0.0
+    assert s.time_s == pytest.approx(s.compute_s + s.bubble_s + s.p2p_s + s.exposed_comm_s
+                                     + s.optimizer_s)
+    # a dense model has no dropless sync
+    d = rl.transformer.estimate("Llama-3-8B", "train", seq_len=1024, hardware="B200")
+    assert d.step.host_s == 0.0
+    # without launch overhead (peak preset) nothing is exposed
+    assert _moe_step(efficiency="peak").step.host_s == 0.0
+    # launching per local expert: a tiny micro-batch is launch-bound, its sync exposed
+    tiny = _moe_step(seq_len=64)
+    assert tiny.step.host_s > 0.0
