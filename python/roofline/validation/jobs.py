@@ -176,8 +176,8 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
 
     ``train``: ``estimate(phase="train", ...)`` with the row's layout; tokens/s of the job
     divided by its GPUs. ``serve_max_throughput``: :func:`serve_max_throughput`.
-    ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` of ``serve`` at the
-    row's ``batch``. ``batch_e2e_latency``: prefill of ``batch`` prompts plus ``output_len``
+    ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` (the mean engine step) of
+    ``serve`` at the row's ``batch`` (the concurrency). ``batch_e2e_latency``: prefill of ``batch`` prompts plus ``output_len``
     decode steps at the mean context.
 
     Raises
@@ -226,8 +226,8 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     scale = 1e3 if row["unit"] == "ms" else 1.0
     if api == "serve_ttft":
         return float(df["ttft_s"].iloc[0]) * scale
-    if api == "serve_itl":
-        return float(df["decode_step_s"].iloc[0]) * scale
+    if api == "serve_itl":  # the mean step, mixed (prefill-carrying) steps included
+        return float(df["tpot_s"].iloc[0]) * scale
     e2e = batch * df.attrs["prefill_s"] + skw["output_len"] * float(df["decode_step_s"].iloc[0])
     return e2e * scale
 
