@@ -138,3 +138,22 @@ def test_kv_admission_pages_and_budget() -> None:
 def test_serve_bad_input(kwargs: dict, exc: type, match: str) -> None:
     with pytest.raises(exc, match=match):
         T.serve("Llama-3-8B", H100, prompt_len=64, output_len=8, **kwargs)
+
+
+def test_request_rate_by_littles_law() -> None:
+    rows = [T.serve("Llama-3-8B", H100, prompt_len=1000, output_len=200, request_rate=rate)
+            for rate in (2.0, 10.0)]
+    for rate, df in zip((2.0, 10.0), rows, strict=True):
+        r = df.iloc[0]
+        assert r["batch"] == pytest.approx(rate * r["e2e_s"], rel=2e-3)  # N = λ·E2E
+        assert r["tokens_per_s"] == pytest.approx(rate * 200, rel=0.02)  # λ·O out
+        assert r["e2e_s"] == pytest.approx(r["ttft_s"] + 199 * r["step_s"])
+    assert rows[1].iloc[0]["batch"] > rows[0].iloc[0]["batch"]
+    assert rows[1].iloc[0]["tpot_s"] > rows[0].iloc[0]["tpot_s"]
+    with pytest.raises(ValueError, match="exceeds what the engine sustains"):
+        T.serve("Llama-3-8B", H100, prompt_len=1000, output_len=200, request_rate=1e5)
+    with pytest.raises(ValueError, match="request_rate must be a positive number"):
+        T.serve("Llama-3-8B", H100, prompt_len=1000, output_len=200, request_rate=0)
+    with pytest.raises(ValueError, match="request_rate must be a number"):
+        T.serve("Llama-3-8B", H100, prompt_len=1000, output_len=200,
+                request_rate=float("inf"))

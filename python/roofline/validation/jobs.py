@@ -177,8 +177,8 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     ``train``: ``estimate(phase="train", ...)`` with the row's layout; tokens/s of the job
     divided by its GPUs. ``serve_max_throughput``: :func:`serve_max_throughput`.
     ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` (the mean engine step) of
-    ``serve`` at the row's ``batch`` (the concurrency). ``batch_e2e_latency``: prefill of ``batch`` prompts plus ``output_len``
-    decode steps at the mean context.
+    ``serve`` at the row's ``batch`` (the concurrency). ``batch_e2e_latency``: prefill of
+    ``batch`` prompts plus ``output_len`` decode steps at the mean context.
 
     Raises
     ------

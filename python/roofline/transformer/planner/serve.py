@@ -43,7 +43,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           gpus_per_node: int | None = None, routing_skew: float = 0.0,
           efficiency: Any = "default", token_budget: int = 8192,
           kv_admission: str = "reserve", page_tokens: int = 32,
-          cuda_graphs: bool = True) -> Any:
+          cuda_graphs: bool = True, request_rate: float | None = None) -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -86,6 +86,11 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         Tokens per KV-cache page (block); a request holds whole pages.
     cuda_graphs : bool
         Decode steps run as one CUDA graph (one launch per step) instead of eagerly.
+    request_rate : float, optional
+        Requests per second arriving (per replica; per GPU with ``ep > 1``): one row at the
+        concurrency that rate sustains, ``N = rate · (TTFT + decode steps · step)`` (Little's
+        law, solved by bisection), instead of one row per ``batches``. ValueError when the
+        rate exceeds what the KV-admitted concurrency serves.
 
     Returns
     -------
@@ -137,6 +142,11 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     graphs = flag(fn, "cuda_graphs", cuda_graphs)
     if chunk_tokens is not None:
         _check(fn, "chunk_tokens", chunk_tokens, 1, integer=True)
+    if request_rate is not None:
+        _check(fn, "request_rate", request_rate, 0.0)
+        if request_rate <= 0:
+            raise ValueError(f"{fn}: request_rate must be a positive number, got "
+                             f"{request_rate!r}")
     bs = [int(b) for b in positive_int_array(fn, "batches", batches).reshape(-1)]
     q = spec_k + 1
     if token_budget <= q:
@@ -162,8 +172,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     draft = None if draft_model is None else config(draft_model)
     emitted = float(_core.speculative_tokens_per_step(spec_k, spec_alpha)) if spec_k else 1.0
     chunk = float(chunk_tokens) if chunk_tokens is not None else math.inf
-    rows = []
-    for b in bs:
+    def row(b: float) -> dict[str, Any]:
         st = _core.inflight_state(b, prompt_len, (output_len - 1) / emitted, token_budget, q,
                                   chunk)
         d = max(int(round(st["decode_seqs"])), 1)
@@ -181,15 +190,20 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         ttft = st["prefill_steps"] * pricer.mixed_step_s(
             d, max(pre, min(prompt_len, int(st["prefill_chunk"]))))
         mem = weights + kv_per_seq * b
-        rows.append({"batch": b, "decode_seqs": st["decode_seqs"], "kv_len": pricer.kv_len,
-                     "decode_step_s": dec_s, "mixed_step_s": mix_s, "mixed_fraction": phi,
-                     "prefill_tokens_per_step": st["prefill_tokens_per_step"],
-                     "step_s": step, "tokens_per_step": emitted, "tpot_s": step / emitted,
-                     "ttft_s": ttft, "tokens_per_s": tok_s,
-                     "tokens_per_s_per_gpu": tok_s / replica,
-                     "weights_gb": weights / 1e9, "kv_cache_gb": kv_per_seq * b / 1e9,
-                     "memory_gb": mem / 1e9,
-                     "fits": mem <= (hw.mem_capacity_bytes or 0.0) * memory_fraction})
+        return {"batch": b, "decode_seqs": st["decode_seqs"], "kv_len": pricer.kv_len,
+                "decode_step_s": dec_s, "mixed_step_s": mix_s, "mixed_fraction": phi,
+                "prefill_tokens_per_step": st["prefill_tokens_per_step"],
+                "step_s": step, "tokens_per_step": emitted, "tpot_s": step / emitted,
+                "ttft_s": ttft, "e2e_s": ttft + (output_len - 1) / emitted * step,
+                "tokens_per_s": tok_s, "tokens_per_s_per_gpu": tok_s / replica,
+                "weights_gb": weights / 1e9, "kv_cache_gb": kv_per_seq * b / 1e9,
+                "memory_gb": mem / 1e9,
+                "fits": mem <= (hw.mem_capacity_bytes or 0.0) * memory_fraction}
+
+    if request_rate is None:
+        rows = [row(b) for b in bs]
+    else:
+        rows = [_at_rate(fn, row, float(request_rate) / per_replica, max_batch)]
     df = pd.DataFrame(rows)
     if price_per_gpu_hour is not None:
         df["usd_per_m_tokens"] = dollars_per_million_tokens(price_per_gpu_hour, replica,
@@ -198,3 +212,27 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
                     gpus=replica, prefill_s=prefill.time_s, token_budget=token_budget,
                     kv_admission=admission, kv_bytes_per_request=kv_per_seq)
     return df
+
+
+def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
+    """The row at the concurrency ``N`` where ``rate · e2e(N) = N`` (bisection on ``N``)."""
+    if max_batch < 1:
+        raise ValueError(f"{fn}: no request's KV cache fits next to the weights")
+    top = row(float(max_batch))
+    if rate * top["e2e_s"] > max_batch:
+        cap = max_batch / top["e2e_s"]
+        raise ValueError(f"{fn}: request_rate {rate:g}/s exceeds what the engine sustains "
+                         f"(about {cap:.4g} requests/s at the {max_batch} concurrent requests "
+                         "its KV cache admits)")
+    lo, hi = 0.0, float(max_batch)
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if rate * row(max(mid, 1e-9))["e2e_s"] > mid:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-3 * max(hi, 1.0):
+            break
+    out: dict[str, Any] = row(max(hi, 1e-9))
+    out["request_rate"] = rate
+    return out
