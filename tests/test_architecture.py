@@ -21,16 +21,17 @@ PKG = Path(__file__).resolve().parents[1] / "python" / "roofline"
 #: prices), the rest of ops/ is one unit.
 ALLOWED: dict[str, set[str]] = {
     "_errors": set(), "_format": set(), "_version": set(), "_core": set(),
+    "_html": {"_format"}, "_mpl": set(),
     "_checks": {"_errors"},
     "hardware": {"_errors"},
     "_dtypes": {"_core", "_checks"},
     "efficiency": {"_core", "_checks", "_errors", "hardware"},
     "estimate": {"_checks", "_format"},
-    "_params": {"_core", "hardware", "efficiency"},
-    "explain": {"_core", "_dtypes", "_format", "estimate", "hardware"},
+    "_params": {"_core", "_errors", "hardware", "efficiency"},
+    "explain": {"_core", "_errors", "_html", "_dtypes", "_format", "estimate", "hardware"},
 }
-_BASE = {"_core", "_errors", "_format", "_checks", "_dtypes", "hardware", "efficiency",
-         "estimate", "_params", "explain"}
+_BASE = {"_core", "_errors", "_format", "_html", "_mpl", "_checks", "_dtypes", "hardware",
+         "efficiency", "estimate", "_params", "explain"}
 ALLOWED.update({
     "ops": _BASE,
     "float8": _BASE,

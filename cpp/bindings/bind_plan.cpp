@@ -68,6 +68,29 @@ void bind_plan(py::module_& m) {
   m.def("chunked_prefill_ttft_s", py::vectorize(&chunked_prefill_ttft_s),
         py::arg("prompt_tokens"), py::arg("chunk_tokens"), py::arg("mixed_step_s"),
         "Time to first token with chunked prefill.");
+  m.def("inflight_state", [](double concurrency, double prompt_tokens, double decode_steps,
+                             double token_budget, double tokens_per_decode,
+                             double chunk_tokens) {
+    const InflightState s = inflight_state(concurrency, prompt_tokens, decode_steps,
+                                           token_budget, tokens_per_decode, chunk_tokens);
+    py::dict out;
+    out["decode_seqs"] = s.decode_seqs;
+    out["prefill_seqs"] = s.prefill_seqs;
+    out["completions_per_step"] = s.completions_per_step;
+    out["prefill_tokens_per_step"] = s.prefill_tokens_per_step;
+    out["prefill_chunk"] = s.prefill_chunk;
+    out["prefill_steps"] = s.prefill_steps;
+    out["mixed_fraction"] = s.mixed_fraction;
+    out["prefill_tokens_per_mixed_step"] = s.prefill_tokens_per_mixed_step;
+    out["budget_bound"] = s.budget_bound;
+    return out;
+  }, py::arg("concurrency"), py::arg("prompt_tokens"), py::arg("decode_steps"),
+     py::arg("token_budget"), py::arg("tokens_per_decode"), py::arg("chunk_tokens"),
+     "Steady state of continuous batching with chunked prefill (a dict of per-step terms).");
+  m.def("inflight_tokens_per_s", py::vectorize(&inflight_tokens_per_s),
+        py::arg("completions_per_step"), py::arg("output_tokens"), py::arg("decode_step_s"),
+        py::arg("mixed_step_s"), py::arg("mixed_fraction"),
+        "Output tokens/s of the in-flight steady state.");
   m.def("dollars_per_million_tokens", py::vectorize(&dollars_per_million_tokens),
         py::arg("price_per_gpu_hour"), py::arg("gpus"), py::arg("tokens_per_s"),
         "Dollars per million tokens.");

@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'inflight_microbatches', 'kv_capacity_sequences', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'repeated_wall_time', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'repeated_wall_time', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
 class PeakClass:
     """
     Members:
@@ -1370,6 +1370,14 @@ def grouped_gemm_sweep(m_per_group: typing.Annotated[numpy.typing.ArrayLike, num
 def inflight_microbatches(stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], microbatches: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], virtual_stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Micro-batches of activations the first stage holds at once.
+    """
+def inflight_state(concurrency: typing.SupportsFloat | typing.SupportsIndex, prompt_tokens: typing.SupportsFloat | typing.SupportsIndex, decode_steps: typing.SupportsFloat | typing.SupportsIndex, token_budget: typing.SupportsFloat | typing.SupportsIndex, tokens_per_decode: typing.SupportsFloat | typing.SupportsIndex, chunk_tokens: typing.SupportsFloat | typing.SupportsIndex) -> dict[str, typing.Any]:
+    """
+    Steady state of continuous batching with chunked prefill (a dict[str, typing.Any] of per-step terms).
+    """
+def inflight_tokens_per_s(completions_per_step: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], output_tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], decode_step_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mixed_step_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mixed_fraction: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
+    """
+    Output tokens/s of the in-flight steady state.
     """
 def kv_capacity_sequences(capacity_bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], usable_fraction: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], used_bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_bytes_per_sequence: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["APIS", "JOBS_FILE", "JobsValidation", "is_jobs_file", "is_jobs_input", "is_jobs_row",
-           "price_job", "read_jobs", "source_label", "validate_jobs"]
+           "price_job", "read_jobs", "serve_max_throughput", "source_label", "validate_jobs"]
 
 #: The published figures shipped with the package (see its README).
 JOBS_FILE = Path(__file__).resolve().parent.parent / "data" / "jobs" / "published_jobs.jsonl"
@@ -51,9 +51,9 @@ _THROUGHPUT = {"train", "serve_max_throughput"}
 _REQUIRED = ("id", "family", "hardware", "gpus", "config", "measured", "unit", "source")
 _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "ep",
                "virtual_stages", "zero", "recompute", "sequence_parallel", "gpus_per_node")
-#: Batch sizes tried for a maximum-throughput serving row (the engine's CUDA-graph batch list
-#: reaches 8192; the largest that fits in memory wins).
-_SERVE_BATCHES = tuple(2**i for i in range(14))
+#: Most concurrent requests trtllm-bench lets a maximum-throughput run hold (its tuning caps the
+#: batch at 4096 before rounding; the CUDA-graph batch list reaches 8192).
+_SERVE_MAX_CONCURRENCY = 4096
 
 
 def is_jobs_row(row: Any) -> bool:
@@ -175,11 +175,10 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     """The model's answer to one row's question, in the row's unit.
 
     ``train``: ``estimate(phase="train", ...)`` with the row's layout; tokens/s of the job
-    divided by its GPUs. ``serve_max_throughput``: ``serve(...)`` over batches 1 .. 8192;
-    the highest replica tokens/s among those that fit in ``memory_fraction`` (default 0.9)
-    of memory. ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` of ``serve`` at the
-    row's ``batch``. ``batch_e2e_latency``: prefill of ``batch`` prompts plus ``output_len``
-    decode steps at the mean context.
+    divided by its GPUs. ``serve_max_throughput``: :func:`serve_max_throughput`.
+    ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` (the mean engine step) of
+    ``serve`` at the row's ``batch`` (the concurrency). ``batch_e2e_latency``: prefill of
+    ``batch`` prompts plus ``output_len`` decode steps at the mean context.
 
     Raises
     ------
@@ -218,11 +217,7 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
         raise ValueError(f"price_job: {rid}: a serving row needs config prompt_len and "
                          "output_len")
     if api == "serve_max_throughput":
-        df = serve(cfg, hw, batches=_SERVE_BATCHES, **skw)
-        fits = df[df["fits"]]
-        if fits.empty:
-            raise ValueError(f"price_job: {rid}: no batch fits in memory")
-        return float(fits["tokens_per_s"].max())
+        return serve_max_throughput(cfg, hw, rid=rid, **skw)
     batch = c.get("batch")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError(f"price_job: {rid}: {api} needs config batch (a positive integer), "
@@ -231,10 +226,35 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     scale = 1e3 if row["unit"] == "ms" else 1.0
     if api == "serve_ttft":
         return float(df["ttft_s"].iloc[0]) * scale
-    if api == "serve_itl":
-        return float(df["decode_step_s"].iloc[0]) * scale
+    if api == "serve_itl":  # the mean step, mixed (prefill-carrying) steps included
+        return float(df["tpot_s"].iloc[0]) * scale
     e2e = batch * df.attrs["prefill_s"] + skw["output_len"] * float(df["decode_step_s"].iloc[0])
     return float(e2e * scale)
+
+
+def serve_max_throughput(cfg: TransformerConfig, hardware: Any, *, rid: str = "?",
+                         **kw: Any) -> float:
+    """Output tokens/s of one replica at the highest concurrency its KV cache admits.
+
+    An offline maximum-throughput run (trtllm-bench at an infinite request rate) keeps the
+    engine full: as many requests run as the KV cache admits (``serve``'s
+    ``attrs["max_batch"]`` for the row's prompt / output lengths, at most 4096), each
+    finished request replaced at once. Throughput rises with concurrency in the steady
+    state (the weights are read once per step for more tokens), so that concurrency is the
+    maximum; ``kw`` are :func:`~roofline.transformer.serve`'s arguments.
+
+    Raises
+    ------
+    ValueError
+        Not even one request's KV cache fits next to the weights (names the row id).
+    """
+    probe = serve(cfg, hardware, batches=(1,), **kw)
+    n = min(int(probe.attrs["max_batch"]), _SERVE_MAX_CONCURRENCY)
+    if n < 1:
+        raise ValueError(f"price_job: {rid}: no request fits in memory (weights "
+                         f"{probe['weights_gb'].iloc[0]:.1f} GB per GPU)")
+    df = serve(cfg, hardware, batches=(n,), **kw)
+    return float(df["tokens_per_s"].iloc[0])
 
 
 def _error(api: str, measured: float, predicted: float) -> float:

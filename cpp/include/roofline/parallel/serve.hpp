@@ -24,6 +24,36 @@ double speculative_tpot_s(double k, double alpha, double draft_step_s,
 double chunked_prefill_ttft_s(double prompt_tokens, double chunk_tokens,
                               double mixed_step_s) noexcept;
 
+/// Steady state of an in-flight-batching engine (continuous batching with chunked prefill):
+/// per engine step, how many requests decode, how many prefill tokens ride along and how often.
+struct InflightState {
+  double decode_seqs;             ///< d: requests decoding in every step
+  double prefill_seqs;            ///< requests in their prefill phase (Little: r * steps each)
+  double completions_per_step;    ///< r = d / decode_steps (requests finished per step)
+  double prefill_tokens_per_step; ///< r * prompt (mean over all steps)
+  double prefill_chunk;           ///< c: prefill tokens one step may take
+  double prefill_steps;           ///< steps a prompt spends in prefill: ceil(prompt / c)
+  double mixed_fraction;          ///< phi: share of steps that carry prefill tokens
+  double prefill_tokens_per_mixed_step;  ///< r * prompt / phi
+  bool budget_bound;              ///< true when the token budget, not the concurrency, sets d
+};
+
+/// Steady state of `concurrency` requests (each holding its KV cache) of `prompt_tokens` in and
+/// `decode_steps` decode steps (output - 1, or less with speculative decoding), with at most
+/// `token_budget` tokens per step (each decoding request uses `tokens_per_decode`) and at most
+/// `chunk_tokens` prefill tokens per step. Solves d + r * max(1, prompt / c(d)) = concurrency
+/// with r = d / decode_steps, c(d) = min(token_budget - d * tokens_per_decode, chunk_tokens),
+/// capped where prefill saturates the budget (r * prompt = c(d)).
+InflightState inflight_state(double concurrency, double prompt_tokens, double decode_steps,
+                             double token_budget, double tokens_per_decode,
+                             double chunk_tokens) noexcept;
+
+/// Output tokens per second of that steady state: r * output_tokens per mean step
+/// (1 - phi) * decode_step_s + phi * mixed_step_s.
+double inflight_tokens_per_s(double completions_per_step, double output_tokens,
+                             double decode_step_s, double mixed_step_s,
+                             double mixed_fraction) noexcept;
+
 /// Dollars per million tokens: price_per_gpu_hour * gpus / 3600 / tokens_per_s * 1e6.
 double dollars_per_million_tokens(double price_per_gpu_hour, double gpus,
                                   double tokens_per_s) noexcept;

@@ -1,20 +1,26 @@
-"""Serving over batch sizes: continuous batching, chunked prefill, speculative decoding."""
+"""Serving over concurrencies: in-flight batching with chunked prefill, speculative decoding."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ... import _core
+from ..._checks import flag, one_of
 from ..._errors import ArgumentValueError
 from ...hardware import hardware as _hardware
 from ..arguments import MAX_SEQ, batch_sizes
 from ..config import TransformerConfig, config
 from ..estimate import estimate
+from ..serving.engine import StepPricer
 from .cost import dollars_per_million_tokens
 
-__all__ = ["serve"]
+__all__ = ["KV_ADMISSIONS", "serve"]
 
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+#: How the engine admits a request against the KV cache: ``reserve`` its whole context
+#: (TensorRT-LLM's GUARANTEED_NO_EVICT) or let it ``grow`` page by page (vLLM).
+KV_ADMISSIONS = ("reserve", "grow")
 
 
 def _check(fn: str, name: str, value: Any, lo: float, hi: float | None = None,
@@ -22,6 +28,8 @@ def _check(fn: str, name: str, value: Any, lo: float, hi: float | None = None,
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if ok and integer:
         ok = isinstance(value, int)
+    if ok and not integer:
+        ok = math.isfinite(value)
     if not ok or value < lo or (hi is not None and value > hi):
         rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
         kind = "an integer" if integer else "a number"
@@ -35,8 +43,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           linear_recipe: str | None = None, kv_dtype: str | None = None,
           memory_fraction: float = 0.9, price_per_gpu_hour: float | None = None,
           gpus_per_node: int | None = None, routing_skew: float = 0.0,
-          efficiency: Any = "default") -> Any:
-    """Serve a model with continuous batching: one row per batch size.
+          efficiency: Any = "default", token_budget: int = 8192,
+          kv_admission: str = "reserve", page_tokens: int = 32,
+          cuda_graphs: bool = True, request_rate: float | None = None) -> Any:
+    """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
     ----------
@@ -45,43 +55,78 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     hardware : Hardware or str
         Accelerator.
     prompt_len, output_len : int
-        Tokens per request in and out.
+        Tokens per request in and out (every request alike).
     batches : sequence of int
-        Concurrent sequences per GPU group to tabulate (per GPU with ``ep > 1``).
+        Concurrencies to tabulate: requests in the engine at once, each holding its KV cache
+        (per GPU with ``ep > 1``). ``df.attrs["max_batch"]`` is the largest that fits.
     tp, ep : int
         Tensor / expert parallelism of one replica (``tp`` GPUs, or ``ep`` GPUs with data-
         parallel attention).
     chunk_tokens : int, optional
-        Chunked prefill: prompt tokens mixed into each decode step (default: whole prompts
-        prefilled on their own).
+        Most prompt tokens one step may take (default: whatever ``token_budget`` leaves
+        after the decode tokens).
     spec_k, spec_alpha, draft_model : int, float, model
         Speculative decoding: draft length ``k`` (0 = off), per-token acceptance ``alpha``,
         draft model (default: none, i.e. a free draft such as n-gram lookup; DeepSeek-V3's
         MTP module is close to one extra layer).
+    linear_recipe, kv_dtype : str, optional
+        Low-precision linears (e.g. ``"tensorwise"`` FP8, ``"nvfp4"``) and KV cache format
+        (``"fp8"``: paged FP8 cache, read at one byte per element).
     memory_fraction : float
         Share of GPU memory usable for weights and KV cache.
     price_per_gpu_hour : float, optional
         Adds ``usd_per_m_tokens`` (output tokens).
+    token_budget : int
+        Most tokens one engine step processes, decode and prefill together (vLLM's
+        ``max_num_batched_tokens``, TensorRT-LLM's ``max_num_tokens``).
+    kv_admission : {"reserve", "grow"}
+        ``"reserve"``: a request is admitted only with pages for its whole context
+        ``prompt + output`` (TensorRT-LLM's default scheduler); ``"grow"``: pages are taken as
+        the context grows, so the cache holds the mean context per request (vLLM, which
+        preempts when it runs out).
+    page_tokens : int
+        Tokens per KV-cache page (block); a request holds whole pages.
+    cuda_graphs : bool
+        Decode steps run as one CUDA graph (one launch per step) instead of eagerly.
+    request_rate : float, optional
+        Requests per second arriving (per replica; per GPU with ``ep > 1``): one row at the
+        concurrency that rate sustains, ``N = rate · (TTFT + decode steps · step)`` (Little's
+        law, solved by bisection), instead of one row per ``batches``. ValueError when the
+        rate exceeds what the KV-admitted concurrency serves.
 
     Returns
     -------
     pandas.DataFrame
-        ``batch``, ``kv_len``, ``decode_step_s``, ``tpot_s``, ``ttft_s``, ``tokens_per_s``
-        (one replica), ``tokens_per_s_per_gpu``, ``weights_gb``, ``kv_cache_gb``,
-        ``memory_gb``, ``fits``, and ``max_batch`` (KV-cache capacity) in ``df.attrs``.
+        One row per concurrency: ``batch`` (the concurrency), ``decode_seqs`` (requests
+        decoding per step), ``kv_len`` (their mean context), ``decode_step_s``,
+        ``mixed_step_s`` and ``mixed_fraction`` (steps carrying prefill chunks and their
+        share), ``prefill_tokens_per_step``, ``step_s`` (mean step), ``tokens_per_step``,
+        ``tpot_s`` (= ITL: mean step over tokens per step), ``ttft_s``, ``tokens_per_s``
+        (output tokens/s of one replica), ``tokens_per_s_per_gpu``, ``weights_gb``,
+        ``kv_cache_gb``, ``memory_gb``, ``fits``; ``df.attrs``: ``max_batch`` (the
+        concurrency the KV cache admits), ``prefill_s`` (one prompt's prefill alone).
 
     Notes
     -----
-    Steady state of continuous batching: ``B`` sequences decode at the mean context
-    ``prompt + output/2``; every finished sequence is replaced, so per ``output_len`` decode
-    steps the replica also prefills ``B`` prompts. Tokens/s = ``B·out / (out·t_step +
-    B·t_prefill)``; TPOT = ``t_step + B·t_prefill/out`` (prefill work spread over the steps,
-    which is what chunked prefill does); TTFT = ``t_prefill`` alone, or with chunked prefill
-    ``ceil(prompt/chunk)`` mixed steps of ``t_step + chunk/prompt·t_prefill``. Speculative
-    decoding: a step drafts ``k`` tokens (``k`` draft decode steps) and verifies them in one
-    target step of ``q_len = k+1``, emitting ``(1-α^(k+1))/(1-α)`` tokens on average.
-    KV-cache capacity: ``floor((capacity·fraction - weights) / kv_per_sequence)`` at the full
-    context ``prompt + output``.
+    Steady state of ``N`` concurrent requests, each with ``I = prompt_len`` prefill tokens
+    and ``O = output_len`` output tokens (the first from its prefill, then ``O-1`` decode
+    steps; ``(O-1)/e`` steps emitting ``e`` tokens each with speculative decoding). Every
+    step carries the ``d`` decoding requests and up to ``c = min(B - d·q, chunk_tokens)``
+    prompt tokens (``B = token_budget``, ``q = spec_k + 1``). Requests finish at
+    ``r = d·e/(O-1)`` per step, each leaving a slot that a new prompt fills, so prefill needs
+    ``r·I`` tokens per step; a prompt spends ``max(1, I/c)`` steps in prefill, hence
+    ``N = d + r·max(1, I/c)`` (solved for ``d`` in the core; when ``r·I`` would exceed ``c``
+    the budget, not ``N``, sets ``d``). A prompt's ``ceil(I/c)`` chunks ride in mixed steps,
+    a share ``φ = min(1, r·ceil(I/c))`` of all steps, each with ``r·I/φ`` prefill tokens.
+    Tokens/s = ``r·O / ((1-φ)·t_decode + φ·t_mixed)``; ITL = that mean step over ``e``;
+    TTFT = ``ceil(I/c)·t_mixed`` (the request is admitted at once: no queue). Step times
+    come from :class:`~roofline.transformer.serving.StepPricer` (decode under a CUDA graph,
+    KV read = the decoding requests' contexts; mixed steps batch the prompt tokens' GEMMs
+    with the decode tokens'). Speculative decoding: each step also runs ``k`` draft decode
+    steps of the ``d`` requests and verifies ``k+1`` tokens per request, emitting
+    ``e = (1-α^(k+1))/(1-α)``. KV cache per request: whole pages of ``I + O`` tokens
+    (``reserve``) or of the mean context ``I + O/2`` (``grow``); capacity
+    ``floor((capacity·fraction - weights) / kv_per_request)``.
     """
     import pandas as pd
 
@@ -93,17 +138,32 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     _check(fn, "spec_k", spec_k, 0, 16, integer=True)
     _check(fn, "spec_alpha", spec_alpha, 0.0, 1.0)
     _check(fn, "memory_fraction", memory_fraction, 0.05, 1.0)
+    _check(fn, "token_budget", token_budget, 1, integer=True)
+    _check(fn, "page_tokens", page_tokens, 1, integer=True)
+    admission = one_of(fn, "kv_admission", kv_admission, {a: a for a in KV_ADMISSIONS})
+    graphs = flag(fn, "cuda_graphs", cuda_graphs)
     if chunk_tokens is not None:
         _check(fn, "chunk_tokens", chunk_tokens, 1, MAX_SEQ, integer=True)
+    if request_rate is not None:
+        _check(fn, "request_rate", request_rate, 0.0)
+        if request_rate <= 0:
+            raise ArgumentValueError(fn, "request_rate",
+                                     f"must be a positive number, got {request_rate!r}")
     bs = batch_sizes(fn, "batches", batches)
+    q = spec_k + 1
+    if token_budget <= q:
+        raise ArgumentValueError(fn, "token_budget", "must exceed the tokens of one decoding "
+                                 f"request per step (spec_k + 1 = {q}), got {token_budget!r}")
     kw: dict[str, Any] = dict(hardware=hw, tp=tp, ep=ep, linear_recipe=linear_recipe,
                               kv_dtype=kv_dtype, routing_skew=routing_skew,
                               gpus_per_node=gpus_per_node, efficiency=efficiency)
     replica = ep if ep > 1 else tp
     per_replica = ep if ep > 1 else 1  # with ep, `batch` is per GPU
-    kv_mean = prompt_len + max(output_len // 2, 1)
-    prefill = estimate(cfg, "prefill", 1, seq_len=prompt_len, **kw)
-    full = estimate(cfg, "decode", 1, kv_len=prompt_len + output_len, **kw)
+    pricer = StepPricer(cfg, prompt_len, output_len, q, kw, cuda_graphs=graphs)
+    prefill = pricer.prefill_estimate()
+    held = prompt_len + output_len if admission == "reserve" else pricer.kv_len
+    held = -(-held // page_tokens) * page_tokens
+    full = estimate(cfg, "decode", 1, kv_len=held, **kw)
     kv_per_seq = full.memory["kv_cache_bytes"]
     weights = full.memory["weights_bytes"]
     if hw.mem_capacity_bytes is None:
@@ -112,39 +172,69 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     max_batch = int(_core.kv_capacity_sequences(hw.mem_capacity_bytes, memory_fraction,
                                                 weights, kv_per_seq))
     draft = None if draft_model is None else config(draft_model)
-    rows = []
-    for b in bs:
-        q = spec_k + 1
-        dec = estimate(cfg, "decode", b, kv_len=kv_mean + spec_k, q_len=q, **kw)
-        step = dec.time_s
-        if spec_k:
-            draft_s = 0.0 if draft is None else estimate(
-                draft, "decode", b, kv_len=kv_mean, hardware=hw, tp=tp,
-                efficiency=efficiency).time_s
-            per_token = float(_core.speculative_tpot_s(spec_k, spec_alpha, draft_s, step))
-            emitted = float(_core.speculative_tokens_per_step(spec_k, spec_alpha))
-        else:
-            per_token, emitted = step, 1.0
-        # prefill of the b prompts that replace finished sequences, spread over the steps
-        pre_s = prefill.time_s * b
-        tpot = per_token + pre_s / output_len
-        if chunk_tokens is None:
-            ttft = prefill.time_s
-        else:
-            mixed = step + chunk_tokens / prompt_len * prefill.time_s
-            ttft = float(_core.chunked_prefill_ttft_s(prompt_len, chunk_tokens, mixed))
-        tok_s = b * per_replica * output_len / (output_len * per_token + pre_s)
+    emitted = float(_core.speculative_tokens_per_step(spec_k, spec_alpha)) if spec_k else 1.0
+    chunk = float(chunk_tokens) if chunk_tokens is not None else math.inf
+    def row(b: float) -> dict[str, Any]:
+        st = _core.inflight_state(b, prompt_len, (output_len - 1) / emitted, token_budget, q,
+                                  chunk)
+        d = max(int(round(st["decode_seqs"])), 1)
+        pre = int(round(st["prefill_tokens_per_mixed_step"]))
+        draft_s = 0.0
+        if spec_k and draft is not None:
+            draft_s = spec_k * estimate(draft, "decode", d, kv_len=pricer.kv_len, hardware=hw,
+                                        tp=tp, efficiency=efficiency, launch="graph").wall_s
+        dec_s = pricer.decode_step_s(d) + draft_s
+        mix_s = pricer.mixed_step_s(d, pre) + draft_s
+        phi = st["mixed_fraction"]
+        step = (1 - phi) * dec_s + phi * mix_s
+        tok_s = per_replica * float(_core.inflight_tokens_per_s(
+            st["completions_per_step"], output_len, dec_s, mix_s, phi))
+        ttft = st["prefill_steps"] * pricer.mixed_step_s(
+            d, max(pre, min(prompt_len, int(st["prefill_chunk"]))))
         mem = weights + kv_per_seq * b
-        rows.append({"batch": b, "kv_len": kv_mean, "decode_step_s": step,
-                     "tokens_per_step": emitted, "tpot_s": tpot, "ttft_s": ttft,
-                     "tokens_per_s": tok_s, "tokens_per_s_per_gpu": tok_s / replica,
-                     "weights_gb": weights / 1e9, "kv_cache_gb": kv_per_seq * b / 1e9,
-                     "memory_gb": mem / 1e9,
-                     "fits": mem <= (hw.mem_capacity_bytes or 0.0) * memory_fraction})
+        return {"batch": b, "decode_seqs": st["decode_seqs"], "kv_len": pricer.kv_len,
+                "decode_step_s": dec_s, "mixed_step_s": mix_s, "mixed_fraction": phi,
+                "prefill_tokens_per_step": st["prefill_tokens_per_step"],
+                "step_s": step, "tokens_per_step": emitted, "tpot_s": step / emitted,
+                "ttft_s": ttft, "e2e_s": ttft + (output_len - 1) / emitted * step,
+                "tokens_per_s": tok_s, "tokens_per_s_per_gpu": tok_s / replica,
+                "weights_gb": weights / 1e9, "kv_cache_gb": kv_per_seq * b / 1e9,
+                "memory_gb": mem / 1e9,
+                "fits": mem <= (hw.mem_capacity_bytes or 0.0) * memory_fraction}
+
+    if request_rate is None:
+        rows = [row(b) for b in bs]
+    else:
+        rows = [_at_rate(fn, row, float(request_rate) / per_replica, max_batch)]
     df = pd.DataFrame(rows)
     if price_per_gpu_hour is not None:
         df["usd_per_m_tokens"] = dollars_per_million_tokens(price_per_gpu_hour, replica,
                                                             df["tokens_per_s"])
     df.attrs.update(max_batch=max_batch, model=cfg.name, hardware=hw.name, tp=tp, ep=ep,
-                    gpus=replica, prefill_s=prefill.time_s)
+                    gpus=replica, prefill_s=prefill.time_s, token_budget=token_budget,
+                    kv_admission=admission, kv_bytes_per_request=kv_per_seq)
     return df
+
+
+def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
+    """The row at the concurrency ``N`` where ``rate · e2e(N) = N`` (bisection on ``N``)."""
+    if max_batch < 1:
+        raise ValueError(f"{fn}: no request's KV cache fits next to the weights")
+    top = row(float(max_batch))
+    if rate * top["e2e_s"] > max_batch:
+        cap = max_batch / top["e2e_s"]
+        raise ValueError(f"{fn}: request_rate {rate:g}/s exceeds what the engine sustains "
+                         f"(about {cap:.4g} requests/s at the {max_batch} concurrent requests "
+                         "its KV cache admits)")
+    lo, hi = 0.0, float(max_batch)
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if rate * row(max(mid, 1e-9))["e2e_s"] > mid:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-3 * max(hi, 1.0):
+            break
+    out: dict[str, Any] = row(max(hi, 1e-9))
+    out["request_rate"] = rate
+    return out

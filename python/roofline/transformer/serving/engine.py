@@ -1,0 +1,145 @@
+"""Engine steps of in-flight (continuous) batching, priced from the op models.
+
+A serving engine (vLLM, TensorRT-LLM, SGLang) runs one *step* at a time over every running
+request: the decoding requests add one token each (``k+1`` with speculative decoding) and
+prompts waiting for their prefill add chunks of up to what the step's token budget leaves
+(chunked prefill), so the prompts' GEMMs are batched with the decode tokens. This module prices
+the two kinds of step the steady state is made of:
+
+- a *decode step*: ``d`` requests against their KV caches, launched as one CUDA graph
+  (``rl.transformer.estimate(phase="decode", launch="graph")``);
+- a *mixed step*: the same plus ``p`` prefill tokens. Every op outside attention (norms,
+  projections, MLP / experts, collectives) runs over ``d·q + p`` tokens; decode attention is
+  the decode step's; the prefill tokens' attention is ``p / prompt`` of one causal prefill
+  of the prompt (a prompt's chunks attend to their prefix: summed over its chunks that is
+  the causal prefill's work); the logits stay the decode step's (a prefill chunk computes
+  logits for its last token only). Mixed steps are launched as the decode steps are (vLLM
+  V1 captures piecewise CUDA graphs for mixed batches; TensorRT-LLM's PyTorch backend runs
+  them eagerly, which only matters when the host's launches outlast the GPU work, i.e. at
+  low load): their wall time is at least the host's launch time in that mode.
+
+Assumptions: attention of a decode step is priced at the mean context of the decoding
+requests (memory-bound decode attention reads the sum of their contexts, which the mean
+times the count gives); the prefill tokens of an MLA model run through the decode-form
+(absorbed) projections; chunked prefill's re-read of the prefix KV per chunk is not charged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..config import TransformerConfig
+from ..estimate import estimate
+from ..report import ModelEstimate
+
+__all__ = ["StepPricer", "split_time"]
+
+
+def split_time(est: ModelEstimate) -> tuple[float, float, float]:
+    """GPU seconds of a step estimate split into (attention, head, every other op).
+
+    ``head`` is the embedding, final norm and LM head (run once per step); ``attention``
+    is every op of kind ``"attention"`` over all layers.
+    """
+    counts = [len(layers) if kind != "head" else 1 for kind, layers in est.groups]
+    times = np.asarray(est.columns["time_s"], dtype=float)
+    attn = head = rest = 0.0
+    for (g, _name, kind), t in zip(est.rows, times, strict=True):
+        share = float(t) * counts[g]
+        if est.groups[g][0] == "head":
+            head += share
+        elif kind == "attention":
+            attn += share
+        else:
+            rest += share
+    return attn, head, rest
+
+
+@dataclass
+class StepPricer:
+    """Prices decode and mixed engine steps of one model on one GPU group (estimates cached).
+
+    Parameters
+    ----------
+    cfg : TransformerConfig
+        The served model.
+    prompt_len, output_len : int
+        Tokens per request in and out.
+    q_len : int
+        Tokens per decoding request per step (``spec_k + 1``).
+    kw : dict
+        Keyword arguments of :func:`~roofline.transformer.estimate` shared by every step
+        (hardware, tp, ep, linear_recipe, kv_dtype, efficiency, ...).
+    cuda_graphs : bool
+        Decode steps launched as one CUDA graph (else eagerly).
+    """
+
+    cfg: TransformerConfig
+    prompt_len: int
+    output_len: int
+    q_len: int
+    kw: dict[str, Any]
+    cuda_graphs: bool = True
+    _decode: dict[int, ModelEstimate] = field(default_factory=dict, repr=False)
+    _tokens: dict[int, ModelEstimate] = field(default_factory=dict, repr=False)
+    _prefill: ModelEstimate | None = field(default=None, repr=False)
+
+    @property
+    def kv_len(self) -> int:
+        """Mean keys per decoding request: the prompt plus half the output (contexts spread
+        evenly over ``[prompt, prompt + output]`` in steady state), plus the ``q_len``
+        tokens of the step."""
+        return self.prompt_len + max(self.output_len // 2, 1) + self.q_len - 1
+
+    def decode_estimate(self, d: int) -> ModelEstimate:
+        """The decode step of ``d`` requests at the mean context."""
+        if d not in self._decode:
+            self._decode[d] = estimate(self.cfg, "decode", d, kv_len=self.kv_len,
+                                       q_len=self.q_len,
+                                       launch="graph" if self.cuda_graphs else "eager",
+                                       **self.kw)
+        return self._decode[d]
+
+    def _token_estimate(self, tokens: int) -> ModelEstimate:
+        if tokens not in self._tokens:
+            self._tokens[tokens] = estimate(self.cfg, "decode", tokens, kv_len=1,
+                                            launch="graph" if self.cuda_graphs else "eager",
+                                            **self.kw)
+        return self._tokens[tokens]
+
+    def prefill_estimate(self) -> ModelEstimate:
+        """One causal prefill of a whole prompt (its attention prices the prompt's chunks)."""
+        if self._prefill is None:
+            self._prefill = estimate(self.cfg, "prefill", 1, seq_len=self.prompt_len,
+                                     **self.kw)
+        return self._prefill
+
+    def decode_step_s(self, d: int) -> float:
+        """Wall seconds of a decode step of ``d`` requests (graph launch included)."""
+        return float(self.decode_estimate(d).wall_s)
+
+    def mixed_step_s(self, d: int, prefill_tokens: int) -> float:
+        """Wall seconds of a step of ``d`` decoding requests plus ``prefill_tokens`` prompt
+        tokens: the decode step, plus the non-attention ops' extra time over
+        ``d·q_len + prefill_tokens`` tokens, plus ``prefill_tokens / prompt_len`` of a causal
+        prefill's attention; at least the host's launches of the step's kernels."""
+        if prefill_tokens <= 0:
+            return self.decode_step_s(d) if d > 0 else 0.0
+        total = d * self.q_len + prefill_tokens
+        mixed = self._token_estimate(total)
+        _, _, rest_mixed = split_time(mixed)
+        attn_pre, _, _ = split_time(self.prefill_estimate())
+        attn_pre *= prefill_tokens / self.prompt_len
+        if d > 0:
+            dec = self.decode_estimate(d)
+            _, head, rest_dec = split_time(dec)
+            gpu = float(dec.wall.gpu_s if dec.wall is not None else dec.time_s)
+            gpu += max(rest_mixed - rest_dec, 0.0) + attn_pre
+        else:  # prefill only: logits of the last prompt token, priced with the prefill's head
+            _, head, _ = split_time(self.prefill_estimate())
+            gpu = rest_mixed + head + attn_pre
+        host = mixed.wall.host_s if mixed.wall is not None else 0.0
+        return max(gpu, host)
