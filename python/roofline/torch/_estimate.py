@@ -11,7 +11,6 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.module_tracker import ModuleTracker
 
 from .._checks import one_of
 from .._format import si
@@ -20,6 +19,7 @@ from ..hardware import HardwareLike
 from ..hardware import hardware as lookup_hardware
 from ..ops.host import LAUNCH_MODES, StepWall, WallTime, wall_time
 from . import _dedupe, _ops
+from ._tracker import Tracker
 
 MODES = ("train", "inference")
 _MODE_ALIASES = {"train": "train", "training": "train", "inference": "inference",
@@ -182,7 +182,7 @@ def _shapes(args: Any) -> str:
 class _Recorder(TorchDispatchMode):
     """Runs each aten op (on meta tensors) and records the kernels it stands for."""
 
-    def __init__(self, ctx: _ops.Context, tracker: ModuleTracker, root: str) -> None:
+    def __init__(self, ctx: _ops.Context, tracker: Tracker, root: str) -> None:
         super().__init__()
         self.ctx = ctx
         self.tracker = tracker
@@ -196,7 +196,8 @@ class _Recorder(TorchDispatchMode):
         names = [p for p in self.tracker.parents if p != "Global"]
         if not names:
             return self.root
-        return max(names, key=lambda s: (s.count("."), len(s)))
+        entered = self.tracker.entered
+        return max(names, key=lambda s: (s.count("."), len(s), entered.get(s, -1)))
 
     def record(self, op: str, kind: str, estimate: Estimate, modeled: bool, shapes: str,
                dtype: str) -> None:
@@ -459,7 +460,7 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
                for n, b in module.named_buffers(remove_duplicate=False)}
     args = _to_meta(tuple(example_inputs), tdt)
     kw = _to_meta(dict(kwargs or {}), tdt)
-    tracker = ModuleTracker()
+    tracker = Tracker()
     rec = _Recorder(ctx, tracker, type(module).__name__)
     dd = _dedupe.Deduper(module, rec, tracker) if dedupe else None
     with _training_flags(module, train), torch.set_grad_enabled(train), tracker, rec, \
