@@ -105,8 +105,25 @@ def _tensor_key(t: torch.Tensor) -> tuple[Any, ...]:
 
 def _is_cache(v: Any) -> bool:
     """An object whose class (or a base) is named like a cache (HF ``Cache``, ``DynamicCache``)."""
-    return not isinstance(v, (torch.Tensor, torch.nn.Module, *_PLAIN)) and any(
-        "cache" in k.__name__.lower() for k in type(v).__mro__)
+    cls = type(v)
+    found = _CACHE_CLASSES.get(cls)
+    if found is None:
+        found = not issubclass(cls, (torch.Tensor, torch.nn.Module, *_PLAIN)) and any(
+            "cache" in k.__name__.lower() for k in cls.__mro__)
+        _CACHE_CLASSES[cls] = found
+    return found
+
+
+_CACHE_CLASSES: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+
+
+def _renamed(record: Any, module: str) -> Any:
+    """A copy of a (frozen dataclass) record under another module name: what
+    ``dataclasses.replace(record, module=module)`` makes, without its per-call overhead."""
+    out = object.__new__(type(record))
+    out.__dict__.update(record.__dict__)
+    out.__dict__["module"] = module
+    return out
 
 
 def _slot_key(cache: Any, index: Any) -> Any:
@@ -156,6 +173,7 @@ class _Rep:
     out_spec: Any
     out_leaves: list[Any]          # tensor metadata tuples or plain values
     in_grads: list[tuple[Any, ...]]  # (shape, stride, dtype) the replays' input grads have
+    members: frozenset[int]        # ids of its modules (a replayed call shares none)
     start: int | None = None       # backward window in the recorder's list (after the run)
     end: int | None = None
     grads_ok: bool = True
@@ -236,8 +254,10 @@ class Deduper:
         return forward
 
     # ---------------------------------------------------------------- signatures
-    def _module_sig(self, mod: torch.nn.Module, caches: list[Any] | None = None) -> Any:
-        """Structure, attributes and parameter metadata of a subtree (None: not comparable).
+    def _module_sig(self, subs: list[tuple[str, torch.nn.Module]],
+                    caches: list[Any] | None = None) -> Any:
+        """Structure, attributes and parameter metadata of a subtree, ``subs`` its
+        ``named_modules(remove_duplicate=False)`` (None: not comparable).
 
         ``caches``: the objects other than tensors and plain values the call passes, when all
         of them are caches (None: some other object). A ``layer_idx`` used only to index a
@@ -254,7 +274,6 @@ class Deduper:
             self._param_count = counts
         items = []
         seen: dict[int, int] = {}
-        subs = list(mod.named_modules(remove_duplicate=False))
         slots: list[Any] | None = None
         if caches is not None and not any(
                 _is_cache(v) for _, sub in subs for v in vars(sub).values()):
@@ -282,7 +301,7 @@ class Deduper:
             items.append((rel, type(sub), sub.training, attrs, tuple(tensors)))
         # every parameter / buffer used only inside this subtree
         local: dict[int, int] = {}
-        for _, sub in mod.named_modules(remove_duplicate=False):
+        for _, sub in subs:
             for t in (*sub._parameters.values(), *sub._buffers.values()):
                 if t is not None:
                     local[id(t)] = local.get(id(t), 0) + 1
@@ -313,37 +332,38 @@ class Deduper:
                 torch.is_inference_mode_enabled(), self.rec.phase), tensors, caches
 
     # ---------------------------------------------------------------- calls
-    def _names_ok(self, mod: torch.nn.Module, name: str) -> bool:
+    def _names_ok(self, subs: list[tuple[str, torch.nn.Module]], name: str) -> bool:
         known = self.tracker._known_modules
-        return all(known.get(sub) == (f"{name}.{rel}" if rel else name)
-                   for rel, sub in mod.named_modules(remove_duplicate=False))
+        return all(known.get(sub) == (f"{name}.{rel}" if rel else name) for rel, sub in subs)
 
     def _call(self, mod: torch.nn.Module, orig: Any, args: Any, kwargs: Any) -> Any:
         first = id(mod) not in self.called
         self.called.add(id(mod))
         isig = self._inputs_sig(args, kwargs) if first and global_hooks_clear() else None
-        msig = self._module_sig(mod, isig[2]) if isig is not None else None
-        if msig is None or isig is None:
+        if isig is None:
+            return orig(*args, **kwargs)
+        subs = list(mod.named_modules(remove_duplicate=False))
+        msig = self._module_sig(subs, isig[2])
+        if msig is None:
             return orig(*args, **kwargs)
         key = (msig, isig[0])
         name = self.tracker._known_modules.get(mod)
         if key in self.reps:
             rep = self.reps[key]
-            if (rep is not None and name is not None and self._names_ok(mod, name)
-                    and not {id(m) for m in mod.modules()} & {id(m) for m in rep.module.modules()}):
+            if (rep is not None and name is not None and self._names_ok(subs, name)
+                    and rep.members.isdisjoint(id(m) for _, m in subs)):
                 return self._replay(mod, rep, name, isig[1])
             return orig(*args, **kwargs)
         start = len(self.rec.records)
         pending = len(self.pending)
         out = orig(*args, **kwargs)
-        self.reps[key] = self._representative(mod, name, args, kwargs, out, isig[1], start,
-                                              pending)
+        self.reps[key] = self._representative(mod, subs, name, out, isig[1], start, pending)
         return out
 
-    def _representative(self, mod: torch.nn.Module, name: str | None, args: Any, kwargs: Any,
-                        out: Any, ins: list[torch.Tensor], start: int, pending: int
-                        ) -> _Rep | None:
-        if name is None or not self._names_ok(mod, name) or len(self.pending) != pending:
+    def _representative(self, mod: torch.nn.Module, subs: list[tuple[str, torch.nn.Module]],
+                        name: str | None, out: Any, ins: list[torch.Tensor], start: int,
+                        pending: int) -> _Rep | None:
+        if name is None or not self._names_ok(subs, name) or len(self.pending) != pending:
             return None
         fwd = self.rec.records[start:]
         if not all(_contains(r.module, name) for r in fwd):
@@ -370,7 +390,8 @@ class Deduper:
         if diff_out and not diff_in or any(t.grad_fn is None for t in diff_out):
             return None  # nothing to delimit the backward window with
         rep = _Rep(mod, name, list(fwd), spec, metas,
-                   [(tuple(t.shape), t.stride(), t.dtype) for t in diff_in])
+                   [(tuple(t.shape), t.stride(), t.dtype) for t in diff_in],
+                   frozenset(id(m) for _, m in subs))
         if diff_out:
             def snapshot() -> None:
                 rep.parents = frozenset(self.tracker.parents)
@@ -400,8 +421,7 @@ class Deduper:
     def _replay(self, mod: torch.nn.Module, rep: _Rep, name: str,
                 ins: list[torch.Tensor]) -> Any:
         for r in rep.forward:
-            self.rec.records.append(dataclasses.replace(
-                r, module=_rename(r.module, rep.name, name)))
+            self.rec.records.append(_renamed(r, _rename(r.module, rep.name, name)))
         diff_in = [t for t in ins if t.requires_grad]
         needs_grad = any(isinstance(m, tuple) and m and m[0] == "T" and m[4]
                          for m in rep.out_leaves)
@@ -459,7 +479,7 @@ class Deduper:
         for i, rep, name, _ in sorted(self.pending, key=lambda p: p[0]):
             out.extend(records[at:i])
             at = i
-            out.extend(dataclasses.replace(r, module=_rename(r.module, rep.name, name))
+            out.extend(_renamed(r, _rename(r.module, rep.name, name))
                        for r in windows[id(rep)])
         out.extend(records[at:])
         return out

@@ -343,7 +343,11 @@ class _Fusions(TorchFunctionMode):
 
 def _meta(t: torch.Tensor, dtype: torch.dtype | None, grad: bool) -> torch.Tensor:
     dt = dtype if (dtype is not None and t.is_floating_point()) else t.dtype
-    out = torch.empty_like(t, device="meta", dtype=dt)
+    if t.is_contiguous() and type(t) in (torch.Tensor, torch.nn.Parameter):
+        # what empty_like makes of a contiguous tensor, without its Python reference path
+        out = torch.empty_strided(t.shape, t.stride(), dtype=dt, device="meta")
+    else:
+        out = torch.empty_like(t, device="meta", dtype=dt)
     return out.requires_grad_(grad and out.is_floating_point())
 
 

@@ -54,9 +54,13 @@ class Tracker(ModuleTracker):
             if isinstance(a, torch.Tensor) and a.requires_grad and id(a) not in seen:
                 seen.add(id(a))
                 tensors.append(a)
-        if tensors:
-            self._hooks.append(register_multi_grad_hook(tensors, self._get_pop_fn(name, True)))
-        self._fw_post_hook(mod, args, output)
+        # registering hooks is no op to price: keep it out of the estimate's function mode
+        # (which would otherwise see every tensor.register_hook call)
+        with torch._C.DisableTorchFunction():
+            if tensors:
+                self._hooks.append(register_multi_grad_hook(tensors,
+                                                            self._get_pop_fn(name, True)))
+            self._fw_post_hook(mod, args, output)
 
     def __enter__(self) -> Tracker:
         self._fw_pre_handle = register_module_forward_pre_hook(self._fw_pre_hook)
