@@ -521,3 +521,37 @@ def test_layer_index_used_otherwise_or_cache_slots_differ(monkeypatch: pytest.Mo
     fast, _, replays = _both(CacheStack(), x, monkeypatch, kwargs={"cache": FakeCache(slots)})
     assert replays == 1
     assert [r.module for r in fast.records if r.op == "cat"] == ["CacheStack.layers.2"]
+
+
+class WithLoss(nn.Module):
+    """An MLP that returns its loss beside its logits (like HF models given labels)."""
+
+    def __init__(self, logits_too: bool) -> None:
+        super().__init__()
+        self.mlp = MLP(64, 128)
+        self.logits_too = logits_too
+
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        logits = self.mlp(x)
+        loss = logits.pow(2).mean()
+        return {"loss": loss, "logits": logits} if self.logits_too else loss
+
+
+def test_train_backpropagates_the_loss_only() -> None:
+    # loss.backward() runs the same kernels whether or not the logits are returned too: no
+    # gradient of the logits' own, and no add summing it with the loss's
+    x = torch.randn(8, 64)
+    both = rlt.estimate(WithLoss(True), x, hardware=HW)
+    loss = rlt.estimate(WithLoss(False), x, hardware=HW)
+    assert [_key(r) for r in both.records] == [_key(r) for r in loss.records]
+    assert both.time_s == loss.time_s
+    # HF: labels give a loss; no backward add of two logits-shaped gradients
+    model = _hf_llama(2)
+    ids = torch.zeros(2, 64, dtype=torch.long, device="meta")
+    rep = rlt.estimate(model, ids, hardware=HW, kwargs={"labels": ids})
+    logits = "2x64x1000"
+    assert not [r for r in rep.records if r.phase == "backward" and r.op == "add"
+                and r.shapes == f"{logits} {logits}"]
+    # without a loss every output needing grad is backpropagated, as before
+    plain = rlt.estimate(WithLoss(False).mlp, x, hardware=HW)
+    assert any(r.phase == "backward" for r in plain.records)

@@ -474,6 +474,11 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
                                          strict=False)
         if train:
             outs = [t for t in _ops.tensors(out) if t.requires_grad]
+            # a module returning its loss (a 0-dim tensor: HF's ``loss`` beside ``logits``)
+            # is trained by ``loss.backward()``: the other outputs get no gradient of their
+            # own (which autograd would add to the loss's, one more kernel per output)
+            losses = [t for t in outs if t.dim() == 0]
+            outs = losses or outs
             if outs:
                 rec.phase = "backward"
                 torch.autograd.backward(outs, [torch.empty_like(t) for t in outs])
@@ -519,8 +524,10 @@ def estimate(
     hardware : Hardware or str, optional
         Accelerator (default: detected / ``rl.set_default_hardware``).
     mode : {"train", "inference"}
-        ``"train"``: forward plus backward of every output that requires grad (modules in
-        training mode: dropout included). ``"inference"``: forward under ``no_grad``, modules
+        ``"train"``: forward plus backward (modules in training mode: dropout included): of
+        the loss when the module returns one (its outputs of no dimension that require grad,
+        like HF's ``loss`` when ``labels`` are passed), else of every output that requires
+        grad. ``"inference"``: forward under ``no_grad``, modules
         in eval mode.
     dtype : torch.dtype or {"bf16", "fp16", "fp32"}, optional
         Run floating-point parameters and inputs in this dtype (e.g. a model built in fp32
