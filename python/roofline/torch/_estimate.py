@@ -174,9 +174,7 @@ def _zero(hw: str) -> Estimate:
     return Estimate(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, hardware=hw)
 
 
-def _shapes(args: Any) -> str:
-    return " ".join("x".join(str(int(s)) for s in t.shape) or "scalar"
-                    for t in _ops.tensors(args))
+_shapes = _ops.shapes
 
 
 class _Recorder(TorchDispatchMode):
@@ -210,19 +208,9 @@ class _Recorder(TorchDispatchMode):
                            kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        costs = _ops.costs(self.ctx, func, args, kwargs, out)
-        name = func.__name__.split(".")[0]
-        ins = _ops.tensors(args)
-        dt = str(ins[0].dtype).removeprefix("torch.") if ins else ""
-        if costs is None:
-            read = sum(_ops.nbytes(t) for t in ins + _ops.tensors(kwargs))
-            written = sum(_ops.nbytes(t) for t in _ops.tensors(out))
-            if read + written:
-                e = self.ctx.traffic(read, written, 0.0, name)
-                self.record(name, "unmodeled", e, False, _shapes(args), dt)
-            return out
-        for kind, e in costs:
-            self.record(name, kind, e, True, _shapes(args), dt)
+        name, launched, shapes, dt = _ops.kernels(self.ctx, func, args, kwargs, out)
+        for kind, e, modeled in launched:
+            self.record(name, kind, e, modeled, shapes, dt)
         return out
 
 
