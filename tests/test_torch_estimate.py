@@ -555,3 +555,26 @@ def test_train_backpropagates_the_loss_only() -> None:
     # without a loss every output needing grad is backpropagated, as before
     plain = rlt.estimate(WithLoss(False).mlp, x, hardware=HW)
     assert any(r.phase == "backward" for r in plain.records)
+
+
+def test_op_cache_keys_and_parity(monkeypatch: pytest.MonkeyPatch) -> None:
+    from roofline.torch import _ops
+
+    t = torch.empty(4, 8, device="meta")
+    assert _ops._key(t) != _ops._key(t.t().contiguous().t())  # same shape, other strides
+    assert _ops._key(t) != _ops._key(t.to(torch.bfloat16))
+    assert _ops._key(0.0) != _ops._key(-0.0) and _ops._key(1) != _ops._key(True)
+    assert _ops._key(1) != _ops._key(1.0) and _ops._key([1, 2]) != _ops._key((1, 2))
+    with pytest.raises(_ops._Uncacheable):
+        _ops._key(object())
+    # every op priced afresh (no key) gives the same records as the per-run cache
+    model = Stack([LlamaBlock() for _ in range(2)])
+    tokens = torch.zeros(2, 32, dtype=torch.long)
+    cached = rlt.estimate(model, tokens, hardware=HW, dedupe=False)
+
+    def uncacheable(v: Any) -> Any:
+        raise _ops._Uncacheable
+
+    monkeypatch.setattr(_ops, "_key", uncacheable)
+    fresh = rlt.estimate(model, tokens, hardware=HW, dedupe=False)
+    assert [_key(r) for r in cached.records] == [_key(r) for r in fresh.records]
