@@ -8,12 +8,19 @@ pre-norm decoder blocks of the same shapes. Prints the best of ``--repeat`` runs
 recorded kernels and the step's GPU time (the same for both settings).
 
 Run: ``python benchmarks/torch_estimate_speed.py [--layers 80] [--tokens 8192] [--repeat 2]``
-(``--profile`` prints the top of a cProfile of one ``dedupe=True`` run).
+(``--profile`` prints the top of a cProfile of one ``dedupe=True`` run). ``--against DIR``
+times another checkout's package (``DIR`` holds its ``roofline``, e.g. ``/tmp/old/python``)
+side by side: each round runs both in fresh processes, one after the other, and the table
+gives each one's best and the ratio, so a shared machine's load weighs on both alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
 import warnings
 from typing import Any
@@ -72,13 +79,44 @@ def _blocks(layers: int) -> Any:
         return Model().to(torch.bfloat16), "hand-written block stack"
 
 
+def _side_by_side(args: argparse.Namespace) -> None:
+    """Best seconds of this checkout's package and of ``args.against``'s, run alternately."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+    paths = {"before": os.path.abspath(args.against), "after": os.path.abspath(here)}
+    best: dict[tuple[str, bool], float] = {}
+    facts: dict[str, Any] = {}
+    for _ in range(args.repeat):
+        for label, path in paths.items():
+            env = {**os.environ, "PYTHONPATH": path}
+            cmd = [sys.executable, os.path.abspath(__file__), "--layers", str(args.layers),
+                   "--tokens", str(args.tokens), "--repeat", "1", "--json"]
+            got = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True,
+                                            text=True).stdout.strip().splitlines()[-1])
+            for d, t in got["seconds"].items():
+                best[label, d == "True"] = min(best.get((label, d == "True"), 1e300), t)
+            facts[label] = (got["kernels"], got["gpu_ms"])
+    print(f"{args.layers} layers, {args.tokens} tokens, train, H100 SXM; best of {args.repeat} "
+          "alternating rounds")
+    print(f"{'dedupe':<8} {'before s':>9} {'after s':>9} {'ratio':>7}")
+    for dd in (False, True):
+        b, a = best["before", dd], best["after", dd]
+        print(f"{dd!s:<8} {b:9.2f} {a:9.2f} {b / a:6.1f}x")
+    for label, (k, ms) in facts.items():
+        print(f"{label}: {k} kernels, {ms:.2f} GPU ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=80)
     parser.add_argument("--tokens", type=int, default=8192)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--against", help="another checkout's python/ directory")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.against:
+        _side_by_side(args)
+        return
     warnings.filterwarnings("ignore")
     import torch
 
@@ -89,8 +127,10 @@ def main() -> None:
     except ImportError:
         model, what = _blocks(args.layers)
     ids = torch.zeros(1, args.tokens, dtype=torch.long, device="meta")
-    print(f"{what}, {args.layers} layers, {args.tokens} tokens, train, H100 SXM")
-    print(f"{'dedupe':<8} {'best s':>8} {'kernels':>8} {'GPU ms':>10}")
+    if not args.json:
+        print(f"{what}, {args.layers} layers, {args.tokens} tokens, train, H100 SXM")
+        print(f"{'dedupe':<8} {'best s':>8} {'kernels':>8} {'GPU ms':>10}")
+    seconds: dict[str, float] = {}
     for dedupe in (False, True):
         best = float("inf")
         rep: Any = None
@@ -98,7 +138,12 @@ def main() -> None:
             t0 = time.perf_counter()
             rep = rlt.estimate(model, ids, hardware="H100 SXM", mode="train", dedupe=dedupe)
             best = min(best, time.perf_counter() - t0)
-        print(f"{dedupe!s:<8} {best:8.2f} {len(rep.records):8d} {rep.time_s * 1e3:10.2f}")
+        seconds[str(dedupe)] = best
+        if not args.json:
+            print(f"{dedupe!s:<8} {best:8.2f} {len(rep.records):8d} {rep.time_s * 1e3:10.2f}")
+    if args.json:
+        print(json.dumps({"seconds": seconds, "kernels": len(rep.records),
+                          "gpu_ms": rep.time_s * 1e3}))
     if args.profile:
         import cProfile
         import pstats

@@ -418,3 +418,163 @@ def test_module_registered_twice_and_tied_weights() -> None:
     model.head.weight = model.emb.weight
     rep = rlt.estimate(model, torch.zeros(2, 16, dtype=torch.long), hardware=HW)
     assert rep.time_s > 0
+
+
+# --- HF decoder stacks: layer_idx indexes the cache only; keyword inputs -------------------
+
+
+def _hf_llama(layers: int = 4) -> Any:
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.LlamaConfig(hidden_size=256, intermediate_size=512,
+                                   num_hidden_layers=layers, num_attention_heads=8,
+                                   num_key_value_heads=2, vocab_size=1000,
+                                   max_position_embeddings=512)
+    with torch.device("meta"):
+        return transformers.LlamaForCausalLM(cfg).to(torch.bfloat16)
+
+
+@pytest.mark.parametrize("mode", ["train", "inference"])
+def test_hf_llama_layers_replay(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    # every HF attention keeps its own layer_idx (used only to index the KV cache) and each
+    # layer gets the same DynamicCache: layers 1-3 replay layer 0, with identical tables
+    model = _hf_llama(4)
+    ids = torch.zeros(2, 64, dtype=torch.long, device="meta")
+    fast, _, replays = _both(model, ids, monkeypatch, mode=mode)
+    assert replays == 3
+    # every decoder layer's kernels are named after it, the backward's included
+    layers = {r.module.split(".")[3] for r in fast.records
+              if r.module.startswith("LlamaForCausalLM.model.layers.")}
+    assert layers == {"0", "1", "2", "3"}
+    if mode == "train":
+        # the embedding's backward is the embedding's, not the last attention's entered
+        emb = [r for r in fast.records if r.op == "embedding_dense_backward"]
+        assert [r.module for r in emb] == ["LlamaForCausalLM.model.embed_tokens"]
+        # per layer: the same backward kernels under each layer's own name
+        per = {i: [(r.op, r.shapes, r.module.split(".", 4)[-1]) for r in fast.records
+                   if r.phase == "backward"
+                   and r.module.startswith(f"LlamaForCausalLM.model.layers.{i}")]
+               for i in range(4)}
+        assert per[0] and all(per[i] == per[0] for i in range(4))
+
+
+class IndexedBlock(LlamaBlock):
+    """A block that uses its layer_idx for more than a cache (a scale per layer)."""
+
+    def __init__(self, layer_idx: int) -> None:
+        super().__init__()
+        self.layer_idx = layer_idx
+
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        out = super().forward(x)
+        return out if self.layer_idx == 0 else out * 2
+
+
+class CacheBlock(LlamaBlock):
+    """A block that reads a per-layer slot of a cache it is given."""
+
+    def __init__(self, layer_idx: int) -> None:
+        super().__init__()
+        self.layer_idx = layer_idx
+
+    def forward(self, x, cache):  # type: ignore[no-untyped-def]
+        past = cache.layers[self.layer_idx].keys
+        if past is not None:
+            x = torch.cat([past, x], dim=1)[:, -x.shape[1]:]
+        return super().forward(x)
+
+
+class _Slot:
+    def __init__(self, keys: Any) -> None:
+        self.keys = keys
+
+
+class FakeCache:
+    def __init__(self, slots: list[Any]) -> None:
+        self.layers = [_Slot(k) for k in slots]
+
+
+class CacheStack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(CacheBlock(i) for i in range(4))
+        self.out = nn.Linear(256, 8)
+
+    def forward(self, x, cache):  # type: ignore[no-untyped-def]
+        for layer in self.layers:
+            x = layer(x, cache)
+        return self.out(x)
+
+
+def test_layer_index_used_otherwise_or_cache_slots_differ(monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    tokens = torch.zeros(1, 32, dtype=torch.long)
+    # layer_idx read outside a cache expression: kept in the signature, nothing replayed
+    _, _, replays = _both(Stack([IndexedBlock(i) for i in range(4)]), tokens, monkeypatch)
+    assert replays == 0
+    x = torch.randn(1, 16, 256)
+    # empty slots everywhere: layers 2-3 replay layer 1 (layer 0's input needs no grad)
+    _, _, replays = _both(CacheStack(), x, monkeypatch,
+                          kwargs={"cache": FakeCache([None] * 4)})
+    assert replays == 2
+    # layer 2's slot holds past keys (a concatenation more): only layer 3 replays layer 1
+    slots = [None, None, torch.empty(1, 8, 256, device="meta"), None]
+    fast, _, replays = _both(CacheStack(), x, monkeypatch, kwargs={"cache": FakeCache(slots)})
+    assert replays == 1
+    assert [r.module for r in fast.records if r.op == "cat"] == ["CacheStack.layers.2"]
+
+
+class WithLoss(nn.Module):
+    """An MLP that returns its loss beside its logits (like HF models given labels)."""
+
+    def __init__(self, logits_too: bool) -> None:
+        super().__init__()
+        self.mlp = MLP(64, 128)
+        self.logits_too = logits_too
+
+    def forward(self, x):  # type: ignore[no-untyped-def]
+        logits = self.mlp(x)
+        loss = logits.pow(2).mean()
+        return {"loss": loss, "logits": logits} if self.logits_too else loss
+
+
+def test_train_backpropagates_the_loss_only() -> None:
+    # loss.backward() runs the same kernels whether or not the logits are returned too: no
+    # gradient of the logits' own, and no add summing it with the loss's
+    x = torch.randn(8, 64)
+    both = rlt.estimate(WithLoss(True), x, hardware=HW)
+    loss = rlt.estimate(WithLoss(False), x, hardware=HW)
+    assert [_key(r) for r in both.records] == [_key(r) for r in loss.records]
+    assert both.time_s == loss.time_s
+    # HF: labels give a loss; no backward add of two logits-shaped gradients
+    model = _hf_llama(2)
+    ids = torch.zeros(2, 64, dtype=torch.long, device="meta")
+    rep = rlt.estimate(model, ids, hardware=HW, kwargs={"labels": ids})
+    logits = "2x64x1000"
+    assert not [r for r in rep.records if r.phase == "backward" and r.op == "add"
+                and r.shapes == f"{logits} {logits}"]
+    # without a loss every output needing grad is backpropagated, as before
+    plain = rlt.estimate(WithLoss(False).mlp, x, hardware=HW)
+    assert any(r.phase == "backward" for r in plain.records)
+
+
+def test_op_cache_keys_and_parity(monkeypatch: pytest.MonkeyPatch) -> None:
+    from roofline.torch import _ops
+
+    t = torch.empty(4, 8, device="meta")
+    assert _ops._key(t) != _ops._key(t.t().contiguous().t())  # same shape, other strides
+    assert _ops._key(t) != _ops._key(t.to(torch.bfloat16))
+    assert _ops._key(0.0) != _ops._key(-0.0) and _ops._key(1) != _ops._key(True)
+    assert _ops._key(1) != _ops._key(1.0) and _ops._key([1, 2]) != _ops._key((1, 2))
+    with pytest.raises(_ops._Uncacheable):
+        _ops._key(object())
+    # every op priced afresh (no key) gives the same records as the per-run cache
+    model = Stack([LlamaBlock() for _ in range(2)])
+    tokens = torch.zeros(2, 32, dtype=torch.long)
+    cached = rlt.estimate(model, tokens, hardware=HW, dedupe=False)
+
+    def uncacheable(v: Any) -> Any:
+        raise _ops._Uncacheable
+
+    monkeypatch.setattr(_ops, "_key", uncacheable)
+    fresh = rlt.estimate(model, tokens, hardware=HW, dedupe=False)
+    assert [_key(r) for r in cached.records] == [_key(r) for r in fresh.records]

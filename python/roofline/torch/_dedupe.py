@@ -13,7 +13,11 @@ traces the module in full.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
+import textwrap
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -32,6 +36,57 @@ _INTERNAL = frozenset({
     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
 })
 _HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+#: The attribute HF attention / decoder modules keep their position in the stack in.
+_LAYER_INDEX = "layer_idx"
+_CACHE_WORDS = ("cache", "past")
+
+
+def _index_only_for_cache(cls: type) -> bool:
+    """True when no method of ``cls`` (its ``__init__`` aside, whose results are attributes of
+    their own) reads ``self.layer_idx`` but in an expression that names a cache.
+
+    HF modules keep ``layer_idx`` to index the KV cache they are given
+    (``cache.update(k, v, self.layer_idx)``, ``cache.layers[self.layer_idx]``); with no cache
+    passed, two layers differing only in it launch the same kernels. A class whose source cannot
+    be read, or that uses the index otherwise (``if self.layer_idx == 0``, a scale
+    ``1 / (layer_idx + 1)``), keeps the index in the signature.
+    """
+    if cls not in _INDEX_ONLY_FOR_CACHE:
+        _INDEX_ONLY_FOR_CACHE[cls] = _reads_index_for_cache_only(cls)
+    return _INDEX_ONLY_FOR_CACHE[cls]
+
+
+_INDEX_ONLY_FOR_CACHE: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+
+
+def _reads_index_for_cache_only(cls: type) -> bool:
+    for klass in cls.__mro__:
+        if klass.__module__.split(".")[0] in ("torch", "builtins"):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):
+            return False
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+                    fn.name == "__init__":
+                continue
+            for stmt in ast.walk(fn):
+                if not isinstance(stmt, ast.stmt) or isinstance(
+                        stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                # each expression directly under a statement (an if's test, an assignment's
+                # target or value, a call): the smallest unit that can name the cache
+                for _, field in ast.iter_fields(stmt):
+                    for expr in field if isinstance(field, list) else [field]:
+                        if not isinstance(expr, ast.expr):
+                            continue
+                        uses = any(isinstance(n, ast.Attribute) and n.attr == _LAYER_INDEX
+                                   for n in ast.walk(expr))
+                        if uses and not any(w in ast.unparse(expr).lower()
+                                            for w in _CACHE_WORDS):
+                            return False
+    return True
 
 
 def _value_key(v: Any) -> Any:
@@ -46,6 +101,52 @@ def _value_key(v: Any) -> Any:
 def _tensor_key(t: torch.Tensor) -> tuple[Any, ...]:
     return (tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.device, t.requires_grad,
             t.grad_fn is None, t._is_view())
+
+
+def _is_cache(v: Any) -> bool:
+    """An object whose class (or a base) is named like a cache (HF ``Cache``, ``DynamicCache``)."""
+    cls = type(v)
+    found = _CACHE_CLASSES.get(cls)
+    if found is None:
+        found = not issubclass(cls, (torch.Tensor, torch.nn.Module, *_PLAIN)) and any(
+            "cache" in k.__name__.lower() for k in cls.__mro__)
+        _CACHE_CLASSES[cls] = found
+    return found
+
+
+_CACHE_CLASSES: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+
+
+def _renamed(record: Any, module: str) -> Any:
+    """A copy of a (frozen dataclass) record under another module name: what
+    ``dataclasses.replace(record, module=module)`` makes, without its per-call overhead."""
+    out = object.__new__(type(record))
+    out.__dict__.update(record.__dict__)
+    out.__dict__["module"] = module
+    return out
+
+
+def _slot_key(cache: Any, index: Any) -> Any:
+    """The state of ``cache.layers[index]`` (its class, tensor metadata and plain values), the
+    slot a layer with this ``layer_idx`` reads and writes; None when not comparable."""
+    layers = getattr(cache, "layers", None)
+    if (not isinstance(layers, (list, tuple)) or isinstance(index, bool)
+            or not isinstance(index, int) or not 0 <= index < len(layers)):
+        return None
+    slot = layers[index]
+    try:
+        state = vars(slot)
+    except TypeError:
+        return None
+    items = []
+    for k, v in state.items():
+        if isinstance(v, torch.Tensor):
+            items.append((k, _tensor_key(v)))
+        elif isinstance(v, _PLAIN):
+            items.append((k, _value_key(v)))
+        else:
+            return None
+    return (type(slot), tuple(sorted(items)))
 
 
 def _contains(name: str, prefix: str) -> bool:
@@ -72,6 +173,7 @@ class _Rep:
     out_spec: Any
     out_leaves: list[Any]          # tensor metadata tuples or plain values
     in_grads: list[tuple[Any, ...]]  # (shape, stride, dtype) the replays' input grads have
+    members: frozenset[int]        # ids of its modules (a replayed call shares none)
     start: int | None = None       # backward window in the recorder's list (after the run)
     end: int | None = None
     grads_ok: bool = True
@@ -152,8 +254,17 @@ class Deduper:
         return forward
 
     # ---------------------------------------------------------------- signatures
-    def _module_sig(self, mod: torch.nn.Module) -> Any:
-        """Structure, attributes and parameter metadata of a subtree (None: not comparable)."""
+    def _module_sig(self, subs: list[tuple[str, torch.nn.Module]],
+                    caches: list[Any] | None = None) -> Any:
+        """Structure, attributes and parameter metadata of a subtree, ``subs`` its
+        ``named_modules(remove_duplicate=False)`` (None: not comparable).
+
+        ``caches``: the objects other than tensors and plain values the call passes, when all
+        of them are caches (None: some other object). A ``layer_idx`` used only to index a
+        cache (:func:`_index_only_for_cache`) is then left out, and the state of the slot it
+        indexes in each cache put in instead (:func:`_slot_key`): two layers differing only in
+        their index, each given an empty slot of the same cache, launch the same kernels. No
+        module of the subtree may hold a cache itself."""
         if self._param_count is None:
             counts: dict[int, int] = {}
             for _, p in self.root.named_parameters(remove_duplicate=False):
@@ -163,12 +274,22 @@ class Deduper:
             self._param_count = counts
         items = []
         seen: dict[int, int] = {}
-        for rel, sub in mod.named_modules(remove_duplicate=False):
+        slots: list[Any] | None = None
+        if caches is not None and not any(
+                _is_cache(v) for _, sub in subs for v in vars(sub).values()):
+            slots = [(rel, _slot_key(c, sub.__dict__[_LAYER_INDEX])) for rel, sub in subs
+                     if _LAYER_INDEX in vars(sub) and _index_only_for_cache(type(sub))
+                     for c in caches]
+            if any(k is None for _, k in slots):
+                slots = None
+        for rel, sub in subs:
             if any(getattr(sub, h, None) for h in _HOOKS):
                 return None
+            drop = slots is not None and _index_only_for_cache(type(sub))
             attrs = tuple(sorted((k, _value_key(v)) for k, v in vars(sub).items()
                                  if k not in _INTERNAL
-                                 and not (k == "forward" and id(sub) in self.patched_ids)))
+                                 and not (k == "forward" and id(sub) in self.patched_ids)
+                                 and not (drop and k == _LAYER_INDEX)))
             tensors: list[tuple[Any, ...]] = []
             for kind, store in (("p", sub._parameters), ("b", sub._buffers)):
                 for k, t in store.items():
@@ -180,19 +301,23 @@ class Deduper:
             items.append((rel, type(sub), sub.training, attrs, tuple(tensors)))
         # every parameter / buffer used only inside this subtree
         local: dict[int, int] = {}
-        for _, sub in mod.named_modules(remove_duplicate=False):
+        for _, sub in subs:
             for t in (*sub._parameters.values(), *sub._buffers.values()):
                 if t is not None:
                     local[id(t)] = local.get(id(t), 0) + 1
         if any(self._param_count.get(k, 0) != v for k, v in local.items()):
             return None
-        return tuple(items)
+        return tuple(items), tuple(slots or ())
 
-    def _inputs_sig(self, args: Any, kwargs: Any) -> tuple[Any, list[torch.Tensor]] | None:
+    def _inputs_sig(self, args: Any, kwargs: Any
+                    ) -> tuple[Any, list[torch.Tensor], list[Any] | None]:
+        """(key, input tensors, the other objects passed when all are caches, else None)."""
         leaves, spec = tree_flatten((args, kwargs))
         keys: list[Any] = []
         ids: dict[int, int] = {}
         tensors = []
+        objects = [leaf for leaf in leaves if not isinstance(leaf, (torch.Tensor, *_PLAIN))]
+        caches = objects if all(_is_cache(o) for o in objects) else None
         for leaf in leaves:
             if isinstance(leaf, torch.Tensor):
                 if id(leaf) in ids:
@@ -204,40 +329,41 @@ class Deduper:
             else:
                 keys.append(_value_key(leaf))
         return (str(spec), tuple(keys), torch.is_grad_enabled(),
-                torch.is_inference_mode_enabled(), self.rec.phase), tensors
+                torch.is_inference_mode_enabled(), self.rec.phase), tensors, caches
 
     # ---------------------------------------------------------------- calls
-    def _names_ok(self, mod: torch.nn.Module, name: str) -> bool:
+    def _names_ok(self, subs: list[tuple[str, torch.nn.Module]], name: str) -> bool:
         known = self.tracker._known_modules
-        return all(known.get(sub) == (f"{name}.{rel}" if rel else name)
-                   for rel, sub in mod.named_modules(remove_duplicate=False))
+        return all(known.get(sub) == (f"{name}.{rel}" if rel else name) for rel, sub in subs)
 
     def _call(self, mod: torch.nn.Module, orig: Any, args: Any, kwargs: Any) -> Any:
         first = id(mod) not in self.called
         self.called.add(id(mod))
-        msig = self._module_sig(mod) if first and global_hooks_clear() else None
-        isig = self._inputs_sig(args, kwargs) if msig is not None else None
-        if msig is None or isig is None:
+        isig = self._inputs_sig(args, kwargs) if first and global_hooks_clear() else None
+        if isig is None:
+            return orig(*args, **kwargs)
+        subs = list(mod.named_modules(remove_duplicate=False))
+        msig = self._module_sig(subs, isig[2])
+        if msig is None:
             return orig(*args, **kwargs)
         key = (msig, isig[0])
         name = self.tracker._known_modules.get(mod)
         if key in self.reps:
             rep = self.reps[key]
-            if (rep is not None and name is not None and self._names_ok(mod, name)
-                    and not {id(m) for m in mod.modules()} & {id(m) for m in rep.module.modules()}):
+            if (rep is not None and name is not None and self._names_ok(subs, name)
+                    and rep.members.isdisjoint(id(m) for _, m in subs)):
                 return self._replay(mod, rep, name, isig[1])
             return orig(*args, **kwargs)
         start = len(self.rec.records)
         pending = len(self.pending)
         out = orig(*args, **kwargs)
-        self.reps[key] = self._representative(mod, name, args, kwargs, out, isig[1], start,
-                                              pending)
+        self.reps[key] = self._representative(mod, subs, name, out, isig[1], start, pending)
         return out
 
-    def _representative(self, mod: torch.nn.Module, name: str | None, args: Any, kwargs: Any,
-                        out: Any, ins: list[torch.Tensor], start: int, pending: int
-                        ) -> _Rep | None:
-        if name is None or not self._names_ok(mod, name) or len(self.pending) != pending:
+    def _representative(self, mod: torch.nn.Module, subs: list[tuple[str, torch.nn.Module]],
+                        name: str | None, out: Any, ins: list[torch.Tensor], start: int,
+                        pending: int) -> _Rep | None:
+        if name is None or not self._names_ok(subs, name) or len(self.pending) != pending:
             return None
         fwd = self.rec.records[start:]
         if not all(_contains(r.module, name) for r in fwd):
@@ -264,7 +390,8 @@ class Deduper:
         if diff_out and not diff_in or any(t.grad_fn is None for t in diff_out):
             return None  # nothing to delimit the backward window with
         rep = _Rep(mod, name, list(fwd), spec, metas,
-                   [(tuple(t.shape), t.stride(), t.dtype) for t in diff_in])
+                   [(tuple(t.shape), t.stride(), t.dtype) for t in diff_in],
+                   frozenset(id(m) for _, m in subs))
         if diff_out:
             def snapshot() -> None:
                 rep.parents = frozenset(self.tracker.parents)
@@ -294,8 +421,7 @@ class Deduper:
     def _replay(self, mod: torch.nn.Module, rep: _Rep, name: str,
                 ins: list[torch.Tensor]) -> Any:
         for r in rep.forward:
-            self.rec.records.append(dataclasses.replace(
-                r, module=_rename(r.module, rep.name, name)))
+            self.rec.records.append(_renamed(r, _rename(r.module, rep.name, name)))
         diff_in = [t for t in ins if t.requires_grad]
         needs_grad = any(isinstance(m, tuple) and m and m[0] == "T" and m[4]
                          for m in rep.out_leaves)
@@ -353,7 +479,7 @@ class Deduper:
         for i, rep, name, _ in sorted(self.pending, key=lambda p: p[0]):
             out.extend(records[at:i])
             at = i
-            out.extend(dataclasses.replace(r, module=_rename(r.module, rep.name, name))
+            out.extend(_renamed(r, _rename(r.module, rep.name, name))
                        for r in windows[id(rep)])
         out.extend(records[at:])
         return out

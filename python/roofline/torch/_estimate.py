@@ -11,7 +11,6 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.module_tracker import ModuleTracker
 
 from .._checks import one_of
 from .._format import si
@@ -20,6 +19,7 @@ from ..hardware import HardwareLike
 from ..hardware import hardware as lookup_hardware
 from ..ops.host import LAUNCH_MODES, StepWall, WallTime, wall_time
 from . import _dedupe, _ops
+from ._tracker import Tracker
 
 MODES = ("train", "inference")
 _MODE_ALIASES = {"train": "train", "training": "train", "inference": "inference",
@@ -174,15 +174,13 @@ def _zero(hw: str) -> Estimate[Any]:
     return Estimate(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, hardware=hw)
 
 
-def _shapes(args: Any) -> str:
-    return " ".join("x".join(str(int(s)) for s in t.shape) or "scalar"
-                    for t in _ops.tensors(args))
+_shapes = _ops.shapes
 
 
 class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Runs each aten op (on meta tensors) and records the kernels it stands for."""
 
-    def __init__(self, ctx: _ops.Context, tracker: ModuleTracker, root: str) -> None:
+    def __init__(self, ctx: _ops.Context, tracker: Tracker, root: str) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.ctx = ctx
         self.tracker = tracker
@@ -196,7 +194,8 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         names = [p for p in self.tracker.parents if p != "Global"]
         if not names:
             return self.root
-        return max(names, key=lambda s: (s.count("."), len(s)))
+        entered = self.tracker.entered
+        return max(names, key=lambda s: (s.count("."), len(s), entered.get(s, -1)))
 
     def record(self, op: str, kind: str, estimate: Estimate[Any], modeled: bool, shapes: str,
                dtype: str) -> None:
@@ -209,19 +208,9 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
                            kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        costs = _ops.costs(self.ctx, func, args, kwargs, out)
-        name = func.__name__.split(".")[0]
-        ins = _ops.tensors(args)
-        dt = str(ins[0].dtype).removeprefix("torch.") if ins else ""
-        if costs is None:
-            read = sum(_ops.nbytes(t) for t in ins + _ops.tensors(kwargs))
-            written = sum(_ops.nbytes(t) for t in _ops.tensors(out))
-            if read + written:
-                e = self.ctx.traffic(read, written, 0.0, name)
-                self.record(name, "unmodeled", e, False, _shapes(args), dt)
-            return out
-        for kind, e in costs:
-            self.record(name, kind, e, True, _shapes(args), dt)
+        name, launched, shapes, dt = _ops.kernels(self.ctx, func, args, kwargs, out)
+        for kind, e, modeled in launched:
+            self.record(name, kind, e, modeled, shapes, dt)
         return out
 
 
@@ -342,7 +331,11 @@ class _Fusions(TorchFunctionMode):
 
 def _meta(t: torch.Tensor, dtype: torch.dtype | None, grad: bool) -> torch.Tensor:
     dt = dtype if (dtype is not None and t.is_floating_point()) else t.dtype
-    out = torch.empty_like(t, device="meta", dtype=dt)
+    if t.is_contiguous() and type(t) in (torch.Tensor, torch.nn.Parameter):
+        # what empty_like makes of a contiguous tensor, without its Python reference path
+        out = torch.empty_strided(t.shape, t.stride(), dtype=dt, device="meta")
+    else:
+        out = torch.empty_like(t, device="meta", dtype=dt)
     return out.requires_grad_(grad and out.is_floating_point())
 
 
@@ -459,7 +452,7 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
                for n, b in module.named_buffers(remove_duplicate=False)}
     args = _to_meta(tuple(example_inputs), tdt)
     kw = _to_meta(dict(kwargs or {}), tdt)
-    tracker = ModuleTracker()
+    tracker = Tracker()
     rec = _Recorder(ctx, tracker, type(module).__name__)
     dd = _dedupe.Deduper(module, rec, tracker) if dedupe else None
     with _training_flags(module, train), torch.set_grad_enabled(train), tracker, rec, \
@@ -469,6 +462,11 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
                                          strict=False)
         if train:
             outs = [t for t in _ops.tensors(out) if t.requires_grad]
+            # a module returning its loss (a 0-dim tensor: HF's ``loss`` beside ``logits``)
+            # is trained by ``loss.backward()``: the other outputs get no gradient of their
+            # own (which autograd would add to the loss's, one more kernel per output)
+            losses = [t for t in outs if t.dim() == 0]
+            outs = losses or outs
             if outs:
                 rec.phase = "backward"
                 torch.autograd.backward(outs, [torch.empty_like(t) for t in outs])
@@ -514,8 +512,10 @@ def estimate(
     hardware : Hardware or str, optional
         Accelerator (default: detected / ``rl.set_default_hardware``).
     mode : {"train", "inference"}
-        ``"train"``: forward plus backward of every output that requires grad (modules in
-        training mode: dropout included). ``"inference"``: forward under ``no_grad``, modules
+        ``"train"``: forward plus backward (modules in training mode: dropout included): of
+        the loss when the module returns one (its outputs of no dimension that require grad,
+        like HF's ``loss`` when ``labels`` are passed), else of every output that requires
+        grad. ``"inference"``: forward under ``no_grad``, modules
         in eval mode.
     dtype : torch.dtype or {"bf16", "fp16", "fp32"}, optional
         Run floating-point parameters and inputs in this dtype (e.g. a model built in fp32

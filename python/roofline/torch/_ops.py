@@ -119,6 +119,74 @@ def costs(ctx: Pricer, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
     return found
 
 
+#: The kernels one aten op launches: its name, ``(kind, estimate, modeled)`` per kernel, the
+#: shapes of its positional tensor inputs and the dtype of the first.
+Kernels = tuple[str, list[tuple[str, Estimate[Any], bool]], str, str]
+
+_SCALARS = (int, bool, str, type(None), torch.dtype, torch.device, torch.layout,
+            torch.memory_format)
+
+
+class _Uncacheable(Exception):
+    """An argument :func:`_key` cannot stand for exactly."""
+
+
+def _key(v: Any) -> Any:
+    """A hashable key equal for two arguments only when :func:`call_of` and :func:`shapes`
+    make the same of them (tensors by shape, strides and dtype; scalars by type and value,
+    floats bit for bit)."""
+    if isinstance(v, torch.Tensor):
+        return (v.dtype, tuple(v.shape), v.stride())
+    if isinstance(v, float):
+        return (float, v.hex())
+    if isinstance(v, _SCALARS):
+        return (type(v), v)
+    if isinstance(v, (list, tuple)):
+        return (type(v), tuple(_key(x) for x in v))
+    if isinstance(v, dict):
+        return (dict, tuple((k, _key(x)) for k, x in v.items()))
+    raise _Uncacheable
+
+
+def shapes(args: Any) -> str:
+    """The shapes of the tensors in ``args`` (``"8x256 256"``; ``scalar`` for 0-d)."""
+    return " ".join("x".join(str(int(s)) for s in t.shape) or "scalar" for t in tensors(args))
+
+
+def kernels(ctx: Pricer, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any
+            ) -> Kernels:
+    """The kernels one aten op launches (see :data:`Kernels`), made once per run for each
+    distinct op and argument metadata (the cache is the pricer's): a priced op as
+    :func:`costs` prices it, an op no entry prices as one streaming kernel over the bytes of
+    its tensors, ops that launch nothing as none. Collectives are not cached (their group
+    size may be looked up)."""
+    key = None
+    if getattr(func, "namespace", "aten") not in _COLLECTIVE_NAMESPACES:
+        try:
+            key = ("aten-op", func, _key(args), _key(kwargs), _key(out))
+        except _Uncacheable:
+            key = None
+    if key is not None:
+        hit: Kernels | None = ctx.cache.get(key)
+        if hit is not None:
+            return hit
+    name = func.__name__.split(".")[0]
+    ins = tensors(args)
+    dt = str(ins[0].dtype).removeprefix("torch.") if ins else ""
+    found = costs(ctx, func, args, kwargs, out)
+    if found is None:
+        read = sum(nbytes(t) for t in ins + tensors(kwargs))
+        written = sum(nbytes(t) for t in tensors(out))
+        launched = ([("unmodeled", ctx.traffic(read, written, 0.0, name), False)]
+                    if read + written else [])
+    else:
+        launched = [(kind, e, True) for kind, e in found]
+    result: Kernels = (name, launched, shapes(args) if launched else "", dt)
+    if key is not None:
+        ctx.cache[key] = result
+    return result
+
+
 def attention_cost(ctx: Pricer, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                    causal: bool, backward: bool) -> Costs | None:
     """One fused attention kernel (forward or backward) from (batch, heads, seq, dim) Q, K, V:
