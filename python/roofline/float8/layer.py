@@ -225,8 +225,9 @@ class Float8Linear(Generic[T]):
             return (
                 f"{head}, m={int(self.m)} k={int(self.k)} n={int(self.n)}: bf16 "
                 f"{si(float(self.bf16_s), 's')}, low-precision {si(float(self.fp8_gemm_s), 's')}"
-                f" + casts {si(float(self.fp8_overhead_s), 's')} (GPU {float(self.gpu_speedup):.3f}x)"
-                f", per call {si(float(self.bf16_wall_s), 's')} vs {si(float(self.wall_s), 's')}"
+                f" + casts {si(float(self.fp8_overhead_s), 's')} "
+                f"(GPU {float(self.gpu_speedup):.3f}x), per call "
+                f"{si(float(self.bf16_wall_s), 's')} vs {si(float(self.wall_s), 's')}"
                 f": speedup {float(self.speedup):.3f}x)"
             )
         s = np.asarray(self.speedup)
