@@ -68,25 +68,6 @@ def _chain_terms(rows: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def _errors(steps: list[tuple[Any, float, float]], terms: Any) -> list[float]:
-    from roofline.ops.registry.measured.float8 import do_bench_wall
-
-    return [abs(do_bench_wall(times, flush, terms) / wall - 1.0) for times, flush, wall in steps]
-
-
-def _steps(rows: list[dict[str, Any]]) -> list[tuple[Any, float, float]]:
-    """(kernel times, flush time, measured wall_s) of each do_bench'd float8 linear row, the
-    kernels from the default model plus the two gradient-accumulation adds (the validation
-    predictor's ``do_bench_step``)."""
-    from roofline.ops.registry.measured.float8 import do_bench_step
-
-    out = []
-    for r in rows:
-        times, flush, _ = do_bench_step(r, r["hardware"], "default")
-        out.append((times, flush, float(r["wall_s"])))
-    return out
-
-
 def _p90(values: list[float]) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, int(round(0.9 * (len(s) - 1))))]
@@ -124,25 +105,135 @@ def _compiled_launch_ratio(trace_dir: Path) -> tuple[float, str]:
                    "under the profiler")
 
 
-def _compiled_call(rows: list[dict[str, Any]], base: dict[str, float]) -> dict[str, Any]:
+#: The end-to-end linear families whose host terms this script fits and holds out.
+LINEAR_FAMILIES = ("gpu_linear_train_bf16", "gpu_float8_training_speedup",
+                   "gpu_float8_inference_speedup")
+
+
+class _Call:
+    """One measured do_bench time of a compiled linear call: its modeled kernels and flush
+    (the default model, terms aside), its kind, and the shape's half for holding out."""
+
+    def __init__(self, row: dict[str, Any], recipe: str, mode: str, measured: float) -> None:
+        from roofline.ops.registry.measured.float8 import do_bench_forward, do_bench_step
+
+        a = row["args"]
+        one = dict(row, args={**a, "recipe": recipe})
+        step = do_bench_step if mode == "training" else do_bench_forward
+        self.times, self.flush, _ = step(one, row["hardware"], "default")
+        self.training = mode == "training"
+        self.torchao = recipe != "bf16"
+        self.measured = measured
+        self.shape = (mode, int(a["m"]), int(a["k"]), int(a["n"]))
+
+    def predict(self, terms: Any) -> float:
+        from roofline.ops.registry.measured.float8 import do_bench_wall
+
+        return do_bench_wall(self.times, self.flush, terms, self.torchao, self.training)
+
+
+def _linear_calls(data_dir: Path) -> dict[str, list[tuple[str, _Call, _Call | None, float]]]:
+    """Per family: (label, call, bf16 call or None, measured) where measured is the call time
+    (gpu_linear_train_bf16) or the bf16 / float8 speedup (the speedup families, each with
+    both calls)."""
+    out: dict[str, list[tuple[str, _Call, _Call | None, float]]] = {}
+    for r in _rows(data_dir, "gpu_linear_train_bf16"):
+        out.setdefault(r["family"], []).append(
+            (r["family"], _Call(r, "bf16", "training", r["measured"]), None, r["measured"]))
+    for fam, mode in (("gpu_float8_training_speedup", "training"),
+                      ("gpu_float8_inference_speedup", "inference")):
+        for r in _rows(data_dir, fam):
+            rec = r["args"]["recipe"]
+            out.setdefault(fam, []).append(
+                (f"{fam} ({rec})", _Call(r, rec, mode, r["fp8_s"]),
+                 _Call(r, "bf16", mode, r["bf16_s"]), r["measured"]))
+    return out
+
+
+def _halves(calls: dict[str, list[tuple[str, _Call, _Call | None, float]]]) -> dict[Any, int]:
+    """Half (0 or 1) of each shape: alternate over the sorted distinct shapes of each mode, so a
+    shape's bf16 and float8 calls (and both recipes) fall in the same half."""
+    shapes = sorted({c.shape for rows in calls.values() for _, c, _, _ in rows})
+    half: dict[Any, int] = {}
+    for mode in ("training", "inference"):
+        for i, sh in enumerate(s for s in shapes if s[0] == mode):
+            half[sh] = i % 2
+    return half
+
+
+def _fit_grid(calls: list[_Call], terms: Any, name: str, step_us: float,
+              top_us: float) -> float:
+    """The value of terms.name on a step_us grid in [0, top_us] that minimises the median plus
+    the 90th percentile of the relative error of the calls' do_bench times (no calls: the
+    value terms already has)."""
+    if not calls:
+        return float(getattr(terms, name))
+    best: tuple[float, float] | None = None
+    for i in range(int(round(top_us / step_us)) + 1):
+        setattr(terms, name, i * step_us * 1e-6)
+        errs = [abs(c.predict(terms) / c.measured - 1.0) for c in calls]
+        score = statistics.median(errs) + _p90(errs)
+        if best is None or score < best[0] - 1e-12:
+            best = (score, i * step_us * 1e-6)
+    assert best is not None
+    setattr(terms, name, best[1])
+    return best[1]
+
+
+def _fit_linear(calls: dict[str, list[tuple[str, _Call, _Call | None, float]]],
+                base: dict[str, float], keep: Any = None) -> dict[str, float]:
+    """Fit, in order, each from one kind of call (the rows whose shape ``keep`` accepts):
+    ``compiled_call_s`` from the compiled bf16 training calls (forward + backward regions),
+    ``compiled_forward_s`` from the compiled bf16 inference calls, ``torchao_call_s`` from
+    the torchao calls of both modes (training: each of its two regions; inference: its one)."""
     from roofline import _core
 
     terms = _core.HostTerms()
     for k, v in base.items():
         setattr(terms, k, v)
-    steps = _steps(rows)
-    best: tuple[float, float] | None = None
-    for call_us in range(0, 3001, 10):
-        terms.compiled_call_s = call_us * 1e-6
-        errs = _errors(steps, terms)
-        score = statistics.median(errs) + _p90(errs)
-        if best is None or score < best[0] - 1e-12:
-            best = (score, call_us * 1e-6)
-    assert best is not None
-    terms.compiled_call_s = best[1]
-    errs = _errors(steps, terms)
-    return {"compiled_call_s": best[1], "median_error": statistics.median(errs),
-            "p90_error": _p90(errs)}
+    ok = keep or (lambda c: True)
+    every = [x for rows in calls.values() for _, c, b, _ in rows for x in (c, b)
+             if x is not None and ok(x)]
+    train_bf16 = [c for c in every if c.training and not c.torchao]
+    infer_bf16 = [c for c in every if not c.training and not c.torchao]
+    lowp = [c for c in every if c.torchao]
+    return {
+        "compiled_call_s": _fit_grid(train_bf16, terms, "compiled_call_s", 5, 3000),
+        "compiled_forward_s": _fit_grid(infer_bf16, terms, "compiled_forward_s", 1, 1000),
+        "torchao_call_s": _fit_grid(lowp, terms, "torchao_call_s", 1, 1000),
+    }
+
+
+def _scores(calls: dict[str, list[tuple[str, _Call, _Call | None, float]]], terms: Any,
+            keep: Any) -> dict[str, tuple[int, float]]:
+    """Per label: (rows, median relative error) over the rows whose shape ``keep`` accepts."""
+    errs: dict[str, list[float]] = {}
+    for rows in calls.values():
+        for label, c, b, measured in rows:
+            if not keep(c):
+                continue
+            pred = c.predict(terms) if b is None else b.predict(terms) / c.predict(terms)
+            errs.setdefault(label, []).append(abs(pred / measured - 1.0))
+    return {k: (len(v), statistics.median(v)) for k, v in sorted(errs.items())}
+
+
+def held_out(calls: dict[str, list[tuple[str, _Call, _Call | None, float]]],
+             base: dict[str, float]) -> list[tuple[str, int, float, int, float]]:
+    """Fit on each half of the shapes, score on the other: per label (rows, median error)
+    scored on half 1 (fitted on half 0) and on half 0 (fitted on half 1)."""
+    from roofline import _core
+
+    half = _halves(calls)
+    out: dict[str, list[Any]] = {}
+    for fit_half in (0, 1):
+        fitted = _fit_linear(calls, base, lambda c, h=fit_half: half[c.shape] == h)
+        terms = _core.HostTerms()
+        for k, v in {**base, **fitted}.items():
+            setattr(terms, k, v)
+        for label, (n, med) in _scores(calls, terms,
+                                       lambda c, h=fit_half: half[c.shape] != h).items():
+            out.setdefault(label, []).extend([n, med])
+    return [(k, *v) for k, v in out.items()]
 
 
 def _cast_kernel_s(row: dict[str, Any]) -> list[float]:
@@ -189,20 +280,19 @@ def _compiled_region(rows: list[dict[str, Any]], base: dict[str, float]) -> dict
 def fit(data_dir: Path) -> dict[str, Any]:
     """Fit the host terms from ``data_dir`` and write them to ``data/terms/host.json``."""
     chains = _rows(data_dir, "gpu_launch_overhead")
-    linears = [r for r in _rows(data_dir, "gpu_float8_linear_kernels")
-               if r.get("wall_s") and r.get("kernels")]
     if not chains:
         raise ValueError(f"fit_host: no gpu_launch_overhead rows in {data_dir / CALIBRATION}")
     terms = _chain_terms(chains)
-    trace_dir = data_dir.parent / "traces"
+    trace_dir = ROOT / "tests" / "data" / "traces"  # the two H100 traces, in the repository
     if (trace_dir / "encoder_layer_train.json.gz").exists():
         ratio, trace_note = _compiled_launch_ratio(trace_dir)
     else:
         ratio, trace_note = 1.0, "traces absent: compiled launch = eager launch"
     terms["compiled_launch_s"] = terms["eager_launch_s"] * ratio
-    compiled = _compiled_call(linears, terms) if linears else {
-        "compiled_call_s": 0.0, "median_error": float("nan"), "p90_error": float("nan")}
-    terms["compiled_call_s"] = compiled["compiled_call_s"]
+    calls = _linear_calls(data_dir)
+    table = held_out(calls, terms) if calls else []
+    terms.update(_fit_linear(calls, terms) if calls else {
+        "compiled_call_s": 0.0, "compiled_forward_s": 0.0, "torchao_call_s": 0.0})
     casts = _rows(data_dir, "gpu_cast_fp8_tensorwise") + _rows(data_dir, "gpu_cast_fp8_rowwise")
     region = _compiled_region(casts, terms) if casts else {
         "compiled_region_s": 0.0, "median_error": float("nan"), "p90_error": float("nan")}
@@ -214,9 +304,12 @@ def fit(data_dir: Path) -> dict[str, Any]:
         "source": {
             "chains": f"{CALIBRATION} family gpu_launch_overhead ({len(chains)} rows)",
             "compiled_launch": trace_note,
-            "compiled": (f"{CALIBRATION} family gpu_float8_linear_kernels wall_s "
-                         f"({len(linears)} rows): median error "
-                         f"{compiled['median_error']:.3f}, p90 {compiled['p90_error']:.3f}"),
+            "compiled": (f"{CALIBRATION} families {', '.join(LINEAR_FAMILIES)} "
+                         f"({sum(len(v) for v in calls.values())} rows): compiled_call_s from "
+                         "the bf16 training calls, compiled_forward_s from the bf16 inference "
+                         "calls, torchao_call_s from the torchao calls; held out (fit on half "
+                         "the shapes, score the other), median error: " + "; ".join(
+                             f"{k} {a:.3f} / {b:.3f}" for k, _, a, _, b in table)),
             "compiled_region": (f"{CALIBRATION} families gpu_cast_fp8_tensorwise/_rowwise "
                                 f"({len(casts)} rows): median error "
                                 f"{region['median_error']:.3f}, p90 {region['p90_error']:.3f}"),
@@ -225,7 +318,11 @@ def fit(data_dir: Path) -> dict[str, Any]:
         "per_hardware": {},
     }
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
-    return doc
+    return {**doc, "held_out": table}
+
+
+HELD_OUT_HEADER = (f"{'held out (median relative error)':45s} rows  fit A   rows  fit B\n"
+                   f"{'':45s}      score B      score A")
 
 
 def main() -> None:
@@ -235,6 +332,9 @@ def main() -> None:
                         default=ROOT / "data" / "measurements")
     args = parser.parse_args()
     doc = fit(args.data)
+    print(HELD_OUT_HEADER)
+    for row in doc.pop("held_out"):
+        print("{:45s} {:4d} {:8.3f}   {:4d} {:8.3f}".format(*row))
     for k, v in doc["terms"].items():
         print(f"{k:20s} {v * 1e6:10.2f} us")
     for k, v in doc["source"].items():

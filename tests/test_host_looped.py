@@ -115,11 +115,17 @@ def test_float8_training_wall_is_the_plain_loop() -> None:
     r = rl.float8.linear(4096, 4096, 4096, "tensorwise", "H100 SXM")
     lowp, bf16 = r.step_kernel_times()
     terms = r._args[4].host
-    expected = _core.looped_wall_time(lowp, _core.LaunchMode.compiled, 2, 0.0, terms)[0]
+    expected = _core.linear_call_wall_time(lowp, _core.LaunchMode.compiled, True, True, 0.0,
+                                           terms)[0]
     assert r.wall_s == pytest.approx(expected)
-    # host-bound at 4096^3: two region entries and 13 launches exceed the ~0.5 ms of kernels
+    # host-bound at 4096^3: two region entries of a torchao linear and 13 launches exceed the
+    # ~0.5 ms of kernels
     assert r.launch_bound and r.wall_s == pytest.approx(
-        2 * terms.compiled_call_s + len(lowp) * terms.compiled_launch_s)
+        2 * (terms.compiled_call_s + terms.torchao_call_s) + len(lowp) * terms.compiled_launch_s)
+    # a plain (bf16) linear's entries are the same less torchao_call_s: its looped_wall_time
+    assert _core.linear_call_wall_time(bf16, _core.LaunchMode.compiled, True, False, 0.0,
+                                       terms)[0] == pytest.approx(
+        _core.looped_wall_time(bf16, _core.LaunchMode.compiled, 2, 0.0, terms)[0])
     assert r.bf16_wall_s >= r.bf16_s
     big = rl.float8.linear(16384, 8192, 16384, "rowwise", "H100 SXM")
     assert big.wall_s == pytest.approx(big.fp8_s, rel=1e-3)  # GPU-bound

@@ -33,9 +33,23 @@ py::tuple looped_wall_time_py(
   return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
 }
 
+py::tuple linear_call_wall_time_py(
+    const py::array_t<double, py::array::c_style | py::array::forcecast>& k, LaunchMode mode,
+    bool training, bool torchao, double head_s, const HostTerms& terms) {
+  const WallTime w = linear_call_wall_time(k.data(), static_cast<std::size_t>(k.size()),
+                                           LinearCall{mode, training, torchao}, head_s, terms);
+  return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
+}
+
+double linear_region_entry_s_py(LaunchMode mode, bool training, bool torchao,
+                                const HostTerms& terms) {
+  return linear_region_entry_s(LinearCall{mode, training, torchao}, terms);
+}
+
 }  // namespace
 
-/// Registers LaunchMode, wall_time, repeated_wall_time and looped_wall_time on the module.
+/// Registers LaunchMode, wall_time, repeated_wall_time, looped_wall_time,
+/// linear_call_wall_time and linear_region_entry_s on the module.
 void bind_host(py::module_& mod) {
   py::enum_<LaunchMode>(mod, "LaunchMode")
       .value("eager", LaunchMode::eager)
@@ -53,4 +67,12 @@ void bind_host(py::module_& mod) {
           py::arg("regions"), py::arg("head_s"), py::arg("terms"),
           "Per-call time of a compiled training step in a loop that runs a head_s kernel (an L2 "
           "flush) before each call: (wall_s, gpu_s, host_s, launch_bound).");
+  mod.def("linear_call_wall_time", &linear_call_wall_time_py, py::arg("kernel_s"),
+          py::arg("mode"), py::arg("training"), py::arg("torchao"), py::arg("head_s"),
+          py::arg("terms"),
+          "Per-call time of a linear layer's kernels repeated in a loop (head_s: a kernel run "
+          "before each call outside the timed span): (wall_s, gpu_s, host_s, launch_bound).");
+  mod.def("linear_region_entry_s", &linear_region_entry_s_py, py::arg("mode"),
+          py::arg("training"), py::arg("torchao"), py::arg("terms"),
+          "Host time to enter one region (forward or backward) of a linear call.");
 }

@@ -15,6 +15,8 @@ void bind_host_terms(py::module_& mod) {
       .def_readwrite("compiled_launch_s", &HostTerms::compiled_launch_s)
       .def_readwrite("compiled_call_s", &HostTerms::compiled_call_s)
       .def_readwrite("compiled_region_s", &HostTerms::compiled_region_s)
+      .def_readwrite("compiled_forward_s", &HostTerms::compiled_forward_s)
+      .def_readwrite("torchao_call_s", &HostTerms::torchao_call_s)
       .def_readwrite("graph_launch_s", &HostTerms::graph_launch_s)
       .def_readwrite("kernel_gap_s", &HostTerms::kernel_gap_s)
       .def_readwrite("kernel_latency_s", &HostTerms::kernel_latency_s);

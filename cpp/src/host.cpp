@@ -109,17 +109,46 @@ WallTime repeated_wall_time(const double* kernel_s, std::size_t n, LaunchMode mo
   return w;
 }
 
-WallTime looped_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode,
-                          std::size_t regions, double head_s, const HostTerms& t) noexcept {
+namespace {
+
+/// looped_wall_time's steady state for host gaps gap(i) (gap(0): the call's first launch, its
+/// region entry included). A_i = sum_{j <= i} gap(j), S_i = sum_{j >= i} g_j; one call from an
+/// idle GPU ends at W0 = max(head_s + gpu, max_i (A_i + S_i)); period P = A_{n-1} (+ the
+/// head's eager launch); wall = max(floor, gpu, min(W0, P) - head_s).
+template <class Gap>
+WallTime looped(const double* kernel_s, std::size_t n, Gap gap, double head_s, double floor_s,
+                const HostTerms& t) noexcept {
   WallTime w;
   if (n == 0) {
     return w;
   }
   const auto [gpu, work] = busy_time(kernel_s, n, t);
-  const std::size_t r = std::clamp<std::size_t>(regions, 1, n);
-  // One pass from the last kernel back: S = GPU time of kernels i..n-1. The issue time of
-  // kernel i, A_i, is the sum of the gaps up to i, so walk forward once for the gaps' total
-  // and subtract: A_i = A_{n-1} - sum_{j > i} gap_j.
+  // Walk forward once for A_{n-1}, then back: A_i = A_{n-1} - sum_{j > i} gap(j).
+  double issued_last = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    issued_last += gap(i);
+  }
+  double issued = issued_last;
+  double rest = 0.0;
+  double one_call = head_s + gpu;
+  for (std::size_t i = n; i-- > 0;) {
+    rest += std::max(kernel_s[i], t.kernel_gap_s);
+    one_call = std::max(one_call, issued + rest);
+    issued -= gap(i);
+  }
+  const double period = issued_last + (head_s > 0.0 ? t.eager_launch_s : 0.0);
+  w.gpu_s = gpu;
+  w.host_s = std::max(period, floor_s);
+  w.wall_s = std::max({floor_s, gpu, std::min(one_call, period) - head_s});
+  w.launch_bound = w.wall_s > 2.0 * work;
+  return w;
+}
+
+}  // namespace
+
+WallTime looped_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode,
+                          std::size_t regions, double head_s, const HostTerms& t) noexcept {
+  const std::size_t r = std::clamp<std::size_t>(regions, 1, std::max<std::size_t>(n, 1));
   // Later launches are spaced as in one call (launch_gap_s); the loop also pays the first one,
   // and, compiled, the entry of the first region.
   double first = 0.0;
@@ -129,25 +158,40 @@ WallTime looped_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode
     case LaunchMode::graph: first = t.graph_launch_s; break;
   }
   auto gap = [&](std::size_t i) { return i == 0 ? first : launch_gap_s(mode, t, i, n, r); };
-  double issued_last = 0.0;  // A_{n-1}
-  for (std::size_t i = 0; i < n; ++i) {
-    issued_last += gap(i);
-  }
-  double issued = issued_last;  // A_i, walking back
-  double rest = 0.0;            // sum_{j >= i} g_j
-  double one_call = head_s + gpu;
-  for (std::size_t i = n; i-- > 0;) {
-    rest += std::max(kernel_s[i], t.kernel_gap_s);
-    one_call = std::max(one_call, issued + rest);
-    issued -= gap(i);
-  }
-  const double period = issued_last + (head_s > 0.0 ? t.eager_launch_s : 0.0);
   const double floor_s = mode == LaunchMode::graph ? t.graph_launch_s : t.kernel_latency_s;
-  w.gpu_s = gpu;
-  w.host_s = std::max(period, floor_s);
-  w.wall_s = std::max({floor_s, gpu, std::min(one_call, period) - head_s});
-  w.launch_bound = w.wall_s > 2.0 * work;
-  return w;
+  return looped(kernel_s, n, gap, head_s, floor_s, t);
+}
+
+double linear_region_entry_s(const LinearCall& call, const HostTerms& t) noexcept {
+  const double extra = call.torchao ? t.torchao_call_s : 0.0;
+  switch (call.mode) {
+    case LaunchMode::eager: return extra;
+    case LaunchMode::compiled:
+      return (call.training ? t.compiled_call_s : t.compiled_forward_s) + extra;
+    case LaunchMode::graph: return 0.0;
+  }
+  return 0.0;
+}
+
+WallTime linear_call_wall_time(const double* kernel_s, std::size_t n, const LinearCall& call,
+                               double head_s, const HostTerms& t) noexcept {
+  double launch = 0.0;
+  switch (call.mode) {
+    case LaunchMode::eager: launch = t.eager_launch_s; break;
+    case LaunchMode::compiled: launch = t.compiled_launch_s; break;
+    case LaunchMode::graph: launch = 0.0; break;
+  }
+  const bool graph = call.mode == LaunchMode::graph;
+  const double entry = linear_region_entry_s(call, t);
+  const std::size_t backward = call.training && n >= 2 ? n / 2 : n;  // first backward kernel
+  auto gap = [&](std::size_t i) {
+    if (i == 0) {
+      return graph ? t.graph_launch_s : launch + entry;
+    }
+    return launch + (i == backward ? entry : 0.0);
+  };
+  const double floor_s = graph ? t.graph_launch_s : t.kernel_latency_s;
+  return looped(kernel_s, n, gap, head_s, floor_s, t);
 }
 
 }  // namespace roofline

@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'repeated_wall_time', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'repeated_wall_time', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
 class PeakClass:
     """
     Members:
@@ -653,6 +653,12 @@ class HostTerms:
     def compiled_call_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
+    def compiled_forward_s(self) -> float:
+        ...
+    @compiled_forward_s.setter
+    def compiled_forward_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
     def compiled_launch_s(self) -> float:
         ...
     @compiled_launch_s.setter
@@ -687,6 +693,12 @@ class HostTerms:
         ...
     @kernel_latency_s.setter
     def kernel_latency_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def torchao_call_s(self) -> float:
+        ...
+    @torchao_call_s.setter
+    def torchao_call_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
 class Efficiency:
     attention: AttentionTerms
@@ -1382,6 +1394,14 @@ def inflight_tokens_per_s(completions_per_step: typing.Annotated[numpy.typing.Ar
 def kv_capacity_sequences(capacity_bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], usable_fraction: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], used_bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_bytes_per_sequence: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Sequences whose KV cache fits.
+    """
+def linear_call_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, training: bool, torchao: bool, head_s: typing.SupportsFloat | typing.SupportsIndex, terms: HostTerms) -> tuple[typing.Any, ...]:
+    """
+    Per-call time of a linear layer's kernels repeated in a loop (head_s: a kernel run before each call outside the timed span): (wall_s, gpu_s, host_s, launch_bound).
+    """
+def linear_region_entry_s(mode: LaunchMode, training: bool, torchao: bool, terms: HostTerms) -> float:
+    """
+    Host time to enter one region (forward or backward) of a linear call.
     """
 def looped_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, head_s: typing.SupportsFloat | typing.SupportsIndex, terms: HostTerms) -> tuple[typing.Any, ...]:
     """

@@ -19,7 +19,7 @@ from .fields import fill
 
 #: Field names of HostTerms, in the core's order.
 FIELDS = ("eager_launch_s", "compiled_launch_s", "compiled_call_s", "compiled_region_s",
-          "graph_launch_s",
+          "compiled_forward_s", "torchao_call_s", "graph_launch_s",
           "kernel_gap_s", "kernel_latency_s")
 
 #: Sane values for any GPU when no fitted file is there (seconds).
@@ -28,6 +28,8 @@ DEFAULTS = {
     "compiled_launch_s": 17e-6,
     "compiled_call_s": 0.97e-3,
     "compiled_region_s": 20e-6,
+    "compiled_forward_s": 0.2e-3,
+    "torchao_call_s": 0.1e-3,
     "graph_launch_s": 5e-6,
     "kernel_gap_s": 1.4e-6,
     "kernel_latency_s": 4.2e-6,

@@ -107,7 +107,7 @@ def _rows(args: argparse.Namespace, hw: Hardware) -> list[dict[str, Any]]:
     names, table = _shape_table(_parse_shapes(args.shapes))
     r = float8.linear(table[:, 0], table[:, 1], table[:, 2], args.recipe, hw,
                       args.mode, args.fuse_with_prev, efficiency=args.efficiency)
-    cols = (r.bf16_s, r.fp8_gemm_s, r.fp8_overhead_s, r.fp8_s, r.speedup)
+    cols = (r.bf16_s, r.fp8_gemm_s, r.fp8_overhead_s, r.fp8_s, r.gpu_speedup)  # torchao's
     return [
         dict(zip(FLOAT8_COLUMNS, (name, int(row[0]), int(row[1]), int(row[2]),
                                   *(float(c[i]) for c in cols)), strict=True))

@@ -18,6 +18,11 @@ from ..estimate import Array, T
 from ..hardware import HardwareLike
 from .recipes import MODES, RECIPES, check_recipe, lowp_dtype
 
+#: How the linear's kernels are launched (``launch=``): eager ATen ops, ``torch.compile``
+#: regions (what torchao's float8 users run, the default), or a CUDA graph replay.
+LAUNCHES = {"eager": _core.LaunchMode.eager, "compiled": _core.LaunchMode.compiled,
+            "graph": _core.LaunchMode.graph}
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -30,6 +35,11 @@ class Float8Linear(Generic[T]):
 
     ``Float8Linear[float]`` for scalar m, k, n; ``Float8Linear[Array]`` for arrays.
 
+    GPU times (``bf16_s``, ``fp8_s``, :attr:`gpu_speedup`) count kernels only. The verdict
+    (:attr:`speedup`, :attr:`worth_converting`) uses the wall time of one call as the program
+    launches it (:attr:`launch`): at small shapes the host, not the GPU, sets the time, and a
+    torchao low-precision linear costs more host time per call than a plain one.
+
     Attributes
     ----------
     bf16_s : float or ndarray
@@ -38,6 +48,9 @@ class Float8Linear(Generic[T]):
         The same GEMMs in the recipe's low-precision format.
     fp8_overhead_s : float or ndarray
         Cast kernels (amax, scaling, transposes) the recipe adds.
+    launch : str
+        ``"eager"``, ``"compiled"`` or ``"graph"``: how :attr:`wall_s`, :attr:`bf16_wall_s`,
+        :attr:`speedup` and :attr:`worth_converting` assume the call is launched.
     """
 
     m: T
@@ -50,6 +63,7 @@ class Float8Linear(Generic[T]):
     bf16_s: T
     fp8_gemm_s: T
     fp8_overhead_s: T
+    launch: str = "compiled"
     _args: tuple[Any, ...] = ()
 
     @property
@@ -64,35 +78,62 @@ class Float8Linear(Generic[T]):
 
     @property
     def speedup(self) -> T:
-        """bf16 time over low-precision time (> 1: converting pays off)."""
+        """bf16 wall time over low-precision wall time per call, launched as :attr:`launch`
+        says (> 1: converting pays off): ``bf16_wall_s / wall_s``.
+
+        Where the GPU sets both times this is :attr:`gpu_speedup`; where the host does (small
+        m), it is the ratio of the two calls' host times, below 1 for a torchao linear (its
+        regions cost ``torchao_call_s`` more to enter, its activation cast is one more launch).
+        With the ``"peak"``, ``"constant"`` and ``"torchao"`` presets (no host model) it equals
+        :attr:`gpu_speedup`.
+        """
+        w = self._walls()
+        return w[1] / w[0]  # type: ignore[no-any-return]
+
+    @property
+    def gpu_speedup(self) -> T:
+        """bf16 GPU time over low-precision GPU time, ``bf16_s / fp8_s`` (kernels only: what
+        torchao's float8 roofline calls the speedup)."""
         return self.bf16_s / self.fp8_s
 
     @property
     def worth_converting(self) -> Any:
-        """True where the low-precision linear is faster than bf16."""
+        """True where the low-precision linear's call is faster than bf16's
+        (:attr:`speedup` > 1, launched as :attr:`launch` says)."""
         return self.speedup > 1.0
 
     @property
     def wall_s(self) -> Any:
-        """Wall time of the low-precision layer under torch.compile, launch overhead included.
+        """Time of one call of the low-precision layer repeated in a loop, launched as
+        :attr:`launch` says, host time included.
 
         Notes
         -----
-        The host model over this layer's kernels (its casts, then its low-precision GEMMs, as
-        :meth:`step_kernel_times` lists them). Training: one step of a loop that repeats the
-        compiled forward + backward (two regions, each entered for ``compiled_call_s`` plus
-        ``compiled_launch_s`` per kernel): ``max(GPU time, host time)``
-        (``_core.looped_wall_time`` with no head kernel). Inference: one compiled forward
-        (``rl.wall_time``, one region). ``fp8_s`` stays GPU time; ``wall_s > fp8_s`` where the
-        host cannot keep the GPU busy (small shapes). With the ``"peak"``, ``"constant"`` and
-        ``"torchao"`` presets there is no host model and ``wall_s == fp8_s`` (up to the
-        kernel gap floor).
+        ``_core.linear_call_wall_time`` over this layer's kernels (its casts, then its
+        low-precision GEMMs, as :meth:`step_kernel_times` lists them): the host issues kernel
+        ``i`` at ``A_i`` = the sum of the launch costs and region entries before it, the loop
+        repeats the call without synchronizing, so one call costs ``max(GPU time, host time
+        per call)`` with host time per call = ``n x launch + regions x entry``:
+
+        - ``"compiled"``: launch = ``compiled_launch_s``; entry = ``compiled_call_s`` per
+          region in training (forward, backward), ``compiled_forward_s`` for an inference
+          forward; plus ``torchao_call_s`` per region for the low-precision (torchao) layer.
+        - ``"eager"``: launch = ``eager_launch_s`` per kernel of the same list (eager ATen runs
+          the casts unfused, in more kernels, so this is a lower bound) plus ``torchao_call_s``
+          per region for the torchao layer.
+        - ``"graph"``: one CUDA graph replay (``graph_launch_s``) per call; no host cost per
+          kernel or region.
+
+        ``fp8_s`` stays GPU time; ``wall_s > fp8_s`` where the host cannot keep the GPU busy
+        (small shapes). With the ``"peak"``, ``"constant"`` and ``"torchao"`` presets every
+        host term is 0 and ``wall_s == fp8_s``.
         """
         return self._walls()[0]
 
     @property
     def bf16_wall_s(self) -> Any:
-        """Wall time of the bf16 layer under torch.compile (as :attr:`wall_s`)."""
+        """Time of one call of the bf16 layer in a loop, launched as :attr:`launch` says (as
+        :attr:`wall_s`, a plain ``nn.Linear``: no ``torchao_call_s``)."""
         return self._walls()[1]
 
     @property
@@ -122,22 +163,21 @@ class Float8Linear(Generic[T]):
         if cached is not None:
             return cached  # type: ignore[no-any-return]
         terms = self._args[4].host
-        mode = _core.LaunchMode.compiled
-        if self.mode == "training":
-            def wall(times: np.ndarray) -> Any:
-                return _core.looped_wall_time(times, mode, 2, 0.0, terms)
-        else:
-            def wall(times: np.ndarray) -> Any:
-                return _core.wall_time(times, mode, 1, terms)
+        mode = LAUNCHES[self.launch]
+        training = self.mode == "training"
+
+        def wall(times: np.ndarray, torchao: bool) -> Any:
+            return _core.linear_call_wall_time(times, mode, training, torchao, 0.0, terms)
+
         shape = np.shape(self.bf16_s)
         m, k, n = (np.broadcast_to(np.asarray(v, dtype=float), shape) for v in
                    (self.m, self.k, self.n))
         out = np.empty(shape), np.empty(shape), np.empty(shape, dtype=bool)
         for idx in np.ndindex(*shape):
             lowp, bf16 = self._kernel_times(float(m[idx]), float(k[idx]), float(n[idx]))
-            w = wall(lowp)
+            w = wall(lowp, True)
             out[0][idx] = w[0]
-            out[1][idx] = wall(bf16)[0]
+            out[1][idx] = wall(bf16, False)[0]
             out[2][idx] = w[3]
         result: tuple[Any, Any, Any] = (
             (float(out[0]), float(out[1]), bool(out[2])) if not shape else out
@@ -147,7 +187,8 @@ class Float8Linear(Generic[T]):
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per shape: m, k, n, recipe, mode, fuse_with_prev, hardware, bf16_s,
-        fp8_gemm_s, fp8_overhead_s, fp8_s, speedup (scalar estimates give one row)."""
+        fp8_gemm_s, fp8_overhead_s, fp8_s, gpu_speedup, launch, bf16_wall_s, wall_s, speedup
+        (scalar estimates give one row)."""
         import pandas as pd
 
         shape = np.shape(self.bf16_s)
@@ -161,7 +202,9 @@ class Float8Linear(Generic[T]):
             "mode": flat(self.mode), "fuse_with_prev": flat(self.fuse_with_prev),
             "hardware": flat(self.hardware), "bf16_s": flat(self.bf16_s),
             "fp8_gemm_s": flat(self.fp8_gemm_s), "fp8_overhead_s": flat(self.fp8_overhead_s),
-            "fp8_s": flat(self.fp8_s), "speedup": flat(self.speedup),
+            "fp8_s": flat(self.fp8_s), "gpu_speedup": flat(self.gpu_speedup),
+            "launch": flat(self.launch), "bf16_wall_s": flat(self.bf16_wall_s),
+            "wall_s": flat(self.wall_s), "speedup": flat(self.speedup),
         })
 
     def kernels(self) -> pd.DataFrame:
@@ -177,13 +220,15 @@ class Float8Linear(Generic[T]):
                                                         float(self.n), *self._args))
 
     def __repr__(self) -> str:
-        head = f"Float8Linear({self.recipe}, {self.mode}, on {self.hardware}"
+        head = f"Float8Linear({self.recipe}, {self.mode}, {self.launch}, on {self.hardware}"
         if np.ndim(self.bf16_s) == 0:
             return (
                 f"{head}, m={int(self.m)} k={int(self.k)} n={int(self.n)}: bf16 "
                 f"{si(float(self.bf16_s), 's')}, low-precision {si(float(self.fp8_gemm_s), 's')}"
-                f" + casts {si(float(self.fp8_overhead_s), 's')}, speedup "
-                f"{float(self.speedup):.3f}x)"
+                f" + casts {si(float(self.fp8_overhead_s), 's')} "
+                f"(GPU {float(self.gpu_speedup):.3f}x), per call "
+                f"{si(float(self.bf16_wall_s), 's')} vs {si(float(self.wall_s), 's')}"
+                f": speedup {float(self.speedup):.3f}x)"
             )
         s = np.asarray(self.speedup)
         return f"{head}, shape {s.shape}: speedup {s.min():.3f}x .. {s.max():.3f}x)"
@@ -200,6 +245,7 @@ def linear(
     fuse_with_prev: bool = False,
     *,
     efficiency: EfficiencyLike = "default",
+    launch: str = "compiled",
 ) -> Float8Linear[float]: ...
 @overload
 def linear(
@@ -212,6 +258,7 @@ def linear(
     fuse_with_prev: bool = False,
     *,
     efficiency: EfficiencyLike = "default",
+    launch: str = "compiled",
 ) -> Float8Linear[Array]: ...
 
 
@@ -225,6 +272,7 @@ def linear(
     fuse_with_prev: bool = False,
     *,
     efficiency: EfficiencyLike = "default",
+    launch: str = "compiled",
 ) -> Float8Linear[Any]:
     """Estimate a linear ``y = x @ w`` (x: m x k, w: k x n) in bf16 and in a float8 recipe.
 
@@ -245,6 +293,13 @@ def linear(
         The bf16 read of activations / gradients fuses into the op that produced them.
     efficiency : {"default", "peak", "torchao"} or Efficiency
         ``"torchao"`` reproduces torchao's float8 roofline exactly (also its byte counts).
+    launch : {"compiled", "eager", "graph"}
+        How the program launches the layer, for :attr:`~Float8Linear.wall_s`,
+        :attr:`~Float8Linear.speedup` and :attr:`~Float8Linear.worth_converting`:
+        ``"compiled"`` (default: ``torch.compile``, as torchao's float8 training and
+        inference are run), ``"eager"`` (ATen ops one by one), ``"graph"`` (a CUDA graph
+        replay, e.g. ``torch.compile(mode="reduce-overhead")`` or a serving engine's decode
+        graph). GPU times (``bf16_s``, ``fp8_s``) do not depend on it.
 
     Notes
     -----
@@ -261,15 +316,24 @@ def linear(
     rowwise_with_gw_hp = the row casts plus the weight's tensorwise transposed cast (its
     grad_weight GEMM runs in bf16). The fp8 GEMMs carry their scaling (tensorwise: scalar
     scales; rowwise: per-row / per-column scales).
+
+    The host terms (``rl.host_terms()``; fitted by ``benchmarks/fit_host.py`` on H100 do_bench
+    timings of torchao 0.17 linears, torch 2.11) make a torchao call cost ~0.1 ms more host
+    time per region than a plain compiled ``nn.Linear``; so at small m a compiled float8
+    inference call (dynamic rowwise activations) runs slower than bf16 although its GPU time
+    is shorter, as measured (m <= 1024 on H100: 2-5x slower).
     """
     if (type(m) is int and type(k) is int and type(n) is int and 0 < m <= MAX_DIM
             and 0 < k <= MAX_DIM and 0 < n <= MAX_DIM and hardware is not None
             and type(recipe) is str and recipe in RECIPES and type(mode) is str
-            and mode in MODES and type(fuse_with_prev) is bool):
-        return _linear_scalar(m, k, n, recipe, hardware, mode, fuse_with_prev, efficiency)
+            and mode in MODES and type(fuse_with_prev) is bool and type(launch) is str
+            and launch in LAUNCHES):
+        return _linear_scalar(m, k, n, recipe, hardware, mode, fuse_with_prev, efficiency,
+                              launch)
     fn = "float8.linear"
     rec = check_recipe(fn, recipe)
     md = one_of(fn, "mode", mode, MODES)
+    launch = one_of(fn, "launch", launch, {k: k for k in LAUNCHES})
     fuse_with_prev = flag(fn, "fuse_with_prev", fuse_with_prev)
     (mm, kk, nn), shape = broadcast(
         fn,
@@ -303,12 +367,14 @@ def linear(
         bf16_s=shaped(bf16),
         fp8_gemm_s=shaped(lowp),
         fp8_overhead_s=shaped(cast),
+        launch=launch,
         _args=(rec, md, fuse_with_prev, chw, ceff),
     )
 
 
 def _linear_scalar(m: int, k: int, n: int, recipe: str, hardware: Any, mode: str,
-                   fuse_with_prev: bool, efficiency: EfficiencyLike) -> Float8Linear[Any]:
+                   fuse_with_prev: bool, efficiency: EfficiencyLike,
+                   launch: str = "compiled") -> Float8Linear[Any]:
     """:func:`linear` for Python ints already checked, exact recipe / mode spellings and
     explicit hardware: the same result, without numpy."""
     fn = "float8.linear"
@@ -330,6 +396,6 @@ def _linear_scalar(m: int, k: int, n: int, recipe: str, hardware: Any, mode: str
     out.__dict__.update(m=float(m), k=float(k), n=float(n), recipe=rec_name,
                         mode=md_name, fuse_with_prev=fuse_with_prev,
                         hardware=hw.name, bf16_s=bf16, fp8_gemm_s=lowp, fp8_overhead_s=cast,
-                        _args=(rec, md, fuse_with_prev, chw, ceff))
+                        launch=launch, _args=(rec, md, fuse_with_prev, chw, ceff))
     return out
 

@@ -114,7 +114,7 @@ def shape_table(spec: ShapesLike) -> tuple[list[str], np.ndarray]:
 TORCHAO_COLUMNS = {
     "name": "name", "m": "fwd_M", "k": "fwd_K", "n": "fwd_N", "bf16_s": "r_bf16_gemm_s",
     "fp8_gemm_s": "r_fp8_gemm_s", "fp8_overhead_s": "r_fp8_ovhd_s",
-    "fp8_s": "r_fp8_gemm_and_ovhd_s", "speedup": "r_fp8_gemm_and_ovhd_spdp",
+    "fp8_s": "r_fp8_gemm_and_ovhd_s", "gpu_speedup": "r_fp8_gemm_and_ovhd_spdp",
 }
 
 
@@ -127,6 +127,7 @@ def sweep(
     *,
     efficiency: EfficiencyLike = "default",
     columns: Literal["roofline", "torchao"] = "roofline",
+    launch: str = "compiled",
 ) -> pd.DataFrame:
     """float8 linear estimates for a set of shapes, as a pandas DataFrame (one row per shape).
 
@@ -135,17 +136,19 @@ def sweep(
     shapes : str, list of (M, K, N), dict name -> (M, K, N), or (n, 3) array
         A named set (``pow2``, ``pow2_extended``, ``sweep``, ``square``, ``llama``) or
         explicit shapes.
-    recipe, hardware, mode, fuse_with_prev, efficiency
+    recipe, hardware, mode, fuse_with_prev, efficiency, launch
         As for :func:`linear`.
     columns : {"roofline", "torchao"}
         ``"roofline"`` (default): ``name`` (the shape's name: ``"8192x8192x8192"``, a
         ``llama`` layer such as ``"ffn.w13"``, or your dict key), ``m``, ``k``, ``n``,
         ``recipe``, ``mode``, ``hardware``, ``bf16_s``, ``fp8_gemm_s``, ``fp8_overhead_s``,
-        ``fp8_s``, ``speedup`` (the attributes of :class:`Float8Linear`).
+        ``fp8_s``, ``gpu_speedup``, ``launch``, ``bf16_wall_s``, ``wall_s``, ``speedup``
+        (the attributes of :class:`Float8Linear`; ``speedup`` per call, host time included).
         ``"torchao"``: torchao float8_roofline's table, names and all: ``name`` (torchao's
         row index for the numbered sets), ``fwd_M``, ``fwd_K``, ``fwd_N``,
         ``r_bf16_gemm_s``, ``r_fp8_gemm_s``, ``r_fp8_ovhd_s``, ``r_fp8_gemm_and_ovhd_s``,
-        ``r_fp8_gemm_and_ovhd_spdp`` (``r_`` = roofline, ``spdp`` = speedup).
+        ``r_fp8_gemm_and_ovhd_spdp`` (``r_`` = roofline, ``spdp`` = speedup: GPU time only,
+        our ``gpu_speedup``, as torchao computes it).
 
     Returns
     -------
@@ -157,14 +160,14 @@ def sweep(
                                                          "torchao": "torchao"})
     names, table = shape_table(shapes)
     r = linear(table[:, 0], table[:, 1], table[:, 2], recipe, hardware, mode, fuse_with_prev,
-               efficiency=efficiency)
+               efficiency=efficiency, launch=launch)
     dims = table.astype(np.int64)
     if style == "torchao":
         return pd.DataFrame({
             "name": names, "fwd_M": dims[:, 0], "fwd_K": dims[:, 1], "fwd_N": dims[:, 2],
             "r_bf16_gemm_s": r.bf16_s, "r_fp8_gemm_s": r.fp8_gemm_s,
             "r_fp8_ovhd_s": r.fp8_overhead_s, "r_fp8_gemm_and_ovhd_s": r.fp8_s,
-            "r_fp8_gemm_and_ovhd_spdp": r.speedup,
+            "r_fp8_gemm_and_ovhd_spdp": r.gpu_speedup,
         })
     numbered = names == [str(i) for i in range(len(names))]
     if numbered:

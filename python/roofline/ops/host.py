@@ -118,15 +118,17 @@ def host_terms(hardware: HardwareLike = None, *,
     ``eager_launch_s`` (host time per eager op), ``compiled_launch_s`` (per kernel launched by
     a ``torch.compile`` wrapper), ``compiled_call_s`` (per compiled-region call after the
     first), ``graph_launch_s`` (floor of one CUDA graph replay), ``kernel_gap_s`` (minimum GPU
-    time of a kernel run back to back) and ``kernel_latency_s`` (floor of one launch on an
-    idle stream). The ``"peak"``, ``"constant"`` and ``"torchao"`` presets have all of them at
-    zero: no launch overhead.
+    time of a kernel run back to back), ``kernel_latency_s`` (floor of one launch on an
+    idle stream), ``compiled_forward_s`` (per inference call of a compiled ``nn.Module``
+    forward) and ``torchao_call_s`` (extra per region of a torchao low-precision linear; see
+    :func:`roofline.float8.linear`). The ``"peak"``, ``"constant"`` and ``"torchao"`` presets
+    have all of them at zero: no launch overhead.
     """
     _, _, ceff = resolve(hardware, efficiency)
     t = ceff.host
     return {k: float(getattr(t, k)) for k in (
         "eager_launch_s", "compiled_launch_s", "compiled_call_s", "graph_launch_s",
-        "kernel_gap_s", "kernel_latency_s")}
+        "kernel_gap_s", "kernel_latency_s", "compiled_forward_s", "torchao_call_s")}
 
 
 def _regions(fn: str, regions: Any, mode: str, kernels: int) -> int:

@@ -52,4 +52,28 @@ WallTime repeated_wall_time(const double* kernel_s, std::size_t n, LaunchMode mo
 WallTime looped_wall_time(const double* kernel_s, std::size_t n, LaunchMode mode,
                           std::size_t regions, double head_s, const HostTerms& t) noexcept;
 
+/// One call of a linear layer as a program issues it: how its kernels are launched, whether it
+/// runs forward + backward (training: two regions, forward then backward) or forward only, and
+/// whether it is a torchao low-precision linear (float8 training module, or a Float8Tensor
+/// weight with dynamic activation quantization).
+struct LinearCall {
+  LaunchMode mode = LaunchMode::compiled;  ///< eager, compiled or CUDA graph
+  bool training = false;                   ///< forward + backward (2 regions), else forward
+  bool torchao = false;                    ///< a torchao low-precision linear (its call costs)
+};
+
+/// Host time to enter one region of `call` (forward, or backward in training):
+/// compiled: compiled_call_s (training) or compiled_forward_s (inference), eager: 0; plus
+/// torchao_call_s for a torchao linear (eager and compiled); graph: 0 (captured).
+double linear_region_entry_s(const LinearCall& call, const HostTerms& t) noexcept;
+
+/// Per-call time of a linear layer's n kernels when the call is repeated in a loop with a
+/// head_s GPU kernel before each call outside the timed span (head_s = 0: a plain loop), the
+/// looped_wall_time model with the host gaps of `call`: launch cost per kernel
+/// (eager_launch_s, compiled_launch_s, or 0 in a graph replayed for graph_launch_s) plus
+/// linear_region_entry_s at the first kernel and, training, at the backward's first
+/// (kernel n / 2). Monotone non-decreasing in every kernel time and host term.
+WallTime linear_call_wall_time(const double* kernel_s, std::size_t n, const LinearCall& call,
+                               double head_s, const HostTerms& t) noexcept;
+
 }  // namespace roofline

@@ -10,6 +10,8 @@ struct HostTerms {
   double compiled_launch_s = 0;  ///< host time per kernel launched from a torch.compile wrapper
   double compiled_call_s = 0;    ///< host time per compiled-region call (guards, runtime wrappers)
   double compiled_region_s = 0;  ///< host time per call of a no-grad compiled region (guards, wrapper)
+  double compiled_forward_s = 0;  ///< host time per inference call of a compiled nn.Module forward
+  double torchao_call_s = 0;      ///< extra host time per region of a torchao low-precision linear
   double graph_launch_s = 0;     ///< minimum wall time of one CUDA graph replay
   double kernel_gap_s = 0;       ///< minimum GPU time of a kernel run back to back with others
   double kernel_latency_s = 0;   ///< minimum wall time of one kernel launched on an idle stream

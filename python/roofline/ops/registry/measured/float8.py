@@ -58,10 +58,14 @@ def do_bench_step(row: dict[str, Any], hw: Any, eff: Any) -> tuple[np.ndarray, f
     return times, flush, r._args[4].host
 
 
-def do_bench_wall(times: np.ndarray, flush: float, terms: Any) -> float:
-    """do_bench's median of the step: ``_core.looped_wall_time`` over its two compiled regions
-    with the flush as the head kernel that hides host time."""
-    return float(_core.looped_wall_time(times, _core.LaunchMode.compiled, 2, flush, terms)[0])
+def do_bench_wall(times: np.ndarray, flush: float, terms: Any, torchao: bool = False,
+                  training: bool = True) -> float:
+    """do_bench's median of one compiled call: ``_core.linear_call_wall_time`` (forward +
+    backward regions in training, the forward alone in inference; ``torchao``: a torchao
+    low-precision linear, whose regions cost ``torchao_call_s`` more to enter) with the flush
+    as the head kernel that hides host time."""
+    return float(_core.linear_call_wall_time(times, _core.LaunchMode.compiled, training,
+                                             torchao, flush, terms)[0])
 
 
 def predict_linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, float, float]]:
@@ -80,32 +84,41 @@ def predict_linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, fl
         wall = np.empty(shape)
         for idx in np.ndindex(*shape):
             one = dict(row, args={**a, **{d: np.asarray(a[d])[idx] for d in "mkn"}})
-            wall[idx] = do_bench_wall(*do_bench_step(one, hw, eff))
+            wall[idx] = do_bench_wall(*do_bench_step(one, hw, eff), torchao=recipe != "bf16")
         out.append(("gpu_float8_linear wall_s (all recipes)", row["wall_s"],
                     float(wall) if not shape else wall))
     return out
 
 
 
-def _do_bench_call_s(row: dict[str, Any], recipe: str, hw: Any, eff: Any, mode: str) -> float:
-    """do_bench's time of one compiled call of the row's linear: bf16 (``recipe="bf16"``) or
-    converted to ``recipe``; forward + backward with the two gradient adds (``"training"``, two
-    compiled regions), or forward only (``"inference"``, one region). The 256 MiB flush before
-    each call hides that much of the call's host time (:func:`do_bench_wall`)."""
+def do_bench_forward(row: dict[str, Any], hw: Any, eff: Any) -> tuple[np.ndarray, float, Any]:
+    """Kernel times, flush time and host terms of one do_bench'd compiled inference call of the
+    row's linear: bf16 (``recipe="bf16"``: its GEMM) or torchao's dynamic quantization (the
+    activation cast, then the low-precision GEMM)."""
     a = row["args"]
-    one = dict(row, args={**a, "recipe": recipe})
-    if mode == "training":
-        times, flush, terms = do_bench_step(one, hw, eff)
-        return do_bench_wall(times, flush, terms)
+    recipe = a["recipe"]
     r = float8_linear(int(a["m"]), int(a["k"]), int(a["n"]), recipe="rowwise"
                       if recipe == "bf16" else recipe, hardware=hw, efficiency=eff,
                       mode="inference")
     lowp, bf16 = r.step_kernel_times()
     flush = float(elementwise(_FLUSH_ELEMENTS, 0, 1, dtype="fp32", hardware=hw,
                               efficiency=eff).time_s)
-    times = bf16 if recipe == "bf16" else lowp
-    return float(_core.looped_wall_time(times, _core.LaunchMode.compiled, 1, flush,
-                                        r._args[4].host)[0])
+    return (bf16 if recipe == "bf16" else lowp), flush, r._args[4].host
+
+
+def do_bench_call_s(row: dict[str, Any], recipe: str, hw: Any, eff: Any, mode: str) -> float:
+    """do_bench's time of one compiled call of the row's linear: bf16 (``recipe="bf16"``) or
+    converted to ``recipe``; forward + backward with the two gradient adds (``"training"``, two
+    compiled regions), or forward only (``"inference"``, one region). The 256 MiB flush before
+    each call hides that much of the call's host time (:func:`do_bench_wall`); a torchao
+    linear's regions also pay ``torchao_call_s``."""
+    a = row["args"]
+    one = dict(row, args={**a, "recipe": recipe})
+    torchao = recipe != "bf16"
+    if mode == "training":
+        times, flush, terms = do_bench_step(one, hw, eff)
+        return do_bench_wall(times, flush, terms, torchao)
+    return do_bench_wall(*do_bench_forward(one, hw, eff), torchao, training=False)
 
 
 def _gpu_s(row: dict[str, Any], recipe: str, hw: Any, eff: Any, mode: str) -> float:
@@ -118,7 +131,7 @@ def _gpu_s(row: dict[str, Any], recipe: str, hw: Any, eff: Any, mode: str) -> fl
 
 def _call_s(row: dict[str, Any], recipe: str, hw: Any, eff: Any, mode: str) -> float:
     if is_shape_aware(eff):
-        return _do_bench_call_s(row, recipe, hw, eff, mode)
+        return do_bench_call_s(row, recipe, hw, eff, mode)
     return _gpu_s(row, recipe, hw, eff, mode)
 
 
