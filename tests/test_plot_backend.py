@@ -42,7 +42,11 @@ print(json.dumps({"before": before, "after": matplotlib.get_backend(),
 
 
 def test_saving_plots_keeps_the_backend(tmp_path: Path) -> None:
-    env = {"MPLBACKEND": "svg", "PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"}
+    import roofline
+
+    # the roofline this test imports (installed, or the source tree with its built core)
+    src = str(Path(roofline.__file__).resolve().parents[1])
+    env = {"MPLBACKEND": "svg", "PYTHONPATH": src, "PATH": "/usr/bin:/bin"}
     res = subprocess.run([sys.executable, "-c", _SCRIPT, str(tmp_path), str(TRACE)],
                          capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 0, res.stderr

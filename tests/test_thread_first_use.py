@@ -48,7 +48,10 @@ assert not errors, errors
 
 def test_first_use_race_in_fresh_processes():
     env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[1] / "python")
+    import roofline
+
+    # the roofline this test imports (installed, or the source tree with its built core)
+    src = str(Path(roofline.__file__).resolve().parents[1])
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for _ in range(8)]
