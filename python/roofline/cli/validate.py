@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ._common import CLIError, literal, make_console, one_line, require_matplotlib
@@ -83,14 +84,7 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from None
     if result.table.empty:
         raise CLIError(_nothing_predicted(result, args))
-    if args.plot:
-        result.plot(args.plot)
-    if args.format == "csv":
-        sys.stdout.write(result.to_csv())
-        _notes(result, sys.stderr)
-        return 0
-    if args.format == "json":
-        print(result.to_json())
+    if _wrote_file_formats(result, args, _notes):
         return 0
 
     from rich.table import Table
@@ -155,24 +149,34 @@ def _notes(result: Any, stream: Any) -> None:
               file=stream)
 
 
+def _wrote_file_formats(result: Any, args: argparse.Namespace,
+                        notes: Callable[[Any, Any], None]) -> bool:
+    """The plot (``--plot``) and the csv / json formats, shared by measurement and jobs
+    results; True when the format was csv or json (nothing left to print)."""
+    if args.plot:
+        result.plot(args.plot)
+    if args.format == "csv":
+        sys.stdout.write(result.to_csv())
+        notes(result, sys.stderr)
+        return True
+    if args.format == "json":
+        print(result.to_json())
+        return True
+    return False
+
+
 def _run_jobs(args: argparse.Namespace) -> int:
     """``roofline validate JOBS.jsonl``: error per family and per source of whole jobs."""
     from ..validation.jobs import read_jobs, validate_jobs
 
     try:
-        rows = [r for f in args.files for r in read_jobs(f)]
-        result = validate_jobs(args.files[0] if len(args.files) == 1 else rows,
-                               efficiency=args.efficiency)
+        # one file is read by validate_jobs itself; several are read here and joined
+        source = args.files[0] if len(args.files) == 1 else [
+            r for f in args.files for r in read_jobs(f)]
+        result = validate_jobs(source, efficiency=args.efficiency)
     except (FileNotFoundError, ValueError) as exc:
         raise CLIError(str(exc)) from None
-    if args.plot:
-        result.plot(args.plot)
-    if args.format == "csv":
-        sys.stdout.write(result.to_csv())
-        _jobs_notes(result, sys.stderr)
-        return 0
-    if args.format == "json":
-        print(result.to_json())
+    if _wrote_file_formats(result, args, _jobs_notes):
         return 0
     from rich.table import Table
 
