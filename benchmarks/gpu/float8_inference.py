@@ -101,13 +101,20 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--only", default=None, metavar="K,N", help="one weight shape")
+    ap.add_argument("--ms", default=None, metavar="M,M", help="only these batch sizes")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     out = Out(args.out, "float8_inference")
     shapes = {(256, 512): (1, 16)} if args.small else SHAPES
+    if args.only:
+        k0, n0 = (int(v) for v in args.only.split(","))
+        shapes = {(k0, n0): shapes[(k0, n0)]}
     for (k, n), ms in shapes.items():
         for m in ms:
+            if args.ms and str(m) not in args.ms.split(","):
+                continue
             out.guarded(f"float8_inference_m{m}_k{k}_n{n}", lambda m=m, k=k, n=n: one(
                 out, m, k, n, dev))
 

@@ -124,6 +124,8 @@ class Runner:
 
     def record(self, name: str, part: str, step: Callable[[], Any], cfg: dict[str, Any],
                after: Callable[[], Any] | None = None, steps: int = 2, **timing: Any) -> None:
+        if self.layers != 2:
+            name = f"{name}_L{self.layers}"
         t = time_step(step, after=after, **timing)
         tr = trace(step, self.out.trace_path(name), steps=steps, after=after)
         self.out.row(name=name, part=part, config=cfg, trace=tr, trace_steps=steps, **t)
