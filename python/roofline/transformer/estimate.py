@@ -252,8 +252,9 @@ def estimate(
     Training with the parallel arguments (see :mod:`roofline.transformer.training`): the op
     table is one micro-batch on one GPU holding every layer; ``time_s`` is the step
     ``m·(fwd + bwd + recompute + host)/pp`` plus the bubble ``(p-1)/v`` of a micro-batch, pipeline
-    sends, exposed data-parallel communication (overlapped with the last micro-batch's
-    backward, except one layer's share) and the optimizer update (``optimizer_update=True``,
+    sends, exposed data-parallel communication (per unit: embedding, each layer, head, one
+    unit prefetched behind its neighbour's compute; see :func:`.training.compose`) and the
+    optimizer update (``optimizer_update=True``,
     the default); ``.step`` holds the decomposition, ``tokens_per_s`` counts the whole job
     and ``mfu`` uses the table's FLOPs (recomputation excluded). With every parallel argument
     at its default and ``optimizer_update=False`` the step is the table's sum. The defaults

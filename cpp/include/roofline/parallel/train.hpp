@@ -1,8 +1,8 @@
 #pragma once
 // Training-step arithmetic of a parallel job: memory per GPU (ZeRO / FSDP sharding,
-// optimizer formats, in-flight activations) and step time (pipeline bubble, exposed
-// data-parallel and FSDP communication). Inputs are per-GPU quantities already derived from
-// the op estimates; nothing here knows about layers or hardware.
+// optimizer formats, in-flight activations) and step time (pipeline bubble, data-parallel and
+// FSDP communication scheduled per unit against the compute it can hide behind). Inputs are
+// per-GPU quantities already derived from the op estimates; nothing here knows hardware.
 #include <cstddef>
 #include <cstdint>
 
