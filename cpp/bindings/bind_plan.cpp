@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <stdexcept>
+#include <vector>
 
 #include "roofline/parallel/serve.hpp"
 #include "roofline/parallel/train.hpp"
@@ -47,6 +48,22 @@ void bind_plan(py::module_& m) {
   m.def("inflight_microbatches", py::vectorize(&inflight_microbatches), py::arg("stages"),
         py::arg("microbatches"), py::arg("virtual_stages"),
         "Micro-batches of activations the first stage holds at once.");
+  m.def("overlapped_pass_s", [](const Rows& gather, const Rows& compute, const Rows& reduce) {
+    if (gather.ndim() != 1 || compute.ndim() != 1 || reduce.ndim() != 1 ||
+        gather.shape(0) != compute.shape(0) || gather.shape(0) != reduce.shape(0)) {
+      throw std::invalid_argument("overlapped_pass_s: gather, compute and reduce must be 1-D "
+                                  "arrays of one length");
+    }
+    std::vector<CommUnit> u(static_cast<std::size_t>(gather.shape(0)));
+    for (std::size_t k = 0; k < u.size(); ++k) {
+      u[k] = {gather.data()[k], compute.data()[k], reduce.data()[k]};
+    }
+    return overlapped_pass_s(u.data(), u.size());
+  }, py::arg("gather"), py::arg("compute"), py::arg("reduce"),
+     "Wall time of units on one compute stream and one link, one unit prefetched.");
+  m.def("ring_exposed_s", py::vectorize(&ring_exposed_s), py::arg("send_s"),
+        py::arg("attention_s"), py::arg("ranks"),
+        "Exposed KV exchange of ring context parallelism: (cp-1)*max(send - attention/cp, 0).");
   m.def("train_memory_fields", [] { return train_memory_fields; });
   m.def("train_step_fields", [] { return train_step_fields; });
   m.def("train_memory_sweep", [](const Rows& in) {

@@ -1,6 +1,8 @@
 #include "roofline/parallel/train.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 namespace roofline {
 
@@ -43,12 +45,87 @@ TrainMemory train_memory(const TrainMemoryInputs& in) noexcept {
   return m;
 }
 
+double overlapped_pass_s(const CommUnit* units, std::size_t n) noexcept {
+  if (n == 0) return 0.0;
+  // link: when the link is next free; gathered: when the next unit to compute has its
+  // parameters; done: when the previous unit's compute ended.
+  double link = std::max(units[0].gather_s, 0.0);
+  double gathered = link;
+  double done = 0.0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double start = std::max(done, gathered);
+    if (k + 1 < n) {  // prefetch unit k+1 once unit k-1 is done (two units gathered at once)
+      const double g = units[k + 1].gather_s;
+      gathered = g > 0 ? std::max(link, done) + g : 0.0;  // a resident unit needs no link
+      if (g > 0) link = gathered;
+    }
+    const double end = start + std::max(units[k].compute_s, 0.0);
+    if (units[k].reduce_s > 0) link = std::max(link, end) + units[k].reduce_s;
+    done = end;
+  }
+  return std::max(done, link);
+}
+
+double ring_exposed_s(double send_s, double attention_s, double ranks) noexcept {
+  if (ranks <= 1) return 0.0;
+  return (ranks - 1.0) * std::max(send_s - attention_s / ranks, 0.0);
+}
+
+namespace {
+
+/// The forward units of one stage: embedding, `n` layers, head (gathers as given).
+std::vector<CommUnit> forward_units(const TrainStepInputs& in, std::size_t n, double layer_fwd,
+                                    bool gather) {
+  std::vector<CommUnit> u;
+  u.reserve(n + 2);
+  u.push_back({gather ? in.embed_gather_s : 0.0, 0.0, 0.0});
+  for (std::size_t i = 0; i < n; ++i) u.push_back({gather ? in.layer_gather_s : 0.0, layer_fwd, 0.0});
+  u.push_back({gather ? in.head_gather_s : 0.0, in.head_fwd_s, 0.0});
+  return u;
+}
+
+/// The backward units of one stage, in backward order: head, `n` layers (last first), embedding.
+std::vector<CommUnit> backward_units(const TrainStepInputs& in, std::size_t n, double layer_bwd,
+                                     bool fsdp, bool reduce) {
+  // ZeRO-3 gathers again what the forward freed: every layer but the last (it is backpropagated
+  // first) and the embedding; the head stays gathered. Nothing when the forward keeps them.
+  const bool regather = fsdp && in.reshard_after_forward;
+  std::vector<CommUnit> u;
+  u.reserve(n + 2);
+  u.push_back({0.0, in.head_bwd_s, reduce ? in.head_reduce_s : 0.0});
+  for (std::size_t i = 0; i < n; ++i)
+    u.push_back({regather && i > 0 ? in.layer_gather_s : 0.0, layer_bwd,
+                 reduce ? in.layer_reduce_s : 0.0});
+  u.push_back({regather ? in.embed_gather_s : 0.0, 0.0, reduce ? in.embed_reduce_s : 0.0});
+  return u;
+}
+
+double unit_comm_s(const std::vector<CommUnit>& u) noexcept {
+  double c = 0.0;
+  for (const CommUnit& x : u) c += x.gather_s + x.reduce_s;
+  return c;
+}
+
+double unit_compute_s(const std::vector<CommUnit>& u) noexcept {
+  double c = 0.0;
+  for (const CommUnit& x : u) c += x.compute_s;
+  return c;
+}
+
+/// Communication of a pass left exposed: its overlapped wall time minus its compute.
+double exposed_s(const std::vector<CommUnit>& u, bool overlap) noexcept {
+  if (!overlap) return unit_comm_s(u);
+  return std::max(overlapped_pass_s(u.data(), u.size()) - unit_compute_s(u), 0.0);
+}
+
+}  // namespace
+
 TrainStep train_step(const TrainStepInputs& in) noexcept {
   TrainStep s;
   const double p = std::max(in.stages, 1.0);
   const double m = std::max(in.microbatches, 1.0);
   const double v = std::max(in.virtual_stages, 1.0);
-  const double layers = std::max(in.layers, 1.0);
+  const auto n = static_cast<std::size_t>(std::max(std::llround(in.layers), 1LL));
   // The host time a micro-batch's syncs expose (dropless MoE) runs on this stage like its
   // kernels: it lengthens the micro-batch, so the pipeline bubble too.
   const double host = std::max(in.host_s, 0.0);
@@ -58,23 +135,21 @@ TrainStep train_step(const TrainStepInputs& in) noexcept {
   s.bubble_s = (p - 1.0) / v * per_mb;
   s.bubble_fraction = pipeline_bubble_fraction(p, m, v);
   s.p2p_s = p > 1 ? 2.0 * (v * m + p - 1.0) * in.p2p_s : 0.0;
-  // ZeRO-3 / FSDP: gather for the forward and again for the backward, reduce-scatter in the
-  // backward, every micro-batch.
-  const double fsdp_fwd = in.fsdp_gather_s;
-  const double fsdp_bwd = in.fsdp_gather_s + in.fsdp_reduce_s;
-  const double dp = in.grad_sync_s + in.param_gather_s;
-  s.comm_s = m * (fsdp_fwd + fsdp_bwd) + dp;
-  if (in.overlap) {
-    const double fsdp = std::max(fsdp_fwd - in.fwd_s, 0.0) +
-                        std::max(fsdp_bwd - in.bwd_s - in.recompute_s, 0.0) +
-                        (fsdp_fwd + in.fsdp_gather_s) / layers;
-    const double sync = std::max(in.grad_sync_s - in.bwd_s - in.recompute_s, 0.0) +
-                        in.grad_sync_s / layers;
-    const double gather = std::max(in.param_gather_s - in.fwd_s, 0.0) +
-                          in.param_gather_s / layers;
-    s.exposed_comm_s = m * fsdp + sync + gather;
-  } else {
-    s.exposed_comm_s = s.comm_s;
+  // Per-layer compute of each pass (the host time lengthens the forward of the layers).
+  const double dn = static_cast<double>(n);
+  const double layer_fwd = std::max(in.fwd_s - in.head_fwd_s + host, 0.0) / dn;
+  const double layer_bwd = std::max(in.bwd_s - in.head_bwd_s + in.recompute_s, 0.0) / dn;
+  const bool fsdp = in.zero >= 3;
+  if (fsdp) {  // every micro-batch gathers in its forward and backward, reduces in its backward
+    const auto fwd = forward_units(in, n, layer_fwd, true);
+    const auto bwd = backward_units(in, n, layer_bwd, true, true);
+    s.comm_s = m * (unit_comm_s(fwd) + unit_comm_s(bwd));
+    s.exposed_comm_s = m * (exposed_s(fwd, in.overlap) + exposed_s(bwd, in.overlap));
+  } else {  // ZeRO-1/2 gather once after the update; gradients are reduced once per step
+    const auto fwd = forward_units(in, n, layer_fwd, in.zero >= 1);
+    const auto bwd = backward_units(in, n, layer_bwd, false, true);
+    s.comm_s = unit_comm_s(fwd) + unit_comm_s(bwd);
+    s.exposed_comm_s = exposed_s(fwd, in.overlap) + exposed_s(bwd, in.overlap);
   }
   s.optimizer_s = in.optimizer_s;
   s.time_s = s.compute_s + s.bubble_s + s.p2p_s + s.exposed_comm_s + s.optimizer_s;
@@ -120,13 +195,19 @@ void train_step_sweep(const double* in, std::size_t n, double* out) noexcept {
     x.microbatches = r[5];
     x.virtual_stages = r[6];
     x.layers = r[7];
-    x.grad_sync_s = r[8];
-    x.param_gather_s = r[9];
-    x.fsdp_gather_s = r[10];
-    x.fsdp_reduce_s = r[11];
-    x.optimizer_s = r[12];
-    x.overlap = r[13] != 0.0;
-    x.host_s = r[14];
+    x.head_fwd_s = r[8];
+    x.head_bwd_s = r[9];
+    x.layer_gather_s = r[10];
+    x.layer_reduce_s = r[11];
+    x.embed_gather_s = r[12];
+    x.embed_reduce_s = r[13];
+    x.head_gather_s = r[14];
+    x.head_reduce_s = r[15];
+    x.zero = static_cast<int>(r[16]);
+    x.reshard_after_forward = r[17] != 0.0;
+    x.optimizer_s = r[18];
+    x.overlap = r[19] != 0.0;
+    x.host_s = r[20];
     const TrainStep s = train_step(x);
     double* o = out + i * 9;
     o[0] = s.time_s;

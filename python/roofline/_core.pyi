@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'repeated_wall_time', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
 class PeakClass:
     """
     Members:
@@ -1415,6 +1415,10 @@ def optimizer_bytes_per_param(kind: OptimizerKind) -> float:
     """
     Optimizer state bytes per parameter.
     """
+def overlapped_pass_s(gather: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], compute: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reduce: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> float:
+    """
+    Wall time of units on one compute stream and one link, one unit prefetched.
+    """
 def peak_class(dtype: DType) -> PeakClass:
     ...
 def per_sm_bandwidth(fraction: typing.SupportsFloat | typing.SupportsIndex, mem_bytes_per_s: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex) -> float:
@@ -1428,6 +1432,10 @@ def pipeline_bubble_fraction(stages: typing.Annotated[numpy.typing.ArrayLike, nu
 def repeated_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, terms: HostTerms) -> tuple[typing.Any, ...]:
     """
     Per-call wall time of a call repeated back to back (host runs ahead): (wall_s, gpu_s, host_s, launch_bound).
+    """
+def ring_exposed_s(send_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], attention_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ranks: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
+    """
+    Exposed KV exchange of ring context parallelism: (cp-1)*max(send - attention/cp, 0).
     """
 def row_op_cost(op: RowOp, rows: typing.SupportsFloat | typing.SupportsIndex, cols: typing.SupportsFloat | typing.SupportsIndex, dtype: DType, backward: bool, save_stats: bool, backend: RowBackend = RowBackend.fused) -> dict[str, typing.Any]:
     """

@@ -103,7 +103,13 @@ def phase_name(fn: str, phase: Any) -> str:
 TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "micro_batch": None, "grad_accum": 1, "virtual_stages": 1,
                   "optimizer": "adam", "overlap": True, "sequence_parallel": None,
-                  "optimizer_update": True}
+                  "optimizer_update": True, "reduce_dtype": None,
+                  "reshard_after_forward": None, "cp_comm": "ring"}
+
+#: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
+REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
+#: Context-parallel attention exchanges (``cp_comm``).
+CP_COMMS = ("ring", "all_gather")
 
 
 def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
@@ -143,6 +149,26 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     if out["virtual_stages"] > 1 and out["pp"] == 1:
         raise ValueError(f"{fn}: virtual_stages > 1 needs pp > 1, got "
                          f"virtual_stages={out['virtual_stages']}")
+    rd = kw["reduce_dtype"]
+    if rd is not None and rd not in REDUCE_BYTES:
+        raise ArgumentValueError(fn, "reduce_dtype", f"must be one of {tuple(REDUCE_BYTES)} or "
+                                 f"None, got {rd!r}")
+    if rd is not None and out["zero"] < 3:
+        raise ArgumentValueError(fn, "reduce_dtype", f"applies to zero=3 (FSDP) only, got "
+                                 f"reduce_dtype={rd!r} with zero={out['zero']}")
+    out["reduce_bytes"] = None if rd is None else REDUCE_BYTES[rd]
+    raf = kw["reshard_after_forward"]
+    if raf is not None and not isinstance(raf, bool):
+        raise ArgumentTypeError(fn, "reshard_after_forward", f"must be a bool or None, got "
+                                f"{raf!r}")
+    if raf is not None and out["zero"] < 3:
+        raise ArgumentValueError(fn, "reshard_after_forward", f"applies to zero=3 (FSDP) only, "
+                                 f"got reshard_after_forward={raf!r} with zero={out['zero']}")
+    out["reshard_after_forward"] = raf
+    if kw["cp_comm"] not in CP_COMMS:
+        raise ArgumentValueError(fn, "cp_comm", f"must be one of {CP_COMMS}, got "
+                                 f"{kw['cp_comm']!r}")
+    out["cp_comm"] = kw["cp_comm"]
     gpn = kw["gpus_per_node"]
     out["gpus_per_node"] = None if gpn is None else integer(fn, "gpus_per_node", gpn)
     nb = kw["network_bytes_per_s"]

@@ -85,6 +85,9 @@ def estimate(
     gpus_per_node: int | None = None,
     network_bytes_per_s: float | None = None,
     runtime: str = "megatron",
+    reduce_dtype: str | None = None,
+    reshard_after_forward: bool | None = None,
+    cp_comm: str = "ring",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -137,13 +140,32 @@ def estimate(
         serving engines run decode). ``time_s`` (GPU time) does not depend on it.
     dp, pp, cp : int
         Training only: data-parallel replicas, pipeline stages (1F1B) and context-parallel
-        ranks (the sequence split ``cp`` ways; K and V all-gathered per layer, their
-        gradients reduce-scattered; attention work split evenly, as with load-balanced
-        causal chunks). The job uses ``dp·pp·tp·cp`` GPUs.
+        ranks (the sequence split ``cp`` ways, attention work split evenly, as with
+        load-balanced causal chunks; K and V exchanged as ``cp_comm`` says). The job uses
+        ``dp·pp·tp·cp`` GPUs.
     zero : {0, 1, 2, 3, "fsdp"}
         Training: ZeRO stage sharding optimizer states (1), also gradients (2), also weights
         (3 = ``"fsdp"``: per-layer all-gather in forward and backward, reduce-scatter of
-        gradients, every micro-batch) over the data-parallel ranks.
+        gradients, every micro-batch) over the data-parallel ranks. Collectives run per unit
+        (embedding, each layer, head) with one unit prefetched behind the neighbouring unit's
+        compute; see :func:`roofline.transformer.training.compose`.
+    reduce_dtype : {"fp32", "bf16"}, optional
+        Training with ``zero=3``: format of the gradient reduce-scatter (default ``"fp32"``:
+        FSDP2's ``MixedPrecisionPolicy(reduce_dtype=float32)`` as torchtitan sets it; 4 bytes
+        per element). ZeRO-0/1/2 reduce in the gradient format (bf16).
+    reshard_after_forward : bool, optional
+        Training with ``zero=3``: free each gathered layer after its forward and gather it
+        again in the backward (FSDP2; the last layer and the head are kept, as torchtitan
+        does). Default ``pp == 1`` (torchtitan's policy). ``False`` keeps the stage's
+        unsharded weights from the forward to the backward (more memory, one gather less).
+    cp_comm : {"ring", "all_gather"}
+        Training with ``cp > 1``: how K and V reach every rank. ``"ring"`` (default:
+        Megatron / Transformer Engine's ``cp_comm_type="p2p"``): ``cp-1`` steps each passing
+        this rank's K/V chunk to the next rank while the attention of the chunk in hand runs
+        (the backward passes K/V and their gradients against the backward blocks); only a
+        step's send longer than its block is exposed. ``"all_gather"`` (torch's
+        ``context_parallel`` default rotate method): K and V all-gathered before the
+        attention and their gradients reduce-scattered after it, not overlapped.
     recompute : {"none", "selective", "full"}
         Training: activation recomputation. ``selective`` recomputes the attention core
         (drops its output and softmax statistics), ``full`` keeps only each layer's input; both
@@ -230,8 +252,9 @@ def estimate(
     Training with the parallel arguments (see :mod:`roofline.transformer.training`): the op
     table is one micro-batch on one GPU holding every layer; ``time_s`` is the step
     ``m·(fwd + bwd + recompute + host)/pp`` plus the bubble ``(p-1)/v`` of a micro-batch, pipeline
-    sends, exposed data-parallel communication (overlapped with the last micro-batch's
-    backward, except one layer's share) and the optimizer update (``optimizer_update=True``,
+    sends, exposed data-parallel communication (per unit: embedding, each layer, head, one
+    unit prefetched behind its neighbour's compute; see :func:`.training.compose`) and the
+    optimizer update (``optimizer_update=True``,
     the default); ``.step`` holds the decomposition, ``tokens_per_s`` counts the whole job
     and ``mfu`` uses the table's FLOPs (recomputation excluded). With every parallel argument
     at its default and ``optimizer_update=False`` the step is the table's sum. The defaults
@@ -292,7 +315,9 @@ def estimate(
                      micro_batch=micro_batch, grad_accum=grad_accum,
                      virtual_stages=virtual_stages, optimizer=optimizer, overlap=overlap,
                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
-                     gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s)
+                     gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
+                     reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
+                     cp_comm=cp_comm)
     batch = par["micro_batch"]
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
@@ -336,7 +361,8 @@ def estimate(
     else:
         groups = record_step(ops, cfg, batch=batch, q=q, kv=kv, tokens=local, tp=tp, ep=ep,
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
-                             lowp=linear_recipe is not None, skew=float(routing_skew))
+                             lowp=linear_recipe is not None, skew=float(routing_skew),
+                             cp_comm=par["cp_comm"])
 
     try:
         cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
@@ -361,6 +387,9 @@ def estimate(
             [(g, name, kind) for g, name, kind, _ in ops.rows], cols, groups, ops.saved_by,
             memory, expert_p, expert_p * weight_bytes, cfg.num_layers, cfg.hidden_size, local,
             act_bytes)
+        counts = cfg.param_counts()
+        base["embed_params"] = counts["embedding"] / tp
+        base["head_params"] = counts["lm_head"] / tp
         if runtime == "megatron" and launch == "eager" and cfg.is_moe:
             base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency)
         step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,

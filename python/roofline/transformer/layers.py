@@ -38,17 +38,29 @@ def local_attention(kind: str, size: int, q: int, kv: int
 
 def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
                      tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float,
-                     cp: int = 1, attn: str = "full") -> None:
+                     cp: int = 1, attn: str = "full", cp_comm: str = "ring") -> None:
     """Norm, QKV (or MLA) projections, attention, output projection, TP all-reduce and
-    residual add of one layer (context parallelism: K/V all-gathered first); ``attn``: the
-    layer's attention kind (sliding / chunked layers: :func:`local_attention`)."""
+    residual add of one layer; ``attn``: the layer's attention kind (sliding / chunked
+    layers: :func:`local_attention`). Context parallelism (``cp > 1``) exchanges K and V:
+    ``cp_comm="all_gather"`` gathers the sequence's K/V before the attention (their
+    gradients reduce-scattered in the backward), ``"ring"`` passes this rank's K/V chunk
+    ``cp - 1`` times around the ring behind the attention blocks
+    (:meth:`.Program.ring_exchange`)."""
     t = batch * q // cp
-    if cp > 1:  # all-gather K and V of the sequence (reduce-scatter their gradients)
+    kv_bytes = 0.0
+    if cp > 1:
         kv_width = (cfg.num_heads // tp * (cfg.qk_nope_head_dim + cfg.qk_rope_head_dim
                                            + cfg.v_head_dim) if cfg.is_mla
                     else 2 * max(cfg.num_kv_heads // tp, 1) * cfg.head_dim)
-        ops.collective(g, "cp all_gather kv", "all_gather", batch * q * kv_width * act_bytes,
-                       cp, bwd_op="reduce_scatter")
+        kv_bytes = batch * q * kv_width * act_bytes  # the whole sequence's K and V
+        if cp_comm == "all_gather":
+            ops.collective(g, "cp all_gather kv", "all_gather", kv_bytes, cp,
+                           bwd_op="reduce_scatter")
+
+    def exchange() -> None:  # ring: after the attention call whose blocks hide the sends
+        if cp > 1 and cp_comm == "ring":
+            ops.ring_exchange(g, "cp ring kv", kv_bytes / cp, cp)
+
     hid = cfg.hidden_size
     heads = cfg.num_heads // tp
     ops.elementwise(g, "attn_norm", t * hid, cat="rep")
@@ -75,6 +87,7 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
             ops.elementwise(g, "rope", t * (heads + 1) * rope)
             ops.attention(g, "attention (MLA)", batch=batch, heads=heads, kv_heads=heads,
                           q_len=q, kv_len=kv, head_dim=qk, v_head_dim=vd, **attn_kw)
+            exchange()
         ops.linear(g, "o_proj", t, heads * vd, hid)
     else:
         d = cfg.head_dim
@@ -90,6 +103,7 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         ops.attention(g, "attention" if attn == "full" else f"attention ({attn} {size})",
                       batch=batch * blocks, heads=heads, kv_heads=kvh, q_len=aq, kv_len=akv,
                       head_dim=d, **kw)
+        exchange()
         ops.linear(g, "o_proj", t, heads * d, hid)
     ops.collective(g, "attn all_reduce", "all_reduce", t * hid * act_bytes, tp)
     ops.elementwise(g, "attn_residual", t * hid, reads=2, cat="rep")
@@ -185,7 +199,8 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
 
 def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
                 tokens: int, tp: int, ep: int, cp: int, phase: str, attn_kw: dict[str, Any],
-                act_bytes: float, lowp: bool, skew: float) -> list[tuple[str, list[int]]]:
+                act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring"
+                ) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind (dense, then MoE) and the head into ``ops``.
 
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
@@ -209,7 +224,8 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             hid = cfg.hidden_size
             ops.elementwise(gi, "mtp enorm+hnorm", 2 * tokens * hid, cat="rep")
             ops.linear(gi, "mtp eh_proj", tokens, 2 * hid, hid)
-        attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn)
+        attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn,
+                        cp_comm)
         if mlp == "dense":
             dense_mlp(ops, gi, cfg, tokens, tp, act_bytes)
         else:

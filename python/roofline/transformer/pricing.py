@@ -9,11 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import _core
 from ..efficiency import EfficiencyLike
 from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
 from ..ops.attention import attention
-from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter
+from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise
 from ..ops.gemm import gemm
 from ..ops.grouped_gemm import grouped_gemm
@@ -187,6 +188,15 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [stack(fns[op](math.ceil(nb), r, hardware=hw,
                            link_bytes_per_s=(ops.ep_link or comm_bw) if op == "all_to_all"
                            else comm_bw, latency_s=latency_s)) for op, nb, r in ops.comms])
+    if ops.rings:  # ring context parallelism: the sends a step's attention block cannot hide
+        nb, ranks, ai = (np.array(c) for c in zip(*ops.rings, strict=True))
+        one = stack(send_recv(np.ceil(nb).astype(np.int64), hardware=hw,
+                              link_bytes_per_s=comm_bw, latency_s=latency_s))
+        sends = (ranks - 1)[:, None] * one  # every column of the cp-1 sends, bytes included
+        exposed = np.asarray(_core.ring_exposed_s(one[:, 0], parts["attn"][ai, 0], ranks))
+        share = np.where(sends[:, 0] > 0, exposed / np.maximum(sends[:, 0], 1e-300), 0.0)
+        sends[:, :4] *= share[:, None]  # the times scale to the exposed part; bytes stay
+        parts["rings"] = sends
     if ops.calls:
         parts["calls"] = _price_calls(ops.calls, hw, efficiency)
     out = np.zeros((len(ops.rows), len(COLUMNS)))

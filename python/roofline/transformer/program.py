@@ -31,6 +31,9 @@ class Program:
     #: split by sequence parallelism), "attn_core" (attention output and softmax statistics,
     #: dropped by selective recomputation), "other"
     saved_by: dict[tuple[int, str], float] = field(default_factory=dict)
+    #: ring context-parallel exchanges: (bytes per step, ranks, attention spec index); the
+    #: exposed part depends on that attention's time (see ``ring_exchange``)
+    rings: list[tuple[float, int, int]] = field(default_factory=list)
     #: link for expert-parallel all-to-alls when it differs from the default (bytes/s)
     ep_link: float | None = None
 
@@ -107,6 +110,20 @@ class Program:
         if self.train:
             self._row(g, name + " bwd", "collective",
                       [self._push("comms", (bwd_op or op, nbytes, ranks))])
+
+    def ring_exchange(self, g: int, name: str, nbytes: float, ranks: int) -> None:
+        """Ring context parallelism around the attention call just recorded: ``ranks - 1``
+        sends of this rank's ``nbytes`` K/V chunk, each overlapped with one of ``ranks``
+        blocks of that attention (the backward sends K/V and their gradients: twice the
+        bytes against the backward's blocks)."""
+        if ranks <= 1:
+            return
+        n = len(self.attn)
+        fwd = n - 2 if self.train else n - 1
+        self._row(g, name, "collective", [self._push("rings", (nbytes, ranks, fwd))])
+        if self.train:
+            self._row(g, name + " bwd", "collective",
+                      [self._push("rings", (2 * nbytes, ranks, n - 1))])
 
     def calls_row(self, g: int, name: str, kind: str, calls: list[Any], saved: float = 0.0,
                   cat: str = "other") -> None:

@@ -168,7 +168,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             virtual_stages: Any, seq_len: int, optimizer: str, overlap: bool,
             sequence_parallel: Any, optimizer_update: bool, gpus_per_node: int | None,
             link_bytes_per_s: float, network_bytes_per_s: float, latency_s: float,
-            peak_flops_per_s: float) -> dict[str, np.ndarray]:
+            peak_flops_per_s: float, reduce_bytes: Any = None,
+            reshard_after_forward: Any = None) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -182,6 +183,22 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     over ``dp·cp·tp/ep`` (``dp·cp`` without expert parallelism). A group runs over the
     scale-up link when all the ranks it spans sit in one node of ``gpus_per_node`` (ranks
     ordered tp, cp, dp, pp), else over the network at ``network_bytes_per_s`` per GPU.
+
+    Data-parallel communication is scheduled per unit, as FSDP2 and Megatron's bucketed
+    gradient reduction run it: a stage's units are the embedding, its ``L/pp`` layers and the
+    head (final norm, output layer), each one collective per pass over one link, one unit
+    prefetched (see ``_core.overlapped_pass_s``). ZeRO-3 all-gathers each unit's weights (as
+    stored: bf16, or the recipe's format) in every micro-batch's forward and, when
+    ``reshard_after_forward`` (default ``pp == 1``, torchtitan's policy), again in its backward
+    for every layer but the last and the embedding; it reduce-scatters each unit's gradients in
+    ``reduce_bytes`` per element (default 4: fp32, FSDP2's ``reduce_dtype`` as torchtitan sets
+    it) in every backward. ZeRO-1/2 reduce-scatter (ZeRO-0: all-reduce) the gradients in the
+    last micro-batch's backward in the gradient format (bf16, Megatron's default
+    ``grad_reduce_in_fp32=False``) and ZeRO-1/2 all-gather the updated weights per unit in the
+    first forward. Exposed communication is each pass's overlapped wall time minus its compute:
+    the first all-gather, the last reduction and whatever a unit's collectives take beyond the
+    neighbouring unit's compute. Not modeled: NCCL kernels slowing the overlapped compute (SMs
+    and HBM they take), DeepSpeed's parameter-count buckets (a unit here is a layer).
     """
     a = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (
         dp, pp, tp, ep, cp, zero, recompute, micro_batch, grad_accum, virtual_stages,
@@ -209,7 +226,12 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     expert_dp = np.where(ep > 1, np.maximum(dp * cp * tp / ep, 1.0), dp * cp)
     dense_p, expert_p = base["dense_params"] / pp, base["expert_params"] / pp
     dense_wb, expert_wb = base["dense_weight_bytes"] / pp, base["expert_weight_bytes"] / pp
-    gathered = np.where(zero >= 3, 2.0 * (dense_wb + expert_wb) * pp / layers, 0.0)
+    reshard = (pp == 1) if reshard_after_forward is None else np.asarray(
+        reshard_after_forward, dtype=bool) | np.zeros_like(pp, dtype=bool)
+    # ZeRO-3 holds two gathered layers (the one computing and the one prefetched), or every
+    # layer of the stage when the forward keeps them for the backward.
+    gathered = np.where(zero >= 3, np.where(reshard, 2.0 * (dense_wb + expert_wb) * pp / layers,
+                                            dense_wb + expert_wb), 0.0)
     rows = np.stack(np.broadcast_arrays(
         dense_p, expert_p, dense_wb, expert_wb, dp * cp, expert_dp, ab,
         _core.optimizer_bytes_per_param(kind), zero, gathered, act, inflight, transient),
@@ -223,17 +245,33 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     gb = ab  # gradient bytes per element (bf16 gradients)
 
     def both(fn: Any, dense_bytes: np.ndarray, expert_bytes: np.ndarray) -> np.ndarray:
-        return np.asarray(_link(intra_dp, fn, dense_bytes, dp * cp, **lk)
-                          + _link(intra_dp, fn, expert_bytes, expert_dp, **lk))
+        dense_bytes, expert_bytes = np.broadcast_arrays(dense_bytes, expert_bytes)
+        return np.asarray(  # an empty transfer launches nothing
+            np.where(dense_bytes > 0, _link(intra_dp, fn, dense_bytes, dp * cp, **lk), 0.0)
+            + np.where(expert_bytes > 0, _link(intra_dp, fn, expert_bytes, expert_dp, **lk),
+                       0.0))
 
     zeros = np.zeros_like(dp)
-    grad_ar = both(all_reduce, dense_p * gb, expert_p * gb)
-    grad_rs = both(reduce_scatter, dense_p * gb, expert_p * gb)
-    param_ag = both(all_gather, dense_wb + zeros, expert_wb + zeros)
-    grad_sync = np.where(zero == 0, grad_ar, np.where(zero <= 2, grad_rs, 0.0))
-    param_gather = np.where((zero >= 1) & (zero <= 2), param_ag, 0.0)
-    fsdp_gather = np.where(zero >= 3, param_ag, 0.0)
-    fsdp_reduce = np.where(zero >= 3, grad_rs, 0.0)
+    # One stage's units: the embedding, L/pp equal layers, the head (1/pp of each: the stages
+    # are balanced as above). Weights as stored; gradients reduced in ``rb`` bytes each.
+    n_layers = layers / pp
+    per_param = base["dense_weight_bytes"] / max(base["dense_params"], 1.0)
+    emb_p, head_p = base["embed_params"] / pp, base["head_params"] / pp
+    layer_p = np.maximum(dense_p - emb_p - head_p, 0.0) / n_layers
+    layer_e = expert_p / n_layers
+    rb = np.where(zero >= 3, 4.0 if reduce_bytes is None else reduce_bytes, gb)
+
+    def unit(dense: np.ndarray, expert: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(all-gather of the weights, reduction of the gradients) of one unit."""
+        ag = both(all_gather, dense * per_param + zeros, expert * expert_wb / np.maximum(
+            expert_p, 1e-30) + zeros)
+        red = np.where(zero == 0, both(all_reduce, dense * rb + zeros, expert * rb + zeros),
+                       both(reduce_scatter, dense * rb + zeros, expert * rb + zeros))
+        return np.where(zero >= 1, ag, 0.0), red
+
+    layer_ag, layer_red = unit(layer_p, layer_e)
+    emb_ag, emb_red = unit(emb_p + zeros, zeros)
+    head_ag, head_red = unit(head_p + zeros, zeros)
     p2p_bytes = mb * seq_len / cp * base["hidden"] * ab / sp_div
     p2p = np.where(pp > 1, _link(intra_pp, send_recv, p2p_bytes, None, **lk), 0.0)
     if optimizer_update:
@@ -243,8 +281,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     else:
         opt_s = zeros
     srows = np.stack(np.broadcast_arrays(
-        fwd, bwd, rec, p2p, pp, m, v, layers / pp, grad_sync, param_gather, fsdp_gather,
-        fsdp_reduce, opt_s, 1.0 if overlap else 0.0, base.get("host_s", 0.0) / pp), axis=-1)
+        fwd, bwd, rec, p2p, pp, m, v, n_layers, base["fwd_head_s"] / pp, base["bwd_head_s"] / pp,
+        layer_ag, layer_red, emb_ag, emb_red, head_ag, head_red, zero, reshard.astype(float),
+        opt_s, 1.0 if overlap else 0.0, base.get("host_s", 0.0) / pp), axis=-1)
     srows = srows.reshape(-1, _core.train_step_fields())
     st = _core.train_step_sweep(srows)
     shape = dp.shape
@@ -277,7 +316,9 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 sequence_parallel=par["sequence_parallel"],
                 optimizer_update=par["optimizer_update"], gpus_per_node=par["gpus_per_node"],
                 link_bytes_per_s=link_bytes_per_s, network_bytes_per_s=network_bytes_per_s,
-                latency_s=latency_s, peak_flops_per_s=peak_flops_per_s)
+                latency_s=latency_s, peak_flops_per_s=peak_flops_per_s,
+                reduce_bytes=par["reduce_bytes"],
+                reshard_after_forward=par["reshard_after_forward"])
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")

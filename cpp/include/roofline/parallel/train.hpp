@@ -1,8 +1,8 @@
 #pragma once
 // Training-step arithmetic of a parallel job: memory per GPU (ZeRO / FSDP sharding,
-// optimizer formats, in-flight activations) and step time (pipeline bubble, exposed
-// data-parallel and FSDP communication). Inputs are per-GPU quantities already derived from
-// the op estimates; nothing here knows about layers or hardware.
+// optimizer formats, in-flight activations) and step time (pipeline bubble, data-parallel and
+// FSDP communication scheduled per unit against the compute it can hide behind). Inputs are
+// per-GPU quantities already derived from the op estimates; nothing here knows hardware.
 #include <cstddef>
 #include <cstdint>
 
@@ -57,20 +57,51 @@ struct TrainMemory {
 /// activation_bytes * inflight + transient_bytes.
 TrainMemory train_memory(const TrainMemoryInputs& in) noexcept;
 
+/// One unit of a sharded pass: its all-gather (0 when its parameters are resident), its compute
+/// and the reduction of its gradients issued when that compute ends (0 in a forward pass).
+struct CommUnit {
+  double gather_s = 0;   ///< all-gather of the unit's parameters before its compute
+  double compute_s = 0;  ///< the unit's kernels on the compute stream
+  double reduce_s = 0;   ///< reduce-scatter / all-reduce of its gradients after its compute
+};
+
+/// Wall time of units run in order on one compute stream while one link carries their
+/// collectives in issue order: unit k's all-gather may start once unit k-2 has finished
+/// computing (one unit prefetched, at most two gathered at once, as FSDP2 and Megatron's
+/// bucketed gathers run) and unit k computes once it is gathered; a unit's reduction starts
+/// when its compute ends and the link is free. Returns the end of the last compute or of the
+/// last collective, whichever is later (>= the sum of the computes).
+double overlapped_pass_s(const CommUnit* units, std::size_t n) noexcept;
+
+/// Exposed time of ring (pass-KV) context parallelism in one attention call: `steps` = cp-1
+/// exchanges of `send_s` each, each overlapped with one of the cp equal blocks of the local
+/// attention `attention_s` (load-balanced causal chunks): steps * max(send_s - attention_s/cp, 0).
+double ring_exposed_s(double send_s, double attention_s, double ranks) noexcept;
+
 /// Per-GPU times of one training step, before composition.
 struct TrainStepInputs {
-  double fwd_s = 0;              ///< forward of one micro-batch on one stage
-  double bwd_s = 0;              ///< backward of one micro-batch on one stage
-  double recompute_s = 0;        ///< recomputed forward of one micro-batch on one stage
+  double fwd_s = 0;              ///< forward of one micro-batch on one stage (layers + head)
+  double bwd_s = 0;              ///< backward of one micro-batch on one stage (layers + head)
+  double recompute_s = 0;        ///< recomputed forward of one micro-batch's layers
   double p2p_s = 0;              ///< one activation (or gradient) send between stages
   double stages = 1;             ///< pipeline stages p
   double microbatches = 1;       ///< micro-batches per step m (gradient accumulation)
   double virtual_stages = 1;     ///< interleaved model chunks per GPU v
-  double layers = 1;             ///< layers on one stage (the granularity of overlap)
-  double grad_sync_s = 0;        ///< DP gradient all-reduce (ZeRO-0) or reduce-scatter, per step
-  double param_gather_s = 0;     ///< ZeRO-1/2 parameter all-gather after the update, per step
-  double fsdp_gather_s = 0;      ///< ZeRO-3: one all-gather of the stage's weights
-  double fsdp_reduce_s = 0;      ///< ZeRO-3: one reduce-scatter of the stage's gradients
+  double layers = 1;             ///< layers on one stage (the units of overlap)
+  double head_fwd_s = 0;         ///< part of fwd_s outside the layers (embedding, head, loss)
+  double head_bwd_s = 0;         ///< part of bwd_s outside the layers
+  double layer_gather_s = 0;     ///< one layer's parameter all-gather (ZeRO-3 every pass;
+                                 ///< ZeRO-1/2 once per step, after the update)
+  double layer_reduce_s = 0;     ///< one layer's gradient reduction (ZeRO-3 every micro-batch;
+                                 ///< ZeRO-0/1/2 in the last micro-batch's backward)
+  double embed_gather_s = 0;     ///< the same for the embedding unit (first forward, last bwd)
+  double embed_reduce_s = 0;     ///< the embedding unit's gradient reduction
+  double head_gather_s = 0;      ///< the same for the head unit (final norm, output layer)
+  double head_reduce_s = 0;      ///< the head unit's gradient reduction
+  int zero = 0;                  ///< ZeRO stage 0..3 (3: gathers and reductions per micro-batch)
+  bool reshard_after_forward = true;  ///< ZeRO-3: free gathered layers after the forward (all
+                                      ///< but the last layer; the head is kept) and gather them
+                                      ///< again in the backward
   double optimizer_s = 0;        ///< optimizer update of this GPU's shard
   bool overlap = true;           ///< communication overlapped with compute where possible
   double host_s = 0;             ///< host launch time exposed by syncs, per micro-batch
@@ -82,29 +113,32 @@ struct TrainStep {
   double compute_s = 0;        ///< m * (fwd + bwd + recompute + host)
   double bubble_s = 0;         ///< (p-1)/v * (fwd + bwd + recompute)
   double p2p_s = 0;            ///< pipeline sends on the critical path: 2 (v*m + p - 1) sends
-  double exposed_comm_s = 0;   ///< DP / FSDP communication not hidden behind compute
+  double exposed_comm_s = 0;   ///< DP / FSDP communication not hidden behind compute (>= 0)
   double comm_s = 0;           ///< all DP / FSDP communication, hidden or not
   double optimizer_s = 0;      ///< optimizer update
   double bubble_fraction = 0;  ///< (p-1)/(v*m + p-1)
   double host_s = 0;           ///< m * exposed host time (inside compute_s)
 };
 
-/// Composes a training step. Overlapped DP sync hides behind the last micro-batch's backward
-/// (except one layer's share); overlapped ZeRO-3 gathers hide behind the forward / backward of
-/// each micro-batch (except the first layer's); without overlap all communication is exposed.
+/// Composes a training step. A stage's units are the embedding, `layers` equal layers and the
+/// head; with overlap each pass runs as overlapped_pass_s: ZeRO-3 gathers every unit in every
+/// micro-batch's forward and again in its backward (unless kept), and reduces per unit in every
+/// backward; ZeRO-1/2 gather once (first micro-batch's forward) and all ZeRO stages below 3
+/// reduce in the last micro-batch's backward. Exposed = pass wall - pass compute, summed;
+/// without overlap all communication is exposed.
 TrainStep train_step(const TrainStepInputs& in) noexcept;
 
 /// train_memory over n packed input rows (the fields of TrainMemoryInputs in order, zero as a
 /// double) writing 5 outputs per row.
 void train_memory_sweep(const double* in, std::size_t n, double* out) noexcept;
 
-/// train_step over n packed input rows (the fields of TrainStepInputs in order, overlap as
-/// 0/1) writing 8 outputs per row.
+/// train_step over n packed input rows (the fields of TrainStepInputs in order, zero and the
+/// flags as doubles) writing 9 outputs per row.
 void train_step_sweep(const double* in, std::size_t n, double* out) noexcept;
 
 /// Fields per row of train_memory_sweep's input.
 inline constexpr std::size_t train_memory_fields = 13;
 /// Fields per row of train_step_sweep's input.
-inline constexpr std::size_t train_step_fields = 15;
+inline constexpr std::size_t train_step_fields = 21;
 
 }  // namespace roofline
