@@ -249,7 +249,7 @@ def torch_modules(rec: Recorder) -> None:
 
 
 def _torch_numbers(r: Any) -> list[Any]:
-    return [r.table(), r.by_op(), r.time_s, r.wall_s]
+    return [r.to_pandas(), r.by_op(), r.time_s, r.wall_s]
 
 
 def traces(rec: Recorder) -> None:

@@ -32,7 +32,7 @@ def main() -> None:
         run()
         times.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
-    table = r.table()
+    table = r.to_pandas()
     table_s = time.perf_counter() - t0
     print(f"DeepSeek-V3 decode, batch 64, kv_len 4096, ep 128 on H800: "
           f"{r.time_s * 1e3:.3f} ms predicted per step ({len(table)} op rows)")

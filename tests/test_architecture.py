@@ -23,10 +23,10 @@ ALLOWED: dict[str, set[str]] = {
     "_errors": set(), "_format": set(), "_version": set(), "_core": set(),
     "_html": {"_format"}, "_mpl": set(),
     "_checks": {"_errors"},
-    "hardware": {"_errors"},
+    "hardware": {"_errors", "_html"},
     "_dtypes": {"_core", "_checks"},
     "efficiency": {"_core", "_checks", "_errors", "hardware"},
-    "estimate": {"_checks", "_format"},
+    "estimate": {"_checks", "_format", "_html"},
     "_params": {"_core", "_errors", "hardware", "efficiency"},
     "explain": {"_core", "_errors", "_html", "_dtypes", "_format", "estimate", "hardware"},
 }

@@ -99,7 +99,7 @@ def test_model_json_and_csv_match_the_api(capsys: pytest.CaptureFixture[str]) ->
         assert got[(row.op, row.kind)]["time_s"] == pytest.approx(row.time_s, rel=1e-12)
         assert got[(row.op, row.kind)]["share"] == pytest.approx(row.share, rel=1e-12)
     per_layer = _per_layer(r)
-    table = r.table()
+    table = r.to_pandas()
     assert [(x["layer"], x["op"]) for x in per_layer] == list(zip(table.layer, table.op,
                                                                     strict=True))
     np.testing.assert_allclose([x["time_s"] for x in per_layer], table.time_s, rtol=1e-12)

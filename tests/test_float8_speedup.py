@@ -35,7 +35,7 @@ def model() -> nn.Module:
 def test_per_linear_rows_match_float8_linear(model: nn.Module) -> None:
     x = torch.empty(8, 2048, 4096, device="meta")
     r = rlt.float8_speedup(model, x, recipe="tensorwise", hardware=HW)
-    t = r.table().set_index("name")
+    t = r.to_pandas().set_index("name")
     assert list(t.index) == ["big", "small", "odd"]
     assert (t.loc["big", "M"], t.loc["big", "K"], t.loc["big", "N"]) == (16384, 4096, 8192)
     ref = rl.float8.linear(16384, 4096, 8192, recipe="tensorwise", hardware=HW)
@@ -45,7 +45,7 @@ def test_per_linear_rows_match_float8_linear(model: nn.Module) -> None:
     no_gi_fp8 = ref.fp8_s - kern.loc["grad_input = grad_output @ weight^T", "time_s"]
     assert t.loc["big", "bf16_s"] == pytest.approx(no_gi_bf16)
     assert t.loc["big", "fp8_s"] == pytest.approx(no_gi_fp8)
-    steps = r.step.table()
+    steps = r.step.to_pandas()
     big_gemms = steps[(steps["module"] == "Mixed.big") & (steps["kind"] == "gemm")]
     assert big_gemms["time_s"].sum() == pytest.approx(no_gi_bf16, rel=0.02)
     # `small` reads big's output: all three GEMMs
@@ -69,7 +69,7 @@ def test_inference_and_recipes(model: nn.Module) -> None:
     x = torch.empty(4, 1024, 4096, device="meta")
     inf = rlt.float8_speedup(model, x, recipe="rowwise", hardware=HW, mode="inference")
     ref = rl.float8.linear(4096, 4096, 8192, recipe="rowwise", hardware=HW, mode="inference")
-    assert inf.table().iloc[0]["fp8_s"] == pytest.approx(ref.fp8_s)
+    assert inf.to_pandas().iloc[0]["fp8_s"] == pytest.approx(ref.fp8_s)
     assert inf.step.mode == "inference"
     # a threshold nobody reaches converts nothing: speedup exactly 1
     none = rlt.float8_speedup(model, x, hardware=HW, min_speedup=100.0)

@@ -151,7 +151,7 @@ def test_matmul_chain_enumerates_every_association() -> None:
 
 def test_comparison_table_and_text() -> None:
     c = rl.fusion.epilogue_fusion(512, 512, 512, hardware=HW)
-    df = c.table()
+    df = c.to_pandas()
     assert list(df["plan"]) == [c.baseline.name, c.candidate.name, "saving"]
     assert df["time_s"].iloc[2] == pytest.approx(c.saving_s)
     assert "saved" in str(c) and c.to_dict()["speedup"] == pytest.approx(c.speedup)

@@ -36,7 +36,7 @@ def test_llama_3_8b_zero3_on_8_gpus_by_hand() -> None:
 def test_defaults_keep_the_single_gpu_step() -> None:
     r = T.estimate("Llama-3-8B", "train", batch=1, seq_len=2048, hardware="H100 SXM",
                    optimizer_update=False)
-    assert r.time_s == pytest.approx(r.table()["time_s"].sum())
+    assert r.time_s == pytest.approx(r.to_pandas()["time_s"].sum())
     assert r.step.bubble_fraction == 0 and r.step.exposed_comm_s == 0
     assert r.tokens_per_s == pytest.approx(2048 / r.time_s)
     # the default adds the Adam update: a streaming pass reading and writing 16 fp32 bytes

@@ -64,15 +64,15 @@ def test_mlp_gemms_match_rl_gemm() -> None:
     model = MLP()
     x = torch.randn(4, 32, 256)
     rep = rlt.estimate(model, x, hardware=HW, mode="inference")
-    gemms = rep.table().query("kind == 'gemm'")
+    gemms = rep.to_pandas().query("kind == 'gemm'")
     # two addmm: (128 x 256) @ (256 x 1024) and (128 x 1024) @ (1024 x 256), fp32
     assert list(gemms["op"]) == ["addmm", "addmm"]
     assert gemms["flops"].sum() == 2 * (2 * 128 * 256 * 1024)
     want = rl.gemm(128, 256, 1024, "fp32", HW).time_s + rl.gemm(128, 1024, 256, "fp32", HW).time_s
     assert math.isclose(gemms["time_s"].sum(), want, rel_tol=1e-12)
-    assert set(rep.table()["module"]) >= {"MLP.up", "MLP.down", "MLP.act"}
+    assert set(rep.to_pandas()["module"]) >= {"MLP.up", "MLP.down", "MLP.act"}
     assert rep.unmodeled == []
-    assert rep.time_s == pytest.approx(rep.table()["time_s"].sum())
+    assert rep.time_s == pytest.approx(rep.to_pandas()["time_s"].sum())
     assert rep.time_s == pytest.approx(float(rep.estimate.time_s))
 
 
@@ -81,13 +81,13 @@ def test_train_is_forward_plus_backward() -> None:
     x = torch.randn(4, 32, 256)
     inf = rlt.estimate(model, x, hardware=HW, mode="inference")
     train = rlt.estimate(model, x, hardware=HW, mode="train")
-    t = train.table()
+    t = train.to_pandas()
     assert set(t["phase"]) == {"forward", "backward"}
     # training: 2 forward GEMMs + 3 backward (grad_weight of both linears, grad_input of
     # `down` only: the input x does not require grad), all 2*128*256*1024 FLOPs = 2.5x
     gemm_flops = t.query("kind == 'gemm'")["flops"].sum()
     assert gemm_flops == 5 * 2 * 128 * 256 * 1024
-    assert gemm_flops == 2.5 * inf.table().query("kind == 'gemm'")["flops"].sum()
+    assert gemm_flops == 2.5 * inf.to_pandas().query("kind == 'gemm'")["flops"].sum()
     assert train.time_s > 2 * inf.time_s
     assert model.training  # training flags restored
 
@@ -97,7 +97,7 @@ def test_module_is_not_touched_and_meta_inputs_cost_nothing() -> None:
         model = MLP(4096, 16384)
     x = torch.empty(8, 2048, 4096, device="meta")  # 8x2048x4096: no memory
     rep = rlt.estimate(model, x, hardware=HW, dtype="bf16")
-    gemms = rep.table().query("kind == 'gemm'")
+    gemms = rep.to_pandas().query("kind == 'gemm'")
     # 5 GEMMs (x needs no grad) of 2*16384*4096*16384 FLOPs
     assert gemms["flops"].sum() == 5 * 2 * 16384 * 4096 * 16384
     assert set(gemms["dtype"]) == {"bfloat16"}
@@ -108,10 +108,10 @@ def test_transformer_encoder_layer_uses_fused_attention() -> None:
     layer = nn.TransformerEncoderLayer(128, 4, 256, batch_first=True)
     x = torch.randn(2, 64, 128)
     rep = rlt.estimate(layer, x, hardware=HW, dtype="bf16")
-    ops = set(rep.table()["op"])
+    ops = set(rep.to_pandas()["op"])
     assert {"scaled_dot_product_attention", "scaled_dot_product_attention_backward"} <= ops
     assert "native_layer_norm" in ops and "native_layer_norm_backward" in ops
-    attn = rep.table().query("op == 'scaled_dot_product_attention'").iloc[0]
+    attn = rep.to_pandas().query("op == 'scaled_dot_product_attention'").iloc[0]
     want = rl.attention(2, 4, 64, 64, 32, dtype="bf16", hardware=HW)
     assert attn["time_s"] == pytest.approx(want.time_s)
     assert attn["module"] == "TransformerEncoderLayer.self_attn"
@@ -121,14 +121,14 @@ def test_transformer_encoder_layer_uses_fused_attention() -> None:
     assert by_module["fraction"].sum() == pytest.approx(1.0)
     # materialized path when asked: bmm + softmax instead of one kernel
     mat = rlt.estimate(layer, x, hardware=HW, dtype="bf16", fused_attention=False)
-    assert "bmm" in set(mat.table()["op"]) and "_safe_softmax" in set(mat.table()["op"])
+    assert "bmm" in set(mat.to_pandas()["op"]) and "_safe_softmax" in set(mat.to_pandas()["op"])
 
 
 def test_llama_block_gqa_causal_rmsnorm() -> None:
     block = LlamaBlock()
     x = torch.randn(2, 128, 256)
     rep = rlt.estimate(block, x, hardware=HW, dtype="bf16")
-    t = rep.table()
+    t = rep.to_pandas()
     attn = t.query("op == 'scaled_dot_product_attention'").iloc[0]
     want = rl.attention(2, 8, 128, 128, 32, kv_heads=2, causal=True, hardware=HW)
     assert attn["flops"] == pytest.approx(want.flops)
@@ -164,7 +164,7 @@ def test_conv_embedding_reduction_and_unmodeled_ops_are_listed() -> None:
     mine = [w for w in caught if issubclass(w.category, rlt.UnmodeledOpsWarning)]
     assert len(mine) == 1  # one warning per call, listing every unmodeled op name
     assert "logcumsumexp" in str(mine[0].message) and mine[0].filename == __file__
-    t = rep.table()
+    t = rep.to_pandas()
     conv = t.query("kind == 'conv'")
     # forward implicit GEMM: M = 4*32, K = 64*3, N = 128; backward: grad_input + grad_weight
     assert conv.iloc[0]["flops"] == 2 * (4 * 32) * (64 * 3) * 128
@@ -185,7 +185,7 @@ def test_scaled_mm_is_a_fp8_gemm() -> None:
     a = torch.empty(256, 512, dtype=torch.float8_e4m3fn, device="meta")
     b = torch.empty(1024, 512, dtype=torch.float8_e4m3fn, device="meta").t()
     rep = rlt.estimate(Fp8(), (a, b), hardware=HW, mode="inference")
-    g = rep.table().query("op == '_scaled_mm'").iloc[0]
+    g = rep.to_pandas().query("op == '_scaled_mm'").iloc[0]
     assert g["time_s"] == pytest.approx(rl.gemm(256, 512, 1024, "fp8", HW).time_s)
 
 
@@ -254,7 +254,7 @@ def _both(model: Any, x: Any, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tup
     assert fast.time_s == slow.time_s and fast.flops == slow.flops
     assert fast.bytes == slow.bytes and fast.wall_s == slow.wall_s
     assert fast.unmodeled == slow.unmodeled
-    assert fast.table().equals(slow.table())
+    assert fast.to_pandas().equals(slow.to_pandas())
     return fast, slow, kept[0]
 
 

@@ -112,7 +112,7 @@ def test_tp_and_ep_split_memory() -> None:
 
 def test_table_sums_to_totals() -> None:
     r = T.estimate("Mixtral-8x7B", "decode", batch=16, kv_len=2048, hardware="H100 SXM", tp=2)
-    table = r.table()
+    table = r.to_pandas()
     assert len(table) == 32 * r.ops().query("block == 'moe'").shape[0] + 3
     assert table["time_s"].sum() == pytest.approx(r.time_s)
     assert table["flops"].sum() == pytest.approx(r.flops)
@@ -174,7 +174,7 @@ def test_seed_000_deepseek_v3_decode_layer_on_h800() -> None:
     assert up["bytes"] == 2 * (256 * 7168 + 7168 * 4096 + 256 * 4096) * 2
     assert {"dispatch all_to_all", "combine all_to_all", "shared gate_up"} <= set(
         ops.loc["moe"].index)
-    table = r.table()
+    table = r.to_pandas()
     assert len(table) == 3 * 16 + 58 * 24 + 3
     assert table["time_s"].sum() == pytest.approx(r.time_s)
     assert math.isclose(r.memory["kv_cache_bytes"], 61 * 64 * 4096 * 1152)

@@ -94,14 +94,16 @@ constexpr double kAtenRegElems = 9.0 * 1024.0;
 constexpr double kInductorPersistentElems = 1024.0;
 
 // aten's host_softmax dispatch for a softmax / log_softmax over rows of `cols` elements.
-// smem: the row stays on chip (registers or shared memory), one 1024-thread CTA per row.
-enum class AtenSoftmax : std::uint8_t { persistent, smem, looped };
+// reg / smem: the row stays on chip (registers / shared memory), one 1024-thread CTA per row;
+// looped: the same CTA re-reads the row from L2 / DRAM for each pass.
+
+enum class AtenSoftmax : std::uint8_t { persistent, reg, smem, looped };
 
 AtenSoftmax aten_softmax_path(double cols, double b, bool forward) {
   if (cols <= kAtenPersistentElems && cols * b <= kAtenPersistentBytes) {
     return AtenSoftmax::persistent;
   }
-  if (forward && cols <= kAtenRegElems) return AtenSoftmax::smem;  // row in registers
+  if (forward && cols <= kAtenRegElems) return AtenSoftmax::reg;  // row in registers
   const double vector = 16.0 / b;  // elements per 16-byte vector (ILP)
   if (cols * b < kAtenSoftmaxSmemBytes && std::fmod(cols, vector) == 0.0) return AtenSoftmax::smem;
   return AtenSoftmax::looped;
@@ -122,8 +124,16 @@ void aten_softmax_rows(Cost& c, const RowOpShape& s, double b, double rereads, d
       c.row_kernel = RowKernel::aten_rows;
       c.ctas_per_sm = 0.0;
       break;
-    case AtenSoftmax::smem:
+    case AtenSoftmax::reg:
       c.row_kernel = RowKernel::aten_cta;
+      c.ctas_per_sm = 1.0;
+      break;
+    case AtenSoftmax::smem:
+      // cunn_SoftMaxForwardSmem / BackwardSmem: the looped kernel's code (vectorized loads,
+      // the same passes and block reductions) with the row's passes served from shared memory:
+      // the looped kernel less its re-reads, never more (so a row that stops being a multiple
+      // of the vector width, or outgrows shared memory, never gets faster).
+      c.row_kernel = RowKernel::aten_stream;
       c.ctas_per_sm = 1.0;
       break;
     case AtenSoftmax::looped:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 __all__ = ["ArgumentTypeError", "ArgumentValueError", "RooflineDeprecationWarning",
-           "UnknownNameError", "close_matches"]
+           "UnknownNameError", "close_matches", "table_renamed"]
 
 
 class _ArgumentError:
@@ -64,6 +64,16 @@ class RooflineDeprecationWarning(DeprecationWarning):
     Its own class so a test suite can turn roofline's deprecations (and only those) into
     errors: ``filterwarnings = ["error::roofline.RooflineDeprecationWarning"]``.
     """
+
+
+def table_renamed(obj: object) -> None:
+    """Warn that ``obj.to_pandas()`` is now ``obj.to_pandas()`` (the one name of a result's
+    table, on every result object); the old name still returns the same frame."""
+    import warnings
+
+    name = type(obj).__name__
+    warnings.warn(f"{name}.to_pandas() is deprecated: call {name}.to_pandas() (the same table)",
+                  RooflineDeprecationWarning, stacklevel=3)
 
 
 class UnknownNameError(KeyError, ValueError):

@@ -19,12 +19,13 @@ _STYLE = "border-collapse:collapse;font-size:0.9em"
 
 
 def headline_html(title: str, rows: Iterable[tuple[str, Any]]) -> str:
-    """A bold title and a two-column (quantity, value) table."""
+    """A bold title and a two-column (quantity, value) table (no table when no rows)."""
     cells = "".join(
         f"<tr><th style='text-align:left;padding:1px 8px'>{html.escape(str(k))}</th>"
         f"<td style='text-align:right;padding:1px 8px'>{html.escape(str(v))}</td></tr>"
         for k, v in rows)
-    return (f"<div><b>{html.escape(title)}</b><table style='{_STYLE}'>{cells}</table></div>")
+    table = f"<table style='{_STYLE}'>{cells}</table>" if cells else ""
+    return f"<div><b>{html.escape(title)}</b>{table}</div>"
 
 
 def frame_html(df: Any, max_rows: int = MAX_ROWS) -> str:

@@ -38,6 +38,29 @@ def _maybe_scalar(a: Any) -> Number:
     return float(arr) if arr.ndim == 0 else arr
 
 
+class _Bound:
+    """``Estimate.bound``: a descriptor (not a property) so its type follows the estimate's,
+    ``str`` on ``Estimate[float]`` and an array of ``str`` on ``Estimate[Array]``."""
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any]) -> _Bound: ...
+    @overload
+    def __get__(self, obj: Estimate[float], owner: type[Any]) -> str: ...
+    @overload
+    def __get__(self, obj: Estimate[Array], owner: type[Any]) -> npt.NDArray[np.str_]: ...
+
+    def __get__(self, obj: Estimate[Any] | None, owner: type[Any]) -> Any:
+        if obj is None:
+            return self
+        terms = np.stack(np.broadcast_arrays(
+            np.asarray(obj.compute_s), np.asarray(obj.memory_s), np.asarray(obj.overhead_s)))
+        picked = _BOUND_NAMES[np.argmax(terms, axis=0)]
+        return str(picked) if picked.ndim == 0 else picked
+
+
+_BOUND_NAMES = np.array(["compute", "memory", "overhead"])
+
+
 @dataclass(frozen=True, eq=False)
 class Estimate(Generic[T]):
     """Predicted time of one op (or a sum of ops), with the roofline terms behind it.
@@ -90,17 +113,9 @@ class Estimate(Generic[T]):
             )
         return _maybe_scalar(out)  # type: ignore[return-value]
 
-    @property
-    def bound(self) -> str | np.ndarray:
-        """"compute", "memory" or "overhead": whichever term is largest."""
-        terms = np.stack(
-            np.broadcast_arrays(
-                np.asarray(self.compute_s), np.asarray(self.memory_s), np.asarray(self.overhead_s)
-            )
-        )
-        names = np.array(["compute", "memory", "overhead"])
-        picked = names[np.argmax(terms, axis=0)]
-        return str(picked) if picked.ndim == 0 else picked
+    #: "compute", "memory" or "overhead": whichever term is largest (``str`` for a scalar
+    #: estimate, an array of ``str`` for an array estimate; type checkers see which).
+    bound = _Bound()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -204,6 +219,22 @@ class Estimate(Generic[T]):
             if key != "inputs" and not key.startswith("_") and np.shape(value) == self.shape:
                 cols[key] = np.ravel(value)
         return pd.DataFrame(cols)
+
+    def _repr_html_(self) -> str:
+        from ._html import result_html
+
+        where = f" on {self.hardware}" if self.hardware else ""
+        title = f"{self.label or 'estimate'}{where}"
+        if self.shape != ():
+            return result_html(f"{title}: shape {self.shape}", [], self.to_pandas())
+        return result_html(title, [
+            ("time", f"{si(float(self.time_s), 's')} ({self.bound}-bound)"),
+            ("compute", si(float(self.compute_s), "s")),
+            ("memory", si(float(self.memory_s), "s")),
+            ("overhead", si(float(self.overhead_s), "s")),
+            ("work", si(float(self.flops), "FLOP")),
+            ("DRAM traffic", si(float(self.bytes), "B")),
+            ("intensity", f"{float(self.intensity):.4g} FLOP/B")])
 
     def __repr__(self) -> str:
         where = f" on {self.hardware}" if self.hardware else ""

@@ -288,8 +288,8 @@ def _breakdown_series(fn: str, report: Any, by: str) -> Any:
 
     if isinstance(report, pd.DataFrame):
         table = report
-    elif hasattr(report, "table") and callable(report.table):
-        table = report.table()
+    elif callable(getattr(report, "to_pandas", None)):
+        table = report.to_pandas()
     else:
         raise TypeError(
             f"{fn}: report must be a roofline.torch estimate, an rl.transformer estimate or a "

@@ -18,12 +18,15 @@ e: rl.Estimate[float] = rl.gemm(8192, 8192, 8192, dtype="bf16", hardware=hw)
 t: float = e.time_s
 parts: tuple[float, float, float] = (e.compute_s, e.memory_s, e.overhead_s)
 intensity: float = e.intensity
-print(e.bound, t, parts, intensity)
+bound: str = e.bound  # str on a scalar estimate (an array of str on an array estimate)
+print(bound.upper(), t, parts, intensity)
 
 m = np.array([128, 1024, 8192])
 sweep = rl.gemm(m, 4096, 4096, dtype="fp8", hardware=hw)
 times: npt.NDArray[np.float64] = sweep.time_s
 frame: pd.DataFrame = sweep.to_pandas()
+bounds: npt.NDArray[np.str_] = sweep.bound
+hw_frame: pd.DataFrame = hw.to_pandas()
 
 r = rl.float8.linear(8192, 8192, 8192, recipe="rowwise", hardware=hw)
 speedup: float = r.speedup

@@ -145,7 +145,7 @@ def _summary(r: Any) -> list[dict[str, Any]]:
 
 
 def _per_layer(r: Any) -> list[dict[str, Any]]:
-    """``ModelEstimate.table()`` as rows: one per (layer, op)."""
+    """``ModelEstimate.to_pandas()`` as rows: one per (layer, op)."""
     ops = _ops(r)
     out: list[dict[str, Any]] = []
 
@@ -175,7 +175,7 @@ def _per_layer(r: Any) -> list[dict[str, Any]]:
 def _print_table(r: Any, rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     from rich.table import Table
 
-    table = Table(title=_one_line_repr(r), title_style="bold")
+    table = Table(title=r.title, title_style="bold")
     lead = ["layer"] if args.per_layer else []
     for col in (*lead, "op", "kind"):
         table.add_column(col)
@@ -196,10 +196,8 @@ def _print_table(r: Any, rows: list[dict[str, Any]], args: argparse.Namespace) -
     console = make_console()
     console.print(table)
     console.print(literal(
-        f"total {si(t['time_s'], 's')}, {t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.1%}; "
+        f"total {si(t['time_s'], 's')} per step (GPU; wall {si(t['wall_s'], 's')} {r.launch}), "
+        f"{t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.1%}; "
         f"memory per GPU: weights {si(m['weights_bytes'], 'B')}, KV cache "
         f"{si(m['kv_cache_bytes'], 'B')}, total {si(m['total_bytes'], 'B')}"))
 
-
-def _one_line_repr(r: Any) -> str:
-    return " ".join(str(r).split())

@@ -219,6 +219,22 @@ class Float8Linear(Generic[T]):
         return pd.DataFrame(_core.float8_linear_kernels(float(self.m), float(self.k),
                                                         float(self.n), *self._args))
 
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        title = f"float8 {self.recipe} {self.mode} linear ({self.launch}) on {self.hardware}"
+        if np.ndim(self.bf16_s) != 0:
+            return result_html(f"{title}: shape {np.shape(self.bf16_s)}", [], self.to_pandas())
+        return result_html(f"{title}, m={int(self.m)} k={int(self.k)} n={int(self.n)}", [
+            ("bf16 GEMM", si(float(self.bf16_s), "s")),
+            ("low-precision GEMM", si(float(self.fp8_gemm_s), "s")),
+            ("casts", si(float(self.fp8_overhead_s), "s")),
+            ("GPU speedup", f"{float(self.gpu_speedup):.3f}x"),
+            ("per call (wall)", f"{si(float(self.bf16_wall_s), 's')} bf16 vs "
+                                f"{si(float(self.wall_s), 's')}"),
+            ("speedup", f"{float(self.speedup):.3f}x"),
+        ])
+
     def __repr__(self) -> str:
         head = f"Float8Linear({self.recipe}, {self.mode}, {self.launch}, on {self.hardware}"
         if np.ndim(self.bf16_s) == 0:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .._errors import table_renamed
 from .._format import si
 from ..estimate import Estimate
 
@@ -113,10 +114,23 @@ class Plan:
         ]
 
     def table(self) -> Any:
+        """Deprecated name of :meth:`to_pandas`."""
+        table_renamed(self)
+        return self.to_pandas()
+
+    def to_pandas(self) -> Any:
         """A pandas DataFrame with one row per kernel (SI units)."""
         import pandas as pd
 
         return pd.DataFrame(self.rows())
+
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        return result_html(f"plan {self.name!r} on {self.hardware} ({self.efficiency})", [
+            ("time", si(self.time_s, "s")), ("kernels", len(self.kernels)),
+            ("launches", self.launches), ("work", si(self.flops, "FLOP")),
+            ("DRAM traffic", si(self.bytes, "B"))], self.to_pandas())
 
     def __repr__(self) -> str:
         return (
@@ -175,10 +189,25 @@ class Comparison:
         return out
 
     def table(self) -> Any:
+        """Deprecated name of :meth:`to_pandas`."""
+        table_renamed(self)
+        return self.to_pandas()
+
+    def to_pandas(self) -> Any:
         """A pandas DataFrame: the two plans and the saving (SI units)."""
         import pandas as pd
 
         return pd.DataFrame(self.rows())
+
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        return result_html(
+            f"{self.title or 'comparison'} ({self.baseline.hardware}, efficiency "
+            f"{self.baseline.efficiency})",
+            [("candidate", f"{100 * (1 - self.saving):.1f} % of the baseline's time "
+                           f"({100 * self.saving:.1f} % saved, {self.speedup:.2f}x)")],
+            self.to_pandas())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values for JSON: both plans' totals and kernels, the saving and speedup."""

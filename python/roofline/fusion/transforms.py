@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ArgumentTypeError, ArgumentValueError
+from .._errors import ArgumentTypeError, ArgumentValueError, table_renamed
+from .._format import si
 from ..efficiency import EfficiencyLike
 from ..hardware import HardwareLike
 from ..ops.attention import attention, attention_kernels
@@ -275,10 +276,25 @@ class ChainOrders:
                  "launches": p.launches} for e, p in self.orders]
 
     def table(self) -> Any:
+        """Deprecated name of :meth:`to_pandas`."""
+        table_renamed(self)
+        return self.to_pandas()
+
+    def to_pandas(self) -> Any:
         """A pandas DataFrame of :meth:`rows`."""
         import pandas as pd
 
         return pd.DataFrame(self.rows())
+
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        expr, best = self.best
+        return result_html(f"matmul chain {' x '.join(map(str, self.dims))}: "
+                           f"{len(self.orders)} associations",
+                           [("best", f"{expr}: {si(best.time_s, 's')}"),
+                            ("worst", f"{self.worst[0]}: {si(self.worst[1].time_s, 's')}")],
+                           self.to_pandas())
 
 
 def matmul_chain(

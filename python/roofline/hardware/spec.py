@@ -16,9 +16,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import UnknownNameError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "ENV_VAR",
@@ -316,6 +319,35 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
             value = getattr(self, f.name)
             out[f.name] = list(value) if isinstance(value, tuple) else value
         return out
+
+    def to_pandas(self) -> pd.DataFrame:
+        """A one-row pandas DataFrame of every field (SI units; tuples joined with ``"; "``).
+
+        ``pd.concat([rl.hardware(n).to_pandas() for n in rl.list_hardware()])`` is the whole
+        database as a table. (The ``table`` field names the source table, not this frame.)
+        """
+        import pandas as pd
+
+        row = {k: "; ".join(v) if isinstance(v, list) else v for k, v in self.to_dict().items()}
+        return pd.DataFrame([row])
+
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        peaks = [(f"{p} dense", f"{v / 1e12:g} TFLOP/s") for p in PEAK_CLASSES
+                 if (v := getattr(self, f"{p}_flops_per_s")) is not None]
+        rows: list[tuple[str, Any]] = [*peaks, ("memory bandwidth",
+                                                f"{self.mem_bytes_per_s / 1e12:g} TB/s")]
+        for label, key, unit, scale in (("memory", "mem_capacity_bytes", "GB", 1e9),
+                                        ("L2", "l2_bytes", "MB", 1e6),
+                                        ("interconnect", "interconnect_bytes_per_s", "GB/s", 1e9),
+                                        ("SMs / CUs", "sms", "", 1.0)):
+            value = getattr(self, key)
+            if value is not None:
+                rows.append((label, f"{value / scale:g} {unit}".strip()))
+        title = f"{self.name}" + (f" ({self.full_name})" if self.full_name else "")
+        return result_html(title + ("" if self.table == "roofline" else f", {self.table} table"),
+                           rows)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Hardware:

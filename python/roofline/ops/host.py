@@ -79,6 +79,13 @@ class WallTime:
     def __float__(self) -> float:
         return self.wall_s
 
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        return result_html(f"{self.kernels} kernels, {self.mode} on {self.hardware}", [
+            ("wall time", f"{si(self.wall_s, 's')} ({self.bound}-bound)"),
+            ("GPU time", si(self.gpu_s, "s")), ("launches (host)", si(self.host_s, "s"))])
+
     def __repr__(self) -> str:
         return (f"WallTime({self.kernels} kernels, {self.mode} on {self.hardware}: wall "
                 f"{si(self.wall_s, 's')}, GPU {si(self.gpu_s, 's')}, launches "

@@ -13,6 +13,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .._checks import one_of
+from .._errors import table_renamed
 from .._format import si
 from ..estimate import Estimate
 from ..hardware import HardwareLike
@@ -103,6 +104,11 @@ class TorchEstimate(StepWall):
         return sorted({r.op for r in self.records if not r.modeled})
 
     def table(self) -> Any:
+        """Deprecated name of :meth:`to_pandas`."""
+        table_renamed(self)
+        return self.to_pandas()
+
+    def to_pandas(self) -> Any:
         """One row per kernel (pandas DataFrame with :data:`COLUMNS`)."""
         import pandas as pd
 
@@ -119,7 +125,7 @@ class TorchEstimate(StepWall):
         return pd.DataFrame(rows, columns=list(COLUMNS))
 
     def _grouped(self, key: str) -> Any:
-        t = self.table()
+        t = self.to_pandas()
         g = t.groupby(key, sort=False).agg(
             time_s=("time_s", "sum"), flops=("flops", "sum"), bytes=("bytes", "sum"),
             kernels=("time_s", "size"))
@@ -138,7 +144,7 @@ class TorchEstimate(StepWall):
             return self._grouped("module")
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
             raise ValueError(f"by_module: depth must be a non-negative integer, got {depth!r}")
-        t = self.table()
+        t = self.to_pandas()
         t["module"] = t["module"].map(lambda s: ".".join(s.split(".")[: depth + 1]))
         g = t.groupby("module", sort=False).agg(
             time_s=("time_s", "sum"), flops=("flops", "sum"), bytes=("bytes", "sum"),
@@ -155,10 +161,23 @@ class TorchEstimate(StepWall):
         return self._grouped("kind")
 
     def top_ops(self, n: int = 10) -> Any:
-        """The ``n`` slowest kernels (pandas rows of :meth:`table`)."""
+        """The ``n`` slowest kernels (pandas rows of :meth:`to_pandas`)."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"top_ops: n must be a positive integer, got {n!r}")
-        return self.table().sort_values("time_s", ascending=False).head(n)
+        return self.to_pandas().sort_values("time_s", ascending=False).head(n)
+
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        return result_html(f"{self.mode} step on {self.hardware}", [
+            ("time (GPU)", si(self.time_s, "s")),
+            ("wall time", f"{si(self.wall_s, 's')} ({self.launch}"
+                          f"{', launch-bound' if self.launch_bound else ''})"),
+            ("kernels", len(self.records)),
+            ("work", si(self.flops, "FLOP")),
+            ("DRAM traffic", si(self.bytes, "B")),
+            ("unmodeled op names", len(self.unmodeled)),
+        ], self.by_op().reset_index())
 
     def __repr__(self) -> str:
         return (

@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from .._errors import table_renamed
 from .._format import si
 from ..float8.layer import linear as float8_linear
 from ..hardware import HardwareLike
@@ -75,6 +76,20 @@ class Float8Speedup:
         return lambda mod, fqn: fqn in keep
 
     def table(self) -> Any:
+        """Deprecated name of :meth:`to_pandas`."""
+        table_renamed(self)
+        return self.to_pandas()
+
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        return result_html(f"float8 {self.recipe} {self.mode} on {self.hardware}", [
+            ("linears converted", f"{len(self.convert)} of {len(self.rows)}"),
+            ("step", f"{si(self.step_bf16_s, 's')} bf16 -> {si(self.step_fp8_s, 's')} float8"),
+            ("speedup", f"{self.speedup:.3f}x"),
+        ], self.to_pandas())
+
+    def to_pandas(self) -> Any:
         """One row per linear (pandas DataFrame with :data:`COLUMNS`)."""
         import pandas as pd
 

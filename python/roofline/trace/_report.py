@@ -28,6 +28,12 @@ def _nan_sum(values: list[float]) -> float:
     return math.fsum(priced) if priced else math.nan
 
 
+def _per_step_count(count: int, steps: int) -> int | float:
+    """``count / steps``, an ``int`` when it divides evenly (a count shows as ``1``, not
+    ``1.0``; a table column of whole counts stays integer)."""
+    return count // steps if count % steps == 0 else count / steps
+
+
 def _pct(num: float, den: float) -> float:
     return 100.0 * num / den if den > 0 and not math.isnan(num) else math.nan
 
@@ -170,8 +176,8 @@ class TraceReport:
                 agg["op"], agg["shapes"] = rs[0]["op"], rs[0]["shapes"]
             agg["kind"] = max({r["kind"] for r in rs},
                               key=lambda k: sum(r["measured_s"] for r in rs if r["kind"] == k))
-            agg["calls"] = len({r["op_uid"] for r in rs}) / n
-            agg["kernels"] = len(rs) / n
+            agg["calls"] = _per_step_count(len({r["op_uid"] for r in rs}), n)
+            agg["kernels"] = _per_step_count(len(rs), n)
             agg["measured_s"] = math.fsum(r["measured_s"] for r in rs) / n
             priced = [r for r in rs if r["priced"]]
             agg["priced_measured_s"] = math.fsum(r["measured_s"] for r in priced) / n
@@ -195,6 +201,25 @@ class TraceReport:
         import pandas as pd
 
         return pd.DataFrame(self._group(key))
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The report's table: :meth:`by_op` (per step, one row per (op, shapes)); the
+        groupings :meth:`by_module`, :meth:`by_class` and the per-event :meth:`kernels` are
+        its other views."""
+        return self.by_op()
+
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        return result_html(f"{self.source} on {self.hardware}: {self.iterations} step(s)", [
+            ("GPU time per step", si(self.measured_s, "s")),
+            ("priced kernels", f"{si(self.priced_measured_s, 's')} "
+                               f"({100 * self.priced_fraction:.1f} %)"),
+            ("model", si(self.predicted_s, "s")),
+            ("lost (measured - model)", si(self.lost_s, "s")),
+            ("idle between kernels", si(self.idle_s, "s")),
+            ("GPU events per step", f"{self.launches:g}"),
+        ], self.to_pandas())
 
     def by_op(self) -> pd.DataFrame:
         """Per step, one row per (op, shapes): calls, kernels, measured and predicted time,

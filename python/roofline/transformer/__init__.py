@@ -3,7 +3,7 @@
 >>> import roofline as rl
 >>> cfg = rl.transformer.config("Llama-3-8B")
 >>> r = rl.transformer.estimate(cfg, phase="decode", batch=8, kv_len=4096, hardware="H100 SXM")
->>> r.table()          # pandas: one row per (layer, op)
+>>> r.to_pandas()          # pandas: one row per (layer, op)
 """
 
 from __future__ import annotations

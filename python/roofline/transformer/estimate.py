@@ -217,7 +217,7 @@ def estimate(
     Returns
     -------
     ModelEstimate
-        ``.table()`` (per layer and op), ``.summary()``, ``.totals``, ``.memory``;
+        ``.to_pandas()`` (per layer and op), ``.summary()``, ``.totals``, ``.memory``;
         ``.time_s`` (GPU time), ``.wall_s`` and ``.launch_bound`` (host launch overhead).
 
     Notes

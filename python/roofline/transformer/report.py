@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import table_renamed
 from .._format import si
 from ..estimate import Estimate
 from ..ops.host import StepWall, WallTime
@@ -48,7 +49,7 @@ class ModelEstimate(StepWall):
     Notes
     -----
     Op rows of a layer kind are computed once; totals multiply them by the kind's layer
-    count, and :meth:`table` repeats them per layer, so the table sums to the totals.
+    count, and :meth:`to_pandas` repeats them per layer, so the table sums to the totals.
     Collective rows hold link bytes (not DRAM bytes) in ``bytes``; their ``memory_s`` is the
     transfer time and ``overhead_s`` the latency. ``bytes`` totals therefore mix the two.
     """
@@ -160,6 +161,11 @@ class ModelEstimate(StepWall):
         return df
 
     def table(self) -> Any:
+        """Deprecated name of :meth:`to_pandas`."""
+        table_renamed(self)
+        return self.to_pandas()
+
+    def to_pandas(self) -> Any:
         """pandas DataFrame, one row per (layer, op): layer, block, op, kind, FLOPs, bytes,
         times, bound. Embedding is layer -1, final norm / LM head layer ``num_layers``."""
         import pandas as pd
@@ -188,6 +194,27 @@ class ModelEstimate(StepWall):
         out = ops.groupby(["op", "kind"], sort=False)[list(COLUMNS)].sum().reset_index()
         out["share"] = out["time_s"] / self.time_s
         return out.sort_values("time_s", ascending=False, ignore_index=True)
+
+    @property
+    def title(self) -> str:
+        """One line naming the step: model, phase, hardware and shape (tables' title)."""
+        return (f"{self.config.name} {self.phase} on {self.hardware}: batch {self.batch}, "
+                f"q_len {self.q_len}, kv_len {self.kv_len}, tp {self.tp}, ep {self.ep}")
+
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        m = self.memory
+        return result_html(self.title, [
+            ("time per step (GPU)", si(self.time_s, "s")),
+            ("wall time", f"{si(self.wall_s, 's')} ({self.launch}"
+                          f"{', launch-bound' if self.launch_bound else ''})"),
+            ("tokens/s", f"{self.tokens_per_s:,.0f}"),
+            ("MFU", f"{self.mfu:.1%}"),
+            ("memory per GPU", f"{si(m['total_bytes'], 'B')} (weights "
+                               f"{si(m['weights_bytes'], 'B')}, KV cache "
+                               f"{si(m['kv_cache_bytes'], 'B')})"),
+        ], self.summary())
 
     def __repr__(self) -> str:
         m = self.memory

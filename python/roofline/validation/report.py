@@ -62,6 +62,20 @@ class ValidationResult:
     models: tuple[str, ...]
     comparisons: dict[str, list[tuple[str, Comparison]]] = field(repr=False)
 
+    def to_pandas(self) -> pd.DataFrame:
+        """The per-family table (see ``table``)."""
+        return self.table
+
+    def _repr_html_(self) -> str:
+        from .._html import result_html
+
+        return result_html(f"predicted vs measured, per family (models: {', '.join(self.models)})",
+                           [("rows no predictor covers", int(self.unmapped["rows"].sum())
+                             if "rows" in self.unmapped else len(self.unmapped)),
+                            ("rows whose prediction raised", int(self.errors["rows"].sum())
+                             if "rows" in self.errors else len(self.errors))],
+                           self.table)
+
     def to_csv(self) -> str:
         """The table as CSV (errors as fractions, SI everywhere)."""
         return str(self.table.to_csv(index=False))
