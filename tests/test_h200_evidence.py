@@ -126,3 +126,14 @@ def test_eager_softmax_shared_memory_kernel_streams_like_the_looped_one() -> Non
     assert edge[1] < edge[0]
     assert probe["softmax_eager_4096x9224"]["measured"] < \
         probe["softmax_eager_4096x9216"]["measured"]
+
+
+def test_graph_replayed_kernels_are_named_as_such() -> None:
+    rep = rl.trace.explain(PROGRAMS / "traces" / "llama_decode_static_graph_b64.json.gz",
+                           hardware="H200", iterations=3)
+    assert any("replayed from CUDA graphs" in n for n in rep.notes)
+    hows = set(rep.by_op()["how"])
+    assert any("CUDA graph" in str(h) for h in hows)
+    eager = rl.trace.explain(PROGRAMS / "traces" / "llama_decode_static_eager_b64.json.gz",
+                             hardware="H200", iterations=3)
+    assert not any("CUDA graph" in n for n in eager.notes)
