@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from . import (
     aten_memory,
+    atomic_entries,
     attention_entries,
     fallback,
     gather_entries,
@@ -32,7 +33,8 @@ from .table import Entry, Priced, entries, lookup, register, register_family, re
 __all__ = ["Call", "Entry", "Impl", "Pricer", "Priced", "TensorArg", "entries", "lookup",
            "price", "register", "register_family", "resolve", "row_entry"]
 
-del aten_memory, attention_entries, fallback, gather_entries, gemm_entries, kernel_entries
+del aten_memory, atomic_entries, attention_entries, fallback, gather_entries, gemm_entries
+del kernel_entries
 del public_entries
 
 
