@@ -94,7 +94,10 @@ def torch_estimate(cfg: dict[str, Any], hw: str) -> Any:
 def hf_estimate(cfg: dict[str, Any], hw: str) -> Any:
     hc = hf_config(cfg)
     mc = rl.transformer.from_hf(hc.to_dict())
-    kw = {"kv_len": cfg["kv_len"]} if cfg["phase"] == "decode" else {"seq_len": cfg["seq_len"]}
+    kw: dict[str, Any] = ({"kv_len": cfg["kv_len"]} if cfg["phase"] == "decode"
+                          else {"seq_len": cfg["seq_len"]})
+    if cfg.get("cache") == "StaticCache":
+        kw["cache"] = "static"
     launch = LAUNCH.get(cfg["runtime"], "compiled")
     return rl.transformer.estimate(mc, cfg["phase"], cfg["batch"], hardware=hw, runtime="hf",
                                    launch=launch, **kw)

@@ -10,7 +10,6 @@ import pytest
 
 import roofline as rl
 from roofline.ops.registry import Call, Pricer, TensorArg, price
-from roofline.ops.registry.memory_entries import BATCHED_COPY_FRACTION
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -109,9 +108,10 @@ def test_decode_cache_cats_dominate_at_batch_64(llama):
     e = rl.transformer.estimate(cfg, "decode", 64, kv_len=CACHE + 1, hardware=HW, runtime="hf")
     ops = e.ops()
     cat = float(ops.loc[ops["op"] == "kv cache cat", "time_s"].sum()) * 2  # two layers
-    # 2 x 64 x 8 x 4097 x 128 x 2 B per cat at 0.2 x 3.35 TB/s, four cats
+    # 2 x 64 x 8 x 4097 x 128 x 2 B per cat at 1024 threads x 132 SMs x 2 B x 2 per 0.8 us
+    # (0.68 TB/s, the H100 profile's rate), four cats
     out = 64 * 8 * 4097 * 128 * 2
-    assert cat == pytest.approx(4 * 2 * out / (BATCHED_COPY_FRACTION * 3.35e12), rel=0.03)
+    assert cat == pytest.approx(4 * 2 * out / (1024 * 132 * 2 * 2 / 0.8e-6), rel=0.03)
     assert 0.6 < cat / e.time_s < 0.85
 
 
@@ -123,12 +123,30 @@ def test_batched_copy_prices_twice_the_output_at_its_bandwidth():
     full = TensorArg((64, 8, 4097, 128), "bf16", 2)
     live, _ = price(Call("aten::cat", ((past, new), -2), (full,)), p)
     trace, _ = price(Call("aten::cat", ((past, new), -2)), p)  # a trace: inputs only
-    want = 2 * full.nbytes / (BATCHED_COPY_FRACTION * hw.mem_bytes_per_s)
+    want = 2 * full.nbytes / (1024 * 132 * 2 * 2 / 0.8e-6)  # the kernel's bytes in flight
     for found in (live, trace):
         (_, e), = found
         assert float(e.bytes) == 2 * full.nbytes
         assert float(e.memory_s) == pytest.approx(want)
         assert float(e.time_s) >= want
+    # the rate is set by the SMs, not the HBM: the same on an H200 (132 SMs, 4.8 TB/s)
+    (_, e200), = price(Call("aten::cat", ((past, new), -2), (full,)),
+                       Pricer(rl.hardware("H200"), "default"))[0]
+    assert float(e200.memory_s) == pytest.approx(want)
+
+
+def test_index_copy_prices_the_rows_it_writes():
+    """StaticCache's ``index_copy_`` of one token into a 4097-slot cache moves that token's
+    K (or V), not the 1 GB cache: read + write of 256 x 8 x 1 x 128 bf16 and one index."""
+    p = Pricer(rl.hardware("H200"), "default")
+    cache = TensorArg((256, 8, 4097, 128), "bf16", 2)
+    idx = TensorArg((1,), None, 8)
+    src = TensorArg((256, 8, 1, 128), "bf16", 2)
+    for call in (Call("aten::index_copy_", (cache, 2, idx, src), (cache,)),
+                 Call("aten::index_copy_", (cache, 2, idx, src))):
+        (_, e), = price(call, p)[0]
+        assert float(e.bytes) == 2 * src.nbytes + 8
+        assert float(e.time_s) < 20e-6  # launch-bound, not 2 x 537 MB / 4.8 TB/s
 
 
 def test_grouped_mm_entry_splits_rows_evenly():

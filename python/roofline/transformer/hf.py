@@ -7,7 +7,9 @@ What HF runs, per layer: RMSNorm as its fp32 decomposition (``_to_copy``, ``pow`
 ``add``, ``rsqrt``, ``mul``, ``_to_copy``, ``mul`` by the weight), separate q / k / v / o
 projections, rotary embedding as ``mul`` / ``neg`` / ``cat`` / ``mul`` / ``add`` on Q and K,
 the ``DynamicCache`` update (``torch.cat`` of the cached K and V with the new ones: aten's
-batched copy, every step), SDPA (one fused kernel; GQA without repeating K/V), a ``clone``
+batched copy, every step) or the ``StaticCache`` one (``index_copy_`` of the new K and V into
+the preallocated cache; decode then attends over every slot under a mask, one query token
+packed per KV head), SDPA (one fused kernel; GQA without repeating K/V), a ``clone``
 of the transposed attention output when more than one token, the SiLU-gated MLP as
 ``mm`` + ``silu`` + ``mul`` + ``mm`` (Mixtral: router ``mm``, fp32 softmax, ``topk``, token
 sort and gather, two ``_grouped_mm``, weighted fp32 sum), residual ``add``s. Model level:
@@ -105,7 +107,7 @@ def _row(ops: Program, g: int, name: str, kind: str, fwd: list[Call], bwd: list[
 
 
 def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv: int,
-               dt: str, train: bool) -> None:
+               dt: str, train: bool, cache: str) -> None:
     hid, h, kvh, d = cfg.hidden_size, cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
     t = b * s
     fwd, bwd = _rmsnorm((b, s, hid), dt, train)
@@ -128,14 +130,28 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
         fq, bq = _rope(b, h, s, d, dt, train)
         fk, bk = _rope(b, kvh, s, d, dt, train)
         _row(ops, g, "rope", "elementwise", fq + fk, bk + bq, t * (h + kvh) * d)
-    cached = kv - s
-    past = _t((b, kvh, cached, d), dt) if cached else _t((0,), dt)
-    new, full = _t((b, kvh, s, d), dt), _t((b, kvh, kv, d), dt)
-    cat = _plain("cat", [(past, new)], [full], {"dim": -2})
-    zeros = [] if cached else [_plain("zeros", [], [_t((0,), dt)])] * 2
-    _row(ops, g, "kv cache cat", "elementwise", [cat, cat], zeros if train else [])
     q = _t((b, h, s, d), dt)
-    causal = s > 1
+    new, full = _t((b, kvh, s, d), dt), _t((b, kvh, kv, d), dt)
+    if cache == "static":  # StaticCache: the new K/V written in place, keys = the whole cache
+        idx = _t((s,), "i64")
+        put = Call("aten::index_copy_", (full, 2, idx, new), (full,), {"dim": 2})
+        _row(ops, g, "kv cache index_copy_", "elementwise", [put, put], [])
+        if s == 1 and h > kvh:  # pack_gqa: the query heads of one KV head as its query rows
+            q = _t((b, kvh, h // kvh, d), dt)
+        elif s > 1 and kv > s:  # a mask over the cache: repeat_kv copies K and V per head
+            rep = _t((b, h, kv, d), dt)
+            _row(ops, g, "repeat_kv", "elementwise", [_pw("clone", [rep], rep)] * 2, [])
+            full = rep
+        elif s > 1:  # prefill of an empty cache: no mask, the keys sliced to the prompt
+            full = new
+        causal = s > 1 and kv == s
+    else:  # DynamicCache: torch.cat of the cached K / V with the new ones, every step
+        cached = kv - s
+        past = _t((b, kvh, cached, d), dt) if cached else _t((0,), dt)
+        cat = _plain("cat", [(past, new)], [full], {"dim": -2})
+        zeros = [] if cached else [_plain("zeros", [], [_t((0,), dt)])] * 2
+        _row(ops, g, "kv cache cat", "elementwise", [cat, cat], zeros if train else [])
+        causal = s > 1
     qkv = {"query": q, "key": full, "value": full, "is_causal": causal}
     att = Call("roofline::sdpa", (q, full, full), (q,), qkv)
     att_b = Call("roofline::sdpa_backward", (q, full, full), (q, full, full), qkv)
@@ -258,9 +274,11 @@ def _head(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt: str,
 
 
 def record_hf_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
-                   phase: str, dtype: str) -> list[tuple[str, list[int]]]:
+                   phase: str, dtype: str, cache: str = "dynamic"
+                   ) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind and the model-level kernels of an HF step into ``ops``
-    (groups as :func:`roofline.transformer.layers.record_step` returns them)."""
+    (groups as :func:`roofline.transformer.layers.record_step` returns them); ``cache`` is
+    ``"dynamic"`` (``DynamicCache``) or ``"static"`` (``StaticCache`` of ``kv`` slots)."""
     train = phase == "train"
     kinds = cfg.layer_kinds()
     groups: list[tuple[str, list[int]]] = []
@@ -269,13 +287,17 @@ def record_hf_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, 
         if layers:
             groups.append((kind, layers))
     for gi, (kind, _) in enumerate(groups):
-        _attention(ops, gi, cfg, batch, q, kv, dtype, train)
+        _attention(ops, gi, cfg, batch, q, kv, dtype, train, cache)
         if kind == "dense":
             _dense_mlp(ops, gi, cfg, batch, q, dtype, train)
         else:
             _moe_mlp(ops, gi, cfg, batch, q, dtype)
     groups.append(("head", []))
     _head(ops, len(groups) - 1, cfg, batch, q, dtype, phase)
+    if cache == "static" and kv > q:  # the mask over the cache's slots
+        m = _t((batch, 1, q, kv), dtype)
+        ops.calls_row(len(groups) - 1, "attention mask", "elementwise",
+                      [_pw("where", [m], m)])
     return groups
 
 

@@ -65,3 +65,18 @@ def embedding_dense_backward(call: Call, p: Pricer) -> Priced:
     e = p.traffic(grad.nbytes + index.nbytes, written, 0.0, call.base)
     return [("embedding", e)], (f"{call.name}: {grad.nbytes + index.nbytes} B read, "
                                 f"{written} B written (rl.elementwise)")
+
+
+@register("aten::index_copy_", kind="memory", op="elementwise")
+def index_copy_(call: Call, p: Pricer) -> Priced:
+    """``self.index_copy_(dim, index, source)`` (HF's ``StaticCache`` update): in place, it
+    reads ``source`` and the indices and writes ``source``'s slices into ``self``; the rest of
+    ``self`` is not touched (one token into a 4097-slot cache moves that token's K, not the
+    cache)."""
+    src = call.arg("source") if "source" in call.args else call.tensor(3)
+    index = call.arg("index") if "index" in call.args else call.tensor(2)
+    if not isinstance(src, TensorArg) or not isinstance(index, TensorArg):
+        return None, f"{call.name}: no source / index shapes"
+    e = p.traffic(src.nbytes + index.nbytes, src.nbytes, 0.0, call.base)
+    return [("memory", e)], (f"{call.name}: {src.nbytes} B of source read and written into "
+                             f"place, {index.nbytes} B of indices (rl.elementwise)")

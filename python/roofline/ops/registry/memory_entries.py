@@ -22,7 +22,8 @@ from .call import Call, TensorArg, nbytes
 from .pricer import Pricer
 from .table import Entry, Priced, add, register_family
 
-__all__ = ["BATCHED_COPY_FRACTION", "RULES", "batched_copy", "moved_bytes", "stream"]
+__all__ = ["CAT_STEP_S", "CAT_THREADS_PER_SM", "RULES", "batched_copy", "batched_copy_bytes_per_s",
+           "moved_bytes", "stream"]
 
 RULES = ("pointwise", "reduce", "copy", "write_only", "unary_copy", "cat", "dropout", "kernel")
 
@@ -86,11 +87,32 @@ def _free(rule: str) -> Callable[[Call, Pricer], Priced]:
     return price
 
 
-#: DRAM bandwidth aten's ``CatArrayBatchedCopy`` kernels reach, as a fraction of the HBM
-#: bandwidth. Source: issue #23's H100 SXM profile (torch 2.11, HF decode with a DynamicCache):
-#: 4 cats of a 64 x 8 x 4097 x 128 bf16 cache took 6.3 ms (2 x 537 MB x 4 / 6.3 ms =
-#: 0.68 TB/s = 0.20 x 3.35 TB/s); at batch 16, 4 cats of 134 MB took 1.6 ms (0.67 TB/s).
-BATCHED_COPY_FRACTION = 0.2
+#: Threads of aten's generic ``CatArrayBatchedCopy`` per SM and input: ``getCatGrid`` launches
+#: ``2 x SMs`` blocks of 512 threads per input tensor (ATen ``Shape.cu``), each thread copying
+#: one element per grid-stride loop step.
+CAT_THREADS_PER_SM = 2 * 512
+
+#: Time of one loop step of that kernel: a dependent DRAM load, the per-element index division
+#: and the store (a loaded DRAM round trip). Source: issue #23's H100 SXM profile (torch 2.11,
+#: HF decode with a DynamicCache, 132 SMs, bf16): 4 cats of a 64 x 8 x 4097 x 128 cache took
+#: 6.3 ms (2 x 537 MB x 4 / 6.3 ms = 0.68 TB/s; at batch 16, 4 cats of 134 MB took 1.6 ms:
+#: 0.67 TB/s), so a step moving 1024 x 132 x 2 B read + written takes
+#: 540672 B / 0.68 TB/s = 0.8 us. The same rate on an H200 (132 SMs, 4.8 TB/s HBM) follows:
+#: the rate is set by the SMs' threads in flight, not by the HBM bandwidth.
+CAT_STEP_S = 0.8e-6
+
+
+def batched_copy_bytes_per_s(hardware: Any, itemsize: int) -> float | None:
+    """DRAM rate of aten's generic batched-copy kernel: ``min(HBM, in_flight / step)``.
+
+    ``in_flight = CAT_THREADS_PER_SM x SMs x itemsize x 2`` (each thread reads one element
+    and writes it per step of :data:`CAT_STEP_S`). None without an SM count.
+    """
+    sms = getattr(hardware, "sms", None)
+    if not sms:
+        return None
+    rate = CAT_THREADS_PER_SM * int(sms) * max(int(itemsize), 1) * 2 / CAT_STEP_S
+    return min(rate, float(hardware.mem_bytes_per_s))
 
 
 def batched_copy(call: Call, p: Pricer) -> Priced:
@@ -100,15 +122,18 @@ def batched_copy(call: Call, p: Pricer) -> Priced:
     records inputs only: 2 x their sum). Rate: ``parallel_cat`` launches a fixed grid per
     input (2 blocks of 512 threads per SM in the generic ``CatArrayBatchedCopy``), each
     thread copying one element per loop step (a dependent load -> store with per-element
-    index division), so the bytes in flight, hence the bandwidth, are set by the kernel, not
-    by the tensor: it streams at :data:`BATCHED_COPY_FRACTION` of the DRAM bandwidth (a
-    lower bound on ``memory_s``; the ``peak`` / ``torchao`` presets keep the plain pass).
+    index division), so the bytes in flight, hence the bandwidth, are set by the kernel and
+    the SM count, not by the tensor or the HBM: :func:`batched_copy_bytes_per_s` (a lower
+    bound on ``memory_s``; the ``peak`` / ``torchao`` presets keep the plain pass).
     """
     priced, how = stream(call, p, "cat", "memory")
     if not priced or not is_shape_aware(p.efficiency):
         return priced, how
     kind, e = priced[0]
-    bw = BATCHED_COPY_FRACTION * float(p.hardware.mem_bytes_per_s)
+    ts = call.tensors()
+    bw = batched_copy_bytes_per_s(p.hardware, ts[0].itemsize if ts else 2)
+    if bw is None:
+        return priced, how
 
     def make() -> Any:
         floor = float(e.bytes) / bw
@@ -117,8 +142,8 @@ def batched_copy(call: Call, p: Pricer) -> Priced:
         return dataclasses.replace(e, memory_s=floor,
                                    time_s=float(e.time_s) + floor - float(e.memory_s))
 
-    capped = p.cached(("batched_copy", float(e.bytes), call.base), make)
-    return [(kind, capped)], how + f"; batched copy at {BATCHED_COPY_FRACTION:g} x HBM bandwidth"
+    capped = p.cached(("batched_copy", float(e.bytes), bw, call.base), make)
+    return [(kind, capped)], how + f"; batched copy at {bw / 1e12:.2f} TB/s"
 
 
 def memory(*names: str, rule: str = "pointwise", kind: str = "memory") -> None:
