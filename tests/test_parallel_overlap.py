@@ -137,7 +137,7 @@ def test_cp_ring_hides_what_its_blocks_cover() -> None:
     kw = dict(batch=1, seq_len=16384, hardware="H100 SXM", cp=4, latency_s=0.0)
     ring = T.estimate("Llama-3-8B", "train", **kw)
     gather = T.estimate("Llama-3-8B", "train", cp_comm="all_gather", **kw)
-    r, g = ring.table(), gather.table()
+    r, g = ring.to_pandas(), gather.to_pandas()
     rr = r[r["op"] == "cp ring kv"]
     gg = g[g["op"] == "cp all_gather kv"]
     # the same bytes: cp-1 chunks of 1/cp of the sequence's K/V (2 heads·8 kv heads·128·2 B)
@@ -146,7 +146,7 @@ def test_cp_ring_hides_what_its_blocks_cover() -> None:
     assert float(gg["bytes"].iloc[0]) == pytest.approx(3 * kv / 4)
     assert ring.time_s < gather.time_s
     # a slow link: exposed = (cp-1)·(send - attention/cp) per call, forward and backward
-    slow = T.estimate("Llama-3-8B", "train", link_bytes_per_s=1e9, **kw).table()
+    slow = T.estimate("Llama-3-8B", "train", link_bytes_per_s=1e9, **kw).to_pandas()
     att = slow[slow["op"] == "attention"]
     row = slow[slow["op"] == "cp ring kv"]
     a = float(att["time_s"].iloc[0])
