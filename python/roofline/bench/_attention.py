@@ -112,9 +112,15 @@ def _forward(backend: str | None) -> Any:
 
 
 def _check(fn: Any, backend: str | None) -> None:
-    """Run once: a backend that cannot take this shape/dtype becomes a Skip."""
+    """Run once: a backend that cannot take this shape/dtype becomes a Skip (SDPA's
+    per-call UserWarnings about why a backend refuses, e.g. the efficient kernel and GQA,
+    are silenced: the Skip's reason carries it)."""
+    import warnings
+
     try:
-        fn()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            fn()
     except RuntimeError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise Skip(f"SDPA backend {backend or 'default'} cannot run this case: {first[:160]}"
