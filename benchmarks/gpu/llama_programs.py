@@ -101,6 +101,7 @@ def capture(step: Callable[[], Any]) -> Callable[[], Any]:
 class Runner:
     def __init__(self, out: Out, dev: str, layers: int, small: bool) -> None:
         self.out, self.dev, self.layers, self.small = out, dev, layers, small
+        self.traced = True
         self.hc = llama_config(layers)
         if small:  # CPU smoke test of the script itself
             self.hc = llama_config(layers)
@@ -127,6 +128,9 @@ class Runner:
         if self.layers != 2:
             name = f"{name}_L{self.layers}"
         t = time_step(step, after=after, **timing)
+        if not self.traced:  # timings only: no profiler session ever runs in this process
+            self.out.row(name=name, part=part, config=cfg, **t)
+            return
         tr = trace(step, self.out.trace_path(name), steps=steps, after=after)
         self.out.row(name=name, part=part, config=cfg, trace=tr, trace_steps=steps, **t)
 
@@ -354,14 +358,19 @@ def main() -> None:
     ap.add_argument("--parts", default="eager,graphs,compiled,float8,moe")
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--small", action="store_true", help="tiny dims (CPU smoke test)")
+    ap.add_argument("--no-trace", action="store_true",
+                    help="timings only, no profiler in the process (a finished profiler "
+                         "session leaves host-bound calls ~2x slower: profiler_effect.py)")
+    ap.add_argument("--name", default="programs", help="output file stem (default programs)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     if dev == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
-    out = Out(args.out, "programs")
+    out = Out(args.out, args.name)
     parts = set(args.parts.split(","))
     r = Runner(out, dev, args.layers, args.small)
+    r.traced = not args.no_trace
     dec = (1, 4) if args.small else DECODE_BATCHES
     if "eager" in parts:
         for b in (1,) if args.small else TRAIN_BATCHES:
