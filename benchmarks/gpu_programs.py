@@ -3,7 +3,8 @@
 For every program row (HF Llama-3-8B dims with 2 or 4 layers: train, prefill, decode with a
 DynamicCache or StaticCache, eager / CUDA graph / compiled / torchao float8) it prints:
 - measured: the median CUDA-event time per step (``gpu_s``) and the host-inclusive wall time
-  per step (``wall_s``) from benchmarks/gpu/llama_programs.py;
+  per step (``wall_s``) from benchmarks/gpu/llama_programs.py (the untraced re-timing where
+  there is one);
 - trace: ``rl.trace.explain`` of the committed profiler trace (kernel time per step it
   measured, and the model's price of the kernels it could price, with the priced fraction);
 - torch: ``rl.torch.estimate`` of the same HF module on the meta device (GPU time, and the
@@ -35,8 +36,17 @@ LAUNCH = {"eager": "eager", "graph": "graph", "compiled": "compiled",
 
 
 def rows() -> list[dict[str, Any]]:
+    """The traced programs; ``gpu_s`` / ``wall_s`` from ``programs_untraced.jsonl`` (timed with
+    no profiler in the process) where it has the program: a finished profiler session leaves
+    host-bound calls ~2x slower (profiler_effect.jsonl)."""
+    with open(os.path.join(DATA, "programs_untraced.jsonl")) as f:
+        clean = {r["name"]: r for r in map(json.loads, f)}
     with open(os.path.join(DATA, "programs.jsonl")) as f:
-        return [r for r in map(json.loads, f) if "error" not in r]
+        out = [r for r in map(json.loads, f) if "error" not in r]
+    for r in out:
+        if r["name"] in clean:
+            r["gpu_s"], r["wall_s"] = clean[r["name"]]["gpu_s"], clean[r["name"]]["wall_s"]
+    return out
 
 
 def hf_config(cfg: dict[str, Any]) -> Any:
