@@ -20,7 +20,8 @@ from .fields import fill
 #: Field names of HostTerms, in the core's order.
 FIELDS = ("eager_launch_s", "compiled_launch_s", "compiled_call_s", "compiled_region_s",
           "compiled_forward_s", "torchao_call_s", "graph_launch_s",
-          "kernel_gap_s", "kernel_latency_s")
+          "kernel_gap_s", "kernel_latency_s", "op_view_s", "op_kernel_s", "op_gemm_s",
+          "op_attention_s", "module_call_s", "op_backward_s")
 
 #: Sane values for any GPU when no fitted file is there (seconds).
 DEFAULTS = {
@@ -33,6 +34,13 @@ DEFAULTS = {
     "graph_launch_s": 5e-6,
     "kernel_gap_s": 1.4e-6,
     "kernel_latency_s": 4.2e-6,
+    # eager program host time per call by class (H200 VM, HF Llama traces, profiler-corrected)
+    "op_view_s": 4e-6,
+    "op_kernel_s": 16e-6,
+    "op_gemm_s": 55e-6,
+    "op_attention_s": 110e-6,
+    "module_call_s": 35e-6,
+    "op_backward_s": 25e-6,
 }
 
 
