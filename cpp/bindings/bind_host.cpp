@@ -93,7 +93,8 @@ void bind_host(py::module_& mod) {
           py::arg("tail"), py::arg("terms"),
           "Per-step wall time of an eager program in a loop, from the host calls (by HostOp "
           "class) before each kernel: (wall_s, gpu_s, host_s, launch_bound).");
-  mod.attr("HOST_OP_CLASSES") = host_op_classes;
+  mod.def("host_op_classes", [] { return host_op_classes; },
+          "Number of HostOp classes (the row width of program_wall_time's counts).");
   mod.def("linear_region_entry_s", &linear_region_entry_s_py, py::arg("mode"),
           py::arg("training"), py::arg("torchao"), py::arg("terms"),
           "Host time to enter one region (forward or backward) of a linear call.");

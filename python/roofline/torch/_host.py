@@ -34,7 +34,7 @@ from ..ops.host import WallTime
 #: Host call classes, in the core's HostOp order.
 CLASSES = ("view", "kernel", "gemm", "attention", "module", "backward")
 _INDEX = {c: i for i, c in enumerate(CLASSES)}
-assert len(CLASSES) == int(_core.HOST_OP_CLASSES)
+assert len(CLASSES) == _core.host_op_classes()
 
 #: A count vector with nothing in it.
 NONE: tuple[float, ...] = (0.0,) * len(CLASSES)
