@@ -133,8 +133,8 @@ def main() -> None:
         def ms(x: float | None) -> str:
             return f"{x * 1e3:8.3f}" if x is not None else f"{'-':>8s}"
 
-        def err(x: float | None) -> str:
-            return f"{x / r['wall_s'] - 1:+6.0%}" if x is not None else f"{'-':>6s}"
+        def err(x: float | None, wall: float = r["wall_s"]) -> str:
+            return f"{x / wall - 1:+6.0%}" if x is not None else f"{'-':>6s}"
 
         print(f"{r['name']:44s} {ms(r['gpu_s'])} {ms(r['wall_s'])} | {ms(rec['trace_s'])} "
               f"{ms(rec['trace_model_s'])} {rec['priced']:6.0%} | {ms(rec['torch_s'])} "

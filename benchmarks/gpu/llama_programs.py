@@ -315,7 +315,7 @@ def moe(out: Out, dev: str, small: bool) -> None:
 
                     t = time_step(step, target_s=1.0, max_repeats=30)
                     tr = trace(step, out.trace_path(f"moe_{name}_hf_t{x.shape[1]}"), steps=2)
-                out.row(name=f"moe_{name}_hf_t{x.shape[1]}", part="moe", trace=tr,
+                out.row(name=f"moe_{name}_hf_t{x.shape[1]}", part="moe", trace=tr, trace_steps=2,
                         config=dict(base, module=cls.__name__, experts_implementation=impl),
                         **t)
 
@@ -338,7 +338,7 @@ def moe(out: Out, dev: str, small: bool) -> None:
                     nm = f"moe_{name}_grouped_mm_{phase}_t{x.shape[1]}"
                     t = time_step(step, target_s=1.0, max_repeats=30)
                     tr = trace(step, out.trace_path(nm), steps=2)
-                    out.row(name=nm, part="moe", trace=tr,
+                    out.row(name=nm, part="moe", trace=tr, trace_steps=2,
                             config=dict(base, module="GroupedExperts (torch._grouped_mm)",
                                         phase=phase), **t)
 

@@ -78,6 +78,9 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
             priced[i] = own
         elif k.op_uid >= 0 and k.op:
             by_op.setdefault(k.op_uid, []).append(i)
+        elif k.graph:
+            priced[i] = (None, f"{k.kind} kernel replayed from a CUDA graph (cudaGraphLaunch "
+                               "records no op or shapes; price an eager step of the program)")
         else:
             priced[i] = (None, f"{k.kind} kernel not linked to an op (no launch record)")
     shares = [1.0] * len(ks)
@@ -134,6 +137,11 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
             "first_in_step": first,
         })
     notes = []
+    graph = sum(1 for k in ks if k.graph)
+    if graph:
+        notes.append(f"{graph} of {len(ks)} GPU events were replayed from CUDA graphs: the "
+                     "profiler records no op or shapes for them, so they are unpriced; profile "
+                     "one eager step of the same program to price them")
     if parsed.linked < len(ks):
         notes.append(f"{len(ks) - parsed.linked} of {len(ks)} GPU events have no launch record "
                      "(unpriced unless they carry their own size)")

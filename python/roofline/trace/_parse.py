@@ -79,6 +79,7 @@ class Kernel:
     region: str = ""
     launch_ts_us: float = float("nan")
     iteration: int = 0
+    graph: bool = False  # launched by a CUDA graph replay (cudaGraphLaunch): no op, no shapes
 
 
 @dataclass
@@ -320,6 +321,7 @@ class _Linker:
         th = self.threads[key]
         e = th.events[idx]
         k.launch_ts_us = float(e[_TS])
+        k.graph = str(e[_NAME]).startswith("cudaGraphLaunch")
         if e[_CAT] in _LAUNCH and "Collective name" not in e[_ARGS]:
             idx = th.parent[idx]  # a launch call adds nothing but its start to the chain
         got = self.memo.get((key, idx))

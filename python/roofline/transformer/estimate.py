@@ -176,9 +176,15 @@ def estimate(
         Training: micro-batches per step ``m`` (the pipeline's micro-batches).
     virtual_stages : int
         Training: interleaved model chunks per GPU ``v`` (bubble ``(p-1)/(v·m+p-1)``).
-    optimizer : {"adam", "adam_8bit", "adam_bf16"}
-        Training: optimizer state per parameter: 12 bytes (fp32 master, fp32 moments), 6
-        (8-bit moments) or 4 (bf16 moments, no master copy).
+    optimizer : {"adam", "adam_8bit", "adam_bf16", "adamw_fused", "adamw_foreach"}
+        Training: the optimizer implementation. ``"adam"``, ``"adam_8bit"``, ``"adam_bf16"``:
+        one fused mixed-precision update kernel (Megatron / Transformer Engine / apex) with
+        12, 6 or 4 state bytes per parameter (fp32 master and moments, 8-bit moments, bf16
+        moments). ``"adamw_fused"``: ``torch.optim.AdamW(fused=True)``, one pass reading p, g,
+        m, v and writing p, m, v in the model's format. ``"adamw_foreach"``:
+        ``torch.optim.AdamW()`` as torch runs it by default on CUDA, eight ``_foreach_``
+        passes (12 reads and 8 writes per parameter); the last two keep moments in the
+        model's format (4 bytes per parameter in bf16).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     sequence_parallel : bool, optional
