@@ -29,7 +29,7 @@ def test_small_module_host_time_by_hand() -> None:
     m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.LayerNorm(64))
     e = rl.torch.estimate(m, torch.empty(4, 64), HW, mode="inference")
     t = _terms()
-    host = 4 * t["module_call_s"] + t["op_gemm_s"] + 2 * t["op_kernel_s"]
+    host = 4 * t["module_call_launches"] + t["op_gemm_launches"] + 2 * t["op_kernel_launches"]
     assert [r.host for r in e.records] == [
         (0, 0, 1, 0, 2, 0), (0, 1, 0, 0, 1, 0), (0, 1, 0, 0, 1, 0)]
     assert e.wall is not None

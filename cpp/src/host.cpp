@@ -196,12 +196,12 @@ WallTime linear_call_wall_time(const double* kernel_s, std::size_t n, const Line
 
 double host_op_s(HostOp op, const HostTerms& t) noexcept {
   switch (op) {
-    case HostOp::view: return t.op_view_s;
-    case HostOp::kernel: return t.op_kernel_s;
-    case HostOp::gemm: return t.op_gemm_s;
-    case HostOp::attention: return t.op_attention_s;
-    case HostOp::module: return t.module_call_s;
-    case HostOp::backward: return t.op_backward_s;
+    case HostOp::view: return t.op_view_launches * t.eager_launch_s;
+    case HostOp::kernel: return t.op_kernel_launches * t.eager_launch_s;
+    case HostOp::gemm: return t.op_gemm_launches * t.eager_launch_s;
+    case HostOp::attention: return t.op_attention_launches * t.eager_launch_s;
+    case HostOp::module: return t.module_call_launches * t.eager_launch_s;
+    case HostOp::backward: return t.op_backward_launches * t.eager_launch_s;
   }
   return 0.0;
 }
@@ -216,8 +216,12 @@ double host_calls_s(const double* counts, const HostTerms& t) noexcept {
 
 WallTime program_wall_time(const double* kernel_s, const double* counts, std::size_t n,
                            const double* tail, const HostTerms& t) noexcept {
-  auto gap = [&](std::size_t i) { return host_calls_s(counts + i * host_op_classes, t); };
-  return looped(kernel_s, n, gap, 0.0, t.kernel_latency_s, t, host_calls_s(tail, t));
+  const double entry = std::max(t.step_call_launches, 0.0) * t.eager_launch_s;
+  auto gap = [&](std::size_t i) {
+    return host_calls_s(counts + i * host_op_classes, t) + (i == 0 ? entry : 0.0);
+  };
+  const double end = host_calls_s(tail, t) + (n == 0 ? entry : 0.0);
+  return looped(kernel_s, n, gap, 0.0, t.kernel_latency_s, t, end);
 }
 
 }  // namespace roofline

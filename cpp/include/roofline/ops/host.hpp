@@ -89,8 +89,9 @@ enum class HostOp : std::uint8_t {
 /// Number of HostOp classes (the row width of program_wall_time's counts).
 inline constexpr std::size_t host_op_classes = 6;
 
-/// Host time of one call of class op: the matching HostTerms field (op_view_s, op_kernel_s,
-/// op_gemm_s, op_attention_s, module_call_s, op_backward_s).
+/// Host time of one call of class op (s): the matching HostTerms field (op_view_launches,
+/// op_kernel_launches, op_gemm_launches, op_attention_launches, module_call_launches,
+/// op_backward_launches) x eager_launch_s.
 double host_op_s(HostOp op, const HostTerms& t) noexcept;
 
 /// Host time of counts[0..host_op_classes) calls by class: sum_c counts[c] x host_op_s(c).
@@ -100,7 +101,8 @@ double host_calls_s(const double* counts, const HostTerms& t) noexcept;
 /// n kernels with GPU times kernel_s, the host calls issued from the previous kernel's launch
 /// up to kernel i's launch in counts[i * host_op_classes ...] (row 0: from the step's start),
 /// and tail[0..host_op_classes) the calls after the last launch. With gap_i =
-/// host_calls_s(row i), A_i = sum_{j <= i} gap_j, g_j = max(kernel_s[j], kernel_gap_s) and the
+/// host_calls_s(row i) (row 0 plus the step's entry call, step_call_launches x eager_launch_s),
+/// A_i = sum_{j <= i} gap_j, g_j = max(kernel_s[j], kernel_gap_s) and the
 /// period P = A_{n-1} + host_calls_s(tail): one step from an idle GPU ends at
 /// W0 = max(gpu, max_i (A_i + sum_{j >= i} g_j)) and wall = max(kernel_latency_s, gpu,
 /// min(W0, P)) (looped_wall_time's steady state with no head). Never below the GPU time;
