@@ -342,7 +342,8 @@ def main() -> None:
     for row in doc.pop("held_out"):
         print("{:45s} {:4d} {:8.3f}   {:4d} {:8.3f}".format(*row))
     for k, v in doc["terms"].items():
-        print(f"{k:20s} {v * 1e6:10.2f} us")
+        print(f"{k:20s} {v:10.3f} launches" if k.endswith("_launches")
+              else f"{k:20s} {v * 1e6:10.2f} us")
     for k, v in doc["source"].items():
         print(f"{k}: {v}")
     print(f"wrote {OUT.relative_to(ROOT)}")

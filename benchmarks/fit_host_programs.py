@@ -1,30 +1,26 @@
-"""Derive the eager-program host terms from the 2-layer HF Llama traces; score every eager row.
+"""Derive the eager-program host terms (units of eager_launch_s) and score every eager row.
 
 The host of an eager PyTorch program runs, per step, one dispatch per aten op called from
-Python and the Python of every ``nn.Module`` call (see ``roofline/torch/_host.py``). This
-script reads those costs off the H200 profiler traces of the 2-layer HF ``LlamaForCausalLM``
-(``data/programs/h200/traces``, rows without ``_L4``) and nothing else:
+Python, the Python of every ``nn.Module`` call and once the entry call's own Python (see
+``roofline/torch/_host.py``). Derivation:
 
-- top-level ``cpu_op`` events (not nested in another op of the thread) are the ops Python
-  called; each is classed by what it ran: ``gemm`` (``aten::linear`` / ``matmul`` / ``mm`` /
-  ``addmm`` / ``bmm``), ``attention`` (``aten::scaled_dot_product_attention``), ``backward``
-  (``autograd::engine::evaluate_function``), ``kernel`` (a ``cuda_runtime`` launch inside its
-  span), else ``view``. ``op_<class>_s`` = median CPU duration per call of the class over the
-  2-layer eager traces (decode, prefill, train);
-- ``module_call_s``: the host time of a step not spent inside top-level ops (HF's Python,
-  ``nn.Module.__call__``), per module call: over the host-bound 2-layer eager decode traces
-  (profiled step span > 1.5 x the kernels' time), median of ``(span - sum_c n_c x op_c_s) /
-  module calls`` (module calls per step counted by ``rl.torch.estimate`` of the same module);
-- the profiler inflates host time (it records every op and launch); every term is scaled by
-  ``r`` = median over the same host-bound decode rows of the un-profiled wall per step
-  (``programs.jsonl`` ``wall_s``) / the profiled step span. ``r`` ~ 0.65.
+- class ratios from the 2-layer HF ``LlamaForCausalLM`` H200 traces (``data/programs/h200/
+  traces``, rows without ``_L4``): top-level ``cpu_op`` events are classed ``gemm``
+  (``aten::linear`` / ``matmul`` / ``mm`` / ``addmm`` / ``bmm``), ``attention`` (SDPA),
+  ``backward`` (``autograd::engine::evaluate_function``), ``kernel`` (a ``cuda_runtime`` launch
+  in its span), else ``view``; ``rel_c`` = median profiled CPU time per call; ``rel_module`` =
+  median over the host-bound decode traces of (step span - sum_c n_c rel_c) / module calls.
+  Only the ratios are kept: the profiler and that process's slow host inflate the scale;
+- the scale from ``probe.jsonl``'s HF decode rows at 1 and 2 layers ONLY (one process, 7
+  interleaved rounds, so drift cancels): with op terms ``rel_c / bare`` (``bare`` = the
+  probe's 100-add chain / 100, the bare eager op) the model's host time is ``H1``; relative
+  least squares of ``wall = s H1 + f`` over the 4 rows gives ``s`` and the entry call ``f``;
+  ``op_c_launches = s rel_c / bare``, ``step_call_launches = f / bare``;
+- held out: the probe's 4- and 8-layer rows and the call-D ``_L4`` eager decode rows. The
+  2-layer ``programs.jsonl`` rows ran in a process whose host was ~1.5x slower.
 
-The 4-layer rows (``_L4``) are held out. The VM's CPU ran at different speeds in the two
-processes (the 4-layer run's per-op costs are ~0.6-0.8x the 2-layer run's), so host figures
-carry up to ~2x machine noise.
-
-Run: ``PYTHONPATH=python python benchmarks/fit_host_programs.py [--write]`` (``--write``
-stores the terms in ``python/roofline/data/terms/host.json`` before scoring).
+Run: ``PYTHONPATH=python python benchmarks/fit_host_programs.py [--write]`` (prints the terms
+and the table of rows, fit and held out; ``--write`` keeps them in ``host.json``).
 """
 
 from __future__ import annotations

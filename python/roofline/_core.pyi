@@ -695,40 +695,46 @@ class HostTerms:
     def kernel_latency_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
-    def module_call_s(self) -> float:
+    def module_call_launches(self) -> float:
         ...
-    @module_call_s.setter
-    def module_call_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def op_attention_s(self) -> float:
-        ...
-    @op_attention_s.setter
-    def op_attention_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    @module_call_launches.setter
+    def module_call_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
-    def op_backward_s(self) -> float:
+    def op_attention_launches(self) -> float:
         ...
-    @op_backward_s.setter
-    def op_backward_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
-        ...
-    @property
-    def op_gemm_s(self) -> float:
-        ...
-    @op_gemm_s.setter
-    def op_gemm_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    @op_attention_launches.setter
+    def op_attention_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
-    def op_kernel_s(self) -> float:
+    def op_backward_launches(self) -> float:
         ...
-    @op_kernel_s.setter
-    def op_kernel_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    @op_backward_launches.setter
+    def op_backward_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
-    def op_view_s(self) -> float:
+    def op_gemm_launches(self) -> float:
         ...
-    @op_view_s.setter
-    def op_view_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+    @op_gemm_launches.setter
+    def op_gemm_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def op_kernel_launches(self) -> float:
+        ...
+    @op_kernel_launches.setter
+    def op_kernel_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def op_view_launches(self) -> float:
+        ...
+    @op_view_launches.setter
+    def op_view_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def step_call_launches(self) -> float:
+        ...
+    @step_call_launches.setter
+    def step_call_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
     def torchao_call_s(self) -> float:

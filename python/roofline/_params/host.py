@@ -20,9 +20,9 @@ from .fields import fill
 #: Field names of HostTerms, in the core's order.
 FIELDS = ("eager_launch_s", "compiled_launch_s", "compiled_call_s", "compiled_region_s",
           "compiled_forward_s", "torchao_call_s", "graph_launch_s",
-          "kernel_gap_s", "kernel_latency_s", "op_view_launches", "op_kernel_launches", "op_gemm_launches",
-          "op_attention_launches", "module_call_launches", "op_backward_launches",
-          "step_call_launches")
+          "kernel_gap_s", "kernel_latency_s", "op_view_launches", "op_kernel_launches",
+          "op_gemm_launches", "op_attention_launches", "module_call_launches",
+          "op_backward_launches", "step_call_launches")
 
 #: Sane values for any GPU when no fitted file is there (seconds; ``*_launches`` in
 #: units of ``eager_launch_s``).

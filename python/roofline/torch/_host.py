@@ -16,8 +16,9 @@ launches, the calls the host makes by class (``CLASSES``, the core's ``HostOp``)
 
 Property reads (``x.shape``) dispatch nothing and cost nothing here. The counts go with the
 kernel they precede (:attr:`OpRecord.host`), so that dedupe's replayed layers carry theirs;
-:func:`program_wall` prices them with the fitted terms (``op_*_s``, ``module_call_launches``) through
-the core's ``program_wall_time``.
+:func:`program_wall` prices them with the fitted terms (``op_*_launches``,
+``module_call_launches`` in units of ``eager_launch_s``, plus ``step_call_launches`` once per
+step) through the core's ``program_wall_time``.
 """
 
 from __future__ import annotations
