@@ -297,6 +297,7 @@ def fit(data_dir: Path) -> dict[str, Any]:
     region = _compiled_region(casts, terms) if casts else {
         "compiled_region_s": 0.0, "median_error": float("nan"), "p90_error": float("nan")}
     terms["compiled_region_s"] = region["compiled_region_s"]
+    kept = json.loads(OUT.read_text()) if OUT.exists() else {}
     doc = {
         "about": ("Host (launch) terms: CPU, driver and PyTorch costs, the same for every "
                   "accelerator. Fitted by benchmarks/fit_host.py; see docs/model.md, "
@@ -315,8 +316,13 @@ def fit(data_dir: Path) -> dict[str, Any]:
                                 f"{region['median_error']:.3f}, p90 {region['p90_error']:.3f}"),
         },
         "terms": {k: round(v, 10) for k, v in sorted(terms.items())},
-        "per_hardware": {},
+        "per_hardware": kept.get("per_hardware", {}),
     }
+    # terms and notes this script does not fit (the eager program terms of
+    # fit_host_programs.py, in units of eager_launch_s) stay as they are
+    doc["terms"].update({k: v for k, v in kept.get("terms", {}).items() if k not in terms})
+    doc["source"].update({k: v for k, v in kept.get("source", {}).items()
+                          if k not in doc["source"]})
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
     return {**doc, "held_out": table}
 
@@ -336,7 +342,8 @@ def main() -> None:
     for row in doc.pop("held_out"):
         print("{:45s} {:4d} {:8.3f}   {:4d} {:8.3f}".format(*row))
     for k, v in doc["terms"].items():
-        print(f"{k:20s} {v * 1e6:10.2f} us")
+        print(f"{k:20s} {v:10.3f} launches" if k.endswith("_launches")
+              else f"{k:20s} {v * 1e6:10.2f} us")
     for k, v in doc["source"].items():
         print(f"{k}: {v}")
     print(f"wrote {OUT.relative_to(ROOT)}")

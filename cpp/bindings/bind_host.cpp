@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <string>
 
 #include "roofline/ops/host.hpp"
 
@@ -41,6 +42,22 @@ py::tuple linear_call_wall_time_py(
   return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
 }
 
+py::tuple program_wall_time_py(
+    const py::array_t<double, py::array::c_style | py::array::forcecast>& k,
+    const py::array_t<double, py::array::c_style | py::array::forcecast>& counts,
+    const py::array_t<double, py::array::c_style | py::array::forcecast>& tail,
+    const HostTerms& terms) {
+  const auto n = static_cast<std::size_t>(k.size());
+  if (static_cast<std::size_t>(counts.size()) != n * host_op_classes ||
+      static_cast<std::size_t>(tail.size()) != host_op_classes) {
+    throw py::value_error("program_wall_time: counts must be n x " +
+                          std::to_string(host_op_classes) + " and tail " +
+                          std::to_string(host_op_classes) + " values");
+  }
+  const WallTime w = program_wall_time(k.data(), counts.data(), n, tail.data(), terms);
+  return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
+}
+
 double linear_region_entry_s_py(LaunchMode mode, bool training, bool torchao,
                                 const HostTerms& terms) {
   return linear_region_entry_s(LinearCall{mode, training, torchao}, terms);
@@ -72,6 +89,12 @@ void bind_host(py::module_& mod) {
           py::arg("terms"),
           "Per-call time of a linear layer's kernels repeated in a loop (head_s: a kernel run "
           "before each call outside the timed span): (wall_s, gpu_s, host_s, launch_bound).");
+  mod.def("program_wall_time", &program_wall_time_py, py::arg("kernel_s"), py::arg("counts"),
+          py::arg("tail"), py::arg("terms"),
+          "Per-step wall time of an eager program in a loop, from the host calls (by HostOp "
+          "class) before each kernel: (wall_s, gpu_s, host_s, launch_bound).");
+  mod.def("host_op_classes", [] { return host_op_classes; },
+          "Number of HostOp classes (the row width of program_wall_time's counts).");
   mod.def("linear_region_entry_s", &linear_region_entry_s_py, py::arg("mode"),
           py::arg("training"), py::arg("torchao"), py::arg("terms"),
           "Host time to enter one region (forward or backward) of a linear call.");

@@ -117,7 +117,7 @@ namespace {
 /// head's eager launch); wall = max(floor, gpu, min(W0, P) - head_s).
 template <class Gap>
 WallTime looped(const double* kernel_s, std::size_t n, Gap gap, double head_s, double floor_s,
-                const HostTerms& t) noexcept {
+                const HostTerms& t, double tail_s = 0.0) noexcept {
   WallTime w;
   if (n == 0) {
     return w;
@@ -136,7 +136,7 @@ WallTime looped(const double* kernel_s, std::size_t n, Gap gap, double head_s, d
     one_call = std::max(one_call, issued + rest);
     issued -= gap(i);
   }
-  const double period = issued_last + (head_s > 0.0 ? t.eager_launch_s : 0.0);
+  const double period = issued_last + tail_s + (head_s > 0.0 ? t.eager_launch_s : 0.0);
   w.gpu_s = gpu;
   w.host_s = std::max(period, floor_s);
   w.wall_s = std::max({floor_s, gpu, std::min(one_call, period) - head_s});
@@ -192,6 +192,36 @@ WallTime linear_call_wall_time(const double* kernel_s, std::size_t n, const Line
   };
   const double floor_s = graph ? t.graph_launch_s : t.kernel_latency_s;
   return looped(kernel_s, n, gap, head_s, floor_s, t);
+}
+
+double host_op_s(HostOp op, const HostTerms& t) noexcept {
+  switch (op) {
+    case HostOp::view: return t.op_view_launches * t.eager_launch_s;
+    case HostOp::kernel: return t.op_kernel_launches * t.eager_launch_s;
+    case HostOp::gemm: return t.op_gemm_launches * t.eager_launch_s;
+    case HostOp::attention: return t.op_attention_launches * t.eager_launch_s;
+    case HostOp::module: return t.module_call_launches * t.eager_launch_s;
+    case HostOp::backward: return t.op_backward_launches * t.eager_launch_s;
+  }
+  return 0.0;
+}
+
+double host_calls_s(const double* counts, const HostTerms& t) noexcept {
+  double s = 0.0;
+  for (std::size_t c = 0; c < host_op_classes; ++c) {
+    s += std::max(counts[c], 0.0) * host_op_s(static_cast<HostOp>(c), t);
+  }
+  return s;
+}
+
+WallTime program_wall_time(const double* kernel_s, const double* counts, std::size_t n,
+                           const double* tail, const HostTerms& t) noexcept {
+  const double entry = std::max(t.step_call_launches, 0.0) * t.eager_launch_s;
+  auto gap = [&](std::size_t i) {
+    return host_calls_s(counts + i * host_op_classes, t) + (i == 0 ? entry : 0.0);
+  };
+  const double end = host_calls_s(tail, t) + (n == 0 ? entry : 0.0);
+  return looped(kernel_s, n, gap, 0.0, t.kernel_latency_s, t, end);
 }
 
 }  // namespace roofline

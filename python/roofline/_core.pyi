@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
 class PeakClass:
     """
     Members:
@@ -695,6 +695,48 @@ class HostTerms:
     def kernel_latency_s(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
+    def module_call_launches(self) -> float:
+        ...
+    @module_call_launches.setter
+    def module_call_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def op_attention_launches(self) -> float:
+        ...
+    @op_attention_launches.setter
+    def op_attention_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def op_backward_launches(self) -> float:
+        ...
+    @op_backward_launches.setter
+    def op_backward_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def op_gemm_launches(self) -> float:
+        ...
+    @op_gemm_launches.setter
+    def op_gemm_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def op_kernel_launches(self) -> float:
+        ...
+    @op_kernel_launches.setter
+    def op_kernel_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def op_view_launches(self) -> float:
+        ...
+    @op_view_launches.setter
+    def op_view_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def step_call_launches(self) -> float:
+        ...
+    @step_call_launches.setter
+    def step_call_launches(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
     def torchao_call_s(self) -> float:
         ...
     @torchao_call_s.setter
@@ -1379,6 +1421,10 @@ def grouped_gemm_sweep(m_per_group: typing.Annotated[numpy.typing.ArrayLike, num
     """
     Uniform grouped GEMM estimates over equal-length arrays: (time, compute, memory, overhead, flops, bytes).
     """
+def host_op_classes() -> int:
+    """
+    Number of HostOp classes (the row width of program_wall_time's counts).
+    """
 def inflight_microbatches(stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], microbatches: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], virtual_stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Micro-batches of activations the first stage holds at once.
@@ -1428,6 +1474,10 @@ def per_sm_bandwidth(fraction: typing.SupportsFloat | typing.SupportsIndex, mem_
 def pipeline_bubble_fraction(stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], microbatches: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], virtual_stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     (p-1)/(v*m+p-1), 0 for one stage.
+    """
+def program_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], counts: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tail: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], terms: HostTerms) -> tuple[typing.Any, ...]:
+    """
+    Per-step wall time of an eager program in a loop, from the host calls (by HostOp class) before each kernel: (wall_s, gpu_s, host_s, launch_bound).
     """
 def repeated_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, terms: HostTerms) -> tuple[typing.Any, ...]:
     """

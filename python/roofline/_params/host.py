@@ -20,9 +20,12 @@ from .fields import fill
 #: Field names of HostTerms, in the core's order.
 FIELDS = ("eager_launch_s", "compiled_launch_s", "compiled_call_s", "compiled_region_s",
           "compiled_forward_s", "torchao_call_s", "graph_launch_s",
-          "kernel_gap_s", "kernel_latency_s")
+          "kernel_gap_s", "kernel_latency_s", "op_view_launches", "op_kernel_launches",
+          "op_gemm_launches", "op_attention_launches", "module_call_launches",
+          "op_backward_launches", "step_call_launches")
 
-#: Sane values for any GPU when no fitted file is there (seconds).
+#: Sane values for any GPU when no fitted file is there (seconds; ``*_launches`` in
+#: units of ``eager_launch_s``).
 DEFAULTS = {
     "eager_launch_s": 12e-6,
     "compiled_launch_s": 17e-6,
@@ -33,6 +36,15 @@ DEFAULTS = {
     "graph_launch_s": 5e-6,
     "kernel_gap_s": 1.4e-6,
     "kernel_latency_s": 4.2e-6,
+    # eager program host time per call by class, in eager_launch_s (H200 HF Llama traces
+    # ratios, scaled by one process's 1-2 layer decode walls; benchmarks/fit_host_programs.py)
+    "op_view_launches": 0.17,
+    "op_kernel_launches": 0.8,
+    "op_gemm_launches": 2.5,
+    "op_attention_launches": 6.4,
+    "module_call_launches": 2.6,
+    "op_backward_launches": 0.9,
+    "step_call_launches": 45.0,
 }
 
 

@@ -27,6 +27,8 @@ from torch.autograd.graph import register_multi_grad_hook
 from torch.nn.modules import module as _module
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
+from . import _host
+
 _PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.Size)
 _INTERNAL = frozenset({
     "training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set",
@@ -126,6 +128,14 @@ def _renamed(record: Any, module: str) -> Any:
     return out
 
 
+def _with_host(record: Any, host: tuple[float, ...]) -> Any:
+    """A copy of a record with other host-call counts (see :mod:`._host`)."""
+    out = object.__new__(type(record))
+    out.__dict__.update(record.__dict__)
+    out.__dict__["host"] = host
+    return out
+
+
 def _slot_key(cache: Any, index: Any) -> Any:
     """The state of ``cache.layers[index]`` (its class, tensor metadata and plain values), the
     slot a layer with this ``layer_idx`` reads and writes; None when not comparable."""
@@ -178,6 +188,7 @@ class _Rep:
     end: int | None = None
     grads_ok: bool = True
     parents: frozenset[str] | None = None  # module tracker's state at its first backward op
+    tail: tuple[float, ...] = ()   # host calls after its last forward kernel (see _host)
 
 
 class _Replay(torch.autograd.Function):
@@ -356,8 +367,19 @@ class Deduper:
             return orig(*args, **kwargs)
         start = len(self.rec.records)
         pending = len(self.pending)
+        # the host calls before the call go with its first kernel but not into its replays
+        before, self.rec.pending = self.rec.pending, _host.NONE
         out = orig(*args, **kwargs)
-        self.reps[key] = self._representative(mod, subs, name, out, isig[1], start, pending)
+        tail = self.rec.pending
+        rep = self._representative(mod, subs, name, out, isig[1], start, pending)
+        if rep is not None:
+            rep.tail = tail
+        records = self.rec.records
+        if len(records) > start:
+            records[start] = _with_host(records[start], _host.plus(before, records[start].host))
+        else:
+            self.rec.pending = _host.plus(before, tail)
+        self.reps[key] = rep
         return out
 
     def _representative(self, mod: torch.nn.Module, subs: list[tuple[str, torch.nn.Module]],
@@ -420,8 +442,18 @@ class Deduper:
 
     def _replay(self, mod: torch.nn.Module, rep: _Rep, name: str,
                 ins: list[torch.Tensor]) -> Any:
-        for r in rep.forward:
-            self.rec.records.append(_renamed(r, _rename(r.module, rep.name, name)))
+        before = self.rec.pending
+        for i, r in enumerate(rep.forward):
+            r = _renamed(r, _rename(r.module, rep.name, name))
+            self.rec.records.append(_with_host(r, _host.plus(before, r.host)) if i == 0 else r)
+        self.rec.pending = rep.tail if rep.forward else _host.plus(before, rep.tail)
+        self.rec.counting = False  # the replay node's own tensors are no calls of the layer
+        try:
+            return self._replay_outputs(rep, name, ins)
+        finally:
+            self.rec.counting = True
+
+    def _replay_outputs(self, rep: _Rep, name: str, ins: list[torch.Tensor]) -> Any:
         diff_in = [t for t in ins if t.requires_grad]
         needs_grad = any(isinstance(m, tuple) and m and m[0] == "T" and m[4]
                          for m in rep.out_leaves)

@@ -19,12 +19,11 @@ from ..estimate import Estimate
 from ..hardware import HardwareLike
 from ..hardware import hardware as lookup_hardware
 from ..ops.host import LAUNCH_MODES, StepWall, WallTime, wall_time
-from . import _dedupe, _ops
+from . import _dedupe, _host, _ops
+from ._inputs import _check_mode, _meta, _to_meta, _torch_dtype, _training_flags
 from ._tracker import Tracker
 
 MODES = ("train", "inference")
-_MODE_ALIASES = {"train": "train", "training": "train", "inference": "inference",
-                 "eval": "inference"}
 
 #: Columns of :meth:`TorchEstimate.table`.
 COLUMNS = ("module", "op", "kind", "phase", "modeled", "shapes", "dtype", "time_s",
@@ -43,6 +42,8 @@ class OpRecord:
     shapes: str
     dtype: str
     estimate: Estimate[Any]
+    #: host calls by class (:data:`._host.CLASSES`) from the previous kernel's launch to this one's
+    host: tuple[float, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -206,6 +207,10 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         self.root = root
         self.phase = "forward"
         self.records: list[OpRecord] = []
+        #: host calls since the last record (see _host); aten ops dispatched; counting on/off
+        self.pending: tuple[float, ...] = _host.NONE
+        self.dispatched = 0
+        self.counting = True
         #: called once before the next record (the dedupe's snapshot of the tracker)
         self.before_record: Callable[[], None] | None = None
 
@@ -220,12 +225,30 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
                dtype: str) -> None:
         if self.before_record is not None:
             self.before_record()
+        host = _host.add(self.pending, "backward") if self.phase == "backward" else self.pending
+        self.pending = _host.NONE
         self.records.append(OpRecord(self.module(), op, kind, self.phase, modeled, shapes,
-                                     dtype, estimate))
+                                     dtype, estimate, host))
+
+    def charge(self, start: int, dispatched: int) -> None:
+        """Count one top-level forward torch call that began with ``start`` records and
+        ``dispatched`` aten ops: on its first kernel, or pending when it launched none."""
+        if not self.counting or self.phase != "forward":
+            return
+        cls = _host.classify([r.kind for r in self.records[start:]],
+                             self.dispatched > dispatched)
+        if cls is None:
+            return
+        if len(self.records) > start:
+            self.records[start] = dataclasses.replace(
+                self.records[start], host=_host.add(self.records[start].host, cls))
+        else:
+            self.pending = _host.add(self.pending, cls)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
+        self.dispatched += 1
         out = func(*args, **kwargs)
         name, launched, shapes, dt = _ops.kernels(self.ctx, func, args, kwargs, out)
         for kind, e, modeled in launched:
@@ -313,7 +336,11 @@ def _patched_sdpa(rec: _Recorder, enabled: bool) -> Iterator[None]:
     original = F.scaled_dot_product_attention
 
     def patched(*args: Any, **kwargs: Any) -> torch.Tensor:
-        return _fused_sdpa(rec, *args, **kwargs)
+        start, dispatched = len(rec.records), rec.dispatched
+        try:
+            return _fused_sdpa(rec, *args, **kwargs)
+        finally:  # a Python function now: the function mode does not see the call
+            rec.charge(start, dispatched)
 
     F.scaled_dot_product_attention = patched
     try:
@@ -333,6 +360,13 @@ class _Fusions(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: Any = (),
                            kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
+        start, dispatched = len(self.rec.records), self.rec.dispatched
+        try:
+            return self._call(func, args, kwargs)
+        finally:
+            self.rec.charge(start, dispatched)
+
+    def _call(self, func: Any, args: Any, kwargs: Any) -> Any:
         name = getattr(func, "__name__", "")
         if self.fused_attention and name == "scaled_dot_product_attention":
             return _fused_sdpa(self.rec, *args, **kwargs)
@@ -346,63 +380,6 @@ class _Fusions(TorchFunctionMode):
                     cols *= int(s)
                 return _FusedNorm.apply(x, weight, self.rec, cols)  # type: ignore[no-untyped-call]
         return func(*args, **kwargs)
-
-
-def _meta(t: torch.Tensor, dtype: torch.dtype | None, grad: bool) -> torch.Tensor:
-    dt = dtype if (dtype is not None and t.is_floating_point()) else t.dtype
-    if t.is_contiguous() and type(t) in (torch.Tensor, torch.nn.Parameter):
-        # what empty_like makes of a contiguous tensor, without its Python reference path
-        out = torch.empty_strided(t.shape, t.stride(), dtype=dt, device="meta")
-    else:
-        out = torch.empty_like(t, device="meta", dtype=dt)
-    return out.requires_grad_(grad and out.is_floating_point())
-
-
-def _to_meta(obj: Any, dtype: torch.dtype | None) -> Any:
-    if isinstance(obj, torch.Tensor):
-        return _meta(obj, dtype, obj.requires_grad)
-    if isinstance(obj, tuple):
-        return tuple(_to_meta(o, dtype) for o in obj)
-    if isinstance(obj, list):
-        return [_to_meta(o, dtype) for o in obj]
-    if isinstance(obj, Mapping):
-        return {k: _to_meta(v, dtype) for k, v in obj.items()}
-    return obj
-
-
-def _torch_dtype(fn: str, dtype: Any) -> torch.dtype | None:
-    if dtype is None or isinstance(dtype, torch.dtype):
-        return dtype
-    names = {"bf16": torch.bfloat16, "bfloat16": torch.bfloat16, "fp16": torch.float16,
-             "float16": torch.float16, "half": torch.float16, "fp32": torch.float32,
-             "float32": torch.float32, "float": torch.float32}
-    if isinstance(dtype, str) and dtype.strip().lower() in names:
-        return names[dtype.strip().lower()]
-    from .._errors import UnknownNameError, close_matches
-
-    if isinstance(dtype, str):
-        raise UnknownNameError(
-            f"{fn}: dtype must be a torch dtype or one of {sorted(names)}, got {dtype!r}",
-            close_matches(dtype.strip().lower(), names),
-        )
-    raise ValueError(f"{fn}: dtype must be a torch dtype or one of {sorted(names)}, got {dtype!r}")
-
-
-def _check_mode(fn: str, mode: Any) -> str:
-    if not isinstance(mode, str) or mode.strip().lower() not in _MODE_ALIASES:
-        raise ValueError(f"{fn}: mode must be 'train' or 'inference', got {mode!r}")
-    return _MODE_ALIASES[mode.strip().lower()]
-
-
-@contextmanager
-def _training_flags(module: torch.nn.Module, train: bool) -> Iterator[None]:
-    saved = [(m, m.training) for m in module.modules()]
-    module.train(train)
-    try:
-        yield
-    finally:
-        for m, flag in saved:
-            m.training = flag
 
 
 def run(
@@ -444,24 +421,27 @@ def run(
     handles = hooks(module) if hooks is not None else []
     try:
         # hooks (float8_speedup's) must see every call: no replay then
-        records = _trace(module, ctx, example_inputs, kwargs, tdt, train, fused_attention,
-                         dedupe and hooks is None)
-        if records is None:  # a replayed layer was not provably identical: trace in full
-            records = _trace(module, ctx, example_inputs, kwargs, tdt, train, fused_attention,
-                             False)
+        traced = _trace(module, ctx, example_inputs, kwargs, tdt, train, fused_attention,
+                        dedupe and hooks is None)
+        if traced is None:  # a replayed layer was not provably identical: trace in full
+            traced = _trace(module, ctx, example_inputs, kwargs, tdt, train, fused_attention,
+                            False)
     finally:
         for h in handles:
             h.remove()
-    assert records is not None
-    return TorchEstimate(records, hw.name, md, launch, _wall(records, launch, hw, efficiency))
+    assert traced is not None
+    records, tail = traced
+    return TorchEstimate(records, hw.name, md, launch,
+                         _wall(records, tail, launch, hw, efficiency))
 
 
 def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
            kwargs: Mapping[str, Any] | None, tdt: torch.dtype | None, train: bool,
-           fused_attention: bool, dedupe: bool) -> list[OpRecord] | None:
+           fused_attention: bool, dedupe: bool
+           ) -> tuple[list[OpRecord], tuple[float, ...]] | None:
     """Run the module (and its backward) on fresh meta tensors and return its kernels in
-    launch order; None when ``dedupe`` replayed a layer that turned out not provably
-    identical."""
+    launch order and the host calls after the last one; None when ``dedupe`` replayed a layer
+    that turned out not provably identical."""
     # One meta tensor per parameter / buffer object: a module reused (or a weight tied) under
     # several names gets the same tensor under each, as functional_call requires of tied keys.
     metas: dict[int, torch.Tensor] = {}
@@ -473,6 +453,12 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
     kw = _to_meta(dict(kwargs or {}), tdt)
     tracker = Tracker()
     rec = _Recorder(ctx, tracker, type(module).__name__)
+
+    def module_call() -> None:
+        if rec.counting and rec.phase == "forward":
+            rec.pending = _host.add(rec.pending, "module")
+
+    tracker.on_call = module_call
     dd = _dedupe.Deduper(module, rec, tracker) if dedupe else None
     with _training_flags(module, train), torch.set_grad_enabled(train), tracker, rec, \
             _Fusions(rec, fused_attention), _patched_sdpa(rec, fused_attention), \
@@ -490,15 +476,20 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
                 rec.phase = "backward"
                 torch.autograd.backward(outs, [torch.empty_like(t) for t in outs])
     if dd is None:
-        return rec.records
+        return rec.records, rec.pending
     records: list[OpRecord] | None = dd.records(rec.records)
-    return records
+    return None if records is None else (records, rec.pending)
 
 
-def _wall(records: list[OpRecord], launch: str, hw: Any, efficiency: Any) -> WallTime | None:
-    """Wall time of the recorded kernels in launch order (compiled: one region per phase)."""
+def _wall(records: list[OpRecord], tail: tuple[float, ...], launch: str, hw: Any,
+          efficiency: Any) -> WallTime | None:
+    """Wall time of the recorded kernels in launch order: eager, per step of a loop with the
+    host calls counted before each kernel (:func:`._host.program_wall`); compiled (one region
+    per phase) and graph from the kernels alone (:func:`roofline.wall_time`)."""
     if not records:
         return None
+    if launch == "eager":
+        return _host.program_wall(records, tail, hw, efficiency)
     times = [float(r.estimate.time_s) for r in records]
     regions = len({r.phase for r in records}) if launch == "compiled" else 1
     return wall_time(times, launch, hw, efficiency=efficiency, regions=regions)

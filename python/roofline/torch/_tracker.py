@@ -31,6 +31,8 @@ class Tracker(ModuleTracker):
         #: each module name's latest entry, numbered in order
         self.entered: dict[str, int] = {}
         self._count = itertools.count()
+        #: called once per module call (forward), before the module runs
+        self.on_call: Any = None
 
     def _get_append_fn(self, name: str, is_bw: bool) -> Any:
         append = super()._get_append_fn(name, is_bw)  # type: ignore[no-untyped-call]
@@ -43,6 +45,8 @@ class Tracker(ModuleTracker):
 
     def _fw_pre_hook(self, mod: Any, input: Any) -> None:
         # enter; the backward exit is registered after the call, with the keyword inputs
+        if self.on_call is not None:
+            self.on_call()
         self._get_append_fn(self._get_mod_name(mod), False)()  # type: ignore[no-untyped-call]
 
     def _fw_post_hook_kw(self, mod: Any, args: Any, kwargs: Any, output: Any) -> None:

@@ -76,4 +76,38 @@ double linear_region_entry_s(const LinearCall& call, const HostTerms& t) noexcep
 WallTime linear_call_wall_time(const double* kernel_s, std::size_t n, const LinearCall& call,
                                double head_s, const HostTerms& t) noexcept;
 
+/// What the host runs for an eager program between two kernel launches, by class.
+enum class HostOp : std::uint8_t {
+  view,       ///< an aten op that launches no kernel (view, reshape, transpose, alias)
+  kernel,     ///< an aten op that launches elementwise / reduction / copy kernels
+  gemm,       ///< a GEMM call (aten::linear, matmul, mm, addmm, bmm)
+  attention,  ///< a scaled_dot_product_attention call
+  module,     ///< one nn.Module call (Python)
+  backward    ///< one backward kernel's autograd node
+};
+
+/// Number of HostOp classes (the row width of program_wall_time's counts).
+inline constexpr std::size_t host_op_classes = 6;
+
+/// Host time of one call of class op (s): the matching HostTerms field (op_view_launches,
+/// op_kernel_launches, op_gemm_launches, op_attention_launches, module_call_launches,
+/// op_backward_launches) x eager_launch_s.
+double host_op_s(HostOp op, const HostTerms& t) noexcept;
+
+/// Host time of counts[0..host_op_classes) calls by class: sum_c counts[c] x host_op_s(c).
+double host_calls_s(const double* counts, const HostTerms& t) noexcept;
+
+/// Per-step wall time of an eager program repeated in a loop (decode steps, training steps):
+/// n kernels with GPU times kernel_s, the host calls issued from the previous kernel's launch
+/// up to kernel i's launch in counts[i * host_op_classes ...] (row 0: from the step's start),
+/// and tail[0..host_op_classes) the calls after the last launch. With gap_i =
+/// host_calls_s(row i) (row 0 plus the step's entry call, step_call_launches x eager_launch_s),
+/// A_i = sum_{j <= i} gap_j, g_j = max(kernel_s[j], kernel_gap_s) and the
+/// period P = A_{n-1} + host_calls_s(tail): one step from an idle GPU ends at
+/// W0 = max(gpu, max_i (A_i + sum_{j >= i} g_j)) and wall = max(kernel_latency_s, gpu,
+/// min(W0, P)) (looped_wall_time's steady state with no head). Never below the GPU time;
+/// monotone non-decreasing in every kernel time, count and term.
+WallTime program_wall_time(const double* kernel_s, const double* counts, std::size_t n,
+                           const double* tail, const HostTerms& t) noexcept;
+
 }  // namespace roofline
