@@ -103,10 +103,15 @@ def main() -> None:
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--only", default=None, metavar="K,N", help="one weight shape")
     ap.add_argument("--ms", default=None, metavar="M,M", help="only these batch sizes")
+    ap.add_argument("--no-trace", action="store_true",
+                    help="no profiler in the process (one leaves host-bound calls ~2x slower)")
+    ap.add_argument("--name", default="float8_inference", help="output file stem")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     dev = "cuda" if torch.cuda.is_available() else "cpu"
-    out = Out(args.out, "float8_inference")
+    out = Out(args.out, args.name)
+    if args.no_trace:
+        TRACED.clear()
     shapes = {(256, 512): (1, 16)} if args.small else SHAPES
     if args.only:
         k0, n0 = (int(v) for v in args.only.split(","))
