@@ -178,3 +178,41 @@ def test_hf_runtime_refuses_what_it_does_not_model():
         rl.transformer.estimate("deepseek-v3", "decode", kv_len=10, hardware=HW, runtime="hf")
     with pytest.raises(NotImplementedError, match="MoE training"):
         rl.transformer.estimate("mixtral-8x7b", "train", seq_len=128, hardware=HW, runtime="hf")
+
+
+@pytest.mark.parametrize("cache", ["dynamic", "static"])
+@pytest.mark.parametrize("phase,batch", [("decode", 1), ("decode", 16), ("prefill", 1)])
+def test_llama_hf_eager_wall_agrees_with_torch_estimate(llama, cache, phase, batch):
+    """The eager host model (views, module calls, op dispatch by class, the step's entry) gives
+    transformer.estimate(runtime="hf") the wall roofline.torch.estimate gives the real module:
+    host-bound decode steps included."""
+    if cache == "static" and phase == "prefill":
+        pytest.skip("prefill into an empty StaticCache: decode is the case that differs")
+    hc, model = llama
+    if phase == "decode":
+        ids = torch.zeros(batch, 1, dtype=torch.long, device="meta")
+        if cache == "static":
+            kv = transformers.StaticCache(config=hc, max_cache_len=CACHE + 1)
+        else:
+            kv = transformers.DynamicCache(config=hc)
+        for i in range(hc.num_hidden_layers):
+            k = torch.empty(batch, hc.num_key_value_heads, CACHE, 128, dtype=torch.bfloat16,
+                            device="meta")
+            kv.update(k, k.clone(), i)
+        kw = {"cache": kv, "use_cache": True}
+        if cache == "static":
+            kw["position_ids"] = torch.zeros(batch, 1, dtype=torch.long, device="meta")
+        size = {"kv_len": CACHE + 1}
+    else:
+        ids = torch.zeros(batch, CACHE, dtype=torch.long, device="meta")
+        kw, size = {"logits_to_keep": 1}, {"seq_len": CACHE}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = rl.torch.estimate(model, ids, HW, mode="inference", kwargs=kw)
+    cfg = rl.transformer.from_hf(hc.to_dict())
+    est = rl.transformer.estimate(cfg, phase, batch, hardware=HW, runtime="hf", cache=cache,
+                                  **size)
+    assert est.wall_s == pytest.approx(ref.wall_s, rel=0.05)
+    assert est.wall_s >= est.time_s
+    if phase == "decode" and batch == 1:
+        assert est.wall.launch_bound  # host-bound, as measured (data/programs/h200)

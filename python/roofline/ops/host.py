@@ -23,7 +23,8 @@ from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike
 from ..hardware import HardwareLike
 
-__all__ = ["LAUNCH_MODES", "MAX_KERNELS", "WallTime", "host_terms", "launch_overhead",
+__all__ = ["HOST_CLASSES", "LAUNCH_MODES", "MAX_KERNELS", "WallTime", "eager_program_wall",
+           "host_terms", "launch_overhead",
            "wall_time"]
 
 #: Launch modes: how the host issues kernels.
@@ -277,3 +278,33 @@ def launch_overhead(kernels: Any, mode: str = "eager", hardware: HardwareLike = 
         r = _regions(fn, regions, key, c)
         out[idx] = _core.wall_time(np.zeros(c), _MODES[key], r, ceff.host)[0]
     return float(out) if out.ndim == 0 else out
+
+
+#: Host call classes of an eager program, in the core's ``HostOp`` order: a torch call that
+#: launches nothing (``view``), one launching elementwise / reduction / copy kernels
+#: (``kernel``), one launching a GEMM (``gemm``), SDPA (``attention``), one ``nn.Module``
+#: call (``module``), one backward node run by the autograd engine (``backward``).
+HOST_CLASSES = ("view", "kernel", "gemm", "attention", "module", "backward")
+assert len(HOST_CLASSES) == _core.host_op_classes()
+
+
+def eager_program_wall(kernel_times_s: Any, host_counts: Any, tail_counts: Any,
+                       hardware: HardwareLike = None, *,
+                       efficiency: EfficiencyLike = "default") -> WallTime:
+    """Per-step wall time of an eager program in a loop of steps.
+
+    ``host_counts[i]`` holds the host calls by class (:data:`HOST_CLASSES`) made before
+    kernel ``i`` is launched, ``tail_counts`` those after the last kernel. The core's
+    ``program_wall_time`` prices each class with the host terms (``op_*_launches``,
+    ``module_call_launches``, ``step_call_launches`` once per step, in units of
+    ``eager_launch_s``) and runs the host issue against the GPU stream: the wall is never
+    below the kernels' time.
+    """
+    hwo, _, ceff = resolve(hardware, efficiency)
+    times = np.ascontiguousarray(kernel_times_s, dtype=np.float64)
+    counts = np.ascontiguousarray(host_counts, dtype=np.float64).reshape(times.size,
+                                                                          len(HOST_CLASSES))
+    tail = np.ascontiguousarray(tail_counts, dtype=np.float64)
+    wall, gpu, host, bound = _core.program_wall_time(times, counts, tail, ceff.host)
+    return WallTime(float(wall), float(gpu), float(host), bool(bound), "eager",
+                    int(times.size), hwo.name)

@@ -28,14 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
-from .._params.resolve import resolve
-from ..ops.host import WallTime
+from ..ops.host import HOST_CLASSES, WallTime, eager_program_wall
 
 #: Host call classes, in the core's HostOp order.
-CLASSES = ("view", "kernel", "gemm", "attention", "module", "backward")
+CLASSES = HOST_CLASSES
 _INDEX = {c: i for i, c in enumerate(CLASSES)}
-assert len(CLASSES) == _core.host_op_classes()
 
 #: A count vector with nothing in it.
 NONE: tuple[float, ...] = (0.0,) * len(CLASSES)
@@ -73,14 +70,11 @@ def program_wall(records: Sequence[Any], tail: Sequence[float], hw: Any,
                  efficiency: Any) -> WallTime:
     """Per-step wall time of the recorded kernels launched eagerly, in a loop of steps, with
     the host calls each record carries (``record.host``) and those after the last kernel
-    (``tail``); see the core's ``program_wall_time``."""
-    hwo, _, ceff = resolve(hw, efficiency)
+    (``tail``); see :func:`roofline.ops.host.eager_program_wall`."""
     times = np.array([float(r.estimate.time_s) for r in records], dtype=np.float64)
     counts = np.zeros((len(records), len(CLASSES)))
     for i, r in enumerate(records):
         if r.host:
             counts[i] = r.host
     end = np.asarray(tail if tail else NONE, dtype=np.float64)
-    wall, gpu, host, bound = _core.program_wall_time(times, counts, end, ceff.host)
-    return WallTime(float(wall), float(gpu), float(host), bool(bound), "eager",
-                    int(times.size), hwo.name)
+    return eager_program_wall(times, counts, end, hw, efficiency=efficiency)

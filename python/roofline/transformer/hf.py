@@ -27,7 +27,7 @@ from ..ops.registry import Call, TensorArg
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["record_hf_step"]
+__all__ = ["host_calls", "record_hf_step"]
 
 _ITEM = {"bf16": 2, "fp16": 2, "fp32": 4, "i64": 8, "i32": 4}
 _PW = frozenset({"pointwise"})
@@ -298,7 +298,33 @@ def record_hf_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, 
         m = _t((batch, 1, q, kv), dtype)
         ops.calls_row(len(groups) - 1, "attention mask", "elementwise",
                       [_pw("where", [m], m)])
+    ops.host_extra = host_calls(cfg, groups, cache)
     return groups
+
+
+def host_calls(cfg: TransformerConfig, groups: list[tuple[str, list[int]]], cache: str
+               ) -> dict[int, tuple[float, float]]:
+    """Host calls of HF's Python that launch no kernel, per layer of each group and once for
+    the head: (views, ``nn.Module`` calls).
+
+    Counted by ``roofline.torch.estimate`` on the real transformers 5.x ``LlamaForCausalLM``
+    (the same count at 1, 2 and 3 layers, decode, prefill and train): a decoder layer makes
+    13 module calls (the layer, its two RMSNorms, attention with q/k/v/o projections, the MLP
+    with gate/up/down projections and the activation; Qwen3's q/k norms add 2) and 16 views
+    (q/k/v ``view`` + ``transpose``, rotary ``unsqueeze`` and ``rotate_half`` slices, the
+    output ``transpose`` / ``reshape``; a StaticCache adds 1); the model level makes 6
+    module calls (the causal LM, the model, embedding, rotary embedding, final norm, LM head)
+    and 3 views (a StaticCache's mask and positions: 7). An MoE layer's block replaces the
+    MLP's 4 module calls by 3 (block, router, experts).
+    """
+    out: dict[int, tuple[float, float]] = {}
+    for g, (kind, _) in enumerate(groups):
+        if kind == "head":
+            out[g] = (7.0 if cache == "static" else 3.0, 6.0)
+            continue
+        modules = 13.0 + (2.0 if cfg.qk_norm else 0.0) - (1.0 if kind == "moe" else 0.0)
+        out[g] = (16.0 + (1.0 if cache == "static" else 0.0), modules)
+    return out
 
 
 def check_hf(fn: str, cfg: TransformerConfig, phase: str, *, tp: int, ep: int, cp: int,

@@ -18,7 +18,7 @@ from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter
 from ..ops.elementwise import elementwise
 from ..ops.gemm import gemm
 from ..ops.grouped_gemm import grouped_gemm
-from ..ops.host import WallTime, wall_time
+from ..ops.host import HOST_CLASSES, WallTime, eager_program_wall, wall_time
 from ..ops.registry import Pricer, price
 from .formats import recipe_dtype
 from .program import Program
@@ -45,11 +45,66 @@ def _f8_kernels(ops: Program, hw: Hardware, efficiency: EfficiencyLike) -> int:
     return _F8_KERNELS[key]
 
 
+#: Registry ops whose top-level torch call is a GEMM's (cuBLAS heuristics and descriptors).
+_GEMM_CALLS = frozenset({"mm", "bmm", "addmm", "matmul", "linear", "_grouped_mm",
+                         "_scaled_mm", "_scaled_grouped_mm"})
+
+
+def _host_class(ops: Program, kind: str, idx: int, backward: bool) -> int:
+    """The host class (index into ``HOST_CLASSES``) of the torch call launching one part."""
+    if backward:
+        return HOST_CLASSES.index("backward")
+    if kind in ("gemms", "lowp", "f8", "grouped") or (
+            kind == "calls" and ops.calls[idx].base in _GEMM_CALLS):
+        return HOST_CLASSES.index("gemm")
+    if kind == "attn" or (kind == "calls" and "sdpa" in ops.calls[idx].base):
+        return HOST_CLASSES.index("attention")
+    return HOST_CLASSES.index("kernel")
+
+
+def eager_host_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
+                    hw: Hardware, efficiency: EfficiencyLike) -> WallTime:
+    """Wall time of an eager framework program (``ops.host_extra`` set): every part is one
+    top-level torch call of its host class launching one kernel, and each layer (and the
+    head) adds its views and module calls before its first kernel; priced by
+    :func:`roofline.ops.host.eager_program_wall` as ``roofline.torch.estimate`` prices the
+    real module."""
+    extra = ops.host_extra or {}
+    times: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    for g, (kind, layers) in enumerate(groups):
+        t_: list[float] = []
+        c_: list[np.ndarray] = []
+        for i, (gi, name, _, parts) in enumerate(ops.rows):
+            if gi != g or not parts:
+                continue
+            for pk, idx in parts:
+                t_.append(float(row_time_s[i]) / len(parts))
+                c = np.zeros(len(HOST_CLASSES))
+                c[_host_class(ops, pk, idx, name.endswith(" bwd"))] = 1.0
+                c_.append(c)
+        if not t_:
+            continue
+        views, modules = extra.get(g, (0.0, 0.0))
+        c_[0][HOST_CLASSES.index("view")] += views
+        c_[0][HOST_CLASSES.index("module")] += modules
+        reps = len(layers) if kind != "head" else 1
+        times.append(np.tile(np.asarray(t_), reps))
+        counts.append(np.tile(np.stack(c_), (reps, 1)))
+    seq = np.concatenate(times) if times else np.zeros(1)
+    cnt = np.concatenate(counts) if counts else np.zeros((1, len(HOST_CLASSES)))
+    return eager_program_wall(seq, cnt, np.zeros(len(HOST_CLASSES)), hw,
+                              efficiency=efficiency)
+
+
 def wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
-          hw: Hardware, efficiency: EfficiencyLike, launch: str, phase: str) -> WallTime:
+         hw: Hardware, efficiency: EfficiencyLike, launch: str, phase: str) -> WallTime:
     """Wall time of the step's kernels: each row's time split evenly over its kernels, rows
     of a layer kind repeated per layer (kinds in order, then the head), one compiled region
-    per pass (forward; backward when training)."""
+    per pass (forward; backward when training). An eager framework program
+    (``ops.host_extra``) is priced call by call (:func:`eager_host_wall`)."""
+    if launch == "eager" and ops.host_extra is not None:
+        return eager_host_wall(ops, row_time_s, groups, hw, efficiency)
     f8 = _f8_kernels(ops, hw, efficiency)
     per_row = np.array([sum(f8 if kind == "f8" else 1 for kind, _ in parts)
                         for _, _, _, parts in ops.rows], dtype=np.int64)

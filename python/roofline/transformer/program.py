@@ -36,6 +36,10 @@ class Program:
     rings: list[tuple[float, int, int]] = field(default_factory=list)
     #: link for expert-parallel all-to-alls when it differs from the default (bytes/s)
     ep_link: float | None = None
+    #: host calls that launch no kernel of their own, per layer of a group (and once for the
+    #: head group): (views, module calls) of the framework's Python (``runtime="hf"``); None:
+    #: the runtime's wall is priced per kernel launch (``roofline.wall_time``)
+    host_extra: dict[int, tuple[float, float]] | None = None
 
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
         self.rows.append((group, name, kind, parts))
