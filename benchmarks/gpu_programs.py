@@ -109,6 +109,8 @@ def hf_estimate(cfg: dict[str, Any], hw: str) -> Any:
     if cfg.get("cache") == "StaticCache":
         kw["cache"] = "static"
     launch = LAUNCH.get(cfg["runtime"], "compiled")
+    if cfg["phase"] == "train":  # what the program ran: torch.optim.AdamW (foreach), bf16
+        kw["optimizer"] = "adamw_foreach"
     return rl.transformer.estimate(mc, cfg["phase"], cfg["batch"], hardware=hw, runtime="hf",
                                    launch=launch, **kw)
 
