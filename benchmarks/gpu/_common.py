@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["Out", "time_step", "trace", "versions"]
+__all__ = ["Out", "do_bench", "time_step", "trace", "versions"]
 
 
 def versions() -> dict[str, Any]:
@@ -46,6 +46,21 @@ def versions() -> dict[str, Any]:
         except Exception:  # noqa: BLE001
             out["driver"] = None
     return out
+
+
+def do_bench(fn: Callable[[], Any], warmup_ms: int = 25, rep_ms: int = 100) -> float:
+    """Median seconds per call: ``triton.testing.do_bench`` (L2 flushed) on a GPU, else a
+    plain mean of three calls after one warm-up (CPU smoke tests)."""
+    if torch.cuda.is_available():
+        from triton.testing import do_bench as triton_bench
+
+        return float(triton_bench(fn, warmup=warmup_ms, rep=rep_ms,
+                                  return_mode="median")) * 1e-3
+    fn()
+    t0 = time.perf_counter()
+    for _ in range(3):
+        fn()
+    return (time.perf_counter() - t0) / 3
 
 
 def _sync() -> None:

@@ -2,10 +2,7 @@
 # Device call A (#26 item 1): roofline bench --full (every non-compiled family), the compiled
 # families at --quick, and `roofline calibrate` measuring this GPU. Rows and logs to $OUT.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-bash benchmarks/gpu/device_setup.sh || exit 1
-export PYTHONPATH=/tmp/site:$PWD/python PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/out}
+. "$(dirname "$0")/_env.sh"
 nvidia-smi > "$OUT/nvidia_smi.txt" 2>&1
 nvidia-smi -q -d CLOCK,POWER,PERFORMANCE >> "$OUT/nvidia_smi.txt" 2>&1
 fams=$(python3 -m roofline bench --list | grep -v _compiled | tr '\n' ' ')

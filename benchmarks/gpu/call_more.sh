@@ -3,10 +3,7 @@
 # (eager, CUDA graphs; the slope against 2 layers is the per-layer cost), and the float8
 # inference shapes call C ran out of time for. Packs $OUT/D.tar.gz.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-bash benchmarks/gpu/device_setup.sh || exit 1
-export PYTHONPATH=/tmp/site:$PWD/python PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/out}
+. "$(dirname "$0")/_env.sh"
 D=/tmp/res_D; mkdir -p "$D"
 t0=$(date +%s)
 timeout -s INT "${COMPILED_S:-150}" python3 -m roofline bench --full --families '*_compiled' \

@@ -2,10 +2,7 @@
 # Device calls B and C (#26 items 2 and 3): real programs (llama_programs.py parts),
 # recheck_rows.py, float8_inference.py. Usage: call_programs.sh B|C. Packs $OUT/<call>.tar.gz.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-bash benchmarks/gpu/device_setup.sh || exit 1
-export PYTHONPATH=/tmp/site:$PWD/python PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/out}
+. "$(dirname "$0")/_env.sh"
 D=/tmp/res_$1; mkdir -p "$D"
 t0=$(date +%s)
 if [ "$1" = B ]; then

@@ -3,10 +3,7 @@
 # session in the process: profiler_effect.py showed one leaves host-bound calls ~2x slower),
 # 2 and 4 layers in separate processes. Writes $OUT/programs_untraced.jsonl.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-bash benchmarks/gpu/device_setup.sh || exit 1
-export PYTHONPATH=/tmp/site:$PWD/python PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/out}
+. "$(dirname "$0")/_env.sh"
 D=/tmp/res_G; mkdir -p "$D"
 for L in 2 4; do
   timeout -s INT 150 python3 benchmarks/gpu/llama_programs.py --out "$D" --layers $L \

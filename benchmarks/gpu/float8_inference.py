@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import Out, trace  # noqa: E402
+from _common import Out, do_bench, trace  # noqa: E402
 from llama_programs import capture  # noqa: E402
 
 SHAPES = {  # (k, n): Ms
@@ -38,17 +38,7 @@ TRACED = {(1, 4096, 14336), (1024, 4096, 14336), (16, 14336, 4096)}
 
 
 def bench(fn: Callable[[], Any]) -> float:
-    if torch.cuda.is_available():
-        from triton.testing import do_bench
-
-        return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e-3
-    import time
-
-    fn()
-    t0 = time.perf_counter()
-    for _ in range(3):
-        fn()
-    return (time.perf_counter() - t0) / 3
+    return do_bench(fn)
 
 
 def one(out: Out, m: int, k: int, n: int, dev: str) -> None:

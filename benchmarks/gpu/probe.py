@@ -32,21 +32,13 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import Out  # noqa: E402
+from _common import Out, do_bench  # noqa: E402
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def bench(fn: Callable[[], Any]) -> float:
-    if DEV == "cuda":
-        from triton.testing import do_bench
-
-        return float(do_bench(fn, warmup=10, rep=50, return_mode="median")) * 1e-3
-    fn()
-    t0 = time.perf_counter()
-    for _ in range(3):
-        fn()
-    return (time.perf_counter() - t0) / 3
+    return do_bench(fn, warmup_ms=10, rep_ms=50)
 
 
 def sync() -> None:
