@@ -22,32 +22,22 @@ from __future__ import annotations
 import bisect
 import gc
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
 from ._classify import classify
+from ._collect import EMPTY as _EMPTY
+from ._collect import LAUNCH as _LAUNCH
+from ._collect import Collector
+from ._events import Fallback
 from ._price import has_shapes
 
 __all__ = ["Kernel", "Parsed", "parse"]
 
-_GPU = frozenset(("kernel", "gpu_memcpy", "gpu_memset"))
-_CPU = frozenset(("cpu_op", "user_annotation", "python_function", "cuda_runtime",
-                  "cuda_driver"))
 _REGION = frozenset(("cpu_op", "user_annotation", "python_function"))
-_LAUNCH = frozenset(("cuda_runtime", "cuda_driver"))
 _BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 _MODULE_PREFIX = "nn.Module: "
-_INF = float("inf")
-_EMPTY: dict[str, Any] = {}  # shared by every event whose arguments the parser does not use
-
-# The only event arguments read after parsing (everything else is dropped while streaming)
-_COLLECTIVE = ("Collective name", "Group size", "dtype", "In msg nelems", "Out msg nelems")
-_KEEP_GPU = ("correlation", "External id", "device", "bytes")
-_KEEP_OP = ("Input Dims", "Input type", "Concrete Inputs", "External id", "Sequence number")
-_KEEP_LAUNCH = ("correlation",)
-_SHAPES = ("Input Dims", "Input type", "Concrete Inputs")
 
 # a CPU event: (ts, -dur, end, cat, name, args, uid)
 _TS, _END, _CAT, _NAME, _ARGS, _UID = 0, 2, 3, 4, 5, 6
@@ -91,16 +81,6 @@ class Parsed:
     linked: int
 
 
-def _slim(args: Any, keys: tuple[str, ...]) -> dict[str, Any]:
-    """The entries of ``args`` named in ``keys``, and its collective record if it has one."""
-    if type(args) is not dict or not args:
-        return _EMPTY
-    out = {k: args[k] for k in keys if k in args}
-    if "Collective name" in args:
-        out.update({k: args[k] for k in _COLLECTIVE if k in args})
-    return out or _EMPTY
-
-
 class _Thread:
     """The cpu events of one thread as a containment forest (sorted by start)."""
 
@@ -138,102 +118,12 @@ class _Thread:
                 if p < 0 and self.events[i][_CAT] in _REGION]
 
 
-def _times(e: dict[str, Any], where: str) -> tuple[float, float]:
-    """An event's start and duration (µs), checked: finite, duration >= 0."""
-    ts, dur = e["ts"], e.get("dur", 0.0)
-    try:
-        t, d = float(ts), float(dur)
-    except (TypeError, ValueError):
-        t = d = float("nan")
-    if not (0.0 <= d < _INF) or t - t != 0.0 or isinstance(ts, bool) or isinstance(dur, bool):
-        what = "GPU event" if e.get("cat") in _GPU else "event"
-        raise ValueError(
-            f"trace.explain: {where}: the {what} {str(e.get('name', ''))[:80]!r} "
-            f"(cat {e.get('cat')!r}, ts {ts!r}) has dur {dur!r}: a start and a duration must "
-            "be finite numbers and the duration >= 0 (a corrupt or hand-edited trace)")
-    return t, d
-
-
-class _Collector:
-    """Keeps, event by event, only what linking and pricing use."""
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-        self.threads: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
-        self.gpu: list[tuple[float, float, str, str, Any, dict[str, Any]]] = []
-        self.flows: dict[Any, tuple[Any, Any, float]] = {}
-        self.steps: list[tuple[float, float]] = []
-        self.strings: dict[str, str] = {}  # one object per distinct name (they repeat)
-        self.shapes: dict[str, tuple[Any, Any, Any]] = {}  # one object per distinct inputs
-        self.uid = 0
-
-    def add_all(self, events: Iterable[Any]) -> None:
-        strings, threads, gpu, where = self.strings, self.threads, self.gpu, self.where
-        for e in events:
-            if type(e) is not dict:
-                if not isinstance(e, dict):
-                    continue
-            ph = e.get("ph")
-            if ph == "X":
-                if "ts" not in e:
-                    continue
-                cat = e.get("cat")
-                if cat in _GPU:
-                    ts, dur = e["ts"], e.get("dur", 0.0)
-                    if not (ts.__class__ is float and dur.__class__ is float and
-                            0.0 <= dur < _INF and ts - ts == 0.0):
-                        ts, dur = _times(e, where)
-                    args = e.get("args")
-                    args = args if isinstance(args, dict) else _EMPTY
-                    name = e.get("name", "")
-                    name = strings.setdefault(name, name) if type(name) is str else str(name)
-                    gpu.append((ts, dur, name, cat, args.get("stream", e.get("tid")),
-                                _slim(args, _KEEP_GPU)))
-                elif cat in _CPU:
-                    ts, dur = e["ts"], e.get("dur", 0.0)
-                    if not (ts.__class__ is float and dur.__class__ is float and
-                            0.0 <= dur < _INF and ts - ts == 0.0):
-                        ts, dur = _times(e, where)
-                    name = e.get("name", "")
-                    if type(name) is str:
-                        name = strings.setdefault(name, name)
-                    args = e.get("args")
-                    if cat == "cpu_op":
-                        args = self._op_args(args)
-                    elif cat in _LAUNCH:
-                        args = _slim(args, _KEEP_LAUNCH)
-                    else:
-                        args = _slim(args, ())
-                    key = (e.get("pid"), e.get("tid"))
-                    evs = threads.get(key)
-                    if evs is None:
-                        evs = threads[key] = []
-                    evs.append((ts, -dur, ts + dur, cat, name, args, self.uid))
-                    self.uid += 1
-                    if cat == "user_annotation" and str(name).startswith("ProfilerStep#"):
-                        self.steps.append((ts, ts + dur))
-            elif ph == "s" and e.get("cat") == "ac2g":
-                self.flows[e.get("id")] = (e.get("pid"), e.get("tid"),
-                                           float(e.get("ts", 0.0)))
-
-    def _op_args(self, args: Any) -> dict[str, Any]:
-        out = _slim(args, _KEEP_OP)
-        if "Input Dims" in out:
-            # identical recorded inputs (every step repeats them) share one set of objects
-            got = (out.get("Input Dims"), out.get("Input type"), out.get("Concrete Inputs"))
-            shared = self.shapes.setdefault(repr(got), got)
-            for k, v in zip(_SHAPES, shared, strict=True):
-                if k in out:
-                    out[k] = v
-        return out
-
-
 def parse(trace: Any, where: str = "the trace") -> Parsed:
     """Kernels of ``trace`` (sorted by start) with their op, module, region and step.
 
     ``trace`` is a trace dict or a :class:`~roofline.trace._load.TraceStream` (read once,
     event by event; only the fields used here are kept)."""
-    col = _Collector(where)
+    col = Collector(where)
     collecting = gc.isenabled()
     gc.disable()  # millions of new containers, none of them cyclic: no collector passes
     try:
@@ -241,7 +131,14 @@ def parse(trace: Any, where: str = "the trace") -> Parsed:
             col.add_all(trace["traceEvents"])
             meta = trace
         else:
-            col.add_all(trace.events)
+            if trace.batches is not None:
+                try:
+                    col.add_structs(trace.batches)
+                except Fallback:  # an unusual file: the standard library's reader says why
+                    col = Collector(where)
+                    col.add_all(trace.events)
+            else:
+                col.add_all(trace.events)
             meta = trace.meta
     finally:
         if collecting:
