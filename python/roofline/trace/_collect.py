@@ -112,6 +112,7 @@ class Collector:
         self.strings: dict[str, str] = {}  # one object per distinct name (they repeat)
         self.shapes: dict[str, tuple[Any, Any, Any]] = {}  # one object per distinct inputs
         self.uid = 0
+        self.launched: set[Any] = set()  # correlations of launch calls: their flows go unused
 
     def _cpu(self, key: tuple[Any, Any], ts: Any, dur: Any, cat: str, name: Any,
              args: dict[str, Any]) -> None:
@@ -159,10 +160,12 @@ class Collector:
                         args = self._op_args(_slim(args, KEEP_OP))
                     elif cat in LAUNCH:
                         args = _slim(args, KEEP_LAUNCH)
+                        if "correlation" in args:
+                            self.launched.add(args["correlation"])
                     else:
                         args = _slim(args, ())
                     self._cpu((e.get("pid"), e.get("tid")), ts, dur, cat, name, args)
-            elif ph == "s" and e.get("cat") == "ac2g":
+            elif ph == "s" and e.get("cat") == "ac2g" and e.get("id") not in self.launched:
                 self.flows[e.get("id")] = (e.get("pid"), e.get("tid"),
                                            float(e.get("ts", 0.0)))
 
@@ -201,8 +204,10 @@ class Collector:
                             args = self._op_struct(a)
                         else:
                             args = _cpu_args(a, cat)
+                            if "correlation" in args:
+                                self.launched.add(args["correlation"])
                         self._cpu((e.pid, e.tid), ts, dur, cat, name, args)
-                elif ph == "s" and e.cat == "ac2g":
+                elif ph == "s" and e.cat == "ac2g" and e.id not in self.launched:
                     self.flows[e.id] = (e.pid, e.tid, float(0.0 if e.ts is UNSET else e.ts))
 
     def _op_struct(self, a: Args | None) -> dict[str, Any]:

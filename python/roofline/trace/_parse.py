@@ -174,12 +174,11 @@ def parse(trace: Any, where: str = "the trace") -> Parsed:
     linker = _Linker(threads, seq_fwd, col.strings)
     gpu = col.gpu
     gpu.sort(key=itemgetter(0))
+    unlinked = ("", -1, None, None, None, _EMPTY, [], "", "", float("nan"), 0, False)
     for ts, dur, name, cat, stream, args in gpu:
         kind = kinds.get((name, cat))
         if kind is None:
             kind = kinds[(name, cat)] = classify(name, str(cat))
-        k = Kernel(name=name, category=str(cat), kind=kind, ts_us=ts, dur_us=dur,
-                   stream=stream, args=args)
         where_: tuple[tuple[Any, Any], int] | None = None
         corr = args.get("correlation")
         if corr in launches:
@@ -194,8 +193,11 @@ def parse(trace: Any, where: str = "the trace") -> Parsed:
             where_ = external[args["External id"]]
         if where_ is not None:
             linked += 1
-            linker.link(k, where_)
-        kernels.append(k)
+            kernels.append(Kernel(name, str(cat), kind, ts, dur, stream, args,
+                                  *linker.link(where_)))
+        else:  # a fresh dict and list: reports may fill them per kernel
+            kernels.append(Kernel(name, str(cat), kind, ts, dur, stream, args, *unlinked[:5],
+                                  {}, [], *unlinked[7:]))
     gpu.clear()
 
     iters, rule = _iterations(kernels, threads, steps)
@@ -213,19 +215,19 @@ class _Linker:
         self.memo: dict[tuple[tuple[Any, Any], int], tuple[Any, ...]] = {}
         self.shaped: dict[tuple[int, int], bool] = {}
 
-    def link(self, k: Kernel, where: tuple[tuple[Any, Any], int]) -> None:
+    def link(self, where: tuple[tuple[Any, Any], int]) -> tuple[Any, ...]:
+        """The :class:`Kernel` fields after ``args`` of a kernel launched by event ``where``
+        (``op`` ... ``region``, ``launch_ts_us``, ``iteration`` 0, ``graph``)."""
         key, idx = where
         th = self.threads[key]
         e = th.events[idx]
-        k.launch_ts_us = float(e[_TS])
-        k.graph = str(e[_NAME]).startswith("cudaGraphLaunch")
+        graph = str(e[_NAME]).startswith("cudaGraphLaunch")
         if e[_CAT] in _LAUNCH and "Collective name" not in e[_ARGS]:
             idx = th.parent[idx]  # a launch call adds nothing but its start to the chain
         got = self.memo.get((key, idx))
         if got is None:
             got = self.memo[(key, idx)] = self._chain(th, idx)
-        (k.op, k.op_uid, k.dims, k.types, k.concrete, k.op_args, k.chain_args, k.module,
-         k.region) = got
+        return (*got, float(e[_TS]), 0, graph)
 
     def _chain(self, th: _Thread, idx: int) -> tuple[Any, ...]:
         events, parent = th.events, th.parent
