@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._events import UNSET, Args, Event
+from ._events import UNSET, Args, Event, decode_raw
 
 __all__ = ["EMPTY", "Collector", "CPU", "GPU", "LAUNCH"]
 
@@ -111,6 +111,7 @@ class Collector:
         self.steps: list[tuple[float, float]] = []
         self.strings: dict[str, str] = {}  # one object per distinct name (they repeat)
         self.shapes: dict[str, tuple[Any, Any, Any]] = {}  # one object per distinct inputs
+        self.raw_shapes: dict[tuple[bytes | None, ...], tuple[Any, ...]] = {}
         self.uid = 0
         self.launched: set[Any] = set()  # correlations of launch calls: their flows go unused
 
@@ -211,23 +212,32 @@ class Collector:
                     self.flows[e.id] = (e.pid, e.tid, float(0.0 if e.ts is UNSET else e.ts))
 
     def _op_struct(self, a: Args | None) -> dict[str, Any]:
-        """``_op_args(_slim(args, KEEP_OP))`` of a struct."""
+        """``_op_args(_slim(args, KEEP_OP))`` of a struct; its recorded inputs arrive as
+        undecoded JSON (``msgspec.Raw``), decoded once per distinct text."""
         if a is None:
             return EMPTY
-        out = {}
-        if a.dims is not UNSET:
-            out["Input Dims"] = a.dims
-        if a.types is not UNSET:
-            out["Input type"] = a.types
-        if a.concrete is not UNSET:
-            out["Concrete Inputs"] = a.concrete
+        out: dict[str, Any] = {}
+        raw = (a.dims, a.types, a.concrete)
+        if raw[0] is not UNSET:
+            key = tuple(None if r is UNSET else bytes(r) for r in raw)
+            shared = self.raw_shapes.get(key)
+            if shared is None:
+                got = tuple(None if r is UNSET else decode_raw(r) for r in raw)
+                shared = self.raw_shapes[key] = self.shapes.setdefault(repr(got), got)
+            for k, r, v in zip(_SHAPES, raw, shared, strict=True):
+                if r is not UNSET:
+                    out[k] = v
+        else:
+            for k, r in zip(_SHAPES, raw, strict=True):
+                if r is not UNSET:
+                    out[k] = decode_raw(r)
         if a.external is not UNSET:
             out["External id"] = a.external
         if a.seq is not UNSET:
             out["Sequence number"] = a.seq
         if a.coll is not UNSET:
             _collective(a, out)
-        return self._op_args(out) if out else EMPTY
+        return out or EMPTY
 
     def _op_args(self, out: dict[str, Any]) -> dict[str, Any]:
         if "Input Dims" in out:

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 import msgspec
 
-__all__ = ["Args", "Event", "Fallback", "UNSET", "batches"]
+__all__ = ["Args", "Event", "Fallback", "UNSET", "batches", "decode_raw"]
 
 UNSET: Any = msgspec.UNSET
 _CHUNK = 2 << 20  #: bytes decoded at a time
@@ -44,9 +44,9 @@ class Args(msgspec.Struct, gc=False):
     device: Any = UNSET
     bytes: Any = UNSET
     stream: Any = UNSET
-    dims: Any = msgspec.field(default=UNSET, name="Input Dims")
-    types: Any = msgspec.field(default=UNSET, name="Input type")
-    concrete: Any = msgspec.field(default=UNSET, name="Concrete Inputs")
+    dims: msgspec.Raw = msgspec.field(default=UNSET, name="Input Dims")
+    types: msgspec.Raw = msgspec.field(default=UNSET, name="Input type")
+    concrete: msgspec.Raw = msgspec.field(default=UNSET, name="Concrete Inputs")
     seq: Any = msgspec.field(default=UNSET, name="Sequence number")
     coll: Any = msgspec.field(default=UNSET, name="Collective name")
     group: Any = msgspec.field(default=UNSET, name="Group size")
@@ -75,6 +75,14 @@ _ANY = msgspec.json.Decoder()
 _KEY = re.compile(rb'"traceEvents"\s*:\s*\[\s*')
 _NEXT = re.compile(rb"\s*(?:,\s*(?={)|\])")  # after an event's "}": the next event or the end
 _WS = re.compile(rb"\s*")
+
+
+def decode_raw(raw: msgspec.Raw) -> Any:
+    """The value of an undecoded field (raises :class:`Fallback` where ``msgspec`` cannot)."""
+    try:
+        return _ANY.decode(raw)
+    except (msgspec.DecodeError, ValueError) as exc:
+        raise Fallback(str(exc)) from None
 
 
 def _open(path: Path) -> IO[bytes]:
