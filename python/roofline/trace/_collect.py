@@ -173,7 +173,7 @@ class Collector:
     def add_structs(self, batches: Iterable[list[Event]]) -> None:
         """Collect :class:`Event` structs, a batch at a time (the same result as
         :meth:`add_all` of the same events as dicts)."""
-        strings, gpu, where = self.strings, self.gpu, self.where
+        strings, gpu, where, threads = self.strings, self.gpu, self.where, self.threads
         for events in batches:
             for e in events:
                 ph = e.ph
@@ -207,7 +207,14 @@ class Collector:
                             args = _cpu_args(a, cat)
                             if "correlation" in args:
                                 self.launched.add(args["correlation"])
-                        self._cpu((e.pid, e.tid), ts, dur, cat, name, args)
+                        key = (e.pid, e.tid)
+                        evs = threads.get(key)
+                        if evs is None:
+                            evs = threads[key] = []
+                        evs.append((ts, -dur, ts + dur, cat, name, args, self.uid))
+                        self.uid += 1
+                        if cat == "user_annotation" and str(name).startswith("ProfilerStep#"):
+                            self.steps.append((ts, ts + dur))
                 elif ph == "s" and e.cat == "ac2g" and e.id not in self.launched:
                     self.flows[e.id] = (e.pid, e.tid, float(0.0 if e.ts is UNSET else e.ts))
 
@@ -217,16 +224,21 @@ class Collector:
         if a is None:
             return EMPTY
         out: dict[str, Any] = {}
-        raw = (a.dims, a.types, a.concrete)
-        if raw[0] is not UNSET:
-            key = tuple(None if r is UNSET else bytes(r) for r in raw)
+        d, t, c = raw = (a.dims, a.types, a.concrete)
+        if d is not UNSET:
+            if t is not UNSET and c is not UNSET:  # Kineto records all three
+                key: tuple[bytes | None, ...] = (bytes(d), bytes(t), bytes(c))
+            else:
+                key = tuple(None if r is UNSET else bytes(r) for r in raw)
             shared = self.raw_shapes.get(key)
             if shared is None:
                 got = tuple(None if r is UNSET else decode_raw(r) for r in raw)
                 shared = self.raw_shapes[key] = self.shapes.setdefault(repr(got), got)
-            for k, r, v in zip(_SHAPES, raw, shared, strict=True):
-                if r is not UNSET:
-                    out[k] = v
+            out["Input Dims"] = shared[0]
+            if t is not UNSET:
+                out["Input type"] = shared[1]
+            if c is not UNSET:
+                out["Concrete Inputs"] = shared[2]
         else:
             for k, r in zip(_SHAPES, raw, strict=True):
                 if r is not UNSET:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import bisect
 import gc
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -33,7 +35,7 @@ from ._collect import Collector
 from ._events import Fallback
 from ._price import has_shapes
 
-__all__ = ["Kernel", "Parsed", "parse"]
+__all__ = ["Kernel", "Parsed", "parse", "paused_gc"]
 
 _REGION = frozenset(("cpu_op", "user_annotation", "python_function"))
 _BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
@@ -90,13 +92,21 @@ class _Thread:
         self.starts = [e[_TS] for e in events]
         self.parent: list[int] = []
         self.context: dict[int, tuple[tuple[str, ...], Any, list[dict[str, Any]]]] = {}
-        stack: list[int] = []
+        parent = self.parent.append
+        stack: list[int] = []  # the open events (indices) and their ends
+        ends: list[float] = []
+        top = -1
         for i, e in enumerate(events):
             ts = e[_TS]
-            while stack and events[stack[-1]][_END] <= ts:
-                stack.pop()
-            self.parent.append(stack[-1] if stack else -1)
+            if ends and ends[-1] <= ts:
+                while ends and ends[-1] <= ts:
+                    ends.pop()
+                    stack.pop()
+                top = stack[-1] if stack else -1
+            parent(top)
             stack.append(i)
+            ends.append(e[_END])
+            top = i
 
     def chain_at(self, index: int) -> list[int]:
         """Indices of the events enclosing event ``index`` (itself first, outermost last)."""
@@ -123,26 +133,38 @@ def parse(trace: Any, where: str = "the trace") -> Parsed:
 
     ``trace`` is a trace dict or a :class:`~roofline.trace._load.TraceStream` (read once,
     event by event; only the fields used here are kept)."""
-    col = Collector(where)
+    with paused_gc():
+        return _parse(trace, where)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic-garbage passes inside (restored after): reading a trace makes millions of
+    containers, none cyclic, and each pass would walk all of them (a third of the time)."""
     collecting = gc.isenabled()
-    gc.disable()  # millions of new containers, none of them cyclic: no collector passes
+    gc.disable()
     try:
-        if isinstance(trace, dict):
-            col.add_all(trace["traceEvents"])
-            meta = trace
-        else:
-            if trace.batches is not None:
-                try:
-                    col.add_structs(trace.batches)
-                except Fallback:  # an unusual file: the standard library's reader says why
-                    col = Collector(where)
-                    col.add_all(trace.events)
-            else:
-                col.add_all(trace.events)
-            meta = trace.meta
+        yield
     finally:
         if collecting:
             gc.enable()
+
+
+def _parse(trace: Any, where: str) -> Parsed:
+    col = Collector(where)
+    if isinstance(trace, dict):
+        col.add_all(trace["traceEvents"])
+        meta = trace
+    else:
+        if trace.batches is not None:
+            try:
+                col.add_structs(trace.batches)
+            except Fallback:  # an unusual file: the standard library's reader says why
+                col = Collector(where)
+                col.add_all(trace.events)
+        else:
+            col.add_all(trace.events)
+        meta = trace.meta
     threads = {key: _Thread(evs) for key, evs in col.threads.items()}
     flows, steps = col.flows, col.steps
     del col.threads
