@@ -183,6 +183,8 @@ class Collector:
                         continue
                     cat = e.cat
                     dur = e.dur
+                    if type(cat) is str:  # one object per category, not one per event
+                        cat = strings.setdefault(cat, cat)
                     if cat in GPU:
                         if not (ts.__class__ is float and dur.__class__ is float and
                                 0.0 <= dur < _INF and ts - ts == 0.0):

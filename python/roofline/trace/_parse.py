@@ -171,7 +171,6 @@ def _parse(trace: Any, where: str) -> Parsed:
 
     # correlation id -> (thread, event index) of the launching runtime / driver call
     launches: dict[Any, tuple[tuple[Any, Any], int]] = {}
-    external: dict[Any, tuple[tuple[Any, Any], int]] = {}
     seq_fwd: dict[Any, tuple[tuple[Any, Any], int]] = {}
     for key, th in threads.items():
         for i, e in enumerate(th.events):
@@ -182,8 +181,6 @@ def _parse(trace: Any, where: str) -> Parsed:
             if cat in _LAUNCH and "correlation" in args:
                 launches[args["correlation"]] = (key, i)
             elif cat == "cpu_op":
-                if "External id" in args:
-                    external.setdefault(args["External id"], (key, i))
                 seq = args.get("Sequence number")
                 if seq is not None and seq not in seq_fwd:
                     root = th.events[th.chain_at(i)[-1]][_NAME]
@@ -197,6 +194,7 @@ def _parse(trace: Any, where: str) -> Parsed:
     gpu = col.gpu
     gpu.sort(key=itemgetter(0))
     unlinked = ("", -1, None, None, None, _EMPTY, [], "", "", float("nan"), 0, False)
+    external: dict[Any, tuple[tuple[Any, Any], int]] | None = None  # built when first needed
     for ts, dur, name, cat, stream, args in gpu:
         kind = kinds.get((name, cat))
         if kind is None:
@@ -211,8 +209,10 @@ def _parse(trace: Any, where: str) -> Parsed:
             if flow_th is not None:
                 idx = flow_th.find(fts)
                 where_ = ((pid, tid), idx) if idx >= 0 else None
-        if where_ is None and args.get("External id") in external:
-            where_ = external[args["External id"]]
+        if where_ is None:
+            if external is None:
+                external = _external(threads)
+            where_ = external.get(args.get("External id"))
         if where_ is not None:
             linked += 1
             kernels.append(Kernel(name, str(cat), kind, ts, dur, stream, args,
@@ -224,6 +224,18 @@ def _parse(trace: Any, where: str) -> Parsed:
 
     iters, rule = _iterations(kernels, threads, steps)
     return Parsed(kernels, _device_name(meta), iters, rule, linked)
+
+
+def _external(threads: dict[tuple[Any, Any], _Thread]
+              ) -> dict[Any, tuple[tuple[Any, Any], int]]:
+    """External id -> (thread, event index) of the first cpu_op carrying it."""
+    external: dict[Any, tuple[tuple[Any, Any], int]] = {}
+    for key, th in threads.items():
+        for i, e in enumerate(th.events):
+            args = e[_ARGS]
+            if args and e[_CAT] == "cpu_op" and "External id" in args:
+                external.setdefault(args["External id"], (key, i))
+    return external
 
 
 class _Linker:
@@ -248,6 +260,8 @@ class _Linker:
             idx = th.parent[idx]  # a launch call adds nothing but its start to the chain
         got = self.memo.get((key, idx))
         if got is None:
+            if len(self.memo) > 4096:  # the kernels of one op launch close together
+                self.memo.clear()
             got = self.memo[(key, idx)] = self._chain(th, idx)
         return (*got, float(e[_TS]), 0, graph)
 
@@ -326,7 +340,9 @@ class _Linker:
                 outer = e
             if "Collective name" in e[_ARGS]:
                 coll = [e[_ARGS], *coll]
-            up = memo[i] = (module, outer, coll)
+            up = (module, outer, coll)
+            if i != idx:  # the enclosing events are shared by many calls, ``idx`` seldom
+                memo[i] = up
         return up
 
 
