@@ -30,6 +30,7 @@ UNSET: Any = msgspec.UNSET
 _CHUNK = 2 << 20  #: bytes decoded at a time
 _HEAD = 64 << 20  #: ``traceEvents`` must start within this many bytes
 _TRIES = 4  #: cuts tried per chunk before giving up
+_MAX_EVENT = 64 << 20  #: more bytes than this without a whole event: give up
 
 
 class Fallback(Exception):
@@ -127,21 +128,30 @@ def _read(fh: IO[bytes], meta: dict[str, Any]) -> Iterator[list[Event]]:
     del before["traceEvents"]
     meta.update(before)
     pos = m.end()
+    while len(buf) == pos:  # the first byte after "[" and blanks
+        more = fh.read(_CHUNK)
+        if not more:
+            raise Fallback("the event array does not end")
+        buf += more
+        pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
     if buf[pos:pos + 1] == b"]":  # an empty array
         pos += 1
     else:
         while True:
             end = _cut(buf, pos)
-            if end < 0:
+            got = _decode(buf, pos, end) if end >= 0 else None
+            if got is None:  # no whole event in the buffer yet: read on
+                if len(buf) - pos > _MAX_EVENT:
+                    raise Fallback("no whole event in many bytes")
                 more = fh.read(_CHUNK)
                 if not more:
                     raise Fallback("the event array does not end")
                 buf = buf[pos:] + more
                 pos = 0
                 continue
-            events, stop = _decode(buf, pos, end)
+            events, stop = got
             yield events
-            del events
+            del events, got
             n = _NEXT.match(buf, stop)
             assert n is not None  # _cut checked it
             pos = n.end()
@@ -175,9 +185,10 @@ def _cut(buf: bytes, pos: int) -> int:
             return j + 1
 
 
-def _decode(buf: bytes, pos: int, end: int) -> tuple[list[Event], int]:
+def _decode(buf: bytes, pos: int, end: int) -> tuple[list[Event], int] | None:
     """The events of ``buf[pos:end]`` (trying earlier cuts if that one falls inside an event)
-    and where the decoded text ends."""
+    and where the decoded text ends; None when no cut is left (the first event goes on past
+    the buffer)."""
     last: Exception = Fallback("no events")
     for _ in range(_TRIES):
         try:
@@ -190,7 +201,7 @@ def _decode(buf: bytes, pos: int, end: int) -> tuple[list[Event], int]:
         while True:
             j = buf.rfind(b"}", pos, j)
             if j < 0:
-                raise Fallback(str(last))
+                return None
             n = _NEXT.match(buf, j + 1)
             if n is not None:
                 end = j + 1
