@@ -2,7 +2,8 @@
 
 Two inputs, one result: event dicts (a parsed trace, or the standard library's streaming
 reader) and :class:`~roofline.trace._events.Event` structs (the fast ``msgspec`` reader). Both
-give the same tuples: a CPU event ``(ts, -dur, end, cat, name, args, uid)`` per thread, a GPU
+give the same tuples: a CPU event ``(ts, -dur, end, cat, name, args, uid)`` per thread (a
+launch call with a correlation id: ``(..., uid, correlation)``), a GPU
 event ``(ts, dur, name, cat, stream, args)``, where ``args`` holds only the kept arguments
 (:data:`KEEP_GPU`, :data:`KEEP_OP`, :data:`KEEP_LAUNCH`, and a collective record), equal names
 are one string object and equal recorded inputs one set of objects.
@@ -125,6 +126,18 @@ class Collector:
         if cat == "user_annotation" and str(name).startswith("ProfilerStep#"):
             self.steps.append((ts, ts + dur))
 
+    def _launch(self, key: tuple[Any, Any], ts: Any, dur: Any, cat: str, name: Any,
+                args: dict[str, Any], corr: Any) -> None:
+        """A launch call with a correlation id: the id in an eighth slot, its arguments
+        dropped unless they hold a collective record (the id is all the linker reads)."""
+        self.launched.add(corr)
+        evs = self.threads.get(key)
+        if evs is None:
+            evs = self.threads[key] = []
+        evs.append((ts, -dur, ts + dur, cat, name,
+                    args if "Collective name" in args else EMPTY, self.uid, corr))
+        self.uid += 1
+
     def add_all(self, events: Iterable[Any]) -> None:
         """Collect event dicts (anything else is skipped)."""
         strings, gpu, where = self.strings, self.gpu, self.where
@@ -162,7 +175,9 @@ class Collector:
                     elif cat in LAUNCH:
                         args = _slim(args, KEEP_LAUNCH)
                         if "correlation" in args:
-                            self.launched.add(args["correlation"])
+                            self._launch((e.get("pid"), e.get("tid")), ts, dur, cat, name,
+                                         args, args["correlation"])
+                            continue
                     else:
                         args = _slim(args, ())
                     self._cpu((e.get("pid"), e.get("tid")), ts, dur, cat, name, args)
@@ -208,7 +223,9 @@ class Collector:
                         else:
                             args = _cpu_args(a, cat)
                             if "correlation" in args:
-                                self.launched.add(args["correlation"])
+                                self._launch((e.pid, e.tid), ts, dur, cat, name, args,
+                                             args["correlation"])
+                                continue
                         key = (e.pid, e.tid)
                         evs = threads.get(key)
                         if evs is None:

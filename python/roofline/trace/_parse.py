@@ -41,8 +41,9 @@ _REGION = frozenset(("cpu_op", "user_annotation", "python_function"))
 _BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 _MODULE_PREFIX = "nn.Module: "
 
-# a CPU event: (ts, -dur, end, cat, name, args, uid)
-_TS, _END, _CAT, _NAME, _ARGS, _UID = 0, 2, 3, 4, 5, 6
+# a CPU event: (ts, -dur, end, cat, name, args, uid); a launch call with a correlation id:
+# (..., uid, correlation), its args only a collective record, else empty
+_TS, _END, _CAT, _NAME, _ARGS, _UID, _CORR = 0, 2, 3, 4, 5, 6, 7
 
 
 @dataclass(slots=True)
@@ -174,13 +175,11 @@ def _parse(trace: Any, where: str) -> Parsed:
     seq_fwd: dict[Any, tuple[tuple[Any, Any], int]] = {}
     for key, th in threads.items():
         for i, e in enumerate(th.events):
-            args = e[_ARGS]
-            if not args:
+            if len(e) > _CORR:  # a launch call with a correlation id
+                launches[e[_CORR]] = (key, i)
                 continue
-            cat = e[_CAT]
-            if cat in _LAUNCH and "correlation" in args:
-                launches[args["correlation"]] = (key, i)
-            elif cat == "cpu_op":
+            args = e[_ARGS]
+            if args and e[_CAT] == "cpu_op":
                 seq = args.get("Sequence number")
                 if seq is not None and seq not in seq_fwd:
                     root = th.events[th.chain_at(i)[-1]][_NAME]
@@ -193,9 +192,12 @@ def _parse(trace: Any, where: str) -> Parsed:
     linker = _Linker(threads, seq_fwd, col.strings)
     gpu = col.gpu
     gpu.sort(key=itemgetter(0))
+    gpu.reverse()  # popped from the end (in start order): each tuple freed as its Kernel is made
     unlinked = ("", -1, None, None, None, _EMPTY, [], "", "", float("nan"), 0, False)
     external: dict[Any, tuple[tuple[Any, Any], int]] | None = None  # built when first needed
-    for ts, dur, name, cat, stream, args in gpu:
+    pop = gpu.pop
+    for _ in range(len(gpu)):
+        ts, dur, name, cat, stream, args = pop()
         kind = kinds.get((name, cat))
         if kind is None:
             kind = kinds[(name, cat)] = classify(name, str(cat))
