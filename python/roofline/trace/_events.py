@@ -27,7 +27,7 @@ import msgspec
 __all__ = ["Args", "Event", "Fallback", "UNSET", "batches", "decode_raw"]
 
 UNSET: Any = msgspec.UNSET
-_CHUNK = 1 << 20  #: bytes decoded at a time
+_CHUNK = 256 << 10  #: bytes decoded at a time
 _HEAD = 64 << 20  #: ``traceEvents`` must start within this many bytes
 _TRIES = 4  #: cuts tried per chunk before giving up
 _MAX_EVENT = 64 << 20  #: more bytes than this without a whole event: give up
