@@ -189,6 +189,9 @@ class Collector:
         """Collect :class:`Event` structs, a batch at a time (the same result as
         :meth:`add_all` of the same events as dicts)."""
         strings, gpu, where, threads = self.strings, self.gpu, self.where, self.threads
+        launched, flows, op_struct = self.launched, self.flows, self._op_struct
+        uid = self.uid
+        lpid = ltid = levs = None  # the last thread's key and events (events come in runs)
         for events in batches:
             for e in events:
                 ph = e.ph
@@ -217,25 +220,31 @@ class Collector:
                         name = e.name
                         if type(name) is str:
                             name = strings.setdefault(name, name)
+                        pid, tid = e.pid, e.tid
+                        if levs is None or pid != lpid or tid != ltid:
+                            key = (pid, tid)
+                            levs = threads.get(key)
+                            if levs is None:
+                                levs = threads[key] = []
+                            lpid, ltid = pid, tid
                         a = e.args
                         if cat == "cpu_op":
-                            args = self._op_struct(a)
+                            levs.append((ts, -dur, ts + dur, cat, name, op_struct(a), uid))
+                        elif cat in LAUNCH and a is not None and a.correlation is not UNSET:
+                            corr = a.correlation  # kept in the tuple, not in a dict
+                            launched.add(corr)
+                            args = _cpu_args(a, cat) if a.coll is not UNSET else EMPTY
+                            levs.append((ts, -dur, ts + dur, cat, name, args, uid, corr))
                         else:
-                            args = _cpu_args(a, cat)
-                            if "correlation" in args:
-                                self._launch((e.pid, e.tid), ts, dur, cat, name, args,
-                                             args["correlation"])
-                                continue
-                        key = (e.pid, e.tid)
-                        evs = threads.get(key)
-                        if evs is None:
-                            evs = threads[key] = []
-                        evs.append((ts, -dur, ts + dur, cat, name, args, self.uid))
-                        self.uid += 1
-                        if cat == "user_annotation" and str(name).startswith("ProfilerStep#"):
-                            self.steps.append((ts, ts + dur))
-                elif ph == "s" and e.cat == "ac2g" and e.id not in self.launched:
-                    self.flows[e.id] = (e.pid, e.tid, float(0.0 if e.ts is UNSET else e.ts))
+                            levs.append((ts, -dur, ts + dur, cat, name, _cpu_args(a, cat),
+                                         uid))
+                            if cat == "user_annotation" and \
+                                    str(name).startswith("ProfilerStep#"):
+                                self.steps.append((ts, ts + dur))
+                        uid += 1
+                elif ph == "s" and e.cat == "ac2g" and e.id not in launched:
+                    flows[e.id] = (e.pid, e.tid, float(0.0 if e.ts is UNSET else e.ts))
+            self.uid = uid
 
     def _op_struct(self, a: Args | None) -> dict[str, Any]:
         """``_op_args(_slim(args, KEEP_OP))`` of a struct; its recorded inputs arrive as
