@@ -250,6 +250,7 @@ class _Linker:
         self.threads, self.seq_fwd, self.strings = threads, seq_fwd, strings
         self.memo: dict[tuple[tuple[Any, Any], int], tuple[Any, ...]] = {}
         self.shaped: dict[tuple[int, int], bool] = {}
+        self.named: dict[tuple[tuple[str, ...], int], tuple[str, str]] = {}
 
     def link(self, where: tuple[tuple[Any, Any], int]) -> tuple[Any, ...]:
         """The :class:`Kernel` fields after ``args`` of a kernel launched by event ``where``
@@ -287,6 +288,15 @@ class _Linker:
         if chosen is not None:
             op, uid, oargs = str(chosen[_NAME]), chosen[_UID], chosen[_ARGS]
         names, outer, chain_args = self._context(th, idx)
+        named = self.named.get((names, -1 if outer is None else outer[_UID]))
+        if named is None:
+            named = self._named(names, outer)
+        return (op, uid, oargs.get("Input Dims"), oargs.get("Input type"),
+                oargs.get("Concrete Inputs"), oargs, chain_args, *named)
+
+    def _named(self, names: tuple[str, ...], outer: Any) -> tuple[str, str]:
+        """The module and region of a chain with module names ``names`` and outermost
+        region event ``outer`` (memoized: a chain's names and outer event decide them)."""
         module = "/".join(names)
         if not module and outer is not None and str(outer[_NAME]).startswith(_BACKWARD_PREFIX):
             seq = outer[_ARGS].get("Sequence number")
@@ -303,9 +313,9 @@ class _Linker:
                 else name
         module = module or region
         strings = self.strings
-        return (op, uid, oargs.get("Input Dims"), oargs.get("Input type"),
-                oargs.get("Concrete Inputs"), oargs, chain_args,
-                strings.setdefault(module, module), strings.setdefault(region, region))
+        named = strings.setdefault(module, module), strings.setdefault(region, region)
+        self.named[(names, -1 if outer is None else outer[_UID])] = named
+        return named
 
     def _shaped(self, args: dict[str, Any]) -> bool:
         """``has_shapes`` of an op's inputs, once per distinct (shared) inputs."""
