@@ -260,7 +260,9 @@ class Collector:
                 key = tuple(None if r is UNSET else bytes(r) for r in raw)
             shared = self.raw_shapes.get(key)
             if shared is None:
-                got = tuple(None if r is UNSET else decode_raw(r) for r in raw)
+                got = (None if d is UNSET else decode_raw(d),
+                       None if t is UNSET else decode_raw(t),
+                       None if c is UNSET else decode_raw(c))
                 shared = self.raw_shapes[key] = self.shapes.setdefault(repr(got), got)
             out["Input Dims"] = shared[0]
             if t is not UNSET:

@@ -17,6 +17,7 @@ before, with its clear errors.
 from __future__ import annotations
 
 import gzip
+import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,11 +87,11 @@ def decode_raw(raw: msgspec.Raw) -> Any:
         raise Fallback(str(exc)) from None
 
 
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path) -> io.BufferedReader | gzip.GzipFile:
     raw = path.open("rb")
     if raw.read(2) == b"\x1f\x8b":
-        raw.seek(0)
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # closes with raw (fileobj is ours)
+        raw.close()
+        return gzip.open(path, "rb")
     raw.seek(0)
     return raw
 
@@ -107,7 +108,7 @@ def batches(path: Path, meta: dict[str, Any]) -> Iterator[list[Event]]:
         raise Fallback(str(exc)) from None
 
 
-def _read(fh: IO[bytes], meta: dict[str, Any]) -> Iterator[list[Event]]:
+def _read(fh: io.BufferedReader | gzip.GzipFile, meta: dict[str, Any]) -> Iterator[list[Event]]:
     buf = fh.read(_CHUNK)
     m = _KEY.search(buf)
     while m is None and len(buf) < _HEAD:

@@ -193,7 +193,6 @@ def _parse(trace: Any, where: str) -> Parsed:
     gpu = col.gpu
     gpu.sort(key=itemgetter(0))
     gpu.reverse()  # popped from the end (in start order): each tuple freed as its Kernel is made
-    unlinked = ("", -1, None, None, None, _EMPTY, [], "", "", float("nan"), 0, False)
     external: dict[Any, tuple[tuple[Any, Any], int]] | None = None  # built when first needed
     pop = gpu.pop
     for _ in range(len(gpu)):
@@ -219,9 +218,9 @@ def _parse(trace: Any, where: str) -> Parsed:
             linked += 1
             kernels.append(Kernel(name, str(cat), kind, ts, dur, stream, args,
                                   *linker.link(where_)))
-        else:  # a fresh dict and list: reports may fill them per kernel
-            kernels.append(Kernel(name, str(cat), kind, ts, dur, stream, args, *unlinked[:5],
-                                  {}, [], *unlinked[7:]))
+        else:
+            kernels.append(Kernel(name=name, category=str(cat), kind=kind, ts_us=ts,
+                                  dur_us=dur, stream=stream, args=args))
     gpu.clear()
 
     iters, rule = _iterations(kernels, threads, steps)
