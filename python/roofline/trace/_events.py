@@ -21,7 +21,7 @@ import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import msgspec
 
@@ -108,15 +108,19 @@ def batches(path: Path, meta: dict[str, Any]) -> Iterator[list[Event]]:
         raise Fallback(str(exc)) from None
 
 
-def _read(fh: io.BufferedReader | gzip.GzipFile, meta: dict[str, Any]) -> Iterator[list[Event]]:
+def _read(fh: io.BufferedReader | gzip.GzipFile, meta: dict[str, Any]
+          ) -> Iterator[list[Event]]:
+    """The events of ``fh`` in batches; the top-level values before and after them to
+    ``meta``."""
     buf = fh.read(_CHUNK)
     m = _KEY.search(buf)
     while m is None and len(buf) < _HEAD:
-        more = fh.read(_CHUNK)
+        more = fh.read(len(buf))  # doubling: linear time however far the key is
         if not more:
             break
+        seen = len(buf)
         buf += more
-        m = _KEY.search(buf)
+        m = _KEY.search(buf, max(0, seen - 64))  # (a key found too late fails the check)
     if m is None:
         raise Fallback("no traceEvents near the start")
     head = buf[:m.start()]
@@ -144,7 +148,7 @@ def _read(fh: io.BufferedReader | gzip.GzipFile, meta: dict[str, Any]) -> Iterat
             if got is None:  # no whole event in the buffer yet: read on
                 if len(buf) - pos > _MAX_EVENT:
                     raise Fallback("no whole event in many bytes")
-                more = fh.read(_CHUNK)
+                more = fh.read(max(_CHUNK, len(buf) - pos))  # doubling for a long event
                 if not more:
                     raise Fallback("the event array does not end")
                 buf = buf[pos:] + more
