@@ -198,6 +198,8 @@ def _stream_file(path: Path, meta: dict[str, Any], cleanup: bool = False) -> Ite
 
 def _fast_file(path: Path, meta: dict[str, Any], cleanup: bool = False
                ) -> Iterator[list[Event]]:
+    """``batches`` of the file; a profiler's exported file is deleted once read (on a
+    ``Fallback`` the standard-library reader reads it, and deletes it)."""
     fell = False
     try:
         yield from batches(path, meta)
