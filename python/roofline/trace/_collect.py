@@ -4,7 +4,7 @@ Two inputs, one result: event dicts (a parsed trace, or the standard library's s
 reader) and :class:`~roofline.trace._events.Event` structs (the fast ``msgspec`` reader). Both
 give the same tuples: a CPU event ``(ts, -dur, end, cat, name, args, uid)`` per thread (a
 launch call with a correlation id: ``(..., uid, correlation)``), a GPU
-event ``(ts, dur, name, cat, stream, args)``, where ``args`` holds only the kept arguments
+event ``(ts, dur, name, cat, stream, args, correlation, External id)`` (None: absent), where ``args`` holds only the kept arguments
 (:data:`KEEP_GPU`, :data:`KEEP_OP`, :data:`KEEP_LAUNCH`, and a collective record), equal names
 are one string object and equal recorded inputs one set of objects.
 """
@@ -27,7 +27,7 @@ EMPTY: dict[str, Any] = {}  # shared by every event whose arguments the parser d
 
 # The only event arguments read after parsing (everything else is dropped while streaming)
 _COLLECTIVE = ("Collective name", "Group size", "dtype", "In msg nelems", "Out msg nelems")
-KEEP_GPU = ("correlation", "External id", "device", "bytes")
+KEEP_GPU = ("device", "bytes")  # correlation and External id: slots of the GPU tuple
 KEEP_OP = ("Input Dims", "Input type", "Concrete Inputs", "External id", "Sequence number")
 KEEP_LAUNCH = ("correlation",)
 _SHAPES = ("Input Dims", "Input type", "Concrete Inputs")
@@ -50,15 +50,9 @@ def _collective(a: Args, out: dict[str, Any]) -> None:
             out[k] = v
 
 
-def _gpu_args(a: Args | None) -> dict[str, Any]:
+def _gpu_args(a: Args) -> dict[str, Any]:
     """``_slim(args, KEEP_GPU)`` of a struct."""
-    if a is None:
-        return EMPTY
     out = {}
-    if a.correlation is not UNSET:
-        out["correlation"] = a.correlation
-    if a.external is not UNSET:
-        out["External id"] = a.external
     if a.device is not UNSET:
         out["device"] = a.device
     if a.bytes is not UNSET:
@@ -107,7 +101,8 @@ class Collector:
     def __init__(self, where: str) -> None:
         self.where = where
         self.threads: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
-        self.gpu: list[tuple[float, float, str, str, Any, dict[str, Any]]] = []
+        self.gpu: list[tuple[Any, ...]] = []
+        self.devices: dict[int, dict[str, Any]] = {}  # one {"device": d} for all such kernels
         self.flows: dict[Any, tuple[Any, Any, float]] = {}
         self.steps: list[tuple[float, float]] = []
         self.strings: dict[str, str] = {}  # one object per distinct name (they repeat)
@@ -125,6 +120,13 @@ class Collector:
         self.uid += 1
         if cat == "user_annotation" and str(name).startswith("ProfilerStep#"):
             self.steps.append((ts, ts + dur))
+
+    def _shared(self, args: dict[str, Any]) -> dict[str, Any]:
+        """``args``, or the one equal ``{"device": d}`` dict all such kernels share (nothing
+        changes a kernel's arguments)."""
+        if len(args) == 1 and type(args.get("device")) is int:
+            return self.devices.setdefault(args["device"], args)
+        return args
 
     def _launch(self, key: tuple[Any, Any], ts: Any, dur: Any, cat: str, name: Any,
                 args: dict[str, Any], corr: Any) -> None:
@@ -160,7 +162,8 @@ class Collector:
                     name = e.get("name", "")
                     name = strings.setdefault(name, name) if type(name) is str else str(name)
                     gpu.append((ts, dur, name, cat, args.get("stream", e.get("tid")),
-                                _slim(args, KEEP_GPU)))
+                                self._shared(_slim(args, KEEP_GPU)), args.get("correlation"),
+                                args.get("External id")))
                 elif cat in CPU:
                     ts, dur = e["ts"], e.get("dur", 0.0)
                     if not (ts.__class__ is float and dur.__class__ is float and
@@ -190,6 +193,7 @@ class Collector:
         :meth:`add_all` of the same events as dicts)."""
         strings, gpu, where, threads = self.strings, self.gpu, self.where, self.threads
         launched, flows, op_struct = self.launched, self.flows, self._op_struct
+        devices = self.devices
         uid = self.uid
         lpid = ltid = levs = None  # the last thread's key and events (events come in runs)
         for events in batches:
@@ -207,12 +211,22 @@ class Collector:
                         if not (ts.__class__ is float and dur.__class__ is float and
                                 0.0 <= dur < _INF and ts - ts == 0.0):
                             ts, dur = _struct_times(e, where)
-                        a = e.args
-                        stream = e.tid if a is None or a.stream is UNSET else a.stream
                         name = e.name
                         name = strings.setdefault(name, name) if type(name) is str \
                             else str(name)
-                        gpu.append((ts, dur, name, cat, stream, _gpu_args(a)))
+                        a = e.args
+                        if a is None:
+                            gpu.append((ts, dur, name, cat, e.tid, EMPTY, None, None))
+                            continue
+                        d = a.device
+                        if a.bytes is UNSET and a.coll is UNSET and type(d) is int:
+                            args = devices.get(d) or self._shared({"device": d})
+                        else:
+                            args = self._shared(_gpu_args(a))
+                        corr, ext = a.correlation, a.external
+                        gpu.append((ts, dur, name, cat, e.tid if a.stream is UNSET else a.stream,
+                                    args, None if corr is UNSET else corr,
+                                    None if ext is UNSET else ext))
                     elif cat in CPU:
                         if not (ts.__class__ is float and dur.__class__ is float and
                                 0.0 <= dur < _INF and ts - ts == 0.0):

@@ -50,8 +50,9 @@ _TS, _END, _CAT, _NAME, _ARGS, _UID, _CORR = 0, 2, 3, 4, 5, 6, 7
 class Kernel:
     """One GPU event (kernel, memcpy or memset) and what launched it.
 
-    ``args`` and ``op_args`` hold only the arguments the pricing reads (correlation, External
-    id, device, bytes, the op's recorded inputs, collective records); ``chain_args`` the
+    ``args`` and ``op_args`` hold only the arguments the pricing reads (the kernel's device,
+    bytes and collective record; the op's recorded inputs, External id and Sequence number),
+    read-only: kernels with equal ``{"device": d}`` share one dict; ``chain_args`` the
     collective records (``Collective name`` ...) of the events enclosing the launch."""
 
     name: str
@@ -196,12 +197,11 @@ def _parse(trace: Any, where: str) -> Parsed:
     external: dict[Any, tuple[tuple[Any, Any], int]] | None = None  # built when first needed
     pop = gpu.pop
     for _ in range(len(gpu)):
-        ts, dur, name, cat, stream, args = pop()
+        ts, dur, name, cat, stream, args, corr, ext = pop()
         kind = kinds.get((name, cat))
         if kind is None:
             kind = kinds[(name, cat)] = classify(name, str(cat))
         where_: tuple[tuple[Any, Any], int] | None = None
-        corr = args.get("correlation")
         if corr in launches:
             where_ = launches[corr]
         elif corr in flows:
@@ -213,7 +213,7 @@ def _parse(trace: Any, where: str) -> Parsed:
         if where_ is None:
             if external is None:
                 external = _external(threads)
-            where_ = external.get(args.get("External id"))
+            where_ = external.get(ext)
         if where_ is not None:
             linked += 1
             kernels.append(Kernel(name, str(cat), kind, ts, dur, stream, args,
