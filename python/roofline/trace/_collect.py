@@ -3,10 +3,11 @@
 Two inputs, one result: event dicts (a parsed trace, or the standard library's streaming
 reader) and :class:`~roofline.trace._events.Event` structs (the fast ``msgspec`` reader). Both
 give the same tuples: a CPU event ``(ts, -dur, end, cat, name, args, uid)`` per thread (a
-launch call with a correlation id: ``(..., uid, correlation)``), a GPU
-event ``(ts, dur, name, cat, stream, args, correlation, External id)`` (None: absent), where ``args`` holds only the kept arguments
-(:data:`KEEP_GPU`, :data:`KEEP_OP`, :data:`KEEP_LAUNCH`, and a collective record), equal names
-are one string object and equal recorded inputs one set of objects.
+launch call with a correlation id: ``(..., uid, correlation)``), a GPU event
+``(ts, dur, name, cat, stream, args, correlation, External id)`` (None: absent), where
+``args`` holds only the kept arguments (:data:`KEEP_GPU`, :data:`KEEP_OP`,
+:data:`KEEP_LAUNCH`, and a collective record); equal names are one string object and equal
+recorded inputs one set of objects.
 """
 
 from __future__ import annotations
