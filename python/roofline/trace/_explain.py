@@ -11,7 +11,7 @@ from ..hardware import Hardware
 from ..hardware import hardware as lookup_hardware
 from ..ops.registry import Pricer
 from ._load import stream
-from ._parse import Kernel, Parsed, parse
+from ._parse import Kernel, Parsed, parse, paused_gc
 from ._price import ELEMENT, price_event, price_op
 from ._report import TraceReport
 
@@ -204,6 +204,12 @@ def explain(source: Any, hardware: Any = None, efficiency: Any = "default", *,
             iterations, int) or iterations < 1):
         raise ValueError(f"trace.explain: iterations must be a positive integer, got "
                          f"{iterations!r}")
+    with paused_gc():  # the whole report: no cyclic-garbage passes over its many containers
+        return _explain(trace, where, hardware, efficiency, iterations)
+
+
+def _explain(trace: Any, where: str, hardware: Any, efficiency: Any,
+             iterations: int | None) -> TraceReport:
     parsed = parse(trace, where)
     if not parsed.kernels:
         raise ValueError(

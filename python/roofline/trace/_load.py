@@ -1,10 +1,13 @@
 """Read a Kineto trace: a chrome-trace file (``.json`` / ``.json.gz``), a parsed dict, or a
-live ``torch.profiler.profile`` object. Only the standard library is needed.
+live ``torch.profiler.profile`` object.
 
-Files are streamed: the ``traceEvents`` array is decoded one event at a time from chunks of
-the (possibly gzip-compressed) file with the standard library's C JSON scanner
-(``json.JSONDecoder.raw_decode``), so the whole document is never held in memory; the other
-top-level values (``deviceProperties``, ...) are decoded whole.
+Files are streamed, two ways: ``TraceStream.batches`` decodes the ``traceEvents`` array in
+chunks with ``msgspec`` into structs of the used fields only (``_events``, fast); when that
+reader cannot read a file it raises ``Fallback``, and ``TraceStream.events`` decodes it one
+event at a time with the standard library's C JSON scanner (``json.JSONDecoder.raw_decode``),
+which accepts what the standard library accepts and names what is wrong. Neither holds the
+whole document in memory; the other top-level values (``deviceProperties``, ...) are decoded
+whole.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from ._events import Event, Fallback, batches
+
 __all__ = ["TraceStream", "load", "stream"]
 
 _CHUNK = 1 << 20  #: bytes read at a time
@@ -35,13 +40,16 @@ _DECODE = json.JSONDecoder().raw_decode
 class TraceStream:
     """The events of a trace, one at a time, and its other top-level values.
 
-    ``meta`` is complete only once ``events`` has been exhausted (a file may put
-    ``deviceProperties`` after ``traceEvents``).
+    ``meta`` is complete only once ``events`` (or ``batches``) has been exhausted (a file may
+    put ``deviceProperties`` after ``traceEvents``). ``batches``, for files: the same events
+    as :class:`~roofline.trace._events.Event` structs, a chunk at a time; it raises
+    ``Fallback`` (before or while yielding) for a file only ``events`` reads.
     """
 
     where: str
     events: Iterator[Any]
     meta: dict[str, Any] = field(default_factory=dict)
+    batches: Iterator[list[Event]] | None = None
 
 
 class _Bad(Exception):
@@ -188,6 +196,25 @@ def _stream_file(path: Path, meta: dict[str, Any], cleanup: bool = False) -> Ite
                 pass
 
 
+def _fast_file(path: Path, meta: dict[str, Any], cleanup: bool = False
+               ) -> Iterator[list[Event]]:
+    """``batches`` of the file; a profiler's exported file is deleted once read (on a
+    ``Fallback`` the standard-library reader reads it, and deletes it)."""
+    fell = False
+    try:
+        yield from batches(path, meta)
+    except Fallback:
+        fell = True
+        meta.clear()
+        raise
+    finally:
+        if cleanup and not fell:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
 def _check_path(path: Path) -> None:
     if not path.exists():
         raise FileNotFoundError(f"trace.explain: source {str(path)!r} does not exist")
@@ -244,7 +271,7 @@ def stream(source: Any) -> TraceStream:
         path = Path(source)
         _check_path(path)
         meta: dict[str, Any] = {}
-        return TraceStream(str(path), _stream_file(path, meta), meta)
+        return TraceStream(str(path), _stream_file(path, meta), meta, _fast_file(path, meta))
     if isinstance(source, dict):
         data = _check(source, "the dict")
         return TraceStream("<dict>", iter(data["traceEvents"]),
@@ -253,7 +280,8 @@ def stream(source: Any) -> TraceStream:
         path = _export(source)
         meta = {}
         return TraceStream(f"<{type(source).__name__}>",
-                           _stream_file(path, meta, cleanup=True), meta)
+                           _stream_file(path, meta, cleanup=True), meta,
+                           _fast_file(path, meta, cleanup=True))
     raise TypeError(
         "trace.explain: source must be a path to a Kineto trace (.json or .json.gz), a parsed "
         f"trace dict or a torch.profiler.profile, got {type(source).__name__}"

@@ -22,43 +22,37 @@ from __future__ import annotations
 import bisect
 import gc
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
 from ._classify import classify
+from ._collect import EMPTY as _EMPTY
+from ._collect import LAUNCH as _LAUNCH
+from ._collect import Collector
+from ._events import Fallback
 from ._price import has_shapes
 
-__all__ = ["Kernel", "Parsed", "parse"]
+__all__ = ["Kernel", "Parsed", "parse", "paused_gc"]
 
-_GPU = frozenset(("kernel", "gpu_memcpy", "gpu_memset"))
-_CPU = frozenset(("cpu_op", "user_annotation", "python_function", "cuda_runtime",
-                  "cuda_driver"))
 _REGION = frozenset(("cpu_op", "user_annotation", "python_function"))
-_LAUNCH = frozenset(("cuda_runtime", "cuda_driver"))
 _BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 _MODULE_PREFIX = "nn.Module: "
-_INF = float("inf")
-_EMPTY: dict[str, Any] = {}  # shared by every event whose arguments the parser does not use
 
-# The only event arguments read after parsing (everything else is dropped while streaming)
-_COLLECTIVE = ("Collective name", "Group size", "dtype", "In msg nelems", "Out msg nelems")
-_KEEP_GPU = ("correlation", "External id", "device", "bytes")
-_KEEP_OP = ("Input Dims", "Input type", "Concrete Inputs", "External id", "Sequence number")
-_KEEP_LAUNCH = ("correlation",)
-_SHAPES = ("Input Dims", "Input type", "Concrete Inputs")
-
-# a CPU event: (ts, -dur, end, cat, name, args, uid)
-_TS, _END, _CAT, _NAME, _ARGS, _UID = 0, 2, 3, 4, 5, 6
+# a CPU event: (ts, -dur, end, cat, name, args, uid); a launch call with a correlation id:
+# (..., uid, correlation), its args only a collective record, else empty
+_TS, _END, _CAT, _NAME, _ARGS, _UID, _CORR = 0, 2, 3, 4, 5, 6, 7
 
 
 @dataclass(slots=True)
 class Kernel:
     """One GPU event (kernel, memcpy or memset) and what launched it.
 
-    ``args`` and ``op_args`` hold only the arguments the pricing reads (correlation, External
-    id, device, bytes, the op's recorded inputs, collective records); ``chain_args`` the
+    ``args`` and ``op_args`` hold only the arguments the pricing reads (the kernel's device,
+    bytes and collective record; the op's recorded inputs, External id and Sequence number),
+    read-only: kernels with equal ``{"device": d}`` share one dict; ``chain_args`` the
     collective records (``Collective name`` ...) of the events enclosing the launch."""
 
     name: str
@@ -91,16 +85,6 @@ class Parsed:
     linked: int
 
 
-def _slim(args: Any, keys: tuple[str, ...]) -> dict[str, Any]:
-    """The entries of ``args`` named in ``keys``, and its collective record if it has one."""
-    if type(args) is not dict or not args:
-        return _EMPTY
-    out = {k: args[k] for k in keys if k in args}
-    if "Collective name" in args:
-        out.update({k: args[k] for k in _COLLECTIVE if k in args})
-    return out or _EMPTY
-
-
 class _Thread:
     """The cpu events of one thread as a containment forest (sorted by start)."""
 
@@ -110,13 +94,21 @@ class _Thread:
         self.starts = [e[_TS] for e in events]
         self.parent: list[int] = []
         self.context: dict[int, tuple[tuple[str, ...], Any, list[dict[str, Any]]]] = {}
-        stack: list[int] = []
+        parent = self.parent.append
+        stack: list[int] = []  # the open events (indices) and their ends
+        ends: list[float] = []
+        top = -1
         for i, e in enumerate(events):
             ts = e[_TS]
-            while stack and events[stack[-1]][_END] <= ts:
-                stack.pop()
-            self.parent.append(stack[-1] if stack else -1)
+            if ends and ends[-1] <= ts:
+                while ends and ends[-1] <= ts:
+                    ends.pop()
+                    stack.pop()
+                top = stack[-1] if stack else -1
+            parent(top)
             stack.append(i)
+            ends.append(e[_END])
+            top = i
 
     def chain_at(self, index: int) -> list[int]:
         """Indices of the events enclosing event ``index`` (itself first, outermost last)."""
@@ -138,133 +130,57 @@ class _Thread:
                 if p < 0 and self.events[i][_CAT] in _REGION]
 
 
-def _times(e: dict[str, Any], where: str) -> tuple[float, float]:
-    """An event's start and duration (µs), checked: finite, duration >= 0."""
-    ts, dur = e["ts"], e.get("dur", 0.0)
-    try:
-        t, d = float(ts), float(dur)
-    except (TypeError, ValueError):
-        t = d = float("nan")
-    if not (0.0 <= d < _INF) or t - t != 0.0 or isinstance(ts, bool) or isinstance(dur, bool):
-        what = "GPU event" if e.get("cat") in _GPU else "event"
-        raise ValueError(
-            f"trace.explain: {where}: the {what} {str(e.get('name', ''))[:80]!r} "
-            f"(cat {e.get('cat')!r}, ts {ts!r}) has dur {dur!r}: a start and a duration must "
-            "be finite numbers and the duration >= 0 (a corrupt or hand-edited trace)")
-    return t, d
-
-
-class _Collector:
-    """Keeps, event by event, only what linking and pricing use."""
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-        self.threads: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
-        self.gpu: list[tuple[float, float, str, str, Any, dict[str, Any]]] = []
-        self.flows: dict[Any, tuple[Any, Any, float]] = {}
-        self.steps: list[tuple[float, float]] = []
-        self.strings: dict[str, str] = {}  # one object per distinct name (they repeat)
-        self.shapes: dict[str, tuple[Any, Any, Any]] = {}  # one object per distinct inputs
-        self.uid = 0
-
-    def add_all(self, events: Iterable[Any]) -> None:
-        strings, threads, gpu, where = self.strings, self.threads, self.gpu, self.where
-        for e in events:
-            if type(e) is not dict:
-                if not isinstance(e, dict):
-                    continue
-            ph = e.get("ph")
-            if ph == "X":
-                if "ts" not in e:
-                    continue
-                cat = e.get("cat")
-                if cat in _GPU:
-                    ts, dur = e["ts"], e.get("dur", 0.0)
-                    if not (ts.__class__ is float and dur.__class__ is float and
-                            0.0 <= dur < _INF and ts - ts == 0.0):
-                        ts, dur = _times(e, where)
-                    args = e.get("args")
-                    args = args if isinstance(args, dict) else _EMPTY
-                    name = e.get("name", "")
-                    name = strings.setdefault(name, name) if type(name) is str else str(name)
-                    gpu.append((ts, dur, name, cat, args.get("stream", e.get("tid")),
-                                _slim(args, _KEEP_GPU)))
-                elif cat in _CPU:
-                    ts, dur = e["ts"], e.get("dur", 0.0)
-                    if not (ts.__class__ is float and dur.__class__ is float and
-                            0.0 <= dur < _INF and ts - ts == 0.0):
-                        ts, dur = _times(e, where)
-                    name = e.get("name", "")
-                    if type(name) is str:
-                        name = strings.setdefault(name, name)
-                    args = e.get("args")
-                    if cat == "cpu_op":
-                        args = self._op_args(args)
-                    elif cat in _LAUNCH:
-                        args = _slim(args, _KEEP_LAUNCH)
-                    else:
-                        args = _slim(args, ())
-                    key = (e.get("pid"), e.get("tid"))
-                    evs = threads.get(key)
-                    if evs is None:
-                        evs = threads[key] = []
-                    evs.append((ts, -dur, ts + dur, cat, name, args, self.uid))
-                    self.uid += 1
-                    if cat == "user_annotation" and str(name).startswith("ProfilerStep#"):
-                        self.steps.append((ts, ts + dur))
-            elif ph == "s" and e.get("cat") == "ac2g":
-                self.flows[e.get("id")] = (e.get("pid"), e.get("tid"),
-                                           float(e.get("ts", 0.0)))
-
-    def _op_args(self, args: Any) -> dict[str, Any]:
-        out = _slim(args, _KEEP_OP)
-        if "Input Dims" in out:
-            # identical recorded inputs (every step repeats them) share one set of objects
-            got = (out.get("Input Dims"), out.get("Input type"), out.get("Concrete Inputs"))
-            shared = self.shapes.setdefault(repr(got), got)
-            for k, v in zip(_SHAPES, shared, strict=True):
-                if k in out:
-                    out[k] = v
-        return out
-
-
 def parse(trace: Any, where: str = "the trace") -> Parsed:
     """Kernels of ``trace`` (sorted by start) with their op, module, region and step.
 
     ``trace`` is a trace dict or a :class:`~roofline.trace._load.TraceStream` (read once,
     event by event; only the fields used here are kept)."""
-    col = _Collector(where)
+    with paused_gc():
+        return _parse(trace, where)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic-garbage passes inside (restored after): reading a trace makes millions of
+    containers, none cyclic, and each pass would walk all of them (a third of the time)."""
     collecting = gc.isenabled()
-    gc.disable()  # millions of new containers, none of them cyclic: no collector passes
+    gc.disable()
     try:
-        if isinstance(trace, dict):
-            col.add_all(trace["traceEvents"])
-            meta = trace
-        else:
-            col.add_all(trace.events)
-            meta = trace.meta
+        yield
     finally:
         if collecting:
             gc.enable()
+
+
+def _parse(trace: Any, where: str) -> Parsed:
+    col = Collector(where)
+    if isinstance(trace, dict):
+        col.add_all(trace["traceEvents"])
+        meta = trace
+    else:
+        if trace.batches is not None:
+            try:
+                col.add_structs(trace.batches)
+            except Fallback:  # an unusual file: the standard library's reader says why
+                col = Collector(where)
+                col.add_all(trace.events)
+        else:
+            col.add_all(trace.events)
+        meta = trace.meta
     threads = {key: _Thread(evs) for key, evs in col.threads.items()}
     flows, steps = col.flows, col.steps
     del col.threads
 
     # correlation id -> (thread, event index) of the launching runtime / driver call
     launches: dict[Any, tuple[tuple[Any, Any], int]] = {}
-    external: dict[Any, tuple[tuple[Any, Any], int]] = {}
     seq_fwd: dict[Any, tuple[tuple[Any, Any], int]] = {}
     for key, th in threads.items():
         for i, e in enumerate(th.events):
-            args = e[_ARGS]
-            if not args:
+            if len(e) > _CORR:  # a launch call with a correlation id
+                launches[e[_CORR]] = (key, i)
                 continue
-            cat = e[_CAT]
-            if cat in _LAUNCH and "correlation" in args:
-                launches[args["correlation"]] = (key, i)
-            elif cat == "cpu_op":
-                if "External id" in args:
-                    external.setdefault(args["External id"], (key, i))
+            args = e[_ARGS]
+            if args and e[_CAT] == "cpu_op":
                 seq = args.get("Sequence number")
                 if seq is not None and seq not in seq_fwd:
                     root = th.events[th.chain_at(i)[-1]][_NAME]
@@ -277,14 +193,15 @@ def parse(trace: Any, where: str = "the trace") -> Parsed:
     linker = _Linker(threads, seq_fwd, col.strings)
     gpu = col.gpu
     gpu.sort(key=itemgetter(0))
-    for ts, dur, name, cat, stream, args in gpu:
+    gpu.reverse()  # popped from the end (in start order): each tuple freed as its Kernel is made
+    external: dict[Any, tuple[tuple[Any, Any], int]] | None = None  # built when first needed
+    pop = gpu.pop
+    for _ in range(len(gpu)):
+        ts, dur, name, cat, stream, args, corr, ext = pop()
         kind = kinds.get((name, cat))
         if kind is None:
             kind = kinds[(name, cat)] = classify(name, str(cat))
-        k = Kernel(name=name, category=str(cat), kind=kind, ts_us=ts, dur_us=dur,
-                   stream=stream, args=args)
         where_: tuple[tuple[Any, Any], int] | None = None
-        corr = args.get("correlation")
         if corr in launches:
             where_ = launches[corr]
         elif corr in flows:
@@ -293,16 +210,33 @@ def parse(trace: Any, where: str = "the trace") -> Parsed:
             if flow_th is not None:
                 idx = flow_th.find(fts)
                 where_ = ((pid, tid), idx) if idx >= 0 else None
-        if where_ is None and args.get("External id") in external:
-            where_ = external[args["External id"]]
+        if where_ is None:
+            if external is None:
+                external = _external(threads)
+            where_ = external.get(ext)
         if where_ is not None:
             linked += 1
-            linker.link(k, where_)
-        kernels.append(k)
+            kernels.append(Kernel(name, str(cat), kind, ts, dur, stream, args,
+                                  *linker.link(where_)))
+        else:
+            kernels.append(Kernel(name=name, category=str(cat), kind=kind, ts_us=ts,
+                                  dur_us=dur, stream=stream, args=args))
     gpu.clear()
 
     iters, rule = _iterations(kernels, threads, steps)
     return Parsed(kernels, _device_name(meta), iters, rule, linked)
+
+
+def _external(threads: dict[tuple[Any, Any], _Thread]
+              ) -> dict[Any, tuple[tuple[Any, Any], int]]:
+    """External id -> (thread, event index) of the first cpu_op carrying it."""
+    external: dict[Any, tuple[tuple[Any, Any], int]] = {}
+    for key, th in threads.items():
+        for i, e in enumerate(th.events):
+            args = e[_ARGS]
+            if args and e[_CAT] == "cpu_op" and "External id" in args:
+                external.setdefault(args["External id"], (key, i))
+    return external
 
 
 class _Linker:
@@ -315,20 +249,23 @@ class _Linker:
         self.threads, self.seq_fwd, self.strings = threads, seq_fwd, strings
         self.memo: dict[tuple[tuple[Any, Any], int], tuple[Any, ...]] = {}
         self.shaped: dict[tuple[int, int], bool] = {}
+        self.named: dict[tuple[tuple[str, ...], int], tuple[str, str]] = {}
 
-    def link(self, k: Kernel, where: tuple[tuple[Any, Any], int]) -> None:
+    def link(self, where: tuple[tuple[Any, Any], int]) -> tuple[Any, ...]:
+        """The :class:`Kernel` fields after ``args`` of a kernel launched by event ``where``
+        (``op`` ... ``region``, ``launch_ts_us``, ``iteration`` 0, ``graph``)."""
         key, idx = where
         th = self.threads[key]
         e = th.events[idx]
-        k.launch_ts_us = float(e[_TS])
-        k.graph = str(e[_NAME]).startswith("cudaGraphLaunch")
+        graph = str(e[_NAME]).startswith("cudaGraphLaunch")
         if e[_CAT] in _LAUNCH and "Collective name" not in e[_ARGS]:
             idx = th.parent[idx]  # a launch call adds nothing but its start to the chain
         got = self.memo.get((key, idx))
         if got is None:
+            if len(self.memo) > 4096:  # the kernels of one op launch close together
+                self.memo.clear()
             got = self.memo[(key, idx)] = self._chain(th, idx)
-        (k.op, k.op_uid, k.dims, k.types, k.concrete, k.op_args, k.chain_args, k.module,
-         k.region) = got
+        return (*got, float(e[_TS]), 0, graph)
 
     def _chain(self, th: _Thread, idx: int) -> tuple[Any, ...]:
         events, parent = th.events, th.parent
@@ -350,6 +287,15 @@ class _Linker:
         if chosen is not None:
             op, uid, oargs = str(chosen[_NAME]), chosen[_UID], chosen[_ARGS]
         names, outer, chain_args = self._context(th, idx)
+        named = self.named.get((names, -1 if outer is None else outer[_UID]))
+        if named is None:
+            named = self._named(names, outer)
+        return (op, uid, oargs.get("Input Dims"), oargs.get("Input type"),
+                oargs.get("Concrete Inputs"), oargs, chain_args, *named)
+
+    def _named(self, names: tuple[str, ...], outer: Any) -> tuple[str, str]:
+        """The module and region of a chain with module names ``names`` and outermost
+        region event ``outer`` (memoized: a chain's names and outer event decide them)."""
         module = "/".join(names)
         if not module and outer is not None and str(outer[_NAME]).startswith(_BACKWARD_PREFIX):
             seq = outer[_ARGS].get("Sequence number")
@@ -366,9 +312,9 @@ class _Linker:
                 else name
         module = module or region
         strings = self.strings
-        return (op, uid, oargs.get("Input Dims"), oargs.get("Input type"),
-                oargs.get("Concrete Inputs"), oargs, chain_args,
-                strings.setdefault(module, module), strings.setdefault(region, region))
+        named = strings.setdefault(module, module), strings.setdefault(region, region)
+        self.named[(names, -1 if outer is None else outer[_UID])] = named
+        return named
 
     def _shaped(self, args: dict[str, Any]) -> bool:
         """``has_shapes`` of an op's inputs, once per distinct (shared) inputs."""
@@ -405,7 +351,9 @@ class _Linker:
                 outer = e
             if "Collective name" in e[_ARGS]:
                 coll = [e[_ARGS], *coll]
-            up = memo[i] = (module, outer, coll)
+            up = (module, outer, coll)
+            if i != idx:  # the enclosing events are shared by many calls, ``idx`` seldom
+                memo[i] = up
         return up
 
 
