@@ -265,25 +265,25 @@ class _FusedAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                rec: Any, causal: bool) -> torch.Tensor:
+                rec: Any, causal: bool, masked: bool = False) -> torch.Tensor:
         ctx.rec = rec
         ctx.causal = causal
         ctx.save_for_backward(q, k, v)
-        _record_attention(rec, q, k, v, causal, False)
+        _record_attention(rec, q, k, v, causal, False, masked)
         return q.new_empty((*q.shape[:-1], v.shape[-1]))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> Any:
         q, k, v = ctx.saved_tensors
         _record_attention(ctx.rec, q, k, v, ctx.causal, True)
-        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), None, None
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), None, None, None
 
 
 def _record_attention(rec: _Recorder, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                      causal: bool, backward: bool) -> None:
+                      causal: bool, backward: bool, masked: bool = False) -> None:
     name = "scaled_dot_product_attention" + ("_backward" if backward else "")
     q4, k4, v4 = (t if t.dim() == 4 else t.reshape(-1, *t.shape[-3:]) for t in (q, k, v))
-    costs = _ops.attention_cost(rec.ctx, q4, k4, v4, causal, backward)
+    costs = _ops.attention_cost(rec.ctx, q4, k4, v4, causal, backward, masked)
     dt = str(q.dtype).removeprefix("torch.")
     if costs is None:
         e = rec.ctx.traffic(sum(map(_ops.nbytes, (q, k, v))), _ops.nbytes(q), 0.0, name)
@@ -319,7 +319,8 @@ def _fused_sdpa(rec: _Recorder, query: torch.Tensor, key: torch.Tensor, value: t
                 attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False,
                 *args: Any, **kwargs: Any) -> torch.Tensor:
     """``F.scaled_dot_product_attention`` as one fused kernel (same signature)."""
-    out: torch.Tensor = _FusedAttention.apply(query, key, value, rec, bool(is_causal))  # type: ignore[no-untyped-call]
+    out: torch.Tensor = _FusedAttention.apply(query, key, value, rec, bool(is_causal),  # type: ignore[no-untyped-call]
+                                              attn_mask is not None)
     return out
 
 

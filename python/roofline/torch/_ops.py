@@ -188,11 +188,11 @@ def kernels(ctx: Pricer, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any
 
 
 def attention_cost(ctx: Pricer, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                   causal: bool, backward: bool) -> Costs | None:
+                   causal: bool, backward: bool, masked: bool = False) -> Costs | None:
     """One fused attention kernel (forward or backward) from (batch, heads, seq, dim) Q, K, V:
-    the kernel SDPA runs, whichever backend it picks."""
+    the kernel SDPA runs, whichever backend it picks (``masked``: an ``attn_mask`` given)."""
     found, _ = fused_attention(ctx, tensor_arg(q), tensor_arg(k), tensor_arg(v), causal,
-                               backward)
+                               backward, masked=masked)
     return found
 
 

@@ -152,7 +152,9 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
         zeros = [] if cached else [_plain("zeros", [], [_t((0,), dt)])] * 2
         _row(ops, g, "kv cache cat", "elementwise", [cat, cat], zeros if train else [])
         causal = s > 1
-    qkv = {"query": q, "key": full, "value": full, "is_causal": causal}
+    qkv: dict[str, Any] = {"query": q, "key": full, "value": full, "is_causal": causal}
+    if cache == "static" and kv > s:  # the mask over the cache's slots
+        qkv["attn_mask"] = True
     att = Call("roofline::sdpa", (q, full, full), (q,), qkv)
     att_b = Call("roofline::sdpa_backward", (q, full, full), (q, full, full), qkv)
     _row(ops, g, "attention", "attention", [att], [att_b] if train else [],

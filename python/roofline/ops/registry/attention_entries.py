@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from ..attention import attention
+from ..attention import attention, attention_backend
 from .call import Call, TensorArg
 from .pricer import Pricer
 from .table import Priced, register, register_family
@@ -29,6 +30,18 @@ _SDPA: dict[str, tuple[str, str, bool, int, bool, int]] = {
 }
 
 
+#: Fraction of the DRAM bandwidth cuDNN's Hopper attention forward (the persistent
+#: ``sm90_flash_fprop_wgmma`` kernel: one 384-thread CTA per SM) streams K and V at when an
+#: attention mask is applied to a short query: Little's law on one CTA's loads in flight, as
+#: for aten's register softmax (``cta_sm_fraction`` = 0.4). Measured on H200
+#: (data/programs/h200/masked_decode.jsonl, HF StaticCache's packed query (b, 8, 4, 128) over
+#: 4097 keys under a (b, 1, 1, 4097) mask): 1.83 and 1.87 TB/s at batch 64 and 256 = 0.39 x
+#: 4.8 TB/s; held out: batch 16 (1.67 TB/s) and the HF StaticCache decode programs. The same
+#: kernel unmasked streams at 3.8 TB/s, and a one-token query takes the sm80 kernel (4.2-4.5
+#: TB/s, masked or not): neither is capped.
+MASKED_CTA_FRACTION = 0.39
+
+
 def _flag(v: Any) -> bool:
     s = str(v).strip()
     if s in ("True", "False"):
@@ -40,8 +53,10 @@ def _flag(v: Any) -> bool:
 
 
 def fused_attention(p: Pricer, q: TensorArg, k: TensorArg, v: TensorArg, causal: bool,
-                    backward: bool, layout: str = "bhsd", backend: str = "auto") -> Priced:
-    """One fused attention kernel (forward or backward) from Q, K, V of either layout."""
+                    backward: bool, layout: str = "bhsd", backend: str = "auto",
+                    masked: bool = False) -> Priced:
+    """One fused attention kernel (forward or backward) from Q, K, V of either layout;
+    ``masked``: an attention mask is applied (see :data:`MASKED_CTA_FRACTION`)."""
     dt = q.dtype_name
     if dt is None or len(q.shape) != 4 or len(k.shape) != 4 or len(v.shape) != 4:
         return None, f"attention: expected 4-d q, k, v of a known type, got {q}, {k}, {v}"
@@ -63,7 +78,27 @@ def fused_attention(p: Pricer, q: TensorArg, k: TensorArg, v: TensorArg, causal:
         dtype=dt, hardware=p.hardware, efficiency=p.efficiency, **kw))
     how = (f"rl.attention({b}, {h}, {sq}, {skv}, {d}, kv_heads={hk}, v_head_dim={dv}, "
            f"causal={causal}, backward={backward}, dtype={dt!r}, backend={backend!r})")
+    if masked and not backward and 1 < sq <= 64 and _runs_cudnn(p, b, h, hk, sq, skv, d, dt,
+                                                                 backend):
+        floor = (q.nbytes + k.nbytes + v.nbytes) / (
+            MASKED_CTA_FRACTION * float(p.hardware.mem_bytes_per_s))
+        if floor > float(e.time_s):
+            e = p.cached(key + ("masked",), lambda: dataclasses.replace(
+                e, memory_s=max(float(e.memory_s), floor), time_s=floor))
+            how += f"; masked: cuDNN's sm90 kernel streams K/V at {MASKED_CTA_FRACTION} x HBM"
     return [("attention", e)], how
+
+
+def _runs_cudnn(p: Pricer, b: int, h: int, hk: int, sq: int, skv: int, d: int, dt: str,
+                backend: str) -> bool:
+    """Whether the call runs cuDNN's attention (forced, or what SDPA picks here)."""
+    if backend != "auto":
+        return backend == "cudnn"
+    try:
+        return bool(attention_backend(b, h, sq, skv, d, kv_heads=hk, dtype=dt,
+                                      hardware=p.hardware) == "cudnn")
+    except (TypeError, ValueError):
+        return False
 
 
 def _sdpa(call: Call, p: Pricer) -> Priced:
@@ -73,7 +108,9 @@ def _sdpa(call: Call, p: Pricer) -> Priced:
     if q is None or k is None or v is None:
         return None, f"{call.name}: no q, k, v shapes"
     causal = _flag(call.arg("custom_mask_type" if mask_type else "is_causal", causal_i, False))
-    priced = fused_attention(p, q, k, v, causal, backward, layout, backend)
+    # cuDNN's forward records its attn_bias as the 4th input
+    masked = backend == "cudnn" and not backward and call.tensor(3) is not None
+    priced = fused_attention(p, q, k, v, causal, backward, layout, backend, masked)
     drop = call.arg("dropout_p", drop_i)
     try:
         dropout = float(drop) if drop is not None else 0.0
@@ -108,8 +145,10 @@ def _sdpa_fused(call: Call, p: Pricer) -> Priced:
     q, k, v = (call.arg(n) for n in ("query", "key", "value"))
     if not all(isinstance(t, TensorArg) for t in (q, k, v)):
         return None, f"{call.name}: no q, k, v"
+    mask = call.arg("attn_mask")
     return fused_attention(p, q, k, v, _flag(call.arg("is_causal", default=False)),
-                           call.base.endswith("_backward"))
+                           call.base.endswith("_backward"),
+                           masked=mask is not None and mask is not False)
 
 
 register("roofline::sdpa", "roofline::sdpa_backward", kind="attention", op="attention")(

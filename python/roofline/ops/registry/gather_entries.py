@@ -80,3 +80,18 @@ def index_copy_(call: Call, p: Pricer) -> Priced:
     e = p.traffic(src.nbytes + index.nbytes, src.nbytes, 0.0, call.base)
     return [("memory", e)], (f"{call.name}: {src.nbytes} B of source read and written into "
                              f"place, {index.nbytes} B of indices (rl.elementwise)")
+
+
+@register("aten::gather", kind="memory", op="elementwise")
+def gather(call: Call, p: Pricer) -> Priced:
+    """``torch.gather(self, dim, index)``: ``out[i][j] = self[index[i][j]][j]`` reads one
+    element of ``self`` per index and writes the output (the index's shape): a gather of 64
+    rows from a 128256 x 4096 table moves 64 rows, not the table."""
+    src = call.arg("self") if "self" in call.args else call.tensor(0)
+    index = call.arg("index") if "index" in call.args else call.tensor(2)
+    if not isinstance(src, TensorArg) or not isinstance(index, TensorArg):
+        return None, f"{call.name}: no source / index shapes"
+    moved = index.numel * src.itemsize
+    e = p.traffic(moved + index.nbytes, moved, 0.0, call.base)
+    return [("memory", e)], (f"{call.name}: {index.numel} elements of {src.itemsize} B read "
+                             f"and written, {index.nbytes} B of indices (rl.elementwise)")
