@@ -128,17 +128,13 @@ void aten_softmax_rows(Cost& c, const RowOpShape& s, double b, double rereads, d
       c.row_kernel = RowKernel::aten_cta;
       c.ctas_per_sm = 1.0;
       break;
+    // cunn_SoftMaxForwardSmem / BackwardSmem: the looped kernel's code (vectorized loads, the
+    // same passes and block reductions) with the row staged in shared memory. Measured on H200
+    // (data/programs/h200/probe.jsonl, 4096 rows) it streams no faster than the looped kernel
+    // (1.5-2.1 TB/s at 9224-24584 columns), so both are priced alike, re-reads included: a row
+    // that stops being a multiple of the vector width, or outgrows shared memory, never gets
+    // faster.
     case AtenSoftmax::smem:
-      // cunn_SoftMaxForwardSmem / BackwardSmem: the looped kernel's code (vectorized loads,
-      // the same passes and block reductions) with the row staged in shared memory. Measured
-      // on H200 (data/programs/h200/probe.jsonl, 4096 rows) it streams no faster than the
-      // looped kernel (1.5-2.1 TB/s at 9224-24584 columns), so it is priced as the looped
-      // kernel, re-reads included: a row that stops being a multiple of the vector width, or
-      // outgrows shared memory, never gets faster.
-      c.row_kernel = RowKernel::aten_stream;
-      c.ctas_per_sm = 1.0;
-      c.reread_bytes = rereads * elems * b;
-      break;
     case AtenSoftmax::looped:
       c.row_kernel = RowKernel::aten_stream;
       c.ctas_per_sm = 1.0;

@@ -19,7 +19,7 @@ from ..ops.elementwise import elementwise
 from ..ops.gemm import gemm
 from ..ops.grouped_gemm import grouped_gemm
 from ..ops.host import HOST_CLASSES, WallTime, eager_program_wall, wall_time
-from ..ops.registry import Pricer, price
+from ..ops.registry import Pricer, lookup, price
 from .formats import recipe_dtype
 from .program import Program
 from .report import COLUMNS
@@ -45,19 +45,17 @@ def _f8_kernels(ops: Program, hw: Hardware, efficiency: EfficiencyLike) -> int:
     return _F8_KERNELS[key]
 
 
-#: Registry ops whose top-level torch call is a GEMM's (cuBLAS heuristics and descriptors).
-_GEMM_CALLS = frozenset({"mm", "bmm", "addmm", "matmul", "linear", "_grouped_mm",
-                         "_scaled_mm", "_scaled_grouped_mm"})
-
-
 def _host_class(ops: Program, kind: str, idx: int, backward: bool) -> int:
-    """The host class (index into ``HOST_CLASSES``) of the torch call launching one part."""
+    """The host class (index into ``HOST_CLASSES``) of the torch call launching one part: a
+    registry Call's class follows its entry's kind (``gemm``, ``attention``, else a kernel)."""
     if backward:
         return HOST_CLASSES.index("backward")
-    if kind in ("gemms", "lowp", "f8", "grouped") or (
-            kind == "calls" and ops.calls[idx].base in _GEMM_CALLS):
+    if kind == "calls":
+        entry = lookup(ops.calls[idx].name)
+        kind = entry.kind if entry is not None else "memory"
+    if kind in ("gemm", "gemms", "lowp", "f8", "grouped"):
         return HOST_CLASSES.index("gemm")
-    if kind == "attn" or (kind == "calls" and "sdpa" in ops.calls[idx].base):
+    if kind in ("attention", "attn"):
         return HOST_CLASSES.index("attention")
     return HOST_CLASSES.index("kernel")
 
