@@ -29,8 +29,11 @@ import sys
 import tempfile
 from typing import Any
 
-_JSON_ONLY = r"""
+#: The child processes' common part: resident memory before the read, then ``{READ}`` (the
+#: read itself, setting ``fields``) timed in wall and CPU seconds, and one JSON line out.
+_TIMED = r"""
 import gzip, json, resource, sys, time
+{IMPORT}
 def rss_mb():
     with open("/proc/self/status") as fh:
         for line in fh:
@@ -39,35 +42,22 @@ def rss_mb():
 base = rss_mb()
 c0 = time.process_time()
 t0 = time.perf_counter()
-with open(sys.argv[1], "rb") as fh:
-    raw = fh.read()
-data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+{READ}
 dt = time.perf_counter() - t0
 cpu = time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"s": dt, "cpu_s": cpu, "peak_mb": peak, "base_mb": base, "steps": 0,
-                  "kernels": 0, "measured_s": 0.0, "predicted_s": 0.0}))
+print(json.dumps({{"s": dt, "cpu_s": cpu, "peak_mb": peak, "base_mb": base, **fields}}))
 """
 
-_CHILD = r"""
-import json, os, resource, sys, time
-import roofline as rl
-def rss_mb():
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-base = rss_mb()
-c0 = time.process_time()
-t0 = time.perf_counter()
+_JSON_ONLY = _TIMED.format(IMPORT="", READ=r"""with open(sys.argv[1], "rb") as fh:
+    raw = fh.read()
+data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+fields = {"steps": 0, "kernels": 0, "measured_s": 0.0, "predicted_s": 0.0}""")
+
+_CHILD = _TIMED.format(IMPORT="import roofline as rl", READ=r"""
 rep = rl.trace.explain(sys.argv[1], hardware="H100 SXM")
-dt = time.perf_counter() - t0
-cpu = time.process_time() - c0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"s": dt, "cpu_s": cpu, "peak_mb": peak, "base_mb": base,
-                  "steps": rep.iterations, "kernels": len(rep.rows), "measured_s": rep.measured_s,
-                  "predicted_s": rep.predicted_s}))
-"""
+fields = {"steps": rep.iterations, "kernels": len(rep.rows), "measured_s": rep.measured_s,
+          "predicted_s": rep.predicted_s}""")
 
 
 class _Gen:

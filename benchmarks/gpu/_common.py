@@ -12,6 +12,7 @@ Tracing: ``trace(step, path)`` runs ``torch.profiler`` (CPU + CUDA activities,
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
@@ -24,7 +25,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["Out", "do_bench", "time_step", "trace", "versions"]
+__all__ = ["Out", "do_bench", "script_parser", "time_step", "trace", "versions"]
 
 
 def versions() -> dict[str, Any]:
@@ -46,6 +47,14 @@ def versions() -> dict[str, Any]:
         except Exception:  # noqa: BLE001
             out["driver"] = None
     return out
+
+
+def script_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The command line every GPU script shares: its docstring as help, ``--out DIR``."""
+    ap = argparse.ArgumentParser(description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="folder for the rows (and traces)")
+    return ap
 
 
 def do_bench(fn: Callable[[], Any], warmup_ms: int = 25, rep_ms: int = 100) -> float:

@@ -14,7 +14,6 @@ few shapes go to DIR/traces.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import os
 import sys
@@ -25,7 +24,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import Out, do_bench, trace  # noqa: E402
+from _common import Out, do_bench, script_parser, trace  # noqa: E402
 from llama_programs import capture  # noqa: E402
 
 SHAPES = {  # (k, n): Ms
@@ -87,9 +86,7 @@ def one(out: Out, m: int, k: int, n: int, dev: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
+    ap = script_parser(__doc__)
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--only", default=None, metavar="K,N", help="one weight shape")
     ap.add_argument("--ms", default=None, metavar="M,M", help="only these batch sizes")

@@ -23,7 +23,6 @@ step), ``wall_s`` (host-inclusive time per step), ``trace`` (file under DIR/trac
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
@@ -34,7 +33,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import Out, time_step, trace  # noqa: E402
+from _common import Out, script_parser, time_step, trace  # noqa: E402
 
 CACHE = 4096
 SEQ = 4096
@@ -104,7 +103,6 @@ class Runner:
         self.traced = True
         self.hc = llama_config(layers)
         if small:  # CPU smoke test of the script itself
-            self.hc = llama_config(layers)
             self.hc.hidden_size, self.hc.intermediate_size = 256, 512
             self.hc.num_attention_heads, self.hc.num_key_value_heads = 2, 1
             self.hc.vocab_size = 1000
@@ -352,9 +350,7 @@ def moe(out: Out, dev: str, small: bool) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
+    ap = script_parser(__doc__)
     ap.add_argument("--parts", default="eager,graphs,compiled,float8,moe")
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--small", action="store_true", help="tiny dims (CPU smoke test)")

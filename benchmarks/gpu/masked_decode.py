@@ -12,7 +12,6 @@ timings).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import warnings
@@ -22,13 +21,11 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import Out, do_bench  # noqa: E402
+from _common import Out, do_bench, script_parser  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
+    ap = script_parser(__doc__)
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     from torch.nn.attention import SDPBackend, sdpa_kernel

@@ -19,7 +19,6 @@ Times: triton do_bench median (L2 flushed) unless a row says otherwise.
 # ruff: noqa: B023  (each closure is timed inside the loop iteration that made it)
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -32,7 +31,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import Out, do_bench  # noqa: E402
+from _common import Out, do_bench, script_parser  # noqa: E402
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -223,9 +222,7 @@ def compiled(out: Out, small: bool) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
+    ap = script_parser(__doc__)
     ap.add_argument("--parts", default="host,softmax,gqa,compiled")
     ap.add_argument("--small", action="store_true")
     args = ap.parse_args()

@@ -12,7 +12,6 @@ Rows: ``phase`` ("before" / "after"), ``name``, ``wall_s``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -24,14 +23,12 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import Out  # noqa: E402
+from _common import Out, script_parser  # noqa: E402
 from llama_programs import CACHE, build, fill_dynamic, fill_static, llama_config  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
+    ap = script_parser(__doc__)
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     dev = "cuda"

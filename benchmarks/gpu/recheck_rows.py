@@ -14,7 +14,6 @@ the method of ``gpu_float8_linear_kernels``: one ``nn.Linear`` converted with to
 
 from __future__ import annotations
 
-import argparse
 import collections
 import gzip
 import json
@@ -27,7 +26,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import Out, trace  # noqa: E402
+from _common import Out, script_parser, trace  # noqa: E402
 
 CASES = [
     ("cast_fp8_tensorwise", {"rows": 1024, "cols": 4096, "granularity": "tensorwise"}),
@@ -118,9 +117,7 @@ def float8_linear(out: Out, m: int, k: int, n: int, recipe: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
+    ap = script_parser(__doc__)
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     out = Out(args.out, "recheck")
