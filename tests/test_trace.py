@@ -167,3 +167,22 @@ def test_cli_bad_path(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["explain-trace", "/nonexistent/trace.json"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_per_op_error_on_the_shared_traces() -> None:
+    # Time-weighted per-op error (sum |predicted - measured| / sum measured over the (op,
+    # shapes) rows of by_op()): 15.6 % on the encoder layer (cuDNN attention with dropout_p=0.1
+    # ran 2x slower than the dropout-free price; the trace's GEMMs ran 10-20 % faster than the
+    # do_bench GEMMs of the same shapes in our bench file), 10.7 % on the float8 linear. The
+    # target is 10 % on both; these pins keep what is reached.
+    pins = {"encoder_layer_train.json.gz": 0.16,
+            "float8_tensorwise_linear_16384x4096x14336.json.gz": 0.11}
+    for name, pin in pins.items():
+        r = rl.trace.explain(str(DATA / name), hardware="H100 SXM")
+        d = r.by_op()
+        d = d[d.predicted_s.notna() & (d.priced_measured_s > 0)]
+        by_hand = float((d.predicted_s - d.priced_measured_s).abs().sum()
+                        / d.priced_measured_s.sum())
+        assert r.op_error == pytest.approx(by_hand, rel=1e-12)
+        assert abs(r.lost_s) / r.priced_measured_s <= r.op_error  # totals cancel, ops do not
+        assert 0.0 < r.op_error <= pin

@@ -63,6 +63,9 @@ class TraceReport:
         Measured time per step of the priced and of the unpriced kernels.
     priced_fraction : float
         ``priced_measured_s / measured_s``.
+    op_error : float
+        Time-weighted per-op error over the priced ops (``sum |predicted - measured| /
+        sum measured`` per (op, shapes)): how right the per-op prices are, not only the total.
     launches : float
         GPU events per step.
     idle_s, span_s : float
@@ -109,6 +112,19 @@ class TraceReport:
     def lost_s(self) -> float:
         """Measured minus predicted time per step, over the priced kernels."""
         return self.priced_measured_s - self.predicted_s
+
+    @property
+    def op_error(self) -> float:
+        """Time-weighted per-op error of the model over the priced ops:
+        ``sum_op |predicted_op - measured_op| / sum_op measured_op``, one term per (op,
+        shapes) row of :meth:`by_op` (its priced kernels). Unlike ``|lost_s| /
+        priced_measured_s``, errors of opposite sign do not cancel. NaN with nothing priced."""
+        num, den = [], []
+        for g in self._group("op_label"):
+            if g["priced_measured_s"] > 0 and math.isfinite(g["predicted_s"]):
+                num.append(abs(g["predicted_s"] - g["priced_measured_s"]))
+                den.append(g["priced_measured_s"])
+        return math.fsum(num) / math.fsum(den) if den else math.nan
 
     @property
     def launches(self) -> float:
@@ -217,6 +233,7 @@ class TraceReport:
                                f"({100 * self.priced_fraction:.1f} %)"),
             ("model", si(self.predicted_s, "s")),
             ("lost (measured - model)", si(self.lost_s, "s")),
+            ("per-op error (time-weighted)", f"{100 * self.op_error:.1f} %"),
             ("idle between kernels", si(self.idle_s, "s")),
             ("GPU events per step", f"{self.launches:g}"),
         ], self.to_pandas())
@@ -323,6 +340,8 @@ class TraceReport:
             f"{si(self.priced_measured_s, 's')} ({100 * self.priced_fraction:.1f} %), model "
             f"{si(self.predicted_s, 's')}, lost {si(self.lost_s, 's')}; idle between kernels "
             f"{si(self.idle_s, 's')}",
+            f"per-op error {100 * self.op_error:.1f} % (time-weighted over the priced ops; "
+            "errors of opposite sign do not cancel)",
         ]
         lines += [f"- {s}" for s in self.opportunities()]
         lines += [f"note: {n}" for n in self.notes]
