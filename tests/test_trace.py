@@ -82,7 +82,7 @@ def test_encoder_cudnn_attention(encoder: rl.trace.TraceReport) -> None:
     assert cudnn.how.str.contains("backend='cudnn'").all()
     fwd = k[(k.op == "aten::_cudnn_attention_forward") & (k.kind == "attention")]
     e = rl.attention(8, 32, 2048, 2048, 128, kv_heads=32, v_head_dim=128, dtype="bf16",
-                     hardware=HW, backend="cudnn")
+                     hardware=HW, backend="cudnn", dropout_p=0.1)
     # one op, two kernels (fprop + philox unpack) per step share one rl.attention call
     assert fwd.predicted_s.sum() / 2 == pytest.approx(e.time_s, rel=1e-12)
     assert fwd.how.str.contains("dropout_p=0.1").all()  # the layer trains with dropout
@@ -107,8 +107,11 @@ def test_losses_ranked(encoder: rl.trace.TraceReport) -> None:
     losses = encoder.losses()
     lost = [v for v in losses.lost_s if not math.isnan(v)]
     assert lost == sorted(lost, reverse=True)
-    assert losses.name.iloc[0] == "attention"
-    assert encoder.opportunities()[0].startswith("attention")
+    # the transposing copies (0.64 ms) now lose more than cuDNN attention with dropout (0.52
+    # ms, 1.55 ms before its random bits were priced); the GEMMs beat the model
+    assert list(losses.name.iloc[:2]) == ["copy", "attention"]
+    assert losses.set_index("name").lost_s["gemm"] < 0
+    assert any(o.startswith("attention") and "dropout" in o for o in encoder.opportunities())
     for by in ("op", "module"):
         assert len(encoder.losses(by)) > 0
     with pytest.raises(ValueError, match="by must be one of"):
@@ -171,11 +174,12 @@ def test_cli_bad_path(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_per_op_error_on_the_shared_traces() -> None:
     # Time-weighted per-op error (sum |predicted - measured| / sum measured over the (op,
-    # shapes) rows of by_op()): 15.6 % on the encoder layer (cuDNN attention with dropout_p=0.1
-    # ran 2x slower than the dropout-free price; the trace's GEMMs ran 10-20 % faster than the
-    # do_bench GEMMs of the same shapes in our bench file), 10.7 % on the float8 linear. The
-    # target is 10 % on both; these pins keep what is reached.
-    pins = {"encoder_layer_train.json.gz": 0.16,
+    # shapes) rows of by_op()): 12.6 % on the encoder layer (15.6 % before dropout's random
+    # bits were priced: cuDNN attention forward with dropout_p=0.1 is still 22 % slower than
+    # its price; the trace's GEMMs ran 10-20 % faster than the do_bench GEMMs of the same
+    # shapes in our bench file), 10.7 % on the float8 linear. The target is 10 % on both;
+    # these pins keep what is reached.
+    pins = {"encoder_layer_train.json.gz": 0.13,
             "float8_tensorwise_linear_16384x4096x14336.json.gz": 0.11}
     for name, pin in pins.items():
         r = rl.trace.explain(str(DATA / name), hardware="H100 SXM")

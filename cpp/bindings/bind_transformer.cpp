@@ -22,8 +22,9 @@ using namespace roofline::bindings;
 namespace {
 
 AttentionShape flags(bool shared_kv, bool causal, bool flash, bool backward, DType dtype,
-                     AttentionBackend backend) {
+                     AttentionBackend backend, bool dropout = false) {
   AttentionShape s;
+  s.dropout = dropout;
   s.backend = backend;
   s.shared_kv = shared_kv;
   s.causal = causal;
@@ -37,10 +38,10 @@ py::tuple attention_sweep_py(const InArray& batch, const InArray& heads, const I
                              const InArray& q_len, const InArray& kv_len, const InArray& head_dim,
                              const InArray& v_head_dim, bool shared_kv, bool causal, bool flash,
                              bool backward, DType dtype, const Hardware& hw,
-                             const Efficiency& eff, AttentionBackend backend) {
+                             const Efficiency& eff, AttentionBackend backend, bool dropout) {
   const std::size_t len =
       equal_length({&batch, &heads, &kv_heads, &q_len, &kv_len, &head_dim, &v_head_dim});
-  const AttentionShape f = flags(shared_kv, causal, flash, backward, dtype, backend);
+  const AttentionShape f = flags(shared_kv, causal, flash, backward, dtype, backend, dropout);
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     attention_sweep(batch.data(), heads.data(), kv_heads.data(), q_len.data(), kv_len.data(),
@@ -52,8 +53,9 @@ py::list attention_kernels_py(double batch, double heads, double kv_heads, doubl
                               double kv_len, double head_dim, double v_head_dim, bool shared_kv,
                               bool causal, bool flash, bool backward, DType dtype,
                               const Hardware& hw, const Efficiency& eff,
-                              AttentionBackend backend) {
-  const AttentionShape s = with_dims(flags(shared_kv, causal, flash, backward, dtype, backend),
+                              AttentionBackend backend, bool dropout) {
+  const AttentionShape s = with_dims(flags(shared_kv, causal, flash, backward, dtype, backend,
+                                           dropout),
                                      batch, heads, kv_heads, q_len, kv_len, head_dim,
                                      v_head_dim);
   OpKernels kernels;
@@ -104,11 +106,12 @@ py::tuple attention_auto_sweep_py(const InArray& batch, const InArray& heads,
                                   const InArray& kv_len, const InArray& head_dim,
                                   const InArray& v_head_dim, bool shared_kv, bool causal,
                                   bool flash, bool backward, DType dtype, const Hardware& hw,
-                                  const Efficiency& eff, SdpaArch arch, int threads) {
+                                  const Efficiency& eff, SdpaArch arch, int threads,
+                                  bool dropout) {
   const std::size_t len =
       equal_length({&batch, &heads, &kv_heads, &q_len, &kv_len, &head_dim, &v_head_dim});
   const AttentionShape f =
-      flags(shared_kv, causal, flash, backward, dtype, AttentionBackend::standard);
+      flags(shared_kv, causal, flash, backward, dtype, AttentionBackend::standard, dropout);
   const Rates rates(hw, eff);
   py::array_t<std::uint8_t> winner(static_cast<py::ssize_t>(len));
   std::uint8_t* w = winner.mutable_data();
@@ -189,7 +192,7 @@ void bind_transformer(py::module_& m) {
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
         py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
-        py::arg("arch"), py::arg("threads") = 0,
+        py::arg("arch"), py::arg("threads") = 0, py::arg("dropout") = false,
         "Backend 'auto' over equal-length float64 arrays: ((time, compute, memory, overhead, "
         "flops, bytes), uint8 backend codes).");
   m.def("sdpa_backend_sweep", &sdpa_backend_sweep_py, py::arg("q_len"), py::arg("kv_len"),
@@ -202,14 +205,14 @@ void bind_transformer(py::module_& m) {
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
         py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
-        py::arg("backend") = AttentionBackend::standard,
+        py::arg("backend") = AttentionBackend::standard, py::arg("dropout") = false,
         "Attention estimates over equal-length float64 arrays: (time, compute, memory, "
         "overhead, flops, bytes).");
   m.def("attention_kernels", &attention_kernels_py, py::arg("batch"), py::arg("heads"),
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
         py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
-        py::arg("backend") = AttentionBackend::standard,
+        py::arg("backend") = AttentionBackend::standard, py::arg("dropout") = false,
         "Every kernel of one attention call with its cost and estimate.");
   m.def("collective_sweep", &collective_sweep_py, py::arg("op"), py::arg("algo"),
         py::arg("bytes"), py::arg("ranks"), py::arg("bytes_per_s"), py::arg("latency_s"),

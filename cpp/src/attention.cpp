@@ -65,6 +65,7 @@ Cost flash(const AttentionShape& s, double flops, double read, double written,
   c.heads_per_kv = s.heads / s.kv_heads;
   c.causal = s.causal;
   c.backward = s.backward;
+  c.dropout = s.dropout;
   c.attention_backend = s.backend;
   return c;
 }
@@ -128,6 +129,8 @@ void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
     Cost where = streaming(scores * a + bhq, scores * a);
     where.strided_elements = scores;                // row flags broadcast over the keys
     out.push("where", where);
+    // at::dropout on the probabilities: aten's native_dropout writes them and a bool mask.
+    if (s.dropout) out.push("dropout", streaming(scores * a, scores * a + scores));
     out.push("PV", gemm(groups, rows, s.v_head_dim, s.kv_len, scores * a + v_el * a, o_el * a,
                         math));
     if (upcast) {
@@ -142,6 +145,7 @@ void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
                                v_el * a, math));
   out.push("dP = dO V^T", gemm(groups, rows, s.kv_len, s.v_head_dim, (o_el + v_el) * a,
                                scores * a, math));
+  if (s.dropout) out.push("dropout bwd", streaming(scores * a + scores, scores * a));
   out.push("softmax bwd", streaming(2.0 * scores * a, scores * a));
   out.push("dQ = dS K", gemm(groups, rows, s.head_dim, s.kv_len, (scores + k_el) * a, q_el * a,
                              math));
@@ -210,6 +214,8 @@ void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept {
   if (!s.backward) {
     out.push("QK^T", gemm(groups, rows, s.kv_len, s.head_dim, q_bytes + k_bytes, scores, math));
     out.push("softmax", streaming(scores, scores));
+    // Dropout on the probabilities: a pass writing them and a one-byte mask per score.
+    if (s.dropout) out.push("dropout", streaming(scores, scores + scores / oe));
     out.push("PV", gemm(groups, rows, s.v_head_dim, s.kv_len, scores + v_read, o_bytes, math));
     return;
   }
@@ -217,6 +223,7 @@ void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept {
                                bgk * s.v_head_dim * oe, math));
   out.push("dP = dO V^T", gemm(groups, rows, s.kv_len, s.v_head_dim, o_bytes + v_read, scores,
                                math));
+  if (s.dropout) out.push("dropout bwd", streaming(scores + scores / oe, scores));
   out.push("softmax bwd", streaming(2.0 * scores, scores));
   out.push("dQ = dS K", gemm(groups, rows, s.head_dim, s.kv_len, scores + k_bytes,
                              bhq * s.head_dim * oe, math));

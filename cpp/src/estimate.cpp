@@ -1,5 +1,7 @@
 #include "roofline/estimate.hpp"
 
+#include "roofline/ops/attention.hpp"  // kDropoutIntOps
+
 #include <algorithm>
 #include <cmath>
 
@@ -841,6 +843,10 @@ Estimate shaped_attention(const Cost& c, const Rates& r) {
   const double d = c.head_dim, dv = c.v_head_dim;
   const double mm = c.backward ? 2.0 * (3.0 * d + 2.0 * dv) : 2.0 * (d + dv);  // FLOPs per score
   const double per_score = (mm + p.softmax * (c.backward ? 2.0 : 1.0)) * s_per_flop;
+  // Dropout: the kernel draws its random bits on the integer pipe, in the warps that also issue
+  // the MMAs (FlashAttention-2 applies the mask between its two GEMMs), so they add to the
+  // critical path; the backward regenerates the forward's mask once.
+  const double drop_score = c.dropout ? kDropoutIntOps * r.s_per_int_op : 0.0;
   const double overhead = p.t0 * p.overhead_keys;  // keys (or query rows) per unit
 
   // K and V bytes of one (sequence, kv head) pair: what one unit streams over its KV range.
@@ -855,14 +861,14 @@ Estimate shaped_attention(const Cost& c, const Rates& r) {
     const double partials =
         splits > 1.0 ? 2.0 * 4.0 * c.batch * c.q_len * (dv + 1.0) * splits : 0.0;
     AttnRun run;
-    run.compute = makespan * sms * rows * per_score / fraction;
+    run.compute = makespan * sms * rows * (per_score / fraction + drop_score);
     run.memory = memory_time(e.bytes + partials, std::min(units, sms), r) / p.bandwidth_scale;
     run.time = combine(run.compute, run.memory, r.eff.overlap_p);
     if (p.cta_bytes_per_s > 0.0) {
       // No unit finishes faster than its own math plus its loads at the rate one unit sustains
       // alone (a kernel that does not overlap them within a unit: nothing hides them when one
       // unit runs per SM).
-      const double unit = unit_rows * sms * rows * per_score / fraction +
+      const double unit = unit_rows * sms * rows * (per_score / fraction + drop_score) +
                           pair_bytes / splits / p.cta_bytes_per_s;
       run.time = std::max(run.time, unit);
     }
@@ -951,6 +957,8 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
       kernel_floor_s(e.kernel_floor_s),
       sms(hw.sms),
       s_per_byte_per_sm(e.sm_bytes_per_s > 0 ? 1.0 / e.sm_bytes_per_s : 0.0),
+      s_per_int_op(hw.sms > 0 && hw.clock_hz > 0
+                       ? 1.0 / (hw.sms * hw.clock_hz * kIntLanesPerSm) : 0.0),
       eff(e) {
   // library_gemm's scales: 1 / compute_scale (if set), then / unaligned_fraction (if set).
   const GemmTerms& g = e.gemm;
@@ -1074,6 +1082,7 @@ Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   s.heads_per_kv = c.heads_per_kv[i];
   s.causal = c.causal;
   s.backward = c.backward;
+  s.dropout = c.dropout;
   s.bandwidth_fraction = c.bandwidth_fraction[i];
   s.attention_backend = c.attention_backend;
   s.row_kernel = c.row_kernel;

@@ -52,6 +52,7 @@ struct CostT {
   T heads_per_kv = 1;                 ///< query heads sharing a kv head (kind == attention)
   bool causal = false;                ///< causal mask, bottom-right aligned (kind == attention)
   bool backward = false;              ///< backward pass: work split over KV tiles (kind == attention)
+  bool dropout = false;               ///< dropout's random bits drawn per score (kind == attention)
   Scaling scaling = Scaling::none;    ///< scaling of a low-precision GEMM's inputs (kind == gemm)
   bool grouped = false;               ///< a grouped GEMM kernel (torch._grouped_mm; kind == gemm)
   bool a_transposed = false;          ///< A is a transposed view (stored k x m, e.g. X^T of a

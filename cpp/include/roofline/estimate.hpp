@@ -40,6 +40,10 @@ struct GemmScales {
   std::array<double, 2> compute_base{1.0, 1.0};  ///< 1 / compute_scale_{16, 8} alone [8-bit]
 };
 
+/// 32-bit integer lanes per SM (or CU) per clock: 4 sub-partitions x 16 INT32 lanes on NVIDIA
+/// Volta through Blackwell (integer multiply-adds issue at the same rate).
+inline constexpr double kIntLanesPerSm = 64.0;
+
 /// Achievable rates of a hardware under an efficiency model (reciprocals, computed once).
 struct Rates {
   std::array<double, kPeakClassCount> s_per_flop{};  ///< 1 / (peak * compute_fraction) per class
@@ -47,6 +51,8 @@ struct Rates {
   double kernel_floor_s = 0;                          ///< minimum time of one kernel
   double sms = 0;                                     ///< SMs (0 = unknown: no wave model)
   double s_per_byte_per_sm = 0;                       ///< 1 / (bandwidth one SM sustains)
+  double s_per_int_op = 0;  ///< 1 / (SMs x clock x kIntLanesPerSm): 32-bit integer instructions
+                            ///< (0 when the SMs or the clock are unknown)
   Efficiency eff{};                                   ///< the model's switches and constants
   GemmScales gemm_scales{};                           ///< GEMM library reciprocals
 

@@ -8,7 +8,15 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._checks import MAX_DIM, ArrayLike, broadcast, flag, one_of, positive_int_array
+from .._checks import (
+    MAX_DIM,
+    ArrayLike,
+    broadcast,
+    flag,
+    one_of,
+    positive_float,
+    positive_int_array,
+)
 from .._dtypes import DTYPES, label
 from .._dtypes import dtype as parse_dtype
 from .._params.resolve import require_peak, resolve, resolve_cached, resolve_hardware
@@ -98,6 +106,11 @@ def _prepare(
                 f"v_head_dim={int(dv[i])}, head_dim={int(dd[i])}"
             )
     return (b, hh, kvh, q, kv, dd, dv), shape
+
+
+def _dropout(fn: str, dropout_p: Any) -> bool:
+    """Whether the call applies dropout: ``dropout_p`` checked as a probability in [0, 1]."""
+    return positive_float(fn, "dropout_p", dropout_p, allow_zero=True, low=0.0, high=1.0) > 0
 
 
 def _flags(fn: str, shared_kv: Any, causal: Any, flash: Any, backward: Any) -> Flags:
@@ -262,6 +275,7 @@ def attention(
     *,
     efficiency: EfficiencyLike = "default",
     backend: str = "auto",
+    dropout_p: float = 0.0,
 ) -> Estimate[Any]:
     """Estimate one attention call ``softmax(Q K^T / sqrt(d)) V`` (forward, or its backward).
 
@@ -315,6 +329,16 @@ def attention(
         FlashMLA for MLA), which ``"auto"`` also picks for ``shared_kv``, for formats SDPA does
         not take (fp8) and for accelerators without CUDA/ROCm SDPA. Under the non-shape-aware
         presets ``"auto"`` keeps the standard formulas.
+    dropout_p : float
+        Dropout probability on the attention weights (``F.scaled_dot_product_attention``'s
+        ``dropout_p``, training). A fused kernel draws random bits per score on the integer
+        pipe: FlashAttention-2's Philox scheme, ``60/16 + 3`` instructions per score (one
+        Philox-4x32-10 call per 16 scores, then extract, compare, select) at 64 integer lanes
+        per SM per clock, added to the kernel's critical path; the backward regenerates the
+        mask once. The math path (and the standard materialized kernels) run a separate dropout
+        pass writing the probabilities and a one-byte mask (and its backward). The value of
+        ``p`` does not change the time, only whether dropout runs; the non-shape-aware presets
+        price only the materialized passes.
 
     Returns
     -------
@@ -362,9 +386,10 @@ def attention(
     backward's per-unit cost and a fixed GPU time per call. cuDNN's GQA backward writes dK / dV
     per query head in fp32 and reduces them per kv head in an extra kernel.
     """
-    if (hardware is not None and type(dtype) is str and dtype in _FLOAT_SPELLINGS
-            and type(shared_kv) is bool and type(causal) is bool and type(flash) is bool
-            and type(backward) is bool and type(backend) is str):
+    if (hardware is not None and type(dropout_p) in (int, float) and dropout_p == 0
+            and type(dtype) is str and dtype in _FLOAT_SPELLINGS and type(shared_kv) is bool
+            and type(causal) is bool and type(flash) is bool and type(backward) is bool
+            and type(backend) is str):
         fast = _attention_scalar(batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim,
                                  shared_kv, causal, flash, backward, dtype, hardware, efficiency,
                                  backend)
@@ -377,15 +402,16 @@ def attention(
     dt = parse_dtype(fn, dtype)
     _float_format(fn, dt, dtype)
     flags = _flags(fn, shared_kv, causal, flash, backward)
+    drop = _dropout(fn, dropout_p)
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
     code = _fixed_code(fn, backend, flags[2], ceff, hw)
     if code is None:
         cols, winners = _core.attention_auto_sweep(*arrays, *flags, dt, chw, ceff, _arch(hw),
-                                                   get_num_threads())
+                                                   get_num_threads(), drop)
         names = sorted({_ORDER[int(c)] for c in np.unique(winners)})
     else:
-        cols = _sweep(arrays, flags, dt, chw, ceff, code)
+        cols = _sweep(arrays, flags, dt, chw, ceff, code, drop)
         names = [_ORDER[code]]
     kind = "/".join(names) + (" bwd" if flags[3] else "")
     return from_columns(cols, shape, label=f"attention {kind} {label(dt)}", hardware=hw.name,
@@ -435,13 +461,13 @@ def _attention_scalar(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim:
 
 
 def _sweep(arrays: Sizes, flags: Flags, dt: Any, chw: Any, ceff: Any,
-           code: int) -> Any:
+           code: int, dropout: bool = False) -> Any:
     """One core sweep with every element on backend ``_ORDER[code]``."""
     name = _ORDER[code]
     # The standard model keeps its flash flag; every SDPA backend but math is a fused kernel.
     flash = flags[2] if name == "standard" else name != "math"
     return _core.attention_sweep(*arrays, flags[0], flags[1], flash, flags[3], dt, chw, ceff,
-                                 _CORE_BACKEND[name])
+                                 _CORE_BACKEND[name], dropout)
 
 
 def attention_kernels(
@@ -461,6 +487,7 @@ def attention_kernels(
     *,
     efficiency: EfficiencyLike = "default",
     backend: str = "auto",
+    dropout_p: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Every kernel of one (scalar) attention call: name, FLOPs, bytes read/written, times,
     ``launches`` (an entry may stand for several launches of one kind, e.g. the math path's
@@ -478,6 +505,7 @@ def attention_kernels(
     dt = parse_dtype(fn, dtype)
     _float_format(fn, dt, dtype)
     flags = _flags(fn, shared_kv, causal, flash, backward)
+    drop = _dropout(fn, dropout_p)
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
     code = _fixed_code(fn, backend, flags[2], ceff, hw)
@@ -488,7 +516,7 @@ def attention_kernels(
     flash_flag = flags[2] if name == "standard" else name != "math"
     rows: list[dict[str, Any]] = _core.attention_kernels(
         *_scalars(arrays), flags[0], flags[1], flash_flag, flags[3], dt, chw, ceff,
-        _CORE_BACKEND[name]
+        _CORE_BACKEND[name], drop
     )
     for row in rows:
         row["backend"] = name

@@ -265,25 +265,29 @@ class _FusedAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                rec: Any, causal: bool, masked: bool = False) -> torch.Tensor:
+                rec: Any, causal: bool, masked: bool = False,
+                dropout_p: float = 0.0) -> torch.Tensor:
         ctx.rec = rec
         ctx.causal = causal
+        ctx.dropout_p = dropout_p
         ctx.save_for_backward(q, k, v)
-        _record_attention(rec, q, k, v, causal, False, masked)
+        _record_attention(rec, q, k, v, causal, False, masked, dropout_p)
         return q.new_empty((*q.shape[:-1], v.shape[-1]))
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> Any:
         q, k, v = ctx.saved_tensors
-        _record_attention(ctx.rec, q, k, v, ctx.causal, True)
-        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), None, None, None
+        _record_attention(ctx.rec, q, k, v, ctx.causal, True, dropout_p=ctx.dropout_p)
+        return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), None, None, None,
+                None)
 
 
 def _record_attention(rec: _Recorder, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                      causal: bool, backward: bool, masked: bool = False) -> None:
+                      causal: bool, backward: bool, masked: bool = False,
+                      dropout_p: float = 0.0) -> None:
     name = "scaled_dot_product_attention" + ("_backward" if backward else "")
     q4, k4, v4 = (t if t.dim() == 4 else t.reshape(-1, *t.shape[-3:]) for t in (q, k, v))
-    costs = _ops.attention_cost(rec.ctx, q4, k4, v4, causal, backward, masked)
+    costs = _ops.attention_cost(rec.ctx, q4, k4, v4, causal, backward, masked, dropout_p)
     dt = str(q.dtype).removeprefix("torch.")
     if costs is None:
         e = rec.ctx.traffic(sum(map(_ops.nbytes, (q, k, v))), _ops.nbytes(q), 0.0, name)
@@ -319,8 +323,12 @@ def _fused_sdpa(rec: _Recorder, query: torch.Tensor, key: torch.Tensor, value: t
                 attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False,
                 *args: Any, **kwargs: Any) -> torch.Tensor:
     """``F.scaled_dot_product_attention`` as one fused kernel (same signature)."""
+    try:
+        drop = float(dropout_p)
+    except (TypeError, ValueError):
+        drop = 0.0
     out: torch.Tensor = _FusedAttention.apply(query, key, value, rec, bool(is_causal),  # type: ignore[no-untyped-call]
-                                              attn_mask is not None)
+                                              attn_mask is not None, drop)
     return out
 
 

@@ -188,11 +188,13 @@ def kernels(ctx: Pricer, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any
 
 
 def attention_cost(ctx: Pricer, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                   causal: bool, backward: bool, masked: bool = False) -> Costs | None:
+                   causal: bool, backward: bool, masked: bool = False,
+                   dropout_p: float = 0.0) -> Costs | None:
     """One fused attention kernel (forward or backward) from (batch, heads, seq, dim) Q, K, V:
-    the kernel SDPA runs, whichever backend it picks (``masked``: an ``attn_mask`` given)."""
+    the kernel SDPA runs, whichever backend it picks (``masked``: an ``attn_mask`` given;
+    ``dropout_p``: SDPA's dropout on the attention weights)."""
     found, _ = fused_attention(ctx, tensor_arg(q), tensor_arg(k), tensor_arg(v), causal,
-                               backward, masked=masked)
+                               backward, masked=masked, dropout_p=dropout_p)
     return found
 
 

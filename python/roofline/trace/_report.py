@@ -313,9 +313,8 @@ class TraceReport:
             what = describe(a["op"], a["kind"])
             advice = hint(a["op"], a["kind"], a["bound"])
             if "dropout_p=" in a["how"]:
-                advice = ("it runs with dropout (" + a["how"].split("; ")[-1] + "): "
-                          "dropout-free attention or a fused-dropout kernel closes the gap; "
-                          + advice)
+                advice = ("it runs with dropout (its random bits are priced on the integer "
+                          "pipe; attention without dropout skips them); " + advice)
             out.append(
                 f"{what} ({a['name']}): {si(a['measured_s'], 's')} of {si(step, 's')} per "
                 f"step, {si(a['lost_s'], 's')} above the model "

@@ -22,6 +22,7 @@ struct AttentionShape {
   bool causal = false;      ///< causal mask, bottom-right aligned (see attention_pairs)
   bool flash = true;        ///< fused kernel (scores stay on chip) vs materialized scores
   bool backward = false;    ///< the backward pass only (gradients of Q, K, V)
+  bool dropout = false;     ///< dropout on the probabilities (dropout_p > 0; see kDropoutIntOps)
   DType dtype = DType::bf16;  ///< format of Q, K, V and of the scores when materialized
   AttentionBackend backend = AttentionBackend::standard;  ///< implementation (math: SDPA's
                                                           ///< materialized path in fp32)
@@ -41,6 +42,13 @@ inline AttentionShape with_dims(const AttentionShape& flags, double batch, doubl
   s.v_head_dim = v_head_dim;
   return s;
 }
+
+/// Integer instructions a fused kernel issues per score for dropout: FlashAttention-2's scheme
+/// (flash_attn/src/dropout.h, philox.cuh), one Philox-4x32-10 call per 16 scores (10 rounds of
+/// 2 wide multiplies, 2 three-input XORs and 2 key additions: 60 instructions for 128 random
+/// bits, one byte per score), then per score a byte extract, a compare against p and a select.
+/// The backward regenerates the same mask once (no mask is stored).
+inline constexpr double kDropoutIntOps = 60.0 / 16.0 + 3.0;
 
 /// Query-key pairs scored per (sequence, head): q*kv, or with a causal mask
 /// sum_i min(kv, max(0, kv - q + i + 1)) = q*kv - q(q-1)/2 (q <= kv), kv(kv+1)/2 (q > kv).

@@ -54,9 +54,10 @@ def _flag(v: Any) -> bool:
 
 def fused_attention(p: Pricer, q: TensorArg, k: TensorArg, v: TensorArg, causal: bool,
                     backward: bool, layout: str = "bhsd", backend: str = "auto",
-                    masked: bool = False) -> Priced:
+                    masked: bool = False, dropout_p: float = 0.0) -> Priced:
     """One fused attention kernel (forward or backward) from Q, K, V of either layout;
-    ``masked``: an attention mask is applied (see :data:`MASKED_CTA_FRACTION`)."""
+    ``masked``: an attention mask is applied (see :data:`MASKED_CTA_FRACTION`);
+    ``dropout_p``: dropout on the attention weights (the kernel draws random bits per score)."""
     dt = q.dtype_name
     if dt is None or len(q.shape) != 4 or len(k.shape) != 4 or len(v.shape) != 4:
         return None, f"attention: expected 4-d q, k, v of a known type, got {q}, {k}, {v}"
@@ -71,13 +72,15 @@ def fused_attention(p: Pricer, q: TensorArg, k: TensorArg, v: TensorArg, causal:
         return [], "attention: empty"
     if hk == 0 or h % hk:
         return None, f"attention: {h} heads over {hk} kv heads"
-    key = ("attn", b, h, hk, sq, skv, d, dv, causal, backward, dt, backend)
+    drop = dropout_p if 0.0 < dropout_p <= 1.0 else 0.0
+    key = ("attn", b, h, hk, sq, skv, d, dv, causal, backward, dt, backend, drop > 0)
     kw: dict[str, Any] = {"flash": True} if backend == "auto" else {"backend": backend}
     e = p.cached(key, lambda: attention(
         b, h, sq, skv, d, kv_heads=hk, v_head_dim=dv, causal=bool(causal), backward=backward,
-        dtype=dt, hardware=p.hardware, efficiency=p.efficiency, **kw))
+        dtype=dt, hardware=p.hardware, efficiency=p.efficiency, dropout_p=drop, **kw))
     how = (f"rl.attention({b}, {h}, {sq}, {skv}, {d}, kv_heads={hk}, v_head_dim={dv}, "
-           f"causal={causal}, backward={backward}, dtype={dt!r}, backend={backend!r})")
+           f"causal={causal}, backward={backward}, dtype={dt!r}, backend={backend!r}"
+           + (f", dropout_p={drop:g})" if drop else ")"))
     if masked and not backward and 1 < sq <= 64 and _runs_cudnn(p, b, h, hk, sq, skv, d, dt,
                                                                  backend):
         floor = (q.nbytes + k.nbytes + v.nbytes) / (
@@ -110,15 +113,12 @@ def _sdpa(call: Call, p: Pricer) -> Priced:
     causal = _flag(call.arg("custom_mask_type" if mask_type else "is_causal", causal_i, False))
     # cuDNN's forward records its attn_bias as the 4th input
     masked = backend == "cudnn" and not backward and call.tensor(3) is not None
-    priced = fused_attention(p, q, k, v, causal, backward, layout, backend, masked)
     drop = call.arg("dropout_p", drop_i)
     try:
         dropout = float(drop) if drop is not None else 0.0
     except (TypeError, ValueError):
         dropout = 0.0
-    if dropout and priced[0] is not None:
-        return priced[0], priced[1] + f"; dropout_p={dropout:g} is not in the model"
-    return priced
+    return fused_attention(p, q, k, v, causal, backward, layout, backend, masked, dropout)
 
 
 for _name in _SDPA:
