@@ -106,3 +106,59 @@ def test_host_sync_exposure_is_part_of_the_step() -> None:
     # launching per local expert: a tiny micro-batch is launch-bound, its sync exposed
     tiny = _moe_step(seq_len=64)
     assert tiny.step.host_s > 0.0
+
+
+# --- Transformer Engine's GroupedLinear: one GEMM per local expert -------------------------
+
+def test_looped_grouped_gemm_is_the_sum_of_its_gemms() -> None:
+    counts = np.array([2048, 512, 0, 96])
+    e = rl.grouped_gemm(None, 2048, 1536, dtype="bf16", hardware="B200", counts=counts,
+                        layout="looped")
+    parts = rl.gemm(counts[counts > 0], 2048, 1536, dtype="bf16", hardware="B200")
+    assert e.time_s == pytest.approx(float(np.sum(parts.time_s)), rel=1e-12)
+    assert e.flops == pytest.approx(2 * (2048 + 512 + 96) * 2048 * 1536, rel=1e-12)
+    # the weight gradient dB_g = A_g^T dC_g: k x m_g by m_g x n, A transposed
+    w = rl.grouped_gemm(None, 2048, 1536, dtype="bf16", hardware="B200", counts=counts,
+                        layout="looped_wgrad")
+    wparts = rl.gemm(2048, counts[counts > 0], 1536, dtype="bf16", hardware="B200",
+                     a_transposed=True)
+    assert w.time_s == pytest.approx(float(np.sum(wparts.time_s)), rel=1e-12)
+    assert w.flops == pytest.approx(e.flops, rel=1e-12)
+
+
+def test_looped_costs_more_than_one_grouped_kernel_for_small_experts() -> None:
+    # 16 experts of 128 rows: 16 under-filled kernels, each with its own latency floor, against
+    # one kernel whose tiles fill the SMs.
+    counts = np.full(16, 128)
+    kw = dict(dtype="bf16", hardware="B200", counts=counts)
+    one = rl.grouped_gemm(None, 2048, 768, **kw)
+    loop = rl.grouped_gemm(None, 2048, 768, layout="looped", **kw)
+    assert loop.time_s > 1.5 * one.time_s
+    # at a fixed number of tokens, splitting them over more experts never gets cheaper
+    times = [float(rl.grouped_gemm(None, 2048, 768, dtype="bf16", hardware="B200",
+                                   counts=np.full(e, 4096 // e), layout="looped").time_s)
+             for e in (1, 2, 4, 8, 16, 32)]
+    assert all(b >= a for a, b in zip(times, times[1:], strict=False))
+    # more tokens per expert never gets cheaper
+    more = [float(rl.grouped_gemm(None, 2048, 768, dtype="bf16", hardware="B200",
+                                  counts=np.full(8, m), layout="looped").time_s)
+            for m in (64, 256, 1024, 4096)]
+    assert all(b >= a for a, b in zip(more, more[1:], strict=False))
+
+
+def test_looped_layout_needs_counts() -> None:
+    with pytest.raises(ValueError, match="layout='looped' needs counts"):
+        rl.grouped_gemm(128, 2048, 768, groups=8, layout="looped", hardware="B200")
+    with pytest.raises(ValueError, match="m_per_group must be None"):
+        rl.grouped_gemm(128, 2048, 768, counts=[128, 128], layout="looped_wgrad",
+                        hardware="B200")
+
+
+def test_training_experts_run_as_te_grouped_linear() -> None:
+    # training: forward and dgrad looped, wgrad looped with the group's rows as the reduction;
+    # serving keeps one grouped kernel
+    ops = _layer(64, 1)
+    lays = [(k, n, lay) for _, k, n, lay in ops.grouped]
+    assert lays == [(64, 64, "looped"), (64, 64, "looped"), (64, 64, "looped_wgrad"),
+                    (32, 64, "looped"), (64, 32, "looped"), (32, 64, "looped_wgrad")]
+    assert {lay for *_, lay in _layer(64, 1, train=False).grouped} == {"contiguous"}

@@ -110,6 +110,24 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
   return c;
 }
 
+Estimate looped_gemms(const GroupedGemmShape& s, const double* counts, std::size_t n_groups,
+                      const Rates& rates) noexcept {
+  Estimate sum;
+  const bool wgrad = s.layout == GroupedLayout::looped_wgrad;
+  for (std::size_t g = 0; g < n_groups; ++g) {
+    const double m = counts[g];
+    if (m <= 0.0) continue;
+    GemmShape one = gemm_of(s, m, 1.0);
+    if (wgrad) {  // dB_g = A_g^T dC_g: k rows of output, the group's tokens are the reduction
+      one.m = s.k;
+      one.k = m;
+      one.a_transposed = true;  // A_g^T is a view of the saved rows
+    }
+    sum += estimate(gemm_cost(one), rates);
+  }
+  return sum;
+}
+
 void grouped_gemm_sweep(const double* m_per_group, const double* k, const double* n,
                         const double* groups, std::size_t n_points, const GroupedGemmShape& formats,
                         const Rates& rates, EstimateColumns out) noexcept {
@@ -133,7 +151,12 @@ void grouped_gemm_counts_sweep(const double* counts, std::size_t n_groups,
     s.k = k[i];
     s.n = n[i];
     s.groups = static_cast<double>(n_groups);
-    out.set(i, estimate(grouped_gemm_cost(s, counts + i * n_groups, n_groups), rates));
+    const double* c = counts + i * n_groups;
+    if (s.layout == GroupedLayout::looped || s.layout == GroupedLayout::looped_wgrad) {
+      out.set(i, looped_gemms(s, c, n_groups, rates));
+      continue;
+    }
+    out.set(i, estimate(grouped_gemm_cost(s, c, n_groups), rates));
   }
 }
 

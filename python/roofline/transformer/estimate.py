@@ -264,8 +264,11 @@ def estimate(
     rounded to integers (largest remainder, so small decode batches leave experts idle);
     expert ``i`` sits on rank ``i mod ep`` and the most loaded rank is modeled; experts with
     no token are skipped. The dispatch / combine all-to-alls carry that rank's
-    ``max(received, T·k)`` rows. In training, the expert weight gradient is modeled with the
-    input-gradient shape (same FLOPs; it reads the activation instead of the weight).
+    ``max(received, T·k)`` rows. Serving runs the experts as one grouped kernel; training runs
+    them as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one GEMM per local
+    expert for the forward, the input gradient and the weight gradient
+    (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves and
+    latency floor.
     Elementwise kernels run in bf16; their backward reads the output gradient and saved
     inputs and writes one gradient per input.
 

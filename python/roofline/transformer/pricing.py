@@ -231,9 +231,9 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         gdtype = dtype if recipe is None else recipe_dtype(recipe)
         parts["grouped"] = np.concatenate([
             stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw,
-                               counts=np.asarray(counts, dtype=np.int64),
+                               counts=np.asarray(counts, dtype=np.int64), layout=lay,
                                efficiency=efficiency))
-            for counts, k, n in ops.grouped])
+            for counts, k, n, lay in ops.grouped])
     if ops.comms:
         fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all,
                                "all_gather": all_gather, "reduce_scatter": reduce_scatter}

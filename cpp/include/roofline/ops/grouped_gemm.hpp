@@ -12,7 +12,11 @@ namespace roofline {
 /// How the rows of the groups of a grouped GEMM are laid out.
 enum class GroupedLayout : std::uint8_t {
   contiguous,  ///< groups' rows back to back (sum of counts rows); each group pads to whole tiles
-  masked       ///< one buffer of `m_per_group` rows per group, all computed (max-M per group)
+  masked,      ///< one buffer of `m_per_group` rows per group, all computed (max-M per group)
+  looped,      ///< one GEMM kernel per non-empty group, launched in turn (Transformer Engine's
+               ///< GroupedLinear: general_grouped_gemm issues one cuBLAS GEMM per expert)
+  looped_wgrad  ///< as looped, each group's weight gradient: dB_g[k, n] = A_g^T @ dC_g, a GEMM
+                ///< of m = k, reduction = the group's count, n columns
 };
 
 /// Shape and formats of a grouped GEMM: group g computes C_g[m_g, n] = A_g[m_g, k] @ B_g[k, n].
@@ -43,6 +47,13 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s) noexcept;
 /// Masked: every group computes max(s.m_per_group, max count) rows.
 Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
                        std::size_t n_groups) noexcept;
+
+/// Sum of the estimates of one GEMM per non-empty group (layouts looped / looped_wgrad): every
+/// kernel has its own tiles, waves and latency floor, so small groups cost a whole kernel each.
+/// time = sum_g time(gemm(m_g, k, n)) (looped_wgrad: sum_g time(gemm(k, m_g, n))); FLOPs and
+/// bytes are the sums; empty groups launch nothing.
+Estimate looped_gemms(const GroupedGemmShape& s, const double* counts, std::size_t n_groups,
+                      const Rates& rates) noexcept;
 
 /// Uniform grouped GEMM estimates over arrays m_per_group, k, n, groups (length n_points).
 void grouped_gemm_sweep(const double* m_per_group, const double* k, const double* n,
