@@ -9,6 +9,7 @@ import pytest
 import roofline as rl
 from roofline.transformer.config import TransformerConfig
 from roofline.transformer.layers import moe_mlp
+from roofline.transformer.pricing import _row_kernels, sync_exposed_s
 from roofline.transformer.program import Program
 
 TINY = TransformerConfig(name="tiny-moe", hidden_size=64, num_layers=2, num_heads=4,
@@ -162,3 +163,41 @@ def test_training_experts_run_as_te_grouped_linear() -> None:
     assert lays == [(64, 64, "looped"), (64, 64, "looped"), (64, 64, "looped_wgrad"),
                     (32, 64, "looped"), (64, 32, "looped"), (32, 64, "looped_wgrad")]
     assert {lay for *_, lay in _layer(64, 1, train=False).grouped} == {"contiguous"}
+
+
+def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
+    # One MoE layer kind (2 layers) of TINY, 16 tokens, no EP: 8 local experts, 4 rows each.
+    # With every kernel at zero GPU time the exposure is the launch wall itself.
+    ops = _layer(16, 1)
+    names = [r[1] for r in ops.rows]
+    assert "sort chunks by expert" not in names  # no EP: no regrouping
+    zero = np.zeros(len(ops.rows))
+    groups = [("moe", [0, 1])]
+    # (no EP, no TP: no all-to-all, no all-reduce rows)
+    # forward segment from the permute to the next layer's top-k: permute, gate_up (8 GEMMs),
+    # act, down (8), weighted sum, residual, norm, router, top-k = 23
+    # backward of one layer: norm, router (dgrad + wgrad), top-k, permute, gate_up (8 dgrad +
+    # 8 wgrad), act, down (16), weighted sum, residual = 40
+    kernels = {n: _row_kernels(ops, i, 0, n.endswith(" bwd"))[0] for i, n in enumerate(names)}
+    assert sum(v for n, v in kernels.items() if not n.endswith(" bwd")) == 23
+    assert sum(v for n, v in kernels.items() if n.endswith(" bwd")) == 40
+    want = (2 * rl.wall_time(np.zeros(23), "eager", "B200").wall_s
+            + rl.wall_time(np.zeros(80), "eager", "B200").wall_s)
+    got = sync_exposed_s(ops, zero, groups, rl.hardware("B200"), "default")
+    assert got == pytest.approx(want, rel=1e-12)
+    # a low-precision recipe quantizes each expert's rows in its own kernel, per grouped linear
+    low = _layer(16, 1, lowp=True)
+    i = [r[1] for r in low.rows].index("experts quantize")
+    assert _row_kernels(low, i, 0, False) == (16, 1.0)
+    assert _row_kernels(low, i + 1, 0, True) == (16, 1.0)
+
+
+def test_launch_exposure_grows_with_local_experts() -> None:
+    # the same tokens over more local experts: more kernels to launch, more host time exposed
+    host = []
+    for e in (8, 16, 32, 64):
+        cfg = TINY.replace(num_experts=e)
+        ops = _layer(64, 1, cfg=cfg)  # 128 assignments: every expert used
+        t = np.full(len(ops.rows), 1e-6)
+        host.append(sync_exposed_s(ops, t, [("moe", [0, 1])], rl.hardware("B200"), "default"))
+    assert all(b > a for a, b in zip(host, host[1:], strict=False))

@@ -257,7 +257,9 @@ def estimate(
     expert around the grouped GEMMs under expert parallelism, quantization of the expert
     inputs with a ``linear_recipe``; with ``launch="eager"`` its device-to-host sync of the
     token counts exposes the host launch time from each MoE layer's permute to the next
-    router (``step.host_s``, see :func:`.pricing.sync_exposed_s`).
+    router, and the backward (no sync, but a queue the forward left empty) exposes its launch
+    time where the host issues its per-expert kernels slower than the GPU runs them
+    (``step.host_s``, see :func:`.pricing.sync_exposed_s`).
     MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
     assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
     ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
