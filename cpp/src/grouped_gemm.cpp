@@ -112,20 +112,45 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
 
 Estimate looped_gemms(const GroupedGemmShape& s, const double* counts, std::size_t n_groups,
                       const Rates& rates) noexcept {
-  Estimate sum;
+  Estimate serial;
   const bool wgrad = s.layout == GroupedLayout::looped_wgrad;
+  double rows = 0.0, used = 0.0;
   for (std::size_t g = 0; g < n_groups; ++g) {
     const double m = counts[g];
     if (m <= 0.0) continue;
+    rows += m;
+    used += 1.0;
     GemmShape one = gemm_of(s, m, 1.0);
     if (wgrad) {  // dB_g = A_g^T dC_g: k rows of output, the group's tokens are the reduction
       one.m = s.k;
       one.k = m;
       one.a_transposed = true;  // A_g^T is a view of the saved rows
     }
-    sum += estimate(gemm_cost(one), rates);
+    serial += estimate(gemm_cost(one), rates);
   }
-  return sum;
+  if (used <= 0.0 || serial.time_s <= 0.0) return serial;
+  // The GEMMs go round-robin to kLoopedGemmStreams streams, so up to that many run at once:
+  // never faster than one kernel holding every group's tiles (the union), nor than the serial
+  // sum spread evenly over the streams.
+  // The union: one batched GEMM of the same FLOPs (`used` groups of the mean rows).
+  GemmShape b = gemm_of(s, rows / used, used);
+  if (wgrad) {
+    b.m = s.k;
+    b.k = rows / used;
+    b.a_transposed = true;
+  }
+  const Cost union_cost = gemm_cost(b);
+  const double together = estimate(union_cost, rates).time_s;
+  const double streams = std::min(kLoopedGemmStreams, used);
+  const double time = std::max(together, serial.time_s / streams);
+  if (time >= serial.time_s) return serial;
+  const double scale = time / serial.time_s;  // the overlap shortens every term alike
+  Estimate e = serial;
+  e.time_s = time;
+  e.compute_s *= scale;
+  e.memory_s *= scale;
+  e.overhead_s *= scale;
+  return e;
 }
 
 void grouped_gemm_sweep(const double* m_per_group, const double* k, const double* n,

@@ -48,10 +48,16 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s) noexcept;
 Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
                        std::size_t n_groups) noexcept;
 
-/// Sum of the estimates of one GEMM per non-empty group (layouts looped / looped_wgrad): every
-/// kernel has its own tiles, waves and latency floor, so small groups cost a whole kernel each.
-/// time = sum_g time(gemm(m_g, k, n)) (looped_wgrad: sum_g time(gemm(k, m_g, n))); FLOPs and
-/// bytes are the sums; empty groups launch nothing.
+/// Streams Transformer Engine spreads the GEMMs of a GroupedLinear over (multi_stream_cublas_gemm:
+/// GEMM i runs on compute stream i mod 4, transformer_engine/common/util/multi_stream.cpp).
+inline constexpr double kLoopedGemmStreams = 4.0;
+
+/// One GEMM per non-empty group (layouts looped / looped_wgrad), launched round-robin on
+/// kLoopedGemmStreams streams: every kernel has its own tiles, waves and latency floor, and up
+/// to that many overlap. With S = sum_g time(gemm(m_g, k, n)) (looped_wgrad: gemm(k, m_g, n),
+/// A transposed) and U the time of one batched GEMM of the same FLOPs (the groups' mean rows),
+/// time = min(S, max(U, S / min(streams, groups used))); FLOPs and bytes are the sums, the
+/// other terms scale with the time; empty groups launch nothing.
 Estimate looped_gemms(const GroupedGemmShape& s, const double* counts, std::size_t n_groups,
                       const Rates& rates) noexcept;
 
