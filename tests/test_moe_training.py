@@ -9,6 +9,7 @@ import pytest
 import roofline as rl
 from roofline.transformer.config import TransformerConfig
 from roofline.transformer.layers import moe_mlp
+from roofline.transformer.pricing import _row_kernels, sync_exposed_s
 from roofline.transformer.program import Program
 
 TINY = TransformerConfig(name="tiny-moe", hidden_size=64, num_layers=2, num_heads=4,
@@ -106,3 +107,112 @@ def test_host_sync_exposure_is_part_of_the_step() -> None:
     # launching per local expert: a tiny micro-batch is launch-bound, its sync exposed
     tiny = _moe_step(seq_len=64)
     assert tiny.step.host_s > 0.0
+
+
+# --- Transformer Engine's GroupedLinear: one GEMM per local expert -------------------------
+
+def test_looped_grouped_gemm_by_hand() -> None:
+    # TE's multi-stream cuBLAS loop: S = the GEMMs one after another, U = one batched GEMM of
+    # the same FLOPs (3 groups of the mean rows); 3 non-empty groups on min(4, 3) = 3 streams:
+    # time = min(S, max(U, S / 3))
+    counts = np.array([2048, 640, 0, 384])
+    kw = dict(dtype="bf16", hardware="B200", counts=counts)
+    e = rl.grouped_gemm(None, 2048, 1536, layout="looped", **kw)
+    serial = float(np.sum(rl.gemm(counts[counts > 0], 2048, 1536, dtype="bf16",
+                                  hardware="B200").time_s))
+    union = float(rl.gemm(1024, 2048, 1536, dtype="bf16", hardware="B200",
+                          batch=3).time_s)
+    assert e.time_s == pytest.approx(min(serial, max(union, serial / 3)), rel=1e-9)
+    assert serial / 3 <= e.time_s <= serial
+    assert e.flops == pytest.approx(2 * 3072 * 2048 * 1536, rel=1e-12)
+    # the weight gradient dB_g = A_g^T dC_g: k x m_g by m_g x n, A transposed
+    w = rl.grouped_gemm(None, 2048, 1536, layout="looped_wgrad", **kw)
+    wserial = float(np.sum(rl.gemm(2048, counts[counts > 0], 1536, dtype="bf16",
+                                   hardware="B200", a_transposed=True).time_s))
+    wunion = float(rl.gemm(2048, 1024, 1536, dtype="bf16", hardware="B200",
+                           batch=3, a_transposed=True).time_s)
+    assert w.time_s == pytest.approx(min(wserial, max(wunion, wserial / 3)), rel=1e-9)
+    assert w.flops == pytest.approx(e.flops, rel=1e-12)
+    # one group: one GEMM, nothing to overlap
+    one = rl.grouped_gemm(None, 2048, 1536, dtype="bf16", hardware="B200", counts=[700],
+                          layout="looped")
+    assert one.time_s == pytest.approx(float(rl.gemm(700, 2048, 1536, dtype="bf16",
+                                                     hardware="B200").time_s), rel=1e-12)
+
+
+def test_looped_costs_more_than_one_batched_kernel_for_small_experts() -> None:
+    # 16 experts of 128 rows: 16 under-filled kernels, each with its own latency floor, four at
+    # a time, against one batched kernel whose tiles fill the SMs
+    counts = np.full(16, 128)
+    one = rl.gemm(128, 2048, 768, dtype="bf16", hardware="B200", batch=16)
+    loop = rl.grouped_gemm(None, 2048, 768, dtype="bf16", hardware="B200", counts=counts,
+                           layout="looped")
+    single = rl.gemm(128, 2048, 768, dtype="bf16", hardware="B200")
+    assert loop.time_s > one.time_s
+    assert loop.time_s == pytest.approx(max(float(one.time_s), 4 * float(single.time_s)))
+    # at a fixed number of tokens, splitting them over more experts never gets cheaper
+    times = [float(rl.grouped_gemm(None, 2048, 768, dtype="bf16", hardware="B200",
+                                   counts=np.full(e, 4096 // e), layout="looped").time_s)
+             for e in (1, 2, 4, 8, 16, 32)]
+    assert all(b >= a * (1 - 1e-12) for a, b in zip(times, times[1:], strict=False))
+    # more tokens per expert never gets cheaper
+    more = [float(rl.grouped_gemm(None, 2048, 768, dtype="bf16", hardware="B200",
+                                  counts=np.full(8, m), layout="looped").time_s)
+            for m in (64, 256, 1024, 4096)]
+    assert all(b >= a for a, b in zip(more, more[1:], strict=False))
+
+
+def test_looped_layout_needs_counts() -> None:
+    with pytest.raises(ValueError, match="layout='looped' needs counts"):
+        rl.grouped_gemm(128, 2048, 768, groups=8, layout="looped", hardware="B200")
+    with pytest.raises(ValueError, match="m_per_group must be None"):
+        rl.grouped_gemm(128, 2048, 768, counts=[128, 128], layout="looped_wgrad",
+                        hardware="B200")
+
+
+def test_training_experts_run_as_te_grouped_linear() -> None:
+    # training: forward and dgrad looped, wgrad looped with the group's rows as the reduction;
+    # serving keeps one grouped kernel
+    ops = _layer(64, 1)
+    lays = [(k, n, lay) for _, k, n, lay in ops.grouped]
+    assert lays == [(64, 64, "looped"), (64, 64, "looped"), (64, 64, "looped_wgrad"),
+                    (32, 64, "looped"), (64, 32, "looped"), (32, 64, "looped_wgrad")]
+    assert {lay for *_, lay in _layer(64, 1, train=False).grouped} == {"contiguous"}
+
+
+def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
+    # One MoE layer kind (2 layers) of TINY, 16 tokens, no EP: 8 local experts, 4 rows each.
+    # With every kernel at zero GPU time the exposure is the launch wall itself.
+    ops = _layer(16, 1)
+    names = [r[1] for r in ops.rows]
+    assert "sort chunks by expert" not in names  # no EP: no regrouping
+    zero = np.zeros(len(ops.rows))
+    groups = [("moe", [0, 1])]
+    # (no EP, no TP: no all-to-all, no all-reduce rows)
+    # forward segment from the permute to the next layer's top-k: permute, gate_up (8 GEMMs),
+    # act, down (8), weighted sum, residual, norm, router, top-k = 23
+    # backward of one layer: norm, router (dgrad + wgrad), top-k, permute, gate_up (8 dgrad +
+    # 8 wgrad), act, down (16), weighted sum, residual = 40
+    kernels = {n: _row_kernels(ops, i, 0, n.endswith(" bwd"))[0] for i, n in enumerate(names)}
+    assert sum(v for n, v in kernels.items() if not n.endswith(" bwd")) == 23
+    assert sum(v for n, v in kernels.items() if n.endswith(" bwd")) == 40
+    want = (2 * rl.wall_time(np.zeros(23), "eager", "B200").wall_s
+            + rl.wall_time(np.zeros(80), "eager", "B200").wall_s)
+    got = sync_exposed_s(ops, zero, groups, rl.hardware("B200"), "default")
+    assert got == pytest.approx(want, rel=1e-12)
+    # a low-precision recipe quantizes each expert's rows in its own kernel, per grouped linear
+    low = _layer(16, 1, lowp=True)
+    i = [r[1] for r in low.rows].index("experts quantize")
+    assert _row_kernels(low, i, 0, False) == (16, 1.0)
+    assert _row_kernels(low, i + 1, 0, True) == (16, 1.0)
+
+
+def test_launch_exposure_grows_with_local_experts() -> None:
+    # the same tokens over more local experts: more kernels to launch, more host time exposed
+    host = []
+    for e in (8, 16, 32, 64):
+        cfg = TINY.replace(num_experts=e)
+        ops = _layer(64, 1, cfg=cfg)  # 128 assignments: every expert used
+        t = np.full(len(ops.rows), 1e-6)
+        host.append(sync_exposed_s(ops, t, [("moe", [0, 1])], rl.hardware("B200"), "default"))
+    assert all(b > a for a, b in zip(host, host[1:], strict=False))

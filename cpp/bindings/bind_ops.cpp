@@ -108,7 +108,9 @@ py::tuple elementwise_sweep_py(const InArray& numel, const InArray& reads, const
 void bind_ops(py::module_& m) {
   py::enum_<GroupedLayout>(m, "GroupedLayout")
       .value("contiguous", GroupedLayout::contiguous)
-      .value("masked", GroupedLayout::masked);
+      .value("masked", GroupedLayout::masked)
+      .value("looped", GroupedLayout::looped)
+      .value("looped_wgrad", GroupedLayout::looped_wgrad);
   py::enum_<RowOp>(m, "RowOp")
       .value("rmsnorm", RowOp::rmsnorm)
       .value("layernorm", RowOp::layernorm)

@@ -110,6 +110,49 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
   return c;
 }
 
+Estimate looped_gemms(const GroupedGemmShape& s, const double* counts, std::size_t n_groups,
+                      const Rates& rates) noexcept {
+  Estimate serial;
+  const bool wgrad = s.layout == GroupedLayout::looped_wgrad;
+  double rows = 0.0, used = 0.0;
+  for (std::size_t g = 0; g < n_groups; ++g) {
+    const double m = counts[g];
+    if (m <= 0.0) continue;
+    rows += m;
+    used += 1.0;
+    GemmShape one = gemm_of(s, m, 1.0);
+    if (wgrad) {  // dB_g = A_g^T dC_g: k rows of output, the group's tokens are the reduction
+      one.m = s.k;
+      one.k = m;
+      one.a_transposed = true;  // A_g^T is a view of the saved rows
+    }
+    serial += estimate(gemm_cost(one), rates);
+  }
+  if (used <= 0.0 || serial.time_s <= 0.0) return serial;
+  // The GEMMs go round-robin to kLoopedGemmStreams streams, so up to that many run at once:
+  // never faster than one kernel holding every group's tiles (the union), nor than the serial
+  // sum spread evenly over the streams.
+  // The union: one batched GEMM of the same FLOPs (`used` groups of the mean rows).
+  GemmShape b = gemm_of(s, rows / used, used);
+  if (wgrad) {
+    b.m = s.k;
+    b.k = rows / used;
+    b.a_transposed = true;
+  }
+  const Cost union_cost = gemm_cost(b);
+  const double together = estimate(union_cost, rates).time_s;
+  const double streams = std::min(kLoopedGemmStreams, used);
+  const double time = std::max(together, serial.time_s / streams);
+  if (time >= serial.time_s) return serial;
+  const double scale = time / serial.time_s;  // the overlap shortens every term alike
+  Estimate e = serial;
+  e.time_s = time;
+  e.compute_s *= scale;
+  e.memory_s *= scale;
+  e.overhead_s *= scale;
+  return e;
+}
+
 void grouped_gemm_sweep(const double* m_per_group, const double* k, const double* n,
                         const double* groups, std::size_t n_points, const GroupedGemmShape& formats,
                         const Rates& rates, EstimateColumns out) noexcept {
@@ -133,7 +176,12 @@ void grouped_gemm_counts_sweep(const double* counts, std::size_t n_groups,
     s.k = k[i];
     s.n = n[i];
     s.groups = static_cast<double>(n_groups);
-    out.set(i, estimate(grouped_gemm_cost(s, counts + i * n_groups, n_groups), rates));
+    const double* c = counts + i * n_groups;
+    if (s.layout == GroupedLayout::looped || s.layout == GroupedLayout::looped_wgrad) {
+      out.set(i, looped_gemms(s, c, n_groups, rates));
+      continue;
+    }
+    out.set(i, estimate(grouped_gemm_cost(s, c, n_groups), rates));
   }
 }
 

@@ -1029,9 +1029,15 @@ class GroupedLayout:
       contiguous
     
       masked
+    
+      looped
+    
+      looped_wgrad
     """
     __members__: typing.ClassVar[dict[str, GroupedLayout]]
     contiguous: typing.ClassVar[GroupedLayout]
+    looped: typing.ClassVar[GroupedLayout]
+    looped_wgrad: typing.ClassVar[GroupedLayout]
     masked: typing.ClassVar[GroupedLayout]
     @typing.overload
     def __eq__(self, other: GroupedLayout) -> bool:

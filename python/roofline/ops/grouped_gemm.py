@@ -24,7 +24,8 @@ from ..explain import peak_meta
 from ..hardware import HardwareLike
 from .gemm import scaling_of
 
-_LAYOUTS = {"contiguous": "contiguous", "masked": "masked"}
+_LAYOUTS = {"contiguous": "contiguous", "masked": "masked", "looped": "looped",
+            "looped_wgrad": "looped_wgrad"}
 
 
 @overload
@@ -97,10 +98,15 @@ def grouped_gemm(
         Rows (tokens) of each group along the last axis, for load imbalance; leading axes
         broadcast with ``k``, ``n`` (and ``m_per_group`` in the masked layout), so a 2-D
         array sweeps routing scenarios. Zero is allowed (an expert no token chose).
-    layout : {"contiguous", "masked"}
+    layout : {"contiguous", "masked", "looped", "looped_wgrad"}
         ``"contiguous"``: the groups' rows back to back (DeepGEMM's contiguous layout,
         ``torch._grouped_mm`` with offsets); ``"masked"``: one buffer of the maximum rows per
-        group, computed in full. Identical for uniform groups.
+        group, computed in full. Identical for uniform groups. ``"looped"`` (with
+        ``counts=``): no grouped kernel but one GEMM per non-empty group launched in turn, as
+        Transformer Engine's ``GroupedLinear`` runs Megatron-Core's experts
+        (``general_grouped_gemm``: one cuBLAS GEMM per expert); ``"looped_wgrad"``: the weight
+        gradients of those GEMMs, ``dB_g = A_g^T @ dC_g`` (``k x m_g`` by ``m_g x n``: the
+        group's rows are the reduction).
     out_dtype : str, optional
         Output format (default as in :func:`gemm`: bf16 for 8/4-bit inputs); ``"fp32"`` for
         DeepSeek-V3's up+gate projection.
@@ -139,6 +145,11 @@ def grouped_gemm(
     over every SM, so one GPU's grouped GEMM is not slowed by the hot expert beyond that.
     Cross-GPU imbalance (expert parallelism) is a property of the busiest GPU: estimate that
     GPU's counts.
+
+    Looped layouts: ``time = sum_g time(gemm(m_g, k, n))`` (``looped_wgrad``:
+    ``gemm(k, m_g, n)``, A transposed), each GEMM with its own tiles, waves and latency floor:
+    many small experts cost a whole (under-filled) kernel each, which one grouped kernel
+    avoids.
     """
     fn = "grouped_gemm"
     dt = parse_dtype(fn, dtype)
@@ -148,6 +159,9 @@ def grouped_gemm(
     kk = positive_int_array(fn, "k", k)
     nn = positive_int_array(fn, "n", n)
     if counts is None:
+        if lay in ("looped", "looped_wgrad"):
+            raise ValueError(f"{fn}: layout={layout!r} needs counts= (the rows of each group's "
+                             "own GEMM), got counts=None")
         if groups is None:
             raise ValueError(
                 f"{fn}: groups is required (or counts= with the rows of each group), got None"
@@ -195,10 +209,10 @@ def grouped_gemm(
             f"{fn}: counts must have at least one non-zero group, got all zeros"
             + (f" at counts[{', '.join(str(int(i)) for i in where)}, :]" if cnt.ndim > 1 else "")
         )
-    if lay == "contiguous":
+    if lay in ("contiguous", "looped", "looped_wgrad"):
         if m_per_group is not None:
             raise ValueError(
-                f"{fn}: m_per_group must be None with counts= in the contiguous layout "
+                f"{fn}: m_per_group must be None with counts= in the {lay} layout "
                 f"(the rows come from counts), got {m_per_group!r}"
             )
         cap = np.zeros(())

@@ -231,9 +231,9 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         gdtype = dtype if recipe is None else recipe_dtype(recipe)
         parts["grouped"] = np.concatenate([
             stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw,
-                               counts=np.asarray(counts, dtype=np.int64),
+                               counts=np.asarray(counts, dtype=np.int64), layout=lay,
                                efficiency=efficiency))
-            for counts, k, n in ops.grouped])
+            for counts, k, n, lay in ops.grouped])
     if ops.comms:
         fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all,
                                "all_gather": all_gather, "reduce_scatter": reduce_scatter}
@@ -273,43 +273,96 @@ def _price_calls(calls: list[Any], hw: Hardware, efficiency: EfficiencyLike) -> 
     return out
 
 
+def _row_kernels(ops: Program, i: int, f8: int, backward: bool) -> tuple[int, float]:
+    """``(kernels, share of the row's time)`` that row ``i`` launches in one pass.
+
+    Forward rows launch their kernels in the forward, ``... bwd`` rows in the backward; a
+    float8 linear's ``(fwd+bwd)`` row launches a third of its kernels (and of its time) in the
+    forward, the rest in the backward. Transformer Engine's ``GroupedLinear`` launches one
+    GEMM per local expert (``len(counts)`` kernels per grouped part) and, with a
+    low-precision recipe, quantizes each expert's rows in its own kernel (the ``experts
+    quantize`` rows: one kernel per expert for each of the two grouped linears).
+    """
+    _, name, _, parts = ops.rows[i]
+    if name.endswith("(fwd+bwd)"):
+        fwd = max(1, f8 // 3)
+        return (f8 - fwd, 2 / 3) if backward else (fwd, 1 / 3)
+    if name.endswith(" bwd") != backward:
+        return 0, 0.0
+    if name.startswith("experts quantize"):
+        experts = max((len(ops.grouped[idx][0]) for j, row in enumerate(ops.rows)
+                       if row[0] == ops.rows[i][0] for kind, idx in row[3]
+                       if kind == "grouped"), default=1)
+        return 2 * experts, 1.0
+    n = sum(max(1, f8 // 3) if kind == "f8" else
+            len(ops.grouped[idx][0]) if kind == "grouped" else 1 for kind, idx in parts)
+    return n, 1.0
+
+
+def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
+              backward: bool) -> np.ndarray:
+    """GPU time of each kernel the rows ``order`` launch in one pass, in launch order."""
+    times: list[np.ndarray] = []
+    for i in order:
+        n, share = _row_kernels(ops, i, f8, backward)
+        if n:
+            times.append(np.full(n, row_time_s[i] * share / n))
+    return np.concatenate(times) if times else np.zeros(0)
+
+
 def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
                    hw: Hardware, efficiency: EfficiencyLike) -> float:
-    """Host time per micro-batch exposed by the device-to-host sync of dropless MoE layers.
+    """Host time per micro-batch that a dropless MoE step's launches expose, eager.
 
-    A dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's GroupedLinear)
-    learns how many tokens each expert received only on the GPU; the host copies the counts
-    back (a synchronisation) before it can size the permute, the all-to-all splits and the
-    per-expert GEMMs. The launch queue is empty at that point: from the sync on, the GPU runs
-    only what the host launches, so each layer's forward from its permute to the next
-    layer's router is a kernel sequence launched from an idle stream (:func:`wall_time`,
-    eager), and its wall time above its GPU time is exposed. The backward knows the splits
-    and runs ahead (no sync). TE's grouped linear launches one GEMM per local expert
-    (``len(counts)`` kernels per grouped row); a float8 linear's forward is one third of its
-    kernels.
+    Forward: a dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's
+    GroupedLinear) learns how many tokens each expert received only on the GPU; the host
+    copies the counts back (a synchronisation) before it can size the permute, the all-to-all
+    splits and the per-expert GEMMs. The launch queue is empty at that point: from the sync
+    on, the GPU runs only what the host launches, so each layer's forward from its permute to
+    the next layer's router is a kernel sequence launched from an idle stream
+    (:func:`wall_time`, eager), and its wall time above its GPU time is exposed.
+
+    Backward: the splits are known (no sync), so the host runs ahead; the backward starts
+    from a queue the synchronised forward left (nearly) empty and lasts
+    ``max_i (A_i + sum_{j >= i} g_j)`` over its kernels in launch order (the whole backward
+    of every layer and the head, last layer first), exposing its launch time where the host
+    issues kernels slower than the GPU runs them (many small per-expert kernels).
+
+    Kernels per row as :func:`_row_kernels` counts them (TE's one GEMM and, with a
+    low-precision recipe, one quantize kernel per local expert).
 
     Returns
     -------
     float
-        ``sum over MoE layers (wall - GPU)`` of the synchronised segments, seconds.
+        ``sum over MoE layers (wall - GPU)`` of the synchronised forward segments plus
+        ``wall - GPU`` of the backward pass, seconds.
     """
     f8 = _f8_kernels(ops, hw, efficiency)
     total = 0.0
+    moe = False
     for g, (_, layers) in enumerate(groups):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g and not row[1].endswith(" bwd")]
         names = [ops.rows[i][1] for i in rows]
         if "permute" not in names or not layers:
             continue
+        moe = True
         cut = names.index("permute")
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
-        times: list[np.ndarray] = []
-        for i in order:
-            parts = ops.rows[i][3]
-            fwd_share = 1 / 3 if ops.rows[i][1].endswith("(fwd+bwd)") else 1.0
-            n = sum(max(1, f8 // 3) if kind == "f8" else
-                    len(ops.grouped[idx][0]) if kind == "grouped" else 1 for kind, idx in parts)
-            times.append(np.full(n, row_time_s[i] * fwd_share / n))
-        seq = np.concatenate(times)
+        seq = _launched(ops, order, row_time_s, f8, backward=False)
         w = wall_time(seq, "eager", hw, efficiency=efficiency)
         total += max(w.wall_s - float(seq.sum()), 0.0) * len(layers)
+    if not moe:
+        return total
+    # the backward pass: the head first, then every layer (last first), one layer of a group
+    # repeated as often as the group has layers
+    order = []
+    for g in reversed(range(len(groups))):
+        rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
+        order += list(reversed(rows)) * max(len(groups[g][1]), 1)
+    seq = _launched(ops, order, row_time_s, f8, backward=True)
+    if seq.size:
+        w = wall_time(seq, "eager", hw, efficiency=efficiency)
+        gpu = float(seq.sum())
+        if w.wall_s > gpu * (1 + 1e-9):  # not a rounding residue of a long sum
+            total += w.wall_s - gpu
     return total

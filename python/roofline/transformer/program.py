@@ -23,7 +23,8 @@ class Program:
     elts: list[tuple[float, float, float]] = field(default_factory=list)
     attn: list[dict[str, Any]] = field(default_factory=list)
     comms: list[tuple[str, float, float]] = field(default_factory=list)
-    grouped: list[tuple[tuple[int, ...], float, float]] = field(default_factory=list)
+    #: grouped GEMMs: (rows per group, k, n, layout of ``rl.grouped_gemm``)
+    grouped: list[tuple[tuple[int, ...], float, float, str]] = field(default_factory=list)
     #: framework ops as they run (registry Calls: ``runtime="hf"``), priced by their entries
     calls: list[Any] = field(default_factory=list)
     saved: dict[int, float] = field(default_factory=dict)  # activation elements per group
@@ -75,12 +76,20 @@ class Program:
 
     def grouped_linear(self, g: int, name: str, counts: tuple[int, ...], k: float,
                        n: float) -> None:
-        """One grouped GEMM (``rl.grouped_gemm``): ``counts[i]`` rows times expert i's k x n."""
+        """One grouped GEMM: ``counts[i]`` rows times expert i's k x n.
+
+        Serving engines run one grouped kernel (``layout="contiguous"``). Training runs
+        Megatron-Core's experts through Transformer Engine's ``GroupedLinear``, which issues one
+        cuBLAS GEMM per local expert for the forward, the input gradient and the weight
+        gradient (``layout="looped"`` / ``"looped_wgrad"``).
+        """
         self._save(g, sum(counts) * k)
-        self._row(g, name, "gemm", [self._push("grouped", (counts, k, n))])
-        if self.train:  # dgrad; wgrad modeled with the dgrad shape (same FLOPs, see Notes)
-            self._row(g, name + " bwd", "gemm", [self._push("grouped", (counts, n, k)),
-                                                 self._push("grouped", (counts, n, k))])
+        lay = "looped" if self.train else "contiguous"
+        self._row(g, name, "gemm", [self._push("grouped", (counts, k, n, lay))])
+        if self.train:  # dgrad dA_g = dC_g B_g^T (m_g x n by n x k); wgrad dB_g = A_g^T dC_g
+            self._row(g, name + " bwd", "gemm", [self._push("grouped", (counts, n, k, lay)),
+                                                 self._push("grouped",
+                                                            (counts, k, n, "looped_wgrad"))])
 
     def elementwise(self, g: int, name: str, numel: float, reads: int = 1,
                     writes: int = 1, cat: str = "other") -> None:

@@ -12,7 +12,11 @@ namespace roofline {
 /// How the rows of the groups of a grouped GEMM are laid out.
 enum class GroupedLayout : std::uint8_t {
   contiguous,  ///< groups' rows back to back (sum of counts rows); each group pads to whole tiles
-  masked       ///< one buffer of `m_per_group` rows per group, all computed (max-M per group)
+  masked,      ///< one buffer of `m_per_group` rows per group, all computed (max-M per group)
+  looped,      ///< one GEMM kernel per non-empty group, launched in turn (Transformer Engine's
+               ///< GroupedLinear: general_grouped_gemm issues one cuBLAS GEMM per expert)
+  looped_wgrad  ///< as looped, each group's weight gradient: dB_g[k, n] = A_g^T @ dC_g, a GEMM
+                ///< of m = k, reduction = the group's count, n columns
 };
 
 /// Shape and formats of a grouped GEMM: group g computes C_g[m_g, n] = A_g[m_g, k] @ B_g[k, n].
@@ -43,6 +47,19 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s) noexcept;
 /// Masked: every group computes max(s.m_per_group, max count) rows.
 Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
                        std::size_t n_groups) noexcept;
+
+/// Streams Transformer Engine spreads the GEMMs of a GroupedLinear over (multi_stream_cublas_gemm:
+/// GEMM i runs on compute stream i mod 4, transformer_engine/common/util/multi_stream.cpp).
+inline constexpr double kLoopedGemmStreams = 4.0;
+
+/// One GEMM per non-empty group (layouts looped / looped_wgrad), launched round-robin on
+/// kLoopedGemmStreams streams: every kernel has its own tiles, waves and latency floor, and up
+/// to that many overlap. With S = sum_g time(gemm(m_g, k, n)) (looped_wgrad: gemm(k, m_g, n),
+/// A transposed) and U the time of one batched GEMM of the same FLOPs (the groups' mean rows),
+/// time = min(S, max(U, S / min(streams, groups used))); FLOPs and bytes are the sums, the
+/// other terms scale with the time; empty groups launch nothing.
+Estimate looped_gemms(const GroupedGemmShape& s, const double* counts, std::size_t n_groups,
+                      const Rates& rates) noexcept;
 
 /// Uniform grouped GEMM estimates over arrays m_per_group, k, n, groups (length n_points).
 void grouped_gemm_sweep(const double* m_per_group, const double* k, const double* n,
