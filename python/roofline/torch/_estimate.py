@@ -213,8 +213,7 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         self.counting = True
         #: called once before the next record (the dedupe's snapshot of the tracker)
         self.before_record: Callable[[], None] | None = None
-        #: the storages each op read and wrote (``launch="compiled"``: Inductor's fusion)
-        self.fusion: _inductor.FusionLog | None = None
+        self.fusion: _inductor.FusionLog | None = None  # launch="compiled": what ops touched
 
     def module(self) -> str:
         names = [p for p in self.tracker.parents if p != "Global"]
@@ -484,6 +483,7 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
                 rec.phase = "backward"
                 torch.autograd.backward(outs, [torch.empty_like(t) for t in outs])
     if rec.fusion is not None:  # launch="compiled": Inductor's kernels
+        rec.fusion.escaping(out, kw)
         return _inductor.fuse(rec.records, rec.fusion, ctx), rec.pending
     if dd is None:
         return rec.records, rec.pending

@@ -10,13 +10,19 @@ Modeled here on the ops the module ran eagerly, in launch order:
 - inside a group, an op joins the kernel of every op whose output it reads (data flow through
   a tensor's storage, views included), except across an in-place scatter (``index_copy_``,
   ``copy_`` into a buffer that existed before: a mutation is stored before the buffer is read
-  again): the connected parts are the group's Triton kernels;
+  again) and through a broadcast view (``expand``: the reader's loop is larger than the
+  producer's, which Inductor's scheduler does not fuse): the connected parts are the group's
+  Triton kernels;
+- a pointwise kernel whose storages one later kernel of the same pass alone reads is
+  inlined into it (Inductor computes a pointwise node inside its consumer), unless it made
+  a graph output;
 - each kernel is one memory pass (the registry's streaming model, as for any Triton kernel
   whose inputs and outputs are known): it reads every storage it uses that another kernel
   wrote or that came from outside (the distinct bytes of a broadcast view: a ``repeat_kv``
-  reads its cache once), and writes every storage it made that is read outside it or never
-  read again (outputs, tensors saved for the backward), plus the bytes each in-place op
-  wrote into an older buffer.
+  reads its cache once), and writes every storage it made that another kernel or extern
+  reads, that leaves the graph (reachable from the module's outputs or keyword inputs: a
+  ``DynamicCache``'s new K / V) or that nobody reads (tensors saved for the backward are
+  read by it), plus the bytes each in-place op wrote into an older buffer.
 
 Assumptions: the module's Python takes its eager branches except where it asks
 ``torch.compiler.is_compiling()`` (answered True while tracing a compiled launch, as under
@@ -54,6 +60,8 @@ class _Op:
     count: int  # records (kernels) it launched eagerly
     reads: list[tuple[int, int]]  # (storage serial, bytes read)
     writes: list[tuple[int, int, bool]]  # (storage serial, bytes written, into an older buffer)
+    #: storages read through a broadcast (zero-stride) view: a larger loop than the producer's
+    spread: set[int] = dataclasses.field(default_factory=set)
 
 
 class FusionLog:
@@ -64,6 +72,8 @@ class FusionLog:
         self.ops: list[_Op] = []
         self._serial: dict[int, int] = {}
         self._next = 0
+        #: storages that leave the compiled graph (outputs, state the module updated)
+        self.escape: set[int] = set()
 
     def _key(self, t: torch.Tensor, fresh: bool) -> tuple[int, int]:
         st = t.untyped_storage()
@@ -80,10 +90,13 @@ class FusionLog:
         in_keys = {int(t.untyped_storage()._cdata) for t in ins}
         reads: list[tuple[int, int]] = []
         rows = sum(_nbytes(t) for t in tensors(out)) if name in GATHERS else None
+        spread: set[int] = set()
         for j, t in enumerate(ins):
             key, size = self._key(t, False)
             nb = min(_nbytes(t), size)
             reads.append((key, min(nb, rows) if j == 0 and rows is not None else nb))
+            if 0 in t.stride() and t.numel() > 1:
+                spread.add(key)
         written_in = sum(b for _, b in reads)
         writes: list[tuple[int, int, bool]] = []
         for t in tensors(out):
@@ -98,7 +111,33 @@ class FusionLog:
             if older:  # an in-place op reads at most what it overwrites of its buffer
                 reads = [(k, min(b, nb) if k == key else b) for k, b in reads]
         if count:
-            self.ops.append(_Op(first, count, reads, writes))
+            self.ops.append(_Op(first, count, reads, writes, spread))
+
+    def escaping(self, *objs: Any) -> None:
+        """Note the storages reachable from ``objs`` (the module's outputs and its keyword
+        inputs, e.g. a KV cache object it updated): graph outputs, always stored."""
+        seen: set[int] = set()
+
+        def walk(x: Any, depth: int) -> None:
+            if id(x) in seen or depth > 5:
+                return
+            seen.add(id(x))
+            if isinstance(x, torch.Tensor):
+                key = self._serial.get(int(x.untyped_storage()._cdata))
+                if key is not None:
+                    self.escape.add(key)
+            elif isinstance(x, (list, tuple, set)):
+                for y in x:
+                    walk(y, depth + 1)
+            elif isinstance(x, dict):
+                for y in x.values():
+                    walk(y, depth + 1)
+            elif hasattr(x, "__dict__") and not isinstance(x, (type, torch.nn.Module)):
+                for y in vars(x).values():
+                    walk(y, depth + 1)
+
+        for obj in objs:
+            walk(obj, 0)
 
 
 def _nbytes(t: torch.Tensor) -> int:
@@ -143,7 +182,7 @@ def fuse(records: list[Any], log: FusionLog, ctx: Context) -> list[Any]:
             o = by_first.get(o.first + o.count)
         items.extend(("kernel", k, None) for k in _components(records, group))
         i = group[-1].first + group[-1].count
-    _inline(items, records)
+    _inline(items, records, log.escape)
     readers: dict[int, set[int]] = {}
     for n, (tag, item, op) in enumerate(items):
         src = item.reads if tag == "kernel" else dict(op.reads) if op is not None else {}
@@ -157,7 +196,7 @@ def fuse(records: list[Any], log: FusionLog, ctx: Context) -> list[Any]:
         # a storage it made is stored when another kernel reads it, or nobody does (outputs)
         inside = {key for o in item.ops for key, _ in o.reads}
         written = item.mutated + sum(nb for key, nb in item.made.items()
-                                     if readers.get(key, set()) - {n}
+                                     if readers.get(key, set()) - {n} or key in log.escape
                                      or (key not in readers and key not in inside))
         first = records[item.ops[0].first]
         e = ctx.traffic(sum(item.reads.values()), written, 0.0, "triton_fused")
@@ -185,7 +224,7 @@ def _components(records: list[Any], group: list[_Op]) -> list[_Kernel]:
     for j, o in enumerate(group):
         for key, _ in o.reads:
             w = writer.get(key)
-            if w is not None and not w[1]:
+            if w is not None and not w[1] and key not in o.spread:
                 parent[find(j)] = find(w[0])
         for key, _, older in o.writes:
             writer[key] = (j, older)
@@ -209,14 +248,15 @@ def _components(records: list[Any], group: list[_Op]) -> list[_Kernel]:
     return out
 
 
-def _inline(items: list[Any], records: list[Any]) -> None:
+def _inline(items: list[Any], records: list[Any], escape: set[int]) -> None:
     """Inductor inlines a pointwise node into its consumer: a pointwise kernel (no reduction,
     no in-place write) whose every storage is read by one later kernel of the same pass, and
     by nothing else, is computed inside that kernel (which reads its inputs instead)."""
     n = 0
     while n < len(items):
         tag, k, _ = items[n]
-        if tag == "kernel" and not k.reduction and not k.mutated and k.made:
+        if tag == "kernel" and not k.reduction and not k.mutated and k.made and not (
+                escape & k.made.keys()):
             users = {m for m in range(n + 1, len(items)) for key in k.made
                      if key in _reads(items[m])}
             if len(users) == 1:

@@ -232,9 +232,9 @@ def estimate(
         ``launch="graph"`` is ``mode="reduce-overhead"`` (CUDA graphs). The same limits as
         ``"hf"``. ``"vllm"`` and ``"sglang"`` raise NotImplementedError (not modeled yet).
     cache : {"dynamic", "static"}
-        ``runtime="hf"`` or ``"compiled"``, decode and prefill: the KV cache class. ``"dynamic"`` (default):
-        ``DynamicCache``, whose update ``torch.cat``-s the whole cache with the new K and V
-        every step. ``"static"``: ``StaticCache`` preallocated with ``kv_len`` slots
+        ``runtime="hf"`` or ``"compiled"``, decode and prefill: the KV cache class.
+        ``"dynamic"`` (default): ``DynamicCache``, whose update ``torch.cat``-s the whole
+        cache with the new K and V every step. ``"static"``: ``StaticCache`` preallocated with ``kv_len`` slots
         (``max_cache_len``): the update is an in-place ``index_copy_`` of the new tokens' K
         and V (their bytes only, no cat); decode attends over all ``kv_len`` slots under a
         mask (built once per step), with one query token packed per KV head
