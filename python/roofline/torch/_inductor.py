@@ -48,6 +48,9 @@ EXTERN_KINDS = frozenset({"gemm", "attention", "collective", "conv", "unmodeled"
 #: aten ops Inductor runs as fallback (extern) kernels.
 #: Dynamo before torch 2.14 answers ``torch.compiler.is_exporting()`` True (pytorch#176499).
 _OLD_DYNAMO = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14)
+#: in-place aten ops that overwrite part of a buffer without reading it.
+SCATTERS = frozenset({"index_copy_", "index_put_", "copy_", "scatter_", "index_fill_",
+                      "masked_scatter_", "fill_", "zero_", "slice_scatter"})
 #: aten ops that read rows of their first input (a table): as many bytes as they write.
 GATHERS = frozenset({"embedding", "index_select", "index", "gather"})
 FALLBACKS = frozenset({"sort", "topk", "argsort", "_grouped_mm", "nonzero", "histc",
@@ -97,19 +100,22 @@ class FusionLog:
             reads.append((key, min(nb, rows) if j == 0 and rows is not None else nb))
             if 0 in t.stride() and t.numel() > 1:
                 spread.add(key)
-        written_in = sum(b for _, b in reads)
         writes: list[tuple[int, int, bool]] = []
         for t in tensors(out):
-            older = int(t.untyped_storage()._cdata) in in_keys
+            cdata = int(t.untyped_storage()._cdata)
+            older = cdata in in_keys
             if older and count == 0:  # a view of an input
                 continue
             key, size = self._key(t, not older)
             nb = min(_nbytes(t), size)
-            if older:  # an in-place op: what it wrote, at most its other inputs' bytes
-                nb = min(nb, max(written_in - nb, 0) or nb)
+            if older:  # an in-place op writes its values' elements (a fill: all of them)
+                vals = [u.numel() for u in ins if int(u.untyped_storage()._cdata) != cdata
+                        and u.is_floating_point() == t.is_floating_point()]
+                nb = min(nb, sum(vals) * int(t.element_size())) if vals else nb
+                # a scatter does not read its buffer; ``add_`` reads what it overwrites
+                reads = [(k, 0 if name in SCATTERS else min(b, nb)) if k == key else (k, b)
+                         for k, b in reads]
             writes.append((key, nb, older))
-            if older:  # an in-place op reads at most what it overwrites of its buffer
-                reads = [(k, min(b, nb) if k == key else b) for k, b in reads]
         if count:
             self.ops.append(_Op(first, count, reads, writes, spread))
 
