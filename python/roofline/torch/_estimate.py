@@ -550,9 +550,9 @@ def estimate(
     ranks : int, optional
         Group size of collectives whose group cannot be resolved.
     launch : {"eager", "compiled", "graph"}
-        How the step's kernels are launched, for ``wall_s``: eager PyTorch (default), a
-        ``torch.compile``'d module (forward and backward one region each) or a CUDA graph.
-        ``time_s`` (GPU time) does not depend on it.
+        Eager PyTorch (default), a CUDA graph, or ``torch.compile`` (forward and backward one
+        region each; the memory-bound ops fused into Triton kernels as Inductor does, every
+        layer traced: see ``roofline.torch._inductor``; ``time_s`` changes too).
     dedupe : bool
         Trace only the first of identical sibling layers (children of a ``ModuleList`` /
         ``Sequential`` with the same classes, attributes, parameter metadata and input
@@ -579,7 +579,7 @@ def estimate(
     streaming kernels over their tensors' bytes. Views and allocations cost nothing. Any
     other op is estimated from the bytes of its tensors and named in ``unmodeled``. Kernels
     run one after another; unfused elementwise ops are counted separately, as eager
-    PyTorch runs them (``torch.compile`` would fuse many of them).
+    PyTorch runs them (``launch="compiled"`` fuses them as Inductor does).
     """
     rep = run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
               efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,
