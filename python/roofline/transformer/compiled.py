@@ -15,17 +15,22 @@ reduction IR nodes, ``scheduler.py`` fuses nodes that share a loop nest into one
   ``mul``, downcast, weight ``mul``: one ``triton_red`` reading the stream and the block
   output, writing their sum and the normed tensor; the first layer's fuses the embedding
   gather), RoPE with its ``cos`` / ``sin`` computed inline from the positions (no rotary table
-  kernel), SiLU · up, the StaticCache ``index_copy_`` of the new K / V (its mutation of a
-  graph input is functionalized into an ``index_copy`` + ``copy_`` and re-inplaced: only the new
-  tokens are written, no clone of the cache), the loss's fp32 log-softmax statistics, and in
-  the backward the SwiGLU, RMSNorm and RoPE gradients;
-- HF's Python takes its compile branches (``is_torchdynamo_compiling()``): the attention mask
-  is materialized (``_ignore_causal_mask_sdpa`` never skips it while tracing), so SDPA gets a
-  mask and ``use_gqa_in_sdpa`` is False; decode does not ``pack_gqa`` the query (eager does)
-  but ``repeat_kv``-s K and V to every query head: **two Triton copies per layer of the whole
-  cache times the group size** (H200, batch 64, 4097 slots: 4 kernels of 700 µs, 2.8 of the
-  step's 5.3 ms; each writes 2.15 GB), then cuDNN attends over ``num_heads`` full heads under
-  the mask (non-causal: the mask carries causality, every key block is computed);
+  kernel), SiLU · up, the StaticCache ``index_copy_`` of the new K / V (AOTAutograd
+  functionalizes the mutation of the cache, a graph input, into ``index_copy`` + ``copy_``;
+  ``fx_passes/reinplace.py`` turns it back into an in-place scatter: only the new tokens are
+  written, no clone of the cache: the trace's ``..._index_copy_...`` kernels take 1-2 µs at
+  batch 64), the loss's fp32 log-softmax statistics, and in the backward the SwiGLU, RMSNorm
+  and RoPE gradients;
+- HF's Python takes its compile branches (transformers 5.24): ``is_torchdynamo_compiling()``
+  is True, and before torch 2.14 Dynamo also folds ``torch.compiler.is_exporting()`` to True
+  (pytorch#176499), so ``_ignore_causal_mask_sdpa`` never skips the mask: SDPA gets a mask in
+  every phase and ``use_gqa_in_sdpa`` is False; decode does not ``pack_gqa`` the query (the
+  eager branch, ``q_length == 1 and not is_torchdynamo_compiling()``) but ``repeat_kv``-s K
+  and V to every query head: **two Triton copies per layer of the whole cache times the group
+  size**. This is the 2.8 ms of the H200 StaticCache step at batch 64 (4097 slots: 4 kernels
+  of 700 µs over 64·32·4097·128 elements, each writing 2.15 GB at 3.8 TB/s, of the step's
+  5.3 ms), not a copy of the cache; cuDNN then attends over ``num_heads`` full heads under the
+  mask (non-causal: the mask carries causality, every key block is computed);
 - training: AOTAutograd's min-cut partitioner saves the extern kernels' inputs (the normed
   activations, Q / K / V after RoPE, the attention output and log-sum-exp, the SiLU inputs and
   the SiLU · up product) and the norms' inputs, and recomputes the cheap pointwise chains inside
