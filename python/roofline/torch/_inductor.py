@@ -26,8 +26,10 @@ Modeled here on the ops the module ran eagerly, in launch order:
 
 Assumptions: the module's Python takes its eager branches except where it asks
 ``torch.compiler.is_compiling()`` (answered True while tracing a compiled launch, as under
-Dynamo); the forward's tensors that the eager backward reads are saved (AOTAutograd's
-partitioner recomputes some cheap ones instead).
+Dynamo; ``is_exporting()`` too before torch 2.14, as Dynamo folded it); one region per pass
+(no graph breaks); the forward's tensors that the eager backward reads are saved
+(AOTAutograd's partitioner recomputes some cheap ones instead: the RMSNorm's fp32 upcast);
+the module runs eagerly on meta tensors, so every layer is traced (no ``dedupe``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ __all__ = ["FusionLog", "compiling", "fuse"]
 
 #: Record kinds that stay extern kernels.
 EXTERN_KINDS = frozenset({"gemm", "attention", "collective", "conv", "unmodeled"})
-#: aten ops Inductor runs as fallback (extern) kernels.
 #: Dynamo before torch 2.14 answers ``torch.compiler.is_exporting()`` True (pytorch#176499).
 _OLD_DYNAMO = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) < (2, 14)
 #: in-place aten ops that overwrite part of a buffer without reading it.
@@ -53,6 +54,7 @@ SCATTERS = frozenset({"index_copy_", "index_put_", "copy_", "scatter_", "index_f
                       "masked_scatter_", "fill_", "zero_", "slice_scatter"})
 #: aten ops that read rows of their first input (a table): as many bytes as they write.
 GATHERS = frozenset({"embedding", "index_select", "index", "gather"})
+#: aten ops Inductor runs as fallback (extern) kernels.
 FALLBACKS = frozenset({"sort", "topk", "argsort", "_grouped_mm", "nonzero", "histc",
                        "bincount", "multinomial"})
 
