@@ -8,7 +8,8 @@ DynamicCache or StaticCache, eager / CUDA graph / compiled / torchao float8) it 
 - trace: ``rl.trace.explain`` of the committed profiler trace (kernel time per step it
   measured, and the model's price of the kernels it could price, with the priced fraction);
 - torch: ``rl.torch.estimate`` of the same HF module on the meta device (GPU time, and the
-  wall time with the launch mode that ran: eager, graph or compiled);
+  wall time with the launch mode that ran: eager, graph or compiled; compiled + graph: the
+  compiled kernels, wall = GPU time);
 - hf: ``rl.transformer.estimate(from_hf(config), runtime="hf")`` (GPU time and wall);
 - compiled: ``rl.transformer.estimate(..., runtime="compiled")`` (the Inductor program), for
   the programs that ran under ``torch.compile`` (``compiled``; ``compiled+graph`` with
@@ -82,7 +83,9 @@ def torch_estimate(cfg: dict[str, Any], hw: str) -> Any:
     hc = hf_config(cfg)
     model = meta_model(hc)
     phase, b = cfg["phase"], cfg["batch"]
-    launch = LAUNCH[cfg["runtime"]] if cfg["runtime"] in LAUNCH else "compiled"
+    # compiled + CUDA graph: Inductor's kernels (launch="compiled"), replayed (wall = GPU)
+    launch = "compiled" if cfg["runtime"].startswith("compiled") else LAUNCH.get(
+        cfg["runtime"], "compiled")
     if phase == "decode":
         cache_len = cfg["kv_len"] - 1
         ids = torch.zeros(b, 1, dtype=torch.long, device="meta")
@@ -147,7 +150,8 @@ def main() -> None:
         else:
             te = torch_estimate(cfg, args.hardware)
             he = hf_estimate(cfg, args.hardware)
-            rec.update(torch_s=te.time_s, torch_wall_s=te.wall_s, hf_s=float(he.time_s),
+            t_wall = te.time_s if cfg["runtime"] == "compiled+graph" else te.wall_s
+            rec.update(torch_s=te.time_s, torch_wall_s=t_wall, hf_s=float(he.time_s),
                        hf_wall_s=float(he.wall_s) if he.wall_s is not None else None)
             ce = (hf_estimate(cfg, args.hardware, "compiled")
                   if cfg["runtime"].startswith("compiled") else None)
