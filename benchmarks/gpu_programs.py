@@ -8,11 +8,16 @@ DynamicCache or StaticCache, eager / CUDA graph / compiled / torchao float8) it 
 - trace: ``rl.trace.explain`` of the committed profiler trace (kernel time per step it
   measured, and the model's price of the kernels it could price, with the priced fraction);
 - torch: ``rl.torch.estimate`` of the same HF module on the meta device (GPU time, and the
-  wall time with the launch mode that ran: eager, graph or compiled);
-- hf: ``rl.transformer.estimate(from_hf(config), runtime="hf")`` (GPU time and wall).
+  wall time with the launch mode that ran: eager, graph or compiled; compiled + graph: the
+  compiled kernels, wall = GPU time);
+- hf: ``rl.transformer.estimate(from_hf(config), runtime="hf")`` (GPU time and wall);
+- compiled: ``rl.transformer.estimate(..., runtime="compiled")`` (the Inductor program), for
+  the programs that ran under ``torch.compile`` (``compiled``; ``compiled+graph`` with
+  ``launch="graph"``).
 The errors are predicted / measured - 1 against wall_s (what the user waits for).
 
 Run: PYTHONPATH=python python benchmarks/gpu_programs.py [--hardware H200] [--csv out.csv]
+     [--match compiled]  (only the programs whose name contains the text)
 """
 
 from __future__ import annotations
@@ -78,7 +83,9 @@ def torch_estimate(cfg: dict[str, Any], hw: str) -> Any:
     hc = hf_config(cfg)
     model = meta_model(hc)
     phase, b = cfg["phase"], cfg["batch"]
-    launch = LAUNCH[cfg["runtime"]] if cfg["runtime"] in LAUNCH else "compiled"
+    # compiled + CUDA graph: Inductor's kernels (launch="compiled"), replayed (wall = GPU)
+    launch = "compiled" if cfg["runtime"].startswith("compiled") else LAUNCH.get(
+        cfg["runtime"], "compiled")
     if phase == "decode":
         cache_len = cfg["kv_len"] - 1
         ids = torch.zeros(b, 1, dtype=torch.long, device="meta")
@@ -101,7 +108,7 @@ def torch_estimate(cfg: dict[str, Any], hw: str) -> Any:
     return rl.torch.estimate(model, ids, hw, mode=mode, kwargs=kw, launch=launch)
 
 
-def hf_estimate(cfg: dict[str, Any], hw: str) -> Any:
+def hf_estimate(cfg: dict[str, Any], hw: str, runtime: str = "hf") -> Any:
     hc = hf_config(cfg)
     mc = rl.transformer.from_hf(hc.to_dict())
     kw: dict[str, Any] = ({"kv_len": cfg["kv_len"]} if cfg["phase"] == "decode"
@@ -111,8 +118,8 @@ def hf_estimate(cfg: dict[str, Any], hw: str) -> Any:
     launch = LAUNCH.get(cfg["runtime"], "compiled")
     if cfg["phase"] == "train":  # what the program ran: torch.optim.AdamW (foreach), bf16
         kw["optimizer"] = "adamw_foreach"
-    return rl.transformer.estimate(mc, cfg["phase"], cfg["batch"], hardware=hw, runtime="hf",
-                                   launch=launch, **kw)
+    return rl.transformer.estimate(mc, cfg["phase"], cfg["batch"], hardware=hw,
+                                   runtime=runtime, launch=launch, **kw)
 
 
 def main() -> None:
@@ -120,16 +127,17 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hardware", default="H200")
     ap.add_argument("--csv", default=None)
+    ap.add_argument("--match", default="", help="only programs whose name contains this")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     out = []
     hdr = (f"{'program':44s} {'gpu ms':>8s} {'wall ms':>8s} | {'trace ms':>8s} {'model':>8s} "
            f"{'priced':>6s} | {'torch':>8s} {'wall':>8s} {'err':>6s} | {'hf':>8s} {'wall':>8s} "
-           f"{'err':>6s}")
+           f"{'err':>6s} | {'compiled':>8s} {'wall':>8s} {'err':>6s}")
     print(hdr)
     for r in rows():
         cfg = r["config"]
-        if cfg.get("model") != "LlamaForCausalLM":
+        if cfg.get("model") != "LlamaForCausalLM" or args.match not in r["name"]:
             continue
         rec: dict[str, Any] = {"program": r["name"], "gpu_s": r["gpu_s"], "wall_s": r["wall_s"]}
         rep = rl.trace.explain(os.path.join(DATA, "traces", r["trace"]), hardware=args.hardware,
@@ -138,11 +146,17 @@ def main() -> None:
                    priced=rep.priced_fraction)
         if "float8" in cfg["runtime"]:
             rec.update(torch_s=None, torch_wall_s=None, hf_s=None, hf_wall_s=None)
+            rec.update(comp_s=None, comp_wall_s=None)
         else:
             te = torch_estimate(cfg, args.hardware)
             he = hf_estimate(cfg, args.hardware)
-            rec.update(torch_s=te.time_s, torch_wall_s=te.wall_s, hf_s=float(he.time_s),
+            t_wall = te.time_s if cfg["runtime"] == "compiled+graph" else te.wall_s
+            rec.update(torch_s=te.time_s, torch_wall_s=t_wall, hf_s=float(he.time_s),
                        hf_wall_s=float(he.wall_s) if he.wall_s is not None else None)
+            ce = (hf_estimate(cfg, args.hardware, "compiled")
+                  if cfg["runtime"].startswith("compiled") else None)
+            rec.update(comp_s=float(ce.time_s) if ce is not None else None,
+                       comp_wall_s=float(ce.wall_s) if ce is not None else None)
         out.append(rec)
 
         def ms(x: float | None) -> str:
@@ -154,7 +168,8 @@ def main() -> None:
         print(f"{r['name']:44s} {ms(r['gpu_s'])} {ms(r['wall_s'])} | {ms(rec['trace_s'])} "
               f"{ms(rec['trace_model_s'])} {rec['priced']:6.0%} | {ms(rec['torch_s'])} "
               f"{ms(rec['torch_wall_s'])} {err(rec['torch_wall_s'])} | {ms(rec['hf_s'])} "
-              f"{ms(rec['hf_wall_s'])} {err(rec['hf_wall_s'])}", flush=True)
+              f"{ms(rec['hf_wall_s'])} {err(rec['hf_wall_s'])} | {ms(rec['comp_s'])} "
+              f"{ms(rec['comp_wall_s'])} {err(rec['comp_wall_s'])}", flush=True)
     if args.csv:
         import pandas as pd
 

@@ -2,8 +2,10 @@
 Hugging Face module (built on the meta device), per phase and batch.
 
 Run: PYTHONPATH=python python benchmarks/hf_runtime.py [--layers 2] [--hardware "H100 SXM"]
+     [--runtime compiled]
 Prints one row per (model, phase, batch): the torch path's step time, runtime="hf",
-runtime="megatron" and the hf error relative to the torch path.
+runtime="megatron" and the hf error relative to the torch path. ``--runtime compiled``
+compares runtime="compiled" with the torch path's ``launch="compiled"`` instead.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def models(layers: int) -> dict[str, tuple[object, object]]:
     return out
 
 
-def torch_step(hc: object, model: object, phase: str, batch: int, hw: str) -> float:
+def torch_step(hc: object, model: object, phase: str, batch: int, hw: str,
+               launch: str = "eager") -> float:
     if phase == "decode":
         ids = torch.zeros(batch, 1, dtype=torch.long, device="meta")
         cache = DynamicCache(config=hc)
@@ -59,12 +62,15 @@ def torch_step(hc: object, model: object, phase: str, batch: int, hw: str) -> fl
         mode = "train" if phase == "train" else "inference"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return float(rl.torch.estimate(model, ids, hw, mode=mode, kwargs=kw).time_s)
+        return float(rl.torch.estimate(model, ids, hw, mode=mode, kwargs=kw,
+                                       launch=launch).time_s)
 
 
 def config_step(hc: object, phase: str, batch: int, hw: str, runtime: str) -> float:
     cfg = rl.transformer.from_hf(hc.to_dict())  # type: ignore[attr-defined]
-    kw = {"kv_len": CACHE + 1} if phase == "decode" else {"seq_len": CACHE}
+    kw: dict[str, object] = {"kv_len": CACHE + 1} if phase == "decode" else {"seq_len": CACHE}
+    if phase == "train":  # the module's step is forward + backward: torch.estimate runs no
+        kw["optimizer_update"] = False  # optimizer
     return float(rl.transformer.estimate(cfg, phase, batch, hardware=hw, runtime=runtime,
                                          **kw).time_s)
 
@@ -73,17 +79,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--hardware", default="H100 SXM")
+    ap.add_argument("--runtime", default="hf", choices=("hf", "compiled"))
     args = ap.parse_args()
-    print(f"{'case':34s} {'torch.estimate':>15s} {'hf':>11s} {'megatron':>11s} "
-          f"{'hf err':>8s} {'megatron err':>13s}")
+    rt = args.runtime
+    launch = "compiled" if rt == "compiled" else "eager"
+    print(f"{'case':34s} {'torch.estimate':>15s} {rt:>11s} {'megatron':>11s} "
+          f"{rt + ' err':>8s} {'megatron err':>13s}")
     t0 = time.time()
     for name, (hc, model) in models(args.layers).items():
         for phase in ("train", "prefill", "decode"):
             if name.startswith("mixtral") and phase == "train":
                 continue
             for batch in (1, 16, 64):
-                ref = torch_step(hc, model, phase, batch, args.hardware)
-                hf = config_step(hc, phase, batch, args.hardware, "hf")
+                ref = torch_step(hc, model, phase, batch, args.hardware, launch)
+                hf = config_step(hc, phase, batch, args.hardware, rt)
                 mg = config_step(hc, phase, batch, args.hardware, "megatron")
                 print(f"{name + ' ' + phase + ' b=' + str(batch):34s} {ref * 1e3:12.3f} ms "
                       f"{hf * 1e3:8.3f} ms {mg * 1e3:8.3f} ms {hf / ref - 1:+8.1%} "

@@ -256,7 +256,7 @@ def _both(model: Any, x: Any, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tup
     assert fast.bytes == slow.bytes and fast.wall_s == slow.wall_s
     assert fast.unmodeled == slow.unmodeled
     assert fast.to_pandas().equals(slow.to_pandas())
-    return fast, slow, kept[0]
+    return fast, slow, kept[0] if kept else 0
 
 
 class Stack(nn.Module):
@@ -300,7 +300,7 @@ def test_launch_modes_identical(monkeypatch: pytest.MonkeyPatch) -> None:
     model = nn.Sequential(*(MLP(64, 128) for _ in range(4)), nn.Linear(64, 8))
     for launch in ("eager", "compiled", "graph"):
         fast, slow, replays = _both(model, torch.randn(4, 64), monkeypatch, launch=launch)
-        assert replays == 2
+        assert replays == (0 if launch == "compiled" else 2)  # compiled: every layer traced
         assert fast.launch == slow.launch == launch
         assert repr(fast.wall) == repr(slow.wall) and fast.launch_bound == slow.launch_bound
 

@@ -19,7 +19,7 @@ from ..estimate import Estimate
 from ..hardware import HardwareLike
 from ..hardware import hardware as lookup_hardware
 from ..ops.host import LAUNCH_MODES, StepWall, WallTime, wall_time
-from . import _dedupe, _host, _ops
+from . import _dedupe, _host, _inductor, _ops
 from ._inputs import _check_mode, _meta, _to_meta, _torch_dtype, _training_flags
 from ._tracker import Tracker
 
@@ -213,6 +213,7 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         self.counting = True
         #: called once before the next record (the dedupe's snapshot of the tracker)
         self.before_record: Callable[[], None] | None = None
+        self.fusion: _inductor.FusionLog | None = None  # launch="compiled": what ops touched
 
     def module(self) -> str:
         names = [p for p in self.tracker.parents if p != "Global"]
@@ -251,8 +252,11 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         self.dispatched += 1
         out = func(*args, **kwargs)
         name, launched, shapes, dt = _ops.kernels(self.ctx, func, args, kwargs, out)
+        first = len(self.records)
         for kind, e, modeled in launched:
             self.record(name, kind, e, modeled, shapes, dt)
+        if self.fusion is not None:
+            self.fusion.op(name, first, len(self.records) - first, args, kwargs, out)
         return out
 
 
@@ -431,7 +435,7 @@ def run(
     try:
         # hooks (float8_speedup's) must see every call: no replay then
         traced = _trace(module, ctx, example_inputs, kwargs, tdt, train, fused_attention,
-                        dedupe and hooks is None)
+                        dedupe and hooks is None and launch != "compiled", launch == "compiled")
         if traced is None:  # a replayed layer was not provably identical: trace in full
             traced = _trace(module, ctx, example_inputs, kwargs, tdt, train, fused_attention,
                             False)
@@ -446,7 +450,7 @@ def run(
 
 def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
            kwargs: Mapping[str, Any] | None, tdt: torch.dtype | None, train: bool,
-           fused_attention: bool, dedupe: bool
+           fused_attention: bool, dedupe: bool, compiled: bool = False
            ) -> tuple[list[OpRecord], tuple[float, ...]] | None:
     """Run the module (and its backward) on fresh meta tensors and return its kernels in
     launch order and the host calls after the last one; None when ``dedupe`` replayed a layer
@@ -462,6 +466,7 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
     kw = _to_meta(dict(kwargs or {}), tdt)
     tracker = Tracker()
     rec = _Recorder(ctx, tracker, type(module).__name__)
+    rec.fusion = _inductor.FusionLog() if compiled else None
 
     def module_call() -> None:
         if rec.counting and rec.phase == "forward":
@@ -471,7 +476,8 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
     dd = _dedupe.Deduper(module, rec, tracker) if dedupe else None
     with _training_flags(module, train), torch.set_grad_enabled(train), tracker, rec, \
             _Fusions(rec, fused_attention), _patched_sdpa(rec, fused_attention), \
-            (dd.patched() if dd is not None else nullcontext()):
+            (dd.patched() if dd is not None else nullcontext()), \
+            (_inductor.compiling() if compiled else nullcontext()):
         out = torch.func.functional_call(module, {**params, **buffers}, args, kw,
                                          strict=False)
         if train:
@@ -484,6 +490,9 @@ def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
             if outs:
                 rec.phase = "backward"
                 torch.autograd.backward(outs, [torch.empty_like(t) for t in outs])
+    if rec.fusion is not None:  # launch="compiled": Inductor's kernels
+        rec.fusion.escaping(out, kw)
+        return _inductor.fuse(rec.records, rec.fusion, ctx), rec.pending
     if dd is None:
         return rec.records, rec.pending
     records: list[OpRecord] | None = dd.records(rec.records)
@@ -549,9 +558,9 @@ def estimate(
     ranks : int, optional
         Group size of collectives whose group cannot be resolved.
     launch : {"eager", "compiled", "graph"}
-        How the step's kernels are launched, for ``wall_s``: eager PyTorch (default), a
-        ``torch.compile``'d module (forward and backward one region each) or a CUDA graph.
-        ``time_s`` (GPU time) does not depend on it.
+        Eager PyTorch (default), a CUDA graph, or ``torch.compile`` (forward and backward one
+        region each; the memory-bound ops fused into Triton kernels as Inductor does, every
+        layer traced: see ``roofline.torch._inductor``; ``time_s`` changes too).
     dedupe : bool
         Trace only the first of identical sibling layers (children of a ``ModuleList`` /
         ``Sequential`` with the same classes, attributes, parameter metadata and input
@@ -578,7 +587,7 @@ def estimate(
     streaming kernels over their tensors' bytes. Views and allocations cost nothing. Any
     other op is estimated from the bytes of its tensors and named in ``unmodeled``. Kernels
     run one after another; unfused elementwise ops are counted separately, as eager
-    PyTorch runs them (``torch.compile`` would fuse many of them).
+    PyTorch runs them (``launch="compiled"`` fuses them as Inductor does).
     """
     rep = run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
               efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,

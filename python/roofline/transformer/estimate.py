@@ -28,6 +28,7 @@ from .arguments import (
     positive_number,
     train_args,
 )
+from .compiled import record_compiled_step
 from .config import TransformerConfig, config
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
 from .hf import check_hf, record_hf_step
@@ -41,11 +42,10 @@ from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
 __all__ = ["CACHES", "PHASES", "RUNTIMES", "estimate"]
 
 #: Programs ``runtime=`` names: the ones modeled, and the ones not yet (with what is missing).
-RUNTIMES = ("megatron", "hf")
+RUNTIMES = ("megatron", "hf", "compiled")
 #: KV cache classes ``cache=`` names (``runtime="hf"``: DynamicCache, StaticCache).
 CACHES = ("dynamic", "static")
 _NOT_YET = {
-    "compiled": "torch.compile's regions (Inductor's fused Triton kernels per graph break)",
     "vllm": "paged-KV decode (FlashAttention 3 / FlashInfer), CUDA graphs and fused norms",
     "sglang": "paged-KV decode (FlashInfer / FlashAttention 3), CUDA graphs and fused norms",
 }
@@ -206,7 +206,7 @@ def estimate(
         spans the first ``ep``) communicate at ``network_bytes_per_s``. Default: one domain.
     network_bytes_per_s : float, optional
         Scale-out bandwidth per GPU and direction (default 50 GB/s: a 400 Gb/s NIC per GPU).
-    runtime : {"megatron", "hf"}
+    runtime : {"megatron", "hf", "compiled"}
         Which program runs the step. ``"megatron"`` (default): fused kernels as Megatron /
         Transformer Engine run them (one QKV GEMM, fused norms, RoPE and SiLU, the cache append
         fused into the QKV kernel): the idealized program, as before. ``"hf"``: the kernels a
@@ -221,18 +221,27 @@ def estimate(
         empty cache and computes the last token's logits (``logits_to_keep=1``); training
         uses the cache too (HF's ``use_cache`` default). HF runs on one GPU: ``tp``, ``ep``,
         ``cp``, float8 recipes, MLA and MoE training raise NotImplementedError.
-        ``"compiled"``, ``"vllm"`` and ``"sglang"`` raise NotImplementedError (not modeled
-        yet).
+        ``"compiled"``: the same HF model under ``torch.compile`` as Inductor runs it (see
+        :mod:`roofline.transformer.compiled`): GEMMs and SDPA extern, the pointwise and
+        reduction ops between them fused into Triton kernels priced as one memory pass each
+        (residual add + RMSNorm, RoPE with the cache write, SiLU · up, the loss's fp32
+        statistics), the mask HF builds under Dynamo and, with more query than KV heads,
+        ``repeat_kv`` copies of K and V before a masked SDPA; training with AOTAutograd's
+        saved tensors and zeros tangents for the returned logits. ``launch`` defaults to
+        ``"compiled"`` (one region per pass: forward; backward when training);
+        ``launch="graph"`` is ``mode="reduce-overhead"`` (CUDA graphs). The same limits as
+        ``"hf"``. ``"vllm"`` and ``"sglang"`` raise NotImplementedError (not modeled yet).
     cache : {"dynamic", "static"}
-        ``runtime="hf"``, decode and prefill: the KV cache class. ``"dynamic"`` (default):
-        ``DynamicCache``, whose update ``torch.cat``-s the whole cache with the new K and V
-        every step. ``"static"``: ``StaticCache`` preallocated with ``kv_len`` slots
-        (``max_cache_len``): the update is an in-place ``index_copy_`` of the new tokens' K
-        and V (their bytes only, no cat); decode attends over all ``kv_len`` slots under a
-        mask (built once per step), with one query token packed per KV head
-        (``pack_gqa``: query rows ``num_heads / num_kv_heads``) or, for ``q_len > 1``, K and V
-        repeated per head (``repeat_kv`` copies); prefill of the empty cache slices the keys
-        to the prompt (causal, no mask). Other runtimes and training take ``"dynamic"`` only.
+        ``runtime="hf"`` or ``"compiled"``, decode and prefill: the KV cache class.
+        ``"dynamic"`` (default): ``DynamicCache``, whose update ``torch.cat``-s the whole
+        cache with the new K and V every step. ``"static"``: ``StaticCache`` preallocated
+        with ``kv_len`` slots (``max_cache_len``): the update is an in-place ``index_copy_``
+        of the new tokens' K and V (their bytes only, no cat); decode attends over all
+        ``kv_len`` slots under a mask (built once per step), with one query token packed per
+        KV head (``pack_gqa``: query rows ``num_heads / num_kv_heads``; compiled: K and V
+        repeated) or, for ``q_len > 1``, K and V repeated per head (``repeat_kv`` copies);
+        prefill of the empty cache slices the keys to the prompt (causal, no mask). Other
+        runtimes and training take ``"dynamic"`` only.
 
     Returns
     -------
@@ -302,9 +311,11 @@ def estimate(
     launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
     phase = phase_name(fn, phase)
     cache = one_of(fn, "cache", cache, {c: c for c in CACHES})
-    if cache == "static" and runtime != "hf":
-        raise ArgumentValueError(fn, "cache", f"'static' needs runtime='hf' (the StaticCache "
-                                 f"of Hugging Face models), got runtime={runtime!r}")
+    if cache == "static" and runtime not in ("hf", "compiled"):
+        raise ArgumentValueError(fn, "cache", f"'static' needs runtime='hf' or 'compiled' (the "
+                                 f"StaticCache of Hugging Face models), got runtime={runtime!r}")
+    if runtime == "compiled" and launch == "eager":  # a compiled program launches its regions
+        launch = "compiled"
     if cache == "static" and phase == "train":
         raise ArgumentValueError(fn, "cache", "'static' is for decode and prefill, got "
                                  "phase='train'")
@@ -386,11 +397,12 @@ def estimate(
     if cp > 1:
         attn_kw["scale"] = 1.0 / cp
     local = tokens // cp  # tokens per GPU
-    if runtime == "hf":
+    if runtime in ("hf", "compiled"):
         check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=cp, recipe=linear_recipe, flash=flash,
-                 kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes)
-        groups = record_hf_step(ops, cfg, batch=batch, q=q, kv=kv, phase=phase, dtype=dtype,
-                                cache=cache)
+                 kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes, runtime=runtime)
+        record = record_compiled_step if runtime == "compiled" else record_hf_step
+        groups = record(ops, cfg, batch=batch, q=q, kv=kv, phase=phase, dtype=dtype,
+                        cache=cache)
     else:
         groups = record_step(ops, cfg, batch=batch, q=q, kv=kv, tokens=local, tp=tp, ep=ep,
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,

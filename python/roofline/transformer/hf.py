@@ -330,8 +330,10 @@ def host_calls(cfg: TransformerConfig, groups: list[tuple[str, list[int]]], cach
 
 
 def check_hf(fn: str, cfg: TransformerConfig, phase: str, *, tp: int, ep: int, cp: int,
-             recipe: str | None, flash: bool, kv_dtype_bytes: float, act_bytes: float) -> None:
-    """Raise NotImplementedError for what the HF program does not model."""
+             recipe: str | None, flash: bool, kv_dtype_bytes: float, act_bytes: float,
+             runtime: str = "hf") -> None:
+    """Raise NotImplementedError for what the HF program (``runtime``: ``"hf"`` eager or
+    ``"compiled"``) does not model."""
     missing = []
     if tp > 1 or ep > 1 or cp > 1:
         missing.append("tensor / expert / context parallelism (HF eager runs one GPU)")
@@ -348,5 +350,6 @@ def check_hf(fn: str, cfg: TransformerConfig, phase: str, *, tp: int, ep: int, c
     if cfg.is_moe and (phase == "train" or cfg.num_shared_experts or cfg.dense_layers):
         missing.append("MoE training and shared experts / dense layers in MoE models")
     if missing:
-        raise NotImplementedError(f"{fn}: runtime='hf' does not model " + "; ".join(missing)
+        raise NotImplementedError(f"{fn}: runtime={runtime!r} does not model "
+                                  + "; ".join(missing)
                                   + " yet")

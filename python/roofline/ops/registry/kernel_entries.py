@@ -21,8 +21,13 @@ _TRITON_ROWS = (("native_layer_norm", "layernorm"), ("rms_norm", "rmsnorm"),
 
 
 def _triton(call: Call, p: Pricer) -> Priced:
-    """An Inductor kernel: the row op its name says (``backend="compiled"``), else one pass
+    """An Inductor kernel: with its inputs and outputs known (a program that records what
+    the kernel fused: ``transformer.estimate(runtime="compiled")``, ``roofline.torch``'s
+    compiled launch), one memory pass reading the inputs and writing the outputs; from a
+    trace (arguments only), the row op its name says (``backend="compiled"``), else one pass
     over every tensor argument (its inputs and outputs)."""
+    if call.outputs is not None:
+        return stream(call, p, "kernel", "memory")
     for key, fn in _TRITON_ROWS:
         if key in call.name:
             backward = "backward" in call.name
