@@ -29,6 +29,7 @@ from .arguments import (
     train_args,
 )
 from .config import TransformerConfig, config
+from .engines import ENGINE_RUNTIMES, engine_plan, engine_rewrite
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
 from .hf import check_hf, record_hf_step
 from .layers import record_step
@@ -41,13 +42,11 @@ from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
 __all__ = ["CACHES", "PHASES", "RUNTIMES", "estimate"]
 
 #: Programs ``runtime=`` names: the ones modeled, and the ones not yet (with what is missing).
-RUNTIMES = ("megatron", "hf")
+RUNTIMES = ("megatron", "hf", *ENGINE_RUNTIMES)
 #: KV cache classes ``cache=`` names (``runtime="hf"``: DynamicCache, StaticCache).
 CACHES = ("dynamic", "static")
 _NOT_YET = {
     "compiled": "torch.compile's regions (Inductor's fused Triton kernels per graph break)",
-    "vllm": "paged-KV decode (FlashAttention 3 / FlashInfer), CUDA graphs and fused norms",
-    "sglang": "paged-KV decode (FlashInfer / FlashAttention 3), CUDA graphs and fused norms",
 }
 
 
@@ -206,7 +205,7 @@ def estimate(
         spans the first ``ep``) communicate at ``network_bytes_per_s``. Default: one domain.
     network_bytes_per_s : float, optional
         Scale-out bandwidth per GPU and direction (default 50 GB/s: a 400 Gb/s NIC per GPU).
-    runtime : {"megatron", "hf"}
+    runtime : {"megatron", "hf", "vllm", "sglang"}
         Which program runs the step. ``"megatron"`` (default): fused kernels as Megatron /
         Transformer Engine run them (one QKV GEMM, fused norms, RoPE and SiLU, the cache append
         fused into the QKV kernel): the idealized program, as before. ``"hf"``: the kernels a
@@ -221,8 +220,14 @@ def estimate(
         empty cache and computes the last token's logits (``logits_to_keep=1``); training
         uses the cache too (HF's ``use_cache`` default). HF runs on one GPU: ``tp``, ``ep``,
         ``cp``, float8 recipes, MLA and MoE training raise NotImplementedError.
-        ``"compiled"``, ``"vllm"`` and ``"sglang"`` raise NotImplementedError (not modeled
-        yet).
+        ``"vllm"`` / ``"sglang"``: the serving engines' program (decode and prefill;
+        :mod:`.engines`): fused add + RMSNorm, fused SiLU-and-mul and RoPE, a KV-cache write
+        kernel, the engine's attention kernel on its paged cache (Hopper: FlashAttention-3,
+        FlashMLA for MLA; vLLM FA2 / SGLang FlashInfer elsewhere), bf16 logits cast to fp32
+        by the sampler, decode under CUDA graphs at the engine's next capture size (the
+        engine picks the launch mode: ``launch`` other than ``"compiled"`` is ignored).
+        ``"compiled"`` raises
+        NotImplementedError (not modeled yet).
     cache : {"dynamic", "static"}
         ``runtime="hf"``, decode and prefill: the KV cache class. ``"dynamic"`` (default):
         ``DynamicCache``, whose update ``torch.cat``-s the whole cache with the new K and V
@@ -387,10 +392,18 @@ def estimate(
         groups = record_hf_step(ops, cfg, batch=batch, q=q, kv=kv, phase=phase, dtype=dtype,
                                 cache=cache)
     else:
-        groups = record_step(ops, cfg, batch=batch, q=q, kv=kv, tokens=local, tp=tp, ep=ep,
+        engine = None if runtime not in ENGINE_RUNTIMES else engine_plan(
+            fn, runtime, cfg, hw, phase, batch, cp, flash, launch, kv_dtype_bytes)
+        run_batch = batch if engine is None else engine.batch  # a CUDA graph's padded batch
+        groups = record_step(ops, cfg, batch=run_batch, q=q, kv=kv,
+                             tokens=run_batch * q // cp, tp=tp, ep=ep,
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
                              lowp=linear_recipe is not None, skew=float(routing_skew),
                              cp_comm=par["cp_comm"])
+        if engine is not None:
+            launch = engine.launch
+            engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
+                           kv_dtype_bytes)
 
     try:
         cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
