@@ -167,7 +167,8 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     if "fa3" in uni:
         scale = _softmax_scale(hw)
         fill(terms.fa3, _fa3(uni["fa3"], wg if native else mma, scale))
-        fill(terms.flashinfer, _flashinfer(uni, wg if native else mma, mma, fa2_bwd, native,
+        hopper = arch == "hopper"  # FlashInfer's FA3-derived prefill is an sm90 kernel
+        fill(terms.flashinfer, _flashinfer(uni, wg if hopper else mma, mma, fa2_bwd, hopper,
                                            scale))
     # SDPA's math path: aten's non-vectorized elementwise kernels, in fp32 FLOP-equivalents per
     # element (scaled by each accelerator's own fp32 rate through the estimate).
