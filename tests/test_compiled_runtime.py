@@ -119,8 +119,9 @@ def test_bad_input_names_the_runtime():
     with pytest.raises(ValueError, match="cache.*'static' needs runtime='hf' or 'compiled'"):
         rl.transformer.estimate("llama-3-8b", "decode", kv_len=10, hardware=HW,
                                 cache="static")
-    with pytest.raises(NotImplementedError, match="runtime='vllm' is not modeled yet"):
-        rl.transformer.estimate("llama-3-8b", "decode", kv_len=10, hardware=HW, runtime="vllm")
+    with pytest.raises(ValueError, match="cache.*'static' needs runtime='hf' or 'compiled'"):
+        rl.transformer.estimate("llama-3-8b", "decode", kv_len=10, hardware=HW,
+                                runtime="vllm", cache="static")
     with pytest.raises(ValueError, match="runtime"):
         rl.transformer.estimate("llama-3-8b", "decode", kv_len=10, hardware=HW,
                                 runtime="inductor")

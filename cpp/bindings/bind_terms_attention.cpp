@@ -8,8 +8,15 @@ namespace py = pybind11;
 
 using namespace roofline;
 
-/// Registers AttentionBackendTerms, AttentionTerms and flash_fraction_per_sm_clock.
+/// Registers AttentionBackendTerms, AttentionTerms, Fa3Tile, fa3_tile and
+/// flash_fraction_per_sm_clock.
 void bind_attention_terms(py::module_& mod) {
+  py::class_<Fa3Tile>(mod, "Fa3Tile")
+      .def_readonly("block_m", &Fa3Tile::block_m)
+      .def_readonly("block_n", &Fa3Tile::block_n);
+  mod.def("fa3_tile", &fa3_tile, py::arg("head_dim"), py::arg("v_head_dim"), py::arg("causal"),
+          py::arg("element_bytes"), py::arg("paged_non_tma"),
+          "FlashAttention-3's sm90 forward tile (kBlockM x kBlockN) for these head dims.");
   py::class_<AttentionBackendTerms>(mod, "AttentionBackendTerms")
       .def(py::init<>())
       .def_readwrite("fraction", &AttentionBackendTerms::fraction)
@@ -25,12 +32,16 @@ void bind_attention_terms(py::module_& mod) {
       .def_readwrite("bwd_call_s", &AttentionBackendTerms::bwd_call_s)
       .def_readwrite("decode_call_s", &AttentionBackendTerms::decode_call_s)
       .def_readwrite("bandwidth_scale", &AttentionBackendTerms::bandwidth_scale)
-      .def_readwrite("cta_bytes_per_s", &AttentionBackendTerms::cta_bytes_per_s);
+      .def_readwrite("cta_bytes_per_s", &AttentionBackendTerms::cta_bytes_per_s)
+      .def_readwrite("softmax_flops", &AttentionBackendTerms::softmax_flops)
+      .def_readwrite("paged_bandwidth_scale", &AttentionBackendTerms::paged_bandwidth_scale);
   py::class_<AttentionTerms>(mod, "AttentionTerms")
       .def(py::init<>())
       .def_readwrite("flash", &AttentionTerms::flash)
       .def_readwrite("cudnn", &AttentionTerms::cudnn)
       .def_readwrite("efficient", &AttentionTerms::efficient)
+      .def_readwrite("fa3", &AttentionTerms::fa3)
+      .def_readwrite("flashinfer", &AttentionTerms::flashinfer)
       .def_readwrite("strided_element_flops", &AttentionTerms::strided_element_flops);
   mod.def("flash_fraction_per_sm_clock", &flash_fraction_per_sm_clock, py::arg("ref_fraction"),
           py::arg("ref_bf16_flops_per_s"), py::arg("ref_bf16_fraction"), py::arg("ref_sms"),

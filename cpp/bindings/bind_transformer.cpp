@@ -38,10 +38,12 @@ py::tuple attention_sweep_py(const InArray& batch, const InArray& heads, const I
                              const InArray& q_len, const InArray& kv_len, const InArray& head_dim,
                              const InArray& v_head_dim, bool shared_kv, bool causal, bool flash,
                              bool backward, DType dtype, const Hardware& hw,
-                             const Efficiency& eff, AttentionBackend backend, bool dropout) {
+                             const Efficiency& eff, AttentionBackend backend, bool dropout,
+                             double page_tokens) {
   const std::size_t len =
       equal_length({&batch, &heads, &kv_heads, &q_len, &kv_len, &head_dim, &v_head_dim});
-  const AttentionShape f = flags(shared_kv, causal, flash, backward, dtype, backend, dropout);
+  AttentionShape f = flags(shared_kv, causal, flash, backward, dtype, backend, dropout);
+  f.page_tokens = page_tokens;
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     attention_sweep(batch.data(), heads.data(), kv_heads.data(), q_len.data(), kv_len.data(),
@@ -53,11 +55,10 @@ py::list attention_kernels_py(double batch, double heads, double kv_heads, doubl
                               double kv_len, double head_dim, double v_head_dim, bool shared_kv,
                               bool causal, bool flash, bool backward, DType dtype,
                               const Hardware& hw, const Efficiency& eff,
-                              AttentionBackend backend, bool dropout) {
-  const AttentionShape s = with_dims(flags(shared_kv, causal, flash, backward, dtype, backend,
-                                           dropout),
-                                     batch, heads, kv_heads, q_len, kv_len, head_dim,
-                                     v_head_dim);
+                              AttentionBackend backend, bool dropout, double page_tokens) {
+  AttentionShape s = with_dims(flags(shared_kv, causal, flash, backward, dtype, backend, dropout),
+                               batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim);
+  s.page_tokens = page_tokens;
   OpKernels kernels;
   attention_kernels(s, kernels);
   const Rates rates(hw, eff);
@@ -84,10 +85,11 @@ class AttentionOne {
   py::tuple operator()(double batch, double heads, double kv_heads, double q_len, double kv_len,
                        double head_dim, double v_head_dim, bool shared_kv, bool causal,
                        bool flash, bool backward, AttentionBackend backend,
-                       bool automatic) const {
-    const AttentionShape s =
+                       bool automatic, double page_tokens) const {
+    AttentionShape s =
         with_dims(flags(shared_kv, causal, flash, backward, dtype_, backend), batch, heads,
                   kv_heads, q_len, kv_len, head_dim, v_head_dim);
+    s.page_tokens = page_tokens;
     AttentionBackend ran = backend;
     const Estimate e = automatic ? attention_auto_estimate(s, arch_, rates_, ran)
                                  : attention_estimate(s, rates_);
@@ -169,7 +171,9 @@ void bind_transformer(py::module_& m) {
       .value("flash", AttentionBackend::flash)
       .value("cudnn", AttentionBackend::cudnn)
       .value("efficient", AttentionBackend::efficient)
-      .value("math", AttentionBackend::math);
+      .value("math", AttentionBackend::math)
+      .value("fa3", AttentionBackend::fa3)
+      .value("flashinfer", AttentionBackend::flashinfer);
   py::enum_<SdpaArch>(m, "SdpaArch")
       .value("other", SdpaArch::other)
       .value("volta", SdpaArch::volta)
@@ -183,11 +187,15 @@ void bind_transformer(py::module_& m) {
                            "One attention call as floats, bound to hardware, efficiency, dtype "
                            "and SDPA architecture: call(batch, heads, kv_heads, q_len, kv_len, "
                            "head_dim, v_head_dim, shared_kv, causal, flash, backward, backend, "
-                           "automatic) -> (time, compute, memory, overhead, flops, bytes, backend "
+                           "automatic, page_tokens=0) -> (time, compute, memory, overhead, flops, bytes, backend "
                            "code that ran); automatic = backend 'auto'.")
       .def(py::init<const Hardware&, const Efficiency&, DType, SdpaArch>(), py::arg("hardware"),
            py::arg("efficiency"), py::arg("dtype"), py::arg("arch"))
-      .def("__call__", &AttentionOne::operator());
+      .def("__call__", &AttentionOne::operator(), py::arg("batch"), py::arg("heads"),
+           py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
+           py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
+           py::arg("backward"), py::arg("backend"), py::arg("automatic"),
+           py::arg("page_tokens") = 0.0);
   m.def("attention_auto_sweep", &attention_auto_sweep_py, py::arg("batch"), py::arg("heads"),
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
@@ -206,6 +214,7 @@ void bind_transformer(py::module_& m) {
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
         py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
         py::arg("backend") = AttentionBackend::standard, py::arg("dropout") = false,
+        py::arg("page_tokens") = 0.0,
         "Attention estimates over equal-length float64 arrays: (time, compute, memory, "
         "overhead, flops, bytes).");
   m.def("attention_kernels", &attention_kernels_py, py::arg("batch"), py::arg("heads"),
@@ -213,6 +222,7 @@ void bind_transformer(py::module_& m) {
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),
         py::arg("backward"), py::arg("dtype"), py::arg("hardware"), py::arg("efficiency"),
         py::arg("backend") = AttentionBackend::standard, py::arg("dropout") = false,
+        py::arg("page_tokens") = 0.0,
         "Every kernel of one attention call with its cost and estimate.");
   m.def("collective_sweep", &collective_sweep_py, py::arg("op"), py::arg("algo"),
         py::arg("bytes"), py::arg("ranks"), py::arg("bytes_per_s"), py::arg("latency_s"),

@@ -17,6 +17,30 @@ double attention_pairs(double q_len, double kv_len, bool causal) noexcept {
   return kv_len * (kv_len + 1.0) / 2.0;  // the first q - kv queries see no key
 }
 
+Fa3Tile fa3_tile(double d, double dv, bool causal, double element_bytes,
+                 bool paged_non_tma) noexcept {
+  // Register and shared-memory budgets of two (three at head dim <= 96) consumer warpgroups
+  // bound the tile: wider heads get fewer keys per block; a causal mask or paged loads without
+  // TMA take the narrower block that keeps intra-warpgroup overlap.
+  if (element_bytes >= 2.0) {
+    if (d <= 64) {
+      if (dv >= 512) return {64, 64};
+      if (dv >= 256) return {128, 96};
+      return {192, causal || paged_non_tma ? 128.0 : 192.0};
+    }
+    if (d <= 96) return {192, paged_non_tma ? 128.0 : 144.0};
+    if (d <= 128) return {128, causal || paged_non_tma ? 128.0 : 176.0};
+    if (d <= 192) return {128, paged_non_tma ? 96.0 : (dv <= 128 ? 128.0 : 112.0)};
+    return {128, 80};
+  }
+  // fp8 (e4m3): half the bytes per element, so wider key blocks fit.
+  if (d <= 64) return {192, 160};
+  if (d <= 96) return {192, 128};
+  if (d <= 128) return {128, paged_non_tma ? 160.0 : 224.0};
+  if (d <= 192) return {128, 160};
+  return {128, 128};
+}
+
 void OpKernels::push(const char* name, const Cost& c) noexcept {
   if (size < static_cast<int>(items.size())) items[static_cast<std::size_t>(size++)] = {name, c};
 }
@@ -67,6 +91,7 @@ Cost flash(const AttentionShape& s, double flops, double read, double written,
   c.backward = s.backward;
   c.dropout = s.dropout;
   c.attention_backend = s.backend;
+  c.page_tokens = s.page_tokens;
   return c;
 }
 

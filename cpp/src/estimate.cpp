@@ -777,7 +777,27 @@ struct AttnParams {
   double fraction, bwd_fraction, decode_fraction, q_tile, kv_tile, decode_rows, softmax, t0,
       call_s, decode_call_s, overhead_keys, cta_bytes_per_s, bandwidth_scale;
   bool split_kv, pack_gqa, fixed_kv_tile;
+  bool softmax_bf16 = false;  // softmax in bf16 GEMM FLOP-equivalents whatever the input format
 };
+
+// FlashAttention-3's tiles (and FlashInfer's Hopper prefill, which instantiates the same
+// kernels): kBlockM x kBlockN from fa3_tile. Paged KV goes through TMA only when a page holds
+// whole key blocks and the packed query rows (q_len x heads per kv head) exceed one tile;
+// otherwise the producer warps gather rows through the page table (narrower blocks, no TMA).
+void fa3_params(const Cost& c, const AttentionBackendTerms& t, AttnParams& p) {
+  const double eb = input_bytes(c.math);
+  const Fa3Tile tma = fa3_tile(c.head_dim, c.v_head_dim, c.causal, eb, false);
+  const bool paged = c.page_tokens > 0.0;
+  const bool non_tma = paged && !(std::fmod(c.page_tokens, tma.block_n) == 0.0 &&
+                                  c.q_len * c.heads_per_kv > tma.block_m);
+  const Fa3Tile tl = non_tma ? fa3_tile(c.head_dim, c.v_head_dim, c.causal, eb, true) : tma;
+  p.q_tile = tl.block_m;
+  p.kv_tile = tl.block_n;
+  p.overhead_keys = tl.block_n;
+  p.fixed_kv_tile = true;
+  if (c.attention_backend == AttentionBackend::fa3) p.decode_rows = tl.block_m;  // PackGQA tile
+  if (non_tma && t.paged_bandwidth_scale > 0.0) p.bandwidth_scale = t.paged_bandwidth_scale;
+}
 
 AttnParams attn_params(const Cost& c, const Efficiency& eff) {
   AttnParams p{eff.attention_fraction, 0.0, eff.decode_fraction, kAttnRows, kOverheadKeys,
@@ -788,6 +808,8 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     case AttentionBackend::flash: t = &eff.attention.flash; break;
     case AttentionBackend::cudnn: t = &eff.attention.cudnn; break;
     case AttentionBackend::efficient: t = &eff.attention.efficient; break;
+    case AttentionBackend::fa3: t = &eff.attention.fa3; break;
+    case AttentionBackend::flashinfer: t = &eff.attention.flashinfer; break;
     default: break;
   }
   if (t != nullptr) {
@@ -807,6 +829,17 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     p.bandwidth_scale = pick(t->bandwidth_scale, 1.0);
     p.cta_bytes_per_s = c.backward ? 0.0 : t->cta_bytes_per_s;
     if (c.backward) p.t0 = pick(t->bwd_tile_overhead, p.t0);
+    if (t->softmax_flops > 0.0) {
+      p.softmax = t->softmax_flops;
+      p.softmax_bf16 = true;
+    }
+    const bool fa3 = c.attention_backend == AttentionBackend::fa3;
+    if (fa3 || (c.attention_backend == AttentionBackend::flashinfer && t->q_tile <= 0.0)) {
+      fa3_params(c, *t, p);
+    } else if (c.attention_backend == AttentionBackend::flashinfer && c.page_tokens > 0.0 &&
+               t->paged_bandwidth_scale > 0.0) {
+      p.bandwidth_scale = t->paged_bandwidth_scale;
+    }
   }
   if (p.fraction <= 0.0) p.fraction = 1.0;
   if (p.bwd_fraction <= 0.0) p.bwd_fraction = p.fraction;
@@ -842,7 +875,10 @@ Estimate shaped_attention(const Cost& c, const Rates& r) {
   const double sms = r.sms;
   const double d = c.head_dim, dv = c.v_head_dim;
   const double mm = c.backward ? 2.0 * (3.0 * d + 2.0 * dv) : 2.0 * (d + dv);  // FLOPs per score
-  const double per_score = (mm + p.softmax * (c.backward ? 2.0 : 1.0)) * s_per_flop;
+  const double softmax_s_per_flop =
+      p.softmax_bf16 ? r.s_per_flop[static_cast<std::size_t>(PeakClass::bf16)] : s_per_flop;
+  const double per_score =
+      mm * s_per_flop + p.softmax * (c.backward ? 2.0 : 1.0) * softmax_s_per_flop;
   // Dropout: the kernel draws its random bits on the integer pipe, in the warps that also issue
   // the MMAs (FlashAttention-2 applies the mask between its two GEMMs), so they add to the
   // critical path; the backward regenerates the forward's mask once.

@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
 class PeakClass:
     """
     Members:
@@ -464,6 +464,13 @@ class GemmTerms:
     @unaligned_fraction.setter
     def unaligned_fraction(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+class Fa3Tile:
+    @property
+    def block_m(self) -> float:
+        ...
+    @property
+    def block_n(self) -> float:
+        ...
 class AttentionBackendTerms:
     def __init__(self) -> None:
         ...
@@ -546,15 +553,29 @@ class AttentionBackendTerms:
     def no_split_kv(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
     @property
+    def paged_bandwidth_scale(self) -> float:
+        ...
+    @paged_bandwidth_scale.setter
+    def paged_bandwidth_scale(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    @property
     def q_tile(self) -> float:
         ...
     @q_tile.setter
     def q_tile(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
         ...
+    @property
+    def softmax_flops(self) -> float:
+        ...
+    @softmax_flops.setter
+    def softmax_flops(self, arg0: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
 class AttentionTerms:
     cudnn: AttentionBackendTerms
     efficient: AttentionBackendTerms
+    fa3: AttentionBackendTerms
     flash: AttentionBackendTerms
+    flashinfer: AttentionBackendTerms
     def __init__(self) -> None:
         ...
     @property
@@ -910,11 +931,17 @@ class AttentionBackend:
       efficient
     
       math
+    
+      fa3
+    
+      flashinfer
     """
     __members__: typing.ClassVar[dict[str, AttentionBackend]]
     cudnn: typing.ClassVar[AttentionBackend]
     efficient: typing.ClassVar[AttentionBackend]
+    fa3: typing.ClassVar[AttentionBackend]
     flash: typing.ClassVar[AttentionBackend]
+    flashinfer: typing.ClassVar[AttentionBackend]
     math: typing.ClassVar[AttentionBackend]
     standard: typing.ClassVar[AttentionBackend]
     @typing.overload
@@ -1016,9 +1043,9 @@ class SdpaArch:
         ...
 class AttentionOne:
     """
-    One attention call as floats, bound to hardware, efficiency, dtype and SDPA architecture: call(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim, shared_kv, causal, flash, backward, backend, automatic) -> (time, compute, memory, overhead, flops, bytes, backend code that ran); automatic = backend 'auto'.
+    One attention call as floats, bound to hardware, efficiency, dtype and SDPA architecture: call(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim, shared_kv, causal, flash, backward, backend, automatic, page_tokens=0) -> (time, compute, memory, overhead, flops, bytes, backend code that ran); automatic = backend 'auto'.
     """
-    def __call__(self, arg0: typing.SupportsFloat | typing.SupportsIndex, arg1: typing.SupportsFloat | typing.SupportsIndex, arg2: typing.SupportsFloat | typing.SupportsIndex, arg3: typing.SupportsFloat | typing.SupportsIndex, arg4: typing.SupportsFloat | typing.SupportsIndex, arg5: typing.SupportsFloat | typing.SupportsIndex, arg6: typing.SupportsFloat | typing.SupportsIndex, arg7: bool, arg8: bool, arg9: bool, arg10: bool, arg11: AttentionBackend, arg12: bool) -> tuple[typing.Any, ...]:
+    def __call__(self, batch: typing.SupportsFloat | typing.SupportsIndex, heads: typing.SupportsFloat | typing.SupportsIndex, kv_heads: typing.SupportsFloat | typing.SupportsIndex, q_len: typing.SupportsFloat | typing.SupportsIndex, kv_len: typing.SupportsFloat | typing.SupportsIndex, head_dim: typing.SupportsFloat | typing.SupportsIndex, v_head_dim: typing.SupportsFloat | typing.SupportsIndex, shared_kv: bool, causal: bool, flash: bool, backward: bool, backend: AttentionBackend, automatic: bool, page_tokens: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple[typing.Any, ...]:
         ...
     def __init__(self, hardware: Hardware, efficiency: Efficiency, dtype: DType, arch: SdpaArch) -> None:
         ...
@@ -1333,7 +1360,7 @@ def attention_auto_sweep(batch: typing.Annotated[numpy.typing.ArrayLike, numpy.f
     """
     Backend 'auto' over equal-length float64 arrays: ((time, compute, memory, overhead, flops, bytes), uint8 backend codes).
     """
-def attention_kernels(batch: typing.SupportsFloat | typing.SupportsIndex, heads: typing.SupportsFloat | typing.SupportsIndex, kv_heads: typing.SupportsFloat | typing.SupportsIndex, q_len: typing.SupportsFloat | typing.SupportsIndex, kv_len: typing.SupportsFloat | typing.SupportsIndex, head_dim: typing.SupportsFloat | typing.SupportsIndex, v_head_dim: typing.SupportsFloat | typing.SupportsIndex, shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, backend: AttentionBackend = AttentionBackend.standard, dropout: bool = False) -> list[typing.Any]:
+def attention_kernels(batch: typing.SupportsFloat | typing.SupportsIndex, heads: typing.SupportsFloat | typing.SupportsIndex, kv_heads: typing.SupportsFloat | typing.SupportsIndex, q_len: typing.SupportsFloat | typing.SupportsIndex, kv_len: typing.SupportsFloat | typing.SupportsIndex, head_dim: typing.SupportsFloat | typing.SupportsIndex, v_head_dim: typing.SupportsFloat | typing.SupportsIndex, shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, backend: AttentionBackend = AttentionBackend.standard, dropout: bool = False, page_tokens: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> list[typing.Any]:
     """
     Every kernel of one attention call with its cost and estimate.
     """
@@ -1341,7 +1368,7 @@ def attention_pairs(q_len: typing.SupportsFloat | typing.SupportsIndex, kv_len: 
     """
     Query-key pairs scored per (sequence, head).
     """
-def attention_sweep(batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], v_head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, backend: AttentionBackend = AttentionBackend.standard, dropout: bool = False) -> tuple[typing.Any, ...]:
+def attention_sweep(batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_heads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], v_head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], shared_kv: bool, causal: bool, flash: bool, backward: bool, dtype: DType, hardware: Hardware, efficiency: Efficiency, backend: AttentionBackend = AttentionBackend.standard, dropout: bool = False, page_tokens: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple[typing.Any, ...]:
     """
     Attention estimates over equal-length float64 arrays: (time, compute, memory, overhead, flops, bytes).
     """
@@ -1374,6 +1401,10 @@ def element_bytes(dtype: DType) -> float:
 def elementwise_sweep(numel: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reads: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], writes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], flops_per_element: typing.SupportsFloat | typing.SupportsIndex, dtype: DType, hardware: Hardware, efficiency: Efficiency, kernels: typing.SupportsFloat | typing.SupportsIndex = 1.0) -> tuple[typing.Any, ...]:
     """
     Elementwise kernel estimates over equal-length arrays (numel, reads, writes; a chain of `kernels` launched back to back moving those totals).
+    """
+def fa3_tile(head_dim: typing.SupportsFloat | typing.SupportsIndex, v_head_dim: typing.SupportsFloat | typing.SupportsIndex, causal: bool, element_bytes: typing.SupportsFloat | typing.SupportsIndex, paged_non_tma: bool) -> Fa3Tile:
+    """
+    FlashAttention-3's sm90 forward tile (kBlockM x kBlockN) for these head dims.
     """
 def flash_fraction_per_sm_clock(ref_fraction: typing.SupportsFloat | typing.SupportsIndex, ref_bf16_flops_per_s: typing.SupportsFloat | typing.SupportsIndex, ref_bf16_fraction: typing.SupportsFloat | typing.SupportsIndex, ref_sms: typing.SupportsFloat | typing.SupportsIndex, ref_clock_hz: typing.SupportsFloat | typing.SupportsIndex, bf16_flops_per_s: typing.SupportsFloat | typing.SupportsIndex, bf16_fraction: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex, clock_hz: typing.SupportsFloat | typing.SupportsIndex) -> float:
     """

@@ -19,7 +19,9 @@ enum class AttentionBackend : std::uint8_t {
   flash,      ///< FlashAttention-2 as PyTorch's SDPA runs it (mma.sync tensor-core code)
   cudnn,      ///< cuDNN fused attention (wgmma kernels on Hopper)
   efficient,  ///< memory-efficient attention (xformers / CUTLASS kernels)
-  math        ///< SDPA's math path: separate kernels, scores through DRAM (fp32 compute)
+  math,       ///< SDPA's math path: separate kernels, scores through DRAM (fp32 compute)
+  fa3,        ///< FlashAttention-3 (sm90: warp-specialized wgmma, ping-pong softmax, TMA loads)
+  flashinfer  ///< FlashInfer paged-KV kernels (decode: mma.sync split-KV; prefill: its sm90 path)
 };
 
 /// How a streaming kernel maps rows onto the SMs (shape-aware model, kind == memory).
@@ -65,6 +67,8 @@ struct CostT {
                                       ///< row); shape-aware model only
   AttentionBackend attention_backend = AttentionBackend::standard; ///< implementation of a
                                       ///< fused attention kernel (kind == attention)
+  double page_tokens = 0;             ///< tokens per KV-cache page (0: contiguous cache;
+                                      ///< kind == attention)
   RowKernel row_kernel = RowKernel::none; ///< kind == memory: how rows map onto the SMs
   T rows = 0;                         ///< row kernels: rows, one CTA (or warp) each (0 = no wave model)
   T ctas_per_sm = 0;                  ///< row kernels: CTAs resident per SM (0 = enough: no waves)

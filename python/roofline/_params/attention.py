@@ -67,6 +67,59 @@ def _flash_fraction(hw: Any, arch: str, doc: dict[str, Any]) -> float:
         compute_fractions(hw).get("bf16", 1.0), hw.sms or 0, hw.clock_hz or 0.0))
 
 
+def _softmax_scale(hw: Any) -> float:
+    """``hw``'s bf16 GEMM rate per SM and clock relative to the H100 SXM's (achievable
+    fractions included): the softmax runs on the SMs' special-function and FP32 units, whose
+    rate per SM and clock is the same on every Hopper, so its cost in bf16 GEMM
+    FLOP-equivalents shrinks where the tensor cores are cut (H20: about a quarter). An unknown
+    clock counts as the H100's."""
+    from ..hardware import hardware
+
+    ref = hardware("H100 SXM")
+
+    def per_sm_clock(h: Any) -> float:
+        rate = float(h.bf16_flops_per_s or 0.0) * compute_fractions(h).get("bf16", 1.0)
+        sms = float(h.sms or ref.sms or 1)
+        clock = float(h.clock_hz or ref.clock_hz or 1.0)
+        return rate / (sms * clock)
+
+    base = per_sm_clock(ref)
+    return per_sm_clock(hw) / base if base > 0 else 1.0
+
+
+def _fa3(doc: dict[str, Any], wg: float, scale: float = 1.0) -> dict[str, Any]:
+    """FlashAttention-3's terms: the wgmma path's fraction of the GEMM rate times the share its
+    warp-specialized pipeline keeps, the softmax work left exposed per score (bf16
+    FLOP-equivalents on an H100, times ``scale`` = :func:`_softmax_scale`), the backward's rate
+    relative to the forward, call times, TMA and paged (cp.async) bandwidth scales. Tiles come
+    from the core's ``fa3_tile`` per head dim."""
+    return dict(fraction=wg * float(doc["ratio"]), bwd_fraction=wg * float(doc["ratio"]) *
+                float(doc["bwd_ratio"]), decode_fraction=wg * float(doc["ratio"]),
+                softmax_flops=float(doc["softmax_flops"]) * scale, call_s=float(doc["call_s"]),
+                bwd_call_s=float(doc["bwd_call_s"]), decode_call_s=float(doc["decode_call_s"]),
+                bandwidth_scale=float(doc["bandwidth_scale"]),
+                paged_bandwidth_scale=float(doc["paged_bandwidth_scale"]))
+
+
+def _flashinfer(uni: dict[str, Any], wg: float, mma: float, fa2_bwd: float,
+                native: bool, scale: float = 1.0) -> dict[str, Any]:
+    """FlashInfer's terms: prefill = FA3's kernels on Hopper (tiles from ``fa3_tile``, q_tile
+    left 0), FA2's elsewhere; decode = its mma.sync kernel with GQA heads packed into 16-row
+    tiles, split-KV, pages gathered with cp.async."""
+    doc = uni["flashinfer"]
+    out = _fa3(uni["fa3"], wg, scale) if native else dict(uni["flash"]["tiles"], fraction=mma,
+                                                    bwd_fraction=mma * fa2_bwd,
+                                                    call_s=uni["flash"]["call_s"])
+    out.pop("bandwidth_scale", None)
+    out.update(decode_rows=float(doc["decode_rows"]),
+               decode_fraction=mma * float(doc["decode_ratio"]),
+               decode_call_s=float(doc["decode_call_s"]),
+               paged_bandwidth_scale=float(uni["fa3"]["paged_bandwidth_scale"]))
+    if not native:
+        out.update(q_tile=128.0, kv_tile=64.0)
+    return out
+
+
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     """The core AttentionTerms for hw from the fitted document doc (all zero when doc is empty)."""
     terms = _core.AttentionTerms()
@@ -111,6 +164,12 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     fill(terms.flash, flash)
     fill(terms.cudnn, cudnn)
     fill(terms.efficient, eff)
+    if "fa3" in uni:
+        scale = _softmax_scale(hw)
+        fill(terms.fa3, _fa3(uni["fa3"], wg if native else mma, scale))
+        hopper = arch == "hopper"  # FlashInfer's FA3-derived prefill is an sm90 kernel
+        fill(terms.flashinfer, _flashinfer(uni, wg if hopper else mma, mma, fa2_bwd, hopper,
+                                           scale))
     # SDPA's math path: aten's non-vectorized elementwise kernels, in fp32 FLOP-equivalents per
     # element (scaled by each accelerator's own fp32 rate through the estimate).
     terms.strided_element_flops = float(uni.get("math", {}).get("strided_element_flops", 0.0))

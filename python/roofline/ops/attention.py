@@ -25,6 +25,7 @@ from ..efficiency import EfficiencyLike
 from ..estimate import Estimate, from_columns, from_scalars
 from ..explain import peak_meta
 from ..hardware import HardwareLike
+from . import _engine_backends as engines
 
 __all__ = ["BACKENDS", "attention", "attention_backend", "attention_kernels", "attention_pairs"]
 
@@ -44,7 +45,8 @@ def _scalars(arrays: Sizes) -> tuple[float, float, float, float, float, float, f
     return b, h, kvh, q, kv, d, dv
 
 
-BACKENDS: tuple[str, ...] = ("auto", "flash", "cudnn", "efficient", "math", "standard")
+BACKENDS: tuple[str, ...] = ("auto", "flash", "cudnn", "efficient", "math", "standard",
+                             *engines.ENGINE_BACKENDS)
 
 _STANDARD = _core.AttentionBackend.standard
 _CORE_BACKEND = {
@@ -53,9 +55,11 @@ _CORE_BACKEND = {
     "cudnn": _core.AttentionBackend.cudnn,
     "efficient": _core.AttentionBackend.efficient,
     "math": _core.AttentionBackend.math,
+    "fa3": _core.AttentionBackend.fa3,
+    "flashinfer": _core.AttentionBackend.flashinfer,
 }
-#: Resolution order of the codes below (index = code).
-_ORDER = ("standard", "flash", "cudnn", "efficient", "math")
+#: Resolution order of the codes below (index = code = the core's AttentionBackend value).
+_ORDER = ("standard", "flash", "cudnn", "efficient", "math", "fa3", "flashinfer")
 
 #: dtype spellings the scalar fast path takes: the floating formats (attention has no integer
 #: one); anything else goes through the full validation.
@@ -246,6 +250,8 @@ def _fixed_code(fn: str, backend: Any, flash: bool, ceff: Any, hw: Any = None) -
     """The backend code (index in ``_ORDER``) every element runs on, or None for ``"auto"``
     under the shape-aware model (the least over its candidates, per element)."""
     name = _resolve_backend(fn, backend, flash)
+    if name in engines.ENGINE_BACKENDS:
+        return _ORDER.index(engines.core_name(name))
     if hw is not None:
         _check_exists(fn, name, hw)
     if name == "auto" or (name == "math" and backend == "auto"):
@@ -276,6 +282,7 @@ def attention(
     efficiency: EfficiencyLike = "default",
     backend: str = "auto",
     dropout_p: float = 0.0,
+    page_tokens: int | None = None,
 ) -> Estimate[Any]:
     """Estimate one attention call ``softmax(Q K^T / sqrt(d)) V`` (forward, or its backward).
 
@@ -317,7 +324,8 @@ def attention(
         Accelerator (default: detected / ``rl.set_default_hardware``).
     efficiency : {"default", "peak", "torchao"} or Efficiency
         Efficiency model; each kernel gets its own launch floor.
-    backend : {"auto", "flash", "cudnn", "efficient", "math", "standard"}
+    backend : {"auto", "flash", "cudnn", "efficient", "math", "standard", "fa3", "flashinfer", \
+"flashmla"}
         Implementation. ``"auto"`` (default) is what ``F.scaled_dot_product_attention`` runs on
         that accelerator, dtype and shape (see :func:`attention_backend`: cuDNN on Hopper and
         datacenter Blackwell for fp16/bf16, FlashAttention-2 on Ampere/Ada/ROCm, memory-efficient
@@ -328,7 +336,14 @@ def attention(
         idealized fused kernel of the standard model (FlashAttention-2 at its README's speed,
         FlashMLA for MLA), which ``"auto"`` also picks for ``shared_kv``, for formats SDPA does
         not take (fp8) and for accelerators without CUDA/ROCm SDPA. Under the non-shape-aware
-        presets ``"auto"`` keeps the standard formulas.
+        presets ``"auto"`` keeps the standard formulas. Kernels outside SDPA (never picked by
+        ``"auto"``): ``"fa3"`` = FlashAttention-3 (Hopper only; bf16/fp16 forward and
+        backward, fp8 forward; head dims <= 256): warp-specialized TMA producer and two wgmma
+        consumer warpgroups whose softmax ping-pongs against each other's GEMMs, tiles per head
+        dim from its ``tile_size.h`` (``docs/serving_kernels.md``); ``"flashinfer"`` =
+        FlashInfer's paged-KV kernels (decode: GQA heads packed into 16-row mma.sync tiles,
+        split-KV; prefill: FA3's kernels on Hopper); ``"flashmla"`` = FlashMLA's MLA decode
+        (absorbed form only, Hopper).
     dropout_p : float
         Dropout probability on the attention weights (``F.scaled_dot_product_attention``'s
         ``dropout_p``, training). A fused kernel draws random bits per score on the integer
@@ -339,6 +354,11 @@ def attention(
         pass writing the probabilities and a one-byte mask (and its backward). The value of
         ``p`` does not change the time, only whether dropout runs; the non-shape-aware presets
         price only the materialized passes.
+    page_tokens : int, optional
+        Tokens per page of a paged KV cache (vLLM's / SGLang's block size) for ``"fa3"``,
+        ``"flashinfer"`` and ``"flashmla"``; None = a contiguous cache. FA3 loads pages with
+        TMA only when a page holds whole key blocks and the packed query rows exceed one tile;
+        otherwise it gathers rows through the page table with narrower blocks and no TMA.
 
     Returns
     -------
@@ -389,7 +409,8 @@ def attention(
     if (hardware is not None and type(dropout_p) in (int, float) and dropout_p == 0
             and type(dtype) is str and dtype in _FLOAT_SPELLINGS and type(shared_kv) is bool
             and type(causal) is bool and type(flash) is bool and type(backward) is bool
-            and type(backend) is str):
+            and type(backend) is str and backend not in engines.PAGED_BACKENDS
+            and page_tokens is None):
         fast = _attention_scalar(batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim,
                                  shared_kv, causal, flash, backward, dtype, hardware, efficiency,
                                  backend)
@@ -406,13 +427,15 @@ def attention(
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
     code = _fixed_code(fn, backend, flags[2], ceff, hw)
+    page = _engine(fn, backend, page_tokens, hw, dt, dtype, arrays, flags)
     if code is None:
         cols, winners = _core.attention_auto_sweep(*arrays, *flags, dt, chw, ceff, _arch(hw),
                                                    get_num_threads(), drop)
         names = sorted({_ORDER[int(c)] for c in np.unique(winners)})
     else:
-        cols = _sweep(arrays, flags, dt, chw, ceff, code, drop)
-        names = [_ORDER[code]]
+        cols = _sweep(arrays, flags, dt, chw, ceff, code, page, drop)
+        ran = str(backend).strip().lower()
+        names = [ran if ran in engines.ENGINE_BACKENDS else _ORDER[code]]
     kind = "/".join(names) + (" bwd" if flags[3] else "")
     return from_columns(cols, shape, label=f"attention {kind} {label(dt)}", hardware=hw.name,
                         meta=peak_meta(hw, dt))
@@ -461,13 +484,23 @@ def _attention_scalar(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim:
 
 
 def _sweep(arrays: Sizes, flags: Flags, dt: Any, chw: Any, ceff: Any,
-           code: int, dropout: bool = False) -> Any:
+           code: int, page: float = 0.0, dropout: bool = False) -> Any:
     """One core sweep with every element on backend ``_ORDER[code]``."""
     name = _ORDER[code]
     # The standard model keeps its flash flag; every SDPA backend but math is a fused kernel.
     flash = flags[2] if name == "standard" else name != "math"
     return _core.attention_sweep(*arrays, flags[0], flags[1], flash, flags[3], dt, chw, ceff,
-                                 _CORE_BACKEND[name], dropout)
+                                 _CORE_BACKEND[name], dropout, page)
+
+
+def _engine(fn: str, backend: Any, page_tokens: Any, hw: Any, dt: Any, dtype: Any,
+            arrays: Sizes, flags: Flags) -> float:
+    """Checks of an engine kernel (FA3, FlashInfer, FlashMLA) and ``page_tokens`` as a float
+    (0: a contiguous cache)."""
+    name = str(backend).strip().lower()
+    if name in engines.ENGINE_BACKENDS:
+        engines.check(fn, name, hw, dt, dtype, arrays, flags[0], flags[3])
+    return engines.check_page_tokens(fn, page_tokens, name)
 
 
 def attention_kernels(
@@ -488,6 +521,7 @@ def attention_kernels(
     efficiency: EfficiencyLike = "default",
     backend: str = "auto",
     dropout_p: float = 0.0,
+    page_tokens: int | None = None,
 ) -> list[dict[str, Any]]:
     """Every kernel of one (scalar) attention call: name, FLOPs, bytes read/written, times,
     ``launches`` (an entry may stand for several launches of one kind, e.g. the math path's
@@ -509,6 +543,7 @@ def attention_kernels(
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, dt)
     code = _fixed_code(fn, backend, flags[2], ceff, hw)
+    page = _engine(fn, backend, page_tokens, hw, dt, dtype, arrays, flags)
     if code is None:
         one = _core.AttentionOne(chw, ceff, dt, _arch(hw))
         code = int(one(*_scalars(arrays), *flags, _STANDARD, True)[6])
@@ -516,7 +551,7 @@ def attention_kernels(
     flash_flag = flags[2] if name == "standard" else name != "math"
     rows: list[dict[str, Any]] = _core.attention_kernels(
         *_scalars(arrays), flags[0], flags[1], flash_flag, flags[3], dt, chw, ceff,
-        _CORE_BACKEND[name], drop
+        _CORE_BACKEND[name], drop, page
     )
     for row in rows:
         row["backend"] = name

@@ -30,6 +30,7 @@ from .arguments import (
 )
 from .compiled import record_compiled_step
 from .config import TransformerConfig, config
+from .engines import ENGINE_RUNTIMES, engine_plan, engine_rewrite
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
 from .hf import check_hf, record_hf_step
 from .layers import record_step
@@ -41,14 +42,10 @@ from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
 
 __all__ = ["CACHES", "PHASES", "RUNTIMES", "estimate"]
 
-#: Programs ``runtime=`` names: the ones modeled, and the ones not yet (with what is missing).
-RUNTIMES = ("megatron", "hf", "compiled")
+#: Programs ``runtime=`` names.
+RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
 #: KV cache classes ``cache=`` names (``runtime="hf"``: DynamicCache, StaticCache).
 CACHES = ("dynamic", "static")
-_NOT_YET = {
-    "vllm": "paged-KV decode (FlashAttention 3 / FlashInfer), CUDA graphs and fused norms",
-    "sglang": "paged-KV decode (FlashInfer / FlashAttention 3), CUDA graphs and fused norms",
-}
 
 
 def estimate(
@@ -206,7 +203,7 @@ def estimate(
         spans the first ``ep``) communicate at ``network_bytes_per_s``. Default: one domain.
     network_bytes_per_s : float, optional
         Scale-out bandwidth per GPU and direction (default 50 GB/s: a 400 Gb/s NIC per GPU).
-    runtime : {"megatron", "hf", "compiled"}
+    runtime : {"megatron", "hf", "compiled", "vllm", "sglang"}
         Which program runs the step. ``"megatron"`` (default): fused kernels as Megatron /
         Transformer Engine run them (one QKV GEMM, fused norms, RoPE and SiLU, the cache append
         fused into the QKV kernel): the idealized program, as before. ``"hf"``: the kernels a
@@ -230,7 +227,13 @@ def estimate(
         saved tensors and zeros tangents for the returned logits. ``launch`` defaults to
         ``"compiled"`` (one region per pass: forward; backward when training);
         ``launch="graph"`` is ``mode="reduce-overhead"`` (CUDA graphs). The same limits as
-        ``"hf"``. ``"vllm"`` and ``"sglang"`` raise NotImplementedError (not modeled yet).
+        ``"hf"``.
+        ``"vllm"`` / ``"sglang"``: the serving engines' program (decode and prefill;
+        :mod:`.engines`): fused add + RMSNorm, fused SiLU-and-mul and RoPE, a KV-cache write
+        kernel, the engine's attention kernel on its paged cache (Hopper: FlashAttention-3,
+        FlashMLA for MLA; vLLM FA2 / SGLang FlashInfer elsewhere), bf16 logits cast to fp32
+        by the sampler, decode under CUDA graphs at the engine's next capture size (the
+        engine picks the launch mode: ``launch`` other than ``"compiled"`` is ignored).
     cache : {"dynamic", "static"}
         ``runtime="hf"`` or ``"compiled"``, decode and prefill: the KV cache class.
         ``"dynamic"`` (default): ``DynamicCache``, whose update ``torch.cat``-s the whole
@@ -304,10 +307,7 @@ def estimate(
     """
     fn = "transformer.estimate"
     cfg = config(model)
-    if isinstance(runtime, str) and runtime.strip().lower() in _NOT_YET:
-        raise NotImplementedError(f"{fn}: runtime={runtime!r} is not modeled yet: it needs "
-                                  f"{_NOT_YET[runtime.strip().lower()]}")
-    runtime = one_of(fn, "runtime", runtime, {r: r for r in (*RUNTIMES, *_NOT_YET)})
+    runtime = one_of(fn, "runtime", runtime, {r: r for r in RUNTIMES})
     launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
     phase = phase_name(fn, phase)
     cache = one_of(fn, "cache", cache, {c: c for c in CACHES})
@@ -404,10 +404,18 @@ def estimate(
         groups = record(ops, cfg, batch=batch, q=q, kv=kv, phase=phase, dtype=dtype,
                         cache=cache)
     else:
-        groups = record_step(ops, cfg, batch=batch, q=q, kv=kv, tokens=local, tp=tp, ep=ep,
+        engine = None if runtime not in ENGINE_RUNTIMES else engine_plan(
+            fn, runtime, cfg, hw, phase, batch, cp, flash, launch, kv_dtype_bytes)
+        run_batch = batch if engine is None else engine.batch  # a CUDA graph's padded batch
+        groups = record_step(ops, cfg, batch=run_batch, q=q, kv=kv,
+                             tokens=run_batch * q // cp, tp=tp, ep=ep,
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
                              lowp=linear_recipe is not None, skew=float(routing_skew),
                              cp_comm=par["cp_comm"])
+        if engine is not None:
+            launch = engine.launch
+            engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
+                           kv_dtype_bytes)
 
     try:
         cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)

@@ -26,6 +26,7 @@ struct AttentionShape {
   DType dtype = DType::bf16;  ///< format of Q, K, V and of the scores when materialized
   AttentionBackend backend = AttentionBackend::standard;  ///< implementation (math: SDPA's
                                                           ///< materialized path in fp32)
+  double page_tokens = 0;   ///< tokens per KV-cache page (0: contiguous cache)
 };
 
 /// ``flags`` (the call's switches: mask, backend, dtype, ...) with these dimensions.

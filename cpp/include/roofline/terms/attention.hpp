@@ -22,6 +22,12 @@ struct AttentionBackendTerms {
   double cta_bytes_per_s = 0.0;  ///< bandwidth one work unit sustains on its own (loads not
                                  ///< overlapped with its math: tile bytes in flight / DRAM
                                  ///< latency); bounds a unit's time below (0: no bound)
+  double softmax_flops = 0.0;    ///< softmax work per score left exposed (exp on the special
+                                 ///< function units, row max / sum, conversion), in bf16 GEMM
+                                 ///< FLOP-equivalents: it does not speed up with fp8 inputs
+                                 ///< (0: the standard model's attention_softmax_flops)
+  double paged_bandwidth_scale = 0.0;  ///< DRAM rate of paged-KV loads that go through the page
+                                       ///< table (cp.async gathers, not TMA) vs streaming (0: 1)
 };
 
 /// Terms of the attention implementations SDPA dispatches to (flash, cuDNN, efficient, math).
@@ -29,9 +35,24 @@ struct AttentionTerms {
   AttentionBackendTerms flash{};      ///< FlashAttention-2 inside PyTorch
   AttentionBackendTerms cudnn{};      ///< cuDNN fused attention
   AttentionBackendTerms efficient{};  ///< memory-efficient (CUTLASS) attention
+  AttentionBackendTerms fa3{};        ///< FlashAttention-3 (Hopper); tiles from fa3_tiles
+  AttentionBackendTerms flashinfer{};  ///< FlashInfer: decode kernel terms (prefill: fa3's on
+                                       ///< Hopper, FA2's elsewhere)
   double strided_element_flops = 0.0;  ///< math path: fp32 FLOP-equivalents of one element of
                                        ///< aten's non-vectorized (broadcast / strided)
                                        ///< TensorIterator kernel (0: bandwidth-bound only)
 };
+
+/// Tile of a FlashAttention-3 forward kernel: kBlockM query rows x kBlockN keys per block.
+struct Fa3Tile {
+  double block_m = 128;  ///< query rows of a work unit (two 64-row consumer warpgroups, or three)
+  double block_n = 128;  ///< keys per inner-loop block
+};
+
+/// FlashAttention-3's sm90 forward tile for head dims d / dv, causal mask, element size
+/// (2: bf16/fp16, 1: fp8) and paged KV loaded without TMA (hopper/tile_size.h's choice, as
+/// read from Dao-AILab/flash-attention at 0251105a; no local/sliding window, no softcap).
+Fa3Tile fa3_tile(double head_dim, double v_head_dim, bool causal, double element_bytes,
+                 bool paged_non_tma) noexcept;
 
 }  // namespace roofline

@@ -15,12 +15,14 @@ from ..estimate import estimate
 from ..serving.engine import StepPricer
 from .cost import dollars_per_million_tokens
 
-__all__ = ["KV_ADMISSIONS", "serve"]
+__all__ = ["KV_ADMISSIONS", "SERVE_RUNTIMES", "serve"]
 
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 #: How the engine admits a request against the KV cache: ``reserve`` its whole context
 #: (TensorRT-LLM's GUARANTEED_NO_EVICT) or let it ``grow`` page by page (vLLM).
 KV_ADMISSIONS = ("reserve", "grow")
+#: Programs ``serve(runtime=...)`` prices a step with (``rl.transformer.estimate``'s runtime).
+SERVE_RUNTIMES = ("megatron", "vllm", "sglang")
 
 
 def _check(fn: str, name: str, value: Any, lo: float, hi: float | None = None,
@@ -45,7 +47,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           gpus_per_node: int | None = None, routing_skew: float = 0.0,
           efficiency: Any = "default", token_budget: int = 8192,
           kv_admission: str = "reserve", page_tokens: int = 32,
-          cuda_graphs: bool = True, request_rate: float | None = None) -> Any:
+          cuda_graphs: bool = True, request_rate: float | None = None,
+          runtime: str = "megatron") -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -88,6 +91,12 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         Tokens per KV-cache page (block); a request holds whole pages.
     cuda_graphs : bool
         Decode steps run as one CUDA graph (one launch per step) instead of eagerly.
+    runtime : {"megatron", "vllm", "sglang"}
+        The program each engine step runs (``rl.transformer.estimate``'s ``runtime``):
+        ``"megatron"`` (default) is the idealized fused program; ``"vllm"`` / ``"sglang"`` the
+        engines' kernels (FA3 / FlashMLA on a paged cache on Hopper, fused add + RMSNorm,
+        decode CUDA graphs at the engine's capture sizes: ``cuda_graphs`` is then the
+        engine's choice). ``df.attrs["runtime"]`` says which one a table assumed.
     request_rate : float, optional
         Requests per second arriving (per replica; per GPU with ``ep > 1``): one row at the
         concurrency that rate sustains, ``N = rate · (TTFT + decode steps · step)`` (Little's
@@ -142,6 +151,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     _check(fn, "page_tokens", page_tokens, 1, integer=True)
     admission = one_of(fn, "kv_admission", kv_admission, {a: a for a in KV_ADMISSIONS})
     graphs = flag(fn, "cuda_graphs", cuda_graphs)
+    runtime = one_of(fn, "runtime", runtime, {r: r for r in SERVE_RUNTIMES})
     if chunk_tokens is not None:
         _check(fn, "chunk_tokens", chunk_tokens, 1, MAX_SEQ, integer=True)
     if request_rate is not None:
@@ -156,7 +166,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
                                  f"request per step (spec_k + 1 = {q}), got {token_budget!r}")
     kw: dict[str, Any] = dict(hardware=hw, tp=tp, ep=ep, linear_recipe=linear_recipe,
                               kv_dtype=kv_dtype, routing_skew=routing_skew,
-                              gpus_per_node=gpus_per_node, efficiency=efficiency)
+                              gpus_per_node=gpus_per_node, efficiency=efficiency,
+                              runtime=runtime)
     replica = ep if ep > 1 else tp
     per_replica = ep if ep > 1 else 1  # with ep, `batch` is per GPU
     pricer = StepPricer(cfg, prompt_len, output_len, q, kw, cuda_graphs=graphs)
@@ -182,7 +193,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         draft_s = 0.0
         if spec_k and draft is not None:
             draft_s = spec_k * estimate(draft, "decode", d, kv_len=pricer.kv_len, hardware=hw,
-                                        tp=tp, efficiency=efficiency, launch="graph").wall_s
+                                        tp=tp, efficiency=efficiency, launch="graph",
+                                        runtime=runtime).wall_s
         dec_s = pricer.decode_step_s(d) + draft_s
         mix_s = pricer.mixed_step_s(d, pre) + draft_s
         phi = st["mixed_fraction"]
@@ -212,7 +224,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
                                                             df["tokens_per_s"])
     df.attrs.update(max_batch=max_batch, model=cfg.name, hardware=hw.name, tp=tp, ep=ep,
                     gpus=replica, prefill_s=prefill.time_s, token_budget=token_budget,
-                    kv_admission=admission, kv_bytes_per_request=kv_per_seq)
+                    kv_admission=admission, kv_bytes_per_request=kv_per_seq,
+                    runtime=runtime)
     return df
 
 

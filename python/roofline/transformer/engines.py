@@ -1,0 +1,163 @@
+"""Serving engines as programs: ``runtime="vllm"`` and ``runtime="sglang"``.
+
+What the engines launch for a Llama-style layer (vLLM ``model_executor/models/llama.py``,
+``layers/layernorm.py``, ``layers/activation.py``; SGLang ``srt/models/llama.py`` over
+``sgl-kernel``), as opposed to the idealized program of ``runtime="megatron"``:
+
+- **Fused residual add + RMSNorm**: ``RMSNorm(x, residual)`` is one kernel
+  (``fused_add_rms_norm``: reads x and the residual, writes the new residual and the normed
+  output). Each layer runs two (input and post-attention norms) and the model one more at the
+  end; no separate residual-add kernel remains. (vLLM V1 under ``torch.compile`` generates the
+  same fusion with Inductor; the passes over memory are the same.)
+- **Fused SiLU-and-mul** over the merged ``gate_up_proj`` output (one kernel, two reads).
+- **Fused RoPE** in place on Q and K (one kernel), then the **KV-cache write** of the new
+  tokens' K and V into the paged cache (``reshape_and_cache_flash`` / SGLang's
+  ``set_kv_buffer``): one copy kernel.
+- **Attention** with the engine's kernels on a paged cache: on Hopper vLLM runs
+  FlashAttention-3 (block size 16) and FlashMLA for MLA (block size 64); SGLang FA3 (page size
+  1, its default) and FlashMLA for MLA. Elsewhere vLLM runs FlashAttention-2 (vllm_flash_attn),
+  SGLang FlashInfer. Non-NVIDIA accelerators keep the SDPA model (``backend="auto"``).
+- **Logits of the last token** of each sequence only (prefill), in bf16 from the LM head, cast
+  to fp32 by the sampler (one more pass over ``rows x vocab``).
+- **CUDA graphs for decode**: a decode batch runs the graph captured for the next capture
+  size (vLLM: 1, 2, 4, then multiples of 8 to 256 and of 16 to 512; SGLang: 1, 2, 4, 8, 12,
+  then multiples of 8 to 256), so its GEMMs and elementwise kernels run on the padded batch
+  (the padded sequences' attention is empty). Larger batches launch eagerly. Prefill: vLLM V1
+  replays piecewise graphs around attention (``"graph"``), SGLang launches eagerly.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import ArgumentValueError
+from .config import TransformerConfig
+from .program import Program
+
+__all__ = ["ENGINE_RUNTIMES", "EnginePlan", "capture_sizes", "engine_plan", "engine_rewrite"]
+
+#: ``runtime=`` names of the serving engines.
+ENGINE_RUNTIMES = ("vllm", "sglang")
+
+#: Decode batch sizes each engine captures a CUDA graph for (defaults: vLLM V1
+#: ``cudagraph_capture_sizes`` with ``max_num_seqs`` 256, i.e. up to 512; SGLang
+#: ``cuda_graph_bs`` up to ``cuda_graph_max_bs`` 256).
+_CAPTURE = {
+    "vllm": (1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)),
+    "sglang": (1, 2, 4, 8, 12, *range(16, 257, 8)),
+}
+
+#: KV-cache page (block) size each engine uses by default for non-MLA models.
+_PAGE = {"vllm": 16, "sglang": 1}
+#: FlashMLA's block size (both engines use it for MLA decode on Hopper).
+_MLA_PAGE = 64
+
+
+def capture_sizes(runtime: str) -> tuple[int, ...]:
+    """The decode batch sizes ``runtime`` captures CUDA graphs for."""
+    return _CAPTURE[runtime]
+
+
+@dataclass(frozen=True)
+class EnginePlan:
+    """How an engine runs one step: attention kernel, page size, launch mode, padded batch."""
+
+    runtime: str
+    backend: str            # attention backend of full-attention layers
+    page_tokens: int | None  # KV page size the attention kernel reads
+    mla_backend: str        # attention backend of MLA decode (absorbed)
+    launch: str             # "graph" (CUDA graph replay) or "eager"
+    batch: int              # the batch the graph runs (>= the real batch)
+
+
+def _arch(hw: Any) -> str:
+    from .._params.architecture import architecture
+
+    return architecture(hw)
+
+
+def engine_plan(fn: str, runtime: str, cfg: TransformerConfig, hw: Any, phase: str, batch: int,
+                cp: int, flash: bool, launch: str, kv_bytes: float) -> EnginePlan:
+    """The engine's choices for this step; ArgumentValueError for what engines do not run."""
+    if phase == "train":
+        raise ArgumentValueError(fn, "phase", f"runtime={runtime!r} serves models (decode, "
+                                 f"prefill), got phase='train'")
+    if cp > 1:
+        raise ArgumentValueError(fn, "cp", f"runtime={runtime!r} has no context parallelism, "
+                                 f"got cp={cp}")
+    if not flash:
+        raise ArgumentValueError(fn, "flash", f"runtime={runtime!r} runs fused attention "
+                                 f"kernels, got flash=False")
+    arch = _arch(hw)
+    if arch == "hopper":
+        backend: str = "fa3"
+        page: int | None = _PAGE[runtime]
+        mla = "flashmla" if kv_bytes >= 2 else "standard"
+    elif arch in ("ampere", "ada", "blackwell", "blackwell_consumer"):
+        backend, page = ("flash", None) if runtime == "vllm" else ("flashinfer", _PAGE[runtime])
+        mla = "standard"
+    else:
+        backend, page, mla = "auto", None, "standard"
+    sizes = _CAPTURE[runtime]
+    padded = batch
+    mode = launch
+    if launch != "compiled":  # "eager" / "graph": the engine's own choice
+        mode = "eager"
+        if phase == "decode" and batch <= sizes[-1]:
+            padded = sizes[bisect.bisect_left(sizes, batch)]
+            mode = "graph"
+        elif phase == "prefill" and runtime == "vllm":
+            mode = "graph"  # V1's piecewise graphs around the attention calls
+    return EnginePlan(runtime, backend, page, mla, mode, padded)
+
+
+def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch: int,
+                   q: int, kv_heads: int, kv_bytes: float) -> None:
+    """Turn the recorded step (``layers.record_step`` with the padded batch) into what the
+    engine launches: fused add + RMSNorm in place of norm and residual rows, the KV-cache
+    write before each attention, the sampler's fp32 cast of the logits, the engine's attention
+    kernel and page size, and attention over the real ``batch`` (padded slots are empty)."""
+    padded = plan.batch
+    tokens = padded * q
+    rows: list[tuple[int, str, str, list[tuple[str, int]]]] = []
+    for g, name, kind, parts in ops.rows:
+        if name in ("attn_residual", "mlp_residual"):
+            continue  # folded into the next fused add + RMSNorm
+        if name in ("attn_norm", "mlp_norm", "final_norm"):
+            numel = ops.elts[parts[0][1]][0]
+            ops.elts.append((numel, 2, 2))  # reads x and residual, writes both
+            rows.append((g, f"{name} (fused add+rmsnorm)", kind, [("elts", len(ops.elts) - 1)]))
+            continue
+        if kind == "attention":
+            if cfg.is_mla:
+                width = (cfg.kv_lora_rank + cfg.qk_rope_head_dim) * kv_bytes
+            else:
+                width = 2 * kv_heads * cfg.head_dim * kv_bytes
+            ops.elts.append((tokens * width / 2.0, 1, 1))  # 2-byte elements: bytes / 2
+            rows.append((g, "kv cache write", "elementwise", [("elts", len(ops.elts) - 1)]))
+        if name == "lm_head":
+            rows.append((g, name, kind, parts))
+            m = ops.gemms[parts[0][1]][0]
+            ops.elts.append((m * ops.gemms[parts[0][1]][2], 1, 2))  # bf16 in, fp32 out
+            rows.append((g, "logits to fp32 (sampler)", "elementwise",
+                         [("elts", len(ops.elts) - 1)]))
+            continue
+        rows.append((g, name, kind, parts))
+    ops.rows[:] = rows
+    # FlashMLA's kernels take DeepSeek's latent (512) + rope (64) only.
+    flashmla = plan.mla_backend == "flashmla" and cfg.is_mla and (
+        cfg.kv_lora_rank, cfg.qk_rope_head_dim) == (512, 64)
+    for spec in ops.attn:
+        absorbed = spec.get("shared_kv", False)
+        if absorbed:
+            spec["backend"] = "flashmla" if flashmla else "standard"
+        else:
+            spec["backend"] = plan.backend
+        if absorbed and flashmla:
+            spec["page_tokens"] = _MLA_PAGE
+        elif not absorbed and plan.page_tokens is not None:
+            spec["page_tokens"] = plan.page_tokens
+        if padded != batch and spec["q_len"] < spec["kv_len"]:  # decode: real sequences only
+            spec["batch"] = spec["batch"] * batch // padded

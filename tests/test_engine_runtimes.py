@@ -1,0 +1,121 @@
+"""``rl.transformer.estimate(runtime="vllm" / "sglang")`` and ``serve(runtime=...)``: the
+serving engines' program (fused add + RMSNorm, KV-cache write, FA3 / FlashMLA on a paged
+cache, sampler cast, decode CUDA graphs at the engine's capture sizes), by hand and by
+property."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import roofline as rl
+from roofline.transformer.engines import capture_sizes
+
+HW = "H100 SXM"
+LLAMA = "Llama-3-8B"  # hidden 4096, 32 q heads, 8 kv heads, head dim 128, vocab 128256
+
+
+def _rows(est: rl.transformer.ModelEstimate, layer: int = 0) -> dict[str, dict[str, float]]:
+    df = est.to_pandas()
+    return {r.op: {"flops": r.flops, "bytes": r.bytes, "time_s": r.time_s}
+            for r in df[df.layer == layer].itertuples()}
+
+
+def test_capture_sizes_pad_the_decode_batch() -> None:
+    # batch 10: vLLM runs its 16 graph, SGLang its 12 graph; qkv_proj is 2*m*4096*6144 FLOPs.
+    assert capture_sizes("vllm")[:5] == (1, 2, 4, 8, 16)
+    assert capture_sizes("sglang")[:6] == (1, 2, 4, 8, 12, 16)
+    for runtime, m in (("vllm", 16), ("sglang", 12)):
+        r = rl.transformer.estimate(LLAMA, "decode", 10, kv_len=4096, hardware=HW,
+                                    runtime=runtime)
+        assert _rows(r)["qkv_proj"]["flops"] == 2 * m * 4096 * 6144
+        # attention runs the 10 real sequences: 4*b*h*kv*d = 4*10*32*4096*128
+        assert _rows(r)["attention"]["flops"] == 4 * 10 * 32 * 4096 * 128
+        assert r.wall.mode == "graph"
+
+
+def test_fused_kernels_by_hand() -> None:
+    r = rl.transformer.estimate(LLAMA, "decode", 8, kv_len=4096, hardware=HW, runtime="vllm")
+    rows = _rows(r)
+    # fused add + RMSNorm: reads x and residual, writes both: 8*4096*4*2 bytes
+    assert rows["attn_norm (fused add+rmsnorm)"]["bytes"] == 8 * 4096 * 4 * 2
+    assert rows["mlp_norm (fused add+rmsnorm)"]["bytes"] == 8 * 4096 * 4 * 2
+    assert "attn_residual" not in rows and "mlp_residual" not in rows
+    # KV-cache write: K and V of 8 tokens, 8 kv heads x 128, bf16, read + write
+    assert rows["kv cache write"]["bytes"] == 8 * 2 * 8 * 128 * 2 * 2
+    # fused SiLU-and-mul: reads 2 x 14336, writes 14336 per token
+    assert rows["act (silu*up)"]["bytes"] == 8 * 14336 * 3 * 2
+    head = _rows(r, layer=32)
+    # sampler: bf16 logits read, fp32 written: 8 * 128256 * (2 + 4)
+    assert head["logits to fp32 (sampler)"]["bytes"] == 8 * 128256 * 6
+
+
+def test_attention_is_the_engine_kernel() -> None:
+    r = rl.transformer.estimate(LLAMA, "decode", 8, kv_len=4096, hardware=HW, runtime="vllm")
+    fa3 = rl.attention(8, 32, 1, 4096, 128, kv_heads=8, causal=True, hardware=HW,
+                       backend="fa3", page_tokens=16)
+    assert _rows(r)["attention"]["time_s"] == pytest.approx(float(fa3.time_s))
+    ds = rl.transformer.estimate("DeepSeek-V3", "decode", 8, kv_len=4096, hardware=HW,
+                                 runtime="vllm", tp=8)
+    mla = rl.attention(8, 16, 1, 4096, 576, kv_heads=1, v_head_dim=512, shared_kv=True,
+                       causal=True, hardware=HW, backend="flashmla", page_tokens=64)
+    assert _rows(ds)["attention (MLA absorbed)"]["time_s"] == pytest.approx(float(mla.time_s))
+    a100 = rl.transformer.estimate(LLAMA, "decode", 8, kv_len=4096, hardware="A100 SXM 80GB",
+                                   runtime="sglang")
+    fi = rl.attention(8, 32, 1, 4096, 128, kv_heads=8, causal=True, hardware="A100 SXM 80GB",
+                      backend="flashinfer", page_tokens=1)
+    assert _rows(a100)["attention"]["time_s"] == pytest.approx(float(fi.time_s))
+
+
+def test_engine_decode_is_monotone_and_graph_launched() -> None:
+    kvs = (512, 2048, 8192, 32768)
+    for runtime in ("vllm", "sglang"):
+        t = [rl.transformer.estimate(LLAMA, "decode", 16, kv_len=kv, hardware=HW,
+                                     runtime=runtime).time_s for kv in kvs]
+        assert np.all(np.diff(t) > 0)
+        t = [rl.transformer.estimate(LLAMA, "decode", b, kv_len=4096, hardware=HW,
+                                     runtime=runtime).time_s for b in (1, 3, 8, 9, 64, 600)]
+        assert np.all(np.diff(t) >= 0)
+        big = rl.transformer.estimate(LLAMA, "decode", 600, kv_len=1024, hardware=HW,
+                                      runtime=runtime)
+        assert big.wall.mode == "eager"  # beyond the largest captured graph
+        r = rl.transformer.estimate(LLAMA, "decode", 1, kv_len=4096, hardware=HW,
+                                    runtime=runtime)
+        assert r.wall_s >= r.time_s
+
+
+def test_prefill_keeps_the_last_tokens_logits() -> None:
+    r = rl.transformer.estimate(LLAMA, "prefill", 2, seq_len=1024, hardware=HW,
+                                runtime="sglang")
+    head = _rows(r, layer=32)
+    assert head["lm_head"]["flops"] == 2 * 2 * 4096 * 128256
+    assert head["logits to fp32 (sampler)"]["bytes"] == 2 * 128256 * 6
+    # the prompt's attention runs FA3 (causal, contiguous prompt K/V through the paged cache)
+    fa3 = rl.attention(2, 32, 1024, 1024, 128, kv_heads=8, causal=True, hardware=HW,
+                       backend="fa3", page_tokens=1)
+    assert _rows(r)["attention"]["time_s"] == pytest.approx(float(fa3.time_s))
+
+
+def test_engines_refuse_what_they_do_not_run() -> None:
+    for runtime in ("vllm", "sglang"):
+        with pytest.raises(ValueError, match="phase"):
+            rl.transformer.estimate(LLAMA, "train", 1, seq_len=128, hardware=HW,
+                                    runtime=runtime)
+        with pytest.raises(ValueError, match="cp"):
+            rl.transformer.estimate(LLAMA, "prefill", 1, seq_len=1024, hardware=HW,
+                                    runtime=runtime, cp=2)
+        with pytest.raises(ValueError, match="flash"):
+            rl.transformer.estimate(LLAMA, "decode", 1, kv_len=128, hardware=HW,
+                                    runtime=runtime, flash=False)
+
+
+def test_serve_says_which_runtime_it_assumes() -> None:
+    base = rl.transformer.serve(LLAMA, HW, batches=(8,))
+    assert base.attrs["runtime"] == "megatron"
+    df = rl.transformer.serve(LLAMA, HW, batches=(8,), runtime="vllm")
+    assert df.attrs["runtime"] == "vllm"
+    step = rl.transformer.estimate(LLAMA, "decode", max(round(df["decode_seqs"][0]), 1),
+                                   kv_len=2048 + 256, hardware=HW, runtime="vllm")
+    assert df["decode_step_s"][0] == pytest.approx(step.wall_s)
+    with pytest.raises(rl.UnknownNameError, match="runtime"):
+        rl.transformer.serve(LLAMA, HW, batches=(8,), runtime="trtllm")
