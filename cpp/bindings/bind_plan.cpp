@@ -48,6 +48,9 @@ void bind_plan(py::module_& m) {
   m.def("inflight_microbatches", py::vectorize(&inflight_microbatches), py::arg("stages"),
         py::arg("microbatches"), py::arg("virtual_stages"),
         "Micro-batches of activations the first stage holds at once.");
+  m.def("checkpointed_layers", py::vectorize(&checkpointed_layers), py::arg("layers"),
+        py::arg("every"),
+        "Blocks wrapped by selective layer checkpointing every `every`-th: floor(layers/every).");
   m.def("overlapped_pass_s", [](const Rows& gather, const Rows& compute, const Rows& reduce) {
     if (gather.ndim() != 1 || compute.ndim() != 1 || reduce.ndim() != 1 ||
         gather.shape(0) != compute.shape(0) || gather.shape(0) != reduce.shape(0)) {

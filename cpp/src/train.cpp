@@ -28,6 +28,12 @@ double inflight_microbatches(double stages, double microbatches, double virtual_
   return held * (1.0 + (stages - 1.0) / (stages * virtual_stages));
 }
 
+double checkpointed_layers(double layers, double every) noexcept {
+  const double n = std::max(std::floor(layers), 0.0);
+  if (every <= 1.0) return n;
+  return std::floor(n / std::floor(every));
+}
+
 TrainMemory train_memory(const TrainMemoryInputs& in) noexcept {
   const double params = in.dense_params + in.expert_params;
   const double dd = std::max(in.dense_dp, 1.0);

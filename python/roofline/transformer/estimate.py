@@ -26,6 +26,7 @@ from .arguments import (
     integer,
     phase_name,
     positive_number,
+    recompute_mode,
     train_args,
 )
 from .config import TransformerConfig, config
@@ -169,10 +170,16 @@ def estimate(
         step's send longer than its block is exposed. ``"all_gather"`` (torch's
         ``context_parallel`` default rotate method): K and V all-gathered before the
         attention and their gradients reduce-scattered after it, not overlapped.
-    recompute : {"none", "selective", "full"}
+    recompute : {"none", "selective", "full", "layer:k"}
         Training: activation recomputation. ``selective`` recomputes the attention core
         (drops its output and softmax statistics), ``full`` keeps only each layer's input; both
-        add their forward to the step.
+        add their forward to the step. ``"layer:k"`` (``k`` >= 1, at most ``num_layers``)
+        fully recomputes every ``k``-th transformer block and keeps all activations of the
+        others, as torchtitan's ``activation_checkpoint.mode="selective"``,
+        ``selective_ac_option="k"`` wraps them (a running count of blocks, block ``i``
+        wrapped when ``i % k == 0``: ``floor(L/k)`` of ``L`` blocks); ``"layer:1"`` is
+        ``"full"``. Its recompute time, kept activations and FLOPs lie between ``"none"`` and
+        ``"full"`` in proportion ``floor(L/k)/L``.
     micro_batch : int, optional
         Training: sequences per micro-batch per replica (default and alias: ``batch``).
     grad_accum : int
@@ -345,6 +352,8 @@ def estimate(
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
                      cp_comm=cp_comm)
+    if train:  # "layer:k" recomputes some block only when k <= num_layers
+        recompute_mode(fn, recompute, cfg.num_layers)
     batch = par["micro_batch"]
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)

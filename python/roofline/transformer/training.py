@@ -20,8 +20,9 @@ from ..hardware import Hardware
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise
 
-__all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "OPTIMIZERS", "RECOMPUTE", "TrainStep", "compose",
-           "micro_batch_terms", "train_step"]
+__all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "OPTIMIZERS", "PLAN_RECOMPUTE",
+           "RECOMPUTE", "TrainStep", "compose", "micro_batch_terms", "recompute_name",
+           "train_step"]
 
 #: Scale-out bandwidth per GPU and direction when none is given: one 400 Gb/s NIC per GPU
 #: (InfiniBand NDR / 400G RoCE, as in DGX H100 and the H800 clusters of DeepSeek-V3).
@@ -29,6 +30,20 @@ DEFAULT_NETWORK_BYTES_PER_S = 50e9
 
 #: Recomputation modes and their codes in the vectorised composition.
 RECOMPUTE = {"none": 0, "selective": 1, "full": 2}
+#: Code of layer-selective recomputation, spelled ``"layer:k"``: every ``k``-th block fully
+#: recomputed (torchtitan's ``activation_checkpoint.mode="selective"`` with
+#: ``selective_ac_option="k"``); ``compose`` takes ``k`` as ``recompute_every``.
+LAYER_RECOMPUTE = 3
+#: The recomputation modes the planner searches: (name, code, every).
+PLAN_RECOMPUTE = (("none", 0, 1), ("selective", 1, 1), ("full", 2, 1),
+                  ("layer:2", LAYER_RECOMPUTE, 2))
+
+
+def recompute_name(code: int, every: int = 1) -> str:
+    """The public spelling of a recomputation code (``"layer:k"`` for :data:`LAYER_RECOMPUTE`)."""
+    if code == LAYER_RECOMPUTE:
+        return f"layer:{every}"
+    return next(k for k, c in RECOMPUTE.items() if c == code)
 
 #: Optimizer implementations -> (state bytes per parameter, tensors read and written per
 #: parameter over the whole update, kernels per parameter chunk, format of those tensors:
@@ -184,7 +199,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             sequence_parallel: Any, optimizer_update: bool, gpus_per_node: int | None,
             link_bytes_per_s: float, network_bytes_per_s: float, latency_s: float,
             peak_flops_per_s: float, reduce_bytes: Any = None,
-            reshard_after_forward: Any = None) -> dict[str, np.ndarray]:
+            reshard_after_forward: Any = None, recompute_every: Any = 1
+            ) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -226,16 +242,20 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     # per GPU; other micro-batch sizes scale linearly, which the planner avoids needing).
     fwd = (base["fwd_layers_s"] + base["fwd_head_s"]) / pp
     bwd = (base["bwd_layers_s"] + base["bwd_head_s"]) / pp
-    rec = np.where(rc == 2, base["fwd_layers_s"], np.where(rc == 1, base["attn_fwd_s"], 0.0)) / pp
-    rec_flops = np.where(rc == 2, base["fwd_layer_flops"],
-                         np.where(rc == 1, base["attn_fwd_flops"], 0.0))
+    # Share of the layers fully recomputed: all (full), floor(L/k)/L (every k-th), none.
+    every = np.asarray(recompute_every, dtype=np.float64)
+    full_share = np.where(rc == 2, 1.0, np.where(
+        rc == LAYER_RECOMPUTE, _core.checkpointed_layers(layers, every) / layers, 0.0))
+    sel = rc == 1
+    rec = (full_share * base["fwd_layers_s"] + np.where(sel, base["attn_fwd_s"], 0.0)) / pp
+    rec_flops = (full_share * base["fwd_layer_flops"]
+                 + np.where(sel, base["attn_fwd_flops"], 0.0))
     # Activations of one micro-batch on one GPU.
-    kept = np.where(
-        rc == 2, base["layer_input"] / sp_div,
+    kept = full_share * base["layer_input"] / sp_div + (1.0 - full_share) * (
         base["saved_other"] + base["saved_rep"] / sp_div
-        + np.where(rc == 1, 0.0, base["saved_attn_core"]))
+        + np.where(sel, 0.0, base["saved_attn_core"]))
     act = ab * (kept + base["saved_head"]) / pp
-    transient = np.where(rc == 2, ab * base["saved_largest_layer"], 0.0)
+    transient = np.where(full_share > 0, ab * base["saved_largest_layer"], 0.0)
     inflight = _core.inflight_microbatches(pp, m, v)
     kind, reads, writes, opt_kernels, opt_format = OPTIMIZERS[optimizer]
     expert_dp = np.where(ep > 1, np.maximum(dp * cp * tp / ep, 1.0), dp * cp)
@@ -334,14 +354,15 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 link_bytes_per_s=link_bytes_per_s, network_bytes_per_s=network_bytes_per_s,
                 latency_s=latency_s, peak_flops_per_s=peak_flops_per_s,
                 reduce_bytes=par["reduce_bytes"],
-                reshard_after_forward=par["reshard_after_forward"])
+                reshard_after_forward=par["reshard_after_forward"],
+                recompute_every=par["recompute_every"])
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")
     layout = {k: par[k] for k in ("dp", "pp", "cp", "zero", "grad_accum", "virtual_stages",
                                   "micro_batch", "optimizer")}
-    layout.update(tp=tp, ep=ep, recompute=next(k for k, c in RECOMPUTE.items()
-                                               if c == par["recompute"]))
+    layout.update(tp=tp, ep=ep, recompute=recompute_name(par["recompute"],
+                                                         par["recompute_every"]))
     return TrainStep(
         time_s=v["time_s"], compute_s=v["compute_s"], bubble_s=v["bubble_s"],
         bubble_fraction=v["bubble_fraction"], recompute_s=v["recompute_s"], p2p_s=v["p2p_s"],

@@ -26,6 +26,11 @@ double pipeline_bubble_fraction(double stages, double microbatches, double virtu
 /// times (1 + (p-1)/(p*v)) with v > 1 interleaved virtual stages (Narayanan et al. 2021).
 double inflight_microbatches(double stages, double microbatches, double virtual_stages) noexcept;
 
+/// Blocks that torchtitan's selective layer activation checkpointing wraps when every
+/// `every`-th block is checkpointed: a running count 1..layers, block i wrapped when
+/// i % every == 0, so floor(layers / every); every <= 1 wraps them all.
+double checkpointed_layers(double layers, double every) noexcept;
+
 /// Per-GPU inputs of the training memory model.
 struct TrainMemoryInputs {
   double dense_params = 0;         ///< non-expert parameters held by this GPU before ZeRO
