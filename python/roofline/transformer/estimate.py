@@ -37,6 +37,7 @@ from .memory import memory as step_memory
 from .pricing import evaluate, sync_exposed_s, train_wall, wall
 from .program import Program
 from .report import ModelEstimate
+from .recompute import op_recompute_share, op_saved_elements
 from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
 
 __all__ = ["CACHES", "PHASES", "RUNTIMES", "estimate"]
@@ -170,7 +171,7 @@ def estimate(
         step's send longer than its block is exposed. ``"all_gather"`` (torch's
         ``context_parallel`` default rotate method): K and V all-gathered before the
         attention and their gradients reduce-scattered after it, not overlapped.
-    recompute : {"none", "selective", "full", "layer:k"}
+    recompute : {"none", "selective", "full", "layer:k", "op"}
         Training: activation recomputation. ``selective`` recomputes the attention core
         (drops its output and softmax statistics), ``full`` keeps only each layer's input; both
         add their forward to the step. ``"layer:k"`` (``k`` >= 1, at most ``num_layers``)
@@ -179,7 +180,11 @@ def estimate(
         ``selective_ac_option="k"`` wraps them (a running count of blocks, block ``i``
         wrapped when ``i % k == 0``: ``floor(L/k)`` of ``L`` blocks); ``"layer:1"`` is
         ``"full"``. Its recompute time, kept activations and FLOPs lie between ``"none"`` and
-        ``"full"`` in proportion ``floor(L/k)/L``.
+        ``"full"`` in proportion ``floor(L/k)/L``. ``"op"``: torchtitan's op-level selective
+        checkpointing (``selective_ac_option="op"``): each block saves the outputs of every
+        other matmul and of the attention and recomputes the rest (for Llama ``wk``, ``wo``,
+        ``w3`` and every norm, RoPE, activation and residual; see
+        :mod:`roofline.transformer.recompute`).
     micro_batch : int, optional
         Training: sequences per micro-batch per replica (default and alias: ``batch``).
     grad_accum : int
@@ -420,10 +425,14 @@ def estimate(
     if train:
         expert_split = ep if ep > 1 else tp
         expert_p = cfg.param_counts()["experts"] / expert_split
+        rows3 = [(g, name, kind) for g, name, kind, _ in ops.rows]
+        kv_heads = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
+        share = op_recompute_share(rows3, groups, cfg.num_heads // tp, kv_heads,
+                                   cfg.mlp_gated)
         base = micro_batch_terms(
-            [(g, name, kind) for g, name, kind, _ in ops.rows], cols, groups, ops.saved_by,
-            memory, expert_p, expert_p * weight_bytes, cfg.num_layers, cfg.hidden_size, local,
-            act_bytes)
+            rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
+            cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share)
+        base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
         counts = cfg.param_counts()
         base["embed_params"] = counts["embedding"] / tp
         base["head_params"] = counts["lm_head"] / tp
@@ -435,7 +444,7 @@ def estimate(
         memory = dict(memory, **step.memory)
         host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
                           step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
-                          recompute=step.layout["recompute"])
+                          recompute=step.layout["recompute"], op_share=share)
     est = ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,

@@ -29,14 +29,14 @@ __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "OPTIMIZERS", "PLAN
 DEFAULT_NETWORK_BYTES_PER_S = 50e9
 
 #: Recomputation modes and their codes in the vectorised composition.
-RECOMPUTE = {"none": 0, "selective": 1, "full": 2}
+RECOMPUTE = {"none": 0, "selective": 1, "full": 2, "op": 4}
 #: Code of layer-selective recomputation, spelled ``"layer:k"``: every ``k``-th block fully
 #: recomputed (torchtitan's ``activation_checkpoint.mode="selective"`` with
 #: ``selective_ac_option="k"``); ``compose`` takes ``k`` as ``recompute_every``.
 LAYER_RECOMPUTE = 3
 #: The recomputation modes the planner searches: (name, code, every).
 PLAN_RECOMPUTE = (("none", 0, 1), ("selective", 1, 1), ("full", 2, 1),
-                  ("layer:2", LAYER_RECOMPUTE, 2))
+                  ("layer:2", LAYER_RECOMPUTE, 2), ("op", RECOMPUTE["op"], 1))
 
 
 def recompute_name(code: int, every: int = 1) -> str:
@@ -129,11 +129,12 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
                       groups: list[tuple[str, list[int]]], saved_by: dict[tuple[int, str], float],
                       memory: dict[str, float], expert_params: float, expert_weight_bytes: float,
                       num_layers: int, hidden: int, tokens: int, act_bytes: float,
-                      ) -> dict[str, float]:
+                      op_share: np.ndarray | None = None) -> dict[str, float]:
     """Scalars of one micro-batch on one GPU holding every layer, split forward / backward.
 
     Rows named ``... bwd`` are backward; float8 linears (``(fwd+bwd)``) count one third of
-    their time as forward (one of their three GEMMs).
+    their time as forward (one of their three GEMMs). ``op_share``: per row, the share of its
+    forward that op-level selective checkpointing recomputes (:mod:`.recompute`).
     """
     time, flops = cols["time_s"], cols["flops"]
     mult = np.array([len(groups[g][1]) if groups[g][0] != "head" else 1 for g, _, _ in rows],
@@ -153,6 +154,9 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
         "fwd_layer_flops": float(np.sum(f * fwd_share * ~head)),
         "attn_fwd_flops": float(np.sum(f * fwd_share * attn)),
     }
+    share = np.zeros(len(rows)) if op_share is None else op_share
+    out["op_fwd_s"] = float(np.sum(t * fwd_share * share * ~head))
+    out["op_fwd_flops"] = float(np.sum(f * fwd_share * share * ~head))
     saved = {"other": 0.0, "rep": 0.0, "attn_core": 0.0, "head": 0.0}
     largest = 0.0
     for gi, (kind, layers) in enumerate(groups):
@@ -209,7 +213,15 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     Llama 3 and DeepSeek-V3 balance their first and last stages). Recomputation adds the
     forward of every layer (``full``) or of attention (``selective``) per micro-batch; full
     recomputation keeps each layer's input and, while one layer is recomputed, that layer's
-    activations. Sequence parallelism divides the replicated hidden-size activations (norms,
+    activations. Layer-selective recomputation (code :data:`LAYER_RECOMPUTE`, every ``k =
+    recompute_every``-th block, as torchtitan wraps them) is full recomputation of a share
+    ``f = floor(L/k)/L`` of the layers (``_core.checkpointed_layers``) and none of the rest:
+    recompute ``f·fwd_layers``, kept activations ``f·input + (1-f)·all``, plus one recomputed
+    layer's activations while ``f > 0``. Op-level selective checkpointing (``"op"``,
+    torchtitan's ``selective_ac_option="op"``) recomputes ``base["op_fwd_s"]`` (every other
+    projection of a block and its elementwise kernels, :mod:`.recompute`) and keeps
+    ``base["saved_op"]`` elements (sequence parallelism not applied to them). Sequence
+    parallelism divides the replicated hidden-size activations (norms,
     residuals) by ``tp``. Dense gradients synchronise over ``dp·cp`` ranks, expert gradients
     over ``dp·cp·tp/ep`` (``dp·cp`` without expert parallelism). A group runs over the
     scale-up link when all the ranks it spans sit in one node of ``gpus_per_node`` (ranks
@@ -246,14 +258,16 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     every = np.asarray(recompute_every, dtype=np.float64)
     full_share = np.where(rc == 2, 1.0, np.where(
         rc == LAYER_RECOMPUTE, _core.checkpointed_layers(layers, every) / layers, 0.0))
-    sel = rc == 1
-    rec = (full_share * base["fwd_layers_s"] + np.where(sel, base["attn_fwd_s"], 0.0)) / pp
+    sel, op = rc == 1, rc == RECOMPUTE["op"]
+    rec = (full_share * base["fwd_layers_s"] + np.where(sel, base["attn_fwd_s"], 0.0)
+           + np.where(op, base.get("op_fwd_s", 0.0), 0.0)) / pp
     rec_flops = (full_share * base["fwd_layer_flops"]
-                 + np.where(sel, base["attn_fwd_flops"], 0.0))
+                 + np.where(sel, base["attn_fwd_flops"], 0.0)
+                 + np.where(op, base.get("op_fwd_flops", 0.0), 0.0))
     # Activations of one micro-batch on one GPU.
-    kept = full_share * base["layer_input"] / sp_div + (1.0 - full_share) * (
-        base["saved_other"] + base["saved_rep"] / sp_div
-        + np.where(sel, 0.0, base["saved_attn_core"]))
+    kept = np.where(op, base.get("saved_op", 0.0), full_share * base["layer_input"] / sp_div
+                    + (1.0 - full_share) * (base["saved_other"] + base["saved_rep"] / sp_div
+                                            + np.where(sel, 0.0, base["saved_attn_core"])))
     act = ab * (kept + base["saved_head"]) / pp
     transient = np.where(full_share > 0, ab * base["saved_largest_layer"], 0.0)
     inflight = _core.inflight_microbatches(pp, m, v)

@@ -1,5 +1,5 @@
-"""Layer-selective activation recomputation (``recompute="layer:k"``, torchtitan's
-``selective_ac_option="k"``): every k-th transformer block fully recomputed."""
+"""Recomputation modes of training: layer-selective (``recompute="layer:k"``, torchtitan's
+``selective_ac_option="k"``) and op-level selective (``recompute="op"``)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_layer_recompute_with_pipeline_and_planner_row() -> None:
 
 def test_planner_searches_layer_recompute() -> None:
     df = T.plan("Llama-3-8B", 8, "H100 SXM", seq_len=4096, global_batch_tokens=8 * 4096 * 4)
-    assert "layer:2" in set(df["recompute"])
+    assert {"layer:2", "op"} <= set(df["recompute"])
     i = int(df.index[df["recompute"] == "layer:2"][0])
     row = df.iloc[i]
     from roofline.transformer.planner.train_search import row_settings
@@ -110,3 +110,49 @@ def test_layer_recompute_is_training_only() -> None:
     with pytest.raises(ValueError, match="recompute applies to phase='train' only"):
         T.estimate("Llama-3-8B", "prefill", seq_len=2048, hardware="H100 SXM",
                    recompute="layer:2")
+
+
+def test_op_recompute_flops_hand_derived() -> None:
+    # Llama-3-8B: 32 layers, hidden 4096, 32 heads / 8 KV heads of 128, MLP 14336 (gated).
+    # torchtitan's op SAC recomputes the 2nd, 4th and 6th mm of a block: wk (4096 x 1024),
+    # wo (4096 x 4096), w3 (4096 x 14336); elementwise kernels count no FLOPs here.
+    r = T.estimate("Llama-3-8B", "train", recompute="op", **KW)
+    tokens = 2048
+    rec = 32 * tokens * 2 * 4096 * (1024 + 4096 + 14336)  # = 2.611e12... per micro-batch
+    assert r.step.hfu / r.step.mfu == pytest.approx((r.flops + rec) / r.flops, rel=1e-9)
+    none = T.estimate("Llama-3-8B", "train", **KW)
+    full = T.estimate("Llama-3-8B", "train", recompute="full", **KW)
+    assert none.time_s < r.time_s < full.time_s
+    assert full.memory["activations_bytes"] < r.memory["activations_bytes"] \
+        < none.memory["activations_bytes"]
+    assert r.step.layout["recompute"] == "op"
+    assert r.wall_s >= r.time_s
+
+
+def test_op_recompute_same_flops_in_the_hf_program() -> None:
+    # runtime="hf" runs q/k/v and gate/up as separate mms: k_proj, o_proj and up_proj are the
+    # recomputed ones, the same FLOPs as the shares of the fused qkv / gate_up rows
+    kw = dict(KW, runtime="hf")
+    r = T.estimate("Llama-3-8B", "train", recompute="op", **kw)
+    ops = r.ops()
+    # HF's eager elementwise kernels count FLOPs (fp32 norms, RoPE): all recomputed too
+    elt = ops[(ops["block"] != "head") & (ops["kind"] == "elementwise")
+              & ~ops["op"].str.endswith("bwd")]
+    rec = 32 * 2048 * 2 * 4096 * (1024 + 4096 + 14336) + (elt["flops"] * elt["layers"]).sum()
+    assert r.step.hfu / r.step.mfu == pytest.approx((r.flops + rec) / r.flops, rel=1e-9)
+
+
+def test_op_share_per_row() -> None:
+    from roofline.transformer.recompute import op_recompute_share
+
+    groups = [("dense", [0, 1]), ("head", [])]
+    rows = [(0, "attn_norm", "elementwise"), (0, "qkv_proj", "gemm"), (0, "qkv_proj bwd", "gemm"),
+            (0, "attention", "attention"), (0, "o_proj (fwd+bwd)", "linear"),
+            (0, "gate_up_proj", "gemm"), (0, "down_proj", "gemm"), (1, "lm_head", "gemm"),
+            (1, "final_norm", "elementwise")]
+    share = op_recompute_share(rows, groups, heads=32, kv_heads=8, gated=True)
+    # qkv: wk's share 8/(32+16) = 1/6; o: all; gate_up: w3 = 1/2; down (7th): none; head: none
+    assert share.tolist() == pytest.approx([1, 1 / 6, 0, 0, 1, 0.5, 0, 0, 0])
+    ungated = op_recompute_share([(0, "up_proj", "gemm"), (0, "down_proj", "gemm")], groups,
+                                 heads=32, kv_heads=32, gated=False)
+    assert ungated.tolist() == [0.0, 1.0]  # ungated: up is the 5th mm, down the 6th
