@@ -36,8 +36,8 @@ from .layers import record_step
 from .memory import memory as step_memory
 from .pricing import evaluate, sync_exposed_s, train_wall, wall
 from .program import Program
-from .report import ModelEstimate
 from .recompute import op_recompute_share, op_saved_elements
+from .report import ModelEstimate
 from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
 
 __all__ = ["CACHES", "PHASES", "RUNTIMES", "estimate"]

@@ -79,13 +79,13 @@ def _output_elements(ops: Any, part: tuple[str, int]) -> float:
     store, idx = part
     spec = getattr(ops, store)[idx]
     if store == "grouped":  # (counts, k, n)
-        return float(sum(spec[0])) * spec[2]
+        return float(sum(spec[0])) * float(spec[2])
     if store == "calls":  # a registry Call (runtime="hf"): linear(input (..., k), weight (n, k))
         if spec.outputs:
             return float(sum(t.numel for t in spec.outputs))
         ts = spec.tensors()
         if len(ts) >= 2 and ts[0].shape and len(ts[1].shape) == 2:
-            return ts[0].numel / max(ts[0].shape[-1], 1) * ts[1].shape[0]
+            return float(ts[0].numel / max(ts[0].shape[-1], 1) * ts[1].shape[0])
         return 0.0
     # gemms (m, k, n, batch, transposed), lowp (m, k, n, batch), f8 (m, k, n)
-    return float(spec[0]) * spec[2] * (spec[3] if len(spec) > 3 else 1.0)
+    return float(spec[0]) * float(spec[2]) * float(spec[3] if len(spec) > 3 else 1.0)
