@@ -1465,7 +1465,7 @@ def optimizer_bytes_per_param(kind: OptimizerKind) -> float:
     """
     Optimizer state bytes per parameter.
     """
-def overlapped_pass_s(gather: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], compute: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reduce: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> float:
+def overlapped_pass_s(gather: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], compute: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reduce: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], comm_sm_fraction: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> float:
     """
     Wall time of units on one compute stream and one link, one unit prefetched.
     """

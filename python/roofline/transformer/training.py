@@ -28,6 +28,12 @@ __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "OPTIMIZERS", "PLAN
 #: (InfiniBand NDR / 400G RoCE, as in DGX H100 and the H800 clusters of DeepSeek-V3).
 DEFAULT_NETWORK_BYTES_PER_S = 50e9
 
+#: CTAs (one per channel) NCCL's data-parallel collectives run, each holding one SM for the
+#: whole collective: two channels per NIC of a node with a NIC per GPU (8 x 2), and NCCL's
+#: NVLink SHARP default (``NCCL_NVLS_NCHANNELS=16``) in one NVLink domain. An approximation:
+#: NCCL chooses its channel count per topology at run time.
+NCCL_COMM_CTAS = 16
+
 #: Recomputation modes and their codes in the vectorised composition.
 RECOMPUTE = {"none": 0, "selective": 1, "full": 2, "op": 4}
 #: Code of layer-selective recomputation, spelled ``"layer:k"``: every ``k``-th block fully
@@ -240,8 +246,11 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     ``grad_reduce_in_fp32=False``) and ZeRO-1/2 all-gather the updated weights per unit in the
     first forward. Exposed communication is each pass's overlapped wall time minus its compute:
     the first all-gather, the last reduction and whatever a unit's collectives take beyond the
-    neighbouring unit's compute. Not modeled: NCCL kernels slowing the overlapped compute (SMs
-    and HBM they take), DeepSpeed's parameter-count buckets (a unit here is a layer).
+    neighbouring unit's compute. While a collective runs, its kernels hold
+    ``NCCL_COMM_CTAS / SMs`` of the GPU (one SM per channel), so the compute it overlaps runs
+    at the rest of the SMs' rate (``_core.overlapped_pass_s``); that lost time counts as
+    exposed communication. Not modeled: the HBM bandwidth the collectives take, DeepSpeed's
+    parameter-count buckets (a unit here is a layer).
     """
     a = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (
         dp, pp, tp, ep, cp, zero, recompute, micro_batch, grad_accum, virtual_stages,
@@ -333,7 +342,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     srows = np.stack(np.broadcast_arrays(
         fwd, bwd, rec, p2p, pp, m, v, n_layers, base["fwd_head_s"] / pp, base["bwd_head_s"] / pp,
         layer_ag, layer_red, emb_ag, emb_red, head_ag, head_red, zero, reshard.astype(float),
-        opt_s, 1.0 if overlap else 0.0, base.get("host_s", 0.0) / pp), axis=-1)
+        opt_s, 1.0 if overlap else 0.0, base.get("host_s", 0.0) / pp,
+        min(NCCL_COMM_CTAS / hw.sms, 0.5) if hw.sms else 0.0), axis=-1)
     srows = srows.reshape(-1, _core.train_step_fields())
     st = _core.train_step_sweep(srows)
     shape = dp.shape
