@@ -48,6 +48,9 @@ void bind_plan(py::module_& m) {
   m.def("inflight_microbatches", py::vectorize(&inflight_microbatches), py::arg("stages"),
         py::arg("microbatches"), py::arg("virtual_stages"),
         "Micro-batches of activations the first stage holds at once.");
+  m.def("tp_overlap_exposed_s", py::vectorize(&tp_overlap_exposed_s), py::arg("comm_s"),
+        py::arg("gemm_s"), py::arg("tp"),
+        "Exposed TP collective pipelined with its GEMMs: max(comm - gemm, 0) + comm/tp.");
   m.def("checkpointed_layers", py::vectorize(&checkpointed_layers), py::arg("layers"),
         py::arg("every"),
         "Blocks wrapped by selective layer checkpointing every `every`-th: floor(layers/every).");

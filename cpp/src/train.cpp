@@ -28,6 +28,11 @@ double inflight_microbatches(double stages, double microbatches, double virtual_
   return held * (1.0 + (stages - 1.0) / (stages * virtual_stages));
 }
 
+double tp_overlap_exposed_s(double comm_s, double gemm_s, double tp) noexcept {
+  const double c = std::max(comm_s, 0.0);
+  return std::max(c - std::max(gemm_s, 0.0), 0.0) + c / std::max(tp, 1.0);
+}
+
 double checkpointed_layers(double layers, double every) noexcept {
   const double n = std::max(std::floor(layers), 0.0);
   if (every <= 1.0) return n;

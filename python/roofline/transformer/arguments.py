@@ -129,7 +129,7 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "micro_batch": None, "grad_accum": 1, "virtual_stages": 1,
                   "optimizer": "adam", "overlap": True, "sequence_parallel": None,
                   "optimizer_update": True, "reduce_dtype": None,
-                  "reshard_after_forward": None, "cp_comm": "ring"}
+                  "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False}
 
 #: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
 REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
@@ -167,7 +167,7 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     one_of(fn, "optimizer", kw["optimizer"], OPTIMIZERS)
     if kw["sequence_parallel"] is None:  # Megatron's default with tensor parallelism
         kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
-    for name in ("overlap", "sequence_parallel", "optimizer_update"):
+    for name in ("overlap", "sequence_parallel", "optimizer_update", "tp_comm_overlap"):
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]

@@ -38,6 +38,7 @@ from .pricing import evaluate, sync_exposed_s, train_wall, wall
 from .program import Program
 from .recompute import op_recompute_share, op_saved_elements
 from .report import ModelEstimate
+from .tp_overlap import overlap_tp_collectives
 from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
 
 __all__ = ["CACHES", "PHASES", "RUNTIMES", "estimate"]
@@ -93,6 +94,7 @@ def estimate(
     reduce_dtype: str | None = None,
     reshard_after_forward: bool | None = None,
     cp_comm: str = "ring",
+    tp_comm_overlap: bool = False,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -171,6 +173,12 @@ def estimate(
         step's send longer than its block is exposed. ``"all_gather"`` (torch's
         ``context_parallel`` default rotate method): K and V all-gathered before the
         attention and their gradients reduce-scattered after it, not overlapped.
+    tp_comm_overlap : bool
+        Training with ``tp > 1``: pipeline the tensor-parallel all-gathers and reduce-scatters
+        with the GEMMs beside them (Transformer Engine's userbuffers, Megatron's
+        ``tp_comm_overlap``; NeMo's performance configs turn it on): per layer and pass only
+        ``max(C - G, 0) + C/tp`` of their time ``C`` stays exposed (``G``: the layer's GEMMs;
+        see :mod:`roofline.transformer.tp_overlap`). Default ``False`` (Megatron's default).
     recompute : {"none", "selective", "full", "layer:k", "op"}
         Training: activation recomputation. ``selective`` recomputes the attention core
         (drops its output and softmax statistics), ``full`` keeps only each layer's input; both
@@ -356,7 +364,7 @@ def estimate(
                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
-                     cp_comm=cp_comm)
+                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
     batch = par["micro_batch"]
@@ -412,6 +420,9 @@ def estimate(
         sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
                                        else f"seq_len={q}") + f", tp={tp}, ep={ep}")
         raise ValueError(f"{fn}: this step cannot be priced ({sizes}): {exc}") from None
+    if par["tp_comm_overlap"] and tp > 1:
+        cols = dict(cols, time_s=overlap_tp_collectives(
+            [(g, name, kind) for g, name, kind, _ in ops.rows], groups, cols["time_s"], tp))
     weight_bytes = (act_bytes if linear_recipe is None
                     else WEIGHT_BYTES[recipe_dtype(linear_recipe)])
     memory = step_memory(cfg, hw, batch, kv, tp, ep, phase, weight_bytes, kv_dtype_bytes, ops,

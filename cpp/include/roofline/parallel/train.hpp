@@ -31,6 +31,13 @@ double inflight_microbatches(double stages, double microbatches, double virtual_
 /// i % every == 0, so floor(layers / every); every <= 1 wraps them all.
 double checkpointed_layers(double layers, double every) noexcept;
 
+/// Exposed time of tensor-parallel collectives pipelined with the GEMMs next to them
+/// (Transformer Engine's userbuffers overlap, Megatron's tp_comm_overlap): the collective is
+/// split into `tp` chunks, each exchanged while the GEMM works on the previous one, so the
+/// first chunk and whatever the collective takes beyond the GEMM stay exposed:
+/// max(comm - gemm, 0) + comm / tp.
+double tp_overlap_exposed_s(double comm_s, double gemm_s, double tp) noexcept;
+
 /// Per-GPU inputs of the training memory model.
 struct TrainMemoryInputs {
   double dense_params = 0;         ///< non-expert parameters held by this GPU before ZeRO
