@@ -129,8 +129,11 @@ def test_first_gather_and_last_reduction_stay_exposed() -> None:
     s = _fsdp(seq_len=8192).step
     layer = (P8B - 2 * EMB) / 32
     ends = 7 / 8 / 450e9 * (2 * EMB + 2 * layer + 4 * layer + 4 * EMB)
-    assert s.exposed_comm_s == pytest.approx(ends, rel=1e-6)
-    assert s.exposed_comm_s < 0.1 * s.comm_s
+    # every other collective runs under a compute that outlasts it and holds 16 of the 132
+    # SMs meanwhile (NCCL_COMM_CTAS): that compute loses 16/132 of the collective's length
+    f = 16 / 132
+    assert s.exposed_comm_s == pytest.approx(ends + f * (s.comm_s - ends), rel=1e-6)
+    assert s.exposed_comm_s < 0.2 * s.comm_s
 
 
 def test_cp_ring_hides_what_its_blocks_cover() -> None:

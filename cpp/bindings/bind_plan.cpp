@@ -48,7 +48,14 @@ void bind_plan(py::module_& m) {
   m.def("inflight_microbatches", py::vectorize(&inflight_microbatches), py::arg("stages"),
         py::arg("microbatches"), py::arg("virtual_stages"),
         "Micro-batches of activations the first stage holds at once.");
-  m.def("overlapped_pass_s", [](const Rows& gather, const Rows& compute, const Rows& reduce) {
+  m.def("tp_overlap_exposed_s", py::vectorize(&tp_overlap_exposed_s), py::arg("comm_s"),
+        py::arg("gemm_s"), py::arg("tp"),
+        "Exposed TP collective pipelined with its GEMMs: max(comm - gemm, 0) + comm/tp.");
+  m.def("checkpointed_layers", py::vectorize(&checkpointed_layers), py::arg("layers"),
+        py::arg("every"),
+        "Blocks wrapped by selective layer checkpointing every `every`-th: floor(layers/every).");
+  m.def("overlapped_pass_s", [](const Rows& gather, const Rows& compute, const Rows& reduce,
+                                double comm_sm_fraction) {
     if (gather.ndim() != 1 || compute.ndim() != 1 || reduce.ndim() != 1 ||
         gather.shape(0) != compute.shape(0) || gather.shape(0) != reduce.shape(0)) {
       throw std::invalid_argument("overlapped_pass_s: gather, compute and reduce must be 1-D "
@@ -58,8 +65,8 @@ void bind_plan(py::module_& m) {
     for (std::size_t k = 0; k < u.size(); ++k) {
       u[k] = {gather.data()[k], compute.data()[k], reduce.data()[k]};
     }
-    return overlapped_pass_s(u.data(), u.size());
-  }, py::arg("gather"), py::arg("compute"), py::arg("reduce"),
+    return overlapped_pass_s(u.data(), u.size(), comm_sm_fraction);
+  }, py::arg("gather"), py::arg("compute"), py::arg("reduce"), py::arg("comm_sm_fraction") = 0.0,
      "Wall time of units on one compute stream and one link, one unit prefetched.");
   m.def("ring_exposed_s", py::vectorize(&ring_exposed_s), py::arg("send_s"),
         py::arg("attention_s"), py::arg("ranks"),

@@ -28,6 +28,17 @@ double inflight_microbatches(double stages, double microbatches, double virtual_
   return held * (1.0 + (stages - 1.0) / (stages * virtual_stages));
 }
 
+double tp_overlap_exposed_s(double comm_s, double gemm_s, double tp) noexcept {
+  const double c = std::max(comm_s, 0.0);
+  return std::max(c - std::max(gemm_s, 0.0), 0.0) + c / std::max(tp, 1.0);
+}
+
+double checkpointed_layers(double layers, double every) noexcept {
+  const double n = std::max(std::floor(layers), 0.0);
+  if (every <= 1.0) return n;
+  return std::floor(n / std::floor(every));
+}
+
 TrainMemory train_memory(const TrainMemoryInputs& in) noexcept {
   const double params = in.dense_params + in.expert_params;
   const double dd = std::max(in.dense_dp, 1.0);
@@ -45,8 +56,9 @@ TrainMemory train_memory(const TrainMemoryInputs& in) noexcept {
   return m;
 }
 
-double overlapped_pass_s(const CommUnit* units, std::size_t n) noexcept {
+double overlapped_pass_s(const CommUnit* units, std::size_t n, double comm_sm_fraction) noexcept {
   if (n == 0) return 0.0;
+  const double keep = 1.0 - std::clamp(comm_sm_fraction, 0.0, 0.9);  // compute rate left
   // link: when the link is next free; gathered: when the next unit to compute has its
   // parameters; done: when the previous unit's compute ended.
   double link = std::max(units[0].gather_s, 0.0);
@@ -59,7 +71,12 @@ double overlapped_pass_s(const CommUnit* units, std::size_t n) noexcept {
       gathered = g > 0 ? std::max(link, done) + g : 0.0;  // a resident unit needs no link
       if (g > 0) link = gathered;
     }
-    const double end = start + std::max(units[k].compute_s, 0.0);
+    // the compute runs slower while collectives issued before it (this unit's prefetch of the
+    // next, earlier reductions) still hold their SMs
+    const double c = std::max(units[k].compute_s, 0.0);
+    const double busy = std::max(link - start, 0.0);
+    const double run = c <= busy * keep ? c / keep : busy + c - busy * keep;
+    const double end = start + run;
     if (units[k].reduce_s > 0) link = std::max(link, end) + units[k].reduce_s;
     done = end;
   }
@@ -113,9 +130,9 @@ double unit_compute_s(const std::vector<CommUnit>& u) noexcept {
 }
 
 /// Communication of a pass left exposed: its overlapped wall time minus its compute.
-double exposed_s(const std::vector<CommUnit>& u, bool overlap) noexcept {
+double exposed_s(const std::vector<CommUnit>& u, bool overlap, double sm_fraction) noexcept {
   if (!overlap) return unit_comm_s(u);
-  return std::max(overlapped_pass_s(u.data(), u.size()) - unit_compute_s(u), 0.0);
+  return std::max(overlapped_pass_s(u.data(), u.size(), sm_fraction) - unit_compute_s(u), 0.0);
 }
 
 }  // namespace
@@ -144,12 +161,14 @@ TrainStep train_step(const TrainStepInputs& in) noexcept {
     const auto fwd = forward_units(in, n, layer_fwd, true);
     const auto bwd = backward_units(in, n, layer_bwd, true, true);
     s.comm_s = m * (unit_comm_s(fwd) + unit_comm_s(bwd));
-    s.exposed_comm_s = m * (exposed_s(fwd, in.overlap) + exposed_s(bwd, in.overlap));
+    const double f = in.comm_sm_fraction;
+    s.exposed_comm_s = m * (exposed_s(fwd, in.overlap, f) + exposed_s(bwd, in.overlap, f));
   } else {  // ZeRO-1/2 gather once after the update; gradients are reduced once per step
     const auto fwd = forward_units(in, n, layer_fwd, in.zero >= 1);
     const auto bwd = backward_units(in, n, layer_bwd, false, true);
     s.comm_s = unit_comm_s(fwd) + unit_comm_s(bwd);
-    s.exposed_comm_s = exposed_s(fwd, in.overlap) + exposed_s(bwd, in.overlap);
+    const double f = in.comm_sm_fraction;
+    s.exposed_comm_s = exposed_s(fwd, in.overlap, f) + exposed_s(bwd, in.overlap, f);
   }
   s.optimizer_s = in.optimizer_s;
   s.time_s = s.compute_s + s.bubble_s + s.p2p_s + s.exposed_comm_s + s.optimizer_s;
@@ -208,6 +227,7 @@ void train_step_sweep(const double* in, std::size_t n, double* out) noexcept {
     x.optimizer_s = r[18];
     x.overlap = r[19] != 0.0;
     x.host_s = r[20];
+    x.comm_sm_fraction = r[21];
     const TrainStep s = train_step(x);
     double* o = out + i * 9;
     o[0] = s.time_s;

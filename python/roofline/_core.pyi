@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
 class PeakClass:
     """
     Members:
@@ -1380,6 +1380,10 @@ def cast_kernel_times(dim0: typing.SupportsFloat | typing.SupportsIndex, dim1: t
     """
     Time of each cast kernel that prepares one operand (torchao's per-kernel list[typing.Any]).
     """
+def checkpointed_layers(layers: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], every: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
+    """
+    Blocks wrapped by selective layer checkpointing every `every`-th: floor(layers/every).
+    """
 def chunked_prefill_ttft_s(prompt_tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], chunk_tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mixed_step_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Time to first token with chunked prefill.
@@ -1498,7 +1502,7 @@ def optimizer_bytes_per_param(kind: OptimizerKind) -> float:
     """
     Optimizer state bytes per parameter.
     """
-def overlapped_pass_s(gather: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], compute: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reduce: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> float:
+def overlapped_pass_s(gather: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], compute: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], reduce: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], comm_sm_fraction: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> float:
     """
     Wall time of units on one compute stream and one link, one unit prefetched.
     """
@@ -1543,6 +1547,10 @@ def speculative_tokens_per_step(k: typing.Annotated[numpy.typing.ArrayLike, nump
 def speculative_tpot_s(k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], draft_step_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], verify_step_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Time per output token with speculative decoding.
+    """
+def tp_overlap_exposed_s(comm_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], gemm_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tp: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
+    """
+    Exposed TP collective pipelined with its GEMMs: max(comm - gemm, 0) + comm/tp.
     """
 def train_memory_fields() -> int:
     ...

@@ -10,10 +10,11 @@ import numpy as np
 
 from .._checks import one_of
 from .._errors import ArgumentTypeError, ArgumentValueError
-from .training import OPTIMIZERS, RECOMPUTE
+from .training import LAYER_RECOMPUTE, OPTIMIZERS, RECOMPUTE
 
 __all__ = ["MAX_COUNT", "MAX_POSITIONS", "MAX_SEQ", "MAX_TOKENS", "PHASES", "batch_sizes",
-           "check_sizes", "integer", "phase_name", "positive_number", "train_args"]
+           "check_sizes", "integer", "phase_name", "positive_number", "recompute_mode",
+           "train_args"]
 
 PHASES = ("decode", "prefill", "train")
 
@@ -99,12 +100,36 @@ def phase_name(fn: str, phase: Any) -> str:
     return str(key)
 
 
+def recompute_mode(fn: str, value: Any, layers: int | None = None) -> tuple[int, int]:
+    """``recompute`` as (code, every): ``"none"``, ``"selective"``, ``"full"`` (every 1), or
+    ``"layer:k"`` (:data:`~.training.LAYER_RECOMPUTE`, every ``k``-th block fully recomputed;
+    ``k`` an integer >= 1, at most ``layers`` when given). Errors name the argument and value.
+    """
+    if isinstance(value, str) and value.strip().lower().startswith("layer"):
+        head, sep, tail = value.strip().lower().partition(":")
+        advice = ("'layer:k' recomputes every k-th transformer block (k an integer >= 1, "
+                  "e.g. 'layer:2', torchtitan's selective_ac_option='2')")
+        if head.strip() != "layer" or not sep or not tail.strip().isdigit():
+            raise ArgumentValueError(fn, "recompute", f"got {value!r}: {advice}")
+        every = int(tail.strip())
+        if every < 1:
+            raise ArgumentValueError(fn, "recompute", f"got {value!r}: k must be >= 1; "
+                                     f"{advice}")
+        if every > MAX_COUNT or (layers is not None and every > layers):
+            limit = MAX_COUNT if layers is None else layers
+            raise ArgumentValueError(fn, "recompute", f"got {value!r}: k must be <= {limit} "
+                                     f"(the model's layers), else no block is recomputed: "
+                                     f"pass 'none'")
+        return LAYER_RECOMPUTE, every
+    return int(one_of(fn, "recompute", value, {**RECOMPUTE, "layer:k": -1})), 1
+
+
 #: Defaults of the training-only arguments (any other value outside training is an error).
 TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "micro_batch": None, "grad_accum": 1, "virtual_stages": 1,
                   "optimizer": "adam", "overlap": True, "sequence_parallel": None,
                   "optimizer_update": True, "reduce_dtype": None,
-                  "reshard_after_forward": None, "cp_comm": "ring"}
+                  "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False}
 
 #: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
 REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
@@ -137,12 +162,12 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     if isinstance(z, bool) or z not in (0, 1, 2, 3):
         raise ValueError(f"{fn}: zero must be 0, 1, 2, 3 or 'fsdp', got {kw['zero']!r}")
     out["zero"] = int(z)
-    out["recompute"] = one_of(fn, "recompute", kw["recompute"], RECOMPUTE)
+    out["recompute"], out["recompute_every"] = recompute_mode(fn, kw["recompute"])
     out["optimizer"] = kw["optimizer"]
     one_of(fn, "optimizer", kw["optimizer"], OPTIMIZERS)
     if kw["sequence_parallel"] is None:  # Megatron's default with tensor parallelism
         kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
-    for name in ("overlap", "sequence_parallel", "optimizer_update"):
+    for name in ("overlap", "sequence_parallel", "optimizer_update", "tp_comm_overlap"):
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]

@@ -26,6 +26,7 @@ from .arguments import (
     integer,
     phase_name,
     positive_number,
+    recompute_mode,
     train_args,
 )
 from .compiled import record_compiled_step
@@ -37,7 +38,9 @@ from .layers import record_step
 from .memory import memory as step_memory
 from .pricing import evaluate, sync_exposed_s, train_wall, wall
 from .program import Program
+from .recompute import op_recompute_share, op_saved_elements
 from .report import ModelEstimate
+from .tp_overlap import overlap_tp_collectives
 from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
 
 __all__ = ["CACHES", "PHASES", "RUNTIMES", "estimate"]
@@ -88,6 +91,7 @@ def estimate(
     reduce_dtype: str | None = None,
     reshard_after_forward: bool | None = None,
     cp_comm: str = "ring",
+    tp_comm_overlap: bool = False,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -166,10 +170,26 @@ def estimate(
         step's send longer than its block is exposed. ``"all_gather"`` (torch's
         ``context_parallel`` default rotate method): K and V all-gathered before the
         attention and their gradients reduce-scattered after it, not overlapped.
-    recompute : {"none", "selective", "full"}
+    tp_comm_overlap : bool
+        Training with ``tp > 1``: pipeline the tensor-parallel all-gathers and reduce-scatters
+        with the GEMMs beside them (Transformer Engine's userbuffers, Megatron's
+        ``tp_comm_overlap``; NeMo's performance configs turn it on): per layer and pass only
+        ``max(C - G, 0) + C/tp`` of their time ``C`` stays exposed (``G``: the layer's GEMMs;
+        see :mod:`roofline.transformer.tp_overlap`). Default ``False`` (Megatron's default).
+    recompute : {"none", "selective", "full", "layer:k", "op"}
         Training: activation recomputation. ``selective`` recomputes the attention core
         (drops its output and softmax statistics), ``full`` keeps only each layer's input; both
-        add their forward to the step.
+        add their forward to the step. ``"layer:k"`` (``k`` >= 1, at most ``num_layers``)
+        fully recomputes every ``k``-th transformer block and keeps all activations of the
+        others, as torchtitan's ``activation_checkpoint.mode="selective"``,
+        ``selective_ac_option="k"`` wraps them (a running count of blocks, block ``i``
+        wrapped when ``i % k == 0``: ``floor(L/k)`` of ``L`` blocks); ``"layer:1"`` is
+        ``"full"``. Its recompute time, kept activations and FLOPs lie between ``"none"`` and
+        ``"full"`` in proportion ``floor(L/k)/L``. ``"op"``: torchtitan's op-level selective
+        checkpointing (``selective_ac_option="op"``): each block saves the outputs of every
+        other matmul and of the attention and recomputes the rest (for Llama ``wk``, ``wo``,
+        ``w3`` and every norm, RoPE, activation and residual; see
+        :mod:`roofline.transformer.recompute`).
     micro_batch : int, optional
         Training: sequences per micro-batch per replica (default and alias: ``batch``).
     grad_accum : int
@@ -360,7 +380,9 @@ def estimate(
                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
-                     cp_comm=cp_comm)
+                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap)
+    if train:  # "layer:k" recomputes some block only when k <= num_layers
+        recompute_mode(fn, recompute, cfg.num_layers)
     batch = par["micro_batch"]
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
@@ -423,6 +445,9 @@ def estimate(
         sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
                                        else f"seq_len={q}") + f", tp={tp}, ep={ep}")
         raise ValueError(f"{fn}: this step cannot be priced ({sizes}): {exc}") from None
+    if par["tp_comm_overlap"] and tp > 1:
+        cols = dict(cols, time_s=overlap_tp_collectives(
+            [(g, name, kind) for g, name, kind, _ in ops.rows], groups, cols["time_s"], tp))
     weight_bytes = (act_bytes if linear_recipe is None
                     else WEIGHT_BYTES[recipe_dtype(linear_recipe)])
     memory = step_memory(cfg, hw, batch, kv, tp, ep, phase, weight_bytes, kv_dtype_bytes, ops,
@@ -436,10 +461,14 @@ def estimate(
     if train:
         expert_split = ep if ep > 1 else tp
         expert_p = cfg.param_counts()["experts"] / expert_split
+        rows3 = [(g, name, kind) for g, name, kind, _ in ops.rows]
+        kv_heads = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
+        share = op_recompute_share(rows3, groups, cfg.num_heads // tp, kv_heads,
+                                   cfg.mlp_gated)
         base = micro_batch_terms(
-            [(g, name, kind) for g, name, kind, _ in ops.rows], cols, groups, ops.saved_by,
-            memory, expert_p, expert_p * weight_bytes, cfg.num_layers, cfg.hidden_size, local,
-            act_bytes)
+            rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
+            cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share)
+        base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
         counts = cfg.param_counts()
         base["embed_params"] = counts["embedding"] / tp
         base["head_params"] = counts["lm_head"] / tp
@@ -451,7 +480,7 @@ def estimate(
         memory = dict(memory, **step.memory)
         host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
                           step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
-                          recompute=step.layout["recompute"])
+                          recompute=step.layout["recompute"], op_share=share)
     est = ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,

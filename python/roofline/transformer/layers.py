@@ -191,7 +191,10 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
     if cfg.vocab_size:
         rows = batch if phase == "prefill" else t  # prefill: logits of the last token
         vocab = math.ceil(cfg.vocab_size / tp)
-        ops.linear(g, "lm_head", rows, hid, vocab)
+        # Training recipes leave the output layer in bf16: Megatron's output_layer is a
+        # ColumnParallelLinear (not a Transformer Engine module, so outside fp8_autocast) and
+        # torchtitan's float8 / MX converters skip "output" (filter_fqns).
+        ops.linear(g, "lm_head", rows, hid, vocab, lowp=phase != "train")
         if phase == "train":
             ops.elementwise(g, "cross_entropy", rows * vocab, reads=1, writes=1)
 

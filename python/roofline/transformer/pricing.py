@@ -121,13 +121,16 @@ def wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]
 
 def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
                hw: Hardware, efficiency: EfficiencyLike, launch: str, *, step_s: float,
-               pp: int, grad_accum: int, recompute: str) -> WallTime:
+               pp: int, grad_accum: int, recompute: str,
+               op_share: np.ndarray | None = None) -> WallTime:
     """Wall time of a whole training step: ``step_s`` (GPU time) plus the launch time the GPU
     work does not hide.
 
     One GPU's stream per micro-batch is its stage's forward kernels (``len(layers)/pp``
     layers per kind, rounded, at least one; the head's kernels at ``1/pp`` of their time),
     then per layer in reverse the recomputed forward (``full``: the layer's forward;
+    ``layer:k``: the forward of ``floor(n/k)`` of a stage's ``n`` layers; ``op``: each
+    forward kernel times its recomputed share ``op_share``;
     ``selective``: its attention) and the backward. ``m = grad_accum`` micro-batches run back
     to back with no host synchronization, so with ``W1`` and ``W2`` the :func:`wall_time`
     of one and two micro-batches (``wall = max_i(A_i + sum_{j>=i} g_j)``), ``m`` of them take
@@ -139,6 +142,8 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
     ``wall_s >= step_s`` always.
     """
     f8 = _f8_kernels(ops, hw, efficiency)
+    recompute, _, k = recompute.partition(":")
+    every = int(k) if k else 1
     fwd: list[np.ndarray] = []
     back: list[np.ndarray] = []
     head_b: list[np.ndarray] = []
@@ -155,9 +160,11 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
                 one = one / pp
             is_bwd = name.endswith(" bwd")
             (b_ if is_bwd else f_).append(one)
-            if not is_bwd and (recompute == "full" or (recompute == "selective"
-                                                       and rkind == "attention")):
+            if not is_bwd and (recompute in ("full", "layer") or (recompute == "selective"
+                                                                  and rkind == "attention")):
                 r_.append(one)
+            elif not is_bwd and recompute == "op" and op_share is not None and op_share[i]:
+                r_.append(one * op_share[i])
         cat = [np.concatenate(x) if x else np.zeros(0) for x in (f_, r_, b_)]
         if kind == "head":
             fwd.append(cat[0])
@@ -165,7 +172,11 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
             continue
         per_stage = max(1, round(len(layers) / pp))
         fwd.append(np.tile(cat[0], per_stage))
-        back.append(np.tile(np.concatenate([cat[1], cat[2]]), per_stage))
+        # "layer:k": floor(n/k) of the stage's n layers recompute their forward
+        redo = per_stage if recompute != "layer" else int(
+            _core.checkpointed_layers(per_stage, every))
+        back.append(np.concatenate([np.tile(np.concatenate([cat[1], cat[2]]), redo),
+                                    np.tile(cat[2], per_stage - redo)]))
     seq = np.concatenate(fwd + head_b + back[::-1])
     if seq.size == 0:
         seq = np.zeros(1)

@@ -55,10 +55,11 @@ class Program:
         return kind, len(store) - 1
 
     def linear(self, g: int, name: str, m: float, k: float, n: float, batch: float = 1,
-               cat: str = "other") -> None:
-        """x (m x k) @ w (k x n), ``batch`` independent weights (experts / heads)."""
+               cat: str = "other", lowp: bool = True) -> None:
+        """x (m x k) @ w (k x n), ``batch`` independent weights (experts / heads);
+        ``lowp=False`` keeps it in the model's format under a recipe."""
         self._save(g, batch * m * k, cat)
-        if self.recipe is not None:
+        if self.recipe is not None and lowp:
             if batch == 1:
                 part = self._push("f8", (m, k, n))
                 self._row(g, name + (" (fwd+bwd)" if self.train else ""), "linear", [part])

@@ -20,15 +20,36 @@ from ..hardware import Hardware
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise
 
-__all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "OPTIMIZERS", "RECOMPUTE", "TrainStep", "compose",
-           "micro_batch_terms", "train_step"]
+__all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "OPTIMIZERS", "PLAN_RECOMPUTE",
+           "RECOMPUTE", "TrainStep", "compose", "micro_batch_terms", "recompute_name",
+           "train_step"]
 
 #: Scale-out bandwidth per GPU and direction when none is given: one 400 Gb/s NIC per GPU
 #: (InfiniBand NDR / 400G RoCE, as in DGX H100 and the H800 clusters of DeepSeek-V3).
 DEFAULT_NETWORK_BYTES_PER_S = 50e9
 
+#: CTAs (one per channel) NCCL's data-parallel collectives run, each holding one SM for the
+#: whole collective: two channels per NIC of a node with a NIC per GPU (8 x 2), and NCCL's
+#: NVLink SHARP default (``NCCL_NVLS_NCHANNELS=16``) in one NVLink domain. An approximation:
+#: NCCL chooses its channel count per topology at run time.
+NCCL_COMM_CTAS = 16
+
 #: Recomputation modes and their codes in the vectorised composition.
-RECOMPUTE = {"none": 0, "selective": 1, "full": 2}
+RECOMPUTE = {"none": 0, "selective": 1, "full": 2, "op": 4}
+#: Code of layer-selective recomputation, spelled ``"layer:k"``: every ``k``-th block fully
+#: recomputed (torchtitan's ``activation_checkpoint.mode="selective"`` with
+#: ``selective_ac_option="k"``); ``compose`` takes ``k`` as ``recompute_every``.
+LAYER_RECOMPUTE = 3
+#: The recomputation modes the planner searches: (name, code, every).
+PLAN_RECOMPUTE = (("none", 0, 1), ("selective", 1, 1), ("full", 2, 1),
+                  ("layer:2", LAYER_RECOMPUTE, 2), ("op", RECOMPUTE["op"], 1))
+
+
+def recompute_name(code: int, every: int = 1) -> str:
+    """The public spelling of a recomputation code (``"layer:k"`` for :data:`LAYER_RECOMPUTE`)."""
+    if code == LAYER_RECOMPUTE:
+        return f"layer:{every}"
+    return next(k for k, c in RECOMPUTE.items() if c == code)
 
 #: Optimizer implementations -> (state bytes per parameter, tensors read and written per
 #: parameter over the whole update, kernels per parameter chunk, format of those tensors:
@@ -114,11 +135,12 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
                       groups: list[tuple[str, list[int]]], saved_by: dict[tuple[int, str], float],
                       memory: dict[str, float], expert_params: float, expert_weight_bytes: float,
                       num_layers: int, hidden: int, tokens: int, act_bytes: float,
-                      ) -> dict[str, float]:
+                      op_share: np.ndarray | None = None) -> dict[str, float]:
     """Scalars of one micro-batch on one GPU holding every layer, split forward / backward.
 
     Rows named ``... bwd`` are backward; float8 linears (``(fwd+bwd)``) count one third of
-    their time as forward (one of their three GEMMs).
+    their time as forward (one of their three GEMMs). ``op_share``: per row, the share of its
+    forward that op-level selective checkpointing recomputes (:mod:`.recompute`).
     """
     time, flops = cols["time_s"], cols["flops"]
     mult = np.array([len(groups[g][1]) if groups[g][0] != "head" else 1 for g, _, _ in rows],
@@ -138,6 +160,9 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
         "fwd_layer_flops": float(np.sum(f * fwd_share * ~head)),
         "attn_fwd_flops": float(np.sum(f * fwd_share * attn)),
     }
+    share = np.zeros(len(rows)) if op_share is None else op_share
+    out["op_fwd_s"] = float(np.sum(t * fwd_share * share * ~head))
+    out["op_fwd_flops"] = float(np.sum(f * fwd_share * share * ~head))
     saved = {"other": 0.0, "rep": 0.0, "attn_core": 0.0, "head": 0.0}
     largest = 0.0
     for gi, (kind, layers) in enumerate(groups):
@@ -184,7 +209,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             sequence_parallel: Any, optimizer_update: bool, gpus_per_node: int | None,
             link_bytes_per_s: float, network_bytes_per_s: float, latency_s: float,
             peak_flops_per_s: float, reduce_bytes: Any = None,
-            reshard_after_forward: Any = None) -> dict[str, np.ndarray]:
+            reshard_after_forward: Any = None, recompute_every: Any = 1
+            ) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -193,7 +219,15 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     Llama 3 and DeepSeek-V3 balance their first and last stages). Recomputation adds the
     forward of every layer (``full``) or of attention (``selective``) per micro-batch; full
     recomputation keeps each layer's input and, while one layer is recomputed, that layer's
-    activations. Sequence parallelism divides the replicated hidden-size activations (norms,
+    activations. Layer-selective recomputation (code :data:`LAYER_RECOMPUTE`, every ``k =
+    recompute_every``-th block, as torchtitan wraps them) is full recomputation of a share
+    ``f = floor(L/k)/L`` of the layers (``_core.checkpointed_layers``) and none of the rest:
+    recompute ``f·fwd_layers``, kept activations ``f·input + (1-f)·all``, plus one recomputed
+    layer's activations while ``f > 0``. Op-level selective checkpointing (``"op"``,
+    torchtitan's ``selective_ac_option="op"``) recomputes ``base["op_fwd_s"]`` (every other
+    projection of a block and its elementwise kernels, :mod:`.recompute`) and keeps
+    ``base["saved_op"]`` elements (sequence parallelism not applied to them). Sequence
+    parallelism divides the replicated hidden-size activations (norms,
     residuals) by ``tp``. Dense gradients synchronise over ``dp·cp`` ranks, expert gradients
     over ``dp·cp·tp/ep`` (``dp·cp`` without expert parallelism). A group runs over the
     scale-up link when all the ranks it spans sit in one node of ``gpus_per_node`` (ranks
@@ -212,8 +246,11 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     ``grad_reduce_in_fp32=False``) and ZeRO-1/2 all-gather the updated weights per unit in the
     first forward. Exposed communication is each pass's overlapped wall time minus its compute:
     the first all-gather, the last reduction and whatever a unit's collectives take beyond the
-    neighbouring unit's compute. Not modeled: NCCL kernels slowing the overlapped compute (SMs
-    and HBM they take), DeepSpeed's parameter-count buckets (a unit here is a layer).
+    neighbouring unit's compute. While a collective runs, its kernels hold
+    ``NCCL_COMM_CTAS / SMs`` of the GPU (one SM per channel), so the compute it overlaps runs
+    at the rest of the SMs' rate (``_core.overlapped_pass_s``); that lost time counts as
+    exposed communication. Not modeled: the HBM bandwidth the collectives take, DeepSpeed's
+    parameter-count buckets (a unit here is a layer).
     """
     a = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (
         dp, pp, tp, ep, cp, zero, recompute, micro_batch, grad_accum, virtual_stages,
@@ -226,16 +263,22 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     # per GPU; other micro-batch sizes scale linearly, which the planner avoids needing).
     fwd = (base["fwd_layers_s"] + base["fwd_head_s"]) / pp
     bwd = (base["bwd_layers_s"] + base["bwd_head_s"]) / pp
-    rec = np.where(rc == 2, base["fwd_layers_s"], np.where(rc == 1, base["attn_fwd_s"], 0.0)) / pp
-    rec_flops = np.where(rc == 2, base["fwd_layer_flops"],
-                         np.where(rc == 1, base["attn_fwd_flops"], 0.0))
+    # Share of the layers fully recomputed: all (full), floor(L/k)/L (every k-th), none.
+    every = np.asarray(recompute_every, dtype=np.float64)
+    full_share = np.where(rc == 2, 1.0, np.where(
+        rc == LAYER_RECOMPUTE, _core.checkpointed_layers(layers, every) / layers, 0.0))
+    sel, op = rc == 1, rc == RECOMPUTE["op"]
+    rec = (full_share * base["fwd_layers_s"] + np.where(sel, base["attn_fwd_s"], 0.0)
+           + np.where(op, base.get("op_fwd_s", 0.0), 0.0)) / pp
+    rec_flops = (full_share * base["fwd_layer_flops"]
+                 + np.where(sel, base["attn_fwd_flops"], 0.0)
+                 + np.where(op, base.get("op_fwd_flops", 0.0), 0.0))
     # Activations of one micro-batch on one GPU.
-    kept = np.where(
-        rc == 2, base["layer_input"] / sp_div,
-        base["saved_other"] + base["saved_rep"] / sp_div
-        + np.where(rc == 1, 0.0, base["saved_attn_core"]))
+    kept = np.where(op, base.get("saved_op", 0.0), full_share * base["layer_input"] / sp_div
+                    + (1.0 - full_share) * (base["saved_other"] + base["saved_rep"] / sp_div
+                                            + np.where(sel, 0.0, base["saved_attn_core"])))
     act = ab * (kept + base["saved_head"]) / pp
-    transient = np.where(rc == 2, ab * base["saved_largest_layer"], 0.0)
+    transient = np.where(full_share > 0, ab * base["saved_largest_layer"], 0.0)
     inflight = _core.inflight_microbatches(pp, m, v)
     kind, reads, writes, opt_kernels, opt_format = OPTIMIZERS[optimizer]
     expert_dp = np.where(ep > 1, np.maximum(dp * cp * tp / ep, 1.0), dp * cp)
@@ -299,7 +342,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     srows = np.stack(np.broadcast_arrays(
         fwd, bwd, rec, p2p, pp, m, v, n_layers, base["fwd_head_s"] / pp, base["bwd_head_s"] / pp,
         layer_ag, layer_red, emb_ag, emb_red, head_ag, head_red, zero, reshard.astype(float),
-        opt_s, 1.0 if overlap else 0.0, base.get("host_s", 0.0) / pp), axis=-1)
+        opt_s, 1.0 if overlap else 0.0, base.get("host_s", 0.0) / pp,
+        min(NCCL_COMM_CTAS / hw.sms, 0.5) if hw.sms else 0.0), axis=-1)
     srows = srows.reshape(-1, _core.train_step_fields())
     st = _core.train_step_sweep(srows)
     shape = dp.shape
@@ -334,14 +378,15 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 link_bytes_per_s=link_bytes_per_s, network_bytes_per_s=network_bytes_per_s,
                 latency_s=latency_s, peak_flops_per_s=peak_flops_per_s,
                 reduce_bytes=par["reduce_bytes"],
-                reshard_after_forward=par["reshard_after_forward"])
+                reshard_after_forward=par["reshard_after_forward"],
+                recompute_every=par["recompute_every"])
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")
     layout = {k: par[k] for k in ("dp", "pp", "cp", "zero", "grad_accum", "virtual_stages",
                                   "micro_batch", "optimizer")}
-    layout.update(tp=tp, ep=ep, recompute=next(k for k, c in RECOMPUTE.items()
-                                               if c == par["recompute"]))
+    layout.update(tp=tp, ep=ep, recompute=recompute_name(par["recompute"],
+                                                         par["recompute_every"]))
     return TrainStep(
         time_s=v["time_s"], compute_s=v["compute_s"], bubble_s=v["bubble_s"],
         bubble_fraction=v["bubble_fraction"], recompute_s=v["recompute_s"], p2p_s=v["p2p_s"],

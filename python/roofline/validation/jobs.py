@@ -50,7 +50,8 @@ APIS: dict[str, tuple[str, ...]] = {
 _THROUGHPUT = {"train", "serve_max_throughput"}
 _REQUIRED = ("id", "family", "hardware", "gpus", "config", "measured", "unit", "source")
 _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "ep",
-               "virtual_stages", "zero", "recompute", "sequence_parallel", "gpus_per_node")
+               "virtual_stages", "zero", "recompute", "sequence_parallel", "gpus_per_node",
+               "runtime", "tp_comm_overlap")
 #: Most concurrent requests trtllm-bench lets a maximum-throughput run hold (its tuning caps the
 #: batch at 4096 before rounding; the CUDA-graph batch list reaches 8192).
 _SERVE_MAX_CONCURRENCY = 4096

@@ -26,6 +26,18 @@ double pipeline_bubble_fraction(double stages, double microbatches, double virtu
 /// times (1 + (p-1)/(p*v)) with v > 1 interleaved virtual stages (Narayanan et al. 2021).
 double inflight_microbatches(double stages, double microbatches, double virtual_stages) noexcept;
 
+/// Blocks that torchtitan's selective layer activation checkpointing wraps when every
+/// `every`-th block is checkpointed: a running count 1..layers, block i wrapped when
+/// i % every == 0, so floor(layers / every); every <= 1 wraps them all.
+double checkpointed_layers(double layers, double every) noexcept;
+
+/// Exposed time of tensor-parallel collectives pipelined with the GEMMs next to them
+/// (Transformer Engine's userbuffers overlap, Megatron's tp_comm_overlap): the collective is
+/// split into `tp` chunks, each exchanged while the GEMM works on the previous one, so the
+/// first chunk and whatever the collective takes beyond the GEMM stay exposed:
+/// max(comm - gemm, 0) + comm / tp.
+double tp_overlap_exposed_s(double comm_s, double gemm_s, double tp) noexcept;
+
 /// Per-GPU inputs of the training memory model.
 struct TrainMemoryInputs {
   double dense_params = 0;         ///< non-expert parameters held by this GPU before ZeRO
@@ -70,8 +82,13 @@ struct CommUnit {
 /// computing (one unit prefetched, at most two gathered at once, as FSDP2 and Megatron's
 /// bucketed gathers run) and unit k computes once it is gathered; a unit's reduction starts
 /// when its compute ends and the link is free. Returns the end of the last compute or of the
-/// last collective, whichever is later (>= the sum of the computes).
-double overlapped_pass_s(const CommUnit* units, std::size_t n) noexcept;
+/// last collective, whichever is later (>= the sum of the computes). While a collective's
+/// kernels run they hold `comm_sm_fraction` of the SMs (NCCL runs one CTA per channel for the
+/// whole collective), so compute overlapping them progresses at 1 - comm_sm_fraction of its
+/// rate: a unit of compute c starting with the link busy for b more seconds takes
+/// c/(1-f) when that fits in b, else b + c - b(1-f).
+double overlapped_pass_s(const CommUnit* units, std::size_t n,
+                         double comm_sm_fraction = 0.0) noexcept;
 
 /// Exposed time of ring (pass-KV) context parallelism in one attention call: `steps` = cp-1
 /// exchanges of `send_s` each, each overlapped with one of the cp equal blocks of the local
@@ -105,6 +122,8 @@ struct TrainStepInputs {
   double optimizer_s = 0;        ///< optimizer update of this GPU's shard
   bool overlap = true;           ///< communication overlapped with compute where possible
   double host_s = 0;             ///< host launch time exposed by syncs, per micro-batch
+  double comm_sm_fraction = 0;   ///< SMs the data-parallel collectives' kernels hold while
+                                 ///< they run (slows the compute they overlap)
 };
 
 /// One training step on one GPU, decomposed.
@@ -124,8 +143,9 @@ struct TrainStep {
 /// head; with overlap each pass runs as overlapped_pass_s: ZeRO-3 gathers every unit in every
 /// micro-batch's forward and again in its backward (unless kept), and reduces per unit in every
 /// backward; ZeRO-1/2 gather once (first micro-batch's forward) and all ZeRO stages below 3
-/// reduce in the last micro-batch's backward. Exposed = pass wall - pass compute, summed;
-/// without overlap all communication is exposed.
+/// reduce in the last micro-batch's backward. Exposed = pass wall - pass compute, summed
+/// (with comm_sm_fraction > 0 it includes the time the collectives' kernels take from the
+/// compute they overlap); without overlap all communication is exposed.
 TrainStep train_step(const TrainStepInputs& in) noexcept;
 
 /// train_memory over n packed input rows (the fields of TrainMemoryInputs in order, zero as a
@@ -139,6 +159,6 @@ void train_step_sweep(const double* in, std::size_t n, double* out) noexcept;
 /// Fields per row of train_memory_sweep's input.
 inline constexpr std::size_t train_memory_fields = 13;
 /// Fields per row of train_step_sweep's input.
-inline constexpr std::size_t train_step_fields = 21;
+inline constexpr std::size_t train_step_fields = 22;
 
 }  // namespace roofline

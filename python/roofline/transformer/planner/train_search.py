@@ -13,7 +13,7 @@ from ...ops.collectives import DEFAULT_LATENCY_S
 from ...ops.collectives import link_bytes_per_s as _link_bw
 from ..config import TransformerConfig
 from ..estimate import estimate
-from ..training import DEFAULT_NETWORK_BYTES_PER_S, RECOMPUTE, compose
+from ..training import DEFAULT_NETWORK_BYTES_PER_S, PLAN_RECOMPUTE, compose
 from .cost import dollars_per_million_tokens
 from .pareto import pareto_front
 
@@ -73,8 +73,8 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
                     for zero in (0, 1, 2, 3):
                         if zero and dp * cp == 1:
                             continue
-                        for rc in RECOMPUTE.values():
-                            rows.append((n, dp, pp, zero, rc, m, v))
+                        for ri in range(len(PLAN_RECOMPUTE)):
+                            rows.append((n, dp, pp, zero, ri, m, v))
         if not rows:
             continue
         est = estimate(cfg, "train", mb, seq_len=seq_len, hardware=hw, tp=tp, ep=ep, cp=cp,
@@ -83,8 +83,12 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
         estimates += 1
         base = est._cache["train_base"]
         a = np.array(rows, dtype=np.float64)
-        n, dp, pp, zero, rc, m, v = a.T
+        n, dp, pp, zero, ri, m, v = a.T
+        modes = ri.astype(int)
+        rc = np.array([PLAN_RECOMPUTE[i][1] for i in range(len(PLAN_RECOMPUTE))])[modes]
+        every = np.array([PLAN_RECOMPUTE[i][2] for i in range(len(PLAN_RECOMPUTE))])[modes]
         r = compose(base, hw, dp=dp, pp=pp, tp=tp, ep=ep, cp=cp, zero=zero, recompute=rc,
+                    recompute_every=every,
                     micro_batch=mb, grad_accum=m, virtual_stages=v, seq_len=seq_len,
                     optimizer="adam", overlap=True, sequence_parallel=tp > 1,
                     optimizer_update=True, gpus_per_node=gpus_per_node,
@@ -93,7 +97,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
         frames.append(pd.DataFrame({
             "gpus": n.astype(int), "tp": tp, "pp": pp.astype(int), "dp": dp.astype(int),
             "ep": ep, "cp": cp, "zero": zero.astype(int),
-            "recompute": np.array(list(RECOMPUTE))[rc.astype(int)],
+            "recompute": np.array([name for name, _, _ in PLAN_RECOMPUTE])[modes],
             "micro_batch": mb, "grad_accum": m.astype(int), "virtual_stages": v.astype(int),
             "sequence_parallel": tp > 1, "optimizer_update": True, "optimizer": "adam",
             "overlap": True,

@@ -1,0 +1,91 @@
+"""Which forward kernels torchtitan's op-level selective activation checkpointing recomputes.
+
+``recompute="op"`` is torchtitan's ``activation_checkpoint.mode="selective"`` with
+``selective_ac_option="op"`` (``torchtitan/distributed/activation_checkpoint.py``; the same
+policy since its 2024-04 train configs): every transformer block runs under a selective
+checkpoint context whose policy saves the outputs of ``aten.mm`` and of the SDPA kernels, but
+only every other ``mm`` of the block (the 2nd, 4th, ... call; "Saves output of all compute
+ops, except every second mm"), and recomputes everything else in the backward. For a Llama
+block the ``mm`` calls run ``wq, wk, wv, wo, w1, w3, w2``, so ``wk``, ``wo`` and ``w3`` are
+recomputed with every norm, RoPE, activation and residual; the attention is not.
+
+This module maps that to the rows of a :class:`~.program.Program`, whose projections are
+fused (one ``qkv_proj``, one ``gate_up_proj``): the recomputed share of a row's forward is
+the FLOP share of its recomputed ``mm`` calls. The step arithmetic lives with the other
+recomputation modes in :func:`.training.compose`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["op_recompute_share", "op_saved_elements"]
+
+#: Share of a row's forward that the policy recomputes when it does not depend on the model:
+#: every elementwise kernel; attention and collectives are kept (SDPA outputs are saved).
+_KIND_SHARE = {"elementwise": 1.0, "attention": 0.0, "collective": 0.0}
+
+
+def _linear_share(name: str, heads: int, kv_heads: int, gated: bool) -> float:
+    """Recomputed FLOP share of one (fused) projection row under "every second mm"."""
+    base = name.removesuffix(" (fwd+bwd)")
+    if base == "qkv_proj":  # wq (1st, saved), wk (2nd, recomputed), wv (3rd, saved)
+        return kv_heads / (heads + 2 * kv_heads)
+    if base == "gate_up_proj":  # w1 (5th, saved), w3 (6th, recomputed), equal shapes
+        return 0.5
+    fixed = {"q_proj": 0.0, "k_proj": 1.0, "v_proj": 0.0, "o_proj": 1.0, "gate_proj": 0.0,
+             # gated: up (w3) is the 6th, down (w2) the 7th; ungated: up 5th, down 6th
+             "up_proj": 1.0 if gated else 0.0, "down_proj": 0.0 if gated else 1.0}
+    return fixed.get(base, 0.5)  # others (MLA, MoE experts, router): every other one on average
+
+
+def op_recompute_share(rows: list[tuple[int, str, str]], groups: list[tuple[str, list[int]]],
+                       heads: int, kv_heads: int, gated: bool) -> np.ndarray:
+    """Per row, the share of its forward time that op-level SAC recomputes (0 for backward
+    rows and the head: only transformer blocks are checkpointed)."""
+    out = np.zeros(len(rows))
+    for i, (g, name, kind) in enumerate(rows):
+        if groups[g][0] == "head" or name.endswith(" bwd"):
+            continue
+        if kind in ("gemm", "linear"):
+            out[i] = _linear_share(name, heads, kv_heads, gated)
+        else:
+            out[i] = _KIND_SHARE.get(kind, 1.0)
+    return out
+
+
+def op_saved_elements(ops: Any, groups: list[tuple[str, list[int]]], share: np.ndarray,
+                      tokens: int, hidden: int) -> float:
+    """Activation elements one micro-batch keeps under op-level SAC, all layers: per layer the
+    block input, the saved part of each projection's output (``(1 - share)·m·n``) and the
+    attention's saved output and softmax statistics (``saved_by[g, "attn_core"]``)."""
+    total = 0.0
+    for gi, (kind, layers) in enumerate(groups):
+        if kind == "head":
+            continue
+        kept = float(tokens) * hidden + ops.saved_by.get((gi, "attn_core"), 0.0)
+        for i, (g, name, rkind, parts) in enumerate(ops.rows):
+            if g != gi or rkind not in ("gemm", "linear") or name.endswith(" bwd"):
+                continue
+            kept += (1.0 - share[i]) * _output_elements(ops, parts[0])
+        total += kept * len(layers)
+    return total
+
+
+def _output_elements(ops: Any, part: tuple[str, int]) -> float:
+    """Elements of the output of a projection row's forward kernel (its first part)."""
+    store, idx = part
+    spec = getattr(ops, store)[idx]
+    if store == "grouped":  # (counts, k, n)
+        return float(sum(spec[0])) * float(spec[2])
+    if store == "calls":  # a registry Call (runtime="hf"): linear(input (..., k), weight (n, k))
+        if spec.outputs:
+            return float(sum(t.numel for t in spec.outputs))
+        ts = spec.tensors()
+        if len(ts) >= 2 and ts[0].shape and len(ts[1].shape) == 2:
+            return float(ts[0].numel / max(ts[0].shape[-1], 1) * ts[1].shape[0])
+        return 0.0
+    # gemms (m, k, n, batch, transposed), lowp (m, k, n, batch), f8 (m, k, n)
+    return float(spec[0]) * float(spec[2]) * float(spec[3] if len(spec) > 3 else 1.0)
