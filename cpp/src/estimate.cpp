@@ -1010,6 +1010,21 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   return estimate_shape_aware(cost, rates, memo);
 }
 
+Estimate estimate_fixed_tile_gemm(const Cost& cost, const Rates& rates, double padded_flops,
+                                  double utilisation, double busy_sms,
+                                  double extra_compute_s) noexcept {
+  if (!rates.eff.shape_aware || rates.sms <= 0) return estimate_plain(cost, rates);
+  const LibraryGemm lib = library_gemm(cost, rates);
+  const double s_per_flop = rates.s_per_flop[static_cast<std::size_t>(cost.math)] *
+                            lib.compute_scale;
+  const double compute =
+      throttled(padded_flops * s_per_flop / std::max(utilisation, 1e-9), lib) + extra_compute_s;
+  const double busy = std::min(std::max(busy_sms, 1.0), rates.sms);
+  const double memory = library_memory_time(cost.bytes(), busy, rates, lib);
+  return finish_gemm(combine(compute, memory, rates.eff.overlap_p), compute, memory, cost,
+                     rates, lib);
+}
+
 Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept {
   if (rates.eff.shape_aware && cost.kind == KernelKind::gemm && rates.sms > 0) {
     return shaped_gemm_exhaustive(cost, rates);

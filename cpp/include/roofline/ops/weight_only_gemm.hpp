@@ -1,0 +1,52 @@
+#pragma once
+#include <cstddef>
+
+#include "roofline/cost.hpp"
+#include "roofline/dtype.hpp"
+#include "roofline/estimate.hpp"
+#include "roofline/sweep.hpp"
+
+namespace roofline {
+
+/// A weight-only quantized GEMM C[m, n] = A[m, k] @ dequant(W)[k, n] as Marlin-style kernels
+/// (vLLM's gptq_marlin / awq_marlin) run it: 16-bit activations, 4- or 8-bit integer weights
+/// with one 16-bit scale per group of `group_size` rows of W (and a packed zero point per
+/// group for AWQ), dequantized in registers and multiplied on the 16-bit tensor cores.
+struct WeightOnlyGemmShape {
+  double m = 1;               ///< rows of A and C (tokens)
+  double k = 1;               ///< reduction dimension (input features)
+  double n = 1;               ///< columns of W and C (output features)
+  DType a = DType::bf16;      ///< activation (and scale) format: bf16 or fp16
+  DType out = DType::bf16;    ///< format of C
+  double weight_bits = 4;     ///< bits of one stored weight (4 or 8)
+  double group_size = 128;    ///< rows of W sharing one scale (0 = one scale per column)
+  bool zero_points = false;   ///< one packed zero point per group and column (AWQ)
+};
+
+/// Rows of A one Marlin pass takes (four 16-row MMA blocks per CTA); each pass dequantizes
+/// the whole weight once.
+inline constexpr double kMarlinRowsPerPass = 64.0;
+
+/// Passes one Marlin launch runs side by side (max_par): a launch takes up to 1024 rows and
+/// streams the weight once (the passes' stripes meet the same weight tiles in L2).
+inline constexpr double kMarlinPassesPerLaunch = 16.0;
+
+/// FLOPs 2*m*k*n at the activation format's tensor peak; bytes: A once, the packed weight,
+/// its scales and zero points once per launch (ceil(m / 1024) launches), C once; kind gemm.
+Cost weight_only_gemm_cost(const WeightOnlyGemmShape& s) noexcept;
+
+/// Non-tensor lane instructions of the dequantization (unpack, zero point, group scale) of
+/// one pass: per weight element, times k*n*ceil(m / 64).
+double weight_only_dequant_ops(const WeightOnlyGemmShape& s) noexcept;
+
+/// Time of one weight-only GEMM: the cost above under `rates`; the shape-aware model runs
+/// Marlin's tiling (m padded to 16-row blocks, striped k-tiles over all SMs) with the
+/// dequantization in the tensor cores' issue slots (estimate_fixed_tile_gemm).
+Estimate weight_only_gemm_estimate(const WeightOnlyGemmShape& s, const Rates& rates) noexcept;
+
+/// Weight-only GEMM estimates over arrays m, k, n (length n_points); formats fixed.
+void weight_only_gemm_sweep(const double* m, const double* k, const double* n,
+                            std::size_t n_points, const WeightOnlyGemmShape& formats,
+                            const Rates& rates, EstimateColumns out) noexcept;
+
+}  // namespace roofline

@@ -1,0 +1,167 @@
+"""Weight-only quantized GEMMs (int4 / int8 weights, 16-bit activations): ``rl.weight_only_gemm``."""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+import numpy as np
+
+from .. import _core
+from .._checks import ArrayLike, Scalar, broadcast, flag, one_of, positive_int_array
+from .._dtypes import label
+from .._dtypes import dtype as parse_dtype
+from .._errors import ArgumentTypeError, ArgumentValueError
+from .._params.resolve import require_peak, resolve
+from ..efficiency import EfficiencyLike
+from ..estimate import Array, Estimate, from_columns, inputs_meta
+from ..explain import peak_meta
+from ..hardware import HardwareLike
+
+__all__ = ["WEIGHT_DTYPES", "weight_only_gemm", "weight_only_weight_bytes"]
+
+#: Stored weight formats and their bits per element.
+WEIGHT_DTYPES: dict[str, int] = {"int4": 4, "uint4": 4, "int8": 8, "uint8": 8}
+
+#: Activation formats the kernels take (the scales are stored in the same format).
+_ACT_DTYPES = ("bf16", "fp16")
+
+
+def weight_only_weight_bytes(bits: int, group_size: int, zero_points: bool = False,
+                             scale_bytes: float = 2.0) -> float:
+    """Bytes of one stored weight element, scales and zero points included.
+
+    ``bits/8 + scale_bytes/group_size (+ bits/8/group_size with zero points)``; a per-column
+    scale (``group_size=0``) adds nothing per element. int4 at group 128: 0.515625 bytes.
+    """
+    if group_size <= 0:
+        return bits / 8.0
+    return bits / 8.0 + (scale_bytes + (bits / 8.0 if zero_points else 0.0)) / group_size
+
+
+def check_group_size(fn: str, group_size: Any) -> int:
+    """``group_size`` as an int (0 or -1 for one scale per column); an error naming it
+    otherwise."""
+    if isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)):
+        raise ArgumentTypeError(fn, "group_size", f"must be an integer (0 or -1: one scale "
+                                f"per column), got {group_size!r}")
+    g = int(group_size)
+    if g < -1:
+        raise ArgumentValueError(fn, "group_size", f"must be positive (or 0 / -1: one scale "
+                                 f"per column), got {group_size!r}")
+    return max(g, 0)
+
+
+@overload
+def weight_only_gemm(
+    m: Scalar, k: Scalar, n: Scalar, weight_dtype: str = "int4", dtype: Any = "bf16",
+    hardware: HardwareLike = None, *, group_size: int = 128, zero_points: bool = False,
+    out_dtype: Any = None, efficiency: EfficiencyLike = "default",
+) -> Estimate[float]: ...
+@overload
+def weight_only_gemm(
+    m: ArrayLike, k: ArrayLike, n: ArrayLike, weight_dtype: str = "int4", dtype: Any = "bf16",
+    hardware: HardwareLike = None, *, group_size: int = 128, zero_points: bool = False,
+    out_dtype: Any = None, efficiency: EfficiencyLike = "default",
+) -> Estimate[Array]: ...
+
+
+def weight_only_gemm(
+    m: ArrayLike, k: ArrayLike, n: ArrayLike, weight_dtype: str = "int4", dtype: Any = "bf16",
+    hardware: HardwareLike = None, *, group_size: int = 128, zero_points: bool = False,
+    out_dtype: Any = None, efficiency: EfficiencyLike = "default",
+) -> Estimate[Any]:
+    """Estimate ``C = A @ dequant(W)``: 16-bit activations times int4 / int8 weights.
+
+    The weight-only GEMM of GPTQ / AWQ checkpoints as servers run it (Marlin: vLLM's
+    ``gptq_marlin_gemm``, ``awq_marlin``, ``marlin_gemm``): the packed weights stream from
+    DRAM at 4 or 8 bits with one 16-bit scale per group of ``group_size`` input features
+    (plus a packed zero point per group for AWQ), are dequantized in registers and
+    multiplied on the 16-bit tensor cores.
+
+    Parameters
+    ----------
+    m, k, n : int or array_like of int
+        Tokens (rows of A), input features and output features (W is k x n, torchao's
+        order). Arrays broadcast.
+    weight_dtype : {"int4", "int8", "uint4", "uint8"}
+        Stored weight format (the unsigned spellings are the same bits; zero points are
+        ``zero_points=``).
+    dtype : {"bf16", "fp16"}
+        Activation format (the tensor-core math and the scales).
+    hardware : Hardware or str, optional
+        Accelerator (see :func:`roofline.gemm`).
+    group_size : int
+        Input features sharing one scale (GPTQ / AWQ: 128, the default); 0 or -1: one scale
+        per output column (per-channel). Must divide ``k``.
+    zero_points : bool
+        One packed zero point per group and column (AWQ's asymmetric format).
+    out_dtype : str, optional
+        Output format (default: ``dtype``).
+    efficiency : {"default", "peak", "torchao", ...} or Efficiency
+        Efficiency model.
+
+    Returns
+    -------
+    Estimate
+        Floats for scalar inputs, arrays of the broadcast shape otherwise.
+
+    Notes
+    -----
+    FLOPs = 2·m·k·n at the 16-bit tensor peak. Bytes = ``m·k·2`` (A) + ``L·k·n·(b/8 + s)``
+    (the weight, ``b`` bits, and ``s`` bytes of scales and zero points per element; see
+    :func:`weight_only_weight_bytes`) + ``m·n·2`` (C), where ``L`` is the number of launches
+    of Marlin's host loop: up to 16 passes of 64 rows share one launch (their stripes meet
+    the same weight tiles in L2), and rows beyond a multiple of 64 take a launch of their
+    own, so ``L = ceil(floor(m/64)/16) + (m mod 64 > 0)`` and the weight is read once for
+    ``m <= 64`` or any multiple of 64 up to 1024. (The time is therefore *not* monotone in
+    ``m`` between multiples of 64: 127 rows read the weight twice, 128 rows once, as the
+    kernel does.) Under the plain presets the time is ``max(compute, memory, floor)`` of
+    these FLOPs and bytes: about 3.9x under a 16-bit GEMM while memory-bound.
+
+    The default model runs Marlin's tiling: m padded to 16-row MMA blocks, k-tiles of
+    128 x 128 (m <= 16) or 64 x 256 weight tiles striped evenly over all SMs (no wave
+    quantization), the dequantization (``weight_only_dequant_ops`` in the core: ~1.6 lane
+    instructions per weight element and 64-row pass for int4 at group 128) at the non-tensor
+    FP32 lane rate, added to the tensor time (both compete for issue slots), the weight
+    traffic at the GEMM operand bandwidth, the two combined as for cuBLAS GEMMs plus the
+    library's fixed time per launch. Hence near 3.9x over bf16 while memory-bound (m up to
+    ~32 on A10, ~16 on A100/H100) and slightly below the bf16 GEMM when compute-bound; on
+    Hopper, where the tensor rate is 15x the FP32 lane rate, the dequantization costs ~30 %
+    at large m (Marlin uses mma.sync, not wgmma). Checked against Marlin's published figures
+    in ``data/measurements/marlin_readme.csv``.
+    """
+    fn = "weight_only_gemm"
+    bits = one_of(fn, "weight_dtype", weight_dtype, WEIGHT_DTYPES)
+    act = parse_dtype(fn, dtype)
+    if label(act) not in _ACT_DTYPES:
+        raise ArgumentValueError(fn, "dtype", f"must be bf16 or fp16 (the activations of a "
+                                 f"weight-only GEMM), got {dtype!r}")
+    out = act if out_dtype is None else parse_dtype(fn, out_dtype, "out_dtype")
+    group = check_group_size(fn, group_size)
+    zp = flag(fn, "zero_points", zero_points)
+    arrays, shape = broadcast(
+        fn,
+        m=positive_int_array(fn, "m", m),
+        k=positive_int_array(fn, "k", k),
+        n=positive_int_array(fn, "n", n),
+    )
+    m_a, k_a, n_a = arrays
+    if group:
+        bad = np.flatnonzero(np.mod(k_a, group) != 0)
+        if bad.size:
+            raise ArgumentValueError(fn, "group_size", f"must divide k, got group_size={group} "
+                                     f"and k={int(k_a[bad[0]])}")
+    hw, chw, ceff = resolve(hardware, efficiency)
+    require_peak(fn, hw, act)
+    cols = _core.weight_only_gemm_sweep(m_a, k_a, n_a, act, out, float(bits), float(group), zp,
+                                        chw, ceff)
+    wname = weight_dtype.strip().lower()
+    g = f"g{group}" if group else "channel"
+    lab = f"weight_only_gemm {wname} {g} {label(act)}"
+    if all(np.ndim(v) == 0 for v in (m, k, n)):
+        lab = f"weight_only_gemm {int(m)}x{int(k)}x{int(n)} {wname} {g} {label(act)}"
+    meta = inputs_meta(shape, dict(zip(("m", "k", "n"), arrays, strict=True)),
+                       dtype=label(act), weight_dtype=wname, group_size=group,
+                       zero_points=zp)
+    return from_columns(cols, shape, label=lab, hardware=hw.name,
+                        meta={**peak_meta(hw, act), **meta})
