@@ -1,4 +1,4 @@
-"""Weight-only quantized GEMMs (int4 / int8 weights, 16-bit activations): ``rl.weight_only_gemm``."""
+"""Weight-only quantized GEMMs (int4 / int8 weights, 16-bit activations): Marlin."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 
 from .. import _core
 from .._checks import ArrayLike, Scalar, broadcast, flag, one_of, positive_int_array
-from .._dtypes import label
 from .._dtypes import dtype as parse_dtype
+from .._dtypes import label
 from .._errors import ArgumentTypeError, ArgumentValueError
 from .._params.resolve import require_peak, resolve
 from ..efficiency import EfficiencyLike

@@ -36,8 +36,9 @@ def _sizes(call: Call, m: int, k: int) -> int | None:
         if vals[i] is None:
             vals[i] = _int(c)
     for i in range(len(vals) - 2):
-        if vals[i] == m and vals[i + 2] == k and vals[i + 1] is not None and vals[i + 1] > 0:
-            return vals[i + 1]
+        n = vals[i + 1]
+        if vals[i] == m and vals[i + 2] == k and n is not None and n > 0:
+            return n
     return None
 
 
