@@ -28,9 +28,12 @@ def test_bytes_and_flops_by_hand() -> None:
     assert zp.bytes - e.bytes == 32 * 4096 // 2  # one packed 4-bit zero point per group, column
     i8 = rl.weight_only_gemm(16, 4096, 4096, "int8", "bf16", H100, group_size=-1)
     assert i8.bytes == 131072 + 4096 * 4096 + 4096 * 2 + 131072  # per-channel: n scales
-    # 100 rows: a 64-row pass and a 36-row remainder launch: the weight is read twice
-    two = rl.weight_only_gemm(100, 4096, 4096, "int4", "bf16", H100)
+    # Marlin, 100 rows: a 64-row pass and a 36-row remainder launch read the weight twice;
+    # Machete's one launch reads it once
+    two = rl.weight_only_gemm(100, 4096, 4096, "int4", "bf16", H100, kernel="marlin")
     assert two.bytes == 100 * 4096 * 2 + 2 * (8388608 + 262144) + 100 * 4096 * 2
+    one = rl.weight_only_gemm(100, 4096, 4096, "int4", "bf16", H100, kernel="machete")
+    assert one.bytes == 100 * 4096 * 2 + (8388608 + 262144) + 100 * 4096 * 2
 
 
 def test_peak_preset_is_the_roofline_of_its_bytes() -> None:
@@ -57,9 +60,9 @@ def test_speedup_over_bf16_falls_with_m(hw: str) -> None:
     for k, n in BIG:
         s = rl.gemm(m, k, n, "bf16", hw).time_s / rl.weight_only_gemm(m, k, n, "int4", "bf16",
                                                                       hw).time_s
-        # falls, then flat once both are compute-bound (2 %: tile rounding and clock drop of
-        # the bf16 GEMM)
-        assert np.all(np.diff(s) <= 0.02 * s[:-1]), (k, n, s)
+        # falls, then flat once both are compute-bound (4 %: tile and wave rounding of either
+        # kernel, clock drop of the bf16 GEMM)
+        assert np.all(np.diff(s) <= 0.04 * s[:-1]), (k, n, s)
         assert s[-1] < 0.5 * s[0]
         # memory-bound: up to 16 / 4.125 = 3.88 (Marlin's A100 figure: 2.2 on Llama-7B's
         # small layers, where fixed times weigh; B200: 1.7), near it on the largest layer
@@ -105,7 +108,7 @@ def test_registry_prices_vllm_marlin_ops() -> None:
     w = TensorArg((4096 // 16, 4096 * 16 * 4 // 32), "int32", 4)  # Marlin's packed int4 layout
     s = TensorArg((32, 4096), "fp16", 2)
     ws = TensorArg((512,), "int32", 4)
-    want = rl.weight_only_gemm(16, 4096, 4096, "int4", "fp16", H100)
+    want = rl.weight_only_gemm(16, 4096, 4096, "int4", "fp16", H100, kernel="marlin")
     new = Call("_C::gptq_marlin_gemm", inputs=(a, None, w, None, s, None, None, None, None, ws,
                                                0, 16, 4096, 4096, True, False, True, False))
     old = Call("_C::marlin_gemm", inputs=(a, w, s, ws, None, None, None),
@@ -114,7 +117,46 @@ def test_registry_prices_vllm_marlin_ops() -> None:
         found, how = price(call, Pricer(H100, "default"))
         assert found is not None and len(found) == 1, how
         assert found[0][1].time_s == want.time_s
-        assert "group_size=128" in how
+        assert "group_size=128, kernel='marlin'" in how
+    b = TensorArg((4096 * 4096 // 8,), "int32", 4)  # Machete's prepacked int4 weight
+    mach = Call("_C::machete_mm", inputs=(a, b, 0, None, s, None, 128, None, None, None))
+    found, how = price(mach, Pricer(H100, "default"))
+    assert found is not None, how
+    assert found[0][1].time_s == rl.weight_only_gemm(16, 4096, 4096, "int4", "fp16", H100,
+                                                     kernel="machete").time_s
+
+
+def test_kernel_choice_follows_vllm() -> None:
+    # Hopper: Machete for group 64 / 128 / per channel and k % 64, n % 128 aligned shapes
+    assert rl.weight_only_gemm(16, 4096, 4096, hardware=H100).meta["inputs"]["kernel"] == \
+        "machete"
+    assert rl.weight_only_gemm(16, 4096, 4096, hardware="H200", group_size=32).meta[
+        "inputs"]["kernel"] == "marlin"
+    assert rl.weight_only_gemm(16, 4096, 4160, hardware=H100).meta["inputs"]["kernel"] == \
+        "marlin"  # n = 4160 is not a multiple of 128
+    for hw in ("A100 SXM 80GB", "L40S", "B200"):
+        assert rl.weight_only_gemm(16, 4096, 4096, hardware=hw).meta["inputs"]["kernel"] == \
+            "marlin"
+    with pytest.raises(ValueError, match=r"kernel 'machete' runs on Hopper \(sm90\) only, got "
+                       r"hardware 'A100 SXM 80GB'"):
+        rl.weight_only_gemm(16, 4096, 4096, hardware="A100 SXM 80GB", kernel="machete")
+    with pytest.raises(ValueError, match=r"kernel 'machete' needs group_size 64, 128 or 0.*"
+                       r"group_size=32"):
+        rl.weight_only_gemm(16, 4096, 4096, hardware=H100, kernel="machete", group_size=32)
+    with pytest.raises(ValueError, match=r"unknown kernel 'cutlass'"):
+        rl.weight_only_gemm(16, 4096, 4096, hardware=H100, kernel="cutlass")
+
+
+def test_machete_runs_at_the_bf16_rate_when_compute_bound() -> None:
+    # wgmma runs asynchronously: the dequantization (1.625 lane ops per weight and 128-row
+    # tile at 33.5e12 lane ops/s) hides under the MMAs (256 FLOPs per weight and tile at
+    # 989.5e12 FLOP/s), while Marlin's mma.sync pays it on top: ~30 % on an H100
+    m = 8192
+    bf16 = rl.gemm(m, 8192, 28672, "bf16", H100).time_s
+    mach = rl.weight_only_gemm(m, 8192, 28672, hardware=H100, kernel="machete").time_s
+    marl = rl.weight_only_gemm(m, 8192, 28672, hardware=H100, kernel="marlin").time_s
+    assert 0.95 < bf16 / mach < 1.05
+    assert bf16 / marl < 0.8
 
 
 def test_recipe_names() -> None:

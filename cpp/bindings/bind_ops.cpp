@@ -58,7 +58,8 @@ py::tuple grouped_gemm_counts_sweep_py(const InArray& counts, const InArray& cap
 
 py::tuple weight_only_gemm_sweep_py(const InArray& m, const InArray& k, const InArray& n, DType a,
                                    DType out, double weight_bits, double group_size,
-                                   bool zero_points, const Hardware& hw, const Efficiency& eff) {
+                                   bool zero_points, WeightOnlyKernel kernel, const Hardware& hw,
+                                   const Efficiency& eff) {
   const std::size_t len = equal_length({&m, &k, &n});
   WeightOnlyGemmShape f;
   f.a = a;
@@ -66,6 +67,7 @@ py::tuple weight_only_gemm_sweep_py(const InArray& m, const InArray& k, const In
   f.weight_bits = weight_bits;
   f.group_size = group_size;
   f.zero_points = zero_points;
+  f.kernel = kernel;
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     weight_only_gemm_sweep(m.data(), k.data(), n.data(), len, f, rates, o);
@@ -126,6 +128,9 @@ void bind_ops(py::module_& m) {
   py::enum_<GroupedLayout>(m, "GroupedLayout")
       .value("contiguous", GroupedLayout::contiguous)
       .value("masked", GroupedLayout::masked);
+  py::enum_<WeightOnlyKernel>(m, "WeightOnlyKernel")
+      .value("marlin", WeightOnlyKernel::marlin)
+      .value("machete", WeightOnlyKernel::machete);
   py::enum_<RowOp>(m, "RowOp")
       .value("rmsnorm", RowOp::rmsnorm)
       .value("layernorm", RowOp::layernorm)
@@ -148,7 +153,7 @@ void bind_ops(py::module_& m) {
         "Grouped GEMM estimates with per-group row counts (points x groups).");
   m.def("weight_only_gemm_sweep", &weight_only_gemm_sweep_py, py::arg("m"), py::arg("k"),
         py::arg("n"), py::arg("a"), py::arg("out"), py::arg("weight_bits"),
-        py::arg("group_size"), py::arg("zero_points"), py::arg("hardware"),
+        py::arg("group_size"), py::arg("zero_points"), py::arg("kernel"), py::arg("hardware"),
         py::arg("efficiency"),
         "Weight-only quantized GEMM (Marlin) estimates over equal-length arrays: (time, "
         "compute, memory, overhead, flops, bytes).");

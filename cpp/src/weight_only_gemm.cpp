@@ -40,7 +40,7 @@ Cost weight_only_gemm_cost(const WeightOnlyGemmShape& s) noexcept {
   const double g = groups(s);
   const double weight = s.k * s.n * s.weight_bits / 8.0 + g * s.n * element_bytes(s.a) +
                         (s.zero_points ? g * s.n * s.weight_bits / 8.0 : 0.0);
-  c.kernels = launches(s.m);
+  c.kernels = s.kernel == WeightOnlyKernel::marlin ? launches(s.m) : 1.0;
   c.bytes_read = s.m * s.k * element_bytes(s.a) + c.kernels * weight;
   c.bytes_written = s.m * s.n * element_bytes(s.out);
   return c;
@@ -50,17 +50,36 @@ double weight_only_dequant_ops(const WeightOnlyGemmShape& s) noexcept {
   const double unpack = s.weight_bits <= 4 ? kUnpackInt4 : kUnpackInt8;
   const double per = unpack + (s.group_size > 0 ? kPerPair : 0.0) +
                      (s.zero_points ? kPerPair : 0.0);
-  return per * s.k * s.n * std::ceil(s.m / kMarlinRowsPerPass);
+  const double rows =
+      s.kernel == WeightOnlyKernel::marlin ? kMarlinRowsPerPass : kMacheteRowsPerTile;
+  return per * s.k * s.n * std::ceil(s.m / rows);
 }
 
 Estimate weight_only_gemm_estimate(const WeightOnlyGemmShape& s, const Rates& rates) noexcept {
   const Cost c = weight_only_gemm_cost(s);
+  const double s_per_op = 2.0 * rates.s_per_flop[static_cast<std::size_t>(PeakClass::fp32)];
+  const double dequant = std::isfinite(s_per_op) ? weight_only_dequant_ops(s) * s_per_op : 0.0;
+  const double sms = std::max(rates.sms, 1.0);
+  if (s.kernel == WeightOnlyKernel::machete) {
+    // The weight is wgmma's A operand (it is converted in registers): 128 weight columns per
+    // CTA (two 64-row warpgroups) against a token tile of 16, 32, 64 or 128 rows (the
+    // smallest power of two holding m, from 16); a stream-K schedule spreads the tiles'
+    // 64-deep k-blocks over all SMs (at least the library's stream-K utilisation, at most
+    // the tiles' own wave fill).
+    const double tile_m = std::min(kMacheteRowsPerTile,
+                                   std::max(16.0, std::exp2(std::ceil(std::log2(s.m)))));
+    const double tiles_m = std::ceil(s.m / tile_m), tiles_n = std::ceil(s.n / 128.0);
+    const double tiles = tiles_m * tiles_n;
+    const double units = tiles * std::ceil(s.k / 64.0);
+    const double util = std::max(tiles / (sms * std::ceil(tiles / sms)), kStreamKUtilisation);
+    const double padded = 2.0 * tiles_m * tile_m * s.k * tiles_n * 128.0;
+    return estimate_fixed_tile_gemm(c, rates, padded, util, std::min(units, sms), dequant, true);
+  }
   // Marlin's tiles: 16-row MMA blocks (up to four per CTA), 128 x 128 (k x n) weight tiles for
   // m <= 16, else 64 x 256; a launch's k-tile iterations are striped evenly over all SMs.
   const bool small = s.m <= 16.0;
   const double tile_k = small ? 128.0 : 64.0, tile_n = small ? 128.0 : 256.0;
   const double work = std::ceil(s.k / tile_k) * std::ceil(s.n / tile_n);
-  const double sms = std::max(rates.sms, 1.0);
   const double full = std::floor(s.m / kMarlinRowsPerPass);
   double padded = 0.0;  // padded FLOPs over utilisation, summed over launches
   double busy = 0.0;
@@ -77,9 +96,7 @@ Estimate weight_only_gemm_estimate(const WeightOnlyGemmShape& s, const Rates& ra
     padded += 2.0 * 16.0 * std::ceil(rest / 16.0) * s.k * s.n / util;
     busy = std::max(busy, std::min(work, sms));
   }
-  const double s_per_op = 2.0 * rates.s_per_flop[static_cast<std::size_t>(PeakClass::fp32)];
-  const double dequant = std::isfinite(s_per_op) ? weight_only_dequant_ops(s) * s_per_op : 0.0;
-  return estimate_fixed_tile_gemm(c, rates, padded, 1.0, busy, dequant);
+  return estimate_fixed_tile_gemm(c, rates, padded, 1.0, busy, dequant, false);
 }
 
 void weight_only_gemm_sweep(const double* m, const double* k, const double* n,

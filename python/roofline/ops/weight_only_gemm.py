@@ -11,6 +11,7 @@ from .._checks import ArrayLike, Scalar, broadcast, flag, one_of, positive_int_a
 from .._dtypes import dtype as parse_dtype
 from .._dtypes import label
 from .._errors import ArgumentTypeError, ArgumentValueError
+from .._params.architecture import architecture
 from .._params.resolve import require_peak, resolve
 from ..efficiency import EfficiencyLike
 from ..estimate import Array, Estimate, from_columns, inputs_meta
@@ -55,20 +56,20 @@ def check_group_size(fn: str, group_size: Any) -> int:
 def weight_only_gemm(
     m: Scalar, k: Scalar, n: Scalar, weight_dtype: str = "int4", dtype: Any = "bf16",
     hardware: HardwareLike = None, *, group_size: int = 128, zero_points: bool = False,
-    out_dtype: Any = None, efficiency: EfficiencyLike = "default",
+    out_dtype: Any = None, efficiency: EfficiencyLike = "default", kernel: str = "auto",
 ) -> Estimate[float]: ...
 @overload
 def weight_only_gemm(
     m: ArrayLike, k: ArrayLike, n: ArrayLike, weight_dtype: str = "int4", dtype: Any = "bf16",
     hardware: HardwareLike = None, *, group_size: int = 128, zero_points: bool = False,
-    out_dtype: Any = None, efficiency: EfficiencyLike = "default",
+    out_dtype: Any = None, efficiency: EfficiencyLike = "default", kernel: str = "auto",
 ) -> Estimate[Array]: ...
 
 
 def weight_only_gemm(
     m: ArrayLike, k: ArrayLike, n: ArrayLike, weight_dtype: str = "int4", dtype: Any = "bf16",
     hardware: HardwareLike = None, *, group_size: int = 128, zero_points: bool = False,
-    out_dtype: Any = None, efficiency: EfficiencyLike = "default",
+    out_dtype: Any = None, efficiency: EfficiencyLike = "default", kernel: str = "auto",
 ) -> Estimate[Any]:
     """Estimate ``C = A @ dequant(W)``: 16-bit activations times int4 / int8 weights.
 
@@ -99,6 +100,11 @@ def weight_only_gemm(
         Output format (default: ``dtype``).
     efficiency : {"default", "peak", "torchao", ...} or Efficiency
         Efficiency model.
+    kernel : {"auto", "marlin", "machete"}
+        The kernel, as vLLM picks it (``"auto"``): Machete on Hopper (sm90) when the group
+        size is 64, 128 or per-channel and ``k % 64 == 0``, ``n % 128 == 0`` (GPTQ /
+        compressed-tensors checkpoints); Marlin otherwise (and for AWQ checkpoints, whose
+        ``awq_marlin`` path always runs Marlin: pass ``kernel="marlin"``).
 
     Returns
     -------
@@ -118,7 +124,7 @@ def weight_only_gemm(
     kernel does.) Under the plain presets the time is ``max(compute, memory, floor)`` of
     these FLOPs and bytes: about 3.9x under a 16-bit GEMM while memory-bound.
 
-    The default model runs Marlin's tiling: m padded to 16-row MMA blocks, k-tiles of
+    Marlin under the default model runs its own tiling: m padded to 16-row MMA blocks, k-tiles of
     128 x 128 (m <= 16) or 64 x 256 weight tiles striped evenly over all SMs (no wave
     quantization), the dequantization (``weight_only_dequant_ops`` in the core: ~1.6 lane
     instructions per weight element and 64-row pass for int4 at group 128) at the non-tensor
@@ -127,8 +133,13 @@ def weight_only_gemm(
     library's fixed time per launch. Hence near 3.9x over bf16 while memory-bound (m up to
     ~32 on A10, ~16 on A100/H100) and slightly below the bf16 GEMM when compute-bound; on
     Hopper, where the tensor rate is 15x the FP32 lane rate, the dequantization costs ~30 %
-    at large m (Marlin uses mma.sync, not wgmma). Checked against Marlin's published figures
-    in ``data/measurements/marlin_readme.csv``.
+    at large m (Marlin uses mma.sync, not wgmma). Machete (CUTLASS 3, sm90 only) is priced as
+    the library GEMM search of :func:`roofline.gemm` on these bytes (one launch; the weight
+    once), with its dequantization (per 128-row tile) overlapping the asynchronous wgmma
+    MMAs: the compute term is the larger of the two, so it runs at about the bf16 GEMM's rate
+    when compute-bound. Marlin is checked against its published figures in
+    ``data/measurements/marlin_readme.csv``; Machete has no published figure with exact
+    shapes in the repository yet.
     """
     fn = "weight_only_gemm"
     bits = one_of(fn, "weight_dtype", weight_dtype, WEIGHT_DTYPES)
@@ -153,15 +164,42 @@ def weight_only_gemm(
                                      f"and k={int(k_a[bad[0]])}")
     hw, chw, ceff = resolve(hardware, efficiency)
     require_peak(fn, hw, act)
+    kern = _kernel(fn, kernel, hw, group, k_a, n_a)
     cols = _core.weight_only_gemm_sweep(m_a, k_a, n_a, act, out, float(bits), float(group), zp,
-                                        chw, ceff)
+                                        getattr(_core.WeightOnlyKernel, kern), chw, ceff)
     wname = weight_dtype.strip().lower()
     g = f"g{group}" if group else "channel"
-    lab = f"weight_only_gemm {wname} {g} {label(act)}"
+    lab = f"weight_only_gemm {wname} {g} {label(act)} ({kern})"
     if all(np.ndim(v) == 0 for v in (m, k, n)):
-        lab = f"weight_only_gemm {int(m)}x{int(k)}x{int(n)} {wname} {g} {label(act)}"
+        lab = f"weight_only_gemm {int(m)}x{int(k)}x{int(n)} {wname} {g} {label(act)} ({kern})"
     meta = inputs_meta(shape, dict(zip(("m", "k", "n"), arrays, strict=True)),
                        dtype=label(act), weight_dtype=wname, group_size=group,
-                       zero_points=zp)
+                       zero_points=zp, kernel=kern)
     return from_columns(cols, shape, label=lab, hardware=hw.name,
                         meta={**peak_meta(hw, act), **meta})
+
+
+_KERNELS = {"auto": "auto", "marlin": "marlin", "machete": "machete"}
+
+
+def _machete_fits(group: int, k: np.ndarray, n: np.ndarray) -> bool:
+    """Whether Machete takes these shapes (vLLM's machete_utils: group -1, 64 or 128,
+    k % 64 == 0, n % 128 == 0)."""
+    return group in (0, 64, 128) and bool(np.all(k % 64 == 0)) and bool(np.all(n % 128 == 0))
+
+
+def _kernel(fn: str, kernel: Any, hw: Any, group: int, k: np.ndarray, n: np.ndarray) -> str:
+    """The kernel name for ``kernel=`` on ``hw`` (``"auto"``: vLLM's choice)."""
+    name = one_of(fn, "kernel", kernel, _KERNELS)
+    hopper = architecture(hw) == "hopper"
+    if name == "auto":
+        return "machete" if hopper and _machete_fits(group, k, n) else "marlin"
+    if name == "machete":
+        if not hopper:
+            raise ArgumentValueError(fn, "kernel", f"'machete' runs on Hopper (sm90) only, got "
+                                     f"hardware {hw.name!r}")
+        if not _machete_fits(group, k, n):
+            raise ArgumentValueError(fn, "kernel", "'machete' needs group_size 64, 128 or 0 "
+                                     "(per channel), k % 64 == 0 and n % 128 == 0, got "
+                                     f"group_size={group}")
+    return str(name)

@@ -205,8 +205,11 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
     if ops.wo and ops.weight_only is not None:
         m, k, n = (np.array(c) for c in zip(*ops.wo, strict=True))
         wdt, group, zp = ops.weight_only
+        # vLLM: GPTQ / compressed-tensors checkpoints take Machete on Hopper, AWQ's (zero
+        # points) awq_marlin path always Marlin
         parts["wo"] = stack(weight_only_gemm(m, k, n, wdt, dtype, hw, group_size=group,
-                                             zero_points=zp, efficiency=efficiency))
+                                             zero_points=zp, efficiency=efficiency,
+                                             kernel="marlin" if zp else "auto"))
     if ops.lowp and recipe is not None:
         m, k, n, b = (np.array(c) for c in zip(*ops.lowp, strict=True))
         parts["lowp"] = stack(gemm(m, k, n, recipe_dtype(recipe), hw, batch=b,

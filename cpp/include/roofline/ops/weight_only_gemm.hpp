@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "roofline/cost.hpp"
 #include "roofline/dtype.hpp"
@@ -7,6 +8,12 @@
 #include "roofline/sweep.hpp"
 
 namespace roofline {
+
+/// The kernel a weight-only GEMM runs as (vLLM picks Machete on Hopper, Marlin elsewhere).
+enum class WeightOnlyKernel : std::uint8_t {
+  marlin,  ///< Marlin (IST-DASLab, vLLM's gptq_marlin / awq_marlin): mma.sync, striped k-tiles
+  machete  ///< Machete (vLLM, CUTLASS 3 on sm90): wgmma tiles, dequantization overlapping MMAs
+};
 
 /// A weight-only quantized GEMM C[m, n] = A[m, k] @ dequant(W)[k, n] as Marlin-style kernels
 /// (vLLM's gptq_marlin / awq_marlin) run it: 16-bit activations, 4- or 8-bit integer weights
@@ -21,6 +28,7 @@ struct WeightOnlyGemmShape {
   double weight_bits = 4;     ///< bits of one stored weight (4 or 8)
   double group_size = 128;    ///< rows of W sharing one scale (0 = one scale per column)
   bool zero_points = false;   ///< one packed zero point per group and column (AWQ)
+  WeightOnlyKernel kernel = WeightOnlyKernel::marlin;  ///< the kernel that runs it
 };
 
 /// Rows of A one Marlin pass takes (four 16-row MMA blocks per CTA); each pass dequantizes
@@ -31,17 +39,24 @@ inline constexpr double kMarlinRowsPerPass = 64.0;
 /// streams the weight once (the passes' stripes meet the same weight tiles in L2).
 inline constexpr double kMarlinPassesPerLaunch = 16.0;
 
+/// Rows of A one Machete CTA tile takes (two consumer warpgroups of 64-row wgmma): each tile
+/// row dequantizes its slice of the weight once.
+inline constexpr double kMacheteRowsPerTile = 128.0;
+
 /// FLOPs 2*m*k*n at the activation format's tensor peak; bytes: A once, the packed weight,
-/// its scales and zero points once per launch (ceil(m / 1024) launches), C once; kind gemm.
+/// its scales and zero points once per launch (Marlin: ceil(floor(m / 64) / 16) launches plus
+/// one for a remainder under 64 rows; Machete: one), C once; kind gemm.
 Cost weight_only_gemm_cost(const WeightOnlyGemmShape& s) noexcept;
 
-/// Non-tensor lane instructions of the dequantization (unpack, zero point, group scale) of
-/// one pass: per weight element, times k*n*ceil(m / 64).
+/// Non-tensor lane instructions of the dequantization (unpack, zero point, group scale): per
+/// weight element, times k*n*ceil(m / rows), rows = 64 (Marlin pass) or 128 (Machete tile).
 double weight_only_dequant_ops(const WeightOnlyGemmShape& s) noexcept;
 
-/// Time of one weight-only GEMM: the cost above under `rates`; the shape-aware model runs
-/// Marlin's tiling (m padded to 16-row blocks, striped k-tiles over all SMs) with the
-/// dequantization in the tensor cores' issue slots (estimate_fixed_tile_gemm).
+/// Time of one weight-only GEMM: the cost above under `rates`, shape-aware through
+/// estimate_fixed_tile_gemm. Marlin: m padded to 16-row blocks, k-tiles striped over all SMs,
+/// the dequantization in the tensor cores' issue slots. Machete: 128 weight columns by a
+/// 16-128-token tile per CTA in waves over the SMs, the dequantization overlapping the
+/// asynchronous MMAs.
 Estimate weight_only_gemm_estimate(const WeightOnlyGemmShape& s, const Rates& rates) noexcept;
 
 /// Weight-only GEMM estimates over arrays m, k, n (length n_points); formats fixed.

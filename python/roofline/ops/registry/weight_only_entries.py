@@ -1,4 +1,4 @@
-"""Entries of weight-only quantized GEMMs (vLLM's Marlin ops): :func:`roofline.weight_only_gemm`
+"""Entries of weight-only quantized GEMMs (vLLM's Marlin and Machete ops): :func:`roofline.weight_only_gemm`
 from the activation, the packed weight, the scales and the ``size_m, size_n, size_k`` arguments.
 """
 
@@ -42,8 +42,7 @@ def _sizes(call: Call, m: int, k: int) -> int | None:
     return None
 
 
-@register("_C::gptq_marlin_gemm", "_C::marlin_gemm", "_C::awq_marlin_gemm", kind="gemm",
-          op="weight_only_gemm")
+@register("_C::gptq_marlin_gemm", "_C::marlin_gemm", kind="gemm", op="weight_only_gemm")
 def marlin_gemm(call: Call, p: Pricer) -> Priced:
     """Marlin (``gptq_marlin_gemm``, ``marlin_gemm``): A is the first input (m x k, 16-bit),
     the packed weight the largest 4-byte tensor (``k·n·bits/32`` int32 words), the scales
@@ -70,7 +69,41 @@ def marlin_gemm(call: Call, p: Pricer) -> Priced:
     groups = scales.shape[0] if scales is not None else 1
     group = k // groups if groups > 1 else 0
     wdt = "int4" if bits == 4 else "int8"
-    e = p.cached(("weight_only_gemm", m, k, n, wdt, group, a.dtype_name), lambda: weight_only_gemm(
-        m, k, n, wdt, a.dtype_name, p.hardware, group_size=group, efficiency=p.efficiency))
+    e = p.cached(("weight_only_gemm", m, k, n, wdt, group, a.dtype_name, "marlin"),
+                 lambda: weight_only_gemm(m, k, n, wdt, a.dtype_name, p.hardware,
+                                          group_size=group, efficiency=p.efficiency,
+                                          kernel="marlin"))
     return [("gemm", e)], (f"rl.weight_only_gemm({m}, {k}, {n}, {wdt!r}, {a.dtype_name!r}, "
-                           f"group_size={group})")
+                           f"group_size={group}, kernel='marlin')")
+
+
+@register("_C::machete_mm", kind="gemm", op="weight_only_gemm")
+def machete_mm(call: Call, p: Pricer) -> Priced:
+    """Machete (``machete_mm(A, B, b_type, out_type, group_scales, group_zeros, group_size,
+    channel_scales, ...)``): A (m x k, 16-bit), the prepacked weight (``k·n·bits/32`` int32
+    words), group scales (k/group x n) or per-channel scales (n), group zero points."""
+    a, b = call.tensor(0), call.tensor(1)
+    if a is None or a.dtype_name not in ("bf16", "fp16") or len(a.shape) < 1 or b is None:
+        return None, f"{call.name}: activation or weight not recorded"
+    m, k = math.prod(a.shape[:-1]), a.shape[-1]
+    scales, channel = call.tensor(4), call.tensor(7)
+    if scales is not None and len(scales.shape) == 2 and scales.shape[0] > 0:
+        n, groups = scales.shape[1], scales.shape[0]
+    elif channel is not None and channel.numel > 0:
+        n, groups = channel.numel, 1
+    else:
+        return None, f"{call.name}: no scales recorded to read n from"
+    if min(m, k, n) <= 0 or k % groups:
+        return None, f"{call.name}: empty or unexpected shapes"
+    bits = round(8 * b.nbytes / (k * n))
+    if bits not in (4, 8):
+        return None, f"{call.name}: {bits}-bit weights not priced"
+    group = k // groups if groups > 1 else 0
+    zp = call.tensor(5) is not None
+    wdt = "int4" if bits == 4 else "int8"
+    e = p.cached(("weight_only_gemm", m, k, n, wdt, group, zp, a.dtype_name, "machete"),
+                 lambda: weight_only_gemm(m, k, n, wdt, a.dtype_name, p.hardware,
+                                          group_size=group, zero_points=zp,
+                                          efficiency=p.efficiency, kernel="machete"))
+    return [("gemm", e)], (f"rl.weight_only_gemm({m}, {k}, {n}, {wdt!r}, {a.dtype_name!r}, "
+                           f"group_size={group}, zero_points={zp}, kernel='machete')")
