@@ -1,6 +1,6 @@
-"""Entries of weight-only quantized GEMMs (vLLM's Marlin and Machete ops): :func:`roofline.weight_only_gemm`
-from the activation, the packed weight, the scales and the ``size_m, size_n, size_k`` arguments.
-"""
+"""Entries of weight-only quantized GEMMs (vLLM's Marlin and Machete ops):
+:func:`roofline.weight_only_gemm` from the activation, the packed weight, the scales (and
+Marlin's ``size_m, size_n, size_k`` arguments)."""
 
 from __future__ import annotations
 
