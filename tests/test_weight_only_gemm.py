@@ -221,3 +221,37 @@ def test_marlin_readme_figures() -> None:
     assert len(errors) == 23
     assert np.median(errors) < 0.038
     assert max(errors) < 0.35
+
+
+def test_grouped_moe_by_hand_and_against_dense() -> None:
+    from roofline.ops.weight_only_gemm import weight_only_grouped_gemm
+
+    counts = np.zeros(128, dtype=np.int64)
+    counts[:8] = 1  # decode: 8 experts with one token each
+    e = weight_only_grouped_gemm(counts, 2048, 1536, hardware=H100)
+    # per active expert: A 2048*2, W 2048*1536/2 + 16*1536*2 scales, C 1536*2
+    assert e.bytes == 8 * (4096 + 1572864 + 49152 + 3072)
+    assert e.flops == 2 * 8 * 2048 * 1536
+    # one expert alone is one Marlin launch of the same shape
+    one = np.zeros(128, dtype=np.int64)
+    one[5] = 16
+    assert weight_only_grouped_gemm(one, 2048, 1536, hardware=H100).bytes == \
+        rl.weight_only_gemm(16, 2048, 1536, hardware=H100, kernel="marlin").bytes
+    # more tokens never take less time; scenarios along the leading axis
+    more = counts.copy()
+    more[:64] += 3
+    t = weight_only_grouped_gemm(np.stack([counts, more]), 2048, 1536, hardware=H100).time_s
+    assert t.shape == (2,) and t[1] > t[0]
+    bf16 = rl.grouped_gemm(None, 2048, 1536, dtype="bf16", hardware=H100, counts=counts)
+    # bytes 50.39 MB / 13.03 MB = 3.87; torch._grouped_mm adds its setup kernel
+    assert 3.0 < bf16.time_s / e.time_s < 4.5
+    with pytest.raises(ValueError, match=r"counts must be an array with one entry per expert"):
+        weight_only_grouped_gemm(np.zeros(8, dtype=np.int64), 2048, 1536, hardware=H100)
+
+
+def test_moe_model_with_w4a16() -> None:
+    kw = dict(kv_len=2048, hardware=H100)
+    bf16 = rl.transformer.estimate("qwen3-30b-a3b", "decode", 8, **kw)
+    w4 = rl.transformer.estimate("qwen3-30b-a3b", "decode", 8, linear_recipe="w4a16", **kw)
+    assert w4.time_s < 0.6 * bf16.time_s
+    assert w4.memory["weights_bytes"] < 0.3 * bf16.memory["weights_bytes"]

@@ -99,6 +99,54 @@ Estimate weight_only_gemm_estimate(const WeightOnlyGemmShape& s, const Rates& ra
   return estimate_fixed_tile_gemm(c, rates, padded, 1.0, busy, dequant, false);
 }
 
+Estimate weight_only_grouped_estimate(const WeightOnlyGemmShape& s, const double* counts,
+                                      std::size_t n_groups, const Rates& rates) noexcept {
+  Cost c;
+  c.kind = KernelKind::gemm;
+  c.math = peak_class(s.a);
+  c.k = s.k;
+  c.n = s.n;
+  const double g = groups(s);
+  const double weight = s.k * s.n * s.weight_bits / 8.0 + g * s.n * element_bytes(s.a) +
+                        (s.zero_points ? g * s.n * s.weight_bits / 8.0 : 0.0);
+  const double sms = std::max(rates.sms, 1.0);
+  // Per expert and 64-row block: 128 x 128 weight tiles (Marlin's small-m tiles).
+  const double work = std::ceil(s.k / 128.0) * std::ceil(s.n / 128.0);
+  double rows = 0.0, padded = 0.0, units = 0.0, dequant_ops = 0.0;
+  WeightOnlyGemmShape one = s;
+  one.kernel = WeightOnlyKernel::marlin;
+  for (std::size_t e = 0; e < n_groups; ++e) {
+    const double m = counts[e];
+    if (!(m > 0)) continue;
+    rows += m;
+    c.bytes_read += m * s.k * element_bytes(s.a) + weight;
+    c.bytes_written += m * s.n * element_bytes(s.out);
+    padded += 2.0 * 16.0 * std::ceil(m / 16.0) * s.k * s.n;
+    units += std::ceil(m / kMarlinRowsPerPass) * work;
+    one.m = m;
+    dequant_ops += weight_only_dequant_ops(one);
+  }
+  c.m = std::max(rows, 1.0);
+  c.flops = 2.0 * rows * s.k * s.n;
+  const double util = units > 0 ? units / (sms * std::ceil(units / sms)) : 1.0;
+  const double s_per_op = 2.0 * rates.s_per_flop[static_cast<std::size_t>(PeakClass::fp32)];
+  const double dequant = std::isfinite(s_per_op) ? dequant_ops * s_per_op : 0.0;
+  return estimate_fixed_tile_gemm(c, rates, padded, util, std::min(std::max(units, 1.0), sms),
+                                  dequant, false);
+}
+
+void weight_only_grouped_sweep(const double* counts, std::size_t n_groups, const double* k,
+                               const double* n, std::size_t n_points,
+                               const WeightOnlyGemmShape& formats, const Rates& rates,
+                               EstimateColumns out) noexcept {
+  for (std::size_t i = 0; i < n_points; ++i) {
+    WeightOnlyGemmShape s = formats;
+    s.k = k[i];
+    s.n = n[i];
+    out.set(i, weight_only_grouped_estimate(s, counts + i * n_groups, n_groups, rates));
+  }
+}
+
 void weight_only_gemm_sweep(const double* m, const double* k, const double* n,
                             std::size_t n_points, const WeightOnlyGemmShape& formats,
                             const Rates& rates, EstimateColumns out) noexcept {

@@ -7,7 +7,15 @@ from typing import Any, overload
 import numpy as np
 
 from .. import _core
-from .._checks import ArrayLike, Scalar, broadcast, flag, one_of, positive_int_array
+from .._checks import (
+    ArrayLike,
+    Scalar,
+    broadcast,
+    flag,
+    nonnegative_int_array,
+    one_of,
+    positive_int_array,
+)
 from .._dtypes import dtype as parse_dtype
 from .._dtypes import label
 from .._errors import ArgumentTypeError, ArgumentValueError
@@ -18,7 +26,8 @@ from ..estimate import Array, Estimate, from_columns, inputs_meta
 from ..explain import peak_meta
 from ..hardware import HardwareLike
 
-__all__ = ["WEIGHT_DTYPES", "weight_only_gemm", "weight_only_weight_bytes"]
+__all__ = ["WEIGHT_DTYPES", "weight_only_gemm", "weight_only_grouped_gemm",
+           "weight_only_weight_bytes"]
 
 #: Stored weight formats and their bits per element.
 WEIGHT_DTYPES: dict[str, int] = {"int4": 4, "uint4": 4, "int8": 8, "uint8": 8}
@@ -203,3 +212,62 @@ def _kernel(fn: str, kernel: Any, hw: Any, group: int, k: np.ndarray, n: np.ndar
                                      "(per channel), k % 64 == 0 and n % 128 == 0, got "
                                      f"group_size={group}")
     return str(name)
+
+
+def weight_only_grouped_gemm(counts: ArrayLike, k: int, n: int, weight_dtype: str = "int4",
+                             dtype: Any = "bf16", hardware: HardwareLike = None, *,
+                             group_size: int = 128, zero_points: bool = False,
+                             efficiency: EfficiencyLike = "default") -> Estimate[Any]:
+    """Estimate one grouped (MoE) weight-only GEMM: expert ``g`` multiplies its
+    ``counts[g]`` tokens by its own int4 / int8 ``k x n`` weight, all in one launch (vLLM's
+    fused Marlin MoE kernel, ``fused_marlin_moe``).
+
+    Parameters
+    ----------
+    counts : array_like of int
+        Tokens routed to each expert, along the last axis (leading axes: scenarios). Zero is
+        allowed (the expert reads nothing); at least one must be positive.
+    k, n, weight_dtype, dtype, hardware, group_size, zero_points, efficiency
+        As for :func:`weight_only_gemm` (``k``, ``n``: ints).
+
+    Returns
+    -------
+    Estimate
+        A float estimate for 1-D counts, arrays over the leading axes otherwise.
+
+    Notes
+    -----
+    FLOPs = 2·Σ c_g·k·n; bytes = Σ over experts with tokens of ``c_g·k·2 + weight + c_g·n·2``
+    (each such expert's packed weight and scales once). Default model: Marlin's tiling per
+    expert (rows padded to 16-row blocks; 64-row passes of 128 x 128 weight tiles striped over
+    all SMs), dequantization once per expert and 64-row pass in the MMAs' issue slots, one
+    launch (its fixed time once).
+    """
+    fn = "weight_only_grouped_gemm"
+    bits = one_of(fn, "weight_dtype", weight_dtype, WEIGHT_DTYPES)
+    act = parse_dtype(fn, dtype)
+    if label(act) not in _ACT_DTYPES:
+        raise ArgumentValueError(fn, "dtype", f"must be bf16 or fp16 (the activations of a "
+                                 f"weight-only GEMM), got {dtype!r}")
+    group = check_group_size(fn, group_size)
+    zp = flag(fn, "zero_points", zero_points)
+    kk = int(positive_int_array(fn, "k", k))
+    nn = int(positive_int_array(fn, "n", n))
+    if group and kk % group:
+        raise ArgumentValueError(fn, "group_size", f"must divide k, got group_size={group} "
+                                 f"and k={kk}")
+    cnt = nonnegative_int_array(fn, "counts", counts)
+    if cnt.ndim == 0 or not np.all(cnt.sum(axis=-1) > 0):
+        raise ArgumentValueError(fn, "counts", "must be an array with one entry per expert and "
+                                 f"at least one positive, got {counts!r}")
+    shape = cnt.shape[:-1]
+    flat = np.ascontiguousarray(cnt.reshape(-1, cnt.shape[-1]), dtype=np.float64)
+    points = flat.shape[0]
+    hw, chw, ceff = resolve(hardware, efficiency)
+    require_peak(fn, hw, act)
+    cols = _core.weight_only_grouped_sweep(flat, np.full(points, float(kk)),
+                                           np.full(points, float(nn)), act, act, float(bits),
+                                           float(group), zp, chw, ceff)
+    wname = weight_dtype.strip().lower()
+    lab = f"weight_only_grouped_gemm {cnt.shape[-1]} experts {kk}x{nn} {wname} {label(act)}"
+    return from_columns(cols, shape, label=lab, hardware=hw.name, meta=peak_meta(hw, act))

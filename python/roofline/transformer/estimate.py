@@ -124,9 +124,9 @@ def estimate(
         included) and batched expert / absorbed-MLA GEMMs in the recipe's low-precision
         format; default: bf16 ``rl.gemm``. Weight-only recipes (inference): ``"w4a16"``,
         ``"w8a16"`` (group 128; ``"_g<N>"``, ``"_channel"``, ``"_zp"`` for AWQ zero points,
-        e.g. ``"w4a16_g128_zp"``) run the linears as ``rl.weight_only_gemm`` (Marlin) and
-        store their weights at ``bits/8`` bytes plus scales; expert (grouped) and batched
-        GEMMs stay 16-bit GEMMs.
+        e.g. ``"w4a16_g128_zp"``) run the linears as ``rl.weight_only_gemm`` (Marlin /
+        Machete) and the routed experts as fused Marlin MoE kernels, and store their weights
+        at ``bits/8`` bytes plus scales; batched (absorbed-MLA) GEMMs stay 16-bit.
     dtype : {"bf16", "fp16", "fp32"}
         Format of weights, activations and the GEMMs without a ``linear_recipe``.
     kv_dtype : str, optional

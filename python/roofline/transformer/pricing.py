@@ -20,7 +20,7 @@ from ..ops.gemm import gemm
 from ..ops.grouped_gemm import grouped_gemm
 from ..ops.host import HOST_CLASSES, WallTime, eager_program_wall, wall_time
 from ..ops.registry import Pricer, lookup, price
-from ..ops.weight_only_gemm import weight_only_gemm
+from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .formats import recipe_dtype
 from .program import Program
 from .report import COLUMNS
@@ -236,7 +236,14 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
                                            hardware=hw, efficiency=efficiency))
              for kw in ops.attn])
-    if ops.grouped:
+    if ops.grouped and ops.weight_only is not None:  # fused Marlin MoE
+        wdt, group, zp = ops.weight_only
+        parts["grouped"] = np.concatenate([
+            stack(weight_only_grouped_gemm(np.asarray(counts, dtype=np.int64), int(k), int(n),
+                                           wdt, dtype, hw, group_size=group, zero_points=zp,
+                                           efficiency=efficiency))
+            for counts, k, n in ops.grouped])
+    elif ops.grouped:
         gdtype = dtype if recipe is None else recipe_dtype(recipe)
         parts["grouped"] = np.concatenate([
             stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw,

@@ -59,6 +59,19 @@ double weight_only_dequant_ops(const WeightOnlyGemmShape& s) noexcept;
 /// asynchronous MMAs.
 Estimate weight_only_gemm_estimate(const WeightOnlyGemmShape& s, const Rates& rates) noexcept;
 
+/// A grouped (MoE) weight-only GEMM as vLLM's fused Marlin MoE kernel runs it: expert g
+/// multiplies its counts[g] rows by its own k x n weight, all experts in one launch; an expert
+/// with no rows reads nothing, one with rows streams its weight once. Marlin tiling per expert
+/// (16-row blocks, 64-row passes), work striped over all SMs; `s.m` and `s.kernel` are ignored.
+Estimate weight_only_grouped_estimate(const WeightOnlyGemmShape& s, const double* counts,
+                                      std::size_t n_groups, const Rates& rates) noexcept;
+
+/// weight_only_grouped_estimate() per point: `counts` row-major (n_points x n_groups).
+void weight_only_grouped_sweep(const double* counts, std::size_t n_groups, const double* k,
+                               const double* n, std::size_t n_points,
+                               const WeightOnlyGemmShape& formats, const Rates& rates,
+                               EstimateColumns out) noexcept;
+
 /// Weight-only GEMM estimates over arrays m, k, n (length n_points); formats fixed.
 void weight_only_gemm_sweep(const double* m, const double* k, const double* n,
                             std::size_t n_points, const WeightOnlyGemmShape& formats,
