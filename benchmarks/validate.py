@@ -36,6 +36,11 @@ Files and how their rows are modeled:
   sweeps (batch 128, 4096/8192 cached tokens, 16-128 query heads, 1-2 queries; see
   ``calibrate.MLA_SWEEP``), in FlashMLA's own FLOP and byte counting. The 660 TFLOPS row is
   in-sample (it sets ``decode_fraction``).
+* ``marlin_readme.csv`` — Marlin's README charts: speedup of the fp16 x int4 (group 128)
+  Marlin GEMM over the fp16 GEMM (A10 batch sweep; model layers at batch 16), compared with
+  ``rl.gemm(fp16)`` / ``rl.weight_only_gemm(kernel="marlin")`` summed over the row's layers;
+  the "measured" and predicted values of these rows are speedups, not times. Rows on GPUs
+  outside the database (RTX A6000) are skipped.
 """
 
 from __future__ import annotations
@@ -196,9 +201,31 @@ def rows_quantize(data: Path) -> list[tuple[str, str, float, dict[str, float]]]:
     return out
 
 
+def rows_marlin(data: Path) -> list[tuple[str, str, float, dict[str, float]]]:
+    import roofline as rl
+
+    out = []
+    for r in read(data / "marlin_readme.csv"):
+        if r["hardware"] not in rl.list_hardware():
+            continue
+        m, group = int(r["m"]), int(r["group_size"])
+        ks = np.array([int(x) for x in r["k"].split(";")])
+        ns = np.array([int(x) for x in r["n"].split(";")])
+        pred = {}
+        for p in PRESETS:
+            dense = rl.gemm(m, ks, ns, r["dtype"], r["hardware"], efficiency=p).time_s
+            quant = rl.weight_only_gemm(m, ks, ns, r["weight_dtype"], r["dtype"], r["hardware"],
+                                        group_size=group, efficiency=p, kernel="marlin").time_s
+            pred[p] = float(np.sum(dense) / np.sum(quant))
+        what = "A10 batch 1-128" if r["figure"] == "peak" else "model layers, batch 16"
+        out.append(("marlin_readme.csv", f"int4 Marlin speedup ({what})",
+                    float(r["speedup_over_fp16"]), pred))
+    return out
+
+
 def table(data: Path) -> list[dict[str, Any]]:
     rows = (rows_deepgemm(data) + rows_max_achievable(data) + rows_norm_softmax(data)
-            + rows_quantize(data) + rows_attention(data) + rows_mla(data))
+            + rows_quantize(data) + rows_attention(data) + rows_mla(data) + rows_marlin(data))
     groups: dict[tuple[str, str], list[tuple[float, dict[str, float]]]] = {}
     for file, family, meas, pred in rows:
         groups.setdefault((file, family), []).append((meas, pred))

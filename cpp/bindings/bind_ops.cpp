@@ -8,6 +8,7 @@
 #include "roofline/estimate.hpp"
 #include "roofline/ops/grouped_gemm.hpp"
 #include "roofline/ops/norm.hpp"
+#include "roofline/ops/weight_only_gemm.hpp"
 #include "roofline/sweep.hpp"
 #include "arrays.hpp"
 
@@ -52,6 +53,45 @@ py::tuple grouped_gemm_counts_sweep_py(const InArray& counts, const InArray& cap
   return estimate_columns(len, [&](EstimateColumns o) {
     grouped_gemm_counts_sweep(counts.data(), n_groups, capacity.data(), k.data(), n.data(), len,
                               f, rates, o);
+  });
+}
+
+py::tuple weight_only_gemm_sweep_py(const InArray& m, const InArray& k, const InArray& n, DType a,
+                                   DType out, double weight_bits, double group_size,
+                                   bool zero_points, WeightOnlyKernel kernel, const Hardware& hw,
+                                   const Efficiency& eff) {
+  const std::size_t len = equal_length({&m, &k, &n});
+  WeightOnlyGemmShape f;
+  f.a = a;
+  f.out = out;
+  f.weight_bits = weight_bits;
+  f.group_size = group_size;
+  f.zero_points = zero_points;
+  f.kernel = kernel;
+  const Rates rates(hw, eff);
+  return estimate_columns(len, [&](EstimateColumns o) {
+    weight_only_gemm_sweep(m.data(), k.data(), n.data(), len, f, rates, o);
+  });
+}
+
+py::tuple weight_only_grouped_sweep_py(const InArray& counts, const InArray& k, const InArray& n,
+                                      DType a, DType out, double weight_bits, double group_size,
+                                      bool zero_points, const Hardware& hw,
+                                      const Efficiency& eff) {
+  const std::size_t len = equal_length({&k, &n});
+  if (counts.ndim() != 2 || static_cast<std::size_t>(counts.shape(0)) != len) {
+    throw std::invalid_argument("internal: counts must be (points, groups)");
+  }
+  const auto n_groups = static_cast<std::size_t>(counts.shape(1));
+  WeightOnlyGemmShape f;
+  f.a = a;
+  f.out = out;
+  f.weight_bits = weight_bits;
+  f.group_size = group_size;
+  f.zero_points = zero_points;
+  const Rates rates(hw, eff);
+  return estimate_columns(len, [&](EstimateColumns o) {
+    weight_only_grouped_sweep(counts.data(), n_groups, k.data(), n.data(), len, f, rates, o);
   });
 }
 
@@ -111,6 +151,9 @@ void bind_ops(py::module_& m) {
       .value("masked", GroupedLayout::masked)
       .value("looped", GroupedLayout::looped)
       .value("looped_wgrad", GroupedLayout::looped_wgrad);
+  py::enum_<WeightOnlyKernel>(m, "WeightOnlyKernel")
+      .value("marlin", WeightOnlyKernel::marlin)
+      .value("machete", WeightOnlyKernel::machete);
   py::enum_<RowOp>(m, "RowOp")
       .value("rmsnorm", RowOp::rmsnorm)
       .value("layernorm", RowOp::layernorm)
@@ -131,6 +174,18 @@ void bind_ops(py::module_& m) {
         py::arg("out"), py::arg("layout"), py::arg("hardware"), py::arg("efficiency"),
         py::arg("scaling") = Scaling::none,
         "Grouped GEMM estimates with per-group row counts (points x groups).");
+  m.def("weight_only_gemm_sweep", &weight_only_gemm_sweep_py, py::arg("m"), py::arg("k"),
+        py::arg("n"), py::arg("a"), py::arg("out"), py::arg("weight_bits"),
+        py::arg("group_size"), py::arg("zero_points"), py::arg("kernel"), py::arg("hardware"),
+        py::arg("efficiency"),
+        "Weight-only quantized GEMM (Marlin) estimates over equal-length arrays: (time, "
+        "compute, memory, overhead, flops, bytes).");
+  m.def("weight_only_grouped_sweep", &weight_only_grouped_sweep_py, py::arg("counts"),
+        py::arg("k"), py::arg("n"), py::arg("a"), py::arg("out"), py::arg("weight_bits"),
+        py::arg("group_size"), py::arg("zero_points"), py::arg("hardware"),
+        py::arg("efficiency"),
+        "Grouped (MoE) weight-only GEMM (fused Marlin MoE) estimates with per-expert row "
+        "counts (points x groups).");
   m.def("row_op_sweep", &row_op_sweep_py, py::arg("op"), py::arg("rows"), py::arg("cols"),
         py::arg("dtype"), py::arg("backward"), py::arg("save_stats"), py::arg("hardware"),
         py::arg("efficiency"), py::arg("backend") = RowBackend::fused,

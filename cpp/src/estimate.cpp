@@ -37,9 +37,6 @@ constexpr double kWidestTileN = 256.0;
 // or above that of 128x128 keep the tensor cores fed; smaller ones run proportionally slower.
 constexpr double kFullReuse = 128.0 * 128.0 / 256.0;
 
-// Utilisation of stream-K schedules, which split the K loop of the last wave's tiles across
-// all SMs instead of leaving SMs idle (a fix-up pass costs a few percent).
-constexpr double kStreamKUtilisation = 0.92;
 
 // Split-K factors a library may use when tiles leave SMs idle (each slice writes fp32 partial
 // sums that a reduction reads back, so large factors only pay off for long K).
@@ -1052,6 +1049,22 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& me
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   GemmMemo memo;  // one estimate: its tables are built afresh
   return estimate_shape_aware(cost, rates, memo);
+}
+
+Estimate estimate_fixed_tile_gemm(const Cost& cost, const Rates& rates, double padded_flops,
+                                  double utilisation, double busy_sms, double extra_compute_s,
+                                  bool overlaps) noexcept {
+  if (!rates.eff.shape_aware || rates.sms <= 0) return estimate_plain(cost, rates);
+  const LibraryGemm lib = library_gemm(cost, rates);
+  const double s_per_flop = rates.s_per_flop[static_cast<std::size_t>(cost.math)] *
+                            lib.compute_scale;
+  const double tensor = throttled(padded_flops * s_per_flop / std::max(utilisation, 1e-9), lib);
+  const double compute =
+      overlaps ? std::max(tensor, extra_compute_s) : tensor + extra_compute_s;
+  const double busy = std::min(std::max(busy_sms, 1.0), rates.sms);
+  const double memory = library_memory_time(cost.bytes(), busy, rates, lib);
+  return finish_gemm(combine(compute, memory, rates.eff.overlap_p), compute, memory, cost,
+                     rates, lib);
 }
 
 Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept {

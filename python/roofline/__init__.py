@@ -43,6 +43,7 @@ from .ops import (
     send_recv,
     softmax,
     wall_time,
+    weight_only_gemm,
 )
 
 
@@ -121,5 +122,6 @@ __all__ = [
     "validate",
     "wall_time",
     "WallTime",
+    "weight_only_gemm",
     "__version__",
 ]

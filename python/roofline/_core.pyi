@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
 class PeakClass:
     """
     Members:
@@ -1100,6 +1100,51 @@ class GroupedLayout:
     @property
     def value(self) -> int:
         ...
+class WeightOnlyKernel:
+    """
+    Members:
+    
+      marlin
+    
+      machete
+    """
+    __members__: typing.ClassVar[dict[str, WeightOnlyKernel]]
+    machete: typing.ClassVar[WeightOnlyKernel]
+    marlin: typing.ClassVar[WeightOnlyKernel]
+    @typing.overload
+    def __eq__(self, other: WeightOnlyKernel) -> bool:
+        ...
+    @typing.overload
+    def __eq__(self, other: typing.Any) -> bool:
+        ...
+    def __getstate__(self) -> int:
+        ...
+    def __hash__(self) -> int:
+        ...
+    def __index__(self) -> int:
+        ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __int__(self) -> int:
+        ...
+    @typing.overload
+    def __ne__(self, other: WeightOnlyKernel) -> bool:
+        ...
+    @typing.overload
+    def __ne__(self, other: typing.Any) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def __str__(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def value(self) -> int:
+        ...
 class RowOp:
     """
     Members:
@@ -1567,4 +1612,12 @@ def train_step_sweep(rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float6
 def wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, terms: HostTerms) -> tuple[typing.Any, ...]:
     """
     Wall time of kernels issued in order on one stream: (wall_s, gpu_s, host_s, launch_bound).
+    """
+def weight_only_gemm_sweep(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, out: DType, weight_bits: typing.SupportsFloat | typing.SupportsIndex, group_size: typing.SupportsFloat | typing.SupportsIndex, zero_points: bool, kernel: WeightOnlyKernel, hardware: Hardware, efficiency: Efficiency) -> tuple[typing.Any, ...]:
+    """
+    Weight-only quantized GEMM (Marlin) estimates over equal-length arrays: (time, compute, memory, overhead, flops, bytes).
+    """
+def weight_only_grouped_sweep(counts: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, out: DType, weight_bits: typing.SupportsFloat | typing.SupportsIndex, group_size: typing.SupportsFloat | typing.SupportsIndex, zero_points: bool, hardware: Hardware, efficiency: Efficiency) -> tuple[typing.Any, ...]:
+    """
+    Grouped (MoE) weight-only GEMM (fused Marlin MoE) estimates with per-expert row counts (points x groups).
     """

@@ -60,6 +60,10 @@ struct Rates {
   Rates(const Hardware& hw, const Efficiency& eff) noexcept;
 };
 
+/// Utilisation of stream-K schedules, which split the K loop of the last wave's tiles across
+/// all SMs instead of leaving SMs idle (a fix-up pass costs a few percent).
+inline constexpr double kStreamKUtilisation = 0.92;
+
 /// Tiles the shape-aware GEMM search chooses from (CTA extents along m and n).
 constexpr std::size_t kGemmTileCount = 12;
 
@@ -139,6 +143,17 @@ inline Estimate estimate(const Cost& cost, const Rates& rates, GemmMemo& memo) n
   }
   return estimate(cost, rates);
 }
+
+/// Shape-aware time of a GEMM whose kernel fixes its own tiling (Marlin, Machete):
+/// `padded_flops` at the tensor rate over `utilisation` of the SMs (library terms of `cost`
+/// applied) and `extra_compute_s` of non-tensor work (dequantization), added to it when the
+/// two compete for issue slots (mma.sync) or the larger of the two when it `overlaps` the
+/// asynchronous MMAs (wgmma), against `cost.bytes()` streamed by `busy_sms` SMs; compute and
+/// memory combine as a p-norm and the library's fixed time per call is added. Plain presets
+/// (or no SM count): estimate_plain(cost).
+Estimate estimate_fixed_tile_gemm(const Cost& cost, const Rates& rates, double padded_flops,
+                                  double utilisation, double busy_sms, double extra_compute_s,
+                                  bool overlaps) noexcept;
 
 /// Cost of lane `i` of eight costs (the uniform fields and lane i of each number).
 Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept;

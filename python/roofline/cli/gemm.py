@@ -7,8 +7,10 @@ from typing import Any
 
 from .. import _core
 from .._dtypes import dtype as parse_dtype
+from .._errors import ArgumentValueError
 from .._format import percent, si
 from ..ops.gemm import gemm
+from ..ops.weight_only_gemm import weight_only_gemm
 from ._common import (
     add_hardware_options,
     count,
@@ -39,6 +41,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    "mxfp4, nvfp4, fp8_block_1x128, ...; default: %(default)s")
     p.add_argument("--batch", type=count("--batch"), default=1,
                    help="GEMMs in one batched kernel (bmm)")
+    p.add_argument("--weight-dtype", default=None,
+                   help="weight-only quantized B (int4, int8): a Marlin GEMM of --dtype (bf16 "
+                   "/ fp16) activations, rl.weight_only_gemm")
+    p.add_argument("--group-size", type=int, default=128,
+                   help="with --weight-dtype: rows of B sharing one scale (0: per column); "
+                   "default: %(default)s")
     add_hardware_options(p)
     p.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="csv / json: every field in SI units (one csv row); default: table")
@@ -50,16 +58,25 @@ def run(args: argparse.Namespace) -> int:
     """Run ``roofline gemm``; returns the exit status."""
     peak_class = str(_core.peak_class(parse_dtype("gemm", args.dtype)).name)
     hw = resolve_hardware(args.hardware, args.table)
-    e = gemm(
-        args.m, args.k, args.n, dtype=args.dtype, hardware=hw, batch=args.batch,
-        efficiency=args.efficiency,
-    )
+    if args.weight_dtype is not None:
+        if args.batch != 1:
+            raise ArgumentValueError("gemm", "--batch", f"must be 1 with --weight-dtype (one "
+                                     f"weight-only GEMM), got {args.batch}")
+        e = weight_only_gemm(args.m, args.k, args.n, args.weight_dtype, args.dtype, hw,
+                             group_size=args.group_size, efficiency=args.efficiency)
+    else:
+        e = gemm(
+            args.m, args.k, args.n, dtype=args.dtype, hardware=hw, batch=args.batch,
+            efficiency=args.efficiency,
+        )
     time_s, flops = float(e.time_s), float(e.flops)
     achieved = flops / time_s if time_s > 0 else 0.0
     top = peak(hw, peak_class)
     if args.format in ("json", "csv"):
         data: dict[str, Any] = meta(args, hw, m=args.m, k=args.k, n=args.n, batch=args.batch,
                                     dtype=args.dtype)
+        if args.weight_dtype is not None:
+            data.update(weight_dtype=args.weight_dtype, group_size=args.group_size)
         data.update(e.to_dict())
         data["hardware"] = hw.name
         data["intensity"] = float(data["intensity"])
@@ -77,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     shape = f"{args.m}x{args.k}x{args.n}"
     if args.batch != 1:
         shape = f"{args.batch}x{shape}"
+    if args.weight_dtype is not None:
+        shape += f" x {args.weight_dtype} weights (group {args.group_size})"
     table = Table(
         title=f"gemm {shape} {args.dtype} on {hw.name} (efficiency: {args.efficiency})",
         title_style="bold",

@@ -63,7 +63,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--tp", type=count("--tp", 2**20), default=1, help="tensor parallelism")
     p.add_argument("--ep", type=count("--ep", 2**20), default=1, help="expert parallelism")
     p.add_argument("--linear-recipe", default=None,
-                   help="run linears as rl.float8.linear with this recipe (e.g. blockwise)")
+                   help="run linears as rl.float8.linear with this recipe (e.g. blockwise), "
+                   "or weight-only (w4a16, w8a16, w4a16_g128_zp: rl.weight_only_gemm)")
     p.add_argument("--hardware", default=None,
                    help="accelerator; default: the detected GPU, else "
                    f"{FALLBACK_HARDWARE['roofline']}")

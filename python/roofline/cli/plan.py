@@ -38,7 +38,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--global-batch-tokens", type=int, default=None,
                    help="training tokens per step (default: seq-len x gpus)")
     p.add_argument("--output-len", type=int, default=512, help="serving: tokens generated")
-    p.add_argument("--linear-recipe", default=None, help="float8 recipe, e.g. blockwise")
+    p.add_argument("--linear-recipe", default=None, help="float8 recipe, e.g. blockwise; serving "
+                   "also takes weight-only w4a16 / w8a16")
     p.add_argument("--price", type=float, default=None, help="$ per GPU-hour")
     p.add_argument("--top", type=int, default=10, help="rows shown (table format)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")

@@ -1,6 +1,7 @@
 """The op functions: each prices one kind of kernel (or a few that always run together).
 
-``gemm`` and ``grouped_gemm`` (:mod:`.gemm`, :mod:`.grouped_gemm`), ``elementwise``
+``gemm``, ``grouped_gemm`` and ``weight_only_gemm`` (:mod:`.gemm`, :mod:`.grouped_gemm`,
+:mod:`.weight_only_gemm`), ``elementwise``
 (:mod:`.elementwise`), the row ops ``rmsnorm``, ``layernorm``, ``softmax``, ``cross_entropy``
 (:mod:`.rows`), ``attention`` (:mod:`.attention`), the collectives (:mod:`.collectives`) and the
 host side, ``wall_time`` / ``launch_overhead`` (:mod:`.host`). Every path that prices a program
@@ -18,6 +19,7 @@ from .gemm import gemm
 from .grouped_gemm import grouped_gemm
 from .host import WallTime, launch_overhead, wall_time
 from .rows import ROW_BACKENDS, cross_entropy, layernorm, rmsnorm, softmax
+from .weight_only_gemm import weight_only_gemm
 
 __all__ = [
     "ROW_BACKENDS",
@@ -39,4 +41,5 @@ __all__ = [
     "send_recv",
     "softmax",
     "wall_time",
+    "weight_only_gemm",
 ]

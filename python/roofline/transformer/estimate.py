@@ -32,7 +32,7 @@ from .arguments import (
 from .compiled import record_compiled_step
 from .config import TransformerConfig, config
 from .engines import ENGINE_RUNTIMES, engine_plan, engine_rewrite
-from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, WEIGHT_BYTES, recipe_dtype
+from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only_recipe
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
@@ -123,7 +123,11 @@ def estimate(
     linear_recipe : str, optional
         Run linear layers through ``rl.float8.linear(..., recipe=linear_recipe)`` (casts
         included) and batched expert / absorbed-MLA GEMMs in the recipe's low-precision
-        format; default: bf16 ``rl.gemm``.
+        format; default: bf16 ``rl.gemm``. Weight-only recipes (inference): ``"w4a16"``,
+        ``"w8a16"`` (group 128; ``"_g<N>"``, ``"_channel"``, ``"_zp"`` for AWQ zero points,
+        e.g. ``"w4a16_g128_zp"``) run the linears as ``rl.weight_only_gemm`` (Marlin /
+        Machete) and the routed experts as fused Marlin MoE kernels, and store their weights
+        at ``bits/8`` bytes plus scales; batched (absorbed-MLA) GEMMs stay 16-bit.
     dtype : {"bf16", "fp16", "fp32"}
         Format of weights, activations and the GEMMs without a ``linear_recipe``.
     kv_dtype : str, optional
@@ -363,8 +367,14 @@ def estimate(
         raise ValueError(f"{fn}: ep must divide num_experts ({cfg.num_experts}), got ep={ep}")
     if not cfg.is_moe and ep != 1:
         raise ValueError(f"{fn}: ep > 1 needs an MoE model, {cfg.name} is dense (ep={ep})")
-    if linear_recipe is not None:
-        check_float8_recipe(fn, linear_recipe)
+    wo = weight_only_recipe(linear_recipe) if linear_recipe is not None else None
+    f8_recipe = None if wo is not None else linear_recipe  # float8 / low-precision GEMMs
+    if f8_recipe is not None:
+        check_float8_recipe(fn, f8_recipe)
+    elif wo is not None and (phase == "train" or dtype not in ("bf16", "fp16")):
+        raise ArgumentValueError(fn, "linear_recipe", f"{linear_recipe!r} (weight-only) is for "
+                                 f"inference with bf16 / fp16 activations, got phase={phase!r}, "
+                                 f"dtype={dtype!r}")
     if not isinstance(flash, bool):
         raise TypeError(f"{fn}: flash must be a bool, got {flash!r}")
     hw: Hardware = _hardware(hardware)
@@ -396,7 +406,7 @@ def estimate(
     net_bw = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
         comm_bw = _link_bw(hw)
-    ops = Program(train=train, recipe=linear_recipe)
+    ops = Program(train=train, recipe=f8_recipe, weight_only=wo)
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_link = net_bw
     tokens = batch * q
@@ -432,7 +442,7 @@ def estimate(
         groups = record_step(ops, cfg, batch=run_batch, q=q, kv=kv,
                              tokens=run_batch * q // cp, tp=tp, ep=ep,
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
-                             lowp=linear_recipe is not None, skew=float(routing_skew),
+                             lowp=f8_recipe is not None, skew=float(routing_skew),
                              cp_comm=par["cp_comm"])
         if engine is not None:
             launch = engine.launch
@@ -440,7 +450,7 @@ def estimate(
                            kv_dtype_bytes)
 
     try:
-        cols = evaluate(ops, hw, efficiency, linear_recipe, comm_bw, latency_s, dtype)
+        cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype)
     except (ValueError, OverflowError) as exc:  # an op's own limit: name the step's sizes
         sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
                                        else f"seq_len={q}") + f", tp={tp}, ep={ep}")
@@ -448,11 +458,10 @@ def estimate(
     if par["tp_comm_overlap"] and tp > 1:
         cols = dict(cols, time_s=overlap_tp_collectives(
             [(g, name, kind) for g, name, kind, _ in ops.rows], groups, cols["time_s"], tp))
-    weight_bytes = (act_bytes if linear_recipe is None
-                    else WEIGHT_BYTES[recipe_dtype(linear_recipe)])
+    weight_bytes = weight_bytes_of(linear_recipe, act_bytes)
     memory = step_memory(cfg, hw, batch, kv, tp, ep, phase, weight_bytes, kv_dtype_bytes, ops,
                          groups, dtype_bytes=act_bytes, optimizer=par["optimizer"])
-    peak_class = ("fp32" if dtype == "fp32" else "bf16") if linear_recipe is None else (
+    peak_class = ("fp32" if dtype == "fp32" else "bf16") if f8_recipe is None else (
         "fp4" if weight_bytes < 1 else "fp8")
     host = wall(ops, cols["time_s"], groups, hw, efficiency, launch, phase)
     peak = hw.peak_flops_per_s(peak_class) if getattr(

@@ -3,7 +3,12 @@ cache, and the GEMM format each float8 / low-precision linear recipe runs in."""
 
 from __future__ import annotations
 
-__all__ = ["DTYPES", "DTYPE_BYTES", "KV_BYTES", "WEIGHT_BYTES", "recipe_dtype"]
+import re
+
+from ..ops.weight_only_gemm import WEIGHT_DTYPES, weight_only_weight_bytes
+
+__all__ = ["DTYPES", "DTYPE_BYTES", "KV_BYTES", "WEIGHT_BYTES", "WeightOnly", "recipe_dtype",
+           "weight_bytes_of", "weight_only_recipe"]
 
 #: Low-precision GEMM input format of each linear recipe (for batched expert / absorbed GEMMs).
 RECIPE_GEMM_DTYPE = {
@@ -25,3 +30,36 @@ def recipe_dtype(recipe: str) -> str:
     """GEMM input format of a linear recipe (batched expert / absorbed GEMMs, weights)."""
     return RECIPE_GEMM_DTYPE.get(recipe, "mxfp8" if recipe.startswith("mxfp8") else "fp8")
 
+
+
+#: A weight-only recipe: (weight format, group size (0 = per channel), zero points).
+WeightOnly = tuple[str, int, bool]
+
+_WEIGHT_ONLY = re.compile(r"w(4|8)a16(?:_g([1-9][0-9]*)|_(channel))?(_zp)?")
+
+
+def weight_only_recipe(recipe: str) -> WeightOnly | None:
+    """The weight-only format a recipe name spells, or None for other recipes.
+
+    ``"w4a16"`` / ``"w8a16"``: int4 / int8 weights with 16-bit activations (GPTQ-style, one
+    16-bit scale per group of 128 input features); ``"_g<N>"`` sets the group size,
+    ``"_channel"`` one scale per output channel, ``"_zp"`` adds AWQ's per-group zero points
+    (``"w4a16_g128_zp"``). Run by :func:`roofline.weight_only_gemm` (Marlin).
+    """
+    found = _WEIGHT_ONLY.fullmatch(recipe.strip().lower()) if isinstance(recipe, str) else None
+    if found is None:
+        return None
+    bits, group, channel, zp = found.groups()
+    return ("int4" if bits == "4" else "int8", 0 if channel else int(group or 128), bool(zp))
+
+
+def weight_bytes_of(recipe: str | None, act_bytes: float) -> float:
+    """Stored bytes of one linear weight element under ``recipe`` (None: ``act_bytes``):
+    the low-precision format's element, or a weight-only format's bits plus its 16-bit
+    group scales (and zero points), e.g. 0.515625 for ``"w4a16"``."""
+    if recipe is None:
+        return act_bytes
+    wo = weight_only_recipe(recipe)
+    if wo is not None:
+        return weight_only_weight_bytes(WEIGHT_DTYPES[wo[0]], wo[1], wo[2], act_bytes)
+    return WEIGHT_BYTES[recipe_dtype(recipe)]

@@ -20,6 +20,7 @@ from ..ops.gemm import gemm
 from ..ops.grouped_gemm import grouped_gemm
 from ..ops.host import HOST_CLASSES, WallTime, eager_program_wall, wall_time
 from ..ops.registry import Pricer, lookup, price
+from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .formats import recipe_dtype
 from .program import Program
 from .report import COLUMNS
@@ -53,7 +54,7 @@ def _host_class(ops: Program, kind: str, idx: int, backward: bool) -> int:
     if kind == "calls":
         entry = lookup(ops.calls[idx].name)
         kind = entry.kind if entry is not None else "memory"
-    if kind in ("gemm", "gemms", "lowp", "f8", "grouped"):
+    if kind in ("gemm", "gemms", "lowp", "f8", "grouped", "wo"):
         return HOST_CLASSES.index("gemm")
     if kind in ("attention", "attn"):
         return HOST_CLASSES.index("attention")
@@ -212,6 +213,14 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
                 cols[sel] = stack(gemm(m[sel], k[sel], n[sel], dtype, hw, batch=b[sel],
                                        efficiency=efficiency, a_transposed=flag))
         parts["gemms"] = cols
+    if ops.wo and ops.weight_only is not None:
+        m, k, n = (np.array(c) for c in zip(*ops.wo, strict=True))
+        wdt, group, zp = ops.weight_only
+        # vLLM: GPTQ / compressed-tensors checkpoints take Machete on Hopper, AWQ's (zero
+        # points) awq_marlin path always Marlin
+        parts["wo"] = stack(weight_only_gemm(m, k, n, wdt, dtype, hw, group_size=group,
+                                             zero_points=zp, efficiency=efficiency,
+                                             kernel="marlin" if zp else "auto"))
     if ops.lowp and recipe is not None:
         m, k, n, b = (np.array(c) for c in zip(*ops.lowp, strict=True))
         parts["lowp"] = stack(gemm(m, k, n, recipe_dtype(recipe), hw, batch=b,
@@ -238,7 +247,14 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
                                            hardware=hw, efficiency=efficiency))
              for kw in ops.attn])
-    if ops.grouped:
+    if ops.grouped and ops.weight_only is not None:  # fused Marlin MoE
+        wdt, group, zp = ops.weight_only
+        parts["grouped"] = np.concatenate([
+            stack(weight_only_grouped_gemm(np.asarray(counts, dtype=np.int64), int(k), int(n),
+                                           wdt, dtype, hw, group_size=group, zero_points=zp,
+                                           efficiency=efficiency))
+            for counts, k, n, _layout in ops.grouped])
+    elif ops.grouped:
         gdtype = dtype if recipe is None else recipe_dtype(recipe)
         parts["grouped"] = np.concatenate([
             stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw,

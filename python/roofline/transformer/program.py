@@ -41,6 +41,10 @@ class Program:
     #: head group): (views, module calls) of the framework's Python (``runtime="hf"``); None:
     #: the runtime's wall is priced per kernel launch (``roofline.wall_time``)
     host_extra: dict[int, tuple[float, float]] | None = None
+    #: weight-only recipe (weight format, group size, zero points): the linears with one
+    #: weight run as ``rl.weight_only_gemm`` (``wo`` specs: (m, k, n)); inference only
+    weight_only: tuple[str, int, bool] | None = None
+    wo: list[tuple[float, float, float]] = field(default_factory=list)
 
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
         self.rows.append((group, name, kind, parts))
@@ -59,6 +63,9 @@ class Program:
         """x (m x k) @ w (k x n), ``batch`` independent weights (experts / heads);
         ``lowp=False`` keeps it in the model's format under a recipe."""
         self._save(g, batch * m * k, cat)
+        if self.weight_only is not None and batch == 1 and lowp:
+            self._row(g, name, "gemm", [self._push("wo", (m, k, n))])
+            return
         if self.recipe is not None and lowp:
             if batch == 1:
                 part = self._push("f8", (m, k, n))

@@ -24,6 +24,7 @@ from . import (
     gemm_entries,
     kernel_entries,
     public_entries,
+    weight_only_entries,
 )
 from .call import Call, Impl, TensorArg
 from .pricer import Pricer
@@ -35,7 +36,7 @@ __all__ = ["Call", "Entry", "Impl", "Pricer", "Priced", "TensorArg", "entries", 
 
 del aten_memory, atomic_entries, attention_entries, fallback, gather_entries, gemm_entries
 del kernel_entries
-del public_entries
+del public_entries, weight_only_entries
 
 
 def price(call: Call, pricer: Pricer) -> Priced:
