@@ -49,7 +49,7 @@ from typing import Any
 
 from ..ops.registry import Call, TensorArg
 from .config import TransformerConfig
-from .hf import _linear, _mm, _plain, _row, _t
+from .hf import _linear, _mm, _plain, _row, _t, layer_groups
 from .program import Program
 
 __all__ = ["fused", "record_compiled_step"]
@@ -245,12 +245,7 @@ def record_compiled_step(ops: Program, cfg: TransformerConfig, *, batch: int, q:
     ``cache`` is ``"dynamic"`` (``DynamicCache``: its cat lowered to a Triton copy) or
     ``"static"`` (``StaticCache`` of ``kv`` slots)."""
     train = phase == "train"
-    kinds = cfg.layer_kinds()
-    groups: list[tuple[str, list[int]]] = []
-    for kind in ("dense", "moe"):
-        layers = [i for i, k in enumerate(kinds) if k == kind]
-        if layers:
-            groups.append((kind, layers))
+    groups = layer_groups(cfg)
     for gi, (kind, _) in enumerate(groups):
         _attention(ops, gi, cfg, batch, q, kv, dtype, train, cache)
         if kind == "dense":

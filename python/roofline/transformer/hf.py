@@ -27,7 +27,7 @@ from ..ops.registry import Call, TensorArg
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["host_calls", "record_hf_step"]
+__all__ = ["host_calls", "layer_groups", "record_hf_step"]
 
 _ITEM = {"bf16": 2, "fp16": 2, "fp32": 4, "i64": 8, "i32": 4}
 _PW = frozenset({"pointwise"})
@@ -275,6 +275,18 @@ def _head(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt: str,
     _row(ops, g, "cross_entropy (fp32)", "elementwise", loss, loss_b, 2 * t * v)
 
 
+def layer_groups(cfg: TransformerConfig) -> list[tuple[str, list[int]]]:
+    """The model's layer groups, dense then MoE, each with its layer indices (the groups a
+    recorded step prices one layer of)."""
+    kinds = cfg.layer_kinds()
+    groups: list[tuple[str, list[int]]] = []
+    for kind in ("dense", "moe"):
+        layers = [i for i, k in enumerate(kinds) if k == kind]
+        if layers:
+            groups.append((kind, layers))
+    return groups
+
+
 def record_hf_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
                    phase: str, dtype: str, cache: str = "dynamic"
                    ) -> list[tuple[str, list[int]]]:
@@ -282,12 +294,7 @@ def record_hf_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, 
     (groups as :func:`roofline.transformer.layers.record_step` returns them); ``cache`` is
     ``"dynamic"`` (``DynamicCache``) or ``"static"`` (``StaticCache`` of ``kv`` slots)."""
     train = phase == "train"
-    kinds = cfg.layer_kinds()
-    groups: list[tuple[str, list[int]]] = []
-    for kind in ("dense", "moe"):
-        layers = [i for i, k in enumerate(kinds) if k == kind]
-        if layers:
-            groups.append((kind, layers))
+    groups = layer_groups(cfg)
     for gi, (kind, _) in enumerate(groups):
         _attention(ops, gi, cfg, batch, q, kv, dtype, train, cache)
         if kind == "dense":
