@@ -32,8 +32,13 @@ def test_repo_copy_rows_and_sources():
 def test_family_medians_pinned(result):
     """The error per family today (regressions fail; improvements update the pins)."""
     t = result.table.set_index(["by", "family"])
+    # train_dense_lowp 0.109 -> 0.139 and train_moe 0.341 -> 0.343 when the Megatron-Bridge
+    # Blackwell rows moved to what Transformer Engine runs (tensorwise_te / mxfp8_te: no
+    # transposed fp8 copies on sm100, one MXFP8 quantize for both layouts, fp8 weights) and
+    # block-scaled GEMMs got the library's clock and rate terms: the torchao cast model had
+    # hidden a level error elsewhere (every Blackwell fp8 row is now 4-25 % too fast).
     pins = {"serve_throughput": (20, 0.083), "train_dense_bf16": (8, 0.062),
-            "train_dense_lowp": (23, 0.109), "train_moe": (14, 0.341)}
+            "train_dense_lowp": (23, 0.139), "train_moe": (14, 0.343)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows
@@ -43,6 +48,18 @@ def test_family_medians_pinned(result):
     assert result.unmapped.empty
     assert result.errors.empty
     assert result.held_out is None  # nothing fitted: no held-out split to report
+
+
+def test_mxfp8_priced_as_fp8_current_scaling_on_the_same_system(result):
+    """Megatron-Bridge's MXFP8 runs are 3-6 % slower than its FP8-CS runs on the same system
+    (measured); the model had priced MXFP8 11-12 % faster (torchao's casts for FP8-CS, no
+    clock drop for block-scaled GEMMs). With what TE runs, the two stay within 2 %."""
+    jobs = result.to_pandas().set_index("id")
+    for system in ("b200", "gb200", "gb300"):
+        cs = jobs.loc[f"mbridge2511_{system}_llama3_8b_fp8-cs"]
+        mx = jobs.loc[f"mbridge2511_{system}_llama3_8b_fp8-mx"]
+        assert 0.93 < mx["measured"] / cs["measured"] < 0.98
+        assert mx["predicted"] / cs["predicted"] == pytest.approx(1.0, abs=0.02)
 
 
 def test_per_source_and_per_row(result):

@@ -156,7 +156,8 @@ PYBIND11_MODULE(_core, mod) {
 
   py::enum_<Scaling>(mod, "Scaling")
       .value("none", Scaling::none).value("tensorwise", Scaling::tensorwise)
-      .value("rowwise", Scaling::rowwise).value("blockwise", Scaling::blockwise);
+      .value("rowwise", Scaling::rowwise).value("blockwise", Scaling::blockwise)
+      .value("microscaled", Scaling::microscaled);
 
   py::enum_<Recipe>(mod, "Recipe")
       .value("tensorwise", Recipe::tensorwise).value("rowwise", Recipe::rowwise)
@@ -170,7 +171,8 @@ PYBIND11_MODULE(_core, mod) {
       .value("mxfp4_cutlass", Recipe::mxfp4_cutlass).value("mxfp4", Recipe::mxfp4)
       .value("nvfp4", Recipe::nvfp4).value("nvfp4_static", Recipe::nvfp4_static)
       .value("nvfp4_no_global_scale", Recipe::nvfp4_no_global_scale)
-      .value("blockwise", Recipe::blockwise);
+      .value("blockwise", Recipe::blockwise).value("mxfp8_te", Recipe::mxfp8_te)
+      .value("tensorwise_te", Recipe::tensorwise_te);
 
   py::enum_<TensorRole>(mod, "TensorRole")
       .value("input", TensorRole::input).value("weight", TensorRole::weight)

@@ -80,6 +80,14 @@ CostT<T> at(const T& read, const T& written, double fraction) {
   return c;
 }
 
+// Transformer Engine's scale swizzle before a block-scaled GEMM (nvte_swizzle_scaling_factors,
+// TE 2.x before GEMM-ready scales): one operand's e8m0 scales, `scales` bytes, read in the
+// quantizer's row-major layout and written to a fresh buffer in cuBLASLt's 128x4 tiled layout.
+template <class T>
+void te_scale_swizzle(const char* name, const T& scales, KernelSinkT<T>& out) {
+  out.push(name, KernelRole::cast, traffic<T>(scales, scales));
+}
+
 // The compiled (Inductor) kernels of torchao's casts, shared by the training, inference and
 // standalone cast formulas. Every byte count is the DRAM traffic of that kernel; the terms set
 // the fraction of the streaming bandwidth its access pattern reaches.
@@ -194,6 +202,7 @@ bool recipe_is_mx(Recipe r) noexcept {
     case Recipe::mxfp8_cublas: case Recipe::mxfp8_cublas_rceil: case Recipe::mxfp8_emulated:
     case Recipe::mxfp8_cutlass: case Recipe::mxfp8_32x32_flexible_gemm_layout:
     case Recipe::mxfp8_32x32_weight: case Recipe::mxfp4_cutlass: case Recipe::mxfp4:
+    case Recipe::mxfp8_te:
       return true;
     default:
       return false;
@@ -311,6 +320,46 @@ void training_cast_kernels(const T& d0, const T& d1, TensorRole role, Recipe r, 
     case Recipe::blockwise:
       blockwise_training(d0, d1, role, act && fuse, torchao, out);
       return;
+    case Recipe::tensorwise_te:
+      if (torchao) no_torchao_model("training recipe 'tensorwise_te' (Transformer Engine)");
+      // Megatron-Bridge's FP8-CS recipe keeps fp8 weights (fp8_param_gather): the optimizer
+      // step re-quantizes them, no weight cast runs per call; on sm100 one row-major fp8 copy
+      // serves both GEMMs that read it (TE's is_non_tn_fp8_gemm_supported: no transpose).
+      if (!act) return;
+      // nvte_compute_amax (a read of the bf16 tensor; fused into the norm kernel when the
+      // caller says so: TE's FUSED_NORM_AMAX_FP8), the scale from the amax, then the cast.
+      amax(role == TensorRole::input ? "input amax" : "grad_output amax", fuse);
+      out.push(role == TensorRole::input ? "input cast (one fp8 copy)"
+                                         : "grad_output cast (one fp8 copy)",
+               KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n));
+      return;
+    case Recipe::mxfp8_te: {
+      if (torchao) no_torchao_model("training recipe 'mxfp8_te' (Transformer Engine)");
+      // quantize_mxfp8 (cast_mxfp8_2D_kernel with rowwise and columnwise scaling): one read
+      // of the bf16 tensor, the 1x32-scaled copy for the GEMM that reduces along dim1 and the
+      // 32x1-scaled copy for the GEMM that reduces along dim0, each with its e8m0 scales.
+      // TE's norm kernels do not emit MXFP8 (NVTE_NORM_FWD_USE_CUDNN unset): the read is
+      // only fused when the caller says so. Megatron-Bridge's MXFP8 recipe keeps MXFP8 weights
+      // (fp8_param_gather), quantized once per optimizer step, not per call.
+      const char* q = role == TensorRole::input ? "input quantize mxfp8 (row- and column-wise)"
+                                                : "grad_output quantize mxfp8 (row- and "
+                                                  "column-wise)";
+      if (act) {  // fp8 (MXFP8) weights, re-quantized by the optimizer step (fp8_param_gather)
+        out.push(q, KernelRole::cast,
+                 traffic<T>(fuse ? zero : kBf16 * n, T(2.0 * kFp8 * n + scales0 + scales1)));
+      }
+      // Each copy feeds one GEMM, which swizzles its scales first (the weight, k x n: its
+      // dim1-blocked scales feed grad_input, its dim0-blocked ones the forward GEMM).
+      te_scale_swizzle(role == TensorRole::weight  ? "weight scale swizzle (dgrad GEMM)"
+                       : role == TensorRole::input ? "input scale swizzle (fwd GEMM)"
+                                                   : "grad_output scale swizzle (dgrad GEMM)",
+                       scales0, out);
+      te_scale_swizzle(role == TensorRole::weight  ? "weight scale swizzle (fwd GEMM)"
+                       : role == TensorRole::input ? "input scale swizzle (wgrad GEMM)"
+                                                   : "grad_output scale swizzle (wgrad GEMM)",
+                       scales1, out);
+      return;
+    }
   }
 }
 
@@ -371,13 +420,40 @@ void inference_cast_kernels(const T& d0, const T& d1, Recipe r, bool fuse, bool 
       out.push("input quant 1x128", KernelRole::cast,
                traffic<T>(read, kFp8 * n + kFp32 * block_scales(d0, d1, 128.0, false)));
       return;
-    default:  // every mxfp8 variant: one cast with e8m0 scales along dim1
+    case Recipe::tensorwise_te:
+      if (torchao) no_torchao_model("inference recipe 'tensorwise_te' (Transformer Engine)");
+      out.push("input amax", KernelRole::cast, traffic<T>(read, 0.0));
+      out.push("input cast (one fp8 copy)", KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n));
+      return;
+    case Recipe::mxfp8_te: {
+      if (torchao) no_torchao_model("inference recipe 'mxfp8_te' (Transformer Engine)");
+      // rowwise-only quantize_mxfp8, then the swizzle of the input's scales for the GEMM
+      // (the weight's swizzle: te_weight_scale_swizzle).
+      const T scales = block_scales(d0, d1, 32.0, false);
+      out.push("input quantize mxfp8 (rowwise)", KernelRole::cast,
+               traffic<T>(read, kFp8 * n + kFp8 * scales));
+      te_scale_swizzle("input scale swizzle (GEMM)", T(kFp8 * scales), out);
+      return;
+    }
+    default:  // every other mxfp8 variant: one cast with e8m0 scales along dim1
       out.push("input cast to mxfp8", KernelRole::cast,
                traffic<T>(read, kFp8 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)));
       return;
   }
 }
 
+template <class T>
+void te_weight_scale_swizzle(const T& k, const T& n, Recipe r, bool torchao,
+                             KernelSinkT<T>& out) {
+  if (r != Recipe::mxfp8_te || torchao) return;
+  // F.linear's weight is stored n x k; its 1x32 scales run along k.
+  te_scale_swizzle("weight scale swizzle (GEMM)", T(kFp8 * n * ceil(k / 32.0)), out);
+}
+
+template void te_weight_scale_swizzle<double>(const double&, const double&, Recipe, bool,
+                                              KernelSink&);
+template void te_weight_scale_swizzle<Lanes>(const Lanes&, const Lanes&, Recipe, bool,
+                                             KernelSinkT<Lanes>&);
 template void training_cast_kernels<double>(const double&, const double&, TensorRole, Recipe,
                                             bool, bool, KernelSink&, const CastTerms&);
 template void training_cast_kernels<Lanes>(const Lanes&, const Lanes&, TensorRole, Recipe, bool,

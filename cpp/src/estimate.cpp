@@ -117,6 +117,8 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r, bool aligned) {
   const GemmTerms& g = r.eff.gemm;
   LibraryGemm lib;
   lib.latency_s = r.eff.gemm_latency_s;
+  // Kernel-promoted 1x128 / 128x128 scales (DeepGEMM-style) have their own fitted terms;
+  // microscaled MMA runs in the library as per-tensor fp8 does (same tensor rate, same clock).
   if (c.scaling == Scaling::blockwise) return lib;
   if (g.throttle_fraction > 0 && g.throttle_time_s > 0) {
     lib.throttle = g.throttle_fraction;

@@ -15,6 +15,7 @@ struct LowpFormats {
 LowpFormats lowp_formats(Recipe r) {
   switch (r) {
     case Recipe::tensorwise:
+    case Recipe::tensorwise_te:
     case Recipe::rowwise:
     case Recipe::rowwise_with_gw_hp:
       return {DType::fp8_e4m3, DType::fp8_e4m3, DType::fp8_e4m3,
@@ -37,7 +38,7 @@ LowpFormats lowp_formats(Recipe r) {
 // How torch._scaled_mm scales each fp8 GEMM of a recipe (none for block-scaled formats).
 Scaling recipe_scaling(Recipe r) {
   switch (r) {
-    case Recipe::tensorwise: return Scaling::tensorwise;
+    case Recipe::tensorwise: case Recipe::tensorwise_te: return Scaling::tensorwise;
     // rowwise_with_gw_hp's grad_input pairs rowwise grad_output scales with a tensorwise weight
     // scale that torchao repeats along the columns: the rowwise kernel runs.
     case Recipe::rowwise: case Recipe::rowwise_with_gw_hp: return Scaling::rowwise;
@@ -73,6 +74,7 @@ void float8_linear_kernels(const LinearSpecT<T>& s, bool torchao, KernelSinkT<T>
     out.push("output = input @ weight", KernelRole::lowp_gemm,
              gemm(m, k, n, f.output_a, f.output_b, torchao, sc));
     inference_cast_kernels(m, k, s.recipe, s.fuse_with_prev, torchao, out, terms);
+    te_weight_scale_swizzle(k, n, s.recipe, torchao, out);
     return;
   }
   out.push("grad_input = grad_output @ weight^T (bf16)", KernelRole::bf16_gemm,

@@ -26,9 +26,13 @@ CostT<T> gemm_cost(const GemmShapeT<T>& s, bool torchao_conventions) noexcept {
   c.k = s.k;
   c.batch = s.batch;
   c.a_transposed = s.a_transposed;
-  // Block-scaled formats carry their scales (DeepGEMM-style kernels, not cuBLAS).
-  c.scaling = (s.scaling == Scaling::none && scale_block_elements(s.a) > 0) ? Scaling::blockwise
-                                                                           : s.scaling;
+  // Block-scaled formats carry their scales: 1x32 / 1x16 microscaling runs on the tensor
+  // core's block-scaled MMA (cuBLASLt, as per-tensor fp8 does); 1x128 / 128x128 fp32 block
+  // scales are applied in the kernel's own code (DeepGEMM-style kernels, not cuBLAS).
+  c.scaling = s.scaling;
+  if (s.scaling == Scaling::none && scale_block_elements(s.a) > 0) {
+    c.scaling = is_microscaled(s.a) ? Scaling::microscaled : Scaling::blockwise;
+  }
   c.math = peak_class(s.a);
   c.flops = 2.0 * s.batch * s.m * s.k * s.n;
   const T a_elems = s.m * s.k;

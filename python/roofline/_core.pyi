@@ -163,9 +163,12 @@ class Scaling:
       rowwise
     
       blockwise
+    
+      microscaled
     """
     __members__: typing.ClassVar[dict[str, Scaling]]
     blockwise: typing.ClassVar[Scaling]
+    microscaled: typing.ClassVar[Scaling]
     none: typing.ClassVar[Scaling]
     rowwise: typing.ClassVar[Scaling]
     tensorwise: typing.ClassVar[Scaling]
@@ -236,6 +239,10 @@ class Recipe:
       nvfp4_no_global_scale
     
       blockwise
+    
+      mxfp8_te
+    
+      tensorwise_te
     """
     __members__: typing.ClassVar[dict[str, Recipe]]
     blockwise: typing.ClassVar[Recipe]
@@ -247,12 +254,14 @@ class Recipe:
     mxfp8_cublas_rceil: typing.ClassVar[Recipe]
     mxfp8_cutlass: typing.ClassVar[Recipe]
     mxfp8_emulated: typing.ClassVar[Recipe]
+    mxfp8_te: typing.ClassVar[Recipe]
     nvfp4: typing.ClassVar[Recipe]
     nvfp4_no_global_scale: typing.ClassVar[Recipe]
     nvfp4_static: typing.ClassVar[Recipe]
     rowwise: typing.ClassVar[Recipe]
     rowwise_with_gw_hp: typing.ClassVar[Recipe]
     tensorwise: typing.ClassVar[Recipe]
+    tensorwise_te: typing.ClassVar[Recipe]
     @typing.overload
     def __eq__(self, other: Recipe) -> bool:
         ...

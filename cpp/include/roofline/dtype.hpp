@@ -33,7 +33,9 @@ enum class Scaling : std::uint8_t {
   none,        ///< unscaled (bf16, fp32, ...) or block scales carried by the format
   tensorwise,  ///< one fp32 scale per tensor (torch._scaled_mm with scalar scales)
   rowwise,     ///< one fp32 scale per row of A and per column of B
-  blockwise    ///< per-block scales carried by the format (set by gemm_cost for block formats)
+  blockwise,   ///< 1x128 / 128x128 fp32 block scales applied by the kernel's code (DeepGEMM-style)
+  microscaled  ///< 1x32 / 1x16 scales applied by the tensor core (sm100 block-scaled MMA: mxfp8,
+               ///< mxfp4, nvfp4; cuBLASLt / CUTLASS kernels; set by gemm_cost)
 };
 
 /// Bytes of one element's payload, without block scales (fractional for fp4).
@@ -56,6 +58,12 @@ constexpr double scale_block_elements(DType t) noexcept {
     case DType::fp8_block_128x128: return 128.0 * 128.0;
     default: return 0;
   }
+}
+
+/// Whether the tensor core applies the format's scales (sm100 block-scaled MMA: mxfp8, mxfp4,
+/// nvfp4), as opposed to kernel code promoting partial sums (fp8 1x128 / 128x128 blocks).
+constexpr bool is_microscaled(DType t) noexcept {
+  return t == DType::mxfp8 || t == DType::mxfp4 || t == DType::nvfp4;
 }
 
 /// Bytes of one scale value: 1 for e8m0 / e4m3 scales, 4 for fp32 (0 for unscaled formats).

@@ -300,7 +300,15 @@ def linear(
         ``tensorwise``, ``rowwise``, ``rowwise_with_gw_hp``, ``mxfp8_cublas``,
         ``mxfp8_cublas_rceil``, ``mxfp8_emulated``, ``mxfp8_cutlass``,
         ``mxfp8_32x32_flexible_gemm_layout``, ``mxfp8_32x32_weight``, ``mxfp4_cutlass``
-        (``mxfp4``), ``nvfp4``, ``nvfp4_static``, ``nvfp4_no_global_scale``, ``blockwise``.
+        (``mxfp4``), ``nvfp4``, ``nvfp4_static``, ``nvfp4_no_global_scale``, ``blockwise``
+        (torchao's names), and Transformer Engine's recipes as Megatron-Core runs them on
+        sm100 / sm103 (B200, GB200, B300, GB300): ``tensorwise_te`` (Float8CurrentScaling: an
+        amax read and one fp8 copy per activation, since those GPUs' fp8 GEMMs take any
+        layout) and ``mxfp8_te`` (MXFP8BlockScaling: one quantize kernel writes both 1x32
+        layouts, and every GEMM first swizzles each operand's e8m0 scales, TE 2.x before
+        GEMM-ready scales); both keep fp8 weights (Megatron-Bridge's ``fp8_param_gather``),
+        re-quantized by the optimizer step, so no weight cast runs per call. Not modelled by
+        ``efficiency="torchao"``.
     mode : {"training", "train", "inference"}
         Training: output, grad_input and grad_weight GEMMs plus casts of input, weight and
         grad_output. Inference: the forward GEMM plus the activation cast (weights are

@@ -22,6 +22,12 @@ RECIPES: dict[str, Any] = {
     "mxfp8_cutlass": _R.mxfp8_cutlass,
     "mxfp8_32x32_flexible_gemm_layout": _R.mxfp8_32x32_flexible_gemm_layout,
     "mxfp8_32x32_weight": _R.mxfp8_32x32_weight,
+    # Transformer Engine's MXFP8BlockScaling as Megatron-Core runs it (TE 2.x before
+    # GEMM-ready scales): one quantize kernel per tensor, scale swizzles before each GEMM
+    "mxfp8_te": _R.mxfp8_te,
+    # Transformer Engine's Float8CurrentScaling as Megatron-Core runs it on sm100 / sm103
+    # (B200, GB200, B300, GB300: fp8 GEMMs in any layout, one fp8 copy, fp8 weights)
+    "tensorwise_te": _R.tensorwise_te,
     "mxfp4_cutlass": _R.mxfp4_cutlass,
     "mxfp4": _R.mxfp4,
     "nvfp4": _R.nvfp4,

@@ -24,7 +24,13 @@ enum class Recipe : std::uint8_t {
   nvfp4,              ///< nvfp4 with a dynamic per-tensor global scale
   nvfp4_static,       ///< nvfp4 with a calibrated (static) global scale
   nvfp4_no_global_scale,
-  blockwise           ///< DeepSeek-style fp8: 1x128 activation scales, 128x128 weight scales
+  blockwise,          ///< DeepSeek-style fp8: 1x128 activation scales, 128x128 weight scales
+  tensorwise_te,      ///< Transformer Engine's Float8CurrentScaling as Megatron-Core runs it on
+                      ///< sm100 / sm103 (B200, GB200, B300, GB300), whose fp8 GEMMs take any
+                      ///< operand layout: amax + one fp8 copy per activation; fp8 weights
+  mxfp8_te            ///< Transformer Engine's MXFP8BlockScaling (Megatron-Core, TE 2.x before
+                      ///< GEMM-ready scales): one quantize kernel writes both layouts, and every
+                      ///< GEMM swizzles each operand's e8m0 scales into cuBLASLt's layout first
 };
 
 /// Which operand of the linear a cast prepares.
@@ -67,6 +73,12 @@ bool recipe_is_fp4(Recipe r) noexcept;
 
 /// True for MX recipes (block-32 e8m0 scales).
 bool recipe_is_mx(Recipe r) noexcept;
+
+/// Appends, for recipe mxfp8_te in inference, the swizzle of the k x n weight's e8m0 scales
+/// that Transformer Engine runs before each GEMM (nothing for other recipes or torchao).
+template <class T>
+void te_weight_scale_swizzle(const T& k, const T& n, Recipe recipe, bool torchao_conventions,
+                             KernelSinkT<T>& out);
 
 /// Appends the cast kernels that turn one bf16 operand of a training linear into its
 /// low-precision forms (forward and backward layouts). Throws std::invalid_argument when
