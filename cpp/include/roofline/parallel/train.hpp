@@ -18,6 +18,13 @@ enum class OptimizerKind : std::uint8_t {
 /// Bytes of optimizer state per parameter for `kind`.
 double optimizer_bytes_per_param(OptimizerKind kind) noexcept;
 
+/// Kernel launches of one torch `_foreach_*` / fused-optimizer call over tensors of `numel[i]`
+/// elements touching `depth` tensor lists (ATen's multi_tensor_apply, MultiTensorApply.cuh):
+/// each tensor is cut into 65536-element chunks, one 512-thread CTA per chunk, and a kernel is
+/// launched every 320 CTAs or when depth_to_max_tensors[depth-1] = {110, 64, 48, 36, 30}
+/// tensors have been packed (the tensor-list metadata travels in the kernel's parameters).
+double multi_tensor_apply_launches(const double* numel, std::size_t n, int depth) noexcept;
+
 /// Idle fraction of a pipelined step: (p-1) / (v*m + p-1) for p stages, m micro-batches and
 /// v virtual stages per GPU (1F1B: v = 1); 0 when p <= 1.
 double pipeline_bubble_fraction(double stages, double microbatches, double virtual_stages) noexcept;
