@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,7 @@ def test_torch_adamw_update_is_its_passes_in_bf16(name: str, reads: int, writes:
     """torch's AdamW launches one multi_tensor_apply kernel per 320 chunks per pass."""
     e = _train(name)
     params = int(e.memory["optimizer_bytes"] / 4)  # bf16 m and v: 4 bytes per parameter
-    launches = -(-(-(-params // 65536)) // 320)
+    launches = math.ceil(math.ceil(params / 65536) / 320)
     assert launches == 71
     want = rl.elementwise(params, reads, writes, 0.0, "bf16", "H200",
                           kernels=passes * launches)
@@ -110,11 +111,13 @@ def test_each_foreach_launch_against_the_trace() -> None:
     n = 320 * 65536
 
     def median_us(functor: str) -> float:
-        return statistics.median(float(e["dur"]) for e in kernels  # type: ignore[arg-type]
-                                 if functor in str(e["name"]) and e["args"]["grid"][0] == 320)  # type: ignore[index]
+        return statistics.median(
+            float(e["dur"]) for e in kernels  # type: ignore[arg-type]
+            if functor in str(e["name"]) and e["args"]["grid"][0] == 320)  # type: ignore[index]
 
-    for functor, reads, tol in (("BinaryOpScalarFunctor<c10::BFloat16, 1, 1, 0>, std::mult", 1, 0.15),
-                                ("LerpFunctor", 2, 0.05), ("PointwiseOpScalarListFunctor", 3, 0.05)):
+    mul = "BinaryOpScalarFunctor<c10::BFloat16, 1, 1, 0>, std::mult"
+    for functor, reads, tol in ((mul, 1, 0.15), ("LerpFunctor", 2, 0.05),
+                                ("PointwiseOpScalarListFunctor", 3, 0.05)):
         priced = float(rl.elementwise(n, reads, 1, 0.0, "bf16", "H200").time_s) * 1e6
         measured = median_us(functor)
         assert priced == pytest.approx(measured, rel=tol), functor
@@ -124,3 +127,23 @@ def test_each_foreach_launch_against_the_trace() -> None:
 def test_unknown_optimizer_is_named() -> None:
     with pytest.raises(ValueError, match="optimizer"):
         _train("adamw")
+
+
+def test_foreach_entry_reads_every_list_and_launches_per_320_chunks() -> None:
+    """``_foreach_lerp_(m, g, w)`` over 2 x 320 x 65536 + 1 bf16 elements: 3 chunk launches,
+    m and g read, m written; ``_foreach_sqrt(v)`` (out of place) reads v, writes the result;
+    ``_foreach_zero_`` only writes."""
+    from roofline.hardware import hardware
+    from roofline.ops.registry import Call, Pricer, TensorArg, price
+
+    n = 2 * 320 * 65536 + 1
+    t = (TensorArg((n,), "bf16", 2),)
+    p = Pricer(hardware("H200"), "default")
+    costs, how = price(Call("aten::_foreach_lerp_", (t, t, 0.1)), p)
+    assert costs is not None and "3 multi_tensor_apply launches" in how
+    want = rl.elementwise(3 * 2 * n, 1, 0, 0.0, "int8", "H200", kernels=3)
+    assert float(costs[0][1].time_s) == pytest.approx(float(want.time_s), rel=1e-12)
+    costs, _ = price(Call("aten::_foreach_sqrt", (t,)), p)
+    assert costs is not None and float(costs[0][1].bytes) == 2 * 2 * n
+    costs, _ = price(Call("aten::_foreach_zero_", (t,)), p)
+    assert costs is not None and float(costs[0][1].bytes) == 2 * n

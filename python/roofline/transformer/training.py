@@ -101,7 +101,8 @@ def optimizer_update_s(params: np.ndarray, optimizer: str, fmt: str, hw: Any) ->
         launches = _core.multi_tensor_apply_launches(np.array([float(v)]), 1)
         times[i] = float(elementwise(int(v), reads, writes, 0.0, fmt, hw,
                                      kernels=int(passes * launches)).time_s)
-    return times[inverse].reshape(n.shape)
+    out: np.ndarray = times[inverse].reshape(n.shape)
+    return out
 
 
 @dataclass(frozen=True)
