@@ -50,6 +50,9 @@ void bind_plan(py::module_& m) {
                                              depth);
         }, py::arg("numel"), py::arg("depth"),
         "Kernels one torch _foreach_ / fused-optimizer call launches (multi_tensor_apply).");
+  m.def("multi_tensor_apply_floor_s", &multi_tensor_apply_floor_s, py::arg("launches"),
+        py::arg("chunk_elements"), py::arg("sms"), py::arg("step_s"),
+        "Round-trip floor of multi_tensor_apply launches: launches x waves x steps x step_s.");
   m.def("pipeline_bubble_fraction", py::vectorize(&pipeline_bubble_fraction), py::arg("stages"),
         py::arg("microbatches"), py::arg("virtual_stages"),
         "(p-1)/(v*m+p-1), 0 for one stage.");

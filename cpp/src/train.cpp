@@ -43,6 +43,16 @@ double multi_tensor_apply_launches(const double* numel, std::size_t n, int depth
   return launches + (blocks > 0.0 ? 1.0 : 0.0);
 }
 
+double multi_tensor_apply_floor_s(double launches, double chunk_elements, double sms,
+                                  double step_s) noexcept {
+  // ATen: kBlockSize = 512 threads, kILP = 4 elements per thread per step, kChunkSize = 65536.
+  constexpr double kStepElements = 512.0 * 4.0;
+  if (!(launches > 0.0) || !(chunk_elements > 0.0) || !(step_s > 0.0)) return 0.0;
+  const double steps = std::ceil(std::min(chunk_elements, 65536.0) / kStepElements);
+  const double waves = sms > 0.0 ? std::ceil(320.0 / (4.0 * sms)) : 1.0;
+  return launches * waves * steps * step_s;
+}
+
 double pipeline_bubble_fraction(double stages, double microbatches,
                                 double virtual_stages) noexcept {
   if (stages <= 1) return 0.0;
