@@ -277,11 +277,12 @@ def test_h200_compiled_decode(name, launch, tol):
 
 
 def test_h200_compiled_train_gpu_time():
-    """The compiled train step (batch 1 x 4096, AdamW foreach): the model is 18 % fast, from
-    the eager optimizer (14.1 ms vs 20.2 ms of multi_tensor_apply kernels) and the masked
-    attention (cuDNN with the mask HF builds under Dynamo ran 824 / 2412 us per layer,
-    forward / backward; the non-causal model 464 / 1352 us)."""
+    """The compiled train step (batch 1 x 4096, AdamW foreach): the model is 11 % fast (18 %
+    before the optimizer was priced as its 8 x 71 multi_tensor_apply launches: 14.1 -> 18.6 ms
+    vs 19.6 ms of kernels), from the masked attention (cuDNN with the mask HF builds under
+    Dynamo ran 824 / 2412 us per layer, forward / backward; the non-causal model 464 / 1352
+    us) and the loss statistics kernel (742 us vs 220 us priced)."""
     r = _h200("llama_train_compiled_b1")
     e = rl.transformer.estimate(_cfg(), "train", 1, seq_len=CACHE, hardware=HW,
                                 runtime="compiled", optimizer="adamw_foreach")
-    assert -0.25 < e.time_s / r["gpu_s"] - 1 < 0.0
+    assert -0.15 < e.time_s / r["gpu_s"] - 1 < 0.0

@@ -42,6 +42,17 @@ void bind_plan(py::module_& m) {
       .value("adam_bf16", OptimizerKind::adam_bf16);
   m.def("optimizer_bytes_per_param", &optimizer_bytes_per_param, py::arg("kind"),
         "Optimizer state bytes per parameter.");
+  m.def("multi_tensor_apply_launches",
+        [](const py::array_t<double, py::array::c_style | py::array::forcecast>& numel,
+           int depth) {
+          if (numel.ndim() != 1) throw std::invalid_argument("numel must be one-dimensional");
+          return multi_tensor_apply_launches(numel.data(), static_cast<std::size_t>(numel.size()),
+                                             depth);
+        }, py::arg("numel"), py::arg("depth"),
+        "Kernels one torch _foreach_ / fused-optimizer call launches (multi_tensor_apply).");
+  m.def("multi_tensor_apply_floor_s", &multi_tensor_apply_floor_s, py::arg("launches"),
+        py::arg("chunk_elements"), py::arg("sms"), py::arg("step_s"),
+        "Round-trip floor of multi_tensor_apply launches: launches x waves x steps x step_s.");
   m.def("pipeline_bubble_fraction", py::vectorize(&pipeline_bubble_fraction), py::arg("stages"),
         py::arg("microbatches"), py::arg("virtual_stages"),
         "(p-1)/(v*m+p-1), 0 for one stage.");

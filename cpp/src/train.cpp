@@ -15,6 +15,44 @@ double optimizer_bytes_per_param(OptimizerKind kind) noexcept {
   return 12.0;
 }
 
+double multi_tensor_apply_launches(const double* numel, std::size_t n, int depth) noexcept {
+  // ATen MultiTensorApply.cuh: kChunkSize = 65536, depth_to_max_blocks = 320 for every depth.
+  constexpr double kChunk = 65536.0;
+  constexpr double kMaxBlocks = 320.0;
+  constexpr double kMaxTensors[5] = {110.0, 64.0, 48.0, 36.0, 30.0};
+  const double max_tensors = kMaxTensors[std::clamp(depth, 1, 5) - 1];
+  double launches = 0.0, blocks = 0.0, tensors = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(numel[i] > 0.0)) continue;  // empty tensors are skipped
+    const double chunks = std::ceil(numel[i] / kChunk);
+    tensors += 1.0;
+    double left = chunks;
+    while (left > 0.0) {
+      // Chunks of this tensor until the CTA table is full.
+      const double take = std::min(left, kMaxBlocks - blocks);
+      blocks += take;
+      left -= take;
+      const bool tensors_full = tensors == max_tensors && left == 0.0;
+      if (blocks == kMaxBlocks || tensors_full) {
+        launches += 1.0;
+        blocks = 0.0;
+        tensors = left > 0.0 ? 1.0 : 0.0;  // a split tensor opens the next launch
+      }
+    }
+  }
+  return launches + (blocks > 0.0 ? 1.0 : 0.0);
+}
+
+double multi_tensor_apply_floor_s(double launches, double chunk_elements, double sms,
+                                  double step_s) noexcept {
+  // ATen: kBlockSize = 512 threads, kILP = 4 elements per thread per step, kChunkSize = 65536.
+  constexpr double kStepElements = 512.0 * 4.0;
+  if (!(launches > 0.0) || !(chunk_elements > 0.0) || !(step_s > 0.0)) return 0.0;
+  const double steps = std::ceil(std::min(chunk_elements, 65536.0) / kStepElements);
+  const double waves = sms > 0.0 ? std::ceil(320.0 / (4.0 * sms)) : 1.0;
+  return launches * waves * steps * step_s;
+}
+
 double pipeline_bubble_fraction(double stages, double microbatches,
                                 double virtual_stages) noexcept {
   if (stages <= 1) return 0.0;

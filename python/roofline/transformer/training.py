@@ -19,9 +19,11 @@ from .. import _core
 from ..hardware import Hardware
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise
+from ..ops.registry.foreach_entries import round_trip_floor
 
 __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "OPTIMIZERS", "PLAN_RECOMPUTE",
-           "RECOMPUTE", "TrainStep", "compose", "micro_batch_terms", "recompute_name",
+           "RECOMPUTE", "TrainStep", "compose", "micro_batch_terms", "optimizer_update_s",
+           "recompute_name",
            "train_step"]
 
 #: Scale-out bandwidth per GPU and direction when none is given: one 400 Gb/s NIC per GPU
@@ -51,9 +53,12 @@ def recompute_name(code: int, every: int = 1) -> str:
         return f"layer:{every}"
     return next(k for k, c in RECOMPUTE.items() if c == code)
 
-#: Optimizer implementations -> (state bytes per parameter, tensors read and written per
-#: parameter over the whole update, kernels per parameter chunk, format of those tensors:
-#: "fp32", or "param" for the model's own format).
+#: Optimizer implementations -> (state format, the passes of one update as (tensors read,
+#: tensors written) per parameter, format of those tensors: "fp32", or "param" for the model's
+#: own format, and whether the passes run through ATen's ``multi_tensor_apply``: then every
+#: pass launches one kernel per 320 chunks of 65536 elements,
+#: ``_core.multi_tensor_apply_launches``, each paying a kernel's latency and at least its DRAM
+#: round trips, :func:`roofline.ops.registry.foreach_entries.round_trip_floor`).
 #:
 #: - ``adam`` / ``adam_8bit`` / ``adam_bf16``: one fused mixed-precision kernel (Megatron's,
 #:   Transformer Engine's and apex's FusedAdam): fp32 master weight, gradient and states read
@@ -61,18 +66,47 @@ def recompute_name(code: int, every: int = 1) -> str:
 #: - ``adamw_fused``: ``torch.optim.AdamW(fused=True)``: one pass reading p, g, m, v and writing
 #:   p, m, v, the states in the parameters' format (``model.to(bfloat16)`` training).
 #: - ``adamw_foreach``: ``torch.optim.AdamW()`` on CUDA (foreach, torch's default): eight
-#:   ``_foreach_*`` passes over multi_tensor_apply kernels: ``mul_(p)`` (weight decay),
-#:   ``lerp_(m, g)``, ``mul_(v)``, ``addcmul_(v, g, g)``, ``d = sqrt(v)``, ``div_(d)``,
+#:   ``_foreach_*`` passes: ``mul_(p)`` (weight decay), ``lerp_(m, g)``, ``mul_(v)``,
+#:   ``addcmul_(v, g, g)`` (g read once from DRAM), ``d = sqrt(v)``, ``div_(d)``,
 #:   ``add_(d, eps)``, ``addcdiv_(p, m, d)``: 12 reads and 8 writes per parameter (an H200
-#:   train step of 1.49 G bf16 parameters spent 20.2 ms in these kernels,
-#:   data/programs/h200).
-OPTIMIZERS: dict[str, tuple[Any, int, int, int, str]] = {
-    "adam": (_core.OptimizerKind.adam, 4, 4, 1, "fp32"),
-    "adam_8bit": (_core.OptimizerKind.adam_8bit, 2, 2, 1, "fp32"),
-    "adam_bf16": (_core.OptimizerKind.adam_bf16, 2, 2, 1, "fp32"),
-    "adamw_fused": (_core.OptimizerKind.adam_bf16, 4, 3, 1, "param"),
-    "adamw_foreach": (_core.OptimizerKind.adam_bf16, 12, 8, 8, "param"),
+#:   train step of 1.49 G bf16 parameters spent 19.6 ms in these kernels: 8 x 71 launches of
+#:   at most 320 x 65536 elements, data/programs/h200).
+OPTIMIZERS: dict[str, tuple[Any, tuple[tuple[int, int], ...], str, bool]] = {
+    "adam": (_core.OptimizerKind.adam, ((4, 4),), "fp32", False),
+    "adam_8bit": (_core.OptimizerKind.adam_8bit, ((2, 2),), "fp32", False),
+    "adam_bf16": (_core.OptimizerKind.adam_bf16, ((2, 2),), "fp32", False),
+    "adamw_fused": (_core.OptimizerKind.adam_bf16, ((4, 3),), "param", True),
+    "adamw_foreach": (_core.OptimizerKind.adam_bf16, ((1, 1), (2, 1), (1, 1), (2, 1), (1, 1),
+                                                      (1, 1), (1, 1), (3, 1)), "param", True),
 }
+
+
+def optimizer_update_s(params: np.ndarray, optimizer: str, fmt: str, hw: Any) -> np.ndarray:
+    """Time of one optimizer update over ``params`` parameters per GPU (array), seconds.
+
+    Each pass of :data:`OPTIMIZERS` streams its tensors of ``params`` elements in ``fmt`` by
+    :func:`roofline.elementwise`: one kernel, or for torch's ``multi_tensor_apply`` optimizers
+    ``launches`` kernels (``_core.multi_tensor_apply_launches`` of the parameters as one list:
+    per-tensor chunk rounding and the tensor-count limit are ignored, both negligible for
+    model weights), each at least its DRAM round trips
+    (:func:`roofline.ops.registry.foreach_entries.round_trip_floor`); the passes add up.
+    """
+    _, passes, _, mta = OPTIMIZERS[optimizer]
+    n = np.maximum(np.ceil(np.asarray(params, dtype=float)), 1).astype(np.int64)
+    if not mta:
+        reads, writes = sum(r for r, _ in passes), sum(w for _, w in passes)
+        return np.asarray(elementwise(n, reads, writes, 0.0, fmt, hw,
+                                      kernels=len(passes)).time_s)
+    flat = n.reshape(-1)
+    values, inverse = np.unique(flat, return_inverse=True)
+    times = np.zeros(len(values))
+    for i, v in enumerate(values):
+        launches = int(_core.multi_tensor_apply_launches(np.array([float(v)]), 1))
+        for reads, writes in passes:
+            e = elementwise(int(v), reads, writes, 0.0, fmt, hw, kernels=launches)
+            times[i] += float(round_trip_floor(e, launches, float(v), hw).time_s)
+    out: np.ndarray = times[inverse].reshape(n.shape)
+    return out
 
 
 @dataclass(frozen=True)
@@ -280,7 +314,7 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     act = ab * (kept + base["saved_head"]) / pp
     transient = np.where(full_share > 0, ab * base["saved_largest_layer"], 0.0)
     inflight = _core.inflight_microbatches(pp, m, v)
-    kind, reads, writes, opt_kernels, opt_format = OPTIMIZERS[optimizer]
+    kind, opt_format = OPTIMIZERS[optimizer][0], OPTIMIZERS[optimizer][2]
     expert_dp = np.where(ep > 1, np.maximum(dp * cp * tp / ep, 1.0), dp * cp)
     dense_p, expert_p = base["dense_params"] / pp, base["expert_params"] / pp
     dense_wb, expert_wb = base["dense_weight_bytes"] / pp, base["expert_weight_bytes"] / pp
@@ -335,8 +369,7 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     if optimizer_update:
         shard = np.where(zero >= 1, dense_p / (dp * cp) + expert_p / expert_dp, dense_p + expert_p)
         fmt = "fp32" if opt_format == "fp32" or ab >= 4 else "bf16"
-        opt_s = np.asarray(elementwise(np.maximum(np.ceil(shard), 1).astype(np.int64), reads,
-                                       writes, 0.0, fmt, hw, kernels=opt_kernels).time_s)
+        opt_s = optimizer_update_s(shard, optimizer, fmt, hw)
     else:
         opt_s = zeros
     srows = np.stack(np.broadcast_arrays(

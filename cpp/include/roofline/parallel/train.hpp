@@ -18,6 +18,22 @@ enum class OptimizerKind : std::uint8_t {
 /// Bytes of optimizer state per parameter for `kind`.
 double optimizer_bytes_per_param(OptimizerKind kind) noexcept;
 
+/// Kernel launches of one torch `_foreach_*` / fused-optimizer call over tensors of `numel[i]`
+/// elements touching `depth` tensor lists (ATen's multi_tensor_apply, MultiTensorApply.cuh):
+/// each tensor is cut into 65536-element chunks, one 512-thread CTA per chunk, and a kernel is
+/// launched every 320 CTAs or when depth_to_max_tensors[depth-1] = {110, 64, 48, 36, 30}
+/// tensors have been packed (the tensor-list metadata travels in the kernel's parameters).
+double multi_tensor_apply_launches(const double* numel, std::size_t n, int depth) noexcept;
+
+/// Time floor of `launches` multi_tensor_apply kernels whose largest chunk holds
+/// `chunk_elements` elements, on `sms` SMs (0: unknown, all CTAs resident): each 512-thread CTA
+/// walks its chunk 2048 elements (512 threads x ILP 4) per step, one dependent DRAM round trip
+/// of `step_s` per step (a step's loads wait for the previous step's stores: the functors'
+/// pointers may alias), with 4 CTAs resident per SM (2048 threads):
+/// launches x ceil(320 / (4 sms)) x ceil(min(chunk_elements, 65536) / 2048) x step_s.
+double multi_tensor_apply_floor_s(double launches, double chunk_elements, double sms,
+                                  double step_s) noexcept;
+
 /// Idle fraction of a pipelined step: (p-1) / (v*m + p-1) for p stages, m micro-batches and
 /// v virtual stages per GPU (1F1B: v = 1); 0 when p <= 1.
 double pipeline_bubble_fraction(double stages, double microbatches, double virtual_stages) noexcept;

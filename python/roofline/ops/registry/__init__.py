@@ -20,6 +20,7 @@ from . import (
     atomic_entries,
     attention_entries,
     fallback,
+    foreach_entries,
     gather_entries,
     gemm_entries,
     kernel_entries,
@@ -34,7 +35,8 @@ from .table import Entry, Priced, entries, lookup, register, register_family, re
 __all__ = ["Call", "Entry", "Impl", "Pricer", "Priced", "TensorArg", "entries", "lookup",
            "price", "register", "register_family", "resolve", "row_entry"]
 
-del aten_memory, atomic_entries, attention_entries, fallback, gather_entries, gemm_entries
+del aten_memory, atomic_entries, attention_entries, fallback, foreach_entries, gather_entries
+del gemm_entries
 del kernel_entries
 del public_entries, weight_only_entries
 

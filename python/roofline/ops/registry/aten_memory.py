@@ -54,5 +54,5 @@ memory("add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "relu"
        "exp", "log", "pow", "rsqrt", "sqrt", "reciprocal", "abs", "sign", "mse_loss",
        "addcmul", "addcmul_", "addcdiv", "addcdiv_", "lerp", "lerp_", "maximum", "minimum",
        "silu_", "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "bitwise_not", "cos", "sin",
-       "erf", "masked_scale", "_foreach_add_", "_foreach_mul_", "le_", "ge_",
+       "erf", "masked_scale", "le_", "ge_",
        "torch::autograd::AccumulateGrad")

@@ -47,17 +47,19 @@ class Pricer:
             efficiency=self.efficiency, **kw))
 
     def traffic(self, read_bytes: int, write_bytes: int, flops: float = 0.0,
-                label: str = "") -> Estimate[Any]:
-        """One streaming kernel that reads and writes these bytes (and does ``flops``)."""
+                label: str = "", kernels: int = 1) -> Estimate[Any]:
+        """One streaming kernel (or ``kernels`` back to back) that reads and writes these
+        bytes (and does ``flops``)."""
         total = int(read_bytes) + int(write_bytes)
 
         def make() -> Estimate[Any]:
             e = elementwise(max(total, 1), reads=1, writes=0,
                             flops_per_element=float(flops) / max(total, 1), dtype="int8",
-                            hardware=self.hardware, efficiency=self.efficiency)
+                            hardware=self.hardware, efficiency=self.efficiency,
+                            kernels=max(int(kernels), 1))
             return dataclasses.replace(e, label=label)
 
-        return self.cached(("traffic", total, float(flops), label), make)
+        return self.cached(("traffic", total, float(flops), label, int(kernels)), make)
 
     def row(self, fn: str, rows: int, cols: int, dt: str, backend: str, **kw: Any
             ) -> Estimate[Any]:
