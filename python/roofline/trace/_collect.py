@@ -255,7 +255,10 @@ class Collector:
         g_ts, g_dur, g_name, g_cat, g_args = (g.ts.append, g.dur.append, g.name.append,
                                               g.cat.append, g.args.append)
         g_stream, g_corr, g_ext = g.stream.append, g.corr.append, g.ext.append
+        gs_int, gc_int, ge_int = g.stream.ints.append, g.corr.ints.append, g.ext.ints.append
         device_ids = self.device_ids
+        unset, odd, top, absent, inf, op = UNSET, ODD, _TOP, ABSENT, _INF, _OP
+        raw_type, raw_shapes = _RAW, self.raw_shapes
         uid = self.uid
         lpid = ltid = cols = None  # the last thread's key and columns (events come in runs)
         for events in batches:
@@ -263,14 +266,14 @@ class Collector:
                 ph = e.ph
                 if ph == "X":
                     ts = e.ts
-                    if ts is UNSET:
+                    if ts is unset:
                         continue
                     cat = e.cat
                     dur = e.dur
                     code = code_of(cat) if type(cat) is str else None
                     if code is not None:
                         if not (ts.__class__ is float and dur.__class__ is float and
-                                0.0 <= dur < _INF and ts - ts == 0.0):
+                                0.0 <= dur < inf and ts - ts == 0.0):
                             ts, dur = _times(e, where)
                         name = e.name
                         nid = name_ids.get(name) if type(name) is str else None
@@ -289,20 +292,33 @@ class Collector:
                             c_shape, c_ext, c_seq = (cols.shape.append, cols.ext.ints.append,
                                                      cols.seq.ints.append)
                         a = e.args
-                        if code == _OP and a is not None:
-                            c_shape(shape_id(a))
+                        if code == op and a is not None:
+                            d = a.dims
+                            if d is unset and a.types is unset and a.concrete is unset:
+                                c_shape(0)
+                            elif type(d) is raw_type and type(a.types) is raw_type and \
+                                    type(a.concrete) is raw_type:
+                                sid = raw_shapes.get((bytes(d), bytes(a.types),
+                                                      bytes(a.concrete)))
+                                c_shape(shape_id(a) if sid is None else sid)
+                            else:
+                                c_shape(shape_id(a))
                             v = a.external
-                            if type(v) is int and ODD < v < _TOP:
+                            if type(v) is int and odd < v < top:
                                 c_ext(v)
+                            elif v is unset:
+                                c_ext(absent)
                             else:
                                 cols.ext.append(v)
                             v = a.seq
-                            if type(v) is int and ODD < v < _TOP:
+                            if type(v) is int and odd < v < top:
                                 c_seq(v)
+                            elif v is unset:
+                                c_seq(absent)
                             else:
                                 cols.seq.append(v)
                             aid = 0
-                            if a.coll is not UNSET:
+                            if a.coll is not unset:
                                 coll: dict[str, Any] = {}
                                 _collective(a, coll)
                                 aid = arg_id(coll)
@@ -315,11 +331,11 @@ class Collector:
                             uid += 1
                             continue
                         c_shape(0)
-                        c_ext(ABSENT)
-                        c_seq(ABSENT)
-                        if code == _OP:
+                        c_ext(absent)
+                        c_seq(absent)
+                        if code == op:
                             aid = 0
-                        elif code > 2 and a is not None and a.correlation is not UNSET:
+                        elif code > 2 and a is not None and a.correlation is not unset:
                             corr = a.correlation  # kept in a column, not in a dict
                             launched.add(corr)
                             cols.corr[len(cols.ts)] = corr
@@ -345,7 +361,7 @@ class Collector:
                         uid += 1
                     elif cat in GPU:
                         if not (ts.__class__ is float and dur.__class__ is float and
-                                0.0 <= dur < _INF and ts - ts == 0.0):
+                                0.0 <= dur < inf and ts - ts == 0.0):
                             ts, dur = _times(e, where)
                         name = e.name
                         nid = name_ids.get(name) if type(name) is str else None
@@ -371,10 +387,21 @@ class Collector:
                         else:
                             aid = arg_id(self._shared(_gpu_args(a)))
                         g_args(aid)
-                        g_stream(e.tid if a.stream is UNSET else a.stream)
-                        corr, ext = a.correlation, a.external
-                        g_corr(None if corr is UNSET else corr)
-                        g_ext(None if ext is UNSET else ext)
+                        v = e.tid if a.stream is unset else a.stream
+                        if type(v) is int and odd < v < top:
+                            gs_int(v)
+                        else:
+                            g_stream(v)
+                        v = a.correlation
+                        if type(v) is int and odd < v < top:
+                            gc_int(v)
+                        else:
+                            g_corr(None if v is unset else v)
+                        v = a.external
+                        if type(v) is int and odd < v < top:
+                            ge_int(v)
+                        else:
+                            g_ext(None if v is unset else v)
                 elif ph == "s" and e.cat == "ac2g" and e.id not in launched:
                     flows[e.id] = (e.pid, e.tid, float(0.0 if e.ts is UNSET else e.ts))
             self.uid = uid
