@@ -4,15 +4,17 @@ One collector over one record type: :class:`~roofline.trace._events.Event` struc
 fast ``msgspec`` reader, or made from event dicts (a parsed trace, or the standard library's
 streaming reader) by :func:`structs` with the same fields and the same defaults.
 
-A thread's CPU events are kept as columns (:class:`Columns`): start and duration as
-``array('d')``, the category as a byte, the name and the kept arguments as indices into the
-collector's ``names`` and ``arglist`` (``arglist[0]`` is :data:`EMPTY`), the event's
-number in the trace (``uid``) as ``array('q')``, and the correlation ids of launch calls by
-column position: about 40 bytes per event instead of a tuple and its objects. A GPU event is a
-tuple ``(ts, dur, name, cat, stream, args, correlation, External id)`` (None: absent).
-``args`` hold only the kept arguments (:data:`KEEP_GPU`, :data:`KEEP_OP`, the correlation of
-a launch call, and a collective record); equal names are one string object and equal recorded
-inputs one set of objects.
+Events are kept as columns, not as a tuple and its objects each (about 70 bytes per CPU
+event instead of about 350): per thread (:class:`Columns`), start and duration as
+``array('d')``, the category as a byte, the name as an index into the collector's ``names``
+(equal names: one index, one string), a cpu_op's recorded inputs as an index into its
+``shape_list`` (equal inputs: one index, one set of objects), its External id and Sequence
+number as :class:`Values` (``array('q')`` with a side dict for values that are not ints of 64
+bits), the collective record of the events that have one as an index into ``arglist``
+(``arglist[0]`` is :data:`EMPTY`), the event's number in the trace (``uid``), and the
+correlation ids of launch calls by column position; the GPU events likewise
+(:class:`GpuColumns`), their kept arguments (device, bytes, collective record; equal
+``{"device": d}`` one dict) by index into ``arglist``.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ import msgspec
 
 from ._events import UNSET, Args, Event, decode_raw
 
-__all__ = ["CPU_CATS", "EMPTY", "GPU_CATS", "NONE", "ODD", "Collector", "Columns", "CPU",
-           "GPU", "GpuColumns", "LAUNCH", "Values", "structs", "ABSENT"]
+__all__ = ["ABSENT", "CPU", "CPU_CATS", "EMPTY", "GPU", "GPU_CATS", "NONE", "ODD",
+           "Collector", "Columns", "GpuColumns", "Values", "structs"]
 
 #: The GPU categories, by their code in :attr:`GpuColumns.cat`.
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
@@ -36,17 +38,14 @@ _TOP = 1 << 63
 #: The CPU categories, by their code in :attr:`Columns.cat`.
 CPU_CATS = ("cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver")
 CPU = frozenset(CPU_CATS)
-LAUNCH = frozenset(("cuda_runtime", "cuda_driver"))
 _CODE = {c: i for i, c in enumerate(CPU_CATS)}
 _OP, _ANNOTATION = _CODE["cpu_op"], _CODE["user_annotation"]
+_LAUNCH = _CODE["cuda_runtime"]  # this code and the ones after it: launch calls
 _INF = float("inf")
 EMPTY: dict[str, Any] = {}  # shared by every event whose arguments the parser does not use
 
-# The only event arguments read after parsing (everything else is dropped while reading)
+# a collective record: the event arguments kept with it
 _COLLECTIVE = ("Collective name", "Group size", "dtype", "In msg nelems", "Out msg nelems")
-KEEP_GPU = ("device", "bytes")  # correlation and External id: slots of the GPU tuple
-KEEP_OP = ("Input Dims", "Input type", "Concrete Inputs", "External id", "Sequence number")
-_SHAPES = ("Input Dims", "Input type", "Concrete Inputs")
 _BATCH = 4096  #: dicts made into structs at a time
 _RAW = msgspec.Raw
 
@@ -61,7 +60,7 @@ class Columns:
         self.dur = array("d")
         self.cat = bytearray()  # index into CPU_CATS
         self.name = array("q")  # index into Collector.names
-        self.args = array("q")  # index into Collector.arglist (0: EMPTY)
+        self.args = array("q")  # a collective record: index into Collector.arglist (0: none)
         self.uid = array("q")
         self.corr: dict[int, Any] = {}  # column position -> correlation id of a launch call
         self.shape = array("q")  # a cpu_op's recorded inputs: index into Collector.shape_list
@@ -335,7 +334,7 @@ class Collector:
                         c_seq(absent)
                         if code == op:
                             aid = 0
-                        elif code > 2 and a is not None and a.correlation is not unset:
+                        elif code >= _LAUNCH and a is not None and a.correlation is not unset:
                             corr = a.correlation  # kept in a column, not in a dict
                             launched.add(corr)
                             cols.corr[len(cols.ts)] = corr

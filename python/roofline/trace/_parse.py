@@ -50,8 +50,8 @@ __all__ = ["Kernel", "Parsed", "parse", "paused_gc"]
 _BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 _MODULE_PREFIX = "nn.Module: "
 _OP = CPU_CATS.index("cpu_op")
-_REGION = 2  # the codes up to this one: cpu_op, user_annotation, python_function
-_LAUNCH = 3  # this code and above: cuda_runtime, cuda_driver
+_REGION = CPU_CATS.index("python_function")  # up to it: cpu_op, user_annotation, and it
+_LAUNCH = CPU_CATS.index("cuda_runtime")  # it and the ones after: cuda_runtime, cuda_driver
 
 
 def _sorted(col: array[Any], order: np.ndarray[Any, Any], dtype: Any) -> array[Any]:
@@ -119,9 +119,12 @@ class _Thread:
     """The cpu events of one thread as a containment forest, sorted by start (the longer
     first, else in trace order), in columns: ``ts``, ``end`` (µs), ``cat`` (a code of
     ``CPU_CATS``), ``name`` and ``args`` (indices into the collector's ``names`` and
-    ``arglist``), ``uid`` (the event's number in the trace), ``parent`` (the index of the
+    ``arglist``; ``args``: a collective record), ``shape`` (a cpu_op's recorded inputs, an
+    index into ``shape_list``), ``ext`` and ``seq`` (a cpu_op's External id and Sequence
+    number), ``uid`` (the event's number in the trace), ``parent`` (the index of the
     innermost enclosing event, -1: none), and ``launches``: (index, correlation id) of the
-    launch calls, by index."""
+    launch calls, by index. Sorting and the inverse permutation are numpy's; the parents
+    come from one pass with a stack of open events."""
 
     def __init__(self, cols: Columns) -> None:
         ts = np.frombuffer(cols.ts, dtype=np.float64)
@@ -213,6 +216,7 @@ def _parse(trace: Any, where: str) -> Parsed:
         else:
             col.add_all(trace.events)
         meta = trace.meta
+    col.launched.clear()  # (only the collector's flows needed it)
     threads = {}
     for key in list(col.threads):
         threads[key] = _Thread(col.threads.pop(key))  # each thread's columns freed once sorted
