@@ -227,9 +227,9 @@ def _parse(trace: Any, where: str) -> Parsed:
         for i in _present(th.seq, none=False):  # a cpu_op's Sequence number, not None
             seq = th.seq[i]
             if seq not in seq_fwd:
-                    root = names[th.name[th.chain_at(i)[-1]]]
-                    if not str(root).startswith(_BACKWARD_PREFIX):
-                        seq_fwd[seq] = (key, i)
+                root = names[th.name[th.chain_at(i)[-1]]]
+                if not str(root).startswith(_BACKWARD_PREFIX):
+                    seq_fwd[seq] = (key, i)
 
     kernels: list[Kernel] = []
     linked = 0
