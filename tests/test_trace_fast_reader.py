@@ -54,7 +54,15 @@ def _event(rng: random.Random, i: int) -> dict[str, Any]:
 
 
 def _collected(c: _collect.Collector) -> tuple[Any, ...]:
-    return c.threads, c.gpu, c.flows, c.steps
+    """What a collector kept, event by event (its columns read back as tuples)."""
+    threads = {key: [(t.ts[i], t.dur[i], _collect.CPU_CATS[t.cat[i]], c.names[t.name[i]],
+                      c.arglist[t.args[i]], t.uid[i], t.corr.get(i, "-"),
+                      c.shape_list[t.shape[i]], t.ext[i], t.seq[i]) for i in range(len(t))]
+               for key, t in c.threads.items()}
+    g = c.gpu
+    gpu = [(g.ts[j], g.dur[j], c.names[g.name[j]], _collect.GPU_CATS[g.cat[j]],
+            c.arglist[g.args[j]], g.stream[j], g.corr[j], g.ext[j]) for j in range(len(g))]
+    return threads, gpu, c.flows, c.steps
 
 
 def _write(path: Path, doc: Any, indent: int | None, gz: bool) -> None:

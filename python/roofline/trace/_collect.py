@@ -1,47 +1,162 @@
 """Keep, event by event, only what linking and pricing read from a trace's events.
 
-Two inputs, one result: event dicts (a parsed trace, or the standard library's streaming
-reader) and :class:`~roofline.trace._events.Event` structs (the fast ``msgspec`` reader). Both
-give the same tuples: a CPU event ``(ts, -dur, end, cat, name, args, uid)`` per thread (a
-launch call with a correlation id: ``(..., uid, correlation)``), a GPU event
-``(ts, dur, name, cat, stream, args, correlation, External id)`` (None: absent), where
-``args`` holds only the kept arguments (:data:`KEEP_GPU`, :data:`KEEP_OP`,
-:data:`KEEP_LAUNCH`, and a collective record); equal names are one string object and equal
-recorded inputs one set of objects.
+One collector over one record type: :class:`~roofline.trace._events.Event` structs, from the
+fast ``msgspec`` reader, or made from event dicts (a parsed trace, or the standard library's
+streaming reader) by :func:`structs` with the same fields and the same defaults.
+
+Events are kept as columns, not as a tuple and its objects each (about 70 bytes per CPU
+event instead of about 350): per thread (:class:`Columns`), start and duration as
+``array('d')``, the category as a byte, the name as an index into the collector's ``names``
+(equal names: one index, one string), a cpu_op's recorded inputs as an index into its
+``shape_list`` (equal inputs: one index, one set of objects), its External id and Sequence
+number as :class:`Values` (``array('q')`` with a side dict for values that are not ints of 64
+bits), the collective record of the events that have one as an index into ``arglist``
+(``arglist[0]`` is :data:`EMPTY`), the event's number in the trace (``uid``), and the
+correlation ids of launch calls by column position; the GPU events likewise
+(:class:`GpuColumns`), their kept arguments (device, bytes, collective record; equal
+``{"device": d}`` one dict) by index into ``arglist``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+import msgspec
 
 from ._events import UNSET, Args, Event, decode_raw
 
-__all__ = ["EMPTY", "Collector", "CPU", "GPU", "LAUNCH"]
+__all__ = ["ABSENT", "CPU", "CPU_CATS", "EMPTY", "GPU", "GPU_CATS", "NONE", "ODD",
+           "Collector", "Columns", "GpuColumns", "Values", "structs"]
 
-GPU = frozenset(("kernel", "gpu_memcpy", "gpu_memset"))
-CPU = frozenset(("cpu_op", "user_annotation", "python_function", "cuda_runtime",
-                 "cuda_driver"))
-LAUNCH = frozenset(("cuda_runtime", "cuda_driver"))
+#: The GPU categories, by their code in :attr:`GpuColumns.cat`.
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+GPU = frozenset(GPU_CATS)
+_GPU_CODE = {c: i for i, c in enumerate(GPU_CATS)}
+_TOP = 1 << 63
+#: The CPU categories, by their code in :attr:`Columns.cat`.
+CPU_CATS = ("cpu_op", "user_annotation", "python_function", "cuda_runtime", "cuda_driver")
+CPU = frozenset(CPU_CATS)
+_CODE = {c: i for i, c in enumerate(CPU_CATS)}
+_OP, _ANNOTATION = _CODE["cpu_op"], _CODE["user_annotation"]
+_LAUNCH = _CODE["cuda_runtime"]  # this code and the ones after it: launch calls
 _INF = float("inf")
 EMPTY: dict[str, Any] = {}  # shared by every event whose arguments the parser does not use
 
-# The only event arguments read after parsing (everything else is dropped while streaming)
+# a collective record: the event arguments kept with it
 _COLLECTIVE = ("Collective name", "Group size", "dtype", "In msg nelems", "Out msg nelems")
-KEEP_GPU = ("device", "bytes")  # correlation and External id: slots of the GPU tuple
-KEEP_OP = ("Input Dims", "Input type", "Concrete Inputs", "External id", "Sequence number")
-KEEP_LAUNCH = ("correlation",)
-_SHAPES = ("Input Dims", "Input type", "Concrete Inputs")
+_BATCH = 4096  #: dicts made into structs at a time
+_RAW = msgspec.Raw
 
 
-def _slim(args: Any, keys: tuple[str, ...]) -> dict[str, Any]:
-    """The entries of ``args`` named in ``keys``, and its collective record if it has one."""
-    if type(args) is not dict or not args:
-        return EMPTY
-    out = {k: args[k] for k in keys if k in args}
-    if "Collective name" in args:
-        out.update({k: args[k] for k in _COLLECTIVE if k in args})
-    return out or EMPTY
+class Columns:
+    """The CPU events of one thread, in trace order, as columns (see the module doc)."""
+
+    __slots__ = ("ts", "dur", "cat", "name", "args", "uid", "corr", "shape", "ext", "seq")
+
+    def __init__(self) -> None:
+        self.ts = array("d")
+        self.dur = array("d")
+        self.cat = bytearray()  # index into CPU_CATS
+        self.name = array("q")  # index into Collector.names
+        self.args = array("q")  # a collective record: index into Collector.arglist (0: none)
+        self.uid = array("q")
+        self.corr: dict[int, Any] = {}  # column position -> correlation id of a launch call
+        self.shape = array("q")  # a cpu_op's recorded inputs: index into Collector.shape_list
+        self.ext = Values()  # a cpu_op's External id (UNSET: absent)
+        self.seq = Values()  # a cpu_op's Sequence number (UNSET: absent)
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+
+NONE = -(1 << 63)  #: a :class:`Values` entry that is None
+ABSENT = NONE + 1  #: a :class:`Values` entry that is ``UNSET`` (absent)
+ODD = NONE + 2  #: a :class:`Values` entry in its ``odd`` dict (not an int of 64 bits)
+
+
+class Values:
+    """Values that are nearly always ints (ids, streams): ``ints``, an ``array('q')``, holds
+    each one, or :data:`NONE` for None, :data:`ABSENT` for ``UNSET``, or :data:`ODD` with
+    the value in ``odd`` by position (a value of another type, a bool, or an int outside
+    ``(ODD, 2**63)``)."""
+
+    __slots__ = ("ints", "odd")
+
+    def __init__(self) -> None:
+        self.ints = array("q")
+        self.odd: dict[int, Any] = {}
+
+    def append(self, v: Any) -> None:
+        if type(v) is int and ODD < v < _TOP:
+            self.ints.append(v)
+        elif v is None:
+            self.ints.append(NONE)
+        elif v is UNSET:
+            self.ints.append(ABSENT)
+        else:
+            self.odd[len(self.ints)] = v
+            self.ints.append(ODD)
+
+    def __getitem__(self, i: int) -> Any:
+        v = self.ints[i]
+        if v > ODD:
+            return v
+        return None if v == NONE else UNSET if v == ABSENT else self.odd[i]
+
+
+class GpuColumns:
+    """The GPU events (kernels, memcpys, memsets), in trace order, as columns: ``ts``,
+    ``dur`` (µs), ``name`` (an index into the collector's ``names``), ``cat`` (a code of
+    :data:`GPU_CATS`), ``args`` (an index into its ``arglist``), ``stream``,
+    ``corr`` (correlation id) and ``ext`` (External id; None: absent)."""
+
+    __slots__ = ("ts", "dur", "name", "cat", "args", "stream", "corr", "ext")
+
+    def __init__(self) -> None:
+        self.ts = array("d")
+        self.dur = array("d")
+        self.name = array("q")
+        self.cat = bytearray()
+        self.args = array("q")
+        self.stream = Values()
+        self.corr = Values()
+        self.ext = Values()
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+
+def _args_struct(args: Any) -> Args | None:
+    """The kept arguments of an event dict's ``args`` as an :class:`Args` (recorded inputs as
+    decoded values, not ``msgspec.Raw``); None when ``args`` is not a dict."""
+    if type(args) is not dict:
+        return None
+    g = args.get
+    return Args(g("correlation", UNSET), g("External id", UNSET), g("device", UNSET),
+                g("bytes", UNSET), g("stream", UNSET), g("Input Dims", UNSET),
+                g("Input type", UNSET), g("Concrete Inputs", UNSET),
+                g("Sequence number", UNSET), g("Collective name", UNSET),
+                g("Group size", UNSET), g("dtype", UNSET), g("In msg nelems", UNSET),
+                g("Out msg nelems", UNSET))
+
+
+def structs(events: Iterable[Any]) -> Iterator[list[Event]]:
+    """Event dicts as :class:`Event` structs, in batches (anything not a dict is skipped):
+    what the fast reader decodes from the same events' JSON."""
+    batch: list[Event] = []
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        g = e.get
+        batch.append(Event(g("ph"), g("cat"), g("name", ""), g("pid"), g("tid"),
+                           g("ts", UNSET), g("dur", 0.0), g("id"), _args_struct(g("args"))))
+        if len(batch) >= _BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _collective(a: Args, out: dict[str, Any]) -> None:
@@ -52,7 +167,7 @@ def _collective(a: Args, out: dict[str, Any]) -> None:
 
 
 def _gpu_args(a: Args) -> dict[str, Any]:
-    """``_slim(args, KEEP_GPU)`` of a struct."""
+    """The kept arguments of a GPU event: its device, bytes and collective record."""
     out = {}
     if a.device is not UNSET:
         out["device"] = a.device
@@ -63,37 +178,20 @@ def _gpu_args(a: Args) -> dict[str, Any]:
     return out or EMPTY
 
 
-def _cpu_args(a: Args | None, cat: str) -> dict[str, Any]:
-    """``_slim`` of a struct for a launch call (its correlation) or a region (nothing) of
-    category ``cat``; both with the collective record."""
-    if a is None:
-        return EMPTY
-    out = {}
-    if cat in LAUNCH and a.correlation is not UNSET:
-        out["correlation"] = a.correlation
-    if a.coll is not UNSET:
-        _collective(a, out)
-    return out or EMPTY
-
-
-def _times(e: dict[str, Any], where: str) -> tuple[float, float]:
+def _times(e: Event, where: str) -> tuple[float, float]:
     """An event's start and duration (µs), checked: finite, duration >= 0."""
-    ts, dur = e["ts"], e.get("dur", 0.0)
+    ts, dur = e.ts, e.dur
     try:
         t, d = float(ts), float(dur)
     except (TypeError, ValueError):
         t = d = float("nan")
     if not (0.0 <= d < _INF) or t - t != 0.0 or isinstance(ts, bool) or isinstance(dur, bool):
-        what = "GPU event" if e.get("cat") in GPU else "event"
+        what = "GPU event" if e.cat in GPU else "event"
         raise ValueError(
-            f"trace.explain: {where}: the {what} {str(e.get('name', ''))[:80]!r} "
-            f"(cat {e.get('cat')!r}, ts {ts!r}) has dur {dur!r}: a start and a duration must "
+            f"trace.explain: {where}: the {what} {str(e.name)[:80]!r} "
+            f"(cat {e.cat!r}, ts {ts!r}) has dur {dur!r}: a start and a duration must "
             "be finite numbers and the duration >= 0 (a corrupt or hand-edited trace)")
     return t, d
-
-
-def _struct_times(e: Event, where: str) -> tuple[float, float]:
-    return _times({"ts": e.ts, "dur": e.dur, "cat": e.cat, "name": e.name}, where)
 
 
 class Collector:
@@ -101,26 +199,21 @@ class Collector:
 
     def __init__(self, where: str) -> None:
         self.where = where
-        self.threads: dict[tuple[Any, Any], list[tuple[Any, ...]]] = {}
-        self.gpu: list[tuple[Any, ...]] = []
+        self.threads: dict[tuple[Any, Any], Columns] = {}
+        self.gpu = GpuColumns()
+        self.device_ids: dict[int, int] = {}  # device -> the arglist index of {"device": d}
         self.devices: dict[int, dict[str, Any]] = {}  # one {"device": d} for all such kernels
         self.flows: dict[Any, tuple[Any, Any, float]] = {}
         self.steps: list[tuple[float, float]] = []
         self.strings: dict[str, str] = {}  # one object per distinct name (they repeat)
-        self.shapes: dict[str, tuple[Any, Any, Any]] = {}  # one object per distinct inputs
-        self.raw_shapes: dict[tuple[bytes | None, ...], tuple[Any, ...]] = {}
+        self.names: list[Any] = []  # a CPU event's name by its index
+        self.name_ids: dict[str, int] = {}
+        self.arglist: list[dict[str, Any]] = [EMPTY]  # a CPU event's kept arguments
+        self.shape_list: list[tuple[Any, Any, Any]] = [(None, None, None)]  # recorded inputs
+        self.shape_ids: dict[str, int] = {}  # their index by their repr
+        self.raw_shapes: dict[tuple[bytes | None, ...], int] = {}  # ... by their JSON
         self.uid = 0
         self.launched: set[Any] = set()  # correlations of launch calls: their flows go unused
-
-    def _cpu(self, key: tuple[Any, Any], ts: Any, dur: Any, cat: str, name: Any,
-             args: dict[str, Any]) -> None:
-        evs = self.threads.get(key)
-        if evs is None:
-            evs = self.threads[key] = []
-        evs.append((ts, -dur, ts + dur, cat, name, args, self.uid))
-        self.uid += 1
-        if cat == "user_annotation" and str(name).startswith("ProfilerStep#"):
-            self.steps.append((ts, ts + dur))
 
     def _shared(self, args: dict[str, Any]) -> dict[str, Any]:
         """``args``, or the one equal ``{"device": d}`` dict all such kernels share (nothing
@@ -129,179 +222,222 @@ class Collector:
             return self.devices.setdefault(args["device"], args)
         return args
 
-    def _launch(self, key: tuple[Any, Any], ts: Any, dur: Any, cat: str, name: Any,
-                args: dict[str, Any], corr: Any) -> None:
-        """A launch call with a correlation id: the id in an eighth slot, its arguments
-        dropped unless they hold a collective record (the id is all the linker reads)."""
-        self.launched.add(corr)
-        evs = self.threads.get(key)
-        if evs is None:
-            evs = self.threads[key] = []
-        evs.append((ts, -dur, ts + dur, cat, name,
-                    args if "Collective name" in args else EMPTY, self.uid, corr))
-        self.uid += 1
+    def _name_id(self, name: Any) -> int:
+        """The index of ``name`` in :attr:`names` (strings once each)."""
+        if type(name) is str:
+            got = self.name_ids.get(name)
+            if got is None:
+                name = self.strings.setdefault(name, name)
+                got = self.name_ids[name] = len(self.names)
+                self.names.append(name)
+            return got
+        self.names.append(name)
+        return len(self.names) - 1
+
+    def _arg_id(self, args: dict[str, Any]) -> int:
+        if args is EMPTY:
+            return 0
+        self.arglist.append(args)
+        return len(self.arglist) - 1
 
     def add_all(self, events: Iterable[Any]) -> None:
         """Collect event dicts (anything else is skipped)."""
-        strings, gpu, where = self.strings, self.gpu, self.where
-        for e in events:
-            if type(e) is not dict:
-                if not isinstance(e, dict):
-                    continue
-            ph = e.get("ph")
-            if ph == "X":
-                if "ts" not in e:
-                    continue
-                cat = e.get("cat")
-                if cat in GPU:
-                    ts, dur = e["ts"], e.get("dur", 0.0)
-                    if not (ts.__class__ is float and dur.__class__ is float and
-                            0.0 <= dur < _INF and ts - ts == 0.0):
-                        ts, dur = _times(e, where)
-                    args = e.get("args")
-                    args = args if isinstance(args, dict) else EMPTY
-                    name = e.get("name", "")
-                    name = strings.setdefault(name, name) if type(name) is str else str(name)
-                    gpu.append((ts, dur, name, cat, args.get("stream", e.get("tid")),
-                                self._shared(_slim(args, KEEP_GPU)), args.get("correlation"),
-                                args.get("External id")))
-                elif cat in CPU:
-                    ts, dur = e["ts"], e.get("dur", 0.0)
-                    if not (ts.__class__ is float and dur.__class__ is float and
-                            0.0 <= dur < _INF and ts - ts == 0.0):
-                        ts, dur = _times(e, where)
-                    name = e.get("name", "")
-                    if type(name) is str:
-                        name = strings.setdefault(name, name)
-                    args = e.get("args")
-                    if cat == "cpu_op":
-                        args = self._op_args(_slim(args, KEEP_OP))
-                    elif cat in LAUNCH:
-                        args = _slim(args, KEEP_LAUNCH)
-                        if "correlation" in args:
-                            self._launch((e.get("pid"), e.get("tid")), ts, dur, cat, name,
-                                         args, args["correlation"])
-                            continue
-                    else:
-                        args = _slim(args, ())
-                    self._cpu((e.get("pid"), e.get("tid")), ts, dur, cat, name, args)
-            elif ph == "s" and e.get("cat") == "ac2g" and e.get("id") not in self.launched:
-                self.flows[e.get("id")] = (e.get("pid"), e.get("tid"),
-                                           float(e.get("ts", 0.0)))
+        self.add_structs(structs(events))
 
     def add_structs(self, batches: Iterable[list[Event]]) -> None:
-        """Collect :class:`Event` structs, a batch at a time (the same result as
-        :meth:`add_all` of the same events as dicts)."""
-        strings, gpu, where, threads = self.strings, self.gpu, self.where, self.threads
-        launched, flows, op_struct = self.launched, self.flows, self._op_struct
-        devices = self.devices
+        """Collect :class:`Event` structs, a batch at a time."""
+        where, threads = self.where, self.threads
+        launched, flows, shape_id = self.launched, self.flows, self._shape_id
+        name_ids, name_id, arg_id = self.name_ids, self._name_id, self._arg_id
+        code_of = _CODE.get
+        g = self.gpu
+        g_ts, g_dur, g_name, g_cat, g_args = (g.ts.append, g.dur.append, g.name.append,
+                                              g.cat.append, g.args.append)
+        g_stream, g_corr, g_ext = g.stream.append, g.corr.append, g.ext.append
+        gs_int, gc_int, ge_int = g.stream.ints.append, g.corr.ints.append, g.ext.ints.append
+        device_ids = self.device_ids
+        unset, odd, top, absent, inf, op = UNSET, ODD, _TOP, ABSENT, _INF, _OP
+        raw_type, raw_shapes = _RAW, self.raw_shapes
         uid = self.uid
-        lpid = ltid = levs = None  # the last thread's key and events (events come in runs)
+        lpid = ltid = cols = None  # the last thread's key and columns (events come in runs)
         for events in batches:
             for e in events:
                 ph = e.ph
                 if ph == "X":
                     ts = e.ts
-                    if ts is UNSET:
+                    if ts is unset:
                         continue
                     cat = e.cat
                     dur = e.dur
-                    if type(cat) is str:  # one object per category, not one per event
-                        cat = strings.setdefault(cat, cat)
-                    if cat in GPU:
+                    code = code_of(cat) if type(cat) is str else None
+                    if code is not None:
                         if not (ts.__class__ is float and dur.__class__ is float and
-                                0.0 <= dur < _INF and ts - ts == 0.0):
-                            ts, dur = _struct_times(e, where)
+                                0.0 <= dur < inf and ts - ts == 0.0):
+                            ts, dur = _times(e, where)
                         name = e.name
-                        name = strings.setdefault(name, name) if type(name) is str \
-                            else str(name)
+                        nid = name_ids.get(name) if type(name) is str else None
+                        if nid is None:
+                            nid = name_id(name)
+                        pid, tid = e.pid, e.tid
+                        if cols is None or pid != lpid or tid != ltid:
+                            key = (pid, tid)
+                            cols = threads.get(key)
+                            if cols is None:
+                                cols = threads[key] = Columns()
+                            lpid, ltid = pid, tid
+                            c_ts, c_dur, c_cat, c_name, c_args, c_uid = (
+                                cols.ts.append, cols.dur.append, cols.cat.append,
+                                cols.name.append, cols.args.append, cols.uid.append)
+                            c_shape, c_ext, c_seq = (cols.shape.append, cols.ext.ints.append,
+                                                     cols.seq.ints.append)
+                        a = e.args
+                        if code == op and a is not None:
+                            d = a.dims
+                            if d is unset and a.types is unset and a.concrete is unset:
+                                c_shape(0)
+                            elif type(d) is raw_type and type(a.types) is raw_type and \
+                                    type(a.concrete) is raw_type:
+                                sid = raw_shapes.get((bytes(d), bytes(a.types),
+                                                      bytes(a.concrete)))
+                                c_shape(shape_id(a) if sid is None else sid)
+                            else:
+                                c_shape(shape_id(a))
+                            v = a.external
+                            if type(v) is int and odd < v < top:
+                                c_ext(v)
+                            elif v is unset:
+                                c_ext(absent)
+                            else:
+                                cols.ext.append(v)
+                            v = a.seq
+                            if type(v) is int and odd < v < top:
+                                c_seq(v)
+                            elif v is unset:
+                                c_seq(absent)
+                            else:
+                                cols.seq.append(v)
+                            aid = 0
+                            if a.coll is not unset:
+                                coll: dict[str, Any] = {}
+                                _collective(a, coll)
+                                aid = arg_id(coll)
+                            c_cat(code)
+                            c_ts(ts)
+                            c_dur(dur)
+                            c_name(nid)
+                            c_args(aid)
+                            c_uid(uid)
+                            uid += 1
+                            continue
+                        c_shape(0)
+                        c_ext(absent)
+                        c_seq(absent)
+                        if code == op:
+                            aid = 0
+                        elif code >= _LAUNCH and a is not None and a.correlation is not unset:
+                            corr = a.correlation  # kept in a column, not in a dict
+                            launched.add(corr)
+                            cols.corr[len(cols.ts)] = corr
+                            aid = 0
+                            if a.coll is not UNSET:
+                                coll = {"correlation": corr}
+                                _collective(a, coll)
+                                aid = arg_id(coll)
+                        else:
+                            aid = 0
+                            if a is not None and a.coll is not UNSET:
+                                coll = {}
+                                _collective(a, coll)
+                                aid = arg_id(coll)
+                            if code == _ANNOTATION and str(name).startswith("ProfilerStep#"):
+                                self.steps.append((ts, ts + dur))
+                        c_ts(ts)
+                        c_dur(dur)
+                        c_cat(code)
+                        c_name(nid)
+                        c_args(aid)
+                        c_uid(uid)
+                        uid += 1
+                    elif cat in GPU:
+                        if not (ts.__class__ is float and dur.__class__ is float and
+                                0.0 <= dur < inf and ts - ts == 0.0):
+                            ts, dur = _times(e, where)
+                        name = e.name
+                        nid = name_ids.get(name) if type(name) is str else None
+                        if nid is None:
+                            nid = name_id(name if type(name) is str else str(name))
+                        g_ts(ts)
+                        g_dur(dur)
+                        g_name(nid)
+                        g_cat(_GPU_CODE[cat])
                         a = e.args
                         if a is None:
-                            gpu.append((ts, dur, name, cat, e.tid, EMPTY, None, None))
+                            g_args(0)
+                            g_stream(e.tid)
+                            g_corr(None)
+                            g_ext(None)
                             continue
                         d = a.device
                         if a.bytes is UNSET and a.coll is UNSET and type(d) is int:
-                            args = devices.get(d) or self._shared({"device": d})
+                            did = device_ids.get(d)
+                            if did is None:
+                                did = device_ids[d] = arg_id(self._shared({"device": d}))
+                            aid = did
                         else:
-                            args = self._shared(_gpu_args(a))
-                        corr, ext = a.correlation, a.external
-                        gpu.append((ts, dur, name, cat, e.tid if a.stream is UNSET else a.stream,
-                                    args, None if corr is UNSET else corr,
-                                    None if ext is UNSET else ext))
-                    elif cat in CPU:
-                        if not (ts.__class__ is float and dur.__class__ is float and
-                                0.0 <= dur < _INF and ts - ts == 0.0):
-                            ts, dur = _struct_times(e, where)
-                        name = e.name
-                        if type(name) is str:
-                            name = strings.setdefault(name, name)
-                        pid, tid = e.pid, e.tid
-                        if levs is None or pid != lpid or tid != ltid:
-                            key = (pid, tid)
-                            levs = threads.get(key)
-                            if levs is None:
-                                levs = threads[key] = []
-                            lpid, ltid = pid, tid
-                        a = e.args
-                        if cat == "cpu_op":
-                            levs.append((ts, -dur, ts + dur, cat, name, op_struct(a), uid))
-                        elif cat in LAUNCH and a is not None and a.correlation is not UNSET:
-                            corr = a.correlation  # kept in the tuple, not in a dict
-                            launched.add(corr)
-                            args = _cpu_args(a, cat) if a.coll is not UNSET else EMPTY
-                            levs.append((ts, -dur, ts + dur, cat, name, args, uid, corr))
+                            aid = arg_id(self._shared(_gpu_args(a)))
+                        g_args(aid)
+                        v = e.tid if a.stream is unset else a.stream
+                        if type(v) is int and odd < v < top:
+                            gs_int(v)
                         else:
-                            levs.append((ts, -dur, ts + dur, cat, name, _cpu_args(a, cat),
-                                         uid))
-                            if cat == "user_annotation" and \
-                                    str(name).startswith("ProfilerStep#"):
-                                self.steps.append((ts, ts + dur))
-                        uid += 1
+                            g_stream(v)
+                        v = a.correlation
+                        if type(v) is int and odd < v < top:
+                            gc_int(v)
+                        else:
+                            g_corr(None if v is unset else v)
+                        v = a.external
+                        if type(v) is int and odd < v < top:
+                            ge_int(v)
+                        else:
+                            g_ext(None if v is unset else v)
                 elif ph == "s" and e.cat == "ac2g" and e.id not in launched:
                     flows[e.id] = (e.pid, e.tid, float(0.0 if e.ts is UNSET else e.ts))
             self.uid = uid
 
-    def _op_struct(self, a: Args | None) -> dict[str, Any]:
-        """``_op_args(_slim(args, KEEP_OP))`` of a struct; its recorded inputs arrive as
-        undecoded JSON (``msgspec.Raw``), decoded once per distinct text."""
-        if a is None:
-            return EMPTY
-        out: dict[str, Any] = {}
-        d, t, c = raw = (a.dims, a.types, a.concrete)
-        if d is not UNSET:
-            if t is not UNSET and c is not UNSET:  # Kineto records all three
-                key: tuple[bytes | None, ...] = (bytes(d), bytes(t), bytes(c))
-            else:
-                key = tuple(None if r is UNSET else bytes(r) for r in raw)
-            shared = self.raw_shapes.get(key)
-            if shared is None:
-                got = (None if d is UNSET else decode_raw(d),
-                       None if t is UNSET else decode_raw(t),
-                       None if c is UNSET else decode_raw(c))
-                shared = self.raw_shapes[key] = self.shapes.setdefault(repr(got), got)
-            out["Input Dims"] = shared[0]
-            if t is not UNSET:
-                out["Input type"] = shared[1]
-            if c is not UNSET:
-                out["Concrete Inputs"] = shared[2]
-        else:
-            for k, r in zip(_SHAPES, raw, strict=True):
-                if r is not UNSET:
-                    out[k] = decode_raw(r)
-        if a.external is not UNSET:
-            out["External id"] = a.external
-        if a.seq is not UNSET:
-            out["Sequence number"] = a.seq
-        if a.coll is not UNSET:
-            _collective(a, out)
-        return out or EMPTY
+    def _shape_id(self, a: Args) -> int:
+        """The index in :attr:`shape_list` of a cpu_op's recorded inputs (``Input Dims``,
+        ``Input type``, ``Concrete Inputs``; None: absent), 0 when it has none: undecoded
+        JSON (``msgspec.Raw``, the fast reader's) is decoded once per distinct text; equal
+        inputs share one index and one set of objects."""
+        raw = (a.dims, a.types, a.concrete)
+        key: tuple[bytes | None, ...] | None = None
+        if type(raw[0]) is _RAW and type(raw[1]) is _RAW and type(raw[2]) is _RAW:
+            key = (bytes(raw[0]), bytes(raw[1]), bytes(raw[2]))  # Kineto records all three
+        elif _is_raw(*raw):
+            if raw[0] is UNSET and raw[1] is UNSET and raw[2] is UNSET:
+                return 0
+            key = tuple(None if r is UNSET else bytes(r) for r in raw)
+        got = None if key is None else self.raw_shapes.get(key)
+        if got is None:
+            if raw[0] is UNSET and raw[1] is UNSET and raw[2] is UNSET:
+                return 0
+            value = tuple(None if r is UNSET else _value(r) for r in raw)
+            text = repr(value)
+            got = self.shape_ids.get(text)
+            if got is None:
+                got = self.shape_ids[text] = len(self.shape_list)
+                self.shape_list.append(value)  # type: ignore[arg-type]
+            if key is not None:
+                self.raw_shapes[key] = got
+        return got
 
-    def _op_args(self, out: dict[str, Any]) -> dict[str, Any]:
-        if "Input Dims" in out:
-            # identical recorded inputs (every step repeats them) share one set of objects
-            got = (out.get("Input Dims"), out.get("Input type"), out.get("Concrete Inputs"))
-            shared = self.shapes.setdefault(repr(got), got)
-            for k, v in zip(_SHAPES, shared, strict=True):
-                if k in out:
-                    out[k] = v
-        return out
+
+def _is_raw(*values: Any) -> bool:
+    """Whether the recorded inputs are undecoded JSON (the fast reader's) or absent."""
+    return all(v is UNSET or type(v) is _RAW for v in values)
+
+
+def _value(r: Any) -> Any:
+    """A recorded input's value: decoded when it is undecoded JSON."""
+    return decode_raw(r) if type(r) is _RAW else r

@@ -65,6 +65,8 @@ def _roofline(e: Any) -> float:
 
 
 def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """The report's rows (one per kernel, in start order) and notes; empties
+    ``parsed.kernels`` (each kernel is freed once its row is made)."""
     ks = parsed.kernels
     cache: dict[Any, tuple[Any, str]] = {}
     priced: list[tuple[Any, str] | None] = [None] * len(ks)
@@ -96,13 +98,18 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
             priced[i] = cache[key]
             shares[i] = ks[i].dur_us / total if total > 0 else 1.0 / len(idx)
     t0 = ks[0].ts_us if ks else 0.0
+    n = len(ks)
+    graph = sum(1 for k in ks if k.graph)
     rows = []
     last_end: dict[Any, float] = {}
     seen_steps: set[int] = set()
     nan = math.nan
     figures: dict[int, tuple[float, float, float, float, str]] = {}
     labels: dict[tuple[str, int], tuple[str, str]] = {}
-    for i, k in enumerate(ks):
+    ks.reverse()  # each kernel is freed once its row is made (the rows take its memory)
+    pop = ks.pop
+    for i in range(n):
+        k = pop()
         est, how = priced[i] or (None, "")
         s = shares[i]
         device = k.args.get("device", 0)
@@ -137,13 +144,12 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
             "first_in_step": first,
         })
     notes = []
-    graph = sum(1 for k in ks if k.graph)
     if graph:
-        notes.append(f"{graph} of {len(ks)} GPU events were replayed from CUDA graphs: the "
+        notes.append(f"{graph} of {n} GPU events were replayed from CUDA graphs: the "
                      "profiler records no op or shapes for them, so they are unpriced; profile "
                      "one eager step of the same program to price them")
-    if parsed.linked < len(ks):
-        notes.append(f"{len(ks) - parsed.linked} of {len(ks)} GPU events have no launch record "
+    if parsed.linked < n:
+        notes.append(f"{n - parsed.linked} of {n} GPU events have no launch record "
                      "(unpriced unless they carry their own size)")
     return rows, notes
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import gc
+from array import array
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,32 +29,45 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
+
 from ._classify import classify
-from ._collect import EMPTY as _EMPTY
-from ._collect import LAUNCH as _LAUNCH
-from ._collect import Collector
-from ._events import Fallback
+from ._collect import (
+    ABSENT,
+    CPU_CATS,
+    GPU_CATS,
+    ODD,
+    Collector,
+    Columns,
+    GpuColumns,
+    Values,
+)
+from ._events import UNSET, Fallback
 from ._price import has_shapes
 
 __all__ = ["Kernel", "Parsed", "parse", "paused_gc"]
 
-_REGION = frozenset(("cpu_op", "user_annotation", "python_function"))
 _BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 _MODULE_PREFIX = "nn.Module: "
+_OP = CPU_CATS.index("cpu_op")
+_REGION = CPU_CATS.index("python_function")  # up to it: cpu_op, user_annotation, and it
+_LAUNCH = CPU_CATS.index("cuda_runtime")  # it and the ones after: cuda_runtime, cuda_driver
 
-# a CPU event: (ts, -dur, end, cat, name, args, uid); a launch call with a correlation id:
-# (..., uid, correlation), its args only a collective record, else empty
-_TS, _END, _CAT, _NAME, _ARGS, _UID, _CORR = 0, 2, 3, 4, 5, 6, 7
+
+def _sorted(col: array[Any], order: np.ndarray[Any, Any], dtype: Any) -> array[Any]:
+    """``col`` (an ``array.array`` of ``dtype``) in the order of the indices ``order``."""
+    return array(col.typecode, np.frombuffer(col, dtype=dtype)[order].tobytes())
 
 
 @dataclass(slots=True)
 class Kernel:
     """One GPU event (kernel, memcpy or memset) and what launched it.
 
-    ``args`` and ``op_args`` hold only the arguments the pricing reads (the kernel's device,
-    bytes and collective record; the op's recorded inputs, External id and Sequence number),
-    read-only: kernels with equal ``{"device": d}`` share one dict; ``chain_args`` the
-    collective records (``Collective name`` ...) of the events enclosing the launch."""
+    ``args`` holds only the arguments the pricing reads (the kernel's device, bytes and
+    collective record), read-only: kernels with equal ``{"device": d}`` share one dict;
+    ``dims``, ``types``, ``concrete``: the op's recorded inputs (equal ones are one set of
+    objects); ``chain_args`` the collective records (``Collective name`` ...) of the events
+    enclosing the launch."""
 
     name: str
     category: str
@@ -67,7 +81,6 @@ class Kernel:
     dims: list[Any] | None = None
     types: list[Any] | None = None
     concrete: list[Any] | None = None
-    op_args: dict[str, Any] = field(default_factory=dict)
     chain_args: list[dict[str, Any]] = field(default_factory=list)
     module: str = ""
     region: str = ""
@@ -85,29 +98,66 @@ class Parsed:
     linked: int
 
 
-class _Thread:
-    """The cpu events of one thread as a containment forest (sorted by start)."""
+def _sorted_values(col: Values, order: np.ndarray[Any, Any], at: np.ndarray[Any, Any]
+                   ) -> Values:
+    """``col`` in the order of the indices ``order`` (``at``: its inverse)."""
+    out = Values()
+    out.ints = _sorted(col.ints, order, np.int64)
+    out.odd = {int(at[p]): v for p, v in col.odd.items()}
+    return out
 
-    def __init__(self, events: list[tuple[Any, ...]]) -> None:
-        events.sort(key=itemgetter(0, 1))  # by start, the longer first (stable)
-        self.events = events
-        self.starts = [e[_TS] for e in events]
-        self.parent: list[int] = []
-        self.context: dict[int, tuple[tuple[str, ...], Any, list[dict[str, Any]]]] = {}
-        parent = self.parent.append
+
+def _present(col: Values, none: bool) -> list[int]:
+    """Indices of the entries of ``col`` that are present (not ``UNSET``), None included
+    if ``none``."""
+    ints = np.frombuffer(col.ints, dtype=np.int64)
+    keep = ints != ABSENT if none else ints > ABSENT
+    return np.flatnonzero(keep).tolist()  # type: ignore[no-any-return]
+
+
+class _Thread:
+    """The cpu events of one thread as a containment forest, sorted by start (the longer
+    first, else in trace order), in columns: ``ts``, ``end`` (µs), ``cat`` (a code of
+    ``CPU_CATS``), ``name`` and ``args`` (indices into the collector's ``names`` and
+    ``arglist``; ``args``: a collective record), ``shape`` (a cpu_op's recorded inputs, an
+    index into ``shape_list``), ``ext`` and ``seq`` (a cpu_op's External id and Sequence
+    number), ``uid`` (the event's number in the trace), ``parent`` (the index of the
+    innermost enclosing event, -1: none), and ``launches``: (index, correlation id) of the
+    launch calls, by index. Sorting and the inverse permutation are numpy's; the parents
+    come from one pass with a stack of open events."""
+
+    def __init__(self, cols: Columns) -> None:
+        ts = np.frombuffer(cols.ts, dtype=np.float64)
+        dur = np.frombuffer(cols.dur, dtype=np.float64)
+        order = np.lexsort((-dur, ts))  # by start, then the longer first; stable
+        ts_s = ts[order]
+        self.ts = array("d", ts_s.tobytes())
+        self.end = array("d", (ts_s + dur[order]).tobytes())
+        self.cat = np.frombuffer(cols.cat, dtype=np.uint8)[order].tobytes()
+        self.name = _sorted(cols.name, order, np.int64)
+        self.args = _sorted(cols.args, order, np.int64)
+        self.uid = _sorted(cols.uid, order, np.int64)
+        self.shape = _sorted(cols.shape, order, np.int64)
+        at = np.empty(len(order), dtype=np.int64)
+        at[order] = np.arange(len(order), dtype=np.int64)  # trace position -> index
+        self.ext = _sorted_values(cols.ext, order, at)
+        self.seq = _sorted_values(cols.seq, order, at)
+        self.launches: list[tuple[int, Any]] = sorted(
+            ((int(at[p]), c) for p, c in cols.corr.items()), key=itemgetter(0))
+        self.context: dict[int, tuple[tuple[str, ...], int, list[dict[str, Any]]]] = {}
+        self.parent = parent = array("q", bytes(8 * len(order)))
         stack: list[int] = []  # the open events (indices) and their ends
         ends: list[float] = []
         top = -1
-        for i, e in enumerate(events):
-            ts = e[_TS]
-            if ends and ends[-1] <= ts:
-                while ends and ends[-1] <= ts:
+        for i, (t, e) in enumerate(zip(self.ts, self.end, strict=True)):
+            if ends and ends[-1] <= t:
+                while ends and ends[-1] <= t:
                     ends.pop()
                     stack.pop()
                 top = stack[-1] if stack else -1
-            parent(top)
+            parent[i] = top
             stack.append(i)
-            ends.append(e[_END])
+            ends.append(e)
             top = i
 
     def chain_at(self, index: int) -> list[int]:
@@ -120,14 +170,13 @@ class _Thread:
 
     def find(self, ts: float) -> int:
         """The innermost event enclosing time ``ts`` (its index), or -1."""
-        i = bisect.bisect_right(self.starts, ts) - 1
-        while i >= 0 and self.events[i][_END] < ts:
+        i = bisect.bisect_right(self.ts, ts) - 1
+        while i >= 0 and self.end[i] < ts:
             i = self.parent[i]
         return i
 
     def top_level(self) -> list[int]:
-        return [i for i, p in enumerate(self.parent)
-                if p < 0 and self.events[i][_CAT] in _REGION]
+        return [i for i, p in enumerate(self.parent) if p < 0 and self.cat[i] <= _REGION]
 
 
 def parse(trace: Any, where: str = "the trace") -> Parsed:
@@ -167,75 +216,117 @@ def _parse(trace: Any, where: str) -> Parsed:
         else:
             col.add_all(trace.events)
         meta = trace.meta
-    threads = {key: _Thread(evs) for key, evs in col.threads.items()}
-    flows, steps = col.flows, col.steps
-    del col.threads
+    col.launched.clear()  # (only the collector's flows needed it)
+    threads = {}
+    for key in list(col.threads):
+        threads[key] = _Thread(col.threads.pop(key))  # each thread's columns freed once sorted
+    flows, steps, names, arglist = col.flows, col.steps, col.names, col.arglist
 
-    # correlation id -> (thread, event index) of the launching runtime / driver call
-    launches: dict[Any, tuple[tuple[Any, Any], int]] = {}
     seq_fwd: dict[Any, tuple[tuple[Any, Any], int]] = {}
     for key, th in threads.items():
-        for i, e in enumerate(th.events):
-            if len(e) > _CORR:  # a launch call with a correlation id
-                launches[e[_CORR]] = (key, i)
-                continue
-            args = e[_ARGS]
-            if args and e[_CAT] == "cpu_op":
-                seq = args.get("Sequence number")
-                if seq is not None and seq not in seq_fwd:
-                    root = th.events[th.chain_at(i)[-1]][_NAME]
-                    if not str(root).startswith(_BACKWARD_PREFIX):
-                        seq_fwd[seq] = (key, i)
+        for i in _present(th.seq, none=False):  # a cpu_op's Sequence number, not None
+            seq = th.seq[i]
+            if seq not in seq_fwd:
+                root = names[th.name[th.chain_at(i)[-1]]]
+                if not str(root).startswith(_BACKWARD_PREFIX):
+                    seq_fwd[seq] = (key, i)
 
     kernels: list[Kernel] = []
     linked = 0
     kinds: dict[tuple[str, str], str] = {}
-    linker = _Linker(threads, seq_fwd, col.strings)
+    linker = _Linker(threads, seq_fwd, col)
     gpu = col.gpu
-    gpu.sort(key=itemgetter(0))
-    gpu.reverse()  # popped from the end (in start order): each tuple freed as its Kernel is made
+    keys = list(threads)
+    lt, li = _launched(threads, gpu)
     external: dict[Any, tuple[tuple[Any, Any], int]] | None = None  # built when first needed
-    pop = gpu.pop
-    for _ in range(len(gpu)):
-        ts, dur, name, cat, stream, args, corr, ext = pop()
+    g_ts, g_dur, g_name, g_cat, g_args = gpu.ts, gpu.dur, gpu.name, gpu.cat, gpu.args
+    stream_of, corr_of = gpu.stream.__getitem__, gpu.corr.__getitem__
+    for j in _order(gpu.ts):  # by start (stable)
+        ts, dur, name, cat = g_ts[j], g_dur[j], names[g_name[j]], GPU_CATS[g_cat[j]]
         kind = kinds.get((name, cat))
         if kind is None:
-            kind = kinds[(name, cat)] = classify(name, str(cat))
+            kind = kinds[(name, cat)] = classify(name, cat)
         where_: tuple[tuple[Any, Any], int] | None = None
-        if corr in launches:
-            where_ = launches[corr]
-        elif corr in flows:
-            pid, tid, fts = flows[corr]
-            flow_th = threads.get((pid, tid))
-            if flow_th is not None:
-                idx = flow_th.find(fts)
-                where_ = ((pid, tid), idx) if idx >= 0 else None
-        if where_ is None:
-            if external is None:
-                external = _external(threads)
-            where_ = external.get(ext)
+        t = lt[j]
+        if t >= 0:
+            where_ = (keys[t], li[j])
+        else:
+            corr = corr_of(j)
+            if corr in flows:
+                pid, tid, fts = flows[corr]
+                flow_th = threads.get((pid, tid))
+                if flow_th is not None:
+                    idx = flow_th.find(fts)
+                    where_ = ((pid, tid), idx) if idx >= 0 else None
+            if where_ is None:
+                if external is None:
+                    external = _external(threads)
+                where_ = external.get(gpu.ext[j])
         if where_ is not None:
             linked += 1
-            kernels.append(Kernel(name, str(cat), kind, ts, dur, stream, args,
+            kernels.append(Kernel(name, cat, kind, ts, dur, stream_of(j), arglist[g_args[j]],
                                   *linker.link(where_)))
         else:
-            kernels.append(Kernel(name=name, category=str(cat), kind=kind, ts_us=ts,
-                                  dur_us=dur, stream=stream, args=args))
-    gpu.clear()
+            kernels.append(Kernel(name=name, category=cat, kind=kind, ts_us=ts,
+                                  dur_us=dur, stream=stream_of(j), args=arglist[g_args[j]]))
 
-    iters, rule = _iterations(kernels, threads, steps)
+    iters, rule = _iterations(kernels, threads, steps, names)
     return Parsed(kernels, _device_name(meta), iters, rule, linked)
 
 
-def _external(threads: dict[tuple[Any, Any], _Thread]
-              ) -> dict[Any, tuple[tuple[Any, Any], int]]:
+def _order(ts: array[float]) -> array[int]:
+    """Indices that sort ``ts`` (stable)."""
+    return array("q", np.argsort(np.frombuffer(ts, dtype=np.float64), kind="stable")
+                 .astype(np.int64).tobytes())
+
+
+def _launched(threads: dict[tuple[Any, Any], _Thread], gpu: GpuColumns
+              ) -> tuple[array[int], array[int]]:
+    """Per GPU event (trace order): the number (in ``threads``' order) of the thread whose
+    runtime / driver call has its correlation id, -1 if none, and that call's index; of
+    several calls with one id, the last (in threads' order, then by start).
+
+    Ids that are all plain ints are matched in bulk (``numpy``: sorted unique ids, binary
+    search); otherwise one by one, with a dict (Python's equality: ``5 == 5.0``)."""
+    n = len(gpu)
+    corrs: list[Any] = []
+    tnos: list[int] = []
+    idxs: list[int] = []
+    for t, th in enumerate(threads.values()):
+        for i, c in th.launches:
+            corrs.append(c)
+            tnos.append(t)
+            idxs.append(i)
+    lt = array("q", bytes(8 * n))
+    li = array("q", bytes(8 * n))
+    if not corrs or (not gpu.corr.odd and all(type(c) is int and ODD < c < 1 << 63
+                                             for c in corrs)):
+        if not corrs:
+            return array("q", [-1]) * n, li
+        rev = np.array(corrs[::-1], dtype=np.int64)
+        ukeys, first = np.unique(rev, return_index=True)  # first in reverse: the last call
+        last = len(corrs) - 1 - first
+        gc = np.frombuffer(gpu.corr.ints, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(ukeys, gc), len(ukeys) - 1)
+        hit = ukeys[pos] == gc
+        at = last[pos]
+        lt = array("q", np.where(hit, np.array(tnos, dtype=np.int64)[at], -1).tobytes())
+        li = array("q", np.where(hit, np.array(idxs, dtype=np.int64)[at], 0).tobytes())
+        return lt, li
+    launches = {c: k for k, c in enumerate(corrs)}
+    for j in range(n):
+        k = launches.get(gpu.corr[j], -1)
+        lt[j] = tnos[k] if k >= 0 else -1
+        li[j] = idxs[k] if k >= 0 else 0
+    return lt, li
+
+
+def _external(threads: dict[tuple[Any, Any], _Thread]) -> dict[Any, tuple[tuple[Any, Any], int]]:
     """External id -> (thread, event index) of the first cpu_op carrying it."""
     external: dict[Any, tuple[tuple[Any, Any], int]] = {}
     for key, th in threads.items():
-        for i, e in enumerate(th.events):
-            args = e[_ARGS]
-            if args and e[_CAT] == "cpu_op" and "External id" in args:
-                external.setdefault(args["External id"], (key, i))
+        for i in _present(th.ext, none=True):  # a cpu_op's External id (or None)
+            external.setdefault(th.ext[i], (key, i))
     return external
 
 
@@ -244,9 +335,9 @@ class _Linker:
     launch's chain yields is computed once per op instance)."""
 
     def __init__(self, threads: dict[tuple[Any, Any], _Thread],
-                 seq_fwd: dict[Any, tuple[tuple[Any, Any], int]],
-                 strings: dict[str, str]) -> None:
-        self.threads, self.seq_fwd, self.strings = threads, seq_fwd, strings
+                 seq_fwd: dict[Any, tuple[tuple[Any, Any], int]], col: Collector) -> None:
+        self.threads, self.seq_fwd, self.strings = threads, seq_fwd, col.strings
+        self.names, self.arglist, self.shapes = col.names, col.arglist, col.shape_list
         self.memo: dict[tuple[tuple[Any, Any], int], tuple[Any, ...]] = {}
         self.shaped: dict[tuple[int, int], bool] = {}
         self.named: dict[tuple[tuple[str, ...], int], tuple[str, str]] = {}
@@ -254,83 +345,83 @@ class _Linker:
     def link(self, where: tuple[tuple[Any, Any], int]) -> tuple[Any, ...]:
         """The :class:`Kernel` fields after ``args`` of a kernel launched by event ``where``
         (``op`` ... ``region``, ``launch_ts_us``, ``iteration`` 0, ``graph``)."""
-        key, idx = where
+        key, launch = where
         th = self.threads[key]
-        e = th.events[idx]
-        graph = str(e[_NAME]).startswith("cudaGraphLaunch")
-        if e[_CAT] in _LAUNCH and "Collective name" not in e[_ARGS]:
+        graph = str(self.names[th.name[launch]]).startswith("cudaGraphLaunch")
+        idx = launch
+        if th.cat[idx] >= _LAUNCH and "Collective name" not in self.arglist[th.args[idx]]:
             idx = th.parent[idx]  # a launch call adds nothing but its start to the chain
         got = self.memo.get((key, idx))
         if got is None:
             if len(self.memo) > 4096:  # the kernels of one op launch close together
                 self.memo.clear()
             got = self.memo[(key, idx)] = self._chain(th, idx)
-        return (*got, float(e[_TS]), 0, graph)
+        return (*got, th.ts[launch], 0, graph)
 
     def _chain(self, th: _Thread, idx: int) -> tuple[Any, ...]:
-        events, parent = th.events, th.parent
-        chosen = None
-        first_op = None
+        parent, cats, shape, shapes = th.parent, th.cat, th.shape, self.shapes
+        chosen = first_op = -1
         i = idx
         while i >= 0:  # the innermost cpu_op with recorded shapes, else the innermost one
-            e = events[i]
-            if e[_CAT] == "cpu_op":
-                if first_op is None:
-                    first_op = e
-                if e[_ARGS] is not _EMPTY and e[_ARGS].get("Input Dims") is not None and \
-                        self._shaped(e[_ARGS]):
-                    chosen = e
+            if cats[i] == _OP:
+                if first_op < 0:
+                    first_op = i
+                sh = shape[i]
+                if sh and shapes[sh][0] is not None and self._shaped(shapes[sh]):
+                    chosen = i
                     break
             i = parent[i]
-        chosen = chosen or first_op
-        op, uid, oargs = "", -1, _EMPTY
-        if chosen is not None:
-            op, uid, oargs = str(chosen[_NAME]), chosen[_UID], chosen[_ARGS]
+        if chosen < 0:
+            chosen = first_op
+        op, uid, inputs = "", -1, shapes[0]
+        if chosen >= 0:
+            op, uid, inputs = str(self.names[th.name[chosen]]), th.uid[chosen], \
+                shapes[shape[chosen]]
         names, outer, chain_args = self._context(th, idx)
-        named = self.named.get((names, -1 if outer is None else outer[_UID]))
+        named = self.named.get((names, -1 if outer < 0 else th.uid[outer]))
         if named is None:
-            named = self._named(names, outer)
-        return (op, uid, oargs.get("Input Dims"), oargs.get("Input type"),
-                oargs.get("Concrete Inputs"), oargs, chain_args, *named)
+            named = self._named(names, th, outer)
+        return (op, uid, *inputs, chain_args, *named)
 
-    def _named(self, names: tuple[str, ...], outer: Any) -> tuple[str, str]:
+    def _named(self, names: tuple[str, ...], th: _Thread, outer: int) -> tuple[str, str]:
         """The module and region of a chain with module names ``names`` and outermost
-        region event ``outer`` (memoized: a chain's names and outer event decide them)."""
+        region event ``outer`` of ``th`` (-1: none; memoized: a chain's names and outer
+        event decide them)."""
         module = "/".join(names)
-        if not module and outer is not None and str(outer[_NAME]).startswith(_BACKWARD_PREFIX):
-            seq = outer[_ARGS].get("Sequence number")
-            if seq in self.seq_fwd:
+        outer_name = str(self.names[th.name[outer]]) if outer >= 0 else ""
+        if not module and outer >= 0 and outer_name.startswith(_BACKWARD_PREFIX):
+            seq = th.seq[outer]
+            if seq is not UNSET and seq in self.seq_fwd:
                 fkey, fidx = self.seq_fwd[seq]
                 fth = self.threads[fkey]
                 fmodule = "/".join(self._context(fth, fidx)[0])
-                fwd_module = fmodule or str(fth.events[fth.chain_at(fidx)[-1]][_NAME])
+                fwd_module = fmodule or str(self.names[fth.name[fth.chain_at(fidx)[-1]]])
                 module = f"{fwd_module} (backward)"
         region = ""
-        if outer is not None:
-            name = str(outer[_NAME])
-            region = name[len(_BACKWARD_PREFIX):] if name.startswith(_BACKWARD_PREFIX) \
-                else name
+        if outer >= 0:
+            region = outer_name[len(_BACKWARD_PREFIX):] \
+                if outer_name.startswith(_BACKWARD_PREFIX) else outer_name
         module = module or region
         strings = self.strings
         named = strings.setdefault(module, module), strings.setdefault(region, region)
-        self.named[(names, -1 if outer is None else outer[_UID])] = named
+        self.named[(names, -1 if outer < 0 else th.uid[outer])] = named
         return named
 
-    def _shaped(self, args: dict[str, Any]) -> bool:
-        """``has_shapes`` of an op's inputs, once per distinct (shared) inputs."""
-        key = id(args["Input Dims"]), id(args.get("Input type"))
+    def _shaped(self, inputs: tuple[Any, Any, Any]) -> bool:
+        """``has_shapes`` of an op's recorded inputs, once per distinct (shared) inputs."""
+        key = id(inputs[0]), id(inputs[1])
         got = self.shaped.get(key)
         if got is None:
-            got = self.shaped[key] = has_shapes(args.get("Input Dims"), args.get("Input type"))
+            got = self.shaped[key] = has_shapes(inputs[0], inputs[1])
         return got
 
     def _context(self, th: _Thread, idx: int
-                 ) -> tuple[tuple[str, ...], Any, list[dict[str, Any]]]:
+                 ) -> tuple[tuple[str, ...], int, list[dict[str, Any]]]:
         """Of the chain enclosing event ``idx`` (itself included): the ``nn.Module: X``
-        names outermost first, the outermost region event, and the collective records
-        innermost first; memoized per event, built from the parent's."""
+        names outermost first, the outermost region event (-1: none), and the collective
+        records innermost first; memoized per event, built from the parent's."""
         if idx < 0:
-            return (), None, []
+            return (), -1, []
         memo = th.context
         got = memo.get(idx)
         if got is not None:
@@ -340,17 +431,18 @@ class _Linker:
         while i >= 0 and i not in memo:
             todo.append(i)
             i = th.parent[i]
-        up = memo[i] if i >= 0 else ((), None, [])
+        up = memo[i] if i >= 0 else ((), -1, [])
+        names, arglist = self.names, self.arglist
         for i in reversed(todo):
-            e = th.events[i]
             module, outer, coll = up
-            name = e[_NAME]
+            name = names[th.name[i]]
             if type(name) is str and name.startswith(_MODULE_PREFIX):
                 module = (*module, name[len(_MODULE_PREFIX):])
-            if outer is None and e[_CAT] in _REGION:
-                outer = e
-            if "Collective name" in e[_ARGS]:
-                coll = [e[_ARGS], *coll]
+            if outer < 0 and th.cat[i] <= _REGION:
+                outer = i
+            a = arglist[th.args[i]]
+            if "Collective name" in a:
+                coll = [a, *coll]
             up = (module, outer, coll)
             if i != idx:  # the enclosing events are shared by many calls, ``idx`` seldom
                 memo[i] = up
@@ -387,7 +479,7 @@ def _periodic(seq: list[str]) -> int:
 
 
 def _iterations(kernels: list[Kernel], threads: dict[tuple[Any, Any], _Thread],
-                steps: list[tuple[float, float]]) -> tuple[int, str]:
+                steps: list[tuple[float, float]], names: list[Any]) -> tuple[int, str]:
     """Number of steps and the rule that found it; sets each kernel's ``iteration``."""
     if not kernels:
         return 1, "no kernels"
@@ -408,7 +500,7 @@ def _iterations(kernels: list[Kernel], threads: dict[tuple[Any, Any], _Thread],
     if first is not None:
         for th in threads.values():
             i = th.find(first.launch_ts_us)
-            if i >= 0 and float(th.events[i][_TS]) <= first.launch_ts_us:
+            if i >= 0 and th.ts[i] <= first.launch_ts_us:
                 top = th.top_level()
                 if top:
                     main = th
@@ -416,12 +508,11 @@ def _iterations(kernels: list[Kernel], threads: dict[tuple[Any, Any], _Thread],
     if main is None:
         return 1, "no ProfilerStep annotations and no launching thread: 1 step"
     top = main.top_level()
-    names = [str(main.events[i][_NAME]) for i in top]
-    n = _periodic(names)
+    n = _periodic([str(names[main.name[i]]) for i in top])
     if n <= 1:
         return 1, "no ProfilerStep annotations and no repeated top-level block: 1 step"
     block = len(top) // n
-    bounds = [float(main.events[top[j * block]][_TS]) for j in range(n)]
+    bounds = [main.ts[top[j * block]] for j in range(n)]
     per: list[Counter[str]] = [Counter() for _ in range(n)]
     for k in kernels:
         t = k.launch_ts_us if k.launch_ts_us == k.launch_ts_us else k.ts_us
