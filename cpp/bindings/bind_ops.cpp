@@ -56,17 +56,24 @@ py::tuple grouped_gemm_counts_sweep_py(const InArray& counts, const InArray& cap
   });
 }
 
-py::tuple weight_only_gemm_sweep_py(const InArray& m, const InArray& k, const InArray& n, DType a,
-                                   DType out, double weight_bits, double group_size,
-                                   bool zero_points, WeightOnlyKernel kernel, const Hardware& hw,
-                                   const Efficiency& eff) {
-  const std::size_t len = equal_length({&m, &k, &n});
+// The flags of a weight-only GEMM call (formats, weight bits, scale groups, zero points).
+WeightOnlyGemmShape weight_only_shape(DType a, DType out, double weight_bits, double group_size,
+                                      bool zero_points) {
   WeightOnlyGemmShape f;
   f.a = a;
   f.out = out;
   f.weight_bits = weight_bits;
   f.group_size = group_size;
   f.zero_points = zero_points;
+  return f;
+}
+
+py::tuple weight_only_gemm_sweep_py(const InArray& m, const InArray& k, const InArray& n, DType a,
+                                   DType out, double weight_bits, double group_size,
+                                   bool zero_points, WeightOnlyKernel kernel, const Hardware& hw,
+                                   const Efficiency& eff) {
+  const std::size_t len = equal_length({&m, &k, &n});
+  WeightOnlyGemmShape f = weight_only_shape(a, out, weight_bits, group_size, zero_points);
   f.kernel = kernel;
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
@@ -83,12 +90,7 @@ py::tuple weight_only_grouped_sweep_py(const InArray& counts, const InArray& k, 
     throw std::invalid_argument("internal: counts must be (points, groups)");
   }
   const auto n_groups = static_cast<std::size_t>(counts.shape(1));
-  WeightOnlyGemmShape f;
-  f.a = a;
-  f.out = out;
-  f.weight_bits = weight_bits;
-  f.group_size = group_size;
-  f.zero_points = zero_points;
+  const WeightOnlyGemmShape f = weight_only_shape(a, out, weight_bits, group_size, zero_points);
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     weight_only_grouped_sweep(counts.data(), n_groups, k.data(), n.data(), len, f, rates, o);
