@@ -16,6 +16,8 @@ from roofline.transformer.compiled import fused
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+from _hf_meta import meta_model, step_inputs  # noqa: E402
+
 import roofline.torch  # noqa: E402,F401
 
 HW = "H200"
@@ -130,48 +132,18 @@ def test_bad_input_names_the_runtime():
 # ---- parity with roofline.torch.estimate(launch="compiled") of the real module ----------
 
 
-def _model(kind: str):
-    if kind == "llama":
-        hc = transformers.LlamaConfig(**{k: v for k, v in LLAMA.items() if k != "model_type"})
-        cls = transformers.LlamaForCausalLM
-    else:
-        hc = transformers.MixtralConfig(
-            hidden_size=4096, intermediate_size=14336, num_hidden_layers=2,
-            num_attention_heads=32, num_key_value_heads=8, vocab_size=32000,
-            num_local_experts=8, num_experts_per_tok=2)
-        cls = transformers.MixtralForCausalLM
-    hc._attn_implementation = "sdpa"
-    with torch.device("meta"):
-        return hc, cls(hc).to(torch.bfloat16)
-
-
 @pytest.fixture(scope="module")
 def llama():
-    return _model("llama")
+    return meta_model("llama")
 
 
 @pytest.fixture(scope="module")
 def mixtral():
-    return _model("mixtral")
+    return meta_model("mixtral")
 
 
 def _torch_step(hc, model, phase: str, batch: int, cache: str):
-    if phase == "decode":
-        ids = torch.zeros(batch, 1, dtype=torch.long, device="meta")
-        c = (transformers.StaticCache(config=hc, max_cache_len=CACHE + 1) if cache == "static"
-             else transformers.DynamicCache(config=hc))
-        for i in range(hc.num_hidden_layers):
-            k = torch.empty(batch, hc.num_key_value_heads, CACHE, 128, dtype=torch.bfloat16,
-                            device="meta")
-            c.update(k, k.clone(), i)
-        kw = {"cache": c, "use_cache": True}
-        if cache == "static":
-            kw["position_ids"] = torch.zeros(batch, 1, dtype=torch.long, device="meta")
-        mode = "inference"
-    else:
-        ids = torch.zeros(batch, CACHE, dtype=torch.long, device="meta")
-        kw = {"labels": ids} if phase == "train" else {"logits_to_keep": 1}
-        mode = "train" if phase == "train" else "inference"
+    ids, kw, mode = step_inputs(hc, phase, batch, CACHE, cache)
     with warnings.catch_warnings():
         warnings.simplefilter("error", rl.torch.UnmodeledOpsWarning)
         return rl.torch.estimate(model, ids, HW, mode=mode, kwargs=kw, launch="compiled")

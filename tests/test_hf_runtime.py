@@ -13,53 +13,26 @@ from roofline.ops.registry import Call, Pricer, TensorArg, price
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+from _hf_meta import meta_model, step_inputs  # noqa: E402
+
 import roofline.torch  # noqa: E402,F401
 
 HW = "H100 SXM"
 CACHE = 4096
 
 
-def _model(kind: str, layers: int = 2):
-    if kind == "llama":
-        hc = transformers.LlamaConfig(
-            hidden_size=4096, intermediate_size=14336, num_hidden_layers=layers,
-            num_attention_heads=32, num_key_value_heads=8, vocab_size=128256,
-            max_position_embeddings=8192, rope_theta=500000.0)
-        cls = transformers.LlamaForCausalLM
-    else:
-        hc = transformers.MixtralConfig(
-            hidden_size=4096, intermediate_size=14336, num_hidden_layers=layers,
-            num_attention_heads=32, num_key_value_heads=8, vocab_size=32000,
-            num_local_experts=8, num_experts_per_tok=2)
-        cls = transformers.MixtralForCausalLM
-    hc._attn_implementation = "sdpa"
-    with torch.device("meta"):
-        return hc, cls(hc).to(torch.bfloat16)
-
-
 @pytest.fixture(scope="module")
 def llama():
-    return _model("llama")
+    return meta_model("llama")
 
 
 @pytest.fixture(scope="module")
 def mixtral():
-    return _model("mixtral")
+    return meta_model("mixtral")
 
 
 def _torch_step(hc, model, phase: str, batch: int) -> float:
-    if phase == "decode":
-        ids = torch.zeros(batch, 1, dtype=torch.long, device="meta")
-        cache = transformers.DynamicCache(config=hc)
-        for i in range(hc.num_hidden_layers):
-            k = torch.empty(batch, hc.num_key_value_heads, CACHE, 128, dtype=torch.bfloat16,
-                            device="meta")
-            cache.update(k, k.clone(), i)
-        kw, mode = {"cache": cache}, "inference"
-    else:
-        ids = torch.zeros(batch, CACHE, dtype=torch.long, device="meta")
-        kw = {"labels": ids} if phase == "train" else {"logits_to_keep": 1}
-        mode = "train" if phase == "train" else "inference"
+    ids, kw, mode = step_inputs(hc, phase, batch, CACHE)
     with warnings.catch_warnings():
         warnings.simplefilter("error", rl.torch.UnmodeledOpsWarning)
         return rl.torch.estimate(model, ids, HW, mode=mode, kwargs=kw).time_s
