@@ -64,10 +64,24 @@ def test_wave_quantization_steps() -> None:
 def test_small_streaming_kernels_pay_the_fitted_latency() -> None:
     # A kernel moving less than half an L2 (one of H100's two partitions) does not pay part of
     # the latency: the ramp saving tapers linearly from its full value (no traffic) to 0 there.
+    # Timed per call (do_bench), as the latency was fitted; GPU time: tests/test_gpu_timing.py.
     from roofline._params.packaged import terms
+    from roofline._params.timing import per_call_timing
 
-    p = data()["params"]
+    with per_call_timing():
+        _fitted_latency(terms("row_ops")["universal"]["small_kernel_ramp_s"])
+    # GPU time: the same formula with min(latency, kernel_gap_s + ramp) (host terms' gap)
+    gap = terms("host")["terms"]["kernel_gap_s"]
     ramp = terms("row_ops")["universal"]["small_kernel_ramp_s"]
+    p = data()["params"]
+    half_l2 = 0.5 * float(rl.hardware(H100).l2_bytes or 0.0)
+    m = 4096 / (3.35e12 * p["memory_fraction"])
+    assert rl.elementwise(1024, hardware=H100).time_s == pytest.approx(
+        gap + ramp + m - ramp * (1 - 4096 / half_l2))
+
+
+def _fitted_latency(ramp: float) -> None:
+    p = data()["params"]
     half_l2 = 0.5 * float(rl.hardware(H100).l2_bytes or 0.0)
     e = rl.elementwise(1024, hardware=H100)  # 4 KB: pure latency
     m = 4096 / (3.35e12 * p["memory_fraction"])
@@ -79,15 +93,27 @@ def test_small_streaming_kernels_pay_the_fitted_latency() -> None:
 
 
 def test_back_to_back_kernels_hide_part_of_the_latency() -> None:
-    # Eager silu(x) * y: two kernels in one call cost less than two calls of one kernel each.
+    # Eager silu(x) * y timed per call: two kernels in one call cost less than two calls of one
+    # kernel each (the host launches the second while the first drains).
     from roofline._params.packaged import terms
+    from roofline._params.timing import per_call_timing
 
     follow = terms("row_ops")["universal"]["follow_on_s"]
     n = 2**14
-    chain = rl.elementwise(n, 3, 2, hardware=H100, kernels=2).time_s
-    alone = (rl.elementwise(n, 1, 1, hardware=H100) + rl.elementwise(n, 2, 1, hardware=H100)).time_s
+
+    def chain_and_alone() -> tuple[float, float]:
+        chain = rl.elementwise(n, 3, 2, hardware=H100, kernels=2).time_s
+        alone = (rl.elementwise(n, 1, 1, hardware=H100)
+                 + rl.elementwise(n, 2, 1, hardware=H100)).time_s
+        return float(chain), float(alone)
+
+    with per_call_timing():
+        chain, alone = chain_and_alone()
     assert follow > 0
     assert chain == pytest.approx(alone - follow, rel=1e-3)
+    # GPU time: each kernel spans its own latency, nothing hidden
+    chain, alone = chain_and_alone()
+    assert chain == pytest.approx(alone, rel=1e-9)
 
 
 def test_default_model_can_be_swapped_and_restored() -> None:

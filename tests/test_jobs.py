@@ -37,8 +37,10 @@ def test_family_medians_pinned(result):
     # transposed fp8 copies on sm100, one MXFP8 quantize for both layouts, fp8 weights) and
     # block-scaled GEMMs got the library's clock and rate terms: the torchao cast model had
     # hidden a level error elsewhere (every Blackwell fp8 row is now 4-25 % too fast).
-    pins = {"serve_throughput": (20, 0.083), "train_dense_bf16": (8, 0.062),
-            "train_dense_lowp": (23, 0.139), "train_moe": (14, 0.343)}
+    # Kernels at GPU time (the streaming latency net of do_bench's per-call launch gap):
+    # serve 0.083 -> 0.065, dense bf16 0.062 -> 0.066, lowp 0.139 -> 0.147, moe 0.343 -> 0.357.
+    pins = {"serve_throughput": (20, 0.065), "train_dense_bf16": (8, 0.066),
+            "train_dense_lowp": (23, 0.147), "train_moe": (14, 0.357)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows

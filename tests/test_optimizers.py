@@ -116,14 +116,14 @@ def _foreach_kernels() -> list[dict[str, object]]:
 def test_foreach_adamw_against_the_h200_trace() -> None:
     """The H200 train step (2 layers, AdamW(foreach=True) on bf16 parameters) launched
     8 x 71 multi_tensor_apply kernels (19.6 ms); the model prices those launches, each a
-    streaming kernel with its latency and at least its DRAM round trips: within 10 % below
-    (18.6 ms)."""
+    streaming kernel with its GPU-side latency and at least its DRAM round trips: within 15 %
+    below (17.6 ms; 18.6 ms while kernels carried do_bench's per-call latency)."""
     kernels = _foreach_kernels()
     assert len(kernels) == 8 * 71
     assert all(e["args"]["grid"][0] <= 320 for e in kernels)  # type: ignore[index]
     measured = sum(float(e["dur"]) for e in kernels) * 1e-6  # type: ignore[arg-type]
     predicted = _train("adamw_foreach").step.optimizer_s
-    assert 0.90 * measured < predicted < measured
+    assert 0.85 * measured < predicted < measured
 
 
 def test_each_foreach_launch_against_the_trace() -> None:
@@ -182,14 +182,15 @@ def test_foreach_entry_reads_every_list_and_launches_per_320_chunks() -> None:
 
 
 @pytest.mark.parametrize("name,before,after", [
-    ("llama_train_eager_b1", -0.08, -0.01), ("llama_train_eager_b2", -0.06, -0.02),
-    ("llama_train_eager_b1_L4", -0.09, -0.03), ("llama_train_eager_b2_L4", -0.08, -0.05)])
+    ("llama_train_eager_b1", -0.08, -0.04), ("llama_train_eager_b2", -0.06, -0.035),
+    ("llama_train_eager_b1_L4", -0.09, -0.06), ("llama_train_eager_b2_L4", -0.08, -0.065)])
 def test_h200_eager_train_steps(name: str, before: float, after: float) -> None:
     """``transformer.estimate(runtime="hf", optimizer="adamw_foreach")`` against the H200's
     eager train steps (``programs_untraced.jsonl`` gpu_s, as ``benchmarks/gpu_programs.py
     --match train`` prints them): ``before`` with
-    the optimizer as 8 streaming passes, ``after`` as its multi_tensor_apply launches. Pinned
-    within 6 % below the measured step (the remaining optimizer gap is 5 %)."""
+    the optimizer as 8 streaming passes, ``after`` as its multi_tensor_apply launches, with
+    every kernel at GPU time (the streaming latency net of do_bench's per-call gap moved these
+    by -1.5 to -3 %). Pinned within 7 % below the measured step."""
     with open(ROOT / "data/programs/h200/programs_untraced.jsonl") as f:  # no profiler
         row = next(r for r in map(json.loads, f) if r["name"] == name)
     cfg = rl.transformer.from_hf({**LLAMA2L, "num_hidden_layers": row["config"]["layers"]})
@@ -198,4 +199,4 @@ def test_h200_eager_train_steps(name: str, before: float, after: float) -> None:
                                 launch="eager")
     err = e.wall_s / row["gpu_s"] - 1
     assert err == pytest.approx(after, abs=0.01)
-    assert -0.06 < err < 0.0
+    assert -0.07 < err < 0.0

@@ -44,9 +44,10 @@ def test_fusion_stops_mattering_past_the_ridge() -> None:
     # under 10 % from n = 18·R = 5317 on
     assert 18 * RIDGE == pytest.approx(5316.7, abs=0.1)
     # the default (calibrated) model agrees on the trend: > 10 % at 4096, < 10 % at 6144,
-    # and more than 40 % for small n, where the relu kernel's launch and latency dominate
+    # and more than 20 % of the GPU time for small n, where the relu kernel's fixed time
+    # (~1.4 us on the GPU, ~5 us per call) dominates
     sav = {n: rl.fusion.epilogue_fusion(n, n, n, hardware=H100).saving for n in (256, 4096, 6144)}
-    assert sav[256] > 0.4 and sav[4096] > 0.1 > sav[6144]
+    assert sav[256] > 0.2 and sav[4096] > 0.1 > sav[6144]
 
 
 def attention_like() -> Graph:

@@ -8,7 +8,7 @@ namespace py = pybind11;
 
 using namespace roofline;
 
-/// Registers RowOpTerms and per_sm_bandwidth on the module.
+/// Registers RowOpTerms, per_sm_bandwidth and gpu_streaming_latency_s on the module.
 void bind_row_ops_terms(py::module_& mod) {
   py::class_<RowOpTerms>(mod, "RowOpTerms")
       .def(py::init<>())
@@ -22,4 +22,7 @@ void bind_row_ops_terms(py::module_& mod) {
   mod.def("per_sm_bandwidth", &per_sm_bandwidth, py::arg("fraction"),
           py::arg("mem_bytes_per_s"), py::arg("sms"),
           "Bytes/s of one SM at a fraction of its share of the DRAM bandwidth.");
+  mod.def("gpu_streaming_latency_s", &gpu_streaming_latency_s, py::arg("per_call_latency_s"),
+          py::arg("kernel_gap_s"), py::arg("small_kernel_ramp_s"),
+          "GPU-side fixed time of a streaming kernel from the per-call latency.");
 }

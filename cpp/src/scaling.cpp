@@ -5,6 +5,13 @@
 
 namespace roofline {
 
+double gpu_streaming_latency_s(double per_call_latency_s, double kernel_gap_s,
+                               double small_kernel_ramp_s) {
+  if (kernel_gap_s <= 0) return per_call_latency_s;
+  // A kernel too small to fill the DRAM pipeline saves the ramp: it then costs the gap alone.
+  return std::min(per_call_latency_s, kernel_gap_s + std::max(0.0, small_kernel_ramp_s));
+}
+
 double gemm_throttle_fraction(double fitted, double reference_flops_per_w,
                               double bf16_flops_per_s, double tdp_w) {
   if (fitted <= 0 || reference_flops_per_w <= 0 || bf16_flops_per_s <= 0 || tdp_w <= 0) {

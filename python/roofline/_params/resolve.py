@@ -11,6 +11,7 @@ from ..efficiency import EfficiencyLike, default_efficiency, is_shape_aware, pre
 from ..hardware import PEAK_CLASSES, Hardware, hardware
 from . import packaged
 from .shape_aware import shared_core_objects
+from .timing import per_call
 
 __all__ = ["clear_caches", "core_hardware", "require_peak", "resolve", "resolve_cached",
            "resolve_hardware"]
@@ -49,7 +50,7 @@ def resolve(hw_value: Any, efficiency: EfficiencyLike) -> tuple[Hardware, Any, A
     """Resolve hardware and efficiency: (Hardware, core Hardware, core Efficiency)."""
     hw = resolve_hardware(hw_value)
     if is_shape_aware(efficiency):
-        chw, ceff = shared_core_objects(hw)
+        chw, ceff = shared_core_objects(hw, per_call())
         return hw, chw, ceff
     if isinstance(efficiency, str) and efficiency.strip().lower() == "default":
         efficiency = default_efficiency()
@@ -80,9 +81,11 @@ def resolve_cached(hw_value: Any, efficiency: EfficiencyLike) -> _Resolved:
     and the environment, which may change between calls. The key includes what
     ``efficiency="default"`` means now, so changing it is seen at once.
     """
-    default = _eff._default
+    # What "default" means now, and the timing the shape-aware model prices at (.timing).
+    default = (_eff._default, per_call())
     hit = _FAST.get((id(hw_value), id(efficiency)))
-    if hit is not None and hit[0] is hw_value and hit[1] is efficiency and hit[2] is default:
+    if (hit is not None and hit[0] is hw_value and hit[1] is efficiency and hit[2][0] is default[0]
+            and hit[2][1] is default[1]):
         return hit[3]
     if hw_value is None:
         hw, chw, ceff = resolve(hw_value, efficiency)

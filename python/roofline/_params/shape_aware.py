@@ -52,14 +52,30 @@ def apply_terms(ceff: Any, hw: Any, docs: dict[str, dict[str, Any]]) -> Any:
     return ceff
 
 
-def core_objects(hw: Any) -> tuple[Any, Any]:
+def core_objects(hw: Any, per_call: bool = False) -> tuple[Any, Any]:
     """Core hardware (peaks scaled to their achievable values) and core efficiency of ``hw``
-    (a Profile's fitted patch on top of the packaged parameters)."""
+    (a Profile's fitted patch on top of the packaged parameters).
+
+    Streaming kernels are priced at GPU time (:mod:`.timing`): the fitted per-call latency
+    becomes :func:`roofline._core.gpu_streaming_latency_s` of it, and no kernel hides latency
+    behind its predecessor's drain (``follow_on_s``, a saving of back-to-back host launches).
+    ``per_call=True`` keeps the fitted per-call terms (rows timed per call by do_bench)."""
     cal, areas = documents(hw)
     fractions = compute_fractions(hw, cal)
     chw = scaled_core_hardware(hw, fractions)
-    ceff = shape_aware_efficiency(hw, cal["params"], attention_fraction(hw, cal))
-    return chw, cap_compute_scales(apply_terms(ceff, hw, areas), fractions)
+    params = cal["params"]
+    if not per_call:
+        gap = host.core_terms(hw, areas["host"]).kernel_gap_s
+        ramp = row_ops.core_terms(hw, areas["row_ops"]).small_kernel_ramp_s
+        params = {**params, "memory_latency_s": _core.gpu_streaming_latency_s(
+            params["memory_latency_s"], gap, ramp)}
+    ceff = apply_terms(shape_aware_efficiency(hw, params, attention_fraction(hw, cal)), hw,
+                       areas)
+    if not per_call:
+        terms = ceff.row_ops
+        terms.follow_on_s = 0.0
+        ceff.row_ops = terms
+    return chw, cap_compute_scales(ceff, fractions)
 
 
 #: Peak classes whose GEMMs take ``compute_scale_8`` (the core's low-bit GEMMs); the others
@@ -82,9 +98,9 @@ def cap_compute_scales(ceff: Any, fractions: dict[str, float]) -> Any:
 
 
 @functools.lru_cache(maxsize=256)
-def shared_core_objects(hw: Any) -> tuple[Any, Any]:
-    """:func:`core_objects`, cached per Hardware (or Profile) value for the op functions (do
-    not mutate). A Profile's patch is part of its value, so trial terms of a fit (passed as a
-    Profile) are seen at once; after rewriting a packaged file call
+def shared_core_objects(hw: Any, per_call: bool = False) -> tuple[Any, Any]:
+    """:func:`core_objects`, cached per Hardware (or Profile) value and timing for the op
+    functions (do not mutate). A Profile's patch is part of its value, so trial terms of a fit
+    (passed as a Profile) are seen at once; after rewriting a packaged file call
     :func:`roofline._params.resolve.clear_caches`."""
-    return core_objects(hw)
+    return core_objects(hw, per_call)

@@ -81,11 +81,13 @@ def elementwise(
     Notes
     -----
     Bytes = numel·(reads + writes)·bytes_per_element; FLOPs = numel·flops_per_element
-    (the core's ``elementwise_cost``). A streaming kernel's time in the default model is its
-    latency (launch, pipeline fill and drain; less for kernels too small to fill the pipeline)
-    plus its bytes at the achievable bandwidth; each kernel after the first of a chain hides
-    part of its latency behind its predecessor's drain, so a chain costs less than the sum of
-    its kernels estimated alone.
+    (the core's ``elementwise_cost``). A streaming kernel's GPU time in the default model is
+    its latency (launch, pipeline fill and drain; less for kernels too small to fill the
+    pipeline: a kernel moving no data spans the host terms' ``kernel_gap_s``, ~1.4 µs) plus its
+    bytes at the achievable bandwidth. Timed per call back to back (do_bench), a small kernel
+    costs more (~5 µs: the host's launch gap) and each kernel after the first of a chain hides
+    part of that behind its predecessor's drain; ``roofline.validate`` prices such rows so
+    (``roofline._params.timing.per_call_timing``).
     """
     fn = "elementwise"
     dt = parse_dtype(fn, dtype)

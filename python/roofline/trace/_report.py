@@ -126,6 +126,11 @@ class TraceReport:
                 den.append(g["priced_measured_s"])
         return math.fsum(num) / math.fsum(den) if den else math.nan
 
+    def _op_error_text(self) -> str:
+        """:attr:`op_error` for display: a percentage, or why there is none."""
+        err = self.op_error
+        return "n/a (no kernel priced)" if math.isnan(err) else f"{100 * err:.1f} %"
+
     @property
     def launches(self) -> float:
         return len(self.rows) / self.iterations
@@ -233,7 +238,7 @@ class TraceReport:
                                f"({100 * self.priced_fraction:.1f} %)"),
             ("model", si(self.predicted_s, "s")),
             ("lost (measured - model)", si(self.lost_s, "s")),
-            ("per-op error (time-weighted)", f"{100 * self.op_error:.1f} %"),
+            ("per-op error (time-weighted)", self._op_error_text()),
             ("idle between kernels", si(self.idle_s, "s")),
             ("GPU events per step", f"{self.launches:g}"),
         ], self.to_pandas())
@@ -339,7 +344,7 @@ class TraceReport:
             f"{si(self.priced_measured_s, 's')} ({100 * self.priced_fraction:.1f} %), model "
             f"{si(self.predicted_s, 's')}, lost {si(self.lost_s, 's')}; idle between kernels "
             f"{si(self.idle_s, 's')}",
-            f"per-op error {100 * self.op_error:.1f} % (time-weighted over the priced ops; "
+            f"per-op error {self._op_error_text()} (time-weighted over the priced ops; "
             "errors of opposite sign do not cancel)",
         ]
         lines += [f"- {s}" for s in self.opportunities()]

@@ -19,6 +19,14 @@ double flash_fraction_per_sm_clock(double ref_fraction, double ref_bf16_flops_pe
                                    double bf16_flops_per_s, double bf16_fraction, double sms,
                                    double clock_hz);
 
+/// GPU-side fixed time of a streaming kernel, from the per-call latency fitted on back-to-back
+/// calls (do_bench, whose gap between launches is host time): min(per_call_latency_s,
+/// kernel_gap_s + small_kernel_ramp_s), so that a kernel moving no data occupies the GPU for
+/// kernel_gap_s (the minimum GPU time of a kernel run back to back, measured on graph chains).
+/// per_call_latency_s when kernel_gap_s <= 0 (no host terms).
+double gpu_streaming_latency_s(double per_call_latency_s, double kernel_gap_s,
+                               double small_kernel_ramp_s);
+
 /// Bytes/s of one SM at a fraction of its share of the DRAM bandwidth (0 when sms is 0).
 double per_sm_bandwidth(double fraction, double mem_bytes_per_s, double sms);
 

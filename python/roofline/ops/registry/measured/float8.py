@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .... import _core
+from ...._params.timing import per_call_timing
 from ....efficiency import is_shape_aware
 from ....float8.casts import cast as float8_cast
 from ....float8.layer import linear as float8_linear
@@ -84,7 +85,9 @@ def predict_linear(row: dict[str, Any], hw: Any, eff: Any) -> list[tuple[str, fl
         wall = np.empty(shape)
         for idx in np.ndindex(*shape):
             one = dict(row, args={**a, **{d: np.asarray(a[d])[idx] for d in "mkn"}})
-            wall[idx] = do_bench_wall(*do_bench_step(one, hw, eff), torchao=recipe != "bf16")
+            with per_call_timing():  # do_bench times the call back to back
+                wall[idx] = do_bench_wall(*do_bench_step(one, hw, eff),
+                                          torchao=recipe != "bf16")
         out.append(("gpu_float8_linear wall_s (all recipes)", row["wall_s"],
                     float(wall) if not shape else wall))
     return out

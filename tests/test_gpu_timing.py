@@ -1,0 +1,104 @@
+"""GPU time versus per-call time of streaming kernels (roofline._params.timing).
+
+The streaming latency is fitted on kernels timed per call back to back (do_bench), whose gap
+between launches is host time. The op functions, programs and traces price GPU time: a kernel
+that moves no data spans ``kernel_gap_s`` (the minimum GPU time of a kernel back to back,
+from CUDA-graph chains); rows timed per call are predicted inside ``per_call_timing()``."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import roofline as rl
+import roofline.trace  # noqa: F401
+from roofline import _core
+from roofline._params import packaged
+from roofline._params.timing import per_call, per_call_timing
+
+H100 = "H100 SXM"
+TRACES = os.path.join(os.path.dirname(__file__), "..", "data", "programs", "h200", "traces")
+
+
+def _terms() -> tuple[float, float, float]:
+    lat = packaged.calibration()["params"]["memory_latency_s"]
+    gap = packaged.terms("host")["terms"]["kernel_gap_s"]
+    ramp = packaged.terms("row_ops")["universal"]["small_kernel_ramp_s"]
+    return lat, gap, ramp
+
+
+def test_gpu_streaming_latency_formula() -> None:
+    # min(per call, gap + ramp); the per-call value when there are no host terms
+    assert _core.gpu_streaming_latency_s(6.25e-6, 1.4e-6, 1.25e-6) == pytest.approx(2.65e-6)
+    assert _core.gpu_streaming_latency_s(2e-6, 1.4e-6, 1.25e-6) == pytest.approx(2e-6)
+    assert _core.gpu_streaming_latency_s(6.25e-6, 0.0, 1.25e-6) == pytest.approx(6.25e-6)
+    assert _core.gpu_streaming_latency_s(6.25e-6, 1.4e-6, -1.0) == pytest.approx(1.4e-6)
+
+
+def test_tiny_kernel_spans_the_kernel_gap() -> None:
+    lat, gap, ramp = _terms()
+    # 4096 bf16 elements read and written: 16 KiB, ~6 ns of traffic on H100
+    e = rl.elementwise(4096, 1, 1, dtype="bf16", hardware=H100)
+    assert e.time_s == pytest.approx(gap, abs=0.02e-6)
+    with per_call_timing():
+        per_call_s = rl.elementwise(4096, 1, 1, dtype="bf16", hardware=H100).time_s
+    # the fitted per-call latency less the ramp a kernel this small saves
+    assert per_call_s == pytest.approx(lat - ramp, abs=0.02e-6)
+
+
+def test_context_restores_and_is_per_thread() -> None:
+    assert not per_call()
+    seen: list[bool] = []
+    with per_call_timing():
+        assert per_call()
+        t = threading.Thread(target=lambda: seen.append(per_call()))
+        t.start()
+        t.join()
+    assert not per_call()
+    assert seen == [False]
+
+
+@pytest.mark.parametrize("hw", ["H100 SXM", "H200 SXM", "B200", "MI300X", "A100 SXM 80GB"])
+def test_gpu_time_never_above_per_call_time(hw: str) -> None:
+    numel = np.array([1, 4096, 2**20, 2**24, 2**28])
+    calls = [
+        lambda: rl.elementwise(numel, 2, 1, dtype="bf16", hardware=hw, kernels=2).time_s,
+        lambda: rl.rmsnorm(numel // 4 + 1, 4096, hardware=hw).time_s,
+        lambda: rl.softmax(numel // 4 + 1, 4096, hardware=hw, backend="compiled").time_s,
+        lambda: rl.float8.cast(np.array([16, 1024, 8192, 65536, 2**20]), 4096,
+                               hardware=hw).time_s,
+    ]
+    for call in calls:
+        gpu = np.asarray(call())
+        with per_call_timing():
+            pc = np.asarray(call())
+        assert np.all(gpu <= pc * (1 + 1e-12))
+        assert np.all(gpu > 0)
+        # large kernels: the latency is a vanishing part of the time
+        assert gpu[-1] == pytest.approx(pc[-1], rel=0.05)
+
+
+def test_validation_rows_unchanged_by_gpu_timing() -> None:
+    # an eager 4096-element add timed per call: do_bench's ~5 us, not the 1.4 us GPU span
+    row = {"id": "t", "family": "gpu_elementwise", "hardware": H100, "op": "elementwise",
+           "args": {"numel": 4096, "reads": 2, "writes": 1, "dtype": "bf16", "name": "add"},
+           "measured": 5e-6, "unit": "s"}
+    r = rl.validate([row])
+    (_, c), = r.comparisons["default"]
+    lat, _, ramp = _terms()
+    assert c.predicted_s == pytest.approx(lat - ramp, abs=0.05e-6)
+
+
+@pytest.mark.parametrize(("name", "limit"), [
+    # per-op error of the kernels that ran (time-weighted), H200 HF Llama decode traces; the
+    # 5 us per-call floor priced each ~1 us kernel of these steps at 5 us: 47 % / 20 % / 15 %
+    ("llama_decode_dynamic_eager_b1", 0.15),
+    ("llama_decode_static_eager_b64", 0.08),
+    ("llama_decode_dynamic_eager_b16", 0.09),
+])
+def test_decode_trace_per_op_error(name: str, limit: float) -> None:
+    r = rl.trace.explain(os.path.join(TRACES, f"{name}.json.gz"), hardware="H200 SXM")
+    assert r.op_error < limit
