@@ -9,7 +9,7 @@ DynamicCache or StaticCache, eager / CUDA graph / compiled / torchao float8) it 
   measured, and the model's price of the kernels it could price, with the priced fraction);
 - torch: ``rl.torch.estimate`` of the same HF module on the meta device (GPU time, and the
   wall time with the launch mode that ran: eager, graph or compiled; compiled + graph: the
-  compiled kernels, wall = GPU time);
+  compiled kernels, wall = GPU time; train steps with optimizer="adamw_foreach", as they ran);
 - hf: ``rl.transformer.estimate(from_hf(config), runtime="hf")`` (GPU time and wall);
 - compiled: ``rl.transformer.estimate(..., runtime="compiled")`` (the Inductor program), for
   the programs that ran under ``torch.compile`` (``compiled``; ``compiled+graph`` with
@@ -105,7 +105,9 @@ def torch_estimate(cfg: dict[str, Any], hw: str) -> Any:
         ids = torch.zeros(b, cfg["seq_len"], dtype=torch.long, device="meta")
         kw = {"labels": ids} if phase == "train" else {"logits_to_keep": 1}
         mode = "train" if phase == "train" else "inference"
-    return rl.torch.estimate(model, ids, hw, mode=mode, kwargs=kw, launch=launch)
+    # the train steps ran torch's AdamW (foreach): priced as it launches
+    opt = "adamw_foreach" if phase == "train" else None
+    return rl.torch.estimate(model, ids, hw, mode=mode, kwargs=kw, launch=launch, optimizer=opt)
 
 
 def hf_estimate(cfg: dict[str, Any], hw: str, runtime: str = "hf") -> Any:

@@ -18,7 +18,8 @@ from ..estimate import Estimate
 from ..hardware import HardwareLike
 from ..hardware import hardware as lookup_hardware
 from ..ops.host import LAUNCH_MODES, StepWall, WallTime, wall_time
-from . import _dedupe, _host, _inductor, _ops
+from ..ops.registry import price
+from . import _dedupe, _host, _inductor, _ops, _optimizer
 from ._fusions import Fusions, patched_sdpa
 from ._inputs import _check_mode, _meta, _to_meta, _torch_dtype, _training_flags
 from ._tracker import Tracker
@@ -64,8 +65,9 @@ class TorchEstimate(StepWall):
 
     Notes
     -----
-    ``time_s`` is the sum of the kernels' times (one stream, no overlap, no optimizer step,
-    no host overhead beyond each kernel's latency floor): GPU time. ``wall_s`` adds the host's
+    ``time_s`` is the sum of the kernels' times (one stream, no overlap, the optimizer update
+    only when ``optimizer=`` was given, no host overhead beyond each kernel's latency floor):
+    GPU time. ``wall_s`` adds the host's
     launch overhead (:func:`roofline.wall_time` of the kernels in launch order) and
     ``launch_bound`` says when launching, not the kernels, is most of it. Ops the package
     does not model are estimated from the bytes of their tensors (a streaming kernel) and listed in
@@ -251,6 +253,9 @@ class _Recorder(TorchDispatchMode):  # type: ignore[no-untyped-call]
         kwargs = kwargs or {}
         self.dispatched += 1
         out = func(*args, **kwargs)
+        if self.phase == "optimizer" and not any(
+                t.device.type == "meta" for t in _ops.tensors((args, kwargs))):
+            return out  # CPU work (an optimizer's step counts): no kernel
         name, launched, shapes, dt = _ops.kernels(self.ctx, func, args, kwargs, out)
         first = len(self.records)
         for kind, e, modeled in launched:
@@ -275,6 +280,7 @@ def run(
     hooks: Callable[[torch.nn.Module], list[Any]] | None = None,
     launch: str = "eager",
     dedupe: bool = True,
+    optimizer: Any = None,
 ) -> TorchEstimate:
     """Shared driver of :func:`estimate` and :func:`float8_speedup`."""
     launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
@@ -296,6 +302,7 @@ def run(
     train = md == "train"
     if not isinstance(dedupe, bool):
         raise TypeError(f"{fn}: dedupe must be True or False, got {dedupe!r}")
+    _check_optimizer(fn, optimizer, train)
     handles = hooks(module) if hooks is not None else []
     try:
         # hooks (float8_speedup's) must see every call: no replay then
@@ -309,8 +316,51 @@ def run(
             h.remove()
     assert traced is not None
     records, tail = traced
+    if optimizer is not None:
+        records = records + _optimizer_records(fn, module, optimizer, ctx, tdt)
     return TorchEstimate(records, hw.name, md, launch,
                          _wall(records, tail, launch, hw, efficiency))
+
+
+def _check_optimizer(fn: str, optimizer: Any, train: bool) -> None:
+    """``optimizer`` is None, a name of :data:`._optimizer.NAMES` or a callable, in training."""
+    if optimizer is None:
+        return
+    if not train:
+        raise ValueError(f"{fn}: optimizer applies to mode='train' only, got "
+                         f"optimizer={optimizer!r} with an inference step")
+    if isinstance(optimizer, str):
+        one_of(fn, "optimizer", optimizer, {n: n for n in _optimizer.NAMES})
+    elif not callable(optimizer):
+        raise TypeError(f"{fn}: optimizer must be a name ({', '.join(_optimizer.NAMES)}) or a "
+                        f"callable building a torch.optim.Optimizer, got "
+                        f"{type(optimizer).__name__}")
+
+
+def _optimizer_records(fn: str, module: torch.nn.Module, optimizer: Any, ctx: _ops.Context,
+                       tdt: torch.dtype | None) -> list[OpRecord]:
+    """The kernels of one optimizer update over the module's trainable parameters (phase
+    ``"optimizer"``; see :mod:`._optimizer`)."""
+    if isinstance(optimizer, str):
+        optimizer = optimizer.strip().lower()
+    unique = {id(p): p for p in module.parameters()}
+    params = _optimizer.trainable([_meta(p, tdt, p.requires_grad) for p in unique.values()])
+    rec = _Recorder(ctx, Tracker(), "optimizer")
+    rec.phase = "optimizer"
+    if not params:
+        return []
+    opt = _optimizer.make_optimizer(fn, optimizer, params)
+    if opt is None:  # a fused optimizer: its one call
+        call = _optimizer.fused_call(optimizer, params)
+        found, _ = price(call, ctx)
+        for kind, e in found or []:
+            rec.record(call.name.split("::")[-1], kind, e, True, f"{len(params)} tensors",
+                       _ops.dtype_name(params[0].dtype) or "")
+        return rec.records
+    opt.step()  # the first step creates the state (zeroed moments): not part of a step
+    with rec:
+        opt.step()
+    return rec.records
 
 
 def _trace(module: torch.nn.Module, ctx: _ops.Context, example_inputs: Any,
@@ -391,6 +441,7 @@ def estimate(
     ranks: int | None = None,
     launch: str = "eager",
     dedupe: bool = True,
+    optimizer: Any = None,
 ) -> TorchEstimate:
     """Estimate one step of a PyTorch module on an accelerator, without running it.
 
@@ -432,6 +483,16 @@ def estimate(
         metadata, and no hooks) and replay its kernels under the others' names. The result
         is the same as tracing every layer (checked after the run; when a check fails the
         module is traced in full); False always traces every layer.
+    optimizer : str or callable, optional
+        ``mode="train"`` only: add the optimizer update to the step, as ``torch.optim`` launches
+        it: ``"adamw_foreach"`` (``torch.optim.AdamW()`` on CUDA: eight ``_foreach_*``
+        passes), ``"adam_foreach"``, ``"sgd_foreach"`` (momentum), ``"adamw_fused"`` /
+        ``"adam_fused"`` (``fused=True``: one pass), or a callable that builds any optimizer
+        from the parameter list (``lambda ps: torch.optim.AdamW(ps, foreach=True)``), whose
+        ``step()`` runs on meta tensors. Every trainable parameter gets a gradient; the
+        kernels are priced by the same registry entries as a profiler trace of the step
+        (``multi_tensor_apply`` launches of at most 320 chunks of 65536 elements), in phase
+        ``"optimizer"``. Default: no optimizer (forward and backward only).
 
     Returns
     -------
@@ -456,7 +517,7 @@ def estimate(
     """
     rep = run("estimate", module, example_inputs, hardware=hardware, mode=mode, dtype=dtype,
               efficiency=efficiency, kwargs=kwargs, fused_attention=fused_attention,
-              ranks=ranks, launch=launch, dedupe=dedupe)
+              ranks=ranks, launch=launch, dedupe=dedupe, optimizer=optimizer)
     if rep.unmodeled:
         names = rep.unmodeled
         shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12

@@ -19,6 +19,11 @@ Bytes: every tensor-list argument is read (``addcmul_(v, g, g)`` counts ``g`` tw
 profiler trace records shapes, not addresses), and one list is written: the first
 (in-place ops, ``..._``) or the result (out-of-place ops). ``_foreach_zero_`` only writes,
 ``_foreach_norm`` only reads.
+
+torch's fused Adam / AdamW (``_fused_adam_`` / ``_fused_adamw_``, ``fused=True``) is one
+``multi_tensor_apply`` pass of depth 4 (5 with ``amsgrad``): it reads the parameters,
+gradients and both moments (and the running maximum) and writes the parameters and moments
+back (ATen's ``FusedAdamKernel.cu``); the state steps are one fp32 scalar per tensor.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from .memory_entries import CAT_STEP_S
 from .pricer import Pricer
 from .table import Entry, Priced, add
 
-__all__ = ["foreach_lists", "foreach_price", "round_trip_floor"]
+__all__ = ["foreach_lists", "foreach_price", "fused_adam_price", "round_trip_floor"]
 
 
 def round_trip_floor(e: Any, launches: int, chunk_elements: float, hardware: Any,
@@ -91,6 +96,36 @@ def foreach_price(call: Call, p: Pricer) -> Priced:
         f"{call.name}: {read} B read, {written} B written over {launches} multi_tensor_apply "
         f"launches (rl.elementwise, kernels={launches}; at least 32 DRAM round trips per launch)")
 
+
+def fused_adam_price(call: Call, p: Pricer) -> Priced:
+    """``_fused_adam[w]_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+    ...)``: one pass over the first four lists (five when the maximum list is not empty)."""
+    lists = [x if isinstance(x, tuple) else () for x in call.inputs[:5]]
+    if len(lists) < 4 or not lists[0] or any(
+            len(lst) != len(lists[0]) or not all(isinstance(t, TensorArg) for t in lst)
+            for lst in lists[:4]):
+        return None, f"{call.name}: expected four tensor lists of one length"
+    amsgrad = len(lists) == 5 and len(lists[4]) == len(lists[0])
+    used = lists[:5] if amsgrad else lists[:4]
+    read = sum(t.nbytes for lst in used for t in lst)
+    written = read - sum(t.nbytes for t in lists[1])  # every list but the gradients
+    numel = np.array([float(t.numel) for t in lists[0]])
+    depth = len(used)
+    launches = int(_core.multi_tensor_apply_launches(numel, depth))
+    if launches == 0:
+        return [], f"{call.name}: empty tensors, launches nothing"
+    chunk = max(t.numel for t in lists[0])
+    e = p.traffic(read, written, 0.0, call.base, kernels=launches)
+    e = p.cached(("foreach", read, written, launches, min(chunk, 65536)), lambda: round_trip_floor(
+        e, launches, chunk, p.hardware, p.efficiency))
+    return [("elementwise", e)], (
+        f"{call.name}: {read} B read, {written} B written over {launches} multi_tensor_apply "
+        f"launches of depth {depth} (rl.elementwise, kernels={launches}; at least 32 DRAM round "
+        "trips per launch)")
+
+
+for _name in ("aten::_fused_adam_", "aten::_fused_adamw_"):
+    add(_name, entry=lambda n: Entry(n, "memory", "elementwise", fused_adam_price))
 
 for _op in _OPS:
     for _name in (f"aten::_foreach_{_op}", f"aten::_foreach_{_op}_"):
