@@ -37,8 +37,10 @@ def test_family_medians_pinned(result):
     # transposed fp8 copies on sm100, one MXFP8 quantize for both layouts, fp8 weights) and
     # block-scaled GEMMs got the library's clock and rate terms: the torchao cast model had
     # hidden a level error elsewhere (every Blackwell fp8 row is now 4-25 % too fast).
+    # train_moe 0.343 -> 0.310 when the launches a dropless MoE step exposes were priced by
+    # host call class (a GEMM call, an expert weight's autograd node and DDP hook).
     pins = {"serve_throughput": (20, 0.083), "train_dense_bf16": (8, 0.062),
-            "train_dense_lowp": (23, 0.139), "train_moe": (14, 0.343)}
+            "train_dense_lowp": (23, 0.139), "train_moe": (14, 0.310)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows
