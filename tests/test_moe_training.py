@@ -38,8 +38,11 @@ def test_dispatch_bytes_per_rank_by_hand() -> None:
     assert comms["dispatch all_to_all"] == ("all_to_all", 4096.0, 4)
     assert comms["combine all_to_all"] == ("all_to_all", 4096.0, 4)
     assert comms["dispatch all_to_all bwd"] == ("all_to_all", 4096.0, 4)
-    # an fp8 dispatch (low-precision recipe) halves the dispatch, not the bf16 combine
+    # Megatron-Core dispatches bf16 under a low-precision recipe too (TE quantizes after the
+    # dispatch); a serving engine's fp8 dispatch halves the dispatch, not the bf16 combine
     comms = _comms(_layer(16, 4, lowp=True))
+    assert comms["dispatch all_to_all"][1] == 4096.0
+    comms = _comms(_layer(16, 4, lowp=True, train=False))
     assert comms["dispatch all_to_all"][1] == 2048.0
     assert comms["combine all_to_all"][1] == 4096.0
 
