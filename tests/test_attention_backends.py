@@ -279,3 +279,33 @@ def test_cudnn_decode_terms_on_hopper_only() -> None:
     assert hopper.bandwidth_scale > 1.0 and hopper.decode_call_s > hopper.call_s
     # elsewhere cuDNN runs mma.sync kernels without TMA: the streaming rate
     assert core_terms(rl.hardware("A100 SXM 80GB"), doc).cudnn.bandwidth_scale == 0.0
+
+
+def test_cudnn_softmax_on_blackwell_at_the_sfu_rate() -> None:
+    """Blackwell doubled the tensor rate per SM and clock, not the SFUs (exp): cuDNN's softmax
+    cost per score, in bf16 FLOP-equivalents, grows by the tensor rate per SM and clock
+    against the H100's; Blackwell Ultra (GB300 / B300) doubles the SFUs and halves that.
+    Hopper and FA2 (mma.sync: the H100's rate per SM and clock) keep the fitted 130."""
+    from roofline._params.attention import _softmax_scale, softmax_flops_scale
+    from roofline._params.resolve import resolve
+
+    def cudnn_softmax(name: str) -> tuple[float, float]:
+        ceff = resolve(name, "default")[2]
+        return ceff.attention.cudnn.softmax_flops, ceff.attention_softmax_flops
+
+    sm, base = cudnn_softmax("B200")
+    assert base == 130.0
+    b200 = rl.hardware("B200")
+    # B200: 2.25e15 x its bf16 fraction / (148 SMs x 1.965 GHz) against the H100's
+    assert sm == pytest.approx(130.0 * _softmax_scale(b200), rel=1e-12)
+    assert 1.5 < softmax_flops_scale(b200) < 2.2
+    gb300 = rl.hardware("GB300")
+    assert softmax_flops_scale(gb300) == pytest.approx(_softmax_scale(gb300) / 2, rel=1e-12)
+    assert cudnn_softmax("H100 SXM")[0] == 0.0  # the standard 130 applies
+    assert softmax_flops_scale(rl.hardware("H200")) == 1.0
+    # the exponentials now cost more of a B200 cuDNN forward at head dim 64 than at 128
+    args = dict(batch=2, heads=64, q_len=8192, kv_len=8192, causal=True, hardware="B200",
+                backend="cudnn")
+    t64 = float(rl.attention(head_dim=64, **args).time_s)
+    t128 = float(rl.attention(head_dim=128, **args).time_s)
+    assert t64 > 0.5 * t128

@@ -294,3 +294,30 @@ def test_step_launch_argument_checked() -> None:
     with pytest.raises(KeyError, match="launch"):
         rl.transformer.estimate("llama-3-8b", "decode", 1, kv_len=8, hardware=HW,
                                 launch="graphs")
+
+
+def test_calls_wall_by_class_by_hand() -> None:
+    """``calls_wall``: wall_time's prefix maximum with a host gap per launch from the calls
+    before it, by class (the first launch is the reference and uncharged)."""
+    from roofline._params.resolve import resolve
+    from roofline.ops.host import HOST_CLASSES, calls_wall
+
+    t = resolve("H100 SXM", "default")[2].host
+    e = t.eager_launch_s
+    gemm, kern = t.op_gemm_launches * e, t.op_kernel_launches * e
+    counts = np.zeros((3, len(HOST_CLASSES)))
+    counts[:, HOST_CLASSES.index("gemm")] = 1.0  # three GEMM calls
+    counts[2, HOST_CLASSES.index("kernel")] = 1.0  # and one more call before the last
+    # zero-time kernels: the host issue of launches 1 and 2 plus the last kernel's gap floor
+    w = calls_wall(np.zeros(3), counts, "H100 SXM")
+    assert w.wall_s == pytest.approx(2 * gemm + kern + t.kernel_gap_s, rel=1e-12)
+    assert w.host_s == pytest.approx(2 * gemm + kern, rel=1e-12)
+    # long kernels hide the host: the wall is their sum
+    w = calls_wall(np.full(3, 1e-3), counts, "H100 SXM")
+    assert w.wall_s == pytest.approx(3e-3, rel=1e-12) and not w.launch_bound
+    # the first kernel long, then a host-bound tail: max(A_i + rest) at i = 2
+    w = calls_wall(np.array([1e-6, 0.0, 0.0]), counts, "H100 SXM")
+    assert w.wall_s == pytest.approx(2 * gemm + kern + t.kernel_gap_s, rel=1e-12)
+    # the "peak" preset has no host terms: wall = GPU time
+    assert calls_wall(np.full(3, 1e-6), counts, "H100 SXM", efficiency="peak").wall_s == (
+        pytest.approx(3e-6))

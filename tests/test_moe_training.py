@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import roofline as rl
+from roofline._params.resolve import resolve
 from roofline.transformer.config import TransformerConfig
 from roofline.transformer.layers import moe_mlp
 from roofline.transformer.pricing import _row_kernels, sync_exposed_s
@@ -37,8 +38,11 @@ def test_dispatch_bytes_per_rank_by_hand() -> None:
     assert comms["dispatch all_to_all"] == ("all_to_all", 4096.0, 4)
     assert comms["combine all_to_all"] == ("all_to_all", 4096.0, 4)
     assert comms["dispatch all_to_all bwd"] == ("all_to_all", 4096.0, 4)
-    # an fp8 dispatch (low-precision recipe) halves the dispatch, not the bf16 combine
+    # Megatron-Core dispatches bf16 under a low-precision recipe too (TE quantizes after the
+    # dispatch); a serving engine's fp8 dispatch halves the dispatch, not the bf16 combine
     comms = _comms(_layer(16, 4, lowp=True))
+    assert comms["dispatch all_to_all"][1] == 4096.0
+    comms = _comms(_layer(16, 4, lowp=True, train=False))
     assert comms["dispatch all_to_all"][1] == 2048.0
     assert comms["combine all_to_all"][1] == 4096.0
 
@@ -196,8 +200,20 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     kernels = {n: _row_kernels(ops, i, 0, n.endswith(" bwd"))[0] for i, n in enumerate(names)}
     assert sum(v for n, v in kernels.items() if not n.endswith(" bwd")) == 23
     assert sum(v for n, v in kernels.items() if n.endswith(" bwd")) == 40
-    want = (2 * rl.wall_time(np.zeros(23), "eager", "B200").wall_s
-            + rl.wall_time(np.zeros(80), "eager", "B200").wall_s)
+    # Host calls by class (``HOST_CLASSES``: view, kernel, gemm, attention, module, backward),
+    # the first launch of each sequence uncharged. Forward (from the permute): 16 expert GEMMs
+    # + the router GEMM = 17 gemm calls, act / weighted sum / residual / norm / top-k = 5
+    # kernel calls. Backward of both layers (starting at the residual): per layer 16 + 16
+    # expert GEMMs + router dgrad and wgrad = 34 gemm calls, 8 + 8 + 1 weight gradients (each
+    # an AccumulateGrad node, Megatron's DDP hook and TE's dummy wgrad: backward + module +
+    # view), 6 kernel calls; one (the first residual) uncharged.
+    t = resolve("B200", "default")[2].host
+    e = t.eager_launch_s
+    gemm, kern = t.op_gemm_launches * e, t.op_kernel_launches * e
+    wgrad = (t.op_backward_launches + t.module_call_launches + t.op_view_launches) * e
+    # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels)
+    want = (2 * (17 * gemm + 5 * kern) + (68 * gemm + 34 * wgrad + 11 * kern)
+            + 3 * t.kernel_gap_s)
     got = sync_exposed_s(ops, zero, groups, rl.hardware("B200"), "default")
     assert got == pytest.approx(want, rel=1e-12)
     # a low-precision recipe quantizes each expert's rows in its own kernel, per grouped linear
@@ -216,3 +232,23 @@ def test_launch_exposure_grows_with_local_experts() -> None:
         t = np.full(len(ops.rows), 1e-6)
         host.append(sync_exposed_s(ops, t, [("moe", [0, 1])], rl.hardware("B200"), "default"))
     assert all(b > a for a, b in zip(host, host[1:], strict=False))
+
+
+def test_all_to_all_at_nccl_share_of_nvlink_by_hand() -> None:
+    # 16 tokens per GPU, EP 4 on B200: 64 tokens x top-2 over 8 experts = 16 rows per
+    # expert, 2 experts per rank -> a 32 x 64 x 2 B = 4096 B buffer, 3/4 of it sent to the
+    # other 3 ranks = 3072 B. Training goes through NCCL: 900 GB/s per direction x 370/450
+    # (NVLink protocol overhead) = 740 GB/s -> 4.1514 ns, plus 3 steps x 1 us of latency.
+    # Serving engines keep the line rate: 3072 B / 900 GB/s = 3.4133 ns.
+    def a2a(phase: str, **kw: int) -> tuple[float, float, float]:
+        df = rl.transformer.estimate(TINY, phase, hardware="B200", seq_len=16, ep=4,
+                                     **kw).to_pandas()
+        row = df[df.op == "dispatch all_to_all"].iloc[0]
+        return float(row["bytes"]), float(row["memory_s"]), float(row["overhead_s"])
+
+    nbytes, mem, lat = a2a("train", micro_batch=1, dp=4)
+    assert nbytes == 3072.0
+    assert mem == pytest.approx(3072 / 740e9, rel=1e-12)
+    assert lat == pytest.approx(3e-6, rel=1e-12)
+    nbytes, mem, _ = a2a("prefill")
+    assert nbytes == 3072.0 and mem == pytest.approx(3072 / 900e9, rel=1e-12)

@@ -58,6 +58,19 @@ py::tuple program_wall_time_py(
   return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
 }
 
+py::tuple calls_wall_time_py(
+    const py::array_t<double, py::array::c_style | py::array::forcecast>& k,
+    const py::array_t<double, py::array::c_style | py::array::forcecast>& counts,
+    const HostTerms& terms) {
+  const auto n = static_cast<std::size_t>(k.size());
+  if (static_cast<std::size_t>(counts.size()) != n * host_op_classes) {
+    throw py::value_error("calls_wall_time: counts must be n x " +
+                          std::to_string(host_op_classes) + " values");
+  }
+  const WallTime w = calls_wall_time(k.data(), counts.data(), n, terms);
+  return py::make_tuple(w.wall_s, w.gpu_s, w.host_s, w.launch_bound);
+}
+
 double linear_region_entry_s_py(LaunchMode mode, bool training, bool torchao,
                                 const HostTerms& terms) {
   return linear_region_entry_s(LinearCall{mode, training, torchao}, terms);
@@ -93,6 +106,10 @@ void bind_host(py::module_& mod) {
           py::arg("tail"), py::arg("terms"),
           "Per-step wall time of an eager program in a loop, from the host calls (by HostOp "
           "class) before each kernel: (wall_s, gpu_s, host_s, launch_bound).");
+  mod.def("calls_wall_time", &calls_wall_time_py, py::arg("kernel_s"), py::arg("counts"),
+          py::arg("terms"),
+          "Wall time of one kernel sequence launched from an idle stream, from the host calls "
+          "(by HostOp class) before each launch: (wall_s, gpu_s, host_s, launch_bound).");
   mod.def("host_op_classes", [] { return host_op_classes; },
           "Number of HostOp classes (the row width of program_wall_time's counts).");
   mod.def("linear_region_entry_s", &linear_region_entry_s_py, py::arg("mode"),

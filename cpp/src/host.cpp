@@ -224,4 +224,26 @@ WallTime program_wall_time(const double* kernel_s, const double* counts, std::si
   return looped(kernel_s, n, gap, 0.0, t.kernel_latency_s, t, end);
 }
 
+WallTime calls_wall_time(const double* kernel_s, const double* counts, std::size_t n,
+                         const HostTerms& t) noexcept {
+  WallTime w;
+  if (n == 0) {
+    return w;
+  }
+  const auto [gpu, work] = busy_time(kernel_s, n, t);
+  double issued = 0.0;  // A_i
+  double before = 0.0;  // P_{i-1}
+  double wall = gpu;
+  for (std::size_t i = 1; i < n; ++i) {
+    issued += host_calls_s(counts + i * host_op_classes, t);
+    before += std::max(kernel_s[i - 1], t.kernel_gap_s);
+    wall = std::max(wall, issued + (gpu - before));
+  }
+  w.gpu_s = gpu;
+  w.wall_s = std::max(wall, t.kernel_latency_s);
+  w.host_s = std::max(issued, t.kernel_latency_s);
+  w.launch_bound = w.wall_s > 2.0 * work;
+  return w;
+}
+
 }  // namespace roofline

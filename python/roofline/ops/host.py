@@ -23,7 +23,8 @@ from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike
 from ..hardware import HardwareLike
 
-__all__ = ["HOST_CLASSES", "LAUNCH_MODES", "MAX_KERNELS", "WallTime", "eager_program_wall",
+__all__ = ["HOST_CLASSES", "LAUNCH_MODES", "MAX_KERNELS", "WallTime", "calls_wall",
+           "eager_program_wall",
            "host_terms", "launch_overhead",
            "wall_time"]
 
@@ -306,5 +307,25 @@ def eager_program_wall(kernel_times_s: Any, host_counts: Any, tail_counts: Any,
                                                                           len(HOST_CLASSES))
     tail = np.ascontiguousarray(tail_counts, dtype=np.float64)
     wall, gpu, host, bound = _core.program_wall_time(times, counts, tail, ceff.host)
+    return WallTime(float(wall), float(gpu), float(host), bool(bound), "eager",
+                    int(times.size), hwo.name)
+
+
+def calls_wall(kernel_times_s: Any, host_counts: Any, hardware: HardwareLike = None, *,
+               efficiency: EfficiencyLike = "default") -> WallTime:
+    """Wall time of one kernel sequence launched from an idle stream, host calls by class.
+
+    ``host_counts[i]`` holds the host calls by class (:data:`HOST_CLASSES`) the framework
+    makes before kernel ``i`` is launched (row 0, the reference launch, is not charged). The
+    core's ``calls_wall_time`` prices each class with the host terms (``op_*_launches``,
+    ``module_call_launches``, in units of ``eager_launch_s``) and runs the host issue against
+    the GPU stream as :func:`wall_time` does (no step entry, no loop): the wall is never below
+    the kernels' time.
+    """
+    hwo, _, ceff = resolve(hardware, efficiency)
+    times = np.ascontiguousarray(kernel_times_s, dtype=np.float64)
+    counts = np.ascontiguousarray(host_counts, dtype=np.float64).reshape(times.size,
+                                                                          len(HOST_CLASSES))
+    wall, gpu, host, bound = _core.calls_wall_time(times, counts, ceff.host)
     return WallTime(float(wall), float(gpu), float(host), bool(bound), "eager",
                     int(times.size), hwo.name)

@@ -41,7 +41,12 @@ from .program import Program
 from .recompute import op_recompute_share, op_saved_elements
 from .report import ModelEstimate
 from .tp_overlap import overlap_tp_collectives
-from .training import DEFAULT_NETWORK_BYTES_PER_S, micro_batch_terms, train_step
+from .training import (
+    DEFAULT_NETWORK_BYTES_PER_S,
+    NCCL_NVLINK_FRACTION,
+    micro_batch_terms,
+    train_step,
+)
 
 __all__ = ["CACHES", "PHASES", "RUNTIMES", "estimate"]
 
@@ -140,7 +145,8 @@ def estimate(
         Efficiency model for every kernel.
     link_bytes_per_s, latency_s : float, optional
         Collective link bandwidth per direction (default: half the hardware's bidirectional
-        interconnect) and latency per step.
+        interconnect; in training the share NCCL carries, ``NCCL_NVLINK_FRACTION``) and
+        latency per step.
     launch : {"eager", "compiled", "graph"}
         How the step's kernels are launched, for ``wall_s``: ``"eager"`` (default: plain
         PyTorch, e.g. Hugging Face models), ``"compiled"`` (``torch.compile``: one region
@@ -381,10 +387,12 @@ def estimate(
         raise TypeError(f"{fn}: flash must be a bool, got {flash!r}")
     hw: Hardware = _hardware(hardware)
     comm_bw = link_bytes_per_s
-    if comm_bw is None and (tp > 1 or ep > 1):
-        comm_bw = _link_bw(hw)
-
     train = phase == "train"
+    # training communicates through NCCL: the NVLink line rate less its protocol overhead
+    nvlink_fraction = NCCL_NVLINK_FRACTION if train else 1.0
+    if comm_bw is None and (tp > 1 or ep > 1):
+        comm_bw = _link_bw(hw, nvlink_fraction)
+
     par = train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, tp=tp, zero=zero,
                      recompute=recompute,
                      micro_batch=micro_batch, grad_accum=grad_accum,
@@ -407,7 +415,7 @@ def estimate(
         raise ValueError(f"{fn}: routing_skew must be a number in [0, 10], got {routing_skew!r}")
     net_bw = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
-        comm_bw = _link_bw(hw)
+        comm_bw = _link_bw(hw, nvlink_fraction)
     ops = Program(train=train, recipe=f8_recipe, weight_only=wo)
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_link = net_bw

@@ -150,11 +150,14 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # The ep ranks route t tokens each; this GPU is the most loaded rank.
     local = rank_counts(expert_counts(t * ep, e, k, skew), ep)
     received = int(local.sum())
-    dispatch_bytes = 1.0 if lowp else act_bytes  # fp8 dispatch with a low-precision recipe
+    mcore = ops.train  # Megatron-Core's training dispatcher (serving engines fuse these)
+    # Megatron-Core's dispatchers (all-to-all, flex / DeepEP / HybridEP) send the hidden
+    # states in the activation dtype (fused_a2a sizes its buffers at >= 2 bytes per element);
+    # TE's GroupedLinear quantizes after the dispatch. Serving engines dispatch fp8.
+    dispatch_bytes = 1.0 if lowp and not mcore else act_bytes
     exchanged = max(received, t * k) * hid  # the busiest rank's send or receive buffer
     # Token permutation (Megatron's fused permute): each token's row copied once per chosen
     # expert, grouped by destination rank and expert.
-    mcore = ops.train  # Megatron-Core's training dispatcher (serving engines fuse these)
     if mcore:
         ops.elementwise(g, "permute", t * k * hid)
     ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)

@@ -18,7 +18,7 @@ from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter
 from ..ops.elementwise import elementwise
 from ..ops.gemm import gemm
 from ..ops.grouped_gemm import grouped_gemm
-from ..ops.host import HOST_CLASSES, WallTime, eager_program_wall, wall_time
+from ..ops.host import HOST_CLASSES, WallTime, calls_wall, eager_program_wall, wall_time
 from ..ops.registry import Pricer, lookup, price
 from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .formats import recipe_dtype
@@ -326,15 +326,80 @@ def _row_kernels(ops: Program, i: int, f8: int, backward: bool) -> tuple[int, fl
     return n, 1.0
 
 
+#: Host classes (indices into ``HOST_CLASSES``).
+_VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(6)
+
+
+def _wgrad_calls(c: np.ndarray) -> None:
+    """Host calls that follow one weight's gradient GEMM in Megatron-Core + TE: the weight's
+    ``AccumulateGrad`` node (autograd engine), Megatron DDP's per-parameter backward hook (a
+    Python call, priced as a module call) and the dummy gradient TE allocates for it
+    (``handle_custom_ddp_from_mcore``: ``torch.empty``, a call without a kernel)."""
+    c[_BACKWARD] += 1.0
+    c[_MODULE] += 1.0
+    c[_VIEW] += 1.0
+
+
+def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
+    """Host calls by class before each of the ``n`` kernels row ``i`` launches in one pass.
+
+    A GEMM is one ``gemm`` call (Transformer Engine's C++ ``cublas_gemm`` builds the cuBLASLt
+    descriptors and asks for a heuristic on every call, as ATen's GEMM does); TE's
+    ``GroupedLinear`` makes one per local expert (``general_grouped_gemm``: forward, dgrad,
+    wgrad), and each expert weight's gradient adds :func:`_wgrad_calls`. An attention call is
+    one ``attention`` call; every other kernel (quantize, elementwise, collective) one
+    ``kernel`` call.
+    """
+    _, _, kind, parts = ops.rows[i]
+    c = np.zeros((n, len(HOST_CLASSES)))
+    if kind == "attention":
+        c[:, _ATTN] = 1.0
+        return c
+    grouped = [(idx, ops.grouped[idx]) for k, idx in parts if k == "grouped"]
+    if grouped:  # one GEMM per local expert and grouped part, in part order
+        row = 0
+        for _, (counts, _, _, lay) in grouped:
+            for _ in counts:
+                if row < n:
+                    c[row, _GEMM] = 1.0
+                    if lay == "looped_wgrad":
+                        _wgrad_calls(c[row])
+                row += 1
+        return c
+    gemm_parts = [(k, idx) for k, idx in parts if k in ("gemms", "lowp", "wo")]
+    if gemm_parts and n == len(parts):  # one GEMM kernel per part
+        for r, (k, idx) in enumerate(parts):
+            c[r, _GEMM] = 1.0
+            wgrad = (k == "gemms" and ops.gemms[idx][4]) or (
+                k == "lowp" and backward and r == len(parts) - 1)
+            if wgrad:
+                _wgrad_calls(c[r])
+        return c
+    if any(k == "f8" for k, _ in parts):  # a float8 linear: its GEMMs first, then its casts
+        gemms = min(n, 2 if backward else 1)
+        c[:gemms, _GEMM] = 1.0
+        c[gemms:, _KERNEL] = 1.0
+        if backward:
+            _wgrad_calls(c[0])
+        return c
+    c[:, _KERNEL] = 1.0
+    return c
+
+
 def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
-              backward: bool) -> np.ndarray:
-    """GPU time of each kernel the rows ``order`` launch in one pass, in launch order."""
+              backward: bool) -> tuple[np.ndarray, np.ndarray]:
+    """GPU time of each kernel the rows ``order`` launch in one pass, in launch order, and the
+    host calls by class before each launch (:func:`_row_calls`)."""
     times: list[np.ndarray] = []
+    calls: list[np.ndarray] = []
     for i in order:
         n, share = _row_kernels(ops, i, f8, backward)
         if n:
             times.append(np.full(n, row_time_s[i] * share / n))
-    return np.concatenate(times) if times else np.zeros(0)
+            calls.append(_row_calls(ops, i, n, backward))
+    if not times:
+        return np.zeros(0), np.zeros((0, len(HOST_CLASSES)))
+    return np.concatenate(times), np.concatenate(calls)
 
 
 def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
@@ -347,7 +412,7 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     splits and the per-expert GEMMs. The launch queue is empty at that point: from the sync
     on, the GPU runs only what the host launches, so each layer's forward from its permute to
     the next layer's router is a kernel sequence launched from an idle stream
-    (:func:`wall_time`, eager), and its wall time above its GPU time is exposed.
+    (:func:`~roofline.ops.host.calls_wall`), and its wall time above its GPU time is exposed.
 
     Backward: the splits are known (no sync), so the host runs ahead; the backward starts
     from a queue the synchronised forward left (nearly) empty and lasts
@@ -356,7 +421,11 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     issues kernels slower than the GPU runs them (many small per-expert kernels).
 
     Kernels per row as :func:`_row_kernels` counts them (TE's one GEMM and, with a
-    low-precision recipe, one quantize kernel per local expert).
+    low-precision recipe, one quantize kernel per local expert); the host time before each
+    launch by class (:func:`_row_calls`: a GEMM call builds its cuBLASLt descriptors and
+    heuristic, an expert weight's gradient adds its autograd node and Megatron's DDP hook),
+    priced with the measured host terms (``op_*_launches``; :func:`~roofline.ops.host.
+    calls_wall`).
 
     Returns
     -------
@@ -375,8 +444,8 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         moe = True
         cut = names.index("permute")
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
-        seq = _launched(ops, order, row_time_s, f8, backward=False)
-        w = wall_time(seq, "eager", hw, efficiency=efficiency)
+        seq, calls = _launched(ops, order, row_time_s, f8, backward=False)
+        w = calls_wall(seq, calls, hw, efficiency=efficiency)
         total += max(w.wall_s - float(seq.sum()), 0.0) * len(layers)
     if not moe:
         return total
@@ -386,9 +455,9 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     for g in reversed(range(len(groups))):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
         order += list(reversed(rows)) * max(len(groups[g][1]), 1)
-    seq = _launched(ops, order, row_time_s, f8, backward=True)
+    seq, calls = _launched(ops, order, row_time_s, f8, backward=True)
     if seq.size:
-        w = wall_time(seq, "eager", hw, efficiency=efficiency)
+        w = calls_wall(seq, calls, hw, efficiency=efficiency)
         gpu = float(seq.sum())
         if w.wall_s > gpu * (1 + 1e-9):  # not a rounding residue of a long sum
             total += w.wall_s - gpu

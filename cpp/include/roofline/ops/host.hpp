@@ -110,4 +110,15 @@ double host_calls_s(const double* counts, const HostTerms& t) noexcept;
 WallTime program_wall_time(const double* kernel_s, const double* counts, std::size_t n,
                            const double* tail, const HostTerms& t) noexcept;
 
+/// Wall time of one kernel sequence launched from an idle stream (a framework's launches
+/// after a device-to-host synchronisation, or a pass whose host runs ahead): n kernels with
+/// GPU times kernel_s, the host calls before kernel i's launch in counts[i * host_op_classes
+/// ...] (row 0 is the reference launch and is not charged). With A_0 = 0,
+/// A_i = sum_{1 <= j <= i} host_calls_s(row j) and g_j = max(kernel_s[j], kernel_gap_s):
+/// wall = max(kernel_latency_s, max_i (A_i + sum_{j >= i} g_j)) (wall_time's formula with a
+/// host gap per launch by class instead of eager_launch_s). host_s = A_{n-1}. Monotone
+/// non-decreasing in every kernel time, count and term.
+WallTime calls_wall_time(const double* kernel_s, const double* counts, std::size_t n,
+                         const HostTerms& t) noexcept;
+
 }  // namespace roofline
