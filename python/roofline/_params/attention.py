@@ -155,6 +155,13 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
                  call_s=uni["cudnn"]["call_s"], bwd_call_s=uni["cudnn"]["bwd_call_s"],
                  decode_call_s=uni["cudnn"].get("decode_call_s", 0.0),
                  bandwidth_scale=uni["cudnn"].get("bandwidth_scale", 0.0) if native else 0.0)
+    if arch == "blackwell":
+        # cuDNN's sm100 kernels: the exposed softmax work per score (exp on the MUFU units, row
+        # max / sum and conversions on the FP32 pipes) was measured in H100 bf16 GEMM
+        # FLOP-equivalents; those units did not double per SM and clock with tcgen05's MMA, so
+        # in this GPU's GEMM FLOP-equivalents it costs _softmax_scale times more (as for FA3).
+        cudnn.update(softmax_flops=float(packaged.calibration()["params"].get(
+            "attention_softmax_flops", 0.0)) * _softmax_scale(hw))
     eff = dict(uni["efficient"]["tiles"])
     eff.update(fraction=mma * float(uni["efficient"]["ratio"]),
                bwd_fraction=mma * float(uni["efficient"]["ratio"]) * fa2_bwd,
