@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..efficiency import EfficiencyLike
+from .._params.resolve import resolve
+from ..efficiency import EfficiencyLike, is_shape_aware
 from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
 from ..ops.attention import attention
@@ -199,6 +200,7 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
               comm_bw: float | None, latency_s: float, dtype: str = "bf16"
               ) -> dict[str, np.ndarray]:
     parts: dict[str, np.ndarray] = {}  # kind -> (n_specs, 6) columns
+    f8_gemm: np.ndarray | None = None  # one GEMM of each float8 linear, alone
 
     def stack(e: Any) -> np.ndarray:
         return np.stack([np.atleast_1d(np.asarray(getattr(e, c), dtype=np.float64))
@@ -239,6 +241,9 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [time, comp, mem, np.maximum(time - np.maximum(comp, mem), 0.0),
              mult * np.atleast_1d(np.asarray(g.flops)), mult * np.atleast_1d(np.asarray(g.bytes))],
             axis=1)
+        f8_gemm = stack(g)
+    if ops.train:
+        _sustain(parts, f8_gemm, hw, efficiency, recipe)
     if ops.elts:
         num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
         parts["elts"] = stack(elementwise(num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
@@ -285,6 +290,44 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             out[i] += parts[kind][idx]
     return {c: out[:, j] for j, c in enumerate(COLUMNS)}
 
+
+
+def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None, hw: Hardware,
+             efficiency: EfficiencyLike, recipe: str | None) -> None:
+    """Reprice a training step's dense GEMMs (``gemms``, ``lowp``, ``f8`` parts, in place) at
+    the clock the power limiter holds under continuous tensor load.
+
+    The GEMM terms price a kernel run alone: its clock drops from full towards
+    ``throttle_fraction`` with its own length (time constant ``throttle_time_s``). A training
+    step runs GEMMs and attention back to back for seconds, so every GEMM in it runs at the
+    settled clock (``_core.sustained_gemm_time_s``). ``f8_gemm``: the columns of one GEMM of
+    each float8 linear run alone (its ``f8`` row holds three of them and the casts).
+    Block-scaled (DeepGEMM-style) recipes and the constant-fraction presets carry no clock
+    drop and are left as they are.
+    """
+    if not is_shape_aware(efficiency) or (recipe or "").startswith("blockwise"):
+        return
+    _, _, ceff = resolve(hw, efficiency)
+    f, tau, p = ceff.gemm.throttle_fraction, ceff.gemm.throttle_time_s, ceff.overlap_p
+    if not (0.0 < f < 1.0 and tau > 0.0):
+        return
+    for kind in ("gemms", "lowp"):
+        if kind in parts:
+            cols = parts[kind]
+            t, c, m = cols[:, 0], cols[:, 1], cols[:, 2]
+            c2 = np.asarray(_core.sustained_compute_s(c, f, tau))
+            t2 = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p))
+            cols[:, 0], cols[:, 1] = t2, c2
+            cols[:, 3] = np.maximum(t2 - np.maximum(c2, m), 0.0)
+    if "f8" in parts and f8_gemm is not None:  # forward, dgrad, wgrad GEMMs; casts beside
+        cols, g = parts["f8"], f8_gemm
+        t, c, m = g[:, 0], g[:, 1], g[:, 2]
+        extra = cols[:, 1] / np.maximum(c, 1e-300)  # GEMMs per row (3 in training)
+        dt = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p)) - t
+        dc = np.asarray(_core.sustained_compute_s(c, f, tau)) - c
+        cols[:, 0] += extra * dt
+        cols[:, 1] += extra * dc
+        cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], cols[:, 2]), 0.0)
 
 
 def _price_calls(calls: list[Any], hw: Hardware, efficiency: EfficiencyLike) -> np.ndarray:
