@@ -242,6 +242,14 @@ def test_training_gemms_run_at_the_sustained_clock() -> None:
     assert abs(f - (1 - 0.13 * 2.25e12 / (989.5e12 / 700))) < 1e-12
     assert head["compute_s"] == pytest.approx(_core.sustained_compute_s(g.compute_s, f, tau))
     assert head["compute_s"] > g.compute_s * 1.01  # slower than run alone
+    # the clock is the whole GPU's: the attention forward (32 heads, 8 KV heads, causal) too
+    a = rl.attention(1, 32, 4096, 4096, 128, kv_heads=8, causal=True, hardware="B200")
+    attn = train.loc["attention"]
+    assert attn["compute_s"] == pytest.approx(_core.sustained_compute_s(a.compute_s, f, tau))
+    # an inference step (prefill) keeps each kernel's own clock
+    prefill = rl.transformer.estimate(cfg, "prefill", 1, seq_len=4096, hardware="B200")
+    assert prefill.ops().set_index("op").loc["attention"]["compute_s"] == pytest.approx(
+        a.compute_s)
     # what an alone GEMM of 1 ms at full clock became: 1 ms / f
     t = 1e-3
     alone = t / (f + (1 - f) * tau / (tau + t))

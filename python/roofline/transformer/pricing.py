@@ -242,8 +242,6 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
              mult * np.atleast_1d(np.asarray(g.flops)), mult * np.atleast_1d(np.asarray(g.bytes))],
             axis=1)
         f8_gemm = stack(g)
-    if ops.train:
-        _sustain(parts, f8_gemm, hw, efficiency, recipe)
     if ops.elts:
         num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
         parts["elts"] = stack(elementwise(num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
@@ -252,6 +250,9 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
                                            hardware=hw, efficiency=efficiency))
              for kw in ops.attn])
+    clock = _settled_clock(hw, efficiency) if ops.train else None
+    if clock is not None:
+        _sustain(parts, f8_gemm, clock, recipe)
     if ops.grouped and ops.weight_only is not None:  # fused Marlin MoE
         wdt, group, zp = ops.weight_only
         parts["grouped"] = np.concatenate([
@@ -292,41 +293,52 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
 
 
 
-def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None, hw: Hardware,
-             efficiency: EfficiencyLike, recipe: str | None) -> None:
-    """Reprice a training step's dense GEMMs (``gemms``, ``lowp``, ``f8`` parts, in place) at
-    the clock the power limiter holds under continuous tensor load.
+def _settled_clock(hw: Hardware, efficiency: EfficiencyLike
+                   ) -> tuple[float, float, float] | None:
+    """``(throttle_fraction, throttle_time_s, overlap_p)`` of ``hw``'s GEMM terms, or None
+    where nothing drops the clock (constant-fraction presets, GPUs without board power)."""
+    if not is_shape_aware(efficiency):
+        return None
+    _, _, ceff = resolve(hw, efficiency)
+    f, tau = float(ceff.gemm.throttle_fraction), float(ceff.gemm.throttle_time_s)
+    return (f, tau, float(ceff.overlap_p)) if 0.0 < f < 1.0 and tau > 0.0 else None
+
+
+def _at_settled_clock(cols: np.ndarray, f: float, tau: float, p: float) -> None:
+    """Kernels' columns (time, compute, memory, overhead, ...) repriced in place at the
+    settled clock ``f`` (``_core.sustained_compute_s`` / ``sustained_gemm_time_s``)."""
+    t, c, m = cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2]
+    cols[:, 0] = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p))
+    cols[:, 1] = np.asarray(_core.sustained_compute_s(c, f, tau))
+    cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], m), 0.0)
+
+
+def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
+             clock: tuple[float, float, float], recipe: str | None) -> None:
+    """Reprice a training step's GEMMs and attention (``gemms``, ``lowp``, ``f8``, ``attn``
+    parts, in place) at the clock the power limiter holds under continuous tensor load.
 
     The GEMM terms price a kernel run alone: its clock drops from full towards
-    ``throttle_fraction`` with its own length (time constant ``throttle_time_s``). A training
-    step runs GEMMs and attention back to back for seconds, so every GEMM in it runs at the
-    settled clock (``_core.sustained_gemm_time_s``). ``f8_gemm``: the columns of one GEMM of
-    each float8 linear run alone (its ``f8`` row holds three of them and the casts).
-    Block-scaled (DeepGEMM-style) recipes and the constant-fraction presets carry no clock
-    drop and are left as they are.
+    ``throttle_fraction`` with its own length (time constant ``throttle_time_s``); the
+    attention terms were fitted on kernels run alone too. A training step runs GEMMs and
+    attention back to back for seconds, and the clock is the whole GPU's, so every such
+    kernel in it runs at the settled clock. Only the fused-kernel ("megatron") programs get
+    it: the registry-priced calls of the "hf" / "compiled" runtimes stay as
+    :func:`roofline.torch.estimate` prices the same step. ``f8_gemm``: the columns of one GEMM
+    of each float8 linear run alone (its ``f8`` row holds three of them and the casts). Block-scaled
+    (DeepGEMM-style) recipes carry no clock drop: their GEMMs are left as they are.
     """
-    if not is_shape_aware(efficiency) or (recipe or "").startswith("blockwise"):
-        return
-    _, _, ceff = resolve(hw, efficiency)
-    f, tau, p = ceff.gemm.throttle_fraction, ceff.gemm.throttle_time_s, ceff.overlap_p
-    if not (0.0 < f < 1.0 and tau > 0.0):
-        return
-    for kind in ("gemms", "lowp"):
+    blockwise = (recipe or "").startswith("blockwise")
+    for kind in ("gemms", "attn") if blockwise else ("gemms", "lowp", "attn"):
         if kind in parts:
-            cols = parts[kind]
-            t, c, m = cols[:, 0], cols[:, 1], cols[:, 2]
-            c2 = np.asarray(_core.sustained_compute_s(c, f, tau))
-            t2 = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p))
-            cols[:, 0], cols[:, 1] = t2, c2
-            cols[:, 3] = np.maximum(t2 - np.maximum(c2, m), 0.0)
-    if "f8" in parts and f8_gemm is not None:  # forward, dgrad, wgrad GEMMs; casts beside
-        cols, g = parts["f8"], f8_gemm
-        t, c, m = g[:, 0], g[:, 1], g[:, 2]
-        extra = cols[:, 1] / np.maximum(c, 1e-300)  # GEMMs per row (3 in training)
-        dt = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p)) - t
-        dc = np.asarray(_core.sustained_compute_s(c, f, tau)) - c
-        cols[:, 0] += extra * dt
-        cols[:, 1] += extra * dc
+            _at_settled_clock(parts[kind], *clock)
+    if "f8" in parts and f8_gemm is not None and not blockwise:
+        # forward, dgrad and wgrad GEMMs of one shape in each row, casts beside them
+        cols, alone = parts["f8"], f8_gemm.copy()
+        _at_settled_clock(alone, *clock)
+        gemms = cols[:, 1] / np.maximum(f8_gemm[:, 1], 1e-300)  # 3 in training
+        cols[:, 0] += gemms * (alone[:, 0] - f8_gemm[:, 0])
+        cols[:, 1] += gemms * (alone[:, 1] - f8_gemm[:, 1])
         cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], cols[:, 2]), 0.0)
 
 
