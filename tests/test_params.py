@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 import roofline as rl
 from roofline import _core
 from roofline._params.resolve import resolve_cached
@@ -53,6 +55,11 @@ def test_blackwell_cudnn_softmax_in_h100_bf16_units() -> None:
     assert abs(_softmax_scale(b200) - 1.7994) < 1e-3
     assert core_terms(b200, doc).cudnn.softmax_flops == per_score * _softmax_scale(b200)
     assert core_terms(rl.hardware("H100 SXM"), doc).cudnn.softmax_flops == 0.0  # unchanged
+    # Blackwell Ultra doubles the MUFU.EX2 rate per SM and clock: half the exposed softmax
+    for name in ("B300", "GB300"):
+        hw = rl.hardware(name)
+        assert core_terms(hw, doc).cudnn.softmax_flops == pytest.approx(
+            per_score * _softmax_scale(hw) / 2.0)
 
 
 def test_flash_fraction_per_sm_clock() -> None:

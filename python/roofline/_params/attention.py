@@ -38,6 +38,11 @@ from .fields import fill
 __all__ = ["core_terms"]
 
 
+#: MUFU (special function unit) exponentials per SM and clock relative to Hopper's 16, where
+#: they differ: Blackwell Ultra doubles sm100's rate (see data/hardware-notes.md §8).
+_SFU_RATE_VS_HOPPER = {"B300": 2.0, "GB300": 2.0}
+
+
 def _flash_fraction(hw: Any, arch: str, doc: dict[str, Any]) -> float:
     """FlashAttention-2's forward rate vs the GEMM rate on the architecture's mma.sync path.
 
@@ -160,8 +165,12 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
         # max / sum and conversions on the FP32 pipes) was measured in H100 bf16 GEMM
         # FLOP-equivalents; those units did not double per SM and clock with tcgen05's MMA, so
         # in this GPU's GEMM FLOP-equivalents it costs _softmax_scale times more (as for FA3).
+        # Blackwell Ultra (sm103: B300, GB300) doubles the SFU's MUFU.EX2 rate per SM and clock
+        # over sm100 (NVIDIA, "Making Softmax More Efficient with NVIDIA Blackwell Ultra"): the
+        # exposed softmax, bound by those exponentials, takes half as long.
+        sfu = _SFU_RATE_VS_HOPPER.get(hw.name, 1.0)
         cudnn.update(softmax_flops=float(packaged.calibration()["params"].get(
-            "attention_softmax_flops", 0.0)) * _softmax_scale(hw))
+            "attention_softmax_flops", 0.0)) * _softmax_scale(hw) / sfu)
     eff = dict(uni["efficient"]["tiles"])
     eff.update(fraction=mma * float(uni["efficient"]["ratio"]),
                bwd_fraction=mma * float(uni["efficient"]["ratio"]) * fa2_bwd,
