@@ -62,6 +62,16 @@ def test_blackwell_cudnn_softmax_in_h100_bf16_units() -> None:
             per_score * _softmax_scale(hw) / 2.0)
 
 
+def test_gb300_takes_b300s_measured_rate() -> None:
+    from roofline._params.achievable import compute_fractions
+
+    b300, gb300 = compute_fractions(rl.hardware("B300")), compute_fractions(rl.hardware("GB300"))
+    # same die: the B300's measured rate over the GB300's own peak (2250 / 2500, 4500 / 5000)
+    assert gb300["bf16"] == pytest.approx(b300["bf16"] * 2250 / 2500)
+    assert gb300["fp8"] == pytest.approx(b300["fp8"] * 4500 / 5000)
+    assert gb300["fp4"] == gb300["fp8"]  # fp4 borrows fp8's fraction, as everywhere
+
+
 def test_flash_fraction_per_sm_clock() -> None:
     # the same GPU as the reference keeps the reference's fraction
     assert _core.flash_fraction_per_sm_clock(0.6, 1e15, 0.8, 132, 2e9, 1e15, 0.8, 132, 2e9) \
