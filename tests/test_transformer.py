@@ -222,3 +222,35 @@ def test_dtype_and_kv_dtype_change_bytes_and_time() -> None:
 def test_bad_dtypes_raise(bad: dict, needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
         rl.transformer.estimate("Llama-3-8B", kv_len=128, hardware="H100 SXM", **bad)
+
+
+def test_training_gemms_run_at_the_sustained_clock() -> None:
+    """A training step's GEMMs run at the clock the power limiter settles at under continuous
+    load (GemmTerms.throttle_fraction), not at the clock of each GEMM run alone."""
+    from roofline import _core
+    from roofline._params.resolve import resolve
+
+    cfg = rl.transformer.config("Llama-3-8B")
+    kw = dict(seq_len=4096, micro_batch=1, hardware="B200")
+    train = rl.transformer.estimate(cfg, "train", **kw).ops().set_index("op")
+    # the bf16 LM head's forward: one GEMM of 4096 tokens x 4096 x vocab
+    head = train.loc["lm_head"]
+    g = rl.gemm(4096, 4096, cfg.vocab_size, "bf16", hardware="B200")
+    _, _, ceff = resolve(rl.hardware("B200"), "default")
+    f, tau = ceff.gemm.throttle_fraction, ceff.gemm.throttle_time_s
+    # B200: 1 - 0.13 x (2250e12 / 1000 W) / (989.5e12 / 700 W) = 0.793
+    assert abs(f - (1 - 0.13 * 2.25e12 / (989.5e12 / 700))) < 1e-12
+    assert head["compute_s"] == pytest.approx(_core.sustained_compute_s(g.compute_s, f, tau))
+    assert head["compute_s"] > g.compute_s * 1.01  # slower than run alone
+    # the clock is the whole GPU's: the attention forward (32 heads, 8 KV heads, causal) too
+    a = rl.attention(1, 32, 4096, 4096, 128, kv_heads=8, causal=True, hardware="B200")
+    attn = train.loc["attention"]
+    assert attn["compute_s"] == pytest.approx(_core.sustained_compute_s(a.compute_s, f, tau))
+    # an inference step (prefill) keeps each kernel's own clock
+    prefill = rl.transformer.estimate(cfg, "prefill", 1, seq_len=4096, hardware="B200")
+    assert prefill.ops().set_index("op").loc["attention"]["compute_s"] == pytest.approx(
+        a.compute_s)
+    # what an alone GEMM of 1 ms at full clock became: 1 ms / f
+    t = 1e-3
+    alone = t / (f + (1 - f) * tau / (tau + t))
+    assert _core.sustained_compute_s(alone, f, tau) == pytest.approx(t / f)

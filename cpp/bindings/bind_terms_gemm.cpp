@@ -1,6 +1,8 @@
 // Python binding of GemmTerms (conversion only: the fields, readable and writable).
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "roofline/estimate.hpp"
 #include "roofline/terms/gemm.hpp"
 #include "roofline/terms/scaling.hpp"
 
@@ -8,7 +10,7 @@ namespace py = pybind11;
 
 using namespace roofline;
 
-/// Registers GemmTerms and gemm_throttle_fraction on the module.
+/// Registers GemmTerms, gemm_throttle_fraction and the sustained-clock GEMM times on the module.
 void bind_gemm_terms(py::module_& mod) {
   py::class_<GemmTerms>(mod, "GemmTerms")
       .def(py::init<>())
@@ -27,4 +29,12 @@ void bind_gemm_terms(py::module_& mod) {
   mod.def("gemm_throttle_fraction", &gemm_throttle_fraction, py::arg("fitted"),
           py::arg("reference_flops_per_w"), py::arg("bf16_flops_per_s"), py::arg("tdp_w"),
           "Sustained clock fraction of a GEMM on an accelerator from the reference's fit.");
+  mod.def("sustained_compute_s", py::vectorize(&sustained_compute_s), py::arg("compute_s"),
+          py::arg("throttle_fraction"), py::arg("throttle_time_s"),
+          "Compute time of a GEMM under continuous tensor load (clock settled at the "
+          "throttle fraction), from its compute time run alone.");
+  mod.def("sustained_gemm_time_s", py::vectorize(&sustained_gemm_time_s), py::arg("time_s"),
+          py::arg("compute_s"), py::arg("memory_s"), py::arg("throttle_fraction"),
+          py::arg("throttle_time_s"), py::arg("overlap_p"),
+          "Time of a GEMM under continuous tensor load, from its time run alone.");
 }

@@ -1048,6 +1048,20 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& me
   return shaped_other(cost, rates);
 }
 
+double sustained_compute_s(double compute_s, double f, double tau) noexcept {
+  if (!(f > 0.0 && f < 1.0 && tau > 0.0 && compute_s > 0.0)) return compute_s;
+  // compute_s = t / (f + (1 - f) tau / (tau + t))  <=>  t^2 + (tau - f s) t - s tau = 0
+  const double b = tau - f * compute_s;
+  const double t = 0.5 * (std::sqrt(b * b + 4.0 * compute_s * tau) - b);
+  return t / f;
+}
+
+double sustained_gemm_time_s(double time_s, double compute_s, double memory_s, double f,
+                             double tau, double p) noexcept {
+  const double fixed = time_s - combine(compute_s, memory_s, p);  // latency per call
+  return combine(sustained_compute_s(compute_s, f, tau), memory_s, p) + fixed;
+}
+
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   GemmMemo memo;  // one estimate: its tables are built afresh
   return estimate_shape_aware(cost, rates, memo);

@@ -167,6 +167,19 @@ Lanes estimate_lane_times(const CostT<Lanes>& c, const Rates& rates, GemmMemo& m
 /// reference the pruned search must equal bit for bit (tests and benchmarks only).
 Estimate estimate_exhaustive(const Cost& cost, const Rates& rates) noexcept;
 
+/// Compute time of a library GEMM that runs inside a continuous stream of tensor work (a
+/// training step) instead of alone. `compute_s` is its compute time as a kernel run alone,
+/// at the clock f + (1 - f) tau / (tau + t) of its full-clock time t (GemmTerms'
+/// throttle_fraction f and throttle_time_s tau); under continuous load the power limiter
+/// holds the clock at f, so the time is t / f, t being the positive root of
+/// t^2 + (tau - f compute_s) t - compute_s tau = 0. `compute_s` when f >= 1, f <= 0 or tau <= 0.
+double sustained_compute_s(double compute_s, double f, double tau) noexcept;
+
+/// Time of that GEMM: `time_s` (its compute and memory combined as a p-norm of exponent `p`,
+/// plus its fixed time per call) with the compute term replaced by sustained_compute_s.
+double sustained_gemm_time_s(double time_s, double compute_s, double memory_s, double f,
+                             double tau, double p) noexcept;
+
 /// Same as estimate(cost, Rates(hw, eff)).
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept;
 

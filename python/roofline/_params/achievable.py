@@ -26,6 +26,13 @@ _LAST_RESORT = 0.7
 #: the H100 SXM. Fractions of the peak are properties of the die and its kernels.
 _SIBLINGS = {"H800": "H100 SXM", "H200": "H100 SXM", "H200 NVL": "H100 SXM"}
 
+#: Accelerators on a calibrated one's die whose vendor peaks are quoted at another clock: the
+#: GB300 is the B300's Blackwell Ultra die (sm103) with 2500 / 5000 dense bf16 / fp8 TFLOPS
+#: against 2250 / 4500. What carries over is the measured rate (fraction x peak), so the
+#: fraction is the sibling's x its peak / this peak (GB200 against B200 shows it: measured
+#: 0.729 / 0.723 vs B200's 0.812 / 0.791 x 0.9 = 0.731 / 0.712).
+_RATE_SIBLINGS = {"GB300": "B300"}
+
 
 def same_silicon(hw: Any) -> str:
     """Name of the calibrated accelerator on the same die as ``hw`` (its own name if none)."""
@@ -37,7 +44,8 @@ def compute_fractions(hw: Any, doc: dict[str, Any] | None = None) -> dict[str, f
     """Achievable fraction of the dense peak per class for ``hw``.
 
     Measured fraction of this accelerator where the calibration data has it (for classes it
-    lacks, its die sibling's: H800 and H200 borrow H100 SXM's), else the vendor's median,
+    lacks, its die sibling's: H800 and H200 borrow H100 SXM's; GB300 takes B300's measured
+    rate over its own peak), else the vendor's median,
     else 0.7; classes without measurements borrow bf16's (fp64, fp32, tf32) or fp8's (int8,
     fp4) fraction. ``doc`` is the calibration document to read (default: the packaged one).
     """
@@ -45,6 +53,16 @@ def compute_fractions(hw: Any, doc: dict[str, Any] | None = None) -> dict[str, f
     fitted = doc["achievable_compute_fraction"]
     # A die's sibling (same SMs, clocks, tensor cores) lends the classes this entry lacks.
     own = {**fitted.get(same_silicon(hw), {}), **fitted.get(hw.name, {})}
+    rate_sibling = _RATE_SIBLINGS.get(getattr(hw, "name", "") or "")
+    if rate_sibling is not None and rate_sibling in fitted:
+        from ..hardware import hardware
+
+        sib = hardware(rate_sibling)
+        for cls, frac in fitted[rate_sibling].items():
+            mine = getattr(hw, f"{cls}_flops_per_s", None)
+            theirs = getattr(sib, f"{cls}_flops_per_s", None)
+            if cls not in own and mine and theirs:
+                own[cls] = float(frac) * float(theirs) / float(mine)
     vendor = doc["fallback_compute_fraction"].get(hw.vendor, {})
 
     def pick(cls: str) -> float:

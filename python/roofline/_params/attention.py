@@ -178,6 +178,17 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
                  call_s=uni["cudnn"]["call_s"], bwd_call_s=uni["cudnn"]["bwd_call_s"],
                  decode_call_s=uni["cudnn"].get("decode_call_s", 0.0),
                  bandwidth_scale=uni["cudnn"].get("bandwidth_scale", 0.0) if native else 0.0)
+    if arch == "blackwell":
+        # cuDNN's sm100 kernels: the exposed softmax work per score (exp on the MUFU units, row
+        # max / sum and conversions on the FP32 pipes) was measured in H100 bf16 GEMM
+        # FLOP-equivalents; those units did not double per SM and clock with tcgen05's MMA, so
+        # in this GPU's GEMM FLOP-equivalents it costs _softmax_scale times more (as for FA3).
+        # Blackwell Ultra (sm103: B300, GB300) doubles the SFU's MUFU.EX2 rate per SM and clock
+        # over sm100 (NVIDIA, "Making Softmax More Efficient with NVIDIA Blackwell Ultra"): the
+        # exposed softmax, bound by those exponentials, takes half as long
+        # (softmax_flops_scale; data/hardware-notes.md §8).
+        cudnn.update(softmax_flops=float(packaged.calibration()["params"].get(
+            "attention_softmax_flops", 0.0)) * softmax_flops_scale(hw))
     eff = dict(uni["efficient"]["tiles"])
     eff.update(fraction=mma * float(uni["efficient"]["ratio"]),
                bwd_fraction=mma * float(uni["efficient"]["ratio"]) * fa2_bwd,

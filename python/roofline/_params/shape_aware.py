@@ -46,12 +46,6 @@ def apply_terms(ceff: Any, hw: Any, docs: dict[str, dict[str, Any]]) -> Any:
     """Set every area's terms for ``hw`` from ``docs`` ({area: terms document}) on ``ceff``."""
     ceff.gemm = gemm.core_terms(hw, docs["gemm"])
     ceff.attention = attention.core_terms(hw, docs["attention"])
-    scale = attention.softmax_flops_scale(hw)
-    if scale != 1.0 and ceff.attention.cudnn.softmax_flops <= 0.0:
-        # cuDNN's native (tcgen05) kernels: the exponentials at the SFUs' rate, in bf16
-        # FLOP-equivalents of this device (FA2's mma.sync runs at the H100's rate per SM and
-        # clock, so its softmax keeps the fitted cost)
-        ceff.attention.cudnn.softmax_flops = ceff.attention_softmax_flops * scale
     ceff.row_ops = row_ops.core_terms(hw, docs["row_ops"])
     ceff.cast = cast.core_terms(hw, docs["cast"])
     ceff.host = host.core_terms(hw, docs["host"])

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..efficiency import EfficiencyLike
+from .._params.resolve import resolve
+from ..efficiency import EfficiencyLike, is_shape_aware
 from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
 from ..ops.attention import attention
@@ -199,6 +200,7 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
               comm_bw: float | None, latency_s: float, dtype: str = "bf16"
               ) -> dict[str, np.ndarray]:
     parts: dict[str, np.ndarray] = {}  # kind -> (n_specs, 6) columns
+    f8_gemm: np.ndarray | None = None  # one GEMM of each float8 linear, alone
 
     def stack(e: Any) -> np.ndarray:
         return np.stack([np.atleast_1d(np.asarray(getattr(e, c), dtype=np.float64))
@@ -239,6 +241,7 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [time, comp, mem, np.maximum(time - np.maximum(comp, mem), 0.0),
              mult * np.atleast_1d(np.asarray(g.flops)), mult * np.atleast_1d(np.asarray(g.bytes))],
             axis=1)
+        f8_gemm = stack(g)
     if ops.elts:
         num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
         parts["elts"] = stack(elementwise(num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
@@ -247,6 +250,9 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
                                            hardware=hw, efficiency=efficiency))
              for kw in ops.attn])
+    clock = _settled_clock(hw, efficiency) if ops.train else None
+    if clock is not None:
+        _sustain(parts, f8_gemm, clock, recipe)
     if ops.grouped and ops.weight_only is not None:  # fused Marlin MoE
         wdt, group, zp = ops.weight_only
         parts["grouped"] = np.concatenate([
@@ -285,6 +291,55 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             out[i] += parts[kind][idx]
     return {c: out[:, j] for j, c in enumerate(COLUMNS)}
 
+
+
+def _settled_clock(hw: Hardware, efficiency: EfficiencyLike
+                   ) -> tuple[float, float, float] | None:
+    """``(throttle_fraction, throttle_time_s, overlap_p)`` of ``hw``'s GEMM terms, or None
+    where nothing drops the clock (constant-fraction presets, GPUs without board power)."""
+    if not is_shape_aware(efficiency):
+        return None
+    _, _, ceff = resolve(hw, efficiency)
+    f, tau = float(ceff.gemm.throttle_fraction), float(ceff.gemm.throttle_time_s)
+    return (f, tau, float(ceff.overlap_p)) if 0.0 < f < 1.0 and tau > 0.0 else None
+
+
+def _at_settled_clock(cols: np.ndarray, f: float, tau: float, p: float) -> None:
+    """Kernels' columns (time, compute, memory, overhead, ...) repriced in place at the
+    settled clock ``f`` (``_core.sustained_compute_s`` / ``sustained_gemm_time_s``)."""
+    t, c, m = cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2]
+    cols[:, 0] = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p))
+    cols[:, 1] = np.asarray(_core.sustained_compute_s(c, f, tau))
+    cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], m), 0.0)
+
+
+def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
+             clock: tuple[float, float, float], recipe: str | None) -> None:
+    """Reprice a training step's GEMMs and attention (``gemms``, ``lowp``, ``f8``, ``attn``
+    parts, in place) at the clock the power limiter holds under continuous tensor load.
+
+    The GEMM terms price a kernel run alone: its clock drops from full towards
+    ``throttle_fraction`` with its own length (time constant ``throttle_time_s``); the
+    attention terms were fitted on kernels run alone too. A training step runs GEMMs and
+    attention back to back for seconds, and the clock is the whole GPU's, so every such
+    kernel in it runs at the settled clock. Only the fused-kernel ("megatron") programs get
+    it: the registry-priced calls of the "hf" / "compiled" runtimes stay as
+    :func:`roofline.torch.estimate` prices the same step. ``f8_gemm``: the columns of one GEMM
+    of each float8 linear run alone (its ``f8`` row holds three of them and the casts). Block-scaled
+    (DeepGEMM-style) recipes carry no clock drop: their GEMMs are left as they are.
+    """
+    blockwise = (recipe or "").startswith("blockwise")
+    for kind in ("gemms", "attn") if blockwise else ("gemms", "lowp", "attn"):
+        if kind in parts:
+            _at_settled_clock(parts[kind], *clock)
+    if "f8" in parts and f8_gemm is not None and not blockwise:
+        # forward, dgrad and wgrad GEMMs of one shape in each row, casts beside them
+        cols, alone = parts["f8"], f8_gemm.copy()
+        _at_settled_clock(alone, *clock)
+        gemms = cols[:, 1] / np.maximum(f8_gemm[:, 1], 1e-300)  # 3 in training
+        cols[:, 0] += gemms * (alone[:, 0] - f8_gemm[:, 0])
+        cols[:, 1] += gemms * (alone[:, 1] - f8_gemm[:, 1])
+        cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], cols[:, 2]), 0.0)
 
 
 def _price_calls(calls: list[Any], hw: Hardware, efficiency: EfficiencyLike) -> np.ndarray:
