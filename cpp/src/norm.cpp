@@ -269,6 +269,13 @@ Cost elementwise_cost(const ElementwiseShape& s) noexcept {
   return c;
 }
 
+double aten_loop_floor_s(double numel, double sms, double threads_per_sm,
+                         double step_s) noexcept {
+  const double threads = sms * threads_per_sm;
+  if (!(numel > 0) || !(threads > 0) || !(step_s > 0)) return 0.0;
+  return std::ceil(numel / threads) * step_s;
+}
+
 void row_op_sweep(RowOp op, const double* rows, const double* cols, std::size_t n_points,
                   const RowOpShape& flags, const Rates& rates, EstimateColumns out) noexcept {
   for (std::size_t i = 0; i < n_points; ++i) {
