@@ -162,6 +162,14 @@ Cost eager_cost(RowOp op, const RowOpShape& s) noexcept {
       c.ctas_per_sm = kAtenNormCtas;
       c.row_bytes = s.cols * b;
       if (s.cols > kAtenNormRowElems) c.reread_bytes = (s.backward ? 2.0 : 1.0) * elems * b;
+      if (s.backward && op == RowOp::layernorm) {
+        // LayerNorm's parameter gradients are a second kernel (GammaBetaBackwardCUDAKernel):
+        // a column reduction that reads dy and x once more, from DRAM (layer_norm_kernel.cu;
+        // issue #23's encoder-layer trace: 112 us beside the dx kernel's 206 us at 16384 x
+        // 4096 bf16). RMSNorm's fused backward is priced as before.
+        c.kernels = 2.0;
+        c.bytes_read += 2.0 * elems * b;
+      }
       break;
     }
     case RowOp::softmax:
