@@ -132,8 +132,9 @@ def aten_loop(call: Call, p: Pricer, priced: Priced, into_first: bool = False) -
     :data:`ATEN_LOOP_STEP_S` (``_core.aten_loop_floor_s``). Only under shape-aware presets,
     and only when an input is read from DRAM per element."""
     costs, how = priced
-    if not costs or not is_shape_aware(p.efficiency):
-        return priced
+    if not costs or not is_shape_aware(p.efficiency) or not call.name.startswith("aten::") \
+            or call.impl.runtime != "eager":
+        return priced  # an Inductor kernel indexes its own loads (no TensorIterator)
     path = aten_loop_path(call, into_first)
     sms = getattr(p.hardware, "sms", None)
     if path is None or path[0] or not path[1] or not sms:
