@@ -177,7 +177,7 @@ def test_cli_bad_path(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_per_op_error_on_the_shared_traces() -> None:
     # Time-weighted per-op error (sum |predicted - measured| / sum measured over the (op,
-    # shapes) rows of by_op()): 9.6 % on the encoder layer (15.6 % before dropout's random
+    # shapes) rows of by_op()): 9.5 % on the encoder layer (15.6 % before dropout's random
     # bits were priced, 12.6 % before aten's non-vectorized loop (transposing copies,
     # broadcast bias adds: Input Strides) and the LayerNorm backward's gamma/beta kernel
     # were: cuDNN attention forward with dropout_p=0.1 is still 22 % slower than its price;

@@ -128,9 +128,10 @@ def aten_loop_path(call: Call, into_first: bool = False) -> tuple[bool, bool] | 
 def aten_loop(call: Call, p: Pricer, priced: Priced, into_first: bool = False) -> Priced:
     """Raise a pointwise pass to the floor of aten's non-vectorized loop when the operands'
     layout sends it there (:func:`aten_loop_path`): every resident thread (2048 per SM) has
-    one element's DRAM round trip in flight, so ``ceil(numel / (SMs x 2048))`` steps of
-    :data:`ATEN_LOOP_STEP_S` (``_core.aten_loop_floor_s``). Only under shape-aware presets,
-    and only when an input is read from DRAM per element."""
+    one element's DRAM round trip in flight, so the kernel takes at least
+    ``ceil(numel / (SMs x 2048))`` steps of :data:`ATEN_LOOP_STEP_S`
+    (``_core.aten_loop_floor_s``). Only for aten ops run eagerly, under shape-aware presets,
+    and when an input is read from DRAM per element."""
     costs, how = priced
     if not costs or not is_shape_aware(p.efficiency) or not call.name.startswith("aten::") \
             or call.impl.runtime != "eager":
@@ -144,10 +145,12 @@ def aten_loop(call: Call, p: Pricer, priced: Priced, into_first: bool = False) -
     floor = _core.aten_loop_floor_s(float(numel), float(sms), ATEN_LOOP_STEP_S)
 
     def make() -> Any:
-        if floor <= float(e.memory_s):
+        # a bound on the whole kernel: its steps include the first round trip that the
+        # streaming estimate's fixed latency stands for (a one-step loop costs no more)
+        extra = floor - float(e.time_s)
+        if extra <= 0:
             return e
-        return dataclasses.replace(e, memory_s=floor,
-                                   time_s=float(e.time_s) + floor - float(e.memory_s))
+        return dataclasses.replace(e, memory_s=float(e.memory_s) + extra, time_s=floor)
 
     got = p.cached(("aten_loop", float(e.bytes), float(e.time_s), floor), make)
     return [(kind, got), *costs[1:]], how + (
