@@ -202,4 +202,12 @@ void bind_ops(py::module_& m) {
         py::arg("efficiency"), py::arg("kernels") = 1.0,
         "Elementwise kernel estimates over equal-length arrays (numel, reads, writes; a chain "
         "of `kernels` launched back to back moving those totals).");
+  m.def("aten_loop_floor_s",
+        [](double numel, double sms, double step_s, double threads_per_sm) {
+          return aten_loop_floor_s(numel, sms, threads_per_sm, step_s);
+        },
+        py::arg("numel"), py::arg("sms"), py::arg("step_s"),
+        py::arg("threads_per_sm") = kAtenLoopThreadsPerSm,
+        "Time floor of aten's non-vectorized elementwise kernel: ceil(numel / (sms x "
+        "threads_per_sm)) dependent load -> store steps of step_s.");
 }

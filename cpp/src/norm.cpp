@@ -162,6 +162,14 @@ Cost eager_cost(RowOp op, const RowOpShape& s) noexcept {
       c.ctas_per_sm = kAtenNormCtas;
       c.row_bytes = s.cols * b;
       if (s.cols > kAtenNormRowElems) c.reread_bytes = (s.backward ? 2.0 : 1.0) * elems * b;
+      if (s.backward && op == RowOp::layernorm) {
+        // LayerNorm's parameter gradients are a second kernel (GammaBetaBackwardCUDAKernel):
+        // a column reduction that reads dy and x once more, from DRAM (layer_norm_kernel.cu;
+        // issue #23's encoder-layer trace: 112 us beside the dx kernel's 206 us at 16384 x
+        // 4096 bf16). RMSNorm's fused backward is priced as before.
+        c.kernels = 2.0;
+        c.bytes_read += 2.0 * elems * b;
+      }
       break;
     }
     case RowOp::softmax:
@@ -267,6 +275,13 @@ Cost elementwise_cost(const ElementwiseShape& s) noexcept {
   c.bytes_written = s.numel * s.writes * b;
   c.kernels = std::max(1.0, s.kernels);
   return c;
+}
+
+double aten_loop_floor_s(double numel, double sms, double threads_per_sm,
+                         double step_s) noexcept {
+  const double threads = sms * threads_per_sm;
+  if (!(numel > 0) || !(threads > 0) || !(step_s > 0)) return 0.0;
+  return std::ceil(numel / threads) * step_s;
 }
 
 void row_op_sweep(RowOp op, const double* rows, const double* cols, std::size_t n_points,

@@ -139,7 +139,7 @@ def _args_struct(args: Any) -> Args | None:
                 g("Input type", UNSET), g("Concrete Inputs", UNSET),
                 g("Sequence number", UNSET), g("Collective name", UNSET),
                 g("Group size", UNSET), g("dtype", UNSET), g("In msg nelems", UNSET),
-                g("Out msg nelems", UNSET))
+                g("Out msg nelems", UNSET), g("Input Strides", UNSET))
 
 
 def structs(events: Iterable[Any]) -> Iterator[list[Event]]:
@@ -209,7 +209,7 @@ class Collector:
         self.names: list[Any] = []  # a CPU event's name by its index
         self.name_ids: dict[str, int] = {}
         self.arglist: list[dict[str, Any]] = [EMPTY]  # a CPU event's kept arguments
-        self.shape_list: list[tuple[Any, Any, Any]] = [(None, None, None)]  # recorded inputs
+        self.shape_list: list[tuple[Any, Any, Any, Any]] = [(None, None, None, None)]  # inputs
         self.shape_ids: dict[str, int] = {}  # their index by their repr
         self.raw_shapes: dict[tuple[bytes | None, ...], int] = {}  # ... by their JSON
         self.uid = 0
@@ -297,8 +297,11 @@ class Collector:
                                 c_shape(0)
                             elif type(d) is raw_type and type(a.types) is raw_type and \
                                     type(a.concrete) is raw_type:
+                                st = a.strides
                                 sid = raw_shapes.get((bytes(d), bytes(a.types),
-                                                      bytes(a.concrete)))
+                                                      bytes(a.concrete),
+                                                      bytes(st) if type(st) is raw_type
+                                                      else None))
                                 c_shape(shape_id(a) if sid is None else sid)
                             else:
                                 c_shape(shape_id(a))
@@ -407,22 +410,26 @@ class Collector:
 
     def _shape_id(self, a: Args) -> int:
         """The index in :attr:`shape_list` of a cpu_op's recorded inputs (``Input Dims``,
-        ``Input type``, ``Concrete Inputs``; None: absent), 0 when it has none: undecoded
-        JSON (``msgspec.Raw``, the fast reader's) is decoded once per distinct text; equal
-        inputs share one index and one set of objects."""
+        ``Input type``, ``Concrete Inputs``, ``Input Strides``; None: absent), 0 when it has
+        none: undecoded JSON (``msgspec.Raw``, the fast reader's) is decoded once per
+        distinct text; equal inputs share one index and one set of objects."""
         raw = (a.dims, a.types, a.concrete)
+        st = a.strides
         key: tuple[bytes | None, ...] | None = None
-        if type(raw[0]) is _RAW and type(raw[1]) is _RAW and type(raw[2]) is _RAW:
-            key = (bytes(raw[0]), bytes(raw[1]), bytes(raw[2]))  # Kineto records all three
-        elif _is_raw(*raw):
+        if type(raw[0]) is _RAW and type(raw[1]) is _RAW and type(raw[2]) is _RAW and \
+                (st is UNSET or type(st) is _RAW):
+            # Kineto records the first three (and strides since torch 2.1)
+            key = (bytes(raw[0]), bytes(raw[1]), bytes(raw[2]),
+                   None if st is UNSET else bytes(st))
+        elif _is_raw(*raw, st):
             if raw[0] is UNSET and raw[1] is UNSET and raw[2] is UNSET:
                 return 0
-            key = tuple(None if r is UNSET else bytes(r) for r in raw)
+            key = tuple(None if r is UNSET else bytes(r) for r in (*raw, st))
         got = None if key is None else self.raw_shapes.get(key)
         if got is None:
             if raw[0] is UNSET and raw[1] is UNSET and raw[2] is UNSET:
                 return 0
-            value = tuple(None if r is UNSET else _value(r) for r in raw)
+            value = tuple(None if r is UNSET else _value(r) for r in (*raw, st))
             text = repr(value)
             got = self.shape_ids.get(text)
             if got is None:

@@ -55,6 +55,7 @@ class Args(msgspec.Struct, gc=False):
     dtype: Any = UNSET
     in_n: Any = msgspec.field(default=UNSET, name="In msg nelems")
     out_n: Any = msgspec.field(default=UNSET, name="Out msg nelems")
+    strides: msgspec.Raw = msgspec.field(default=UNSET, name="Input Strides")
 
 
 class Event(msgspec.Struct, gc=False):

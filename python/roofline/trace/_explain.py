@@ -90,9 +90,10 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
         k = ks[idx[0]]
         # the parser gives equal recorded inputs one shared set of objects: their ids are
         # the inputs' identity (the objects live as long as the kernels)
-        key = (k.op, id(k.dims), id(k.types), id(k.concrete))
+        key = (k.op, id(k.dims), id(k.types), id(k.concrete), id(k.strides))
         if key not in cache:
-            cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff, pricer)
+            cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff, pricer,
+                                  strides=k.strides)
         total = math.fsum(ks[i].dur_us for i in idx)
         for i in idx:
             priced[i] = cache[key]

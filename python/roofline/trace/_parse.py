@@ -65,9 +65,9 @@ class Kernel:
 
     ``args`` holds only the arguments the pricing reads (the kernel's device, bytes and
     collective record), read-only: kernels with equal ``{"device": d}`` share one dict;
-    ``dims``, ``types``, ``concrete``: the op's recorded inputs (equal ones are one set of
-    objects); ``chain_args`` the collective records (``Collective name`` ...) of the events
-    enclosing the launch."""
+    ``dims``, ``types``, ``concrete``, ``strides``: the op's recorded inputs (equal ones are
+    one set of objects); ``chain_args`` the collective records (``Collective name`` ...) of
+    the events enclosing the launch."""
 
     name: str
     category: str
@@ -81,6 +81,7 @@ class Kernel:
     dims: list[Any] | None = None
     types: list[Any] | None = None
     concrete: list[Any] | None = None
+    strides: list[Any] | None = None
     chain_args: list[dict[str, Any]] = field(default_factory=list)
     module: str = ""
     region: str = ""
@@ -407,7 +408,7 @@ class _Linker:
         self.named[(names, -1 if outer < 0 else th.uid[outer])] = named
         return named
 
-    def _shaped(self, inputs: tuple[Any, Any, Any]) -> bool:
+    def _shaped(self, inputs: tuple[Any, Any, Any, Any]) -> bool:
         """``has_shapes`` of an op's recorded inputs, once per distinct (shared) inputs."""
         key = id(inputs[0]), id(inputs[1])
         got = self.shaped.get(key)

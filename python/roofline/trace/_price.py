@@ -47,7 +47,14 @@ def _first_size(types: list[Any]) -> int:
     return next((ELEMENT[t][1] for t in types if t in ELEMENT), 2)
 
 
-def _input(d: Any, t: Any, types: list[Any]) -> Any:
+def _stride(d: list[Any], st: Any) -> tuple[int, ...] | None:
+    """A tensor's recorded strides (``Input Strides``) when they match its dims, else None."""
+    if isinstance(st, list) and len(st) == len(d) and all(isinstance(x, int) for x in st):
+        return tuple(int(x) for x in st)
+    return None
+
+
+def _input(d: Any, t: Any, types: list[Any], st: Any = None) -> Any:
     """One recorded input: a TensorArg, a tuple of them (a tensor list) or None."""
     if isinstance(d, list) and d and all(isinstance(x, list) for x in d):  # TensorList
         dt, size = ELEMENT.get(str(t).replace("GenericList", ""), (None, 0))
@@ -55,15 +62,18 @@ def _input(d: Any, t: Any, types: list[Any]) -> Any:
         return tuple(TensorArg(tuple(int(s) for s in sub), dt, size) for sub in d)
     if t in ELEMENT and isinstance(d, list):
         dt, size = ELEMENT[t]
-        return TensorArg(tuple(int(s) for s in d), dt, size)
+        return TensorArg(tuple(int(s) for s in d), dt, size, _stride(d, st))
     return None
 
 
-def call_of(op: str, dims: Any, types: Any, concrete: Any, kernel: str = "") -> Call:
-    """The registry call of one traced op instance."""
+def call_of(op: str, dims: Any, types: Any, concrete: Any, kernel: str = "",
+            strides: Any = None) -> Call:
+    """The registry call of one traced op instance (``strides``: its ``Input Strides``)."""
     types = types if isinstance(types, list) else []
     dims = dims if isinstance(dims, list) else []
-    inputs = tuple(_input(d, types[i] if i < len(types) else "", types)
+    strides = strides if isinstance(strides, list) else []
+    inputs = tuple(_input(d, types[i] if i < len(types) else "", types,
+                          strides[i] if i < len(strides) else None)
                    for i, d in enumerate(dims))
     conc = tuple(str(c) for c in concrete) if isinstance(concrete, list) else ()
     runtime = "compiled" if op.startswith("triton_") else "eager"
@@ -80,12 +90,13 @@ def _one(priced: tuple[Any, str]) -> Priced:
 
 
 def price_op(op: str, dims: Any, types: Any, concrete: Any, hw: Any, eff: Any,
-             pricer: Pricer | None = None) -> Priced:
+             pricer: Pricer | None = None, strides: Any = None) -> Priced:
     """The estimate of one op instance from its recorded inputs, and how it was priced (or why
     it was not)."""
     if not has_shapes(dims, types):
         return None, f"{op or 'kernel'}: no shapes recorded (profile with record_shapes=True)"
-    return _one(price(call_of(op, dims, types, concrete), pricer or Pricer(hw, eff)))
+    return _one(price(call_of(op, dims, types, concrete, strides=strides),
+                      pricer or Pricer(hw, eff)))
 
 
 _NCCL = (("allreduce", "all_reduce"), ("all_reduce", "all_reduce"),

@@ -35,8 +35,14 @@ _RED = frozenset({"reduction"})
 
 
 def _t(shape: tuple[int, ...] | list[int], dt: str) -> TensorArg:
-    return TensorArg(tuple(int(s) for s in shape), None if dt in ("i64", "i32") else dt,
-                     _ITEM[dt])
+    """A contiguous tensor (its strides decide aten's elementwise loop, as on the live path)."""
+    dims = tuple(int(s) for s in shape)
+    stride, acc = [], 1
+    for n in reversed(dims):
+        stride.append(acc)
+        acc *= n
+    return TensorArg(dims, None if dt in ("i64", "i32") else dt, _ITEM[dt],
+                     tuple(reversed(stride)))
 
 
 def _pw(op: str, ins: list[TensorArg], out: TensorArg) -> Call:

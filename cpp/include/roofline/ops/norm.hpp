@@ -44,6 +44,20 @@ struct ElementwiseShape {
 /// (kind = memory, math at fp32).
 Cost elementwise_cost(const ElementwiseShape& s) noexcept;
 
+/// Threads of aten's non-vectorized elementwise kernel resident on one SM:
+/// `elementwise_kernel<128, 4>` launches 128-thread blocks, 16 of them fill the SM's 2048
+/// threads (ATen `CUDALoops.cuh`).
+inline constexpr double kAtenLoopThreadsPerSm = 2048.0;
+
+/// Time floor of aten's non-vectorized elementwise kernel (`elementwise_kernel<128, 4>`, the
+/// path TensorIterator takes when an operand is broadcast or laid out unlike the others):
+/// each thread computes one element's offsets, loads it (2-byte scalar loads, no vector
+/// width) and stores the result before its next element, so every resident thread has one
+/// DRAM round trip in flight: `ceil(numel / (sms x threads_per_sm))` steps of `step_s` (the
+/// dependent load -> store round trip). 0 without elements or SMs.
+double aten_loop_floor_s(double numel, double sms, double threads_per_sm,
+                         double step_s) noexcept;
+
 /// Shared memory aten's block softmax may cache a row in: the default 48 KiB less its reduction
 /// buffer (longer rows are read again).
 inline constexpr double kAtenSoftmaxSmemBytes = 49152.0 - 32.0 * 4.0;

@@ -23,8 +23,8 @@ free("layer_norm", "dropout", "scaled_dot_product_attention", "embedding_backwar
      "feature_dropout", rule="pointwise")
 
 # copies
-memory("copy_", "_copy_from", "_copy_from_and_resize", rule="copy")
-memory("clone", "_to_copy", "lift_fresh_copy", rule="unary_copy")
+memory("copy_", "_copy_from", "_copy_from_and_resize", rule="copy", layout=True)
+memory("clone", "_to_copy", "lift_fresh_copy", rule="unary_copy", layout=True)
 add(*(f"aten::{n}" for n in ("cat", "stack", "concat", "concatenate", "_cat")),
     entry=lambda n: Entry(n, "memory", "elementwise", batched_copy))
 # fills and random numbers: write their first tensor
@@ -55,4 +55,4 @@ memory("add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "relu"
        "addcmul", "addcmul_", "addcdiv", "addcdiv_", "lerp", "lerp_", "maximum", "minimum",
        "silu_", "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "bitwise_not", "cos", "sin",
        "erf", "masked_scale", "le_", "ge_",
-       "torch::autograd::AccumulateGrad")
+       "torch::autograd::AccumulateGrad", layout=True)

@@ -17,13 +17,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from ... import _core
 from ...efficiency import is_shape_aware
 from .call import Call, TensorArg, nbytes
 from .pricer import Pricer
 from .table import Entry, Priced, add, register_family
 
-__all__ = ["CAT_STEP_S", "CAT_THREADS_PER_SM", "RULES", "batched_copy", "batched_copy_bytes_per_s",
-           "moved_bytes", "stream"]
+__all__ = ["ATEN_LOOP_STEP_S", "CAT_STEP_S", "CAT_THREADS_PER_SM", "RULES", "aten_loop",
+           "aten_loop_path", "batched_copy", "batched_copy_bytes_per_s", "moved_bytes", "stream"]
 
 RULES = ("pointwise", "reduce", "copy", "write_only", "unary_copy", "cat", "dropout", "kernel")
 
@@ -70,11 +71,91 @@ def stream(call: Call, p: Pricer, rule: str, kind: str) -> Priced:
         f"{call.name}: {read} B read, {written} B written (rl.elementwise)"
 
 
-def memory_pricer(rule: str, kind: str) -> Callable[[Call, Pricer], Priced]:
+def memory_pricer(rule: str, kind: str, layout: bool = False
+                  ) -> Callable[[Call, Pricer], Priced]:
     def price(call: Call, p: Pricer) -> Priced:
-        return stream(call, p, rule, kind)
+        got = stream(call, p, rule, kind)
+        return aten_loop(call, p, got, rule == "copy") if layout else got
 
     return price
+
+
+def _dense(t: TensorArg, st: tuple[int, ...]) -> bool:
+    """Whether strides ``st`` lay ``t`` out without gaps or overlap (in any dim order)."""
+    dims = sorted(((s, n) for s, n in zip(st, t.shape, strict=True) if n > 1), reverse=True)
+    want = 1
+    for s, n in reversed(dims):
+        if s != want:
+            return False
+        want *= n
+    return True
+
+
+def aten_loop_path(call: Call, into_first: bool = False) -> tuple[bool, bool] | None:
+    """Which loop aten's TensorIterator runs for a pointwise op or copy: (vectorized, reads
+    DRAM per element); None when a tensor operand's strides were not recorded.
+
+    ``vectorized_elementwise_kernel`` needs every operand laid out alike and densely (any
+    dim order: the iterator permutes and coalesces dims); a broadcast operand (fewer
+    elements, or a zero stride), a gap, or two operands in different orders (a transposing
+    copy, ``x + y.transpose(0, 1)``) take the offset-calculator loop ``elementwise_kernel``.
+    0-d and one-element tensors are scalars. "Reads DRAM": some input is read once per
+    element (not only broadcast / cached operands; ``into_first``: the first tensor input is
+    the destination, ``copy_``'s ``self``)."""
+    ins = [t for t in call.tensors() if t.numel > 1]
+    ts = [*ins, *(t for t in call.outputs or () if t.numel > 1)]
+    if not ts:
+        return None
+    out = max(t.numel for t in ts)
+    first_read = 1 if into_first and call.tensor(0) is not None and ins and \
+        ins[0] is call.tensor(0) else 0
+    n_in = len(ins)
+    layouts: set[tuple[tuple[int, int], ...]] = set()
+    vec, dram = True, False
+    for i, t in enumerate(ts):
+        if t.stride is None or len(t.stride) != len(t.shape):
+            return None
+        full = t.numel == out and all(s != 0 for s, n in zip(t.stride, t.shape, strict=True)
+                                      if n > 1)
+        if not full or not _dense(t, t.stride):
+            vec = False
+        if full and first_read <= i < n_in:
+            dram = True
+        layouts.add(tuple((n, s) for n, s in zip(t.shape, t.stride, strict=True) if n > 1))
+    return vec and len(layouts) == 1, dram
+
+
+def aten_loop(call: Call, p: Pricer, priced: Priced, into_first: bool = False) -> Priced:
+    """Raise a pointwise pass to the floor of aten's non-vectorized loop when the operands'
+    layout sends it there (:func:`aten_loop_path`): every resident thread (2048 per SM) has
+    one element's DRAM round trip in flight, so the kernel takes at least
+    ``ceil(numel / (SMs x 2048))`` steps of :data:`ATEN_LOOP_STEP_S`
+    (``_core.aten_loop_floor_s``). Only for aten ops run eagerly, under shape-aware presets,
+    and when an input is read from DRAM per element."""
+    costs, how = priced
+    if not costs or not is_shape_aware(p.efficiency) or not call.name.startswith("aten::") \
+            or call.impl.runtime != "eager":
+        return priced  # an Inductor kernel indexes its own loads (no TensorIterator)
+    path = aten_loop_path(call, into_first)
+    sms = getattr(p.hardware, "sms", None)
+    if path is None or path[0] or not path[1] or not sms:
+        return priced
+    kind, e = costs[0]
+    numel = max(t.numel for t in (*call.tensors(), *(call.outputs or ())))
+    floor = _core.aten_loop_floor_s(float(numel), float(sms), ATEN_LOOP_STEP_S)
+
+    def make() -> Any:
+        # a bound on the whole kernel: its steps include the first round trip that the
+        # streaming estimate's fixed latency stands for (a one-step loop costs no more)
+        extra = floor - float(e.time_s)
+        if extra <= 0:
+            return e
+        return dataclasses.replace(e, memory_s=float(e.memory_s) + extra, time_s=floor)
+
+    got = p.cached(("aten_loop", float(e.bytes), float(e.time_s), floor), make)
+    return [(kind, got), *costs[1:]], how + (
+        f"; aten's non-vectorized loop (broadcast / mixed layouts): {numel} elements, "
+        f"one {ATEN_LOOP_STEP_S * 1e6:.1f} us DRAM round trip per thread step")
 
 
 def _free(rule: str) -> Callable[[Call, Pricer], Priced]:
@@ -100,6 +181,11 @@ CAT_THREADS_PER_SM = 2 * 512
 #: 540672 B / 0.68 TB/s = 0.8 us. The same rate on an H200 (132 SMs, 4.8 TB/s HBM) follows:
 #: the rate is set by the SMs' threads in flight, not by the HBM bandwidth.
 CAT_STEP_S = 0.8e-6
+
+
+#: Thread step of aten's non-vectorized elementwise loop (:func:`aten_loop`): one dependent
+#: DRAM load -> store round trip, the same step as the batched-copy kernel's.
+ATEN_LOOP_STEP_S = CAT_STEP_S
 
 
 def batched_copy_bytes_per_s(hardware: Any, itemsize: int) -> float | None:
@@ -146,9 +232,11 @@ def batched_copy(call: Call, p: Pricer) -> Priced:
     return [(kind, capped)], how + f"; batched copy at {bw / 1e12:.2f} TB/s"
 
 
-def memory(*names: str, rule: str = "pointwise", kind: str = "memory") -> None:
-    """Register memory-bound ops (``aten::`` prefixed unless namespaced)."""
-    fn = memory_pricer(rule, kind)
+def memory(*names: str, rule: str = "pointwise", kind: str = "memory",
+           layout: bool = False) -> None:
+    """Register memory-bound ops (``aten::`` prefixed unless namespaced); ``layout``: a
+    TensorIterator op, whose operands' layout picks aten's loop (:func:`aten_loop`)."""
+    fn = memory_pricer(rule, kind, layout)
     add(*(n if "::" in n else f"aten::{n}" for n in names),
         entry=lambda n: Entry(n, "memory", "elementwise", fn))
 
@@ -163,6 +251,6 @@ def free(*names: str, rule: str = "pointwise") -> None:
 register_family("views", lambda c: "view" in c.tags, "free", None, _free("pointwise"),
                 first=True)
 register_family("pointwise ops", lambda c: "pointwise" in c.tags, "memory", "elementwise",
-                memory_pricer("pointwise", "elementwise"))
+                memory_pricer("pointwise", "elementwise", layout=True))
 register_family("reductions", lambda c: "reduction" in c.tags, "memory", "elementwise",
                 memory_pricer("reduce", "reduction"))
