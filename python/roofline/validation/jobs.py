@@ -33,8 +33,9 @@ from .report import ValidationResult
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["APIS", "JOBS_FILE", "JobsValidation", "is_jobs_file", "is_jobs_input", "is_jobs_row",
-           "price_job", "read_jobs", "serve_max_throughput", "source_label", "validate_jobs"]
+__all__ = ["APIS", "JOBS_FILE", "JobsValidation", "batch_throughput", "is_jobs_file",
+           "is_jobs_input", "is_jobs_row", "price_job", "read_jobs", "serve_max_throughput",
+           "source_label", "validate_jobs"]
 
 #: The published figures shipped with the package (see its README).
 JOBS_FILE = Path(__file__).resolve().parent.parent / "data" / "jobs" / "published_jobs.jsonl"
@@ -46,12 +47,15 @@ APIS: dict[str, tuple[str, ...]] = {
     "serve_ttft": ("s", "ms"),
     "serve_itl": ("s", "ms"),
     "batch_e2e_latency": ("s", "ms"),
+    "batch_throughput": ("output tokens/s (whole TP group)",),
 }
-_THROUGHPUT = {"train", "serve_max_throughput"}
+_THROUGHPUT = {"train", "serve_max_throughput", "batch_throughput"}
 _REQUIRED = ("id", "family", "hardware", "gpus", "config", "measured", "unit", "source")
 _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "ep",
                "virtual_stages", "zero", "recompute", "sequence_parallel", "gpus_per_node",
                "runtime", "tp_comm_overlap")
+#: Optional ``serve`` arguments a serving row may set (the engine's scheduler and program).
+_SERVE_KEYS = ("runtime", "token_budget", "kv_admission", "page_tokens", "chunk_tokens")
 #: Most concurrent requests trtllm-bench lets a maximum-throughput run hold (its tuning caps the
 #: batch at 4096 before rounding; the CUDA-graph batch list reaches 8192).
 _SERVE_MAX_CONCURRENCY = 4096
@@ -178,8 +182,11 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     ``train``: ``estimate(phase="train", ...)`` with the row's layout; tokens/s of the job
     divided by its GPUs. ``serve_max_throughput``: :func:`serve_max_throughput`.
     ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` (the mean engine step) of
-    ``serve`` at the row's ``batch`` (the concurrency). ``batch_e2e_latency``: prefill of
-    ``batch`` prompts plus ``output_len`` decode steps at the mean context.
+    ``serve`` at the row's ``batch`` (the concurrency), or at the concurrency its
+    ``request_rate`` (requests/s) sustains. ``batch_e2e_latency``: prefill of ``batch``
+    prompts plus ``output_len`` decode steps at the mean context. ``batch_throughput``:
+    :func:`batch_throughput`. Serving rows may set ``serve``'s ``runtime``,
+    ``token_budget``, ``kv_admission``, ``page_tokens`` and ``chunk_tokens``.
 
     Raises
     ------
@@ -213,18 +220,26 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
                                tp=c.get("tp", 1), ep=c.get("ep", 1), linear_recipe=recipe,
                                kv_dtype=_kv_dtype(c),
                                memory_fraction=c.get("memory_fraction", 0.9),
-                               efficiency=efficiency)
+                               efficiency=efficiency,
+                               **{k: c[k] for k in _SERVE_KEYS if c.get(k) is not None})
     if skw["prompt_len"] is None or skw["output_len"] is None:
         raise ValueError(f"price_job: {rid}: a serving row needs config prompt_len and "
                          "output_len")
     if api == "serve_max_throughput":
         return serve_max_throughput(cfg, hw, rid=rid, **skw)
+    scale = 1e3 if row["unit"] == "ms" else 1.0
+    rate = c.get("request_rate")
+    if api in ("serve_ttft", "serve_itl") and rate is not None:
+        df = serve(cfg, hw, request_rate=rate, **skw)
+        col = "ttft_s" if api == "serve_ttft" else "tpot_s"
+        return float(df[col].iloc[0]) * scale
     batch = c.get("batch")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ValueError(f"price_job: {rid}: {api} needs config batch (a positive integer), "
                          f"got {batch!r}")
+    if api == "batch_throughput":
+        return batch_throughput(cfg, hw, batch=batch, **skw)
     df = serve(cfg, hw, batches=(batch,), **skw)
-    scale = 1e3 if row["unit"] == "ms" else 1.0
     if api == "serve_ttft":
         return float(df["ttft_s"].iloc[0]) * scale
     if api == "serve_itl":  # the mean step, mixed (prefill-carrying) steps included
@@ -256,6 +271,29 @@ def serve_max_throughput(cfg: TransformerConfig, hardware: Any, *, rid: str = "?
                          f"{probe['weights_gb'].iloc[0]:.1f} GB per GPU)")
     df = serve(cfg, hardware, batches=(n,), **kw)
     return float(df["tokens_per_s"].iloc[0])
+
+
+def batch_throughput(cfg: TransformerConfig, hardware: Any, *, batch: int, prompt_len: int,
+                     output_len: int, tp: int = 1, ep: int = 1, linear_recipe: str | None = None,
+                     kv_dtype: str | None = None, efficiency: EfficiencyLike = "default",
+                     runtime: str | None = None, **_: Any) -> float:
+    """Output tokens/s of one static batch (TensorRT-LLM's ``gptSessionBenchmark``).
+
+    ``batch`` prompts of ``prompt_len`` tokens are prefilled together in one step (which
+    emits each request's first token), then ``output_len - 1`` decode steps of all
+    ``batch`` requests follow at the mean context ``prompt_len + output_len / 2``, each
+    launched as one CUDA graph; no request leaves or joins. Throughput =
+    ``batch · output_len / (prefill + (output_len - 1) · decode step)``. Scheduler arguments
+    of ``serve`` (``memory_fraction``, ``token_budget``, ...) do not apply and are ignored.
+    """
+    kw: dict[str, Any] = dict(hardware=hardware, tp=tp, ep=ep, linear_recipe=linear_recipe,
+                              kv_dtype=kv_dtype, efficiency=efficiency)
+    if runtime is not None:
+        kw["runtime"] = runtime
+    prefill = estimate(cfg, "prefill", batch, seq_len=prompt_len, **kw).wall_s
+    decode = estimate(cfg, "decode", batch, kv_len=prompt_len + max(output_len // 2, 1),
+                      launch="graph", **kw).wall_s
+    return float(batch * output_len / (prefill + (output_len - 1) * decode))
 
 
 def _error(api: str, measured: float, predicted: float) -> float:
