@@ -64,7 +64,7 @@ def test_faster_than_model_is_not_a_lost_bar() -> None:
     df = rep.losses("class")
     df = df[df["lost_s"].notna()].head(10)
     faster = int((df["lost_s"] < 0).sum())
-    assert faster == 3 and "gemm" in set(df[df["lost_s"] < 0]["name"])  # GEMMs beat the model
+    assert faster >= 1 and "gemm" in set(df[df["lost_s"] < 0]["name"])  # GEMMs beat the model
     fig = rep.plot(by="class", top=10)
     ax = fig.axes[0]
     red = [p for p in ax.patches if p.get_facecolor()[:3] == pytest.approx((0.839, 0.153, 0.157),
