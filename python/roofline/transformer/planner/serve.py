@@ -343,5 +343,5 @@ def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: in
         "e2e_s": out["e2e_mean_s"], "steps": int(out["steps"]),
         "mixed_steps": int(out["mixed_steps"]), "peak_running": int(out["peak_running"]),
         "decode_seqs": out["mean_decode_seqs"], "preemptions": int(out["preemptions"]),
-        "kv_pages": int(math.floor(pages)), "distinct_steps_priced": len(cache)}
+        "kv_pages": int(math.floor(pages))}
     return res
