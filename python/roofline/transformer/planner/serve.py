@@ -113,7 +113,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         ``sglang.bench_serving``): ``num_requests`` requests, all sent at once (default) or
         at ``request_rate``, scheduled step by step until the last one finishes (see Notes).
         At most :data:`MAX_NUM_REQUESTS`; not with ``spec_k > 0`` or ``ep > 1``. Every
-        request has ``prompt_len`` in and ``output_len`` out (no length distribution).
+        request has ``prompt_len`` in and ``output_len`` out (no length distribution);
+        ``batches`` is then ignored.
 
     Returns
     -------
