@@ -1,5 +1,6 @@
 // Bindings for the training / serving / cost arithmetic of the planner: conversion and
 // forwarding only, no formulas.
+#include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -126,6 +127,34 @@ void bind_plan(py::module_& m) {
         py::arg("completions_per_step"), py::arg("output_tokens"), py::arg("decode_step_s"),
         py::arg("mixed_step_s"), py::arg("mixed_fraction"),
         "Output tokens/s of the in-flight steady state.");
+  m.def("inflight_run", [](std::int64_t num_requests, double arrival_interval_s,
+                           double prompt_tokens, double output_tokens, double token_budget,
+                           double chunk_tokens, double kv_capacity_pages, double page_tokens,
+                           bool reserve, const StepTimeFn& step_s, std::int64_t max_steps) {
+    const InflightRun r = inflight_run(num_requests, arrival_interval_s, prompt_tokens,
+                                       output_tokens, token_budget, chunk_tokens,
+                                       kv_capacity_pages, page_tokens, reserve, step_s,
+                                       max_steps);
+    py::dict out;
+    out["makespan_s"] = r.makespan_s;
+    out["output_tokens"] = r.output_tokens;
+    out["tokens_per_s"] = r.tokens_per_s;
+    out["ttft_mean_s"] = r.ttft_mean_s;
+    out["ttft_median_s"] = r.ttft_median_s;
+    out["itl_mean_s"] = r.itl_mean_s;
+    out["itl_median_s"] = r.itl_median_s;
+    out["e2e_mean_s"] = r.e2e_mean_s;
+    out["steps"] = r.steps;
+    out["mixed_steps"] = r.mixed_steps;
+    out["peak_running"] = r.peak_running;
+    out["mean_decode_seqs"] = r.mean_decode_seqs;
+    out["preemptions"] = r.preemptions;
+    return out;
+  }, py::arg("num_requests"), py::arg("arrival_interval_s"), py::arg("prompt_tokens"),
+     py::arg("output_tokens"), py::arg("token_budget"), py::arg("chunk_tokens"),
+     py::arg("kv_capacity_pages"), py::arg("page_tokens"), py::arg("reserve"),
+     py::arg("step_s"), py::arg("max_steps"),
+     "Finite run of requests through an in-flight-batching engine, step by step (a dict).");
   m.def("dollars_per_million_tokens", py::vectorize(&dollars_per_million_tokens),
         py::arg("price_per_gpu_hour"), py::arg("gpus"), py::arg("tokens_per_s"),
         "Dollars per million tokens.");

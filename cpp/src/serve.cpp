@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace roofline {
 
@@ -99,6 +104,210 @@ double inflight_tokens_per_s(double completions_per_step, double output_tokens,
   const double step = (1.0 - phi) * decode_step_s + phi * mixed_step_s;
   if (step <= 0.0) return 0.0;
   return completions_per_step * output_tokens / step;
+}
+
+namespace {
+
+struct RunRequest {
+  double arrival = 0.0;
+  double prefill_left = 0.0;  // prompt (or recomputed) tokens still to prefill
+  double ctx = 0.0;           // tokens in its KV cache
+  double generated = 0.0;     // output tokens emitted
+  double pages = 0.0;         // KV pages held
+  double first_token = -1.0;
+  double last_token = 0.0;
+  bool decoding = false;      // past its prefill at the start of the step
+};
+
+// Median of (value, weight) pairs: the smallest value whose cumulative weight reaches half.
+double weighted_median(std::vector<std::pair<double, double>> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  double total = 0.0;
+  for (const auto& e : v) total += e.second;
+  double acc = 0.0;
+  for (const auto& e : v) {
+    acc += e.second;
+    if (acc >= 0.5 * total) return e.first;
+  }
+  return v.back().first;
+}
+
+}  // namespace
+
+InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
+                         double prompt_tokens, double output_tokens, double token_budget,
+                         double chunk_tokens, double kv_capacity_pages, double page_tokens,
+                         bool reserve, const StepTimeFn& step_s, std::int64_t max_steps) {
+  auto bad = [](const std::string& what) { throw std::invalid_argument("inflight_run: " + what); };
+  if (num_requests < 1) bad("num_requests must be >= 1");
+  if (!(arrival_interval_s >= 0.0) || !std::isfinite(arrival_interval_s))
+    bad("arrival_interval_s must be a finite number >= 0");
+  if (!(prompt_tokens >= 1.0) || !(output_tokens >= 1.0)) bad("prompt and output must be >= 1");
+  if (!(token_budget > 1.0)) bad("token_budget must exceed 1");
+  if (!(chunk_tokens >= 1.0)) bad("chunk_tokens must be >= 1");
+  if (!(page_tokens >= 1.0)) bad("page_tokens must be >= 1");
+  if (!step_s) bad("step_s is empty");
+  const double I = std::floor(prompt_tokens), O = std::floor(output_tokens);
+  const double capacity = std::floor(kv_capacity_pages);
+  auto pages = [&](double tokens) { return std::ceil(tokens / page_tokens); };
+  if (pages(I + O) > capacity) {
+    bad("one request's KV cache (" + std::to_string(pages(I + O)) + " pages of " +
+        std::to_string(page_tokens) + " tokens) exceeds the cache's " +
+        std::to_string(capacity) + " pages");
+  }
+  const auto n = static_cast<std::size_t>(num_requests);
+  std::vector<RunRequest> req(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    req[i].arrival = static_cast<double>(i) * arrival_interval_s;
+    req[i].prefill_left = I;
+  }
+  std::deque<std::size_t> waiting;
+  std::vector<std::size_t> running;  // admission order
+  std::vector<std::pair<double, double>> gaps;  // (inter-token gap, tokens with that gap)
+  InflightRun out{};
+  double t = 0.0, free_pages = capacity, decode_sum = 0.0;
+  std::size_t arrived = 0, finished = 0;
+  std::int64_t steps = 0;
+  const double chunk = std::min(chunk_tokens, token_budget);
+  while (finished < n) {
+    while (arrived < n && req[arrived].arrival <= t) waiting.push_back(arrived++);
+    if (running.empty() && waiting.empty()) {
+      t = req[arrived].arrival;
+      continue;
+    }
+    if (++steps > max_steps) {
+      throw std::runtime_error("inflight_run: more than " + std::to_string(max_steps) +
+                               " engine steps; use fewer requests");
+    }
+    // Decoding requests of this step and the pages their new tokens need (grow).
+    for (std::size_t i : running) req[i].decoding = req[i].prefill_left <= 0.0;
+    if (!reserve) {
+      auto need_of = [&](std::size_t i) {
+        return req[i].decoding ? std::max(pages(req[i].ctx + 1.0) - req[i].pages, 0.0) : 0.0;
+      };
+      double need = 0.0;
+      for (std::size_t i : running) need += need_of(i);
+      while (need > free_pages && running.size() > 1) {
+        const std::size_t v = running.back();
+        running.pop_back();
+        need -= need_of(v);
+        free_pages += req[v].pages;
+        RunRequest& r = req[v];
+        r.pages = 0.0;
+        r.prefill_left = r.generated > 0.0 ? I + r.generated : I;  // recompute
+        r.ctx = 0.0;
+        r.decoding = false;
+        waiting.push_front(v);
+        out.preemptions += 1.0;
+      }
+      if (need > free_pages) throw std::logic_error("inflight_run: KV pages exhausted");
+      for (std::size_t i : running) {
+        const double add = need_of(i);
+        req[i].pages += add;
+        free_pages -= add;
+      }
+    }
+    double d = 0.0, keys = 0.0;
+    for (std::size_t i : running) {
+      if (req[i].decoding) {
+        d += 1.0;
+        keys += req[i].ctx + 1.0;
+      }
+    }
+    // Prefill room: running prefills first, then admissions while room and pages allow.
+    double room = std::min(token_budget - d, chunk), p = 0.0;
+    std::vector<std::pair<std::size_t, double>> chunks;
+    for (std::size_t i : running) {
+      if (room <= 0.0) break;
+      if (req[i].decoding) continue;
+      const double c = std::min(room, req[i].prefill_left);
+      chunks.emplace_back(i, c);
+      room -= c;
+      p += c;
+    }
+    while (room > 0.0 && !waiting.empty()) {
+      const std::size_t i = waiting.front();
+      const double want = reserve ? pages(I + O) : pages(req[i].prefill_left);
+      if (want > free_pages) break;
+      waiting.pop_front();
+      free_pages -= want;
+      req[i].pages = want;
+      running.push_back(i);
+      const double c = std::min(room, req[i].prefill_left);
+      chunks.emplace_back(i, c);
+      room -= c;
+      p += c;
+    }
+    out.peak_running = std::max(out.peak_running, static_cast<double>(running.size()));
+    if (d <= 0.0 && p <= 0.0) throw std::logic_error("inflight_run: a step with no work");
+    const double dt = step_s(d, p, d > 0.0 ? keys / d : 0.0);
+    if (!(dt > 0.0) || !std::isfinite(dt)) {
+      throw std::invalid_argument("inflight_run: step_s(" + std::to_string(d) + ", " +
+                                  std::to_string(p) + ") returned " + std::to_string(dt) +
+                                  " (need a positive finite time)");
+    }
+    t += dt;
+    decode_sum += d;
+    if (p > 0.0) out.mixed_steps += 1.0;
+    if (d > 0.0) gaps.emplace_back(dt, d);
+    for (const auto& [i, c] : chunks) {
+      req[i].prefill_left -= c;
+      req[i].ctx += c;
+    }
+    // Tokens emitted at the end of the step; retire finished requests.
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < running.size(); ++k) {
+      const std::size_t i = running[k];
+      RunRequest& r = req[i];
+      if (r.decoding) {
+        r.ctx += 1.0;
+        r.generated += 1.0;
+        r.last_token = t;
+      } else if (r.prefill_left <= 0.0) {  // prefill ended in this step: one token
+        if (r.first_token < 0.0) {
+          r.first_token = t;
+        } else {
+          gaps.emplace_back(t - r.last_token, 1.0);  // a recomputed request's stall
+        }
+        r.generated += 1.0;
+        r.last_token = t;
+      }
+      if (r.generated >= O) {
+        free_pages += r.pages;
+        r.pages = 0.0;
+        ++finished;
+      } else {
+        running[kept++] = i;
+      }
+    }
+    running.resize(kept);
+  }
+  std::vector<double> ttft(n);
+  double e2e = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    ttft[i] = req[i].first_token - req[i].arrival;
+    e2e += req[i].last_token - req[i].arrival;
+  }
+  std::sort(ttft.begin(), ttft.end());
+  double sum_ttft = 0.0;
+  for (double v : ttft) sum_ttft += v;
+  double gap_sum = 0.0, gap_w = 0.0;
+  for (const auto& [g, w] : gaps) {
+    gap_sum += g * w;
+    gap_w += w;
+  }
+  out.makespan_s = t - req[0].arrival;
+  out.output_tokens = static_cast<double>(n) * O;
+  out.tokens_per_s = out.output_tokens / out.makespan_s;
+  out.ttft_mean_s = sum_ttft / static_cast<double>(n);
+  out.ttft_median_s = n % 2 ? ttft[n / 2] : 0.5 * (ttft[n / 2 - 1] + ttft[n / 2]);
+  out.itl_mean_s = gap_w > 0.0 ? gap_sum / gap_w : 0.0;
+  out.itl_median_s = weighted_median(std::move(gaps));
+  out.e2e_mean_s = e2e / static_cast<double>(n);
+  out.steps = static_cast<double>(steps);
+  out.mean_decode_seqs = steps > 0 ? decode_sum / static_cast<double>(steps) : 0.0;
+  return out;
 }
 
 double dollars_per_million_tokens(double price_per_gpu_hour, double gpus,

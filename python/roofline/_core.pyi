@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_run', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
 class PeakClass:
     """
     Members:
@@ -1512,13 +1512,13 @@ def gemm_throttle_fraction(fitted: typing.SupportsFloat | typing.SupportsIndex, 
     """
     Sustained clock fraction of a GEMM on an accelerator from the reference's fit.
     """
-def gpu_streaming_latency_s(per_call_latency_s: typing.SupportsFloat | typing.SupportsIndex, kernel_gap_s: typing.SupportsFloat | typing.SupportsIndex, small_kernel_ramp_s: typing.SupportsFloat | typing.SupportsIndex) -> float:
-    """
-    GPU-side fixed time of a streaming kernel from the per-call latency.
-    """
 def gpu_hours(tokens: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tokens_per_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], gpus: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     GPU-hours to process tokens.
+    """
+def gpu_streaming_latency_s(per_call_latency_s: typing.SupportsFloat | typing.SupportsIndex, kernel_gap_s: typing.SupportsFloat | typing.SupportsIndex, small_kernel_ramp_s: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    GPU-side fixed time of a streaming kernel from the per-call latency.
     """
 def grouped_gemm_counts_sweep(counts: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], capacity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, layout: GroupedLayout, hardware: Hardware, efficiency: Efficiency, scaling: Scaling = Scaling.none) -> tuple[typing.Any, ...]:
     """
@@ -1535,6 +1535,10 @@ def host_op_classes() -> int:
 def inflight_microbatches(stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], microbatches: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], virtual_stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Micro-batches of activations the first stage holds at once.
+    """
+def inflight_run(num_requests: typing.SupportsInt | typing.SupportsIndex, arrival_interval_s: typing.SupportsFloat | typing.SupportsIndex, prompt_tokens: typing.SupportsFloat | typing.SupportsIndex, output_tokens: typing.SupportsFloat | typing.SupportsIndex, token_budget: typing.SupportsFloat | typing.SupportsIndex, chunk_tokens: typing.SupportsFloat | typing.SupportsIndex, kv_capacity_pages: typing.SupportsFloat | typing.SupportsIndex, page_tokens: typing.SupportsFloat | typing.SupportsIndex, reserve: bool, step_s: collections.abc.Callable[[float, float, float], typing.SupportsFloat | typing.SupportsIndex], max_steps: typing.SupportsInt | typing.SupportsIndex) -> dict[str, typing.Any]:
+    """
+    Finite run of requests through an in-flight-batching engine, step by step (a dict[str, typing.Any]).
     """
 def inflight_state(concurrency: typing.SupportsFloat | typing.SupportsIndex, prompt_tokens: typing.SupportsFloat | typing.SupportsIndex, decode_steps: typing.SupportsFloat | typing.SupportsIndex, token_budget: typing.SupportsFloat | typing.SupportsIndex, tokens_per_decode: typing.SupportsFloat | typing.SupportsIndex, chunk_tokens: typing.SupportsFloat | typing.SupportsIndex) -> dict[str, typing.Any]:
     """

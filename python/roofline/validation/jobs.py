@@ -180,7 +180,9 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     """The model's answer to one row's question, in the row's unit.
 
     ``train``: ``estimate(phase="train", ...)`` with the row's layout; tokens/s of the job
-    divided by its GPUs. ``serve_max_throughput``: :func:`serve_max_throughput`.
+    divided by its GPUs. ``serve_max_throughput``: :func:`serve_max_throughput`, or, when the
+    row gives ``num_requests`` (a finite benchmark run), ``serve(num_requests=...)``'s
+    ``tokens_per_s`` (output tokens / makespan; all sent at once unless ``request_rate``).
     ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` (the mean engine step) of
     ``serve`` at the row's ``batch`` (the concurrency), or at the concurrency its
     ``request_rate`` (requests/s) sustains. ``batch_e2e_latency``: prefill of ``batch``
@@ -226,6 +228,10 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
         raise ValueError(f"price_job: {rid}: a serving row needs config prompt_len and "
                          "output_len")
     if api == "serve_max_throughput":
+        n = c.get("num_requests")
+        if n is not None:  # a finite benchmark run: N requests at once (or at request_rate)
+            df = serve(cfg, hw, num_requests=n, request_rate=c.get("request_rate"), **skw)
+            return float(df["tokens_per_s"].iloc[0])
         return serve_max_throughput(cfg, hw, rid=rid, **skw)
     scale = 1e3 if row["unit"] == "ms" else 1.0
     rate = c.get("request_rate")

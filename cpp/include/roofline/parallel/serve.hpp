@@ -3,6 +3,9 @@
 // dollars per token and GPU-hours. Inputs are per-step times and byte counts from the op
 // estimates.
 
+#include <cstdint>
+#include <functional>
+
 namespace roofline {
 
 /// Sequences whose KV cache fits: floor((capacity * usable_fraction - used) / kv_per_sequence),
@@ -53,6 +56,46 @@ InflightState inflight_state(double concurrency, double prompt_tokens, double de
 double inflight_tokens_per_s(double completions_per_step, double output_tokens,
                              double decode_step_s, double mixed_step_s,
                              double mixed_fraction) noexcept;
+
+/// Engine step time as a function of (decoding requests, prefill tokens in the step, mean keys
+/// a decoding request attends to), in seconds.
+using StepTimeFn = std::function<double(double, double, double)>;
+
+/// What a finite run of requests through an in-flight-batching engine measured.
+struct InflightRun {
+  double makespan_s;      ///< first arrival to last completion
+  double output_tokens;   ///< num_requests * output_tokens
+  double tokens_per_s;    ///< output_tokens / makespan_s
+  double ttft_mean_s;     ///< time to first token (arrival to end of its prefill's last step)
+  double ttft_median_s;
+  double itl_mean_s;      ///< gap between a request's successive tokens, over all gaps
+  double itl_median_s;
+  double e2e_mean_s;      ///< arrival to last token, mean over requests
+  double steps;           ///< engine steps
+  double mixed_steps;     ///< steps that carried prefill tokens
+  double peak_running;    ///< most requests admitted at once
+  double mean_decode_seqs;  ///< decoding requests per step, mean over steps
+  double preemptions;     ///< requests evicted for lack of KV pages (kv_admission "grow")
+};
+
+/// Simulates `num_requests` requests of `prompt_tokens` in and `output_tokens` out (all alike)
+/// through an in-flight-batching engine, step by step, until all are done. Request i arrives
+/// at i * arrival_interval_s (0: all at once). Each step: (1) arrivals join the FIFO queue;
+/// (2) with `reserve`, a request holds ceil((I+O)/page) pages from admission, else (grow) its
+/// pages follow its context and, when a decode token needs a page none is free for, the most
+/// recently admitted request is preempted (pages freed, back to the queue head, recomputes its
+/// prompt and generated tokens as prefill: vLLM's recompute preemption); (3) every request
+/// past its prefill decodes one token; the room c = min(token_budget - d, chunk_tokens) goes
+/// to prompts in admission order: running prefills first, then queued requests admitted while
+/// room is left and their pages fit; (4) the step takes step_s(d, p, mean keys) seconds;
+/// a request whose prefill ends emits its first token at the end of the step, a decoding one
+/// its next; a request with all output_tokens retires and frees its pages. Work per step is
+/// O(running requests). Throws std::invalid_argument on bad input or when one request's
+/// ceil((I+O)/page) pages exceed the cache, std::runtime_error past max_steps steps.
+InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
+                         double prompt_tokens, double output_tokens, double token_budget,
+                         double chunk_tokens, double kv_capacity_pages, double page_tokens,
+                         bool reserve, const StepTimeFn& step_s, std::int64_t max_steps);
 
 /// Dollars per million tokens: price_per_gpu_hour * gpus / 3600 / tokens_per_s * 1e6.
 double dollars_per_million_tokens(double price_per_gpu_hour, double gpus,

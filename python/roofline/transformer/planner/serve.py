@@ -15,7 +15,7 @@ from ..estimate import estimate
 from ..serving.engine import StepPricer
 from .cost import dollars_per_million_tokens
 
-__all__ = ["KV_ADMISSIONS", "SERVE_RUNTIMES", "serve"]
+__all__ = ["KV_ADMISSIONS", "MAX_NUM_REQUESTS", "SERVE_RUNTIMES", "serve"]
 
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 #: How the engine admits a request against the KV cache: ``reserve`` its whole context
@@ -23,6 +23,11 @@ _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 KV_ADMISSIONS = ("reserve", "grow")
 #: Programs ``serve(runtime=...)`` prices a step with (``rl.transformer.estimate``'s runtime).
 SERVE_RUNTIMES = ("megatron", "vllm", "sglang")
+#: Most requests ``serve(num_requests=...)`` simulates (the run is O(engine steps) with a
+#: Python-priced step time; benchmarks send hundreds to tens of thousands).
+MAX_NUM_REQUESTS = 100_000
+#: Most engine steps one finite run may take before it stops with an error.
+_MAX_RUN_STEPS = 20_000_000
 
 
 def _check(fn: str, name: str, value: Any, lo: float, hi: float | None = None,
@@ -48,7 +53,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           efficiency: Any = "default", token_budget: int = 8192,
           kv_admission: str = "reserve", page_tokens: int = 32,
           cuda_graphs: bool = True, request_rate: float | None = None,
-          runtime: str = "megatron") -> Any:
+          runtime: str = "megatron", num_requests: int | None = None) -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -101,7 +106,15 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         Requests per second arriving (per replica; per GPU with ``ep > 1``): one row at the
         concurrency that rate sustains, ``N = rate · (TTFT + decode steps · step)`` (Little's
         law, solved by bisection), instead of one row per ``batches``. ValueError when the
-        rate exceeds what the KV-admitted concurrency serves.
+        rate exceeds what the KV-admitted concurrency serves. With ``num_requests``: request
+        ``i`` arrives at ``i / request_rate`` (evenly spaced, not Poisson).
+    num_requests : int, optional
+        Simulate a finite benchmark run instead of the steady state (``vllm bench serve``,
+        ``sglang.bench_serving``): ``num_requests`` requests, all sent at once (default) or
+        at ``request_rate``, scheduled step by step until the last one finishes (see Notes).
+        At most :data:`MAX_NUM_REQUESTS`; not with ``spec_k > 0`` or ``ep > 1``. Every
+        request has ``prompt_len`` in and ``output_len`` out (no length distribution);
+        ``batches`` is then ignored.
 
     Returns
     -------
@@ -114,6 +127,14 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         (output tokens/s of one replica), ``tokens_per_s_per_gpu``, ``weights_gb``,
         ``kv_cache_gb``, ``memory_gb``, ``fits``; ``df.attrs``: ``max_batch`` (the
         concurrency the KV cache admits), ``prefill_s`` (one prompt's prefill alone).
+        With ``num_requests``: one row, ``num_requests``, ``makespan_s`` (first arrival to
+        last token), ``tokens_per_s`` (``num_requests · output_len / makespan_s``, what
+        the benchmarks report), ``tokens_per_s_per_gpu``, ``ttft_s`` / ``ttft_median_s``,
+        ``tpot_s`` (mean inter-token latency over every gap) / ``itl_median_s``, ``e2e_s``
+        (mean request latency), ``steps``, ``mixed_steps``, ``peak_running``,
+        ``decode_seqs`` (mean per step), ``preemptions``, ``kv_pages``, ``weights_gb``;
+        ``df.attrs`` as above plus ``steady_tokens_per_s`` (the steady state at
+        ``max_batch``).
 
     Notes
     -----
@@ -136,6 +157,23 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     ``e = (1-α^(k+1))/(1-α)``. KV cache per request: whole pages of ``I + O`` tokens
     (``reserve``) or of the mean context ``I + O/2`` (``grow``); capacity
     ``floor((capacity·fraction - weights) / kv_per_request)``.
+
+    Finite run (``num_requests = N``, the C++ core's ``inflight_run``): the cache holds
+    ``P = floor((capacity·fraction - weights) / page_bytes)`` pages. Request ``i`` arrives
+    at ``i/rate`` (0 offline) into a FIFO queue. Each step: the ``d`` requests past their
+    prefill decode one token each; the room ``c = min(B - d, chunk_tokens)`` goes to
+    prompts in admission order, running prefills first, then queued requests admitted while
+    room is left and their pages fit: ``ceil((I+O)/page)`` pages from admission
+    (``reserve``), or pages that follow the context (``grow``), where a decode token that
+    finds no free page preempts the most recently admitted request, which frees its pages
+    and recomputes its prompt and generated tokens as prefill later (vLLM's recompute
+    preemption). The step takes ``t(d, p, k)``: the decode step of ``d`` requests at their
+    mean keys ``k`` (rounded up to a page), plus the ``p`` prefill tokens as in a mixed
+    step (the StepPricer above, cached per ``(d, p, k)``). A prefill's last chunk emits the
+    first token at the step's end (TTFT from arrival), each decode step the next (ITL = that
+    step); a request with ``O`` tokens retires and frees its pages. Tokens/s =
+    ``N·O / makespan``: the ramp (prompts prefilled under the budget while few decode),
+    admission waits on a full cache and the drain (a shrinking last batch) are all in it.
     """
     import pandas as pd
 
@@ -159,6 +197,14 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         if request_rate <= 0:
             raise ArgumentValueError(fn, "request_rate",
                                      f"must be a positive number, got {request_rate!r}")
+    if num_requests is not None:
+        _check(fn, "num_requests", num_requests, 1, MAX_NUM_REQUESTS, integer=True)
+        if spec_k:
+            raise ArgumentValueError(fn, "num_requests", "a finite run is simulated without "
+                                     f"speculative decoding; got spec_k={spec_k!r}")
+        if ep > 1:
+            raise ArgumentValueError(fn, "num_requests", "a finite run is simulated for one "
+                                     f"tensor-parallel replica; got ep={ep!r}")
     bs = batch_sizes(fn, "batches", batches)
     q = spec_k + 1
     if token_budget <= q:
@@ -214,6 +260,23 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
                 "memory_gb": mem / 1e9,
                 "fits": mem <= (hw.mem_capacity_bytes or 0.0) * memory_fraction}
 
+    if num_requests is not None:
+        free = hw.mem_capacity_bytes * memory_fraction - weights
+        page_bytes = kv_per_seq * page_tokens / held
+        run = _run(fn, pricer, num_requests, request_rate, prompt_len, output_len,
+                   token_budget, chunk, max(free, 0.0) / page_bytes, page_tokens,
+                   admission == "reserve")
+        steady = row(float(max_batch))["tokens_per_s"] if max_batch >= 1 else 0.0
+        run.update(weights_gb=weights / 1e9, tokens_per_s_per_gpu=run["tokens_per_s"] / replica)
+        df = pd.DataFrame([run])
+        if price_per_gpu_hour is not None:
+            df["usd_per_m_tokens"] = dollars_per_million_tokens(price_per_gpu_hour, replica,
+                                                                df["tokens_per_s"])
+        df.attrs.update(max_batch=max_batch, model=cfg.name, hardware=hw.name, tp=tp, ep=ep,
+                        gpus=replica, prefill_s=prefill.time_s, token_budget=token_budget,
+                        kv_admission=admission, kv_bytes_per_request=kv_per_seq,
+                        runtime=runtime, steady_tokens_per_s=steady)
+        return df
     if request_rate is None:
         rows = [row(b) for b in bs]
     else:
@@ -251,3 +314,35 @@ def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
     out: dict[str, Any] = row(max(hi, 1e-9))
     out["request_rate"] = rate
     return out
+
+
+def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: int,
+         output_len: int, token_budget: int, chunk: float, pages: float, page_tokens: int,
+         reserve: bool) -> dict[str, Any]:
+    """One finite run through the core's ``inflight_run``, steps priced by ``pricer``."""
+    cache: dict[tuple[int, int, int], float] = {}
+
+    def step_s(d: float, p: float, keys: float) -> float:
+        k = -(-int(math.ceil(keys)) // page_tokens) * page_tokens if d > 0 else 0
+        key = (int(d), int(p), k)
+        if key not in cache:
+            cache[key] = pricer.mixed_step_s(int(d), int(p), kv_len=k or None)
+        return cache[key]
+
+    try:
+        out = _core.inflight_run(n, 0.0 if rate is None else 1.0 / rate, prompt_len,
+                                 output_len, token_budget, min(chunk, float(token_budget)),
+                                 math.floor(pages), page_tokens, reserve, step_s,
+                                 _MAX_RUN_STEPS)
+    except (ValueError, RuntimeError) as e:
+        raise ValueError(f"{fn}: num_requests={n}: {e}") from e
+    res: dict[str, Any] = {
+        "num_requests": n, "request_rate": math.inf if rate is None else rate,
+        "makespan_s": out["makespan_s"], "tokens_per_s": out["tokens_per_s"],
+        "ttft_s": out["ttft_mean_s"], "ttft_median_s": out["ttft_median_s"],
+        "tpot_s": out["itl_mean_s"], "itl_median_s": out["itl_median_s"],
+        "e2e_s": out["e2e_mean_s"], "steps": int(out["steps"]),
+        "mixed_steps": int(out["mixed_steps"]), "peak_running": int(out["peak_running"]),
+        "decode_seqs": out["mean_decode_seqs"], "preemptions": int(out["preemptions"]),
+        "kv_pages": int(math.floor(pages))}
+    return res

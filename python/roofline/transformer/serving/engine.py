@@ -83,7 +83,7 @@ class StepPricer:
     q_len: int
     kw: dict[str, Any]
     cuda_graphs: bool = True
-    _decode: dict[int, ModelEstimate] = field(default_factory=dict, repr=False)
+    _decode: dict[tuple[int, int], ModelEstimate] = field(default_factory=dict, repr=False)
     _tokens: dict[int, ModelEstimate] = field(default_factory=dict, repr=False)
     _prefill: ModelEstimate | None = field(default=None, repr=False)
 
@@ -94,14 +94,15 @@ class StepPricer:
         tokens of the step."""
         return self.prompt_len + max(self.output_len // 2, 1) + self.q_len - 1
 
-    def decode_estimate(self, d: int) -> ModelEstimate:
-        """The decode step of ``d`` requests at the mean context."""
-        if d not in self._decode:
-            self._decode[d] = estimate(self.cfg, "decode", d, kv_len=self.kv_len,
-                                       q_len=self.q_len,
-                                       launch="graph" if self.cuda_graphs else "eager",
-                                       **self.kw)
-        return self._decode[d]
+    def decode_estimate(self, d: int, kv_len: int | None = None) -> ModelEstimate:
+        """The decode step of ``d`` requests at ``kv_len`` keys each (default: the mean
+        context :attr:`kv_len`)."""
+        kv = self.kv_len if kv_len is None else kv_len
+        if (d, kv) not in self._decode:
+            self._decode[d, kv] = estimate(self.cfg, "decode", d, kv_len=kv, q_len=self.q_len,
+                                           launch="graph" if self.cuda_graphs else "eager",
+                                           **self.kw)
+        return self._decode[d, kv]
 
     def _token_estimate(self, tokens: int) -> ModelEstimate:
         if tokens not in self._tokens:
@@ -117,24 +118,26 @@ class StepPricer:
                                      **self.kw)
         return self._prefill
 
-    def decode_step_s(self, d: int) -> float:
-        """Wall seconds of a decode step of ``d`` requests (graph launch included)."""
-        return float(self.decode_estimate(d).wall_s)
+    def decode_step_s(self, d: int, kv_len: int | None = None) -> float:
+        """Wall seconds of a decode step of ``d`` requests at ``kv_len`` keys each (default
+        :attr:`kv_len`; graph launch included)."""
+        return float(self.decode_estimate(d, kv_len).wall_s)
 
-    def mixed_step_s(self, d: int, prefill_tokens: int) -> float:
+    def mixed_step_s(self, d: int, prefill_tokens: int, kv_len: int | None = None) -> float:
         """Wall seconds of a step of ``d`` decoding requests plus ``prefill_tokens`` prompt
         tokens: the decode step, plus the non-attention ops' extra time over
         ``d·q_len + prefill_tokens`` tokens, plus ``prefill_tokens / prompt_len`` of a causal
-        prefill's attention; at least the host's launches of the step's kernels."""
+        prefill's attention; at least the host's launches of the step's kernels. The decoding
+        requests attend to ``kv_len`` keys each (default :attr:`kv_len`)."""
         if prefill_tokens <= 0:
-            return self.decode_step_s(d) if d > 0 else 0.0
+            return self.decode_step_s(d, kv_len) if d > 0 else 0.0
         total = d * self.q_len + prefill_tokens
         mixed = self._token_estimate(total)
         _, _, rest_mixed = split_time(mixed)
         attn_pre, _, _ = split_time(self.prefill_estimate())
         attn_pre *= prefill_tokens / self.prompt_len
         if d > 0:
-            dec = self.decode_estimate(d)
+            dec = self.decode_estimate(d, kv_len)
             _, head, rest_dec = split_time(dec)
             gpu = float(dec.wall.gpu_s if dec.wall is not None else dec.time_s)
             gpu += max(rest_mixed - rest_dec, 0.0) + attn_pre

@@ -1,0 +1,154 @@
+"""Finite benchmark runs (transformer.serve(num_requests=...)): the core's step-by-step
+simulation by hand, its properties on a real model, and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import roofline as rl
+from roofline import _core
+from roofline.transformer.serving import StepPricer
+
+T = rl.transformer
+H100 = "H100 SXM"
+
+
+def _step(d: float, p: float, keys: float) -> float:
+    """A step time to derive by hand: 1 s + 10 ms per prefill token + 100 ms per decoder."""
+    return 1.0 + 0.01 * p + 0.1 * d
+
+
+def _run(n: int, prompt: int, output: int, budget: int, pages: int, reserve: bool = True,
+         interval: float = 0.0) -> dict:
+    return _core.inflight_run(n, interval, prompt, output, budget, budget, pages, 1, reserve,
+                              _step, 10_000)
+
+
+def test_two_requests_by_hand() -> None:
+    # budget 100: step 1 prefills both prompts (p = 20): 1.2 s, both emit their first token;
+    # then 2 decode steps of d = 2 (1.2 s each)
+    r = _run(2, 10, 3, 100, 100)
+    assert r["makespan_s"] == pytest.approx(3.6)
+    assert r["tokens_per_s"] == pytest.approx(6 / 3.6)
+    assert r["ttft_mean_s"] == pytest.approx(1.2) and r["itl_mean_s"] == pytest.approx(1.2)
+    assert (r["steps"], r["mixed_steps"], r["peak_running"]) == (3, 1, 2)
+    # budget 12: step 1 = A's 10 prompt tokens + B's first 2 (1.12 s; A's first token);
+    # step 2 = A decodes + B's last 8 (1 + 0.08 + 0.1 = 1.18 s; B's first token at 2.30);
+    # step 3 = both decode (1.2 s; A done at 3.50); step 4 = B decodes (1.1 s) -> 4.60 s
+    r = _run(2, 10, 3, 12, 100)
+    assert r["makespan_s"] == pytest.approx(4.6)
+    assert r["ttft_mean_s"] == pytest.approx((1.12 + 2.30) / 2)
+    assert r["ttft_median_s"] == pytest.approx((1.12 + 2.30) / 2)
+    # gaps: 1.18 (A), 1.2 (A and B), 1.1 (B): mean 4.68 / 4, median 1.18
+    assert r["itl_mean_s"] == pytest.approx(4.68 / 4)
+    assert r["itl_median_s"] == pytest.approx(1.18)
+    assert r["e2e_mean_s"] == pytest.approx((3.5 + 4.6) / 2)
+    assert r["mean_decode_seqs"] == pytest.approx((0 + 1 + 2 + 1) / 4)
+
+
+def test_reserve_admission_waits_for_pages() -> None:
+    # 13 pages hold one request's 10 + 3 tokens: B waits until A retires at 3.3 s, then
+    # runs alone (1.1 s prefill step, two 1.1 s decode steps)
+    r = _run(2, 10, 3, 100, 13)
+    assert r["makespan_s"] == pytest.approx(6.6)
+    assert r["ttft_mean_s"] == pytest.approx((1.1 + 4.4) / 2)
+    assert r["peak_running"] == 1 and r["preemptions"] == 0
+
+
+def test_grow_preempts_the_newest_request() -> None:
+    # prompt 2, output 3, 6 pages of 1 token. Step 1: both prompts (2 pages each): 1.04 s.
+    # Step 2: both decode, each takes a 3rd page (free 2 -> 0): 1.2 s -> 2.24. Step 3: both
+    # need a 4th page, none free: B (newest) is preempted (frees 3), A decodes its last token
+    # (1.1 s -> 3.34) and frees 4. Step 4: B recomputes its 2 + 2 tokens (4 pages, 1.04 s ->
+    # 4.38), emitting its 3rd token after a 4.38 - 2.24 = 2.14 s gap.
+    r = _run(2, 2, 3, 100, 6, reserve=False)
+    assert r["preemptions"] == 1
+    assert r["makespan_s"] == pytest.approx(4.38)
+    assert r["itl_mean_s"] == pytest.approx((2 * 1.2 + 1.1 + 2.14) / 4)
+    assert r["ttft_mean_s"] == pytest.approx(1.04)
+    # reserving 5 pages each fits only one at a time: no preemption, but B waits
+    held = _run(2, 2, 3, 100, 6, reserve=True)
+    assert held["preemptions"] == 0 and held["peak_running"] == 1
+
+
+def test_arrivals_at_a_rate_by_hand() -> None:
+    # B arrives at 10 s, after A is done (3 steps of 1.1 s): the engine idles in between
+    r = _run(2, 10, 3, 100, 100, interval=10.0)
+    assert r["makespan_s"] == pytest.approx(13.3)
+    assert r["ttft_mean_s"] == pytest.approx(1.1)
+
+
+def test_one_request_is_its_prefill_and_decode_steps() -> None:
+    """num_requests=1: one prefill step of the 512-token prompt, then 127 decode steps of
+    one request attending to 513..639 keys, priced at whole 32-token pages."""
+    df = T.serve("Llama-3-8B", H100, prompt_len=512, output_len=128, num_requests=1)
+    p = StepPricer(rl.transformer.config("Llama-3-8B"), 512, 128, 1,
+                   dict(hardware=rl.hardware(H100), tp=1, ep=1, linear_recipe=None,
+                        kv_dtype=None, routing_skew=0.0, gpus_per_node=None,
+                        efficiency="default", runtime="megatron"))
+    first = p.mixed_step_s(0, 512)
+    decode = [p.decode_step_s(1, kv_len=-(-(512 + g) // 32) * 32) for g in range(1, 128)]
+    r = df.iloc[0]
+    assert r["makespan_s"] == pytest.approx(first + sum(decode))
+    assert r["ttft_s"] == pytest.approx(first)
+    assert r["tpot_s"] == pytest.approx(sum(decode) / 127)
+    assert r["tokens_per_s"] == pytest.approx(128 / (first + sum(decode)))
+    assert (r["steps"], r["peak_running"], r["preemptions"]) == (128, 1, 0)
+
+
+@pytest.mark.parametrize("admission", ["reserve", "grow"])
+def test_makespan_bounds_and_convergence(admission: str) -> None:
+    kw = dict(prompt_len=512, output_len=128, kv_admission=admission)
+    ns = (1, 10, 100, 400, 1600, 6400)
+    runs = [T.serve("Llama-3-8B", H100, num_requests=n, **kw) for n in ns]
+    makespan = np.array([df["makespan_s"].iloc[0] for df in runs])
+    assert np.all(np.diff(makespan) > 0)  # more requests, longer run
+    steady = runs[0].attrs["steady_tokens_per_s"]
+    for n, df in zip(ns, runs, strict=True):
+        # no finite run beats the engine kept full at the concurrency its cache admits
+        assert df["makespan_s"].iloc[0] >= n * 128 / steady
+        assert df["peak_running"].iloc[0] <= df.attrs["max_batch"] * (
+            1 if admission == "reserve" else 640 / 513 + 0.01)
+    # the ramp and the drain amortize: 6400 requests reach the steady state within 2 %
+    # (reserve) / 6 % (grow: identical requests outgrow the cache together and preempt)
+    tol = 0.02 if admission == "reserve" else 0.06
+    assert runs[-1]["tokens_per_s"].iloc[0] == pytest.approx(steady, rel=tol)
+    assert runs[2]["tokens_per_s"].iloc[0] < runs[-1]["tokens_per_s"].iloc[0]
+
+
+def test_rate_limited_run_serves_the_offered_load() -> None:
+    # 200 requests at 5/s: the run lasts about the 39.8 s of arrivals plus one request
+    df = T.serve("Llama-3-8B", H100, prompt_len=512, output_len=128, num_requests=200,
+                 request_rate=5.0)
+    one = T.serve("Llama-3-8B", H100, prompt_len=512, output_len=128, num_requests=1)
+    r = df.iloc[0]
+    assert r["request_rate"] == 5.0
+    assert 199 / 5.0 + one["makespan_s"].iloc[0] <= r["makespan_s"] < 199 / 5.0 + 2.0
+    assert r["ttft_s"] < 0.1 and math.isinf(one["request_rate"].iloc[0])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(num_requests=0), r"num_requests must be an integer \[1, 100000\]"),
+    (dict(num_requests=100_001), r"num_requests must be an integer \[1, 100000\], got 100001"),
+    (dict(num_requests=2.5), "num_requests must be an integer"),
+    (dict(num_requests=True), "num_requests must be an integer"),
+    (dict(num_requests=4, spec_k=2), "num_requests.*spec_k=2"),
+    (dict(num_requests=4, ep=2), "num_requests.*ep=2"),
+    (dict(num_requests=4, memory_fraction=0.2), r"num_requests=4: .*exceeds the cache"),
+])
+def test_num_requests_bad_input(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        T.serve("Llama-3-70B", H100, prompt_len=64, output_len=8, tp=8, **kwargs)
+
+
+def test_core_rejects_bad_step_times() -> None:
+    with pytest.raises(ValueError, match="num_requests must be >= 1"):
+        _core.inflight_run(0, 0.0, 10, 3, 100, 100, 100, 1, True, _step, 10)
+    with pytest.raises(ValueError, match="returned nan"):
+        _core.inflight_run(1, 0.0, 10, 3, 100, 100, 100, 1, True,
+                           lambda d, p, k: float("nan"), 10)
+    with pytest.raises(RuntimeError, match="more than 2 engine steps"):
+        _core.inflight_run(1, 0.0, 10, 3, 100, 100, 100, 1, True, _step, 2)
