@@ -260,6 +260,18 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
                 "memory_gb": mem / 1e9,
                 "fits": mem <= (hw.mem_capacity_bytes or 0.0) * memory_fraction}
 
+    def frame(rows: list[dict[str, Any]], **attrs: Any) -> pd.DataFrame:
+        """The result table: the rows, their cost per million tokens, the run's settings."""
+        df = pd.DataFrame(rows)
+        if price_per_gpu_hour is not None:
+            df["usd_per_m_tokens"] = dollars_per_million_tokens(price_per_gpu_hour, replica,
+                                                                df["tokens_per_s"])
+        df.attrs.update(max_batch=max_batch, model=cfg.name, hardware=hw.name, tp=tp, ep=ep,
+                        gpus=replica, prefill_s=prefill.time_s, token_budget=token_budget,
+                        kv_admission=admission, kv_bytes_per_request=kv_per_seq,
+                        runtime=runtime, **attrs)
+        return df
+
     if num_requests is not None:
         free = hw.mem_capacity_bytes * memory_fraction - weights
         page_bytes = kv_per_seq * page_tokens / held
@@ -268,28 +280,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
                    admission == "reserve")
         steady = row(float(max_batch))["tokens_per_s"] if max_batch >= 1 else 0.0
         run.update(weights_gb=weights / 1e9, tokens_per_s_per_gpu=run["tokens_per_s"] / replica)
-        df = pd.DataFrame([run])
-        if price_per_gpu_hour is not None:
-            df["usd_per_m_tokens"] = dollars_per_million_tokens(price_per_gpu_hour, replica,
-                                                                df["tokens_per_s"])
-        df.attrs.update(max_batch=max_batch, model=cfg.name, hardware=hw.name, tp=tp, ep=ep,
-                        gpus=replica, prefill_s=prefill.time_s, token_budget=token_budget,
-                        kv_admission=admission, kv_bytes_per_request=kv_per_seq,
-                        runtime=runtime, steady_tokens_per_s=steady)
-        return df
+        return frame([run], steady_tokens_per_s=steady)
     if request_rate is None:
-        rows = [row(b) for b in bs]
-    else:
-        rows = [_at_rate(fn, row, float(request_rate) / per_replica, max_batch)]
-    df = pd.DataFrame(rows)
-    if price_per_gpu_hour is not None:
-        df["usd_per_m_tokens"] = dollars_per_million_tokens(price_per_gpu_hour, replica,
-                                                            df["tokens_per_s"])
-    df.attrs.update(max_batch=max_batch, model=cfg.name, hardware=hw.name, tp=tp, ep=ep,
-                    gpus=replica, prefill_s=prefill.time_s, token_budget=token_budget,
-                    kv_admission=admission, kv_bytes_per_request=kv_per_seq,
-                    runtime=runtime)
-    return df
+        return frame([row(b) for b in bs])
+    return frame([_at_rate(fn, row, float(request_rate) / per_replica, max_batch)])
 
 
 def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
