@@ -4,9 +4,12 @@ functional collectives of a live dispatch)."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable
 from typing import Any
 
+from ...float8.casts import cast_kernels
 from ..collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from ..elementwise import elementwise
 from .call import Call
@@ -36,7 +39,54 @@ def _triton(call: Call, p: Pricer) -> Priced:
                 return None, f"{call.name}: no input shape / type to price"
             return row_op(p, fn, x, x.shape[-1], backward, "compiled",
                           fn != "softmax" and not backward)
+    column = _column_cast(call, p)
+    if column is not None:
+        return column
     return stream(call, p, "kernel", "memory")
+
+
+# torchao's rowwise dim-1 cast as Inductor names it: a pointwise kernel computing the
+# power-of-two scale (``exp2(floor(log2(...)))``, ``reciprocal``) and writing the transpose
+# (``_t``): ``triton_poi_fused_..._clamp_exp2_floor_log2_mul_reciprocal_t_18``.
+_COLUMN_CAST = re.compile(r"^triton_poi_fused_.*exp2_floor_log2.*reciprocal.*_t(_|ranspose)")
+
+
+def _column_cast(call: Call, p: Pricer) -> Priced | None:
+    """torchao's column-scaled cast written transposed (rowwise recipe, dim 1), from a trace:
+    the largest 2-D bf16 argument (d0 x d1, its batch dims folded into d0) is read with its
+    1-element-per-column scales and written transposed in fp8. Its rate is the cast model's
+    column-scaled cast (``rl.float8.cast_kernels(d0, d1, "rowwise", transpose=True)``: reads
+    strided across rows, partial sectors), so the trace and ``rl.float8.linear`` agree; the
+    traffic is every recorded input plus the fp8 copy and fp32 scales. None: not that kernel."""
+    if not _COLUMN_CAST.match(call.name):
+        return None
+    ts = [t for t in call.tensors() if t.dtype_name == "bf16" and len(t.shape) >= 2]
+    if not ts:
+        return None
+    x = max(ts, key=lambda t: t.numel)
+    d1 = x.shape[-1]
+    d0 = x.numel // max(d1, 1)
+    if d0 <= 1 or d1 <= 1:
+        return None
+    read = sum(t.nbytes for t in call.tensors())
+    written = x.numel + 4 * d1
+    base = p.traffic(read, written, 0.0, call.base)
+
+    def make() -> Any:
+        row = cast_kernels(d0, d1, "rowwise", p.hardware, transpose=True,
+                           efficiency=p.efficiency).iloc[-1]
+        per_byte = float(row["memory_s"]) / float(row["bytes_read"] + row["bytes_written"])
+        mem = per_byte * (read + written)
+        if mem <= float(base.memory_s):
+            return base
+        return dataclasses.replace(base, memory_s=mem,
+                                   time_s=float(base.time_s) + mem - float(base.memory_s))
+
+    e = p.cached(("column_cast", d0, d1, read, written, call.base), make)
+    return [("memory", e)], (
+        f"{call.name}: torchao column-scaled cast written transposed, {d0}x{d1} bf16: "
+        f"{read} B read, {written} B written at the cast model's column-scaled rate "
+        f"(rl.float8.cast_kernels(..., 'rowwise', transpose=True))")
 
 
 register_family("Inductor (Triton) kernels", lambda c: c.name.startswith("triton_"), "kernel",
