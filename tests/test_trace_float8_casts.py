@@ -40,7 +40,9 @@ def test_other_triton_kernels_keep_one_pass():
     w = TensorArg((4096, 4096), "bf16", 2)
     # a row cast (no transpose) and a reduction are not the column-scaled cast
     for name in ("triton_poi_fused__to_copy_clamp_exp2_floor_log2_mul_reciprocal_view_3",
-                 "triton_red_fused_abs_amax_t_10", "triton_poi_fused_add_mul_t_2"):
+                 "triton_red_fused_abs_amax_t_10", "triton_poi_fused_add_mul_t_2",
+                 "triton_poi_fused__scaled_mm__to_copy_clamp_clone_exp2_floor_log2_mul_"
+                 "reciprocal_t_view_11"):
         nbytes, mem = _priced(name, w)
         plain = rl.elementwise(int(nbytes), reads=1, writes=0, dtype="int8", hardware=HW)
         assert nbytes == 4096 * 4096 * 2
