@@ -56,3 +56,27 @@ def test_peak_efficiency_keeps_the_plain_pass():
     plain = rl.elementwise(int(got[0][1].bytes), reads=1, writes=0, dtype="int8",
                            hardware=HW, efficiency="peak")
     assert float(got[0][1].memory_s) == pytest.approx(float(plain.memory_s), rel=1e-9)
+
+
+LOOPED = ("triton_red_fused__scaled_mm__to_copy_abs_amax_clamp_clone_exp2_floor_log2_mul_"
+          "new_ones_reciprocal_t_view_4")
+
+
+def test_looped_amax_cast_reads_its_operand_twice_at_the_row_cast_rate():
+    # recorded: 4096 x 14336 bf16 (117440512 B), its 14336 fp32 scales (57344 B), the bf16
+    # operand again (117440512 B); + the second loop's re-read of the operand (117440512 B)
+    x = TensorArg((4096, 14336), "bf16", 2)
+    s = TensorArg((14336, 1), "fp32", 4)
+    nbytes, mem = _priced(LOOPED, x, s, x)
+    assert nbytes == 3 * 117440512 + 57344
+    ks = rl.float8.cast_kernels(4096, 14336, "rowwise", HW)
+    row = ks.iloc[-1]
+    assert row.kernel == "cast rowwise (row amax + cast)"
+    rate = float(row.bytes_read + row.bytes_written) / float(row.memory_s)
+    assert mem == pytest.approx(nbytes / rate, rel=1e-9)
+    # a split amax alone (no scale ops) and a persistent reduction keep the one pass
+    for name in ("triton_red_fused_abs_amax_view_6",
+                 "triton_per_fused_abs_amax_clamp_exp2_floor_log2_mul_reciprocal_3"):
+        n1, m1 = _priced(name, x)
+        plain = rl.elementwise(int(n1), reads=1, writes=0, dtype="int8", hardware=HW)
+        assert n1 == 117440512 and m1 == pytest.approx(float(plain.memory_s), rel=1e-9)
