@@ -77,6 +77,19 @@ def score(rows: list[dict[str, Any]], terms: dict[str, float]) -> float:
                                      if r["recipe"] == rec]) for rec in recipes]))
 
 
+def column_sm_rate(rows: list[dict[str, Any]], fraction: float) -> float:
+    """Per-SM rate of the column-scaled cast: the fitted fraction of the fit GPU's streaming
+    bandwidth over its SMs, rounded up (3 digits) so the fit GPU's own times do not move. The
+    cast's strided loads in flight per SM, not the HBM, set it: a GPU with the same SMs and a
+    faster HBM (H200) runs it at the same rate."""
+    hw = rl.hardware(rows[0]["hardware"])
+    n = 1 << 28
+    stream = n / float(rl.elementwise(n, reads=1, writes=0, dtype="int8", hardware=hw).memory_s)
+    rate = fraction * stream / int(hw.sms)
+    digits = 10 ** (int(np.floor(np.log10(rate))) - 2)
+    return float(np.ceil(rate / digits) * digits)
+
+
 def fit(data_dir: Path) -> dict[str, Any]:
     """Fit the cast terms on data_dir's measurements, write cast.json and return it."""
     rows = cast_rows(data_dir)
@@ -92,6 +105,7 @@ def fit(data_dir: Path) -> dict[str, Any]:
                     best, terms, changed = s, trial, True
         if not changed:
             break
+    terms["column_sm_bytes_per_s"] = column_sm_rate(rows, terms["column_fraction"])
     doc = {
         "schema": "roofline.terms.cast/1",
         "about": "Bandwidth fractions of torchao's compiled float8 cast kernels (Inductor "

@@ -105,6 +105,8 @@ def test_cast_terms_are_bound_and_fitted() -> None:
     for name in ("amax_fraction", "transpose_fraction", "dual_fraction", "row_fraction",
                  "column_fraction"):
         assert 0.0 < getattr(t, name) <= 1.0
+    # 0.22 x H100's streaming bandwidth (2.948 TB/s) / 132 SMs = 4.913e9, rounded up
+    assert t.column_sm_bytes_per_s == 4.92e9
     assert not _core.CastTerms().real_kernels()
 
 
@@ -129,3 +131,20 @@ def test_bad_input(kwargs: dict, exc: type, match: str) -> None:
 def test_cast_kernels_needs_scalars() -> None:
     with pytest.raises(ValueError, match="scalars"):
         rl.float8.cast_kernels([8, 16], 8, hardware=H100)
+
+
+def test_column_scaled_cast_rate_is_set_by_the_sms_not_the_hbm() -> None:
+    """The column-scaled transposed cast moves at most column_sm_bytes_per_s per SM: H100 and
+    H200 (132 SMs each) run it at the same 132 x 4.92e9 B/s = 0.649 TB/s although the H200's
+    HBM is 1.4x faster (measured H200 trace: 0.58 TB/s); H100 keeps its fitted fraction."""
+    def column(hw: str) -> tuple[float, float]:
+        ks = rl.float8.cast_kernels(14336, 4096, "rowwise", hw, transpose=True)
+        row = ks[ks.kernel == "cast (column-scaled, transposed)"].iloc[0]
+        return float(row.bytes_read + row.bytes_written), float(row.memory_s)
+
+    nbytes, h200 = column("H200 SXM")
+    assert nbytes == 14336 * 4096 * 3 + 4 * 4096
+    assert h200 == pytest.approx(nbytes / (132 * 4.92e9), rel=1e-9)
+    _, h100 = column(H100)
+    assert h100 >= h200
+    assert h100 == pytest.approx(nbytes / (132 * 4.92e9), rel=2e-3)  # its 0.22 fraction binds

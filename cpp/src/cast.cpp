@@ -127,12 +127,14 @@ struct Compiled {
              at<T>(T(reads * kBf16 * n), T(kFp8 * n + kFp32 * d0), t.row_fraction));
   }
   // Rowwise cast along dim 0 (one scale per column), written transposed: a split column amax,
-  // its final reduction, then a column-scaled cast whose reads stride across rows.
+  // its final reduction, then a column-scaled cast whose reads stride across rows (at most
+  // column_sm_bytes_per_s per SM: its loads in flight, not the HBM, set the rate).
   void column(const char* amax_name, const char* cast_name, const T& d0, const T& d1) const {
     const T n = d0 * d1;
     amax(amax_name, n, false);
-    out.push(cast_name, KernelRole::cast,
-             at<T>(T(kBf16 * n), T(kFp8 * n + kFp32 * d1), t.column_fraction));
+    CostT<T> c = at<T>(T(kBf16 * n), T(kFp8 * n + kFp32 * d1), t.column_fraction);
+    c.sm_bytes_per_s = t.column_sm_bytes_per_s;
+    out.push(cast_name, KernelRole::cast, c);
   }
 };
 

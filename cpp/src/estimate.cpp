@@ -641,6 +641,12 @@ EstimateT<T> shaped_memory(const CostT<T>& c, const Rates& r) {
       r.s_per_flop[static_cast<std::size_t>(PeakClass::fp32)];
   e.compute_s = over(c.flops * s_per_flop + strided + (overlapped ? special : T(0.0)), util);
   e.memory_s = over(over(dram * r.s_per_byte, fraction), util);
+  if (r.sms > 0 && any(c.sm_bytes_per_s > 0.0)) {
+    // A kernel whose loads, not the HBM, set its rate (strided reads using part of each
+    // sector): every SM moves at most sm_bytes_per_s, whatever the HBM bandwidth.
+    const auto capped = c.sm_bytes_per_s > 0.0;
+    e.memory_s = select(capped, max(e.memory_s, dram / (r.sms * c.sm_bytes_per_s)), e.memory_s);
+  }
   T serial = overlapped ? T(0.0) : over(special, util);
   if (c.row_kernel == RowKernel::aten_cta && t.cta_sm_bytes_per_s > 0 && any(waves > 0.0)) {
     // Each SM runs its rows one CTA at a time: per row, its traffic at the per-SM rate, then
@@ -1149,6 +1155,7 @@ Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   s.backward = c.backward;
   s.dropout = c.dropout;
   s.bandwidth_fraction = c.bandwidth_fraction[i];
+  s.sm_bytes_per_s = c.sm_bytes_per_s[i];
   s.attention_backend = c.attention_backend;
   s.row_kernel = c.row_kernel;
   s.rows = c.rows[i];

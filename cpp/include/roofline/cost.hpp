@@ -65,6 +65,9 @@ struct CostT {
   T bandwidth_fraction = 1.0;         ///< fraction of the streaming bandwidth this kernel's access
                                       ///< pattern reaches (kind == memory; transposes, one block per
                                       ///< row); shape-aware model only
+  T sm_bytes_per_s = 0;               ///< DRAM bytes/s one SM reaches with this kernel's access
+                                      ///< pattern when its loads, not the HBM, set the rate
+                                      ///< (kind == memory; 0: none); shape-aware model only
   AttentionBackend attention_backend = AttentionBackend::standard; ///< implementation of a
                                       ///< fused attention kernel (kind == attention)
   double page_tokens = 0;             ///< tokens per KV-cache page (0: contiguous cache;

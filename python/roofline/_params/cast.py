@@ -18,7 +18,7 @@ from .architecture import architecture
 from .fields import fill
 
 FIELDS = ("amax_fraction", "transpose_fraction", "dual_fraction", "row_fraction",
-          "column_fraction")
+          "column_fraction", "column_sm_bytes_per_s")
 
 
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:

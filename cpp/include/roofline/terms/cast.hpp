@@ -11,6 +11,8 @@ struct CastTerms {
   double dual_fraction = 0;      ///< cast writing row-major and column-major fp8 copies from one read
   double row_fraction = 0;       ///< rowwise cast fused with its row amax (looped rows read twice)
   double column_fraction = 0;    ///< rowwise cast along dim 1: column-scaled, transposed output
+  double column_sm_bytes_per_s = 0; ///< that cast's DRAM rate per SM (its strided loads, not the
+                                    ///< HBM, bound it: the same on every GPU with as many SMs)
 
   /// True when the real (compiled) kernel lists replace the idealized ones.
   bool real_kernels() const noexcept { return amax_fraction > 0; }

@@ -4,9 +4,11 @@ functional collectives of a live dispatch)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from ...float8.casts import cast_kernels
 from ..collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from ..elementwise import elementwise
 from .call import Call
@@ -36,7 +38,98 @@ def _triton(call: Call, p: Pricer) -> Priced:
                 return None, f"{call.name}: no input shape / type to price"
             return row_op(p, fn, x, x.shape[-1], backward, "compiled",
                           fn != "softmax" and not backward)
+    for special in (_column_cast, _looped_cast):
+        got = special(call, p)
+        if got is not None:
+            return got
     return stream(call, p, "kernel", "memory")
+
+
+# Inductor names a fused kernel ``triton_{poi,red,per}_fused_`` + its ops, sorted, joined by
+# ``_`` (then an index): torchao's power-of-two scale is ``exp2(floor(log2(...)))`` and
+# ``reciprocal``, its transposed output ``t`` / ``transpose``.
+_SCALE_OPS = frozenset({"exp2", "floor", "log2", "reciprocal"})
+
+
+def _ops(name: str, kind: str) -> frozenset[str] | None:
+    """The op-name tokens of an Inductor kernel ``triton_<kind>_fused_...``; None otherwise."""
+    prefix = f"triton_{kind}_fused_"
+    return frozenset(name[len(prefix):].split("_")) if name.startswith(prefix) else None
+
+
+def _column_cast(call: Call, p: Pricer) -> Priced | None:
+    """torchao's column-scaled cast written transposed (rowwise recipe, dim 1), from a trace:
+    the largest 2-D bf16 argument (d0 x d1, its batch dims folded into d0) is read with its
+    1-element-per-column scales and written transposed in fp8. Its rate is the cast model's
+    column-scaled cast (``rl.float8.cast_kernels(d0, d1, "rowwise", transpose=True)``: reads
+    strided across rows, partial sectors), so the trace and ``rl.float8.linear`` agree; the
+    traffic is every recorded input plus the fp8 copy and fp32 scales. None: not that kernel."""
+    ops = _ops(call.name, "poi")
+    if ops is None or not _SCALE_OPS <= ops or not ops & {"t", "transpose"} or "clone" in ops:
+        # ``clone``: a contiguous copy written in the layout it reads (the ``t`` is a view of
+        # an already transposed operand): coalesced, one streaming pass (50-60 % of the DRAM
+        # roofline in the H200 float8 traces, against 8-12 % for the transposing casts)
+        return None
+    dims = _largest_bf16(call)
+    if dims is None:
+        return None
+    d0, d1 = dims
+    read = sum(t.nbytes for t in call.tensors())
+    return _at_cast_rate(call, p, read, d0 * d1 + 4 * d1, d0, d1, True,
+                         "torchao column-scaled cast written transposed")
+
+
+def _largest_bf16(call: Call) -> tuple[int, int] | None:
+    """(d0, d1) of the largest 2-D-or-more bf16 argument, batch dims folded into d0."""
+    ts = [t for t in call.tensors() if t.dtype_name == "bf16" and len(t.shape) >= 2]
+    if not ts:
+        return None
+    x = max(ts, key=lambda t: t.numel)
+    d1 = x.shape[-1]
+    d0 = x.numel // max(d1, 1)
+    return (d0, d1) if d0 > 1 and d1 > 1 else None
+
+
+def _at_cast_rate(call: Call, p: Pricer, read: int, written: int, d0: int, d1: int,
+                  transpose: bool, what: str) -> Priced:
+    """``read`` + ``written`` bytes at the rate of the cast model's last kernel of a rowwise
+    cast of d0 x d1 (never faster than one streaming pass)."""
+    base = p.traffic(read, written, 0.0, call.base)
+
+    def make() -> Any:
+        row = cast_kernels(d0, d1, "rowwise", p.hardware, transpose=transpose,
+                           efficiency=p.efficiency).iloc[-1]
+        per_byte = float(row["memory_s"]) / float(row["bytes_read"] + row["bytes_written"])
+        mem = per_byte * (read + written)
+        if mem <= float(base.memory_s):
+            return base
+        return dataclasses.replace(base, memory_s=mem,
+                                   time_s=float(base.time_s) + mem - float(base.memory_s))
+
+    e = p.cached((what, d0, d1, read, written, call.base), make)
+    return [("memory", e)], (
+        f"{call.name}: {what}, {d0}x{d1} bf16: {read} B read, {written} B written at the "
+        f"float8 cast model's rate (rl.float8.cast_kernels(..., 'rowwise', "
+        f"transpose={transpose}))")
+
+
+def _looped_cast(call: Call, p: Pricer) -> Priced | None:
+    """torchao's amax and scaled cast fused in one looped Inductor reduction, from a trace: the
+    first loop reduces the amax over the reduction axis, the second reads the operand again to
+    scale and store (Inductor names a reduction kept in registers ``per``; ``red`` loops), and
+    the tiles in flight exceed the L2, so the re-read is a second DRAM pass. Traffic: every
+    recorded argument plus that re-read of the largest bf16 operand, at the cast model's
+    looped row-cast rate (``row_fraction``). None: not that kernel."""
+    ops = _ops(call.name, "red")
+    if ops is None or not _SCALE_OPS | {"amax"} <= ops:
+        return None
+    dims = _largest_bf16(call)
+    if dims is None:
+        return None
+    d0, d1 = dims
+    read = sum(t.nbytes for t in call.tensors()) + 2 * d0 * d1
+    return _at_cast_rate(call, p, read, 0, d0, d1, False,
+                         "amax + scaled cast in one looped reduction (operand read twice)")
 
 
 register_family("Inductor (Triton) kernels", lambda c: c.name.startswith("triton_"), "kernel",
