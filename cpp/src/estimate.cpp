@@ -975,7 +975,8 @@ Estimate shaped_attention(const Cost& c, const Rates& r, bool dq_pass = false) {
   }
   e.compute_s = best.compute;
   e.memory_s = best.memory;
-  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + (dq_pass ? 0.0 : best.call),
+  const double call = dq_pass ? 0.0 : best.call;  // the dQ kernel's call: counted once
+  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + call,
                       c.kernels * r.kernel_floor_s);
   if (split_dq) {
     // The dQ kernel re-reads Q, K, V, O, dO and the row statistics and writes dQ; its fixed
