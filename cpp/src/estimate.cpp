@@ -1150,11 +1150,11 @@ Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noe
 
 Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   Cost s = lane_gemm_cost(c, i);
-  s.q_len = c.q_len[i];
-  s.kv_len = c.kv_len[i];
-  s.head_dim = c.head_dim[i];
-  s.v_head_dim = c.v_head_dim[i];
-  s.heads_per_kv = c.heads_per_kv[i];
+  s.q_len = c.q_len;
+  s.kv_len = c.kv_len;
+  s.head_dim = c.head_dim;
+  s.v_head_dim = c.v_head_dim;
+  s.heads_per_kv = c.heads_per_kv;
   s.causal = c.causal;
   s.backward = c.backward;
   s.dropout = c.dropout;
