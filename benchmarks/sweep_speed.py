@@ -10,7 +10,10 @@
     searches 12 tiles x up to 5 split-K factors), then its parts: one GEMM, one cast.
 
 Run: ``python benchmarks/sweep_speed.py [--points 2000000]`` (needs torch, torchao, sympy).
-Every number is measured in this run; ratios compare rows of the same run.
+Every number is measured in this run; ratios compare rows of the same run. The closing "per
+core" table times (b2) and (c1) alternately (best of --rounds each), both on one thread: numpy
+runs lambdify's expressions on one core, and ours runs with set_num_threads(1); pin the process
+to one core to compare cores (``taskset -c 0 python benchmarks/sweep_speed.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ def main() -> None:
     parser.add_argument("--subs-points", type=int, default=30, help="shapes for (a)")
     parser.add_argument("--loop-points", type=int, default=20_000, help="shapes for (b1)")
     parser.add_argument("--recipe", default="tensorwise")
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="alternating timings of the per-core comparison")
     args = parser.parse_args()
 
     warnings.filterwarnings("ignore")
@@ -130,6 +135,28 @@ def main() -> None:
           "validation included:")
     for name, rate in parts:
         print(f"{name:<48} {rate:>14,.0f} {1e9 / rate:>9,.0f} ns each")
+
+    # Per core, side by side: the same shapes through torchao's formulas (lambdify, numpy) and
+    # through rl.float8.linear (torchao preset, validation and result object included), timed
+    # alternately so that both see the same machine; best of the rounds for each.
+    best = {"lambdify": float("inf"), "roofline": float("inf")}
+    one = ours(1)
+    for _ in range(args.rounds):
+        for name, fn in (("lambdify", lambdify_arrays), ("roofline", one)):
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    rl.set_num_threads(0)
+    ns = {name: 1e9 * t / args.points for name, t in best.items()}
+    print(f"\nper core, {args.points:,} training linears ({args.recipe}), one thread each, "
+          f"best of {args.rounds} alternating rounds:")
+    print(f"{'path':<48} {'ns / linear':>12} {'linears/s':>14}")
+    print(f"{'torchao formulas, sympy.lambdify -> numpy':<48} {ns['lambdify']:>12.1f} "
+          f"{1e9 / ns['lambdify']:>14,.0f}")
+    label = 'rl.float8.linear(..., efficiency="torchao")'
+    print(f"{label:<48} {ns['roofline']:>12.1f} "
+          f"{1e9 / ns['roofline']:>14,.0f}")
+    print(f"roofline / lambdify throughput: {ns['lambdify'] / ns['roofline']:.2f}x")
 
 
 if __name__ == "__main__":

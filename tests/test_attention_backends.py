@@ -124,6 +124,36 @@ def test_math_path_runs_in_fp32() -> None:
     assert f32[0]["kernel"] == "scale Q, K"
 
 
+def test_math_gqa_expands_kv_per_query_head() -> None:
+    # SDPA's math path with enable_gqa: K, V (fp32 after the upcast) are repeat_interleave'd to
+    # every query head, so the GEMMs run per query head; the backward sums each group back.
+    # b=1, h=8, g=2, q=kv=64, d=32, bf16.
+    rows = {r["kernel"]: r for r in attention_kernels(1, 8, 64, 64, 32, kv_heads=2,
+                                                      backend="math", hardware=H100)}
+    rep = rows["repeat K, V"]
+    assert rep["bytes_read"] == 2 * (2 * 64 * 32) * 4       # K, V of 2 kv heads: 32768
+    assert rep["bytes_written"] == 2 * (8 * 64 * 32) * 4    # ... of 8 query heads: 131072
+    qk = rows["QK^T"]
+    assert qk["flops"] == 2 * 8 * 64 * 64 * 32              # 8 bmm problems of 64 x 64 x 32
+    assert qk["bytes_read"] == (8 * 64 * 32 + 8 * 64 * 32) * 4  # Q and the expanded K
+    assert rows["scale Q, K"]["bytes_read"] == (8 * 64 * 32 + 8 * 64 * 32) * 4
+    bwd = {r["kernel"]: r for r in attention_kernels(1, 8, 64, 64, 32, kv_heads=2,
+                                                     backward=True, backend="math",
+                                                     hardware=H100)}
+    assert "repeat K, V" not in bwd
+    red = bwd["dK, dV group sum"]
+    assert red["bytes_read"] == 2 * (8 * 64 * 32) * 4
+    assert red["bytes_written"] == 2 * (2 * 64 * 32) * 4
+    # equal head counts: K, V pass untouched (no copies, no sums)
+    mha = [r["kernel"] for r in attention_kernels(1, 8, 64, 64, 32, kv_heads=8, backward=True,
+                                                  backend="math", hardware=H100)]
+    assert "dK, dV group sum" not in mha
+    # within GQA the backward is flat but for the group sums' writes: more kv heads never faster
+    t = [float(rl.attention(1, 8, 64, 64, 32, kv_heads=g, backward=True, backend="math",
+                            hardware=H100).time_s) for g in (1, 2, 4)]
+    assert t[0] <= t[1] <= t[2]
+
+
 def test_cudnn_gqa_backward_reduces_heads() -> None:
     # b=1, h=8, g=2, kv=64, d=32: dK, dV written per query head in fp32, reduced per kv head
     rows = attention_kernels(1, 8, 64, 64, 32, kv_heads=2, backward=True, backend="cudnn",
@@ -192,12 +222,12 @@ def test_h200_takes_h100_terms() -> None:
 @pytest.mark.parametrize("backward", [False, True])
 def test_monotone_in_every_dimension(backend: str, backward: bool) -> None:
     base = {"batch": 2, "heads": 8, "q_len": 512, "kv_len": 1024, "head_dim": 64,
-            "kv_heads": 4}
+            "kv_heads": 2}
     t0 = float(rl.attention(**base, backward=backward, backend=backend, hardware=H100).time_s)
+    # kv_heads grows within GQA (2 -> 4 of 8 heads); at kv_heads == heads cuDNN's backward drops
+    # its head-reduce kernel and the math path its K, V copies and group sums (test_monotone_u4)
     for key, bigger in (("batch", 4), ("heads", 16), ("q_len", 1024), ("kv_len", 4096),
-                        ("head_dim", 128), ("kv_heads", 8)):
-        if key == "kv_heads" and backend == "cudnn" and backward:
-            continue  # fewer kv heads add cuDNN's head-reduce kernel: GQA backward is slower
+                        ("head_dim", 128), ("kv_heads", 4)):
         t1 = float(rl.attention(**{**base, key: bigger}, backward=backward, backend=backend,
                                 hardware=H100).time_s)
         assert t1 >= t0, (key, t0, t1)

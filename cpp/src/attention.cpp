@@ -106,6 +106,12 @@ Cost flash(const AttentionShape& s, double flops, double read, double written,
 // attention weights (attn.to(dtype), returned next to the output) are cast back.
 // Kernels with a broadcast operand (mask add, eq, where) take aten's non-vectorized path, whose
 // per-element offset arithmetic (strided_elements) bounds them below the DRAM rate.
+// GQA / MQA (enable_gqa, kv_heads < heads): pre_process_group_query_attention_input copies the
+// fp32 K and V to every query head (repeat_interleave = unsqueeze, expand, contiguous clone:
+// one copy kernel each) before k^T * sqrt(scale), so every later kernel and GEMM runs per query
+// head (matmul folds batch x heads into the bmm batch); the backward sums each group of
+// heads / kv_heads gradients back onto its kv head (expand's backward: one reduction kernel
+// for dK, one for dV). Equal head counts return K, V untouched: no copies, no reductions.
 void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
   const double e = element_bytes(s.dtype);
   const double a = e < 4.0 ? 4.0 : e;               // accumulation format: fp32 at least
@@ -116,14 +122,22 @@ void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
   const double q_el = bhq * s.head_dim, k_el = bgk * s.head_dim, v_el = bgk * s.v_head_dim;
   const double o_el = bhq * s.v_head_dim;
   const double scores = bhq * s.kv_len;             // elements of the score matrix
-  const double groups = s.batch * s.kv_heads;
-  const double rows = s.q_len * s.heads / s.kv_heads;
+  const bool gqa = s.heads > s.kv_heads;
+  const double bhk = s.batch * s.heads * s.kv_len;  // key rows once K, V are expanded
+  const double kx_el = gqa ? bhk * s.head_dim : k_el, vx_el = gqa ? bhk * s.v_head_dim : v_el;
+  const double groups = s.batch * s.heads;          // bmm batch: one per (sequence, query head)
+  const double rows = s.q_len;
   if (upcast) {
     Cost c = streaming((q_el + k_el + v_el) * e, (q_el + k_el + v_el) * a);
     c.kernels = 3.0;  // query.to(float), key.to(float), value.to(float)
     out.push("upcast Q, K, V", c);
   }
-  Cost scale = streaming((q_el + k_el) * a, (q_el + k_el) * a);
+  if (gqa && !s.backward) {
+    Cost c = streaming((k_el + v_el) * a, (kx_el + vx_el) * a);
+    c.kernels = 2.0;  // key.repeat_interleave, value.repeat_interleave
+    out.push("repeat K, V", c);
+  }
+  Cost scale = streaming((q_el + kx_el) * a, (q_el + kx_el) * a);
   scale.kernels = 2.0;
   out.push("scale Q, K", scale);
   if (!s.backward) {
@@ -135,7 +149,7 @@ void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
       c.kernels = 3.0;
       out.push("causal mask", c);
     }
-    out.push("QK^T", gemm(groups, rows, s.kv_len, s.head_dim, (q_el + k_el) * a, scores * a,
+    out.push("QK^T", gemm(groups, rows, s.kv_len, s.head_dim, (q_el + kx_el) * a, scores * a,
                           math));
     if (masked) {
       Cost c = streaming(scores * a + mask_el * a, scores * a);
@@ -156,7 +170,7 @@ void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
     out.push("where", where);
     // at::dropout on the probabilities: aten's native_dropout writes them and a bool mask.
     if (s.dropout) out.push("dropout", streaming(scores * a, scores * a + scores));
-    out.push("PV", gemm(groups, rows, s.v_head_dim, s.kv_len, scores * a + v_el * a, o_el * a,
+    out.push("PV", gemm(groups, rows, s.v_head_dim, s.kv_len, scores * a + vx_el * a, o_el * a,
                         math));
     if (upcast) {
       out.push("downcast O", streaming(o_el * a, o_el * e));
@@ -167,15 +181,20 @@ void math_kernels(const AttentionShape& s, OpKernels& out) noexcept {
   }
   // Autograd of the same graph: the materialized backward GEMMs and softmax backward in fp32.
   out.push("dV = P^T dO", gemm(groups, s.kv_len, s.v_head_dim, rows, (scores + o_el) * a,
-                               v_el * a, math));
-  out.push("dP = dO V^T", gemm(groups, rows, s.kv_len, s.v_head_dim, (o_el + v_el) * a,
+                               vx_el * a, math));
+  out.push("dP = dO V^T", gemm(groups, rows, s.kv_len, s.v_head_dim, (o_el + vx_el) * a,
                                scores * a, math));
   if (s.dropout) out.push("dropout bwd", streaming(scores * a + scores, scores * a));
   out.push("softmax bwd", streaming(2.0 * scores * a, scores * a));
-  out.push("dQ = dS K", gemm(groups, rows, s.head_dim, s.kv_len, (scores + k_el) * a, q_el * a,
+  out.push("dQ = dS K", gemm(groups, rows, s.head_dim, s.kv_len, (scores + kx_el) * a, q_el * a,
                              math));
   out.push("dK = dS^T Q", gemm(groups, s.kv_len, s.head_dim, rows, (scores + q_el) * a,
-                               k_el * a, math));
+                               kx_el * a, math));
+  if (gqa) {
+    Cost c = streaming((kx_el + vx_el) * a, (k_el + v_el) * a);
+    c.kernels = 2.0;  // sum over each group of heads / kv_heads copies: dK, dV
+    out.push("dK, dV group sum", c);
+  }
   if (upcast) out.push("downcast dQ, dK, dV", streaming((q_el + k_el + v_el) * a,
                                                         (q_el + k_el + v_el) * e));
 }

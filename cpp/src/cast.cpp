@@ -1,5 +1,7 @@
 #include "roofline/ops/cast.hpp"
 
+#include "roofline/ops/float8_linear.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -211,9 +213,10 @@ bool recipe_is_mx(Recipe r) noexcept {
   }
 }
 
-template <class T>
-void training_cast_kernels(const T& d0, const T& d1, TensorRole role, Recipe r, bool fuse,
-                           bool torchao, KernelSinkT<T>& out, const CastTerms& terms) {
+template <class T, class Sink>
+ROOFLINE_FLATTEN void training_cast_kernels_to(const T& d0, const T& d1, TensorRole role,
+                                               Recipe r, bool fuse, bool torchao, Sink& out,
+                                               const CastTerms& terms) {
   if (!torchao && terms.real_kernels() && has_compiled_model(r)) {
     compiled_training(d0, d1, role, r, fuse, Compiled<T>{terms, out});
     return;
@@ -365,9 +368,10 @@ void training_cast_kernels(const T& d0, const T& d1, TensorRole role, Recipe r, 
   }
 }
 
-template <class T>
-void inference_cast_kernels(const T& d0, const T& d1, Recipe r, bool fuse, bool torchao,
-                            KernelSinkT<T>& out, const CastTerms& terms) {
+template <class T, class Sink>
+ROOFLINE_FLATTEN void inference_cast_kernels_to(const T& d0, const T& d1, Recipe r, bool fuse,
+                                                bool torchao, Sink& out,
+                                                const CastTerms& terms) {
   const T n = d0 * d1;
   if (!torchao && terms.real_kernels() && has_compiled_model(r)) {
     const Compiled<T> k{terms, out};
@@ -456,6 +460,50 @@ template void te_weight_scale_swizzle<double>(const double&, const double&, Reci
                                               KernelSink&);
 template void te_weight_scale_swizzle<Lanes>(const Lanes&, const Lanes&, Recipe, bool,
                                              KernelSinkT<Lanes>&);
+template <class T>
+void training_cast_kernels(const T& d0, const T& d1, TensorRole role, Recipe r, bool fuse,
+                           bool torchao, KernelSinkT<T>& out, const CastTerms& terms) {
+  training_cast_kernels_to(d0, d1, role, r, fuse, torchao, out, terms);
+}
+
+template <class T>
+void inference_cast_kernels(const T& d0, const T& d1, Recipe r, bool fuse, bool torchao,
+                            KernelSinkT<T>& out, const CastTerms& terms) {
+  inference_cast_kernels_to(d0, d1, r, fuse, torchao, out, terms);
+}
+
+// The same formulas into any sink (virtual pushes) and into RoleTimes (float8_linear_times:
+// its push is final and inline).
+template void training_cast_kernels_to<double, KernelSink>(
+    const double&, const double&, TensorRole, Recipe, bool, bool, KernelSink&, const CastTerms&);
+template void training_cast_kernels_to<Lanes, KernelSinkT<Lanes>>(
+    const Lanes&, const Lanes&, TensorRole, Recipe, bool, bool, KernelSinkT<Lanes>&,
+    const CastTerms&);
+template void inference_cast_kernels_to<double, KernelSink>(
+    const double&, const double&, Recipe, bool, bool, KernelSink&, const CastTerms&);
+template void inference_cast_kernels_to<Lanes, KernelSinkT<Lanes>>(
+    const Lanes&, const Lanes&, Recipe, bool, bool, KernelSinkT<Lanes>&, const CastTerms&);
+template void training_cast_kernels_to<double, PlainRoleTimes<double>>(
+    const double&, const double&, TensorRole, Recipe, bool, bool, PlainRoleTimes<double>&,
+    const CastTerms&);
+template void training_cast_kernels_to<Lanes, PlainRoleTimes<Lanes>>(
+    const Lanes&, const Lanes&, TensorRole, Recipe, bool, bool, PlainRoleTimes<Lanes>&,
+    const CastTerms&);
+template void inference_cast_kernels_to<double, PlainRoleTimes<double>>(
+    const double&, const double&, Recipe, bool, bool, PlainRoleTimes<double>&,
+    const CastTerms&);
+template void inference_cast_kernels_to<Lanes, PlainRoleTimes<Lanes>>(
+    const Lanes&, const Lanes&, Recipe, bool, bool, PlainRoleTimes<Lanes>&, const CastTerms&);
+template void training_cast_kernels_to<double, RoleTimes<double>>(
+    const double&, const double&, TensorRole, Recipe, bool, bool, RoleTimes<double>&,
+    const CastTerms&);
+template void training_cast_kernels_to<Lanes, RoleTimes<Lanes>>(
+    const Lanes&, const Lanes&, TensorRole, Recipe, bool, bool, RoleTimes<Lanes>&,
+    const CastTerms&);
+template void inference_cast_kernels_to<double, RoleTimes<double>>(
+    const double&, const double&, Recipe, bool, bool, RoleTimes<double>&, const CastTerms&);
+template void inference_cast_kernels_to<Lanes, RoleTimes<Lanes>>(
+    const Lanes&, const Lanes&, Recipe, bool, bool, RoleTimes<Lanes>&, const CastTerms&);
 template void training_cast_kernels<double>(const double&, const double&, TensorRole, Recipe,
                                             bool, bool, KernelSink&, const CastTerms&);
 template void training_cast_kernels<Lanes>(const Lanes&, const Lanes&, TensorRole, Recipe, bool,

@@ -783,6 +783,7 @@ struct AttnParams {
       call_s, decode_call_s, overhead_keys, cta_bytes_per_s, bandwidth_scale;
   bool split_kv, pack_gqa, fixed_kv_tile;
   bool softmax_bf16 = false;  // softmax in bf16 GEMM FLOP-equivalents whatever the input format
+  bool separate_dq = false;   // backward: dQ in its own kernel over query tiles (AOTriton)
 };
 
 // FlashAttention-3's tiles (and FlashInfer's Hopper prefill, which instantiates the same
@@ -834,6 +835,7 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     p.bandwidth_scale = pick(t->bandwidth_scale, 1.0);
     p.cta_bytes_per_s = c.backward ? 0.0 : t->cta_bytes_per_s;
     if (c.backward) p.t0 = pick(t->bwd_tile_overhead, p.t0);
+    p.separate_dq = t->separate_dq >= 0.5;
     if (t->softmax_flops > 0.0) {
       p.softmax = t->softmax_flops;
       p.softmax_bf16 = true;
@@ -873,17 +875,26 @@ struct AttnRun {
 // that only shrinks as a size grows (decode while q_len <= 16, 128-key blocks while head_dim <=
 // 128, splits while the unsplit units leave SMs idle); tile counts are ceil-divisions and causal
 // sums closed forms.
-Estimate shaped_attention(const Cost& c, const Rates& r) {
+//
+// A backward with a separate dQ kernel (AttnParams::separate_dq: AOTriton on ROCm) is the dK/dV
+// kernel (KV tiles looping over queries: S, dP, dV, dK, 2(2d + 2dv) FLOPs per score) plus the dQ
+// kernel (`dq_pass`: the forward's schedule, query tiles looping over every key, with S, dP and
+// dQ, 2(2d + dv) FLOPs per score, at the backward's rate): the dQ kernel alone does more work
+// per score on the forward's units, so such a backward never costs less than its forward.
+Estimate shaped_attention(const Cost& c, const Rates& r, bool dq_pass = false) {
   Estimate e = counted(c);
   const AttnParams p = attn_params(c, r.eff);
   const double s_per_flop = r.s_per_flop[static_cast<std::size_t>(c.math)];
   const double sms = r.sms;
   const double d = c.head_dim, dv = c.v_head_dim;
-  const double mm = c.backward ? 2.0 * (3.0 * d + 2.0 * dv) : 2.0 * (d + dv);  // FLOPs per score
+  const bool split_dq = c.backward && p.separate_dq;
+  double mm = c.backward ? 2.0 * (3.0 * d + 2.0 * dv) : 2.0 * (d + dv);  // FLOPs per score
+  if (split_dq) mm = 2.0 * (2.0 * d + 2.0 * dv);
+  if (dq_pass) mm = 2.0 * (2.0 * d + dv) * p.fraction / p.bwd_fraction;
   const double softmax_s_per_flop =
       p.softmax_bf16 ? r.s_per_flop[static_cast<std::size_t>(PeakClass::bf16)] : s_per_flop;
   const double per_score =
-      mm * s_per_flop + p.softmax * (c.backward ? 2.0 : 1.0) * softmax_s_per_flop;
+      mm * s_per_flop + p.softmax * (c.backward || dq_pass ? 2.0 : 1.0) * softmax_s_per_flop;
   // Dropout: the kernel draws its random bits on the integer pipe, in the warps that also issue
   // the MMAs (FlashAttention-2 applies the mask between its two GEMMs), so they add to the
   // critical path; the backward regenerates the forward's mask once.
@@ -970,8 +981,21 @@ Estimate shaped_attention(const Cost& c, const Rates& r) {
   }
   e.compute_s = best.compute;
   e.memory_s = best.memory;
-  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + best.call,
+  const double call = dq_pass ? 0.0 : best.call;  // the dQ kernel's call: counted once
+  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + call,
                       c.kernels * r.kernel_floor_s);
+  if (split_dq) {
+    // The dQ kernel re-reads Q, K, V, O, dO and the row statistics and writes dQ; its fixed
+    // per-call time is the backward's, counted once above.
+    Cost dq = c;
+    dq.backward = false;
+    dq.bytes_written = c.batch * c.q_len * d * input_bytes(c.math);
+    const Estimate q = shaped_attention(dq, r, true);
+    e.compute_s += q.compute_s;
+    e.memory_s += q.memory_s;
+    e.time_s += q.time_s;
+    e.kernels += dq.kernels;
+  }
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;
 }
@@ -1146,11 +1170,11 @@ Lanes gemm_lane_times(const CostT<Lanes>& c, const Rates& r, GemmMemo& memo) noe
 
 Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   Cost s = lane_gemm_cost(c, i);
-  s.q_len = c.q_len[i];
-  s.kv_len = c.kv_len[i];
-  s.head_dim = c.head_dim[i];
-  s.v_head_dim = c.v_head_dim[i];
-  s.heads_per_kv = c.heads_per_kv[i];
+  s.q_len = c.q_len;
+  s.kv_len = c.kv_len;
+  s.head_dim = c.head_dim;
+  s.v_head_dim = c.v_head_dim;
+  s.heads_per_kv = c.heads_per_kv;
   s.causal = c.causal;
   s.backward = c.backward;
   s.dropout = c.dropout;

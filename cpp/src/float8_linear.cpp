@@ -60,11 +60,10 @@ CostT<T> gemm(const T& m, const T& k, const T& n, DType a, DType b, bool torchao
   return gemm_cost(s, torchao);
 }
 
-}  // namespace
-
-template <class T>
-void float8_linear_kernels(const LinearSpecT<T>& s, bool torchao, KernelSinkT<T>& out,
-                           const CastTerms& terms) {
+// float8_linear_kernels into a sink of static type Sink (RoleTimes: direct, inlined pushes).
+template <class T, class Sink>
+ROOFLINE_FLATTEN void linear_kernels_to(const LinearSpecT<T>& s, bool torchao, Sink& out,
+                                        const CastTerms& terms) {
   const T m = s.m, k = s.k, n = s.n;
   const Scaling sc = recipe_scaling(s.recipe);
   const LowpFormats f = lowp_formats(s.recipe);
@@ -73,8 +72,8 @@ void float8_linear_kernels(const LinearSpecT<T>& s, bool torchao, KernelSinkT<T>
   if (s.mode == LinearMode::inference) {
     out.push("output = input @ weight", KernelRole::lowp_gemm,
              gemm(m, k, n, f.output_a, f.output_b, torchao, sc));
-    inference_cast_kernels(m, k, s.recipe, s.fuse_with_prev, torchao, out, terms);
-    te_weight_scale_swizzle(k, n, s.recipe, torchao, out);
+    inference_cast_kernels_to(m, k, s.recipe, s.fuse_with_prev, torchao, out, terms);
+    te_weight_scale_swizzle(k, n, s.recipe, torchao, static_cast<KernelSinkT<T>&>(out));
     return;
   }
   out.push("grad_input = grad_output @ weight^T (bf16)", KernelRole::bf16_gemm,
@@ -93,10 +92,19 @@ void float8_linear_kernels(const LinearSpecT<T>& s, bool torchao, KernelSinkT<T>
     out.push("grad_weight = input^T @ grad_output", KernelRole::lowp_gemm,
              gemm(k, m, n, f.grad_weight_a, f.grad_weight_b, torchao, sc));
   }
-  training_cast_kernels(m, k, TensorRole::input, s.recipe, s.fuse_with_prev, torchao, out, terms);
-  training_cast_kernels(k, n, TensorRole::weight, s.recipe, false, torchao, out, terms);
-  training_cast_kernels(m, n, TensorRole::grad_output, s.recipe, s.fuse_with_prev, torchao, out,
-                        terms);
+  training_cast_kernels_to(m, k, TensorRole::input, s.recipe, s.fuse_with_prev, torchao, out,
+                           terms);
+  training_cast_kernels_to(k, n, TensorRole::weight, s.recipe, false, torchao, out, terms);
+  training_cast_kernels_to(m, n, TensorRole::grad_output, s.recipe, s.fuse_with_prev, torchao,
+                           out, terms);
+}
+
+}  // namespace
+
+template <class T>
+void float8_linear_kernels(const LinearSpecT<T>& s, bool torchao, KernelSinkT<T>& out,
+                           const CastTerms& terms) {
+  linear_kernels_to(s, torchao, out, terms);  // virtual pushes
 }
 
 template void float8_linear_kernels<double>(const LinearSpec&, bool, KernelSink&,
@@ -106,34 +114,18 @@ template void float8_linear_kernels<Lanes>(const LinearSpecT<Lanes>&, bool, Kern
 
 namespace {
 
-// One kernel's time: one shape, or eight at once (estimate_lane_times: each lane as estimate()).
-double kernel_time(const Cost& c, const Rates& rates, GemmMemo& memo) {
-  return estimate(c, rates, memo).time_s;
-}
-Lanes kernel_time(const CostT<Lanes>& c, const Rates& rates, GemmMemo& memo) {
-  return estimate_lane_times(c, rates, memo);
-}
-
 // float8_linear_times on T = double or Lanes: each kernel's time added to its role's total as
 // the formula emits it (per lane the same order, so the same bits).
 template <class T>
 LinearTimesT<T> times_by_role(const LinearSpecT<T>& s, const Rates& rates, bool torchao,
                               GemmMemo& memo) {
-  struct Accumulate final : KernelSinkT<T> {
-    const Rates& rates;
-    GemmMemo& memo;
-    LinearTimesT<T> t{};
-    Accumulate(const Rates& r, GemmMemo& m) : rates(r), memo(m) {}
-    void push(const char*, KernelRole role, const CostT<T>& c) override {
-      const T time = kernel_time(c, rates, memo);
-      switch (role) {
-        case KernelRole::bf16_gemm: t.bf16_s += time; break;
-        case KernelRole::lowp_gemm: t.lowp_gemm_s += time; break;
-        case KernelRole::cast: t.cast_s += time; break;
-      }
-    }
-  } acc(rates, memo);
-  float8_linear_kernels(s, torchao, acc, rates.eff.cast);
+  if (!rates.eff.shape_aware) {  // plain model: only flops, bytes and launches are read
+    PlainRoleTimes<T> acc(rates, memo);
+    linear_kernels_to(s, torchao, acc, rates.eff.cast);
+    return acc.t;
+  }
+  RoleTimes<T> acc(rates, memo);
+  linear_kernels_to(s, torchao, acc, rates.eff.cast);
   return acc.t;
 }
 

@@ -110,6 +110,9 @@ Estimate estimate_shape_aware(const Cost& cost, const Rates& rates, GemmMemo& me
 /// The plain model of one kernel: max(compute, memory, kernels x floor), on T = double or Lanes
 /// (each lane bit for bit the double result).
 template <class T>
+inline T plain_time(const CostT<T>& cost, const Rates& rates) noexcept;
+
+template <class T>
 inline EstimateT<T> estimate_plain(const CostT<T>& cost, const Rates& rates) noexcept {
   EstimateT<T> e;
   e.flops = cost.flops;
@@ -122,6 +125,17 @@ inline EstimateT<T> estimate_plain(const CostT<T>& cost, const Rates& rates) noe
   e.time_s = select(roof > floor_s, roof, floor_s);
   e.overhead_s = e.time_s - roof;
   return e;
+}
+
+/// estimate_plain(cost, rates).time_s alone (the same operations, so the same bits), for
+/// sweeps that keep only the time.
+template <class T>
+inline T plain_time(const CostT<T>& cost, const Rates& rates) noexcept {
+  const T compute = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
+  const T memory = cost.bytes() * rates.s_per_byte;
+  const T roof = select(compute > memory, compute, memory);
+  const T floor_s = cost.kernels * rates.kernel_floor_s;
+  return select(roof > floor_s, roof, floor_s);
 }
 
 /// Time of one kernel. Plain model: max(compute, memory, kernels x floor). Shape-aware model:

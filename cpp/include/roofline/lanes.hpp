@@ -7,6 +7,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(__GNUC__)
+/// Inline every call in the function's body, recursively (kernel formulas into a final sink:
+/// the Cost a formula builds then lives in registers and unused fields are never written).
+#define ROOFLINE_FLATTEN __attribute__((flatten))
+/// Never inline this function (keeps a flattened caller's large branches out of line).
+#define ROOFLINE_NOINLINE __attribute__((noinline))
+#else
+#define ROOFLINE_FLATTEN
+#define ROOFLINE_NOINLINE
+#endif
+
 namespace roofline {
 
 /// Shapes a Lanes value holds.

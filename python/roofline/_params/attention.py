@@ -195,6 +195,10 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
                decode_fraction=mma * float(uni["efficient"]["decode_ratio"]),
                call_s=uni["efficient"]["call_s"],
                cta_bytes_per_s=uni["efficient"].get("cta_bytes_per_s", 0.0))
+    if arch == "rocm":
+        # SDPA's efficient backend on ROCm is AOTriton: its backward runs bwd_preprocess, a
+        # dK/dV kernel over KV tiles and a separate dQ kernel over query tiles (no atomics).
+        eff.update(separate_dq=1.0)
     fill(terms.flash, flash)
     fill(terms.cudnn, cudnn)
     fill(terms.efficient, eff)

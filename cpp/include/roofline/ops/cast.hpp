@@ -100,6 +100,29 @@ void inference_cast_kernels(const T& dim0, const T& dim1, Recipe recipe, bool fu
                             bool torchao_conventions, KernelSinkT<T>& out,
                             const CastTerms& terms = CastTerms{});
 
+/// training_cast_kernels() into a sink of static type Sink (a final class whose push the
+/// formulas then call directly: float8_linear_times' RoleTimes, instantiated in cast.cpp).
+template <class T, class Sink>
+void training_cast_kernels_to(const T& dim0, const T& dim1, TensorRole role, Recipe recipe,
+                              bool fuse_with_prev, bool torchao_conventions, Sink& out,
+                              const CastTerms& terms);
+
+/// inference_cast_kernels() into a sink of static type Sink (as above).
+template <class T, class Sink>
+void inference_cast_kernels_to(const T& dim0, const T& dim1, Recipe recipe, bool fuse_with_prev,
+                               bool torchao_conventions, Sink& out, const CastTerms& terms);
+
+/// The *_to formulas into base-class sinks (instantiated in cast.cpp).
+extern template void training_cast_kernels_to<double, KernelSink>(
+    const double&, const double&, TensorRole, Recipe, bool, bool, KernelSink&, const CastTerms&);
+extern template void training_cast_kernels_to<Lanes, KernelSinkT<Lanes>>(
+    const Lanes&, const Lanes&, TensorRole, Recipe, bool, bool, KernelSinkT<Lanes>&,
+    const CastTerms&);
+extern template void inference_cast_kernels_to<double, KernelSink>(
+    const double&, const double&, Recipe, bool, bool, KernelSink&, const CastTerms&);
+extern template void inference_cast_kernels_to<Lanes, KernelSinkT<Lanes>>(
+    const Lanes&, const Lanes&, Recipe, bool, bool, KernelSinkT<Lanes>&, const CastTerms&);
+
 /// training_cast_kernels() of one shape (instantiated in cast.cpp).
 extern template void training_cast_kernels<double>(const double&, const double&, TensorRole,
                                                    Recipe, bool, bool, KernelSink&,

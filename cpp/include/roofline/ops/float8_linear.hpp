@@ -50,6 +50,71 @@ struct LinearTimesT {
 /// Times of one linear of one shape.
 using LinearTimes = LinearTimesT<double>;
 
+/// A kernel sink adding each kernel's time to its role's total (float8_linear_times). Final,
+/// with push inline: the formulas instantiated on it (the *_to functions) call it directly.
+/// ShapeAware = false (rates of a plain model: "peak", "torchao", custom) prices each kernel
+/// with plain_time, so no Cost leaves the formula and the compiler writes only the fields that
+/// reads (flops, bytes, kernels: not the ~1.3 kB of a full eight-lane Cost per kernel).
+/// The times are those of estimate() / estimate_lane_times(), bit for bit.
+template <class T, bool ShapeAware>
+struct RoleTimesT final : KernelSinkT<T> {
+  const Rates& rates;   ///< hardware x efficiency
+  GemmMemo& memo;       ///< GEMM tile tables shared along the sweep
+  LinearTimesT<T> t{};  ///< the totals
+
+  RoleTimesT(const Rates& r, GemmMemo& m) noexcept : rates(r), memo(m) {}
+  /// Adds the kernel's time to its role.
+  void push(const char*, KernelRole role, const CostT<T>& c) override {
+    T time;
+    if constexpr (ShapeAware) {
+      time = rates.eff.shape_aware ? shaped(c) : plain_time(c, rates);
+    } else {
+      time = plain_time(c, rates);
+    }
+    switch (role) {
+      case KernelRole::bf16_gemm: t.bf16_s += time; break;
+      case KernelRole::lowp_gemm: t.lowp_gemm_s += time; break;
+      case KernelRole::cast: t.cast_s += time; break;
+    }
+  }
+
+ private:
+  // The shape-aware search stays a call (ROOFLINE_FLATTEN callers inline everything else).
+  ROOFLINE_NOINLINE double shaped(const Cost& c) { return estimate(c, rates, memo).time_s; }
+  ROOFLINE_NOINLINE Lanes shaped(const CostT<Lanes>& c) {
+    return estimate_lane_times(c, rates, memo);
+  }
+};
+
+/// Sink of any efficiency model.
+template <class T>
+using RoleTimes = RoleTimesT<T, true>;
+/// Sink of a plain (not shape-aware) model.
+template <class T>
+using PlainRoleTimes = RoleTimesT<T, false>;
+
+extern template void training_cast_kernels_to<double, PlainRoleTimes<double>>(
+    const double&, const double&, TensorRole, Recipe, bool, bool, PlainRoleTimes<double>&,
+    const CastTerms&);
+extern template void training_cast_kernels_to<Lanes, PlainRoleTimes<Lanes>>(
+    const Lanes&, const Lanes&, TensorRole, Recipe, bool, bool, PlainRoleTimes<Lanes>&,
+    const CastTerms&);
+extern template void inference_cast_kernels_to<double, PlainRoleTimes<double>>(
+    const double&, const double&, Recipe, bool, bool, PlainRoleTimes<double>&,
+    const CastTerms&);
+extern template void inference_cast_kernels_to<Lanes, PlainRoleTimes<Lanes>>(
+    const Lanes&, const Lanes&, Recipe, bool, bool, PlainRoleTimes<Lanes>&, const CastTerms&);
+extern template void training_cast_kernels_to<double, RoleTimes<double>>(
+    const double&, const double&, TensorRole, Recipe, bool, bool, RoleTimes<double>&,
+    const CastTerms&);
+extern template void training_cast_kernels_to<Lanes, RoleTimes<Lanes>>(
+    const Lanes&, const Lanes&, TensorRole, Recipe, bool, bool, RoleTimes<Lanes>&,
+    const CastTerms&);
+extern template void inference_cast_kernels_to<double, RoleTimes<double>>(
+    const double&, const double&, Recipe, bool, bool, RoleTimes<double>&, const CastTerms&);
+extern template void inference_cast_kernels_to<Lanes, RoleTimes<Lanes>>(
+    const Lanes&, const Lanes&, Recipe, bool, bool, RoleTimes<Lanes>&, const CastTerms&);
+
 /// Estimates every kernel of the linear (each with its own floor) and sums them by role; the
 /// cast terms come from rates.eff.cast.
 LinearTimes float8_linear_times(const LinearSpec& s, const Rates& rates, bool torchao_conventions);
