@@ -4,6 +4,8 @@ of the hardware database."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
@@ -60,6 +62,21 @@ def test_backward_non_decreasing_up_to_mha(hw: str, backend: str, kvh: int, batc
     assert t[1] >= t[0] * (1 - 1e-12)
 
 
+def _backward_not_below_forward(hw: str, backend: str, batch: int, kvh: int, group: int, q: int,
+                                kv: int, d: int, causal: bool) -> None:
+    """Backward >= forward per call (the timing the attention call constants were fitted in)
+    everywhere, and at GPU time where the kernels' work dominates (>= 2**29 b·h·q·kv·d)."""
+    args = (hw, backend, batch, kvh * group, q, kv, d)
+    timings: list[contextlib.AbstractContextManager[None]] = [per_call_timing()]
+    if batch * kvh * group * q * kv * d >= 2**29:
+        timings.append(contextlib.nullcontext())
+    for timing in timings:
+        with timing:
+            fwd = _time(*args, kv_heads=kvh, causal=causal)
+            bwd = _time(*args, kv_heads=kvh, causal=causal, backward=True)
+        assert bwd >= fwd
+
+
 @settings(max_examples=60, deadline=None)
 @given(hw=st.sampled_from(GPUS), backend=st.sampled_from(["flash", "cudnn", "standard"]),
        kvh=st.sampled_from([1, 2, 8]), group=st.sampled_from([1, 4]), **SIZES)
@@ -74,15 +91,7 @@ def test_fused_backward_not_below_forward(hw: str, backend: str, kvh: int, group
     conversion) are priced at GPU time: at small shapes (under ~2**29 b·h·q·kv·d) FA2's
     backward can then price up to ~4 µs under its forward. Checked per call (the timing the
     constants were fitted in) everywhere, and at GPU time where the kernels' work dominates."""
-    args = (hw, backend, batch, kvh * group, q, kv, d)
-    with per_call_timing():
-        fwd = _time(*args, kv_heads=kvh, causal=causal)
-        bwd = _time(*args, kv_heads=kvh, causal=causal, backward=True)
-    assert bwd >= fwd
-    if batch * kvh * group * q * kv * d >= 2**29:
-        fwd = _time(*args, kv_heads=kvh, causal=causal)
-        bwd = _time(*args, kv_heads=kvh, causal=causal, backward=True)
-        assert bwd >= fwd
+    _backward_not_below_forward(hw, backend, batch, kvh, group, q, kv, d, causal)
 
 
 @settings(max_examples=60, deadline=None)
@@ -97,15 +106,7 @@ def test_rocm_backward_not_below_forward(hw: str, backend: str, kvh: int, group:
     backends (MI250X, q = 17, kv = 1, d = 256: efficient forward, math backward), a bug
     recorded in issue #25's note. Per call everywhere, at GPU time where the kernels' work
     dominates (see :func:`test_fused_backward_not_below_forward`)."""
-    args = (hw, backend, batch, kvh * group, q, kv, d)
-    with per_call_timing():
-        fwd = _time(*args, kv_heads=kvh, causal=causal)
-        bwd = _time(*args, kv_heads=kvh, causal=causal, backward=True)
-    assert bwd >= fwd
-    if batch * kvh * group * q * kv * d >= 2**29:
-        fwd = _time(*args, kv_heads=kvh, causal=causal)
-        bwd = _time(*args, kv_heads=kvh, causal=causal, backward=True)
-        assert bwd >= fwd
+    _backward_not_below_forward(hw, backend, batch, kvh, group, q, kv, d, causal)
 
 
 @pytest.mark.parametrize("hw", ROCM)
