@@ -1,0 +1,63 @@
+"""Inductor row reductions as a profiler trace records them: the kernel's buffers come in
+Inductor's order, often the per-row statistic (rstd, logsumexp; fp32, shape (..., rows, 1))
+first. The row op is priced over the rows x cols operand, not over that statistic; the
+compiled loss's ``prepare_softmax_online`` kernel is the compiled cross-entropy forward."""
+
+from __future__ import annotations
+
+import pytest
+
+import roofline as rl
+from roofline.ops.registry import Call, Pricer, TensorArg, price
+
+HW = "H200 SXM"
+RMS = "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_view_21"
+LSE = "triton_red_fused__log_softmax__to_copy__unsafe_view_prepare_softmax_online_view_23"
+
+
+def _time(name: str, *args: TensorArg) -> float:
+    got, _ = price(Call(name, args), Pricer(rl.hardware(HW), "default"))
+    assert got is not None and got
+    return float(got[0][1].time_s)
+
+
+def test_rstd_first_prices_the_rows_x_cols_operand():
+    # as llama_train_float8_tensorwise_b1 records it: rstd (1x4096x1 fp32) first, then the
+    # 4096 x 4096 bf16 activations, the weight, the output
+    rstd = TensorArg((1, 4096, 1), "fp32", 4)
+    x = TensorArg((1, 4096, 4096), "bf16", 2)
+    w = TensorArg((4096,), "bf16", 2)
+    want = float(rl.rmsnorm(4096, 4096, dtype="bf16", hardware=HW, backend="compiled",
+                            save_stats=True).time_s)
+    assert _time(RMS, rstd, x, w, x) == pytest.approx(want, rel=1e-12)
+    # the same kernel with the operand first is priced the same
+    assert _time(RMS, x, rstd, w, x) == pytest.approx(want, rel=1e-12)
+
+
+def test_embedding_table_and_token_ids_are_not_the_operand():
+    # a fused embedding + RMSNorm: rstd, token ids (int64), the 128256 x 4096 table, ...
+    rstd = TensorArg((1, 4096, 1), "fp32", 4)
+    ids = TensorArg((1, 4096), None, 8)
+    table = TensorArg((128256, 4096), "bf16", 2)
+    x = TensorArg((1, 4096, 4096), "bf16", 2)
+    name = "triton_red_fused__to_copy_add_embedding_mean_mul_pow_rsqrt_0"
+    want = float(rl.rmsnorm(4096, 4096, dtype="bf16", hardware=HW, backend="compiled",
+                            save_stats=True).time_s)
+    assert _time(name, rstd, ids, table, TensorArg((4096,), "bf16", 2), x) == \
+        pytest.approx(want, rel=1e-12)
+    # token ids first (no float statistic): unpriced, as before
+    got, _ = price(Call(name, (TensorArg((1, 1), None, 8), table)),
+                   Pricer(rl.hardware(HW), "default"))
+    assert got is None
+
+
+def test_log_softmax_statistics_are_the_compiled_cross_entropy_forward():
+    lse = TensorArg((4096, 1), "fp32", 4)
+    logits = TensorArg((4096, 128256), "bf16", 2)
+    t = _time(LSE, lse, logits, lse)
+    ce = rl.cross_entropy(4096, 128256, dtype="bf16", hardware=HW, backend="compiled")
+    assert t == pytest.approx(float(ce.time_s), rel=1e-12)
+    # one read of the logits: faster than a softmax that also writes its 4096 x 128256 output
+    sm = rl.softmax(4096, 128256, dtype="bf16", hardware=HW, backend="compiled")
+    assert float(ce.bytes) == pytest.approx(4096 * 128256 * 2, rel=1e-3)
+    assert t < float(sm.time_s)
