@@ -61,3 +61,23 @@ def test_log_softmax_statistics_are_the_compiled_cross_entropy_forward():
     sm = rl.softmax(4096, 128256, dtype="bf16", hardware=HW, backend="compiled")
     assert float(ce.bytes) == pytest.approx(4096 * 128256 * 2, rel=1e-3)
     assert t < float(sm.time_s)
+
+
+def test_fused_embedding_backward_moves_the_token_rows_not_the_table():
+    # a fused norm backward + embedding_dense_backward: the (vocab x hidden) fp32 accumulator
+    # is read and written at the 4096 token rows (a separate kernel zeroed the whole table)
+    name = ("triton_red_fused__to_copy_add_div_embedding_dense_backward_expand_mul_"
+            "nll_loss_forward_pow_sum_view_18")
+    g = TensorArg((4096, 4096), "bf16", 2)
+    ids = TensorArg((1, 4096), None, 8)
+    table = TensorArg((128256, 4096), "fp32", 4)
+    got, how = price(Call(name, (g, g, ids, table)), Pricer(rl.hardware(HW), "default"))
+    assert got is not None
+    moved = 2 * 4096 * 4096 * 2 + 4096 * 8 + 2 * 4096 * 4096 * 4
+    assert float(got[0][1].bytes) == moved
+    plain = rl.elementwise(moved, reads=1, writes=0, dtype="int8", hardware=HW)
+    assert float(got[0][1].time_s) == pytest.approx(float(plain.time_s), rel=1e-12)
+    # the zeroing kernel (no token ids) writes the whole table
+    zero = "triton_poi_fused_embedding_dense_backward_17"
+    got, _ = price(Call(zero, (table,)), Pricer(rl.hardware(HW), "default"))
+    assert got is not None and float(got[0][1].bytes) == 128256 * 4096 * 4

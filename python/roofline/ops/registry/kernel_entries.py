@@ -30,6 +30,7 @@ def _triton(call: Call, p: Pricer) -> Priced:
     over every tensor argument (its inputs and outputs)."""
     if call.outputs is not None:
         return stream(call, p, "kernel", "memory")
+    call = _token_rows(call)
     got = _log_softmax_stats(call, p)
     if got is not None:
         return got
@@ -46,6 +47,28 @@ def _triton(call: Call, p: Pricer) -> Priced:
         if got is not None:
             return got
     return stream(call, p, "kernel", "memory")
+
+
+def _token_rows(call: Call) -> Call:
+    """An Inductor kernel that fuses ``embedding_dense_backward`` scatter-adds one gradient row
+    per token into the (vocab x hidden, fp32) accumulator a separate kernel zeroed: it reads
+    and writes the token rows (2 x tokens x hidden elements), not the whole table its
+    arguments record. Tokens: the integer ids' element count. Other kernels unchanged."""
+    if not call.name.startswith("triton_") or "embedding_dense_backward" not in call.name:
+        return call
+    ts = call.tensors()
+    tokens = max((t.numel for t in ts if t.dtype_name is None and t.itemsize == 8), default=0)
+    if tokens <= 0:
+        return call
+    out = []
+    changed = False
+    for x in call.inputs:
+        if isinstance(x, TensorArg) and x.dtype_name is not None and len(x.shape) == 2 \
+                and x.shape[0] > tokens and x.shape[1] > 1:
+            x = TensorArg((2 * tokens, x.shape[1]), x.dtype_name, x.itemsize)
+            changed = True
+        out.append(x)
+    return dataclasses.replace(call, inputs=tuple(out)) if changed else call
 
 
 def _log_softmax_stats(call: Call, p: Pricer) -> Priced | None:
