@@ -40,8 +40,8 @@ def _triton(call: Call, p: Pricer) -> Priced:
             x = _row_operand(call, call.tensor(1 if backward and fn != "softmax" else 0))
             if x is None or x.dtype_name is None or not x.shape:
                 return None, f"{call.name}: no input shape / type to price"
-            return row_op(p, fn, x, x.shape[-1], backward, "compiled",
-                          fn != "softmax" and not backward)
+            return _at_least_its_buffers(call, p, row_op(
+                p, fn, x, x.shape[-1], backward, "compiled", fn != "softmax" and not backward))
     for special in (_column_cast, _looped_cast):
         got = special(call, p)
         if got is not None:
@@ -49,13 +49,28 @@ def _triton(call: Call, p: Pricer) -> Priced:
     return stream(call, p, "kernel", "memory")
 
 
+def _at_least_its_buffers(call: Call, p: Pricer, got: Priced) -> Priced:
+    """A row op Inductor fused with other work (a residual add, a scaled fp8 cast of its
+    output, a gathered embedding): never faster than one streaming pass over every buffer
+    the kernel takes (each moves at least once), whichever of the two is slower."""
+    costs, how = got
+    if not costs:
+        return got
+    alt, how_alt = stream(call, p, "kernel", "memory")
+    if alt and float(alt[0][1].time_s) > float(costs[0][1].time_s):
+        return [(costs[0][0], alt[0][1])], f"{how_alt}: the row op fused with more buffers"
+    return got
+
+
 def _token_rows(call: Call) -> Call:
-    """An Inductor kernel that fuses ``embedding_dense_backward`` scatter-adds one gradient row
-    per token into the (vocab x hidden, fp32) accumulator a separate kernel zeroed: it reads
-    and writes the token rows (2 x tokens x hidden elements), not the whole table its
-    arguments record. Tokens: the integer ids' element count. Other kernels unchanged."""
-    if not call.name.startswith("triton_") or "embedding_dense_backward" not in call.name:
+    """An Inductor kernel that fuses an embedding touches the token rows of its (vocab x
+    hidden) table, not the whole table its arguments record: the forward gathers them (read
+    once), ``embedding_dense_backward`` scatter-adds one gradient row per token into the fp32
+    accumulator a separate kernel zeroed (read and written: 2 x tokens x hidden elements).
+    Tokens: the integer ids' element count. Other kernels unchanged."""
+    if not call.name.startswith("triton_") or "embedding" not in call.name:
         return call
+    per_token = 2 if "embedding_dense_backward" in call.name else 1
     ts = call.tensors()
     tokens = max((t.numel for t in ts if t.dtype_name is None and t.itemsize == 8), default=0)
     if tokens <= 0:
@@ -65,7 +80,7 @@ def _token_rows(call: Call) -> Call:
     for x in call.inputs:
         if isinstance(x, TensorArg) and x.dtype_name is not None and len(x.shape) == 2 \
                 and x.shape[0] > tokens and x.shape[1] > 1:
-            x = TensorArg((2 * tokens, x.shape[1]), x.dtype_name, x.itemsize)
+            x = TensorArg((per_token * tokens, x.shape[1]), x.dtype_name, x.itemsize)
             changed = True
         out.append(x)
     return dataclasses.replace(call, inputs=tuple(out)) if changed else call
