@@ -184,9 +184,14 @@ def test_per_op_error_on_the_shared_traces() -> None:
     # the trace's GEMMs ran 10-20 % faster than the do_bench GEMMs of the same shapes in our
     # bench file), 10.7 % on the float8 linear (its _scaled_mm GEMMs 9 % faster than their
     # price, the Triton cast writing a row- and a column-major fp8 copy 25 % slower than one
-    # streaming pass). The target is 10 % on both; these pins keep what is reached.
+    # streaming pass). The target is 10 % on both; these pins keep what is reached. Of the
+    # float8 linear's 10.4 % (523 us of |error| per 5031 us step), the three GEMMs carry
+    # 337 us (priced at the do_bench clock; the same shapes ran 1264-1287 us here, 1305-1339
+    # us in the calibration file's own fwd+bwd loop, 1425-1431 us under do_bench: see
+    # data/hardware-notes.md), the two row- and column-major casts 139 us, the split amax
+    # 23 us, the gradient add_ 20 us.
     pins = {"encoder_layer_train.json.gz": 0.097,
-            "float8_tensorwise_linear_16384x4096x14336.json.gz": 0.108}
+            "float8_tensorwise_linear_16384x4096x14336.json.gz": 0.105}
     for name, pin in pins.items():
         r = rl.trace.explain(str(DATA / name), hardware="H100 SXM")
         d = r.by_op()

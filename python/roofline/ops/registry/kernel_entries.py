@@ -11,7 +11,7 @@ from typing import Any
 from ...float8.casts import cast_kernels
 from ..collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from ..elementwise import elementwise
-from .call import Call
+from .call import Call, TensorArg
 from .memory_entries import stream
 from .pricer import Pricer
 from .row_entries import row_op
@@ -30,19 +30,101 @@ def _triton(call: Call, p: Pricer) -> Priced:
     over every tensor argument (its inputs and outputs)."""
     if call.outputs is not None:
         return stream(call, p, "kernel", "memory")
+    call = _token_rows(call)
+    got = _log_softmax_stats(call, p)
+    if got is not None:
+        return got
     for key, fn in _TRITON_ROWS:
         if key in call.name:
             backward = "backward" in call.name
-            x = call.tensor(1 if backward and fn != "softmax" else 0)
+            x = _row_operand(call, call.tensor(1 if backward and fn != "softmax" else 0))
             if x is None or x.dtype_name is None or not x.shape:
                 return None, f"{call.name}: no input shape / type to price"
-            return row_op(p, fn, x, x.shape[-1], backward, "compiled",
-                          fn != "softmax" and not backward)
+            return _at_least_its_buffers(call, p, row_op(
+                p, fn, x, x.shape[-1], backward, "compiled", fn != "softmax" and not backward))
     for special in (_column_cast, _looped_cast):
         got = special(call, p)
         if got is not None:
             return got
     return stream(call, p, "kernel", "memory")
+
+
+def _at_least_its_buffers(call: Call, p: Pricer, got: Priced) -> Priced:
+    """A row op Inductor fused with other work (a residual add, a scaled fp8 cast of its
+    output, a gathered embedding): never faster than one streaming pass over every buffer
+    the kernel takes (each moves at least once), whichever of the two is slower."""
+    costs, how = got
+    if not costs:
+        return got
+    alt, how_alt = stream(call, p, "kernel", "memory")
+    if alt and float(alt[0][1].time_s) > float(costs[0][1].time_s):
+        return [(costs[0][0], alt[0][1])], f"{how_alt}: the row op fused with more buffers"
+    return got
+
+
+def _token_rows(call: Call) -> Call:
+    """An Inductor kernel that fuses an embedding touches the token rows of its (vocab x
+    hidden) table, not the whole table its arguments record: the forward gathers them (read
+    once), ``embedding_dense_backward`` scatter-adds one gradient row per token into the fp32
+    accumulator a separate kernel zeroed (read and written: 2 x tokens x hidden elements).
+    Tokens: the integer ids' element count. Other kernels unchanged."""
+    if not call.name.startswith("triton_") or "embedding" not in call.name:
+        return call
+    per_token = 2 if "embedding_dense_backward" in call.name else 1
+    ts = call.tensors()
+    tokens = max((t.numel for t in ts if t.dtype_name is None and t.itemsize == 8), default=0)
+    if tokens <= 0:
+        return call
+    out = []
+    changed = False
+    for x in call.inputs:
+        if isinstance(x, TensorArg) and x.dtype_name is not None and len(x.shape) == 2 \
+                and x.shape[0] > tokens and x.shape[1] > 1:
+            x = TensorArg((per_token * tokens, x.shape[1]), x.dtype_name, x.itemsize)
+            changed = True
+        out.append(x)
+    return dataclasses.replace(call, inputs=tuple(out)) if changed else call
+
+
+def _log_softmax_stats(call: Call, p: Pricer) -> Priced | None:
+    """The forward pass of a compiled log_softmax / cross-entropy over a long row, from a
+    trace: Inductor's ``prepare_softmax_online`` kernel reads the logits once and writes only
+    each row's max and sum of exponentials (the log-probabilities are never stored; the
+    loss gathers them in a small kernel after it). That is the compiled cross-entropy
+    forward (``rl.cross_entropy(rows, vocab, backend="compiled")``: one read of the logits,
+    one CTA per row looping over the vocabulary), not a softmax that writes its output.
+    None: not that kernel."""
+    ops = _ops(call.name, "red")
+    if ops is None or "backward" in call.name or "prepare_softmax_online" not in call.name \
+            or "_log_softmax_" not in call.name:
+        return None
+    x = _row_operand(call, call.tensor(0))
+    if x is None or x.dtype_name is None or len(x.shape) < 2 or x.shape[-1] < 2:
+        return None
+    vocab = x.shape[-1]
+    rows = x.numel // vocab
+    e = p.row("cross_entropy", rows, vocab, x.dtype_name, "compiled")
+    return [("norm", e)], (f"{call.name}: log_softmax statistics (max, sum of exp) per row: "
+                           f"rl.cross_entropy({rows}, {vocab}, dtype={x.dtype_name!r}, "
+                           "backend='compiled')")
+
+
+def _row_operand(call: Call, first: TensorArg | None) -> TensorArg | None:
+    """The rows x cols operand of an Inductor row reduction (norm, softmax), from a trace.
+
+    Inductor passes a fused kernel's buffers in its own order; a row reduction that writes a
+    per-row statistic (rstd, mean, logsumexp: fp32, one element per row, shape ``(..., rows,
+    1)``) often passes that buffer first. Then the operand is the largest argument with as
+    many rows (its last dim the row length), not the statistic; otherwise ``first`` (the
+    argument the aten op's position names) stands. A fused embedding's table (vocab rows) or
+    token ids (integers) are never the operand."""
+    if first is None or len(first.shape) < 2 or first.shape[-1] != 1 or \
+            first.dtype_name is None:
+        return first
+    rows = first.numel
+    same = [t for t in call.tensors() if t.dtype_name is not None and len(t.shape) >= 2
+            and t.shape[-1] > 1 and t.numel == rows * t.shape[-1]]
+    return max(same, key=lambda t: t.numel) if same else first
 
 
 # Inductor names a fused kernel ``triton_{poi,red,per}_fused_`` + its ops, sorted, joined by

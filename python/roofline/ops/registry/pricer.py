@@ -10,13 +10,13 @@ from typing import Any
 from ...estimate import Estimate
 from ..elementwise import elementwise
 from ..gemm import gemm
-from ..rows import layernorm, rmsnorm, softmax
+from ..rows import cross_entropy, layernorm, rmsnorm, softmax
 
 __all__ = ["ROW_OPS", "Pricer"]
 
 #: Row ops by name.
 ROW_OPS: dict[str, Callable[..., Any]] = {"layernorm": layernorm, "rmsnorm": rmsnorm,
-                                          "softmax": softmax}
+                                          "softmax": softmax, "cross_entropy": cross_entropy}
 
 
 @dataclasses.dataclass
