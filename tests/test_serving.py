@@ -157,3 +157,25 @@ def test_request_rate_by_littles_law() -> None:
     with pytest.raises(ValueError, match="request_rate must be a number"):
         T.serve("Llama-3-8B", H100, prompt_len=1000, output_len=200,
                 request_rate=float("inf"))
+
+
+def test_serve_decode_kv_reads_per_query_head() -> None:
+    """serve passes decode_kv_reads to every step: the decode step of a GQA model (Llama-3-8B:
+    32 query heads, 8 KV heads) reads 4x the KV bytes in its attention, nothing else changes
+    (KV cache held, weights, admitted concurrency)."""
+    kw = dict(prompt_len=1024, output_len=256, batches=(32,))
+    base = rl.transformer.serve("Llama-3-8B", "H100 SXM", **kw)
+    per_q = rl.transformer.serve("Llama-3-8B", "H100 SXM", decode_kv_reads="per_query_head",
+                                 **kw)
+    assert per_q.attrs["max_batch"] == base.attrs["max_batch"]
+    assert per_q["kv_cache_gb"].iloc[0] == pytest.approx(base["kv_cache_gb"].iloc[0])
+    step = StepPricer(rl.transformer.config("Llama-3-8B"), 1024, 256, 1,
+                      dict(hardware=rl.hardware("H100 SXM")))
+    step_q = StepPricer(rl.transformer.config("Llama-3-8B"), 1024, 256, 1,
+                        dict(hardware=rl.hardware("H100 SXM"), decode_kv_reads="per_query_head"))
+    a0, h0, r0 = split_time(step.decode_estimate(32))
+    a1, h1, r1 = split_time(step_q.decode_estimate(32))
+    assert (h1, r1) == pytest.approx((h0, r0))
+    assert a1 > 2 * a0  # 4x the KV bytes of a memory-bound decode attention
+    d = per_q["decode_step_s"].iloc[0] - base["decode_step_s"].iloc[0]
+    assert d == pytest.approx(a1 - a0, rel=1e-6)

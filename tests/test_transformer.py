@@ -254,3 +254,36 @@ def test_training_gemms_run_at_the_sustained_clock() -> None:
     t = 1e-3
     alone = t / (f + (1 - f) * tau / (tau + t))
     assert _core.sustained_compute_s(alone, f, tau) == pytest.approx(t / f)
+
+
+def test_decode_kv_reads_per_query_head():
+    """TensorRT-LLM's masked MHA kernel reads a GQA model's KV once per query head.
+
+    Llama-3-70B at tp 8: 8 query heads and 1 KV head per GPU. A decode step of 16 sequences
+    at 1024 keys reads K and V of 16 * 1024 * 128 * 2 * 2 B = 8,388,608 B per KV head read;
+    per query head that is 8 reads: 7 * 8,388,608 B more, the same FLOPs.
+    """
+    kw = dict(kv_len=1024, hardware="H100 SXM", tp=8)
+    base = rl.transformer.estimate("Llama-3-70B", "decode", 16, **kw).to_pandas()
+    per_q = rl.transformer.estimate("Llama-3-70B", "decode", 16,
+                                    decode_kv_reads="per_query_head", **kw).to_pandas()
+    a, b = (df[df["op"] == "attention"].iloc[0] for df in (base, per_q))
+    assert b["bytes"] - a["bytes"] == 7 * 16 * 1024 * 128 * 2 * 2
+    assert b["flops"] == a["flops"]
+    assert b["time_s"] > a["time_s"]
+    rest = base["op"] != "attention"
+    assert per_q[rest]["time_s"].sum() == pytest.approx(base[rest]["time_s"].sum())
+    # MHA (kv_heads == heads) and prefill are unchanged
+    mha = rl.transformer.config("Llama-3-8B").replace(num_kv_heads=32)
+    assert rl.transformer.estimate(mha, "decode", 8, decode_kv_reads="per_query_head",
+                                   kv_len=512, hardware="H100 SXM").time_s == pytest.approx(
+        rl.transformer.estimate(mha, "decode", 8, kv_len=512, hardware="H100 SXM").time_s)
+    pre = dict(seq_len=256, hardware="H100 SXM", tp=8)
+    assert rl.transformer.estimate("Llama-3-70B", "prefill", 1,
+                                   decode_kv_reads="per_query_head", **pre).time_s == \
+        pytest.approx(rl.transformer.estimate("Llama-3-70B", "prefill", 1, **pre).time_s)
+    with pytest.raises(ValueError, match="decode_kv_reads"):
+        rl.transformer.estimate("Llama-3-70B", "decode", 1, decode_kv_reads="per_group", **kw)
+    with pytest.raises(ValueError, match="decode_kv_reads"):
+        rl.transformer.estimate("Llama-3-70B", "decode", 1, decode_kv_reads="per_query_head",
+                                runtime="vllm", **kw)

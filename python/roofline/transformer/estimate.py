@@ -48,12 +48,15 @@ from .training import (
     train_step,
 )
 
-__all__ = ["CACHES", "PHASES", "RUNTIMES", "estimate"]
+__all__ = ["CACHES", "DECODE_KV_READS", "PHASES", "RUNTIMES", "estimate"]
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
 #: KV cache classes ``cache=`` names (``runtime="hf"``: DynamicCache, StaticCache).
 CACHES = ("dynamic", "static")
+#: How a decode attention kernel reads a GQA / MQA model's KV cache ``decode_kv_reads=``:
+#: once per KV head (its query heads together) or once per query head.
+DECODE_KV_READS = ("per_kv_head", "per_query_head")
 
 
 def estimate(
@@ -97,6 +100,7 @@ def estimate(
     reshard_after_forward: bool | None = None,
     cp_comm: str = "ring",
     tp_comm_overlap: bool = False,
+    decode_kv_reads: str = "per_kv_head",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -277,6 +281,17 @@ def estimate(
         repeated) or, for ``q_len > 1``, K and V repeated per head (``repeat_kv`` copies);
         prefill of the empty cache slices the keys to the prompt (causal, no mask). Other
         runtimes and training take ``"dynamic"`` only.
+    decode_kv_reads : {"per_kv_head", "per_query_head"}
+        Decode, GQA / MQA models (``num_kv_heads < num_heads``), ``runtime="megatron"``: how
+        the decode attention kernel reads the KV cache. ``"per_kv_head"`` (default): once per
+        KV head, the query heads of its group together (FlashAttention's / FlashInfer's
+        packed GQA, TensorRT-LLM's XQA). ``"per_query_head"``: once per query head: one
+        thread block per (sequence, query head) streams its KV head on its own, as
+        TensorRT-LLM's masked multi-head attention kernel (``decoderMaskedMultiheadAttention``,
+        from FasterTransformer: grid over query heads, ``kv head = head / (heads/kv_heads)``)
+        ran GQA before XQA. The attention then moves ``num_heads / num_kv_heads`` times the
+        KV bytes for the same math (priced as attention over ``num_heads`` KV heads; no L2
+        reuse between the group's blocks is assumed). The KV cache held is unchanged.
 
     Returns
     -------
@@ -348,6 +363,10 @@ def estimate(
                                  f"StaticCache of Hugging Face models), got runtime={runtime!r}")
     if runtime == "compiled" and launch == "eager":  # a compiled program launches its regions
         launch = "compiled"
+    reads = one_of(fn, "decode_kv_reads", decode_kv_reads, {r: r for r in DECODE_KV_READS})
+    if reads == "per_query_head" and runtime != "megatron":
+        raise ArgumentValueError(fn, "decode_kv_reads", f"'per_query_head' is a kernel choice "
+                                 f"of runtime='megatron', got runtime={runtime!r}")
     if cache == "static" and phase == "train":
         raise ArgumentValueError(fn, "cache", "'static' is for decode and prefill, got "
                                  "phase='train'")
@@ -453,7 +472,8 @@ def estimate(
                              tokens=run_batch * q // cp, tp=tp, ep=ep,
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
                              lowp=f8_recipe is not None, skew=float(routing_skew),
-                             cp_comm=par["cp_comm"])
+                             cp_comm=par["cp_comm"],
+                             kv_per_query_head=reads == "per_query_head")
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),

@@ -38,13 +38,17 @@ def local_attention(kind: str, size: int, q: int, kv: int
 
 def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
                      tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float,
-                     cp: int = 1, attn: str = "full", cp_comm: str = "ring") -> None:
+                     cp: int = 1, attn: str = "full", cp_comm: str = "ring",
+                     kv_per_query_head: bool = False) -> None:
     """Norm, QKV (or MLA) projections, attention, output projection, TP all-reduce and
     residual add of one layer; ``attn``: the layer's attention kind (sliding / chunked
-    layers: :func:`local_attention`). Context parallelism (``cp > 1``) exchanges K and V:
-    ``cp_comm="all_gather"`` gathers the sequence's K/V before the attention (their
-    gradients reduce-scattered in the backward), ``"ring"`` passes this rank's K/V chunk
-    ``cp - 1`` times around the ring behind the attention blocks
+    layers: :func:`local_attention`). ``kv_per_query_head``: the decode attention kernel
+    reads each KV head once per query head of its group (one thread block per sequence and
+    query head, no reuse across them), priced as attention over ``heads`` KV heads: the
+    same math, ``heads / kv_heads`` times the KV bytes. Context parallelism (``cp > 1``)
+    exchanges K and V: ``cp_comm="all_gather"`` gathers the sequence's K/V before the
+    attention (their gradients reduce-scattered in the backward), ``"ring"`` passes this
+    rank's K/V chunk ``cp - 1`` times around the ring behind the attention blocks
     (:meth:`.Program.ring_exchange`)."""
     t = batch * q // cp
     kv_bytes = 0.0
@@ -100,8 +104,10 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         size = cfg.sliding_window if attn == "sliding" else cfg.attention_chunk
         blocks, aq, akv, causal, rest = local_attention(attn, size, q, kv)
         kw = dict(attn_kw, causal=causal, scale=attn_kw.get("scale", 1.0) * rest)
+        read_heads = heads if kv_per_query_head and phase == "decode" else kvh
         ops.attention(g, "attention" if attn == "full" else f"attention ({attn} {size})",
-                      batch=batch * blocks, heads=heads, kv_heads=kvh, q_len=aq, kv_len=akv,
+                      batch=batch * blocks, heads=heads, kv_heads=read_heads, q_len=aq,
+                      kv_len=akv,
                       head_dim=d, **kw)
         exchange()
         ops.linear(g, "o_proj", t, heads * d, hid)
@@ -205,9 +211,10 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
 
 def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
                 tokens: int, tp: int, ep: int, cp: int, phase: str, attn_kw: dict[str, Any],
-                act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring"
-                ) -> list[tuple[str, list[int]]]:
-    """Record one layer of each kind (dense, then MoE) and the head into ``ops``.
+                act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring",
+                kv_per_query_head: bool = False) -> list[tuple[str, list[int]]]:
+    """Record one layer of each kind (dense, then MoE) and the head into ``ops``
+    (``kv_per_query_head``: :func:`attention_block`'s).
 
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
     ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
@@ -231,7 +238,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             ops.elementwise(gi, "mtp enorm+hnorm", 2 * tokens * hid, cat="rep")
             ops.linear(gi, "mtp eh_proj", tokens, 2 * hid, hid)
         attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn,
-                        cp_comm)
+                        cp_comm, kv_per_query_head)
         if mlp == "dense":
             dense_mlp(ops, gi, cfg, tokens, tp, act_bytes)
         else:

@@ -55,7 +55,8 @@ _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "
                "virtual_stages", "zero", "recompute", "sequence_parallel", "gpus_per_node",
                "runtime", "tp_comm_overlap")
 #: Optional ``serve`` arguments a serving row may set (the engine's scheduler and program).
-_SERVE_KEYS = ("runtime", "token_budget", "kv_admission", "page_tokens", "chunk_tokens")
+_SERVE_KEYS = ("runtime", "token_budget", "kv_admission", "page_tokens", "chunk_tokens",
+               "decode_kv_reads")
 #: Most concurrent requests trtllm-bench lets a maximum-throughput run hold (its tuning caps the
 #: batch at 4096 before rounding; the CUDA-graph batch list reaches 8192).
 _SERVE_MAX_CONCURRENCY = 4096
@@ -188,7 +189,8 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     ``request_rate`` (requests/s) sustains. ``batch_e2e_latency``: prefill of ``batch``
     prompts plus ``output_len`` decode steps at the mean context. ``batch_throughput``:
     :func:`batch_throughput`. Serving rows may set ``serve``'s ``runtime``,
-    ``token_budget``, ``kv_admission``, ``page_tokens`` and ``chunk_tokens``.
+    ``token_budget``, ``kv_admission``, ``page_tokens``, ``chunk_tokens`` and
+    ``decode_kv_reads``.
 
     Raises
     ------
@@ -282,7 +284,8 @@ def serve_max_throughput(cfg: TransformerConfig, hardware: Any, *, rid: str = "?
 def batch_throughput(cfg: TransformerConfig, hardware: Any, *, batch: int, prompt_len: int,
                      output_len: int, tp: int = 1, ep: int = 1, linear_recipe: str | None = None,
                      kv_dtype: str | None = None, efficiency: EfficiencyLike = "default",
-                     runtime: str | None = None, **_: Any) -> float:
+                     runtime: str | None = None, decode_kv_reads: str | None = None,
+                     **_: Any) -> float:
     """Output tokens/s of one static batch (TensorRT-LLM's ``gptSessionBenchmark``).
 
     ``batch`` prompts of ``prompt_len`` tokens are prefilled together in one step (which
@@ -290,13 +293,16 @@ def batch_throughput(cfg: TransformerConfig, hardware: Any, *, batch: int, promp
     ``batch`` requests follow at the mean context ``prompt_len + output_len / 2``, each
     launched as one CUDA graph; no request leaves or joins. Throughput =
     ``batch · output_len / (prefill + (output_len - 1) · decode step)``. Scheduler arguments
-    of ``serve`` (``memory_fraction``, ``token_budget``, ...) do not apply and are ignored.
+    of ``serve`` (``memory_fraction``, ``token_budget``, ...) do not apply and are ignored;
+    ``decode_kv_reads`` is ``estimate``'s (the decode attention kernel's KV reads).
     """
     kw: dict[str, Any] = dict(hardware=hardware, tp=tp, ep=ep, linear_recipe=linear_recipe,
                               kv_dtype=kv_dtype, efficiency=efficiency)
     if runtime is not None:
         kw["runtime"] = runtime
     prefill = estimate(cfg, "prefill", batch, seq_len=prompt_len, **kw).wall_s
+    if decode_kv_reads is not None:
+        kw["decode_kv_reads"] = decode_kv_reads
     decode = estimate(cfg, "decode", batch, kv_len=prompt_len + max(output_len // 2, 1),
                       launch="graph", **kw).wall_s
     return float(batch * output_len / (prefill + (output_len - 1) * decode))

@@ -53,7 +53,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           efficiency: Any = "default", token_budget: int = 8192,
           kv_admission: str = "reserve", page_tokens: int = 32,
           cuda_graphs: bool = True, request_rate: float | None = None,
-          runtime: str = "megatron", num_requests: int | None = None) -> Any:
+          runtime: str = "megatron", num_requests: int | None = None,
+          decode_kv_reads: str = "per_kv_head") -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -102,6 +103,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         engines' kernels (FA3 / FlashMLA on a paged cache on Hopper, fused add + RMSNorm,
         decode CUDA graphs at the engine's capture sizes: ``cuda_graphs`` is then the
         engine's choice). ``df.attrs["runtime"]`` says which one a table assumed.
+    decode_kv_reads : {"per_kv_head", "per_query_head"}
+        How the decode attention kernel reads a GQA model's KV cache
+        (``rl.transformer.estimate``'s argument: ``"per_query_head"`` for TensorRT-LLM's
+        masked multi-head attention kernel before XQA).
     request_rate : float, optional
         Requests per second arriving (per replica; per GPU with ``ep > 1``): one row at the
         concurrency that rate sustains, ``N = rate · (TTFT + decode steps · step)`` (Little's
@@ -213,7 +218,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     kw: dict[str, Any] = dict(hardware=hw, tp=tp, ep=ep, linear_recipe=linear_recipe,
                               kv_dtype=kv_dtype, routing_skew=routing_skew,
                               gpus_per_node=gpus_per_node, efficiency=efficiency,
-                              runtime=runtime)
+                              runtime=runtime, decode_kv_reads=decode_kv_reads)
     replica = ep if ep > 1 else tp
     per_replica = ep if ep > 1 else 1  # with ep, `batch` is per GPU
     pricer = StepPricer(cfg, prompt_len, output_len, q, kw, cuda_graphs=graphs)
