@@ -65,9 +65,12 @@ def test_family_medians_pinned(result):
     # The SGLang offline rows priced as finite runs (serve(num_requests=...): ramp, full-cache
     # admission, drain): 34-49 % -> 23-40 % too fast; serve_throughput median stays 0.072
     # (p90 0.379 -> 0.277).
+    # train_moe 0.240 -> 0.216 (p90 0.467 -> 0.469, bias -24 % -> -22 %) with the expert
+    # GEMMs (TE GroupedLinear's per-expert cuBLAS GEMMs) at the settled clock like the dense
+    # ones; host-bound B200 rows unchanged (GPU time replaces exposed launch time).
     pins = {"serve_throughput": (25, 0.072), "serve_static_batch": (15, 0.085),
             "serve_latency": (14, 0.098), "train_dense_bf16": (8, 0.060),
-            "train_dense_lowp": (23, 0.096), "train_moe": (14, 0.240)}
+            "train_dense_lowp": (23, 0.096), "train_moe": (14, 0.216)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows
