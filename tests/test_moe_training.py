@@ -252,3 +252,36 @@ def test_all_to_all_at_nccl_share_of_nvlink_by_hand() -> None:
     assert lat == pytest.approx(3e-6, rel=1e-12)
     nbytes, mem, _ = a2a("prefill")
     assert nbytes == 3072.0 and mem == pytest.approx(3072 / 900e9, rel=1e-12)
+
+
+def test_expert_gemms_at_the_settled_clock_by_hand() -> None:
+    # A training step's expert GEMMs (TE GroupedLinear: one cuBLAS GEMM per local expert)
+    # run at the power limiter's settled clock like its dense GEMMs. G equal GEMMs of total
+    # compute C priced alone take sustained_compute_s(C, f, G·tau) in the step (the formula
+    # is homogeneous of degree one in (compute, tau)).
+    from roofline import _core
+    from roofline.transformer.pricing import evaluate
+
+    _, _, ceff = resolve("GB200", "default")
+    f, tau = float(ceff.gemm.throttle_fraction), float(ceff.gemm.throttle_time_s)
+    assert 0.0 < f < 1.0
+    c = 3e-5
+    assert float(_core.sustained_compute_s(8 * c, f, 8 * tau)) == pytest.approx(
+        8 * float(_core.sustained_compute_s(c, f, tau)), rel=1e-12)
+    ops = Program(train=True, recipe=None)
+    ops.grouped_linear(0, "experts gate_up", (4096,) * 8, 2048, 1536)
+    cols = evaluate(ops, rl.hardware("GB200"), "default", None, None, 0.0)
+    alone = rl.grouped_gemm(None, 2048, 1536, dtype="bf16", hardware="GB200",
+                            counts=np.full(8, 4096), layout="looped")
+    want = float(_core.sustained_compute_s(float(alone.compute_s), f, 8 * tau))
+    assert cols["compute_s"][0] == pytest.approx(want, rel=1e-9)
+    # short GEMMs run alone near full clock: in the step they take close to 1/f longer
+    assert 1.0 < cols["compute_s"][0] / float(alone.compute_s) <= 1.0 / f
+    assert cols["time_s"][0] > float(alone.time_s)
+    # serving (no training step) keeps the kernels as run alone
+    serve = Program(train=False, recipe=None)
+    serve.grouped_linear(0, "experts gate_up", (4096,) * 8, 2048, 1536)
+    one = evaluate(serve, rl.hardware("GB200"), "default", None, None, 0.0)
+    kernel = rl.grouped_gemm(None, 2048, 1536, dtype="bf16", hardware="GB200",
+                             counts=np.full(8, 4096), layout="contiguous")
+    assert one["time_s"][0] == pytest.approx(float(kernel.time_s), rel=1e-12)

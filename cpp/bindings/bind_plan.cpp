@@ -66,6 +66,9 @@ void bind_plan(py::module_& m) {
   m.def("checkpointed_layers", py::vectorize(&checkpointed_layers), py::arg("layers"),
         py::arg("every"),
         "Blocks wrapped by selective layer checkpointing every `every`-th: floor(layers/every).");
+  m.def("busiest_stage_layers", py::vectorize(&busiest_stage_layers), py::arg("layers"),
+        py::arg("stages"),
+        "Layers on the busiest pipeline stage (whole layers per stage): ceil(layers/stages).");
   m.def("overlapped_pass_s", [](const Rows& gather, const Rows& compute, const Rows& reduce,
                                 double comm_sm_fraction) {
     if (gather.ndim() != 1 || compute.ndim() != 1 || reduce.ndim() != 1 ||

@@ -77,6 +77,12 @@ double checkpointed_layers(double layers, double every) noexcept {
   return std::floor(n / std::floor(every));
 }
 
+double busiest_stage_layers(double layers, double stages) noexcept {
+  const double n = std::max(std::floor(layers), 0.0);
+  if (stages <= 1.0) return n;
+  return std::ceil(n / std::floor(stages));
+}
+
 TrainMemory train_memory(const TrainMemoryInputs& in) noexcept {
   const double params = in.dense_params + in.expert_params;
   const double dd = std::max(in.dense_dp, 1.0);

@@ -262,10 +262,9 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             for counts, k, n, _layout in ops.grouped])
     elif ops.grouped:
         gdtype = dtype if recipe is None else recipe_dtype(recipe)
+        steady = None if (recipe or "").startswith("blockwise") else clock
         parts["grouped"] = np.concatenate([
-            stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw,
-                               counts=np.asarray(counts, dtype=np.int64), layout=lay,
-                               efficiency=efficiency))
+            _grouped_part(counts, k, n, lay, gdtype, hw, efficiency, steady, stack)
             for counts, k, n, lay in ops.grouped])
     if ops.comms:
         fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all,
@@ -340,6 +339,31 @@ def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
         cols[:, 0] += gemms * (alone[:, 0] - f8_gemm[:, 0])
         cols[:, 1] += gemms * (alone[:, 1] - f8_gemm[:, 1])
         cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], cols[:, 2]), 0.0)
+
+
+def _grouped_part(counts: tuple[int, ...], k: float, n: float, lay: str, gdtype: str,
+                  hw: Hardware, efficiency: EfficiencyLike,
+                  clock: tuple[float, float, float] | None, stack: Any) -> np.ndarray:
+    """Columns (one row) of one grouped GEMM part; in a training step (``clock`` set) at
+    the power limiter's settled clock.
+
+    The expert GEMMs run inside the step's continuous tensor load like the dense GEMMs, so
+    they take the settled clock too (:func:`_at_settled_clock`). Looped layouts (Transformer
+    Engine's ``GroupedLinear``: one cuBLAS GEMM per local expert) were priced as ``G``
+    GEMMs each run alone at the clock of its own length: the settled compute time
+    ``sustained_compute_s`` is homogeneous of degree one in (compute, ``throttle_time_s``),
+    so ``G`` equal GEMMs of total compute ``C`` take ``sustained(C, f, G·tau)`` (exact for
+    equal counts, the mean expert's length otherwise). One grouped kernel (``contiguous``)
+    is one GEMM.
+    """
+    cnt = np.asarray(counts, dtype=np.int64)
+    cols: np.ndarray = stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw, counts=cnt,
+                                          layout=lay, efficiency=efficiency))
+    if clock is not None:
+        f, tau, p = clock
+        gemms = int(np.count_nonzero(cnt)) if lay in ("looped", "looped_wgrad") else 1
+        _at_settled_clock(cols, f, tau * max(gemms, 1), p)
+    return cols
 
 
 def _price_calls(calls: list[Any], hw: Hardware, efficiency: EfficiencyLike) -> np.ndarray:

@@ -257,8 +257,12 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
 
     Notes
     -----
-    Stages are balanced: a GPU holds ``1/pp`` of the layers and of the embedding / LM head (as
-    Llama 3 and DeepSeek-V3 balance their first and last stages). Recomputation adds the
+    Stages hold whole layers: the busiest holds ``ceil(L/pp)`` of the ``L`` layers
+    (``_core.busiest_stage_layers``; Megatron's layouts, e.g. DeepSeek-V3's 4 layers per stage
+    at ``pp=16``, reach that bound) and its layers' forward, backward and recomputation set
+    the pace of every micro-batch and of the bubble; the embedding / LM head count ``1/pp``
+    per stage (as Llama 3 and DeepSeek-V3 balance their first and last stages) and memory and
+    data-parallel traffic take the mean stage. Recomputation adds the
     forward of every layer (``full``) or of attention (``selective``) per micro-batch; full
     recomputation keeps each layer's input and, while one layer is recomputed, that layer's
     activations. Layer-selective recomputation (code :data:`LAYER_RECOMPUTE`, every ``k =
@@ -303,15 +307,18 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     sp_div = np.where(sp > 0, tp, 1.0)
     # Time per micro-batch of one stage (the base is one micro-batch of base["tokens"] tokens
     # per GPU; other micro-batch sizes scale linearly, which the planner avoids needing).
-    fwd = (base["fwd_layers_s"] + base["fwd_head_s"]) / pp
-    bwd = (base["bwd_layers_s"] + base["bwd_head_s"]) / pp
+    # The busiest stage holds ceil(L/pp) whole layers (``_core.busiest_stage_layers``); its
+    # layers' time sets every micro-batch's pace. The head stays spread over the stages.
+    stage = _core.busiest_stage_layers(layers, pp) / layers
+    fwd = base["fwd_layers_s"] * stage + base["fwd_head_s"] / pp
+    bwd = base["bwd_layers_s"] * stage + base["bwd_head_s"] / pp
     # Share of the layers fully recomputed: all (full), floor(L/k)/L (every k-th), none.
     every = np.asarray(recompute_every, dtype=np.float64)
     full_share = np.where(rc == 2, 1.0, np.where(
         rc == LAYER_RECOMPUTE, _core.checkpointed_layers(layers, every) / layers, 0.0))
     sel, op = rc == 1, rc == RECOMPUTE["op"]
     rec = (full_share * base["fwd_layers_s"] + np.where(sel, base["attn_fwd_s"], 0.0)
-           + np.where(op, base.get("op_fwd_s", 0.0), 0.0)) / pp
+           + np.where(op, base.get("op_fwd_s", 0.0), 0.0)) * stage
     rec_flops = (full_share * base["fwd_layer_flops"]
                  + np.where(sel, base["attn_fwd_flops"], 0.0)
                  + np.where(op, base.get("op_fwd_flops", 0.0), 0.0))

@@ -47,6 +47,11 @@ double inflight_microbatches(double stages, double microbatches, double virtual_
 /// i % every == 0, so floor(layers / every); every <= 1 wraps them all.
 double checkpointed_layers(double layers, double every) noexcept;
 
+/// Layers the busiest of `stages` pipeline stages holds: every layer sits whole on one
+/// stage, so some stage holds at least ceil(layers / stages) of them (and Megatron's
+/// layouts reach that bound); `layers` when stages <= 1.
+double busiest_stage_layers(double layers, double stages) noexcept;
+
 /// Exposed time of tensor-parallel collectives pipelined with the GEMMs next to them
 /// (Transformer Engine's userbuffers overlap, Megatron's tp_comm_overlap): the collective is
 /// split into `tp` chunks, each exchanged while the GEMM works on the previous one, so the
