@@ -64,12 +64,11 @@ def test_backward_non_decreasing_up_to_mha(hw: str, backend: str, kvh: int, batc
 
 def _backward_not_below_forward(hw: str, backend: str, batch: int, kvh: int, group: int, q: int,
                                 kv: int, d: int, causal: bool) -> None:
-    """Backward >= forward per call (the timing the attention call constants were fitted in)
-    everywhere, and at GPU time where the kernels' work dominates (>= 2**29 b·h·q·kv·d)."""
+    """Backward >= forward both per call (the timing the attention call constants were fitted
+    in) and at GPU time (their GPU part, ``universal.gpu_call_s``), at every shape."""
     args = (hw, backend, batch, kvh * group, q, kv, d)
-    timings: list[contextlib.AbstractContextManager[None]] = [per_call_timing()]
-    if batch * kvh * group * q * kv * d >= 2**29:
-        timings.append(contextlib.nullcontext())
+    timings: list[contextlib.AbstractContextManager[None]] = [per_call_timing(),
+                                                             contextlib.nullcontext()]
     for timing in timings:
         with timing:
             fwd = _time(*args, kv_heads=kvh, causal=causal)
@@ -87,10 +86,10 @@ def test_fused_backward_not_below_forward(hw: str, backend: str, kvh: int, group
     d = dv) over the same tiles: never cheaper than the forward.
 
     The attention call constants (``call_s``, ``bwd_call_s``) are fitted per call (do_bench,
-    host included), while the backward's helper kernels (FA2's dQ accumulator and its
-    conversion) are priced at GPU time: at small shapes (under ~2**29 b·h·q·kv·d) FA2's
-    backward can then price up to ~4 µs under its forward. Checked per call (the timing the
-    constants were fitted in) everywhere, and at GPU time where the kernels' work dominates."""
+    host included); at GPU time every fused call takes their GPU part (one value, forward and
+    backward alike), so the backward's extra work and helper kernels (FA2's dQ accumulator and
+    its conversion) keep it above the forward at every shape (before the split: up to ~4 µs
+    under it below ~2**29 b·h·q·kv·d). Checked per call and at GPU time."""
     _backward_not_below_forward(hw, backend, batch, kvh, group, q, kv, d, causal)
 
 
@@ -104,8 +103,8 @@ def test_rocm_backward_not_below_forward(hw: str, backend: str, kvh: int, group:
     the forward's query tiles (before: a 32-head decode backward 13 % under its forward).
     ``"auto"`` is left out: on ROCm it can price the forward and the backward with different
     backends (MI250X, q = 17, kv = 1, d = 256: efficient forward, math backward), a bug
-    recorded in issue #25's note. Per call everywhere, at GPU time where the kernels' work
-    dominates (see :func:`test_fused_backward_not_below_forward`)."""
+    recorded in issue #25's note. Per call and at GPU time, at every shape (see
+    :func:`test_fused_backward_not_below_forward`)."""
     _backward_not_below_forward(hw, backend, batch, kvh, group, q, kv, d, causal)
 
 
