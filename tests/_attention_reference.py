@@ -135,6 +135,8 @@ def _auto_candidates(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool
         return [(0, np.ones(len(codes), dtype=bool))]
     _, _, _, _, _, d, dv = arrays
     arch = architecture(hw)
+    if arch == "rocm":  # (since #25) ROCm: SDPA's dispatch itself, one backend per call
+        return [(int(c), codes == c) for c in np.unique(codes)]
     name = label(dt).lower()
     half = name in ("bf16", "fp16") if arch != "volta" else name == "fp16"
     align = 8 if half else 4
