@@ -65,8 +65,13 @@ def test_family_medians_pinned(result):
     # The SGLang offline rows priced as finite runs (serve(num_requests=...): ramp, full-cache
     # admission, drain): 34-49 % -> 23-40 % too fast; serve_throughput median stays 0.072
     # (p90 0.379 -> 0.277).
+    # serve_latency 0.098 -> 0.115 when SDPA's attention calls took their GPU part of the call
+    # constants at GPU time (universal.gpu_call_s 1.35 us, measured on the H200 traces, for
+    # FA2's per-call 20 us, host included): the A100 TensorRT-LLM TTFT rows, priced with FA2 as
+    # the stand-in for TRT-LLM's context FMHA, lose ~19 us per layer and go 1-5 % further
+    # under (the host time had been hiding part of their gap).
     pins = {"serve_throughput": (25, 0.072), "serve_static_batch": (15, 0.085),
-            "serve_latency": (14, 0.098), "train_dense_bf16": (8, 0.060),
+            "serve_latency": (14, 0.115), "train_dense_bf16": (8, 0.060),
             "train_dense_lowp": (23, 0.096), "train_moe": (14, 0.240)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]

@@ -219,8 +219,9 @@ GPU_CALL_FIELDS = ("call_s", "bwd_call_s", "decode_call_s")
 
 
 def gpu_time_terms(terms: Any, doc: dict[str, Any]) -> Any:
-    """``terms`` (core AttentionTerms) with every fused implementation's call constants at GPU
-    time: ``universal.gpu_call_s`` of ``doc`` in place of the fitted per-call values.
+    """``terms`` (core AttentionTerms) with the call constants of SDPA's fused implementations
+    (FlashAttention-2, cuDNN, memory-efficient) at GPU time: ``universal.gpu_call_s`` of
+    ``doc`` in place of the fitted per-call values.
 
     ``call_s``, ``bwd_call_s`` and ``decode_call_s`` were fitted on rows timed per call
     (``triton.testing.do_bench``: CUDA events around each call), so they hold the host's time
@@ -232,12 +233,14 @@ def gpu_time_terms(terms: Any, doc: dict[str, Any]) -> Any:
     same value for forward, backward and decode: each is one fused kernel with the same
     prologue (Q tile, row statistics) and epilogue (one tile store), so a backward, whose work
     and helper kernels are never below its forward's, is never cheaper at GPU time either.
-    An implementation without call constants (all zero) keeps them; an empty ``doc`` or one
-    without ``gpu_call_s`` leaves ``terms`` as they are (per-call values everywhere)."""
+    The engine kernels (``fa3``, ``flashinfer``) keep theirs: split-KV decode there adds a
+    merge kernel per call, and no trace of them says how much of their constants is the
+    host's. An implementation without call constants (all zero) keeps them; an empty ``doc``
+    or one without ``gpu_call_s`` leaves ``terms`` as they are (per-call values everywhere)."""
     gpu = float(doc.get("universal", {}).get("gpu_call_s", -1.0)) if doc else -1.0
     if gpu < 0.0:
         return terms
-    for name in ("flash", "cudnn", "efficient", "fa3", "flashinfer"):
+    for name in ("flash", "cudnn", "efficient"):
         backend = getattr(terms, name)
         if any(getattr(backend, f) > 0.0 for f in GPU_CALL_FIELDS):
             for f in GPU_CALL_FIELDS:
