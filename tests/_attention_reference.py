@@ -109,8 +109,8 @@ def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, cau
     code = np.full(n, _ORDER.index("math"), dtype=np.int64)
     align = 8 if half else 4
     eff_ok = (np.mod(d, align) == 0) & (np.mod(dv, align) == 0) & (half | (name == "fp32"))
-    if arch == "rocm":  # AOTriton: flash and efficient share kernels, head dims up to 512
-        eff_ok &= (d <= 512) & (dv <= 512)
+    if arch == "rocm":  # AOTriton: flash and efficient share kernels, equal head dims <= 512
+        eff_ok &= (d == dv) & (d <= 512)
     code[eff_ok] = _ORDER.index("efficient")
     if arch != "volta":
         flash_ok = half & (d == dv) & (d <= (512 if arch == "rocm" else 256)) & ~(causal_arr

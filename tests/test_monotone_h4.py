@@ -119,19 +119,22 @@ def test_rocm_efficient_decode_backward(hw: str) -> None:
 @given(hw=st.sampled_from(ROCM), kvh=st.sampled_from([1, 2, 8]), group=st.sampled_from([1, 4]),
        dtype=st.sampled_from(["bf16", "fp16", "fp32"]),
        d=st.sampled_from([64, 80, 96, 128, 192, 256, 320, 512, 520]),
-       batch=st.integers(1, 8), q=st.integers(1, 4096), kv=st.integers(1, 20000),
-       causal=st.booleans())
-@example(hw="MI250X", kvh=1, group=1, dtype="bf16", d=256, batch=1, q=17, kv=1, causal=False)
+       dv_same=st.booleans(), batch=st.integers(1, 8), q=st.integers(1, 4096),
+       kv=st.integers(1, 20000), causal=st.booleans())
+@example(hw="MI250X", kvh=1, group=1, dtype="bf16", d=256, dv_same=True, batch=1, q=17, kv=1,
+         causal=False)
 def test_rocm_auto_prices_one_backend_per_call(hw: str, kvh: int, group: int, dtype: str,
-                                               d: int, batch: int, q: int, kv: int,
-                                               causal: bool) -> None:
+                                               d: int, dv_same: bool, batch: int, q: int,
+                                               kv: int, causal: bool) -> None:
     """On ROCm ``"auto"`` is SDPA's dispatch (AOTriton flash while fp16 / bf16, equal head
     dims <= 512 and no causal mask on q_len != kv_len; else AOTriton efficient while head dims
     <= 512; else math): one backend per call, its forward and its backward, which
     ``attention_backend`` names (before, MI250X, q = 17, kv = 1, d = 256: efficient forward,
-    math backward, "flash" named)."""
+    math backward, "flash" named). On ROCm the efficient backend shares flash's head-dim
+    check (torch's sdp_utils.cpp, ``check_head_dim_size_flash<true>``): equal head dims."""
     h = kvh * group
-    kw = dict(kv_heads=kvh, causal=causal, hardware=hw, dtype=dtype)
+    dv = d if dv_same else 64
+    kw = dict(kv_heads=kvh, v_head_dim=dv, causal=causal, hardware=hw, dtype=dtype)
     names = {rl.attention_backend(batch, h, q, kv, d, backward=bw, **kw) for bw in (False, True)}
     assert len(names) == 1
     name = names.pop()
@@ -141,9 +144,9 @@ def test_rocm_auto_prices_one_backend_per_call(hw: str, kvh: int, group: int, dt
         assert float(auto.time_s) == float(fixed.time_s)
         assert auto.label.split()[1] == name
     half = dtype != "fp32"
-    if half and d <= 512 and not (causal and 1 < q != kv):
+    if half and d == dv and d <= 512 and not (causal and 1 < q != kv):
         assert name == "flash"
-    elif d <= 512:
+    elif d == dv and d <= 512:
         assert name == "efficient"
     else:
         assert name == "math"

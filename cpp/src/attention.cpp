@@ -345,7 +345,9 @@ AttentionBackend sdpa_backend(const AttentionShape& s, SdpaArch arch) noexcept {
   }
   const double align = half ? 8.0 : 4.0;
   bool eff_ok = multiple(d, align) && multiple(dv, align) && (half || fp32);
-  if (rocm) eff_ok = eff_ok && d <= 512 && dv <= 512;  // AOTriton head dims
+  // AOTriton: efficient shares flash's head-dim check on ROCm (sdp_utils.cpp,
+  // check_head_dim_size_flash<caller_is_meff>): equal head dims up to 512, aligned.
+  if (rocm) eff_ok = eff_ok && d == dv && d <= 512;
   return eff_ok ? AttentionBackend::efficient : AttentionBackend::math;
 }
 
