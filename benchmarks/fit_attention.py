@@ -81,6 +81,9 @@ BASE: dict[str, Any] = {
                       "ratio": 0.7, "decode_ratio": 0.3, "call_s": 0.0,
                       "cta_bytes_per_s": CTA_BYTES_PER_S},
         "math": {"strided_element_flops": 0.0},
+        # GPU part of the call constants (not fitted here: measured on the H200 traces' smallest
+        # attention kernels, see the document's gpu_call_notes and _params/attention.py)
+        "gpu_call_s": 1.35e-6,
     },
 }
 

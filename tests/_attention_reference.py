@@ -109,8 +109,8 @@ def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, cau
     code = np.full(n, _ORDER.index("math"), dtype=np.int64)
     align = 8 if half else 4
     eff_ok = (np.mod(d, align) == 0) & (np.mod(dv, align) == 0) & (half | (name == "fp32"))
-    if arch == "rocm":  # AOTriton: flash and efficient share kernels, head dims up to 512
-        eff_ok &= (d <= 512) & (dv <= 512)
+    if arch == "rocm":  # AOTriton: flash and efficient share kernels, equal head dims <= 512
+        eff_ok &= (d == dv) & (d <= 512)
     code[eff_ok] = _ORDER.index("efficient")
     if arch != "volta":
         flash_ok = half & (d == dv) & (d <= (512 if arch == "rocm" else 256)) & ~(causal_arr
@@ -135,6 +135,8 @@ def _auto_candidates(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool
         return [(0, np.ones(len(codes), dtype=bool))]
     _, _, _, _, _, d, dv = arrays
     arch = architecture(hw)
+    if arch == "rocm":  # (since #25) ROCm: SDPA's dispatch itself, one backend per call
+        return [(int(c), codes == c) for c in np.unique(codes)]
     name = label(dt).lower()
     half = name in ("bf16", "fp16") if arch != "volta" else name == "fp16"
     align = 8 if half else 4

@@ -81,3 +81,42 @@ def test_static_cache_is_not_for_training(cfg):
     with pytest.raises(ValueError, match="cache.*train"):
         rl.transformer.estimate(cfg, "train", 1, seq_len=1024, hardware=HW, runtime="hf",
                                 cache="static")
+
+
+def test_masked_chain_formula() -> None:
+    """ceil(tiles / SMs) waves x (blocks x trips per block + trips per tile) x step."""
+    from roofline import _core
+
+    assert _core.masked_attention_chain_s(8, 132, 33, 3, 2, 0.8e-6) == pytest.approx(80.8e-6)
+    assert _core.masked_attention_chain_s(512, 132, 33, 3, 2, 0.8e-6) == pytest.approx(
+        4 * 80.8e-6)
+    assert _core.masked_attention_chain_s(0, 132, 33, 3, 2, 0.8e-6) == 0.0
+
+
+def _attention_op(cfg, batch: int) -> tuple[float, float]:
+    ops = _decode(cfg, "static", batch).ops()
+    row = ops.loc[ops["op"] == "attention"]
+    return float(row["time_s"].iloc[0]), float(row["overhead_s"].iloc[0])
+
+
+def test_masked_decode_batch1_is_a_latency_chain(cfg):
+    """Batch 1: the packed query (1, 8, 4, 128) under the mask runs 8 CTAs on 132 SMs, each
+    looping over ceil(4097 / 128) = 33 KV blocks with 3 dependent DRAM round trips per block
+    (K, mask, V) of 0.8 us, plus Q's load and O's store: 101 x 0.8 = 80.8 us, plus the call's
+    fixed GPU time, where its bytes at 0.39 x HBM would take 9 us. The H200 traces
+    (llama_decode_static_{eager,graph}_b1*) record 88.3-88.8 us (before: 17 us)."""
+    t, overhead = _attention_op(cfg, 1)
+    assert t == pytest.approx(80.8e-6 + overhead, rel=1e-9)
+    assert 0.0 < overhead < 10e-6
+    assert t == pytest.approx(88.6e-6, rel=0.1)
+
+
+def test_masked_decode_many_ctas_stays_bandwidth_bound(cfg):
+    """Batch 16 (128 CTAs, one wave: chain 80.8 us) and 64 (4 waves: 323 us): the K/V bytes at
+    0.39 x HBM (143 and 574 us; traced 148 and 576 us) stay the floor."""
+    out = 8 * 4097 * 128 * 2
+    for batch in (16, 64):
+        t, _ = _attention_op(cfg, batch)
+        q = batch * 8 * 4 * 128 * 2
+        assert t == pytest.approx((q + 2 * batch * out) / (0.39 * rl.hardware(HW).mem_bytes_per_s),
+                                  rel=1e-9)

@@ -198,8 +198,28 @@ def test_attention_is_monotone(b: int, g: int, hpk: int, q: int, kv: int, d: int
                                   hardware=hw, backend=backend).time_s)
 
     small = t(args)
+    before = dict(args)
     args[which] += g * step if which == "heads" else step
-    assert t(args) >= small * (1 - 1e-12)
+    same = _same_dispatch(hw, backend, (before["q_len"], before["kv_len"], before["head_dim"]),
+                          (args["q_len"], args["kv_len"], args["head_dim"]), causal, backward)
+    assert t(args) >= small * (1 - 1e-12) or not same
+
+
+def _same_dispatch(hw: str, backend: str, small: tuple[Any, Any, Any], big: tuple[Any, Any, Any],
+                   causal: bool, backward: bool) -> Any:
+    """Where a size change keeps SDPA's backend: everywhere but for ``"auto"`` on ROCm, which is
+    SDPA's dispatch itself (one backend per call, issue #25) and so steps where PyTorch
+    switches backends (flash refuses a causal mask on q_len != kv_len: efficient runs there,
+    flash again at q_len == kv_len). CUDA's "auto" is the least estimate over the backends run
+    at the shape or a larger one, monotone everywhere."""
+    if backend != "auto" or not hw.startswith("MI"):
+        return np.ones(np.shape(small[0]), dtype=bool)
+
+    def names(q: Any, kv: Any, d: Any) -> Any:
+        return np.asarray(rl.attention_backend(3, 8, q, kv, d, kv_heads=2, causal=causal,
+                                               backward=backward, hardware=hw))
+
+    return names(*small) == names(*big)
 
 
 @pytest.mark.parametrize("hw", HARDWARE)
@@ -221,8 +241,11 @@ def test_attention_grid_is_monotone(hw: str) -> None:
                                                    backward=backward, hardware=hw,
                                                    backend=backend).time_s)
                 base = t(q, kv, d)
-                for big in (t(q + 1, kv, d), t(q, kv + 1, d), t(q, kv, d + 1)):
-                    assert (big >= base * (1 - 1e-12)).all(), (backend, causal, backward)
+                for dq, dk, dd in ((1, 0, 0), (0, 1, 0), (0, 0, 1)):
+                    big = t(q + dq, kv + dk, d + dd)
+                    same = _same_dispatch(hw, backend, (q, kv, d), (q + dq, kv + dk, d + dd),
+                                          causal, backward)
+                    assert (big >= base * (1 - 1e-12))[same].all(), (backend, causal, backward)
 
 
 def test_transformer_estimate_is_monotone() -> None:

@@ -64,12 +64,11 @@ def test_backward_non_decreasing_up_to_mha(hw: str, backend: str, kvh: int, batc
 
 def _backward_not_below_forward(hw: str, backend: str, batch: int, kvh: int, group: int, q: int,
                                 kv: int, d: int, causal: bool) -> None:
-    """Backward >= forward per call (the timing the attention call constants were fitted in)
-    everywhere, and at GPU time where the kernels' work dominates (>= 2**29 b·h·q·kv·d)."""
+    """Backward >= forward both per call (the timing the attention call constants were fitted
+    in) and at GPU time (their GPU part, ``universal.gpu_call_s``), at every shape."""
     args = (hw, backend, batch, kvh * group, q, kv, d)
-    timings: list[contextlib.AbstractContextManager[None]] = [per_call_timing()]
-    if batch * kvh * group * q * kv * d >= 2**29:
-        timings.append(contextlib.nullcontext())
+    timings: list[contextlib.AbstractContextManager[None]] = [per_call_timing(),
+                                                             contextlib.nullcontext()]
     for timing in timings:
         with timing:
             fwd = _time(*args, kv_heads=kvh, causal=causal)
@@ -87,25 +86,24 @@ def test_fused_backward_not_below_forward(hw: str, backend: str, kvh: int, group
     d = dv) over the same tiles: never cheaper than the forward.
 
     The attention call constants (``call_s``, ``bwd_call_s``) are fitted per call (do_bench,
-    host included), while the backward's helper kernels (FA2's dQ accumulator and its
-    conversion) are priced at GPU time: at small shapes (under ~2**29 b·h·q·kv·d) FA2's
-    backward can then price up to ~4 µs under its forward. Checked per call (the timing the
-    constants were fitted in) everywhere, and at GPU time where the kernels' work dominates."""
+    host included); at GPU time every fused call takes their GPU part (one value, forward and
+    backward alike), so the backward's extra work and helper kernels (FA2's dQ accumulator and
+    its conversion) keep it above the forward at every shape (before the split: up to ~4 µs
+    under it below ~2**29 b·h·q·kv·d). Checked per call and at GPU time."""
     _backward_not_below_forward(hw, backend, batch, kvh, group, q, kv, d, causal)
 
 
 @settings(max_examples=60, deadline=None)
-@given(hw=st.sampled_from(ROCM), backend=st.sampled_from(["flash", "efficient"]),
+@given(hw=st.sampled_from(ROCM), backend=st.sampled_from(["auto", "flash", "efficient"]),
        kvh=st.sampled_from([1, 2, 8]), group=st.sampled_from([1, 4]), **SIZES)
 def test_rocm_backward_not_below_forward(hw: str, backend: str, kvh: int, group: int,
                                          batch: int, q: int, kv: int, d: int,
                                          causal: bool) -> None:
     """On AMD the efficient backend is AOTriton, whose backward computes dQ in its own kernel on
     the forward's query tiles (before: a 32-head decode backward 13 % under its forward).
-    ``"auto"`` is left out: on ROCm it can price the forward and the backward with different
-    backends (MI250X, q = 17, kv = 1, d = 256: efficient forward, math backward), a bug
-    recorded in issue #25's note. Per call everywhere, at GPU time where the kernels' work
-    dominates (see :func:`test_fused_backward_not_below_forward`)."""
+    ``"auto"`` prices both with the one backend SDPA dispatches to (before: MI250X, q = 17,
+    kv = 1, d = 256 priced an efficient forward and a math backward). Per call and at GPU
+    time, at every shape (see :func:`test_fused_backward_not_below_forward`)."""
     _backward_not_below_forward(hw, backend, batch, kvh, group, q, kv, d, causal)
 
 
@@ -115,3 +113,40 @@ def test_rocm_efficient_decode_backward(hw: str) -> None:
     kw = dict(backend="efficient", hardware=hw, causal=True)
     fwd = rl.attention(1, 32, 1, 4096, 128, **kw).time_s
     assert rl.attention(1, 32, 1, 4096, 128, backward=True, **kw).time_s >= fwd
+
+
+@settings(max_examples=60, deadline=None)
+@given(hw=st.sampled_from(ROCM), kvh=st.sampled_from([1, 2, 8]), group=st.sampled_from([1, 4]),
+       dtype=st.sampled_from(["bf16", "fp16", "fp32"]),
+       d=st.sampled_from([64, 80, 96, 128, 192, 256, 320, 512, 520]),
+       dv_same=st.booleans(), batch=st.integers(1, 8), q=st.integers(1, 4096),
+       kv=st.integers(1, 20000), causal=st.booleans())
+@example(hw="MI250X", kvh=1, group=1, dtype="bf16", d=256, dv_same=True, batch=1, q=17, kv=1,
+         causal=False)
+def test_rocm_auto_prices_one_backend_per_call(hw: str, kvh: int, group: int, dtype: str,
+                                               d: int, dv_same: bool, batch: int, q: int,
+                                               kv: int, causal: bool) -> None:
+    """On ROCm ``"auto"`` is SDPA's dispatch (AOTriton flash while fp16 / bf16, equal head
+    dims <= 512 and no causal mask on q_len != kv_len; else AOTriton efficient while head dims
+    <= 512; else math): one backend per call, its forward and its backward, which
+    ``attention_backend`` names (before, MI250X, q = 17, kv = 1, d = 256: efficient forward,
+    math backward, "flash" named). On ROCm the efficient backend shares flash's head-dim
+    check (torch's sdp_utils.cpp, ``check_head_dim_size_flash<true>``): equal head dims."""
+    h = kvh * group
+    dv = d if dv_same else 64
+    kw = dict(kv_heads=kvh, v_head_dim=dv, causal=causal, hardware=hw, dtype=dtype)
+    names = {rl.attention_backend(batch, h, q, kv, d, backward=bw, **kw) for bw in (False, True)}
+    assert len(names) == 1
+    name = names.pop()
+    for bw in (False, True):
+        auto = rl.attention(batch, h, q, kv, d, backward=bw, **kw)
+        fixed = rl.attention(batch, h, q, kv, d, backward=bw, backend=name, **kw)
+        assert float(auto.time_s) == float(fixed.time_s)
+        assert auto.label.split()[1] == name
+    half = dtype != "fp32"
+    if half and d == dv and d <= 512 and not (causal and 1 < q != kv):
+        assert name == "flash"
+    elif d == dv and d <= 512:
+        assert name == "efficient"
+    else:
+        assert name == "math"

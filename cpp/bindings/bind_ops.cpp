@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "roofline/estimate.hpp"
+#include "roofline/ops/attention.hpp"
 #include "roofline/ops/grouped_gemm.hpp"
 #include "roofline/ops/norm.hpp"
 #include "roofline/ops/weight_only_gemm.hpp"
@@ -202,6 +203,12 @@ void bind_ops(py::module_& m) {
         py::arg("efficiency"), py::arg("kernels") = 1.0,
         "Elementwise kernel estimates over equal-length arrays (numel, reads, writes; a chain "
         "of `kernels` launched back to back moving those totals).");
+  m.def("masked_attention_chain_s", &masked_attention_chain_s, py::arg("tiles"), py::arg("sms"),
+        py::arg("kv_blocks"), py::arg("round_trips_per_block"), py::arg("round_trips_per_tile"),
+        py::arg("step_s"),
+        "Latency chain of an attention forward waiting on each KV block's loads in turn: "
+        "ceil(tiles / sms) x (kv_blocks x round_trips_per_block + round_trips_per_tile) x "
+        "step_s.");
   m.def("aten_loop_floor_s",
         [](double numel, double sms, double step_s, double threads_per_sm) {
           return aten_loop_floor_s(numel, sms, threads_per_sm, step_s);

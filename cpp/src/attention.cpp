@@ -345,7 +345,9 @@ AttentionBackend sdpa_backend(const AttentionShape& s, SdpaArch arch) noexcept {
   }
   const double align = half ? 8.0 : 4.0;
   bool eff_ok = multiple(d, align) && multiple(dv, align) && (half || fp32);
-  if (rocm) eff_ok = eff_ok && d <= 512 && dv <= 512;  // AOTriton head dims
+  // AOTriton: efficient shares flash's head-dim check on ROCm (sdp_utils.cpp,
+  // check_head_dim_size_flash<caller_is_meff>): equal head dims up to 512, aligned.
+  if (rocm) eff_ok = eff_ok && d == dv && d <= 512;
   return eff_ok ? AttentionBackend::efficient : AttentionBackend::math;
 }
 
@@ -374,6 +376,17 @@ Estimate attention_auto_estimate(const AttentionShape& s, SdpaArch arch, const R
   constexpr AttentionBackend order[] = {AttentionBackend::standard, AttentionBackend::cudnn,
                                         AttentionBackend::flash, AttentionBackend::efficient,
                                         AttentionBackend::math};
+  if (arch == SdpaArch::rocm) {
+    // ROCm: SDPA's dispatch picks one backend per call (AOTriton flash, then AOTriton
+    // efficient, then math) and autograd runs that backend's backward: price both with it.
+    AttentionShape one = s;
+    one.backend = sdpa_backend(s, arch);
+    if (one.backend != AttentionBackend::standard) {
+      one.flash = one.backend != AttentionBackend::math;
+    }
+    winner = one.backend;
+    return attention_estimate(one, rates);
+  }
   const unsigned mask = auto_candidates(s, arch);
   Estimate best;
   best.time_s = best.compute_s = best.memory_s = best.overhead_s = inf;
@@ -409,6 +422,14 @@ void attention_auto_sweep(const double* batch, const double* heads, const double
       winner[i] = static_cast<std::uint8_t>(b);
     }
   }, kMinAttentionPoints);
+}
+
+double masked_attention_chain_s(double tiles, double sms, double kv_blocks,
+                                double round_trips_per_block, double round_trips_per_tile,
+                                double step_s) noexcept {
+  if (tiles <= 0.0 || kv_blocks <= 0.0 || step_s <= 0.0) return 0.0;
+  const double waves = sms > 0.0 ? std::ceil(tiles / sms) : 1.0;
+  return waves * (kv_blocks * round_trips_per_block + round_trips_per_tile) * step_s;
 }
 
 }  // namespace roofline

@@ -36,7 +36,7 @@ from .achievable import compute_fractions
 from .architecture import CUDNN_FIRST, architecture
 from .fields import fill
 
-__all__ = ["core_terms", "softmax_flops_scale"]
+__all__ = ["GPU_CALL_FIELDS", "core_terms", "gpu_time_terms", "softmax_flops_scale"]
 
 
 def _flash_fraction(hw: Any, arch: str, doc: dict[str, Any]) -> float:
@@ -211,4 +211,39 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     # SDPA's math path: aten's non-vectorized elementwise kernels, in fp32 FLOP-equivalents per
     # element (scaled by each accelerator's own fp32 rate through the estimate).
     terms.strided_element_flops = float(uni.get("math", {}).get("strided_element_flops", 0.0))
+    return terms
+
+
+#: The call constants of one implementation's terms (``AttentionBackendTerms``).
+GPU_CALL_FIELDS = ("call_s", "bwd_call_s", "decode_call_s")
+
+
+def gpu_time_terms(terms: Any, doc: dict[str, Any]) -> Any:
+    """``terms`` (core AttentionTerms) with the call constants of SDPA's fused implementations
+    (FlashAttention-2, cuDNN, memory-efficient) at GPU time: ``universal.gpu_call_s`` of
+    ``doc`` in place of the fitted per-call values.
+
+    ``call_s``, ``bwd_call_s`` and ``decode_call_s`` were fitted on rows timed per call
+    (``triton.testing.do_bench``: CUDA events around each call), so they hold the host's time
+    to issue the SDPA call (dispatch, the aten op, its launches) as well as the kernel's own
+    fixed GPU time. On the GPU (a trace, a program, a CUDA graph) only the latter remains: the
+    kernel's prologue / epilogue beyond its work, priced with the kernel's ``gemm_latency_s``.
+    ``gpu_call_s`` is that part as measured on the profiler traces' smallest attention kernels
+    (see ``data/terms/attention.json``); the host part is ``per-call value - gpu_call_s``. The
+    same value for forward, backward and decode: each is one fused kernel with the same
+    prologue (Q tile, row statistics) and epilogue (one tile store), so a backward, whose work
+    and helper kernels are never below its forward's, is never cheaper at GPU time either.
+    The engine kernels (``fa3``, ``flashinfer``) keep theirs: split-KV decode there adds a
+    merge kernel per call, and no trace of them says how much of their constants is the
+    host's. An implementation without call constants (all zero) keeps them; an empty ``doc``
+    or one without ``gpu_call_s`` leaves ``terms`` as they are (per-call values everywhere)."""
+    gpu = float(doc.get("universal", {}).get("gpu_call_s", -1.0)) if doc else -1.0
+    if gpu < 0.0:
+        return terms
+    for name in ("flash", "cudnn", "efficient"):
+        backend = getattr(terms, name)
+        if any(getattr(backend, f) > 0.0 for f in GPU_CALL_FIELDS):
+            for f in GPU_CALL_FIELDS:
+                setattr(backend, f, gpu)
+            setattr(terms, name, backend)
     return terms

@@ -58,7 +58,9 @@ def core_objects(hw: Any, per_call: bool = False) -> tuple[Any, Any]:
 
     Streaming kernels are priced at GPU time (:mod:`.timing`): the fitted per-call latency
     becomes :func:`roofline._core.gpu_streaming_latency_s` of it, and no kernel hides latency
-    behind its predecessor's drain (``follow_on_s``, a saving of back-to-back host launches).
+    behind its predecessor's drain (``follow_on_s``, a saving of back-to-back host launches);
+    fused attention calls take their GPU part of the call constants
+    (:func:`.attention.gpu_time_terms`).
     ``per_call=True`` keeps the fitted per-call terms (rows timed per call by do_bench)."""
     cal, areas = documents(hw)
     fractions = compute_fractions(hw, cal)
@@ -75,6 +77,7 @@ def core_objects(hw: Any, per_call: bool = False) -> tuple[Any, Any]:
         terms = ceff.row_ops
         terms.follow_on_s = 0.0
         ceff.row_ops = terms
+        ceff.attention = attention.gpu_time_terms(ceff.attention, areas["attention"])
     return chw, cap_compute_scales(ceff, fractions)
 
 

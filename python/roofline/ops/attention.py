@@ -185,7 +185,9 @@ def attention_backend(
        sm80), head dims multiples of 8 (4 for fp32).
     4. **math**: separate kernels, scores through DRAM.
 
-    On ROCm there is no cuDNN; flash and efficient are AOTriton kernels (head dims up to 512).
+    On ROCm there is no cuDNN; flash and efficient are AOTriton kernels sharing one head-dim
+    check (equal head dims up to 512; efficient: multiples of 8, 4 in fp32), and
+    ``backend="auto"`` is this dispatch itself, forward and backward alike.
     ``shared_kv`` (MLA in FlashMLA's absorbed form), formats SDPA does not take (fp8, fp4)
     and accelerators without a CUDA/ROCm SDPA (TPU, Gaudi) resolve to ``"standard"``: the
     idealized fused kernel (FlashMLA-style decode, FlashAttention-2-style prefill).

@@ -108,9 +108,20 @@ AttentionBackend sdpa_backend(const AttentionShape& s, SdpaArch arch) noexcept;
 /// SDPA runs at s or at some larger shape (head dims padded up, longer sequences).
 unsigned auto_candidates(const AttentionShape& s, SdpaArch arch) noexcept;
 
-/// "auto": the least estimate over auto_candidates (earlier of cuDNN, flash, efficient, math on
-/// ties; standard keeps s.flash, math is materialized, the others fused); `winner` gets its
-/// backend. Monotone by construction. An all-infinite estimate when no candidate is finite.
+/// Latency chain of an attention forward whose KV loop waits on each block's loads in turn
+/// (cuDNN's sm90 kernel on a short query under a mask): ceil(tiles / sms) waves (one CTA per
+/// SM, each looping over its query tiles) x (kv_blocks x round_trips_per_block +
+/// round_trips_per_tile) x step_s, step_s being one loaded DRAM round trip. 0 without tiles,
+/// blocks or a step; sms <= 0 counts one wave.
+double masked_attention_chain_s(double tiles, double sms, double kv_blocks,
+                                double round_trips_per_block, double round_trips_per_tile,
+                                double step_s) noexcept;
+
+/// "auto" on ROCm: the estimate of the one backend SDPA dispatches to (sdpa_backend), forward
+/// and backward alike (it steps where PyTorch switches backends). Elsewhere: the least estimate
+/// over auto_candidates (earlier of cuDNN, flash, efficient, math on ties; standard keeps
+/// s.flash, math is materialized, the others fused), monotone by construction. `winner` gets
+/// its backend. An all-infinite estimate when no candidate is finite.
 Estimate attention_auto_estimate(const AttentionShape& s, SdpaArch arch, const Rates& rates,
                                  AttentionBackend& winner) noexcept;
 

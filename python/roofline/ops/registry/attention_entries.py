@@ -6,8 +6,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ... import _core
 from ..attention import attention, attention_backend
 from .call import Call, TensorArg
+from .memory_entries import CAT_STEP_S
 from .pricer import Pricer
 from .table import Priced, register, register_family
 
@@ -40,6 +42,25 @@ _SDPA: dict[str, tuple[str, str, bool, int, bool, int]] = {
 #: kernel unmasked streams at 3.8 TB/s, and a one-token query takes the sm80 kernel (4.2-4.5
 #: TB/s, masked or not): neither is capped.
 MASKED_CTA_FRACTION = 0.39
+
+#: Tile of that masked kernel (``cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_
+#: knob_7_64x128x128_4x1x1``, the kernel the H200 StaticCache decode traces record): 64 query
+#: rows x 128 keys per block; the grid holds one CTA (384 threads) per query tile, at most one
+#: per SM (batch 1, 8 heads: 8 CTAs; batch 64: 132).
+MASKED_TILE_ROWS = 64
+MASKED_BLOCK_KEYS = 128
+
+#: Dependent DRAM round trips per KV block of that kernel when few CTAs are resident, from its
+#: structure: the S = Q K^T MMA waits for the block's K tile (1), the mask is applied to S from
+#: the mask tile read with ordinary loads (1: a broadcast (b, 1, 1, kv) bias has no TMA
+#: descriptor), and P V waits for the V tile (1). The unmasked kernel on the same packed
+#: query (masked_decode.jsonl, batch 1: 62 us per call over 33 blocks, ~52 us on the GPU)
+#: shows the K, V pair alone: ~2 round trips per block; the mask adds its load.
+MASKED_ROUND_TRIPS_PER_BLOCK = 3
+
+#: Round trips per query tile outside the KV loop: the Q tile's load before the first block,
+#: the O tile's (and row statistics') store after the last.
+MASKED_ROUND_TRIPS_PER_TILE = 2
 
 
 def _flag(v: Any) -> bool:
@@ -83,13 +104,35 @@ def fused_attention(p: Pricer, q: TensorArg, k: TensorArg, v: TensorArg, causal:
            + (f", dropout_p={drop:g})" if drop else ")"))
     if masked and not backward and 1 < sq <= 64 and _runs_cudnn(p, b, h, hk, sq, skv, d, dt,
                                                                  backend):
-        floor = (q.nbytes + k.nbytes + v.nbytes) / (
-            MASKED_CTA_FRACTION * float(p.hardware.mem_bytes_per_s))
-        if floor > float(e.time_s):
-            e = p.cached(key + ("masked",), lambda: dataclasses.replace(
-                e, memory_s=max(float(e.memory_s), floor), time_s=floor))
-            how += f"; masked: cuDNN's sm90 kernel streams K/V at {MASKED_CTA_FRACTION} x HBM"
+        e, why = _masked_floor(p, e, key, q, k, v, b, h, sq, skv)
+        how += why
     return [("attention", e)], how
+
+
+def _masked_floor(p: Pricer, e: Any, key: tuple[Any, ...], q: TensorArg, k: TensorArg,
+                  v: TensorArg, b: int, h: int, sq: int, skv: int) -> tuple[Any, str]:
+    """cuDNN's sm90 forward on a short query under a mask: no faster than its K/V bytes at
+    :data:`MASKED_CTA_FRACTION` of the DRAM bandwidth (many CTAs resident), nor than its
+    latency chain plus the call's fixed time (``e.overhead_s``) when few are:
+    ``_core.masked_attention_chain_s(b·h·ceil(sq / 64), SMs, ceil(skv / 128), 3, 2,
+    CAT_STEP_S)``, one loaded DRAM round trip (:data:`.memory_entries.CAT_STEP_S`) per
+    dependent load (:data:`MASKED_ROUND_TRIPS_PER_BLOCK`). The larger of the three."""
+    bandwidth = (q.nbytes + k.nbytes + v.nbytes) / (
+        MASKED_CTA_FRACTION * float(p.hardware.mem_bytes_per_s))
+    tiles = b * h * -(-sq // MASKED_TILE_ROWS)
+    chain = _core.masked_attention_chain_s(
+        float(tiles), float(p.hardware.sms or 0), float(-(-skv // MASKED_BLOCK_KEYS)),
+        float(MASKED_ROUND_TRIPS_PER_BLOCK), float(MASKED_ROUND_TRIPS_PER_TILE), CAT_STEP_S)
+    latency = chain + max(float(e.overhead_s), 0.0)
+    floor = max(bandwidth, latency)
+    if floor <= float(e.time_s):
+        return e, ""
+    e = p.cached(key + ("masked",), lambda: dataclasses.replace(
+        e, memory_s=max(float(e.memory_s), bandwidth), time_s=floor))
+    if latency > bandwidth:
+        return e, (f"; masked: cuDNN's sm90 kernel waits on {MASKED_ROUND_TRIPS_PER_BLOCK} "
+                   f"DRAM round trips per {MASKED_BLOCK_KEYS}-key block ({tiles} CTAs)")
+    return e, f"; masked: cuDNN's sm90 kernel streams K/V at {MASKED_CTA_FRACTION} x HBM"
 
 
 def _runs_cudnn(p: Pricer, b: int, h: int, hk: int, sq: int, skv: int, d: int, dt: str,
