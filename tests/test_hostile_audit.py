@@ -113,3 +113,23 @@ def test_cli_names_what_the_user_typed(argv: list[str], named: str, not_named: s
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and named in err and not_named not in err
+
+
+@pytest.mark.parametrize("field,value", [("dur", 1e300), ("ts", -1e300), ("ts", 2.0**60),
+                                         ("dur", 2.0**54)])
+def test_trace_times_beyond_2_53_us_are_refused(tmp_path: Any, field: str, value: float
+                                                ) -> None:
+    """A kernel of 1e300 µs was accepted (GPU time 5e+293 s per step, exit 0): a start or a
+    duration beyond 2**53 µs holds no whole microseconds, so no profiler wrote it."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    src = Path(__file__).parent / "data" / "traces" / "encoder_layer_train.json.gz"
+    doc = json.loads(gzip.open(src).read())
+    kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
+    kernels[3][field] = value
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        rl.trace.explain(path, hardware=H100)
