@@ -133,3 +133,22 @@ def test_trace_times_beyond_2_53_us_are_refused(tmp_path: Any, field: str, value
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="2\\*\\*53"):
         rl.trace.explain(path, hardware=H100)
+
+
+@pytest.mark.parametrize("call,argument", [
+    (lambda: rl.fusion.matmul_chain([64, 128, 32], names=3, hardware=H100), "names"),
+    (lambda: rl.fusion.fuse_projections(64, 64, [64, 64], follow_ups=0, hardware=H100),
+     "follow_ups"),
+    (lambda: rl.fusion.fuse_projections(64, 64, [64, 64], follow_ups=None, hardware=H100),
+     "follow_ups"),
+    (lambda: rl.fusion.flash_attention([1, 2], 8, 128, 128, 64, hardware=H100), "batch"),
+    (lambda: rl.fusion.flash_attention(1, 8, 128, [128], 64, hardware=H100), "kv_len"),
+    (lambda: rl.fusion.flash_attention(1, 8, 128, 128, 64, kv_heads=[2], hardware=H100),
+     "kv_heads"),
+])
+def test_fusion_names_the_argument(call: Any, argument: str) -> None:
+    """Raw TypeErrors ('int' object is not iterable, object of type 'int' has no len()) and an
+    internal function's name ('attention_kernels: sizes must be scalars') before."""
+    with pytest.raises((ValueError, TypeError)) as info:
+        call()
+    assert f"{argument} " in str(info.value) and "attention_kernels" not in str(info.value)

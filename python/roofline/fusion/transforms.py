@@ -215,6 +215,12 @@ def flash_attention(
     """
     from .._params.resolve import resolve
 
+    fn = "fusion.flash_attention"
+    for name, value in (("batch", batch), ("heads", heads), ("q_len", q_len),
+                        ("kv_len", kv_len), ("head_dim", head_dim)):
+        _pos_int(fn, name, value)  # one problem (one plan of kernels): scalar sizes
+    if kv_heads is not None:
+        _pos_int(fn, "kv_heads", kv_heads)
     hw, _, _ = resolve(hardware, efficiency)
     args: dict[str, Any] = {"batch": batch, "heads": heads, "q_len": q_len, "kv_len": kv_len,
             "head_dim": head_dim, "kv_heads": kv_heads, "causal": causal, "dtype": dtype,
@@ -328,7 +334,8 @@ def matmul_chain(
     if names is None:
         labels = [f"M{i}" for i in range(count)]
     else:
-        if isinstance(names, (str, bytes)) or len(names) != count:
+        if isinstance(names, (str, bytes)) or not isinstance(names, Sequence) \
+                or len(names) != count:
             raise ValueError(f"{fn}: names must be {count} strings, got {names!r}")
         labels = [str(x) for x in names]
     from .._params.resolve import resolve
@@ -390,6 +397,9 @@ def fuse_projections(
     m, k = _pos_int(fn, "m", m), _pos_int(fn, "k", k)
     widths = _int_list(fn, "ns", ns)
     ups: list[tuple[int, int]] = []
+    if isinstance(follow_ups, (str, bytes)) or not isinstance(follow_ups, Sequence):
+        raise ArgumentTypeError(fn, "follow_ups", "must be a list of (index, n2) pairs, got "
+                                f"{follow_ups!r}")
     for j, fu in enumerate(follow_ups):
         if not isinstance(fu, Sequence) or len(fu) != 2:
             raise TypeError(f"{fn}: follow_ups[{j}] must be a pair (index, n2), got {fu!r}")
