@@ -75,6 +75,9 @@ def test_serve_names_the_argument(kw: dict[str, Any], argument: str) -> None:
 @pytest.mark.parametrize("kw,argument", [
     (dict(price_per_gpu_hour="x"), "price_per_gpu_hour"),
     (dict(train_tokens=float("nan")), "train_tokens"),
+    (dict(max_tpot_s="x", phase="decode"), "max_tpot_s"),
+    (dict(max_tpot_s=[1, 2], phase="decode"), "max_tpot_s"),
+    (dict(max_tpot_s=float("nan"), phase="decode"), "max_tpot_s"),
 ])
 def test_plan_names_the_argument(kw: dict[str, Any], argument: str) -> None:
     with pytest.raises((ValueError, TypeError)) as info:

@@ -116,6 +116,8 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
         price_per_gpu_hour = positive_number(fn, "price_per_gpu_hour", price_per_gpu_hour)
     if train_tokens is not None:
         train_tokens = positive_number(fn, "train_tokens", train_tokens)
+    if max_tpot_s is not None:
+        max_tpot_s = positive_number(fn, "max_tpot_s", max_tpot_s)
     if objective == "cost" and price_per_gpu_hour is None:
         raise ValueError(f"{fn}: objective='cost' needs price_per_gpu_hour")
     if not (isinstance(memory_fraction, (int, float)) and 0 < memory_fraction <= 1):
