@@ -155,3 +155,22 @@ def test_fusion_names_the_argument(call: Any, argument: str) -> None:
     with pytest.raises((ValueError, TypeError)) as info:
         call()
     assert f"{argument} " in str(info.value) and "attention_kernels" not in str(info.value)
+
+
+def test_trace_report_methods_check_their_arguments() -> None:
+    """opportunities(top=-1) silently dropped the last line (a slice bound); 1.5, a str or a
+    list in top / min_s / by raised raw TypeErrors; to_dict(kernels='x') passed."""
+    from pathlib import Path
+
+    rep = rl.trace.explain(Path(__file__).parent / "data" / "traces" /
+                           "encoder_layer_train.json.gz", hardware=H100)
+    for call, argument in [(lambda: rep.opportunities(top=-1), "top"),
+                           (lambda: rep.opportunities(top=1.5), "top"),
+                           (lambda: rep.gaps(min_s="x"), "min_s"),
+                           (lambda: rep.gaps(min_s=float("nan")), "min_s"),
+                           (lambda: rep.losses(by=[]), "by"),
+                           (lambda: rep.to_dict(kernels="x"), "kernels")]:
+        with pytest.raises((ValueError, TypeError)) as info:
+            call()
+        assert getattr(info.value, "argument", None) == argument
+    assert len(rep.opportunities(top=1)) <= 1 and len(rep.gaps(min_s=0.0)) > 0
