@@ -174,3 +174,16 @@ def test_trace_report_methods_check_their_arguments() -> None:
             call()
         assert getattr(info.value, "argument", None) == argument
     assert len(rep.opportunities(top=1)) <= 1 and len(rep.gaps(min_s=0.0)) > 0
+
+
+def test_hardware_from_file_and_chain_compare_name_the_argument() -> None:
+    """Hardware.from_file(None) raised os.fspath's 'expected str, bytes or os.PathLike
+    object'; ChainOrders.compare(baseline='x') blamed 'ChainOrders.plan: unknown expr'."""
+    with pytest.raises(TypeError) as info:
+        rl.Hardware.from_file(None)  # type: ignore[arg-type]
+    assert getattr(info.value, "argument", None) == "path"
+    chain = rl.fusion.matmul_chain([64, 128, 32, 64], hardware=H100)
+    with pytest.raises(KeyError) as key:
+        chain.compare(baseline="x")
+    assert "ChainOrders.compare: unknown baseline 'x'" in str(key.value)
+    assert chain.compare(baseline=chain.worst[0]).title == chain.compare().title

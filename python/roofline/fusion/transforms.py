@@ -264,15 +264,22 @@ class ChainOrders:
 
     def plan(self, expr: str) -> Plan:
         """The plan of one expression, e.g. ``"(M0 @ M1) @ M2"``."""
+        return self._lookup(expr, "ChainOrders.plan", "expr")
+
+    def _lookup(self, expr: Any, fn: str, argument: str) -> Plan:
+        from .._errors import UnknownNameError
+
         for e, p in self.orders:
             if e == expr:
                 return p
-        raise KeyError(f"ChainOrders.plan: unknown expr {expr!r} (known: "
-                       f"{', '.join(e for e, _ in self.orders)})")
+        known = [e for e, _ in self.orders]
+        raise UnknownNameError(f"{fn}: unknown {argument} {expr!r} (known: "
+                               f"{', '.join(known)})", (), argument=argument, function=fn)
 
     def compare(self, baseline: str | None = None) -> Comparison:
         """The best order against ``baseline`` (an expression; default: the worst order)."""
-        expr, p = self.worst if baseline is None else (baseline, self.plan(baseline))
+        expr, p = self.worst if baseline is None else (
+            baseline, self._lookup(baseline, "ChainOrders.compare", "baseline"))
         return compare(p.renamed(expr), self.best[1].renamed(self.best[0]),
                        f"matmul chain {' x '.join(map(str, self.dims))}")
 
