@@ -5,6 +5,7 @@ a flag the user never typed. Every error here names the argument the caller wrot
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -187,3 +188,26 @@ def test_hardware_from_file_and_chain_compare_name_the_argument() -> None:
         chain.compare(baseline="x")
     assert "ChainOrders.compare: unknown baseline 'x'" in str(key.value)
     assert chain.compare(baseline=chain.worst[0]).title == chain.compare().title
+
+
+@pytest.mark.parametrize("fitted,where", [
+    ({"attention": {"flash_fraction": 1e-300}}, "fitted.attention.flash_fraction"),
+    ({"compute_fraction": {"bf16": 1e-9}}, "fitted.compute_fraction.bf16"),
+    ({"gemm": {"compute_scale": {H100: {"bf16": 1e-9}}}}, "fitted.gemm.compute_scale"),
+])
+def test_profile_rates_below_a_thousandth_of_peak_are_refused(tmp_path: Any, fitted: Any,
+                                                              where: str) -> None:
+    """A profile's flash_fraction of 1e-300 priced one causal attention call at 1.8e297 s
+    (finite, silent); fractions, ratios and scales now start at 0.1 % of the peak."""
+    import json
+
+    doc = rl.hardware(H100).to_dict()
+    doc["fitted"] = fitted
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=re.escape(where)):
+        rl.Hardware.from_file(path)
+    doc["fitted"] = {"attention": {"flash_fraction": 0.001}}  # the bound itself prices
+    path.write_text(json.dumps(doc))
+    a = rl.attention(1, 8, 512, 512, 64, hardware=rl.Hardware.from_file(path), backend="flash")
+    assert np.isfinite(float(a.time_s))
