@@ -211,3 +211,52 @@ def test_profile_rates_below_a_thousandth_of_peak_are_refused(tmp_path: Any, fit
     path.write_text(json.dumps(doc))
     a = rl.attention(1, 8, 512, 512, 64, hardware=rl.Hardware.from_file(path), backend="flash")
     assert np.isfinite(float(a.time_s))
+
+
+#: Values no keyword of estimate / serve / plan accepts (a list, a dict, a nonsense word).
+_NEVER = ([], {}, "no-such-thing", float("nan"))
+
+
+def _keywords(fn: Any, skip: tuple[str, ...]) -> list[str]:
+    import inspect
+
+    return [p for p in inspect.signature(fn).parameters if p not in skip]
+
+
+@pytest.mark.parametrize("keyword", _keywords(rl.transformer.estimate,
+                                              ("model", "phase", "hardware", "efficiency")))
+def test_fuzz_every_estimate_keyword_is_named(keyword: str) -> None:
+    """Every keyword of transformer.estimate, given a list, a dict, a nonsense word or NaN,
+    raises a ValueError / TypeError that names it (the class of the #25 re-audit's findings:
+    'unhashable type', numpy's isfinite, an internal op's name)."""
+    for value in _NEVER:
+        kw = dict(seq_len=512, kv_len=512, hardware=H100)
+        kw[keyword] = value
+        phase = "decode" if keyword in ("kv_len", "q_len", "cache") else "train"
+        if phase == "decode":
+            kw.pop("seq_len")
+        with pytest.raises((ValueError, TypeError)) as info:
+            rl.transformer.estimate("Llama-3-8B", phase, **kw)
+        assert keyword in str(info.value), (keyword, value, str(info.value))
+
+
+@pytest.mark.parametrize("keyword", _keywords(rl.transformer.serve,
+                                              ("model", "hardware", "efficiency")))
+def test_fuzz_every_serve_keyword_is_named(keyword: str) -> None:
+    for value in _NEVER:
+        kw: dict[str, Any] = dict(batches=[1], output_len=8, prompt_len=64)
+        kw[keyword] = value
+        with pytest.raises((ValueError, TypeError)) as info:
+            rl.transformer.serve("Llama-3-8B", H100, **kw)
+        assert keyword in str(info.value), (keyword, value, str(info.value))
+
+
+@pytest.mark.parametrize("keyword", _keywords(rl.transformer.plan,
+                                              ("model", "gpus", "hardware", "phase")))
+def test_fuzz_every_plan_keyword_is_named(keyword: str) -> None:
+    for value in _NEVER:
+        kw: dict[str, Any] = dict(seq_len=512)
+        kw[keyword] = value
+        with pytest.raises((ValueError, TypeError)) as info:
+            rl.transformer.plan("Llama-3-8B", 8, H100, **kw)
+        assert keyword in str(info.value), (keyword, value, str(info.value))

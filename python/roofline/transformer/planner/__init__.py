@@ -116,6 +116,9 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
         price_per_gpu_hour = positive_number(fn, "price_per_gpu_hour", price_per_gpu_hour)
     if train_tokens is not None:
         train_tokens = positive_number(fn, "train_tokens", train_tokens)
+    output_len = _pos_int(fn, "output_len", output_len, MAX_SEQ)  # checked in every phase
+    if prompt_len is not None:
+        prompt_len = _pos_int(fn, "prompt_len", prompt_len, MAX_SEQ)
     if max_tpot_s is not None:
         max_tpot_s = positive_number(fn, "max_tpot_s", max_tpot_s)
     if objective == "cost" and price_per_gpu_hour is None:
