@@ -94,6 +94,9 @@ _EXTRA: dict[tuple[str, ...], tuple[str, ...]] = {
 _MAX_PLAIN = 1e15
 
 
+#: Smallest fraction, ratio or scale of a rate a profile may set (0.1 % of the peak).
+_MIN_RATE_SHARE = 1e-3
+
 #: Terms with their own range (low, high, low inclusive).
 _SPECIFIC = {"overlap_p": (1.0, 64.0, True)}
 
@@ -101,9 +104,12 @@ _SPECIFIC = {"overlap_p": (1.0, 64.0, True)}
 def _bounds(name: str, ref: float) -> tuple[float, float, bool]:
     """(low, high, low inclusive) of a numeric term named ``name`` (packaged value ``ref``).
 
-    Fractions of a peak or of a bandwidth are in (0, 1]: above 1 a kernel would beat the
-    datasheet roofline. Times (``*_s``) are in [0, 1] s. Ratios and scales of a rate are in
-    (0, 1.5] (a GEMM's ``compute_scale`` times the compute fraction is capped at 1 by the core);
+    Fractions of a peak or of a bandwidth are in [0.001, 1]: above 1 a kernel would beat the
+    datasheet roofline, and below 0.1 % of its peak no kernel runs (a percentage written as a
+    fraction, or a failed fit: ``flash_fraction`` 1e-300 priced one attention call at 1e297 s;
+    the fitter's own ranges start at 0.05). Times (``*_s``) are in [0, 1] s. Ratios and scales
+    of a rate are in [0.001, 1.5] (a GEMM's ``compute_scale`` times the compute fraction is
+    capped at 1 by the core);
     ``overlap_p`` (the p-norm combining compute and memory time) in [1, 64]; other terms (tile
     sizes, FLOPs per element, exponents) are positive (or zero where the packaged value is
     zero), finite and at most 1e15.
@@ -111,11 +117,11 @@ def _bounds(name: str, ref: float) -> tuple[float, float, bool]:
     if name in _SPECIFIC:
         return _SPECIFIC[name]
     if "fraction" in name:
-        return 0.0, 1.0, False
+        return _MIN_RATE_SHARE, 1.0, True
     if name.endswith("_s"):
         return 0.0, 1.0, True
     if "ratio" in name or "scale" in name:
-        return 0.0, 1.5, False
+        return _MIN_RATE_SHARE, 1.5, True
     return 0.0, _MAX_PLAIN, True
 
 

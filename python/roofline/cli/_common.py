@@ -170,26 +170,28 @@ def add_hardware_options(p: argparse.ArgumentParser, efficiency: bool = True) ->
         )
 
 
-def resolve_hardware(name: str | None, table: str) -> Hardware:
+def resolve_hardware(name: str | None, table: str, flag: str = "--hardware") -> Hardware:
     """``--hardware`` (a name, or a ``.json`` file in ``Hardware.to_dict()`` form), else the
     detected GPU / ``set_default_hardware`` / ``ROOFLINE_HARDWARE``, else the fallback with a
-    note on stderr."""
+    note on stderr. ``flag``: how errors name the argument the user typed the name in
+    (``NAME`` for ``roofline hardware show NAME``)."""
     if name is not None and name.lower().endswith(".json"):
         try:
             return Hardware.from_file(name)
         except FileNotFoundError:
-            raise CLIError(f"--hardware: cannot read {name}: No such file or directory") from None
+            raise CLIError(f"{flag}: cannot read {name}: No such file or directory") from None
         except OSError as exc:
-            raise CLIError(f"--hardware: cannot read {name}: {exc.strerror or exc}") from None
+            raise CLIError(f"{flag}: cannot read {name}: {exc.strerror or exc}") from None
     try:
         return lookup_hardware(name, table=table)
     except KeyError as exc:  # unknown, generic or ambiguous name (also a detected GPU's)
         listing = "roofline hardware list" + (" --table torchao" if table == "torchao" else "")
-        where = "--hardware: " if name is not None else ""
+        where = f"{flag}: " if name is not None else ""
         close = getattr(exc, "matches", ())
         if getattr(exc, "ambiguous", False):
             shown = " or ".join(repr(c) for c in close)
-            raise CLIError(f"--hardware: {name!r} is ambiguous: pass {shown}, or --hardware "
+            again = "--hardware " if flag.startswith("-") else ""
+            raise CLIError(f"{flag}: {name!r} is ambiguous: pass {shown}, or {again}"
                            "'NVIDIA H100' --table torchao for torchao's numbers") from None
         hint = f"; close matches: {', '.join(close)}" if close else ""
         what = f"unknown hardware {name!r}{hint}" if name is not None else error_message(exc)
@@ -221,8 +223,10 @@ def make_console() -> Console:
 
     Its ``print`` keeps every table cell whole (:func:`keep_cells_whole`): in a narrow
     terminal text columns wrap at spaces, long words fold, numbers never shrink, and nothing
-    is cut to ``…``; a table whose numbers alone are wider than the terminal is printed at its
-    natural width (the terminal wraps the lines, the numbers stay whole).
+    is cut to ``…``. A table too wide for the terminal first loses the columns named in
+    ``table.droppable`` (a list of headers, the first dropped first; the caption says which),
+    then is printed at the narrowest width that keeps every cell whole (the terminal wraps
+    its lines; the numbers stay whole).
     """
     from rich.console import Console
     from rich.table import Table
@@ -231,9 +235,13 @@ def make_console() -> Console:
         def print(self, *objects: Any, **kwargs: Any) -> None:
             for obj in objects:
                 if isinstance(obj, Table):
-                    need = keep_cells_whole(obj, self)
-                    if need > self.width:  # at its natural width: rich's squeeze could cut
-                        need = Console(width=100_000).measure(obj).maximum
+                    need = drop_columns(obj, self.width, keep_cells_whole(obj, self))
+                    natural = Console(width=100_000).measure(obj).maximum
+                    if natural > self.width:  # rich's own squeeze stops short (and crops)
+                        for col in obj.columns:  # fixed widths: every cell's minimum ...
+                            col.width = col.min_width
+                        _widen_text(obj, self.width - need)  # ... and the slack to the text
+                    if need > self.width:  # at the narrowest width that keeps cells whole
                         wide = Console(width=need, highlight=False, file=self.file,
                                        force_terminal=self.is_terminal,
                                        color_system="auto" if self.color_system else None)
@@ -243,6 +251,43 @@ def make_console() -> Console:
 
     wide = "COLUMNS" not in os.environ and not _isatty(sys.stdout)
     return _WholeCells(width=240 if wide else None, highlight=False)
+
+
+def _widen_text(table: Any, slack: int) -> None:
+    """Give ``slack`` columns of width to the table's left-justified (text) columns, each up
+    to its widest cell, first column first."""
+    from rich.text import Text
+
+    for col in table.columns:
+        if slack <= 0:
+            return
+        if col.justify == "right":
+            continue
+        cells = [c.plain if isinstance(c, Text) else str(c) for c in col._cells]
+        longest = max((len(c) for c in cells), default=0)
+        extra = min(slack, max(longest - (col.width or 0), 0))
+        col.width = (col.width or 0) + extra
+        slack -= extra
+
+
+def drop_columns(table: Any, width: int, need: int) -> int:
+    """Remove ``table.droppable``'s columns (headers, first dropped first) until the table's
+    whole cells fit ``width``; name them in the caption; return the width still needed."""
+    dropped = []
+    for header in getattr(table, "droppable", ()):
+        if need <= width:
+            break
+        for i, col in enumerate(table.columns):
+            if (col.header.plain if hasattr(col.header, "plain") else str(col.header)) == header:
+                del table.columns[i]
+                need = keep_cells_whole(table, None)
+                dropped.append(header)
+                break
+    if dropped:
+        note = (f"left out at this width: {', '.join(dropped)} (a wider terminal, or "
+                "--format csv / json, shows every column)")
+        table.caption = f"{table.caption}\n{note}" if table.caption else note
+    return need
 
 
 def keep_cells_whole(table: Any, console: Any) -> int:

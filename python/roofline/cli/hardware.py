@@ -112,7 +112,7 @@ def _field_value(field: str, value: Any) -> str:
 def run_show(args: argparse.Namespace) -> int:
     """Run ``roofline hardware show``; returns the exit status."""
     name = " ".join(args.name).strip() or None
-    hw = resolve_hardware(name, args.table)
+    hw = resolve_hardware(name, args.table, flag="NAME")
     if args.format == "json":
         print_json(hw.to_dict())
         return 0

@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
                   f"searched in {a['search_s']:.2f} s")
     for c in cols:
         table.add_column(c.replace("_", " "), justify="left" if c == "recompute" else "right")
+    table.droppable = [c.replace("_", " ") for c in  # type: ignore[attr-defined]
+                       ("pareto", "bubble_fraction", "hfu", "tokens_per_s", "mfu")]
     for _, row in df.head(args.top).iterrows():
         table.add_row(*(_cell(c, row[c]) for c in cols))
     make_console().print(table)

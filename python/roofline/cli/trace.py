@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     for col in ("op", "class", "calls", "measured", "model", "% of model", "% of roofline",
                 "achieved", "lost"):
         table.add_column(col, justify="left" if col in ("op", "class") else "right")
+    table.droppable = ["% of roofline", "achieved", "class", "calls"]  # type: ignore[attr-defined]
     for row in ops.head(args.top).itertuples(index=False):
         achieved = (_cell(row.achieved_flops_per_s, "flops")
                     if row.kind in ("gemm", "attention") else

@@ -52,9 +52,10 @@ def recipe_names() -> list[str]:
     return list(RECIPES)
 
 
-def check_recipe(fn: str, recipe: Any) -> Any:
-    """The core recipe named ``recipe``; a ValueError naming ``fn`` and the choices otherwise."""
-    return one_of(fn, "recipe", recipe, RECIPES)
+def check_recipe(fn: str, recipe: Any, name: str = "recipe") -> Any:
+    """The core recipe named ``recipe``; a ValueError naming ``fn``, the argument ``name`` and
+    the choices otherwise."""
+    return one_of(fn, name, recipe, RECIPES)
 
 
 def lowp_dtype(recipe_name: str) -> Any:

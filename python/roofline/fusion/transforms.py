@@ -215,6 +215,12 @@ def flash_attention(
     """
     from .._params.resolve import resolve
 
+    fn = "fusion.flash_attention"
+    for name, value in (("batch", batch), ("heads", heads), ("q_len", q_len),
+                        ("kv_len", kv_len), ("head_dim", head_dim)):
+        _pos_int(fn, name, value)  # one problem (one plan of kernels): scalar sizes
+    if kv_heads is not None:
+        _pos_int(fn, "kv_heads", kv_heads)
     hw, _, _ = resolve(hardware, efficiency)
     args: dict[str, Any] = {"batch": batch, "heads": heads, "q_len": q_len, "kv_len": kv_len,
             "head_dim": head_dim, "kv_heads": kv_heads, "causal": causal, "dtype": dtype,
@@ -258,15 +264,22 @@ class ChainOrders:
 
     def plan(self, expr: str) -> Plan:
         """The plan of one expression, e.g. ``"(M0 @ M1) @ M2"``."""
+        return self._lookup(expr, "ChainOrders.plan", "expr")
+
+    def _lookup(self, expr: Any, fn: str, argument: str) -> Plan:
+        from .._errors import UnknownNameError
+
         for e, p in self.orders:
             if e == expr:
                 return p
-        raise KeyError(f"ChainOrders.plan: unknown expr {expr!r} (known: "
-                       f"{', '.join(e for e, _ in self.orders)})")
+        known = [e for e, _ in self.orders]
+        raise UnknownNameError(f"{fn}: unknown {argument} {expr!r} (known: "
+                               f"{', '.join(known)})", (), argument=argument, function=fn)
 
     def compare(self, baseline: str | None = None) -> Comparison:
         """The best order against ``baseline`` (an expression; default: the worst order)."""
-        expr, p = self.worst if baseline is None else (baseline, self.plan(baseline))
+        expr, p = self.worst if baseline is None else (
+            baseline, self._lookup(baseline, "ChainOrders.compare", "baseline"))
         return compare(p.renamed(expr), self.best[1].renamed(self.best[0]),
                        f"matmul chain {' x '.join(map(str, self.dims))}")
 
@@ -328,7 +341,8 @@ def matmul_chain(
     if names is None:
         labels = [f"M{i}" for i in range(count)]
     else:
-        if isinstance(names, (str, bytes)) or len(names) != count:
+        if isinstance(names, (str, bytes)) or not isinstance(names, Sequence) \
+                or len(names) != count:
             raise ValueError(f"{fn}: names must be {count} strings, got {names!r}")
         labels = [str(x) for x in names]
     from .._params.resolve import resolve
@@ -390,6 +404,9 @@ def fuse_projections(
     m, k = _pos_int(fn, "m", m), _pos_int(fn, "k", k)
     widths = _int_list(fn, "ns", ns)
     ups: list[tuple[int, int]] = []
+    if isinstance(follow_ups, (str, bytes)) or not isinstance(follow_ups, Sequence):
+        raise ArgumentTypeError(fn, "follow_ups", "must be a list of (index, n2) pairs, got "
+                                f"{follow_ups!r}")
     for j, fu in enumerate(follow_ups):
         if not isinstance(fu, Sequence) or len(fu) != 2:
             raise TypeError(f"{fn}: follow_ups[{j}] must be a pair (index, n2), got {fu!r}")

@@ -402,6 +402,11 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
             position) or its content is not a valid Hardware.
             Also when the file cannot be read (a directory, no permission) or is not UTF-8.
         """
+        if not isinstance(path, (str, os.PathLike)):
+            from .._errors import ArgumentTypeError
+
+            raise ArgumentTypeError("Hardware.from_file", "path", "must be a file name (str or "
+                                    f"os.PathLike), got {path!r}")
         where = os.fspath(path)
         try:
             text = Path(path).read_text(encoding="utf-8")

@@ -41,7 +41,6 @@ CPU = frozenset(CPU_CATS)
 _CODE = {c: i for i, c in enumerate(CPU_CATS)}
 _OP, _ANNOTATION = _CODE["cpu_op"], _CODE["user_annotation"]
 _LAUNCH = _CODE["cuda_runtime"]  # this code and the ones after it: launch calls
-_INF = float("inf")
 EMPTY: dict[str, Any] = {}  # shared by every event whose arguments the parser does not use
 
 # a collective record: the event arguments kept with it
@@ -178,19 +177,27 @@ def _gpu_args(a: Args) -> dict[str, Any]:
     return out or EMPTY
 
 
+#: Largest start or duration accepted, in µs (2**53 µs, 285 years): beyond it a float no
+#: longer holds whole microseconds, so no profiler wrote it (Kineto's clock is µs since the
+#: epoch, about 2**51 today).
+_MAX_US = float(2**53)
+
+
 def _times(e: Event, where: str) -> tuple[float, float]:
-    """An event's start and duration (µs), checked: finite, duration >= 0."""
+    """An event's start and duration (µs), checked: finite, within ±2**53 µs, duration >= 0."""
     ts, dur = e.ts, e.dur
     try:
         t, d = float(ts), float(dur)
     except (TypeError, ValueError):
         t = d = float("nan")
-    if not (0.0 <= d < _INF) or t - t != 0.0 or isinstance(ts, bool) or isinstance(dur, bool):
+    if not (0.0 <= d <= _MAX_US and -_MAX_US <= t <= _MAX_US) or isinstance(ts, bool) \
+            or isinstance(dur, bool):
         what = "GPU event" if e.cat in GPU else "event"
         raise ValueError(
             f"trace.explain: {where}: the {what} {str(e.name)[:80]!r} "
             f"(cat {e.cat!r}, ts {ts!r}) has dur {dur!r}: a start and a duration must "
-            "be finite numbers and the duration >= 0 (a corrupt or hand-edited trace)")
+            "be finite numbers within 2**53 µs and the duration >= 0 (a corrupt or hand-edited "
+            "trace)")
     return t, d
 
 
@@ -256,7 +263,7 @@ class Collector:
         g_stream, g_corr, g_ext = g.stream.append, g.corr.append, g.ext.append
         gs_int, gc_int, ge_int = g.stream.ints.append, g.corr.ints.append, g.ext.ints.append
         device_ids = self.device_ids
-        unset, odd, top, absent, inf, op = UNSET, ODD, _TOP, ABSENT, _INF, _OP
+        unset, odd, top, absent, lim, op = UNSET, ODD, _TOP, ABSENT, _MAX_US, _OP
         raw_type, raw_shapes = _RAW, self.raw_shapes
         uid = self.uid
         lpid = ltid = cols = None  # the last thread's key and columns (events come in runs)
@@ -272,7 +279,7 @@ class Collector:
                     code = code_of(cat) if type(cat) is str else None
                     if code is not None:
                         if not (ts.__class__ is float and dur.__class__ is float and
-                                0.0 <= dur < inf and ts - ts == 0.0):
+                                0.0 <= dur <= lim and -lim <= ts <= lim):
                             ts, dur = _times(e, where)
                         name = e.name
                         nid = name_ids.get(name) if type(name) is str else None
@@ -363,7 +370,7 @@ class Collector:
                         uid += 1
                     elif cat in GPU:
                         if not (ts.__class__ is float and dur.__class__ is float and
-                                0.0 <= dur < inf and ts - ts == 0.0):
+                                0.0 <= dur <= lim and -lim <= ts <= lim):
                             ts, dur = _times(e, where)
                         name = e.name
                         nid = name_ids.get(name) if type(name) is str else None

@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._checks import flag, positive_float
+from .._errors import ArgumentTypeError, ArgumentValueError
 from .._format import si
 from ._hints import describe, hint
 
@@ -275,8 +277,9 @@ class TraceReport:
         """
         import pandas as pd
 
-        if by not in _BY:
-            raise ValueError(f"losses: by must be one of {sorted(_BY)}, got {by!r}")
+        if not isinstance(by, str) or by not in _BY:
+            raise ArgumentValueError("TraceReport.losses", "by", f"must be one of "
+                                     f"{sorted(_BY)}, got {by!r}")
         rows = self._ranked(_BY[by])
         total = _gross(rows)
         out = [{"name": a["name"], "kind": a["kind"], "measured_s": a["measured_s"],
@@ -295,6 +298,7 @@ class TraceReport:
         for the CPU), largest first, with the op whose kernel ended the wait."""
         import pandas as pd
 
+        min_s = positive_float("TraceReport.gaps", "min_s", min_s, allow_zero=True)
         rs = [r for r in self.rows if not r["first_in_step"] and r["gap_before_s"] >= min_s]
         rs.sort(key=lambda r: -r["gap_before_s"])
         return pd.DataFrame([{"iteration": r["iteration"], "start_s": r["start_s"],
@@ -308,6 +312,7 @@ class TraceReport:
     def opportunities(self, top: int = 3) -> list[str]:
         """The largest losses by op, in plain words, e.g. ``"cat copies (aten::cat): 6.3 ms
         of 8.0 ms per step, 79 % of the loss; a static cache removes them"``."""
+        _top(top)
         step = self.measured_s
         ranked = self._ranked("op_label")
         total = _gross(ranked)
@@ -361,6 +366,7 @@ class TraceReport:
 
     def to_dict(self, kernels: bool = True) -> dict[str, Any]:
         """Everything as plain JSON-ready values (NaN becomes None)."""
+        kernels = flag("TraceReport.to_dict", "kernels", kernels)
         def clean(v: Any) -> Any:
             if isinstance(v, float) and math.isnan(v):
                 return None
@@ -396,3 +402,17 @@ class TraceReport:
         from ._plot import plot_losses
 
         return plot_losses(self, path=path, by=by, top=top)
+
+
+def _top(top: Any) -> int:
+    """``TraceReport.opportunities``' ``top``: an integer >= 1 (a slice bound otherwise: -1
+    silently dropped the last line, 1.5 raised a raw TypeError)."""
+    import numbers
+
+    if isinstance(top, bool) or not isinstance(top, numbers.Integral):
+        raise ArgumentTypeError("TraceReport.opportunities", "top",
+                                f"must be a positive integer, got {top!r}")
+    if top < 1:
+        raise ArgumentValueError("TraceReport.opportunities", "top",
+                                 f"must be a positive integer, got {top!r}")
+    return int(top)

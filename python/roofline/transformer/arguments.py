@@ -50,22 +50,22 @@ def batch_sizes(fn: str, name: str, values: Any) -> list[int]:
     """A non-empty sequence of integers in [1, :data:`MAX_COUNT`] (no floats, no bools: a
     batch of 1.5 or True is an error, never a silent 1); errors name ``name[i]``."""
     if isinstance(values, (str, bytes)) or isinstance(values, (bool, np.bool_)):
-        raise TypeError(f"{fn}: {name} must be a sequence of integers, got {values!r}")
+        raise ArgumentTypeError(fn, name, f"must be a sequence of integers, got {values!r}")
     items = list(np.atleast_1d(np.asarray(values, dtype=object))) if not isinstance(
         values, (list, tuple)) else list(values)
     if not items:
-        raise ValueError(f"{fn}: {name} must hold at least one integer, got {values!r}")
+        raise ArgumentValueError(fn, name, f"must hold at least one integer, got {values!r}")
     return [integer(fn, f"{name}[{i}]", v) for i, v in enumerate(items)]
 
 
 def positive_number(fn: str, name: str, value: Any, *, zero: bool = False) -> float:
     """``value`` as a finite float > 0 (>= 0 with ``zero``); errors name the argument."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{fn}: {name} must be a number, got {value!r}")
+        raise ArgumentTypeError(fn, name, f"must be a number, got {value!r}")
     v = float(value)
     if not np.isfinite(v) or v < 0 or (v == 0 and not zero):
         kind = "non-negative" if zero else "positive"
-        raise ValueError(f"{fn}: {name} must be a {kind} finite number, got {value!r}")
+        raise ArgumentValueError(fn, name, f"must be a {kind} finite number, got {value!r}")
     return v
 
 
@@ -175,7 +175,7 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         raise ValueError(f"{fn}: virtual_stages > 1 needs pp > 1, got "
                          f"virtual_stages={out['virtual_stages']}")
     rd = kw["reduce_dtype"]
-    if rd is not None and rd not in REDUCE_BYTES:
+    if rd is not None and (not isinstance(rd, str) or rd not in REDUCE_BYTES):
         raise ArgumentValueError(fn, "reduce_dtype", f"must be one of {tuple(REDUCE_BYTES)} or "
                                  f"None, got {rd!r}")
     if rd is not None and out["zero"] < 3:
@@ -197,8 +197,7 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     gpn = kw["gpus_per_node"]
     out["gpus_per_node"] = None if gpn is None else integer(fn, "gpus_per_node", gpn)
     nb = kw["network_bytes_per_s"]
-    if nb is not None and not (isinstance(nb, (int, float)) and not isinstance(nb, bool)
-                               and nb > 0 and np.isfinite(nb)):
-        raise ValueError(f"{fn}: network_bytes_per_s must be a positive number, got {nb!r}")
+    if nb is not None:
+        positive_number(fn, "network_bytes_per_s", nb)
     return out
 

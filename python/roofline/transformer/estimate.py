@@ -376,10 +376,11 @@ def estimate(
     q_len = integer(fn, "q_len", q_len, maximum=MAX_SEQ)
     if phase == "decode":
         if kv_len is None:
-            raise ValueError(f"{fn}: decode needs kv_len (cached tokens + q_len)")
+            raise ArgumentValueError(fn, "kv_len", "is needed for phase 'decode' (cached tokens + "
+                                     "q_len)")
         kv = integer(fn, "kv_len", kv_len, maximum=MAX_SEQ)
         if kv < q_len:
-            raise ValueError(f"{fn}: kv_len must be >= q_len ({q_len}), got {kv_len!r}")
+            raise ArgumentValueError(fn, "kv_len", f"must be >= q_len ({q_len}), got {kv_len!r}")
         q = q_len
     else:
         if seq_len is None:
@@ -388,16 +389,20 @@ def estimate(
     latency_s = positive_number(fn, "latency_s", latency_s, zero=True)
     if link_bytes_per_s is not None:
         link_bytes_per_s = positive_number(fn, "link_bytes_per_s", link_bytes_per_s)
+    if network_bytes_per_s is not None:
+        network_bytes_per_s = positive_number(fn, "network_bytes_per_s", network_bytes_per_s)
     if cfg.num_heads % tp:
-        raise ValueError(f"{fn}: tp must divide num_heads ({cfg.num_heads}), got tp={tp}")
+        raise ArgumentValueError(fn, "tp", f"must divide num_heads ({cfg.num_heads}), got {tp}")
     if cfg.is_moe and cfg.num_experts % ep:
-        raise ValueError(f"{fn}: ep must divide num_experts ({cfg.num_experts}), got ep={ep}")
+        raise ArgumentValueError(fn, "ep", f"must divide num_experts ({cfg.num_experts}), "
+                                 f"got {ep}")
     if not cfg.is_moe and ep != 1:
-        raise ValueError(f"{fn}: ep > 1 needs an MoE model, {cfg.name} is dense (ep={ep})")
+        raise ArgumentValueError(fn, "ep", f"> 1 needs an MoE model, {cfg.name} is dense "
+                                 f"(got {ep})")
     wo = weight_only_recipe(linear_recipe) if linear_recipe is not None else None
     f8_recipe = None if wo is not None else linear_recipe  # float8 / low-precision GEMMs
     if f8_recipe is not None:
-        check_float8_recipe(fn, f8_recipe)
+        check_float8_recipe(fn, f8_recipe, "linear_recipe")
     elif wo is not None and (phase == "train" or dtype not in ("bf16", "fp16")):
         raise ArgumentValueError(fn, "linear_recipe", f"{linear_recipe!r} (weight-only) is for "
                                  f"inference with bf16 / fp16 activations, got phase={phase!r}, "
@@ -426,12 +431,13 @@ def estimate(
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
     if q % cp:
-        raise ValueError(f"{fn}: cp must divide seq_len ({q}), got cp={cp}")
+        raise ArgumentValueError(fn, "cp", f"must divide seq_len ({q}), got {cp}")
     if par["pp"] > cfg.num_layers:
-        raise ValueError(f"{fn}: pp must be <= num_layers ({cfg.num_layers}), got pp={pp}")
+        raise ArgumentValueError(fn, "pp", f"must be <= num_layers ({cfg.num_layers}), got {pp}")
     if not isinstance(routing_skew, (int, float)) or isinstance(routing_skew, bool) or not (
             0 <= routing_skew <= 10):
-        raise ValueError(f"{fn}: routing_skew must be a number in [0, 10], got {routing_skew!r}")
+        raise ArgumentValueError(fn, "routing_skew", f"must be a number in [0, 10], got "
+                                 f"{routing_skew!r}")
     net_bw = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
@@ -439,14 +445,14 @@ def estimate(
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_link = net_bw
     tokens = batch * q
-    if dtype not in DTYPES:
-        raise ValueError(f"transformer.estimate: dtype must be one of {DTYPES}, got {dtype!r}")
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ArgumentValueError(fn, "dtype", f"must be one of {DTYPES}, got {dtype!r}")
     act_bytes = DTYPE_BYTES[dtype]
     if kv_dtype_bytes is None:
         kv_name = dtype if kv_dtype is None else kv_dtype
-        if kv_name not in KV_BYTES:
-            raise ValueError(f"transformer.estimate: kv_dtype must be one of {tuple(KV_BYTES)}, "
-                             f"got {kv_dtype!r}")
+        if not isinstance(kv_name, str) or kv_name not in KV_BYTES:
+            raise ArgumentValueError(fn, "kv_dtype", f"must be one of {tuple(KV_BYTES)}, got "
+                                     f"{kv_dtype!r}")
         kv_dtype_bytes = KV_BYTES[kv_name]
     elif not (isinstance(kv_dtype_bytes, (int, float)) and 0 < kv_dtype_bytes <= 8):
         raise ValueError(f"transformer.estimate: kv_dtype_bytes must be in (0, 8], "

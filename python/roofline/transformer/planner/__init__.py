@@ -13,7 +13,7 @@ from typing import Any
 
 from ..._errors import ArgumentValueError
 from ...hardware import hardware as _hardware
-from ..arguments import MAX_COUNT, MAX_SEQ, MAX_TOKENS, batch_sizes
+from ..arguments import MAX_COUNT, MAX_SEQ, MAX_TOKENS, batch_sizes, positive_number
 from ..config import TransformerConfig, config
 from .cost import dollars_per_million_tokens, gpu_hours
 from .pareto import pareto_front
@@ -96,7 +96,7 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
     ranks ordered tp, cp, dp, pp inside nodes of ``gpus_per_node``.
 
     Every row carries the settings it used (layout columns, ``sequence_parallel``,
-    ``optimizer_update``, ``optimizer``, ``overlap``; the rest in
+    ``optimizer_update``, ``optimizer``, ``overlap``, ``gpus_per_node``; the rest in
     ``df.attrs["estimate_kwargs"]``): ``rl.transformer.estimate(model, "train",
     **row_settings(df, i))`` reproduces row ``i``'s ``time_s`` and ``total_bytes``.
     """
@@ -112,6 +112,15 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
         raise ValueError(f"{fn}: phase must be one of {_PHASES}, got {phase!r}")
     if objective not in OBJECTIVES:
         raise ValueError(f"{fn}: objective must be one of {OBJECTIVES}, got {objective!r}")
+    if price_per_gpu_hour is not None:
+        price_per_gpu_hour = positive_number(fn, "price_per_gpu_hour", price_per_gpu_hour)
+    if train_tokens is not None:
+        train_tokens = positive_number(fn, "train_tokens", train_tokens)
+    output_len = _pos_int(fn, "output_len", output_len, MAX_SEQ)  # checked in every phase
+    if prompt_len is not None:
+        prompt_len = _pos_int(fn, "prompt_len", prompt_len, MAX_SEQ)
+    if max_tpot_s is not None:
+        max_tpot_s = positive_number(fn, "max_tpot_s", max_tpot_s)
     if objective == "cost" and price_per_gpu_hour is None:
         raise ValueError(f"{fn}: objective='cost' needs price_per_gpu_hour")
     if not (isinstance(memory_fraction, (int, float)) and 0 < memory_fraction <= 1):

@@ -7,9 +7,9 @@ from typing import Any
 
 from ... import _core
 from ..._checks import flag, one_of
-from ..._errors import ArgumentValueError
+from ..._errors import ArgumentTypeError, ArgumentValueError, UnknownNameError
 from ...hardware import hardware as _hardware
-from ..arguments import MAX_SEQ, batch_sizes
+from ..arguments import MAX_SEQ, batch_sizes, integer, positive_number
 from ..config import TransformerConfig, config
 from ..estimate import estimate
 from ..serving.engine import StepPricer
@@ -41,6 +41,19 @@ def _check(fn: str, name: str, value: Any, lo: float, hi: float | None = None,
         rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
         kind = "an integer" if integer else "a number"
         raise ArgumentValueError(fn, name, f"must be {kind} {rng}, got {value!r}")
+
+
+def _draft(fn: str, draft_model: Any) -> TransformerConfig:
+    """``draft_model`` as a config; errors name the argument ``draft_model``."""
+    try:
+        return config(draft_model)
+    except UnknownNameError as exc:
+        detail = str(exc).removeprefix("transformer.config: ")
+        raise UnknownNameError(f"{fn}: draft_model: {detail}", exc.matches,
+                               argument="draft_model", function=fn) from None
+    except TypeError:
+        raise ArgumentTypeError(fn, "draft_model", "must be a model name or a "
+                                f"TransformerConfig, got {draft_model!r}") from None
 
 
 def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: int = 2048,
@@ -191,7 +204,12 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     _check(fn, "spec_alpha", spec_alpha, 0.0, 1.0)
     _check(fn, "memory_fraction", memory_fraction, 0.05, 1.0)
     _check(fn, "token_budget", token_budget, 1, integer=True)
-    _check(fn, "page_tokens", page_tokens, 1, integer=True)
+    _check(fn, "page_tokens", page_tokens, 1, MAX_SEQ, integer=True)
+    tp = integer(fn, "tp", tp)
+    ep = integer(fn, "ep", ep)
+    if price_per_gpu_hour is not None:
+        price_per_gpu_hour = positive_number(fn, "price_per_gpu_hour", price_per_gpu_hour)
+    draft = None if draft_model is None else _draft(fn, draft_model)
     admission = one_of(fn, "kv_admission", kv_admission, {a: a for a in KV_ADMISSIONS})
     graphs = flag(fn, "cuda_graphs", cuda_graphs)
     runtime = one_of(fn, "runtime", runtime, {r: r for r in SERVE_RUNTIMES})
@@ -233,7 +251,6 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
                          "hardware=hw.replace(mem_capacity_bytes=...)")
     max_batch = int(_core.kv_capacity_sequences(hw.mem_capacity_bytes, memory_fraction,
                                                 weights, kv_per_seq))
-    draft = None if draft_model is None else config(draft_model)
     emitted = float(_core.speculative_tokens_per_step(spec_k, spec_alpha)) if spec_k else 1.0
     chunk = float(chunk_tokens) if chunk_tokens is not None else math.inf
     def row(b: float) -> dict[str, Any]:

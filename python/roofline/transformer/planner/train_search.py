@@ -100,7 +100,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
             "recompute": np.array([name for name, _, _ in PLAN_RECOMPUTE])[modes],
             "micro_batch": mb, "grad_accum": m.astype(int), "virtual_stages": v.astype(int),
             "sequence_parallel": tp > 1, "optimizer_update": True, "optimizer": "adam",
-            "overlap": True,
+            "overlap": True, "gpus_per_node": gpus_per_node,
             **{k: r[k] for k in ("time_s", "mfu", "hfu", "bubble_fraction", "exposed_comm_s",
                                  "total_bytes", "weights_bytes", "gradients_bytes",
                                  "optimizer_bytes", "activations_bytes")},
@@ -136,8 +136,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
                         ignore_index=True)
     df.attrs.update(min_gpus=min_gpus, search_s=time.perf_counter() - start,
                     estimates=estimates, phase="train", model=cfg.name, hardware=hw.name,
-                    estimate_kwargs=dict(seq_len=seq_len, hardware=hw,
-                                         gpus_per_node=gpus_per_node, network_bytes_per_s=net,
+                    estimate_kwargs=dict(seq_len=seq_len, hardware=hw, network_bytes_per_s=net,
                                          linear_recipe=linear_recipe,
                                          routing_skew=routing_skew), **why)
     return df
@@ -146,7 +145,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
 #: Columns of a training plan row that are arguments of ``rl.transformer.estimate``.
 ROW_ARGUMENTS = ("tp", "pp", "dp", "ep", "cp", "zero", "recompute", "micro_batch", "grad_accum",
                  "virtual_stages", "sequence_parallel", "optimizer_update", "optimizer",
-                 "overlap")
+                 "overlap", "gpus_per_node")
 
 
 def row_settings(df: Any, i: int) -> dict[str, Any]:
