@@ -65,9 +65,13 @@ def test_family_medians_pinned(result):
     # The SGLang offline rows priced as finite runs (serve(num_requests=...): ramp, full-cache
     # admission, drain): 34-49 % -> 23-40 % too fast; serve_throughput median stays 0.072
     # (p90 0.379 -> 0.277).
+    # Interleaved pipelines overlap their sends (Megatron-Core's overlap_p2p_comm, set by
+    # NeMo / Megatron-Bridge whenever vp > 1): train_dense_lowp 0.096 -> 0.092 (the H100
+    # NeMo PP rows, which send across nodes); train_moe 0.240 -> 0.261 (its interleaved rows,
+    # already too fast, get faster).
     pins = {"serve_throughput": (25, 0.072), "serve_static_batch": (15, 0.085),
             "serve_latency": (14, 0.098), "train_dense_bf16": (8, 0.060),
-            "train_dense_lowp": (23, 0.096), "train_moe": (14, 0.240)}
+            "train_dense_lowp": (23, 0.092), "train_moe": (14, 0.261)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows
