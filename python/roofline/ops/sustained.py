@@ -17,12 +17,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
+
 from .. import _core
 from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike, is_shape_aware
 from ..estimate import Estimate
 
-__all__ = ["at_settled_clock", "settled_clock"]
+__all__ = ["at_settled_clock", "settle_columns", "settled_clock"]
 
 
 def settled_clock(hw: Any, efficiency: EfficiencyLike) -> tuple[float, float, float] | None:
@@ -35,14 +37,26 @@ def settled_clock(hw: Any, efficiency: EfficiencyLike) -> tuple[float, float, fl
     return (f, tau, float(ceff.overlap_p)) if 0.0 < f < 1.0 and tau > 0.0 else None
 
 
+def settle_columns(cols: np.ndarray, clock: tuple[float, float, float]) -> None:
+    """Kernels' columns ``(time, compute, memory, overhead, ...)`` (one row per kernel)
+    repriced in place at the settled clock (``clock`` from :func:`settled_clock`): compute
+    ``_core.sustained_compute_s``, time ``_core.sustained_gemm_time_s``, overhead the time
+    above ``max(compute, memory)``; memory and the other columns kept."""
+    f, tau, p = clock
+    t, c, m = cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2]
+    cols[:, 0] = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p))
+    cols[:, 1] = np.asarray(_core.sustained_compute_s(c, f, tau))
+    cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], m), 0.0)
+
+
 def at_settled_clock(e: Estimate[Any], clock: tuple[float, float, float] | None
                      ) -> Estimate[Any]:
-    """One kernel's estimate ``e`` repriced at the settled clock (``clock`` from
-    :func:`settled_clock`; None: ``e`` unchanged). Memory time and bytes are kept."""
+    """One kernel's estimate ``e`` repriced at the settled clock (:func:`settle_columns`;
+    ``clock`` None: ``e`` unchanged). Memory time and bytes are kept."""
     if clock is None:
         return e
-    f, tau, p = clock
-    t, c, m = float(e.time_s), float(e.compute_s), float(e.memory_s)
-    t2 = float(_core.sustained_gemm_time_s(t, c, m, f, tau, p))
-    c2 = float(_core.sustained_compute_s(c, f, tau))
-    return dataclasses.replace(e, time_s=t2, compute_s=c2, overhead_s=max(t2 - max(c2, m), 0.0))
+    cols = np.array([[float(e.time_s), float(e.compute_s), float(e.memory_s),
+                      float(e.overhead_s)]])
+    settle_columns(cols, clock)
+    return dataclasses.replace(e, time_s=float(cols[0, 0]), compute_s=float(cols[0, 1]),
+                               overhead_s=float(cols[0, 3]))

@@ -20,7 +20,7 @@ from ..ops.gemm import gemm
 from ..ops.grouped_gemm import grouped_gemm
 from ..ops.host import HOST_CLASSES, WallTime, calls_wall, eager_program_wall, wall_time
 from ..ops.registry import Pricer, lookup, price
-from ..ops.sustained import settled_clock
+from ..ops.sustained import settle_columns, settled_clock
 from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .formats import recipe_dtype
 from .program import Program
@@ -293,15 +293,6 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
 
 
 
-def _at_settled_clock(cols: np.ndarray, f: float, tau: float, p: float) -> None:
-    """Kernels' columns (time, compute, memory, overhead, ...) repriced in place at the
-    settled clock ``f`` (``_core.sustained_compute_s`` / ``sustained_gemm_time_s``)."""
-    t, c, m = cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2]
-    cols[:, 0] = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p))
-    cols[:, 1] = np.asarray(_core.sustained_compute_s(c, f, tau))
-    cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], m), 0.0)
-
-
 def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
              clock: tuple[float, float, float], recipe: str | None) -> None:
     """Reprice a training step's GEMMs and attention (``gemms``, ``lowp``, ``f8``, ``attn``
@@ -320,11 +311,11 @@ def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
     blockwise = (recipe or "").startswith("blockwise")
     for kind in ("gemms", "attn") if blockwise else ("gemms", "lowp", "attn"):
         if kind in parts:
-            _at_settled_clock(parts[kind], *clock)
+            settle_columns(parts[kind], clock)
     if "f8" in parts and f8_gemm is not None and not blockwise:
         # forward, dgrad and wgrad GEMMs of one shape in each row, casts beside them
         cols, alone = parts["f8"], f8_gemm.copy()
-        _at_settled_clock(alone, *clock)
+        settle_columns(alone, clock)
         gemms = cols[:, 1] / np.maximum(f8_gemm[:, 1], 1e-300)  # 3 in training
         cols[:, 0] += gemms * (alone[:, 0] - f8_gemm[:, 0])
         cols[:, 1] += gemms * (alone[:, 1] - f8_gemm[:, 1])
