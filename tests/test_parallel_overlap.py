@@ -63,6 +63,48 @@ def test_ring_exposed_by_hand() -> None:
     assert float(_core.ring_exposed_s(5.0, 1.0, 1.0)) == 0.0
 
 
+
+def _p2p(send: float, p: float, m: float, v: float, chunk: float, overlapped: bool) -> float:
+    return float(_core.pipeline_p2p_s(send, p, m, v, chunk, overlapped))
+
+
+def test_pipeline_p2p_by_hand() -> None:
+    # blocking sends (1F1B, batch_p2p_comm): every send of the 2(v·m + p - 1) on the path
+    assert _p2p(1.0, 4, 8, 1, 0.5, True) == pytest.approx(2 * (8 + 3))
+    assert _p2p(1.0, 4, 8, 2, 0.5, False) == pytest.approx(2 * (16 + 3))
+    # interleaved with overlap_p2p_comm: the fill and drain chains, 2(p-1) sends, plus what a
+    # send takes beyond one chunk's forward, 2·v·m·(1 - 0.5)
+    assert _p2p(1.0, 4, 8, 2, 0.5, True) == pytest.approx(6 + 16)
+    # a chunk longer than its send hides the steady state entirely
+    assert _p2p(1.0, 4, 8, 2, 3.0, True) == pytest.approx(6.0)
+    # one stage sends nothing
+    assert _p2p(1.0, 1, 8, 2, 0.5, True) == 0.0
+
+
+def test_pipeline_p2p_properties() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        send, chunk = rng.exponential(1.0, 2)
+        p, m, v = (float(rng.integers(2, 9)) for _ in range(3))
+        over, block = _p2p(send, p, m, v, chunk, True), _p2p(send, p, m, v, chunk, False)
+        # overlapping never exposes more than blocking; the fill/drain chain always stays
+        assert 2 * (p - 1) * send - 1e-12 <= over <= block + 1e-12
+        # a longer send never exposes less
+        assert _p2p(2 * send, p, m, v, chunk, True) >= over - 1e-12
+
+
+def test_interleaved_pipeline_hides_steady_state_sends() -> None:
+    # Llama-3-8B on 16 H100s, PP4 across two nodes: the sends cross the network; with
+    # interleaving (v = 4, NeMo's overlap_p2p_comm) only the fill / drain chains are exposed
+    kw: dict[str, object] = dict(batch=1, seq_len=4096, hardware="H100 SXM", dp=4, pp=4,
+                                 grad_accum=32, gpus_per_node=8)
+    inter = T.estimate("Llama-3-8B", "train", virtual_stages=4, **kw).step
+    plain = T.estimate("Llama-3-8B", "train", virtual_stages=1, **kw).step
+    assert inter is not None and plain is not None
+    send = plain.p2p_s / (2 * (32 + 3))  # one send, 1F1B
+    assert inter.p2p_s == pytest.approx(2 * 3 * send, rel=1e-9)
+    assert inter.p2p_s < plain.p2p_s
+
 def _fsdp(**kw: object) -> rl.transformer.ModelEstimate:
     args: dict[str, object] = dict(batch=1, seq_len=2048, hardware="H100 SXM", dp=8, zero=3,
                                    latency_s=0.0, link_bytes_per_s=450e9)

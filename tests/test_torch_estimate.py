@@ -17,6 +17,7 @@ F = torch.nn.functional
 
 import roofline as rl  # noqa: E402
 import roofline.torch as rlt  # noqa: E402
+from roofline.ops.sustained import at_settled_clock, settled_clock  # noqa: E402
 from roofline.torch import _dedupe  # noqa: E402
 
 HW = "H100 SXM"
@@ -112,8 +113,10 @@ def test_transformer_encoder_layer_uses_fused_attention() -> None:
     assert {"scaled_dot_product_attention", "scaled_dot_product_attention_backward"} <= ops
     assert "native_layer_norm" in ops and "native_layer_norm_backward" in ops
     attn = rep.to_pandas().query("op == 'scaled_dot_product_attention'").iloc[0]
-    # the layer trains with its default dropout=0.1 inside SDPA
-    want = rl.attention(2, 4, 64, 64, 32, dtype="bf16", hardware=HW, dropout_p=0.1)
+    # the layer trains with its default dropout=0.1 inside SDPA; a training step's attention
+    # runs at the power limiter's settled clock
+    want = at_settled_clock(rl.attention(2, 4, 64, 64, 32, dtype="bf16", hardware=HW,
+                                         dropout_p=0.1), settled_clock(HW, "default"))
     assert attn["time_s"] == pytest.approx(want.time_s)
     assert attn["module"] == "TransformerEncoderLayer.self_attn"
     assert rep.unmodeled == []
@@ -134,8 +137,9 @@ def test_llama_block_gqa_causal_rmsnorm() -> None:
     want = rl.attention(2, 8, 128, 128, 32, kv_heads=2, causal=True, hardware=HW)
     assert attn["flops"] == pytest.approx(want.flops)
     bwd = t.query("op == 'scaled_dot_product_attention_backward'").iloc[0]
-    want_bwd = rl.attention(2, 8, 128, 128, 32, kv_heads=2, causal=True, backward=True,
-                            hardware=HW)
+    want_bwd = at_settled_clock(rl.attention(2, 8, 128, 128, 32, kv_heads=2, causal=True,
+                                             backward=True, hardware=HW),
+                                settled_clock(HW, "default"))
     assert bwd["time_s"] == pytest.approx(want_bwd.time_s)
     # RMSNorm: one fused kernel forward and one backward per norm
     assert (t["op"] == "rms_norm").sum() == 2

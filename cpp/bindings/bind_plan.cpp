@@ -86,6 +86,11 @@ void bind_plan(py::module_& m) {
   m.def("ring_exposed_s", py::vectorize(&ring_exposed_s), py::arg("send_s"),
         py::arg("attention_s"), py::arg("ranks"),
         "Exposed KV exchange of ring context parallelism: (cp-1)*max(send - attention/cp, 0).");
+  m.def("pipeline_p2p_s", py::vectorize(&pipeline_p2p_s), py::arg("send_s"), py::arg("stages"),
+        py::arg("microbatches"), py::arg("virtual_stages"), py::arg("chunk_s"),
+        py::arg("overlapped"),
+        "Exposed pipeline sends per step: 2(vm+p-1) sends blocking; 2(p-1) sends plus "
+        "2vm*max(send - chunk, 0) overlapped (interleaved, v > 1).");
   m.def("train_memory_fields", [] { return train_memory_fields; });
   m.def("train_step_fields", [] { return train_step_fields; });
   m.def("train_memory_sweep", [](const Rows& in) {

@@ -132,6 +132,17 @@ double ring_exposed_s(double send_s, double attention_s, double ranks) noexcept 
   return (ranks - 1.0) * std::max(send_s - attention_s / ranks, 0.0);
 }
 
+double pipeline_p2p_s(double send_s, double stages, double microbatches, double virtual_stages,
+                      double chunk_s, bool overlapped) noexcept {
+  const double p = std::max(stages, 1.0);
+  if (p <= 1.0) return 0.0;
+  const double m = std::max(microbatches, 1.0);
+  const double v = std::max(virtual_stages, 1.0);
+  const double s = std::max(send_s, 0.0);
+  if (!overlapped || v <= 1.0) return 2.0 * (v * m + p - 1.0) * s;
+  return 2.0 * (p - 1.0) * s + 2.0 * v * m * std::max(s - std::max(chunk_s, 0.0), 0.0);
+}
+
 namespace {
 
 /// The forward units of one stage: embedding, `n` layers, head (gathers as given).
@@ -195,7 +206,7 @@ TrainStep train_step(const TrainStepInputs& in) noexcept {
   s.host_s = m * host;
   s.bubble_s = (p - 1.0) / v * per_mb;
   s.bubble_fraction = pipeline_bubble_fraction(p, m, v);
-  s.p2p_s = p > 1 ? 2.0 * (v * m + p - 1.0) * in.p2p_s : 0.0;
+  s.p2p_s = pipeline_p2p_s(in.p2p_s, p, m, v, in.fwd_s / v, in.overlap);
   // Per-layer compute of each pass (the host time lengthens the forward of the layers).
   const double dn = static_cast<double>(n);
   const double layer_fwd = std::max(in.fwd_s - in.head_fwd_s + host, 0.0) / dn;

@@ -298,8 +298,9 @@ def run(
     if ranks is not None and (isinstance(ranks, bool) or not isinstance(ranks, int)
                               or ranks < 1):
         raise ValueError(f"{fn}: ranks must be a positive integer, got {ranks!r}")
-    ctx = _ops.Context(hw, efficiency, ranks)
     train = md == "train"
+    # a training step's GEMMs and attention run at the settled clock (roofline.ops.sustained)
+    ctx = _ops.Context(hw, efficiency, ranks, sustained=train)
     if not isinstance(dedupe, bool):
         raise TypeError(f"{fn}: dedupe must be True or False, got {dedupe!r}")
     _check_optimizer(fn, optimizer, train)

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from .._params.resolve import resolve
-from ..efficiency import EfficiencyLike, is_shape_aware
+from ..efficiency import EfficiencyLike
 from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
 from ..ops.attention import attention
@@ -21,6 +20,7 @@ from ..ops.gemm import gemm
 from ..ops.grouped_gemm import grouped_gemm
 from ..ops.host import HOST_CLASSES, WallTime, calls_wall, eager_program_wall, wall_time
 from ..ops.registry import Pricer, lookup, price
+from ..ops.sustained import settle_columns, settled_clock
 from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .formats import recipe_dtype
 from .program import Program
@@ -250,7 +250,7 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
                                            hardware=hw, efficiency=efficiency))
              for kw in ops.attn])
-    clock = _settled_clock(hw, efficiency) if ops.train else None
+    clock = settled_clock(hw, efficiency) if ops.train else None
     if clock is not None:
         _sustain(parts, f8_gemm, clock, recipe)
     if ops.grouped and ops.weight_only is not None:  # fused Marlin MoE
@@ -283,33 +283,13 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         sends[:, :4] *= share[:, None]  # the times scale to the exposed part; bytes stay
         parts["rings"] = sends
     if ops.calls:
-        parts["calls"] = _price_calls(ops.calls, hw, efficiency)
+        parts["calls"] = _price_calls(ops.calls, hw, efficiency, ops.train)
     out = np.zeros((len(ops.rows), len(COLUMNS)))
     for i, (_, _, _, row_parts) in enumerate(ops.rows):
         for kind, idx in row_parts:
             out[i] += parts[kind][idx]
     return {c: out[:, j] for j, c in enumerate(COLUMNS)}
 
-
-
-def _settled_clock(hw: Hardware, efficiency: EfficiencyLike
-                   ) -> tuple[float, float, float] | None:
-    """``(throttle_fraction, throttle_time_s, overlap_p)`` of ``hw``'s GEMM terms, or None
-    where nothing drops the clock (constant-fraction presets, GPUs without board power)."""
-    if not is_shape_aware(efficiency):
-        return None
-    _, _, ceff = resolve(hw, efficiency)
-    f, tau = float(ceff.gemm.throttle_fraction), float(ceff.gemm.throttle_time_s)
-    return (f, tau, float(ceff.overlap_p)) if 0.0 < f < 1.0 and tau > 0.0 else None
-
-
-def _at_settled_clock(cols: np.ndarray, f: float, tau: float, p: float) -> None:
-    """Kernels' columns (time, compute, memory, overhead, ...) repriced in place at the
-    settled clock ``f`` (``_core.sustained_compute_s`` / ``sustained_gemm_time_s``)."""
-    t, c, m = cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2]
-    cols[:, 0] = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p))
-    cols[:, 1] = np.asarray(_core.sustained_compute_s(c, f, tau))
-    cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], m), 0.0)
 
 
 def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
@@ -321,20 +301,20 @@ def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
     ``throttle_fraction`` with its own length (time constant ``throttle_time_s``); the
     attention terms were fitted on kernels run alone too. A training step runs GEMMs and
     attention back to back for seconds, and the clock is the whole GPU's, so every such
-    kernel in it runs at the settled clock. Only the fused-kernel ("megatron") programs get
-    it: the registry-priced calls of the "hf" / "compiled" runtimes stay as
-    :func:`roofline.torch.estimate` prices the same step. ``f8_gemm``: the columns of one GEMM
+    kernel in it runs at the settled clock (:mod:`roofline.ops.sustained`; the registry-priced
+    calls of the "hf" / "compiled" runtimes get it in :func:`_price_calls`, as
+    :func:`roofline.torch.estimate` prices the same step). ``f8_gemm``: the columns of one GEMM
     of each float8 linear run alone (its ``f8`` row holds three of them and the casts). Block-scaled
     (DeepGEMM-style) recipes carry no clock drop: their GEMMs are left as they are.
     """
     blockwise = (recipe or "").startswith("blockwise")
     for kind in ("gemms", "attn") if blockwise else ("gemms", "lowp", "attn"):
         if kind in parts:
-            _at_settled_clock(parts[kind], *clock)
+            settle_columns(parts[kind], clock)
     if "f8" in parts and f8_gemm is not None and not blockwise:
         # forward, dgrad and wgrad GEMMs of one shape in each row, casts beside them
         cols, alone = parts["f8"], f8_gemm.copy()
-        _at_settled_clock(alone, *clock)
+        settle_columns(alone, clock)
         gemms = cols[:, 1] / np.maximum(f8_gemm[:, 1], 1e-300)  # 3 in training
         cols[:, 0] += gemms * (alone[:, 0] - f8_gemm[:, 0])
         cols[:, 1] += gemms * (alone[:, 1] - f8_gemm[:, 1])
@@ -348,7 +328,7 @@ def _grouped_part(counts: tuple[int, ...], k: float, n: float, lay: str, gdtype:
     the power limiter's settled clock.
 
     The expert GEMMs run inside the step's continuous tensor load like the dense GEMMs, so
-    they take the settled clock too (:func:`_at_settled_clock`). Looped layouts (Transformer
+    they take the settled clock too (:func:`roofline.ops.sustained.settle_columns`). Looped layouts (Transformer
     Engine's ``GroupedLinear``: one cuBLAS GEMM per local expert) were priced as ``G``
     GEMMs each run alone at the clock of its own length: the settled compute time
     ``sustained_compute_s`` is homogeneous of degree one in (compute, ``throttle_time_s``),
@@ -362,13 +342,16 @@ def _grouped_part(counts: tuple[int, ...], k: float, n: float, lay: str, gdtype:
     if clock is not None:
         f, tau, p = clock
         gemms = int(np.count_nonzero(cnt)) if lay in ("looped", "looped_wgrad") else 1
-        _at_settled_clock(cols, f, tau * max(gemms, 1), p)
+        settle_columns(cols, (f, tau * max(gemms, 1), p))
     return cols
 
 
-def _price_calls(calls: list[Any], hw: Hardware, efficiency: EfficiencyLike) -> np.ndarray:
-    """Each registry Call priced by its entry (the sum of the kernels it launches)."""
-    pricer = Pricer(hw, efficiency)
+def _price_calls(calls: list[Any], hw: Hardware, efficiency: EfficiencyLike,
+                 train: bool) -> np.ndarray:
+    """Each registry Call priced by its entry (the sum of the kernels it launches); in a
+    training step its GEMMs and attention at the settled clock, as
+    :func:`roofline.torch.estimate` prices them (one rule: :mod:`roofline.ops.sustained`)."""
+    pricer = Pricer(hw, efficiency, sustained=train)
     out = np.zeros((len(calls), len(COLUMNS)))
     for i, call in enumerate(calls):
         found, why = price(call, pricer)

@@ -111,6 +111,17 @@ struct CommUnit {
 double overlapped_pass_s(const CommUnit* units, std::size_t n,
                          double comm_sm_fraction = 0.0) noexcept;
 
+/// Pipeline sends on a stage's critical path per step, `send_s` each (activation forward,
+/// gradient backward), for p stages, m micro-batches and v model chunks per GPU. Blocking
+/// sends (1F1B, batch_p2p_comm; or `overlapped` false): 2 (v m + p - 1) send_s. Megatron-Core's
+/// interleaved schedule with overlap_p2p_comm (what NeMo and Megatron-Bridge set whenever
+/// v > 1) posts each send asynchronously and waits for it only before the chunk that needs
+/// it, so in the steady state a send hides behind one chunk's compute (at least `chunk_s`,
+/// one chunk's forward); only the fill and drain chains stay exposed:
+/// 2 (p - 1) send_s + 2 v m max(send_s - chunk_s, 0). 0 when p <= 1.
+double pipeline_p2p_s(double send_s, double stages, double microbatches, double virtual_stages,
+                      double chunk_s, bool overlapped) noexcept;
+
 /// Exposed time of ring (pass-KV) context parallelism in one attention call: `steps` = cp-1
 /// exchanges of `send_s` each, each overlapped with one of the cp equal blocks of the local
 /// attention `attention_s` (load-balanced causal chunks): steps * max(send_s - attention_s/cp, 0).
@@ -152,7 +163,7 @@ struct TrainStep {
   double time_s = 0;           ///< the step: compute + bubble + p2p + exposed comm + optimizer
   double compute_s = 0;        ///< m * (fwd + bwd + recompute + host)
   double bubble_s = 0;         ///< (p-1)/v * (fwd + bwd + recompute)
-  double p2p_s = 0;            ///< pipeline sends on the critical path: 2 (v*m + p - 1) sends
+  double p2p_s = 0;            ///< pipeline sends on the critical path (pipeline_p2p_s)
   double exposed_comm_s = 0;   ///< DP / FSDP communication not hidden behind compute (>= 0)
   double comm_s = 0;           ///< all DP / FSDP communication, hidden or not
   double optimizer_s = 0;      ///< optimizer update

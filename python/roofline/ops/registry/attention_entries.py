@@ -96,9 +96,9 @@ def fused_attention(p: Pricer, q: TensorArg, k: TensorArg, v: TensorArg, causal:
     drop = dropout_p if 0.0 < dropout_p <= 1.0 else 0.0
     key = ("attn", b, h, hk, sq, skv, d, dv, causal, backward, dt, backend, drop > 0)
     kw: dict[str, Any] = {"flash": True} if backend == "auto" else {"backend": backend}
-    e = p.cached(key, lambda: attention(
+    e = p.cached(key, lambda: p.settle(attention(
         b, h, sq, skv, d, kv_heads=hk, v_head_dim=dv, causal=bool(causal), backward=backward,
-        dtype=dt, hardware=p.hardware, efficiency=p.efficiency, dropout_p=drop, **kw))
+        dtype=dt, hardware=p.hardware, efficiency=p.efficiency, dropout_p=drop, **kw)))
     how = (f"rl.attention({b}, {h}, {sq}, {skv}, {d}, kv_heads={hk}, v_head_dim={dv}, "
            f"causal={causal}, backward={backward}, dtype={dt!r}, backend={backend!r}"
            + (f", dropout_p={drop:g})" if drop else ")"))

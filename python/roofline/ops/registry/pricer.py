@@ -11,6 +11,7 @@ from ...estimate import Estimate
 from ..elementwise import elementwise
 from ..gemm import gemm
 from ..rows import cross_entropy, layernorm, rmsnorm, softmax
+from ..sustained import at_settled_clock, settled_clock
 
 __all__ = ["ROW_OPS", "Pricer"]
 
@@ -27,6 +28,17 @@ class Pricer:
     efficiency: Any
     ranks: int | None = None
     cache: dict[Any, Any] = dataclasses.field(default_factory=dict)
+    #: a training step (forward and backward): its GEMMs and attention run at the power
+    #: limiter's settled clock (:mod:`roofline.ops.sustained`), not each kernel's clock alone
+    sustained: bool = False
+
+    def settle(self, e: Estimate[Any]) -> Estimate[Any]:
+        """``e`` (a GEMM or attention kernel) at the settled clock when :attr:`sustained`."""
+        if not self.sustained:
+            return e
+        if "clock" not in self.cache:
+            self.cache["clock"] = settled_clock(self.hardware, self.efficiency)
+        return at_settled_clock(e, self.cache["clock"])
 
     def cached(self, key: Any, make: Callable[[], Estimate[Any]]) -> Estimate[Any]:
         """``make()`` once per key."""
@@ -38,13 +50,15 @@ class Pricer:
     def gemm(self, m: int, k: int, n: int, dt: str, batch: int = 1, out: str | None = None,
              scaling: str | None = None, a_transposed: bool = False) -> Estimate[Any]:
         """:func:`roofline.gemm` of one (batched) matrix product (``a_transposed``: A is a
-        transposed view, whose rows are m elements)."""
+        transposed view, whose rows are m elements), at the settled clock when
+        :attr:`sustained`."""
         kw: dict[str, Any] = {"scaling": scaling} if scaling else {}
         if a_transposed:
             kw["a_transposed"] = True
-        return self.cached(("gemm", m, k, n, dt, batch, out, scaling, a_transposed), lambda: gemm(
-            m, k, n, dtype=dt, hardware=self.hardware, batch=batch, out_dtype=out,
-            efficiency=self.efficiency, **kw))
+        return self.cached(("gemm", m, k, n, dt, batch, out, scaling, a_transposed),
+                           lambda: self.settle(gemm(m, k, n, dtype=dt, hardware=self.hardware,
+                                               batch=batch, out_dtype=out,
+                                               efficiency=self.efficiency, **kw)))
 
     def traffic(self, read_bytes: int, write_bytes: int, flops: float = 0.0,
                 label: str = "", kernels: int = 1) -> Estimate[Any]:
