@@ -328,8 +328,9 @@ def _grouped_part(counts: tuple[int, ...], k: float, n: float, lay: str, gdtype:
     the power limiter's settled clock.
 
     The expert GEMMs run inside the step's continuous tensor load like the dense GEMMs, so
-    they take the settled clock too (:func:`roofline.ops.sustained.settle_columns`). Looped layouts (Transformer
-    Engine's ``GroupedLinear``: one cuBLAS GEMM per local expert) were priced as ``G``
+    they take the settled clock too (:func:`roofline.ops.sustained.settle_columns`). Looped
+    layouts (Transformer Engine's ``GroupedLinear``: one cuBLAS GEMM per local expert) were
+    priced as ``G``
     GEMMs each run alone at the clock of its own length: the settled compute time
     ``sustained_compute_s`` is homogeneous of degree one in (compute, ``throttle_time_s``),
     so ``G`` equal GEMMs of total compute ``C`` take ``sustained(C, f, G·tau)`` (exact for
