@@ -182,16 +182,17 @@ def test_foreach_entry_reads_every_list_and_launches_per_320_chunks() -> None:
 
 
 @pytest.mark.parametrize("name,before,after", [
-    ("llama_train_eager_b1", -0.08, -0.027), ("llama_train_eager_b2", -0.06, -0.021),
-    ("llama_train_eager_b1_L4", -0.09, -0.043), ("llama_train_eager_b2_L4", -0.08, -0.044)])
+    ("llama_train_eager_b1", -0.08, 0.011), ("llama_train_eager_b2", -0.06, 0.013),
+    ("llama_train_eager_b1_L4", -0.09, 0.002), ("llama_train_eager_b2_L4", -0.08, -0.002)])
 def test_h200_eager_train_steps(name: str, before: float, after: float) -> None:
     """``transformer.estimate(runtime="hf", optimizer="adamw_foreach")`` against the H200's
     eager train steps (``programs_untraced.jsonl`` gpu_s, as ``benchmarks/gpu_programs.py
     --match train`` prints them): ``before`` with
     the optimizer as 8 streaming passes, ``after`` as its multi_tensor_apply launches, with
     every kernel at GPU time (the streaming latency net of do_bench's per-call gap moved these
-    by -1.5 to -3 %) and aten's non-vectorized loops priced (+1 to +2 %). Pinned within 7 %
-    below the measured step."""
+    by -1.5 to -3 %) and aten's non-vectorized loops priced (+1 to +2 %), then its GEMMs and
+    attention at the power limiter's settled clock, as every training step (+4 %: from
+    -2.1…-4.4 % to -0.2…+1.3 %). Pinned within 5 % of the measured step."""
     with open(ROOT / "data/programs/h200/programs_untraced.jsonl") as f:  # no profiler
         row = next(r for r in map(json.loads, f) if r["name"] == name)
     cfg = rl.transformer.from_hf({**LLAMA2L, "num_hidden_layers": row["config"]["layers"]})
@@ -200,4 +201,4 @@ def test_h200_eager_train_steps(name: str, before: float, after: float) -> None:
                                 launch="eager")
     err = e.wall_s / row["gpu_s"] - 1
     assert err == pytest.approx(after, abs=0.01)
-    assert -0.07 < err < 0.0
+    assert abs(err) < 0.05
