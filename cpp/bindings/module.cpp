@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "roofline/dtype.hpp"
@@ -115,6 +116,21 @@ py::tuple float8_linear_sweep_py(const InArray& m, const InArray& k, const InArr
     float8_linear_sweep(m.data(), k.data(), n.data(), len, spec, hw, eff, threads, pb, pl, pc);
   }
   return py::make_tuple(bf16, lowp, cast);
+}
+
+// Index of the first element that is not an integer in [lo, hi] (NaN, infinities and
+// fractions fail), or -1: the extent check of every array argument, one pass over the values
+// (numpy needs five passes and temporaries). The range is tested first, so the integer
+// conversion only sees values that fit an int64 (callers pass hi = 2**53).
+py::ssize_t first_bad_extent_py(const InArray& values, double lo, double hi) {
+  const double* v = values.data();
+  const auto len = static_cast<py::ssize_t>(values.size());
+  py::gil_scoped_release release;
+  for (py::ssize_t i = 0; i < len; ++i) {
+    const double x = v[i];
+    if (!(x >= lo && x <= hi && static_cast<double>(static_cast<std::int64_t>(x)) == x)) return i;
+  }
+  return -1;
 }
 
 py::list float8_linear_kernels_py(double m, double k, double n, Recipe recipe, LinearMode mode,
@@ -272,6 +288,9 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("n"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
           py::arg("hardware"), py::arg("efficiency"), py::arg("threads") = 0,
           "Float8 linear times over arrays: (bf16 GEMMs, low-precision GEMMs, casts).");
+  mod.def("first_bad_extent", &first_bad_extent_py, py::arg("values"), py::arg("lo"),
+          py::arg("hi"),
+          "Index of the first value that is not an integer in [lo, hi] (NaN fails), or -1.");
   mod.def("float8_linear_kernels", &float8_linear_kernels_py, py::arg("m"), py::arg("k"),
           py::arg("n"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
           py::arg("hardware"), py::arg("efficiency"),
