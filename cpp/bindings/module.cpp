@@ -4,8 +4,10 @@
 #include <pybind11/stl.h>
 
 #include <array>
-#include <cstdint>
 #include <string>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "roofline/dtype.hpp"
 #include "roofline/efficiency.hpp"
@@ -120,15 +122,34 @@ py::tuple float8_linear_sweep_py(const InArray& m, const InArray& k, const InArr
 
 // Index of the first element that is not an integer in [lo, hi] (NaN, infinities and
 // fractions fail), or -1: the extent check of every array argument, one pass over the values
-// (numpy needs five passes and temporaries). The range is tested first, so the integer
-// conversion only sees values that fit an int64 (callers pass hi = 2**53).
+// (numpy needs five passes and temporaries). x is an integer when x >= 2**52 (every double
+// there is) or when (x + 2**52) - 2**52, x rounded to an integer, equals x (0 <= x < 2**52;
+// callers pass lo >= 0). On x86-64 blocks of 256 values are checked two at a time with SSE2
+// (part of the baseline ISA) and only a block holding a bad value is scanned one by one.
 py::ssize_t first_bad_extent_py(const InArray& values, double lo, double hi) {
+  constexpr double kTwo52 = 4503599627370496.0;
   const double* v = values.data();
   const auto len = static_cast<py::ssize_t>(values.size());
   py::gil_scoped_release release;
-  for (py::ssize_t i = 0; i < len; ++i) {
+  py::ssize_t start = 0;
+#if defined(__SSE2__)
+  constexpr py::ssize_t kBlock = 256;
+  const __m128d vlo = _mm_set1_pd(lo), vhi = _mm_set1_pd(hi), two52 = _mm_set1_pd(kTwo52);
+  for (; start + kBlock <= len; start += kBlock) {
+    __m128d good = _mm_castsi128_pd(_mm_set1_epi32(-1));
+    for (py::ssize_t i = start; i < start + kBlock; i += 2) {
+      const __m128d x = _mm_loadu_pd(v + i);
+      const __m128d r = _mm_sub_pd(_mm_add_pd(x, two52), two52);
+      const __m128d in = _mm_and_pd(_mm_cmpge_pd(x, vlo), _mm_cmple_pd(x, vhi));
+      const __m128d whole = _mm_or_pd(_mm_cmpeq_pd(r, x), _mm_cmpge_pd(x, two52));
+      good = _mm_and_pd(good, _mm_and_pd(in, whole));
+    }
+    if (_mm_movemask_pd(good) != 3) break;
+  }
+#endif
+  for (py::ssize_t i = start; i < len; ++i) {
     const double x = v[i];
-    if (!(x >= lo && x <= hi && static_cast<double>(static_cast<std::int64_t>(x)) == x)) return i;
+    if (!(x >= lo && x <= hi && (x >= kTwo52 || (x + kTwo52) - kTwo52 == x))) return i;
   }
   return -1;
 }
