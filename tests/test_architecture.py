@@ -22,7 +22,7 @@ PKG = Path(__file__).resolve().parents[1] / "python" / "roofline"
 ALLOWED: dict[str, set[str]] = {
     "_errors": set(), "_format": set(), "_version": set(), "_core": set(),
     "_html": {"_format"}, "_mpl": set(),
-    "_checks": {"_errors"},
+    "_checks": {"_core", "_errors"},
     "hardware": {"_errors", "_html"},
     "_dtypes": {"_core", "_checks"},
     "efficiency": {"_core", "_checks", "_errors", "hardware"},

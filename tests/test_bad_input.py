@@ -236,6 +236,34 @@ def test_bad_array_dimension(fn: str, call: Any, arg: str, value: Any, exc: type
         call(arg, value)
 
 
+def test_first_bad_extent_scan() -> None:
+    # The compiled scan behind every extent check: the first value that is not an integer in
+    # [lo, hi], NaN, infinities, fractions and signed zero included, or -1.
+    from roofline import _core
+
+    def reference(a: np.ndarray, lo: float, hi: float) -> int:
+        with np.errstate(invalid="ignore"):
+            good = (a >= lo) & (a <= hi) & (a == np.floor(a))
+        bad = np.flatnonzero(~good)
+        return int(bad[0]) if bad.size else -1
+
+    cases = [
+        np.array([1.0, 2.0, 2.0**53]),
+        np.array([1.0, 2.0**53 + 2]),
+        np.array([3.0, 0.5]),
+        np.array([4.0, -0.0]),
+        np.array([4.0, np.nan, 0.0]),
+        np.array([np.inf]),
+        np.array([-np.inf, 1.0]),
+        np.array([1e300]),
+        np.array([], dtype=float),
+        np.arange(1.0, 100_000.0),
+    ]
+    for a in cases:
+        for lo in (0.0, 1.0):
+            assert _core.first_bad_extent(a, lo, float(BIG)) == reference(a, lo, float(BIG)), a
+
+
 @pytest.mark.parametrize(("fn", "call"), [
     ("gemm", lambda a, b: rl.gemm(a, b, 64, hardware=HW)),
     ("elementwise", lambda a, b: rl.elementwise(a, b, hardware=HW)),

@@ -5,6 +5,9 @@
 
 #include <array>
 #include <string>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "roofline/dtype.hpp"
 #include "roofline/efficiency.hpp"
@@ -115,6 +118,40 @@ py::tuple float8_linear_sweep_py(const InArray& m, const InArray& k, const InArr
     float8_linear_sweep(m.data(), k.data(), n.data(), len, spec, hw, eff, threads, pb, pl, pc);
   }
   return py::make_tuple(bf16, lowp, cast);
+}
+
+// Index of the first element that is not an integer in [lo, hi] (NaN, infinities and
+// fractions fail), or -1: the extent check of every array argument, one pass over the values
+// (numpy needs five passes and temporaries). x is an integer when x >= 2**52 (every double
+// there is) or when (x + 2**52) - 2**52, x rounded to an integer, equals x (0 <= x < 2**52;
+// callers pass lo >= 0). On x86-64 blocks of 256 values are checked two at a time with SSE2
+// (part of the baseline ISA) and only a block holding a bad value is scanned one by one.
+py::ssize_t first_bad_extent_py(const InArray& values, double lo, double hi) {
+  constexpr double kTwo52 = 4503599627370496.0;
+  const double* v = values.data();
+  const auto len = static_cast<py::ssize_t>(values.size());
+  py::gil_scoped_release release;
+  py::ssize_t start = 0;
+#if defined(__SSE2__)
+  constexpr py::ssize_t kBlock = 256;
+  const __m128d vlo = _mm_set1_pd(lo), vhi = _mm_set1_pd(hi), two52 = _mm_set1_pd(kTwo52);
+  for (; start + kBlock <= len; start += kBlock) {
+    __m128d good = _mm_castsi128_pd(_mm_set1_epi32(-1));
+    for (py::ssize_t i = start; i < start + kBlock; i += 2) {
+      const __m128d x = _mm_loadu_pd(v + i);
+      const __m128d r = _mm_sub_pd(_mm_add_pd(x, two52), two52);
+      const __m128d in = _mm_and_pd(_mm_cmpge_pd(x, vlo), _mm_cmple_pd(x, vhi));
+      const __m128d whole = _mm_or_pd(_mm_cmpeq_pd(r, x), _mm_cmpge_pd(x, two52));
+      good = _mm_and_pd(good, _mm_and_pd(in, whole));
+    }
+    if (_mm_movemask_pd(good) != 3) break;
+  }
+#endif
+  for (py::ssize_t i = start; i < len; ++i) {
+    const double x = v[i];
+    if (!(x >= lo && x <= hi && (x >= kTwo52 || (x + kTwo52) - kTwo52 == x))) return i;
+  }
+  return -1;
 }
 
 py::list float8_linear_kernels_py(double m, double k, double n, Recipe recipe, LinearMode mode,
@@ -272,6 +309,9 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("n"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
           py::arg("hardware"), py::arg("efficiency"), py::arg("threads") = 0,
           "Float8 linear times over arrays: (bf16 GEMMs, low-precision GEMMs, casts).");
+  mod.def("first_bad_extent", &first_bad_extent_py, py::arg("values"), py::arg("lo"),
+          py::arg("hi"),
+          "Index of the first value that is not an integer in [lo, hi] (NaN fails), or -1.");
   mod.def("float8_linear_kernels", &float8_linear_kernels_py, py::arg("m"), py::arg("k"),
           py::arg("n"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
           py::arg("hardware"), py::arg("efficiency"),

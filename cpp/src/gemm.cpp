@@ -44,9 +44,11 @@ CostT<T> gemm_cost(const GemmShapeT<T>& s, bool torchao_conventions) noexcept {
     // fp8 blockwise GEMMs ignore their scales.
     const double block = scale_block_elements(s.a);
     const bool mx_like = s.a == DType::mxfp8 || s.a == DType::mxfp4 || s.a == DType::nvfp4;
-    if (mx_like) scale = floor((a_elems + b_elems) / block) * element_bytes(s.a);
-    c.bytes_read = s.batch * a_elems * element_bytes(s.a) +
-                   b_copies * b_elems * element_bytes(s.b) + s.batch * scale;
+    c.bytes_read = s.batch * a_elems * element_bytes(s.a) + b_copies * b_elems * element_bytes(s.b);
+    if (mx_like) {  // (adding 0 bytes otherwise is adding nothing: skipped, the same bits)
+      scale = floor((a_elems + b_elems) / block) * element_bytes(s.a);
+      c.bytes_read += s.batch * scale;
+    }
   } else {
     c.bytes_read = s.batch * (a_elems * element_bytes(s.a) + operand_scale_bytes(s.m, s.k, s.a)) +
                    b_copies * (b_elems * element_bytes(s.b) + operand_scale_bytes(s.n, s.k, s.b));

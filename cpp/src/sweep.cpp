@@ -76,17 +76,29 @@ void float8_linear_block_range(const double* m, const double* k, const double* n
   s.fuse_with_prev = spec.fuse_with_prev;
   for (std::size_t i = begin; i < end; i += kLaneCount) {
     const std::size_t used = std::min(kLaneCount, end - i);
-    for (std::size_t j = 0; j < kLaneCount; ++j) {
-      const std::size_t p = i + std::min(j, used - 1);
-      s.m[j] = m[p];
-      s.k[j] = k[p];
-      s.n[j] = n[p];
+    if (used == kLaneCount) {  // a full block: whole-lane copies (the compiler vectorizes them)
+      std::copy_n(m + i, kLaneCount, s.m.v);
+      std::copy_n(k + i, kLaneCount, s.k.v);
+      std::copy_n(n + i, kLaneCount, s.n.v);
+    } else {
+      for (std::size_t j = 0; j < kLaneCount; ++j) {
+        const std::size_t p = i + std::min(j, used - 1);
+        s.m[j] = m[p];
+        s.k[j] = k[p];
+        s.n[j] = n[p];
+      }
     }
     const LinearTimesT<Lanes> t = float8_linear_times(s, rates, torchao, memo);
-    for (std::size_t j = 0; j < used; ++j) {
-      bf16_s[i + j] = t.bf16_s[j];
-      lowp_gemm_s[i + j] = t.lowp_gemm_s[j];
-      cast_s[i + j] = t.cast_s[j];
+    if (used == kLaneCount) {
+      std::copy_n(t.bf16_s.v, kLaneCount, bf16_s + i);
+      std::copy_n(t.lowp_gemm_s.v, kLaneCount, lowp_gemm_s + i);
+      std::copy_n(t.cast_s.v, kLaneCount, cast_s + i);
+    } else {
+      for (std::size_t j = 0; j < used; ++j) {
+        bf16_s[i + j] = t.bf16_s[j];
+        lowp_gemm_s[i + j] = t.lowp_gemm_s[j];
+        cast_s[i + j] = t.cast_s[j];
+      }
     }
   }
 }

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
 from ._errors import ArgumentTypeError, ArgumentValueError
 
 #: Largest dimension accepted: beyond 2**53 a float64 no longer holds every integer.
@@ -79,23 +80,17 @@ def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndar
     return farr
 
 
-#: Elements checked at a time by _first_bad: the temporaries stay in cache.
-_CHUNK = 1 << 14
-
-
 def _first_bad(flat: np.ndarray, ints: np.ndarray | None, minimum: int) -> int:
     """Index of the first element of ``flat`` (float64) that is not an integer in
     [minimum, MAX_DIM] (NaN and infinities included; ``ints``, the integer array it came
-    from, also above MAX_DIM), or -1; checked in cache-sized chunks."""
-    for start in range(0, flat.size, _CHUNK):
-        chunk = flat[start:start + _CHUNK]
-        with np.errstate(invalid="ignore"):
-            good = (chunk >= minimum) & (chunk <= MAX_DIM) & (chunk == np.floor(chunk))
-        if ints is not None:
-            good &= ints[start:start + _CHUNK] <= MAX_DIM
-        if not good.all():
-            return start + int(np.flatnonzero(~good)[0])
-    return -1
+    from, also above MAX_DIM), or -1: one compiled pass over the values
+    (``_core.first_bad_extent``), plus one numpy pass over integer input."""
+    index = int(_core.first_bad_extent(flat, float(minimum), float(MAX_DIM)))
+    if ints is not None:
+        above = np.flatnonzero(ints > MAX_DIM)
+        if above.size and (index < 0 or above[0] < index):
+            index = int(above[0])
+    return index
 
 
 def contains_bool(value: list[Any] | tuple[Any, ...]) -> bool:

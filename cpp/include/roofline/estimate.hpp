@@ -120,9 +120,9 @@ inline EstimateT<T> estimate_plain(const CostT<T>& cost, const Rates& rates) noe
   e.kernels = cost.kernels;
   e.compute_s = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
   e.memory_s = e.bytes * rates.s_per_byte;
-  const T roof = select(e.compute_s > e.memory_s, e.compute_s, e.memory_s);
+  const T roof = larger(e.compute_s, e.memory_s);
   const T floor_s = cost.kernels * rates.kernel_floor_s;
-  e.time_s = select(roof > floor_s, roof, floor_s);
+  e.time_s = larger(roof, floor_s);
   e.overhead_s = e.time_s - roof;
   return e;
 }
@@ -133,9 +133,9 @@ template <class T>
 inline T plain_time(const CostT<T>& cost, const Rates& rates) noexcept {
   const T compute = cost.flops * rates.s_per_flop[static_cast<std::size_t>(cost.math)];
   const T memory = cost.bytes() * rates.s_per_byte;
-  const T roof = select(compute > memory, compute, memory);
+  const T roof = larger(compute, memory);
   const T floor_s = cost.kernels * rates.kernel_floor_s;
-  return select(roof > floor_s, roof, floor_s);
+  return larger(roof, floor_s);
 }
 
 /// Time of one kernel. Plain model: max(compute, memory, kernels x floor). Shape-aware model:
