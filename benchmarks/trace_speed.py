@@ -228,7 +228,9 @@ def build(path: str, steps: int, layers: int, compress: bool = False) -> int:
 
 def _run(root: str, path: str, repeat: int = 1) -> dict[str, Any]:
     """The run with the least CPU time of ``repeat`` fresh processes."""
-    env = dict(os.environ, PYTHONPATH=root)
+    # the package root first, the caller's own path after it (carried wheels, site folders)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
     code = _JSON_ONLY if root == "json" else _CHILD
     runs = []
     for _ in range(repeat):
