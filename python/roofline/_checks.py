@@ -106,6 +106,16 @@ def is_int(v: Any) -> bool:
     return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
+def positive_int(fn: str, name: str, value: Any) -> int:
+    """Return ``value`` (a Python or numpy integer, not a bool) as an int >= 1, or raise naming
+    ``fn``/``name``: TypeError for anything else, ValueError below 1."""
+    if not is_int(value):
+        raise ArgumentTypeError(fn, name, f"must be a positive integer, got {value!r}")
+    if int(value) < 1:
+        raise ArgumentValueError(fn, name, f"must be a positive integer, got {value!r}")
+    return int(value)
+
+
 def _check_ints(fn: str, name: str, arr: np.ndarray, what: str, minimum: int) -> None:
     for index, v in enumerate(arr.flat):
         if int(v) < minimum or int(v) > MAX_DIM:

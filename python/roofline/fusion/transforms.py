@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -11,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import positive_int
 from .._errors import ArgumentTypeError, ArgumentValueError, table_renamed
 from .._format import si
 from ..efficiency import EfficiencyLike
@@ -35,15 +35,6 @@ __all__ = [
 MAX_GRAPH_OPS = 4096
 
 
-def _pos_int(fn: str, name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral,
-                                                                     np.integer)):
-        raise ArgumentTypeError(fn, name, f"must be a positive integer, got {value!r}")
-    if int(value) < 1:
-        raise ArgumentValueError(fn, name, f"must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _int_list(fn: str, name: str, values: Any, minimum: int = 1) -> list[int]:
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise ArgumentTypeError(fn, name, f"must be a list of positive integers, got {values!r}")
@@ -52,7 +43,7 @@ def _int_list(fn: str, name: str, values: Any, minimum: int = 1) -> list[int]:
     if len(values) > MAX_GRAPH_OPS:
         raise ArgumentValueError(fn, name, f"holds {len(values)} values, at most "
                                  f"{MAX_GRAPH_OPS} are accepted")
-    return [_pos_int(fn, f"{name}[{i}]", v) for i, v in enumerate(values)]
+    return [positive_int(fn, f"{name}[{i}]", v) for i, v in enumerate(values)]
 
 
 def epilogue_fusion(
@@ -90,7 +81,7 @@ def epilogue_fusion(
     = N`` in bf16 and no extra inputs, the bytes are ``10·N²`` against ``6·N²``.
     """
     fn = "fusion.epilogue_fusion"
-    m, k, n = (_pos_int(fn, a, v) for a, v in (("m", m), ("k", k), ("n", n)))
+    m, k, n = (positive_int(fn, a, v) for a, v in (("m", m), ("k", k), ("n", n)))
     if isinstance(extra_inputs, (bool, np.bool_)) or not isinstance(extra_inputs, int) or \
             not 0 <= extra_inputs <= MAX_GRAPH_OPS:
         raise ValueError(f"{fn}: extra_inputs must be an integer in [0, {MAX_GRAPH_OPS}], got "
@@ -126,7 +117,7 @@ def horizontal_fusion(
     when one output is tiny and the concatenated N pads a tile.
     """
     fn = "fusion.horizontal_fusion"
-    m, k = _pos_int(fn, "m", m), _pos_int(fn, "k", k)
+    m, k = positive_int(fn, "m", m), positive_int(fn, "k", k)
     widths = _int_list(fn, "ns", ns)
     g = Graph("separate")
     g.input("x", (m, k), dtype)
@@ -167,8 +158,8 @@ def batch_gemms(
     and bytes; the batched kernel saves launches and fills the SMs with more tiles.
     """
     fn = "fusion.batch_gemms"
-    m, k, n = (_pos_int(fn, a, v) for a, v in (("m", m), ("k", k), ("n", n)))
-    count = _pos_int(fn, "count", count)
+    m, k, n = (positive_int(fn, a, v) for a, v in (("m", m), ("k", k), ("n", n)))
+    count = positive_int(fn, "count", count)
     if count > MAX_BATCH_COUNT:
         raise ValueError(f"{fn}: count must be <= {MAX_BATCH_COUNT} (one kernel each in the "
                          f"baseline plan), got {count}")
@@ -218,9 +209,9 @@ def flash_attention(
     fn = "fusion.flash_attention"
     for name, value in (("batch", batch), ("heads", heads), ("q_len", q_len),
                         ("kv_len", kv_len), ("head_dim", head_dim)):
-        _pos_int(fn, name, value)  # one problem (one plan of kernels): scalar sizes
+        positive_int(fn, name, value)  # one problem (one plan of kernels): scalar sizes
     if kv_heads is not None:
-        _pos_int(fn, "kv_heads", kv_heads)
+        positive_int(fn, "kv_heads", kv_heads)
     hw, _, _ = resolve(hardware, efficiency)
     args: dict[str, Any] = {"batch": batch, "heads": heads, "q_len": q_len, "kv_len": kv_len,
             "head_dim": head_dim, "kv_heads": kv_heads, "causal": causal, "dtype": dtype,
@@ -401,7 +392,7 @@ def fuse_projections(
     inputs as strided column slices of the fused output (no copy), as in sglang PR #17801.
     """
     fn = "fusion.fuse_projections"
-    m, k = _pos_int(fn, "m", m), _pos_int(fn, "k", k)
+    m, k = positive_int(fn, "m", m), positive_int(fn, "k", k)
     widths = _int_list(fn, "ns", ns)
     ups: list[tuple[int, int]] = []
     if isinstance(follow_ups, (str, bytes)) or not isinstance(follow_ups, Sequence):
@@ -415,7 +406,7 @@ def fuse_projections(
                 0 <= int(i) < len(widths):
             raise ValueError(f"{fn}: follow_ups[{j}][0] must index ns (0 to "
                              f"{len(widths) - 1}), got {i!r}")
-        ups.append((int(i), _pos_int(fn, f"follow_ups[{j}][1]", fu[1])))
+        ups.append((int(i), positive_int(fn, f"follow_ups[{j}][1]", fu[1])))
     shapes = {(widths[i], n2) for i, n2 in ups}
     if len(shapes) > 1:
         raise ValueError(f"{fn}: follow-up GEMMs must share one shape to be batched, got "

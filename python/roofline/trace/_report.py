@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._checks import flag, positive_float
-from .._errors import ArgumentTypeError, ArgumentValueError
+from .._checks import flag, positive_float, positive_int
+from .._errors import ArgumentValueError
 from .._format import si
 from ._hints import describe, hint
 
@@ -312,7 +312,8 @@ class TraceReport:
     def opportunities(self, top: int = 3) -> list[str]:
         """The largest losses by op, in plain words, e.g. ``"cat copies (aten::cat): 6.3 ms
         of 8.0 ms per step, 79 % of the loss; a static cache removes them"``."""
-        _top(top)
+        # a slice bound otherwise: -1 silently dropped the last line, 1.5 raised a TypeError
+        top = positive_int("TraceReport.opportunities", "top", top)
         step = self.measured_s
         ranked = self._ranked("op_label")
         total = _gross(ranked)
@@ -402,17 +403,3 @@ class TraceReport:
         from ._plot import plot_losses
 
         return plot_losses(self, path=path, by=by, top=top)
-
-
-def _top(top: Any) -> int:
-    """``TraceReport.opportunities``' ``top``: an integer >= 1 (a slice bound otherwise: -1
-    silently dropped the last line, 1.5 raised a raw TypeError)."""
-    import numbers
-
-    if isinstance(top, bool) or not isinstance(top, numbers.Integral):
-        raise ArgumentTypeError("TraceReport.opportunities", "top",
-                                f"must be a positive integer, got {top!r}")
-    if top < 1:
-        raise ArgumentValueError("TraceReport.opportunities", "top",
-                                 f"must be a positive integer, got {top!r}")
-    return int(top)
