@@ -262,7 +262,7 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             for counts, k, n, _layout in ops.grouped])
     elif ops.grouped:
         gdtype = dtype if recipe is None else recipe_dtype(recipe)
-        steady = None if (recipe or "").startswith("blockwise") else clock
+        steady = None if _block_scaled(recipe) else clock
         parts["grouped"] = np.concatenate([
             _grouped_part(counts, k, n, lay, gdtype, hw, efficiency, steady, stack)
             for counts, k, n, lay in ops.grouped])
@@ -292,6 +292,11 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
 
 
 
+def _block_scaled(recipe: str | None) -> bool:
+    """Block-scaled (DeepGEMM-style) recipes: their GEMMs carry no clock drop."""
+    return (recipe or "").startswith("blockwise")
+
+
 def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
              clock: tuple[float, float, float], recipe: str | None) -> None:
     """Reprice a training step's GEMMs and attention (``gemms``, ``lowp``, ``f8``, ``attn``
@@ -307,7 +312,7 @@ def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
     of each float8 linear run alone (its ``f8`` row holds three of them and the casts). Block-scaled
     (DeepGEMM-style) recipes carry no clock drop: their GEMMs are left as they are.
     """
-    blockwise = (recipe or "").startswith("blockwise")
+    blockwise = _block_scaled(recipe)
     for kind in ("gemms", "attn") if blockwise else ("gemms", "lowp", "attn"):
         if kind in parts:
             settle_columns(parts[kind], clock)
@@ -330,8 +335,7 @@ def _grouped_part(counts: tuple[int, ...], k: float, n: float, lay: str, gdtype:
     The expert GEMMs run inside the step's continuous tensor load like the dense GEMMs, so
     they take the settled clock too (:func:`roofline.ops.sustained.settle_columns`). Looped
     layouts (Transformer Engine's ``GroupedLinear``: one cuBLAS GEMM per local expert) were
-    priced as ``G``
-    GEMMs each run alone at the clock of its own length: the settled compute time
+    priced as ``G`` GEMMs each run alone at the clock of its own length: the settled compute time
     ``sustained_compute_s`` is homogeneous of degree one in (compute, ``throttle_time_s``),
     so ``G`` equal GEMMs of total compute ``C`` take ``sustained(C, f, G·tau)`` (exact for
     equal counts, the mean expert's length otherwise). One grouped kernel (``contiguous``)
