@@ -13,6 +13,10 @@
 3. **Compiled LayerNorm vs RMSNorm over rows and columns** (``--part norms``): Inductor's looped
    Welford reduction against the sum of squares on the same bytes, to separate a per-row from a
    per-element cost.
+4. **Host time of the compiled training call** (``--part f8host``): at small shapes, where the
+   call is host-bound, the spread of five do_bench medians per variant, the host-inclusive wall
+   time per call of a plain loop (``time_step``), and one profiler trace (CPU + CUDA) per variant
+   in ``DIR/traces`` showing the host ops each call runs.
 
 Rows go to ``DIR/session6.jsonl``: ``name``, ``what``, ``args`` and the figures, with versions.
 Evidence only; nothing is fitted to it.
@@ -36,7 +40,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import Out, do_bench, script_parser  # noqa: E402
+from _common import Out, do_bench, script_parser, time_step, trace  # noqa: E402
 
 F8_SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 2048, 2048), (16384, 4096, 1024),
              (16384, 4096, 4096), (16384, 4096, 14336), (32768, 8192, 8192)]
@@ -114,6 +118,40 @@ def f8_train(out: Out, m: int, k: int, n: int) -> None:
                         "timer": "triton do_bench median, L2 flushed; profiler over 10 calls"})
 
 
+def _f8_variants(k: int, n: int) -> dict[str, torch.nn.Module]:
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
+    torch.manual_seed(0)
+    base = torch.nn.Sequential(torch.nn.Linear(k, n, bias=False, device="cuda",
+                                               dtype=torch.bfloat16))
+    out: dict[str, torch.nn.Module] = {"bf16": base}
+    for recipe in ("tensorwise", "rowwise"):
+        mod = copy.deepcopy(base)
+        convert_to_float8_training(mod, config=Float8LinearConfig.from_recipe_name(recipe))
+        out[recipe] = mod
+    return out
+
+
+def f8_host(out: Out, m: int, k: int, n: int) -> None:
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    g = torch.randn(m, n, device="cuda", dtype=torch.bfloat16)
+    for name, mod in _f8_variants(k, n).items():
+        torch._dynamo.reset()
+        cm = torch.compile(mod, dynamic=False)
+
+        def step(cm: Any = cm) -> None:
+            cm(x).backward(g)
+
+        step()
+        torch.cuda.synchronize()
+        benches = [do_bench(step) for _ in range(5)]
+        loop = time_step(step, repeats=200)
+        tr = trace(step, out.trace_path(f"f8train_host_{name}_{m}x{k}x{n}"), steps=5)
+        out.row(name=f"f8host_{name}_{m}x{k}x{n}", what="float8_training_host",
+                args={"m": m, "k": k, "n": n, "recipe": name}, do_bench_s=benches,
+                loop_wall_s=loop["wall_s"], loop_gpu_s=loop["gpu_s"], trace=tr)
+
+
 def gqa(out: Out, b: int, h: int, s: int, d: int) -> None:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -161,7 +199,7 @@ def norms(out: Out, r: int, c: int) -> None:
 
 def main() -> None:
     ap = script_parser(__doc__)
-    ap.add_argument("--part", action="append", choices=("f8train", "gqa", "norms"))
+    ap.add_argument("--part", action="append", choices=("f8train", "gqa", "norms", "f8host"))
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     parts = args.part or ["gqa", "norms", "f8train"]
@@ -171,6 +209,9 @@ def main() -> None:
         if part == "gqa":
             for b, h, s, d in GQA_SHAPES:
                 out.guarded(f"gqa_{b}x{h}x{s}x{d}", lambda b=b, h=h, s=s, d=d: gqa(out, b, h, s, d))
+        elif part == "f8host":
+            for m in (1024, 2048, 4096):
+                out.guarded(f"f8host_{m}", lambda m=m: f8_host(out, m, m, m))
         elif part == "norms":
             for r, c in NORM_SHAPES:
                 out.guarded(f"norms_{r}x{c}", lambda r=r, c=c: norms(out, r, c))
