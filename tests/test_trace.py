@@ -177,20 +177,24 @@ def test_cli_bad_path(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_per_op_error_on_the_shared_traces() -> None:
     # Time-weighted per-op error (sum |predicted - measured| / sum measured over the (op,
-    # shapes) rows of by_op()): 9.5 % on the encoder layer (15.6 % before dropout's random
+    # shapes) rows of by_op()): 9.3 % on the encoder layer (15.6 % before dropout's random
     # bits were priced, 12.6 % before aten's non-vectorized loop (transposing copies,
     # broadcast bias adds: Input Strides) and the LayerNorm backward's gamma/beta kernel
     # were: cuDNN attention forward with dropout_p=0.1 is still 22 % slower than its price;
     # the trace's GEMMs ran 10-20 % faster than the do_bench GEMMs of the same shapes in our
-    # bench file), 10.7 % on the float8 linear (its _scaled_mm GEMMs 9 % faster than their
+    # bench file), 10.4 % on the float8 linear (its _scaled_mm GEMMs 9 % faster than their
     # price, the Triton cast writing a row- and a column-major fp8 copy 25 % slower than one
     # streaming pass). The target is 10 % on both; these pins keep what is reached. Of the
     # float8 linear's 10.4 % (523 us of |error| per 5031 us step), the three GEMMs carry
     # 337 us (priced at the do_bench clock; the same shapes ran 1264-1287 us here, 1305-1339
     # us in the calibration file's own fwd+bwd loop, 1425-1431 us under do_bench: see
     # data/hardware-notes.md), the two row- and column-major casts 139 us, the split amax
-    # 23 us, the gradient add_ 20 us.
-    pins = {"encoder_layer_train.json.gz": 0.097,
+    # 23 us, the gradient add_ 20 us. Measured on an H200 (data/programs/h200/clock/), the
+    # same fp8 GEMM runs 1273 us for the first ~20 ms after an idle GPU (boost clock) and
+    # 1530 us once the power limiter settles (20-500 ms): this 10.4 ms trace ran at the
+    # boost clock, the H200 program traces after ~2 s of load. No Kineto record says which,
+    # so the model keeps the per-kernel do_bench clock and these pins stay.
+    pins = {"encoder_layer_train.json.gz": 0.095,
             "float8_tensorwise_linear_16384x4096x14336.json.gz": 0.105}
     for name, pin in pins.items():
         r = rl.trace.explain(str(DATA / name), hardware="H100 SXM")
