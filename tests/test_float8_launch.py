@@ -184,3 +184,15 @@ def test_inference_launches_match_the_h200_traces(m: int, k: int, n: int) -> Non
     kernels = sum(1 for e in events if e.get("cat") == "kernel")
     assert kernels % calls == 0
     assert kernels // calls == len(_cast_kernels(m, k, n, "H200")) + 1
+
+
+@pytest.mark.parametrize("recipe,casts", [("tensorwise", 10), ("rowwise", 13)])
+def test_training_step_launches_match_the_compiled_step(recipe: str, casts: int) -> None:
+    """Launches per compiled training step at 1024^3 in the H200 session-6 profiles
+    (data/programs/h200/session6.jsonl on main: bf16 5 = 3 GEMMs + 2 gradient adds,
+    tensorwise 15, rowwise 18, the rowwise backward with a one-element new_ones kernel):
+    the model's cast kernels are those launches less the 3 GEMMs and the 2 adds."""
+    r = rl.float8.linear(1024, 1024, 1024, recipe=recipe, hardware="H200")
+    rows = r.kernels().to_dict("records")
+    assert sum(1 for k in rows if k["role"] == "cast") == casts
+    assert sum(1 for k in rows if k["role"] == "lowp_gemm") == 3

@@ -195,6 +195,12 @@ void compiled_training(const T& d0, const T& d1, TensorRole role, Recipe r, bool
                : input ? "input cast dim1 (column-scaled, transposed)"
                        : "grad_output cast dim1 (column-scaled, transposed)",
                d0, d1);
+      // The backward graph also fills a one-element tensor of ones (triton_poi_fused_new_ones
+      // in the H200 traces of the compiled rowwise step): no bytes, one more launch.
+      if (role == TensorRole::grad_output) {
+        k.out.push("ones (one-element kernel of the backward graph)", KernelRole::cast,
+                   traffic<T>(T(0.0), T(0.0)));
+      }
       return;
     default:  // rowwise_with_gw_hp
       k.row(weight ? "weight cast dim0 (row amax + cast)"
