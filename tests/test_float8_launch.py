@@ -130,3 +130,69 @@ def test_bad_launch_names_the_argument(bad: str) -> None:
 def test_launch_must_be_a_string(bad: Any) -> None:
     with pytest.raises(TypeError, match="launch"):
         rl.float8.linear(16, 64, 64, launch=bad, hardware="H100 SXM")
+
+
+def _cast_kernels(m: int, k: int, n: int, hardware: str) -> list[str]:
+    r = rl.float8.linear(m, k, n, recipe="rowwise", hardware=hardware, mode="inference")
+    return [str(k["kernel"]) for k in r.kernels().to_dict("records") if k["role"] == "cast"]
+
+
+def test_rowwise_activation_cast_follows_inductors_split_rule() -> None:
+    """Inductor splits a row reduction of fewer than 2 x SMs rows longer than 8192 elements
+    (Reduction.num_splits): the activation's row amax + cast then runs as three launches
+    (partial amax, its final reduction with the scale, the row-scaled cast), the same bytes."""
+    sms = rl.hardware("H100 SXM").sms  # 132: rows < 264 split
+    assert len(_cast_kernels(16, 14336, 4096, "H100 SXM")) == 3
+    assert len(_cast_kernels(2 * sms - 1, 8193, 4096, "H100 SXM")) == 3
+    assert len(_cast_kernels(2 * sms, 8193, 4096, "H100 SXM")) == 1   # enough rows
+    assert len(_cast_kernels(16, 8192, 4096, "H100 SXM")) == 1        # short rows
+    assert len(_cast_kernels(1, 4096, 14336, "H100 SXM")) == 1
+    # a sweep across both sides of the rule gives each shape's own times, bit for bit
+    m = np.array([1, 16, 263, 264, 1024, 16])
+    k = np.array([14336, 14336, 9000, 9000, 14336, 8192])
+    sweep = rl.float8.linear(m, k, 4096, recipe="rowwise", hardware="H100 SXM",
+                             mode="inference")
+    for i in range(len(m)):
+        one = rl.float8.linear(int(m[i]), int(k[i]), 4096, recipe="rowwise",
+                               hardware="H100 SXM", mode="inference")
+        assert one.fp8_s == sweep.fp8_s[i]
+        assert one.wall_s == sweep.wall_s[i]
+    # host-bound: the two extra launches add two compiled launches to the call
+    t = host_terms("H100 SXM")
+    split = rl.float8.linear(16, 14336, 4096, recipe="rowwise", hardware="H100 SXM",
+                             mode="inference")
+    whole = rl.float8.linear(300, 14336, 4096, recipe="rowwise", hardware="H100 SXM",
+                             mode="inference")
+    assert float(split.wall_s - whole.wall_s) == pytest.approx(
+        2 * t["compiled_launch_s"], rel=0.05)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 4096, 14336), (16, 14336, 4096), (1024, 4096, 14336)])
+def test_inference_launches_match_the_h200_traces(m: int, k: int, n: int) -> None:
+    """The compiled float8 inference call's kernels per call in the H200 profiler traces
+    (data/programs/h200/traces/fp8_infer_compiled_*) = the model's casts + one GEMM."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    path = (Path(__file__).resolve().parents[1] / "data" / "programs" / "h200" / "traces"
+            / f"fp8_infer_compiled_m{m}_k{k}_n{n}.json.gz")
+    with gzip.open(path) as f:
+        events = json.load(f)["traceEvents"]
+    calls = sum(1 for e in events if e.get("cat") == "user_annotation"
+                and e.get("name", "").startswith("## Call CompiledFxGraph"))
+    kernels = sum(1 for e in events if e.get("cat") == "kernel")
+    assert kernels % calls == 0
+    assert kernels // calls == len(_cast_kernels(m, k, n, "H200")) + 1
+
+
+@pytest.mark.parametrize("recipe,casts", [("tensorwise", 10), ("rowwise", 13)])
+def test_training_step_launches_match_the_compiled_step(recipe: str, casts: int) -> None:
+    """Launches per compiled training step at 1024^3 in the H200 session-6 profiles
+    (data/programs/h200/session6.jsonl on main: bf16 5 = 3 GEMMs + 2 gradient adds,
+    tensorwise 15, rowwise 18, the rowwise backward with a one-element new_ones kernel):
+    the model's cast kernels are those launches less the 3 GEMMs and the 2 adds."""
+    r = rl.float8.linear(1024, 1024, 1024, recipe=recipe, hardware="H200")
+    rows = r.kernels().to_dict("records")
+    assert sum(1 for k in rows if k["role"] == "cast") == casts
+    assert sum(1 for k in rows if k["role"] == "lowp_gemm") == 3

@@ -103,6 +103,28 @@ def test_float8_inference_under_cuda_graphs() -> None:
     assert agree / total >= 0.85
 
 
+def test_float8_inference_split_cast_shapes_out_of_sample() -> None:
+    """The compiled fp8 calls whose activation amax Inductor splits (m < 2 x 132 SMs rows of
+    k = 14336, three cast launches in the traces) as do_bench timed them (flush before each
+    call): median |error| of the speedup 21.7 % (37.9 % when the model priced one fused cast
+    launch), still too fast (the measured calls cost ~100 us more host time than k = 4096's)."""
+    from roofline.ops.registry.measured.float8 import do_bench_call_s
+
+    errs = []
+    for name in ("float8_inference.jsonl", "float8_inference_untraced.jsonl"):
+        for r in _rows(name):
+            if not (r["m"] < 264 and r["k"] > 8192):
+                continue
+            row = {"args": {"m": r["m"], "k": r["k"], "n": r["n"], "recipe": "rowwise"},
+                   "hardware": "H200"}
+            ratio = (do_bench_call_s(row, "bf16", "H200", "default", "inference")
+                     / do_bench_call_s(row, "rowwise", "H200", "default", "inference"))
+            errs.append(ratio / r["speedup"] - 1)
+    assert len(errs) == 7
+    assert statistics.median(abs(e) for e in errs) <= 0.23
+    assert statistics.median(errs) > 0  # the remaining bias: the model's call is too fast
+
+
 def test_recheck_compiled_calls_are_host_bound() -> None:
     # the contradicting compiled rows: a per-call time far above the kernels the call ran
     for r in _rows("recheck.jsonl"):

@@ -120,13 +120,36 @@ struct Compiled {
   }
   // Rowwise cast along dim 1 of a d0 x d1 tensor, fused with its row amax: a row longer than
   // kPersistentRowElements is reduced in a loop and read again by the cast; fp32 scale per row,
-  // rounded down to a power of two.
+  // rounded down to a power of two. Fewer than 2 x SMs rows longer than kSplitRowElements:
+  // Inductor splits the reduction, so the same bytes run as three launches (a partial row
+  // amax reading the tensor, the amax's final reduction with the scale, a row-scaled cast
+  // reading it again). Lanes that do not split get zero-byte pieces (the same times).
   void row(const char* name, const T& d0, const T& d1, bool fuse_read) const {
     const T n = d0 * d1;
     const T passes = select(d1 <= kPersistentRowElements, T(1.0), T(2.0));
     const T reads = fuse_read ? passes - 1.0 : passes;
-    out.push(name, KernelRole::cast,
-             at<T>(T(reads * kBf16 * n), T(kFp8 * n + kFp32 * d0), t.row_fraction));
+    const T written = kFp8 * n + kFp32 * d0;
+    const auto split = splits(d0, d1);
+    if (!any(split)) {
+      out.push(name, KernelRole::cast, at<T>(T(reads * kBf16 * n), written, t.row_fraction));
+      return;
+    }
+    const T zero = 0.0;
+    out.push("row amax (split reduction: partial max per row chunk)", KernelRole::cast,
+             at<T>(T(select(split, reads - 1.0, reads) * kBf16 * n),
+                   select(split, zero, written), t.row_fraction));
+    out.push("row amax reduce (stage 2) + scale", KernelRole::cast, traffic<T>(zero, zero));
+    out.push("row-scaled cast (after a split amax)", KernelRole::cast,
+             at<T>(select(split, T(kBf16 * n), zero), select(split, written, zero),
+                   t.row_fraction));
+  }
+  // Inductor's split rule for a row reduction of d0 rows of d1 elements (per lane).
+  bool splits(double d0, double d1) const {
+    return t.sms > 0 && d0 < 2.0 * t.sms && d1 > kSplitRowElements;
+  }
+  LaneMask splits(const Lanes& d0, const Lanes& d1) const {
+    const double rows = t.sms > 0 ? 2.0 * t.sms : 0.0;
+    return (d0 < rows) & (d1 > kSplitRowElements);
   }
   // Rowwise cast along dim 0 (one scale per column), written transposed: a split column amax,
   // its final reduction, then a column-scaled cast whose reads stride across rows (at most
@@ -172,6 +195,12 @@ void compiled_training(const T& d0, const T& d1, TensorRole role, Recipe r, bool
                : input ? "input cast dim1 (column-scaled, transposed)"
                        : "grad_output cast dim1 (column-scaled, transposed)",
                d0, d1);
+      // The backward graph also fills a one-element tensor of ones (triton_poi_fused_new_ones
+      // in the H200 traces of the compiled rowwise step): no bytes, one more launch.
+      if (role == TensorRole::grad_output) {
+        k.out.push("ones (one-element kernel of the backward graph)", KernelRole::cast,
+                   traffic<T>(T(0.0), T(0.0)));
+      }
       return;
     default:  // rowwise_with_gw_hp
       k.row(weight ? "weight cast dim0 (row amax + cast)"

@@ -22,8 +22,11 @@ FIELDS = ("amax_fraction", "transpose_fraction", "dual_fraction", "row_fraction"
 
 
 def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
-    """The core CastTerms for hw from the fitted document doc (empty doc: idealized)."""
+    """The core CastTerms for hw from the fitted document doc (empty doc: idealized), with
+    hw's SM count (Inductor splits a row amax over fewer than 2 x SMs rows)."""
     terms = _core.CastTerms()
     values = dict(doc.get("universal", {}))
     values.update(doc.get("per_architecture", {}).get(architecture(hw), {}))
-    return fill(terms, {name: values[name] for name in FIELDS if name in values})
+    terms = fill(terms, {name: values[name] for name in FIELDS if name in values})
+    terms.sms = float(getattr(hw, "sms", None) or 0)
+    return terms

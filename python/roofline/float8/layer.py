@@ -336,7 +336,9 @@ def linear(
     kernels torch.compile generates for torchao instead (see :func:`cast`): tensorwise = an
     amax per operand, a dual-layout cast of input and grad_output (row- and column-major fp8
     from one read), the weight cast and its transposed copy; rowwise = per operand a fused
-    row-amax cast (looped rows read twice) and a column amax + column-scaled transposed cast;
+    row-amax cast (looped rows read twice; fewer than 2 x SMs rows longer than 8192 elements:
+    Inductor's split reduction, the same bytes in three launches: partial row amax, final
+    reduce + scale, row-scaled cast) and a column amax + column-scaled transposed cast;
     rowwise_with_gw_hp = the row casts plus the weight's tensorwise transposed cast (its
     grad_weight GEMM runs in bf16). The fp8 GEMMs carry their scaling (tensorwise: scalar
     scales; rowwise: per-row / per-column scales).

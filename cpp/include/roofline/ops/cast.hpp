@@ -149,6 +149,11 @@ enum class CastGranularity : std::uint8_t {
 /// longer rows are reduced in a loop and read again by the cast.
 inline constexpr double kPersistentRowElements = 1024.0;
 
+/// Rows longer than this are split by Inductor when there are fewer than 2 x SMs of them
+/// (torch/_inductor/ir.py, Reduction.num_splits: inner_reduction_splits): the row amax runs as
+/// a partial max over row chunks, a kernel finishing it with the scale, then a pointwise cast.
+inline constexpr double kSplitRowElements = 8192.0;
+
 /// Appends the kernels of one compiled bf16 -> e4m3 cast of a rows x cols tensor (amax, scale,
 /// cast), as torchao's compiled code runs it. `transpose` writes the column-major copy (and, for
 /// rowwise, scales per column). Zero terms give the idealized kernels.

@@ -13,6 +13,7 @@ struct CastTerms {
   double column_fraction = 0;    ///< rowwise cast along dim 1: column-scaled, transposed output
   double column_sm_bytes_per_s = 0; ///< that cast's DRAM rate per SM (its strided loads, not the
                                     ///< HBM, bound it: the same on every GPU with as many SMs)
+  double sms = 0;  ///< the GPU's SMs, for Inductor's split-reduction rule (0: never split a row)
 
   /// True when the real (compiled) kernel lists replace the idealized ones.
   bool real_kernels() const noexcept { return amax_fraction > 0; }
