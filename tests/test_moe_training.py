@@ -285,3 +285,26 @@ def test_expert_gemms_at_the_settled_clock_by_hand() -> None:
     kernel = rl.grouped_gemm(None, 2048, 1536, dtype="bf16", hardware="GB200",
                              counts=np.full(8, 4096), layout="contiguous")
     assert one["time_s"][0] == pytest.approx(float(kernel.time_s), rel=1e-12)
+
+
+def test_expert_group_wider_than_a_node_splits_its_all_to_all_over_both_links() -> None:
+    """EP16 on 8-GPU nodes: 7/16 of each all-to-all crosses NVLink, 8/16 the NIC, at once."""
+    from roofline.transformer import config, estimate
+
+    cfg = config("Qwen3-30B-A3B")
+
+    def a2a(**kw: float) -> dict[str, float]:
+        e = estimate(cfg, "train", hardware="B200", seq_len=1024, micro_batch=1, dp=16, ep=16,
+                     **kw)
+        i = [n for _, n, _ in e.rows].index("dispatch all_to_all")
+        return {k: float(e.columns[k][i]) for k in ("memory_s", "overhead_s", "bytes")}
+
+    one_node = a2a()
+    fast_nic = a2a(gpus_per_node=8, network_bytes_per_s=1e15)
+    # NVLink carries (r-1)/p of the buffer instead of (p-1)/p: 7/15 of the one-domain transfer
+    assert fast_nic["memory_s"] == pytest.approx(one_node["memory_s"] * 7 / 15)
+    assert fast_nic["overhead_s"] == pytest.approx(one_node["overhead_s"])  # p-1 steps each
+    assert fast_nic["bytes"] == pytest.approx(one_node["bytes"])  # the same bytes leave
+    # a slow NIC sets the time with its 8/16 share: (8/15 of the one-domain bytes) / 1 GB/s
+    slow_nic = a2a(gpus_per_node=8, network_bytes_per_s=1e9)
+    assert slow_nic["memory_s"] == pytest.approx(one_node["bytes"] * 8 / 15 / 1e9)

@@ -269,10 +269,15 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
     if ops.comms:
         fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all,
                                "all_gather": all_gather, "reduce_scatter": reduce_scatter}
+        # an expert group wider than a node spans nodes: its all-to-alls send the off-node
+        # share through the NICs while the on-node share crosses NVLink (all_to_all's
+        # ranks_per_node)
+        span = ({} if ops.ep_span is None else
+                dict(ranks_per_node=ops.ep_span[0], network_bytes_per_s=ops.ep_span[1]))
         parts["comms"] = np.concatenate(
-            [stack(fns[op](math.ceil(nb), r, hardware=hw,
-                           link_bytes_per_s=(ops.ep_link or comm_bw) if op == "all_to_all"
-                           else comm_bw, latency_s=latency_s)) for op, nb, r in ops.comms])
+            [stack(fns[op](math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
+                           latency_s=latency_s, **(span if op == "all_to_all" else {})))
+             for op, nb, r in ops.comms])
     if ops.rings:  # ring context parallelism: the sends a step's attention block cannot hide
         nb, ranks, ai = (np.array(c) for c in zip(*ops.rings, strict=True))
         one = stack(send_recv(np.ceil(nb).astype(np.int64), hardware=hw,
