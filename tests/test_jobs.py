@@ -106,6 +106,9 @@ def test_family_medians_pinned(result):
     # -> 0.195 (p90 0.447 -> 0.387, bias -21 -> -19.5 %) with TE GroupedLinear's per-expert
     # Python bookkeeping (9 / 6 / 5 calls without a kernel per expert GEMM, TE 2.9): the B200
     # rows, host-bound, -47/-45/-32 % -> -40/-39/-23 %; GB200 Qwen3-30B -28 -> -27 %.
+    # Median unchanged (p90 0.386 -> 0.372) with the MTP block and the loss on the last pipeline
+    # stage (the B200 DeepSeek-V3 row, w/ MTP, pp=16: [decoder, mtp, loss] outweighs 4
+    # decoder layers): -39 % -> -33 %.
     pins = {"serve_throughput": (25, 0.072), "serve_static_batch": (15, 0.064),
             "serve_latency": (14, 0.115), "train_dense_bf16": (8, 0.041),
             "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.195)}
