@@ -75,3 +75,34 @@ def test_bad_input() -> None:
     no_link = rl.hardware("H100 SXM").replace(interconnect_bytes_per_s=None)
     with pytest.raises(ValueError, match="no interconnect_bytes_per_s"):
         rl.all_reduce(MB, 2, hardware=no_link)
+
+
+def test_all_to_all_spanning_nodes_by_hand() -> None:
+    # 64 MB over 16 ranks, 8 per node: 7/16 of it (28 MB) to the node's other GPUs at 400 GB/s
+    # (70 us) while 8/16 (32 MB) leave through the GPU's NIC at 50 GB/s (640 us), at once;
+    # 15 steps of 1 us
+    e = rl.all_to_all(64_000_000, 16, hardware="B200", link_bytes_per_s=400e9,
+                      ranks_per_node=8, network_bytes_per_s=50e9)
+    assert e.bytes == pytest.approx(28e6 + 32e6)
+    assert e.memory_s == pytest.approx(640e-6)
+    assert e.time_s == pytest.approx(640e-6 + 15e-6)
+    # all 15/16 at the NIC rate (the group priced as one off-node link) is slower
+    assert e.time_s < rl.all_to_all(64_000_000, 16, link_bytes_per_s=50e9).time_s
+    # a group within one node is the plain all-to-all over the scale-up link
+    inside = rl.all_to_all(64_000_000, 8, link_bytes_per_s=400e9, ranks_per_node=8,
+                           network_bytes_per_s=50e9)
+    assert inside.time_s == pytest.approx(rl.all_to_all(64_000_000, 8,
+                                                        link_bytes_per_s=400e9).time_s)
+    # the NVLink share sets the time when the NIC is fast enough: 7/16 at 100 GB/s = 280 us
+    fast_nic = rl.all_to_all(64_000_000, 16, link_bytes_per_s=100e9, ranks_per_node=8,
+                             network_bytes_per_s=400e9, latency_s=0.0)
+    assert fast_nic.time_s == pytest.approx(280e-6)
+
+
+def test_all_to_all_spanning_bad_input() -> None:
+    with pytest.raises(ValueError, match="all_to_all: ranks_per_node=8 needs network_bytes_per_s"):
+        rl.all_to_all(MB, 16, hardware="B200", ranks_per_node=8)
+    with pytest.raises(ValueError, match="network_bytes_per_s=50000000000.0 needs ranks_per_node"):
+        rl.all_to_all(MB, 16, hardware="B200", network_bytes_per_s=50e9)
+    with pytest.raises(ValueError, match="ranks_per_node must be a positive integer, got 0"):
+        rl.all_to_all(MB, 16, hardware="B200", ranks_per_node=0, network_bytes_per_s=50e9)

@@ -206,14 +206,17 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     # kernel calls. Backward of both layers (starting at the residual): per layer 16 + 16
     # expert GEMMs + router dgrad and wgrad = 34 gemm calls, 8 + 8 + 1 weight gradients (each
     # an AccumulateGrad node, Megatron's DDP hook and TE's dummy wgrad: backward + module +
-    # view), 6 kernel calls; one (the first residual) uncharged.
+    # view), 6 kernel calls; one (the first residual) uncharged. Before each expert's forward
+    # and dgrad GEMM, TE's per-expert Python bookkeeping: 6 view calls each in bf16
+    # (TE_GROUPED_PY_CALLS: 16 forward GEMMs per layer, 16 dgrad GEMMs per layer).
     t = resolve("B200", "default")[2].host
     e = t.eager_launch_s
-    gemm, kern = t.op_gemm_launches * e, t.op_kernel_launches * e
+    gemm, kern, view = (t.op_gemm_launches * e, t.op_kernel_launches * e,
+                        t.op_view_launches * e)
     wgrad = (t.op_backward_launches + t.module_call_launches + t.op_view_launches) * e
     # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels)
-    want = (2 * (17 * gemm + 5 * kern) + (68 * gemm + 34 * wgrad + 11 * kern)
-            + 3 * t.kernel_gap_s)
+    want = (2 * (17 * gemm + 5 * kern + 16 * 6 * view)
+            + (68 * gemm + 34 * wgrad + 11 * kern + 2 * 16 * 6 * view) + 3 * t.kernel_gap_s)
     got = sync_exposed_s(ops, zero, groups, rl.hardware("B200"), "default")
     assert got == pytest.approx(want, rel=1e-12)
     # a low-precision recipe quantizes each expert's rows in its own kernel, per grouped linear
@@ -285,3 +288,45 @@ def test_expert_gemms_at_the_settled_clock_by_hand() -> None:
     kernel = rl.grouped_gemm(None, 2048, 1536, dtype="bf16", hardware="GB200",
                              counts=np.full(8, 4096), layout="contiguous")
     assert one["time_s"][0] == pytest.approx(float(kernel.time_s), rel=1e-12)
+
+
+def test_expert_group_wider_than_a_node_splits_its_all_to_all_over_both_links() -> None:
+    """EP16 on 8-GPU nodes: 7/16 of each all-to-all crosses NVLink, 8/16 the NIC, at once."""
+    from roofline.transformer import config, estimate
+
+    cfg = config("Qwen3-30B-A3B")
+
+    def a2a(**kw: float) -> dict[str, float]:
+        e = estimate(cfg, "train", hardware="B200", seq_len=1024, micro_batch=1, dp=16, ep=16,
+                     **kw)
+        i = [n for _, n, _ in e.rows].index("dispatch all_to_all")
+        return {k: float(e.columns[k][i]) for k in ("memory_s", "overhead_s", "bytes")}
+
+    one_node = a2a()
+    fast_nic = a2a(gpus_per_node=8, network_bytes_per_s=1e15)
+    # NVLink carries (r-1)/p of the buffer instead of (p-1)/p: 7/15 of the one-domain transfer
+    assert fast_nic["memory_s"] == pytest.approx(one_node["memory_s"] * 7 / 15)
+    assert fast_nic["overhead_s"] == pytest.approx(one_node["overhead_s"])  # p-1 steps each
+    assert fast_nic["bytes"] == pytest.approx(one_node["bytes"])  # the same bytes leave
+    # a slow NIC sets the time with its 8/16 share: (8/15 of the one-domain bytes) / 1 GB/s
+    slow_nic = a2a(gpus_per_node=8, network_bytes_per_s=1e9)
+    assert slow_nic["memory_s"] == pytest.approx(one_node["bytes"] * 8 / 15 / 1e9)
+
+
+def test_te_grouped_linear_python_calls_per_expert() -> None:
+    """TE 2.9's _GroupedLinear: per local expert, 9 Python calls without a kernel before a
+    quantized forward GEMM (two set_usage, get_weight_workspace, update_usage, four tensors
+    saved, the main_grad lambda), 6 in bf16, 5 before a quantized dgrad GEMM; none before
+    the wgrad GEMM (its weight's autograd node, DDP hook and dummy gradient instead)."""
+    from roofline.transformer.pricing import TE_GROUPED_PY_CALLS, _row_calls
+
+    view, gemm = 0, 2  # HOST_CLASSES order: view, kernel, gemm, attention, module, backward
+    for lowp, fwd_views, bwd_views in ((True, 9.0, 5.0), (False, 6.0, 6.0)):
+        ops = _layer(16, 1, lowp=lowp)
+        names = [r[1] for r in ops.rows]
+        f = _row_calls(ops, names.index("experts gate_up"), 8, backward=False)
+        assert np.all(f[:, gemm] == 1.0) and np.all(f[:, view] == fwd_views)
+        b = _row_calls(ops, names.index("experts gate_up bwd"), 16, backward=True)
+        assert np.all(b[:8, view] == bwd_views)  # dgrad GEMMs
+        assert np.all(b[8:, view] == 1.0)  # wgrad GEMMs: TE's dummy gradient only
+    assert TE_GROUPED_PY_CALLS[(False, True)] == 9.0

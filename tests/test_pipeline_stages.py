@@ -33,3 +33,36 @@ def test_uneven_stages_cost_the_busiest_stage() -> None:
     want = 8 * (layers * 2 / 6 + head / 4)
     assert four.step is not None
     assert four.step.compute_s - four.step.host_s == pytest.approx(want, rel=1e-9)
+
+
+def test_last_stage_layers_by_hand() -> None:
+    # DeepSeek-V3 at pp=16: 15 x 4 = 60 decoder layers before it, 1 left (Megatron-Bridge's
+    # layout: [decoder, mtp, loss]); at pp=8: 61 - 7 x 8 = 5; at pp=4: 61 - 3 x 16 = 13 (both
+    # the recipe's layouts); 64 over 16: 4; 4 over 3: 2 + 2, none left; one stage holds all.
+    got = _core.last_stage_layers(np.array([61.0, 61.0, 61.0, 64.0, 4.0, 10.0]),
+                                  np.array([16.0, 8.0, 4.0, 16.0, 3.0, 1.0]))
+    assert got.tolist() == [1.0, 5.0, 13.0, 4.0, 0.0, 10.0]
+
+
+def test_mtp_and_the_loss_sit_on_the_last_stage() -> None:
+    # A 6-layer model with one MTP block over 4 stages: stages hold 2, 2, 2 and 0 decoder
+    # layers; the last holds the MTP block (its own head included) and the loss. The busier of
+    # (2 layers) and (0 layers + MTP + head) sets the pace; no head share on the full stages.
+    cfg = rl.transformer.TransformerConfig(
+        name="tiny-6-mtp", hidden_size=256, num_layers=6, num_heads=4, num_kv_heads=4,
+        head_dim=64, intermediate_size=512, vocab_size=32000, mtp_layers=1)
+    kw = dict(hardware="H100 SXM", seq_len=512, micro_batch=1, grad_accum=8,
+              optimizer_update=False)
+    one = rl.transformer.estimate(cfg, "train", **kw)
+    base = one._cache["train_base"]
+    mtp = base["fwd_mtp_s"] + base["bwd_mtp_s"]
+    assert mtp > 0
+    layers = base["fwd_layers_s"] + base["bwd_layers_s"] - mtp  # the 6 decoder layers
+    head = base["fwd_head_s"] + base["bwd_head_s"]
+    assert one.step is not None  # pp=1: everything on the one stage
+    assert one.step.compute_s - one.step.host_s == pytest.approx(
+        8 * (layers + mtp + head), rel=1e-9)
+    four = rl.transformer.estimate(cfg, "train", pp=4, **kw)
+    assert four.step is not None
+    want = 8 * max(layers * 2 / 6, mtp + head)
+    assert four.step.compute_s - four.step.host_s == pytest.approx(want, rel=1e-9)

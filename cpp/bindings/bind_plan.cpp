@@ -69,6 +69,9 @@ void bind_plan(py::module_& m) {
   m.def("busiest_stage_layers", py::vectorize(&busiest_stage_layers), py::arg("layers"),
         py::arg("stages"),
         "Layers on the busiest pipeline stage (whole layers per stage): ceil(layers/stages).");
+  m.def("last_stage_layers", py::vectorize(&last_stage_layers), py::arg("layers"),
+        py::arg("stages"),
+        "Layers left to the last pipeline stage: max(layers - (stages-1) ceil(layers/stages), 0).");
   m.def("overlapped_pass_s", [](const Rows& gather, const Rows& compute, const Rows& reduce,
                                 double comm_sm_fraction) {
     if (gather.ndim() != 1 || compute.ndim() != 1 || reduce.ndim() != 1 ||

@@ -153,6 +153,17 @@ py::tuple collective_sweep_py(Collective op, CollectiveAlgo algo, const InArray&
   });
 }
 
+py::tuple spanning_all_to_all_sweep_py(const InArray& bytes, const InArray& ranks,
+                                       const InArray& local, double up_bytes_per_s,
+                                       double out_bytes_per_s, double latency_s) {
+  const std::size_t len = equal_length({&bytes, &ranks, &local});
+  const LinkRates up{up_bytes_per_s, latency_s};
+  const LinkRates out{out_bytes_per_s, latency_s};
+  return estimate_columns(len, [&](EstimateColumns o) {
+    spanning_all_to_all_sweep(bytes.data(), ranks.data(), local.data(), len, up, out, o);
+  });
+}
+
 }  // namespace
 
 void bind_transformer(py::module_& m) {
@@ -227,4 +238,9 @@ void bind_transformer(py::module_& m) {
   m.def("collective_sweep", &collective_sweep_py, py::arg("op"), py::arg("algo"),
         py::arg("bytes"), py::arg("ranks"), py::arg("bytes_per_s"), py::arg("latency_s"),
         "Alpha-beta collective estimates over equal-length arrays of buffer bytes and ranks.");
+  m.def("spanning_all_to_all_sweep", &spanning_all_to_all_sweep_py, py::arg("bytes"),
+        py::arg("ranks"), py::arg("local"), py::arg("up_bytes_per_s"),
+        py::arg("out_bytes_per_s"), py::arg("latency_s"),
+        "All-to-all over ranks spread on scale-up domains of `local` ranks: the on-domain and "
+        "off-domain shares cross their links at once.");
 }

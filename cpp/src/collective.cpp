@@ -1,5 +1,6 @@
 #include "roofline/ops/collective.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace roofline {
@@ -48,6 +49,33 @@ void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, c
   for (std::size_t i = 0; i < n_points; ++i) {
     const Estimate e = collective_estimate(collective_cost(op, algo, bytes[i], ranks[i]), link);
     out.set(i, e);
+  }
+}
+
+Estimate spanning_all_to_all_estimate(double bytes, double ranks, double local,
+                                      const LinkRates& up, const LinkRates& out) noexcept {
+  if (local >= ranks || local < 1.0) {
+    return collective_estimate(
+        collective_cost(Collective::all_to_all, CollectiveAlgo::ring, bytes, ranks), up);
+  }
+  const double on = (local - 1.0) / ranks * bytes;   // to the other ranks of this domain
+  const double off = (ranks - local) / ranks * bytes;  // through this rank's NIC
+  const double on_s = up.bytes_per_s > 0 ? on / up.bytes_per_s : 0.0;
+  const double off_s = out.bytes_per_s > 0 ? off / out.bytes_per_s : 0.0;
+  Estimate e;
+  e.bytes = on + off;
+  e.memory_s = std::max(on_s, off_s);
+  e.overhead_s = (ranks - 1.0) * out.latency_s;
+  e.time_s = e.memory_s + e.overhead_s;
+  e.kernels = 1.0;
+  return e;
+}
+
+void spanning_all_to_all_sweep(const double* bytes, const double* ranks, const double* local,
+                               std::size_t n_points, const LinkRates& up, const LinkRates& out,
+                               EstimateColumns cols) noexcept {
+  for (std::size_t i = 0; i < n_points; ++i) {
+    cols.set(i, spanning_all_to_all_estimate(bytes[i], ranks[i], local[i], up, out));
   }
 }
 

@@ -83,6 +83,12 @@ double busiest_stage_layers(double layers, double stages) noexcept {
   return std::ceil(n / std::floor(stages));
 }
 
+double last_stage_layers(double layers, double stages) noexcept {
+  const double n = std::max(std::floor(layers), 0.0);
+  if (stages <= 1.0) return n;
+  return std::max(n - (std::floor(stages) - 1.0) * busiest_stage_layers(n, stages), 0.0);
+}
+
 TrainMemory train_memory(const TrainMemoryInputs& in) noexcept {
   const double params = in.dense_params + in.expert_params;
   const double dd = std::max(in.dense_dp, 1.0);

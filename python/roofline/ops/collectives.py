@@ -59,6 +59,9 @@ def link_bytes_per_s(hardware: HardwareLike = None, bandwidth_fraction: float = 
     return hw.interconnect_bytes_per_s / 2.0 * frac
 
 
+_link_rate = link_bytes_per_s  # the module function, where a parameter shadows its name
+
+
 def _run(
     fn: str,
     op: Any,
@@ -210,6 +213,8 @@ def all_to_all(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     bandwidth_fraction: float = 1.0,
+    ranks_per_node: int | None = None,
+    network_bytes_per_s: float | None = None,
 ) -> Estimate[Any]:
     """Each GPU sends a distinct slice of its buffer to every GPU (MoE dispatch / combine).
 
@@ -220,15 +225,44 @@ def all_to_all(
     ranks : int or array_like of int
         GPUs in the group.
     hardware, link_bytes_per_s, latency_s, bandwidth_fraction
-        As for :func:`all_reduce`.
+        As for :func:`all_reduce` (``link_bytes_per_s``: the scale-up link).
+    ranks_per_node : int, optional
+        Ranks of the group that share one scale-up domain (an HGX node's 8 GPUs), the group
+        laid out in whole domains as Megatron-Core's expert groups are (consecutive ranks).
+        With ``ranks > ranks_per_node`` the exchange spans domains (needs
+        ``network_bytes_per_s``).
+    network_bytes_per_s : float, optional
+        Scale-out bandwidth per GPU and direction (its NIC), for a group spanning domains.
 
     Notes
     -----
     Pairwise exchange: the ``1/p`` slice for itself stays local, so each GPU sends
     ``(p-1)/p·nbytes`` in ``p-1`` steps. Uniform destinations (balanced routing) assumed.
+    Spanning ``p/r`` domains of ``r = ranks_per_node``: ``(r-1)/p·nbytes`` go to the
+    domain's other GPUs over the scale-up link while ``(p-r)/p·nbytes`` leave through the
+    GPU's own NIC, at once: time ``max((r-1)/p·nbytes/link, (p-r)/p·nbytes/network) +
+    (p-1)·latency_s`` (``_core.spanning_all_to_all_sweep``).
     """
-    return _run("all_to_all", _C.all_to_all, nbytes, ranks, "ring", hardware,
-                link_bytes_per_s, latency_s, bandwidth_fraction)
+    fn = "all_to_all"
+    if ranks_per_node is None:
+        if network_bytes_per_s is not None:
+            raise ValueError(f"{fn}: network_bytes_per_s={network_bytes_per_s!r} needs "
+                             "ranks_per_node (the ranks of one scale-up domain)")
+        return _run(fn, _C.all_to_all, nbytes, ranks, "ring", hardware,
+                    link_bytes_per_s, latency_s, bandwidth_fraction)
+    node = positive_int_array(fn, "ranks_per_node", ranks_per_node)
+    if network_bytes_per_s is None:
+        raise ValueError(f"{fn}: ranks_per_node={ranks_per_node!r} needs network_bytes_per_s "
+                         "(the scale-out rate per GPU)")
+    net = positive_float(fn, "network_bytes_per_s", network_bytes_per_s, low=1.0)
+    up = _run(fn, _C.all_to_all, nbytes, ranks, "ring", hardware, link_bytes_per_s,
+              latency_s, bandwidth_fraction)  # checks the other arguments, names the link
+    (b, r, n), shape = broadcast(fn, nbytes=positive_int_array(fn, "nbytes", nbytes),
+                                 ranks=positive_int_array(fn, "ranks", ranks), ranks_per_node=node)
+    bw = (_link_rate(hardware, bandwidth_fraction) if link_bytes_per_s is None
+          else float(link_bytes_per_s))
+    cols = _core.spanning_all_to_all_sweep(b, r, n, bw, net, latency_s)
+    return from_columns(cols, shape, label=f"{fn} spanning", hardware=up.hardware)
 
 
 def send_recv(

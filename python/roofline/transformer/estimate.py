@@ -236,7 +236,10 @@ def estimate(
         expert-parallel rank sets the time.
     gpus_per_node : int, optional
         GPUs per scale-up domain: groups spanning more ranks (ranks ordered tp, cp, dp, pp; ep
-        spans the first ``ep``) communicate at ``network_bytes_per_s``. Default: one domain.
+        spans the first ``ep``) communicate at ``network_bytes_per_s``; an expert group wider
+        than a domain sends the off-domain share of its all-to-alls through the NICs while the
+        on-domain share crosses the scale-up link (``rl.all_to_all(ranks_per_node=...)``).
+        Default: one domain.
     network_bytes_per_s : float, optional
         Scale-out bandwidth per GPU and direction (default 50 GB/s: a 400 Gb/s NIC per GPU).
     runtime : {"megatron", "hf", "compiled", "vllm", "sglang"}
@@ -443,7 +446,7 @@ def estimate(
         comm_bw = _link_bw(hw, nvlink_fraction)
     ops = Program(train=train, recipe=f8_recipe, weight_only=wo)
     if gpus_per_node is not None and ep > gpus_per_node:
-        ops.ep_link = net_bw
+        ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q
     if not isinstance(dtype, str) or dtype not in DTYPES:
         raise ArgumentValueError(fn, "dtype", f"must be one of {DTYPES}, got {dtype!r}")

@@ -269,10 +269,15 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
     if ops.comms:
         fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all,
                                "all_gather": all_gather, "reduce_scatter": reduce_scatter}
+        # an expert group wider than a node spans nodes: its all-to-alls send the off-node
+        # share through the NICs while the on-node share crosses NVLink (all_to_all's
+        # ranks_per_node)
+        span = ({} if ops.ep_span is None else
+                dict(ranks_per_node=ops.ep_span[0], network_bytes_per_s=ops.ep_span[1]))
         parts["comms"] = np.concatenate(
-            [stack(fns[op](math.ceil(nb), r, hardware=hw,
-                           link_bytes_per_s=(ops.ep_link or comm_bw) if op == "all_to_all"
-                           else comm_bw, latency_s=latency_s)) for op, nb, r in ops.comms])
+            [stack(fns[op](math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
+                           latency_s=latency_s, **(span if op == "all_to_all" else {})))
+             for op, nb, r in ops.comms])
     if ops.rings:  # ring context parallelism: the sends a step's attention block cannot hide
         nb, ranks, ai = (np.array(c) for c in zip(*ops.rings, strict=True))
         one = stack(send_recv(np.ceil(nb).astype(np.int64), hardware=hw,
@@ -407,15 +412,33 @@ def _wgrad_calls(c: np.ndarray) -> None:
     c[_VIEW] += 1.0
 
 
+#: Python calls without a kernel that TE's ``_GroupedLinear`` (Transformer Engine 2.9,
+#: ``pytorch/module/grouped_linear.py``) makes per local expert besides its GEMM, priced as
+#: ``view`` calls (a call that launches nothing), keyed by whether the pass is the backward
+#: and whether a low-precision recipe runs:
+#:
+#: - forward, quantized: the input and the weight quantizer's ``set_usage``, the weight's
+#:   ``get_weight_workspace``, the saved input's ``update_usage``, four tensors through
+#:   ``prepare_for_saving`` (input, quantized weight, weight, bias) and the ``main_grad``
+#:   lambda: 9;
+#: - forward, bf16: ``cast_if_needed`` of the weight, the four saved tensors and the lambda: 6;
+#: - backward: the four tensors through ``restore_from_saved``, the ``main_grad`` lambda's
+#:   call: 5 (bf16 also splits the gradient into one view per expert, quantized runs
+#:   ``split_quantize`` in C++: counted with the quantize kernels).
+TE_GROUPED_PY_CALLS = {(False, True): 9.0, (False, False): 6.0, (True, True): 5.0,
+                       (True, False): 6.0}
+
+
 def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
     """Host calls by class before each of the ``n`` kernels row ``i`` launches in one pass.
 
     A GEMM is one ``gemm`` call (Transformer Engine's C++ ``cublas_gemm`` builds the cuBLASLt
     descriptors and asks for a heuristic on every call, as ATen's GEMM does); TE's
     ``GroupedLinear`` makes one per local expert (``general_grouped_gemm``: forward, dgrad,
-    wgrad), and each expert weight's gradient adds :func:`_wgrad_calls`. An attention call is
-    one ``attention`` call; every other kernel (quantize, elementwise, collective) one
-    ``kernel`` call.
+    wgrad), and each expert weight's gradient adds :func:`_wgrad_calls`; before each expert's
+    forward or dgrad GEMM its Python bookkeeping adds :data:`TE_GROUPED_PY_CALLS` view calls.
+    An attention call is one ``attention`` call; every other kernel (quantize, elementwise,
+    collective) one ``kernel`` call.
     """
     _, _, kind, parts = ops.rows[i]
     c = np.zeros((n, len(HOST_CLASSES)))
@@ -431,6 +454,8 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
                     c[row, _GEMM] = 1.0
                     if lay == "looped_wgrad":
                         _wgrad_calls(c[row])
+                    else:
+                        c[row, _VIEW] += TE_GROUPED_PY_CALLS[(backward, ops.recipe is not None)]
                 row += 1
         return c
     gemm_parts = [(k, idx) for k, idx in parts if k in ("gemms", "lowp", "wo")]

@@ -35,8 +35,9 @@ class Program:
     #: ring context-parallel exchanges: (bytes per step, ranks, attention spec index); the
     #: exposed part depends on that attention's time (see ``ring_exchange``)
     rings: list[tuple[float, int, int]] = field(default_factory=list)
-    #: link for expert-parallel all-to-alls when it differs from the default (bytes/s)
-    ep_link: float | None = None
+    #: expert-parallel all-to-alls spanning scale-up domains: (GPUs per domain, scale-out
+    #: bytes/s per GPU); None: the group fits in one domain (the scale-up link alone)
+    ep_span: tuple[int, float] | None = None
     #: host calls that launch no kernel of their own, per layer of a group (and once for the
     #: head group): (views, module calls) of the framework's Python (``runtime="hf"``); None:
     #: the runtime's wall is priced per kernel launch (``roofline.wall_time``)

@@ -203,6 +203,9 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
         "attn_fwd_flops": float(np.sum(f * fwd_share * attn)),
     }
     share = np.zeros(len(rows)) if op_share is None else op_share
+    mtp = np.array([groups[g][0] == "mtp" for g, _, _ in rows])
+    out["fwd_mtp_s"] = float(np.sum(t * fwd_share * mtp))  # included in fwd_layers_s
+    out["bwd_mtp_s"] = float(np.sum(t * (1 - fwd_share) * mtp))
     out["op_fwd_s"] = float(np.sum(t * fwd_share * share * ~head))
     out["op_fwd_flops"] = float(np.sum(f * fwd_share * share * ~head))
     saved = {"other": 0.0, "rep": 0.0, "attn_core": 0.0, "head": 0.0}
@@ -261,7 +264,11 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     (``_core.busiest_stage_layers``; Megatron's layouts, e.g. DeepSeek-V3's 4 layers per stage
     at ``pp=16``, reach that bound) and its layers' forward, backward and recomputation set
     the pace of every micro-batch and of the bubble; the embedding / LM head count ``1/pp``
-    per stage (as Llama 3 and DeepSeek-V3 balance their first and last stages) and memory and
+    per stage (as Llama 3 and DeepSeek-V3 balance their first and last stages), except with
+    multi-token prediction: Megatron-Core builds the MTP blocks on the last stage beside the
+    loss, which then holds the remaining ``_core.last_stage_layers`` decoder layers, the MTP
+    blocks and the whole head, and the busier of that stage and a full one sets the pace
+    (``base["fwd_mtp_s"]``, ``base["bwd_mtp_s"]``). Memory and
     data-parallel traffic take the mean stage. Recomputation adds the
     forward of every layer (``full``) or of attention (``selective``) per micro-batch; full
     recomputation keeps each layer's input and, while one layer is recomputed, that layer's
@@ -312,6 +319,20 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     stage = _core.busiest_stage_layers(layers, pp) / layers
     fwd = base["fwd_layers_s"] * stage + base["fwd_head_s"] / pp
     bwd = base["bwd_layers_s"] * stage + base["bwd_head_s"] / pp
+    # Multi-token prediction: Megatron-Core builds the MTP block(s) on the last stage beside the
+    # loss, and the layouts leave that stage the remaining decoder layers
+    # (``_core.last_stage_layers``; Megatron-Bridge's DeepSeek-V3 pp=16 layout: 4 decoder
+    # layers on each stage, 1 + MTP + loss on the last); the busier of the two sets the pace.
+    mf, mb_ = base.get("fwd_mtp_s", 0.0), base.get("bwd_mtp_s", 0.0)
+    if mf + mb_ > 0:
+        lf, lb = base["fwd_layers_s"] - mf, base["bwd_layers_s"] - mb_
+        last = _core.last_stage_layers(layers, pp) / layers
+        full_f, full_b = lf * stage, lb * stage
+        last_f = lf * last + mf + base["fwd_head_s"]
+        last_b = lb * last + mb_ + base["bwd_head_s"]
+        use_last = (pp > 1) & (last_f + last_b > full_f + full_b)
+        fwd = np.where(pp > 1, np.where(use_last, last_f, full_f), fwd)
+        bwd = np.where(pp > 1, np.where(use_last, last_b, full_b), bwd)
     # Share of the layers fully recomputed: all (full), floor(L/k)/L (every k-th), none.
     every = np.asarray(recompute_every, dtype=np.float64)
     full_share = np.where(rc == 2, 1.0, np.where(

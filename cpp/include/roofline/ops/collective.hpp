@@ -48,4 +48,17 @@ Estimate collective_estimate(const CollectiveCost& c, const LinkRates& link) noe
 void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, const double* ranks,
                       std::size_t n_points, const LinkRates& link, EstimateColumns out) noexcept;
 
+/// All-to-all over `ranks` ranks laid out `local` to a scale-up domain (a node or NVLink
+/// domain; ranks > local): each rank sends (local-1)/p of its buffer `bytes` over the scale-up
+/// link `up` and (p-local)/p over the scale-out link `out`, both at once, so time =
+/// max(on-domain / up rate, off-domain / out rate) + (p-1) x out latency (local >= ranks: the
+/// plain all_to_all over `up`). bytes = both links' bytes, memory_s = the transfer term.
+Estimate spanning_all_to_all_estimate(double bytes, double ranks, double local,
+                                      const LinkRates& up, const LinkRates& out) noexcept;
+
+/// spanning_all_to_all_estimate over arrays of buffer bytes, ranks and ranks per domain.
+void spanning_all_to_all_sweep(const double* bytes, const double* ranks, const double* local,
+                               std::size_t n_points, const LinkRates& up, const LinkRates& out,
+                               EstimateColumns cols) noexcept;
+
 }  // namespace roofline

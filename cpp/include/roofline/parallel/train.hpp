@@ -52,6 +52,12 @@ double checkpointed_layers(double layers, double every) noexcept;
 /// layouts reach that bound); `layers` when stages <= 1.
 double busiest_stage_layers(double layers, double stages) noexcept;
 
+/// Layers left to the last of `stages` pipeline stages when the others hold
+/// busiest_stage_layers each (Megatron's layouts put the remainder there, beside the loss and
+/// any multi-token-prediction block): max(layers - (stages-1) x ceil(layers/stages), 0);
+/// `layers` when stages <= 1.
+double last_stage_layers(double layers, double stages) noexcept;
+
 /// Exposed time of tensor-parallel collectives pipelined with the GEMMs next to them
 /// (Transformer Engine's userbuffers overlap, Megatron's tp_comm_overlap): the collective is
 /// split into `tp` chunks, each exchanged while the GEMM works on the previous one, so the
