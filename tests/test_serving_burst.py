@@ -22,9 +22,9 @@ def _step(d: float, p: float, keys: float) -> float:
 
 
 def _run(n: int, prompt: int, output: int, budget: int, pages: int, reserve: bool = True,
-         interval: float = 0.0) -> dict:
+         interval: float = 0.0, mixed: bool = True, overlap: bool = False) -> dict:
     return _core.inflight_run(n, interval, prompt, output, budget, budget, pages, 1, reserve,
-                              _step, 10_000)
+                              _step, 10_000, mixed, overlap)
 
 
 def test_two_requests_by_hand() -> None:
@@ -47,6 +47,59 @@ def test_two_requests_by_hand() -> None:
     assert r["itl_median_s"] == pytest.approx(1.18)
     assert r["e2e_mean_s"] == pytest.approx((3.5 + 4.6) / 2)
     assert r["mean_decode_seqs"] == pytest.approx((0 + 1 + 2 + 1) / 4)
+
+
+def test_prefill_without_mixing_by_hand() -> None:
+    # SGLang's default: a step with prompt work runs it alone. Budget (chunk) 12. Step 1 =
+    # A's 10 prompt tokens + B's first 2 (1.12 s; A's first token); step 2 = B's last 8
+    # alone, A waits (1.08 s -> 2.20; B's first token); steps 3, 4 = both decode (1.2 s
+    # each -> 3.40, 4.60). Gaps: A 3.40 - 1.12 = 2.28 then 1.2; B 1.2 and 1.2.
+    r = _run(2, 10, 3, 12, 100, mixed=False)
+    assert r["makespan_s"] == pytest.approx(4.6)
+    assert r["ttft_mean_s"] == pytest.approx((1.12 + 2.20) / 2)
+    assert r["itl_mean_s"] == pytest.approx((2.28 + 3 * 1.2) / 4)
+    assert r["itl_median_s"] == pytest.approx(1.2)
+    assert (r["steps"], r["mixed_steps"]) == (4, 2)
+    assert r["mean_decode_seqs"] == pytest.approx((0 + 0 + 2 + 2) / 4)
+    # mixing the same work: step 2 is A's decode + B's 8 tokens (1.18 s): A's gap is 1.18
+    mixed = _run(2, 10, 3, 12, 100)
+    assert mixed["itl_mean_s"] < r["itl_mean_s"]
+
+
+def test_overlap_scheduler_delays_an_arrival_by_one_step() -> None:
+    # B arrives at 0.5 s, during A's prefill step (0 -> 1.1 s). Without overlap, step 2
+    # (from 1.1 s) mixes A's decode with B's prompt (1.2 s -> 2.3; TTFT 1.8), step 3 both
+    # decode (1.2 -> 3.5, A done), step 4 B alone (1.1 -> 4.6).
+    plain = _run(2, 10, 3, 100, 100, interval=0.5)
+    assert plain["ttft_mean_s"] == pytest.approx((1.1 + 1.8) / 2)
+    assert plain["makespan_s"] == pytest.approx(4.6)
+    # With overlap, step 2's batch was formed when step 1 started (at 0, before B came):
+    # step 2 = A decodes (1.1 -> 2.2); step 3 = A decodes + B's prompt (1.2 -> 3.4, A done;
+    # TTFT 2.9); steps 4, 5 = B decodes (1.1 each -> 5.6).
+    lag = _run(2, 10, 3, 100, 100, interval=0.5, overlap=True)
+    assert lag["ttft_mean_s"] == pytest.approx((1.1 + 2.9) / 2)
+    assert lag["makespan_s"] == pytest.approx(5.6)
+    # an idle engine sees an arrival at once: B at 10 s after A is done (3.3 s)
+    idle = _run(2, 10, 3, 100, 100, interval=10.0, overlap=True)
+    assert idle["makespan_s"] == pytest.approx(13.3) and idle["ttft_mean_s"] == pytest.approx(1.1)
+
+
+def test_sglang_runtime_schedules_as_sglang() -> None:
+    kw = dict(prompt_len=256, output_len=32, num_requests=40, request_rate=20.0)
+    sg = T.serve("Llama-3-8B", H100, runtime="sglang", **kw)
+    assert (bool(sg["mixed_prefill"].iloc[0]), bool(sg["overlap_schedule"].iloc[0])) == \
+        (False, True)
+    as_vllm = T.serve("Llama-3-8B", H100, runtime="sglang", mixed_prefill=True,
+                      overlap_schedule=False, **kw)
+    # waiting a step for the scheduler and pausing decode for prompts: later first tokens,
+    # longer gaps on average
+    assert sg["ttft_s"].iloc[0] > as_vllm["ttft_s"].iloc[0]
+    assert sg["tpot_s"].iloc[0] > as_vllm["tpot_s"].iloc[0]
+    vl = T.serve("Llama-3-8B", H100, runtime="vllm", **kw)
+    assert (bool(vl["mixed_prefill"].iloc[0]), bool(vl["overlap_schedule"].iloc[0])) == \
+        (True, False)
+    with pytest.raises(TypeError, match="mixed_prefill must be a bool, got 'no'"):
+        T.serve("Llama-3-8B", H100, mixed_prefill="no", **kw)
 
 
 def test_reserve_admission_waits_for_pages() -> None:

@@ -138,11 +138,12 @@ void bind_plan(py::module_& m) {
   m.def("inflight_run", [](std::int64_t num_requests, double arrival_interval_s,
                            double prompt_tokens, double output_tokens, double token_budget,
                            double chunk_tokens, double kv_capacity_pages, double page_tokens,
-                           bool reserve, const StepTimeFn& step_s, std::int64_t max_steps) {
+                           bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
+                           bool mixed_prefill, bool overlap_schedule) {
     const InflightRun r = inflight_run(num_requests, arrival_interval_s, prompt_tokens,
                                        output_tokens, token_budget, chunk_tokens,
                                        kv_capacity_pages, page_tokens, reserve, step_s,
-                                       max_steps);
+                                       max_steps, mixed_prefill, overlap_schedule);
     py::dict out;
     out["makespan_s"] = r.makespan_s;
     out["output_tokens"] = r.output_tokens;
@@ -161,7 +162,8 @@ void bind_plan(py::module_& m) {
   }, py::arg("num_requests"), py::arg("arrival_interval_s"), py::arg("prompt_tokens"),
      py::arg("output_tokens"), py::arg("token_budget"), py::arg("chunk_tokens"),
      py::arg("kv_capacity_pages"), py::arg("page_tokens"), py::arg("reserve"),
-     py::arg("step_s"), py::arg("max_steps"),
+     py::arg("step_s"), py::arg("max_steps"), py::arg("mixed_prefill") = true,
+     py::arg("overlap_schedule") = false,
      "Finite run of requests through an in-flight-batching engine, step by step (a dict).");
   m.def("dollars_per_million_tokens", py::vectorize(&dollars_per_million_tokens),
         py::arg("price_per_gpu_hour"), py::arg("gpus"), py::arg("tokens_per_s"),

@@ -1556,7 +1556,7 @@ def inflight_microbatches(stages: typing.Annotated[numpy.typing.ArrayLike, numpy
     """
     Micro-batches of activations the first stage holds at once.
     """
-def inflight_run(num_requests: typing.SupportsInt | typing.SupportsIndex, arrival_interval_s: typing.SupportsFloat | typing.SupportsIndex, prompt_tokens: typing.SupportsFloat | typing.SupportsIndex, output_tokens: typing.SupportsFloat | typing.SupportsIndex, token_budget: typing.SupportsFloat | typing.SupportsIndex, chunk_tokens: typing.SupportsFloat | typing.SupportsIndex, kv_capacity_pages: typing.SupportsFloat | typing.SupportsIndex, page_tokens: typing.SupportsFloat | typing.SupportsIndex, reserve: bool, step_s: collections.abc.Callable[[float, float, float], typing.SupportsFloat | typing.SupportsIndex], max_steps: typing.SupportsInt | typing.SupportsIndex) -> dict[str, typing.Any]:
+def inflight_run(num_requests: typing.SupportsInt | typing.SupportsIndex, arrival_interval_s: typing.SupportsFloat | typing.SupportsIndex, prompt_tokens: typing.SupportsFloat | typing.SupportsIndex, output_tokens: typing.SupportsFloat | typing.SupportsIndex, token_budget: typing.SupportsFloat | typing.SupportsIndex, chunk_tokens: typing.SupportsFloat | typing.SupportsIndex, kv_capacity_pages: typing.SupportsFloat | typing.SupportsIndex, page_tokens: typing.SupportsFloat | typing.SupportsIndex, reserve: bool, step_s: collections.abc.Callable[[float, float, float], typing.SupportsFloat | typing.SupportsIndex], max_steps: typing.SupportsInt | typing.SupportsIndex, mixed_prefill: bool = True, overlap_schedule: bool = False) -> dict[str, typing.Any]:
     """
     Finite run of requests through an in-flight-batching engine, step by step (a dict[str, typing.Any]).
     """

@@ -24,6 +24,14 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   then multiples of 8 to 256), so its GEMMs and elementwise kernels run on the padded batch
   (the padded sequences' attention is empty). Larger batches launch eagerly. Prefill: vLLM V1
   replays piecewise graphs around attention (``"graph"``), SGLang launches eagerly.
+- **Scheduling of prompts** (:func:`engine_schedule`, used by ``serve(num_requests=...)``):
+  vLLM V1 (like TensorRT-LLM's in-flight batching) puts prompt chunks into the decode steps
+  (mixed steps). SGLang's scheduler (``managers/scheduler.py``, ``get_next_batch_to_run``)
+  runs a prefill batch whenever a request is mid-prefill or a queued one fits, and decodes
+  only otherwise: the decoding requests wait through it (mixing needs
+  ``--enable-mixed-chunk``, off by default). Its overlap scheduler (on by default) forms
+  batch ``k+1`` on the CPU while batch ``k`` runs, so a request that arrives during step
+  ``k`` is scheduled with step ``k+2``.
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ from .._errors import ArgumentValueError
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["ENGINE_RUNTIMES", "EnginePlan", "capture_sizes", "engine_plan", "engine_rewrite"]
+__all__ = ["ENGINE_RUNTIMES", "EnginePlan", "capture_sizes", "engine_plan", "engine_rewrite",
+           "engine_schedule"]
 
 #: ``runtime=`` names of the serving engines.
 ENGINE_RUNTIMES = ("vllm", "sglang")
@@ -53,6 +62,19 @@ _CAPTURE = {
 _PAGE = {"vllm": 16, "sglang": 1}
 #: FlashMLA's block size (both engines use it for MLA decode on Hopper).
 _MLA_PAGE = 64
+
+
+#: How each engine schedules prompts by default: (prompt chunks ride in decode steps, the
+#: overlap scheduler forms the next batch while the current one runs). Every other runtime
+#: (the idealized ``"megatron"`` program, TensorRT-LLM's in-flight batching) mixes and does
+#: not overlap.
+_SCHEDULE = {"vllm": (True, False), "sglang": (False, True)}
+
+
+def engine_schedule(runtime: str) -> tuple[bool, bool]:
+    """``(mixed_prefill, overlap_schedule)`` of ``runtime``'s default scheduler (see the
+    module notes); ``(True, False)`` for runtimes that are not serving engines."""
+    return _SCHEDULE.get(runtime, (True, False))
 
 
 def capture_sizes(runtime: str) -> tuple[int, ...]:

@@ -11,6 +11,7 @@ from ..._errors import ArgumentTypeError, ArgumentValueError, UnknownNameError
 from ...hardware import hardware as _hardware
 from ..arguments import MAX_SEQ, batch_sizes, integer, positive_number
 from ..config import TransformerConfig, config
+from ..engines import engine_schedule
 from ..estimate import estimate
 from ..serving.engine import StepPricer
 from .cost import dollars_per_million_tokens
@@ -67,7 +68,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           kv_admission: str = "reserve", page_tokens: int = 32,
           cuda_graphs: bool = True, request_rate: float | None = None,
           runtime: str = "megatron", num_requests: int | None = None,
-          decode_kv_reads: str = "per_kv_head") -> Any:
+          decode_kv_reads: str = "per_kv_head", mixed_prefill: bool | None = None,
+          overlap_schedule: bool | None = None) -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -133,6 +135,14 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         At most :data:`MAX_NUM_REQUESTS`; not with ``spec_k > 0`` or ``ep > 1``. Every
         request has ``prompt_len`` in and ``output_len`` out (no length distribution);
         ``batches`` is then ignored.
+    mixed_prefill, overlap_schedule : bool, optional
+        Scheduler policies of a finite run (``num_requests``; default: the ``runtime``'s,
+        ``engines.engine_schedule``: SGLang ``False`` / ``True``, others ``True`` /
+        ``False``). ``mixed_prefill=False``: a step with prompt work runs only prompt
+        chunks (up to ``chunk_tokens``, else ``token_budget``) while the decoding requests
+        wait. ``overlap_schedule=True``: the next batch is formed while the current step
+        runs, so a request arriving during step ``k`` starts no earlier than step ``k+2``.
+        The steady-state rows (without ``num_requests``) assume mixed steps.
 
     Returns
     -------
@@ -188,10 +198,14 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     preemption). The step takes ``t(d, p, k)``: the decode step of ``d`` requests at their
     mean keys ``k`` (rounded up to a page), plus the ``p`` prefill tokens as in a mixed
     step (the StepPricer above, cached per ``(d, p, k)``). A prefill's last chunk emits the
-    first token at the step's end (TTFT from arrival), each decode step the next (ITL = that
-    step); a request with ``O`` tokens retires and frees its pages. Tokens/s =
-    ``N·O / makespan``: the ramp (prompts prefilled under the budget while few decode),
-    admission waits on a full cache and the drain (a shrinking last batch) are all in it.
+    first token at the step's end (TTFT from arrival), each decode step the next (ITL = the
+    time since the request's previous token); a request with ``O`` tokens retires and frees
+    its pages. Tokens/s = ``N·O / makespan``: the ramp (prompts prefilled under the budget
+    while few decode), admission waits on a full cache and the drain (a shrinking last
+    batch) are all in it. Without mixed prefill (SGLang) a step with prompt work is priced
+    as ``t(0, p, 0)`` (the prompt chunks alone, the last tokens' logits) and the decoding
+    requests' next gap spans it; with the overlap scheduler a request arriving during a
+    step waits for the end of the next one before its prefill starts.
     """
     import pandas as pd
 
@@ -213,6 +227,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     admission = one_of(fn, "kv_admission", kv_admission, {a: a for a in KV_ADMISSIONS})
     graphs = flag(fn, "cuda_graphs", cuda_graphs)
     runtime = one_of(fn, "runtime", runtime, {r: r for r in SERVE_RUNTIMES})
+    mix_default, overlap_default = engine_schedule(runtime)
+    mixed = mix_default if mixed_prefill is None else flag(fn, "mixed_prefill", mixed_prefill)
+    overlap = overlap_default if overlap_schedule is None else flag(fn, "overlap_schedule",
+                                                                     overlap_schedule)
     if chunk_tokens is not None:
         _check(fn, "chunk_tokens", chunk_tokens, 1, MAX_SEQ, integer=True)
     if request_rate is not None:
@@ -299,7 +317,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         page_bytes = kv_per_seq * page_tokens / held
         run = _run(fn, pricer, num_requests, request_rate, prompt_len, output_len,
                    token_budget, chunk, max(free, 0.0) / page_bytes, page_tokens,
-                   admission == "reserve")
+                   admission == "reserve", mixed, overlap)
+        run.update(mixed_prefill=mixed, overlap_schedule=overlap)
         steady = row(float(max_batch))["tokens_per_s"] if max_batch >= 1 else 0.0
         run.update(weights_gb=weights / 1e9, tokens_per_s_per_gpu=run["tokens_per_s"] / replica)
         return frame([run], steady_tokens_per_s=steady)
@@ -334,7 +353,7 @@ def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
 
 def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: int,
          output_len: int, token_budget: int, chunk: float, pages: float, page_tokens: int,
-         reserve: bool) -> dict[str, Any]:
+         reserve: bool, mixed: bool, overlap: bool) -> dict[str, Any]:
     """One finite run through the core's ``inflight_run``, steps priced by ``pricer``."""
     cache: dict[tuple[int, int, int], float] = {}
 
@@ -349,7 +368,7 @@ def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: in
         out = _core.inflight_run(n, 0.0 if rate is None else 1.0 / rate, prompt_len,
                                  output_len, token_budget, min(chunk, float(token_budget)),
                                  math.floor(pages), page_tokens, reserve, step_s,
-                                 _MAX_RUN_STEPS)
+                                 _MAX_RUN_STEPS, mixed, overlap)
     except (ValueError, RuntimeError) as e:
         raise ValueError(f"{fn}: num_requests={n}: {e}") from e
     res: dict[str, Any] = {
