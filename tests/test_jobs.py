@@ -103,7 +103,11 @@ def test_family_medians_pinned(result):
     # rate (median TTFT / ITL): serve_latency median stays 0.115 (p90 0.539 -> 0.414; TTFT
     # rows 54-62 % -> 33-43 % too fast), serve_throughput 0.072 (p90 0.277 -> 0.265; the
     # SGLang offline rows 23-40 % -> 14-38 % too fast).
-    pins = {"serve_throughput": (25, 0.072), "serve_static_batch": (15, 0.064),
+    # serve_throughput 0.072 -> 0.081 (p90 0.265 -> 0.199, bias -2 % -> +4 %): a maximum-
+    # throughput run keeps the engine full for minutes, so its GEMMs and attention run at
+    # the power limiter's settled clock as a training step's do (B200 FP4 rows 26-27 % ->
+    # 17-21 % too fast, SGLang offline 8-34 % too fast; TensorRT-LLM H100 rows 4-14 % slow).
+    pins = {"serve_throughput": (25, 0.081), "serve_static_batch": (15, 0.064),
             "serve_latency": (14, 0.115), "train_dense_bf16": (8, 0.041),
             "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.222)}
     for fam, (rows, median) in pins.items():

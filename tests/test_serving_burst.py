@@ -136,12 +136,13 @@ def test_arrivals_at_a_rate_by_hand() -> None:
 
 def test_one_request_is_its_prefill_and_decode_steps() -> None:
     """num_requests=1: one prefill step of the 512-token prompt, then 127 decode steps of
-    one request attending to 513..639 keys, priced at whole 32-token pages."""
+    one request attending to 513..639 keys, priced at whole 32-token pages (sent at once:
+    at the settled clock, sustained_clock's default for an offline run)."""
     df = T.serve("Llama-3-8B", H100, prompt_len=512, output_len=128, num_requests=1)
     p = StepPricer(rl.transformer.config("Llama-3-8B"), 512, 128, 1,
                    dict(hardware=rl.hardware(H100), tp=1, ep=1, linear_recipe=None,
                         kv_dtype=None, routing_skew=0.0, gpus_per_node=None,
-                        efficiency="default", runtime="megatron"))
+                        efficiency="default", runtime="megatron", sustained=True))
     first = p.mixed_step_s(0, 512)
     decode = [p.decode_step_s(1, kv_len=-(-(512 + g) // 32) * 32) for g in range(1, 128)]
     r = df.iloc[0]
@@ -150,6 +151,14 @@ def test_one_request_is_its_prefill_and_decode_steps() -> None:
     assert r["tpot_s"] == pytest.approx(sum(decode) / 127)
     assert r["tokens_per_s"] == pytest.approx(128 / (first + sum(decode)))
     assert (r["steps"], r["peak_running"], r["preemptions"]) == (128, 1, 0)
+    assert df.attrs["sustained_clock"]
+    # each kernel at its own clock is faster (the clock drops only under sustained load)
+    alone = T.serve("Llama-3-8B", H100, prompt_len=512, output_len=128, num_requests=1,
+                    sustained_clock=False)
+    assert not alone.attrs["sustained_clock"]
+    assert alone["makespan_s"].iloc[0] < r["makespan_s"]
+    with pytest.raises(TypeError, match="sustained_clock must be a bool, got 1"):
+        T.serve("Llama-3-8B", H100, num_requests=1, sustained_clock=1)
 
 
 @pytest.mark.parametrize("admission", ["reserve", "grow"])

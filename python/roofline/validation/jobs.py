@@ -273,13 +273,16 @@ def serve_max_throughput(cfg: TransformerConfig, hardware: Any, *, rid: str = "?
     ``attrs["max_batch"]`` for the row's prompt / output lengths, at most 4096), each
     finished request replaced at once. Throughput rises with concurrency in the steady
     state (the weights are read once per step for more tokens), so that concurrency is the
-    maximum; ``kw`` are :func:`~roofline.transformer.serve`'s arguments.
+    maximum; ``kw`` are :func:`~roofline.transformer.serve`'s arguments. The engine runs
+    full, step after step, for minutes: its GEMMs and attention run at the power limiter's
+    settled clock (``serve(sustained_clock=True)``), as a training step's do.
 
     Raises
     ------
     ValueError
         Not even one request's KV cache fits next to the weights (names the row id).
     """
+    kw = {"sustained_clock": True, **kw}
     probe = serve(cfg, hardware, batches=(1,), **kw)
     n = min(int(probe.attrs["max_batch"]), _SERVE_MAX_CONCURRENCY)
     if n < 1:

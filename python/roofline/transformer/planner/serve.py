@@ -69,7 +69,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           cuda_graphs: bool = True, request_rate: float | None = None,
           runtime: str = "megatron", num_requests: int | None = None,
           decode_kv_reads: str = "per_kv_head", mixed_prefill: bool | None = None,
-          overlap_schedule: bool | None = None) -> Any:
+          overlap_schedule: bool | None = None, sustained_clock: bool | None = None) -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -143,6 +143,12 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         wait. ``overlap_schedule=True``: the next batch is formed while the current step
         runs, so a request arriving during step ``k`` starts no earlier than step ``k+2``.
         The steady-state rows (without ``num_requests``) assume mixed steps.
+    sustained_clock : bool, optional
+        Price every step's GEMMs and attention at the power limiter's settled clock
+        (``rl.transformer.estimate(sustained=True)``), as in an engine kept full for
+        minutes. Default: ``True`` for a finite run sent all at once (``num_requests``
+        without ``request_rate``: the engine is full until the drain), else ``False`` (each
+        kernel at its own clock run alone).
 
     Returns
     -------
@@ -247,6 +253,9 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
             raise ArgumentValueError(fn, "num_requests", "a finite run is simulated for one "
                                      f"tensor-parallel replica; got ep={ep!r}")
     bs = batch_sizes(fn, "batches", batches)
+    if sustained_clock is None:
+        sustained_clock = num_requests is not None and request_rate is None
+    sustained = flag(fn, "sustained_clock", sustained_clock)
     q = spec_k + 1
     if token_budget <= q:
         raise ArgumentValueError(fn, "token_budget", "must exceed the tokens of one decoding "
@@ -254,7 +263,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     kw: dict[str, Any] = dict(hardware=hw, tp=tp, ep=ep, linear_recipe=linear_recipe,
                               kv_dtype=kv_dtype, routing_skew=routing_skew,
                               gpus_per_node=gpus_per_node, efficiency=efficiency,
-                              runtime=runtime, decode_kv_reads=decode_kv_reads)
+                              runtime=runtime, decode_kv_reads=decode_kv_reads,
+                              sustained=sustained)
     replica = ep if ep > 1 else tp
     per_replica = ep if ep > 1 else 1  # with ep, `batch` is per GPU
     pricer = StepPricer(cfg, prompt_len, output_len, q, kw, cuda_graphs=graphs)
@@ -280,7 +290,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         if spec_k and draft is not None:
             draft_s = spec_k * estimate(draft, "decode", d, kv_len=pricer.kv_len, hardware=hw,
                                         tp=tp, efficiency=efficiency, launch="graph",
-                                        runtime=runtime).wall_s
+                                        runtime=runtime, sustained=sustained).wall_s
         dec_s = pricer.decode_step_s(d) + draft_s
         mix_s = pricer.mixed_step_s(d, pre) + draft_s
         phi = st["mixed_fraction"]
@@ -309,7 +319,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         df.attrs.update(max_batch=max_batch, model=cfg.name, hardware=hw.name, tp=tp, ep=ep,
                         gpus=replica, prefill_s=prefill.time_s, token_budget=token_budget,
                         kv_admission=admission, kv_bytes_per_request=kv_per_seq,
-                        runtime=runtime, **attrs)
+                        runtime=runtime, sustained_clock=sustained, **attrs)
         return df
 
     if num_requests is not None:
