@@ -166,9 +166,11 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         the benchmarks report), ``tokens_per_s_per_gpu``, ``ttft_s`` / ``ttft_median_s``,
         ``tpot_s`` (mean inter-token latency over every gap) / ``itl_median_s``, ``e2e_s``
         (mean request latency), ``steps``, ``mixed_steps``, ``peak_running``,
-        ``decode_seqs`` (mean per step), ``preemptions``, ``kv_pages``, ``weights_gb``;
-        ``df.attrs`` as above plus ``steady_tokens_per_s`` (the steady state at
-        ``max_batch``).
+        ``decode_seqs`` (mean per step), ``preemptions``, ``kv_pages``, ``weights_gb``,
+        ``mixed_prefill`` and ``overlap_schedule`` (the scheduler simulated); ``df.attrs``
+        as above plus ``steady_tokens_per_s`` (the steady state at ``max_batch``). Every
+        table's ``df.attrs["sustained_clock"]`` says whether the steps were priced at the
+        settled clock.
 
     Notes
     -----
