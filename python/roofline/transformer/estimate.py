@@ -31,7 +31,7 @@ from .arguments import (
 )
 from .compiled import record_compiled_step
 from .config import TransformerConfig, config
-from .engines import ENGINE_RUNTIMES, engine_plan, engine_rewrite
+from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_plan, engine_rewrite
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only_recipe
 from .hf import check_hf, record_hf_step
 from .layers import record_step
@@ -492,6 +492,8 @@ def estimate(
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
                            kv_dtype_bytes)
+            if launch == "eager":  # the engine's nn.Module forward, run by Python
+                ops.host_extra = engine_host_calls(cfg, groups)
 
     try:
         cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype)
