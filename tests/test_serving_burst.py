@@ -84,6 +84,28 @@ def test_overlap_scheduler_delays_an_arrival_by_one_step() -> None:
     assert idle["makespan_s"] == pytest.approx(13.3) and idle["ttft_mean_s"] == pytest.approx(1.1)
 
 
+def test_poisson_arrivals_by_hand() -> None:
+    # gap i = -ln(1 - frac(0.5 + i * 0.618...)) * interval: gap 1 = -ln(1 - 0.11803...)
+    u1 = 0.5 + 0.6180339887498949 - 1.0
+    assert _core.poisson_arrival_s(0, 10.0) == 0.0
+    assert _core.poisson_arrival_s(1, 10.0) == pytest.approx(-math.log1p(-u1) * 10.0)
+    # equidistributed gaps: the mean gap is the interval (a Poisson process at the rate)
+    assert _core.poisson_arrival_s(10_000, 1.0) / 10_000 == pytest.approx(1.0, rel=0.01)
+    # B arrives at 1.2560 s, after A's prefill step (0 -> 1.1): step 2 = A decodes (-> 2.2),
+    # step 3 = A decodes + B's prompt (1.2 s -> 3.4, A done; B's TTFT 3.4 - 1.256), then B
+    # decodes twice (1.1 s each -> 5.6)
+    b = -math.log1p(-u1) * 10.0
+    r = _core.inflight_run(2, 10.0, 10, 3, 100, 100, 100, 1, True, _step, 10_000,
+                           poisson_arrivals=True)
+    assert r["makespan_s"] == pytest.approx(5.6)
+    assert r["ttft_mean_s"] == pytest.approx((1.1 + 3.4 - b) / 2)
+    df = T.serve("Llama-3-8B", H100, prompt_len=256, output_len=32, num_requests=40,
+                 request_rate=20.0, arrivals="poisson")
+    assert df["arrivals"].iloc[0] == "poisson"
+    with pytest.raises(ValueError, match="arrivals"):
+        T.serve("Llama-3-8B", H100, num_requests=4, request_rate=1.0, arrivals="bursty")
+
+
 def test_sglang_runtime_schedules_as_sglang() -> None:
     kw = dict(prompt_len=256, output_len=32, num_requests=40, request_rate=20.0)
     sg = T.serve("Llama-3-8B", H100, runtime="sglang", **kw)

@@ -120,6 +120,15 @@ struct RunRequest {
   bool chunked = false;       // took prefill tokens in this step
 };
 
+// Exponential gap (mean 1) of arrival i >= 1: -ln(1 - u), u = frac(0.5 + i * golden ratio
+// conjugate), an equidistributed sequence in (0, 1).
+double poisson_gap(std::size_t i) noexcept {
+  const double phi = 0.6180339887498949;
+  double u = 0.5 + static_cast<double>(i) * phi;
+  u -= std::floor(u);
+  return -std::log1p(-u);
+}
+
 // Median of (value, weight) pairs: the smallest value whose cumulative weight reaches half.
 double weighted_median(std::vector<std::pair<double, double>> v) {
   if (v.empty()) return 0.0;
@@ -140,7 +149,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double prompt_tokens, double output_tokens, double token_budget,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,
                          bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
-                         bool mixed_prefill, bool overlap_schedule) {
+                         bool mixed_prefill, bool overlap_schedule, bool poisson_arrivals) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("inflight_run: " + what); };
   if (num_requests < 1) bad("num_requests must be >= 1");
   if (!(arrival_interval_s >= 0.0) || !std::isfinite(arrival_interval_s))
@@ -160,8 +169,10 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   }
   const auto n = static_cast<std::size_t>(num_requests);
   std::vector<RunRequest> req(n);
+  double at = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
-    req[i].arrival = static_cast<double>(i) * arrival_interval_s;
+    if (poisson_arrivals && i > 0) at += poisson_gap(i) * arrival_interval_s;
+    req[i].arrival = poisson_arrivals ? at : static_cast<double>(i) * arrival_interval_s;
     req[i].prefill_left = I;
   }
   std::deque<std::size_t> waiting;
@@ -337,6 +348,12 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   out.steps = static_cast<double>(steps);
   out.mean_decode_seqs = steps > 0 ? decode_sum / static_cast<double>(steps) : 0.0;
   return out;
+}
+
+double poisson_arrival_s(std::int64_t i, double interval_s) noexcept {
+  double at = 0.0;
+  for (std::int64_t j = 1; j <= i; ++j) at += poisson_gap(static_cast<std::size_t>(j));
+  return at * interval_s;
 }
 
 double dollars_per_million_tokens(double price_per_gpu_hour, double gpus,

@@ -56,7 +56,7 @@ _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "
                "runtime", "tp_comm_overlap")
 #: Optional ``serve`` arguments a serving row may set (the engine's scheduler and program).
 _SERVE_KEYS = ("runtime", "token_budget", "kv_admission", "page_tokens", "chunk_tokens",
-               "decode_kv_reads")
+               "decode_kv_reads", "arrivals")
 #: Most concurrent requests trtllm-bench lets a maximum-throughput run hold (its tuning caps the
 #: batch at 4096 before rounding; the CUDA-graph batch list reaches 8192).
 _SERVE_MAX_CONCURRENCY = 4096
@@ -192,8 +192,8 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     scheduler (``runtime``). ``batch_e2e_latency``: prefill of ``batch``
     prompts plus ``output_len`` decode steps at the mean context. ``batch_throughput``:
     :func:`batch_throughput`. Serving rows may set ``serve``'s ``runtime``,
-    ``token_budget``, ``kv_admission``, ``page_tokens``, ``chunk_tokens`` and
-    ``decode_kv_reads``.
+    ``token_budget``, ``kv_admission``, ``page_tokens``, ``chunk_tokens``,
+    ``decode_kv_reads`` and ``arrivals``.
 
     Raises
     ------

@@ -16,12 +16,15 @@ from ..estimate import estimate
 from ..serving.engine import StepPricer
 from .cost import dollars_per_million_tokens
 
-__all__ = ["KV_ADMISSIONS", "MAX_NUM_REQUESTS", "SERVE_RUNTIMES", "serve"]
+__all__ = ["ARRIVALS", "KV_ADMISSIONS", "MAX_NUM_REQUESTS", "SERVE_RUNTIMES", "serve"]
 
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 #: How the engine admits a request against the KV cache: ``reserve`` its whole context
 #: (TensorRT-LLM's GUARANTEED_NO_EVICT) or let it ``grow`` page by page (vLLM).
 KV_ADMISSIONS = ("reserve", "grow")
+#: How a finite run's requests arrive at ``request_rate``: evenly spaced, or with the
+#: exponential gaps of a Poisson process (``sglang.bench_serving`` / ``vllm bench serve``).
+ARRIVALS = ("even", "poisson")
 #: Programs ``serve(runtime=...)`` prices a step with (``rl.transformer.estimate``'s runtime).
 SERVE_RUNTIMES = ("megatron", "vllm", "sglang")
 #: Most requests ``serve(num_requests=...)`` simulates (the run is O(engine steps) with a
@@ -69,7 +72,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           cuda_graphs: bool = True, request_rate: float | None = None,
           runtime: str = "megatron", num_requests: int | None = None,
           decode_kv_reads: str = "per_kv_head", mixed_prefill: bool | None = None,
-          overlap_schedule: bool | None = None, sustained_clock: bool | None = None) -> Any:
+          overlap_schedule: bool | None = None, sustained_clock: bool | None = None,
+          arrivals: str = "even") -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -127,7 +131,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         concurrency that rate sustains, ``N = rate · (TTFT + decode steps · step)`` (Little's
         law, solved by bisection), instead of one row per ``batches``. ValueError when the
         rate exceeds what the KV-admitted concurrency serves. With ``num_requests``: request
-        ``i`` arrives at ``i / request_rate`` (evenly spaced, not Poisson).
+        ``i`` arrives at ``i / request_rate`` (``arrivals="even"``) or after exponential
+        gaps of mean ``1 / request_rate`` (``"poisson"``).
     num_requests : int, optional
         Simulate a finite benchmark run instead of the steady state (``vllm bench serve``,
         ``sglang.bench_serving``): ``num_requests`` requests, all sent at once (default) or
@@ -143,6 +148,11 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         wait. ``overlap_schedule=True``: the next batch is formed while the current step
         runs, so a request arriving during step ``k`` starts no earlier than step ``k+2``.
         The steady-state rows (without ``num_requests``) assume mixed steps.
+    arrivals : {"even", "poisson"}
+        Finite run at ``request_rate``: evenly spaced arrivals (default), or a Poisson
+        process as the serving benchmarks draw it, made deterministic: gap ``i`` is
+        ``-ln(1 - u_i) / rate`` with ``u_i = frac(0.5 + i·0.618...)`` (the core's
+        ``poisson_arrival_s``), so bursts queue prompts behind each other.
     sustained_clock : bool, optional
         Price every step's GEMMs and attention at the power limiter's settled clock
         (``rl.transformer.estimate(sustained=True)``), as in an engine kept full for
@@ -237,6 +247,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     runtime = one_of(fn, "runtime", runtime, {r: r for r in SERVE_RUNTIMES})
     mix_default, overlap_default = engine_schedule(runtime)
     mixed = mix_default if mixed_prefill is None else flag(fn, "mixed_prefill", mixed_prefill)
+    arrival = one_of(fn, "arrivals", arrivals, {a: a for a in ARRIVALS})
     overlap = overlap_default if overlap_schedule is None else flag(fn, "overlap_schedule",
                                                                      overlap_schedule)
     if chunk_tokens is not None:
@@ -329,8 +340,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         page_bytes = kv_per_seq * page_tokens / held
         run = _run(fn, pricer, num_requests, request_rate, prompt_len, output_len,
                    token_budget, chunk, max(free, 0.0) / page_bytes, page_tokens,
-                   admission == "reserve", mixed, overlap)
-        run.update(mixed_prefill=mixed, overlap_schedule=overlap)
+                   admission == "reserve", mixed, overlap, arrival == "poisson")
+        run.update(mixed_prefill=mixed, overlap_schedule=overlap, arrivals=arrival)
         steady = row(float(max_batch))["tokens_per_s"] if max_batch >= 1 else 0.0
         run.update(weights_gb=weights / 1e9, tokens_per_s_per_gpu=run["tokens_per_s"] / replica)
         return frame([run], steady_tokens_per_s=steady)
@@ -365,7 +376,7 @@ def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
 
 def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: int,
          output_len: int, token_budget: int, chunk: float, pages: float, page_tokens: int,
-         reserve: bool, mixed: bool, overlap: bool) -> dict[str, Any]:
+         reserve: bool, mixed: bool, overlap: bool, poisson: bool) -> dict[str, Any]:
     """One finite run through the core's ``inflight_run``, steps priced by ``pricer``."""
     cache: dict[tuple[int, int, int], float] = {}
 
@@ -380,7 +391,7 @@ def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: in
         out = _core.inflight_run(n, 0.0 if rate is None else 1.0 / rate, prompt_len,
                                  output_len, token_budget, min(chunk, float(token_budget)),
                                  math.floor(pages), page_tokens, reserve, step_s,
-                                 _MAX_RUN_STEPS, mixed, overlap)
+                                 _MAX_RUN_STEPS, mixed, overlap, poisson)
     except (ValueError, RuntimeError) as e:
         raise ValueError(f"{fn}: num_requests={n}: {e}") from e
     res: dict[str, Any] = {
