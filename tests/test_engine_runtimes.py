@@ -119,3 +119,49 @@ def test_serve_says_which_runtime_it_assumes() -> None:
     assert df["decode_step_s"][0] == pytest.approx(step.wall_s)
     with pytest.raises(rl.UnknownNameError, match="runtime"):
         rl.transformer.serve(LLAMA, HW, batches=(8,), runtime="trtllm")
+
+
+def test_engine_host_calls_counts() -> None:
+    from roofline.transformer.engines import engine_host_calls
+
+    llama = rl.transformer.config("Llama-3-8B")
+    groups = [("dense", list(range(32))), ("head", [])]
+    assert engine_host_calls(llama, groups) == {0: (4.0, 12.0), 1: (2.0, 5.0)}
+    moe = [("moe", [0]), ("head", [])]
+    assert engine_host_calls(llama, moe)[0] == (4.0, 11.0)
+    assert engine_host_calls(llama.replace(qk_norm=True), groups)[0] == (4.0, 14.0)
+
+
+def test_sglang_eager_prefill_host_by_hand() -> None:
+    """SGLang's prefill runs its nn.Module forward eagerly: host time = (per layer: 4 GEMM
+    calls, 1 attention call, 5 other kernels (2 fused add+RMSNorm, RoPE, KV write, SiLU-mul),
+    12 module calls, 4 views; head: LM head GEMM, 3 kernels, 5 module calls, 2 views; one
+    step entry) in units of eager_launch_s, whatever the prompt length."""
+    from roofline._params.resolve import resolve
+
+    _, _, ceff = resolve(rl.hardware("H200"), "default")
+    h = ceff.host
+    layer = (4 * h.op_gemm_launches + h.op_attention_launches + 5 * h.op_kernel_launches
+             + 12 * h.module_call_launches + 4 * h.op_view_launches)
+    head = h.op_gemm_launches + 3 * h.op_kernel_launches + 5 * h.module_call_launches \
+        + 2 * h.op_view_launches
+    want = (32 * layer + head + h.step_call_launches) * h.eager_launch_s
+    for seq in (64, 512):
+        e = rl.transformer.estimate("Llama-3-8B", "prefill", 1, seq_len=seq, hardware="H200",
+                                    runtime="sglang")
+        assert e.wall.mode == "eager" and e.wall.host_s == pytest.approx(want)
+        assert e.wall_s >= max(e.wall.gpu_s, want)
+    # decode under a CUDA graph keeps one replay's host time
+    d = rl.transformer.estimate("Llama-3-8B", "decode", 8, kv_len=512, hardware="H200",
+                                runtime="sglang")
+    assert d.wall.mode == "graph" and d.wall.host_s < 1e-4
+    # every SGLang step with prompt tokens pays it (extend batches run eagerly); vLLM's
+    # piecewise graphs do not
+    from roofline.transformer.serving import StepPricer
+
+    def pricer(runtime: str) -> StepPricer:
+        return StepPricer(rl.transformer.config("Llama-3-8B"), 512, 64, 1,
+                          dict(hardware=rl.hardware("H200"), runtime=runtime))
+    assert pricer("sglang").mixed_step_s(0, 16) >= want
+    assert pricer("sglang").mixed_step_s(4, 16) >= want
+    assert pricer("vllm").mixed_step_s(0, 16) < want / 2

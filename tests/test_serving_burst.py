@@ -22,9 +22,9 @@ def _step(d: float, p: float, keys: float) -> float:
 
 
 def _run(n: int, prompt: int, output: int, budget: int, pages: int, reserve: bool = True,
-         interval: float = 0.0) -> dict:
+         interval: float = 0.0, mixed: bool = True, overlap: bool = False) -> dict:
     return _core.inflight_run(n, interval, prompt, output, budget, budget, pages, 1, reserve,
-                              _step, 10_000)
+                              _step, 10_000, mixed, overlap)
 
 
 def test_two_requests_by_hand() -> None:
@@ -47,6 +47,81 @@ def test_two_requests_by_hand() -> None:
     assert r["itl_median_s"] == pytest.approx(1.18)
     assert r["e2e_mean_s"] == pytest.approx((3.5 + 4.6) / 2)
     assert r["mean_decode_seqs"] == pytest.approx((0 + 1 + 2 + 1) / 4)
+
+
+def test_prefill_without_mixing_by_hand() -> None:
+    # SGLang's default: a step with prompt work runs it alone. Budget (chunk) 12. Step 1 =
+    # A's 10 prompt tokens + B's first 2 (1.12 s; A's first token); step 2 = B's last 8
+    # alone, A waits (1.08 s -> 2.20; B's first token); steps 3, 4 = both decode (1.2 s
+    # each -> 3.40, 4.60). Gaps: A 3.40 - 1.12 = 2.28 then 1.2; B 1.2 and 1.2.
+    r = _run(2, 10, 3, 12, 100, mixed=False)
+    assert r["makespan_s"] == pytest.approx(4.6)
+    assert r["ttft_mean_s"] == pytest.approx((1.12 + 2.20) / 2)
+    assert r["itl_mean_s"] == pytest.approx((2.28 + 3 * 1.2) / 4)
+    assert r["itl_median_s"] == pytest.approx(1.2)
+    assert (r["steps"], r["mixed_steps"]) == (4, 2)
+    assert r["mean_decode_seqs"] == pytest.approx((0 + 0 + 2 + 2) / 4)
+    # mixing the same work: step 2 is A's decode + B's 8 tokens (1.18 s): A's gap is 1.18
+    mixed = _run(2, 10, 3, 12, 100)
+    assert mixed["itl_mean_s"] < r["itl_mean_s"]
+
+
+def test_overlap_scheduler_delays_an_arrival_by_one_step() -> None:
+    # B arrives at 0.5 s, during A's prefill step (0 -> 1.1 s). Without overlap, step 2
+    # (from 1.1 s) mixes A's decode with B's prompt (1.2 s -> 2.3; TTFT 1.8), step 3 both
+    # decode (1.2 -> 3.5, A done), step 4 B alone (1.1 -> 4.6).
+    plain = _run(2, 10, 3, 100, 100, interval=0.5)
+    assert plain["ttft_mean_s"] == pytest.approx((1.1 + 1.8) / 2)
+    assert plain["makespan_s"] == pytest.approx(4.6)
+    # With overlap, step 2's batch was formed when step 1 started (at 0, before B came):
+    # step 2 = A decodes (1.1 -> 2.2); step 3 = A decodes + B's prompt (1.2 -> 3.4, A done;
+    # TTFT 2.9); steps 4, 5 = B decodes (1.1 each -> 5.6).
+    lag = _run(2, 10, 3, 100, 100, interval=0.5, overlap=True)
+    assert lag["ttft_mean_s"] == pytest.approx((1.1 + 2.9) / 2)
+    assert lag["makespan_s"] == pytest.approx(5.6)
+    # an idle engine sees an arrival at once: B at 10 s after A is done (3.3 s)
+    idle = _run(2, 10, 3, 100, 100, interval=10.0, overlap=True)
+    assert idle["makespan_s"] == pytest.approx(13.3) and idle["ttft_mean_s"] == pytest.approx(1.1)
+
+
+def test_poisson_arrivals_by_hand() -> None:
+    # gap i = -ln(1 - frac(0.5 + i * 0.618...)) * interval: gap 1 = -ln(1 - 0.11803...)
+    u1 = 0.5 + 0.6180339887498949 - 1.0
+    assert _core.poisson_arrival_s(0, 10.0) == 0.0
+    assert _core.poisson_arrival_s(1, 10.0) == pytest.approx(-math.log1p(-u1) * 10.0)
+    # equidistributed gaps: the mean gap is the interval (a Poisson process at the rate)
+    assert _core.poisson_arrival_s(10_000, 1.0) / 10_000 == pytest.approx(1.0, rel=0.01)
+    # B arrives at 1.2560 s, after A's prefill step (0 -> 1.1): step 2 = A decodes (-> 2.2),
+    # step 3 = A decodes + B's prompt (1.2 s -> 3.4, A done; B's TTFT 3.4 - 1.256), then B
+    # decodes twice (1.1 s each -> 5.6)
+    b = -math.log1p(-u1) * 10.0
+    r = _core.inflight_run(2, 10.0, 10, 3, 100, 100, 100, 1, True, _step, 10_000,
+                           poisson_arrivals=True)
+    assert r["makespan_s"] == pytest.approx(5.6)
+    assert r["ttft_mean_s"] == pytest.approx((1.1 + 3.4 - b) / 2)
+    df = T.serve("Llama-3-8B", H100, prompt_len=256, output_len=32, num_requests=40,
+                 request_rate=20.0, arrivals="poisson")
+    assert df["arrivals"].iloc[0] == "poisson"
+    with pytest.raises(ValueError, match="arrivals"):
+        T.serve("Llama-3-8B", H100, num_requests=4, request_rate=1.0, arrivals="bursty")
+
+
+def test_sglang_runtime_schedules_as_sglang() -> None:
+    kw = dict(prompt_len=256, output_len=32, num_requests=40, request_rate=20.0)
+    sg = T.serve("Llama-3-8B", H100, runtime="sglang", **kw)
+    assert (bool(sg["mixed_prefill"].iloc[0]), bool(sg["overlap_schedule"].iloc[0])) == \
+        (False, True)
+    as_vllm = T.serve("Llama-3-8B", H100, runtime="sglang", mixed_prefill=True,
+                      overlap_schedule=False, **kw)
+    # waiting a step for the scheduler and pausing decode for prompts: later first tokens,
+    # longer gaps on average
+    assert sg["ttft_s"].iloc[0] > as_vllm["ttft_s"].iloc[0]
+    assert sg["tpot_s"].iloc[0] > as_vllm["tpot_s"].iloc[0]
+    vl = T.serve("Llama-3-8B", H100, runtime="vllm", **kw)
+    assert (bool(vl["mixed_prefill"].iloc[0]), bool(vl["overlap_schedule"].iloc[0])) == \
+        (True, False)
+    with pytest.raises(TypeError, match="mixed_prefill must be a bool, got 'no'"):
+        T.serve("Llama-3-8B", H100, mixed_prefill="no", **kw)
 
 
 def test_reserve_admission_waits_for_pages() -> None:
@@ -83,12 +158,13 @@ def test_arrivals_at_a_rate_by_hand() -> None:
 
 def test_one_request_is_its_prefill_and_decode_steps() -> None:
     """num_requests=1: one prefill step of the 512-token prompt, then 127 decode steps of
-    one request attending to 513..639 keys, priced at whole 32-token pages."""
+    one request attending to 513..639 keys, priced at whole 32-token pages (sent at once:
+    at the settled clock, sustained_clock's default for an offline run)."""
     df = T.serve("Llama-3-8B", H100, prompt_len=512, output_len=128, num_requests=1)
     p = StepPricer(rl.transformer.config("Llama-3-8B"), 512, 128, 1,
                    dict(hardware=rl.hardware(H100), tp=1, ep=1, linear_recipe=None,
                         kv_dtype=None, routing_skew=0.0, gpus_per_node=None,
-                        efficiency="default", runtime="megatron"))
+                        efficiency="default", runtime="megatron", sustained=True))
     first = p.mixed_step_s(0, 512)
     decode = [p.decode_step_s(1, kv_len=-(-(512 + g) // 32) * 32) for g in range(1, 128)]
     r = df.iloc[0]
@@ -97,6 +173,14 @@ def test_one_request_is_its_prefill_and_decode_steps() -> None:
     assert r["tpot_s"] == pytest.approx(sum(decode) / 127)
     assert r["tokens_per_s"] == pytest.approx(128 / (first + sum(decode)))
     assert (r["steps"], r["peak_running"], r["preemptions"]) == (128, 1, 0)
+    assert df.attrs["sustained_clock"]
+    # each kernel at its own clock is faster (the clock drops only under sustained load)
+    alone = T.serve("Llama-3-8B", H100, prompt_len=512, output_len=128, num_requests=1,
+                    sustained_clock=False)
+    assert not alone.attrs["sustained_clock"]
+    assert alone["makespan_s"].iloc[0] < r["makespan_s"]
+    with pytest.raises(TypeError, match="sustained_clock must be a bool, got 1"):
+        T.serve("Llama-3-8B", H100, num_requests=1, sustained_clock=1)
 
 
 @pytest.mark.parametrize("admission", ["reserve", "grow"])

@@ -63,3 +63,29 @@ def test_torch_estimate_settles_training_not_inference() -> None:
     assert fwd_inf["time_s"] == pytest.approx(float(alone.time_s))
     assert fwd_tr["time_s"] == pytest.approx(
         float(at_settled_clock(alone, settled_clock(hw, "default")).time_s))
+
+
+def test_transformer_estimate_sustained_serving_step() -> None:
+    """A prefill step by default at each kernel's own clock; ``sustained=True`` (an engine
+    kept full) prices its GEMMs at the settled clock: each GEMM row exactly as
+    ``at_settled_clock`` of the row run alone, never faster; elementwise rows unchanged."""
+    hw = rl.hardware(HW)
+    kw = dict(seq_len=2048, hardware=HW)
+    alone = rl.transformer.estimate("Llama-3-8B", "prefill", 4, **kw)
+    full = rl.transformer.estimate("Llama-3-8B", "prefill", 4, sustained=True, **kw)
+    a, s = alone.to_pandas(), full.to_pandas()
+    gemm = rl.gemm(4 * 2048, 4096, 14336 * 2, "bf16", hw)  # gate_up_proj, run alone
+    settled = at_settled_clock(gemm, settled_clock(hw, "default"))
+    row = s["op"] == "gate_up_proj"
+    assert float(a.loc[row, "time_s"].iloc[0]) == pytest.approx(float(gemm.time_s))
+    assert float(s.loc[row, "time_s"].iloc[0]) == pytest.approx(float(settled.time_s))
+    assert full.time_s > alone.time_s
+    norm = s["kind"] == "elementwise"
+    assert list(s.loc[norm, "time_s"]) == pytest.approx(list(a.loc[norm, "time_s"]))
+    # a training step is sustained by default; sustained=False prices it kernel by kernel
+    tr = rl.transformer.estimate("Llama-3-8B", "train", 1, seq_len=2048, hardware=HW)
+    tr_alone = rl.transformer.estimate("Llama-3-8B", "train", 1, seq_len=2048, hardware=HW,
+                                       sustained=False)
+    assert tr_alone.time_s < tr.time_s
+    with pytest.raises(TypeError, match="sustained must be a bool, got 'yes'"):
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, sustained="yes", **kw)

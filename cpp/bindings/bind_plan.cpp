@@ -141,11 +141,13 @@ void bind_plan(py::module_& m) {
   m.def("inflight_run", [](std::int64_t num_requests, double arrival_interval_s,
                            double prompt_tokens, double output_tokens, double token_budget,
                            double chunk_tokens, double kv_capacity_pages, double page_tokens,
-                           bool reserve, const StepTimeFn& step_s, std::int64_t max_steps) {
+                           bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
+                           bool mixed_prefill, bool overlap_schedule, bool poisson_arrivals) {
     const InflightRun r = inflight_run(num_requests, arrival_interval_s, prompt_tokens,
                                        output_tokens, token_budget, chunk_tokens,
                                        kv_capacity_pages, page_tokens, reserve, step_s,
-                                       max_steps);
+                                       max_steps, mixed_prefill, overlap_schedule,
+                                       poisson_arrivals);
     py::dict out;
     out["makespan_s"] = r.makespan_s;
     out["output_tokens"] = r.output_tokens;
@@ -164,8 +166,11 @@ void bind_plan(py::module_& m) {
   }, py::arg("num_requests"), py::arg("arrival_interval_s"), py::arg("prompt_tokens"),
      py::arg("output_tokens"), py::arg("token_budget"), py::arg("chunk_tokens"),
      py::arg("kv_capacity_pages"), py::arg("page_tokens"), py::arg("reserve"),
-     py::arg("step_s"), py::arg("max_steps"),
+     py::arg("step_s"), py::arg("max_steps"), py::arg("mixed_prefill") = true,
+     py::arg("overlap_schedule") = false, py::arg("poisson_arrivals") = false,
      "Finite run of requests through an in-flight-batching engine, step by step (a dict).");
+  m.def("poisson_arrival_s", &poisson_arrival_s, py::arg("i"), py::arg("interval_s"),
+        "Arrival time of request i of inflight_run's Poisson-like stream.");
   m.def("dollars_per_million_tokens", py::vectorize(&dollars_per_million_tokens),
         py::arg("price_per_gpu_hour"), py::arg("gpus"), py::arg("tokens_per_s"),
         "Dollars per million tokens.");

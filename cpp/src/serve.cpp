@@ -117,7 +117,17 @@ struct RunRequest {
   double first_token = -1.0;
   double last_token = 0.0;
   bool decoding = false;      // past its prefill at the start of the step
+  bool chunked = false;       // took prefill tokens in this step
 };
+
+// Exponential gap (mean 1) of arrival i >= 1: -ln(1 - u), u = frac(0.5 + i * golden ratio
+// conjugate), an equidistributed sequence in (0, 1).
+double poisson_gap(std::size_t i) noexcept {
+  const double phi = 0.6180339887498949;
+  double u = 0.5 + static_cast<double>(i) * phi;
+  u -= std::floor(u);
+  return -std::log1p(-u);
+}
 
 // Median of (value, weight) pairs: the smallest value whose cumulative weight reaches half.
 double weighted_median(std::vector<std::pair<double, double>> v) {
@@ -138,7 +148,8 @@ double weighted_median(std::vector<std::pair<double, double>> v) {
 InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double prompt_tokens, double output_tokens, double token_budget,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,
-                         bool reserve, const StepTimeFn& step_s, std::int64_t max_steps) {
+                         bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
+                         bool mixed_prefill, bool overlap_schedule, bool poisson_arrivals) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("inflight_run: " + what); };
   if (num_requests < 1) bad("num_requests must be >= 1");
   if (!(arrival_interval_s >= 0.0) || !std::isfinite(arrival_interval_s))
@@ -158,8 +169,10 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   }
   const auto n = static_cast<std::size_t>(num_requests);
   std::vector<RunRequest> req(n);
+  double at = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
-    req[i].arrival = static_cast<double>(i) * arrival_interval_s;
+    if (poisson_arrivals && i > 0) at += poisson_gap(i) * arrival_interval_s;
+    req[i].arrival = poisson_arrivals ? at : static_cast<double>(i) * arrival_interval_s;
     req[i].prefill_left = I;
   }
   std::deque<std::size_t> waiting;
@@ -167,21 +180,34 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   std::vector<std::pair<double, double>> gaps;  // (inter-token gap, tokens with that gap)
   InflightRun out{};
   double t = 0.0, free_pages = capacity, decode_sum = 0.0;
+  double sched_t = 0.0;  // when this step's batch is formed: its own start, or the previous
+                         // step's start under the overlap scheduler
   std::size_t arrived = 0, finished = 0;
   std::int64_t steps = 0;
   const double chunk = std::min(chunk_tokens, token_budget);
   while (finished < n) {
-    while (arrived < n && req[arrived].arrival <= t) waiting.push_back(arrived++);
+    const double seen = overlap_schedule ? sched_t : t;
+    while (arrived < n && req[arrived].arrival <= seen) waiting.push_back(arrived++);
     if (running.empty() && waiting.empty()) {
-      t = req[arrived].arrival;
+      t = std::max(t, req[arrived].arrival);
+      sched_t = t;  // an idle engine forms the next batch as the request arrives
       continue;
     }
     if (++steps > max_steps) {
       throw std::runtime_error("inflight_run: more than " + std::to_string(max_steps) +
                                " engine steps; use fewer requests");
     }
-    // Decoding requests of this step and the pages their new tokens need (grow).
-    for (std::size_t i : running) req[i].decoding = req[i].prefill_left <= 0.0;
+    // Decoding requests of this step and the pages their new tokens need (grow). Without
+    // mixed prefill, a step with prefill work runs it alone and nobody decodes.
+    bool prefill_only = false;
+    if (!mixed_prefill) {
+      for (std::size_t i : running) prefill_only = prefill_only || req[i].prefill_left > 0.0;
+      if (!prefill_only && !waiting.empty()) {
+        const std::size_t h = waiting.front();
+        prefill_only = (reserve ? pages(I + O) : pages(req[h].prefill_left)) <= free_pages;
+      }
+    }
+    for (std::size_t i : running) req[i].decoding = !prefill_only && req[i].prefill_left <= 0.0;
     if (!reserve) {
       auto need_of = [&](std::size_t i) {
         return req[i].decoding ? std::max(pages(req[i].ctx + 1.0) - req[i].pages, 0.0) : 0.0;
@@ -216,11 +242,11 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       }
     }
     // Prefill room: running prefills first, then admissions while room and pages allow.
-    double room = std::min(token_budget - d, chunk), p = 0.0;
+    double room = prefill_only ? chunk : std::min(token_budget - d, chunk), p = 0.0;
     std::vector<std::pair<std::size_t, double>> chunks;
     for (std::size_t i : running) {
       if (room <= 0.0) break;
-      if (req[i].decoding) continue;
+      if (req[i].decoding || req[i].prefill_left <= 0.0) continue;  // decoding, or waiting
       const double c = std::min(room, req[i].prefill_left);
       chunks.emplace_back(i, c);
       room -= c;
@@ -247,13 +273,24 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                                   std::to_string(p) + ") returned " + std::to_string(dt) +
                                   " (need a positive finite time)");
     }
+    sched_t = t;
     t += dt;
     decode_sum += d;
     if (p > 0.0) out.mixed_steps += 1.0;
-    if (d > 0.0) gaps.emplace_back(dt, d);
+    std::vector<std::pair<double, double>> step_gaps;  // few distinct gaps per step
+    auto add_gap = [&](double g) {
+      for (auto& e : step_gaps) {
+        if (e.first == g) {
+          e.second += 1.0;
+          return;
+        }
+      }
+      step_gaps.emplace_back(g, 1.0);
+    };
     for (const auto& [i, c] : chunks) {
       req[i].prefill_left -= c;
       req[i].ctx += c;
+      req[i].chunked = true;
     }
     // Tokens emitted at the end of the step; retire finished requests.
     std::size_t kept = 0;
@@ -261,10 +298,11 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       const std::size_t i = running[k];
       RunRequest& r = req[i];
       if (r.decoding) {
+        add_gap(t - r.last_token);
         r.ctx += 1.0;
         r.generated += 1.0;
         r.last_token = t;
-      } else if (r.prefill_left <= 0.0) {  // prefill ended in this step: one token
+      } else if (r.chunked && r.prefill_left <= 0.0) {  // prefill ended in this step: a token
         if (r.first_token < 0.0) {
           r.first_token = t;
         } else {
@@ -273,6 +311,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
         r.generated += 1.0;
         r.last_token = t;
       }
+      r.chunked = false;
       if (r.generated >= O) {
         free_pages += r.pages;
         r.pages = 0.0;
@@ -282,6 +321,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       }
     }
     running.resize(kept);
+    gaps.insert(gaps.end(), step_gaps.begin(), step_gaps.end());
   }
   std::vector<double> ttft(n);
   double e2e = 0.0;
@@ -308,6 +348,12 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   out.steps = static_cast<double>(steps);
   out.mean_decode_seqs = steps > 0 ? decode_sum / static_cast<double>(steps) : 0.0;
   return out;
+}
+
+double poisson_arrival_s(std::int64_t i, double interval_s) noexcept {
+  double at = 0.0;
+  for (std::int64_t j = 1; j <= i; ++j) at += poisson_gap(static_cast<std::size_t>(j));
+  return at * interval_s;
 }
 
 double dollars_per_million_tokens(double price_per_gpu_hour, double gpus,

@@ -24,6 +24,19 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   then multiples of 8 to 256), so its GEMMs and elementwise kernels run on the padded batch
   (the padded sequences' attention is empty). Larger batches launch eagerly. Prefill: vLLM V1
   replays piecewise graphs around attention (``"graph"``), SGLang launches eagerly.
+- **Eager steps are PyTorch programs** (:func:`engine_host_calls`): an eagerly launched step
+  runs the engine's ``nn.Module`` forward in Python, so its host time is priced as an eager
+  framework program's (``roofline.ops.host``: each kernel's torch call by class, GEMM,
+  attention or other, plus each layer's module calls and views), with the host terms
+  measured on H200 Llama traces, not per bare kernel launch.
+- **Scheduling of prompts** (:func:`engine_schedule`, used by ``serve(num_requests=...)``):
+  vLLM V1 (like TensorRT-LLM's in-flight batching) puts prompt chunks into the decode steps
+  (mixed steps). SGLang's scheduler (``managers/scheduler.py``, ``get_next_batch_to_run``)
+  runs a prefill batch whenever a request is mid-prefill or a queued one fits, and decodes
+  only otherwise: the decoding requests wait through it (mixing needs
+  ``--enable-mixed-chunk``, off by default). Its overlap scheduler (on by default) forms
+  batch ``k+1`` on the CPU while batch ``k`` runs, so a request that arrives during step
+  ``k`` is scheduled with step ``k+2``.
 """
 
 from __future__ import annotations
@@ -36,7 +49,8 @@ from .._errors import ArgumentValueError
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["ENGINE_RUNTIMES", "EnginePlan", "capture_sizes", "engine_plan", "engine_rewrite"]
+__all__ = ["ENGINE_RUNTIMES", "EnginePlan", "capture_sizes", "engine_host_calls",
+           "engine_plan", "engine_rewrite", "engine_schedule"]
 
 #: ``runtime=`` names of the serving engines.
 ENGINE_RUNTIMES = ("vllm", "sglang")
@@ -53,6 +67,48 @@ _CAPTURE = {
 _PAGE = {"vllm": 16, "sglang": 1}
 #: FlashMLA's block size (both engines use it for MLA decode on Hopper).
 _MLA_PAGE = 64
+
+
+#: How each engine schedules prompts by default: (prompt chunks ride in decode steps, the
+#: overlap scheduler forms the next batch while the current one runs). Every other runtime
+#: (the idealized ``"megatron"`` program, TensorRT-LLM's in-flight batching) mixes and does
+#: not overlap.
+_SCHEDULE = {"vllm": (True, False), "sglang": (False, True)}
+
+
+def engine_schedule(runtime: str) -> tuple[bool, bool]:
+    """``(mixed_prefill, overlap_schedule)`` of ``runtime``'s default scheduler (see the
+    module notes); ``(True, False)`` for runtimes that are not serving engines."""
+    return _SCHEDULE.get(runtime, (True, False))
+
+
+def engine_host_calls(cfg: TransformerConfig, groups: list[tuple[str, list[int]]]
+                      ) -> dict[int, tuple[float, float]]:
+    """Host calls of an engine's eager forward that launch no kernel, per layer of each group
+    and once for the head: (views, ``nn.Module`` calls).
+
+    Counted from the engines' Llama-style modeling code (SGLang ``srt/models/llama.py``, vLLM
+    ``model_executor/models/llama.py``): a decoder layer calls 12 modules (the layer, its two
+    RMSNorms, the attention block with its fused ``qkv_proj``, rotary embedding, attention
+    backend and ``o_proj``, the MLP with its fused ``gate_up_proj``, activation and
+    ``down_proj``) and makes 4 views (the fused QKV output split into q, k, v and the
+    attention output reshaped); q/k norms add 2 modules; an MoE block replaces the MLP's 4
+    module calls by 3 (block, router, fused experts); an MLA attention block calls 10
+    (the block, q_a / q_b / kv_a / kv_b projections, the two latent norms, rotary embedding,
+    attention, o_proj) instead of 5. The model level: the causal LM, the model, the
+    embedding, the final norm and the logits processor (5 calls) and 2 views (the last
+    token of each sequence).
+    """
+    out: dict[int, tuple[float, float]] = {}
+    for g, (kind, _) in enumerate(groups):
+        if kind == "head":
+            out[g] = (2.0, 5.0)
+            continue
+        attention = 10.0 if cfg.is_mla else 5.0
+        mlp = 3.0 if kind.startswith("moe") else 4.0
+        modules = 3.0 + attention + mlp + (2.0 if cfg.qk_norm else 0.0)
+        out[g] = (4.0, modules)
+    return out
 
 
 def capture_sizes(runtime: str) -> tuple[int, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._checks import one_of
+from .._checks import flag, one_of
 from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike
 from ..float8.recipes import check_recipe as check_float8_recipe
@@ -31,7 +31,7 @@ from .arguments import (
 )
 from .compiled import record_compiled_step
 from .config import TransformerConfig, config
-from .engines import ENGINE_RUNTIMES, engine_plan, engine_rewrite
+from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_plan, engine_rewrite
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only_recipe
 from .hf import check_hf, record_hf_step
 from .layers import record_step
@@ -101,6 +101,7 @@ def estimate(
     cp_comm: str = "ring",
     tp_comm_overlap: bool = False,
     decode_kv_reads: str = "per_kv_head",
+    sustained: bool | None = None,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -295,6 +296,12 @@ def estimate(
         ran GQA before XQA. The attention then moves ``num_heads / num_kv_heads`` times the
         KV bytes for the same math (priced as attention over ``num_heads`` KV heads; no L2
         reuse between the group's blocks is assumed). The KV cache held is unchanged.
+    sustained : bool, optional
+        GEMMs and attention at the power limiter's settled clock
+        (:mod:`roofline.ops.sustained`) instead of each kernel's clock run alone. Default:
+        a training step does (``phase="train"``), a decode / prefill step does not; pass
+        ``True`` for a step of an engine kept full for minutes (a maximum-throughput serving
+        run), whose steps run back to back as a training step's kernels do.
 
     Returns
     -------
@@ -444,7 +451,8 @@ def estimate(
     net_bw = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
-    ops = Program(train=train, recipe=f8_recipe, weight_only=wo)
+    settle = train if sustained is None else flag(fn, "sustained", sustained)
+    ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle)
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q
@@ -487,6 +495,8 @@ def estimate(
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
                            kv_dtype_bytes)
+            if launch == "eager":  # the engine's nn.Module forward, run by Python
+                ops.host_extra = engine_host_calls(cfg, groups)
 
     try:
         cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype)

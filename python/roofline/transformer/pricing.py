@@ -250,7 +250,7 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
                                            hardware=hw, efficiency=efficiency))
              for kw in ops.attn])
-    clock = settled_clock(hw, efficiency) if ops.train else None
+    clock = settled_clock(hw, efficiency) if ops.sustained else None
     if clock is not None:
         _sustain(parts, f8_gemm, clock, recipe)
     if ops.grouped and ops.weight_only is not None:  # fused Marlin MoE
@@ -288,7 +288,7 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         sends[:, :4] *= share[:, None]  # the times scale to the exposed part; bytes stay
         parts["rings"] = sends
     if ops.calls:
-        parts["calls"] = _price_calls(ops.calls, hw, efficiency, ops.train)
+        parts["calls"] = _price_calls(ops.calls, hw, efficiency, ops.sustained)
     out = np.zeros((len(ops.rows), len(COLUMNS)))
     for i, (_, _, _, row_parts) in enumerate(ops.rows):
         for kind, idx in row_parts:
@@ -357,11 +357,11 @@ def _grouped_part(counts: tuple[int, ...], k: float, n: float, lay: str, gdtype:
 
 
 def _price_calls(calls: list[Any], hw: Hardware, efficiency: EfficiencyLike,
-                 train: bool) -> np.ndarray:
+                 sustained: bool) -> np.ndarray:
     """Each registry Call priced by its entry (the sum of the kernels it launches); in a
-    training step its GEMMs and attention at the settled clock, as
+    sustained step (training) its GEMMs and attention at the settled clock, as
     :func:`roofline.torch.estimate` prices them (one rule: :mod:`roofline.ops.sustained`)."""
-    pricer = Pricer(hw, efficiency, sustained=train)
+    pricer = Pricer(hw, efficiency, sustained=sustained)
     out = np.zeros((len(calls), len(COLUMNS)))
     for i, call in enumerate(calls):
         found, why = price(call, pricer)

@@ -46,6 +46,9 @@ class Program:
     #: weight run as ``rl.weight_only_gemm`` (``wo`` specs: (m, k, n)); inference only
     weight_only: tuple[str, int, bool] | None = None
     wo: list[tuple[float, float, float]] = field(default_factory=list)
+    #: GEMMs and attention at the power limiter's settled clock (a training step; a serving
+    #: step of an engine kept full), else at each kernel's clock run alone
+    sustained: bool = False
 
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
         self.rows.append((group, name, kind, parts))

@@ -56,7 +56,7 @@ _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "
                "runtime", "tp_comm_overlap")
 #: Optional ``serve`` arguments a serving row may set (the engine's scheduler and program).
 _SERVE_KEYS = ("runtime", "token_budget", "kv_admission", "page_tokens", "chunk_tokens",
-               "decode_kv_reads")
+               "decode_kv_reads", "arrivals")
 #: Most concurrent requests trtllm-bench lets a maximum-throughput run hold (its tuning caps the
 #: batch at 4096 before rounding; the CUDA-graph batch list reaches 8192).
 _SERVE_MAX_CONCURRENCY = 4096
@@ -186,11 +186,14 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     ``tokens_per_s`` (output tokens / makespan; all sent at once unless ``request_rate``).
     ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` (the mean engine step) of
     ``serve`` at the row's ``batch`` (the concurrency), or at the concurrency its
-    ``request_rate`` (requests/s) sustains. ``batch_e2e_latency``: prefill of ``batch``
+    ``request_rate`` (requests/s) sustains; with ``num_requests`` as well (a finite run at
+    that rate, ``sglang.bench_serving``'s ``--num-prompts``), the run's median TTFT / ITL
+    (``ttft_median_s`` / ``itl_median_s``: what the benchmark reports), under the engine's
+    scheduler (``runtime``). ``batch_e2e_latency``: prefill of ``batch``
     prompts plus ``output_len`` decode steps at the mean context. ``batch_throughput``:
     :func:`batch_throughput`. Serving rows may set ``serve``'s ``runtime``,
-    ``token_budget``, ``kv_admission``, ``page_tokens``, ``chunk_tokens`` and
-    ``decode_kv_reads``.
+    ``token_budget``, ``kv_admission``, ``page_tokens``, ``chunk_tokens``,
+    ``decode_kv_reads`` and ``arrivals``.
 
     Raises
     ------
@@ -237,6 +240,11 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
         return serve_max_throughput(cfg, hw, rid=rid, **skw)
     scale = 1e3 if row["unit"] == "ms" else 1.0
     rate = c.get("request_rate")
+    if api in ("serve_ttft", "serve_itl") and rate is not None and \
+            c.get("num_requests") is not None:
+        df = serve(cfg, hw, request_rate=rate, num_requests=c["num_requests"], **skw)
+        col = "ttft_median_s" if api == "serve_ttft" else "itl_median_s"
+        return float(df[col].iloc[0]) * scale
     if api in ("serve_ttft", "serve_itl") and rate is not None:
         df = serve(cfg, hw, request_rate=rate, **skw)
         col = "ttft_s" if api == "serve_ttft" else "tpot_s"
@@ -265,13 +273,16 @@ def serve_max_throughput(cfg: TransformerConfig, hardware: Any, *, rid: str = "?
     ``attrs["max_batch"]`` for the row's prompt / output lengths, at most 4096), each
     finished request replaced at once. Throughput rises with concurrency in the steady
     state (the weights are read once per step for more tokens), so that concurrency is the
-    maximum; ``kw`` are :func:`~roofline.transformer.serve`'s arguments.
+    maximum; ``kw`` are :func:`~roofline.transformer.serve`'s arguments. The engine runs
+    full, step after step, for minutes: its GEMMs and attention run at the power limiter's
+    settled clock (``serve(sustained_clock=True)``), as a training step's do.
 
     Raises
     ------
     ValueError
         Not even one request's KV cache fits next to the weights (names the row id).
     """
+    kw = {"sustained_clock": True, **kw}
     probe = serve(cfg, hardware, batches=(1,), **kw)
     n = min(int(probe.attrs["max_batch"]), _SERVE_MAX_CONCURRENCY)
     if n < 1:

@@ -90,12 +90,29 @@ struct InflightRun {
 /// room is left and their pages fit; (4) the step takes step_s(d, p, mean keys) seconds;
 /// a request whose prefill ends emits its first token at the end of the step, a decoding one
 /// its next; a request with all output_tokens retires and frees its pages. Work per step is
-/// O(running requests). Throws std::invalid_argument on bad input or when one request's
-/// ceil((I+O)/page) pages exceed the cache, std::runtime_error past max_steps steps.
+/// O(running requests). Two engine policies: with `mixed_prefill` false (SGLang's default,
+/// no --enable-mixed-chunk) a step that has prefill work (a running request mid-prefill, or a
+/// queued one whose pages fit) runs the prompt chunks alone, up to c = chunk_tokens, and the
+/// decoding requests wait (no token that step); with `overlap_schedule` (SGLang's overlap
+/// scheduler) the batch of step k+1 is formed while step k runs, so a request is admitted
+/// only in a step whose previous step started at or after its arrival. A token's gap (ITL) is
+/// the time since the request's previous token (steps it waited through included). Throws
+/// std::invalid_argument on bad input or when one request's ceil((I+O)/page) pages exceed
+/// the cache, std::runtime_error past max_steps steps. With `poisson_arrivals`, request 0
+/// arrives at 0 and request i a gap -ln(1 - u_i) * arrival_interval_s after request i-1, u_i
+/// = frac(0.5 + i * 0.618...) (the golden-ratio sequence: exponential gaps of mean
+/// arrival_interval_s, a Poisson process's, without a random generator).
 InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double prompt_tokens, double output_tokens, double token_budget,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,
-                         bool reserve, const StepTimeFn& step_s, std::int64_t max_steps);
+                         bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
+                         bool mixed_prefill = true, bool overlap_schedule = false,
+                         bool poisson_arrivals = false);
+
+/// Arrival time of request i of a Poisson-like stream of mean gap `interval_s` (the gaps of
+/// inflight_run's poisson_arrivals): sum over j = 1..i of -ln(1 - frac(0.5 + j * 0.618...))
+/// * interval_s; 0 for i = 0.
+double poisson_arrival_s(std::int64_t i, double interval_s) noexcept;
 
 /// Dollars per million tokens: price_per_gpu_hour * gpus / 3600 / tokens_per_s * 1e6.
 double dollars_per_million_tokens(double price_per_gpu_hour, double gpus,

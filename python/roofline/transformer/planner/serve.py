@@ -11,16 +11,20 @@ from ..._errors import ArgumentTypeError, ArgumentValueError, UnknownNameError
 from ...hardware import hardware as _hardware
 from ..arguments import MAX_SEQ, batch_sizes, integer, positive_number
 from ..config import TransformerConfig, config
+from ..engines import engine_schedule
 from ..estimate import estimate
 from ..serving.engine import StepPricer
 from .cost import dollars_per_million_tokens
 
-__all__ = ["KV_ADMISSIONS", "MAX_NUM_REQUESTS", "SERVE_RUNTIMES", "serve"]
+__all__ = ["ARRIVALS", "KV_ADMISSIONS", "MAX_NUM_REQUESTS", "SERVE_RUNTIMES", "serve"]
 
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 #: How the engine admits a request against the KV cache: ``reserve`` its whole context
 #: (TensorRT-LLM's GUARANTEED_NO_EVICT) or let it ``grow`` page by page (vLLM).
 KV_ADMISSIONS = ("reserve", "grow")
+#: How a finite run's requests arrive at ``request_rate``: evenly spaced, or with the
+#: exponential gaps of a Poisson process (``sglang.bench_serving`` / ``vllm bench serve``).
+ARRIVALS = ("even", "poisson")
 #: Programs ``serve(runtime=...)`` prices a step with (``rl.transformer.estimate``'s runtime).
 SERVE_RUNTIMES = ("megatron", "vllm", "sglang")
 #: Most requests ``serve(num_requests=...)`` simulates (the run is O(engine steps) with a
@@ -67,7 +71,9 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           kv_admission: str = "reserve", page_tokens: int = 32,
           cuda_graphs: bool = True, request_rate: float | None = None,
           runtime: str = "megatron", num_requests: int | None = None,
-          decode_kv_reads: str = "per_kv_head") -> Any:
+          decode_kv_reads: str = "per_kv_head", mixed_prefill: bool | None = None,
+          overlap_schedule: bool | None = None, sustained_clock: bool | None = None,
+          arrivals: str = "even") -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -125,7 +131,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         concurrency that rate sustains, ``N = rate · (TTFT + decode steps · step)`` (Little's
         law, solved by bisection), instead of one row per ``batches``. ValueError when the
         rate exceeds what the KV-admitted concurrency serves. With ``num_requests``: request
-        ``i`` arrives at ``i / request_rate`` (evenly spaced, not Poisson).
+        ``i`` arrives at ``i / request_rate`` (``arrivals="even"``) or after exponential
+        gaps of mean ``1 / request_rate`` (``"poisson"``).
     num_requests : int, optional
         Simulate a finite benchmark run instead of the steady state (``vllm bench serve``,
         ``sglang.bench_serving``): ``num_requests`` requests, all sent at once (default) or
@@ -133,6 +140,25 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         At most :data:`MAX_NUM_REQUESTS`; not with ``spec_k > 0`` or ``ep > 1``. Every
         request has ``prompt_len`` in and ``output_len`` out (no length distribution);
         ``batches`` is then ignored.
+    mixed_prefill, overlap_schedule : bool, optional
+        Scheduler policies of a finite run (``num_requests``; default: the ``runtime``'s,
+        ``engines.engine_schedule``: SGLang ``False`` / ``True``, others ``True`` /
+        ``False``). ``mixed_prefill=False``: a step with prompt work runs only prompt
+        chunks (up to ``chunk_tokens``, else ``token_budget``) while the decoding requests
+        wait. ``overlap_schedule=True``: the next batch is formed while the current step
+        runs, so a request arriving during step ``k`` starts no earlier than step ``k+2``.
+        The steady-state rows (without ``num_requests``) assume mixed steps.
+    arrivals : {"even", "poisson"}
+        Finite run at ``request_rate``: evenly spaced arrivals (default), or a Poisson
+        process as the serving benchmarks draw it, made deterministic: gap ``i`` is
+        ``-ln(1 - u_i) / rate`` with ``u_i = frac(0.5 + i·0.618...)`` (the core's
+        ``poisson_arrival_s``), so bursts queue prompts behind each other.
+    sustained_clock : bool, optional
+        Price every step's GEMMs and attention at the power limiter's settled clock
+        (``rl.transformer.estimate(sustained=True)``), as in an engine kept full for
+        minutes. Default: ``True`` for a finite run sent all at once (``num_requests``
+        without ``request_rate``: the engine is full until the drain), else ``False`` (each
+        kernel at its own clock run alone).
 
     Returns
     -------
@@ -150,9 +176,11 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         the benchmarks report), ``tokens_per_s_per_gpu``, ``ttft_s`` / ``ttft_median_s``,
         ``tpot_s`` (mean inter-token latency over every gap) / ``itl_median_s``, ``e2e_s``
         (mean request latency), ``steps``, ``mixed_steps``, ``peak_running``,
-        ``decode_seqs`` (mean per step), ``preemptions``, ``kv_pages``, ``weights_gb``;
-        ``df.attrs`` as above plus ``steady_tokens_per_s`` (the steady state at
-        ``max_batch``).
+        ``decode_seqs`` (mean per step), ``preemptions``, ``kv_pages``, ``weights_gb``,
+        ``mixed_prefill`` and ``overlap_schedule`` (the scheduler simulated); ``df.attrs``
+        as above plus ``steady_tokens_per_s`` (the steady state at ``max_batch``). Every
+        table's ``df.attrs["sustained_clock"]`` says whether the steps were priced at the
+        settled clock.
 
     Notes
     -----
@@ -188,10 +216,14 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     preemption). The step takes ``t(d, p, k)``: the decode step of ``d`` requests at their
     mean keys ``k`` (rounded up to a page), plus the ``p`` prefill tokens as in a mixed
     step (the StepPricer above, cached per ``(d, p, k)``). A prefill's last chunk emits the
-    first token at the step's end (TTFT from arrival), each decode step the next (ITL = that
-    step); a request with ``O`` tokens retires and frees its pages. Tokens/s =
-    ``N·O / makespan``: the ramp (prompts prefilled under the budget while few decode),
-    admission waits on a full cache and the drain (a shrinking last batch) are all in it.
+    first token at the step's end (TTFT from arrival), each decode step the next (ITL = the
+    time since the request's previous token); a request with ``O`` tokens retires and frees
+    its pages. Tokens/s = ``N·O / makespan``: the ramp (prompts prefilled under the budget
+    while few decode), admission waits on a full cache and the drain (a shrinking last
+    batch) are all in it. Without mixed prefill (SGLang) a step with prompt work is priced
+    as ``t(0, p, 0)`` (the prompt chunks alone, the last tokens' logits) and the decoding
+    requests' next gap spans it; with the overlap scheduler a request arriving during a
+    step waits for the end of the next one before its prefill starts.
     """
     import pandas as pd
 
@@ -213,6 +245,11 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     admission = one_of(fn, "kv_admission", kv_admission, {a: a for a in KV_ADMISSIONS})
     graphs = flag(fn, "cuda_graphs", cuda_graphs)
     runtime = one_of(fn, "runtime", runtime, {r: r for r in SERVE_RUNTIMES})
+    mix_default, overlap_default = engine_schedule(runtime)
+    mixed = mix_default if mixed_prefill is None else flag(fn, "mixed_prefill", mixed_prefill)
+    arrival = one_of(fn, "arrivals", arrivals, {a: a for a in ARRIVALS})
+    overlap = overlap_default if overlap_schedule is None else flag(fn, "overlap_schedule",
+                                                                     overlap_schedule)
     if chunk_tokens is not None:
         _check(fn, "chunk_tokens", chunk_tokens, 1, MAX_SEQ, integer=True)
     if request_rate is not None:
@@ -229,6 +266,9 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
             raise ArgumentValueError(fn, "num_requests", "a finite run is simulated for one "
                                      f"tensor-parallel replica; got ep={ep!r}")
     bs = batch_sizes(fn, "batches", batches)
+    if sustained_clock is None:
+        sustained_clock = num_requests is not None and request_rate is None
+    sustained = flag(fn, "sustained_clock", sustained_clock)
     q = spec_k + 1
     if token_budget <= q:
         raise ArgumentValueError(fn, "token_budget", "must exceed the tokens of one decoding "
@@ -236,7 +276,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     kw: dict[str, Any] = dict(hardware=hw, tp=tp, ep=ep, linear_recipe=linear_recipe,
                               kv_dtype=kv_dtype, routing_skew=routing_skew,
                               gpus_per_node=gpus_per_node, efficiency=efficiency,
-                              runtime=runtime, decode_kv_reads=decode_kv_reads)
+                              runtime=runtime, decode_kv_reads=decode_kv_reads,
+                              sustained=sustained)
     replica = ep if ep > 1 else tp
     per_replica = ep if ep > 1 else 1  # with ep, `batch` is per GPU
     pricer = StepPricer(cfg, prompt_len, output_len, q, kw, cuda_graphs=graphs)
@@ -262,7 +303,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         if spec_k and draft is not None:
             draft_s = spec_k * estimate(draft, "decode", d, kv_len=pricer.kv_len, hardware=hw,
                                         tp=tp, efficiency=efficiency, launch="graph",
-                                        runtime=runtime).wall_s
+                                        runtime=runtime, sustained=sustained).wall_s
         dec_s = pricer.decode_step_s(d) + draft_s
         mix_s = pricer.mixed_step_s(d, pre) + draft_s
         phi = st["mixed_fraction"]
@@ -291,7 +332,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         df.attrs.update(max_batch=max_batch, model=cfg.name, hardware=hw.name, tp=tp, ep=ep,
                         gpus=replica, prefill_s=prefill.time_s, token_budget=token_budget,
                         kv_admission=admission, kv_bytes_per_request=kv_per_seq,
-                        runtime=runtime, **attrs)
+                        runtime=runtime, sustained_clock=sustained, **attrs)
         return df
 
     if num_requests is not None:
@@ -299,7 +340,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         page_bytes = kv_per_seq * page_tokens / held
         run = _run(fn, pricer, num_requests, request_rate, prompt_len, output_len,
                    token_budget, chunk, max(free, 0.0) / page_bytes, page_tokens,
-                   admission == "reserve")
+                   admission == "reserve", mixed, overlap, arrival == "poisson")
+        run.update(mixed_prefill=mixed, overlap_schedule=overlap, arrivals=arrival)
         steady = row(float(max_batch))["tokens_per_s"] if max_batch >= 1 else 0.0
         run.update(weights_gb=weights / 1e9, tokens_per_s_per_gpu=run["tokens_per_s"] / replica)
         return frame([run], steady_tokens_per_s=steady)
@@ -334,7 +376,7 @@ def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
 
 def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: int,
          output_len: int, token_budget: int, chunk: float, pages: float, page_tokens: int,
-         reserve: bool) -> dict[str, Any]:
+         reserve: bool, mixed: bool, overlap: bool, poisson: bool) -> dict[str, Any]:
     """One finite run through the core's ``inflight_run``, steps priced by ``pricer``."""
     cache: dict[tuple[int, int, int], float] = {}
 
@@ -349,7 +391,7 @@ def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: in
         out = _core.inflight_run(n, 0.0 if rate is None else 1.0 / rate, prompt_len,
                                  output_len, token_budget, min(chunk, float(token_budget)),
                                  math.floor(pages), page_tokens, reserve, step_s,
-                                 _MAX_RUN_STEPS)
+                                 _MAX_RUN_STEPS, mixed, overlap, poisson)
     except (ValueError, RuntimeError) as e:
         raise ValueError(f"{fn}: num_requests={n}: {e}") from e
     res: dict[str, Any] = {

@@ -16,7 +16,10 @@ the two kinds of step the steady state is made of:
   logits for its last token only). Mixed steps are launched as the decode steps are (vLLM
   V1 captures piecewise CUDA graphs for mixed batches; TensorRT-LLM's PyTorch backend runs
   them eagerly, which only matters when the host's launches outlast the GPU work, i.e. at
-  low load): their wall time is at least the host's launch time in that mode.
+  low load): their wall time is at least the host's launch time in that mode. An engine
+  whose prompt batches run eagerly (SGLang's extend batches, ``runtime="sglang"``) spends
+  its eager prefill's host time (the ``nn.Module`` forward in Python) on every step that
+  carries prompt tokens, whatever their number.
 
 Assumptions: attention of a decode step is priced at the mean context of the decoding
 requests (memory-bound decode attention reads the sum of their contexts, which the mean
@@ -32,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..config import TransformerConfig
+from ..engines import ENGINE_RUNTIMES
 from ..estimate import estimate
 from ..report import ModelEstimate
 
@@ -127,7 +131,8 @@ class StepPricer:
         """Wall seconds of a step of ``d`` decoding requests plus ``prefill_tokens`` prompt
         tokens: the decode step, plus the non-attention ops' extra time over
         ``d·q_len + prefill_tokens`` tokens, plus ``prefill_tokens / prompt_len`` of a causal
-        prefill's attention; at least the host's launches of the step's kernels. The decoding
+        prefill's attention; at least the host's launches of the step's kernels (and, for an
+        engine whose prompt batches run eagerly, its eager prefill's host time). The decoding
         requests attend to ``kv_len`` keys each (default :attr:`kv_len`)."""
         if prefill_tokens <= 0:
             return self.decode_step_s(d, kv_len) if d > 0 else 0.0
@@ -145,4 +150,8 @@ class StepPricer:
             _, head, _ = split_time(self.prefill_estimate())
             gpu = rest_mixed + head + attn_pre
         host = mixed.wall.host_s if mixed.wall is not None else 0.0
+        pre = self.prefill_estimate().wall
+        if self.kw.get("runtime") in ENGINE_RUNTIMES and pre is not None and \
+                pre.mode == "eager":  # the engine's prompt batches run its forward eagerly
+            host = max(host, pre.host_s)
         return max(gpu, host)
