@@ -14,9 +14,13 @@ GEMMs. As a trace would record them:
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import roofline as rl
+from roofline import _core
+from roofline.ops.sustained import settled_clock
 
 pytest.importorskip("pandas")
 
@@ -40,19 +44,34 @@ def rep() -> rl.trace.TraceReport:
     return rl.trace.from_records(RECORDS, hardware=HW)
 
 
+#: The power limiter's load at each record's midpoint (records run back to back from 0, the
+#: GPU idle before them): its busy time so far over the 100 ms window.
+LOADS = (120e-6 / 0.1, (240e-6 + 39e-6) / 0.1, (240e-6 + 78e-6 + 18.5e-6) / 0.1)
+
+
+def _at_load(e: rl.Estimate, load: float) -> rl.Estimate:
+    """``e`` (run alone) at the clock ``1 - (1 - f) load`` the trace pricer gives it."""
+    clock = settled_clock(rl.hardware(HW), "default")
+    assert clock is not None
+    f, tau, p = clock
+    t = float(_core.limited_gemm_time_s(e.time_s, e.compute_s, e.memory_s, f, tau, p, load))
+    return dataclasses.replace(e, time_s=t)
+
+
 def expected() -> list[rl.Estimate]:
-    return [
+    alone = [
         rl.attention(64, 128, 1, 4096, 576, kv_heads=1, v_head_dim=512, dtype="bf16",
                      hardware=HW, backend="flash"),
         rl.gemm(256, 7168, 4096, dtype="fp8", batch=2, hardware=HW),
         rl.gemm(256, 2048, 7168, dtype="fp8", batch=2, hardware=HW),
     ]
+    return [_at_load(e, x) for e, x in zip(alone, LOADS, strict=True)]
 
 
 def test_each_kernel_priced_as_the_api_would(rep: rl.trace.TraceReport) -> None:
     k = rep.kernels()
     assert k.kind.tolist() == ["attention", "gemm", "gemm"]
-    assert k.predicted_s.tolist() == [e.time_s for e in expected()]
+    assert k.predicted_s.tolist() == pytest.approx([e.time_s for e in expected()], rel=1e-12)
     assert rep.measured_s == pytest.approx(240e-6 + 78e-6 + 37e-6)
 
 

@@ -11,11 +11,19 @@ from typing import Any
 import pytest
 
 import roofline as rl
+from roofline import _core
+from roofline.ops.sustained import settled_clock
 
 pytest.importorskip("pandas")
 
 HW = "H100 SXM"
 BF16 = "c10::BFloat16"
+
+
+def _at_load(e: Any, load: float) -> float:
+    """``e`` (a GEMM run alone) at the clock ``1 - (1 - f) load`` of the power limiter."""
+    f, tau, p = settled_clock(rl.hardware(HW), "default") or (1.0, 0.0, 1.0)
+    return float(_core.limited_gemm_time_s(e.time_s, e.compute_s, e.memory_s, f, tau, p, load))
 
 
 class Trace:
@@ -72,7 +80,11 @@ def test_missing_shapes_unpriced() -> None:
     k = rep.kernels()
     assert k.priced.tolist() == [True, False]
     assert math.isnan(k.predicted_s[1]) and "no shapes recorded" in k.how[1]
-    assert k.predicted_s[0] == rl.gemm(1024, 1024, 1024, dtype="bf16", hardware=HW).time_s
+    # at the clock of the limiter's load at its midpoint: 5 us busy of the last 100 ms (the GPU
+    # idle before the trace)
+    assert k.predicted_s[0] == pytest.approx(
+        _at_load(rl.gemm(1024, 1024, 1024, dtype="bf16", hardware=HW), 5e-6 / 0.1), rel=1e-12)
+    assert k.clock[0] > 0.99999 and math.isnan(k.clock[1])
     assert rep.measured_s == pytest.approx(30e-6)
     assert rep.priced_fraction == pytest.approx(1 / 3)
     assert rep.unpriced_s == pytest.approx(20e-6)
@@ -184,7 +196,8 @@ def test_records_api() -> None:
     rep = rl.trace.from_records(
         [{"op": "aten::mm", "shapes": [[4096, 4096], [4096, 4096]], "types": ["bf16", "bf16"],
           "measured_s": 200e-6, "module": "mlp"}], hardware=HW)
-    assert rep.predicted_s == rl.gemm(4096, 4096, 4096, dtype="bf16", hardware=HW).time_s
+    assert rep.predicted_s == pytest.approx(
+        _at_load(rl.gemm(4096, 4096, 4096, dtype="bf16", hardware=HW), 100e-6 / 0.1), rel=1e-12)
     assert rep.measured_s == pytest.approx(200e-6)
     assert rep.kernels().module.tolist() == ["mlp"]
     with pytest.raises(ValueError, match="measured_s must be a positive"):

@@ -10,7 +10,7 @@ namespace py = pybind11;
 
 using namespace roofline;
 
-/// Registers GemmTerms, gemm_throttle_fraction and the sustained-clock GEMM times on the module.
+/// Registers GemmTerms, gemm_throttle_fraction and the sustained- and limited-clock GEMM times.
 void bind_gemm_terms(py::module_& mod) {
   py::class_<GemmTerms>(mod, "GemmTerms")
       .def(py::init<>())
@@ -37,4 +37,14 @@ void bind_gemm_terms(py::module_& mod) {
           py::arg("compute_s"), py::arg("memory_s"), py::arg("throttle_fraction"),
           py::arg("throttle_time_s"), py::arg("overlap_p"),
           "Time of a GEMM under continuous tensor load, from its time run alone.");
+  mod.def("limiter_load", py::vectorize(&limiter_load), py::arg("busy_s"),
+          py::arg("since_start_s"), py::arg("window_s"), py::arg("prior_load"),
+          "Power limiter's load: busy fraction of the window, its pre-trace part at prior_load.");
+  mod.def("limited_compute_s", py::vectorize(&limited_compute_s), py::arg("compute_s"),
+          py::arg("throttle_fraction"), py::arg("throttle_time_s"), py::arg("load"),
+          "Compute time of a GEMM at the clock 1 - (1 - f) load, from its time run alone.");
+  mod.def("limited_gemm_time_s", py::vectorize(&limited_gemm_time_s), py::arg("time_s"),
+          py::arg("compute_s"), py::arg("memory_s"), py::arg("throttle_fraction"),
+          py::arg("throttle_time_s"), py::arg("overlap_p"), py::arg("load"),
+          "Time of a GEMM at the clock 1 - (1 - f) load, from its time run alone.");
 }

@@ -1092,6 +1092,27 @@ double sustained_gemm_time_s(double time_s, double compute_s, double memory_s, d
   return combine(sustained_compute_s(compute_s, f, tau), memory_s, p) + fixed;
 }
 
+double limiter_load(double busy_s, double since_start_s, double window_s,
+                    double prior_load) noexcept {
+  if (!(window_s > 0.0)) return std::clamp(prior_load, 0.0, 1.0);
+  const double before = std::clamp(window_s - since_start_s, 0.0, window_s);  // pre-trace part
+  const double load = (std::max(busy_s, 0.0) + std::clamp(prior_load, 0.0, 1.0) * before) /
+                      window_s;
+  return std::clamp(load, 0.0, 1.0);
+}
+
+double limited_compute_s(double compute_s, double f, double tau, double load) noexcept {
+  if (!(f > 0.0 && f < 1.0 && tau > 0.0 && compute_s > 0.0)) return compute_s;
+  const double full = f * sustained_compute_s(compute_s, f, tau);  // at the boost clock
+  return full / (1.0 - (1.0 - f) * std::clamp(load, 0.0, 1.0));
+}
+
+double limited_gemm_time_s(double time_s, double compute_s, double memory_s, double f,
+                           double tau, double p, double load) noexcept {
+  const double fixed = time_s - combine(compute_s, memory_s, p);  // latency per call
+  return combine(limited_compute_s(compute_s, f, tau, load), memory_s, p) + fixed;
+}
+
 Estimate estimate_shape_aware(const Cost& cost, const Rates& rates) noexcept {
   GemmMemo memo;  // one estimate: its tables are built afresh
   return estimate_shape_aware(cost, rates, memo);

@@ -194,6 +194,24 @@ double sustained_compute_s(double compute_s, double f, double tau) noexcept;
 double sustained_gemm_time_s(double time_s, double compute_s, double memory_s, double f,
                              double tau, double p) noexcept;
 
+/// Load the power limiter sees at a moment: the busy fraction of the `window_s` before it, the
+/// part of the window before the trace's first kernel (`window_s - since_start_s` when
+/// positive) counted at `prior_load`; `busy_s` is the busy time inside the window after that
+/// start. (busy_s + prior_load max(0, window_s - since_start_s)) / window_s, clamped to [0, 1].
+double limiter_load(double busy_s, double since_start_s, double window_s,
+                    double prior_load) noexcept;
+
+/// Compute time of a GEMM whose clock follows the power limiter's load L in [0, 1]: the clock
+/// is 1 - (1 - f) L of full (f = throttle_fraction, the settled floor), so the time is
+/// t / (1 - (1 - f) L), t = f sustained_compute_s(compute_s, f, tau) its full-clock time;
+/// L = 1 gives sustained_compute_s, L = 0 the boost clock. `compute_s` as sustained_compute_s.
+double limited_compute_s(double compute_s, double f, double tau, double load) noexcept;
+
+/// Time of that GEMM: `time_s` (compute and memory combined as a p-norm of exponent `p`, plus
+/// its fixed time per call) with the compute term replaced by limited_compute_s.
+double limited_gemm_time_s(double time_s, double compute_s, double memory_s, double f,
+                           double tau, double p, double load) noexcept;
+
 /// Same as estimate(cost, Rates(hw, eff)).
 Estimate estimate(const Cost& cost, const Hardware& hw, const Efficiency& eff) noexcept;
 

@@ -33,6 +33,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--iterations", type=int, default=None,
                    help="steps in the trace; default: detected (ProfilerStep#N, else a "
                    "repeated top-level op sequence, else 1)")
+    p.add_argument("--prior-load", type=float, default=None, metavar="L",
+                   help="load of the GPU's power limiter before the trace's first kernel, "
+                   "in [0, 1] (0: idle before, 1: running flat out); default: "
+                   "rl.trace.explain's")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table",
                    help="csv: the per-op table; json: the whole report; default: table")
     p.add_argument("--top", type=int, default=15, metavar="N",
@@ -65,8 +69,9 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(f"--top must be a positive integer, got {args.top}")
     if args.plot:
         require_matplotlib("--plot")
+    kw = {} if args.prior_load is None else {"prior_load": args.prior_load}
     rep = explain(args.trace, hardware=args.hardware, efficiency=args.efficiency,
-                  iterations=args.iterations)
+                  iterations=args.iterations, **kw)
     if args.plot:
         rep.plot(args.plot)
     if args.format == "json":

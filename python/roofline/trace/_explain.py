@@ -6,10 +6,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
+from .._errors import ArgumentTypeError, ArgumentValueError
 from ..efficiency import Efficiency
 from ..hardware import Hardware
 from ..hardware import hardware as lookup_hardware
 from ..ops.registry import Pricer
+from ..ops.sustained import limit_columns, settled_clock, timeline_load
 from ._load import stream
 from ._parse import Kernel, Parsed, parse, paused_gc
 from ._price import ELEMENT, price_event, price_op
@@ -36,6 +40,9 @@ def _resolve(hardware: Any, device: str | None) -> Hardware:
         raise ValueError(f"trace.explain: the trace's device {device!r} is not in the hardware "
                          f"database ({msg}); pass hardware= (CLI: --hardware NAME)") from None
 
+
+#: Default load of the GPU's power limiter before a trace's first kernel: idle (see explain).
+PRIOR_LOAD = 0.0
 
 _OWN_SIZE = frozenset(("memset", "memcpy", "collective"))  # what price_event prices
 
@@ -64,7 +71,36 @@ def _roofline(e: Any) -> float:
     return float(t)
 
 
-def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]], list[str]]:
+def _limit_clock(rows: list[dict[str, Any]], devices: list[Any],
+                 clocked: list[tuple[int, Any, float]], clock: tuple[float, float, float],
+                 prior_load: float) -> None:
+    """Reprice, in place, the rows of GEMM and attention kernels (``clocked``: row index,
+    estimate, share of its op) at the clock the power limiter's load sets at each one's
+    midpoint, the load read from every kernel's busy time on its GPU
+    (:func:`roofline.ops.sustained.timeline_load`,
+    :func:`~roofline.ops.sustained.limit_columns`)."""
+    start = np.array([r["start_s"] for r in rows])
+    end = start + np.array([r["measured_s"] for r in rows])
+    codes: dict[Any, int] = {}
+    dev = np.array([codes.setdefault(d, len(codes)) for d in devices])
+    idx = np.array([i for i, _, _ in clocked])
+    cols = np.array([[float(e.time_s), float(e.compute_s), float(e.memory_s),
+                      float(e.overhead_s)] for _, e, _ in clocked])
+    load = np.zeros(len(idx))
+    for d in np.unique(dev[idx]):
+        mine = dev == d
+        t0 = float(start[mine].min())
+        at = idx[dev[idx] == d]
+        load[dev[idx] == d] = timeline_load(start[mine] - t0, end[mine] - t0,
+                                            0.5 * (start[at] + end[at]) - t0, prior_load)
+    ran_at = limit_columns(cols, clock, load)
+    for (i, _, share), t, x in zip(clocked, cols[:, 0], ran_at, strict=True):
+        rows[i]["predicted_s"] = float(t) * share
+        rows[i]["clock"] = float(x)
+
+
+def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
+          ) -> tuple[list[dict[str, Any]], list[str]]:
     """The report's rows (one per kernel, in start order) and notes; empties
     ``parsed.kernels`` (each kernel is freed once its row is made)."""
     ks = parsed.kernels
@@ -107,6 +143,8 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
     nan = math.nan
     figures: dict[int, tuple[float, float, float, float, str]] = {}
     labels: dict[tuple[str, int], tuple[str, str]] = {}
+    devices: list[Any] = []
+    clocked: list[tuple[int, Any, float]] = []  # GEMM / attention rows: index, estimate, share
     ks.reverse()  # each kernel is freed once its row is made (the rows take its memory)
     pop = ks.pop
     for i in range(n):
@@ -116,10 +154,13 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
         device = k.args.get("device", 0)
         gap = max(0.0, k.ts_us - last_end[device]) * 1e-6 if device in last_end else 0.0
         last_end[device] = max(last_end.get(device, -math.inf), k.ts_us + k.dur_us)
+        devices.append(device)
         first = k.iteration not in seen_steps
         seen_steps.add(k.iteration)
         ok = est is not None
         if est is not None:
+            if id(est) in pricer.clocked:
+                clocked.append((i, est, s))
             f = figures.get(id(est))
             if f is None:
                 f = figures[id(est)] = (float(est.time_s), _roofline(est), float(est.flops),
@@ -142,8 +183,11 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any) -> tuple[list[dict[str, Any]],
             "start_s": (k.ts_us - t0) * 1e-6, "measured_s": k.dur_us * 1e-6,
             "predicted_s": t_s, "roofline_s": roof_s, "flops": flops, "bytes": nbytes,
             "bound": bound, "priced": ok, "how": how, "gap_before_s": gap,
-            "first_in_step": first,
+            "first_in_step": first, "clock": nan,
         })
+    clock = settled_clock(hw, eff) if clocked else None
+    if clock is not None:
+        _limit_clock(rows, devices, clocked, clock, prior_load)
     notes = []
     if graph:
         notes.append(f"{graph} of {n} GPU events were replayed from CUDA graphs: the "
@@ -163,7 +207,7 @@ def _label(k: Kernel) -> str:
 
 
 def explain(source: Any, hardware: Any = None, efficiency: Any = "default", *,
-            iterations: int | None = None) -> TraceReport:
+            iterations: int | None = None, prior_load: float = PRIOR_LOAD) -> TraceReport:
     """Explain a PyTorch profiler trace against the roofline, kernel by kernel.
 
     Parameters
@@ -181,6 +225,15 @@ def explain(source: Any, hardware: Any = None, efficiency: Any = "default", *,
         Steps in the trace; default: detected (``ProfilerStep#N`` annotations, else an exactly
         repeated top-level op sequence, else 1). When given, kernels are split into that many
         equal consecutive groups.
+    prior_load : float, default 0.0
+        Load of the GPU's power limiter before the trace's first kernel, in [0, 1]: the busy
+        fraction of the 100 ms before it (0: idle, 1: running flat out). No trace record
+        shows it. Default 0 (idle): the limiter forgets its load within ~0.2 s (measured,
+        :data:`roofline.ops.sustained.LIMITER_WINDOW_S`) and a profiler's start usually
+        follows a synchronize and its own set-up; the one trace whose GEMMs tell the clock
+        (the shared H100 float8 linear, at the H200's measured boost figure) was taken from an
+        idle GPU. Pass 1 for a window that directly follows steps of the same program with
+        no pause (a profiler ``schedule``'s warm-up steps).
 
     Returns
     -------
@@ -196,15 +249,24 @@ def explain(source: Any, hardware: Any = None, efficiency: Any = "default", *,
     when it launched several kernels, its prediction (and FLOPs, bytes, roofline time) is split
     among them in proportion to their measured times, so op-level numbers are exact and
     kernel-level ones an attribution. memset, device-to-device memcpy and NCCL kernels are
-    priced from their own recorded size. Unpriced kernels (NaN) add to ``unpriced_s``, never to
+    priced from their own recorded size. Clock: a GEMM or attention kernel runs at
+    ``1 - (1 - f) L`` of the boost clock, ``f`` the GEMM terms' ``throttle_fraction`` (the
+    power limiter's settled floor) and ``L`` the busy fraction of its GPU (all kernels, as
+    the trace shows them; before the first kernel ``prior_load``) over the 100 ms before the
+    kernel's midpoint (:mod:`roofline.ops.sustained`; ``_core.limiter_load``,
+    ``_core.limited_gemm_time_s``): ``L = 1`` is the settled clock of a training step,
+    ``L = 0`` the boost clock. Unpriced kernels (NaN) add to ``unpriced_s``, never to
     ``predicted_s``.
 
     Raises
     ------
     ValueError
         Nonexistent or unreadable file, not JSON, not a Kineto trace, no GPU events, an unknown
-        device without ``hardware=``, a bad ``iterations``.
+        device without ``hardware=``, a bad ``iterations``, ``prior_load`` outside [0, 1].
+    TypeError
+        ``prior_load`` not a real number.
     """
+    prior_load = _check_prior_load(prior_load)
     trace = stream(source)
     where = trace.where
     if iterations is not None and (isinstance(iterations, bool) or not isinstance(
@@ -212,11 +274,23 @@ def explain(source: Any, hardware: Any = None, efficiency: Any = "default", *,
         raise ValueError(f"trace.explain: iterations must be a positive integer, got "
                          f"{iterations!r}")
     with paused_gc():  # the whole report: no cyclic-garbage passes over its many containers
-        return _explain(trace, where, hardware, efficiency, iterations)
+        return _explain(trace, where, hardware, efficiency, iterations, prior_load)
+
+
+def _check_prior_load(prior_load: Any) -> float:
+    """``prior_load`` as a float, checked: a real number in [0, 1]."""
+    if isinstance(prior_load, bool) or not isinstance(prior_load, (int, float)):
+        raise ArgumentTypeError("trace.explain", "prior_load", "must be a number in [0, 1], "
+                                f"got {type(prior_load).__name__} {prior_load!r}")
+    if not 0.0 <= prior_load <= 1.0:  # NaN fails too
+        raise ArgumentValueError("trace.explain", "prior_load", "must be in [0, 1] (0: the "
+                                 "GPU idle before the trace, 1: running flat out), got "
+                                 f"{prior_load!r}")
+    return float(prior_load)
 
 
 def _explain(trace: Any, where: str, hardware: Any, efficiency: Any,
-             iterations: int | None) -> TraceReport:
+             iterations: int | None, prior_load: float) -> TraceReport:
     parsed = parse(trace, where)
     if not parsed.kernels:
         raise ValueError(
@@ -231,7 +305,7 @@ def _explain(trace: Any, where: str, hardware: Any, efficiency: Any,
         for j, k in enumerate(parsed.kernels):
             k.iteration = j * iterations // n
         parsed.iterations, parsed.iteration_rule = iterations, "given"
-    rows, notes = _rows(parsed, hw, efficiency)
+    rows, notes = _rows(parsed, hw, efficiency, prior_load)
     eff = efficiency if isinstance(efficiency, str) else (
         "custom" if isinstance(efficiency, Efficiency) else str(efficiency))
     return TraceReport(source=where.rsplit("/", 1)[-1], hardware=hw.name, efficiency=eff,

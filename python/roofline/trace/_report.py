@@ -161,14 +161,16 @@ class TraceReport:
         ``stream``, ``start_s`` (from the first event), ``measured_s``, ``predicted_s`` (NaN
         where not priced), ``roofline_s``, ``flops``, ``bytes``, ``achieved_flops_per_s``,
         ``achieved_bytes_per_s``, ``pct_of_roofline``, ``pct_of_model``, ``lost_s``,
-        ``gap_before_s``, ``bound``, ``priced``, ``how`` (the ``rl.*`` call, or why unpriced).
+        ``gap_before_s``, ``bound``, ``priced``, ``how`` (the ``rl.*`` call, or why unpriced),
+        ``clock`` (GEMM and attention kernels: the fraction of the boost clock the power
+        limiter's load sets for it, ``1 - (1 - f) L``; NaN for the others).
         """
         import pandas as pd
 
         cols = ["name", "kind", "op", "shapes", "module", "region", "iteration", "stream",
                 "start_s", "measured_s", "predicted_s", "roofline_s", "flops", "bytes",
                 "achieved_flops_per_s", "achieved_bytes_per_s", "pct_of_roofline",
-                "pct_of_model", "lost_s", "gap_before_s", "bound", "priced", "how"]
+                "pct_of_model", "lost_s", "gap_before_s", "bound", "priced", "how", "clock"]
         out = []
         for r in self.rows:
             row = {c: r.get(c) for c in cols}

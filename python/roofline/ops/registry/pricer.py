@@ -31,14 +31,19 @@ class Pricer:
     #: a training step (forward and backward): its GEMMs and attention run at the power
     #: limiter's settled clock (:mod:`roofline.ops.sustained`), not each kernel's clock alone
     sustained: bool = False
+    #: ids of the estimates :meth:`settle` returned (GEMM and attention kernels, whose clock
+    #: the power limiter sets); they live in :attr:`cache` as long as the pricer
+    clocked: set[int] = dataclasses.field(default_factory=set)
 
     def settle(self, e: Estimate[Any]) -> Estimate[Any]:
-        """``e`` (a GEMM or attention kernel) at the settled clock when :attr:`sustained`."""
-        if not self.sustained:
-            return e
-        if "clock" not in self.cache:
-            self.cache["clock"] = settled_clock(self.hardware, self.efficiency)
-        return at_settled_clock(e, self.cache["clock"])
+        """``e`` (a GEMM or attention kernel) at the settled clock when :attr:`sustained`;
+        its id is kept in :attr:`clocked` either way."""
+        if self.sustained:
+            if "clock" not in self.cache:
+                self.cache["clock"] = settled_clock(self.hardware, self.efficiency)
+            e = at_settled_clock(e, self.cache["clock"])
+        self.clocked.add(id(e))
+        return e
 
     def cached(self, key: Any, make: Callable[[], Estimate[Any]]) -> Estimate[Any]:
         """``make()`` once per key."""
