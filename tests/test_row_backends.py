@@ -72,6 +72,44 @@ def test_compiled_costs_by_hand() -> None:
     assert ce["kernels"] == 2 and ce["transcendentals"] == 2 * 4 * 128256
 
 
+def test_compiled_norm_issue_by_hand() -> None:
+    # Looped Inductor norms count the lane instructions their SMs issue per row: per element
+    # (LayerNorm 19, RMSNorm 9), (accumulators per thread - 1) combines in each of the row's
+    # threads, and 5 shuffle steps per warp + log2(warps) steps over the warps' partials
+    # (Welford: 15 + 3 shuffles per step; sum: 1 + 1).
+    # 4096 columns: R0_BLOCK 2048, 16 warps (512 threads), one row per CTA.
+    ln = 4096 * 19 + 512 * (2048 // 512 - 1) * 15 + (16 * 5 + 4) * 32 * 18
+    assert ln == 149248
+    assert cost("layernorm", 8, 4096, B.compiled)["issue_lane_ops"] == 8 * ln
+    rms = 4096 * 9 + 512 * 3 * 1 + (16 * 5 + 4) * 32 * 2
+    assert cost("rmsnorm", 8, 4096, B.compiled)["issue_lane_ops"] == 8 * rms
+    # 2048 columns: two rows per CTA, each reduced by 256 threads (8 warps).
+    ln2 = 2048 * 19 + 256 * (2048 // 256 - 1) * 15 + (8 * 5 + 3) * 32 * 18
+    assert cost("layernorm", 8, 2048, B.compiled)["issue_lane_ops"] == 8 * ln2
+    # Persistent reductions (<= 1024 columns), the backward and the other backends: not counted.
+    assert cost("layernorm", 8, 1024, B.compiled)["issue_lane_ops"] == 0
+    assert cost("layernorm", 8, 4096, B.compiled, backward=True)["issue_lane_ops"] == 0
+    assert cost("layernorm", 8, 4096, B.eager)["issue_lane_ops"] == 0
+    assert cost("softmax", 8, 4096, B.compiled)["issue_lane_ops"] == 0
+
+
+def test_compiled_layernorm_issue_bound_on_h200_hidden_on_h100() -> None:
+    # H200 (132 SMs at 1.83 GHz, 128 lanes issued per SM per clock): 65536 x 4096 LayerNorm
+    # issues 65536 x 149248 lane instructions, 316.6 us, more than its DRAM time: the kernel
+    # runs at the issue floor (issue #23: 388 us measured, RMSNorm 292 us on the same bytes).
+    floor = 65536 * 149248 / (132 * 1.83e9 * 128)
+    ln = rl.layernorm(65536, 4096, hardware="H200", backend="compiled")
+    rms = rl.rmsnorm(65536, 4096, hardware="H200", backend="compiled")
+    assert ln.compute_s == pytest.approx(floor, rel=1e-9)
+    assert ln.time_s > 1.2 * rms.time_s
+    # H100: the slower HBM streams the row longer than the SMs issue it: LayerNorm prices
+    # like RMSNorm (709 vs 709 us measured at 65536 x 8192), the issue hidden.
+    ln1 = rl.layernorm(65536, 8192, hardware=H100, backend="compiled")
+    rms1 = rl.rmsnorm(65536, 8192, hardware=H100, backend="compiled")
+    assert ln1.compute_s < ln1.memory_s
+    assert ln1.time_s == pytest.approx(rms1.time_s, rel=1e-3)
+
+
 @pytest.mark.parametrize("name", list(OPS))
 @pytest.mark.parametrize("backward", [False, True])
 def test_eager_and_compiled_never_faster_than_fused(name: str, backward: bool) -> None:

@@ -123,6 +123,7 @@ py::dict row_op_cost_py(RowOp op, double rows, double cols, DType dtype, bool ba
   d["kernels"] = c.kernels;
   d["reread_bytes"] = c.reread_bytes;
   d["transcendentals"] = c.transcendentals;
+  d["issue_lane_ops"] = c.issue_lane_ops;
   return d;
 }
 

@@ -640,6 +640,11 @@ EstimateT<T> shaped_memory(const CostT<T>& c, const Rates& r) {
       c.strided_elements * r.eff.attention.strided_element_flops *
       r.s_per_flop[static_cast<std::size_t>(PeakClass::fp32)];
   e.compute_s = over(c.flops * s_per_flop + strided + (overlapped ? special : T(0.0)), util);
+  if (rows && r.s_per_lane_op > 0 && any(c.issue_lane_ops > 0.0)) {
+    // The SMs' instruction issue: a floor under the compute side when the kernel's lane
+    // instructions (counted from its generated code) outlast its FLOPs at the fp32 rate.
+    e.compute_s = max(e.compute_s, over(c.issue_lane_ops * r.s_per_lane_op, util));
+  }
   e.memory_s = over(over(dram * r.s_per_byte, fraction), util);
   if (r.sms > 0 && any(c.sm_bytes_per_s > 0.0)) {
     // A kernel whose loads, not the HBM, set its rate (strided reads using part of each
@@ -1024,6 +1029,8 @@ Rates::Rates(const Hardware& hw, const Efficiency& e) noexcept
       s_per_byte_per_sm(e.sm_bytes_per_s > 0 ? 1.0 / e.sm_bytes_per_s : 0.0),
       s_per_int_op(hw.sms > 0 && hw.clock_hz > 0
                        ? 1.0 / (hw.sms * hw.clock_hz * kIntLanesPerSm) : 0.0),
+      s_per_lane_op(hw.sms > 0 && hw.clock_hz > 0
+                        ? 1.0 / (hw.sms * hw.clock_hz * kIssueLanesPerSm) : 0.0),
       eff(e) {
   // library_gemm's scales: 1 / compute_scale (if set), then / unaligned_fraction (if set).
   const GemmTerms& g = e.gemm;
@@ -1208,6 +1215,7 @@ Cost lane_cost(const CostT<Lanes>& c, std::size_t i) noexcept {
   s.row_bytes = c.row_bytes[i];
   s.reread_bytes = c.reread_bytes[i];
   s.transcendentals = c.transcendentals[i];
+  s.issue_lane_ops = c.issue_lane_ops[i];
   s.strided_elements = c.strided_elements[i];
   return s;
 }

@@ -207,6 +207,57 @@ Cost eager_cost(RowOp op, const RowOpShape& s) noexcept {
   return c;
 }
 
+// Inductor's looped row reduction (torch 2.11 triton_heuristics, INNER hint, no max-autotune):
+// XBLOCK = 2 rows per CTA up to 2048 columns, else 1; R0_BLOCK = min(cols, 2048) elements per
+// loop step (a power of two); R0_BLOCK / 128 warps, at most 16: 512 threads from 2048 columns.
+// A persistent-rblock config (R0_BLOCK = cols) is autotuned beside it and the H200 picks it at
+// 4096 columns (data/programs/h200/norm_configs.jsonl): the same combines, fewer loop steps.
+constexpr double kInductorMaxRBlock = 2048.0;
+constexpr double kInductorMaxWarps = 16.0;
+// Lanes of a warp; shuffle steps of a warp's tree reduction (log2 32).
+constexpr double kWarpLanes = 32.0;
+constexpr double kWarpShuffleSteps = 5.0;
+// Lane instructions of one Welford combine (triton_helpers.welford_combine): delta = mean_2 -
+// mean_1 unless equal (FSETP, FADD, FSEL), weight_1 + weight_2 (FADD), weight_2 / weight
+// unless 0 (FSETP, MUFU.RCP and FMUL of div.full.f32 with its range fix-up (2), FSEL), the
+// mean (FFMA), m2_1 + m2_2 + delta^2 x weight_1 x w2_over_w (FADD, FMUL, FMUL, FFMA) = 15.
+// A sum's combine is one FADD. Across lanes each value moves by one SHFL (3 for Welford).
+constexpr double kWelfordCombineOps = 15.0;
+constexpr double kSumCombineOps = 1.0;
+// Lane instructions per element of the forward norms' two passes (bf16 in and out; vector
+// loads, stores and address arithmetic are per 4 elements and not counted). LayerNorm:
+// statistics pass: convert (1), the mask compare and the three masked accumulator selects
+// (4), welford_reduce: x - mean, weight + 1, (x - mean) / weight (MUFU.RCP, FMUL), mean +=,
+// x - new mean, the m2 FFMA (7) = 12; output pass: convert x, weight, bias (3), x - mean,
+// x rstd, the weight-and-bias FFMA (3), convert out (1) = 7: 19. RMSNorm: convert, the
+// sum-of-squares FFMA, mask compare and select (4); convert x and weight, x rstd, x weight,
+// convert out (5): 9.
+constexpr double kLayerNormElementOps = 19.0;
+constexpr double kRmsNormElementOps = 9.0;
+
+// Lane instructions the SMs issue per row in Inductor's looped forward LayerNorm / RMSNorm:
+// the passes' per-element work, then the row's block reduction of R0_BLOCK accumulators:
+// (accumulators per thread - 1) combines in each of the row's threads, 5 shuffle steps in each
+// of its warps, log2(warps) steps over the warps' partials in one warp (a CTA of XBLOCK rows
+// reduces each row in threads / XBLOCK threads). Welford's combine is the 15-instruction chain
+// above where a sum's is one add: on the H200, whose HBM streams a row in less time than the
+// SM issues this, LayerNorm runs 19-33 % behind RMSNorm on the same bytes; on the H100's slower
+// HBM the issue hides behind the traffic (issue #23, data/programs/h200/small_kernels.jsonl).
+double inductor_norm_issue_per_row(RowOp op, double cols) {
+  const double r_block = std::min(std::exp2(std::ceil(std::log2(cols))), kInductorMaxRBlock);
+  const double rows_per_cta = cols <= kInductorMaxRBlock ? 2.0 : 1.0;
+  const double warps = std::min(std::max(r_block / 128.0, 2.0), kInductorMaxWarps);
+  const double row_threads = warps * kWarpLanes / rows_per_cta;
+  const double row_warps = row_threads / kWarpLanes;
+  const bool welford = op == RowOp::layernorm;
+  const double combine = welford ? kWelfordCombineOps : kSumCombineOps;
+  const double shuffled = combine + (welford ? 3.0 : 1.0);
+  const double in_thread = row_threads * std::max(0.0, r_block / row_threads - 1.0) * combine;
+  const double across = (row_warps * kWarpShuffleSteps + std::log2(row_warps)) * kWarpLanes *
+                        shuffled;
+  return cols * (welford ? kLayerNormElementOps : kRmsNormElementOps) + in_thread + across;
+}
+
 // What Inductor generates: one Triton reduction per op (a persistent reduction up to 1024
 // columns, a looped one above that reads the row again for its output), plus a second kernel
 // for the mean of the cross-entropy losses or the column reduction of the norms' weight grads.
@@ -229,6 +280,7 @@ Cost compiled_cost(RowOp op, const RowOpShape& s) noexcept {
         if (looped) c.reread_bytes = 2.0 * elems * b;
       } else if (looped) {
         c.reread_bytes = elems * b;
+        c.issue_lane_ops = s.rows * inductor_norm_issue_per_row(op, s.cols);
       }
       break;
     case RowOp::softmax:

@@ -80,6 +80,10 @@ struct CostT {
   T row_bytes = 0;                    ///< row kernels: bytes of one row of one tensor (a re-read's unit)
   T reread_bytes = 0;                 ///< row kernels: bytes read again after a reduction (L2 or DRAM)
   T transcendentals = 0;              ///< row kernels: exp / log / division per launch (special units)
+  T issue_lane_ops = 0;               ///< row kernels: lane instructions the SMs issue (a warp
+                                      ///< instruction is 32), a floor at kIssueLanesPerSm per SM
+                                      ///< per clock when the SMs, not the DRAM, set the pace
+                                      ///< (0: not counted)
   T strided_elements = 0;             ///< kind == memory: elements of aten's non-vectorized
                                       ///< TensorIterator path (broadcast operands), instruction-bound
 

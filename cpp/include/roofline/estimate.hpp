@@ -44,6 +44,10 @@ struct GemmScales {
 /// Volta through Blackwell (integer multiply-adds issue at the same rate).
 inline constexpr double kIntLanesPerSm = 64.0;
 
+/// Lane instructions an SM issues per clock: 4 schedulers x one 32-lane warp instruction on
+/// NVIDIA Volta through Blackwell (an SFU instruction takes one issue slot like any other).
+inline constexpr double kIssueLanesPerSm = 128.0;
+
 /// Achievable rates of a hardware under an efficiency model (reciprocals, computed once).
 struct Rates {
   std::array<double, kPeakClassCount> s_per_flop{};  ///< 1 / (peak * compute_fraction) per class
@@ -53,6 +57,8 @@ struct Rates {
   double s_per_byte_per_sm = 0;                       ///< 1 / (bandwidth one SM sustains)
   double s_per_int_op = 0;  ///< 1 / (SMs x clock x kIntLanesPerSm): 32-bit integer instructions
                             ///< (0 when the SMs or the clock are unknown)
+  double s_per_lane_op = 0;  ///< 1 / (SMs x clock x kIssueLanesPerSm): issued lane instructions
+                             ///< (0 when the SMs or the clock are unknown)
   Efficiency eff{};                                   ///< the model's switches and constants
   GemmScales gemm_scales{};                           ///< GEMM library reciprocals
 
