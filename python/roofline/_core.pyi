@@ -1581,6 +1581,7 @@ def kv_capacity_sequences(capacity_bytes: typing.Annotated[numpy.typing.ArrayLik
 def last_stage_layers(layers: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Layers left to the last pipeline stage: max(layers - (stages-1) ceil(layers/stages), 0).
+    """
 def limited_compute_s(compute_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], throttle_fraction: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], throttle_time_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], load: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Compute time of a GEMM at the clock 1 - (1 - f) load, from its time run alone.
