@@ -65,7 +65,7 @@ def test_backward_non_decreasing_up_to_mha(hw: str, backend: str, kvh: int, batc
 def _backward_not_below_forward(hw: str, backend: str, batch: int, kvh: int, group: int, q: int,
                                 kv: int, d: int, causal: bool) -> None:
     """Backward >= forward both per call (the timing the attention call constants were fitted
-    in) and at GPU time (their GPU part, ``universal.gpu_call_s``), at every shape."""
+    in) and at GPU time (what each call launches, ``universal.gpu_launches``), at every shape."""
     args = (hw, backend, batch, kvh * group, q, kv, d)
     timings: list[contextlib.AbstractContextManager[None]] = [per_call_timing(),
                                                              contextlib.nullcontext()]
