@@ -81,9 +81,12 @@ BASE: dict[str, Any] = {
                       "ratio": 0.7, "decode_ratio": 0.3, "call_s": 0.0,
                       "cta_bytes_per_s": CTA_BYTES_PER_S},
         "math": {"strided_element_flops": 0.0},
-        # GPU part of the call constants (not fitted here: measured on the H200 traces' smallest
-        # attention kernels, see the document's gpu_call_notes and _params/attention.py)
-        "gpu_call_s": 1.35e-6,
+        # kernels launched per call at GPU time (not fitted: counted on the H200 profiler rows
+        # of data/programs/h200/small_kernels.jsonl, see the document's gpu_call_notes and
+        # _params/attention.gpu_time_terms)
+        "gpu_launches": {"flash": {"fwd": 1, "bwd": 5, "decode": 2},
+                         "cudnn": {"fwd": 2, "bwd": 4, "decode": 2},
+                         "efficient": {"fwd": 1, "bwd": 2, "decode": 1}},
     },
 }
 

@@ -85,7 +85,7 @@ def test_family_medians_pinned(result):
     # ceil(L/pp)): 5 of the 6 pipelined MoE rows 1-4 points closer, GB300 Qwen3-235B
     # +13.8 -> +16.0 % (crossing the median); dense lowp median unchanged.
     # serve_latency 0.098 -> 0.115 when SDPA's attention calls took their GPU part of the call
-    # constants at GPU time (universal.gpu_call_s 1.35 us, measured on the H200 traces, for
+    # constants at GPU time (then universal.gpu_call_s 1.35 us, measured on the H200 traces, for
     # FA2's per-call 20 us, host included): the A100 TensorRT-LLM TTFT rows, priced with FA2 as
     # the stand-in for TRT-LLM's context FMHA, lose ~19 us per layer and go 1-5 % further
     # under (the host time had been hiding part of their gap).

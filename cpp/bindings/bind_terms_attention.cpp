@@ -35,6 +35,7 @@ void bind_attention_terms(py::module_& mod) {
       .def_readwrite("cta_bytes_per_s", &AttentionBackendTerms::cta_bytes_per_s)
       .def_readwrite("softmax_flops", &AttentionBackendTerms::softmax_flops)
       .def_readwrite("paged_bandwidth_scale", &AttentionBackendTerms::paged_bandwidth_scale)
+      .def_readwrite("kernel_latency_s", &AttentionBackendTerms::kernel_latency_s)
       .def_readwrite("separate_dq", &AttentionBackendTerms::separate_dq);
   py::class_<AttentionTerms>(mod, "AttentionTerms")
       .def(py::init<>())

@@ -229,20 +229,29 @@ void attention_kernels(const AttentionShape& s, OpKernels& out) noexcept {
     const double dq_acc = bhq * s.head_dim * 4.0;  // fp32 dQ accumulator
     // cuDNN computes dK, dV per query head in fp32 and reduces each group of heads_per_kv
     // heads afterwards (its fmha_reduce_head kernel) when K, V are shared (GQA / MQA).
-    const bool head_reduce = s.backend == AttentionBackend::cudnn && s.heads > s.kv_heads;
-    const double dkv_per_head =
-        s.batch * s.heads * s.kv_len * (s.head_dim + (s.shared_kv ? 0.0 : s.v_head_dim)) * 4.0;
-    if (head_reduce) dkv = dkv_per_head;
+    // PyTorch's FlashAttention-2 (flash_api mha_bwd) does the same in the 16-bit format:
+    // the kernel writes dk_expanded / dv_expanded per query head, then at::sum_out over each
+    // group (two aten reduce kernels; the H200 profiler rows of session 6 show them for every
+    // kv_heads < heads and not at kv_heads == heads).
+    const bool gqa = s.heads > s.kv_heads;
+    const bool head_reduce = s.backend == AttentionBackend::cudnn && gqa;
+    const bool group_sum = s.backend == AttentionBackend::flash && gqa;
+    const double per_head_el =
+        s.batch * s.heads * s.kv_len * (s.head_dim + (s.shared_kv ? 0.0 : s.v_head_dim));
+    const double dkv_per_head = per_head_el * (head_reduce ? 4.0 : oe);
+    if (head_reduce || group_sum) dkv = dkv_per_head;
     out.push("flash bwd preprocess", streaming(2.0 * o_bytes, rowstat));
     // Recompute S = QK^T, then dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q.
     out.push("flash attention bwd",
              flash(s, 2.0 * pairs * (3.0 * s.head_dim + 2.0 * s.v_head_dim),
                    q_bytes + k_bytes + v_bytes + o_bytes + 2.0 * rowstat, dkv + dq_acc, math));
     out.push("dQ convert", streaming(dq_acc, bhq * s.head_dim * oe));
-    if (head_reduce) {
-      out.push("dK, dV head reduce",
-               streaming(dkv_per_head,
-                         bgk * s.head_dim * oe + (s.shared_kv ? 0.0 : bgk * s.v_head_dim * oe)));
+    const double dkv_out = bgk * s.head_dim * oe + (s.shared_kv ? 0.0 : bgk * s.v_head_dim * oe);
+    if (head_reduce) out.push("dK, dV head reduce", streaming(dkv_per_head, dkv_out));
+    if (group_sum) {
+      Cost c = streaming(dkv_per_head, dkv_out);
+      c.kernels = s.shared_kv ? 1.0 : 2.0;  // at::sum_out for dK, then for dV
+      out.push("dK, dV group sum", c);
     }
     return;
   }

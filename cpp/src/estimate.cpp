@@ -789,6 +789,7 @@ struct AttnParams {
   bool split_kv, pack_gqa, fixed_kv_tile;
   bool softmax_bf16 = false;  // softmax in bf16 GEMM FLOP-equivalents whatever the input format
   bool separate_dq = false;   // backward: dQ in its own kernel over query tiles (AOTriton)
+  double latency_s = -1.0;    // fixed time of the fused kernel (< 0: the GEMM latency)
 };
 
 // FlashAttention-3's tiles (and FlashInfer's Hopper prefill, which instantiates the same
@@ -841,6 +842,7 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     p.cta_bytes_per_s = c.backward ? 0.0 : t->cta_bytes_per_s;
     if (c.backward) p.t0 = pick(t->bwd_tile_overhead, p.t0);
     p.separate_dq = t->separate_dq >= 0.5;
+    if (t->kernel_latency_s > 0.0) p.latency_s = t->kernel_latency_s;
     if (t->softmax_flops > 0.0) {
       p.softmax = t->softmax_flops;
       p.softmax_bf16 = true;
@@ -987,7 +989,8 @@ Estimate shaped_attention(const Cost& c, const Rates& r, bool dq_pass = false) {
   e.compute_s = best.compute;
   e.memory_s = best.memory;
   const double call = dq_pass ? 0.0 : best.call;  // the dQ kernel's call: counted once
-  e.time_s = std::max(best.time + c.kernels * r.eff.gemm_latency_s + call,
+  const double latency = p.latency_s >= 0.0 ? p.latency_s : r.eff.gemm_latency_s;
+  e.time_s = std::max(best.time + c.kernels * latency + call,
                       c.kernels * r.kernel_floor_s);
   if (split_dq) {
     // The dQ kernel re-reads Q, K, V, O, dO and the row statistics and writes dQ; its fixed

@@ -217,33 +217,56 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
 #: The call constants of one implementation's terms (``AttentionBackendTerms``).
 GPU_CALL_FIELDS = ("call_s", "bwd_call_s", "decode_call_s")
 
+#: Kernels of one backward call the core prices on their own: the fused kernel, and for
+#: FlashAttention-2 / cuDNN its dot(dO, O) pre-pass and its dQ conversion (the CUTLASS
+#: memory-efficient backward computes both inside its one kernel). A forward or decode call:
+#: the fused kernel alone.
+_PRICED_BWD = {"flash": 3, "cudnn": 3, "efficient": 1}
 
-def gpu_time_terms(terms: Any, doc: dict[str, Any]) -> Any:
-    """``terms`` (core AttentionTerms) with the call constants of SDPA's fused implementations
-    (FlashAttention-2, cuDNN, memory-efficient) at GPU time: ``universal.gpu_call_s`` of
-    ``doc`` in place of the fitted per-call values.
 
-    ``call_s``, ``bwd_call_s`` and ``decode_call_s`` were fitted on rows timed per call
-    (``triton.testing.do_bench``: CUDA events around each call), so they hold the host's time
-    to issue the SDPA call (dispatch, the aten op, its launches) as well as the kernel's own
-    fixed GPU time. On the GPU (a trace, a program, a CUDA graph) only the latter remains: the
-    kernel's prologue / epilogue beyond its work, priced with the kernel's ``gemm_latency_s``.
-    ``gpu_call_s`` is that part as measured on the profiler traces' smallest attention kernels
-    (see ``data/terms/attention.json``); the host part is ``per-call value - gpu_call_s``. The
-    same value for forward, backward and decode: each is one fused kernel with the same
-    prologue (Q tile, row statistics) and epilogue (one tile store), so a backward, whose work
-    and helper kernels are never below its forward's, is never cheaper at GPU time either.
-    The engine kernels (``fa3``, ``flashinfer``) keep theirs: split-KV decode there adds a
-    merge kernel per call, and no trace of them says how much of their constants is the
-    host's. An implementation without call constants (all zero) keeps them; an empty ``doc``
-    or one without ``gpu_call_s`` leaves ``terms`` as they are (per-call values everywhere)."""
-    gpu = float(doc.get("universal", {}).get("gpu_call_s", -1.0)) if doc else -1.0
-    if gpu < 0.0:
+def gpu_time_terms(terms: Any, doc: dict[str, Any], kernel_gap_s: float,
+                   kernel_s: float) -> Any:
+    """``terms`` (core AttentionTerms) with the fixed parts of SDPA's fused implementations
+    (FlashAttention-2, cuDNN, memory-efficient) at GPU time, from what each one launches.
+
+    ``call_s``, ``bwd_call_s``, ``decode_call_s`` and the fused kernel's ``gemm_latency_s``
+    were fitted on rows timed per call (``triton.testing.do_bench``), so they hold the host's
+    time to issue the SDPA call as well as the kernels' own fixed GPU time. On the GPU (a trace,
+    a program, a CUDA graph) only the latter remains: every launched kernel costs at least a
+    kernel's minimum time on the chip, ``kernel_gap_s`` (the host terms' back-to-back kernel
+    span, measured on CUDA-graph chains), and its work beyond that is priced by its tiles (the
+    fused kernel's work units, their per-unit overhead) or its bytes (streaming kernels). So at
+    GPU time
+
+    - the fused kernel's fixed time is ``kernel_latency_s = kernel_s``, the GPU time of a kernel
+      that loads from DRAM, as every streaming kernel takes it
+      (:func:`roofline._core.gpu_streaming_latency_s`: ``kernel_gap_s`` plus the DRAM
+      pipeline's ramp), not the GEMM's per-call ``gemm_latency_s``;
+    - the call constant of a direction is ``(launches - priced) * kernel_gap_s``: the small
+      kernels the backend launches per call that the core does not price on its own
+      (``universal.gpu_launches``, counted on the H200 profiler rows of
+      ``data/programs/h200/small_kernels.jsonl``: cuDNN's memsets and its decode
+      ``lean_reduction_kernel``, FA2's split-KV combine and its backward's two
+      ``contiguous`` copies, the memory-efficient backward's workspace fill); ``priced`` is
+      1 for a forward or decode call, :data:`_PRICED_BWD` for a backward.
+
+    The engine kernels (``fa3``, ``flashinfer``) keep their constants (no trace of them says
+    how much is the host's). An implementation without call constants (all zero) keeps them;
+    an empty ``doc``, one without ``gpu_launches`` or a non-positive time leaves ``terms``
+    as they are (per-call values everywhere)."""
+    launches = doc.get("universal", {}).get("gpu_launches", {}) if doc else {}
+    if not launches or kernel_gap_s <= 0.0 or kernel_s <= 0.0:
         return terms
     for name in ("flash", "cudnn", "efficient"):
         backend = getattr(terms, name)
-        if any(getattr(backend, f) > 0.0 for f in GPU_CALL_FIELDS):
-            for f in GPU_CALL_FIELDS:
-                setattr(backend, f, gpu)
-            setattr(terms, name, backend)
+        counts = launches.get(name)
+        if counts is None or not any(getattr(backend, f) > 0.0 for f in GPU_CALL_FIELDS):
+            continue
+        priced = {"fwd": 1, "decode": 1, "bwd": _PRICED_BWD[name]}
+        extra = {d: max(0.0, float(counts[d]) - priced[d]) for d in priced}
+        backend.kernel_latency_s = kernel_s
+        backend.call_s = extra["fwd"] * kernel_gap_s
+        backend.bwd_call_s = extra["bwd"] * kernel_gap_s
+        backend.decode_call_s = extra["decode"] * kernel_gap_s
+        setattr(terms, name, backend)
     return terms

@@ -77,7 +77,8 @@ def core_objects(hw: Any, per_call: bool = False) -> tuple[Any, Any]:
         terms = ceff.row_ops
         terms.follow_on_s = 0.0
         ceff.row_ops = terms
-        ceff.attention = attention.gpu_time_terms(ceff.attention, areas["attention"])
+        ceff.attention = attention.gpu_time_terms(ceff.attention, areas["attention"], gap,
+                                                  params["memory_latency_s"])
     return chw, cap_compute_scales(ceff, fractions)
 
 

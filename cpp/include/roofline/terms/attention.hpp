@@ -28,6 +28,8 @@ struct AttentionBackendTerms {
                                  ///< (0: the standard model's attention_softmax_flops)
   double paged_bandwidth_scale = 0.0;  ///< DRAM rate of paged-KV loads that go through the page
                                        ///< table (cp.async gathers, not TMA) vs streaming (0: 1)
+  double kernel_latency_s = 0.0;  ///< fixed GPU time of the fused kernel itself, in place of
+                                  ///< the GEMM's gemm_latency_s (0: gemm_latency_s)
   double separate_dq = 0.0;  ///< 1: the backward computes dQ in its own kernel over query tiles
                              ///< looping over every key (AOTriton's bwd_kernel_dq on ROCm), next
                              ///< to the dK/dV kernel over KV tiles; both recompute P and dP
