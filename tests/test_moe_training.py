@@ -271,7 +271,7 @@ def test_expert_gemms_at_the_settled_clock_by_hand() -> None:
     c = 3e-5
     assert float(_core.sustained_compute_s(8 * c, f, 8 * tau)) == pytest.approx(
         8 * float(_core.sustained_compute_s(c, f, tau)), rel=1e-12)
-    ops = Program(train=True, recipe=None)
+    ops = Program(train=True, recipe=None, sustained=True)  # a training step
     ops.grouped_linear(0, "experts gate_up", (4096,) * 8, 2048, 1536)
     cols = evaluate(ops, rl.hardware("GB200"), "default", None, None, 0.0)
     alone = rl.grouped_gemm(None, 2048, 1536, dtype="bf16", hardware="GB200",
