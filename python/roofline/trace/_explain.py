@@ -73,12 +73,13 @@ def _roofline(e: Any) -> float:
 
 def _limit_clock(rows: list[dict[str, Any]], devices: list[Any],
                  clocked: list[tuple[int, Any, float]], clock: tuple[float, float, float],
-                 prior_load: float) -> None:
+                 prior_load: float) -> dict[int, float]:
     """Reprice, in place, the rows of GEMM and attention kernels (``clocked``: row index,
     estimate, share of its op) at the clock the power limiter's load sets at each one's
     midpoint, the load read from every kernel's busy time on its GPU
     (:func:`roofline.ops.sustained.timeline_load`,
-    :func:`~roofline.ops.sustained.limit_columns`)."""
+    :func:`~roofline.ops.sustained.limit_columns`); returns each one's clock (fraction of
+    boost) by row index."""
     start = np.array([r["start_s"] for r in rows])
     end = start + np.array([r["measured_s"] for r in rows])
     codes: dict[Any, int] = {}
@@ -94,14 +95,17 @@ def _limit_clock(rows: list[dict[str, Any]], devices: list[Any],
         load[dev[idx] == d] = timeline_load(start[mine] - t0, end[mine] - t0,
                                             0.5 * (start[at] + end[at]) - t0, prior_load)
     ran_at = limit_columns(cols, clock, load)
+    clocks = {}
     for (i, _, share), t, x in zip(clocked, cols[:, 0], ran_at, strict=True):
         rows[i]["predicted_s"] = float(t) * share
-        rows[i]["clock"] = float(x)
+        clocks[i] = float(x)
+    return clocks
 
 
 def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
-          ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The report's rows (one per kernel, in start order) and notes; empties
+          ) -> tuple[list[dict[str, Any]], list[str], dict[int, float]]:
+    """The report's rows (one per kernel, in start order), notes and the GEMM / attention
+    rows' clocks (by row index); empties
     ``parsed.kernels`` (each kernel is freed once its row is made)."""
     ks = parsed.kernels
     cache: dict[Any, tuple[Any, str]] = {}
@@ -183,11 +187,11 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
             "start_s": (k.ts_us - t0) * 1e-6, "measured_s": k.dur_us * 1e-6,
             "predicted_s": t_s, "roofline_s": roof_s, "flops": flops, "bytes": nbytes,
             "bound": bound, "priced": ok, "how": how, "gap_before_s": gap,
-            "first_in_step": first, "clock": nan,
+            "first_in_step": first,
         })
     clock = settled_clock(hw, eff) if clocked else None
-    if clock is not None:
-        _limit_clock(rows, devices, clocked, clock, prior_load)
+    clocks = (_limit_clock(rows, devices, clocked, clock, prior_load)
+              if clock is not None else {})
     notes = []
     if graph:
         notes.append(f"{graph} of {n} GPU events were replayed from CUDA graphs: the "
@@ -196,7 +200,7 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
     if parsed.linked < n:
         notes.append(f"{n - parsed.linked} of {n} GPU events have no launch record "
                      "(unpriced unless they carry their own size)")
-    return rows, notes
+    return rows, notes, clocks
 
 
 def _label(k: Kernel) -> str:
@@ -305,12 +309,12 @@ def _explain(trace: Any, where: str, hardware: Any, efficiency: Any,
         for j, k in enumerate(parsed.kernels):
             k.iteration = j * iterations // n
         parsed.iterations, parsed.iteration_rule = iterations, "given"
-    rows, notes = _rows(parsed, hw, efficiency, prior_load)
+    rows, notes, clocks = _rows(parsed, hw, efficiency, prior_load)
     eff = efficiency if isinstance(efficiency, str) else (
         "custom" if isinstance(efficiency, Efficiency) else str(efficiency))
     return TraceReport(source=where.rsplit("/", 1)[-1], hardware=hw.name, efficiency=eff,
                        iterations=parsed.iterations, iteration_rule=parsed.iteration_rule,
-                       rows=rows, notes=notes)
+                       rows=rows, notes=notes, clocks=clocks)
 
 
 _KINETO_TYPE = {dt: t for t, (dt, _) in reversed(list(ELEMENT.items())) if dt}

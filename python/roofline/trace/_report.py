@@ -82,6 +82,9 @@ class TraceReport:
     iteration_rule: str
     rows: list[dict[str, Any]] = field(repr=False)
     notes: list[str] = field(default_factory=list, repr=False)
+    #: the power limiter's clock (fraction of boost) of each GEMM / attention row, by row
+    #: index; kept beside the rows, not in them (a 22nd key would double each row's dict)
+    clocks: dict[int, float] = field(default_factory=dict, repr=False)
 
     # ----------------------------------------------------------------- totals
 
@@ -172,9 +175,11 @@ class TraceReport:
                 "achieved_flops_per_s", "achieved_bytes_per_s", "pct_of_roofline",
                 "pct_of_model", "lost_s", "gap_before_s", "bound", "priced", "how", "clock"]
         out = []
-        for r in self.rows:
+        clocks = self.clocks
+        for i, r in enumerate(self.rows):
             row = {c: r.get(c) for c in cols}
             row.update(self._rates(r))
+            row["clock"] = clocks.get(i, math.nan)
             out.append(row)
         return pd.DataFrame(out, columns=cols)
 
