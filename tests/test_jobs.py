@@ -121,8 +121,12 @@ def test_family_medians_pinned(result):
     # serve_latency median stays 0.115 (p90 0.414 -> 0.299) with SGLang's eager extend
     # batches priced as an eager PyTorch program's host calls (SGLang TTFT 33-43 % -> 17-31 %
     # too fast). -> p90 0.287 with the online runs' Poisson arrivals (rate-4 TTFT -31 -> -29 %).
-    pins = {"serve_throughput": (25, 0.081), "serve_static_batch": (15, 0.064),
-            "serve_latency": (14, 0.115), "train_dense_bf16": (8, 0.041),
+    # TensorRT-LLM's FP8 rows with its static (calibrated) activation scales, linear_recipe
+    # tensorwise_static (one quantize kernel, no amax pass): serve_static_batch 0.064 -> 0.043,
+    # serve_throughput 0.081 -> 0.067; serve_latency 0.115 -> 0.145 (the v0.5 H100 TTFT rows
+    # lose the amax kernels' GPU time: 128 tokens -28 / -42 % -> -33 / -46 %).
+    pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
+            "serve_latency": (14, 0.145), "train_dense_bf16": (8, 0.041),
             "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.195)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
