@@ -38,6 +38,8 @@ M, K, N = 4096, 8192, 2048
 FLOPS = 2 * M * K * N  # = 137438953472 per GEMM (all three GEMMs of the linear)
 
 FP4_RECIPES = {"mxfp4_cutlass", "mxfp4", "nvfp4", "nvfp4_static", "nvfp4_no_global_scale"}
+#: Recipes with a calibrated (static) input scale that only serve inference.
+INFERENCE_ONLY = {"tensorwise_static"}
 TORCHAO_TRAINING_UNMODELLED = {"mxfp8_cutlass", "mxfp4", "nvfp4", "nvfp4_static",
                                "nvfp4_no_global_scale"}
 
@@ -138,7 +140,7 @@ def test_fuse_with_prev_removes_the_activation_reads() -> None:
     assert fused.speedup > plain.speedup
     # every recipe: fusing never costs more
     for recipe in rl.float8.recipe_names():
-        for mode in ("training", "inference"):
+        for mode in ("inference",) if recipe in INFERENCE_ONLY else ("training", "inference"):
             p = rl.float8.linear(M, K, N, recipe, "B200", mode)
             f = rl.float8.linear(M, K, N, recipe, "B200", mode, fuse_with_prev=True)
             assert f.fp8_overhead_s <= p.fp8_overhead_s, (recipe, mode)
@@ -179,6 +181,10 @@ def test_rowwise_scale_bytes() -> None:
 @pytest.mark.parametrize("recipe", rl.float8.recipe_names())
 @pytest.mark.parametrize("mode", ["training", "inference"])
 def test_every_recipe_runs_on_b200(recipe: str, mode: str) -> None:
+    if recipe in INFERENCE_ONLY and mode == "training":
+        with pytest.raises(ValueError, match=f"'{recipe}' is an inference recipe"):
+            rl.float8.linear(8192, 8192, 8192, recipe, "B200", mode)
+        return
     r = rl.float8.linear(8192, 8192, 8192, recipe, "B200", mode)
     for v in (r.bf16_s, r.fp8_gemm_s, r.fp8_overhead_s, r.speedup):
         assert math.isfinite(v) and v > 0
@@ -235,6 +241,26 @@ def test_mx_training_scale_bytes_are_exact() -> None:
     assert first["bytes_written"] == 0.5 * m * k + m * math.ceil(k / 16)  # 50000 + 7000
 
 
+def test_tensorwise_static_inference_h100_by_hand() -> None:
+    # TensorRT-LLM's FP8Linear: fp8 weights and a calibrated per-tensor input scale, so one
+    # quantize kernel (read bf16 2 B, write fp8 1 B per element) and the fp8 GEMM; no amax.
+    r = rl.float8.linear(M, K, N, "tensorwise_static", "H100 SXM", "inference")
+    k = r.kernels()
+    casts = k[k["role"] == "cast"]
+    assert list(casts["kernel"]) == ["input quantize (static scale)"]
+    assert casts["bytes_read"].iloc[0] == 2 * M * K  # 67108864 B
+    assert casts["bytes_written"].iloc[0] == M * K  # 33554432 B
+    # (67108864 + 33554432) B / 3.082e12 B/s = 3.26663e-5 s
+    assert r.fp8_overhead_s == approx(kernel_time(3 * M * K), rel=1e-9)
+    # the same fp8 GEMM as tensorwise (137438953472 FLOPs / 1.54362e15 = 8.90370e-5 s)
+    dyn = rl.float8.linear(M, K, N, "tensorwise", "H100 SXM", "inference")
+    assert r.fp8_gemm_s == dyn.fp8_gemm_s == approx(FLOPS / FP8_ACH)
+    # the dynamic recipe's amax pass (one more bf16 read) is what the static scale saves
+    assert r.fp8_overhead_s < dyn.fp8_overhead_s
+    with pytest.raises(ValueError, match="'tensorwise_static' is an inference recipe"):
+        rl.float8.linear(M, K, N, "tensorwise_static", "H100 SXM", "training")
+
+
 def test_blockwise_training_scale_bytes_are_exact() -> None:
     m, k, n = 1000, 300, 200
     kern = rl.float8.linear(m, k, n, "blockwise", "H100 SXM").kernels()
@@ -272,7 +298,8 @@ def test_small_shapes_are_slower_in_fp8() -> None:
     assert r.speedup == approx(3 / 13)
     assert not r.worth_converting
     for recipe in rl.float8.recipe_names():
-        assert rl.float8.linear(256, 256, 256, recipe, "B200").speedup < 1, recipe
+        mode = "inference" if recipe in INFERENCE_ONLY else "training"
+        assert rl.float8.linear(256, 256, 256, recipe, "B200", mode).speedup < 1, recipe
 
 
 def test_array_inputs_broadcast_and_match_scalars() -> None:

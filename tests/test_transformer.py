@@ -155,6 +155,22 @@ def test_linear_recipe_uses_float8() -> None:
                    linear_recipe="fp9")
 
 
+def test_float8_linear_launches_exclude_the_bf16_baseline() -> None:
+    """An eager step launches each float8 linear's casts and low-precision GEMM, not the bf16
+    GEMM float8.linear reports as its baseline. Llama-3-8B, 32 layers: bf16 = 11 kernels per
+    layer (norm, qkv, rope, attention, o, residual, norm, gate_up, act, down, residual) and 3
+    in the head = 355; 4 linears per layer plus the LM head = 129 linears, each adding its
+    casts: one static quantize (tensorwise_static, 484) or amax + reduce + cast (tensorwise,
+    742)."""
+    def kernels(recipe: str | None) -> int:
+        return rl.transformer.estimate("llama-3-8b", "prefill", 1, seq_len=128,
+                                       hardware="H100 SXM", linear_recipe=recipe,
+                                       launch="eager").wall.kernels
+    assert kernels(None) == 32 * 11 + 3 == 355
+    assert kernels("tensorwise_static") == 355 + 129 * 1 == 484
+    assert kernels("tensorwise") == 355 + 129 * 3 == 742
+
+
 def test_seed_000_deepseek_v3_decode_layer_on_h800() -> None:
     """Seed 000: batch 64 per GPU, kv_len 4096, 256 experts over EP=128 (2 per GPU)."""
     r = T.estimate(T.config("DeepSeek-V3"), phase="decode", batch=64, kv_len=4096,

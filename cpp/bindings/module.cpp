@@ -207,6 +207,7 @@ PYBIND11_MODULE(_core, mod) {
       .value("mxfp8_32x32_weight", Recipe::mxfp8_32x32_weight)
       .value("mxfp4_cutlass", Recipe::mxfp4_cutlass).value("mxfp4", Recipe::mxfp4)
       .value("nvfp4", Recipe::nvfp4).value("nvfp4_static", Recipe::nvfp4_static)
+      .value("tensorwise_static", Recipe::tensorwise_static)
       .value("nvfp4_no_global_scale", Recipe::nvfp4_no_global_scale)
       .value("blockwise", Recipe::blockwise).value("mxfp8_te", Recipe::mxfp8_te)
       .value("tensorwise_te", Recipe::tensorwise_te);

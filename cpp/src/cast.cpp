@@ -354,6 +354,9 @@ ROOFLINE_FLATTEN void training_cast_kernels_to(const T& d0, const T& d1, TensorR
     case Recipe::blockwise:
       blockwise_training(d0, d1, role, act && fuse, torchao, out);
       return;
+    case Recipe::tensorwise_static:  // a calibrated scale serves inference only
+      throw std::invalid_argument("recipe 'tensorwise_static' is an inference recipe "
+                                  "(calibrated input scale), not a training one");
     case Recipe::tensorwise_te:
       if (torchao) no_torchao_model("training recipe 'tensorwise_te' (Transformer Engine)");
       // Megatron-Bridge's FP8-CS recipe keeps fp8 weights (fp8_param_gather): the optimizer
@@ -454,6 +457,12 @@ ROOFLINE_FLATTEN void inference_cast_kernels_to(const T& d0, const T& d1, Recipe
       if (torchao) no_torchao_model("blockwise inference");
       out.push("input quant 1x128", KernelRole::cast,
                traffic<T>(read, kFp8 * n + kFp32 * block_scales(d0, d1, 128.0, false)));
+      return;
+    case Recipe::tensorwise_static:
+      // A calibrated per-tensor scale: one kernel reads bf16 and writes fp8 (TensorRT's
+      // IQuantizeLayer of TensorRT-LLM's FP8Linear); no amax pass, no scale computation.
+      if (torchao) no_torchao_model("inference recipe 'tensorwise_static' (TensorRT-LLM)");
+      out.push("input quantize (static scale)", KernelRole::cast, traffic<T>(read, kFp8 * n));
       return;
     case Recipe::tensorwise_te:
       if (torchao) no_torchao_model("inference recipe 'tensorwise_te' (Transformer Engine)");

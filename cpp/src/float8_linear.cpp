@@ -16,6 +16,7 @@ LowpFormats lowp_formats(Recipe r) {
   switch (r) {
     case Recipe::tensorwise:
     case Recipe::tensorwise_te:
+    case Recipe::tensorwise_static:
     case Recipe::rowwise:
     case Recipe::rowwise_with_gw_hp:
       return {DType::fp8_e4m3, DType::fp8_e4m3, DType::fp8_e4m3,
@@ -38,7 +39,8 @@ LowpFormats lowp_formats(Recipe r) {
 // How torch._scaled_mm scales each fp8 GEMM of a recipe (none for block-scaled formats).
 Scaling recipe_scaling(Recipe r) {
   switch (r) {
-    case Recipe::tensorwise: case Recipe::tensorwise_te: return Scaling::tensorwise;
+    case Recipe::tensorwise: case Recipe::tensorwise_te: case Recipe::tensorwise_static:
+      return Scaling::tensorwise;
     // rowwise_with_gw_hp's grad_input pairs rowwise grad_output scales with a tensorwise weight
     // scale that torchao repeats along the columns: the rowwise kernel runs.
     case Recipe::rowwise: case Recipe::rowwise_with_gw_hp: return Scaling::rowwise;

@@ -243,6 +243,8 @@ class Recipe:
       mxfp8_te
     
       tensorwise_te
+    
+      tensorwise_static
     """
     __members__: typing.ClassVar[dict[str, Recipe]]
     blockwise: typing.ClassVar[Recipe]
@@ -261,6 +263,7 @@ class Recipe:
     rowwise: typing.ClassVar[Recipe]
     rowwise_with_gw_hp: typing.ClassVar[Recipe]
     tensorwise: typing.ClassVar[Recipe]
+    tensorwise_static: typing.ClassVar[Recipe]
     tensorwise_te: typing.ClassVar[Recipe]
     @typing.overload
     def __eq__(self, other: Recipe) -> bool:

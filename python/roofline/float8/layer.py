@@ -308,7 +308,10 @@ def linear(
         layouts, and every GEMM first swizzles each operand's e8m0 scales, TE 2.x before
         GEMM-ready scales); both keep fp8 weights (Megatron-Bridge's ``fp8_param_gather``),
         re-quantized by the optimizer step, so no weight cast runs per call. Not modelled by
-        ``efficiency="torchao"``.
+        ``efficiency="torchao"``. ``tensorwise_static`` (inference only): fp8 weights and a
+        calibrated per-tensor input scale, as TensorRT-LLM's ``FP8Linear`` runs (TensorRT's
+        quantize layer with a fixed scale): one quantize kernel (bf16 read, fp8 write) and the
+        tensorwise fp8 GEMM, no amax pass; training raises ValueError.
     mode : {"training", "train", "inference"}
         Training: output, grad_input and grad_weight GEMMs plus casts of input, weight and
         grad_output. Inference: the forward GEMM plus the activation cast (weights are

@@ -32,6 +32,9 @@ RECIPES: dict[str, Any] = {
     "mxfp4": _R.mxfp4,
     "nvfp4": _R.nvfp4,
     "nvfp4_static": _R.nvfp4_static,
+    # inference only: fp8 weights and a calibrated per-tensor input scale (TensorRT-LLM's FP8
+    # Q/DQ linears): one quantize kernel per activation, no amax pass
+    "tensorwise_static": _R.tensorwise_static,
     "nvfp4_no_global_scale": _R.nvfp4_no_global_scale,
     "blockwise": _R.blockwise,
     "blockwise_1x128_128x128": _R.blockwise,

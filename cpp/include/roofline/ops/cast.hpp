@@ -28,9 +28,11 @@ enum class Recipe : std::uint8_t {
   tensorwise_te,      ///< Transformer Engine's Float8CurrentScaling as Megatron-Core runs it on
                       ///< sm100 / sm103 (B200, GB200, B300, GB300), whose fp8 GEMMs take any
                       ///< operand layout: amax + one fp8 copy per activation; fp8 weights
-  mxfp8_te            ///< Transformer Engine's MXFP8BlockScaling (Megatron-Core, TE 2.x before
+  mxfp8_te,           ///< Transformer Engine's MXFP8BlockScaling (Megatron-Core, TE 2.x before
                       ///< GEMM-ready scales): one quantize kernel writes both layouts, and every
                       ///< GEMM swizzles each operand's e8m0 scales into cuBLASLt's layout first
+  tensorwise_static   ///< inference only: fp8 weights and a calibrated (static) per-tensor input
+                      ///< scale (TensorRT-LLM's FP8 Q/DQ): one quantize kernel, no amax pass
 };
 
 /// Which operand of the linear a cast prepares.
