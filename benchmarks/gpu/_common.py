@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["Out", "do_bench", "script_parser", "time_step", "trace", "versions"]
+__all__ = ["Out", "do_bench", "kernel_time", "script_parser", "time_step", "trace", "versions"]
 
 
 def versions() -> dict[str, Any]:
@@ -47,6 +47,34 @@ def versions() -> dict[str, Any]:
         except Exception:  # noqa: BLE001
             out["driver"] = None
     return out
+
+
+def kernel_time(fn: Callable[[], Any], calls: int = 20, warmup: int = 3
+                ) -> tuple[float, float, list[list[Any]]]:
+    """CUDA kernel seconds per call of ``fn`` (sum of every kernel's duration from
+    ``torch.profiler`` over ``calls`` calls after ``warmup``; host time excluded), kernel
+    launches per call, and the kernels as [name, µs per call, launches per call], longest
+    first."""
+    from collections import defaultdict
+
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    per: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for evt in prof.events():
+        if evt.device_type == torch.autograd.DeviceType.CUDA:
+            per[evt.name][0] += evt.time_range.elapsed_us()
+            per[evt.name][1] += 1
+    kernels = sorted(([n[:120], round(t / calls, 3), c / calls] for n, (t, c) in per.items()),
+                     key=lambda r: -r[1])
+    total = sum(t for t, _ in per.values()) * 1e-6 / calls
+    return total, sum(c for _, c in per.values()) / calls, kernels
 
 
 def script_parser(doc: str | None) -> argparse.ArgumentParser:

@@ -31,7 +31,6 @@ import os
 import sys
 import time
 import warnings
-from collections import defaultdict
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -41,6 +40,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import Out, do_bench, script_parser, time_step, trace  # noqa: E402
+from _common import kernel_time as _kernel_time  # noqa: E402
 
 F8_SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 2048, 2048), (16384, 4096, 1024),
              (16384, 4096, 4096), (16384, 4096, 14336), (32768, 8192, 8192)]
@@ -51,26 +51,9 @@ NORM_SHAPES = [(16384, 1024), (16384, 2048), (16384, 16384), (65536, 1024), (655
 
 
 def kernel_time(fn: Callable[[], Any], calls: int = 10) -> tuple[float, float, list[list[Any]]]:
-    """CUDA kernel seconds per call, kernel launches per call, and the top kernels."""
-    from torch.profiler import ProfilerActivity, profile
-
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-    per: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for evt in prof.events():
-        if evt.device_type == torch.autograd.DeviceType.CUDA:
-            per[evt.name][0] += evt.time_range.elapsed_us()
-            per[evt.name][1] += 1
-    top = sorted(([n[:100], round(t / calls, 3), c / calls] for n, (t, c) in per.items()),
-                 key=lambda r: -r[1])[:8]
-    total = sum(t for t, _ in per.values()) * 1e-6 / calls
-    launches = sum(c for _, c in per.values()) / calls
-    return total, launches, top
+    """CUDA kernel seconds and launches per call, and the top 8 kernels (_common's)."""
+    total, launches, kernels = _kernel_time(fn, calls, warmup=2)
+    return total, launches, [[n[:100], t, c] for n, t, c in kernels[:8]]
 
 
 def _recompiles() -> int:

@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections import defaultdict
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -31,30 +29,9 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import script_parser, versions  # noqa: E402
+from _common import kernel_time, script_parser, versions  # noqa: E402
 
 CALLS = 20
-
-
-def kernel_time(fn: Callable[[], Any], calls: int = CALLS) -> tuple[float, list[list[Any]]]:
-    """Seconds of CUDA kernel time per call of ``fn`` and the kernels ([name, µs, launches])."""
-    from torch.profiler import ProfilerActivity, profile
-
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn()
-        torch.cuda.synchronize()
-    per: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for evt in prof.events():
-        if evt.device_type == torch.autograd.DeviceType.CUDA:
-            per[evt.name][0] += evt.time_range.elapsed_us()
-            per[evt.name][1] += 1
-    kernels = sorted(([n[:120], round(t / calls, 3), c / calls] for n, (t, c) in per.items()),
-                     key=lambda r: -r[1])
-    return sum(t for t, _ in per.values()) * 1e-6 / calls, kernels
 
 
 def attention_rows(ver: dict[str, Any]) -> list[dict[str, Any]]:
@@ -79,11 +56,11 @@ def attention_rows(ver: dict[str, Any]) -> list[dict[str, Any]]:
                                  requires_grad=True)
                 with sdpa_kernel([be]):
                     fwd = partial(F.scaled_dot_product_attention, qt, kt, vt)
-                    t_f, k_f = kernel_time(fwd)
+                    t_f, _, k_f = kernel_time(fwd, CALLS)
                     out = fwd()
                     bwd = partial(torch.autograd.grad, out, (qt, kt, vt), torch.randn_like(out),
                                   retain_graph=True)
-                    t_b, k_b = kernel_time(bwd)
+                    t_b, _, k_b = kernel_time(bwd, CALLS)
             except Exception as exc:  # noqa: BLE001  (a backend refusing a shape is data)
                 rows.append({"name": f"attention_{name}_{b}x{h}x{q}x{kv}x{d}", "what": "attention",
                              "args": args, "error": repr(exc)[:300], "versions": ver})
@@ -106,7 +83,7 @@ def norm_rows(ver: dict[str, Any]) -> list[dict[str, Any]]:
         w = torch.randn(c, device="cuda", dtype=torch.bfloat16)
         bias = torch.randn(c, device="cuda", dtype=torch.bfloat16)
         for name, fn in (("layernorm", partial(ln, x, w, bias)), ("rmsnorm", partial(rms, x, w))):
-            t, k = kernel_time(fn)
+            t, _, k = kernel_time(fn, CALLS)
             rows.append({"name": f"{name}_compiled_{r}x{c}", "what": f"{name}_compiled",
                          "args": {"rows": r, "cols": c, "dtype": "bf16"}, "kernel_s": t,
                          "kernels": k, "versions": ver})
