@@ -234,7 +234,8 @@ def test_serving_row_runtime_and_request_rate():
     ({"num_requests": -1}, r"num_requests must be an integer \[1, 100000\], got -1"),
     ({"num_requests": 10**12}, "num_requests must be an integer"),
     ({"num_requests": True}, "num_requests must be an integer"),
-    ({"request_rate": 1e-300}, "request_rate must keep a finite run's arrivals within"),
+    ({"request_rate": 1e-300}, "request_rate must be a positive number of at least 1e-06"),
+    ({"request_rate": 1e-5}, "request_rate must keep a finite run.s arrivals within"),
     # a Poisson run needs its rate; the steady state has no arrivals to space
     ({"num_requests": None}, "arrivals 'poisson' needs a finite run at a rate"),
     # num_requests on a row kind that has no finite run: refused, not silently ignored

@@ -16,8 +16,8 @@ from ..estimate import estimate
 from ..serving.engine import StepPricer
 from .cost import dollars_per_million_tokens
 
-__all__ = ["ARRIVALS", "KV_ADMISSIONS", "MAX_ARRIVAL_SPAN_S", "MAX_NUM_REQUESTS", "SERVE_RUNTIMES",
-           "serve"]
+__all__ = ["ARRIVALS", "KV_ADMISSIONS", "MAX_ARRIVAL_SPAN_S", "MAX_NUM_REQUESTS",
+           "MIN_REQUEST_RATE", "SERVE_RUNTIMES", "serve"]
 
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 #: How the engine admits a request against the KV cache: ``reserve`` its whole context
@@ -31,6 +31,9 @@ SERVE_RUNTIMES = ("megatron", "vllm", "sglang")
 #: Most requests ``serve(num_requests=...)`` simulates (the run is O(engine steps) with a
 #: Python-priced step time; benchmarks send hundreds to tens of thousands).
 MAX_NUM_REQUESTS = 100_000
+#: Slowest ``request_rate`` (requests/s; one a day is 1.2e-5): below it the steady state's
+#: concurrency and throughput fall into float64's subnormal range.
+MIN_REQUEST_RATE = 1e-6
 #: Longest span of arrivals (``num_requests / request_rate``, seconds) a finite run takes: the
 #: run's clock is a float64, whose spacing at 1e6 s is 1.2e-10 s, so step times (microseconds
 #: and up) stay resolved; a slower rate would leave each request alone with no more to learn.
@@ -135,7 +138,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         (``rl.transformer.estimate``'s argument: ``"per_query_head"`` for TensorRT-LLM's
         masked multi-head attention kernel before XQA).
     request_rate : float, optional
-        Requests per second arriving (per replica; per GPU with ``ep > 1``): one row at the
+        Requests per second arriving (per replica; per GPU with ``ep > 1``; at least
+        :data:`MIN_REQUEST_RATE`, 1e-6): one row at the
         concurrency that rate sustains, ``N = rate · (TTFT + decode steps · step)`` (Little's
         law, solved by bisection), instead of one row per ``batches``. ValueError when the
         rate exceeds what the KV-admitted concurrency serves. With ``num_requests``: request
@@ -266,9 +270,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         _check(fn, "chunk_tokens", chunk_tokens, 1, MAX_SEQ, integer=True)
     if request_rate is not None:
         _check(fn, "request_rate", request_rate, 0.0)
-        if request_rate <= 0:
-            raise ArgumentValueError(fn, "request_rate",
-                                     f"must be a positive number, got {request_rate!r}")
+        if request_rate < MIN_REQUEST_RATE:
+            raise ArgumentValueError(fn, "request_rate", "must be a positive number of at "
+                                     f"least {MIN_REQUEST_RATE:g} requests/s, got "
+                                     f"{request_rate!r}")
     if num_requests is not None:
         _check(fn, "num_requests", num_requests, 1, MAX_NUM_REQUESTS, integer=True)
         if spec_k:
@@ -387,16 +392,19 @@ def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
         raise ValueError(f"{fn}: request_rate {rate:g}/s exceeds what the engine sustains "
                          f"(about {cap:.4g} requests/s at the {max_batch} concurrent requests "
                          "its KV cache admits)")
-    lo, hi = 0.0, float(max_batch)
-    for _ in range(40):
+    # e2e grows with N, so N <= rate · e2e(max_batch): the bracket scales with the rate and
+    # the tolerance is relative (an absolute 1e-3 floor held every rate below ~1e-5 /s at
+    # N = 6e-4, 0.099 tokens/s at 1e-300 requests/s).
+    lo, hi = 0.0, rate * top["e2e_s"]
+    for _ in range(60):
         mid = 0.5 * (lo + hi)
-        if rate * row(max(mid, 1e-9))["e2e_s"] > mid:
+        if rate * row(mid)["e2e_s"] > mid:
             lo = mid
         else:
             hi = mid
-        if hi - lo < 1e-3 * max(hi, 1.0):
+        if hi - lo < 1e-3 * hi:
             break
-    out: dict[str, Any] = row(max(hi, 1e-9))
+    out: dict[str, Any] = row(hi)
     out["request_rate"] = rate
     return out
 
