@@ -84,6 +84,23 @@ def _call(rng: random.Random) -> tuple[str, Any]:
         return "from_hf", lambda: rl.transformer.estimate(rl.transformer.from_hf(cfg),
                                                           "prefill", seq_len=128,
                                                           hardware="H100 SXM")
+    if which == 11:  # the session-6 surface: spanning all-to-all, finite-run serving options
+        return rng.choice([
+            ("all_to_all", lambda: rl.all_to_all(a[0], a[1], hardware=hw,
+                                                 ranks_per_node=a[2], network_bytes_per_s=(
+                                                     a[3] if rng.random() < .5 else 50e9))),
+            ("transformer.serve", lambda: rl.transformer.serve(
+                "Llama-3-8B", "H100 SXM", prompt_len=128, output_len=16,
+                num_requests=rng.choice([8, a[0]]),
+                request_rate=rng.choice([None, 4.0, a[1]]),
+                arrivals=rng.choice(["even", "poisson", a[2]]),
+                mixed_prefill=rng.choice([None, False, a[3]]),
+                overlap_schedule=rng.choice([None, True, a[4]]),
+                sustained_clock=rng.choice([None, True, a[5]]))),
+            ("transformer.estimate", lambda: rl.transformer.estimate(
+                "Llama-3-8B", "decode", rng.choice([8, a[0]]), kv_len=1024,
+                hardware="H100 SXM", sustained=rng.choice([True, a[1]]))),
+        ])
     if which == 12:
         kw = {k: a[i] if rng.random() < 0.5 else rng.choice(SIZES) for i, k in enumerate(
             rng.sample(["dp", "pp", "tp", "cp", "grad_accum", "micro_batch", "virtual_stages"],

@@ -99,6 +99,20 @@ def test_all_to_all_spanning_nodes_by_hand() -> None:
     assert fast_nic.time_s == pytest.approx(280e-6)
 
 
+def test_all_to_all_spanning_a_partial_domain_by_hand() -> None:
+    # 64 MB over 12 ranks, 8 per node: the last node holds 4, whose GPUs send 8/12 of the
+    # buffer (42.7 MB) through their NICs at 50 GB/s (853 us); a full node's GPUs send 4/12
+    # off-node and 7/12 (37.3 MB) over the 400 GB/s link (93 us): the 4-GPU node sets the time
+    e = rl.all_to_all(64_000_000, 12, hardware="B200", link_bytes_per_s=400e9,
+                      ranks_per_node=8, network_bytes_per_s=50e9, latency_s=0.0)
+    assert e.memory_s == pytest.approx(8 / 12 * 64e6 / 50e9)
+    assert e.bytes == pytest.approx(11 / 12 * 64e6)
+    # priced as the 4-GPU node's ranks: the same as 12 ranks laid out 4 to a node
+    fours = rl.all_to_all(64_000_000, 12, hardware="B200", link_bytes_per_s=400e9,
+                          ranks_per_node=4, network_bytes_per_s=50e9, latency_s=0.0)
+    assert e.memory_s == pytest.approx(fours.memory_s)
+
+
 def test_all_to_all_spanning_bad_input() -> None:
     with pytest.raises(ValueError, match="all_to_all: ranks_per_node=8 needs network_bytes_per_s"):
         rl.all_to_all(MB, 16, hardware="B200", ranks_per_node=8)

@@ -148,3 +148,35 @@ def test_column_scaled_cast_rate_is_set_by_the_sms_not_the_hbm() -> None:
     _, h100 = column(H100)
     assert h100 >= h200
     assert h100 == pytest.approx(nbytes / (132 * 4.92e9), rel=2e-3)  # its 0.22 fraction binds
+
+
+@pytest.mark.parametrize("hardware", [H100, "H200"])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_rowwise_cast_monotone_except_the_split_edge(hardware: str, transpose: bool) -> None:
+    """A rowwise cast never gets cheaper as rows or columns grow, except where Inductor stops
+    splitting the row amax (rows < 2 x SMs with more than 8192 columns: 3 launches; 264 rows
+    on the 132-SM H100 / H200: 1). There the drop is launch time only: the bytes term never
+    falls, and the step is the overhead of the two added launches (2.81 us on both; it was
+    1.39 us while the stage-2 reduce moved no bytes and was priced at 0 s)."""
+    sms = rl.hardware(hardware).sms
+    rows = np.arange(1, 4 * sms)
+    for cols in (4096, 8192, 8193, 14336):
+        e = rl.float8.cast(rows, cols, "rowwise", hardware, transpose=transpose)
+        t, mem, ovh = (np.asarray(x, float) for x in (e.time_s, e.memory_s, e.overhead_s))
+        assert np.all(np.diff(mem) >= -1e-18)
+        drops = np.flatnonzero(np.diff(t) < 0)
+        edge = cols > 8192 and not transpose
+        assert drops.tolist() == ([2 * sms - 2] if edge else [])  # rows 263 -> 264
+        for i in drops:
+            assert t[i] - t[i + 1] <= ovh[i] - ovh[i + 1] + 1e-15
+    # every launch of the split costs GPU time: the stage-2 reduce is not free
+    from roofline.float8.casts import cast_kernels
+
+    split = cast_kernels(2 * sms - 1, 14336, "rowwise", hardware)
+    assert len(split) == 3 and (split["time_s"] > 1e-6).all()
+    one = float(cast_kernels(2 * sms, 14336, "rowwise", hardware)["overhead_s"].sum())
+    assert float(split["overhead_s"].sum()) - one > 2 * 1e-6  # two more launches
+    cols = np.arange(1024, 20000, 7)
+    for r in (1, sms, 2 * sms - 1, 2 * sms, 4096):
+        t = np.asarray(rl.float8.cast(r, cols, "rowwise", hardware, transpose=transpose).time_s)
+        assert np.all(np.diff(t) >= 0)

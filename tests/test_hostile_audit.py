@@ -5,6 +5,7 @@ a flag the user never typed. Every error here names the argument the caller wrot
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -260,3 +261,25 @@ def test_fuzz_every_plan_keyword_is_named(keyword: str) -> None:
         with pytest.raises((ValueError, TypeError)) as info:
             rl.transformer.plan("Llama-3-8B", 8, H100, **kw)
         assert keyword in str(info.value), (keyword, value, str(info.value))
+
+
+@pytest.mark.parametrize("keyword", _keywords(rl.all_to_all, ("hardware",)))
+def test_fuzz_every_all_to_all_keyword_is_named(keyword: str) -> None:
+    """all_to_all's keywords, the spanning ones (ranks_per_node, network_bytes_per_s)
+    included, given a list, a dict, a nonsense word, NaN, a bool, -1 or 10**400."""
+    for value in (*_NEVER, True, -1, 10**400):
+        kw: dict[str, Any] = dict(nbytes=2**20, ranks=16, hardware=H100, ranks_per_node=8,
+                                  network_bytes_per_s=50e9)
+        kw[keyword] = value
+        with pytest.raises((ValueError, TypeError)) as info:
+            rl.all_to_all(**kw)
+        assert keyword in str(info.value), (keyword, value, str(info.value))
+
+
+_TRACE = os.path.join(os.path.dirname(__file__), "data", "traces", "encoder_layer_train.json.gz")
+
+
+@pytest.mark.parametrize("value", [*_NEVER, True, -1, 1.5, 10**400, float("inf")])
+def test_fuzz_trace_prior_load_is_named(value: Any) -> None:
+    with pytest.raises((ValueError, TypeError), match="prior_load"):
+        rl.trace.explain(_TRACE, prior_load=value)

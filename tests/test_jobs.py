@@ -239,6 +239,29 @@ def test_serving_row_runtime_and_request_rate():
     assert price_job(other) != pytest.approx(price_job(steady))
 
 
+@pytest.mark.parametrize(("changes", "match"), [
+    ({"arrivals": "bogus"}, "unknown arrivals 'bogus'"),
+    ({"num_requests": 0}, r"num_requests must be an integer \[1, 100000\], got 0"),
+    ({"num_requests": -1}, r"num_requests must be an integer \[1, 100000\], got -1"),
+    ({"num_requests": 10**12}, "num_requests must be an integer"),
+    ({"num_requests": True}, "num_requests must be an integer"),
+    ({"request_rate": 1e-300}, "request_rate must be a positive number of at least 1e-06"),
+    ({"request_rate": 1e-5}, "request_rate must keep a finite run.s arrivals within"),
+    # a Poisson run needs its rate; the steady state has no arrivals to space
+    ({"num_requests": None}, "arrivals 'poisson' needs a finite run at a rate"),
+    # num_requests on a row kind that has no finite run: refused, not silently ignored
+    ({"api": "batch_throughput", "batch": 8, "arrivals": None},
+     "num_requests=300 sets a finite run"),
+])
+def test_hostile_serving_rows_name_the_key(changes, match):
+    row = next(r for r in read_jobs(JOBS_FILE)
+               if r["id"] == "sglang_dc_h200x4_llama33_70b_rate1_ttft")
+    row = json.loads(json.dumps(row))
+    row["config"].update(changes)
+    with pytest.raises(ValueError, match=match):
+        price_job(row)
+
+
 def _row(**changes):
     row = next(r for r in read_jobs(JOBS_FILE) if r["id"] == "nemo2407_h100_llama3_8b_fp8")
     row = json.loads(json.dumps(row))

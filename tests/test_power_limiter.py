@@ -117,3 +117,23 @@ def test_cli_prior_load(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith("name,")
     assert main(["explain-trace", str(FLOAT8), "--prior-load", "2"]) == 2
     assert "--prior-load must be in [0, 1]" in capsys.readouterr().err
+
+
+def test_prior_load_is_monotone_and_the_clock_within_its_floor() -> None:
+    """More load before the trace never makes it faster; each clocked kernel runs between the
+    settled floor f and the boost clock, and never below its datasheet roofline (#25)."""
+    enc = FLOAT8.parent / "encoder_layer_train.json.gz"
+    reps = [rl.trace.explain(enc, hardware="H100 SXM", prior_load=p)
+            for p in (0.0, 0.25, 0.5, 1.0)]
+    totals = [r.predicted_s for r in reps]
+    assert totals == sorted(totals) and totals[0] < totals[-1]
+    f = rl.ops.sustained.settled_clock(rl.hardware("H100 SXM"), "default")
+    assert f is not None
+    for r in reps:
+        k = r.kernels()
+        clocked = k[k["clock"].notna()]
+        gemm_attention = k["kind"].isin(("gemm", "attention"))
+        assert len(clocked) > 0 and k.loc[gemm_attention, "clock"].notna().all()
+        assert (clocked["clock"] >= f[0] - 1e-12).all() and (clocked["clock"] <= 1.0).all()
+        priced = k[k["priced"]]
+        assert (priced["predicted_s"] >= priced["roofline_s"] * (1 - 1e-9)).all()

@@ -159,6 +159,19 @@ def test_request_rate_by_littles_law() -> None:
                 request_rate=float("inf"))
 
 
+@pytest.mark.parametrize("rate", [1e-6, 1e-4, 1e-2])
+def test_slow_request_rates_keep_littles_law(rate: float) -> None:
+    """The bisection for N stopped at an absolute 1e-3: every rate below ~1e-5 /s came back
+    at N = 6e-4 (0.099 tokens/s at 1e-9 requests/s, 1e-300 alike)."""
+    r = T.serve("Llama-3-8B", H100, prompt_len=1000, output_len=200,
+                request_rate=rate).iloc[0]
+    assert r["batch"] == pytest.approx(rate * r["e2e_s"], rel=2e-3)
+    assert r["tokens_per_s"] == pytest.approx(rate * 200, rel=0.02)
+    with pytest.raises(ValueError, match="request_rate must be a positive number of at least "
+                       "1e-06 requests/s, got 1e-07"):
+        T.serve("Llama-3-8B", H100, request_rate=1e-7)
+
+
 def test_serve_decode_kv_reads_per_query_head() -> None:
     """serve passes decode_kv_reads to every step: the decode step of a GQA model (Llama-3-8B:
     32 query heads, 8 KV heads) reads 4x the KV bytes in its attention, nothing else changes

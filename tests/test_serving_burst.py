@@ -222,6 +222,15 @@ def test_rate_limited_run_serves_the_offered_load() -> None:
     (dict(num_requests=4, spec_k=2), "num_requests.*spec_k=2"),
     (dict(num_requests=4, ep=2), "num_requests.*ep=2"),
     (dict(num_requests=4, memory_fraction=0.2), r"num_requests=4: .*exceeds the cache"),
+    # a rate so slow the run's float clock could not resolve a step: TTFT was a silent 0.0
+    (dict(num_requests=20, request_rate=1e-5),
+     r"request_rate must keep a finite run's arrivals within 1e\+06 s"),
+    (dict(num_requests=4, request_rate=10**400), "request_rate must be a number"),
+    # scheduler / arrival options that the call would silently ignore
+    (dict(mixed_prefill=False), "mixed_prefill must be left unset without num_requests"),
+    (dict(overlap_schedule=True), "overlap_schedule must be left unset without num_requests"),
+    (dict(num_requests=4, arrivals="poisson"), "arrivals 'poisson' needs a finite run at a rate"),
+    (dict(request_rate=1.0, arrivals="poisson"), "arrivals 'poisson' needs a finite run"),
 ])
 def test_num_requests_bad_input(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):

@@ -123,7 +123,8 @@ struct Compiled {
   // rounded down to a power of two. Fewer than 2 x SMs rows longer than kSplitRowElements:
   // Inductor splits the reduction, so the same bytes run as three launches (a partial row
   // amax reading the tensor, the amax's final reduction with the scale, a row-scaled cast
-  // reading it again). Lanes that do not split get zero-byte pieces (the same times).
+  // reading it again; the reduction moves only the partial maxima and scales). Lanes that do
+  // not split get zero-byte pieces (the same times).
   void row(const char* name, const T& d0, const T& d1, bool fuse_read) const {
     const T n = d0 * d1;
     const T passes = select(d1 <= kPersistentRowElements, T(1.0), T(2.0));
@@ -138,7 +139,11 @@ struct Compiled {
     out.push("row amax (split reduction: partial max per row chunk)", KernelRole::cast,
              at<T>(T(select(split, reads - 1.0, reads) * kBf16 * n),
                    select(split, zero, written), t.row_fraction));
-    out.push("row amax reduce (stage 2) + scale", KernelRole::cast, traffic<T>(zero, zero));
+    // The final reduction reads each row's partial maxima (at least two) and writes its fp32
+    // scale: few bytes, but a launch like any other, so it pays the streaming latency.
+    out.push("row amax reduce (stage 2) + scale", KernelRole::cast,
+             traffic<T>(select(split, T(2.0 * kFp32 * d0), zero),
+                        select(split, T(kFp32 * d0), zero)));
     out.push("row-scaled cast (after a split amax)", KernelRole::cast,
              at<T>(select(split, T(kBf16 * n), zero), select(split, written, zero),
                    t.row_fraction));

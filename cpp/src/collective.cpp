@@ -58,12 +58,17 @@ Estimate spanning_all_to_all_estimate(double bytes, double ranks, double local,
     return collective_estimate(
         collective_cost(Collective::all_to_all, CollectiveAlgo::ring, bytes, ranks), up);
   }
-  const double on = (local - 1.0) / ranks * bytes;   // to the other ranks of this domain
-  const double off = (ranks - local) / ranks * bytes;  // through this rank's NIC
+  // A group that is not a whole number of domains leaves a last, smaller domain of `rest`
+  // ranks: its ranks send the most through their NICs, a full domain's the most over the
+  // scale-up link; the exchange ends with the slower of the two.
+  const double rest = std::fmod(ranks, local);
+  const double fewest = rest > 0.0 ? rest : local;
+  const double on = (local - 1.0) / ranks * bytes;    // to the other ranks of a full domain
+  const double off = (ranks - fewest) / ranks * bytes;  // through the NIC, smallest domain
   const double on_s = up.bytes_per_s > 0 ? on / up.bytes_per_s : 0.0;
   const double off_s = out.bytes_per_s > 0 ? off / out.bytes_per_s : 0.0;
   Estimate e;
-  e.bytes = on + off;
+  e.bytes = (ranks - 1.0) / ranks * bytes;  // every rank's sends, whichever link
   e.memory_s = std::max(on_s, off_s);
   e.overhead_s = (ranks - 1.0) * out.latency_s;
   e.time_s = e.memory_s + e.overhead_s;

@@ -88,6 +88,9 @@ def cast(
       f_transpose·B when transposed.
     - rowwise: one kernel fusing the row amax with the cast; a row longer than 1024 elements
       is reduced in a loop and read again (4n bytes read), n + 4·rows written, at f_row·B.
+      Fewer than 2 x SMs rows longer than 8192 elements: Inductor splits the row amax into
+      three launches (partial row maxima; a reduce reading 8·rows and writing 4·rows bytes;
+      the row-scaled cast), the same tensor bytes.
       Transposed: a split column amax (2n at f_amax·B), its final reduction, and a
       column-scaled transposed cast (2n read, n + 4·cols written) at f_column·B.
 

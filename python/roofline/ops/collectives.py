@@ -226,13 +226,15 @@ def all_to_all(
         GPUs in the group.
     hardware, link_bytes_per_s, latency_s, bandwidth_fraction
         As for :func:`all_reduce` (``link_bytes_per_s``: the scale-up link).
-    ranks_per_node : int, optional
-        Ranks of the group that share one scale-up domain (an HGX node's 8 GPUs), the group
-        laid out in whole domains as Megatron-Core's expert groups are (consecutive ranks).
-        With ``ranks > ranks_per_node`` the exchange spans domains (needs
-        ``network_bytes_per_s``).
+    ranks_per_node : int or array_like of int, optional
+        Ranks of the group that share one scale-up domain (an HGX node's 8 GPUs), a positive
+        integer, the group laid out in domains of consecutive ranks as Megatron-Core's expert
+        groups are. With ``ranks > ranks_per_node`` the exchange spans domains (needs
+        ``network_bytes_per_s``); ``ranks_per_node >= ranks``: one domain, the plain
+        all-to-all. Default ``None``: one domain.
     network_bytes_per_s : float, optional
-        Scale-out bandwidth per GPU and direction (its NIC), for a group spanning domains.
+        Scale-out bandwidth per GPU and direction (its NIC), for a group spanning domains, in
+        [1, 1e30] B/s; required with ``ranks_per_node`` and only with it. Default ``None``.
 
     Notes
     -----
@@ -241,7 +243,10 @@ def all_to_all(
     Spanning ``p/r`` domains of ``r = ranks_per_node``: ``(r-1)/p·nbytes`` go to the
     domain's other GPUs over the scale-up link while ``(p-r)/p·nbytes`` leave through the
     GPU's own NIC, at once: time ``max((r-1)/p·nbytes/link, (p-r)/p·nbytes/network) +
-    (p-1)·latency_s`` (``_core.spanning_all_to_all_sweep``).
+    (p-1)·latency_s`` (``_core.spanning_all_to_all_sweep``). When ``p`` is not a multiple of
+    ``r`` the last domain holds ``s = p mod r`` ranks, which send ``(p-s)/p·nbytes`` through
+    their NICs: the network term takes ``s`` in place of ``r`` (the slowest rank sets the
+    time).
     """
     fn = "all_to_all"
     if ranks_per_node is None:

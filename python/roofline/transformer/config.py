@@ -75,7 +75,7 @@ class TransformerConfig:
         norms, a ``2·hidden x hidden`` projection, one more block of the last layer's kind
         and the shared LM head again with its loss; their parameters are
         ``param_counts()["mtp"]``, outside ``total`` (DeepSeek-V3's published 671B
-        excludes them).
+        excludes them). From 0 (default) to :data:`MAX_LAYERS`.
     source : str
         Where the numbers come from (a Hugging Face repository for built-ins).
 
@@ -124,7 +124,7 @@ class TransformerConfig:
                 if isinstance(v, bool) or not isinstance(v, int):
                     raise TypeError(f"{fn}: {f.name} must be an int, got {v!r}")
                 minimum = 1 if f.name in _REQUIRED_POSITIVE else 0
-                top = MAX_LAYERS if f.name == "num_layers" else 2**53
+                top = MAX_LAYERS if f.name in ("num_layers", "mtp_layers") else 2**53
                 if not minimum <= v <= top:
                     kind = "positive" if minimum else "non-negative"
                     raise ValueError(f"{fn}: {f.name} must be a {kind} integer no larger than "

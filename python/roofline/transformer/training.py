@@ -267,8 +267,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     per stage (as Llama 3 and DeepSeek-V3 balance their first and last stages), except with
     multi-token prediction: Megatron-Core builds the MTP blocks on the last stage beside the
     loss, which then holds the remaining ``_core.last_stage_layers`` decoder layers, the MTP
-    blocks and the whole head, and the busier of that stage and a full one sets the pace
-    (``base["fwd_mtp_s"]``, ``base["bwd_mtp_s"]``). Memory and
+    blocks and the whole head, and the busier of that stage and a full one (with its ``1/pp``
+    share of the head, the pace without MTP) sets the pace (``base["fwd_mtp_s"]``,
+    ``base["bwd_mtp_s"]``): more MTP blocks never make a step faster. Memory and
     data-parallel traffic take the mean stage. Recomputation adds the
     forward of every layer (``full``) or of attention (``selective``) per micro-batch; full
     recomputation keeps each layer's input and, while one layer is recomputed, that layer's
@@ -322,12 +323,15 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     # Multi-token prediction: Megatron-Core builds the MTP block(s) on the last stage beside the
     # loss, and the layouts leave that stage the remaining decoder layers
     # (``_core.last_stage_layers``; Megatron-Bridge's DeepSeek-V3 pp=16 layout: 4 decoder
-    # layers on each stage, 1 + MTP + loss on the last); the busier of the two sets the pace.
+    # layers on each stage, 1 + MTP + loss on the last); the busier of that stage and the pace
+    # without MTP (a full stage with its 1/pp share of the head, as above) sets the pace, so
+    # an MTP block never makes a step faster: it only adds work on the last stage.
     mf, mb_ = base.get("fwd_mtp_s", 0.0), base.get("bwd_mtp_s", 0.0)
     if mf + mb_ > 0:
         lf, lb = base["fwd_layers_s"] - mf, base["bwd_layers_s"] - mb_
         last = _core.last_stage_layers(layers, pp) / layers
-        full_f, full_b = lf * stage, lb * stage
+        full_f = lf * stage + base["fwd_head_s"] / pp
+        full_b = lb * stage + base["bwd_head_s"] / pp
         last_f = lf * last + mf + base["fwd_head_s"]
         last_b = lb * last + mb_ + base["bwd_head_s"]
         use_last = (pp > 1) & (last_f + last_b > full_f + full_b)

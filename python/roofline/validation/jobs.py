@@ -187,8 +187,9 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     ``tokens_per_s`` (output tokens / makespan; all sent at once unless ``request_rate``).
     ``serve_ttft`` / ``serve_itl``: ``ttft_s`` / ``tpot_s`` (the mean engine step) of
     ``serve`` at the row's ``batch`` (the concurrency), or at the concurrency its
-    ``request_rate`` (requests/s) sustains; with ``num_requests`` as well (a finite run at
-    that rate, ``sglang.bench_serving``'s ``--num-prompts``), the run's median TTFT / ITL
+    ``request_rate`` (requests/s) sustains; with ``num_requests`` (a finite run at that
+    rate, or all at once without one, ``sglang.bench_serving``'s ``--num-prompts``; other
+    row kinds refuse it), the run's median TTFT / ITL
     (``ttft_median_s`` / ``itl_median_s``: what the benchmark reports), under the engine's
     scheduler (``runtime``). ``batch_e2e_latency``: prefill of ``batch``
     prompts plus ``output_len`` decode steps at the mean context. ``batch_throughput``:
@@ -243,8 +244,12 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
         return serve_max_throughput(cfg, hw, rid=rid, **skw)
     scale = 1e3 if row["unit"] == "ms" else 1.0
     rate = c.get("request_rate")
-    if api in ("serve_ttft", "serve_itl") and rate is not None and \
-            c.get("num_requests") is not None:
+    if c.get("num_requests") is not None and api not in ("serve_ttft", "serve_itl"):
+        raise ValueError(f"price_job: {rid}: config num_requests={c['num_requests']!r} sets a "
+                         "finite run, which serve_max_throughput, serve_ttft and serve_itl "
+                         f"rows price; not {api}")
+    if api in ("serve_ttft", "serve_itl") and c.get("num_requests") is not None:
+        # a finite run at the row's rate, or sent all at once without one
         df = serve(cfg, hw, request_rate=rate, num_requests=c["num_requests"], **skw)
         col = "ttft_median_s" if api == "serve_ttft" else "itl_median_s"
         return float(df[col].iloc[0]) * scale

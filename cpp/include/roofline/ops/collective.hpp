@@ -52,7 +52,9 @@ void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, c
 /// domain; ranks > local): each rank sends (local-1)/p of its buffer `bytes` over the scale-up
 /// link `up` and (p-local)/p over the scale-out link `out`, both at once, so time =
 /// max(on-domain / up rate, off-domain / out rate) + (p-1) x out latency (local >= ranks: the
-/// plain all_to_all over `up`). bytes = both links' bytes, memory_s = the transfer term.
+/// plain all_to_all over `up`); p not a multiple of local: the last domain's p mod local ranks
+/// send (p - p mod local)/p off-domain, the slowest. bytes = (p-1)/p x bytes, memory_s = the
+/// transfer term.
 Estimate spanning_all_to_all_estimate(double bytes, double ranks, double local,
                                       const LinkRates& up, const LinkRates& out) noexcept;
 

@@ -16,7 +16,8 @@ from ..estimate import estimate
 from ..serving.engine import StepPricer
 from .cost import dollars_per_million_tokens
 
-__all__ = ["ARRIVALS", "KV_ADMISSIONS", "MAX_NUM_REQUESTS", "SERVE_RUNTIMES", "serve"]
+__all__ = ["ARRIVALS", "KV_ADMISSIONS", "MAX_ARRIVAL_SPAN_S", "MAX_NUM_REQUESTS",
+           "MIN_REQUEST_RATE", "SERVE_RUNTIMES", "serve"]
 
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 #: How the engine admits a request against the KV cache: ``reserve`` its whole context
@@ -30,6 +31,13 @@ SERVE_RUNTIMES = ("megatron", "vllm", "sglang")
 #: Most requests ``serve(num_requests=...)`` simulates (the run is O(engine steps) with a
 #: Python-priced step time; benchmarks send hundreds to tens of thousands).
 MAX_NUM_REQUESTS = 100_000
+#: Slowest ``request_rate`` (requests/s; one a day is 1.2e-5): below it the steady state's
+#: concurrency and throughput fall into float64's subnormal range.
+MIN_REQUEST_RATE = 1e-6
+#: Longest span of arrivals (``num_requests / request_rate``, seconds) a finite run takes: the
+#: run's clock is a float64, whose spacing at 1e6 s is 1.2e-10 s, so step times (microseconds
+#: and up) stay resolved; a slower rate would leave each request alone with no more to learn.
+MAX_ARRIVAL_SPAN_S = 1e6
 #: Most engine steps one finite run may take before it stops with an error.
 _MAX_RUN_STEPS = 20_000_000
 
@@ -40,7 +48,10 @@ def _check(fn: str, name: str, value: Any, lo: float, hi: float | None = None,
     if ok and integer:
         ok = isinstance(value, int)
     if ok and not integer:
-        ok = math.isfinite(value)
+        try:
+            ok = math.isfinite(value)
+        except OverflowError:  # an int beyond the largest float (10**400)
+            ok = False
     if not ok or value < lo or (hi is not None and value > hi):
         rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
         kind = "an integer" if integer else "a number"
@@ -127,12 +138,15 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         (``rl.transformer.estimate``'s argument: ``"per_query_head"`` for TensorRT-LLM's
         masked multi-head attention kernel before XQA).
     request_rate : float, optional
-        Requests per second arriving (per replica; per GPU with ``ep > 1``): one row at the
+        Requests per second arriving (per replica; per GPU with ``ep > 1``; at least
+        :data:`MIN_REQUEST_RATE`, 1e-6): one row at the
         concurrency that rate sustains, ``N = rate · (TTFT + decode steps · step)`` (Little's
         law, solved by bisection), instead of one row per ``batches``. ValueError when the
         rate exceeds what the KV-admitted concurrency serves. With ``num_requests``: request
         ``i`` arrives at ``i / request_rate`` (``arrivals="even"``) or after exponential
-        gaps of mean ``1 / request_rate`` (``"poisson"``).
+        gaps of mean ``1 / request_rate`` (``"poisson"``), and ``num_requests /
+        request_rate`` must be at most :data:`MAX_ARRIVAL_SPAN_S` (1e6 s: the run's float
+        clock still resolves a step).
     num_requests : int, optional
         Simulate a finite benchmark run instead of the steady state (``vllm bench serve``,
         ``sglang.bench_serving``): ``num_requests`` requests, all sent at once (default) or
@@ -147,12 +161,14 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         chunks (up to ``chunk_tokens``, else ``token_budget``) while the decoding requests
         wait. ``overlap_schedule=True``: the next batch is formed while the current step
         runs, so a request arriving during step ``k`` starts no earlier than step ``k+2``.
-        The steady-state rows (without ``num_requests``) assume mixed steps.
+        The steady-state rows (without ``num_requests``) assume mixed steps: passing either
+        without ``num_requests`` raises ValueError.
     arrivals : {"even", "poisson"}
         Finite run at ``request_rate``: evenly spaced arrivals (default), or a Poisson
         process as the serving benchmarks draw it, made deterministic: gap ``i`` is
         ``-ln(1 - u_i) / rate`` with ``u_i = frac(0.5 + i·0.618...)`` (the core's
-        ``poisson_arrival_s``), so bursts queue prompts behind each other.
+        ``poisson_arrival_s``), so bursts queue prompts behind each other. ``"poisson"``
+        needs ``num_requests`` and ``request_rate`` (ValueError otherwise).
     sustained_clock : bool, optional
         Price every step's GEMMs and attention at the power limiter's settled clock
         (``rl.transformer.estimate(sustained=True)``), as in an engine kept full for
@@ -254,9 +270,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         _check(fn, "chunk_tokens", chunk_tokens, 1, MAX_SEQ, integer=True)
     if request_rate is not None:
         _check(fn, "request_rate", request_rate, 0.0)
-        if request_rate <= 0:
-            raise ArgumentValueError(fn, "request_rate",
-                                     f"must be a positive number, got {request_rate!r}")
+        if request_rate < MIN_REQUEST_RATE:
+            raise ArgumentValueError(fn, "request_rate", "must be a positive number of at "
+                                     f"least {MIN_REQUEST_RATE:g} requests/s, got "
+                                     f"{request_rate!r}")
     if num_requests is not None:
         _check(fn, "num_requests", num_requests, 1, MAX_NUM_REQUESTS, integer=True)
         if spec_k:
@@ -265,6 +282,21 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         if ep > 1:
             raise ArgumentValueError(fn, "num_requests", "a finite run is simulated for one "
                                      f"tensor-parallel replica; got ep={ep!r}")
+        if request_rate is not None and num_requests / request_rate > MAX_ARRIVAL_SPAN_S:
+            raise ArgumentValueError(fn, "request_rate", "must keep a finite run's arrivals "
+                                     f"within {MAX_ARRIVAL_SPAN_S:g} s (num_requests / "
+                                     f"request_rate), got request_rate={request_rate!r} for "
+                                     f"num_requests={num_requests!r}")
+    elif mixed_prefill is not None or overlap_schedule is not None:
+        name, value = (("mixed_prefill", mixed_prefill) if mixed_prefill is not None
+                       else ("overlap_schedule", overlap_schedule))
+        raise ArgumentValueError(fn, name, "must be left unset without num_requests (it sets "
+                                 "the scheduler of a finite run; "
+                                 f"the steady-state rows assume mixed steps), got {value!r}")
+    if arrival != "even" and (num_requests is None or request_rate is None):
+        raise ArgumentValueError(fn, "arrivals", f"{arrival!r} needs a finite run at a rate "
+                                 "(num_requests=... and request_rate=...), got num_requests="
+                                 f"{num_requests!r}, request_rate={request_rate!r}")
     bs = batch_sizes(fn, "batches", batches)
     if sustained_clock is None:
         sustained_clock = num_requests is not None and request_rate is None
@@ -360,16 +392,19 @@ def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
         raise ValueError(f"{fn}: request_rate {rate:g}/s exceeds what the engine sustains "
                          f"(about {cap:.4g} requests/s at the {max_batch} concurrent requests "
                          "its KV cache admits)")
-    lo, hi = 0.0, float(max_batch)
-    for _ in range(40):
+    # e2e grows with N, so N <= rate · e2e(max_batch): the bracket scales with the rate and
+    # the tolerance is relative (an absolute 1e-3 floor held every rate below ~1e-5 /s at
+    # N = 6e-4, 0.099 tokens/s at 1e-300 requests/s).
+    lo, hi = 0.0, rate * top["e2e_s"]
+    for _ in range(60):
         mid = 0.5 * (lo + hi)
-        if rate * row(max(mid, 1e-9))["e2e_s"] > mid:
+        if rate * row(mid)["e2e_s"] > mid:
             lo = mid
         else:
             hi = mid
-        if hi - lo < 1e-3 * max(hi, 1.0):
+        if hi - lo < 1e-3 * hi:
             break
-    out: dict[str, Any] = row(max(hi, 1e-9))
+    out: dict[str, Any] = row(hi)
     out["request_rate"] = rate
     return out
 
