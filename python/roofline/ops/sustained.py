@@ -59,9 +59,16 @@ def settle_columns(cols: np.ndarray, clock: tuple[float, float, float]) -> None:
     above ``max(compute, memory)``; memory and the other columns kept."""
     f, tau, p = clock
     t, c, m = cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2]
-    cols[:, 0] = np.asarray(_core.sustained_gemm_time_s(t, c, m, f, tau, p))
-    cols[:, 1] = np.asarray(_core.sustained_compute_s(c, f, tau))
-    cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], m), 0.0)
+    _reprice(cols, _core.sustained_gemm_time_s(t, c, m, f, tau, p),
+             _core.sustained_compute_s(c, f, tau))
+
+
+def _reprice(cols: np.ndarray, time_s: Any, compute_s: Any) -> None:
+    """Kernels' columns given their new time and compute time at another clock: overhead is
+    the time above ``max(compute, memory)``; memory and the other columns are kept."""
+    cols[:, 0] = np.asarray(time_s)
+    cols[:, 1] = np.asarray(compute_s)
+    cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], cols[:, 2]), 0.0)
 
 
 def at_settled_clock(e: Estimate[Any], clock: tuple[float, float, float] | None
@@ -120,9 +127,8 @@ def limit_columns(cols: np.ndarray, clock: tuple[float, float, float], load: np.
     has no compute)."""
     f, tau, p = clock
     t, c, m = cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2]
-    cols[:, 0] = np.asarray(_core.limited_gemm_time_s(t, c, m, f, tau, p, load))
-    cols[:, 1] = np.asarray(_core.limited_compute_s(c, f, tau, load))
-    cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], m), 0.0)
+    _reprice(cols, _core.limited_gemm_time_s(t, c, m, f, tau, p, load),
+             _core.limited_compute_s(c, f, tau, load))
     boost = np.asarray(_core.limited_compute_s(c, f, tau, 0.0), dtype=float)
     ran_at: np.ndarray = np.ones(len(c))
     np.divide(boost, cols[:, 1], out=ran_at, where=cols[:, 1] > 0)

@@ -91,9 +91,10 @@ def _limit_clock(rows: list[dict[str, Any]], devices: list[Any],
     for d in np.unique(dev[idx]):
         mine = dev == d
         t0 = float(start[mine].min())
-        at = idx[dev[idx] == d]
-        load[dev[idx] == d] = timeline_load(start[mine] - t0, end[mine] - t0,
-                                            0.5 * (start[at] + end[at]) - t0, prior_load)
+        on_d = dev[idx] == d
+        at = idx[on_d]
+        load[on_d] = timeline_load(start[mine] - t0, end[mine] - t0,
+                                   0.5 * (start[at] + end[at]) - t0, prior_load)
     ran_at = limit_columns(cols, clock, load)
     clocks = {}
     for (i, _, share), t, x in zip(clocked, cols[:, 0], ran_at, strict=True):
