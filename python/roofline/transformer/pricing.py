@@ -44,8 +44,8 @@ def _f8_kernels(ops: Program, hw: Hardware, efficiency: EfficiencyLike) -> int:
         m, k, n = ops.f8[0]
         r = float8_linear(m, k, n, recipe=ops.recipe, hardware=hw,
                            mode="training" if ops.train else "inference", efficiency=efficiency)
-        k = r.kernels()  # the bf16 rows are the baseline it is compared with, not launched
-        _F8_KERNELS[key] = max(1, int((k["role"] != "bf16_gemm").sum()))
+        listed = r.kernels()  # its bf16 rows are the baseline it is compared with, not launched
+        _F8_KERNELS[key] = max(1, int((listed["role"] != "bf16_gemm").sum()))
     return _F8_KERNELS[key]
 
 
