@@ -59,7 +59,23 @@ def link_bytes_per_s(hardware: HardwareLike = None, bandwidth_fraction: float = 
     return hw.interconnect_bytes_per_s / 2.0 * frac
 
 
-_link_rate = link_bytes_per_s  # the module function, where a parameter shadows its name
+def _link(fn: str, hardware: HardwareLike, link: float | None, latency_s: float,
+          bandwidth_fraction: float) -> tuple[float, float, str]:
+    """The checked link of a collective: (bytes/s per direction, latency per step, the
+    hardware's name, "" for an explicit rate without hardware)."""
+    lat = positive_float(fn, "latency_s", latency_s, allow_zero=True, high=1e6)
+    frac = positive_float(fn, "bandwidth_fraction", bandwidth_fraction)
+    if frac > 1:
+        raise ValueError(f"{fn}: bandwidth_fraction must be in (0, 1], got {bandwidth_fraction!r}")
+    if link is None:
+        return link_bytes_per_s(hardware, bandwidth_fraction), lat, resolve_hardware(hardware).name
+    if frac != 1.0:
+        raise ValueError(
+            f"{fn}: bandwidth_fraction={bandwidth_fraction!r} scales the database's link rate; "
+            f"with link_bytes_per_s={link!r} pass the rate already scaled"
+        )
+    bw = positive_float(fn, "link_bytes_per_s", link, low=1.0)
+    return bw, lat, "" if hardware is None else resolve_hardware(hardware).name
 
 
 def _run(
@@ -69,7 +85,7 @@ def _run(
     ranks: ArrayLike,
     algorithm: str,
     hardware: HardwareLike,
-    link_bytes_per_s_: float | None,
+    link: float | None,
     latency_s: float,
     bandwidth_fraction: float,
 ) -> Estimate[Any]:
@@ -79,21 +95,7 @@ def _run(
         nbytes=positive_int_array(fn, "nbytes", nbytes),
         ranks=positive_int_array(fn, "ranks", ranks),
     )
-    lat = positive_float(fn, "latency_s", latency_s, allow_zero=True, high=1e6)
-    frac = positive_float(fn, "bandwidth_fraction", bandwidth_fraction)
-    if frac > 1:
-        raise ValueError(f"{fn}: bandwidth_fraction must be in (0, 1], got {bandwidth_fraction!r}")
-    if link_bytes_per_s_ is None:
-        bw = link_bytes_per_s(hardware, bandwidth_fraction)
-        name = resolve_hardware(hardware).name
-    else:
-        if frac != 1.0:
-            raise ValueError(
-                f"{fn}: bandwidth_fraction={bandwidth_fraction!r} scales the database's link rate; "
-                f"with link_bytes_per_s={link_bytes_per_s_!r} pass the rate already scaled"
-            )
-        bw = positive_float(fn, "link_bytes_per_s", link_bytes_per_s_, low=1.0)
-        name = "" if hardware is None else resolve_hardware(hardware).name
+    bw, lat, name = _link(fn, hardware, link, latency_s, bandwidth_fraction)
     cols = _core.collective_sweep(op, algo, b, r, bw, lat)
     return from_columns(cols, shape, label=f"{fn} {algorithm}", hardware=name)
 
@@ -260,14 +262,13 @@ def all_to_all(
         raise ValueError(f"{fn}: ranks_per_node={ranks_per_node!r} needs network_bytes_per_s "
                          "(the scale-out rate per GPU)")
     net = positive_float(fn, "network_bytes_per_s", network_bytes_per_s, low=1.0)
-    up = _run(fn, _C.all_to_all, nbytes, ranks, "ring", hardware, link_bytes_per_s,
-              latency_s, bandwidth_fraction)  # checks the other arguments, names the link
-    (b, r, n), shape = broadcast(fn, nbytes=positive_int_array(fn, "nbytes", nbytes),
-                                 ranks=positive_int_array(fn, "ranks", ranks), ranks_per_node=node)
-    bw = (_link_rate(hardware, bandwidth_fraction) if link_bytes_per_s is None
-          else float(link_bytes_per_s))
-    cols = _core.spanning_all_to_all_sweep(b, r, n, bw, net, latency_s)
-    return from_columns(cols, shape, label=f"{fn} spanning", hardware=up.hardware)
+    sizes = {"nbytes": positive_int_array(fn, "nbytes", nbytes),
+             "ranks": positive_int_array(fn, "ranks", ranks)}
+    broadcast(fn, **sizes)  # their own error first, as the one-domain path gives it
+    bw, lat, name = _link(fn, hardware, link_bytes_per_s, latency_s, bandwidth_fraction)
+    (b, r, n), shape = broadcast(fn, **sizes, ranks_per_node=node)
+    cols = _core.spanning_all_to_all_sweep(b, r, n, bw, net, lat)
+    return from_columns(cols, shape, label=f"{fn} spanning", hardware=name)
 
 
 def send_recv(
