@@ -32,6 +32,7 @@ class _FusedAttention(torch.autograd.Function):
         ctx.rec = rec
         ctx.causal = causal
         ctx.dropout_p = dropout_p
+        ctx.masked = masked
         ctx.save_for_backward(q, k, v)
         _record_attention(rec, q, k, v, causal, False, masked, dropout_p)
         return q.new_empty((*q.shape[:-1], v.shape[-1]))
@@ -39,7 +40,7 @@ class _FusedAttention(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> Any:
         q, k, v = ctx.saved_tensors
-        _record_attention(ctx.rec, q, k, v, ctx.causal, True, dropout_p=ctx.dropout_p)
+        _record_attention(ctx.rec, q, k, v, ctx.causal, True, ctx.masked, ctx.dropout_p)
         return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), None, None, None,
                 None)
 

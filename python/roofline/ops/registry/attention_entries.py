@@ -62,6 +62,23 @@ MASKED_ROUND_TRIPS_PER_BLOCK = 3
 #: the O tile's (and row statistics') store after the last.
 MASKED_ROUND_TRIPS_PER_TILE = 2
 
+#: Tile of cuDNN's sm90 attention backward (``..._sm90_flash_bprop_wgmma_f16_knob_26_64x64x128
+#: _1x4x1``, the kernel the H200 train traces record): each CTA owns 64 keys and loops over
+#: the queries in blocks of 64 rows.
+MASKED_BPROP_KEYS = 64
+MASKED_BPROP_BLOCK_ROWS = 64
+
+#: Dependent round trips the mask adds per block of a long query (more than one tile of
+#: queries), forward and backward: the K, V (backward: Q, dO) tiles arrive by TMA into a
+#: pipelined buffer and overlap the MMAs, but the (b, 1, sq, kv) bias tile is read with
+#: ordinary loads (no TMA descriptor, as for the short query) right before it is added to
+#: the scores, so every block waits for it once; ``_core.masked_attention_chain_s(tiles,
+#: SMs, blocks, 1, 0, CAT_STEP_S)`` on top of the unmasked kernel's time. On the H200
+#: (HF's compiled train step, 1x32x4096x128 under a 1x1x4096x4096 mask) this predicts
+#: 447 + 410 = 857 us forward (measured 824) and 1285 + 819 = 2104 us backward (measured
+#: 2396: the backward's mask cost is ~1.4 round trips per block, not modelled).
+MASKED_LONG_ROUND_TRIPS_PER_BLOCK = 1
+
 
 def _flag(v: Any) -> bool:
     s = str(v).strip()
@@ -102,11 +119,39 @@ def fused_attention(p: Pricer, q: TensorArg, k: TensorArg, v: TensorArg, causal:
     how = (f"rl.attention({b}, {h}, {sq}, {skv}, {d}, kv_heads={hk}, v_head_dim={dv}, "
            f"causal={causal}, backward={backward}, dtype={dt!r}, backend={backend!r}"
            + (f", dropout_p={drop:g})" if drop else ")"))
-    if masked and not backward and 1 < sq <= 64 and _runs_cudnn(p, b, h, hk, sq, skv, d, dt,
-                                                                 backend):
+    if masked and not backward and 1 < sq <= MASKED_TILE_ROWS and _runs_cudnn(
+            p, b, h, hk, sq, skv, d, dt, backend):
         e, why = _masked_floor(p, e, key, q, k, v, b, h, sq, skv)
         how += why
+    elif masked and sq > MASKED_TILE_ROWS and _runs_cudnn(p, b, h, hk, sq, skv, d, dt, backend):
+        e, why = _masked_long(p, e, key, b, h, sq, skv, backward)
+        how += why
     return [("attention", e)], how
+
+
+def _masked_long(p: Pricer, e: Any, key: tuple[Any, ...], b: int, h: int, sq: int, skv: int,
+                 backward: bool) -> tuple[Any, str]:
+    """cuDNN's sm90 kernel on a long query under a mask: the unmasked kernel's time plus one
+    dependent load of the mask tile per block (:data:`MASKED_LONG_ROUND_TRIPS_PER_BLOCK`),
+    ``_core.masked_attention_chain_s(tiles, SMs, blocks, 1, 0, CAT_STEP_S)`` with one CTA per
+    SM. Forward: ``tiles = b·h·ceil(sq / 64)``, ``blocks = ceil(skv / 128)``; backward:
+    ``tiles = b·h·ceil(skv / 64)``, ``blocks = ceil(sq / 64)``. The mask's FLOPs and bytes
+    (read from L2: one broadcast tile per block) are not counted apart."""
+    if backward:
+        tiles = b * h * -(-skv // MASKED_BPROP_KEYS)
+        blocks = -(-sq // MASKED_BPROP_BLOCK_ROWS)
+    else:
+        tiles = b * h * -(-sq // MASKED_TILE_ROWS)
+        blocks = -(-skv // MASKED_BLOCK_KEYS)
+    chain = _core.masked_attention_chain_s(
+        float(tiles), float(p.hardware.sms or 0), float(blocks),
+        float(MASKED_LONG_ROUND_TRIPS_PER_BLOCK), 0.0, CAT_STEP_S)
+    if chain <= 0.0:
+        return e, ""
+    e = p.cached(key + ("masked long",), lambda: dataclasses.replace(
+        e, time_s=float(e.time_s) + chain))
+    return e, (f"; masked: + {MASKED_LONG_ROUND_TRIPS_PER_BLOCK} DRAM round trip per "
+               f"{blocks}-block loop for the mask tile ({tiles} CTAs)")
 
 
 def _masked_floor(p: Pricer, e: Any, key: tuple[Any, ...], q: TensorArg, k: TensorArg,
@@ -154,8 +199,9 @@ def _sdpa(call: Call, p: Pricer) -> Priced:
     if q is None or k is None or v is None:
         return None, f"{call.name}: no q, k, v shapes"
     causal = _flag(call.arg("custom_mask_type" if mask_type else "is_causal", causal_i, False))
-    # cuDNN's forward records its attn_bias as the 4th input
-    masked = backend == "cudnn" and not backward and call.tensor(3) is not None
+    # cuDNN's forward records its attn_bias as the 4th input, its backward as the 9th
+    bias = call.tensor(8 if backward else 3) if backend == "cudnn" else None
+    masked = bias is not None and len(bias.shape) == 4
     drop = call.arg("dropout_p", drop_i)
     try:
         dropout = float(drop) if drop is not None else 0.0
