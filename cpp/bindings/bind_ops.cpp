@@ -210,6 +210,13 @@ void bind_ops(py::module_& m) {
         "Latency chain of an attention forward waiting on each KV block's loads in turn: "
         "ceil(tiles / sms) x (kv_blocks x round_trips_per_block + round_trips_per_tile) x "
         "step_s.");
+  m.def("nll_loss_threads", &nll_loss_threads, py::arg("rows"),
+        "Threads of aten's one-block nll_loss kernels: clamp(2^round(log2(rows / 16)), 32, "
+        "1024).");
+  m.def("nll_loss_chain_s", &nll_loss_chain_s, py::arg("rows"), py::arg("round_trips"),
+        py::arg("step_s"),
+        "Time of aten's one-block nll_loss kernel: ceil(rows / nll_loss_threads(rows)) x "
+        "round_trips x step_s.");
   m.def("aten_loop_floor_s",
         [](double numel, double sms, double step_s, double threads_per_sm) {
           return aten_loop_floor_s(numel, sms, threads_per_sm, step_s);

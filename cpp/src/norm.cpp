@@ -336,6 +336,17 @@ double aten_loop_floor_s(double numel, double sms, double threads_per_sm,
   return std::ceil(numel / threads) * step_s;
 }
 
+double nll_loss_threads(double rows) noexcept {
+  if (!(rows >= 16.0)) return 32.0;
+  const double x = std::exp2(std::round(std::log2(std::floor(rows / 16.0))));
+  return std::clamp(x, 32.0, 1024.0);
+}
+
+double nll_loss_chain_s(double rows, double round_trips, double step_s) noexcept {
+  if (!(rows > 0) || !(round_trips > 0) || !(step_s > 0)) return 0.0;
+  return std::ceil(rows / nll_loss_threads(rows)) * round_trips * step_s;
+}
+
 void row_op_sweep(RowOp op, const double* rows, const double* cols, std::size_t n_points,
                   const RowOpShape& flags, const Rates& rates, EstimateColumns out) noexcept {
   for (std::size_t i = 0; i < n_points; ++i) {

@@ -58,6 +58,16 @@ inline constexpr double kAtenLoopThreadsPerSm = 2048.0;
 double aten_loop_floor_s(double numel, double sms, double threads_per_sm,
                          double step_s) noexcept;
 
+/// Threads of aten's one-block nll_loss kernels (reduced 2-d forward and backward):
+/// `clamp(2^round(log2(rows / 16)), 32, 1024)`. 32 for no rows.
+double nll_loss_threads(double rows) noexcept;
+
+/// Time of aten's one-block nll_loss kernel over `rows` targets: each of
+/// `nll_loss_threads(rows)` threads walks `ceil(rows / threads)` rows, each row
+/// `round_trips` dependent loads of `step_s` (forward: the target, then the logit it indexes:
+/// 2; backward: the target, its store fire-and-forget: 1). 0 without rows.
+double nll_loss_chain_s(double rows, double round_trips, double step_s) noexcept;
+
 /// Shared memory aten's block softmax may cache a row in: the default 48 KiB less its reduction
 /// buffer (longer rows are read again).
 inline constexpr double kAtenSoftmaxSmemBytes = 49152.0 - 32.0 * 4.0;

@@ -24,6 +24,7 @@ from . import (
     gather_entries,
     gemm_entries,
     kernel_entries,
+    nll_entries,
     public_entries,
     weight_only_entries,
 )
@@ -37,7 +38,7 @@ __all__ = ["Call", "Entry", "Impl", "Pricer", "Priced", "TensorArg", "entries", 
 
 del aten_memory, atomic_entries, attention_entries, fallback, foreach_entries, gather_entries
 del gemm_entries
-del kernel_entries
+del kernel_entries, nll_entries
 del public_entries, weight_only_entries
 
 

@@ -40,13 +40,12 @@ memory("scatter", "index", "index_put",
        "repeat", "roll", "flip", "where", "native_dropout_backward")
 memory("native_dropout", rule="dropout")
 # reductions: read the inputs, write nothing worth counting
-memory("sum", "mean", "amax", "amin", "var_mean", "nll_loss_forward", rule="reduce",
-       kind="reduction")
+memory("sum", "mean", "amax", "amin", "var_mean", rule="reduce", kind="reduction")
 memory("max", "min", "norm", "linalg_vector_norm", "var", "std", "std_mean", "argmax",
        "argmin", "any", "all", "prod", "nll_loss2d_forward", rule="reduce")
 # routing bookkeeping of MoE layers (HF's experts): one pass over their inputs and outputs
 memory("topk", "sort", "histc", "cumsum", "floor_divide", "bincount", "argsort")
-memory("nll_loss_backward", kind="reduction")
+# nll_loss_forward / nll_loss_backward: nll_entries.py (one-block kernels)
 # elementwise
 memory("add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "relu", "relu_",
        "clamp_min", "clamp", "clamp_max", "threshold_backward", "silu", "silu_backward",
