@@ -30,7 +30,7 @@ def _triton(call: Call, p: Pricer) -> Priced:
     over every tensor argument (its inputs and outputs)."""
     if call.outputs is not None:
         return stream(call, p, "kernel", "memory")
-    call = _token_rows(call)
+    call = _scattered_buffer(_token_rows(call))
     got = _log_softmax_stats(call, p)
     if got is not None:
         return got
@@ -84,6 +84,37 @@ def _token_rows(call: Call) -> Call:
             changed = True
         out.append(x)
     return dataclasses.replace(call, inputs=tuple(out)) if changed else call
+
+
+#: Ops that write into a buffer at indexed positions (in place: the buffer is an argument).
+_SCATTER_OPS = ("index_copy", "index_put", "scatter")
+
+#: How much larger than the kernel's largest other floating operand an argument must be to be
+#: the scattered-into buffer rather than a source (a KV cache: thousands of slots per token).
+_SCATTER_RATIO = 4
+
+
+def _scattered_buffer(call: Call) -> Call:
+    """An Inductor kernel that ``index_copy`` / ``index_put`` / ``scatter``-writes into a
+    buffer (HF StaticCache's ``index_copy_`` of the new K / V into the cache, functionalized
+    and fused into the RoPE kernel) touches only the slots it writes: its grid covers the
+    source elements, each read once and stored once into the buffer. A trace records the
+    whole buffer as an argument: the one floating argument more than :data:`_SCATTER_RATIO` x
+    the largest other floating operand stands for that many written elements (same dtype). H200
+    decode at batch 64 (a 64 x 8 x 4097 x 128 bf16 cache, 64 x 1024 new elements): 1.2-1.8 us
+    measured, not a pass over the 537 MB cache. Other kernels unchanged."""
+    if not call.name.startswith("triton_") or not any(o in call.name for o in _SCATTER_OPS):
+        return call
+    floats = [t for t in call.tensors() if t.dtype_name is not None]
+    big = max((t.numel for t in floats), default=0)
+    rest = [t.numel for t in floats if t.numel != big]
+    if len(floats) - len(rest) != 1 or not rest or big <= _SCATTER_RATIO * max(rest):
+        return call
+    src = max(rest)
+    out = [TensorArg((src,), x.dtype_name, x.itemsize)
+           if isinstance(x, TensorArg) and x.dtype_name is not None and x.numel == big else x
+           for x in call.inputs]
+    return dataclasses.replace(call, inputs=tuple(out))
 
 
 def _log_softmax_stats(call: Call, p: Pricer) -> Priced | None:
