@@ -1,5 +1,6 @@
 """aten's one-block nll_loss kernels (reduced 2-d forward and backward): a chain of dependent
-loads over the rows, not a pass over the logits; hand-derived values."""
+loads over the rows, not a pass over the logits; and log_softmax's one-kernel backward (the
+rest of eager cross-entropy); hand-derived values."""
 
 from __future__ import annotations
 
@@ -62,3 +63,18 @@ def test_no_reduction_is_a_plain_pass() -> None:
     e, how = _est(Call("aten::nll_loss_forward", (X, T, None, 0, -100)))
     assert "threads" not in how
     assert float(e.bytes) > X.nbytes
+
+
+def test_log_softmax_backward_is_one_kernel() -> None:
+    """aten's log_softmax backward runs the block kernel on dy directly: dy and y read, dy
+    again after the sum (a 513 KB fp32 row is not cached), dx written: 4 x R x C x 4 B; the
+    softmax backward adds its dy * y kernel (2 reads, 1 write more) and 1 kernel."""
+    r, c = 4096, 128256
+    x = TensorArg((r, c), "fp32", 4)
+    e, how = _est(Call("aten::_log_softmax_backward_data", (x, x, 1, 6)))
+    s, _ = _est(Call("aten::_softmax_backward_data", (x, x, 1, 6)))
+    assert float(e.bytes) == pytest.approx(3 * r * c * 4)  # dy, y, dx (the re-read apart)
+    assert float(s.bytes) == pytest.approx(6 * r * c * 4)  # + dy, y read and tmp written
+    # both stream at one rate: 4 passes (dy, dy again, y, dx) against 7 (3 more for dy * y)
+    assert float(e.time_s) / float(s.time_s) == pytest.approx(4 / 7, rel=0.02)
+    assert "log_softmax: one kernel" in how

@@ -162,7 +162,8 @@ void bind_ops(py::module_& m) {
       .value("rmsnorm", RowOp::rmsnorm)
       .value("layernorm", RowOp::layernorm)
       .value("softmax", RowOp::softmax)
-      .value("cross_entropy", RowOp::cross_entropy);
+      .value("cross_entropy", RowOp::cross_entropy)
+      .value("log_softmax", RowOp::log_softmax);
   py::enum_<RowBackend>(m, "RowBackend")
       .value("fused", RowBackend::fused)
       .value("eager", RowBackend::eager)

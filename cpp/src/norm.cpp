@@ -18,7 +18,9 @@ double row_op_flops_per_element(RowOp op, bool backward) noexcept {
     //      + s1) / C) (4), dw += dy * xhat (2), db += dy (1) = 13.
     case RowOp::layernorm: return backward ? 13.0 : 7.0;
     // fwd: max, x - max, exp, sum, scale = 5. bwd: dot += dy * y (2), dy - dot, * y = 4.
-    case RowOp::softmax: return backward ? 4.0 : 5.0;
+    // log_softmax: fwd as softmax; bwd: sum dy, exp(y), dy - exp(y) * sum (2) = 4.
+    case RowOp::softmax:
+    case RowOp::log_softmax: return backward ? 4.0 : 5.0;
     // fwd: max, x - max, exp, sum = 4. bwd: x - lse, exp, - onehot, * dloss = 4.
     case RowOp::cross_entropy: return 4.0;
   }
@@ -54,6 +56,7 @@ Cost fused_cost(RowOp op, const RowOpShape& s) noexcept {
       break;
     }
     case RowOp::softmax:
+    case RowOp::log_softmax:
       // The output is what the backward needs: no statistics are saved.
       c.bytes_read = (s.backward ? 2.0 : 1.0) * elems * b;  // x, or y and dy
       c.bytes_written = elems * b;                          // y, or dx
@@ -173,10 +176,15 @@ Cost eager_cost(RowOp op, const RowOpShape& s) noexcept {
       break;
     }
     case RowOp::softmax:
+    case RowOp::log_softmax:
       if (!s.backward) {
         // max, sum of exp, exp / sum: re-reads twice when the row is not cached on chip; the
         // warp-per-row kernel keeps its exps in registers (exp, then a division).
         aten_softmax_rows(c, s, b, 2.0, 3.0, 2.0);
+      } else if (op == RowOp::log_softmax) {
+        // log_softmax_backward_cuda_out calls the backward kernel on dy directly (no dy * y
+        // kernel): dx = dy - exp(y) * sum(dy), dy read for its sum and again with y.
+        aten_softmax_rows(c, s, b, 1.0, 1.0, 1.0);
       } else {
         // tmp = dy * y (one elementwise kernel), then dx = y * (tmp - sum(tmp)) / ... : the
         // softmax backward kernel reads tmp for its sum and again with y for the output.
@@ -284,6 +292,7 @@ Cost compiled_cost(RowOp op, const RowOpShape& s) noexcept {
       }
       break;
     case RowOp::softmax:
+    case RowOp::log_softmax:
       if (s.backward) {
         if (looped) c.reread_bytes = 2.0 * elems * b;  // y and dy
       } else {

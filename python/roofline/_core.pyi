@@ -1192,10 +1192,13 @@ class RowOp:
       softmax
     
       cross_entropy
+    
+      log_softmax
     """
     __members__: typing.ClassVar[dict[str, RowOp]]
     cross_entropy: typing.ClassVar[RowOp]
     layernorm: typing.ClassVar[RowOp]
+    log_softmax: typing.ClassVar[RowOp]
     rmsnorm: typing.ClassVar[RowOp]
     softmax: typing.ClassVar[RowOp]
     @typing.overload

@@ -265,6 +265,20 @@ def softmax(
     return _row_op("softmax", rows, cols, dtype, hardware, backward, False, efficiency, backend)
 
 
+def log_softmax_eager(rows: ArrayLike, cols: ArrayLike, dtype: Any = "bf16",
+                      hardware: HardwareLike = None, *, backward: bool = False,
+                      backend: str = "eager", efficiency: EfficiencyLike = "default"
+                      ) -> Estimate[Any]:
+    """:func:`softmax`'s kernels for ``log_softmax`` (what ``_log_softmax`` /
+    ``_log_softmax_backward_data`` launch); the same forward. The backward is one kernel,
+    ``dx = dy - exp(y)·Σ dy`` (aten's ``log_softmax_backward_cuda_out`` has no ``dy·y``
+    kernel, unlike softmax's): reads ``2·R·C·b`` (dy, y), writes ``R·C·b`` (dx); the eager
+    block kernel reads dy again after its sum when the row is not cached (one exp per
+    element). Internal: priced by the op registry, not a public row op."""
+    return _row_op("log_softmax", rows, cols, dtype, hardware, backward, False, efficiency,
+                   backend)
+
+
 @overload
 def cross_entropy(
     rows: Scalar,

@@ -10,7 +10,7 @@
 namespace roofline {
 
 /// Row-wise streaming ops: one kernel normalizes or reduces each row of a rows x cols tensor.
-enum class RowOp : std::uint8_t { rmsnorm, layernorm, softmax, cross_entropy };
+enum class RowOp : std::uint8_t { rmsnorm, layernorm, softmax, cross_entropy, log_softmax };
 
 /// Which implementation runs a row-wise op.
 enum class RowBackend : std::uint8_t {

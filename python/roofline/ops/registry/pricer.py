@@ -10,14 +10,15 @@ from typing import Any
 from ...estimate import Estimate
 from ..elementwise import elementwise
 from ..gemm import gemm
-from ..rows import cross_entropy, layernorm, rmsnorm, softmax
+from ..rows import cross_entropy, layernorm, log_softmax_eager, rmsnorm, softmax
 from ..sustained import at_settled_clock, settled_clock
 
 __all__ = ["ROW_OPS", "Pricer"]
 
 #: Row ops by name.
 ROW_OPS: dict[str, Callable[..., Any]] = {"layernorm": layernorm, "rmsnorm": rmsnorm,
-                                          "softmax": softmax, "cross_entropy": cross_entropy}
+                                          "softmax": softmax, "cross_entropy": cross_entropy,
+                                          "log_softmax": log_softmax_eager}
 
 
 @dataclasses.dataclass

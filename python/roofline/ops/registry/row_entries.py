@@ -22,7 +22,7 @@ _ROWS: dict[str, tuple[str, bool, int, str]] = {
     "aten::_safe_softmax": ("softmax", False, 0, "self"),
     "aten::_log_softmax": ("softmax", False, 0, "self"),
     "aten::_softmax_backward_data": ("softmax", True, 0, "grad_output"),
-    "aten::_log_softmax_backward_data": ("softmax", True, 0, "grad_output"),
+    "aten::_log_softmax_backward_data": ("log_softmax", True, 0, "grad_output"),
 }
 
 
@@ -30,7 +30,7 @@ def row_op(p: Pricer, fn: str, x: TensorArg, cols: int, backward: bool, backend:
            save_stats: bool) -> Priced:
     """A row op over ``x`` with ``cols`` elements per row; a memory-bound pass when the row op
     has no model for x's type."""
-    kind = "softmax" if fn == "softmax" else "norm"
+    kind = "softmax" if fn in ("softmax", "log_softmax") else "norm"
     numel = x.numel
     if numel == 0:
         return [], f"{fn}: empty"
@@ -40,8 +40,10 @@ def row_op(p: Pricer, fn: str, x: TensorArg, cols: int, backward: bool, backend:
         if save_stats:
             kw["save_stats"] = True
         e = p.row(fn, rows, cols, x.dtype_name, backend, **kw)
-        return [(kind, e)], (f"rl.{fn}({rows}, {cols}, dtype={x.dtype_name!r}, "
-                             f"backward={backward}, backend={backend!r})")
+        log = fn == "log_softmax"
+        return [(kind, e)], (f"rl.{'softmax' if log else fn}({rows}, {cols}, "
+                             f"dtype={x.dtype_name!r}, backward={backward}, backend={backend!r})"
+                             + ("; log_softmax: one kernel, no dy*y kernel" if log else ""))
     b = x.nbytes
     # forward: read x, write y; backward: read x (or y) and dy, write dx
     reads, writes = (2 * b, b) if backward else (b, b)
@@ -51,7 +53,7 @@ def row_op(p: Pricer, fn: str, x: TensorArg, cols: int, backward: bool, backend:
 
 def _cols(call: Call, fn: str, x: TensorArg) -> int:
     """Elements per row: the normalized shape (norms) or the size along ``dim`` (softmax)."""
-    if fn == "softmax":
+    if fn in ("softmax", "log_softmax"):
         dim = call.arg("dim", 2 if call.name.endswith("_data") else 1, -1)
         try:
             return x.shape[int(dim)] if x.shape else 1
@@ -77,9 +79,10 @@ def _row(call: Call, p: Pricer) -> Priced:
         return None, f"{call.name}: no input shape / type to price"
     # a norm's forward writes its statistics (mean / rstd) when it returns them: aten's
     # native_layer_norm and _fused_rms_norm do (a trace records no outputs: the aten op's)
-    save = fn != "softmax" and not backward and (call.outputs is None or len(call.outputs) > 1)
+    save = fn not in ("softmax", "log_softmax") and not backward and (
+        call.outputs is None or len(call.outputs) > 1)
     return row_op(p, fn, x, _cols(call, fn, x), backward, "eager", save)
 
 
 for _name in _ROWS:
-    register(_name, kind="row", op=_ROWS[_name][0])(_row)
+    register(_name, kind="row", op=_ROWS[_name][0].removeprefix("log_"))(_row)
