@@ -58,3 +58,10 @@ def test_short_query_keeps_its_own_model() -> None:
     call = Call("aten::_cudnn_attention_forward", (q, kv, kv, mask))
     _, how = price(call, Pricer(rl.hardware(HW), "default"))
     assert "round trip per" not in how
+
+
+def test_masked_kernel_stays_clocked() -> None:
+    """The masked estimate is still a compute kernel the power limiter's clock reprices."""
+    p = Pricer(rl.hardware(HW), "default")
+    costs, _ = price(_forward(MASK), p)
+    assert costs and id(costs[0][1]) in p.clocked

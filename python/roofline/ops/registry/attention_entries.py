@@ -150,6 +150,7 @@ def _masked_long(p: Pricer, e: Any, key: tuple[Any, ...], b: int, h: int, sq: in
         return e, ""
     e = p.cached(key + ("masked long",), lambda: dataclasses.replace(
         e, time_s=float(e.time_s) + chain))
+    p.clocked.add(id(e))  # still a compute kernel: the limiter's clock reprices its compute
     return e, (f"; masked: + {MASKED_LONG_ROUND_TRIPS_PER_BLOCK} DRAM round trip per "
                f"{blocks}-block loop for the mask tile ({tiles} CTAs)")
 
