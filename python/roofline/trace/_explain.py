@@ -135,6 +135,9 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
         if key not in cache:
             cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff, pricer,
                                   strides=k.strides)
+        if len(idx) == 1:  # one kernel takes the whole estimate (share 1.0 either way)
+            priced[idx[0]] = cache[key]
+            continue
         total = math.fsum(ks[i].dur_us for i in idx)
         for i in idx:
             priced[i] = cache[key]
