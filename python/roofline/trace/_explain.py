@@ -173,7 +173,10 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
             if f is None:
                 f = figures[id(est)] = (float(est.time_s), _roofline(est), float(est.flops),
                                         float(est.bytes), str(est.bound))
-            t_s, roof_s, flops, nbytes = f[0] * s, f[1] * s, f[2] * s, f[3] * s
+            if s == 1.0:  # the estimate's own floats (x * 1.0 is x): no new objects per row
+                t_s, roof_s, flops, nbytes = f[0], f[1], f[2], f[3]
+            else:
+                t_s, roof_s, flops, nbytes = f[0] * s, f[1] * s, f[2] * s, f[3] * s
             bound = f[4]
         else:
             t_s = roof_s = flops = nbytes = nan
