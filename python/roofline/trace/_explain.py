@@ -142,6 +142,7 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
         for i in idx:
             priced[i] = cache[key]
             shares[i] = ks[i].dur_us / total if total > 0 else 1.0 / len(idx)
+    del by_op  # (a list per op instance: freed before the rows take their memory)
     t0 = ks[0].ts_us if ks else 0.0
     n = len(ks)
     graph = sum(1 for k in ks if k.graph)
