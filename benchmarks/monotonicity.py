@@ -98,6 +98,19 @@ def _steps(base: dict[str, np.ndarray]) -> list[tuple[str, dict[str, np.ndarray]
     return out
 
 
+def _exists(hw: Any, backend: str) -> bool:
+    """Whether ``backend`` runs on ``hw`` (cuDNN attention only on NVIDIA GPUs: elsewhere
+    the model refuses it, as it must, and there is no pair to compare)."""
+    try:
+        rl.attention(1, 1, 1, 1, 64, hardware=hw, backend=backend,
+                     dtype="bf16" if hw.bf16_flops_per_s else "fp32")
+    except ValueError as e:
+        if "does not exist" in str(e):
+            return False
+        raise
+    return True
+
+
 def _times(shapes: dict[str, np.ndarray], hw: Any, backend: str, causal: bool,
            backward: bool) -> np.ndarray:
     dtype = "bf16" if hw.bf16_flops_per_s else "fp32"
@@ -115,6 +128,8 @@ def count_attention(hw: Any, rng: np.random.Generator, points: int,
         for backward in (False, True):
             for causal in (False, True):
                 base = attention_shapes(rng, points)
+                if not _exists(hw, backend):
+                    continue
                 t0 = _times(base, hw, backend, causal, backward)
                 for name, big in _steps(base):
                     t1 = _times(big, hw, backend, causal, backward)
@@ -181,6 +196,8 @@ def classes(hardware: list[str], points: int, seed: int) -> dict[str, tuple[int,
         dtype = "bf16" if hw.bf16_flops_per_s else "fp32"
         for backend in ("flash", "cudnn", "efficient", "auto"):
             s = attention_shapes(rng, points)
+            if not _exists(hw, backend):
+                continue
             kw = dict(kv_heads=s["kv_heads"], dtype=dtype, hardware=hw, backend=backend)
             args = (s["batch"], s["heads"], s["q_len"], s["kv_len"], s["head_dim"])
             for bwd in (False, True):

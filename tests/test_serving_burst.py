@@ -68,16 +68,18 @@ def test_prefill_without_mixing_by_hand() -> None:
 
 def test_overlap_scheduler_delays_an_arrival_by_one_step() -> None:
     # B arrives at 0.5 s, during A's prefill step (0 -> 1.1 s). Without overlap, step 2
-    # (from 1.1 s) mixes A's decode with B's prompt (1.2 s -> 2.3; TTFT 1.8), step 3 both
-    # decode (1.2 -> 3.5, A done), step 4 B alone (1.1 -> 4.6).
+    # (from 1.1 s) mixes A's decode with B's prompt (1.2 s -> 2.3), step 3 both decode
+    # (1.2 -> 3.5, A done), step 4 B alone (1.1 -> 4.6). B's wait is scored over the step it
+    # landed in, (0, 1.1]: from its mid-point 0.55, TTFT 2.3 - 0.55 = 1.75.
     plain = _run(2, 10, 3, 100, 100, interval=0.5)
-    assert plain["ttft_mean_s"] == pytest.approx((1.1 + 1.8) / 2)
+    assert plain["ttft_mean_s"] == pytest.approx((1.1 + 1.75) / 2)
     assert plain["makespan_s"] == pytest.approx(4.6)
     # With overlap, step 2's batch was formed when step 1 started (at 0, before B came):
     # step 2 = A decodes (1.1 -> 2.2); step 3 = A decodes + B's prompt (1.2 -> 3.4, A done;
-    # TTFT 2.9); steps 4, 5 = B decodes (1.1 each -> 5.6).
+    # B seen at step 3, as is any arrival in (0, 1.1]: TTFT 3.4 - 0.55 = 2.85); steps 4, 5 =
+    # B decodes (1.1 each -> 5.6).
     lag = _run(2, 10, 3, 100, 100, interval=0.5, overlap=True)
-    assert lag["ttft_mean_s"] == pytest.approx((1.1 + 2.9) / 2)
+    assert lag["ttft_mean_s"] == pytest.approx((1.1 + 2.85) / 2)
     assert lag["makespan_s"] == pytest.approx(5.6)
     # an idle engine sees an arrival at once: B at 10 s after A is done (3.3 s)
     idle = _run(2, 10, 3, 100, 100, interval=10.0, overlap=True)
@@ -92,13 +94,16 @@ def test_poisson_arrivals_by_hand() -> None:
     # equidistributed gaps: the mean gap is the interval (a Poisson process at the rate)
     assert _core.poisson_arrival_s(10_000, 1.0) / 10_000 == pytest.approx(1.0, rel=0.01)
     # B arrives at 1.2560 s, after A's prefill step (0 -> 1.1): step 2 = A decodes (-> 2.2),
-    # step 3 = A decodes + B's prompt (1.2 s -> 3.4, A done; B's TTFT 3.4 - 1.256), then B
-    # decodes twice (1.1 s each -> 5.6)
+    # step 3 = A decodes + B's prompt (1.2 s -> 3.4, A done), then B decodes twice (1.1 s
+    # each -> 5.6). B landed in step 2 (1.1, 2.2]: a Poisson arrival known to land there is
+    # uniform in it, so its TTFT is scored from the mid-point 1.65: 3.4 - 1.65 = 1.75.
     b = -math.log1p(-u1) * 10.0
+    assert 1.1 < b <= 2.2
     r = _core.inflight_run(2, 10.0, 10, 3, 100, 100, 100, 1, True, _step, 10_000,
                            poisson_arrivals=True)
     assert r["makespan_s"] == pytest.approx(5.6)
-    assert r["ttft_mean_s"] == pytest.approx((1.1 + 3.4 - b) / 2)
+    assert r["ttft_mean_s"] == pytest.approx((1.1 + 1.75) / 2)
+    assert r["e2e_mean_s"] == pytest.approx((3.4 + 5.6 - 1.65) / 2)
     df = T.serve("Llama-3-8B", H100, prompt_len=256, output_len=32, num_requests=40,
                  request_rate=20.0, arrivals="poisson")
     assert df["arrivals"].iloc[0] == "poisson"

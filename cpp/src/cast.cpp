@@ -99,11 +99,14 @@ struct Compiled {
   KernelSinkT<T>& out;
 
   // Split amax reduction: blocks of the tensor (or of each column) write partial maxima, then
-  // one small kernel reduces them and computes the scale.
+  // one small kernel reduces them and computes the scale. That kernel reads the partial
+  // maxima (at least two fp32) and writes the fp32 scale: few bytes, but a launch like any
+  // other, so it pays the streaming latency (a zero-byte cost would price it at 0 s).
   void amax(const char* name, const T& n, bool fuse_read) const {
     out.push(name, KernelRole::cast,
              at<T>(fuse_read ? T(0.0) : kBf16 * n, T(0.0), t.amax_fraction));
-    out.push("amax reduce (stage 2) + scale", KernelRole::cast, traffic<T>(T(0.0), T(0.0)));
+    out.push("amax reduce (stage 2) + scale", KernelRole::cast,
+             traffic<T>(T(2.0 * kFp32), T(kFp32)));
   }
   // Scaled cast with one row-major fp8 output (streams at the full rate).
   void cast(const char* name, const T& n) const {
@@ -201,10 +204,11 @@ void compiled_training(const T& d0, const T& d1, TensorRole role, Recipe r, bool
                        : "grad_output cast dim1 (column-scaled, transposed)",
                d0, d1);
       // The backward graph also fills a one-element tensor of ones (triton_poi_fused_new_ones
-      // in the H200 traces of the compiled rowwise step): no bytes, one more launch.
+      // in the H200 traces of the compiled rowwise step): one fp32 element written, one more
+      // launch, which pays the streaming latency like any other.
       if (role == TensorRole::grad_output) {
         k.out.push("ones (one-element kernel of the backward graph)", KernelRole::cast,
-                   traffic<T>(T(0.0), T(0.0)));
+                   traffic<T>(T(0.0), T(kFp32)));
       }
       return;
     default:  // rowwise_with_gw_hp
@@ -270,9 +274,11 @@ ROOFLINE_FLATTEN void training_cast_kernels_to(const T& d0, const T& d1, TensorR
     out.push(name, KernelRole::cast,
              traffic<T>(fuse_read ? zero : kBf16 * n, T(lowp * n + scales)));
   };
+  // A split amax: the partial maxima, then their reduction, which reads them (at least two
+  // fp32) and writes the fp32 amax: a launch that pays the streaming latency, never 0 s.
   auto amax = [&](const char* name, bool fuse_read) {
     out.push(name, KernelRole::cast, traffic<T>(fuse_read ? zero : kBf16 * n, zero));
-    out.push("amax reduce (stage 2)", KernelRole::cast, traffic<T>(zero, zero));
+    out.push("amax reduce (stage 2)", KernelRole::cast, traffic<T>(T(2.0 * kFp32), T(kFp32)));
   };
 
   switch (r) {

@@ -110,6 +110,7 @@ namespace {
 
 struct RunRequest {
   double arrival = 0.0;
+  double scored_arrival = 0.0;  // mid-point of the window it landed in (see inflight_run)
   double prefill_left = 0.0;  // prompt (or recomputed) tokens still to prefill
   double ctx = 0.0;           // tokens in its KV cache
   double generated = 0.0;     // output tokens emitted
@@ -182,13 +183,19 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   double t = 0.0, free_pages = capacity, decode_sum = 0.0;
   double sched_t = 0.0;  // when this step's batch is formed: its own start, or the previous
                          // step's start under the overlap scheduler
+  double window_lo = 0.0;  // arrivals in (window_lo, seen] join the queue at this batch
   std::size_t arrived = 0, finished = 0;
   std::int64_t steps = 0;
   const double chunk = std::min(chunk_tokens, token_budget);
   while (finished < n) {
     const double seen = overlap_schedule ? sched_t : t;
-    while (arrived < n && req[arrived].arrival <= seen) waiting.push_back(arrived++);
+    while (arrived < n && req[arrived].arrival <= seen) {
+      req[arrived].scored_arrival = 0.5 * (window_lo + seen);
+      waiting.push_back(arrived++);
+    }
+    window_lo = seen;
     if (running.empty() && waiting.empty()) {
+      if (req[arrived].arrival > t) window_lo = req[arrived].arrival;  // idle: no wait
       t = std::max(t, req[arrived].arrival);
       sched_t = t;  // an idle engine forms the next batch as the request arrives
       continue;
@@ -326,8 +333,8 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   std::vector<double> ttft(n);
   double e2e = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
-    ttft[i] = req[i].first_token - req[i].arrival;
-    e2e += req[i].last_token - req[i].arrival;
+    ttft[i] = req[i].first_token - req[i].scored_arrival;
+    e2e += req[i].last_token - req[i].scored_arrival;
   }
   std::sort(ttft.begin(), ttft.end());
   double sum_ttft = 0.0;

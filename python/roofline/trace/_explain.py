@@ -135,10 +135,14 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
         if key not in cache:
             cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff, pricer,
                                   strides=k.strides)
+        if len(idx) == 1:  # one kernel takes the whole estimate (share 1.0 either way)
+            priced[idx[0]] = cache[key]
+            continue
         total = math.fsum(ks[i].dur_us for i in idx)
         for i in idx:
             priced[i] = cache[key]
             shares[i] = ks[i].dur_us / total if total > 0 else 1.0 / len(idx)
+    del by_op  # (a list per op instance: freed before the rows take their memory)
     t0 = ks[0].ts_us if ks else 0.0
     n = len(ks)
     graph = sum(1 for k in ks if k.graph)
@@ -170,7 +174,10 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
             if f is None:
                 f = figures[id(est)] = (float(est.time_s), _roofline(est), float(est.flops),
                                         float(est.bytes), str(est.bound))
-            t_s, roof_s, flops, nbytes = f[0] * s, f[1] * s, f[2] * s, f[3] * s
+            if s == 1.0:  # the estimate's own floats (x * 1.0 is x): no new objects per row
+                t_s, roof_s, flops, nbytes = f[0], f[1], f[2], f[3]
+            else:
+                t_s, roof_s, flops, nbytes = f[0] * s, f[1] * s, f[2] * s, f[3] * s
             bound = f[4]
         else:
             t_s = roof_s = flops = nbytes = nan

@@ -288,7 +288,8 @@ def _launched(threads: dict[tuple[Any, Any], _Thread], gpu: GpuColumns
     several calls with one id, the last (in threads' order, then by start).
 
     Ids that are all plain ints are matched in bulk (``numpy``: sorted unique ids, binary
-    search); otherwise one by one, with a dict (Python's equality: ``5 == 5.0``)."""
+    search); otherwise one by one, with a dict (Python's equality: ``5 == 5.0``). Empties
+    each thread's ``launches`` (nothing else reads them)."""
     n = len(gpu)
     corrs: list[Any] = []
     tnos: list[int] = []
@@ -298,6 +299,7 @@ def _launched(threads: dict[tuple[Any, Any], _Thread], gpu: GpuColumns
             corrs.append(c)
             tnos.append(t)
             idxs.append(i)
+        th.launches = []  # read once, here: freed before the kernels are built
     lt = array("q", bytes(8 * n))
     li = array("q", bytes(8 * n))
     if not corrs or (not gpu.corr.odd and all(type(c) is int and ODD < c < 1 << 63

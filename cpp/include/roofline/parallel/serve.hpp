@@ -101,7 +101,13 @@ struct InflightRun {
 /// the cache, std::runtime_error past max_steps steps. With `poisson_arrivals`, request 0
 /// arrives at 0 and request i a gap -ln(1 - u_i) * arrival_interval_s after request i-1, u_i
 /// = frac(0.5 + i * 0.618...) (the golden-ratio sequence: exponential gaps of mean
-/// arrival_interval_s, a Poisson process's, without a random generator).
+/// arrival_interval_s, a Poisson process's, without a random generator). TTFT and e2e are
+/// expectations over the arrival phase: every arrival that lands in the same window (s, S]
+/// between two batch formations (step starts; the previous step's start with the overlap
+/// scheduler) joins the queue at S and meets the same engine, so its wait is scored from the
+/// window's mid-point (s + S) / 2, exact for an arrival uniform in the window (a Poisson
+/// arrival given its window, or fixed arrivals over a random phase); an arrival at an idle
+/// engine starts a step at once and is scored from itself. Makespan is from the first arrival.
 InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double prompt_tokens, double output_tokens, double token_budget,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,

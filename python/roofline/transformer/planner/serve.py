@@ -232,8 +232,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     preemption). The step takes ``t(d, p, k)``: the decode step of ``d`` requests at their
     mean keys ``k`` (rounded up to a page), plus the ``p`` prefill tokens as in a mixed
     step (the StepPricer above, cached per ``(d, p, k)``). A prefill's last chunk emits the
-    first token at the step's end (TTFT from arrival), each decode step the next (ITL = the
-    time since the request's previous token); a request with ``O`` tokens retires and frees
+    first token at the step's end (TTFT and e2e from arrival, as expectations over its phase:
+    every arrival within one step joins the same batch, so the wait is scored from that
+    step's mid-point), each decode step the next (ITL = the time since the request's
+    previous token); a request with ``O`` tokens retires and frees
     its pages. Tokens/s = ``N·O / makespan``: the ramp (prompts prefilled under the budget
     while few decode), admission waits on a full cache and the drain (a shrinking last
     batch) are all in it. Without mixed prefill (SGLang) a step with prompt work is priced
