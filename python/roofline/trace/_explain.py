@@ -131,10 +131,10 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
         k = ks[idx[0]]
         # the parser gives equal recorded inputs one shared set of objects: their ids are
         # the inputs' identity (the objects live as long as the kernels)
-        key = (k.op, id(k.dims), id(k.types), id(k.concrete), id(k.strides))
+        key = (k.op, id(k.dims), id(k.types), id(k.concrete), id(k.strides), k.region)
         if key not in cache:
             cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff, pricer,
-                                  strides=k.strides)
+                                  strides=k.strides, region=k.region)
         total = math.fsum(ks[i].dur_us for i in idx)
         for i in idx:
             priced[i] = cache[key]
