@@ -8,10 +8,13 @@ per launch (the op's priced total over its launches), so a slowdown confined to 
 the list shows up apart from the kernel's general rate.
 
 Finding (issue #23): ``div_`` / ``addcdiv_`` (and ``sqrt`` a little) run 40-75 % slower on
-the embedding's launches only, while ``mul_`` / ``add_`` / ``lerp_`` / ``addcmul_`` do not:
-the embedding rows of tokens absent from the batch have exactly zero gradients and Adam
-moments, and fp32 IEEE division / square root (aten compiles without fast math) take their
-slow path for a zero operand. The rest of those launches is within a few percent of ``mul_``.
+the embedding's launches only, while ``mul_`` / ``add_`` / ``lerp_`` / ``addcmul_`` do not.
+The embedding rows of tokens absent from the batch have exactly zero gradients and Adam
+moments, so those launches divide zeros and take square roots of zeros; the likely cause is
+the slow path that nvcc's IEEE fp32 division / square root (aten compiles without fast math)
+branch to for zero or denormal operands (inferred from which launches slow down, not from a
+SASS listing). The other launches of ``div_`` and ``sqrt`` are within 8 % of ``mul_``: the
+fast path's extra instructions hide behind the DRAM round trips. Not modelled.
 Run: ``PYTHONPATH=python python benchmarks/foreach_launches.py``.
 """
 
