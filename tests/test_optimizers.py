@@ -202,3 +202,52 @@ def test_h200_eager_train_steps(name: str, before: float, after: float) -> None:
     err = e.wall_s / row["gpu_s"] - 1
     assert err == pytest.approx(after, abs=0.01)
     assert abs(err) < 0.05
+
+
+def test_addcmul_reads_a_repeated_list_once() -> None:
+    """``_foreach_addcmul_(v, g, g, 0.001)`` over 320 x 65536 bf16 elements (one launch of
+    depth 3): v and g read, v written = 3 x 41.9 MB when the call records g's list as
+    repeated (``Call.aliased``), 4 x 41.9 MB when g and h are two lists."""
+    from roofline.hardware import hardware
+    from roofline.ops.registry import Call, Pricer, TensorArg, price
+
+    n = 320 * 65536
+    t = (TensorArg((n,), "bf16", 2),)
+    p = Pricer(hardware("H200"), "default")
+    two, _ = price(Call("aten::_foreach_addcmul_", (t, t, t, 0.001)), p)
+    one, how = price(Call("aten::_foreach_addcmul_", (t, t, t, 0.001), aliased=(2,)), p)
+    assert two is not None and one is not None and "1 multi_tensor_apply launches" in how
+    assert float(two[0][1].bytes) == 4 * 2 * n
+    assert float(one[0][1].bytes) == 3 * 2 * n
+
+
+def test_trace_marks_adams_addcmul_only() -> None:
+    """The trace adapter repeats addcmul_'s third list only inside torch's Adam / AdamW step
+    with ``value = 1 - beta2`` (a tensor beta2 passes a scaled copy and value 1)."""
+    from roofline.trace._price import call_of
+
+    dims = [[[4096, 4096]], [[4096, 4096]], [[4096, 4096]], []]
+    types = ["TensorList", "TensorList", "TensorList", "Scalar"]
+    conc = ["", "", "", "0.0010000000000000009"]
+    op = "aten::_foreach_addcmul_"
+    assert call_of(op, dims, types, conc, region="Optimizer.step#AdamW.step").aliased == (2,)
+    assert call_of(op, dims, types, conc, region="Optimizer.step#Adam.step").aliased == (2,)
+    assert call_of(op, dims, types, conc, region="").aliased == ()
+    assert call_of(op, dims, types, conc, region="Optimizer.step#SGD.step").aliased == ()
+    assert call_of(op, dims, types, ["", "", "", "1"],
+                   region="Optimizer.step#AdamW.step").aliased == ()
+    assert call_of("aten::_foreach_addcdiv_", dims, types, conc,
+                   region="Optimizer.step#AdamW.step").aliased == ()
+
+
+def test_live_path_sees_the_same_tensors() -> None:
+    """The live adapter marks an argument that is the very tensor (list) of an earlier one."""
+    import torch
+
+    from roofline.torch._ops import aliased
+
+    a, b = torch.empty(2, device="meta"), torch.empty(2, device="meta")
+    assert aliased([[a], [b], [b], 0.1]) == (2,)
+    assert aliased([[a], [b], [a, b], 0.1]) == ()
+    assert aliased([a, a]) == (1,)
+    assert aliased([[a], [b]]) == ()

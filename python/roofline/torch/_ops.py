@@ -88,6 +88,20 @@ def _ranks(ctx: Pricer, p: dict[str, Any]) -> int | None:
     return None if ranks is None else int(ranks)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are the very same tensor, or lists of the very same tensors."""
+    if isinstance(a, torch.Tensor):
+        return a is b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and a and len(a) == len(b):
+        return all(isinstance(x, torch.Tensor) and x is y for x, y in zip(a, b, strict=True))
+    return False
+
+
+def aliased(values: list[Any]) -> tuple[int, ...]:
+    """Positions of ``values`` that repeat an earlier value's tensors (``addcmul_(v, g, g)``)."""
+    return tuple(j for j, v in enumerate(values) if any(_same(u, v) for u in values[:j]))
+
+
 def call_of(ctx: Pricer, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any
             ) -> Call:
     """The registry call of one aten op as it ran."""
@@ -109,7 +123,7 @@ def call_of(ctx: Pricer, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any
         named["ranks"] = _ranks(ctx, p)
     return Call(f"{namespace}::{func.__name__.split('.')[0]}", tuple(named[k] for k in p),
                 tuple(tensor_arg(t) for t in tensors(out)), named, (), frozenset(tags),
-                Impl("eager"))
+                Impl("eager"), aliased(list(p.values())))
 
 
 def costs(ctx: Pricer, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any
@@ -163,7 +177,8 @@ def kernels(ctx: Pricer, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any
     key = None
     if getattr(func, "namespace", "aten") not in _COLLECTIVE_NAMESPACES:
         try:
-            key = ("aten-op", func, _key(args), _key(kwargs), _key(out))
+            key = ("aten-op", func, _key(args), _key(kwargs), _key(out),
+                   aliased([*args, *kwargs.values()]))
         except _Uncacheable:
             key = None
     if key is not None:

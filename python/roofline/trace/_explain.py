@@ -131,10 +131,10 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
         k = ks[idx[0]]
         # the parser gives equal recorded inputs one shared set of objects: their ids are
         # the inputs' identity (the objects live as long as the kernels)
-        key = (k.op, id(k.dims), id(k.types), id(k.concrete), id(k.strides))
+        key = (k.op, id(k.dims), id(k.types), id(k.concrete), id(k.strides), k.region)
         if key not in cache:
             cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff, pricer,
-                                  strides=k.strides)
+                                  strides=k.strides, region=k.region)
         if len(idx) == 1:  # one kernel takes the whole estimate (share 1.0 either way)
             priced[idx[0]] = cache[key]
             continue

@@ -66,9 +66,29 @@ def _input(d: Any, t: Any, types: list[Any], st: Any = None) -> Any:
     return None
 
 
+#: Regions of torch.optim's foreach Adam / AdamW step (the profiler's ``Optimizer.step#<class>
+#: .step``): ``_multi_tensor_adam`` calls ``_foreach_addcmul_(exp_avg_sqs, grads, grads,
+#: 1 - beta2)``, one list passed twice (only with a tensor ``beta2`` does it pass a scaled copy
+#: first, and then ``value`` 1).
+_ADAM_STEPS = ("Optimizer.step#Adam.step", "Optimizer.step#AdamW.step")
+
+
+def _aliased(op: str, concrete: tuple[str, ...], region: str) -> tuple[int, ...]:
+    """Inputs a traced call repeats (``Call.aliased``), where the calling code makes it
+    certain: Adam's ``addcmul_(v, g, g, 1 - beta2)`` (see :data:`_ADAM_STEPS`)."""
+    if op != "aten::_foreach_addcmul_" or region not in _ADAM_STEPS or len(concrete) < 4:
+        return ()
+    try:
+        value = float(concrete[3])
+    except ValueError:
+        return ()
+    return (2,) if value != 1.0 else ()
+
+
 def call_of(op: str, dims: Any, types: Any, concrete: Any, kernel: str = "",
-            strides: Any = None) -> Call:
-    """The registry call of one traced op instance (``strides``: its ``Input Strides``)."""
+            strides: Any = None, region: str = "") -> Call:
+    """The registry call of one traced op instance (``strides``: its ``Input Strides``;
+    ``region``: the outermost region enclosing it, e.g. ``Optimizer.step#AdamW.step``)."""
     types = types if isinstance(types, list) else []
     dims = dims if isinstance(dims, list) else []
     strides = strides if isinstance(strides, list) else []
@@ -77,7 +97,8 @@ def call_of(op: str, dims: Any, types: Any, concrete: Any, kernel: str = "",
                    for i, d in enumerate(dims))
     conc = tuple(str(c) for c in concrete) if isinstance(concrete, list) else ()
     runtime = "compiled" if op.startswith("triton_") else "eager"
-    return Call(op, inputs, None, concrete=conc, impl=Impl(runtime, None, kernel or op))
+    return Call(op, inputs, None, concrete=conc, impl=Impl(runtime, None, kernel or op),
+                aliased=_aliased(op, conc, region))
 
 
 def _one(priced: tuple[Any, str]) -> Priced:
@@ -90,12 +111,12 @@ def _one(priced: tuple[Any, str]) -> Priced:
 
 
 def price_op(op: str, dims: Any, types: Any, concrete: Any, hw: Any, eff: Any,
-             pricer: Pricer | None = None, strides: Any = None) -> Priced:
-    """The estimate of one op instance from its recorded inputs, and how it was priced (or why
-    it was not)."""
+             pricer: Pricer | None = None, strides: Any = None, region: str = "") -> Priced:
+    """The estimate of one op instance from its recorded inputs (and the region enclosing
+    it), and how it was priced (or why it was not)."""
     if not has_shapes(dims, types):
         return None, f"{op or 'kernel'}: no shapes recorded (profile with record_shapes=True)"
-    return _one(price(call_of(op, dims, types, concrete, strides=strides),
+    return _one(price(call_of(op, dims, types, concrete, strides=strides, region=region),
                       pricer or Pricer(hw, eff)))
 
 

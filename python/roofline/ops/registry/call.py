@@ -52,6 +52,8 @@ class Call:
     (a profiler trace). ``args`` maps schema argument names to values where known (the live
     path); ``concrete`` holds a trace's recorded scalar inputs as strings, by position.
     ``tags`` are torch's op tags (``pointwise``, ``reduction``, ``view``) where known.
+    ``aliased`` lists the positions of inputs that are the very tensors (or tensor list) of an
+    earlier input (``addcmul_(v, g, g)``): a kernel loads them through the cache, not DRAM.
     """
 
     name: str
@@ -61,6 +63,7 @@ class Call:
     concrete: tuple[str, ...] = ()
     tags: frozenset[str] = frozenset()
     impl: Impl = Impl()
+    aliased: tuple[int, ...] = ()
 
     @property
     def base(self) -> str:

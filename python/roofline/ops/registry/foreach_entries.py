@@ -15,9 +15,13 @@ bytes it moves (``_core.multi_tensor_apply_floor_s``). A one-list pass (``mul_``
 32 x 0.8 = 25.6 us of round trips (the H200 trace: 27.9-30.7 us per launch); a three-list
 pass (``addcdiv_``, 168 MB) is bandwidth-bound.
 
-Bytes: every tensor-list argument is read (``addcmul_(v, g, g)`` counts ``g`` twice: a
-profiler trace records shapes, not addresses), and one list is written: the first
-(in-place ops, ``..._``) or the result (out-of-place ops). ``_foreach_zero_`` only writes,
+Bytes: every tensor-list argument is read once, and one list is written: the first
+(in-place ops, ``..._``) or the result (out-of-place ops). A list passed twice
+(``addcmul_(v, g, g)``, ``Call.aliased``) is read from DRAM once: the functor loads both
+pointers, the second load of each chunk hits the cache (the launch count keeps the kernel's
+depth of three lists). The live path sees the same tensor objects; a profiler trace records
+shapes, not addresses, so :mod:`roofline.trace` marks the one call whose source makes it
+certain (torch's foreach Adam / AdamW step). ``_foreach_zero_`` only writes,
 ``_foreach_norm`` only reads.
 
 torch's fused Adam / AdamW (``_fused_adam_`` / ``_fused_adamw_``, ``fused=True``) is one
@@ -64,10 +68,13 @@ _OPS = ("add", "sub", "mul", "div", "lerp", "addcmul", "addcdiv", "sqrt", "neg",
         "zero", "norm", "sigmoid", "log")
 
 
-def foreach_lists(call: Call) -> list[tuple[TensorArg, ...]]:
-    """The tensor-list arguments of ``call`` (lists of scalars are not tensor lists)."""
-    return [x for x in call.inputs if isinstance(x, tuple) and x
-            and all(isinstance(t, TensorArg) for t in x)]
+def foreach_lists(call: Call, distinct: bool = False) -> list[tuple[TensorArg, ...]]:
+    """The tensor-list arguments of ``call`` (lists of scalars are not tensor lists);
+    ``distinct``: without the inputs the call records as repeating an earlier one
+    (``Call.aliased``)."""
+    return [x for i, x in enumerate(call.inputs) if isinstance(x, tuple) and x
+            and all(isinstance(t, TensorArg) for t in x)
+            and not (distinct and i in call.aliased)]
 
 
 def foreach_price(call: Call, p: Pricer) -> Priced:
@@ -77,7 +84,7 @@ def foreach_price(call: Call, p: Pricer) -> Priced:
         return None, f"{call.name}: no tensor list recorded"
     base = call.base
     written = sum(t.nbytes for t in lists[0])
-    read = sum(t.nbytes for lst in lists for t in lst)
+    read = sum(t.nbytes for lst in foreach_lists(call, distinct=True) for t in lst)
     inplace = base.endswith("_")
     depth = len(lists) + (0 if inplace else 1)
     if base == "_foreach_zero_":
