@@ -272,6 +272,47 @@ def test_training_gemms_run_at_the_sustained_clock() -> None:
     assert _core.sustained_compute_s(alone, f, tau) == pytest.approx(t / f)
 
 
+def test_gated_mlp_separate_gate_and_up_gemms():
+    """TensorRT-LLM's GatedMLP: fc and gate as two GEMMs over the same input.
+
+    Llama-3-8B prefill of 128 tokens, bf16 (hidden 4096, intermediate 14336): each GEMM does
+    2 * 128 * 4096 * 14336 = 15,032,385,536 FLOPs and moves (128 * 4096 + 4096 * 14336 +
+    128 * 14336) * 2 B = 122,159,104 B; the fused gate_up_proj does twice the FLOPs and
+    moves 1,048,576 B (the 128 x 4096 bf16 input, read once more) less than the two. One
+    more launch per layer (32); under static-scale FP8 two (the second GEMM's input quantize).
+    """
+    kw = dict(seq_len=128, hardware="H100 SXM")
+    fused = rl.transformer.estimate("Llama-3-8B", "prefill", 1, **kw)
+    split = rl.transformer.estimate("Llama-3-8B", "prefill", 1, gated_mlp="separate", **kw)
+    a, b = fused.to_pandas(), split.to_pandas()
+    up, gate = (b[b["op"] == name].iloc[0] for name in ("up_proj", "gate_proj"))
+    for row in (up, gate):
+        assert row["flops"] == 2 * 128 * 4096 * 14336
+        assert row["bytes"] == 122_159_104
+    both = a[a["op"] == "gate_up_proj"].iloc[0]
+    assert both["flops"] == up["flops"] + gate["flops"]
+    assert up["bytes"] + gate["bytes"] - both["bytes"] == 128 * 4096 * 2
+    assert split.wall.kernels == fused.wall.kernels + 32
+    f8 = dict(kw, linear_recipe="tensorwise_static")
+    assert rl.transformer.estimate("Llama-3-8B", "prefill", 1, gated_mlp="separate",
+                                   **f8).wall.kernels == \
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, **f8).wall.kernels + 64
+    # a non-gated MLP has no gate to split
+    gpt = rl.transformer.config("Llama-3-8B").replace(mlp_gated=False)
+    assert rl.transformer.estimate(gpt, "prefill", 1, gated_mlp="separate", **kw).time_s == \
+        pytest.approx(rl.transformer.estimate(gpt, "prefill", 1, **kw).time_s)
+    with pytest.raises(ValueError, match="gated_mlp"):
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, gated_mlp="split", **kw)
+    with pytest.raises(ValueError, match="gated_mlp"):
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, gated_mlp="separate",
+                                runtime="vllm", **kw)
+    df = rl.transformer.serve("Llama-3-8B", "H100 SXM", batches=(1,), prompt_len=128,
+                              output_len=1, cuda_graphs=False, gated_mlp="separate")
+    base = rl.transformer.serve("Llama-3-8B", "H100 SXM", batches=(1,), prompt_len=128,
+                                output_len=1, cuda_graphs=False)
+    assert df["ttft_s"].iloc[0] > base["ttft_s"].iloc[0]
+
+
 def test_decode_kv_reads_per_query_head():
     """TensorRT-LLM's masked MHA kernel reads a GQA model's KV once per query head.
 

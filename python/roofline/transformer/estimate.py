@@ -48,7 +48,7 @@ from .training import (
     train_step,
 )
 
-__all__ = ["CACHES", "DECODE_KV_READS", "PHASES", "RUNTIMES", "estimate"]
+__all__ = ["CACHES", "DECODE_KV_READS", "GATED_MLPS", "PHASES", "RUNTIMES", "estimate"]
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
@@ -57,6 +57,9 @@ CACHES = ("dynamic", "static")
 #: How a decode attention kernel reads a GQA / MQA model's KV cache ``decode_kv_reads=``:
 #: once per KV head (its query heads together) or once per query head.
 DECODE_KV_READS = ("per_kv_head", "per_query_head")
+#: How a gated MLP's two input projections run ``gated_mlp=``: one GEMM over the concatenated
+#: gate and up weights, or two GEMMs over the same input.
+GATED_MLPS = ("fused", "separate")
 
 
 def estimate(
@@ -102,6 +105,7 @@ def estimate(
     tp_comm_overlap: bool = False,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
+    gated_mlp: str = "fused",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -302,6 +306,16 @@ def estimate(
         a training step does (``phase="train"``), a decode / prefill step does not; pass
         ``True`` for a step of an engine kept full for minutes (a maximum-throughput serving
         run), whose steps run back to back as a training step's kernels do.
+    gated_mlp : {"fused", "separate"}
+        Gated (SwiGLU) dense MLPs, ``runtime="megatron"``: ``"fused"`` (default) runs the gate
+        and up projections as one GEMM of ``N = 2·intermediate / tp`` over the concatenated
+        weights (Megatron-Core's ``linear_fc1``, the engines' ``gate_up_proj``).
+        ``"separate"``: two GEMMs of ``N = intermediate / tp`` over the same input, as
+        TensorRT-LLM's ``GatedMLP`` builds them before its ``FusedGatedMLP`` (``fc`` and
+        ``gate`` ColumnLinear, or FP8Linear each quantizing its input with its own static
+        scale, then ``SiLU(fc)·gate`` and ``proj``): the same FLOPs and weight bytes, one
+        more GEMM launch (and one more input quantization under an FP8 recipe) per layer,
+        the input read twice. Non-gated and MoE MLPs are unchanged.
 
     Returns
     -------
@@ -374,6 +388,10 @@ def estimate(
     if runtime == "compiled" and launch == "eager":  # a compiled program launches its regions
         launch = "compiled"
     reads = one_of(fn, "decode_kv_reads", decode_kv_reads, {r: r for r in DECODE_KV_READS})
+    gated = one_of(fn, "gated_mlp", gated_mlp, {m: m for m in GATED_MLPS})
+    if gated == "separate" and runtime != "megatron":
+        raise ArgumentValueError(fn, "gated_mlp", f"'separate' is a program choice of "
+                                 f"runtime='megatron', got runtime={runtime!r}")
     if reads == "per_query_head" and runtime != "megatron":
         raise ArgumentValueError(fn, "decode_kv_reads", f"'per_query_head' is a kernel choice "
                                  f"of runtime='megatron', got runtime={runtime!r}")
@@ -490,7 +508,8 @@ def estimate(
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
                              lowp=f8_recipe is not None, skew=float(routing_skew),
                              cp_comm=par["cp_comm"],
-                             kv_per_query_head=reads == "per_query_head")
+                             kv_per_query_head=reads == "per_query_head",
+                             separate_gate=gated == "separate")
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),

@@ -116,12 +116,17 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
 
 
 def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
-               act_bytes: float) -> None:
-    """Norm, (gated) MLP, TP all-reduce and residual add of one dense layer."""
+               act_bytes: float, separate_gate: bool = False) -> None:
+    """Norm, (gated) MLP, TP all-reduce and residual add of one dense layer
+    (``separate_gate``: a gated MLP's gate and up projections as two GEMMs, not one)."""
     hid = cfg.hidden_size
     inter = math.ceil(cfg.intermediate_size / tp)
     ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
-    if cfg.mlp_gated:
+    if cfg.mlp_gated and separate_gate:
+        ops.linear(g, "up_proj", t, hid, inter)  # TensorRT-LLM: fc
+        ops.linear(g, "gate_proj", t, hid, inter)
+        ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
+    elif cfg.mlp_gated:
         ops.linear(g, "gate_up_proj", t, hid, 2 * inter)
         ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
     else:
@@ -212,9 +217,11 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
 def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
                 tokens: int, tp: int, ep: int, cp: int, phase: str, attn_kw: dict[str, Any],
                 act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring",
-                kv_per_query_head: bool = False) -> list[tuple[str, list[int]]]:
+                kv_per_query_head: bool = False,
+                separate_gate: bool = False) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind (dense, then MoE) and the head into ``ops``
-    (``kv_per_query_head``: :func:`attention_block`'s).
+    (``kv_per_query_head``: :func:`attention_block`'s; ``separate_gate``:
+    :func:`dense_mlp`'s).
 
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
     ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
@@ -240,7 +247,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
         attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn,
                         cp_comm, kv_per_query_head)
         if mlp == "dense":
-            dense_mlp(ops, gi, cfg, tokens, tp, act_bytes)
+            dense_mlp(ops, gi, cfg, tokens, tp, act_bytes, separate_gate)
         else:
             moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, lowp, skew)
         if groups[gi][0] == "mtp":  # the shared head and its loss, per module
