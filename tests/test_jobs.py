@@ -136,7 +136,12 @@ def test_family_medians_pinned(result):
     # v0.5's GatedMLP runs fc and gate as two linears (gated_mlp "separate"): one more GEMM
     # launch per layer (and one more FP8 input quantization): the host-bound H100 FP8
     # 128-token rows -18 / -38 % -> -8 / -31 %, the others within 2 points.
-    pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
+    # serve_throughput 0.067 -> 0.064 (p90 0.199 unchanged); serve_latency median 0.109
+    # (p90 0.284 -> 0.272) when an eager engine step copies each all-reduce's input into the
+    # custom all-reduce's registered buffer (SGLang's extend batches at TP 4: 160 copies,
+    # +1.5 ms of host time on a 509-token prefill): SGLang TTFT -16/-16/-29 % ->
+    # -15/-15/-27 %, SGLang offline rows 1-2 points closer.
+    pins = {"serve_throughput": (25, 0.064), "serve_static_batch": (15, 0.043),
             "serve_latency": (14, 0.109), "train_dense_bf16": (8, 0.041),
             "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.198)}
     for fam, (rows, median) in pins.items():

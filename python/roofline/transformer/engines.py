@@ -24,6 +24,13 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   then multiples of 8 to 256), so its GEMMs and elementwise kernels run on the padded batch
   (the padded sequences' attention is empty). Larger batches launch eagerly. Prefill: vLLM V1
   replays piecewise graphs around attention (``"graph"``), SGLang launches eagerly.
+- **All-reduce outside a CUDA graph**: the engines' custom all-reduce
+  (``custom_all_reduce.py``, SGLang's through vLLM's ``parallel_state`` in 2024) reduces in
+  place only in buffers registered with its peers: graph capture registers the graph's
+  buffers (``all_reduce_reg``), while an eager call allocates its output (``empty_like``)
+  and copies its input into the pre-registered buffer before the kernel
+  (``all_reduce_unreg``; the NCCL fallback above ``max_size`` clones its input the same
+  way). An eager step so adds one device-to-device copy kernel of the all-reduce's bytes.
 - **Eager steps are PyTorch programs** (:func:`engine_host_calls`): an eagerly launched step
   runs the engine's ``nn.Module`` forward in Python, so its host time is priced as an eager
   framework program's (``roofline.ops.host``: each kernel's torch call by class, GEMM,
@@ -174,7 +181,10 @@ def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch
     """Turn the recorded step (``layers.record_step`` with the padded batch) into what the
     engine launches: fused add + RMSNorm in place of norm and residual rows, the KV-cache
     write before each attention, the sampler's fp32 cast of the logits, the engine's attention
-    kernel and page size, and attention over the real ``batch`` (padded slots are empty)."""
+    kernel and page size, attention over the real ``batch`` (padded slots are empty), and, in
+    an eagerly launched step, the copy of each all-reduce's input into the custom
+    all-reduce's registered buffer (one device-to-device copy of its bytes before the
+    kernel)."""
     padded = plan.batch
     tokens = padded * q
     rows: list[tuple[int, str, str, list[tuple[str, int]]]] = []
@@ -193,6 +203,11 @@ def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch
                 width = 2 * kv_heads * cfg.head_dim * kv_bytes
             ops.elts.append((tokens * width / 2.0, 1, 1))  # 2-byte elements: bytes / 2
             rows.append((g, "kv cache write", "elementwise", [("elts", len(ops.elts) - 1)]))
+        if kind == "collective" and plan.launch == "eager" and parts[0][0] == "comms" and \
+                ops.comms[parts[0][1]][0] == "all_reduce":  # outside a graph: unregistered
+            ops.elts.append((ops.comms[parts[0][1]][1] / 2.0, 1, 1))
+            rows.append((g, f"{name} input copy", "elementwise",
+                         [("elts", len(ops.elts) - 1)]))
         if name == "lm_head":
             rows.append((g, name, kind, parts))
             m = ops.gemms[parts[0][1]][0]
