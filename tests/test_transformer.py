@@ -313,6 +313,33 @@ def test_gated_mlp_separate_gate_and_up_gemms():
     assert df["ttft_s"].iloc[0] > base["ttft_s"].iloc[0]
 
 
+def test_allreduce_nccl_at_nccls_share_of_the_line_rate():
+    """allreduce="nccl": an inference step's TP all-reduce at NCCL's 370/450 of the NVLink
+    line rate, as training's. Llama-3-70B prefill of 128 tokens at TP 4 on H100 SXM (900 GB/s
+    bidirectional, 450 per direction): the all-reduce of 128 * 8192 * 2 = 2,097,152 B sends
+    2 * 3/4 of it, 3,145,728 B, in 6 steps of 1 us: 3,145,728 / 450e9 + 6e-6 s at the line
+    rate, 3,145,728 / 370e9 + 6e-6 s through NCCL."""
+    kw = dict(seq_len=128, hardware="H100 SXM", tp=4)
+    rows = {}
+    for mode in ("custom", "nccl"):
+        df = rl.transformer.estimate("Llama-3-70B", "prefill", 1, allreduce=mode,
+                                     **kw).to_pandas()
+        rows[mode] = df[df["op"] == "attn all_reduce"].iloc[0]
+    assert rows["custom"]["bytes"] == rows["nccl"]["bytes"] == 3_145_728
+    assert rows["custom"]["time_s"] == pytest.approx(3_145_728 / 450e9 + 6e-6)
+    assert rows["nccl"]["time_s"] == pytest.approx(3_145_728 / 370e9 + 6e-6)
+    # the default is the engine's own kernel; tp 1 has nothing to reduce
+    assert rl.transformer.estimate("Llama-3-70B", "prefill", 1, **kw).time_s == \
+        pytest.approx(rl.transformer.estimate("Llama-3-70B", "prefill", 1, allreduce="custom",
+                                              **kw).time_s)
+    one = dict(seq_len=128, hardware="H100 SXM")
+    assert rl.transformer.estimate("Llama-3-8B", "prefill", 1, allreduce="nccl",
+                                   **one).time_s == pytest.approx(
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, **one).time_s)
+    with pytest.raises(ValueError, match="allreduce"):
+        rl.transformer.estimate("Llama-3-70B", "prefill", 1, allreduce="ring", **kw)
+
+
 def test_decode_kv_reads_per_query_head():
     """TensorRT-LLM's masked MHA kernel reads a GQA model's KV once per query head.
 

@@ -48,7 +48,8 @@ from .training import (
     train_step,
 )
 
-__all__ = ["CACHES", "DECODE_KV_READS", "GATED_MLPS", "PHASES", "RUNTIMES", "estimate"]
+__all__ = ["ALLREDUCES", "CACHES", "DECODE_KV_READS", "GATED_MLPS", "PHASES", "RUNTIMES",
+           "estimate"]
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
@@ -60,6 +61,9 @@ DECODE_KV_READS = ("per_kv_head", "per_query_head")
 #: How a gated MLP's two input projections run ``gated_mlp=``: one GEMM over the concatenated
 #: gate and up weights, or two GEMMs over the same input.
 GATED_MLPS = ("fused", "separate")
+#: Who carries an inference step's collectives ``allreduce=``: the engine's own (custom)
+#: all-reduce kernels at the link's line rate, or NCCL.
+ALLREDUCES = ("custom", "nccl")
 
 
 def estimate(
@@ -106,6 +110,7 @@ def estimate(
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
     gated_mlp: str = "fused",
+    allreduce: str = "custom",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -316,6 +321,14 @@ def estimate(
         scale, then ``SiLU(fc)·gate`` and ``proj``): the same FLOPs and weight bytes, one
         more GEMM launch (and one more input quantization under an FP8 recipe) per layer,
         the input read twice. Non-gated and MoE MLPs are unchanged.
+    allreduce : {"custom", "nccl"}
+        Inference steps (``phase`` decode / prefill): who carries the collectives.
+        ``"custom"`` (default): the engine's own all-reduce kernels (TensorRT-LLM's custom
+        all-reduce plugin, vLLM's / SGLang's ``custom_all_reduce``) at the link's line rate.
+        ``"nccl"``: NCCL's ring, at ``NCCL_NVLINK_FRACTION`` (370/450) of the NVLink line
+        rate, as training's collectives are priced: TensorRT-LLM's engines of 2023 reduced
+        through its NCCL plugin (``use_custom_all_reduce`` off by default). Ignored when
+        training (always NCCL) or when ``link_bytes_per_s`` is given.
 
     Returns
     -------
@@ -389,6 +402,7 @@ def estimate(
         launch = "compiled"
     reads = one_of(fn, "decode_kv_reads", decode_kv_reads, {r: r for r in DECODE_KV_READS})
     gated = one_of(fn, "gated_mlp", gated_mlp, {m: m for m in GATED_MLPS})
+    nccl = one_of(fn, "allreduce", allreduce, {m: m for m in ALLREDUCES}) == "nccl"
     if gated == "separate" and runtime != "megatron":
         raise ArgumentValueError(fn, "gated_mlp", f"'separate' is a program choice of "
                                  f"runtime='megatron', got runtime={runtime!r}")
@@ -440,8 +454,9 @@ def estimate(
     hw: Hardware = _hardware(hardware)
     comm_bw = link_bytes_per_s
     train = phase == "train"
-    # training communicates through NCCL: the NVLink line rate less its protocol overhead
-    nvlink_fraction = NCCL_NVLINK_FRACTION if train else 1.0
+    # training (and allreduce="nccl") communicates through NCCL: the NVLink line rate less
+    # its protocol overhead
+    nvlink_fraction = NCCL_NVLINK_FRACTION if train or nccl else 1.0
     if comm_bw is None and (tp > 1 or ep > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
 
