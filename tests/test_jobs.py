@@ -229,6 +229,23 @@ def test_static_batch_gqa_rows_read_kv_per_query_head():
     assert priced(mha, "per_query_head") == pytest.approx(priced(mha, None))
 
 
+def test_static_batch_rows_pass_program_choices_to_both_steps():
+    """batch_throughput hands gated_mlp / allreduce to the prefill and the decode estimates
+    (no v0.6.1 row sets them: the table's figures are unchanged): a 70B TP 2 row through
+    NCCL is slower (tokens/s lower), at TP 1 nothing changes."""
+    def priced(rid, **extra):
+        row = json.loads(json.dumps(next(r for r in read_jobs(JOBS_FILE) if r["id"] == rid)))
+        assert "gated_mlp" not in row["config"] and "allreduce" not in row["config"]
+        row["config"].update(extra)
+        return price_job(row)
+
+    tp2 = "trtllm061_h100_llama2_70b_fp8_b96_2048_128"
+    assert priced(tp2, allreduce="nccl") < priced(tp2)
+    assert priced(tp2, gated_mlp="separate") != priced(tp2)
+    tp1 = "trtllm061_h100_llama2_7b_fp8_b80_2048_128"
+    assert priced(tp1, allreduce="nccl") == pytest.approx(priced(tp1))
+
+
 def test_serving_row_runtime_and_request_rate():
     """Serving rows pass runtime / kv_admission / token_budget to serve; a latency row with
     request_rate is priced at the concurrency that rate sustains, or, with num_requests, as

@@ -304,6 +304,7 @@ def batch_throughput(cfg: TransformerConfig, hardware: Any, *, batch: int, promp
                      output_len: int, tp: int = 1, ep: int = 1, linear_recipe: str | None = None,
                      kv_dtype: str | None = None, efficiency: EfficiencyLike = "default",
                      runtime: str | None = None, decode_kv_reads: str | None = None,
+                     gated_mlp: str | None = None, allreduce: str | None = None,
                      **_: Any) -> float:
     """Output tokens/s of one static batch (TensorRT-LLM's ``gptSessionBenchmark``).
 
@@ -313,12 +314,17 @@ def batch_throughput(cfg: TransformerConfig, hardware: Any, *, batch: int, promp
     launched as one CUDA graph; no request leaves or joins. Throughput =
     ``batch · output_len / (prefill + (output_len - 1) · decode step)``. Scheduler arguments
     of ``serve`` (``memory_fraction``, ``token_budget``, ...) do not apply and are ignored;
-    ``decode_kv_reads`` is ``estimate``'s (the decode attention kernel's KV reads).
+    ``decode_kv_reads`` is ``estimate``'s (the decode attention kernel's KV reads), and
+    ``gated_mlp`` / ``allreduce`` are ``estimate``'s program choices for both steps.
     """
     kw: dict[str, Any] = dict(hardware=hardware, tp=tp, ep=ep, linear_recipe=linear_recipe,
                               kv_dtype=kv_dtype, efficiency=efficiency)
     if runtime is not None:
         kw["runtime"] = runtime
+    if gated_mlp is not None:
+        kw["gated_mlp"] = gated_mlp
+    if allreduce is not None:
+        kw["allreduce"] = allreduce
     prefill = estimate(cfg, "prefill", batch, seq_len=prompt_len, **kw).wall_s
     if decode_kv_reads is not None:
         kw["decode_kv_reads"] = decode_kv_reads
