@@ -145,8 +145,13 @@ def test_family_medians_pinned(result):
     # v0.5's TP all-reduces go through its NCCL plugin (allreduce "nccl": 370/450 of the
     # NVLink line rate, as training's): the GPU-bound 70B TP 4 rows -11.1 / -10.8 / -9.9 % ->
     # -7.5 / -10.0 / -8.4 % (H100 2048, A100 128 and 2048); H100 128 host-bound, unchanged.
+    # serve_latency 0.102 -> 0.089 (p90 0.272 unchanged, bias -10 % -> -9 %): allreduce
+    # "nccl" prices each protocol as NCCL 2.18's tuning model does (LL / LL128 / Simple ring
+    # latencies 10.2 / 25.4 / 28.8 us at TP 4 over NVLink, not 6 us) and takes the fastest:
+    # 70B TP 4 rows H100 2048 -7.5 -> -4.2 %, A100 128 -10.0 -> -3.0 %, A100 2048 -8.4 ->
+    # -7.4 %, H100 128 (host-bound) -30.7 -> -29.2 %.
     pins = {"serve_throughput": (25, 0.064), "serve_static_batch": (15, 0.043),
-            "serve_latency": (14, 0.102), "train_dense_bf16": (8, 0.041),
+            "serve_latency": (14, 0.089), "train_dense_bf16": (8, 0.041),
             "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.198)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
@@ -385,8 +390,9 @@ def test_trtllm05_ttft_context_step_launches_kernel_by_kernel():
 def test_trtllm05_rows_run_gated_mlp_unfused():
     """Every v0.5 TTFT row of a gated (SwiGLU) Llama runs TensorRT-LLM's GatedMLP (fc and gate
     linears, gated_mlp "separate"): the same FLOPs and weights as one fused GEMM. The
-    host-bound rows (H100 FP8, 128 tokens) pay its launches: 2 more per layer (a GEMM and
-    its input's quantize); the GPU-bound ones by the two GEMMs' tiling and the second
+    host-bound row (H100 FP8 7B, 128 tokens) pays its launches: 2 more per layer (a GEMM and
+    its input's quantize; the 70B TP 4 one, whose NCCL all-reduces bring the GPU time near
+    the host's, at most that); the GPU-bound ones by the two GEMMs' tiling and the second
     quantize's pass over the input (< 4 %)."""
     rows = [r for r in read_jobs(JOBS_FILE) if r["id"].startswith("trtllm05_")]
     assert len(rows) == 8
@@ -406,6 +412,9 @@ def test_trtllm05_rows_run_gated_mlp_unfused():
             layers = row["config"]["model"]["num_layers"]
             extra = (launch_overhead(2 * layers + 1, "eager", hardware=row["hardware"])
                      - launch_overhead(1, "eager", hardware=row["hardware"])) * 1e3
-            assert split - one == pytest.approx(extra, rel=0.01)
+            if row["config"]["tp"] == 1:  # host-bound: the launches are the difference
+                assert split - one == pytest.approx(extra, rel=0.01)
+            else:  # 70B TP 4: NCCL's all-reduce latencies bring the GPU near the host
+                assert 0 < split - one <= extra * 1.01
         else:
             assert split == pytest.approx(one, rel=0.04)

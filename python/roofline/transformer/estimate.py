@@ -326,9 +326,13 @@ def estimate(
         ``"custom"`` (default): the engine's own all-reduce kernels (TensorRT-LLM's custom
         all-reduce plugin, vLLM's / SGLang's ``custom_all_reduce``) at the link's line rate.
         ``"nccl"``: NCCL's ring, at ``NCCL_NVLINK_FRACTION`` (370/450) of the NVLink line
-        rate, as training's collectives are priced: TensorRT-LLM's engines of 2023 reduced
-        through its NCCL plugin (``use_custom_all_reduce`` off by default). Ignored when
-        training (always NCCL) or when ``link_bytes_per_s`` is given.
+        rate, each protocol (LL, LL128, Simple) at its latency and share of that rate from
+        NCCL 2.18's tuning model, the fastest taken (``rl.all_reduce(...,
+        algorithm="nccl")``), as training's collectives are priced: TensorRT-LLM's engines
+        of 2023 reduced through its NCCL plugin (``use_custom_all_reduce`` off by default).
+        Ignored when training (always NCCL; with ``tp_comm_overlap`` TransformerEngine's
+        userbuffers, the plain ring). With ``link_bytes_per_s`` that rate is NCCL's
+        Simple bus bandwidth.
 
     Returns
     -------
@@ -533,7 +537,11 @@ def estimate(
                 ops.host_extra = engine_host_calls(cfg, groups)
 
     try:
-        cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype)
+        # NCCL carries the step's collectives (priced by its tuning model) in training,
+        # unless TransformerEngine's userbuffers overlap them, and under allreduce="nccl"
+        nccl_step = nccl or (train and not par["tp_comm_overlap"])
+        cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype,
+                        algorithm="nccl" if nccl_step else "ring")
     except (ValueError, OverflowError) as exc:  # an op's own limit: name the step's sizes
         sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
                                        else f"seq_len={q}") + f", tp={tp}, ep={ep}")

@@ -199,8 +199,8 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
 
 
 def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str | None,
-              comm_bw: float | None, latency_s: float, dtype: str = "bf16"
-              ) -> dict[str, np.ndarray]:
+              comm_bw: float | None, latency_s: float, dtype: str = "bf16",
+              algorithm: str = "ring") -> dict[str, np.ndarray]:
     parts: dict[str, np.ndarray] = {}  # kind -> (n_specs, 6) columns
     f8_gemm: np.ndarray | None = None  # one GEMM of each float8 linear, alone
 
@@ -278,7 +278,8 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
                 dict(ranks_per_node=ops.ep_span[0], network_bytes_per_s=ops.ep_span[1]))
         parts["comms"] = np.concatenate(
             [stack(fns[op](math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
-                           latency_s=latency_s, **(span if op == "all_to_all" else {})))
+                           latency_s=latency_s,
+                           **(span if op == "all_to_all" else {"algorithm": algorithm})))
              for op, nb, r in ops.comms])
     if ops.rings:  # ring context parallelism: the sends a step's attention block cannot hide
         nb, ranks, ai = (np.array(c) for c in zip(*ops.rings, strict=True))
