@@ -199,3 +199,24 @@ def test_eager_all_reduce_copies_its_input_into_the_registered_buffer() -> None:
     d = rl.transformer.estimate("Llama-3-70B", "decode", 8, kv_len=512, hardware="H200",
                                 tp=4, runtime="sglang")
     assert d.wall.mode == "graph" and "attn all_reduce input copy" not in _rows(d)
+
+
+def test_all_reduce_over_the_custom_max_size_runs_nccl() -> None:
+    """vLLM's / SGLang's custom all-reduce takes inputs under max_size = 8192 * 1024 B; larger
+    ones run NCCL. Llama-3-70B prefill at TP 4 on H100 SXM (450 GB/s per direction):
+    511 tokens reduce 511 * 8192 * 2 = 8,372,224 B (< 8 MiB), sending 2 * 3/4 of it,
+    12,558,336 B, at the line rate in 6 steps of 1 us; 512 tokens reduce 8,388,608 B (= 8 MiB,
+    not under it): NCCL's ring sends 12,582,912 B, LL128 (14 + 6 * 1.9 = 25.4 us at
+    0.92 * 370 GB/s: 62.36 us) ahead of Simple (28.8 us at 370 GB/s: 62.81 us)."""
+    kw = dict(hardware=HW, tp=4, runtime="sglang")
+    small = _rows(rl.transformer.estimate("Llama-3-70B", "prefill", 1, seq_len=511, **kw))
+    big = _rows(rl.transformer.estimate("Llama-3-70B", "prefill", 1, seq_len=512, **kw))
+    for name in ("attn all_reduce", "mlp all_reduce"):
+        assert small[name]["bytes"] == 12_558_336
+        assert small[name]["time_s"] == pytest.approx(12_558_336 / 450e9 + 6e-6)
+        assert big[name]["bytes"] == 12_582_912
+        assert big[name]["time_s"] == pytest.approx(12_582_912 / (0.92 * 370e9) + 25.4e-6)
+    # the idealized program (runtime "megatron") keeps the line rate at every size
+    ideal = _rows(rl.transformer.estimate("Llama-3-70B", "prefill", 1, seq_len=512,
+                                          hardware=HW, tp=4))
+    assert ideal["attn all_reduce"]["time_s"] == pytest.approx(12_582_912 / 450e9 + 6e-6)

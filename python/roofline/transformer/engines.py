@@ -31,6 +31,10 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   and copies its input into the pre-registered buffer before the kernel
   (``all_reduce_unreg``; the NCCL fallback above ``max_size`` clones its input the same
   way). An eager step so adds one device-to-device copy kernel of the all-reduce's bytes.
+  The custom kernel takes inputs under ``max_size`` (8 MiB,
+  :data:`CUSTOM_ALLREDUCE_MAX_BYTES`); a larger all-reduce (a prefill of 512 or more tokens
+  of a 8192-wide bf16 model) runs NCCL, priced by NCCL's tuning model at its share of the
+  NVLink line rate (``rl.all_reduce(..., algorithm="nccl")``).
 - **Eager steps are PyTorch programs** (:func:`engine_host_calls`): an eagerly launched step
   runs the engine's ``nn.Module`` forward in Python, so its host time is priced as an eager
   framework program's (``roofline.ops.host``: each kernel's torch call by class, GEMM,
@@ -56,11 +60,18 @@ from .._errors import ArgumentValueError
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["ENGINE_RUNTIMES", "EnginePlan", "capture_sizes", "engine_host_calls",
-           "engine_plan", "engine_rewrite", "engine_schedule"]
+__all__ = ["CUSTOM_ALLREDUCE_MAX_BYTES", "ENGINE_RUNTIMES", "EnginePlan", "capture_sizes",
+           "engine_host_calls", "engine_plan", "engine_rewrite", "engine_schedule"]
 
 #: ``runtime=`` names of the serving engines.
 ENGINE_RUNTIMES = ("vllm", "sglang")
+
+#: Largest all-reduce input (bytes, exclusive) the engines' custom all-reduce takes: vLLM's
+#: ``CustomAllreduce(max_size=8192 * 1024)`` (``distributed/device_communicators/
+#: custom_all_reduce.py``, ``should_custom_ar``: ``inp_size < self.max_size`` on a fully
+#: NVLinked group), which SGLang ran in 2024; larger inputs go to NCCL (pynccl or
+#: ``torch.distributed``).
+CUSTOM_ALLREDUCE_MAX_BYTES = 8192 * 1024
 
 #: Decode batch sizes each engine captures a CUDA graph for (defaults: vLLM V1
 #: ``cudagraph_capture_sizes`` with ``max_num_seqs`` 256, i.e. up to 512; SGLang

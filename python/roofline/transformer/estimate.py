@@ -31,7 +31,13 @@ from .arguments import (
 )
 from .compiled import record_compiled_step
 from .config import TransformerConfig, config
-from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_plan, engine_rewrite
+from .engines import (
+    CUSTOM_ALLREDUCE_MAX_BYTES,
+    ENGINE_RUNTIMES,
+    engine_host_calls,
+    engine_plan,
+    engine_rewrite,
+)
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only_recipe
 from .hf import check_hf, record_hf_step
 from .layers import record_step
@@ -512,6 +518,7 @@ def estimate(
     if cp > 1:
         attn_kw["scale"] = 1.0 / cp
     local = tokens // cp  # tokens per GPU
+    engine = None
     if runtime in ("hf", "compiled"):
         check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=cp, recipe=linear_recipe, flash=flash,
                  kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes, runtime=runtime)
@@ -538,10 +545,18 @@ def estimate(
 
     try:
         # NCCL carries the step's collectives (priced by its tuning model) in training,
-        # unless TransformerEngine's userbuffers overlap them, and under allreduce="nccl"
-        nccl_step = nccl or (train and not par["tp_comm_overlap"])
+        # unless TransformerEngine's userbuffers overlap them, and under allreduce="nccl";
+        # vLLM's / SGLang's custom all-reduce takes only inputs under its max_size, NCCL the
+        # rest
+        nccl_bw: float | None = None
+        custom_max = 0.0
+        if nccl or (train and not par["tp_comm_overlap"]):
+            nccl_bw = comm_bw
+        elif engine is not None and comm_bw is not None:
+            nccl_bw = link_bytes_per_s or _link_bw(hw, NCCL_NVLINK_FRACTION)
+            custom_max = CUSTOM_ALLREDUCE_MAX_BYTES
         cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype,
-                        algorithm="nccl" if nccl_step else "ring")
+                        nccl_bw=nccl_bw, custom_max_bytes=custom_max)
     except (ValueError, OverflowError) as exc:  # an op's own limit: name the step's sizes
         sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
                                        else f"seq_len={q}") + f", tp={tp}, ep={ep}")
