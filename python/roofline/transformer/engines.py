@@ -61,7 +61,8 @@ from .config import TransformerConfig
 from .program import Program
 
 __all__ = ["CUSTOM_ALLREDUCE_MAX_BYTES", "ENGINE_RUNTIMES", "EnginePlan", "capture_sizes",
-           "engine_host_calls", "engine_plan", "engine_rewrite", "engine_schedule"]
+           "engine_host_calls", "engine_nccl", "engine_plan", "engine_rewrite",
+           "engine_schedule"]
 
 #: ``runtime=`` names of the serving engines.
 ENGINE_RUNTIMES = ("vllm", "sglang")
@@ -144,6 +145,16 @@ class EnginePlan:
     mla_backend: str        # attention backend of MLA decode (absorbed)
     launch: str             # "graph" (CUDA graph replay) or "eager"
     batch: int              # the batch the graph runs (>= the real batch)
+
+
+def engine_nccl(plan: EnginePlan | None, nccl_bw: float) -> tuple[float | None, float]:
+    """``(NCCL's bus bandwidth, the custom all-reduce's largest input)`` of an engine's step:
+    its all-reduces under :data:`CUSTOM_ALLREDUCE_MAX_BYTES` run the engine's own kernel, the
+    rest (and any other collective) NCCL at ``nccl_bw`` B/s; no engine (``plan`` None):
+    ``(None, 0.0)``, every collective on the alpha-beta ring."""
+    if plan is None:
+        return None, 0.0
+    return nccl_bw, float(CUSTOM_ALLREDUCE_MAX_BYTES)
 
 
 def _arch(hw: Any) -> str:

@@ -31,13 +31,7 @@ from .arguments import (
 )
 from .compiled import record_compiled_step
 from .config import TransformerConfig, config
-from .engines import (
-    CUSTOM_ALLREDUCE_MAX_BYTES,
-    ENGINE_RUNTIMES,
-    engine_host_calls,
-    engine_plan,
-    engine_rewrite,
-)
+from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only_recipe
 from .hf import check_hf, record_hf_step
 from .layers import record_step
@@ -544,17 +538,11 @@ def estimate(
                 ops.host_extra = engine_host_calls(cfg, groups)
 
     try:
-        # NCCL carries the step's collectives (priced by its tuning model) in training,
-        # unless TransformerEngine's userbuffers overlap them, and under allreduce="nccl";
-        # vLLM's / SGLang's custom all-reduce takes only inputs under its max_size, NCCL the
-        # rest
-        nccl_bw: float | None = None
-        custom_max = 0.0
-        if nccl or (train and not par["tp_comm_overlap"]):
-            nccl_bw = comm_bw
-        elif engine is not None and comm_bw is not None:
-            nccl_bw = link_bytes_per_s or _link_bw(hw, NCCL_NVLINK_FRACTION)
-            custom_max = CUSTOM_ALLREDUCE_MAX_BYTES
+        # NCCL carries the step's collectives in training (unless TransformerEngine's
+        # userbuffers overlap them) and under allreduce="nccl"; an engine's from max_size
+        whole = nccl or (train and not par["tp_comm_overlap"])
+        nccl_bw, custom_max = (comm_bw, 0.0) if whole or comm_bw is None else engine_nccl(
+            engine, link_bytes_per_s or _link_bw(hw, NCCL_NVLINK_FRACTION))
         cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype,
                         nccl_bw=nccl_bw, custom_max_bytes=custom_max)
     except (ValueError, OverflowError) as exc:  # an op's own limit: name the step's sizes
