@@ -342,6 +342,32 @@ def test_allreduce_nccl_at_nccls_share_of_the_line_rate():
         rl.transformer.estimate("Llama-3-70B", "prefill", 1, allreduce="ring", **kw)
 
 
+def test_attention_plugin_context_kernels_by_hand():
+    """attention_plugin: TensorRT-LLM's GPT attention plugin. Llama-3-8B (32 heads, 8 KV
+    heads, head dim 128) prefill of 128 tokens, fp8 KV cache: invokeBuildDecoderInfo reads
+    the length (4 B) and writes 128 int32 padding offsets and 2 cu_seqlens: 4 * (128 + 2 + 1)
+    = 524 B; invokeApplyBiasRopeUpdateKVCache reads Q, K, V (2 * 48 * 128 B a token), writes
+    the rotated Q and K in place (2 * 40 * 128 B) and K, V into the cache (2 * 8 * 128 * 1 B):
+    128 * (12,288 + 10,240 + 2,048) = 3,145,728 B. Both are the plugin's own (kind
+    "attention"). Decode: the masked MHA kernel rotates and caches K itself (no RoPE row)."""
+    kw = dict(hardware="H100 SXM", kv_dtype="fp8")
+    pre = rl.transformer.estimate("Llama-3-8B", "prefill", 1, seq_len=128,
+                                  attention_plugin=True, **kw).to_pandas().query("layer == 0")
+    rows = pre.set_index("op")
+    assert rows.loc["build decoder info", "bytes"] == 524
+    assert rows.loc["rope + kv cache write", "bytes"] == 3_145_728
+    assert set(rows.loc[["build decoder info", "rope + kv cache write"], "kind"]) == {"attention"}
+    assert "rope" not in rows.index
+    plain = rl.transformer.estimate("Llama-3-8B", "prefill", 1, seq_len=128, **kw)
+    assert len(pre) == len(plain.to_pandas().query("layer == 0")) + 1
+    dec = rl.transformer.estimate("Llama-3-8B", "decode", 4, kv_len=512,
+                                  attention_plugin=True, **kw).to_pandas()
+    assert not dec["op"].str.contains("rope|decoder info").any()
+    with pytest.raises(ValueError, match="attention_plugin"):
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, seq_len=128, runtime="vllm",
+                                attention_plugin=True, **kw)
+
+
 def test_decode_kv_reads_per_query_head():
     """TensorRT-LLM's masked MHA kernel reads a GQA model's KV once per query head.
 

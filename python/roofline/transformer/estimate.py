@@ -111,6 +111,7 @@ def estimate(
     sustained: bool | None = None,
     gated_mlp: str = "fused",
     allreduce: str = "custom",
+    attention_plugin: bool = False,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -322,17 +323,17 @@ def estimate(
         more GEMM launch (and one more input quantization under an FP8 recipe) per layer,
         the input read twice. Non-gated and MoE MLPs are unchanged.
     allreduce : {"custom", "nccl"}
-        Inference steps (``phase`` decode / prefill): who carries the collectives.
-        ``"custom"`` (default): the engine's own all-reduce kernels (TensorRT-LLM's custom
-        all-reduce plugin, vLLM's / SGLang's ``custom_all_reduce``) at the link's line rate.
-        ``"nccl"``: NCCL's ring, at ``NCCL_NVLINK_FRACTION`` (370/450) of the NVLink line
-        rate, each protocol (LL, LL128, Simple) at its latency and share of that rate from
-        NCCL 2.18's tuning model, the fastest taken (``rl.all_reduce(...,
-        algorithm="nccl")``), as training's collectives are priced: TensorRT-LLM's engines
-        of 2023 reduced through its NCCL plugin (``use_custom_all_reduce`` off by default).
-        Ignored when training (always NCCL; with ``tp_comm_overlap`` TransformerEngine's
-        userbuffers, the plain ring). With ``link_bytes_per_s`` that rate is NCCL's
-        Simple bus bandwidth.
+        Inference steps: who carries the collectives. ``"custom"`` (default): the engine's
+        own all-reduce kernels (TensorRT-LLM's custom all-reduce plugin; vLLM's / SGLang's
+        ``custom_all_reduce`` under its 8 MiB ``max_size``, NCCL above) at the line rate.
+        ``"nccl"``: all through NCCL (``rl.all_reduce(..., algorithm="nccl")``: its tuning
+        model's protocols at ``NCCL_NVLINK_FRACTION`` of the line rate), as TensorRT-LLM's
+        2023 engines' NCCL plugin (and training, unless ``tp_comm_overlap``).
+    attention_plugin : bool
+        ``runtime="megatron"`` attention as TensorRT-LLM's GPT attention plugin runs it:
+        prefill (``enqueueContext``) builds the decoder info in one more kernel per layer
+        (``invokeBuildDecoderInfo``), its RoPE kernel also writes K and V into the cache
+        (``invokeApplyBiasRopeUpdateKVCache``); decode's masked MHA applies RoPE itself.
 
     Returns
     -------
@@ -407,9 +408,11 @@ def estimate(
     reads = one_of(fn, "decode_kv_reads", decode_kv_reads, {r: r for r in DECODE_KV_READS})
     gated = one_of(fn, "gated_mlp", gated_mlp, {m: m for m in GATED_MLPS})
     nccl = one_of(fn, "allreduce", allreduce, {m: m for m in ALLREDUCES}) == "nccl"
-    if gated == "separate" and runtime != "megatron":
-        raise ArgumentValueError(fn, "gated_mlp", f"'separate' is a program choice of "
-                                 f"runtime='megatron', got runtime={runtime!r}")
+    plugin = flag(fn, "attention_plugin", attention_plugin)
+    if (gated == "separate" or plugin) and runtime != "megatron":
+        raise ArgumentValueError(fn, "attention_plugin" if plugin else "gated_mlp",
+                                 f"is a program choice of runtime='megatron', got "
+                                 f"runtime={runtime!r}")
     if reads == "per_query_head" and runtime != "megatron":
         raise ArgumentValueError(fn, "decode_kv_reads", f"'per_query_head' is a kernel choice "
                                  f"of runtime='megatron', got runtime={runtime!r}")
@@ -529,7 +532,8 @@ def estimate(
                              lowp=f8_recipe is not None, skew=float(routing_skew),
                              cp_comm=par["cp_comm"],
                              kv_per_query_head=reads == "per_query_head",
-                             separate_gate=gated == "separate")
+                             separate_gate=gated == "separate",
+                             plugin_kv_bytes=kv_dtype_bytes if plugin else None)
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
