@@ -37,6 +37,38 @@ def test_tree_same_bytes_log_latency() -> None:
     assert tree.time_s < ring.time_s
 
 
+def test_nccl_ring_protocol_by_hand() -> None:
+    """NCCL 2.18's tuning model (src/graph/tuning.cc @ v2.18.3-1): a 4-rank ring all-reduce
+    over NVLink takes 2·3 = 6 steps; latency LL 6.6 + 6·0.6 = 10.2 us, LL128 14 + 6·1.9 =
+    25.4 us, Simple 8.4 + 6·3.4 = 28.8 us; H100 at 370/450 of 450 GB/s: Simple's bus 370 GB/s,
+    LL128 0.92·370 = 340.4 GB/s, LL min(370/4, 87.7) = 87.7 GB/s. NCCL runs the fastest."""
+    kw = {"hardware": "H100 SXM", "bandwidth_fraction": 370 / 450, "algorithm": "nccl"}
+    small = rl.all_reduce(16384, 4, **kw)  # sends 24,576 B: LL, 10.2 + 0.28 us
+    assert small.bytes == 24_576
+    assert small.overhead_s == pytest.approx(10.2e-6)
+    assert small.time_s == pytest.approx(10.2e-6 + 24_576 / 87.7e9)
+    mid = rl.all_reduce(2 * MB, 4, **kw)  # 3,145,728 B: LL128 34.6 < Simple 37.3 < LL 46.1 us
+    assert mid.time_s == pytest.approx(25.4e-6 + 3_145_728 / 340.4e9)
+    big = rl.all_reduce(32 * MB, 4, **kw)  # 50,331,648 B: Simple 164.8 < LL128 173.3 us
+    assert big.time_s == pytest.approx(28.8e-6 + 50_331_648 / 370e9)
+    assert big.memory_s == pytest.approx(50_331_648 / 370e9)
+    # latency_s is NCCL's own: the argument is not used
+    assert rl.all_reduce(2 * MB, 4, latency_s=0.0, **kw).time_s == pytest.approx(mid.time_s)
+    # reduce-scatter: 3 steps; A100 (300 GB/s) at 370/450: LL at 246.7 / 3 = 82.2 GB/s
+    rs = rl.reduce_scatter(8192, 4, hardware="A100 SXM 80GB", bandwidth_fraction=370 / 450,
+                           algorithm="nccl")
+    assert rs.time_s == pytest.approx(6.6e-6 + 3 * 0.6e-6 + 6144 / (300e9 * 370 / 450 / 3))
+    # never faster than the plain ring at 1 us a step, nothing for one rank, monotone in bytes
+    sizes = np.array([2**k for k in range(10, 31)])
+    nccl = rl.all_reduce(sizes, 8, **kw).time_s
+    assert np.all(nccl >= rl.all_reduce(sizes, 8, hardware="H100 SXM",
+                                        bandwidth_fraction=370 / 450).time_s)
+    assert np.all(np.diff(nccl) > 0)
+    assert rl.all_reduce(MB, 1, **kw).time_s == 0
+    with pytest.raises(ValueError, match="algorithm"):
+        rl.all_reduce(MB, 4, algorithm="nvls", hardware="H100 SXM")
+
+
 def test_gather_scatter_all_to_all_send() -> None:
     kw = {"hardware": "H100 SXM", "latency_s": 0.0}
     for fn in (rl.all_gather, rl.reduce_scatter, rl.all_to_all):

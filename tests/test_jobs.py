@@ -132,8 +132,35 @@ def test_family_medians_pinned(result):
     # serve_latency median unchanged (0.145; p90 0.317 -> 0.284) when TensorRT-LLM v0.5's
     # TTFT rows launch the context step kernel by kernel (cuda_graphs false): the H100 FP8
     # 128-token rows, host-bound, -33 / -46 % -> -18 / -38 %; the others GPU-bound.
-    pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
-            "serve_latency": (14, 0.145), "train_dense_bf16": (8, 0.041),
+    # serve_latency 0.145 -> 0.109 (p90 0.284 unchanged, bias -14 % -> -11 %): TensorRT-LLM
+    # v0.5's GatedMLP runs fc and gate as two linears (gated_mlp "separate"): one more GEMM
+    # launch per layer (and one more FP8 input quantization): the host-bound H100 FP8
+    # 128-token rows -18 / -38 % -> -8 / -31 %, the others within 2 points.
+    # serve_throughput 0.067 -> 0.064 (p90 0.199 unchanged); serve_latency median 0.109
+    # (p90 0.284 -> 0.272) when an eager engine step copies each all-reduce's input into the
+    # custom all-reduce's registered buffer (SGLang's extend batches at TP 4: 160 copies,
+    # +1.5 ms of host time on a 509-token prefill): SGLang TTFT -16/-16/-29 % ->
+    # -15/-15/-27 %, SGLang offline rows 1-2 points closer.
+    # serve_latency 0.109 -> 0.102 (p90 0.272 unchanged, bias -11 % -> -10 %): TensorRT-LLM
+    # v0.5's TP all-reduces go through its NCCL plugin (allreduce "nccl": 370/450 of the
+    # NVLink line rate, as training's): the GPU-bound 70B TP 4 rows -11.1 / -10.8 / -9.9 % ->
+    # -7.5 / -10.0 / -8.4 % (H100 2048, A100 128 and 2048); H100 128 host-bound, unchanged.
+    # serve_latency 0.102 -> 0.089 (p90 0.272 unchanged, bias -10 % -> -9 %): allreduce
+    # "nccl" prices each protocol as NCCL 2.18's tuning model does (LL / LL128 / Simple ring
+    # latencies 10.2 / 25.4 / 28.8 us at TP 4 over NVLink, not 6 us) and takes the fastest:
+    # 70B TP 4 rows H100 2048 -7.5 -> -4.2 %, A100 128 -10.0 -> -3.0 %, A100 2048 -8.4 ->
+    # -7.4 %, H100 128 (host-bound) -30.7 -> -29.2 %.
+    # serve_throughput 0.064 -> 0.061 (p90 0.199 unchanged): SGLang's all-reduces of 8 MiB
+    # or more (vLLM's custom all-reduce max_size) run NCCL: offline rows 1024/1024 -7.2 ->
+    # -3.4 %, 1024/512 -10.0 -> -6.1 %, 4096/2048 -32.3 -> -30.9 %, 4096/1024 -25.0 ->
+    # -23.0 %, 256/512 -6.0 -> -2.5 %; SGLang TTFT rate 1/2/4 -15.5/-14.7/-27.2 % ->
+    # -14.4/-14.5/-27.5 % (serve_latency median 0.089 unchanged, p90 0.272 -> 0.273).
+    # serve_latency 0.089 -> 0.088 (p90 0.273 -> 0.270): the v0.5 rows run the GPT attention
+    # plugin (attention_plugin): one more kernel per layer (invokeBuildDecoderInfo) and the
+    # RoPE kernel writing the KV cache: H100 7B 128 -7.5 -> -2.1 %, 70B 128 -29.2 -> -27.0 %,
+    # 7B 2048 -15.6 -> -14.4 %; the others under 0.8 points.
+    pins = {"serve_throughput": (25, 0.061), "serve_static_batch": (15, 0.043),
+            "serve_latency": (14, 0.088), "train_dense_bf16": (8, 0.041),
             "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.198)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
@@ -214,6 +241,23 @@ def test_static_batch_gqa_rows_read_kv_per_query_head():
     assert priced(gqa, "per_query_head") < 0.6 * priced(gqa, None)  # tokens/s: slower
     mha = "trtllm061_h100_llama2_7b_fp8_b112_128_2048"
     assert priced(mha, "per_query_head") == pytest.approx(priced(mha, None))
+
+
+def test_static_batch_rows_pass_program_choices_to_both_steps():
+    """batch_throughput hands gated_mlp / allreduce to the prefill and the decode estimates
+    (no v0.6.1 row sets them: the table's figures are unchanged): a 70B TP 2 row through
+    NCCL is slower (tokens/s lower), at TP 1 nothing changes."""
+    def priced(rid, **extra):
+        row = json.loads(json.dumps(next(r for r in read_jobs(JOBS_FILE) if r["id"] == rid)))
+        assert "gated_mlp" not in row["config"] and "allreduce" not in row["config"]
+        row["config"].update(extra)
+        return price_job(row)
+
+    tp2 = "trtllm061_h100_llama2_70b_fp8_b96_2048_128"
+    assert priced(tp2, allreduce="nccl") < priced(tp2)
+    assert priced(tp2, gated_mlp="separate") != priced(tp2)
+    tp1 = "trtllm061_h100_llama2_7b_fp8_b80_2048_128"
+    assert priced(tp1, allreduce="nccl") == pytest.approx(priced(tp1))
 
 
 def test_serving_row_runtime_and_request_rate():
@@ -324,15 +368,18 @@ def test_cli_jobs_table(capsys):
 def test_trtllm05_ttft_context_step_launches_kernel_by_kernel():
     """TensorRT-LLM v0.5's GptSession runs the context step with executeContext (TensorRT's
     enqueue, no CUDA graph), so a batch-1 TTFT row sets cuda_graphs false and its step is at
-    least the host's issue time of its kernels. Llama 2 7B, TP 1, static-scale FP8: 32 layers
-    x (11 kernels + 4 quantizes before the fp8 GEMMs) + 4 in the head (embedding, final norm,
-    the LM head's quantize and GEMM) = 484 launches: the host issues them in (484 - 1) x
-    eager_launch_s, between the zero-work cost of 483 and of 484 launches."""
+    least the host's issue time of its kernels. Llama 2 7B, TP 1, static-scale FP8, v0.5's
+    GatedMLP (fc and gate as two FP8 linears, gated_mlp "separate"), the GPT attention
+    plugin's context call (attention_plugin: decoder info, RoPE + KV-cache write, FMHA):
+    32 layers x (13 kernels + 5 quantizes before the fp8 GEMMs) + 4 in the head (embedding,
+    final norm, the LM head's quantize and GEMM) = 580 launches: the host issues them in
+    (580 - 1) x eager_launch_s, between the zero-work cost of 579 and of 580 launches."""
     row = next(r for r in read_jobs(JOBS_FILE)
                if r["id"] == "trtllm05_h100_llama2_7b_fp8_ttft_128")
     c = row["config"]
     assert c["cuda_graphs"] is False and c["linear_recipe"] == "tensorwise_static"
-    n = 32 * 15 + 4
+    assert c["gated_mlp"] == "separate" and c["attention_plugin"] is True
+    n = 32 * 18 + 4
     eager = price_job(row)  # host-bound: the issue time of the n launches (ms)
     lo, hi = (launch_overhead(k, "eager", hardware=row["hardware"]) * 1e3 for k in (n - 1, n))
     assert lo < eager <= hi
@@ -342,5 +389,47 @@ def test_trtllm05_ttft_context_step_launches_kernel_by_kernel():
     df = rl.transformer.serve(TransformerConfig(**c["model"]), row["hardware"], batches=(1,),
                               prompt_len=128, output_len=1,
                               linear_recipe="tensorwise_static", kv_dtype="fp8",
-                              cuda_graphs=False)
+                              cuda_graphs=False, gated_mlp="separate",
+                              attention_plugin=True)
     assert eager == pytest.approx(float(df["ttft_s"].iloc[0]) * 1e3)
+    bare = json.loads(json.dumps(row))
+    bare["config"]["attention_plugin"] = False  # no decoder-info kernel: 32 launches fewer
+    lo, hi = (launch_overhead(k, "eager", hardware=row["hardware"]) * 1e3 for k in (n - 33, n - 32))
+    assert lo < price_job(bare) <= hi
+    fused = json.loads(json.dumps(row))
+    fused["config"]["gated_mlp"] = "fused"  # 2 x 32 launches fewer: 516, still host-bound
+    lo, hi = (launch_overhead(k, "eager", hardware=row["hardware"]) * 1e3 for k in (n - 65, n - 64))
+    assert lo < price_job(fused) <= hi
+
+
+def test_trtllm05_rows_run_gated_mlp_unfused():
+    """Every v0.5 TTFT row of a gated (SwiGLU) Llama runs TensorRT-LLM's GatedMLP (fc and gate
+    linears, gated_mlp "separate"): the same FLOPs and weights as one fused GEMM. The
+    host-bound row (H100 FP8 7B, 128 tokens) pays its launches: 2 more per layer (a GEMM and
+    its input's quantize; the 70B TP 4 one, whose NCCL all-reduces bring the GPU time near
+    the host's, at most that); the GPU-bound ones by the two GEMMs' tiling and the second
+    quantize's pass over the input (< 4 %)."""
+    rows = [r for r in read_jobs(JOBS_FILE) if r["id"].startswith("trtllm05_")]
+    assert len(rows) == 8
+    for row in rows:
+        assert row["config"]["gated_mlp"] == "separate"
+        assert row["config"]["allreduce"] == "nccl"  # v0.5's NCCL all-reduce plugin
+        fused = json.loads(json.dumps(row))
+        fused["config"]["gated_mlp"] = "fused"
+        split, one = price_job(row), price_job(fused)
+        custom = json.loads(json.dumps(row))
+        custom["config"]["allreduce"] = "custom"
+        if row["config"]["tp"] == 1:  # nothing to reduce
+            assert price_job(custom) == pytest.approx(split)
+        else:  # NCCL's share of the line rate: never faster
+            assert price_job(custom) <= split
+        if row["id"].startswith("trtllm05_h100") and row["id"].endswith("_128"):
+            layers = row["config"]["model"]["num_layers"]
+            extra = (launch_overhead(2 * layers + 1, "eager", hardware=row["hardware"])
+                     - launch_overhead(1, "eager", hardware=row["hardware"])) * 1e3
+            if row["config"]["tp"] == 1:  # host-bound: the launches are the difference
+                assert split - one == pytest.approx(extra, rel=0.01)
+            else:  # 70B TP 4: NCCL's all-reduce latencies bring the GPU near the host
+                assert 0 < split - one <= extra * 1.01
+        else:
+            assert split == pytest.approx(one, rel=0.04)

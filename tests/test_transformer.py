@@ -272,6 +272,102 @@ def test_training_gemms_run_at_the_sustained_clock() -> None:
     assert _core.sustained_compute_s(alone, f, tau) == pytest.approx(t / f)
 
 
+def test_gated_mlp_separate_gate_and_up_gemms():
+    """TensorRT-LLM's GatedMLP: fc and gate as two GEMMs over the same input.
+
+    Llama-3-8B prefill of 128 tokens, bf16 (hidden 4096, intermediate 14336): each GEMM does
+    2 * 128 * 4096 * 14336 = 15,032,385,536 FLOPs and moves (128 * 4096 + 4096 * 14336 +
+    128 * 14336) * 2 B = 122,159,104 B; the fused gate_up_proj does twice the FLOPs and
+    moves 1,048,576 B (the 128 x 4096 bf16 input, read once more) less than the two. One
+    more launch per layer (32); under static-scale FP8 two (the second GEMM's input quantize).
+    """
+    kw = dict(seq_len=128, hardware="H100 SXM")
+    fused = rl.transformer.estimate("Llama-3-8B", "prefill", 1, **kw)
+    split = rl.transformer.estimate("Llama-3-8B", "prefill", 1, gated_mlp="separate", **kw)
+    a, b = fused.to_pandas(), split.to_pandas()
+    up, gate = (b[b["op"] == name].iloc[0] for name in ("up_proj", "gate_proj"))
+    for row in (up, gate):
+        assert row["flops"] == 2 * 128 * 4096 * 14336
+        assert row["bytes"] == 122_159_104
+    both = a[a["op"] == "gate_up_proj"].iloc[0]
+    assert both["flops"] == up["flops"] + gate["flops"]
+    assert up["bytes"] + gate["bytes"] - both["bytes"] == 128 * 4096 * 2
+    assert split.wall.kernels == fused.wall.kernels + 32
+    f8 = dict(kw, linear_recipe="tensorwise_static")
+    assert rl.transformer.estimate("Llama-3-8B", "prefill", 1, gated_mlp="separate",
+                                   **f8).wall.kernels == \
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, **f8).wall.kernels + 64
+    # a non-gated MLP has no gate to split
+    gpt = rl.transformer.config("Llama-3-8B").replace(mlp_gated=False)
+    assert rl.transformer.estimate(gpt, "prefill", 1, gated_mlp="separate", **kw).time_s == \
+        pytest.approx(rl.transformer.estimate(gpt, "prefill", 1, **kw).time_s)
+    with pytest.raises(ValueError, match="gated_mlp"):
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, gated_mlp="split", **kw)
+    with pytest.raises(ValueError, match="gated_mlp"):
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, gated_mlp="separate",
+                                runtime="vllm", **kw)
+    df = rl.transformer.serve("Llama-3-8B", "H100 SXM", batches=(1,), prompt_len=128,
+                              output_len=1, cuda_graphs=False, gated_mlp="separate")
+    base = rl.transformer.serve("Llama-3-8B", "H100 SXM", batches=(1,), prompt_len=128,
+                                output_len=1, cuda_graphs=False)
+    assert df["ttft_s"].iloc[0] > base["ttft_s"].iloc[0]
+
+
+def test_allreduce_nccl_at_nccls_share_of_the_line_rate():
+    """allreduce="nccl": an inference step's TP all-reduce through NCCL, at its 370/450 of the
+    NVLink line rate and its tuning model's protocol latencies. Llama-3-70B prefill of 128
+    tokens at TP 4 on H100 SXM (900 GB/s bidirectional, 450 per direction): the all-reduce of
+    128 * 8192 * 2 = 2,097,152 B sends 2 * 3/4 of it, 3,145,728 B, in 6 steps: at the line
+    rate with 1 us a step, 3,145,728 / 450e9 + 6e-6 s; through NCCL, LL128 (14 + 6 * 1.9 =
+    25.4 us, 0.92 * 370 GB/s) beats Simple (28.8 us, 370 GB/s) and LL (10.2 us, 87.7 GB/s):
+    3,145,728 / 340.4e9 + 25.4e-6 s."""
+    kw = dict(seq_len=128, hardware="H100 SXM", tp=4)
+    rows = {}
+    for mode in ("custom", "nccl"):
+        df = rl.transformer.estimate("Llama-3-70B", "prefill", 1, allreduce=mode,
+                                     **kw).to_pandas()
+        rows[mode] = df[df["op"] == "attn all_reduce"].iloc[0]
+    assert rows["custom"]["bytes"] == rows["nccl"]["bytes"] == 3_145_728
+    assert rows["custom"]["time_s"] == pytest.approx(3_145_728 / 450e9 + 6e-6)
+    assert rows["nccl"]["time_s"] == pytest.approx(3_145_728 / 340.4e9 + 25.4e-6)
+    # the default is the engine's own kernel; tp 1 has nothing to reduce
+    assert rl.transformer.estimate("Llama-3-70B", "prefill", 1, **kw).time_s == \
+        pytest.approx(rl.transformer.estimate("Llama-3-70B", "prefill", 1, allreduce="custom",
+                                              **kw).time_s)
+    one = dict(seq_len=128, hardware="H100 SXM")
+    assert rl.transformer.estimate("Llama-3-8B", "prefill", 1, allreduce="nccl",
+                                   **one).time_s == pytest.approx(
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, **one).time_s)
+    with pytest.raises(ValueError, match="allreduce"):
+        rl.transformer.estimate("Llama-3-70B", "prefill", 1, allreduce="ring", **kw)
+
+
+def test_attention_plugin_context_kernels_by_hand():
+    """attention_plugin: TensorRT-LLM's GPT attention plugin. Llama-3-8B (32 heads, 8 KV
+    heads, head dim 128) prefill of 128 tokens, fp8 KV cache: invokeBuildDecoderInfo reads
+    the length (4 B) and writes 128 int32 padding offsets and 2 cu_seqlens: 4 * (128 + 2 + 1)
+    = 524 B; invokeApplyBiasRopeUpdateKVCache reads Q, K, V (2 * 48 * 128 B a token), writes
+    the rotated Q and K in place (2 * 40 * 128 B) and K, V into the cache (2 * 8 * 128 * 1 B):
+    128 * (12,288 + 10,240 + 2,048) = 3,145,728 B. Both are the plugin's own (kind
+    "attention"). Decode: the masked MHA kernel rotates and caches K itself (no RoPE row)."""
+    kw = dict(hardware="H100 SXM", kv_dtype="fp8")
+    pre = rl.transformer.estimate("Llama-3-8B", "prefill", 1, seq_len=128,
+                                  attention_plugin=True, **kw).to_pandas().query("layer == 0")
+    rows = pre.set_index("op")
+    assert rows.loc["build decoder info", "bytes"] == 524
+    assert rows.loc["rope + kv cache write", "bytes"] == 3_145_728
+    assert set(rows.loc[["build decoder info", "rope + kv cache write"], "kind"]) == {"attention"}
+    assert "rope" not in rows.index
+    plain = rl.transformer.estimate("Llama-3-8B", "prefill", 1, seq_len=128, **kw)
+    assert len(pre) == len(plain.to_pandas().query("layer == 0")) + 1
+    dec = rl.transformer.estimate("Llama-3-8B", "decode", 4, kv_len=512,
+                                  attention_plugin=True, **kw).to_pandas()
+    assert not dec["op"].str.contains("rope|decoder info").any()
+    with pytest.raises(ValueError, match="attention_plugin"):
+        rl.transformer.estimate("Llama-3-8B", "prefill", 1, seq_len=128, runtime="vllm",
+                                attention_plugin=True, **kw)
+
+
 def test_decode_kv_reads_per_query_head():
     """TensorRT-LLM's masked MHA kernel reads a GQA model's KV once per query head.
 

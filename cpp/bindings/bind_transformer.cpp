@@ -175,7 +175,8 @@ void bind_transformer(py::module_& m) {
       .value("send_recv", Collective::send_recv);
   py::enum_<CollectiveAlgo>(m, "CollectiveAlgo")
       .value("ring", CollectiveAlgo::ring)
-      .value("tree", CollectiveAlgo::tree);
+      .value("tree", CollectiveAlgo::tree)
+      .value("nccl", CollectiveAlgo::nccl);
 
   py::enum_<AttentionBackend>(m, "AttentionBackend")
       .value("standard", AttentionBackend::standard)

@@ -34,6 +34,46 @@ CollectiveCost collective_cost(Collective op, CollectiveAlgo algo, double bytes,
   return c;
 }
 
+namespace {
+
+/// NCCL 2.18.3's tuning model (NVIDIA/nccl src/graph/tuning.cc @ ea38312273e5b9a19a224c9ff4c10b7fcf441eaf),
+/// ring over NVLink, protocols LL, LL128, Simple: base latency (baseLat) and per-step NVLink
+/// latency (hwLat) in seconds, and the bus-bandwidth factors of its model refinements.
+constexpr double kNcclBaseS[3] = {6.6e-6, 14.0e-6, 8.4e-6};
+constexpr double kNcclHopS[3] = {0.6e-6, 1.9e-6, 3.4e-6};
+constexpr double kNcclLl128Share = 0.92;      ///< LL128's 120 of 128 bytes (ppn >= 2)
+constexpr double kNcclLlMaxBytesPerS = 87.7e9;  ///< llMaxBws, Ampere / Hopper, one node
+
+}  // namespace
+
+Estimate nccl_ring_estimate(Collective op, double bytes, double ranks,
+                            const LinkRates& link) noexcept {
+  const bool reduce = op == Collective::all_reduce;
+  if (!reduce && op != Collective::all_gather && op != Collective::reduce_scatter) {
+    return collective_estimate(collective_cost(op, CollectiveAlgo::ring, bytes, ranks), link);
+  }
+  const CollectiveCost c = collective_cost(op, CollectiveAlgo::ring, bytes, ranks);
+  Estimate e;
+  if (c.steps <= 0) return e;
+  const double bus = link.bytes_per_s;
+  const double ll = std::min(kNcclLlMaxBytesPerS, bus * (reduce ? 0.25 : 1.0 / 3.0));
+  const double bws[3] = {ll, bus * kNcclLl128Share, bus};
+  double best = -1.0;
+  for (int p = 0; p < 3; ++p) {
+    const double lat = kNcclBaseS[p] + c.steps * kNcclHopS[p];
+    const double xfer = bws[p] > 0 ? c.bytes_sent / bws[p] : 0.0;
+    if (best < 0 || lat + xfer < best) {
+      best = lat + xfer;
+      e.memory_s = xfer;
+      e.overhead_s = lat;
+    }
+  }
+  e.bytes = c.bytes_sent;
+  e.time_s = e.memory_s + e.overhead_s;
+  e.kernels = 1.0;
+  return e;
+}
+
 Estimate collective_estimate(const CollectiveCost& c, const LinkRates& link) noexcept {
   Estimate e;
   e.bytes = c.bytes_sent;
@@ -47,7 +87,10 @@ Estimate collective_estimate(const CollectiveCost& c, const LinkRates& link) noe
 void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, const double* ranks,
                       std::size_t n_points, const LinkRates& link, EstimateColumns out) noexcept {
   for (std::size_t i = 0; i < n_points; ++i) {
-    const Estimate e = collective_estimate(collective_cost(op, algo, bytes[i], ranks[i]), link);
+    const Estimate e =
+        algo == CollectiveAlgo::nccl
+            ? nccl_ring_estimate(op, bytes[i], ranks[i], link)
+            : collective_estimate(collective_cost(op, algo, bytes[i], ranks[i]), link);
     out.set(i, e);
   }
 }

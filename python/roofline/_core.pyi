@@ -916,8 +916,11 @@ class CollectiveAlgo:
       ring
     
       tree
+    
+      nccl
     """
     __members__: typing.ClassVar[dict[str, CollectiveAlgo]]
+    nccl: typing.ClassVar[CollectiveAlgo]
     ring: typing.ClassVar[CollectiveAlgo]
     tree: typing.ClassVar[CollectiveAlgo]
     @typing.overload

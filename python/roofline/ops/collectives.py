@@ -32,7 +32,8 @@ DEFAULT_LATENCY_S = 1e-6
 _C = _core.Collective
 #: Algorithm names -> core algorithm.
 ALGORITHMS: dict[str, Any] = {"ring": _core.CollectiveAlgo.ring,
-                              "tree": _core.CollectiveAlgo.tree}
+                              "tree": _core.CollectiveAlgo.tree,
+                              "nccl": _core.CollectiveAlgo.nccl}
 
 
 def link_bytes_per_s(hardware: HardwareLike = None, bandwidth_fraction: float = 1.0) -> float:
@@ -107,9 +108,17 @@ _DOC_PARAMS = """
         {what}
     ranks : int or array_like of int
         GPUs in the group (1: no communication, zero time).
-    algorithm : {{"ring", "tree"}}
+    algorithm : {{"ring", "tree", "nccl"}}
         Ring (bandwidth-optimal, ``p-1`` steps per phase) or tree (recursive halving /
-        doubling, ``ceil(log2 p)`` steps per phase, same bytes).
+        doubling, ``ceil(log2 p)`` steps per phase, same bytes), each paying ``latency_s``
+        per step. ``"nccl"``: NCCL's ring within one NVLink domain, priced as NCCL 2.18's
+        tuning model does (``src/graph/tuning.cc`` of NVIDIA/nccl at v2.18.3-1, commit
+        ea38312): each protocol costs its base latency plus a latency per ring step (LL
+        6.6 + 0.6 µs, LL128 14.0 + 1.9 µs, Simple 8.4 + 3.4 µs) plus the bytes sent over
+        its bus bandwidth (Simple: the link rate; LL128: 0.92 of it; LL: 1/4 of it for an
+        all-reduce, 1/3 otherwise, at most 87.7 GB/s), and NCCL runs the fastest protocol;
+        ``latency_s`` is not used. Not modelled: NCCL's tree and NVLS algorithms, its
+        per-channel bandwidth caps, scale-out hops.
     hardware : Hardware or str, optional
         Accelerator whose interconnect is used (default: detected / default hardware).
     link_bytes_per_s : float, optional

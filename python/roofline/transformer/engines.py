@@ -24,6 +24,17 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   then multiples of 8 to 256), so its GEMMs and elementwise kernels run on the padded batch
   (the padded sequences' attention is empty). Larger batches launch eagerly. Prefill: vLLM V1
   replays piecewise graphs around attention (``"graph"``), SGLang launches eagerly.
+- **All-reduce outside a CUDA graph**: the engines' custom all-reduce
+  (``custom_all_reduce.py``, SGLang's through vLLM's ``parallel_state`` in 2024) reduces in
+  place only in buffers registered with its peers: graph capture registers the graph's
+  buffers (``all_reduce_reg``), while an eager call allocates its output (``empty_like``)
+  and copies its input into the pre-registered buffer before the kernel
+  (``all_reduce_unreg``; the NCCL fallback above ``max_size`` clones its input the same
+  way). An eager step so adds one device-to-device copy kernel of the all-reduce's bytes.
+  The custom kernel takes inputs under ``max_size`` (8 MiB,
+  :data:`CUSTOM_ALLREDUCE_MAX_BYTES`); a larger all-reduce (a prefill of 512 or more tokens
+  of a 8192-wide bf16 model) runs NCCL, priced by NCCL's tuning model at its share of the
+  NVLink line rate (``rl.all_reduce(..., algorithm="nccl")``).
 - **Eager steps are PyTorch programs** (:func:`engine_host_calls`): an eagerly launched step
   runs the engine's ``nn.Module`` forward in Python, so its host time is priced as an eager
   framework program's (``roofline.ops.host``: each kernel's torch call by class, GEMM,
@@ -49,11 +60,19 @@ from .._errors import ArgumentValueError
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["ENGINE_RUNTIMES", "EnginePlan", "capture_sizes", "engine_host_calls",
-           "engine_plan", "engine_rewrite", "engine_schedule"]
+__all__ = ["CUSTOM_ALLREDUCE_MAX_BYTES", "ENGINE_RUNTIMES", "EnginePlan", "capture_sizes",
+           "engine_host_calls", "engine_nccl", "engine_plan", "engine_rewrite",
+           "engine_schedule"]
 
 #: ``runtime=`` names of the serving engines.
 ENGINE_RUNTIMES = ("vllm", "sglang")
+
+#: Largest all-reduce input (bytes, exclusive) the engines' custom all-reduce takes: vLLM's
+#: ``CustomAllreduce(max_size=8192 * 1024)`` (``distributed/device_communicators/
+#: custom_all_reduce.py``, ``should_custom_ar``: ``inp_size < self.max_size`` on a fully
+#: NVLinked group), which SGLang ran in 2024; larger inputs go to NCCL (pynccl or
+#: ``torch.distributed``).
+CUSTOM_ALLREDUCE_MAX_BYTES = 8192 * 1024
 
 #: Decode batch sizes each engine captures a CUDA graph for (defaults: vLLM V1
 #: ``cudagraph_capture_sizes`` with ``max_num_seqs`` 256, i.e. up to 512; SGLang
@@ -128,6 +147,16 @@ class EnginePlan:
     batch: int              # the batch the graph runs (>= the real batch)
 
 
+def engine_nccl(plan: EnginePlan | None, nccl_bw: float) -> tuple[float | None, float]:
+    """``(NCCL's bus bandwidth, the custom all-reduce's largest input)`` of an engine's step:
+    its all-reduces under :data:`CUSTOM_ALLREDUCE_MAX_BYTES` run the engine's own kernel, the
+    rest (and any other collective) NCCL at ``nccl_bw`` B/s; no engine (``plan`` None):
+    ``(None, 0.0)``, every collective on the alpha-beta ring."""
+    if plan is None:
+        return None, 0.0
+    return nccl_bw, float(CUSTOM_ALLREDUCE_MAX_BYTES)
+
+
 def _arch(hw: Any) -> str:
     from .._params.architecture import architecture
 
@@ -174,7 +203,10 @@ def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch
     """Turn the recorded step (``layers.record_step`` with the padded batch) into what the
     engine launches: fused add + RMSNorm in place of norm and residual rows, the KV-cache
     write before each attention, the sampler's fp32 cast of the logits, the engine's attention
-    kernel and page size, and attention over the real ``batch`` (padded slots are empty)."""
+    kernel and page size, attention over the real ``batch`` (padded slots are empty), and, in
+    an eagerly launched step, the copy of each all-reduce's input into the custom
+    all-reduce's registered buffer (one device-to-device copy of its bytes before the
+    kernel)."""
     padded = plan.batch
     tokens = padded * q
     rows: list[tuple[int, str, str, list[tuple[str, int]]]] = []
@@ -193,6 +225,11 @@ def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch
                 width = 2 * kv_heads * cfg.head_dim * kv_bytes
             ops.elts.append((tokens * width / 2.0, 1, 1))  # 2-byte elements: bytes / 2
             rows.append((g, "kv cache write", "elementwise", [("elts", len(ops.elts) - 1)]))
+        if kind == "collective" and plan.launch == "eager" and parts[0][0] == "comms" and \
+                ops.comms[parts[0][1]][0] == "all_reduce":  # outside a graph: unregistered
+            ops.elts.append((ops.comms[parts[0][1]][1] / 2.0, 1, 1))
+            rows.append((g, f"{name} input copy", "elementwise",
+                         [("elts", len(ops.elts) - 1)]))
         if name == "lm_head":
             rows.append((g, name, kind, parts))
             m = ops.gemms[parts[0][1]][0]

@@ -31,7 +31,7 @@ from .arguments import (
 )
 from .compiled import record_compiled_step
 from .config import TransformerConfig, config
-from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_plan, engine_rewrite
+from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
 from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only_recipe
 from .hf import check_hf, record_hf_step
 from .layers import record_step
@@ -48,7 +48,8 @@ from .training import (
     train_step,
 )
 
-__all__ = ["CACHES", "DECODE_KV_READS", "PHASES", "RUNTIMES", "estimate"]
+__all__ = ["ALLREDUCES", "CACHES", "DECODE_KV_READS", "GATED_MLPS", "PHASES", "RUNTIMES",
+           "estimate"]
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
@@ -57,6 +58,12 @@ CACHES = ("dynamic", "static")
 #: How a decode attention kernel reads a GQA / MQA model's KV cache ``decode_kv_reads=``:
 #: once per KV head (its query heads together) or once per query head.
 DECODE_KV_READS = ("per_kv_head", "per_query_head")
+#: How a gated MLP's two input projections run ``gated_mlp=``: one GEMM over the concatenated
+#: gate and up weights, or two GEMMs over the same input.
+GATED_MLPS = ("fused", "separate")
+#: Who carries an inference step's collectives ``allreduce=``: the engine's own (custom)
+#: all-reduce kernels at the link's line rate, or NCCL.
+ALLREDUCES = ("custom", "nccl")
 
 
 def estimate(
@@ -102,6 +109,9 @@ def estimate(
     tp_comm_overlap: bool = False,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
+    gated_mlp: str = "fused",
+    allreduce: str = "custom",
+    attention_plugin: bool = False,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -302,6 +312,28 @@ def estimate(
         a training step does (``phase="train"``), a decode / prefill step does not; pass
         ``True`` for a step of an engine kept full for minutes (a maximum-throughput serving
         run), whose steps run back to back as a training step's kernels do.
+    gated_mlp : {"fused", "separate"}
+        Gated (SwiGLU) dense MLPs, ``runtime="megatron"``: ``"fused"`` (default) runs the gate
+        and up projections as one GEMM of ``N = 2·intermediate / tp`` over the concatenated
+        weights (Megatron-Core's ``linear_fc1``, the engines' ``gate_up_proj``).
+        ``"separate"``: two GEMMs of ``N = intermediate / tp`` over the same input, as
+        TensorRT-LLM's ``GatedMLP`` builds them before its ``FusedGatedMLP`` (``fc`` and
+        ``gate`` ColumnLinear, or FP8Linear each quantizing its input with its own static
+        scale, then ``SiLU(fc)·gate`` and ``proj``): the same FLOPs and weight bytes, one
+        more GEMM launch (and one more input quantization under an FP8 recipe) per layer,
+        the input read twice. Non-gated and MoE MLPs are unchanged.
+    allreduce : {"custom", "nccl"}
+        Inference steps: who carries the collectives. ``"custom"`` (default): the engine's
+        own all-reduce kernels (TensorRT-LLM's custom all-reduce plugin; vLLM's / SGLang's
+        ``custom_all_reduce`` under its 8 MiB ``max_size``, NCCL above) at the line rate.
+        ``"nccl"``: all through NCCL (``rl.all_reduce(..., algorithm="nccl")``: its tuning
+        model's protocols at ``NCCL_NVLINK_FRACTION`` of the line rate), as TensorRT-LLM's
+        2023 engines' NCCL plugin (and training, unless ``tp_comm_overlap``).
+    attention_plugin : bool
+        ``runtime="megatron"`` attention as TensorRT-LLM's GPT attention plugin runs it:
+        prefill (``enqueueContext``) builds the decoder info in one more kernel per layer
+        (``invokeBuildDecoderInfo``), its RoPE kernel also writes K and V into the cache
+        (``invokeApplyBiasRopeUpdateKVCache``); decode's masked MHA applies RoPE itself.
 
     Returns
     -------
@@ -374,6 +406,13 @@ def estimate(
     if runtime == "compiled" and launch == "eager":  # a compiled program launches its regions
         launch = "compiled"
     reads = one_of(fn, "decode_kv_reads", decode_kv_reads, {r: r for r in DECODE_KV_READS})
+    gated = one_of(fn, "gated_mlp", gated_mlp, {m: m for m in GATED_MLPS})
+    nccl = one_of(fn, "allreduce", allreduce, {m: m for m in ALLREDUCES}) == "nccl"
+    plugin = flag(fn, "attention_plugin", attention_plugin)
+    if (gated == "separate" or plugin) and runtime != "megatron":
+        raise ArgumentValueError(fn, "attention_plugin" if plugin else "gated_mlp",
+                                 f"is a program choice of runtime='megatron', got "
+                                 f"runtime={runtime!r}")
     if reads == "per_query_head" and runtime != "megatron":
         raise ArgumentValueError(fn, "decode_kv_reads", f"'per_query_head' is a kernel choice "
                                  f"of runtime='megatron', got runtime={runtime!r}")
@@ -422,8 +461,9 @@ def estimate(
     hw: Hardware = _hardware(hardware)
     comm_bw = link_bytes_per_s
     train = phase == "train"
-    # training communicates through NCCL: the NVLink line rate less its protocol overhead
-    nvlink_fraction = NCCL_NVLINK_FRACTION if train else 1.0
+    # training (and allreduce="nccl") communicates through NCCL: the NVLink line rate less
+    # its protocol overhead
+    nvlink_fraction = NCCL_NVLINK_FRACTION if train or nccl else 1.0
     if comm_bw is None and (tp > 1 or ep > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
 
@@ -475,6 +515,7 @@ def estimate(
     if cp > 1:
         attn_kw["scale"] = 1.0 / cp
     local = tokens // cp  # tokens per GPU
+    engine = None
     if runtime in ("hf", "compiled"):
         check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=cp, recipe=linear_recipe, flash=flash,
                  kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes, runtime=runtime)
@@ -490,7 +531,9 @@ def estimate(
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
                              lowp=f8_recipe is not None, skew=float(routing_skew),
                              cp_comm=par["cp_comm"],
-                             kv_per_query_head=reads == "per_query_head")
+                             kv_per_query_head=reads == "per_query_head",
+                             separate_gate=gated == "separate",
+                             plugin_kv_bytes=kv_dtype_bytes if plugin else None)
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
@@ -499,7 +542,13 @@ def estimate(
                 ops.host_extra = engine_host_calls(cfg, groups)
 
     try:
-        cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype)
+        # NCCL carries the step's collectives in training (unless TransformerEngine's
+        # userbuffers overlap them) and under allreduce="nccl"; an engine's from max_size
+        whole = nccl or (train and not par["tp_comm_overlap"])
+        nccl_bw, custom_max = (comm_bw, 0.0) if whole or comm_bw is None else engine_nccl(
+            engine, link_bytes_per_s or _link_bw(hw, NCCL_NVLINK_FRACTION))
+        cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype,
+                        nccl_bw=nccl_bw, custom_max_bytes=custom_max)
     except (ValueError, OverflowError) as exc:  # an op's own limit: name the step's sizes
         sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
                                        else f"seq_len={q}") + f", tp={tp}, ep={ep}")

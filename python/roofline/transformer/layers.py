@@ -39,7 +39,8 @@ def local_attention(kind: str, size: int, q: int, kv: int
 def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
                      tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float,
                      cp: int = 1, attn: str = "full", cp_comm: str = "ring",
-                     kv_per_query_head: bool = False) -> None:
+                     kv_per_query_head: bool = False,
+                     plugin_kv_bytes: float | None = None) -> None:
     """Norm, QKV (or MLA) projections, attention, output projection, TP all-reduce and
     residual add of one layer; ``attn``: the layer's attention kind (sliding / chunked
     layers: :func:`local_attention`). ``kv_per_query_head``: the decode attention kernel
@@ -49,7 +50,11 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
     exchanges K and V: ``cp_comm="all_gather"`` gathers the sequence's K/V before the
     attention (their gradients reduce-scattered in the backward), ``"ring"`` passes this
     rank's K/V chunk ``cp - 1`` times around the ring behind the attention blocks
-    (:meth:`.Program.ring_exchange`)."""
+    (:meth:`.Program.ring_exchange`). ``plugin_kv_bytes`` (non-MLA models): TensorRT-LLM's
+    GPT attention plugin, whose context call first builds the decoder info (one small kernel)
+    and whose RoPE kernel also writes K and V into a cache of ``plugin_kv_bytes`` per
+    element (both rows of kind ``"attention"``: the plugin's own kernels); in decode its
+    masked MHA kernel applies RoPE and writes the cache itself (no RoPE row)."""
     t = batch * q // cp
     kv_bytes = 0.0
     if cp > 1:
@@ -99,7 +104,17 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         ops.linear(g, "qkv_proj", t, hid, (heads + 2 * kvh) * d)
         if cfg.qk_norm:
             ops.elementwise(g, "qk_norm", t * (heads + kvh) * d)
-        if cfg.rope:
+        if plugin_kv_bytes is not None and phase == "prefill":
+            # TensorRT-LLM's GPT attention plugin (enqueueContext): invokeBuildDecoderInfo
+            # (int32 padding offsets and cu_seqlens from the lengths: 4 (t + 2 b + 1) bytes),
+            # then invokeApplyBiasRopeUpdateKVCache: reads Q, K, V, writes the rotated Q and K
+            # in place and K, V into the cache; elements of 2 bytes, read once, written once
+            ops.elementwise(g, "build decoder info", t + 2 * batch + 1, kind="attention")
+            ops.elementwise(g, "rope + kv cache write",
+                            t * d * (2 * heads + 3 * kvh + kvh * plugin_kv_bytes) / 2,
+                            kind="attention")
+        elif cfg.rope and (plugin_kv_bytes is None or phase != "decode"):
+            # (the plugin's decode: its masked MHA kernel rotates and caches K itself)
             ops.elementwise(g, "rope", t * (heads + kvh) * d)
         size = cfg.sliding_window if attn == "sliding" else cfg.attention_chunk
         blocks, aq, akv, causal, rest = local_attention(attn, size, q, kv)
@@ -116,12 +131,17 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
 
 
 def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
-               act_bytes: float) -> None:
-    """Norm, (gated) MLP, TP all-reduce and residual add of one dense layer."""
+               act_bytes: float, separate_gate: bool = False) -> None:
+    """Norm, (gated) MLP, TP all-reduce and residual add of one dense layer
+    (``separate_gate``: a gated MLP's gate and up projections as two GEMMs, not one)."""
     hid = cfg.hidden_size
     inter = math.ceil(cfg.intermediate_size / tp)
     ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
-    if cfg.mlp_gated:
+    if cfg.mlp_gated and separate_gate:
+        ops.linear(g, "up_proj", t, hid, inter)  # TensorRT-LLM: fc
+        ops.linear(g, "gate_proj", t, hid, inter)
+        ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
+    elif cfg.mlp_gated:
         ops.linear(g, "gate_up_proj", t, hid, 2 * inter)
         ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
     else:
@@ -212,9 +232,11 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
 def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
                 tokens: int, tp: int, ep: int, cp: int, phase: str, attn_kw: dict[str, Any],
                 act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring",
-                kv_per_query_head: bool = False) -> list[tuple[str, list[int]]]:
+                kv_per_query_head: bool = False, separate_gate: bool = False,
+                plugin_kv_bytes: float | None = None) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind (dense, then MoE) and the head into ``ops``
-    (``kv_per_query_head``: :func:`attention_block`'s).
+    (``kv_per_query_head``, ``plugin_kv_bytes``: :func:`attention_block`'s;
+    ``separate_gate``: :func:`dense_mlp`'s).
 
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
     ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
@@ -238,9 +260,9 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             ops.elementwise(gi, "mtp enorm+hnorm", 2 * tokens * hid, cat="rep")
             ops.linear(gi, "mtp eh_proj", tokens, 2 * hid, hid)
         attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn,
-                        cp_comm, kv_per_query_head)
+                        cp_comm, kv_per_query_head, plugin_kv_bytes)
         if mlp == "dense":
-            dense_mlp(ops, gi, cfg, tokens, tp, act_bytes)
+            dense_mlp(ops, gi, cfg, tokens, tp, act_bytes, separate_gate)
         else:
             moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, lowp, skew)
         if groups[gi][0] == "mtp":  # the shared head and its loss, per module

@@ -199,8 +199,15 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
 
 
 def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str | None,
-              comm_bw: float | None, latency_s: float, dtype: str = "bf16"
+              comm_bw: float | None, latency_s: float, dtype: str = "bf16",
+              nccl_bw: float | None = None, custom_max_bytes: float = 0.0
               ) -> dict[str, np.ndarray]:
+    """Price every row of ``ops``: columns per row (time, compute, memory, overhead, flops,
+    bytes). Collectives: with ``nccl_bw`` set, an all-reduce under ``custom_max_bytes`` runs
+    the engine's own kernel (the alpha-beta ring at ``comm_bw`` and ``latency_s``) and every
+    other all-reduce, all-gather or reduce-scatter runs NCCL (``algorithm="nccl"``: its
+    tuning model's protocols at the bus bandwidth ``nccl_bw``); without it, all of them take
+    the alpha-beta ring. All-to-alls always take the alpha-beta model."""
     parts: dict[str, np.ndarray] = {}  # kind -> (n_specs, 6) columns
     f8_gemm: np.ndarray | None = None  # one GEMM of each float8 linear, alone
 
@@ -274,12 +281,20 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         # an expert group wider than a node spans nodes: its all-to-alls send the off-node
         # share through the NICs while the on-node share crosses NVLink (all_to_all's
         # ranks_per_node)
-        span = ({} if ops.ep_span is None else
-                dict(ranks_per_node=ops.ep_span[0], network_bytes_per_s=ops.ep_span[1]))
-        parts["comms"] = np.concatenate(
-            [stack(fns[op](math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
-                           latency_s=latency_s, **(span if op == "all_to_all" else {})))
-             for op, nb, r in ops.comms])
+        span: dict[str, Any] = ({} if ops.ep_span is None else
+                                dict(ranks_per_node=ops.ep_span[0],
+                                     network_bytes_per_s=ops.ep_span[1]))
+
+        def comm(op: str, nb: float, r: Any) -> Any:
+            if op == "all_to_all":
+                return all_to_all(math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
+                                  latency_s=latency_s, **span)
+            if nccl_bw is None or (op == "all_reduce" and nb < custom_max_bytes):
+                return fns[op](math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
+                               latency_s=latency_s)
+            return fns[op](math.ceil(nb), r, "nccl", hardware=hw, link_bytes_per_s=nccl_bw)
+
+        parts["comms"] = np.concatenate([stack(comm(op, nb, r)) for op, nb, r in ops.comms])
     if ops.rings:  # ring context parallelism: the sends a step's attention block cannot hide
         nb, ranks, ai = (np.array(c) for c in zip(*ops.rings, strict=True))
         one = stack(send_recv(np.ceil(nb).astype(np.int64), hardware=hw,

@@ -104,10 +104,11 @@ class Program:
                                                             (counts, k, n, "looped_wgrad"))])
 
     def elementwise(self, g: int, name: str, numel: float, reads: int = 1,
-                    writes: int = 1, cat: str = "other") -> None:
-        """A memory-bound kernel over ``numel`` elements of ``reads`` inputs, ``writes`` outputs."""
+                    writes: int = 1, cat: str = "other", kind: str = "elementwise") -> None:
+        """A memory-bound kernel over ``numel`` elements of ``reads`` inputs, ``writes`` outputs
+        (``kind``: the row's kind, ``"attention"`` for a kernel of an attention op's own)."""
         self._save(g, numel * reads, cat)
-        self._row(g, name, "elementwise", [self._push("elts", (numel, reads, writes))])
+        self._row(g, name, kind, [self._push("elts", (numel, reads, writes))])
         if self.train:  # reads grad-out + saved inputs, writes one grad per input
             self._row(g, name + " bwd", "elementwise",
                       [self._push("elts", (numel, reads + writes, reads))])

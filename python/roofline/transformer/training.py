@@ -41,7 +41,8 @@ NCCL_COMM_CTAS = 16
 #: packet and protocol overhead is ~20 %, so H100's 450 GB/s per direction gives ~370 GB/s of
 #: bus bandwidth (NCCL's maintainer, NVIDIA/nccl-tests issue #212). Training frameworks
 #: (Megatron-Core, torchtitan) communicate through NCCL; serving engines' own all-reduce
-#: kernels (TensorRT-LLM) are not NCCL and keep the line rate.
+#: kernels (TensorRT-LLM's custom all-reduce, vLLM's / SGLang's) are not NCCL and keep the
+#: line rate, unless an inference step says ``allreduce="nccl"`` (TensorRT-LLM of 2023).
 NCCL_NVLINK_FRACTION = 370.0 / 450.0
 
 #: Recomputation modes and their codes in the vectorised composition.

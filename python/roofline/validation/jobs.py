@@ -57,7 +57,8 @@ _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "
 #: Optional ``serve`` arguments a serving row may set (the engine's scheduler, program and
 #: launch mode).
 _SERVE_KEYS = ("runtime", "token_budget", "kv_admission", "page_tokens", "chunk_tokens",
-               "decode_kv_reads", "arrivals", "cuda_graphs")
+               "decode_kv_reads", "arrivals", "cuda_graphs", "gated_mlp", "allreduce",
+               "attention_plugin")
 #: Most concurrent requests trtllm-bench lets a maximum-throughput run hold (its tuning caps the
 #: batch at 4096 before rounding; the CUDA-graph batch list reaches 8192).
 _SERVE_MAX_CONCURRENCY = 4096
@@ -195,9 +196,10 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     prompts plus ``output_len`` decode steps at the mean context. ``batch_throughput``:
     :func:`batch_throughput`. Serving rows may set ``serve``'s ``runtime``,
     ``token_budget``, ``kv_admission``, ``page_tokens``, ``chunk_tokens``,
-    ``decode_kv_reads``, ``arrivals`` and ``cuda_graphs`` (``false``: the engine launches its
-    steps kernel by kernel, e.g. TensorRT-LLM v0.5's context step, so a step lasts at least
-    the host's issue time of its kernels).
+    ``decode_kv_reads``, ``arrivals``, ``gated_mlp``, ``allreduce``, ``attention_plugin``
+    and ``cuda_graphs``
+    (``false``: the engine launches its steps kernel by kernel, e.g. TensorRT-LLM v0.5's
+    context step, so a step lasts at least the host's issue time of its kernels).
 
     Raises
     ------
@@ -304,6 +306,7 @@ def batch_throughput(cfg: TransformerConfig, hardware: Any, *, batch: int, promp
                      output_len: int, tp: int = 1, ep: int = 1, linear_recipe: str | None = None,
                      kv_dtype: str | None = None, efficiency: EfficiencyLike = "default",
                      runtime: str | None = None, decode_kv_reads: str | None = None,
+                     gated_mlp: str | None = None, allreduce: str | None = None,
                      **_: Any) -> float:
     """Output tokens/s of one static batch (TensorRT-LLM's ``gptSessionBenchmark``).
 
@@ -313,12 +316,17 @@ def batch_throughput(cfg: TransformerConfig, hardware: Any, *, batch: int, promp
     launched as one CUDA graph; no request leaves or joins. Throughput =
     ``batch · output_len / (prefill + (output_len - 1) · decode step)``. Scheduler arguments
     of ``serve`` (``memory_fraction``, ``token_budget``, ...) do not apply and are ignored;
-    ``decode_kv_reads`` is ``estimate``'s (the decode attention kernel's KV reads).
+    ``decode_kv_reads`` is ``estimate``'s (the decode attention kernel's KV reads), and
+    ``gated_mlp`` / ``allreduce`` are ``estimate``'s program choices for both steps.
     """
     kw: dict[str, Any] = dict(hardware=hardware, tp=tp, ep=ep, linear_recipe=linear_recipe,
                               kv_dtype=kv_dtype, efficiency=efficiency)
     if runtime is not None:
         kw["runtime"] = runtime
+    if gated_mlp is not None:
+        kw["gated_mlp"] = gated_mlp
+    if allreduce is not None:
+        kw["allreduce"] = allreduce
     prefill = estimate(cfg, "prefill", batch, seq_len=prompt_len, **kw).wall_s
     if decode_kv_reads is not None:
         kw["decode_kv_reads"] = decode_kv_reads

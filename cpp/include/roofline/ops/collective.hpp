@@ -18,7 +18,8 @@ enum class Collective : std::uint8_t {
 /// How a collective is scheduled.
 enum class CollectiveAlgo : std::uint8_t {
   ring,  ///< p-1 (or 2(p-1)) neighbour steps: bandwidth-optimal, latency linear in p
-  tree   ///< recursive halving/doubling (double binary tree): log2(p) latency steps
+  tree,  ///< recursive halving/doubling (double binary tree): log2(p) latency steps
+  nccl   ///< NCCL's ring within one NVLink domain, protocol and latency from its tuning model
 };
 
 /// Link-level work of a collective per rank: bytes each rank sends and sequential steps.
@@ -43,6 +44,15 @@ CollectiveCost collective_cost(Collective op, CollectiveAlgo algo, double bytes,
 /// Time = steps x latency + bytes_sent / bandwidth, reported as memory_s (the transfer term)
 /// and overhead_s (the latency term); bytes = link bytes sent, flops = 0.
 Estimate collective_estimate(const CollectiveCost& c, const LinkRates& link) noexcept;
+
+/// NCCL's ring (`op` all_reduce, all_gather or reduce_scatter; others: the plain ring over
+/// `link`) within one NVLink domain, as NCCL 2.18's tuning model (src/graph/tuning.cc) prices
+/// it: each protocol p of LL, LL128 and Simple costs base_p + s x hop_p + bytes_sent / bw_p,
+/// s = 2(n-1) steps for all_reduce (n-1 otherwise), bw_p = `link.bytes_per_s` (Simple's bus
+/// bandwidth) x 1/4 for LL all_reduce (1/3 otherwise, at most 87.7 GB/s) and x 0.92 for
+/// LL128; NCCL runs the fastest. `link.latency_s` is not used. overhead_s = the latency.
+Estimate nccl_ring_estimate(Collective op, double bytes, double ranks,
+                            const LinkRates& link) noexcept;
 
 /// Collective estimates over arrays of buffer bytes and ranks (length n_points).
 void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, const double* ranks,

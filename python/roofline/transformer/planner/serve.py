@@ -84,7 +84,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           runtime: str = "megatron", num_requests: int | None = None,
           decode_kv_reads: str = "per_kv_head", mixed_prefill: bool | None = None,
           overlap_schedule: bool | None = None, sustained_clock: bool | None = None,
-          arrivals: str = "even") -> Any:
+          arrivals: str = "even", gated_mlp: str = "fused",
+          allreduce: str = "custom", attention_plugin: bool = False) -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -137,6 +138,18 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         How the decode attention kernel reads a GQA model's KV cache
         (``rl.transformer.estimate``'s argument: ``"per_query_head"`` for TensorRT-LLM's
         masked multi-head attention kernel before XQA).
+    gated_mlp : {"fused", "separate"}
+        A gated MLP's gate and up projections as one GEMM or two (``rl.transformer.estimate``'s
+        argument: ``"separate"`` for TensorRT-LLM's ``GatedMLP``, its ``fc`` and ``gate``
+        linears, before ``FusedGatedMLP``).
+    allreduce : {"custom", "nccl"}
+        Who carries the steps' collectives (``rl.transformer.estimate``'s argument:
+        ``"nccl"`` at NCCL's share of the NVLink line rate, for TensorRT-LLM's 2023 engines
+        and their NCCL all-reduce plugin).
+    attention_plugin : bool
+        Prefill steps as TensorRT-LLM's GPT attention plugin runs them
+        (``rl.transformer.estimate``'s argument: one more kernel per layer building the
+        decoder info, the RoPE kernel writing K and V into the cache).
     request_rate : float, optional
         Requests per second arriving (per replica; per GPU with ``ep > 1``; at least
         :data:`MIN_REQUEST_RATE`, 1e-6): one row at the
@@ -311,6 +324,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
                               kv_dtype=kv_dtype, routing_skew=routing_skew,
                               gpus_per_node=gpus_per_node, efficiency=efficiency,
                               runtime=runtime, decode_kv_reads=decode_kv_reads,
+                              gated_mlp=gated_mlp, allreduce=allreduce,
+                              attention_plugin=attention_plugin,
                               sustained=sustained)
     replica = ep if ep > 1 else tp
     per_replica = ep if ep > 1 else 1  # with ep, `batch` is per GPU

@@ -132,7 +132,8 @@ class StepPricer:
         tokens: the decode step, plus the non-attention ops' extra time over
         ``d·q_len + prefill_tokens`` tokens, plus ``prefill_tokens / prompt_len`` of a causal
         prefill's attention; at least the host's launches of the step's kernels (and, for an
-        engine whose prompt batches run eagerly, its eager prefill's host time). The decoding
+        engine whose prompt batches run eagerly or a run without CUDA graphs, its eager
+        prefill's host time). The decoding
         requests attend to ``kv_len`` keys each (default :attr:`kv_len`)."""
         if prefill_tokens <= 0:
             return self.decode_step_s(d, kv_len) if d > 0 else 0.0
@@ -151,7 +152,7 @@ class StepPricer:
             gpu = rest_mixed + head + attn_pre
         host = mixed.wall.host_s if mixed.wall is not None else 0.0
         pre = self.prefill_estimate().wall
-        if self.kw.get("runtime") in ENGINE_RUNTIMES and pre is not None and \
-                pre.mode == "eager":  # the engine's prompt batches run its forward eagerly
+        if (self.kw.get("runtime") in ENGINE_RUNTIMES or not self.cuda_graphs) and \
+                pre is not None and pre.mode == "eager":  # prompt batches launched eagerly
             host = max(host, pre.host_s)
         return max(gpu, host)
