@@ -38,7 +38,7 @@ from .layers import record_step
 from .memory import memory as step_memory
 from .pricing import evaluate, sync_exposed_s, train_wall, wall
 from .program import Program
-from .recompute import op_recompute_share, op_saved_elements
+from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .report import ModelEstimate
 from .tp_overlap import overlap_tp_collectives
 from .training import (
@@ -191,7 +191,7 @@ def estimate(
         ``tp_comm_overlap``; NeMo's performance configs turn it on): per layer and pass only
         ``max(C - G, 0) + C/tp`` of their time ``C`` stays exposed (``G``: the layer's GEMMs;
         see :mod:`roofline.transformer.tp_overlap`). Default ``False`` (Megatron's default).
-    recompute : {"none", "selective", "full", "layer:k", "op"}
+    recompute : {"none", "selective", "full", "layer:k", "op", "modules:<m>,..."}
         Training: activation recomputation. ``selective`` recomputes the attention core
         (drops its output and softmax statistics), ``full`` keeps only each layer's input; both
         add their forward to the step. ``"layer:k"`` (``k`` >= 1, at most ``num_layers``)
@@ -204,7 +204,12 @@ def estimate(
         checkpointing (``selective_ac_option="op"``): each block saves the outputs of every
         other matmul and of the attention and recomputes the rest (for Llama ``wk``, ``wo``,
         ``w3`` and every norm, RoPE, activation and residual; see
-        :mod:`roofline.transformer.recompute`).
+        :mod:`roofline.transformer.recompute`). ``"modules:<m>,..."``: Megatron-Core's
+        ``recompute_granularity="selective"`` with ``recompute_modules=[<m>, ...]``, each of
+        ``layernorm`` (input and pre-MLP norms), ``moe_act`` (routed experts' activation),
+        ``mla_up_proj`` (MLA's q / kv up-projections and their RoPE), ``core_attn`` (the
+        attention kernel): their forward runs again in the backward of every micro-batch;
+        kept activations are those of ``"none"`` (an upper estimate).
     micro_batch : int, optional
         Training: sequences per micro-batch per replica (default and alias: ``batch``).
     grad_accum : int
@@ -523,9 +528,12 @@ def estimate(
         kv_heads = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
         share = op_recompute_share(rows3, groups, cfg.num_heads // tp, kv_heads,
                                    cfg.mlp_gated)
+        mods = par["recompute_modules"]
+        mod_share = module_recompute_share(rows3, groups, mods) if mods else None
         base = micro_batch_terms(
             rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
-            cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share)
+            cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share,
+            mod_share=mod_share)
         base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
         counts = cfg.param_counts()
         base["embed_params"] = counts["embedding"] / tp
@@ -538,7 +546,8 @@ def estimate(
         memory = dict(memory, **step.memory)
         host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
                           step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
-                          recompute=step.layout["recompute"], op_share=share)
+                          recompute=step.layout["recompute"],
+                          op_share=share if mod_share is None else mod_share)
     est = ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,

@@ -133,8 +133,8 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
     One GPU's stream per micro-batch is its stage's forward kernels (``len(layers)/pp``
     layers per kind, rounded, at least one; the head's kernels at ``1/pp`` of their time),
     then per layer in reverse the recomputed forward (``full``: the layer's forward;
-    ``layer:k``: the forward of ``floor(n/k)`` of a stage's ``n`` layers; ``op``: each
-    forward kernel times its recomputed share ``op_share``;
+    ``layer:k``: the forward of ``floor(n/k)`` of a stage's ``n`` layers; ``op`` and
+    ``modules:...``: each forward kernel times its recomputed share ``op_share``;
     ``selective``: its attention) and the backward. ``m = grad_accum`` micro-batches run back
     to back with no host synchronization, so with ``W1`` and ``W2`` the :func:`wall_time`
     of one and two micro-batches (``wall = max_i(A_i + sum_{j>=i} g_j)``), ``m`` of them take
@@ -147,7 +147,7 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
     """
     f8 = _f8_kernels(ops, hw, efficiency)
     recompute, _, k = recompute.partition(":")
-    every = int(k) if k else 1
+    every = int(k) if recompute == "layer" else 1
     fwd: list[np.ndarray] = []
     back: list[np.ndarray] = []
     head_b: list[np.ndarray] = []
@@ -167,7 +167,8 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
             if not is_bwd and (recompute in ("full", "layer") or (recompute == "selective"
                                                                   and rkind == "attention")):
                 r_.append(one)
-            elif not is_bwd and recompute == "op" and op_share is not None and op_share[i]:
+            elif (not is_bwd and recompute in ("op", "modules") and op_share is not None
+                  and op_share[i]):
                 r_.append(one * op_share[i])
         cat = [np.concatenate(x) if x else np.zeros(0) for x in (f_, r_, b_)]
         if kind == "head":
