@@ -81,3 +81,37 @@ def test_bad_modules_name_the_argument(value: str, match: str) -> None:
     with pytest.raises(ArgumentValueError, match=match) as info:
         T.estimate("Llama-3-8B", "train", recompute=value, **KW)
     assert "recompute" in str(info.value)
+
+
+def test_param_gather_in_the_optimizer_step_is_exposed_whole() -> None:
+    """``overlap_param_gather=False``: ZeRO-1's weight all-gather runs in the optimizer step,
+    every unit (embedding, each layer, head) one all-gather over the dp ranks, none hidden."""
+    from roofline.ops.collectives import link_bytes_per_s
+    from roofline.transformer.training import NCCL_NVLINK_FRACTION
+
+    kw = dict(seq_len=2048, micro_batch=1, hardware="H100 SXM", dp=8, zero=1, grad_accum=4)
+    on = T.estimate("Llama-3-8B", "train", **kw)
+    off = T.estimate("Llama-3-8B", "train", overlap_param_gather=False, **kw)
+    cfg = T.config("Llama-3-8B")
+    counts = cfg.param_counts()
+    emb, head = counts["embedding"], counts["lm_head"]
+    layer = (off.memory["params_per_gpu"] - emb - head) / cfg.num_layers
+    bw = link_bytes_per_s(rl.hardware("H100 SXM"), NCCL_NVLINK_FRACTION)
+
+    def ag(params: float) -> float:  # bf16 weights gathered over the 8 dp ranks
+        return float(rl.all_gather(int(round(2 * params)), 8, link_bytes_per_s=bw).time_s)
+
+    serial = cfg.num_layers * ag(layer) + ag(emb) + ag(head)
+    assert off.step.comm_s == pytest.approx(on.step.comm_s, rel=1e-9)  # same traffic
+    assert off.step.exposed_comm_s >= serial * (1 - 1e-9)
+    # what stays overlapped (the gradient reduce-scatter) exposes no more than before
+    assert off.step.exposed_comm_s - serial <= on.step.exposed_comm_s * (1 + 1e-9)
+    assert off.step.exposed_comm_s > on.step.exposed_comm_s
+    assert off.step.time_s - on.step.time_s == pytest.approx(
+        off.step.exposed_comm_s - on.step.exposed_comm_s, rel=1e-9)
+    # the default follows overlap; ZeRO-3 gathers per layer in every forward regardless
+    assert T.estimate("Llama-3-8B", "train", overlap=False, **kw).step.time_s == pytest.approx(
+        T.estimate("Llama-3-8B", "train", overlap=False, overlap_param_gather=False,
+                   **kw).step.time_s)
+    with pytest.raises(TypeError, match="overlap_param_gather"):
+        T.estimate("Llama-3-8B", "train", overlap_param_gather="no", **kw)

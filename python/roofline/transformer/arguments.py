@@ -153,7 +153,8 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "micro_batch": None, "grad_accum": 1, "virtual_stages": 1,
                   "optimizer": "adam", "overlap": True, "sequence_parallel": None,
                   "optimizer_update": True, "reduce_dtype": None,
-                  "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False}
+                  "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
+                  "overlap_param_gather": None}
 
 #: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
 REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
@@ -196,6 +197,11 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]
+    opg = kw["overlap_param_gather"]
+    if opg is not None and not isinstance(opg, bool):
+        raise ArgumentTypeError(fn, "overlap_param_gather", f"must be a bool or None, got "
+                                f"{opg!r}")
+    out["overlap_param_gather"] = out["overlap"] if opg is None else opg
     if out["virtual_stages"] > 1 and out["pp"] == 1:
         raise ValueError(f"{fn}: virtual_stages > 1 needs pp > 1, got "
                          f"virtual_stages={out['virtual_stages']}")

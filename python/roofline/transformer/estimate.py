@@ -100,6 +100,7 @@ def estimate(
     reshard_after_forward: bool | None = None,
     cp_comm: str = "ring",
     tp_comm_overlap: bool = False,
+    overlap_param_gather: bool | None = None,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
 ) -> ModelEstimate:
@@ -229,6 +230,12 @@ def estimate(
         elements, each taking at least 32 DRAM round trips.
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
+    overlap_param_gather : bool, optional
+        Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
+        forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
+        distributed optimizer gathers every unit's weights in its step, before the next
+        forward starts, so the whole all-gather is exposed (Megatron-Bridge turns it off for
+        its MXFP8 DeepSeek-V3 runs).
     sequence_parallel : bool, optional
         Training: Megatron sequence parallelism (norm / residual activations split by ``tp``).
         Default ``tp > 1``, as Megatron runs tensor parallelism and as
@@ -439,7 +446,8 @@ def estimate(
                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
-                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap)
+                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
+                     overlap_param_gather=overlap_param_gather)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
     batch = par["micro_batch"]

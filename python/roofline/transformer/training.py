@@ -266,8 +266,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             sequence_parallel: Any, optimizer_update: bool, gpus_per_node: int | None,
             link_bytes_per_s: float, network_bytes_per_s: float, latency_s: float,
             peak_flops_per_s: float, reduce_bytes: Any = None,
-            reshard_after_forward: Any = None, recompute_every: Any = 1
-            ) -> dict[str, np.ndarray]:
+            reshard_after_forward: Any = None, recompute_every: Any = 1,
+            overlap_param_gather: bool | None = None) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -313,7 +313,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     it) in every backward. ZeRO-1/2 reduce-scatter (ZeRO-0: all-reduce) the gradients in the
     last micro-batch's backward in the gradient format (bf16, Megatron's default
     ``grad_reduce_in_fp32=False``) and ZeRO-1/2 all-gather the updated weights per unit in the
-    first forward. Exposed communication is each pass's overlapped wall time minus its compute:
+    first forward; with ``overlap_param_gather=False`` (default ``overlap``) they gather every
+    unit in the optimizer step instead, all of it exposed (``n·layer + embedding + head``
+    all-gathers, added to the step and to the exposed communication). Exposed communication
+    is each pass's overlapped wall time minus its compute:
     the first all-gather, the last reduction and whatever a unit's collectives take beyond the
     neighbouring unit's compute. While a collective runs, its kernels hold
     ``NCCL_COMM_CTAS / SMs`` of the GPU (one SM per channel), so the compute it overlaps runs
@@ -421,6 +424,15 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     layer_ag, layer_red = unit(layer_p, layer_e)
     emb_ag, emb_red = unit(emb_p + zeros, zeros)
     head_ag, head_red = unit(head_p + zeros, zeros)
+    # ZeRO-1/2 without overlap_param_gather: the optimizer step gathers every unit's weights
+    # before the next forward, none of it behind compute.
+    opg = overlap if overlap_param_gather is None else overlap_param_gather
+    serial_ag = zeros
+    if not opg:
+        gather_in_step = (zero >= 1) & (zero < 3)
+        serial_ag = np.where(gather_in_step, n_layers * layer_ag + emb_ag + head_ag, 0.0)
+        layer_ag, emb_ag, head_ag = (np.where(gather_in_step, 0.0, x)
+                                     for x in (layer_ag, emb_ag, head_ag))
     p2p_bytes = mb * seq_len / cp * base["hidden"] * ab / sp_div
     p2p = np.where(pp > 1, _link(intra_pp, send_recv, p2p_bytes, None, **lk), 0.0)
     if optimizer_update:
@@ -437,13 +449,15 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     srows = srows.reshape(-1, _core.train_step_fields())
     st = _core.train_step_sweep(srows)
     shape = dp.shape
-    time = st[:, 0].reshape(shape)
+    serial_ag = np.broadcast_to(serial_ag, shape)
+    time = st[:, 0].reshape(shape) + serial_ag
     gpus = dp * pp * tp * cp
     flops_step = m * base["flops"] / pp
     return {
         "time_s": time, "compute_s": st[:, 1].reshape(shape), "bubble_s": st[:, 2].reshape(shape),
-        "p2p_s": st[:, 3].reshape(shape), "exposed_comm_s": st[:, 4].reshape(shape),
-        "comm_s": st[:, 5].reshape(shape), "optimizer_s": st[:, 6].reshape(shape),
+        "p2p_s": st[:, 3].reshape(shape),
+        "exposed_comm_s": st[:, 4].reshape(shape) + serial_ag,
+        "comm_s": st[:, 5].reshape(shape) + serial_ag, "optimizer_s": st[:, 6].reshape(shape),
         "bubble_fraction": st[:, 7].reshape(shape), "recompute_s": m * rec,
         "host_s": st[:, 8].reshape(shape),
         "weights_bytes": mem[:, 0].reshape(shape), "gradients_bytes": mem[:, 1].reshape(shape),
@@ -469,7 +483,8 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 latency_s=latency_s, peak_flops_per_s=peak_flops_per_s,
                 reduce_bytes=par["reduce_bytes"],
                 reshard_after_forward=par["reshard_after_forward"],
-                recompute_every=par["recompute_every"])
+                recompute_every=par["recompute_every"],
+                overlap_param_gather=par.get("overlap_param_gather"))
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")
