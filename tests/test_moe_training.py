@@ -330,3 +330,21 @@ def test_te_grouped_linear_python_calls_per_expert() -> None:
         assert np.all(b[:8, view] == bwd_views)  # dgrad GEMMs
         assert np.all(b[8:, view] == 1.0)  # wgrad GEMMs: TE's dummy gradient only
     assert TE_GROUPED_PY_CALLS[(False, True)] == 9.0
+
+
+def test_expert_wgrad_accumulates_into_fp32_main_grad():
+    """Megatron-Core's gradient_accumulation_fusion: TE's GroupedLinear adds each expert's
+    weight gradient into its fp32 main_grad (read and written: k·n·8 bytes per expert)."""
+    est = rl.transformer.estimate("Qwen3-30B-A3B", "train", seq_len=4096, micro_batch=1,
+                                  hardware="B200", ep=8, dp=8, optimizer_update=False)
+    i = next(j for j, (_, name, _) in enumerate(est.rows) if name == "experts gate_up bwd")
+    cfg = est.config
+    local = cfg.num_experts // 8
+    rows = 4096 * cfg.experts_per_token * 8 // cfg.num_experts  # uniform routing
+    counts = [rows] * local
+    k, n = cfg.hidden_size, 2 * cfg.moe_intermediate_size
+    dgrad = rl.grouped_gemm(None, n, k, hardware="B200", counts=counts, layout="looped")
+    wgrad = rl.grouped_gemm(None, k, n, hardware="B200", counts=counts, layout="looped_wgrad",
+                            out_dtype="fp32", accumulate=True)
+    assert est.columns["bytes"][i] == pytest.approx(dgrad.bytes + wgrad.bytes, rel=1e-12)
+    assert wgrad.bytes - local * k * n * 8 == local * (k * rows + rows * n) * 2

@@ -348,10 +348,21 @@ def _grouped_part(counts: tuple[int, ...], k: float, n: float, lay: str, gdtype:
     so ``G`` equal GEMMs of total compute ``C`` take ``sustained(C, f, G·tau)`` (exact for
     equal counts, the mean expert's length otherwise). One grouped kernel (``contiguous``)
     is one GEMM.
+
+    The weight gradients (``looped_wgrad``) are accumulated into each expert's fp32
+    ``main_grad``: Megatron-Core's ``gradient_accumulation_fusion`` (on wherever its fused
+    wgrad kernels are installed, as in NVIDIA's containers) has TE's ``GroupedLinear`` call its
+    wgrad GEMMs with ``out = main_grad`` and ``accumulate=True`` (``fuse_wgrad_accumulation``),
+    so each reads and writes ``k·n`` fp32 elements per expert (``out_dtype="fp32",
+    accumulate=True``) instead of writing a bf16 gradient once; with few tokens per expert
+    that traffic, not the FLOPs, sets the GEMM's time.
     """
     cnt = np.asarray(counts, dtype=np.int64)
+    wgrad = lay == "looped_wgrad"
     cols: np.ndarray = stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw, counts=cnt,
-                                          layout=lay, efficiency=efficiency))
+                                          layout=lay, efficiency=efficiency,
+                                          out_dtype="fp32" if wgrad else None,
+                                          accumulate=wgrad))
     if clock is not None:
         f, tau, p = clock
         gemms = int(np.count_nonzero(cnt)) if lay in ("looped", "looped_wgrad") else 1
