@@ -19,7 +19,7 @@ from collections import defaultdict
 
 import roofline as rl
 from roofline import _core
-from roofline.validation.jobs import JOBS_FILE, price_job, read_jobs
+from roofline.validation.jobs import _TRAIN_KEYS, JOBS_FILE, price_job, read_jobs
 
 _ROUTING = ("router", "topk", "permute", "sort chunks", "unsort chunks", "moe weighted sum")
 
@@ -48,9 +48,7 @@ def main() -> None:
         if row["family"] != family or row["config"].get("api") != "train":
             continue
         c = row["config"]
-        kw = {k: c[k] for k in ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp",
-                                "ep", "virtual_stages", "zero", "recompute",
-                                "sequence_parallel", "gpus_per_node") if k in c}
+        kw = {k: c[k] for k in _TRAIN_KEYS if k in c}  # as price_job passes them
         model = rl.transformer.config(c["model"])
         if c.get("mtp_layers") is not None:
             model = model.replace(mtp_layers=c["mtp_layers"])
@@ -58,6 +56,8 @@ def main() -> None:
                                       linear_recipe=c.get("linear_recipe"), **kw)
         st = est.step
         pred = price_job(row)
+        if abs(st.tokens_per_s / st.gpus / pred - 1.0) > 1e-9:
+            raise RuntimeError(f"{row['id']}: the breakdown's estimate is not price_job's")
         pp = int(c.get("pp", 1))
         stage = float(_core.busiest_stage_layers(model.num_layers, pp))
         by: dict[str, float] = defaultdict(float)
