@@ -137,9 +137,12 @@ def test_family_medians_pinned(result):
     # "modules:moe_act" on GB300): GB200 BF16 -13.2 -> -11.5 %, B200 -33.3 -> -32.3 %.
     # 0.190 -> 0.189 with each expert's wgrad accumulated into its fp32 main_grad (TE's
     # fuse_wgrad_accumulation: k·n·8 bytes per expert); the host-bound B200 rows barely move.
+    # 0.189 -> 0.188 (p90 0.372 -> 0.333) with GPT-OSS's expert fc2 bias added as Megatron's
+    # TEGroupedMLP adds it (t + b*p in fp32, cat, cast): GPT-OSS -34.5 / -38.3 / -25.3 % ->
+    # -29.1 / -33.6 / -22.9 % (GB300 / GB200 / B200).
     pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
             "serve_latency": (14, 0.145), "train_dense_bf16": (8, 0.041),
-            "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.189)}
+            "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.188)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows

@@ -9,7 +9,7 @@ import pytest
 import roofline as rl
 from roofline._params.resolve import resolve
 from roofline.transformer.config import TransformerConfig
-from roofline.transformer.layers import moe_mlp
+from roofline.transformer.layers import expert_fc2_bias, moe_mlp
 from roofline.transformer.pricing import _row_kernels, sync_exposed_s
 from roofline.transformer.program import Program
 
@@ -348,3 +348,29 @@ def test_expert_wgrad_accumulates_into_fp32_main_grad():
                             out_dtype="fp32", accumulate=True)
     assert est.columns["bytes"][i] == pytest.approx(dgrad.bytes + wgrad.bytes, rel=1e-12)
     assert wgrad.bytes - local * k * n * 8 == local * (k * rows + rows * n) * 2
+
+
+def test_expert_fc2_bias_added_outside_the_gemm_in_fp32():
+    """Megatron-Core's TEGroupedMLP (skip_bias_add fc2) adds each expert's output bias as
+    ``t + b * p`` in fp32, then cat and cast: 28 bytes per output element forward (4 + 10 +
+    8 + 6), 20 backward (6 + 6 + 4 + 4); 2 kernels per local expert + 2."""
+    gpt = rl.transformer.config("GPT-OSS-120B")
+    model = gpt.replace(num_layers=2, layer_types=tuple(gpt.layer_types[:2]))
+    est = rl.transformer.estimate(model, "train", seq_len=4096, micro_batch=1,
+                                  hardware="B200", ep=8, dp=8, optimizer_update=False)
+    names = [name for _, name, _ in est.rows]
+    fwd = names.index("experts fc2 bias (unfused)")
+    bwd = names.index("experts fc2 bias (unfused) bwd")
+    local = model.num_experts // 8
+    rows = 4096 * model.experts_per_token * 8 // model.num_experts * local  # uniform routing
+    out = rows * model.hidden_size
+    assert est.columns["bytes"][fwd] == pytest.approx(28 * out, rel=1e-12)
+    assert est.columns["bytes"][bwd] == pytest.approx(20 * out, rel=1e-12)
+    # the row launches 2 kernels per local expert plus the cat and the cast
+    ops = Program(train=True, recipe=None)
+    expert_fc2_bias(ops, 0, (100,) * local, 64)
+    assert len(ops.rows[0][3]) == 2 * local + 2 and len(ops.rows[1][3]) == 2 + 2 * local
+    # a model without expert biases runs no such row
+    qwen = rl.transformer.estimate("Qwen3-30B-A3B", "train", seq_len=4096, micro_batch=1,
+                                   hardware="B200", ep=8, dp=8, optimizer_update=False)
+    assert not any("fc2 bias" in name for _, name, _ in qwen.rows)
