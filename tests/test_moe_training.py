@@ -370,7 +370,14 @@ def test_expert_fc2_bias_added_outside_the_gemm_in_fp32():
     ops = Program(train=True, recipe=None)
     expert_fc2_bias(ops, 0, (100,) * local, 64)
     assert len(ops.rows[0][3]) == 2 * local + 2 and len(ops.rows[1][3]) == 2 + 2 * local
-    # a model without expert biases runs no such row
+    # with expert biases Megatron refuses the fused bias-dropout-add: the output projection's
+    # bias is one more pass (bf16 read + write per element), its gradient a reduction
+    t_hid = 4096 * model.hidden_size
+    bda = names.index("attn_proj bias (unfused bda)")
+    assert est.columns["bytes"][bda] == pytest.approx(4 * t_hid, rel=1e-12)
+    assert est.columns["bytes"][names.index("attn_proj bias (unfused bda) bwd")] == (
+        pytest.approx(2 * t_hid, rel=1e-12))
+    # a model without expert biases runs neither row
     qwen = rl.transformer.estimate("Qwen3-30B-A3B", "train", seq_len=4096, micro_batch=1,
                                    hardware="B200", ep=8, dp=8, optimizer_update=False)
-    assert not any("fc2 bias" in name for _, name, _ in qwen.rows)
+    assert not any("bias" in name for _, name, _ in qwen.rows)

@@ -112,6 +112,13 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         exchange()
         ops.linear(g, "o_proj", t, heads * d, hid)
     ops.collective(g, "attn all_reduce", "all_reduce", t * hid * act_bytes, tp)
+    if ops.train and cfg.is_moe and cfg.mlp_bias and cfg.attention_bias:
+        # Megatron-Core's TEGroupedMLP refuses bias_dropout_fusion with expert biases, so the
+        # output projection's bias (skip_bias_add) is added in its own kernel before the
+        # residual add (bias_dropout_add_unfused; dropout 0 launches nothing); its gradient
+        # is a reduction of the output gradient over the tokens.
+        ops.passes(g, "attn_proj bias (unfused bda)", [(t * hid, 1.0, 1.0)],
+                   [(t * hid, 1.0, 0.0)])
     ops.elementwise(g, "attn_residual", t * hid, reads=2, cat="rep")
 
 
