@@ -214,9 +214,17 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     gemm, kern, view = (t.op_gemm_launches * e, t.op_kernel_launches * e,
                         t.op_view_launches * e)
     wgrad = (t.op_backward_launches + t.module_call_launches + t.op_view_launches) * e
+    # Megatron-Core's router and dispatcher launches beyond the GEMM and top-k (moe_host, no
+    # EP): forward after each top-k, RandomSTE's clone + normal_ (2 kernel calls, 1 view),
+    # the preprocess's sum + long (2 kernel calls), the tokens_per_expert copy to the host
+    # (wait_stream, record_event, record_stream: 3 views, 1 copy call) = 5 kernel + 4 view
+    # calls; backward per layer, the gating's 4 casts and RandomSTE's node (1 backward call).
+    bwd = t.op_backward_launches * e
+    extra = 2 * (5 * kern + 4 * view) + 2 * (4 * kern + bwd)
     # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels)
     want = (2 * (17 * gemm + 5 * kern + 16 * 6 * view)
-            + (68 * gemm + 34 * wgrad + 11 * kern + 2 * 16 * 6 * view) + 3 * t.kernel_gap_s)
+            + (68 * gemm + 34 * wgrad + 11 * kern + 2 * 16 * 6 * view) + 3 * t.kernel_gap_s
+            + extra)
     got = sync_exposed_s(ops, zero, groups, rl.hardware("B200"), "default")
     assert got == pytest.approx(want, rel=1e-12)
     # a low-precision recipe quantizes each expert's rows in its own kernel, per grouped linear
@@ -381,3 +389,49 @@ def test_expert_fc2_bias_added_outside_the_gemm_in_fp32():
     qwen = rl.transformer.estimate("Qwen3-30B-A3B", "train", seq_len=4096, micro_batch=1,
                                    hardware="B200", ep=8, dp=8, optimizer_update=False)
     assert not any("bias" in name for _, name, _ in qwen.rows)
+
+
+def test_router_and_preprocess_launches_by_hand() -> None:
+    """Megatron-Core's extra router / all-to-all preprocess launches per MoE layer, counted
+    from router.py / token_dispatcher.py (moe_host's docstring), and what CUDA graphs remove."""
+    from roofline.ops.host import HOST_CLASSES
+    from roofline.transformer.moe_host import graph_scopes, moe_extra_launches
+
+    view, kern, bwd, module = (HOST_CLASSES.index(k) for k in
+                               ("view", "kernel", "backward", "module"))
+    none: frozenset[str] = frozenset()
+    r = moe_extra_launches("router", 8, none)
+    assert r.shape[0] == 2 and r[:, kern].sum() == 2 and r[:, view].sum() == 1
+    # EP 8: sum, long, input-split sum, the counts' all-gather, slice copy, three sums = 8
+    # kernels; reshape, Function + empty, reshape / transpose / slice, index, view = 8 views
+    p = moe_extra_launches("preprocess", 8, none)
+    assert p.shape[0] == 8 and p[:, kern].sum() == 8 and p[:, view].sum() == 8
+    assert moe_extra_launches("preprocess", 1, none).shape[0] == 2
+    # copies: tokens_per_expert + input / output / TP-output splits (each .numpy()),
+    # wait_stream + record_event + 4 record_stream
+    d = moe_extra_launches("d2h", 8, none)
+    assert d[0, kern] == 4 and d[0, view] == 2 + 4 + 3
+    b = moe_extra_launches("router bwd", 8, none)
+    assert b[:, kern].sum() == 4 and b[:, bwd].sum() == 1 and b[:, module].sum() == 0
+    # graphed router / preprocess: their kernels launch without host calls; copies stay eager
+    g = graph_scopes("t", ["moe_router", "moe_preprocess"])
+    for stage in ("router", "preprocess", "router bwd"):
+        assert moe_extra_launches(stage, 8, g).sum() == 0
+    assert moe_extra_launches("d2h", 8, g)[0, kern] == 4
+    with pytest.raises(ValueError, match="cuda_graph_scope"):
+        graph_scopes("t", ["mlp"])
+    with pytest.raises(TypeError, match="cuda_graph_scope"):
+        graph_scopes("t", "moe_router")
+    with pytest.raises(ValueError, match="stage"):
+        moe_extra_launches("combine", 8, none)
+
+
+def test_graphed_router_exposes_less_host_time() -> None:
+    ops = _layer(16, 4)
+    t = np.full(len(ops.rows), 2e-5)
+    hw = rl.hardware("B200")
+    eager = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default")
+    router = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default", frozenset({"moe_router"}))
+    both = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default",
+                          frozenset({"moe_router", "moe_preprocess"}))
+    assert eager > router > both > 0.0

@@ -36,6 +36,7 @@ from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
+from .moe_host import graph_scopes
 from .pricing import evaluate, sync_exposed_s, train_wall, wall
 from .program import Program
 from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
@@ -101,6 +102,7 @@ def estimate(
     cp_comm: str = "ring",
     tp_comm_overlap: bool = False,
     overlap_param_gather: bool | None = None,
+    cuda_graph_scope: list[str] | tuple[str, ...] | None = None,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
 ) -> ModelEstimate:
@@ -230,6 +232,12 @@ def estimate(
         elements, each taking at least 32 DRAM round trips.
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
+    cuda_graph_scope : list of str, optional
+        Training, Megatron-Core MoE: the parts captured in CUDA graphs
+        (``cuda_graph_impl="transformer_engine"``; names from ``"attn"``, ``"moe_router"``,
+        ``"moe_preprocess"``). A graphed router or dispatcher preprocess replays its kernels
+        with one host call instead of one per kernel (:mod:`.moe_host`); ``"attn"`` is accepted
+        and not priced (the attention's host calls hide behind its kernels at these sizes).
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
@@ -448,6 +456,10 @@ def estimate(
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
                      cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
                      overlap_param_gather=overlap_param_gather)
+    graphed = graph_scopes(fn, cuda_graph_scope)
+    if graphed and phase != "train":
+        raise ValueError(f"{fn}: cuda_graph_scope applies to phase='train' only, got "
+                         f"cuda_graph_scope={cuda_graph_scope!r} with phase={phase!r}")
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
     batch = par["micro_batch"]
@@ -547,7 +559,8 @@ def estimate(
         base["embed_params"] = counts["embedding"] / tp
         base["head_params"] = counts["lm_head"] / tp
         if runtime == "megatron" and launch == "eager" and cfg.is_moe:
-            base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency)
+            base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency,
+                                            graphed)
         step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                           link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                           latency_s=latency_s, peak_flops_per_s=peak)

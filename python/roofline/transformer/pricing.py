@@ -23,6 +23,7 @@ from ..ops.registry import Pricer, lookup, price
 from ..ops.sustained import settle_columns, settled_clock
 from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .formats import recipe_dtype
+from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
 from .program import Program
 from .report import COLUMNS
 
@@ -493,23 +494,33 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
 
 
 def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
-              backward: bool) -> tuple[np.ndarray, np.ndarray]:
+              backward: bool, graphed: frozenset[str] = frozenset()
+              ) -> tuple[np.ndarray, np.ndarray]:
     """GPU time of each kernel the rows ``order`` launch in one pass, in launch order, and the
-    host calls by class before each launch (:func:`_row_calls`)."""
+    host calls by class before each launch (:func:`_row_calls`), with the MoE router's and
+    dispatcher's extra launches after the router rows (:func:`.moe_host.moe_extra_launches`;
+    a CUDA-graphed router launches its GEMM and top-k with one module call, the replay)."""
     times: list[np.ndarray] = []
     calls: list[np.ndarray] = []
+    eps = {g: ep_of(ops, g) for g in {ops.rows[i][0] for i in order}}
     for i in order:
         n, share = _row_kernels(ops, i, f8, backward)
         if n:
             times.append(np.full(n, row_time_s[i] * share / n))
-            calls.append(_row_calls(ops, i, n, backward))
+            calls.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward), backward,
+                                       graphed))
+        for stage in moe_stages(ops, i, backward):
+            extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed)
+            times.append(np.zeros(len(extra)))
+            calls.append(extra)
     if not times:
         return np.zeros(0), np.zeros((0, len(HOST_CLASSES)))
     return np.concatenate(times), np.concatenate(calls)
 
 
 def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
-                   hw: Hardware, efficiency: EfficiencyLike) -> float:
+                   hw: Hardware, efficiency: EfficiencyLike,
+                   graphed: frozenset[str] = frozenset()) -> float:
     """Host time per micro-batch that a dropless MoE step's launches expose, eager.
 
     Forward: a dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's
@@ -550,7 +561,7 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         moe = True
         cut = names.index("permute")
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
-        seq, calls = _launched(ops, order, row_time_s, f8, backward=False)
+        seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed)
         w = calls_wall(seq, calls, hw, efficiency=efficiency)
         total += max(w.wall_s - float(seq.sum()), 0.0) * len(layers)
     if not moe:
@@ -561,7 +572,7 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     for g in reversed(range(len(groups))):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
         order += list(reversed(rows)) * max(len(groups[g][1]), 1)
-    seq, calls = _launched(ops, order, row_time_s, f8, backward=True)
+    seq, calls = _launched(ops, order, row_time_s, f8, backward=True, graphed=graphed)
     if seq.size:
         w = calls_wall(seq, calls, hw, efficiency=efficiency)
         gpu = float(seq.sum())
