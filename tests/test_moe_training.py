@@ -435,3 +435,15 @@ def test_graphed_router_exposes_less_host_time() -> None:
     both = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default",
                           frozenset({"moe_router", "moe_preprocess"}))
     assert eager > router > both > 0.0
+
+
+def test_training_router_is_not_quantized() -> None:
+    # Megatron-Core's gating GEMM (router_gating_linear) runs outside fp8_autocast's modules:
+    # under a low-precision recipe it stays a bf16 GEMM with its dgrad + wgrad (2 GEMMs, each
+    # an AccumulateGrad + DDP hook after the wgrad), no quantize kernels; serving keeps the
+    # recipe's router
+    names = [r[1] for r in _layer(16, 4, lowp=True).rows]
+    assert "router" in names and "router bwd" in names
+    assert "router (fwd+bwd)" not in names
+    serve = [r[2] for r in _layer(16, 4, lowp=True, train=False).rows if r[1] == "router"]
+    assert serve == ["linear"]

@@ -158,7 +158,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     mats = 2 if cfg.mlp_gated else 1
     width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
     ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
-    ops.linear(g, "router", t, hid, e, cat="rep")
+    # Megatron-Core's TopKRouter runs its gating GEMM through ``router_gating_linear`` (TE's
+    # general_gemm in the router dtype), outside fp8_autocast's modules: never quantized
+    ops.linear(g, "router", t, hid, e, cat="rep", lowp=not ops.train)
     ops.elementwise(g, "topk", t * e, reads=1, writes=1)
     # The ep ranks route t tokens each; this GPU is the most loaded rank.
     local = rank_counts(expert_counts(t * ep, e, k, skew), ep)
