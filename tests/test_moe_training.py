@@ -221,6 +221,12 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     # calls; backward per layer, the gating's 4 casts and RandomSTE's node (1 backward call).
     bwd = t.op_backward_launches * e
     extra = 2 * (5 * kern + 4 * view) + 2 * (4 * kern + bwd)
+    # Megatron-Core's module calls (MCORE_FORWARD_MODULES): per forward segment TEGroupedMLP
+    # + fc1 before gate_up, fc2 before down, pre-MLP norm + MoELayer before mlp_norm, the
+    # TopKRouter before the router = 6; per layer backward, the TE Functions of fc2, fc1 and
+    # the pre-MLP norm = 3
+    module = t.module_call_launches * e
+    extra += 2 * 6 * module + 2 * 3 * module
     # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels)
     want = (2 * (17 * gemm + 5 * kern + 16 * 6 * view)
             + (68 * gemm + 34 * wgrad + 11 * kern + 2 * 16 * 6 * view) + 3 * t.kernel_gap_s
@@ -447,3 +453,38 @@ def test_training_router_is_not_quantized() -> None:
     assert "router (fwd+bwd)" not in names
     serve = [r[2] for r in _layer(16, 4, lowp=True, train=False).rows if r[1] == "router"]
     assert serve == ["linear"]
+
+
+@pytest.mark.parametrize(("model", "fwd", "bwd"), [
+    # GQA + qk-norm: TransformerLayer, SelfAttention, TELayerNormColumnParallelLinear (3),
+    # q / k TENorm (2), core attention, linear_proj, pre-MLP TENorm + MoELayer (2), router,
+    # TEGroupedMLP + fc1 (2), fc2 = 13; backward TE Functions: qkv, q / k norms, core
+    # attention, proj, pre-MLP norm, fc1, fc2 = 8
+    ("Qwen3-30B-A3B", 13, 8),
+    # MLA: 3 + q / kv down (2) + q / kv up (2) + core attention + proj + 2 + router + 3 +
+    # shared MLP + fc1 (2) + fc2 = 18; backward: input norm + down projections (3), ups (2),
+    # core attention, proj, pre-MLP norm, fc1, fc2, shared fc1, fc2 = 12
+    ("DeepSeek-V3", 18, 12),
+])
+def test_megatron_module_calls_per_moe_layer(model: str, fwd: int, bwd: int) -> None:
+    from roofline.transformer.moe_host import MCORE_BACKWARD_FUNCTIONS, MCORE_FORWARD_MODULES
+
+    est = rl.transformer.estimate(rl.transformer.config(model), "train", hardware="B200",
+                                  seq_len=4096, micro_batch=1, ep=8, zero=1)
+    g = [name for name, _ in est.groups].index("moe")
+    names = [n for gi, n, _ in est.rows if gi == g]
+    assert sum(MCORE_FORWARD_MODULES.get(n, 0) for n in names) == fwd
+    assert sum(MCORE_BACKWARD_FUNCTIONS.get(n.removesuffix(" bwd"), 0) for n in names
+               if n.endswith(" bwd")) == bwd
+
+
+def test_graphed_attention_exposes_less_host_time() -> None:
+    cfg = rl.transformer.config("Qwen3-30B-A3B")
+    kw = dict(hardware="B200", seq_len=4096, micro_batch=1, ep=8, zero=1, gpus_per_node=8)
+    host = [rl.transformer.estimate(cfg, "train", cuda_graph_scope=s, **kw).step.host_s
+            for s in (None, ["moe_router", "moe_preprocess"],
+                      ["attn", "moe_router", "moe_preprocess"])]
+    assert host[0] > host[1] > host[2] > 0.0
+    with pytest.raises(ValueError, match="cuda_graph_scope"):
+        rl.transformer.estimate(cfg, "prefill", seq_len=128, cuda_graph_scope=["attn"],
+                                hardware="B200")

@@ -236,8 +236,8 @@ def estimate(
         Training, Megatron-Core MoE: the parts captured in CUDA graphs
         (``cuda_graph_impl="transformer_engine"``; names from ``"attn"``, ``"moe_router"``,
         ``"moe_preprocess"``). A graphed router or dispatcher preprocess replays its kernels
-        with one host call instead of one per kernel (:mod:`.moe_host`); ``"attn"`` is accepted
-        and not priced (the attention's host calls hide behind its kernels at these sizes).
+        with one host call instead of one per kernel (:mod:`.moe_host`); ``"attn"`` replays a
+        layer's input norm, attention and residual likewise.
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the

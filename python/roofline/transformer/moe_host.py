@@ -34,11 +34,24 @@ the aux-loss kernels (``aux_loss`` / ``seq_aux_loss``: the fused score-for-aux k
 token count, TE's fused aux loss, the tracker's division and accumulation) and DeepSeek-V3's
 expert-bias token count.
 
+Module calls (Megatron-Core's TE layer spec, ``gpt_layer_specs.py``): each ``nn.Module``
+forward of a layer runs its own Python before its first kernel, priced as a module call
+(:data:`MCORE_FORWARD_MODULES`, keyed by the program row it precedes): the
+``TransformerLayer``, the attention module and its input norm (GQA: the fused
+``TELayerNormColumnParallelLinear``; MLA: a ``TENorm``), q / k norms, MLA's down and up
+projections, the core attention, the output projection, the pre-MLP ``TENorm`` and the
+``MoELayer``, the ``TopKRouter``, ``TEGroupedMLP`` and its two ``GroupedLinear``, the shared
+expert MLP and its two linears (``IdentityOp`` placeholders are not counted). In the backward
+each TE module's ``autograd.Function`` runs its Python ``backward`` body, priced as a module
+call too (:data:`MCORE_BACKWARD_FUNCTIONS`).
+
 CUDA graphs (Megatron-Bridge's ``cuda_graph_scope``, ``cuda_graph_impl="transformer_engine"``):
 with ``moe_router`` the router's forward and backward kernels (GEMM, top-k and the ones above)
 are replayed from a graph, one Python call (a module call) per pass; with ``moe_preprocess``
 the preprocess kernels are too (the device-to-host copies stay eager: Megatron-Core moves its
-copy point to ``before_ep_alltoall``, after the graph).
+copy point to ``before_ep_alltoall``, after the graph); with ``attn`` the layer's input norm,
+attention and residual (the program rows before ``mlp_norm``) replay with one module call per
+pass.
 """
 
 from __future__ import annotations
@@ -49,14 +62,32 @@ from .._checks import _show
 from ..ops.host import HOST_CLASSES
 from .program import Program
 
-__all__ = ["MOE_GRAPH_SCOPES", "ep_of", "graph_scopes", "graphed_calls", "moe_extra_launches",
-           "moe_stages"]
+__all__ = ["MCORE_BACKWARD_FUNCTIONS", "MCORE_FORWARD_MODULES", "MOE_GRAPH_SCOPES", "ep_of",
+           "graph_scopes", "graphed_calls", "moe_extra_launches", "moe_stages"]
 
 #: CUDA-graph scopes (Megatron-Core ``CudaGraphScope`` names) that change the MoE host calls
 #: priced here; ``attn`` is accepted and leaves them as they are.
 MOE_GRAPH_SCOPES = ("attn", "moe_router", "moe_preprocess")
 
 _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
+
+#: Megatron-Core module forwards (TE layer spec) that run before a program row's first
+#: forward kernel, by row name (see the module docstring).
+MCORE_FORWARD_MODULES = {
+    "attn_norm": 3,  # TransformerLayer, (MLA)SelfAttention, the input norm module
+    "qk_norm": 2, "q_a+kv_a_proj": 2, "q_b_proj": 1, "kv_b_proj": 1,
+    "attention": 1, "attention (MLA)": 1, "o_proj": 1,
+    "mlp_norm": 2,  # pre_mlp_layernorm, MoELayer
+    "router": 1, "experts gate_up": 2, "experts down": 1, "shared gate_up": 2,
+    "shared down": 1}
+
+#: TE ``autograd.Function`` backward bodies before a program row's first backward kernel,
+#: by row name (GQA's fused input norm with ``qkv_proj``; MLA's input ``TENorm`` with its
+#: down projections).
+MCORE_BACKWARD_FUNCTIONS = {
+    "qkv_proj": 1, "qk_norm": 2, "q_a+kv_a_proj": 3, "q_b_proj": 1, "kv_b_proj": 1,
+    "attention": 1, "attention (MLA)": 1, "o_proj": 1, "mlp_norm": 1,
+    "experts gate_up": 1, "experts down": 1, "shared gate_up": 1, "shared down": 1}
 
 
 def graph_scopes(fn: str, value: object) -> frozenset[str]:
@@ -154,15 +185,38 @@ def ep_of(ops: Program, g: int) -> int:
     return 1
 
 
+def _attn_row(ops: Program, i: int) -> bool:
+    """Whether row ``i`` precedes its group's ``mlp_norm`` (the layer's attention part)."""
+    g = ops.rows[i][0]
+    for j, row in enumerate(ops.rows):
+        if row[0] == g and row[1] == "mlp_norm":
+            return i < j
+    return False
+
+
 def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
                   graphed: frozenset[str]) -> np.ndarray:
-    """Host calls before row ``i``'s kernels with the router CUDA-graphed (``moe_router``):
-    the router GEMM and top-k launch from the graph, its replay one module call before the
-    pass's first router kernel (the GEMM forward, the top-k's backward); ``calls`` otherwise."""
-    base = ops.rows[i][1].removesuffix(" bwd")
-    if not ops.train or "moe_router" not in graphed or base not in ("router", "topk"):
+    """Host calls before row ``i``'s kernels in Megatron-Core training: the module calls of
+    :data:`MCORE_FORWARD_MODULES` / :data:`MCORE_BACKWARD_FUNCTIONS` added to ``calls``; a
+    CUDA-graphed part (``moe_router``: the router GEMM and top-k; ``attn``: the rows before
+    ``mlp_norm``) launches from the graph, its replay one module call before the pass's
+    first kernel of the part (the forward's first row, the backward's last)."""
+    name = ops.rows[i][1]
+    base = name.removesuffix(" bwd")
+    if not ops.train:
         return calls
-    out = np.zeros_like(calls)
-    if base == ("topk" if backward else "router"):
-        out[0, _MODULE] = 1.0
+    out: np.ndarray = np.array(calls, dtype=np.float64)
+    table = MCORE_BACKWARD_FUNCTIONS if backward else MCORE_FORWARD_MODULES
+    out[0, _MODULE] += table.get(base, 0)
+    if "moe_router" in graphed and base in ("router", "topk"):
+        out = np.zeros_like(calls)
+        if base == ("topk" if backward else "router"):
+            out[0, _MODULE] = 1.0
+    elif "attn" in graphed and _attn_row(ops, i):
+        g = ops.rows[i][0]
+        part = [j for j, r in enumerate(ops.rows) if r[0] == g and _attn_row(ops, j)
+                and r[1].endswith(" bwd") == backward]
+        out = np.zeros_like(calls)
+        if i == (part[-1] if backward else part[0]):
+            out[0, _MODULE] = 1.0
     return out
