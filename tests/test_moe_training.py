@@ -488,3 +488,14 @@ def test_graphed_attention_exposes_less_host_time() -> None:
     with pytest.raises(ValueError, match="cuda_graph_scope"):
         rl.transformer.estimate(cfg, "prefill", seq_len=128, cuda_graph_scope=["attn"],
                                 hardware="B200")
+
+
+def test_probs_all_to_all_by_hand() -> None:
+    # Megatron-Core's all-to-all dispatcher sends the permuted routing probabilities in a
+    # second all_to_all (fp32): 16 tokens x top-2 = 32 rows sent, 32 received (EP 4) ->
+    # 32 x 4 B = 128 B, forward and backward; serving engines have no such call
+    comms = _comms(_layer(16, 4))
+    assert comms["dispatch probs all_to_all"] == ("all_to_all", 128.0, 4)
+    assert comms["dispatch probs all_to_all bwd"] == ("all_to_all", 128.0, 4)
+    assert "dispatch probs all_to_all" not in _comms(_layer(16, 4, train=False))
+    assert "dispatch probs all_to_all" not in _comms(_layer(16, 1))

@@ -176,6 +176,10 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     if mcore:
         ops.elementwise(g, "permute", t * k * hid)
     ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
+    if mcore:  # the all-to-all dispatcher sends each row's routing probability in its own
+        # all_to_all (token_dispatch: tokens, then probs; fp32 from the fp32 router)
+        ops.collective(g, "dispatch probs all_to_all", "all_to_all",
+                       max(received, t * k) * 4.0, ep)
     used = tuple(int(c) for c in local if c > 0) or (1,)
     if mcore and ep > 1:  # rows arrive grouped by source rank: regroup them by local expert
         ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
