@@ -525,11 +525,14 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
 
     Forward: a dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's
     GroupedLinear) learns how many tokens each expert received only on the GPU; the host
-    copies the counts back (a synchronisation) before it can size the permute, the all-to-all
-    splits and the per-expert GEMMs. The launch queue is empty at that point: from the sync
-    on, the GPU runs only what the host launches, so each layer's forward from its permute to
-    the next layer's router is a kernel sequence launched from an idle stream
-    (:func:`~roofline.ops.host.calls_wall`), and its wall time above its GPU time is exposed.
+    copies the counts back (a synchronisation) before it can size the all-to-all splits and
+    the per-expert GEMMs (Megatron-Core's ``before_ep_alltoall``, or ``before_finish``
+    without EP: after the fused permute, whose dropless output size is static). The launch
+    queue is empty at that point: from the sync on, the GPU runs only what the host launches,
+    so each layer's forward from the row after its permute to the next layer's permute is a
+    kernel sequence launched from an idle stream (:func:`~roofline.ops.host.calls_wall`, the
+    host calls before its first launch included), and its wall time above its GPU time is
+    exposed.
 
     Backward: the splits are known (no sync), so the host runs ahead; the backward starts
     from a queue the synchronised forward left (nearly) empty and lasts
@@ -559,9 +562,13 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         if "permute" not in names or not layers:
             continue
         moe = True
-        cut = names.index("permute")
+        cut = names.index("permute") + 1  # the sync follows the (fused, static) permute
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
         seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed)
+        # the host leaves the sync with the GPU idle: the calls before the first launch
+        # count too (calls_wall charges none before its reference launch, a zero-time one)
+        seq = np.concatenate([[0.0], seq])
+        calls = np.concatenate([np.zeros((1, calls.shape[1])), calls])
         w = calls_wall(seq, calls, hw, efficiency=efficiency)
         total += max(w.wall_s - float(seq.sum()), 0.0) * len(layers)
     if not moe:
