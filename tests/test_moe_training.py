@@ -501,3 +501,43 @@ def test_probs_all_to_all_by_hand() -> None:
     assert comms["dispatch probs all_to_all bwd"] == ("all_to_all", 128.0, 4)
     assert "dispatch probs all_to_all" not in _comms(_layer(16, 4, train=False))
     assert "dispatch probs all_to_all" not in _comms(_layer(16, 1))
+
+
+def test_load_balancing_and_expert_bias_launches_by_hand() -> None:
+    """Megatron-Core's fused aux losses and expert bias (moe_host's docstring): aux_loss 6
+    kernels + 5 views forward, 5 kernels after 3 backward nodes; seq_aux_loss one more kernel
+    each way (and a node); the expert bias 2 forward kernels; none inside a router graph."""
+    from roofline.ops.host import HOST_CLASSES
+    from roofline.transformer.moe_host import moe_extra_launches
+
+    view, kern, bwd = (HOST_CLASSES.index(k) for k in ("view", "kernel", "backward"))
+    none: frozenset[str] = frozenset()
+    base_f = moe_extra_launches("router", 8, none)
+    base_b = moe_extra_launches("router bwd", 8, none)
+    f = moe_extra_launches("router", 8, none, "aux_loss")
+    assert f.shape[0] - base_f.shape[0] == 6
+    assert f[:, view].sum() - base_f[:, view].sum() == 5
+    b = moe_extra_launches("router bwd", 8, none, "aux_loss")
+    assert b.shape[0] - base_b.shape[0] == 5 and b[:, bwd].sum() - base_b[:, bwd].sum() == 3
+    s = moe_extra_launches("router", 8, none, "seq_aux_loss", True)
+    assert s.shape[0] - base_f.shape[0] == 6 + 1 + 2
+    sb = moe_extra_launches("router bwd", 8, none, "seq_aux_loss", True)
+    assert sb.shape[0] - base_b.shape[0] == 6 and sb[:, bwd].sum() - base_b[:, bwd].sum() == 4
+    assert s[:, kern].sum() == s.shape[0]  # one launch call per extra kernel
+    g = frozenset({"moe_router"})
+    assert moe_extra_launches("router", 8, g, "seq_aux_loss", True).sum() == 0
+
+
+def test_load_balancing_arguments_checked() -> None:
+    cfg = rl.transformer.config("Qwen3-30B-A3B")
+    kw = dict(hardware="B200", seq_len=4096, micro_batch=1, ep=8, zero=1, gpus_per_node=8)
+    with pytest.raises(ValueError, match="moe_load_balancing"):
+        rl.transformer.estimate(cfg, "train", moe_load_balancing="z_loss", **kw)
+    with pytest.raises(TypeError, match="moe_expert_bias"):
+        rl.transformer.estimate(cfg, "train", moe_expert_bias="yes", **kw)
+    with pytest.raises(ValueError, match="moe_load_balancing"):
+        rl.transformer.estimate(cfg, "prefill", seq_len=128, moe_load_balancing="aux_loss",
+                                hardware="B200")
+    eager = [rl.transformer.estimate(cfg, "train", moe_load_balancing=b, **kw).step.host_s
+             for b in ("none", "aux_loss", "seq_aux_loss")]
+    assert eager[0] < eager[1] < eager[2]

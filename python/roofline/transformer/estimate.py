@@ -36,7 +36,7 @@ from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
-from .moe_host import graph_scopes
+from .moe_host import LOAD_BALANCING, graph_scopes
 from .pricing import evaluate, sync_exposed_s, train_wall, wall
 from .program import Program
 from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
@@ -103,6 +103,8 @@ def estimate(
     tp_comm_overlap: bool = False,
     overlap_param_gather: bool | None = None,
     cuda_graph_scope: list[str] | tuple[str, ...] | None = None,
+    moe_load_balancing: str = "none",
+    moe_expert_bias: bool = False,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
 ) -> ModelEstimate:
@@ -238,6 +240,12 @@ def estimate(
         ``"moe_preprocess"``). A graphed router or dispatcher preprocess replays its kernels
         with one host call instead of one per kernel (:mod:`.moe_host`); ``"attn"`` replays a
         layer's input norm, attention and residual likewise.
+    moe_load_balancing : {"none", "aux_loss", "seq_aux_loss"}
+        Training, Megatron-Core MoE: the router's load-balancing loss
+        (``moe_router_load_balancing_type``; its fused kernels' host calls, :mod:`.moe_host`).
+    moe_expert_bias : bool
+        Training, Megatron-Core MoE: the router keeps an expert bias
+        (``moe_router_enable_expert_bias``, DeepSeek-V3): its token count's kernels.
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
@@ -460,6 +468,14 @@ def estimate(
     if graphed and phase != "train":
         raise ValueError(f"{fn}: cuda_graph_scope applies to phase='train' only, got "
                          f"cuda_graph_scope={cuda_graph_scope!r} with phase={phase!r}")
+    balancing = one_of(fn, "moe_load_balancing", moe_load_balancing,
+                       {b: b for b in LOAD_BALANCING})
+    if not isinstance(moe_expert_bias, bool):
+        raise TypeError(f"{fn}: moe_expert_bias must be a bool, got {moe_expert_bias!r}")
+    if (balancing != "none" or moe_expert_bias) and phase != "train":
+        raise ValueError(f"{fn}: moe_load_balancing / moe_expert_bias apply to phase='train' "
+                         f"only, got {moe_load_balancing!r} / {moe_expert_bias!r} with "
+                         f"phase={phase!r}")
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
     batch = par["micro_batch"]
@@ -560,7 +576,7 @@ def estimate(
         base["head_params"] = counts["lm_head"] / tp
         if runtime == "megatron" and launch == "eager" and cfg.is_moe:
             base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency,
-                                            graphed)
+                                            graphed, (balancing, moe_expert_bias))
         step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                           link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                           latency_s=latency_s, peak_flops_per_s=peak)

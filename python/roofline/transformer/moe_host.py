@@ -29,10 +29,16 @@ Backward, router: the gating ``RouterGatingLinearFunction.backward`` casts the w
 input to fp32 before its two GEMMs and the two gradients back (4 kernels); ``RandomSTE``'s
 backward node passes the gradient through (1 backward call, no kernel).
 
-Not counted here (they depend on the model's router, which the configuration does not carry):
-the aux-loss kernels (``aux_loss`` / ``seq_aux_loss``: the fused score-for-aux kernel, the
-token count, TE's fused aux loss, the tracker's division and accumulation) and DeepSeek-V3's
-expert-bias token count.
+Load-balancing losses (``moe_router_load_balancing_type``, a recipe setting, fused):
+``aux_loss`` adds TE's fused score-for-aux kernel, the token count ``routing_map.sum``, TE's
+fused aux loss, the tracker's ``loss / coeff`` and ``values[layer] += loss`` (an add and the
+index-put copy): 6 kernels and 5 view calls (three ``autograd.Function`` calls: the two
+fused kernels' and ``MoEAuxLossAutoScaler``; ``detach``, the select); its backward:
+``MoEAuxLossAutoScaler``'s ``ones_like * scale`` (2), the fused
+loss's and the score's backward kernels (2) and the add of the logits' two gradients (1): 5
+kernels after 3 backward nodes. ``seq_aux_loss`` also divides by the batch (one more kernel
+and backward node). ``moe_router_enable_expert_bias`` (DeepSeek-V3) counts the tokens per
+expert into ``local_tokens_per_expert``: 2 kernels. Not counted: the z-loss (no row sets it).
 
 Module calls (Megatron-Core's TE layer spec, ``gpt_layer_specs.py``): each ``nn.Module``
 forward of a layer runs its own Python before its first kernel, priced as a module call
@@ -62,8 +68,12 @@ from .._checks import _show
 from ..ops.host import HOST_CLASSES
 from .program import Program
 
-__all__ = ["MCORE_BACKWARD_FUNCTIONS", "MCORE_FORWARD_MODULES", "MOE_GRAPH_SCOPES", "ep_of",
+__all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_FORWARD_MODULES",
+           "MOE_GRAPH_SCOPES", "ep_of",
            "graph_scopes", "graphed_calls", "moe_extra_launches", "moe_stages"]
+
+#: Megatron-Core's load-balancing losses (``moe_router_load_balancing_type``) priced here.
+LOAD_BALANCING = ("none", "aux_loss", "seq_aux_loss")
 
 #: CUDA-graph scopes (Megatron-Core ``CudaGraphScope`` names) that change the MoE host calls
 #: priced here; ``attn`` is accepted and leaves them as they are.
@@ -111,7 +121,24 @@ def _row(**calls: float) -> np.ndarray:
     return c
 
 
-def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str]) -> np.ndarray:
+def _router_loss(balancing: str, expert_bias: bool, backward: bool) -> list[np.ndarray]:
+    """The load-balancing loss's and the expert bias's launches (module docstring)."""
+    rows: list[np.ndarray] = []
+    if balancing != "none":
+        seq = balancing == "seq_aux_loss"
+        if backward:
+            rows = [_row(backward=3 + seq, kernel=1)] + [_row(kernel=1)] * (4 + seq)
+        else:
+            rows = [_row(view=1, kernel=1), _row(kernel=1), _row(view=1, kernel=1)]
+            rows += [_row(kernel=1)] * seq + [_row(kernel=1), _row(view=2, kernel=1),
+                                              _row(view=1, kernel=1)]
+    if expert_bias and not backward:
+        rows += [_row(kernel=1), _row(kernel=1)]
+    return rows
+
+
+def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
+                       balancing: str = "none", expert_bias: bool = False) -> np.ndarray:
     """Host calls before each extra main-stream kernel of one MoE layer's pass.
 
     Parameters
@@ -125,6 +152,10 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str]) -> np.ndarr
         Expert-parallel ranks (``ep > 1`` adds the split sizes and their all-gather).
     graphed : frozenset of str
         CUDA-graph scopes: a graphed part's kernels launch with no host call each.
+    balancing : {"none", "aux_loss", "seq_aux_loss"}
+        The router's load-balancing loss (training; :data:`LOAD_BALANCING`).
+    expert_bias : bool
+        The router keeps an expert bias (``moe_router_enable_expert_bias``).
 
     Returns
     -------
@@ -134,10 +165,12 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str]) -> np.ndarr
     """
     if stage == "router":
         rows = [_row(view=1, kernel=1), _row(kernel=1)]
+        rows += _router_loss(balancing, expert_bias, False)
         return np.zeros((len(rows), len(HOST_CLASSES))) if "moe_router" in graphed \
             else np.array(rows)
     if stage == "router bwd":
         rows = [_row(backward=1, kernel=1)] + [_row(kernel=1)] * 3
+        rows += _router_loss(balancing, expert_bias, True)
         return np.zeros((len(rows), len(HOST_CLASSES))) if "moe_router" in graphed \
             else np.array(rows)
     if stage == "preprocess":

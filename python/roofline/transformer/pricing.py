@@ -494,7 +494,8 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
 
 
 def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
-              backward: bool, graphed: frozenset[str] = frozenset()
+              backward: bool, graphed: frozenset[str] = frozenset(),
+              router: tuple[str, bool] = ("none", False)
               ) -> tuple[np.ndarray, np.ndarray]:
     """GPU time of each kernel the rows ``order`` launch in one pass, in launch order, and the
     host calls by class before each launch (:func:`_row_calls`), with the MoE router's and
@@ -510,7 +511,7 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
             calls.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward), backward,
                                        graphed))
         for stage in moe_stages(ops, i, backward):
-            extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed)
+            extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router)
             times.append(np.zeros(len(extra)))
             calls.append(extra)
     if not times:
@@ -520,7 +521,8 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
 
 def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
                    hw: Hardware, efficiency: EfficiencyLike,
-                   graphed: frozenset[str] = frozenset()) -> float:
+                   graphed: frozenset[str] = frozenset(),
+                   router: tuple[str, bool] = ("none", False)) -> float:
     """Host time per micro-batch that a dropless MoE step's launches expose, eager.
 
     Forward: a dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's
@@ -564,7 +566,8 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         moe = True
         cut = names.index("permute") + 1  # the sync follows the (fused, static) permute
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
-        seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed)
+        seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed,
+                               router=router)
         # the host leaves the sync with the GPU idle: the calls before the first launch
         # count too (calls_wall charges none before its reference launch, a zero-time one)
         seq = np.concatenate([[0.0], seq])
@@ -579,7 +582,8 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     for g in reversed(range(len(groups))):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
         order += list(reversed(rows)) * max(len(groups[g][1]), 1)
-    seq, calls = _launched(ops, order, row_time_s, f8, backward=True, graphed=graphed)
+    seq, calls = _launched(ops, order, row_time_s, f8, backward=True, graphed=graphed,
+                           router=router)
     if seq.size:
         w = calls_wall(seq, calls, hw, efficiency=efficiency)
         gpu = float(seq.sum())
