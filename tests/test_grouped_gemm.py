@@ -215,3 +215,23 @@ def test_bad_input(args: tuple[Any, ...], kwargs: dict[str, Any], exc: type[Exce
 def test_fp8_needs_a_peak() -> None:
     with pytest.raises(ValueError, match="grouped_gemm: A100 SXM 80GB has no fp8 peak"):
         rl.grouped_gemm(64, 128, 128, groups=2, dtype="fp8", hardware="A100 SXM 80GB")
+
+
+def test_accumulate_reads_each_output_once_more():
+    """``accumulate=True`` (beta = 1, a wgrad added to an fp32 main_grad): every C_g is read
+    as well as written; FLOPs unchanged."""
+    k, n, m, g = 7168, 4096, 1024, 8
+    plain = rl.grouped_gemm(None, k, n, hardware="B200", counts=[m] * g, layout="looped_wgrad",
+                            out_dtype="fp32")
+    acc = rl.grouped_gemm(None, k, n, hardware="B200", counts=[m] * g, layout="looped_wgrad",
+                          out_dtype="fp32", accumulate=True)
+    # dB_g = A_g^T dC_g: A_g^T is k x m, dC_g is m x n (bf16), B_g k x n (fp32)
+    assert plain.bytes == g * (k * m * 2 + m * n * 2 + k * n * 4)
+    assert acc.bytes == plain.bytes + g * k * n * 4
+    assert acc.flops == plain.flops == 2 * g * m * k * n
+    assert acc.memory_s > plain.memory_s and acc.time_s >= plain.time_s
+    uni = rl.grouped_gemm(512, 1024, 2048, groups=4, hardware="H100 SXM")
+    uni_acc = rl.grouped_gemm(512, 1024, 2048, groups=4, hardware="H100 SXM", accumulate=True)
+    assert uni_acc.bytes == uni.bytes + 4 * 512 * 2048 * 2  # bf16 C of each group read
+    with pytest.raises(TypeError, match="accumulate"):
+        rl.grouped_gemm(512, 1024, 2048, groups=4, hardware="H100 SXM", accumulate="yes")

@@ -159,9 +159,35 @@ def test_family_medians_pinned(result):
     # plugin (attention_plugin): one more kernel per layer (invokeBuildDecoderInfo) and the
     # RoPE kernel writing the KV cache: H100 7B 128 -7.5 -> -2.1 %, 70B 128 -29.2 -> -27.0 %,
     # 7B 2048 -15.6 -> -14.4 %; the others under 0.8 points.
+    # train_moe 0.198 -> 0.190 (p90 0.372 unchanged) with the DeepSeek-V3 rows' recipe
+    # recompute_modules priced (recompute="modules:mla_up_proj" on GB200 / B200,
+    # "modules:moe_act" on GB300): GB200 BF16 -13.2 -> -11.5 %, B200 -33.3 -> -32.3 %.
+    # 0.190 -> 0.189 with each expert's wgrad accumulated into its fp32 main_grad (TE's
+    # fuse_wgrad_accumulation: k·n·8 bytes per expert); the host-bound B200 rows barely move.
+    # 0.189 -> 0.188 (p90 0.372 -> 0.333) with GPT-OSS's expert fc2 bias added as Megatron's
+    # TEGroupedMLP adds it (t + b*p in fp32, cat, cast): GPT-OSS -34.5 / -38.3 / -25.3 % ->
+    # -29.1 / -33.6 / -22.9 % (GB300 / GB200 / B200); -> -29.0 / -33.5 / -22.9 % with the
+    # attention's unfused bias-dropout-add (Megatron refuses the fused one with expert biases).
+    # train_moe 0.187 unchanged (p90 0.332 -> 0.330) with Megatron-Core's router / all-to-all
+    # preprocess launches counted (moe_host) and the rows' cuda_graph_scope: B200 rows move
+    # by 0.1-0.4 points (DeepSeek-V3 -32.5 -> -32.4 %, Q235B -40.2 -> -40.0 %).
+    # 0.187 unchanged when the training router's gating GEMM stays bf16 under a recipe
+    # (Megatron's router_gating_linear, outside fp8_autocast): B200 Q30B -22.9 -> -24.6 %.
+    # 0.187 -> 0.178 (p90 0.330 -> 0.329) with Megatron-Core's module calls per MoE layer
+    # (TE layer spec: 13 forward modules + 8 TE Function backwards for Qwen3, 18 + 12 for
+    # DeepSeek-V3) at the measured module-call cost, and cuda_graph_scope "attn": B200 Q30B
+    # -24.6 -> -21.1 %, Q235B -40.1 -> -38.0 %, GB300 Q30B -13.9 -> -13.1 %.
+    # 0.178 -> 0.176 (p90 0.329 -> 0.323) with the all-to-all dispatcher's second
+    # all_to_all (the routing probabilities, forward and backward).
+    # 0.176 -> 0.173 (p90 0.323 -> 0.321) with the forward's sync after the permute
+    # (before_ep_alltoall) and the calls before the first post-sync launch charged: GB300 /
+    # GB200 Q30B -13.0 / -26.1 -> -11.7 / -25.0 %.
+    # 0.173 -> 0.172 with the router's fused aux-loss kernels (Qwen3 aux_loss, DeepSeek-V3
+    # seq_aux_loss + expert bias; the rows' moe_load_balancing / moe_expert_bias): B200
+    # Q235B -37.2 -> -36.5 %.
     pins = {"serve_throughput": (25, 0.061), "serve_static_batch": (15, 0.043),
             "serve_latency": (14, 0.088), "train_dense_bf16": (8, 0.041),
-            "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.198)}
+            "train_dense_lowp": (23, 0.084), "train_moe": (14, 0.172)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows

@@ -9,7 +9,7 @@ import pytest
 import roofline as rl
 from roofline._params.resolve import resolve
 from roofline.transformer.config import TransformerConfig
-from roofline.transformer.layers import moe_mlp
+from roofline.transformer.layers import expert_fc2_bias, moe_mlp
 from roofline.transformer.pricing import _row_kernels, sync_exposed_s
 from roofline.transformer.program import Program
 
@@ -193,17 +193,18 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     zero = np.zeros(len(ops.rows))
     groups = [("moe", [0, 1])]
     # (no EP, no TP: no all-to-all, no all-reduce rows)
-    # forward segment from the permute to the next layer's top-k: permute, gate_up (8 GEMMs),
-    # act, down (8), weighted sum, residual, norm, router, top-k = 23
+    # forward kernels of one layer: permute, gate_up (8 GEMMs), act, down (8), weighted sum,
+    # residual, norm, router, top-k = 23
     # backward of one layer: norm, router (dgrad + wgrad), top-k, permute, gate_up (8 dgrad +
     # 8 wgrad), act, down (16), weighted sum, residual = 40
     kernels = {n: _row_kernels(ops, i, 0, n.endswith(" bwd"))[0] for i, n in enumerate(names)}
     assert sum(v for n, v in kernels.items() if not n.endswith(" bwd")) == 23
     assert sum(v for n, v in kernels.items() if n.endswith(" bwd")) == 40
     # Host calls by class (``HOST_CLASSES``: view, kernel, gemm, attention, module, backward),
-    # the first launch of each sequence uncharged. Forward (from the permute): 16 expert GEMMs
-    # + the router GEMM = 17 gemm calls, act / weighted sum / residual / norm / top-k = 5
-    # kernel calls. Backward of both layers (starting at the residual): per layer 16 + 16
+    # Forward (from the sync after the permute, the GPU idle: every call charged): 16 expert
+    # GEMMs + the router GEMM = 17 gemm calls, act / weighted sum / residual / norm / top-k /
+    # the next permute = 6 kernel calls. Backward (its first launch uncharged) of both
+    # layers (starting at the residual): per layer 16 + 16
     # expert GEMMs + router dgrad and wgrad = 34 gemm calls, 8 + 8 + 1 weight gradients (each
     # an AccumulateGrad node, Megatron's DDP hook and TE's dummy wgrad: backward + module +
     # view), 6 kernel calls; one (the first residual) uncharged. Before each expert's forward
@@ -214,9 +215,24 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     gemm, kern, view = (t.op_gemm_launches * e, t.op_kernel_launches * e,
                         t.op_view_launches * e)
     wgrad = (t.op_backward_launches + t.module_call_launches + t.op_view_launches) * e
-    # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels)
-    want = (2 * (17 * gemm + 5 * kern + 16 * 6 * view)
-            + (68 * gemm + 34 * wgrad + 11 * kern + 2 * 16 * 6 * view) + 3 * t.kernel_gap_s)
+    # Megatron-Core's router and dispatcher launches beyond the GEMM and top-k (moe_host, no
+    # EP): forward after each top-k, RandomSTE's clone + normal_ (2 kernel calls, 1 view),
+    # the preprocess's sum + long (2 kernel calls), the tokens_per_expert copy to the host
+    # (wait_stream, record_event, record_stream: 3 views, 1 copy call) = 5 kernel + 4 view
+    # calls; backward per layer, the gating's 4 casts and RandomSTE's node (1 backward call).
+    bwd = t.op_backward_launches * e
+    extra = 2 * (5 * kern + 4 * view) + 2 * (4 * kern + bwd)
+    # Megatron-Core's module calls (MCORE_FORWARD_MODULES): per forward segment TEGroupedMLP
+    # + fc1 before gate_up, fc2 before down, pre-MLP norm + MoELayer before mlp_norm, the
+    # TopKRouter before the router = 6; per layer backward, the TE Functions of fc2, fc1 and
+    # the pre-MLP norm = 3
+    module = t.module_call_launches * e
+    extra += 2 * 6 * module + 2 * 3 * module
+    # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels;
+    # the forward's zero-time reference launch adds none: the host is behind)
+    want = (2 * (17 * gemm + 6 * kern + 16 * 6 * view)
+            + (68 * gemm + 34 * wgrad + 11 * kern + 2 * 16 * 6 * view) + 3 * t.kernel_gap_s
+            + extra)
     got = sync_exposed_s(ops, zero, groups, rl.hardware("B200"), "default")
     assert got == pytest.approx(want, rel=1e-12)
     # a low-precision recipe quantizes each expert's rows in its own kernel, per grouped linear
@@ -330,3 +346,198 @@ def test_te_grouped_linear_python_calls_per_expert() -> None:
         assert np.all(b[:8, view] == bwd_views)  # dgrad GEMMs
         assert np.all(b[8:, view] == 1.0)  # wgrad GEMMs: TE's dummy gradient only
     assert TE_GROUPED_PY_CALLS[(False, True)] == 9.0
+
+
+def test_expert_wgrad_accumulates_into_fp32_main_grad():
+    """Megatron-Core's gradient_accumulation_fusion: TE's GroupedLinear adds each expert's
+    weight gradient into its fp32 main_grad (read and written: k·n·8 bytes per expert)."""
+    est = rl.transformer.estimate("Qwen3-30B-A3B", "train", seq_len=4096, micro_batch=1,
+                                  hardware="B200", ep=8, dp=8, optimizer_update=False)
+    i = next(j for j, (_, name, _) in enumerate(est.rows) if name == "experts gate_up bwd")
+    cfg = est.config
+    local = cfg.num_experts // 8
+    rows = 4096 * cfg.experts_per_token * 8 // cfg.num_experts  # uniform routing
+    counts = [rows] * local
+    k, n = cfg.hidden_size, 2 * cfg.moe_intermediate_size
+    dgrad = rl.grouped_gemm(None, n, k, hardware="B200", counts=counts, layout="looped")
+    wgrad = rl.grouped_gemm(None, k, n, hardware="B200", counts=counts, layout="looped_wgrad",
+                            out_dtype="fp32", accumulate=True)
+    assert est.columns["bytes"][i] == pytest.approx(dgrad.bytes + wgrad.bytes, rel=1e-12)
+    assert wgrad.bytes - local * k * n * 8 == local * (k * rows + rows * n) * 2
+
+
+def test_expert_fc2_bias_added_outside_the_gemm_in_fp32():
+    """Megatron-Core's TEGroupedMLP (skip_bias_add fc2) adds each expert's output bias as
+    ``t + b * p`` in fp32, then cat and cast: 28 bytes per output element forward (4 + 10 +
+    8 + 6), 20 backward (6 + 6 + 4 + 4); 2 kernels per local expert + 2."""
+    gpt = rl.transformer.config("GPT-OSS-120B")
+    model = gpt.replace(num_layers=2, layer_types=tuple(gpt.layer_types[:2]))
+    est = rl.transformer.estimate(model, "train", seq_len=4096, micro_batch=1,
+                                  hardware="B200", ep=8, dp=8, optimizer_update=False)
+    names = [name for _, name, _ in est.rows]
+    fwd = names.index("experts fc2 bias (unfused)")
+    bwd = names.index("experts fc2 bias (unfused) bwd")
+    local = model.num_experts // 8
+    rows = 4096 * model.experts_per_token * 8 // model.num_experts * local  # uniform routing
+    out = rows * model.hidden_size
+    assert est.columns["bytes"][fwd] == pytest.approx(28 * out, rel=1e-12)
+    assert est.columns["bytes"][bwd] == pytest.approx(20 * out, rel=1e-12)
+    # the row launches 2 kernels per local expert plus the cat and the cast
+    ops = Program(train=True, recipe=None)
+    expert_fc2_bias(ops, 0, (100,) * local, 64)
+    assert len(ops.rows[0][3]) == 2 * local + 2 and len(ops.rows[1][3]) == 2 + 2 * local
+    # with expert biases Megatron refuses the fused bias-dropout-add: the output projection's
+    # bias is one more pass (bf16 read + write per element), its gradient a reduction
+    t_hid = 4096 * model.hidden_size
+    bda = names.index("attn_proj bias (unfused bda)")
+    assert est.columns["bytes"][bda] == pytest.approx(4 * t_hid, rel=1e-12)
+    assert est.columns["bytes"][names.index("attn_proj bias (unfused bda) bwd")] == (
+        pytest.approx(2 * t_hid, rel=1e-12))
+    # a model without expert biases runs neither row
+    qwen = rl.transformer.estimate("Qwen3-30B-A3B", "train", seq_len=4096, micro_batch=1,
+                                   hardware="B200", ep=8, dp=8, optimizer_update=False)
+    assert not any("bias" in name for _, name, _ in qwen.rows)
+
+
+def test_router_and_preprocess_launches_by_hand() -> None:
+    """Megatron-Core's extra router / all-to-all preprocess launches per MoE layer, counted
+    from router.py / token_dispatcher.py (moe_host's docstring), and what CUDA graphs remove."""
+    from roofline.ops.host import HOST_CLASSES
+    from roofline.transformer.moe_host import graph_scopes, moe_extra_launches
+
+    view, kern, bwd, module = (HOST_CLASSES.index(k) for k in
+                               ("view", "kernel", "backward", "module"))
+    none: frozenset[str] = frozenset()
+    r = moe_extra_launches("router", 8, none)
+    assert r.shape[0] == 2 and r[:, kern].sum() == 2 and r[:, view].sum() == 1
+    # EP 8: sum, long, input-split sum, the counts' all-gather, slice copy, three sums = 8
+    # kernels; reshape, Function + empty, reshape / transpose / slice, index, view = 8 views
+    p = moe_extra_launches("preprocess", 8, none)
+    assert p.shape[0] == 8 and p[:, kern].sum() == 8 and p[:, view].sum() == 8
+    assert moe_extra_launches("preprocess", 1, none).shape[0] == 2
+    # copies: tokens_per_expert + input / output / TP-output splits (each .numpy()),
+    # wait_stream + record_event + 4 record_stream
+    d = moe_extra_launches("d2h", 8, none)
+    assert d[0, kern] == 4 and d[0, view] == 2 + 4 + 3
+    b = moe_extra_launches("router bwd", 8, none)
+    assert b[:, kern].sum() == 4 and b[:, bwd].sum() == 1 and b[:, module].sum() == 0
+    # graphed router / preprocess: their kernels launch without host calls; copies stay eager
+    g = graph_scopes("t", ["moe_router", "moe_preprocess"])
+    for stage in ("router", "preprocess", "router bwd"):
+        assert moe_extra_launches(stage, 8, g).sum() == 0
+    assert moe_extra_launches("d2h", 8, g)[0, kern] == 4
+    with pytest.raises(ValueError, match="cuda_graph_scope"):
+        graph_scopes("t", ["mlp"])
+    with pytest.raises(TypeError, match="cuda_graph_scope"):
+        graph_scopes("t", "moe_router")
+    with pytest.raises(ValueError, match="stage"):
+        moe_extra_launches("combine", 8, none)
+
+
+def test_graphed_router_exposes_less_host_time() -> None:
+    ops = _layer(16, 4)
+    t = np.full(len(ops.rows), 2e-5)
+    hw = rl.hardware("B200")
+    eager = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default")
+    router = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default", frozenset({"moe_router"}))
+    both = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default",
+                          frozenset({"moe_router", "moe_preprocess"}))
+    assert eager > router > both > 0.0
+
+
+def test_training_router_is_not_quantized() -> None:
+    # Megatron-Core's gating GEMM (router_gating_linear) runs outside fp8_autocast's modules:
+    # under a low-precision recipe it stays a bf16 GEMM with its dgrad + wgrad (2 GEMMs, each
+    # an AccumulateGrad + DDP hook after the wgrad), no quantize kernels; serving keeps the
+    # recipe's router
+    names = [r[1] for r in _layer(16, 4, lowp=True).rows]
+    assert "router" in names and "router bwd" in names
+    assert "router (fwd+bwd)" not in names
+    serve = [r[2] for r in _layer(16, 4, lowp=True, train=False).rows if r[1] == "router"]
+    assert serve == ["linear"]
+
+
+@pytest.mark.parametrize(("model", "fwd", "bwd"), [
+    # GQA + qk-norm: TransformerLayer, SelfAttention, TELayerNormColumnParallelLinear (3),
+    # q / k TENorm (2), core attention, linear_proj, pre-MLP TENorm + MoELayer (2), router,
+    # TEGroupedMLP + fc1 (2), fc2 = 13; backward TE Functions: qkv, q / k norms, core
+    # attention, proj, pre-MLP norm, fc1, fc2 = 8
+    ("Qwen3-30B-A3B", 13, 8),
+    # MLA: 3 + q / kv down (2) + q / kv up (2) + core attention + proj + 2 + router + 3 +
+    # shared MLP + fc1 (2) + fc2 = 18; backward: input norm + down projections (3), ups (2),
+    # core attention, proj, pre-MLP norm, fc1, fc2, shared fc1, fc2 = 12
+    ("DeepSeek-V3", 18, 12),
+])
+def test_megatron_module_calls_per_moe_layer(model: str, fwd: int, bwd: int) -> None:
+    from roofline.transformer.moe_host import MCORE_BACKWARD_FUNCTIONS, MCORE_FORWARD_MODULES
+
+    est = rl.transformer.estimate(rl.transformer.config(model), "train", hardware="B200",
+                                  seq_len=4096, micro_batch=1, ep=8, zero=1)
+    g = [name for name, _ in est.groups].index("moe")
+    names = [n for gi, n, _ in est.rows if gi == g]
+    assert sum(MCORE_FORWARD_MODULES.get(n, 0) for n in names) == fwd
+    assert sum(MCORE_BACKWARD_FUNCTIONS.get(n.removesuffix(" bwd"), 0) for n in names
+               if n.endswith(" bwd")) == bwd
+
+
+def test_graphed_attention_exposes_less_host_time() -> None:
+    cfg = rl.transformer.config("Qwen3-30B-A3B")
+    kw = dict(hardware="B200", seq_len=4096, micro_batch=1, ep=8, zero=1, gpus_per_node=8)
+    host = [rl.transformer.estimate(cfg, "train", cuda_graph_scope=s, **kw).step.host_s
+            for s in (None, ["moe_router", "moe_preprocess"],
+                      ["attn", "moe_router", "moe_preprocess"])]
+    assert host[0] > host[1] > host[2] > 0.0
+    with pytest.raises(ValueError, match="cuda_graph_scope"):
+        rl.transformer.estimate(cfg, "prefill", seq_len=128, cuda_graph_scope=["attn"],
+                                hardware="B200")
+
+
+def test_probs_all_to_all_by_hand() -> None:
+    # Megatron-Core's all-to-all dispatcher sends the permuted routing probabilities in a
+    # second all_to_all (fp32): 16 tokens x top-2 = 32 rows sent, 32 received (EP 4) ->
+    # 32 x 4 B = 128 B, forward and backward; serving engines have no such call
+    comms = _comms(_layer(16, 4))
+    assert comms["dispatch probs all_to_all"] == ("all_to_all", 128.0, 4)
+    assert comms["dispatch probs all_to_all bwd"] == ("all_to_all", 128.0, 4)
+    assert "dispatch probs all_to_all" not in _comms(_layer(16, 4, train=False))
+    assert "dispatch probs all_to_all" not in _comms(_layer(16, 1))
+
+
+def test_load_balancing_and_expert_bias_launches_by_hand() -> None:
+    """Megatron-Core's fused aux losses and expert bias (moe_host's docstring): aux_loss 6
+    kernels + 5 views forward, 5 kernels after 3 backward nodes; seq_aux_loss one more kernel
+    each way (and a node); the expert bias 2 forward kernels; none inside a router graph."""
+    from roofline.ops.host import HOST_CLASSES
+    from roofline.transformer.moe_host import moe_extra_launches
+
+    view, kern, bwd = (HOST_CLASSES.index(k) for k in ("view", "kernel", "backward"))
+    none: frozenset[str] = frozenset()
+    base_f = moe_extra_launches("router", 8, none)
+    base_b = moe_extra_launches("router bwd", 8, none)
+    f = moe_extra_launches("router", 8, none, "aux_loss")
+    assert f.shape[0] - base_f.shape[0] == 6
+    assert f[:, view].sum() - base_f[:, view].sum() == 5
+    b = moe_extra_launches("router bwd", 8, none, "aux_loss")
+    assert b.shape[0] - base_b.shape[0] == 5 and b[:, bwd].sum() - base_b[:, bwd].sum() == 3
+    s = moe_extra_launches("router", 8, none, "seq_aux_loss", True)
+    assert s.shape[0] - base_f.shape[0] == 6 + 1 + 2
+    sb = moe_extra_launches("router bwd", 8, none, "seq_aux_loss", True)
+    assert sb.shape[0] - base_b.shape[0] == 6 and sb[:, bwd].sum() - base_b[:, bwd].sum() == 4
+    assert s[:, kern].sum() == s.shape[0]  # one launch call per extra kernel
+    g = frozenset({"moe_router"})
+    assert moe_extra_launches("router", 8, g, "seq_aux_loss", True).sum() == 0
+
+
+def test_load_balancing_arguments_checked() -> None:
+    cfg = rl.transformer.config("Qwen3-30B-A3B")
+    kw = dict(hardware="B200", seq_len=4096, micro_batch=1, ep=8, zero=1, gpus_per_node=8)
+    with pytest.raises(ValueError, match="moe_load_balancing"):
+        rl.transformer.estimate(cfg, "train", moe_load_balancing="z_loss", **kw)
+    with pytest.raises(TypeError, match="moe_expert_bias"):
+        rl.transformer.estimate(cfg, "train", moe_expert_bias="yes", **kw)
+    with pytest.raises(ValueError, match="moe_load_balancing"):
+        rl.transformer.estimate(cfg, "prefill", seq_len=128, moe_load_balancing="aux_loss",
+                                hardware="B200")
+    eager = [rl.transformer.estimate(cfg, "train", moe_load_balancing=b, **kw).step.host_s
+             for b in ("none", "aux_loss", "seq_aux_loss")]
+    assert eager[0] < eager[1] < eager[2]

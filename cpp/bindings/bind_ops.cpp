@@ -19,9 +19,11 @@ using namespace roofline::bindings;
 
 namespace {
 
-GroupedGemmShape formats(DType a, DType b, DType out, GroupedLayout layout, Scaling scaling) {
+GroupedGemmShape formats(DType a, DType b, DType out, GroupedLayout layout, Scaling scaling,
+                         bool accumulate) {
   GroupedGemmShape s;
   s.scaling = scaling;
+  s.accumulate = accumulate;
   s.a = a;
   s.b = b;
   s.out = out;
@@ -31,9 +33,10 @@ GroupedGemmShape formats(DType a, DType b, DType out, GroupedLayout layout, Scal
 
 py::tuple grouped_gemm_sweep_py(const InArray& m_per_group, const InArray& k, const InArray& n,
                                 const InArray& groups, DType a, DType b, DType out,
-                                const Hardware& hw, const Efficiency& eff, Scaling scaling) {
+                                const Hardware& hw, const Efficiency& eff, Scaling scaling,
+                                bool accumulate) {
   const std::size_t len = equal_length({&m_per_group, &k, &n, &groups});
-  const GroupedGemmShape f = formats(a, b, out, GroupedLayout::contiguous, scaling);
+  const GroupedGemmShape f = formats(a, b, out, GroupedLayout::contiguous, scaling, accumulate);
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     grouped_gemm_sweep(m_per_group.data(), k.data(), n.data(), groups.data(), len, f, rates, o);
@@ -43,13 +46,13 @@ py::tuple grouped_gemm_sweep_py(const InArray& m_per_group, const InArray& k, co
 py::tuple grouped_gemm_counts_sweep_py(const InArray& counts, const InArray& capacity,
                                        const InArray& k, const InArray& n, DType a, DType b,
                                        DType out, GroupedLayout layout, const Hardware& hw,
-                                       const Efficiency& eff, Scaling scaling) {
+                                       const Efficiency& eff, Scaling scaling, bool accumulate) {
   const std::size_t len = equal_length({&capacity, &k, &n});
   if (counts.ndim() != 2 || static_cast<std::size_t>(counts.shape(0)) != len) {
     throw std::invalid_argument("internal: counts must be (points, groups)");
   }
   const auto n_groups = static_cast<std::size_t>(counts.shape(1));
-  const GroupedGemmShape f = formats(a, b, out, layout, scaling);
+  const GroupedGemmShape f = formats(a, b, out, layout, scaling, accumulate);
   const Rates rates(hw, eff);
   return estimate_columns(len, [&](EstimateColumns o) {
     grouped_gemm_counts_sweep(counts.data(), n_groups, capacity.data(), k.data(), n.data(), len,
@@ -172,13 +175,15 @@ void bind_ops(py::module_& m) {
   m.def("grouped_gemm_sweep", &grouped_gemm_sweep_py, py::arg("m_per_group"), py::arg("k"),
         py::arg("n"), py::arg("groups"), py::arg("a"), py::arg("b"), py::arg("out"),
         py::arg("hardware"), py::arg("efficiency"), py::arg("scaling") = Scaling::none,
+        py::arg("accumulate") = false,
         "Uniform grouped GEMM estimates over equal-length arrays: (time, compute, memory, "
-        "overhead, flops, bytes).");
+        "overhead, flops, bytes); accumulate: each C is read and added to (beta = 1).");
   m.def("grouped_gemm_counts_sweep", &grouped_gemm_counts_sweep_py, py::arg("counts"),
         py::arg("capacity"), py::arg("k"), py::arg("n"), py::arg("a"), py::arg("b"),
         py::arg("out"), py::arg("layout"), py::arg("hardware"), py::arg("efficiency"),
-        py::arg("scaling") = Scaling::none,
-        "Grouped GEMM estimates with per-group row counts (points x groups).");
+        py::arg("scaling") = Scaling::none, py::arg("accumulate") = false,
+        "Grouped GEMM estimates with per-group row counts (points x groups); accumulate: each "
+        "C_g is read and added to (beta = 1).");
   m.def("weight_only_gemm_sweep", &weight_only_gemm_sweep_py, py::arg("m"), py::arg("k"),
         py::arg("n"), py::arg("a"), py::arg("out"), py::arg("weight_bits"),
         py::arg("group_size"), py::arg("zero_points"), py::arg("kernel"), py::arg("hardware"),

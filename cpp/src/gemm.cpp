@@ -57,6 +57,8 @@ CostT<T> gemm_cost(const GemmShapeT<T>& s, bool torchao_conventions) noexcept {
     if (s.scaling == Scaling::rowwise) c.bytes_read += 4.0 * (s.batch * s.m + b_copies * s.n);
   }
   c.bytes_written = s.batch * s.m * s.n * element_bytes(s.out);
+  // beta = 1: the kernel's epilogue reads the C it adds to (a main_grad in fp32)
+  if (s.accumulate) c.bytes_read += c.bytes_written;
   return c;
 }
 

@@ -18,6 +18,7 @@ GemmShape gemm_of(const GroupedGemmShape& s, double m, double batch) {
   g.b = s.b;
   g.out = s.out;
   g.scaling = s.scaling;
+  g.accumulate = s.accumulate;
   return g;
 }
 

@@ -1561,13 +1561,13 @@ def gpu_streaming_latency_s(per_call_latency_s: typing.SupportsFloat | typing.Su
     """
     GPU-side fixed time of a streaming kernel from the per-call latency.
     """
-def grouped_gemm_counts_sweep(counts: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], capacity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, layout: GroupedLayout, hardware: Hardware, efficiency: Efficiency, scaling: Scaling = Scaling.none) -> tuple[typing.Any, ...]:
+def grouped_gemm_counts_sweep(counts: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], capacity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, layout: GroupedLayout, hardware: Hardware, efficiency: Efficiency, scaling: Scaling = Scaling.none, accumulate: bool = False) -> tuple[typing.Any, ...]:
     """
-    Grouped GEMM estimates with per-group row counts (points x groups).
+    Grouped GEMM estimates with per-group row counts (points x groups); accumulate: each C_g is read and added to (beta = 1).
     """
-def grouped_gemm_sweep(m_per_group: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], groups: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, hardware: Hardware, efficiency: Efficiency, scaling: Scaling = Scaling.none) -> tuple[typing.Any, ...]:
+def grouped_gemm_sweep(m_per_group: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], n: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], groups: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], a: DType, b: DType, out: DType, hardware: Hardware, efficiency: Efficiency, scaling: Scaling = Scaling.none, accumulate: bool = False) -> tuple[typing.Any, ...]:
     """
-    Uniform grouped GEMM estimates over equal-length arrays: (time, compute, memory, overhead, flops, bytes).
+    Uniform grouped GEMM estimates over equal-length arrays: (time, compute, memory, overhead, flops, bytes); accumulate: each C is read and added to (beta = 1).
     """
 def host_op_classes() -> int:
     """

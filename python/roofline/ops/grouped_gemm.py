@@ -11,6 +11,7 @@ from .._checks import (
     ArrayLike,
     Scalar,
     broadcast,
+    flag,
     nonnegative_int_array,
     one_of,
     positive_int_array,
@@ -42,6 +43,7 @@ def grouped_gemm(
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
     scaling: str | None = None,
+    accumulate: bool = False,
 ) -> Estimate[float]: ...
 @overload
 def grouped_gemm(
@@ -57,6 +59,7 @@ def grouped_gemm(
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
     scaling: str | None = None,
+    accumulate: bool = False,
 ) -> Estimate[Array]: ...
 
 
@@ -73,6 +76,7 @@ def grouped_gemm(
     out_dtype: Any = None,
     efficiency: EfficiencyLike = "default",
     scaling: str | None = None,
+    accumulate: bool = False,
 ) -> Estimate[Any]:
     """Estimate one grouped GEMM kernel: ``C_g = A_g @ B_g`` for every group (MoE experts).
 
@@ -115,6 +119,11 @@ def grouped_gemm(
     scaling : {None, "tensorwise", "rowwise"}
         Scaling of fp8 inputs as for :func:`gemm` (``torch._scaled_grouped_mm`` is
         rowwise: ``4·(m_g + n)`` scale bytes per group).
+    accumulate : bool
+        Each ``C_g`` is read and added to (``beta = 1``): its ``m_g·n`` output elements are
+        read as well as written, as a weight gradient accumulated into an fp32 ``main_grad``
+        (Megatron-Core's ``gradient_accumulation_fusion``; TE's ``GroupedLinear`` wgrad with
+        ``fuse_wgrad_accumulation``: ``out_dtype="fp32", accumulate=True``).
 
     Returns
     -------
@@ -156,6 +165,7 @@ def grouped_gemm(
     out = default_out(dt) if out_dtype is None else parse_dtype(fn, out_dtype, "out_dtype")
     lay = one_of(fn, "layout", layout, _LAYOUTS)
     sc = scaling_of(fn, scaling, dt)
+    acc = flag(fn, "accumulate", accumulate)
     kk = positive_int_array(fn, "k", k)
     nn = positive_int_array(fn, "n", n)
     if counts is None:
@@ -178,7 +188,7 @@ def grouped_gemm(
         hw, chw, ceff = resolve(hardware, efficiency)
         require_peak(fn, hw, dt)
         m_a, k_a, n_a, g_a = arrays
-        cols = _core.grouped_gemm_sweep(m_a, k_a, n_a, g_a, dt, dt, out, chw, ceff, sc)
+        cols = _core.grouped_gemm_sweep(m_a, k_a, n_a, g_a, dt, dt, out, chw, ceff, sc, acc)
         lab = f"grouped_gemm {label(dt)}"
         if all(np.ndim(v) == 0 for v in (m_per_group, k, n, groups)):
             g, m = int(groups), int(m_per_group)
@@ -236,6 +246,6 @@ def grouped_gemm(
     require_peak(fn, hw, dt)
     core_layout = getattr(_core.GroupedLayout, lay)
     cols = _core.grouped_gemm_counts_sweep(cnt2, cap_b, k_b, n_b, dt, dt, out, core_layout,
-                                           chw, ceff, sc)
+                                           chw, ceff, sc, acc)
     lab = f"grouped_gemm {lay} {n_groups} groups {label(dt)}"
     return from_columns(cols, shape, label=lab, hardware=hw.name, meta=peak_meta(hw, dt))

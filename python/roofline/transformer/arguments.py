@@ -10,11 +10,12 @@ import numpy as np
 
 from .._checks import one_of
 from .._errors import ArgumentTypeError, ArgumentValueError
-from .training import LAYER_RECOMPUTE, OPTIMIZERS, RECOMPUTE
+from .recompute import RECOMPUTE_MODULES
+from .training import LAYER_RECOMPUTE, MODULES_RECOMPUTE, OPTIMIZERS, RECOMPUTE
 
 __all__ = ["MAX_COUNT", "MAX_POSITIONS", "MAX_SEQ", "MAX_TOKENS", "PHASES", "batch_sizes",
            "check_sizes", "integer", "phase_name", "positive_number", "recompute_mode",
-           "train_args"]
+           "recompute_modules", "train_args"]
 
 PHASES = ("decode", "prefill", "train")
 
@@ -100,11 +101,34 @@ def phase_name(fn: str, phase: Any) -> str:
     return str(key)
 
 
+def recompute_modules(fn: str, value: Any) -> tuple[str, ...]:
+    """The modules of ``recompute="modules:<m>,..."`` (Megatron's ``recompute_modules``, each
+    one of :data:`~.recompute.RECOMPUTE_MODULES`, in the order given, duplicates dropped);
+    ``()`` for the other modes. Errors name the argument and value."""
+    if not (isinstance(value, str) and value.strip().lower().startswith("modules")):
+        return ()
+    head, sep, tail = value.strip().lower().partition(":")
+    names = tuple(dict.fromkeys(m.strip() for m in tail.split(",") if m.strip()))
+    advice = (f"'modules:<m>,...' recomputes Megatron's recompute_modules, each one of "
+              f"{tuple(RECOMPUTE_MODULES)} (e.g. 'modules:layernorm,moe_act')")
+    if head.strip() != "modules" or not sep or not names:
+        raise ArgumentValueError(fn, "recompute", f"got {value!r}: {advice}")
+    bad = [m for m in names if m not in RECOMPUTE_MODULES]
+    if bad:
+        raise ArgumentValueError(fn, "recompute", f"got {value!r}: unknown module {bad[0]!r}; "
+                                 f"{advice}")
+    return names
+
+
 def recompute_mode(fn: str, value: Any, layers: int | None = None) -> tuple[int, int]:
-    """``recompute`` as (code, every): ``"none"``, ``"selective"``, ``"full"`` (every 1), or
+    """``recompute`` as (code, every): ``"none"``, ``"selective"``, ``"full"`` (every 1),
     ``"layer:k"`` (:data:`~.training.LAYER_RECOMPUTE`, every ``k``-th block fully recomputed;
-    ``k`` an integer >= 1, at most ``layers`` when given). Errors name the argument and value.
+    ``k`` an integer >= 1, at most ``layers`` when given) or ``"modules:<m>,..."``
+    (:data:`~.training.MODULES_RECOMPUTE`, see :func:`recompute_modules`). Errors name the
+    argument and value.
     """
+    if recompute_modules(fn, value):
+        return MODULES_RECOMPUTE, 1
     if isinstance(value, str) and value.strip().lower().startswith("layer"):
         head, sep, tail = value.strip().lower().partition(":")
         advice = ("'layer:k' recomputes every k-th transformer block (k an integer >= 1, "
@@ -129,7 +153,8 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "micro_batch": None, "grad_accum": 1, "virtual_stages": 1,
                   "optimizer": "adam", "overlap": True, "sequence_parallel": None,
                   "optimizer_update": True, "reduce_dtype": None,
-                  "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False}
+                  "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
+                  "overlap_param_gather": None}
 
 #: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
 REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
@@ -163,6 +188,7 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         raise ValueError(f"{fn}: zero must be 0, 1, 2, 3 or 'fsdp', got {kw['zero']!r}")
     out["zero"] = int(z)
     out["recompute"], out["recompute_every"] = recompute_mode(fn, kw["recompute"])
+    out["recompute_modules"] = recompute_modules(fn, kw["recompute"])
     out["optimizer"] = kw["optimizer"]
     one_of(fn, "optimizer", kw["optimizer"], OPTIMIZERS)
     if kw["sequence_parallel"] is None:  # Megatron's default with tensor parallelism
@@ -171,6 +197,11 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]
+    opg = kw["overlap_param_gather"]
+    if opg is not None and not isinstance(opg, bool):
+        raise ArgumentTypeError(fn, "overlap_param_gather", f"must be a bool or None, got "
+                                f"{opg!r}")
+    out["overlap_param_gather"] = out["overlap"] if opg is None else opg
     if out["virtual_stages"] > 1 and out["pp"] == 1:
         raise ValueError(f"{fn}: virtual_stages > 1 needs pp > 1, got "
                          f"virtual_stages={out['virtual_stages']}")

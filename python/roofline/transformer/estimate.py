@@ -36,9 +36,10 @@ from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
+from .moe_host import LOAD_BALANCING, graph_scopes
 from .pricing import evaluate, sync_exposed_s, train_wall, wall
 from .program import Program
-from .recompute import op_recompute_share, op_saved_elements
+from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .report import ModelEstimate
 from .tp_overlap import overlap_tp_collectives
 from .training import (
@@ -107,6 +108,10 @@ def estimate(
     reshard_after_forward: bool | None = None,
     cp_comm: str = "ring",
     tp_comm_overlap: bool = False,
+    overlap_param_gather: bool | None = None,
+    cuda_graph_scope: list[str] | tuple[str, ...] | None = None,
+    moe_load_balancing: str = "none",
+    moe_expert_bias: bool = False,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
     gated_mlp: str = "fused",
@@ -201,7 +206,7 @@ def estimate(
         ``tp_comm_overlap``; NeMo's performance configs turn it on): per layer and pass only
         ``max(C - G, 0) + C/tp`` of their time ``C`` stays exposed (``G``: the layer's GEMMs;
         see :mod:`roofline.transformer.tp_overlap`). Default ``False`` (Megatron's default).
-    recompute : {"none", "selective", "full", "layer:k", "op"}
+    recompute : {"none", "selective", "full", "layer:k", "op", "modules:<m>,..."}
         Training: activation recomputation. ``selective`` recomputes the attention core
         (drops its output and softmax statistics), ``full`` keeps only each layer's input; both
         add their forward to the step. ``"layer:k"`` (``k`` >= 1, at most ``num_layers``)
@@ -214,7 +219,12 @@ def estimate(
         checkpointing (``selective_ac_option="op"``): each block saves the outputs of every
         other matmul and of the attention and recomputes the rest (for Llama ``wk``, ``wo``,
         ``w3`` and every norm, RoPE, activation and residual; see
-        :mod:`roofline.transformer.recompute`).
+        :mod:`roofline.transformer.recompute`). ``"modules:<m>,..."``: Megatron-Core's
+        ``recompute_granularity="selective"`` with ``recompute_modules=[<m>, ...]``, each of
+        ``layernorm`` (input and pre-MLP norms), ``moe_act`` (routed experts' activation),
+        ``mla_up_proj`` (MLA's q / kv up-projections and their RoPE), ``core_attn`` (the
+        attention kernel): their forward runs again in the backward of every micro-batch;
+        kept activations are those of ``"none"`` (an upper estimate).
     micro_batch : int, optional
         Training: sequences per micro-batch per replica (default and alias: ``batch``).
     grad_accum : int
@@ -234,6 +244,24 @@ def estimate(
         elements, each taking at least 32 DRAM round trips.
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
+    cuda_graph_scope : list of str, optional
+        Training, Megatron-Core MoE: the parts captured in CUDA graphs
+        (``cuda_graph_impl="transformer_engine"``; names from ``"attn"``, ``"moe_router"``,
+        ``"moe_preprocess"``). A graphed router or dispatcher preprocess replays its kernels
+        with one host call instead of one per kernel (:mod:`.moe_host`); ``"attn"`` replays a
+        layer's input norm, attention and residual likewise.
+    moe_load_balancing : {"none", "aux_loss", "seq_aux_loss"}
+        Training, Megatron-Core MoE: the router's load-balancing loss
+        (``moe_router_load_balancing_type``; its fused kernels' host calls, :mod:`.moe_host`).
+    moe_expert_bias : bool
+        Training, Megatron-Core MoE: the router keeps an expert bias
+        (``moe_router_enable_expert_bias``, DeepSeek-V3): its token count's kernels.
+    overlap_param_gather : bool, optional
+        Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
+        forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
+        distributed optimizer gathers every unit's weights in its step, before the next
+        forward starts, so the whole all-gather is exposed (Megatron-Bridge turns it off for
+        its MXFP8 DeepSeek-V3 runs).
     sequence_parallel : bool, optional
         Training: Megatron sequence parallelism (norm / residual activations split by ``tp``).
         Default ``tp > 1``, as Megatron runs tensor parallelism and as
@@ -474,7 +502,20 @@ def estimate(
                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
-                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap)
+                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
+                     overlap_param_gather=overlap_param_gather)
+    graphed = graph_scopes(fn, cuda_graph_scope)
+    if graphed and phase != "train":
+        raise ValueError(f"{fn}: cuda_graph_scope applies to phase='train' only, got "
+                         f"cuda_graph_scope={cuda_graph_scope!r} with phase={phase!r}")
+    balancing = one_of(fn, "moe_load_balancing", moe_load_balancing,
+                       {b: b for b in LOAD_BALANCING})
+    if not isinstance(moe_expert_bias, bool):
+        raise TypeError(f"{fn}: moe_expert_bias must be a bool, got {moe_expert_bias!r}")
+    if (balancing != "none" or moe_expert_bias) and phase != "train":
+        raise ValueError(f"{fn}: moe_load_balancing / moe_expert_bias apply to phase='train' "
+                         f"only, got {moe_load_balancing!r} / {moe_expert_bias!r} with "
+                         f"phase={phase!r}")
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
     batch = par["micro_batch"]
@@ -572,22 +613,27 @@ def estimate(
         kv_heads = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
         share = op_recompute_share(rows3, groups, cfg.num_heads // tp, kv_heads,
                                    cfg.mlp_gated)
+        mods = par["recompute_modules"]
+        mod_share = module_recompute_share(rows3, groups, mods) if mods else None
         base = micro_batch_terms(
             rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
-            cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share)
+            cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share,
+            mod_share=mod_share)
         base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
         counts = cfg.param_counts()
         base["embed_params"] = counts["embedding"] / tp
         base["head_params"] = counts["lm_head"] / tp
         if runtime == "megatron" and launch == "eager" and cfg.is_moe:
-            base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency)
+            base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency,
+                                            graphed, (balancing, moe_expert_bias))
         step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                           link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                           latency_s=latency_s, peak_flops_per_s=peak)
         memory = dict(memory, **step.memory)
         host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
                           step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
-                          recompute=step.layout["recompute"], op_share=share)
+                          recompute=step.layout["recompute"],
+                          op_share=share if mod_share is None else mod_share)
     est = ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,

@@ -127,6 +127,13 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         exchange()
         ops.linear(g, "o_proj", t, heads * d, hid)
     ops.collective(g, "attn all_reduce", "all_reduce", t * hid * act_bytes, tp)
+    if ops.train and cfg.is_moe and cfg.mlp_bias and cfg.attention_bias:
+        # Megatron-Core's TEGroupedMLP refuses bias_dropout_fusion with expert biases, so the
+        # output projection's bias (skip_bias_add) is added in its own kernel before the
+        # residual add (bias_dropout_add_unfused; dropout 0 launches nothing); its gradient
+        # is a reduction of the output gradient over the tokens.
+        ops.passes(g, "attn_proj bias (unfused bda)", [(t * hid, 1.0, 1.0)],
+                   [(t * hid, 1.0, 0.0)])
     ops.elementwise(g, "attn_residual", t * hid, reads=2, cat="rep")
 
 
@@ -171,7 +178,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     mats = 2 if cfg.mlp_gated else 1
     width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
     ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
-    ops.linear(g, "router", t, hid, e, cat="rep")
+    # Megatron-Core's TopKRouter runs its gating GEMM through ``router_gating_linear`` (TE's
+    # general_gemm in the router dtype), outside fp8_autocast's modules: never quantized
+    ops.linear(g, "router", t, hid, e, cat="rep", lowp=not ops.train)
     ops.elementwise(g, "topk", t * e, reads=1, writes=1)
     # The ep ranks route t tokens each; this GPU is the most loaded rank.
     local = rank_counts(expert_counts(t * ep, e, k, skew), ep)
@@ -187,6 +196,10 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     if mcore:
         ops.elementwise(g, "permute", t * k * hid)
     ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
+    if mcore:  # the all-to-all dispatcher sends each row's routing probability in its own
+        # all_to_all (token_dispatch: tokens, then probs; fp32 from the fp32 router)
+        ops.collective(g, "dispatch probs all_to_all", "all_to_all",
+                       max(received, t * k) * 4.0, ep)
     used = tuple(int(c) for c in local if c > 0) or (1,)
     if mcore and ep > 1:  # rows arrive grouped by source rank: regroup them by local expert
         ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
@@ -195,6 +208,8 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     ops.grouped_linear(g, "experts gate_up", used, hid, mats * width)
     ops.elementwise(g, "experts act", sum(used) * width, reads=mats)
     ops.grouped_linear(g, "experts down", used, width, hid)
+    if mcore and cfg.mlp_bias:
+        expert_fc2_bias(ops, g, used, hid)
     if mcore and ep > 1:
         ops.elementwise(g, "unsort chunks", sum(used) * hid)
     ops.collective(g, "combine all_to_all", "all_to_all", exchanged * act_bytes, ep)
@@ -207,6 +222,31 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     if ep == 1:
         ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
     ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
+
+
+def expert_fc2_bias(ops: Program, g: int, used: tuple[int, ...], hid: int) -> None:
+    """The routed experts' output bias as Megatron-Core adds it (models with ``mlp_bias``).
+
+    ``TEGroupedMLP`` runs fc2 with ``skip_bias_add=True`` and adds the bias in Python
+    (``_apply_bias``, ``megatron/core/transformer/moe/experts.py``, Megatron-Core 0.15): per
+    local expert ``t + b * p`` with the router's fp32 probabilities ``p``, so both results
+    are fp32, then ``torch.cat`` of the experts' rows and ``.to(bf16)``. Per element of the
+    ``rows x hidden`` output, in bytes: ``b * p`` writes 4; ``t + b*p`` reads 2 + 4, writes
+    4; the cat reads and writes 4; the cast reads 4, writes 2 (2 kernels per expert + 2).
+    Autograd: the cast's backward (reads 2, writes 4), the sum's gradient to ``t`` cast to
+    bf16 (reads 4, writes 2), ``b``'s gradient (a reduction of ``grad * p`` over each
+    expert's rows: reads 4) and ``p``'s (of ``grad * b`` over hidden: reads 4); the cat's
+    backward is views. Counts below are in 2-byte elements.
+    """
+    fwd: list[tuple[float, float, float]] = []
+    for rows in used:
+        e = float(rows) * hid
+        fwd += [(e, 0.0, 2.0), (e, 3.0, 2.0)]
+    n = float(sum(used)) * hid
+    fwd += [(n, 2.0, 2.0), (n, 2.0, 1.0)]
+    bwd = [(n, 1.0, 2.0), (n, 2.0, 1.0)]
+    bwd += [(float(rows) * hid, 2.0, 0.0) for rows in used for _ in range(2)]
+    ops.passes(g, "experts fc2 bias (unfused)", fwd, bwd)
 
 
 def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,

@@ -23,6 +23,7 @@ from ..ops.registry import Pricer, lookup, price
 from ..ops.sustained import settle_columns, settled_clock
 from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .formats import recipe_dtype
+from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
 from .program import Program
 from .report import COLUMNS
 
@@ -133,8 +134,8 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
     One GPU's stream per micro-batch is its stage's forward kernels (``len(layers)/pp``
     layers per kind, rounded, at least one; the head's kernels at ``1/pp`` of their time),
     then per layer in reverse the recomputed forward (``full``: the layer's forward;
-    ``layer:k``: the forward of ``floor(n/k)`` of a stage's ``n`` layers; ``op``: each
-    forward kernel times its recomputed share ``op_share``;
+    ``layer:k``: the forward of ``floor(n/k)`` of a stage's ``n`` layers; ``op`` and
+    ``modules:...``: each forward kernel times its recomputed share ``op_share``;
     ``selective``: its attention) and the backward. ``m = grad_accum`` micro-batches run back
     to back with no host synchronization, so with ``W1`` and ``W2`` the :func:`wall_time`
     of one and two micro-batches (``wall = max_i(A_i + sum_{j>=i} g_j)``), ``m`` of them take
@@ -147,7 +148,7 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
     """
     f8 = _f8_kernels(ops, hw, efficiency)
     recompute, _, k = recompute.partition(":")
-    every = int(k) if k else 1
+    every = int(k) if recompute == "layer" else 1
     fwd: list[np.ndarray] = []
     back: list[np.ndarray] = []
     head_b: list[np.ndarray] = []
@@ -167,7 +168,8 @@ def train_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, lis
             if not is_bwd and (recompute in ("full", "layer") or (recompute == "selective"
                                                                   and rkind == "attention")):
                 r_.append(one)
-            elif not is_bwd and recompute == "op" and op_share is not None and op_share[i]:
+            elif (not is_bwd and recompute in ("op", "modules") and op_share is not None
+                  and op_share[i]):
                 r_.append(one * op_share[i])
         cat = [np.concatenate(x) if x else np.zeros(0) for x in (f_, r_, b_)]
         if kind == "head":
@@ -362,10 +364,21 @@ def _grouped_part(counts: tuple[int, ...], k: float, n: float, lay: str, gdtype:
     so ``G`` equal GEMMs of total compute ``C`` take ``sustained(C, f, G·tau)`` (exact for
     equal counts, the mean expert's length otherwise). One grouped kernel (``contiguous``)
     is one GEMM.
+
+    The weight gradients (``looped_wgrad``) are accumulated into each expert's fp32
+    ``main_grad``: Megatron-Core's ``gradient_accumulation_fusion`` (on wherever its fused
+    wgrad kernels are installed, as in NVIDIA's containers) has TE's ``GroupedLinear`` call its
+    wgrad GEMMs with ``out = main_grad`` and ``accumulate=True`` (``fuse_wgrad_accumulation``),
+    so each reads and writes ``k·n`` fp32 elements per expert (``out_dtype="fp32",
+    accumulate=True``) instead of writing a bf16 gradient once; with few tokens per expert
+    that traffic, not the FLOPs, sets the GEMM's time.
     """
     cnt = np.asarray(counts, dtype=np.int64)
+    wgrad = lay == "looped_wgrad"
     cols: np.ndarray = stack(grouped_gemm(None, k, n, dtype=gdtype, hardware=hw, counts=cnt,
-                                          layout=lay, efficiency=efficiency))
+                                          layout=lay, efficiency=efficiency,
+                                          out_dtype="fp32" if wgrad else None,
+                                          accumulate=wgrad))
     if clock is not None:
         f, tau, p = clock
         gemms = int(np.count_nonzero(cnt)) if lay in ("looped", "looped_wgrad") else 1
@@ -496,32 +509,47 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
 
 
 def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
-              backward: bool) -> tuple[np.ndarray, np.ndarray]:
+              backward: bool, graphed: frozenset[str] = frozenset(),
+              router: tuple[str, bool] = ("none", False)
+              ) -> tuple[np.ndarray, np.ndarray]:
     """GPU time of each kernel the rows ``order`` launch in one pass, in launch order, and the
-    host calls by class before each launch (:func:`_row_calls`)."""
+    host calls by class before each launch (:func:`_row_calls`), with the MoE router's and
+    dispatcher's extra launches after the router rows (:func:`.moe_host.moe_extra_launches`;
+    a CUDA-graphed router launches its GEMM and top-k with one module call, the replay)."""
     times: list[np.ndarray] = []
     calls: list[np.ndarray] = []
+    eps = {g: ep_of(ops, g) for g in {ops.rows[i][0] for i in order}}
     for i in order:
         n, share = _row_kernels(ops, i, f8, backward)
         if n:
             times.append(np.full(n, row_time_s[i] * share / n))
-            calls.append(_row_calls(ops, i, n, backward))
+            calls.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward), backward,
+                                       graphed))
+        for stage in moe_stages(ops, i, backward):
+            extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router)
+            times.append(np.zeros(len(extra)))
+            calls.append(extra)
     if not times:
         return np.zeros(0), np.zeros((0, len(HOST_CLASSES)))
     return np.concatenate(times), np.concatenate(calls)
 
 
 def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
-                   hw: Hardware, efficiency: EfficiencyLike) -> float:
+                   hw: Hardware, efficiency: EfficiencyLike,
+                   graphed: frozenset[str] = frozenset(),
+                   router: tuple[str, bool] = ("none", False)) -> float:
     """Host time per micro-batch that a dropless MoE step's launches expose, eager.
 
     Forward: a dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's
     GroupedLinear) learns how many tokens each expert received only on the GPU; the host
-    copies the counts back (a synchronisation) before it can size the permute, the all-to-all
-    splits and the per-expert GEMMs. The launch queue is empty at that point: from the sync
-    on, the GPU runs only what the host launches, so each layer's forward from its permute to
-    the next layer's router is a kernel sequence launched from an idle stream
-    (:func:`~roofline.ops.host.calls_wall`), and its wall time above its GPU time is exposed.
+    copies the counts back (a synchronisation) before it can size the all-to-all splits and
+    the per-expert GEMMs (Megatron-Core's ``before_ep_alltoall``, or ``before_finish``
+    without EP: after the fused permute, whose dropless output size is static). The launch
+    queue is empty at that point: from the sync on, the GPU runs only what the host launches,
+    so each layer's forward from the row after its permute to the next layer's permute is a
+    kernel sequence launched from an idle stream (:func:`~roofline.ops.host.calls_wall`, the
+    host calls before its first launch included), and its wall time above its GPU time is
+    exposed.
 
     Backward: the splits are known (no sync), so the host runs ahead; the backward starts
     from a queue the synchronised forward left (nearly) empty and lasts
@@ -551,9 +579,14 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         if "permute" not in names or not layers:
             continue
         moe = True
-        cut = names.index("permute")
+        cut = names.index("permute") + 1  # the sync follows the (fused, static) permute
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
-        seq, calls = _launched(ops, order, row_time_s, f8, backward=False)
+        seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed,
+                               router=router)
+        # the host leaves the sync with the GPU idle: the calls before the first launch
+        # count too (calls_wall charges none before its reference launch, a zero-time one)
+        seq = np.concatenate([[0.0], seq])
+        calls = np.concatenate([np.zeros((1, calls.shape[1])), calls])
         w = calls_wall(seq, calls, hw, efficiency=efficiency)
         total += max(w.wall_s - float(seq.sum()), 0.0) * len(layers)
     if not moe:
@@ -564,7 +597,8 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     for g in reversed(range(len(groups))):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
         order += list(reversed(rows)) * max(len(groups[g][1]), 1)
-    seq, calls = _launched(ops, order, row_time_s, f8, backward=True)
+    seq, calls = _launched(ops, order, row_time_s, f8, backward=True, graphed=graphed,
+                           router=router)
     if seq.size:
         w = calls_wall(seq, calls, hw, efficiency=efficiency)
         gpu = float(seq.sum())

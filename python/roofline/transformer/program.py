@@ -113,6 +113,17 @@ class Program:
             self._row(g, name + " bwd", "elementwise",
                       [self._push("elts", (numel, reads + writes, reads))])
 
+    def passes(self, g: int, name: str, fwd: list[tuple[float, float, float]],
+               bwd: list[tuple[float, float, float]], saved: float = 0.0) -> None:
+        """One row of memory-bound kernels, each ``(elements, reads, writes)`` counted in the
+        activation's 2-byte elements (an fp32 tensor is 2 of them), one kernel per tuple;
+        ``bwd`` the kernels autograd runs for them (a ``... bwd`` row in training).
+        ``saved``: elements kept for the backward."""
+        self._save(g, saved)
+        self._row(g, name, "elementwise", [self._push("elts", k) for k in fwd])
+        if self.train and bwd:
+            self._row(g, name + " bwd", "elementwise", [self._push("elts", k) for k in bwd])
+
     def attention(self, g: int, name: str, **kw: Any) -> None:
         """One attention call (forward; plus its backward when training)."""
         b, q, kv = kw["batch"], kw["q_len"], kw["kv_len"]

@@ -13,6 +13,11 @@ This module maps that to the rows of a :class:`~.program.Program`, whose project
 fused (one ``qkv_proj``, one ``gate_up_proj``): the recomputed share of a row's forward is
 the FLOP share of its recomputed ``mm`` calls. The step arithmetic lives with the other
 recomputation modes in :func:`.training.compose`.
+
+``recompute="modules:<m>,..."`` is Megatron-Core's ``recompute_granularity="selective"`` with
+``recompute_modules=[...]`` (``megatron/core/transformer/transformer_config.py``): the named
+submodules run under ``CheckpointWithoutOutput`` / ``checkpoint``, drop their outputs and
+run their forward again in the backward; :func:`module_recompute_share` marks those rows.
 """
 
 from __future__ import annotations
@@ -21,7 +26,21 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["op_recompute_share", "op_saved_elements"]
+__all__ = ["RECOMPUTE_MODULES", "module_recompute_share", "op_recompute_share",
+           "op_saved_elements"]
+
+#: Megatron-Core ``recompute_modules`` this package prices -> the forward rows of a layer each
+#: runs again in the backward: ``layernorm`` the input and pre-MLP norms
+#: (``recompute_input_layernorm`` / ``recompute_pre_mlp_layernorm``), ``moe_act`` the routed
+#: experts' activation (``TEGroupedMLP.activation_recompute``), ``mla_up_proj`` MLA's query and
+#: key/value up-projections with the RoPE applied to their outputs (``qkv_up_checkpoint``),
+#: ``core_attn`` the attention kernel (``checkpoint_core_attention``).
+RECOMPUTE_MODULES: dict[str, tuple[str, ...]] = {
+    "layernorm": ("attn_norm", "mlp_norm"),
+    "moe_act": ("experts act",),
+    "mla_up_proj": ("q_b_proj", "kv_b_proj", "rope"),
+    "core_attn": (),
+}
 
 #: Share of a row's forward that the policy recomputes when it does not depend on the model:
 #: every elementwise kernel; attention and collectives are kept (SDPA outputs are saved).
@@ -53,6 +72,31 @@ def op_recompute_share(rows: list[tuple[int, str, str]], groups: list[tuple[str,
             out[i] = _linear_share(name, heads, kv_heads, gated)
         else:
             out[i] = _KIND_SHARE.get(kind, 1.0)
+    return out
+
+
+def module_recompute_share(rows: list[tuple[int, str, str]],
+                           groups: list[tuple[str, list[int]]],
+                           modules: tuple[str, ...]) -> np.ndarray:
+    """Per row, 1 where Megatron's ``recompute_modules`` run its forward again in the
+    backward, else 0 (backward rows and the head: 0).
+
+    ``mla_up_proj`` marks its rows only in layers with an MLA query or key/value
+    up-projection (RoPE of other attention is not part of it); ``core_attn`` marks the
+    attention rows; the others match :data:`RECOMPUTE_MODULES` by row name.
+    """
+    out = np.zeros(len(rows))
+    mla = {g for g, name, _ in rows if name.removesuffix(" (fwd+bwd)") in ("q_b_proj",
+                                                                           "kv_b_proj")}
+    for i, (g, name, kind) in enumerate(rows):
+        if groups[g][0] == "head" or name.endswith(" bwd"):
+            continue
+        base = name.removesuffix(" (fwd+bwd)")
+        for m in modules:
+            if m == "core_attn" and kind == "attention":
+                out[i] = 1.0
+            elif base in RECOMPUTE_MODULES[m] and (m != "mla_up_proj" or g in mla):
+                out[i] = 1.0
     return out
 
 

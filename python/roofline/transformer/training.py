@@ -21,10 +21,9 @@ from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise
 from ..ops.registry.foreach_entries import round_trip_floor
 
-__all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "OPTIMIZERS", "PLAN_RECOMPUTE",
-           "RECOMPUTE", "TrainStep", "compose", "micro_batch_terms", "optimizer_update_s",
-           "recompute_name",
-           "train_step"]
+__all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "MODULES_RECOMPUTE", "OPTIMIZERS",
+           "PLAN_RECOMPUTE", "RECOMPUTE", "TrainStep", "compose", "micro_batch_terms",
+           "optimizer_update_s", "recompute_name", "train_step"]
 
 #: Scale-out bandwidth per GPU and direction when none is given: one 400 Gb/s NIC per GPU
 #: (InfiniBand NDR / 400G RoCE, as in DGX H100 and the H800 clusters of DeepSeek-V3).
@@ -51,15 +50,22 @@ RECOMPUTE = {"none": 0, "selective": 1, "full": 2, "op": 4}
 #: recomputed (torchtitan's ``activation_checkpoint.mode="selective"`` with
 #: ``selective_ac_option="k"``); ``compose`` takes ``k`` as ``recompute_every``.
 LAYER_RECOMPUTE = 3
+#: Code of module recomputation, spelled ``"modules:<m>,..."``: Megatron-Core's
+#: ``recompute_granularity="selective"`` with ``recompute_modules`` (the rows of
+#: :func:`.recompute.module_recompute_share`); ``compose`` adds ``base["mod_fwd_s"]``.
+MODULES_RECOMPUTE = 5
 #: The recomputation modes the planner searches: (name, code, every).
 PLAN_RECOMPUTE = (("none", 0, 1), ("selective", 1, 1), ("full", 2, 1),
                   ("layer:2", LAYER_RECOMPUTE, 2), ("op", RECOMPUTE["op"], 1))
 
 
-def recompute_name(code: int, every: int = 1) -> str:
-    """The public spelling of a recomputation code (``"layer:k"`` for :data:`LAYER_RECOMPUTE`)."""
+def recompute_name(code: int, every: int = 1, modules: tuple[str, ...] = ()) -> str:
+    """The public spelling of a recomputation code (``"layer:k"`` for :data:`LAYER_RECOMPUTE`,
+    ``"modules:<m>,..."`` for :data:`MODULES_RECOMPUTE`)."""
     if code == LAYER_RECOMPUTE:
         return f"layer:{every}"
+    if code == MODULES_RECOMPUTE:
+        return "modules:" + ",".join(modules)
     return next(k for k, c in RECOMPUTE.items() if c == code)
 
 #: Optimizer implementations -> (state format, the passes of one update as (tensors read,
@@ -178,12 +184,15 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
                       groups: list[tuple[str, list[int]]], saved_by: dict[tuple[int, str], float],
                       memory: dict[str, float], expert_params: float, expert_weight_bytes: float,
                       num_layers: int, hidden: int, tokens: int, act_bytes: float,
-                      op_share: np.ndarray | None = None) -> dict[str, float]:
+                      op_share: np.ndarray | None = None,
+                      mod_share: np.ndarray | None = None) -> dict[str, float]:
     """Scalars of one micro-batch on one GPU holding every layer, split forward / backward.
 
     Rows named ``... bwd`` are backward; float8 linears (``(fwd+bwd)``) count one third of
     their time as forward (one of their three GEMMs). ``op_share``: per row, the share of its
-    forward that op-level selective checkpointing recomputes (:mod:`.recompute`).
+    forward that op-level selective checkpointing recomputes; ``mod_share``: the same for
+    Megatron's ``recompute_modules`` (both :mod:`.recompute`; ``mod_fwd_s`` =
+    ``sum(time · forward share · mod_share)`` over the layers).
     """
     time, flops = cols["time_s"], cols["flops"]
     mult = np.array([len(groups[g][1]) if groups[g][0] != "head" else 1 for g, _, _ in rows],
@@ -209,6 +218,9 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
     out["bwd_mtp_s"] = float(np.sum(t * (1 - fwd_share) * mtp))
     out["op_fwd_s"] = float(np.sum(t * fwd_share * share * ~head))
     out["op_fwd_flops"] = float(np.sum(f * fwd_share * share * ~head))
+    mod = np.zeros(len(rows)) if mod_share is None else mod_share
+    out["mod_fwd_s"] = float(np.sum(t * fwd_share * mod * ~head))
+    out["mod_fwd_flops"] = float(np.sum(f * fwd_share * mod * ~head))
     saved = {"other": 0.0, "rep": 0.0, "attn_core": 0.0, "head": 0.0}
     largest = 0.0
     for gi, (kind, layers) in enumerate(groups):
@@ -255,8 +267,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             sequence_parallel: Any, optimizer_update: bool, gpus_per_node: int | None,
             link_bytes_per_s: float, network_bytes_per_s: float, latency_s: float,
             peak_flops_per_s: float, reduce_bytes: Any = None,
-            reshard_after_forward: Any = None, recompute_every: Any = 1
-            ) -> dict[str, np.ndarray]:
+            reshard_after_forward: Any = None, recompute_every: Any = 1,
+            overlap_param_gather: bool | None = None) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -281,8 +293,11 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     layer's activations while ``f > 0``. Op-level selective checkpointing (``"op"``,
     torchtitan's ``selective_ac_option="op"``) recomputes ``base["op_fwd_s"]`` (every other
     projection of a block and its elementwise kernels, :mod:`.recompute`) and keeps
-    ``base["saved_op"]`` elements (sequence parallelism not applied to them). Sequence
-    parallelism divides the replicated hidden-size activations (norms,
+    ``base["saved_op"]`` elements (sequence parallelism not applied to them). Module
+    recomputation (code :data:`MODULES_RECOMPUTE`, Megatron's ``recompute_modules``) adds
+    ``base["mod_fwd_s"]`` (the forward of the named modules' rows) per micro-batch and keeps
+    the activations of ``"none"`` (an upper estimate: the dropped module outputs are not
+    subtracted). Sequence parallelism divides the replicated hidden-size activations (norms,
     residuals) by ``tp``. Dense gradients synchronise over ``dp·cp`` ranks, expert gradients
     over ``dp·cp·tp/ep`` (``dp·cp`` without expert parallelism). A group runs over the
     scale-up link when all the ranks it spans sit in one node of ``gpus_per_node`` (ranks
@@ -299,7 +314,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     it) in every backward. ZeRO-1/2 reduce-scatter (ZeRO-0: all-reduce) the gradients in the
     last micro-batch's backward in the gradient format (bf16, Megatron's default
     ``grad_reduce_in_fp32=False``) and ZeRO-1/2 all-gather the updated weights per unit in the
-    first forward. Exposed communication is each pass's overlapped wall time minus its compute:
+    first forward; with ``overlap_param_gather=False`` (default ``overlap``) they gather every
+    unit in the optimizer step instead, all of it exposed (``n·layer + embedding + head``
+    all-gathers, added to the step and to the exposed communication). Exposed communication
+    is each pass's overlapped wall time minus its compute:
     the first all-gather, the last reduction and whatever a unit's collectives take beyond the
     neighbouring unit's compute. While a collective runs, its kernels hold
     ``NCCL_COMM_CTAS / SMs`` of the GPU (one SM per channel), so the compute it overlaps runs
@@ -342,12 +360,14 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     every = np.asarray(recompute_every, dtype=np.float64)
     full_share = np.where(rc == 2, 1.0, np.where(
         rc == LAYER_RECOMPUTE, _core.checkpointed_layers(layers, every) / layers, 0.0))
-    sel, op = rc == 1, rc == RECOMPUTE["op"]
+    sel, op, mods = rc == 1, rc == RECOMPUTE["op"], rc == MODULES_RECOMPUTE
     rec = (full_share * base["fwd_layers_s"] + np.where(sel, base["attn_fwd_s"], 0.0)
-           + np.where(op, base.get("op_fwd_s", 0.0), 0.0)) * stage
+           + np.where(op, base.get("op_fwd_s", 0.0), 0.0)
+           + np.where(mods, base.get("mod_fwd_s", 0.0), 0.0)) * stage
     rec_flops = (full_share * base["fwd_layer_flops"]
                  + np.where(sel, base["attn_fwd_flops"], 0.0)
-                 + np.where(op, base.get("op_fwd_flops", 0.0), 0.0))
+                 + np.where(op, base.get("op_fwd_flops", 0.0), 0.0)
+                 + np.where(mods, base.get("mod_fwd_flops", 0.0), 0.0))
     # Activations of one micro-batch on one GPU.
     kept = np.where(op, base.get("saved_op", 0.0), full_share * base["layer_input"] / sp_div
                     + (1.0 - full_share) * (base["saved_other"] + base["saved_rep"] / sp_div
@@ -405,6 +425,15 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     layer_ag, layer_red = unit(layer_p, layer_e)
     emb_ag, emb_red = unit(emb_p + zeros, zeros)
     head_ag, head_red = unit(head_p + zeros, zeros)
+    # ZeRO-1/2 without overlap_param_gather: the optimizer step gathers every unit's weights
+    # before the next forward, none of it behind compute.
+    opg = overlap if overlap_param_gather is None else overlap_param_gather
+    serial_ag = zeros
+    if not opg:
+        gather_in_step = (zero >= 1) & (zero < 3)
+        serial_ag = np.where(gather_in_step, n_layers * layer_ag + emb_ag + head_ag, 0.0)
+        layer_ag, emb_ag, head_ag = (np.where(gather_in_step, 0.0, x)
+                                     for x in (layer_ag, emb_ag, head_ag))
     p2p_bytes = mb * seq_len / cp * base["hidden"] * ab / sp_div
     p2p = np.where(pp > 1, _link(intra_pp, send_recv, p2p_bytes, None, **lk), 0.0)
     if optimizer_update:
@@ -421,13 +450,15 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     srows = srows.reshape(-1, _core.train_step_fields())
     st = _core.train_step_sweep(srows)
     shape = dp.shape
-    time = st[:, 0].reshape(shape)
+    serial_ag = np.broadcast_to(serial_ag, shape)
+    time = st[:, 0].reshape(shape) + serial_ag
     gpus = dp * pp * tp * cp
     flops_step = m * base["flops"] / pp
     return {
         "time_s": time, "compute_s": st[:, 1].reshape(shape), "bubble_s": st[:, 2].reshape(shape),
-        "p2p_s": st[:, 3].reshape(shape), "exposed_comm_s": st[:, 4].reshape(shape),
-        "comm_s": st[:, 5].reshape(shape), "optimizer_s": st[:, 6].reshape(shape),
+        "p2p_s": st[:, 3].reshape(shape),
+        "exposed_comm_s": st[:, 4].reshape(shape) + serial_ag,
+        "comm_s": st[:, 5].reshape(shape) + serial_ag, "optimizer_s": st[:, 6].reshape(shape),
         "bubble_fraction": st[:, 7].reshape(shape), "recompute_s": m * rec,
         "host_s": st[:, 8].reshape(shape),
         "weights_bytes": mem[:, 0].reshape(shape), "gradients_bytes": mem[:, 1].reshape(shape),
@@ -453,14 +484,15 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 latency_s=latency_s, peak_flops_per_s=peak_flops_per_s,
                 reduce_bytes=par["reduce_bytes"],
                 reshard_after_forward=par["reshard_after_forward"],
-                recompute_every=par["recompute_every"])
+                recompute_every=par["recompute_every"],
+                overlap_param_gather=par.get("overlap_param_gather"))
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")
     layout = {k: par[k] for k in ("dp", "pp", "cp", "zero", "grad_accum", "virtual_stages",
                                   "micro_batch", "optimizer")}
-    layout.update(tp=tp, ep=ep, recompute=recompute_name(par["recompute"],
-                                                         par["recompute_every"]))
+    layout.update(tp=tp, ep=ep, recompute=recompute_name(
+        par["recompute"], par["recompute_every"], par.get("recompute_modules", ())))
     return TrainStep(
         time_s=v["time_s"], compute_s=v["compute_s"], bubble_s=v["bubble_s"],
         bubble_fraction=v["bubble_fraction"], recompute_s=v["recompute_s"], p2p_s=v["p2p_s"],

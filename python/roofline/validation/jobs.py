@@ -53,7 +53,8 @@ _THROUGHPUT = {"train", "serve_max_throughput", "batch_throughput"}
 _REQUIRED = ("id", "family", "hardware", "gpus", "config", "measured", "unit", "source")
 _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "ep",
                "virtual_stages", "zero", "recompute", "sequence_parallel", "gpus_per_node",
-               "runtime", "tp_comm_overlap")
+               "runtime", "tp_comm_overlap", "overlap_param_gather",
+               "cuda_graph_scope", "moe_load_balancing", "moe_expert_bias")
 #: Optional ``serve`` arguments a serving row may set (the engine's scheduler, program and
 #: launch mode).
 _SERVE_KEYS = ("runtime", "token_budget", "kv_admission", "page_tokens", "chunk_tokens",

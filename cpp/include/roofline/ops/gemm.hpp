@@ -20,13 +20,15 @@ struct GemmShapeT {
   Scaling scaling = Scaling::none;  ///< how A and B are scaled (fp8: tensorwise or rowwise)
   bool a_transposed = false;        ///< A is a transposed view stored k x m (leading dim m), as
                                     ///< X^T in a weight gradient dW = X^T dY
+  bool accumulate = false;          ///< C is read and added to (beta = 1): a weight gradient
+                                    ///< accumulated into an fp32 main_grad
 };
 
 /// The shape of one GEMM.
 using GemmShape = GemmShapeT<double>;
 
-/// FLOPs 2*batch*m*k*n; reads A and B once (with block scales), writes C once (T = double or
-/// Lanes: each lane bit for bit the double cost).
+/// FLOPs 2*batch*m*k*n; reads A and B once (with block scales), writes C once and, with
+/// `accumulate`, reads it once too (T = double or Lanes: each lane bit for bit the double cost).
 template <class T>
 CostT<T> gemm_cost(const GemmShapeT<T>& s, bool torchao_conventions = false) noexcept;
 

@@ -30,6 +30,8 @@ struct GroupedGemmShape {
   DType out = DType::bf16;  ///< format of C
   GroupedLayout layout = GroupedLayout::contiguous;  ///< row layout (matters with counts only)
   Scaling scaling = Scaling::none;  ///< how A and B are scaled (fp8: tensorwise or rowwise)
+  bool accumulate = false;  ///< each C_g is read and added to (a weight gradient accumulated
+                            ///< into an fp32 main_grad, as Megatron-Core runs TE's wgrad)
 };
 
 /// Rows of the smallest CTA tile (kept for compatibility; the tile model now pads each group

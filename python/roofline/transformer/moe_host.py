@@ -1,0 +1,255 @@
+"""Host calls of Megatron-Core's MoE router and all-to-all preprocess that launch no priced
+kernel of their own (issue #24).
+
+The op program prices the router as one GEMM and one top-k kernel. Megatron-Core 0.15
+(``megatron/core/transformer/moe/router.py``, ``moe_utils.py``, ``token_dispatcher.py``, as
+Megatron-Bridge 25.11's perf scripts run it: ``moe_router_fusion``, ``moe_permute_fusion``,
+the all-to-all dispatcher, dropless, force-balanced routing) launches more small kernels and
+makes more host calls around them. Counted from the source, per MoE layer:
+
+Forward, router (besides the gating GEMM and TE's fused top-k with score function):
+``RandomSTE`` (``moe_router_force_load_balancing``, the benchmark's balanced routing) clones the
+logits and fills them with ``normal_``: 2 kernels; the ``autograd.Function`` call: 1 view call.
+
+Forward, dispatcher preprocess (``MoEAlltoAllTokenDispatcher.preprocess``): ``routing_map.sum``
+and ``.long()``: 2 kernels; with ``ep > 1`` also the input splits' ``reshape().sum``, the
+``gather_from_sequence_parallel_region`` all-gather of the counts over the EP group (an
+``autograd.Function`` and its output ``torch.empty``: 2 view calls, 1 collective launch), the
+local experts' slice ``.contiguous()``, the sums to tokens per rank, to TP output splits and to
+tokens per local expert (6 more kernels, one a collective; 8 view calls: the reshapes,
+transpose, slice, index, view and the all-gather's two).
+
+Forward, device-to-host copies (``_maybe_dtoh_and_synchronize`` on the side stream, outside any
+CUDA graph): ``wait_stream`` and ``record_event`` (2 view calls), one non-blocking ``.to("cpu")``
+(a copy call, kernel class) and ``record_stream`` (view) per tensor: ``tokens_per_expert``, and
+with ``ep > 1`` the input, output and TP output splits (each also ``.numpy()``, a view call).
+The host then waits on the event (the sync :func:`~.pricing.sync_exposed_s` models).
+
+Backward, router: the gating ``RouterGatingLinearFunction.backward`` casts the weight and the
+input to fp32 before its two GEMMs and the two gradients back (4 kernels); ``RandomSTE``'s
+backward node passes the gradient through (1 backward call, no kernel).
+
+Load-balancing losses (``moe_router_load_balancing_type``, a recipe setting, fused):
+``aux_loss`` adds TE's fused score-for-aux kernel, the token count ``routing_map.sum``, TE's
+fused aux loss, the tracker's ``loss / coeff`` and ``values[layer] += loss`` (an add and the
+index-put copy): 6 kernels and 5 view calls (three ``autograd.Function`` calls: the two
+fused kernels' and ``MoEAuxLossAutoScaler``; ``detach``, the select); its backward:
+``MoEAuxLossAutoScaler``'s ``ones_like * scale`` (2), the fused
+loss's and the score's backward kernels (2) and the add of the logits' two gradients (1): 5
+kernels after 3 backward nodes. ``seq_aux_loss`` also divides by the batch (one more kernel
+and backward node). ``moe_router_enable_expert_bias`` (DeepSeek-V3) counts the tokens per
+expert into ``local_tokens_per_expert``: 2 kernels. Not counted: the z-loss (no row sets it).
+
+Module calls (Megatron-Core's TE layer spec, ``gpt_layer_specs.py``): each ``nn.Module``
+forward of a layer runs its own Python before its first kernel, priced as a module call
+(:data:`MCORE_FORWARD_MODULES`, keyed by the program row it precedes): the
+``TransformerLayer``, the attention module and its input norm (GQA: the fused
+``TELayerNormColumnParallelLinear``; MLA: a ``TENorm``), q / k norms, MLA's down and up
+projections, the core attention, the output projection, the pre-MLP ``TENorm`` and the
+``MoELayer``, the ``TopKRouter``, ``TEGroupedMLP`` and its two ``GroupedLinear``, the shared
+expert MLP and its two linears (``IdentityOp`` placeholders are not counted). In the backward
+each TE module's ``autograd.Function`` runs its Python ``backward`` body, priced as a module
+call too (:data:`MCORE_BACKWARD_FUNCTIONS`).
+
+CUDA graphs (Megatron-Bridge's ``cuda_graph_scope``, ``cuda_graph_impl="transformer_engine"``):
+with ``moe_router`` the router's forward and backward kernels (GEMM, top-k and the ones above)
+are replayed from a graph, one Python call (a module call) per pass; with ``moe_preprocess``
+the preprocess kernels are too (the device-to-host copies stay eager: Megatron-Core moves its
+copy point to ``before_ep_alltoall``, after the graph); with ``attn`` the layer's input norm,
+attention and residual (the program rows before ``mlp_norm``) replay with one module call per
+pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import _show
+from ..ops.host import HOST_CLASSES
+from .program import Program
+
+__all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_FORWARD_MODULES",
+           "MOE_GRAPH_SCOPES", "ep_of",
+           "graph_scopes", "graphed_calls", "moe_extra_launches", "moe_stages"]
+
+#: Megatron-Core's load-balancing losses (``moe_router_load_balancing_type``) priced here.
+LOAD_BALANCING = ("none", "aux_loss", "seq_aux_loss")
+
+#: CUDA-graph scopes (Megatron-Core ``CudaGraphScope`` names) that change the MoE host calls
+#: priced here; ``attn`` is accepted and leaves them as they are.
+MOE_GRAPH_SCOPES = ("attn", "moe_router", "moe_preprocess")
+
+_VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
+
+#: Megatron-Core module forwards (TE layer spec) that run before a program row's first
+#: forward kernel, by row name (see the module docstring).
+MCORE_FORWARD_MODULES = {
+    "attn_norm": 3,  # TransformerLayer, (MLA)SelfAttention, the input norm module
+    "qk_norm": 2, "q_a+kv_a_proj": 2, "q_b_proj": 1, "kv_b_proj": 1,
+    "attention": 1, "attention (MLA)": 1, "o_proj": 1,
+    "mlp_norm": 2,  # pre_mlp_layernorm, MoELayer
+    "router": 1, "experts gate_up": 2, "experts down": 1, "shared gate_up": 2,
+    "shared down": 1}
+
+#: TE ``autograd.Function`` backward bodies before a program row's first backward kernel,
+#: by row name (GQA's fused input norm with ``qkv_proj``; MLA's input ``TENorm`` with its
+#: down projections).
+MCORE_BACKWARD_FUNCTIONS = {
+    "qkv_proj": 1, "qk_norm": 2, "q_a+kv_a_proj": 3, "q_b_proj": 1, "kv_b_proj": 1,
+    "attention": 1, "attention (MLA)": 1, "o_proj": 1, "mlp_norm": 1,
+    "experts gate_up": 1, "experts down": 1, "shared gate_up": 1, "shared down": 1}
+
+
+def graph_scopes(fn: str, value: object) -> frozenset[str]:
+    """Validated ``cuda_graph_scope`` (None or a sequence of :data:`MOE_GRAPH_SCOPES`)."""
+    if value is None:
+        return frozenset()
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise TypeError(f"{fn}: cuda_graph_scope must be None or a list of scope names "
+                        f"{MOE_GRAPH_SCOPES}, got {_show(value)}")
+    for s in value:
+        if s not in MOE_GRAPH_SCOPES:
+            raise ValueError(f"{fn}: cuda_graph_scope entries must be in {MOE_GRAPH_SCOPES}, "
+                             f"got {s!r}")
+    return frozenset(value)
+
+
+def _row(**calls: float) -> np.ndarray:
+    c = np.zeros(len(HOST_CLASSES))
+    for name, n in calls.items():
+        c[HOST_CLASSES.index(name)] = n
+    return c
+
+
+def _router_loss(balancing: str, expert_bias: bool, backward: bool) -> list[np.ndarray]:
+    """The load-balancing loss's and the expert bias's launches (module docstring)."""
+    rows: list[np.ndarray] = []
+    if balancing != "none":
+        seq = balancing == "seq_aux_loss"
+        if backward:
+            rows = [_row(backward=3 + seq, kernel=1)] + [_row(kernel=1)] * (4 + seq)
+        else:
+            rows = [_row(view=1, kernel=1), _row(kernel=1), _row(view=1, kernel=1)]
+            rows += [_row(kernel=1)] * seq + [_row(kernel=1), _row(view=2, kernel=1),
+                                              _row(view=1, kernel=1)]
+    if expert_bias and not backward:
+        rows += [_row(kernel=1), _row(kernel=1)]
+    return rows
+
+
+def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
+                       balancing: str = "none", expert_bias: bool = False) -> np.ndarray:
+    """Host calls before each extra main-stream kernel of one MoE layer's pass.
+
+    Parameters
+    ----------
+    stage : {"router", "preprocess", "d2h", "router bwd"}
+        Which part (see the module docstring): the router's forward kernels after its
+        top-k, the dispatcher's preprocess, the device-to-host copies of the split sizes
+        (one row, no main-stream kernel: the copies run on a side stream), the router's
+        backward.
+    ep : int
+        Expert-parallel ranks (``ep > 1`` adds the split sizes and their all-gather).
+    graphed : frozenset of str
+        CUDA-graph scopes: a graphed part's kernels launch with no host call each.
+    balancing : {"none", "aux_loss", "seq_aux_loss"}
+        The router's load-balancing loss (training; :data:`LOAD_BALANCING`).
+    expert_bias : bool
+        The router keeps an expert bias (``moe_router_enable_expert_bias``).
+
+    Returns
+    -------
+    ndarray, shape (kernels, len(HOST_CLASSES))
+        One row per extra kernel (GPU time of a few elements: priced at the kernel gap),
+        the host calls by class made before it.
+    """
+    if stage == "router":
+        rows = [_row(view=1, kernel=1), _row(kernel=1)]
+        rows += _router_loss(balancing, expert_bias, False)
+        return np.zeros((len(rows), len(HOST_CLASSES))) if "moe_router" in graphed \
+            else np.array(rows)
+    if stage == "router bwd":
+        rows = [_row(backward=1, kernel=1)] + [_row(kernel=1)] * 3
+        rows += _router_loss(balancing, expert_bias, True)
+        return np.zeros((len(rows), len(HOST_CLASSES))) if "moe_router" in graphed \
+            else np.array(rows)
+    if stage == "preprocess":
+        rows = [_row(kernel=1), _row(kernel=1)]
+        if ep > 1:
+            rows += [_row(view=1, kernel=1), _row(view=2, kernel=1),
+                     _row(view=3, kernel=1), _row(kernel=1), _row(view=1, kernel=1),
+                     _row(kernel=1)]
+            rows[-1] = rows[-1] + _row(view=1)
+        if "moe_preprocess" not in graphed:
+            return np.array(rows)
+        out = np.zeros((len(rows), len(HOST_CLASSES)))
+        if "moe_router" not in graphed:  # its own graph: one replay call
+            out[0, _MODULE] = 1.0
+        return out
+    if stage == "d2h":
+        copies = 4 if ep > 1 else 1
+        numpy = 3 if ep > 1 else 0
+        return _row(view=2 + copies + numpy, kernel=copies)[None, :]
+    raise ValueError(f"moe_extra_launches: stage must be 'router', 'preprocess', 'd2h' or "
+                     f"'router bwd', got {stage!r}")
+
+
+def moe_stages(ops: Program, i: int, backward: bool) -> list[str]:
+    """The :func:`.moe_host.moe_extra_launches` stages launched right after row ``i``: the
+    router's extra kernels and the dispatcher's preprocess and copies after its top-k, the
+    router's backward casts after its backward GEMMs."""
+    name = ops.rows[i][1]
+    if ops.rows[i][2] == "attention" or not ops.train:
+        return []
+    if not backward and name == "topk":
+        return ["router", "preprocess", "d2h"]
+    if backward and name == "router bwd":
+        return ["router bwd"]
+    return []
+
+
+def ep_of(ops: Program, g: int) -> int:
+    """Expert-parallel ranks of group ``g``'s all-to-all dispatch (1 without one)."""
+    for row in ops.rows:
+        if row[0] == g and row[1] == "dispatch all_to_all":
+            for kind, idx in row[3]:
+                if kind == "comms":
+                    return int(ops.comms[idx][2])
+    return 1
+
+
+def _attn_row(ops: Program, i: int) -> bool:
+    """Whether row ``i`` precedes its group's ``mlp_norm`` (the layer's attention part)."""
+    g = ops.rows[i][0]
+    for j, row in enumerate(ops.rows):
+        if row[0] == g and row[1] == "mlp_norm":
+            return i < j
+    return False
+
+
+def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
+                  graphed: frozenset[str]) -> np.ndarray:
+    """Host calls before row ``i``'s kernels in Megatron-Core training: the module calls of
+    :data:`MCORE_FORWARD_MODULES` / :data:`MCORE_BACKWARD_FUNCTIONS` added to ``calls``; a
+    CUDA-graphed part (``moe_router``: the router GEMM and top-k; ``attn``: the rows before
+    ``mlp_norm``) launches from the graph, its replay one module call before the pass's
+    first kernel of the part (the forward's first row, the backward's last)."""
+    name = ops.rows[i][1]
+    base = name.removesuffix(" bwd")
+    if not ops.train:
+        return calls
+    out: np.ndarray = np.array(calls, dtype=np.float64)
+    table = MCORE_BACKWARD_FUNCTIONS if backward else MCORE_FORWARD_MODULES
+    out[0, _MODULE] += table.get(base, 0)
+    if "moe_router" in graphed and base in ("router", "topk"):
+        out = np.zeros_like(calls)
+        if base == ("topk" if backward else "router"):
+            out[0, _MODULE] = 1.0
+    elif "attn" in graphed and _attn_row(ops, i):
+        g = ops.rows[i][0]
+        part = [j for j, r in enumerate(ops.rows) if r[0] == g and _attn_row(ops, j)
+                and r[1].endswith(" bwd") == backward]
+        out = np.zeros_like(calls)
+        if i == (part[-1] if backward else part[0]):
+            out[0, _MODULE] = 1.0
+    return out
