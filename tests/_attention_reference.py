@@ -113,14 +113,16 @@ def _sdpa_codes(hw: Any, dt: Any, arrays: list[np.ndarray], shared_kv: bool, cau
         eff_ok &= (d == dv) & (d <= 512)
     code[eff_ok] = _ORDER.index("efficient")
     if arch != "volta":
-        flash_ok = half & (d == dv) & (d <= (512 if arch == "rocm" else 256)) & ~(causal_arr
-                                                                                  & (q != kv))
+        # a bottom-right causal mask on q != kv runs causal_lower_right's dispatch: flash
+        # first (no non-square check), never cuDNN
+        flash_ok = half & (d == dv) & (d <= (512 if arch == "rocm" else 256))
         if backward and arch in ("ada", "blackwell_consumer"):
             flash_ok &= ~((d > 192) & (d <= 224))  # sm89/120: no FA2 backward there
         code[flash_ok] = _ORDER.index("flash")
     if arch in CUDNN_FIRST and half:
         limit = (d <= 128) & (dv <= 128) | (d == 192) & (dv == 128)
-        cudnn_ok = limit & (np.mod(d, 8) == 0) & (np.mod(dv, 8) == 0) & (kv != 1)
+        cudnn_ok = (limit & (np.mod(d, 8) == 0) & (np.mod(dv, 8) == 0) & (kv != 1)
+                    & ~(causal_arr & (q != kv)))
         code[cudnn_ok] = _ORDER.index("cudnn")
     return code
 

@@ -43,7 +43,12 @@ def test_architecture_from_name(hw: str, arch: str) -> None:
     (H100, {"shared_kv": True, "head_dim": 576, "v_head_dim": 512, "kv_heads": 1}, "standard"),
     # Ampere / Ada: FlashAttention-2 first
     ("A100 SXM 80GB", {}, "flash"),
-    ("A100 SXM 80GB", {"causal": True, "q_len": 128, "kv_len": 1024}, "efficient"),
+    # a causal (bottom-right) mask on q_len != kv_len: CausalBias(LOWER_RIGHT)'s dispatch,
+    # flash first (SDPA's non-square check only guards its top-left is_causal), no cuDNN
+    ("A100 SXM 80GB", {"causal": True, "q_len": 128, "kv_len": 1024}, "flash"),
+    (H100, {"causal": True, "q_len": 128, "kv_len": 1024}, "flash"),
+    (H100, {"causal": True, "q_len": 1024, "kv_len": 1024}, "cudnn"),
+    ("MI300X", {"causal": True, "q_len": 128, "kv_len": 1024}, "flash"),
     ("A100 SXM 80GB", {"causal": True, "q_len": 1, "kv_len": 1024}, "flash"),
     ("L40S", {}, "flash"),
     ("L40S", {"head_dim": 200, "backward": True}, "efficient"),

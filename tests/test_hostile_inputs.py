@@ -209,8 +209,8 @@ def _same_dispatch(hw: str, backend: str, small: tuple[Any, Any, Any], big: tupl
                    causal: bool, backward: bool) -> Any:
     """Where a size change keeps SDPA's backend: everywhere but for ``"auto"`` on ROCm, which is
     SDPA's dispatch itself (one backend per call, issue #25) and so steps where PyTorch
-    switches backends (flash refuses a causal mask on q_len != kv_len: efficient runs there,
-    flash again at q_len == kv_len). CUDA's "auto" is the least estimate over the backends run
+    switches backends (head dims past flash's limits). CUDA's "auto" is the least estimate
+    over the backends run
     at the shape or a larger one, monotone everywhere."""
     if backend != "auto" or not hw.startswith("MI"):
         return np.ones(np.shape(small[0]), dtype=bool)

@@ -54,12 +54,15 @@ def test_mixed_step_prices_by_hand() -> None:
     assert p.kv_len == 1100
     dec = T.estimate("Llama-3-8B", "decode", 32, kv_len=1100, hardware=H100, launch="graph")
     assert p.decode_step_s(32) == pytest.approx(dec.wall_s)
-    # mixed: decode step + (ops over 32 + 500 tokens - ops over 32) + 500/1000 of a prefill's
-    # attention (the attention and head stay the decode step's)
+    # mixed: decode step + (ops over 32 + 500 tokens - ops over 32) + the prompt tokens'
+    # attention in one kernel (the attention and head stay the decode step's): half a prompt
+    # is one prompt's attention A(1) less half the step to two prompts, A(1) - 0.5 (A(2) -
+    # A(1)) (the kernel's floor once, half a prompt's work)
     big = T.estimate("Llama-3-8B", "decode", 532, kv_len=1, hardware=H100, launch="graph")
-    pre = T.estimate("Llama-3-8B", "prefill", 1, seq_len=1000, hardware=H100)
+    a1 = split_time(T.estimate("Llama-3-8B", "prefill", 1, seq_len=1000, hardware=H100))[0]
+    a2 = split_time(T.estimate("Llama-3-8B", "prefill", 2, seq_len=1000, hardware=H100))[0]
     want = (dec.wall.gpu_s + split_time(big)[2] - split_time(dec)[2]
-            + 0.5 * split_time(pre)[0])
+            + a1 - 0.5 * (a2 - a1))
     assert p.mixed_step_s(32, 500) == pytest.approx(want)
     attn, head, rest = split_time(dec)
     assert attn + head + rest == pytest.approx(dec.time_s)

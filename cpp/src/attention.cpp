@@ -337,16 +337,23 @@ AttentionBackend sdpa_backend(const AttentionShape& s, SdpaArch arch) noexcept {
   const bool fp32 = s.dtype == DType::fp32;
   const double d = s.head_dim, dv = s.v_head_dim;
   const bool rocm = arch == SdpaArch::rocm;
-  // A causal mask over a single query is no mask (bottom-right aligned).
+  // A causal mask over a single query is no mask (bottom-right aligned). The model's causal
+  // mask is bottom-right aligned; SDPA's is_causal is top-left, so with q_len != kv_len that
+  // mask runs through torch.nn.attention.bias.CausalBias(LOWER_RIGHT), whose dispatch (torch
+  // 2.13, bias.py _dispatch) checks with is_causal=False and tries flash (called with
+  // is_causal=True: FA2's bottom-right mask), then efficient (custom_mask_type lower-right),
+  // then math with the materialized mask; never cuDNN. Flash's non-square check
+  // (check_flash_causal_non_square_seqlens) only guards the top-left is_causal mask.
   const bool masked = s.causal && s.q_len > 1;
-  if (cudnn_first(arch) && half) {
+  const bool lower_right = masked && s.q_len != s.kv_len;
+  if (cudnn_first(arch) && half && !lower_right) {
     const bool limit = (d <= 128 && dv <= 128) || (d == 192 && dv == 128);
     if (limit && multiple(d, 8) && multiple(dv, 8) && s.kv_len != 1) {
       return AttentionBackend::cudnn;
     }
   }
   if (arch != SdpaArch::volta) {
-    bool flash_ok = half && d == dv && d <= (rocm ? 512 : 256) && !(masked && s.q_len != s.kv_len);
+    bool flash_ok = half && d == dv && d <= (rocm ? 512 : 256);
     if (s.backward && (arch == SdpaArch::ada || arch == SdpaArch::blackwell_consumer)) {
       flash_ok = flash_ok && !(d > 192 && d <= 224);  // sm89/120: no FA2 backward there
     }

@@ -179,11 +179,16 @@ def attention_backend(
     1. **cuDNN** first on compute capability 9.x / 10.x (Hopper, datacenter Blackwell): fp16 /
        bf16, head dims <= 128 (or 192 / 128) and multiples of 8, ``kv_len != 1``.
     2. **flash** (FlashAttention-2), sm80 - sm121: fp16 / bf16, equal head dims <= 256, no
-       causal mask with ``q_len != kv_len`` (a causal single query counts as unmasked), no
        backward with head dim in (192, 224] on sm86/89/120.
     3. **efficient** (CUTLASS memory-efficient), sm50 and newer: fp16 / bf16 / fp32 (bf16 from
        sm80), head dims multiples of 8 (4 for fp32).
     4. **math**: separate kernels, scores through DRAM.
+
+    ``causal`` is bottom-right aligned; SDPA's ``is_causal`` is top-left, so with
+    ``q_len != kv_len`` (and ``q_len > 1``) the mask runs through
+    ``torch.nn.attention.bias.causal_lower_right``, whose dispatch skips cuDNN and tries flash
+    (FlashAttention-2's own bottom-right mask; SDPA's non-square check only guards top-left),
+    efficient, then math with the materialized mask.
 
     On ROCm there is no cuDNN; flash and efficient are AOTriton kernels sharing one head-dim
     check (equal head dims up to 512; efficient: multiples of 8, 4 in fp32), and

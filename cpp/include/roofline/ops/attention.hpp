@@ -101,7 +101,9 @@ enum class SdpaArch : std::uint8_t {
 
 /// The backend PyTorch's SDPA (torch >= 2.10, cuDNN > 9.15) dispatches to at shape s on arch
 /// (s.backend and s.flash are ignored): cuDNN, flash, efficient, math in that order of
-/// preference, standard for shared_kv, formats SDPA does not take and arch == other.
+/// preference, standard for shared_kv, formats SDPA does not take and arch == other; a causal
+/// mask on q_len != kv_len (bottom-right) is CausalBias(LOWER_RIGHT)'s dispatch: flash,
+/// efficient, math (no cuDNN).
 AttentionBackend sdpa_backend(const AttentionShape& s, SdpaArch arch) noexcept;
 
 /// Bit mask (bit = 1 << backend) of the backends "auto" takes the fastest of at shape s: those

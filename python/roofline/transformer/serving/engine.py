@@ -10,9 +10,12 @@ the two kinds of step the steady state is made of:
   (``rl.transformer.estimate(phase="decode", launch="graph")``);
 - a *mixed step*: the same plus ``p`` prefill tokens. Every op outside attention (norms,
   projections, MLP / experts, collectives) runs over ``d·q + p`` tokens; decode attention is
-  the decode step's; the prefill tokens' attention is ``p / prompt`` of one causal prefill
-  of the prompt (a prompt's chunks attend to their prefix: summed over its chunks that is
-  the causal prefill's work); the logits stay the decode step's (a prefill chunk computes
+  the decode step's; the prefill tokens' attention is one variable-length causal kernel
+  over the step's ``n = p / prompt`` prompts (a prompt's chunks attend to their prefix:
+  summed over its chunks that is the causal prefill's work), priced as the attention of a
+  prefill of ``n`` prompts: exact at whole ``n``, linear in ``n`` between (and below one
+  prompt, along the step from one to two), so the kernel's floor is paid once per step and
+  the work is summed over the prompts; the logits stay the decode step's (a prefill chunk computes
   logits for its last token only). Mixed steps are launched as the decode steps are (vLLM
   V1 captures piecewise CUDA graphs for mixed batches; TensorRT-LLM's PyTorch backend runs
   them eagerly, which only matters when the host's launches outlast the GPU work, i.e. at
@@ -90,6 +93,7 @@ class StepPricer:
     _decode: dict[tuple[int, int], ModelEstimate] = field(default_factory=dict, repr=False)
     _tokens: dict[int, ModelEstimate] = field(default_factory=dict, repr=False)
     _prefill: ModelEstimate | None = field(default=None, repr=False)
+    _prefill_attn: dict[int, float] = field(default_factory=dict, repr=False)
 
     @property
     def kv_len(self) -> int:
@@ -122,6 +126,35 @@ class StepPricer:
                                      **self.kw)
         return self._prefill
 
+    def _prompts_attention_s(self, prompts: int) -> float:
+        """Attention GPU seconds of one causal prefill of ``prompts`` whole prompts."""
+        if prompts not in self._prefill_attn:
+            est = self.prefill_estimate() if prompts == 1 else \
+                estimate(self.cfg, "prefill", prompts, seq_len=self.prompt_len, **self.kw)
+            self._prefill_attn[prompts] = split_time(est)[0]
+        return self._prefill_attn[prompts]
+
+    def prefill_attention_s(self, prefill_tokens: int) -> float:
+        """Attention GPU seconds of ``prefill_tokens`` prompt tokens in one step.
+
+        A real engine runs one variable-length attention kernel per step over all its
+        prompts (vLLM's and SGLang's varlen FlashAttention / FlashInfer calls): the kernel's
+        floor once, the work summed. With ``n = prefill_tokens / prompt_len`` and ``A(b)``
+        the attention of a causal prefill of ``b`` whole prompts, this is ``A(b) + (n - b) *
+        (A(b + 1) - A(b))`` with ``b = max(floor(n), 1)``: exact at whole ``n``, continuous
+        and non-decreasing in ``n`` (``A`` is), and below one prompt the floor plus ``n``
+        times one prompt's marginal work (never below 0).
+        """
+        if prefill_tokens <= 0:
+            return 0.0
+        n = prefill_tokens / self.prompt_len
+        b = max(int(np.floor(n)), 1)
+        lo = self._prompts_attention_s(b)
+        if n == b:
+            return lo
+        hi = self._prompts_attention_s(b + 1)
+        return max(lo + (n - b) * max(hi - lo, 0.0), 0.0)
+
     def decode_step_s(self, d: int, kv_len: int | None = None) -> float:
         """Wall seconds of a decode step of ``d`` requests at ``kv_len`` keys each (default
         :attr:`kv_len`; graph launch included)."""
@@ -130,9 +163,10 @@ class StepPricer:
     def mixed_step_s(self, d: int, prefill_tokens: int, kv_len: int | None = None) -> float:
         """Wall seconds of a step of ``d`` decoding requests plus ``prefill_tokens`` prompt
         tokens: the decode step, plus the non-attention ops' extra time over
-        ``d·q_len + prefill_tokens`` tokens, plus ``prefill_tokens / prompt_len`` of a causal
-        prefill's attention; at least the host's launches of the step's kernels (and, for an
-        engine whose prompt batches run eagerly or a run without CUDA graphs, its eager
+        ``d·q_len + prefill_tokens`` tokens, plus the prompt tokens' attention in one
+        variable-length kernel (:meth:`prefill_attention_s`); at least the host's launches
+        of the step's kernels (and, for an engine whose prompt batches run eagerly or a run
+        without CUDA graphs, its eager
         prefill's host time). The decoding
         requests attend to ``kv_len`` keys each (default :attr:`kv_len`)."""
         if prefill_tokens <= 0:
@@ -140,8 +174,7 @@ class StepPricer:
         total = d * self.q_len + prefill_tokens
         mixed = self._token_estimate(total)
         _, _, rest_mixed = split_time(mixed)
-        attn_pre, _, _ = split_time(self.prefill_estimate())
-        attn_pre *= prefill_tokens / self.prompt_len
+        attn_pre = self.prefill_attention_s(prefill_tokens)
         if d > 0:
             dec = self.decode_estimate(d, kv_len)
             _, head, rest_dec = split_time(dec)
