@@ -10,7 +10,7 @@ import roofline as rl
 from roofline._params.resolve import resolve
 from roofline.transformer.config import TransformerConfig
 from roofline.transformer.layers import expert_fc2_bias, moe_mlp
-from roofline.transformer.pricing import _row_kernels, sync_exposed_s
+from roofline.transformer.moe_sync import _row_kernels, sync_exposed_s
 from roofline.transformer.program import Program
 
 TINY = TransformerConfig(name="tiny-moe", hidden_size=64, num_layers=2, num_heads=4,
@@ -334,7 +334,7 @@ def test_te_grouped_linear_python_calls_per_expert() -> None:
     quantized forward GEMM (two set_usage, get_weight_workspace, update_usage, four tensors
     saved, the main_grad lambda), 6 in bf16, 5 before a quantized dgrad GEMM; none before
     the wgrad GEMM (its weight's autograd node, DDP hook and dummy gradient instead)."""
-    from roofline.transformer.pricing import TE_GROUPED_PY_CALLS, _row_calls
+    from roofline.transformer.moe_sync import TE_GROUPED_PY_CALLS, _row_calls
 
     view, gemm = 0, 2  # HOST_CLASSES order: view, kernel, gemm, attention, module, backward
     for lowp, fwd_views, bwd_views in ((True, 9.0, 5.0), (False, 6.0, 6.0)):

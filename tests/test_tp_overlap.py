@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 import roofline as rl
@@ -21,12 +23,21 @@ def test_exposed_by_hand(comm: float, gemm: float, tp: int, exposed: float) -> N
     assert float(_core.tp_overlap_exposed_s(comm, gemm, tp)) == pytest.approx(exposed)
 
 
-def test_overlap_hides_tp_collectives_of_each_pass() -> None:
-    off = T.estimate("Llama-3-8B", "train", **KW)
+def test_overlap_hides_tp_collectives_of_each_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the overlap NCCL carries the TP all-reduces (its tuning model's protocols);
+    with it TransformerEngine's userbuffers do, priced as the plain ring: the exposed part
+    is ``max(C - G, 0) + C/tp`` of that ring price ``C``."""
+    off_nccl = T.estimate("Llama-3-8B", "train", **KW)
     on = T.estimate("Llama-3-8B", "train", tp_comm_overlap=True, **KW)
+    est = importlib.import_module("roofline.transformer.estimate")  # the module, not the function
+    ring = est.evaluate
+    monkeypatch.setattr(est, "evaluate", lambda *a, **k: ring(*a, **dict(k, nccl_bw=None)))
+    off = T.estimate("Llama-3-8B", "train", **KW)  # the same collectives at the ring price
     a, b = off.to_pandas(), on.to_pandas()
     comm = a["op"].str.contains("all_reduce")
     assert comm.any()
+    # NCCL's protocol latencies make its price at least the ring's
+    assert (off_nccl.to_pandas().loc[comm, "time_s"] >= a.loc[comm, "time_s"]).all()
     layer = (a["layer"] == 0)
     for bwd in (False, True):
         rows = layer & comm & (a["op"].str.endswith("bwd") == bwd)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._checks import flag, one_of
+from .._checks import flag
 from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike
 from ..float8.recipes import check_recipe as check_float8_recipe
@@ -18,7 +18,6 @@ from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
 from ..ops.collectives import DEFAULT_LATENCY_S
 from ..ops.collectives import link_bytes_per_s as _link_bw
-from ..ops.host import LAUNCH_MODES
 from .arguments import (
     MAX_SEQ,
     PHASES,
@@ -32,13 +31,22 @@ from .arguments import (
 from .compiled import record_compiled_step
 from .config import TransformerConfig, config
 from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
-from .formats import DTYPE_BYTES, DTYPES, KV_BYTES, weight_bytes_of, weight_only_recipe
+from .formats import element_bytes, weight_bytes_of, weight_only_recipe
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
-from .moe_host import LOAD_BALANCING, graph_scopes
-from .pricing import evaluate, sync_exposed_s, train_wall, wall
+from .moe_host import moe_train_options
+from .moe_sync import sync_exposed_s
+from .pricing import evaluate, train_wall, wall
 from .program import Program
+from .program_choices import (
+    ALLREDUCES,
+    CACHES,
+    DECODE_KV_READS,
+    GATED_MLPS,
+    RUNTIMES,
+    program_choices,
+)
 from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .report import ModelEstimate
 from .tp_overlap import overlap_tp_collectives
@@ -51,21 +59,6 @@ from .training import (
 
 __all__ = ["ALLREDUCES", "CACHES", "DECODE_KV_READS", "GATED_MLPS", "PHASES", "RUNTIMES",
            "estimate"]
-
-#: Programs ``runtime=`` names.
-RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
-#: KV cache classes ``cache=`` names (``runtime="hf"``: DynamicCache, StaticCache).
-CACHES = ("dynamic", "static")
-#: How a decode attention kernel reads a GQA / MQA model's KV cache ``decode_kv_reads=``:
-#: once per KV head (its query heads together) or once per query head.
-DECODE_KV_READS = ("per_kv_head", "per_query_head")
-#: How a gated MLP's two input projections run ``gated_mlp=``: one GEMM over the concatenated
-#: gate and up weights, or two GEMMs over the same input.
-GATED_MLPS = ("fused", "separate")
-#: Who carries an inference step's collectives ``allreduce=``: the engine's own (custom)
-#: all-reduce kernels at the link's line rate, or NCCL.
-ALLREDUCES = ("custom", "nccl")
-
 
 def estimate(
     model: TransformerConfig | str,
@@ -388,7 +381,7 @@ def estimate(
     token counts exposes the host launch time from each MoE layer's permute to the next
     router, and the backward (no sync, but a queue the forward left empty) exposes its launch
     time where the host issues its per-expert kernels slower than the GPU runs them
-    (``step.host_s``, see :func:`.pricing.sync_exposed_s`).
+    (``step.host_s``, see :func:`.moe_sync.sync_exposed_s`).
     MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
     assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
     ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
@@ -424,29 +417,10 @@ def estimate(
     """
     fn = "transformer.estimate"
     cfg = config(model)
-    runtime = one_of(fn, "runtime", runtime, {r: r for r in RUNTIMES})
-    launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
     phase = phase_name(fn, phase)
-    cache = one_of(fn, "cache", cache, {c: c for c in CACHES})
-    if cache == "static" and runtime not in ("hf", "compiled"):
-        raise ArgumentValueError(fn, "cache", f"'static' needs runtime='hf' or 'compiled' (the "
-                                 f"StaticCache of Hugging Face models), got runtime={runtime!r}")
-    if runtime == "compiled" and launch == "eager":  # a compiled program launches its regions
-        launch = "compiled"
-    reads = one_of(fn, "decode_kv_reads", decode_kv_reads, {r: r for r in DECODE_KV_READS})
-    gated = one_of(fn, "gated_mlp", gated_mlp, {m: m for m in GATED_MLPS})
-    nccl = one_of(fn, "allreduce", allreduce, {m: m for m in ALLREDUCES}) == "nccl"
-    plugin = flag(fn, "attention_plugin", attention_plugin)
-    if (gated == "separate" or plugin) and runtime != "megatron":
-        raise ArgumentValueError(fn, "attention_plugin" if plugin else "gated_mlp",
-                                 f"is a program choice of runtime='megatron', got "
-                                 f"runtime={runtime!r}")
-    if reads == "per_query_head" and runtime != "megatron":
-        raise ArgumentValueError(fn, "decode_kv_reads", f"'per_query_head' is a kernel choice "
-                                 f"of runtime='megatron', got runtime={runtime!r}")
-    if cache == "static" and phase == "train":
-        raise ArgumentValueError(fn, "cache", "'static' is for decode and prefill, got "
-                                 "phase='train'")
+    runtime, launch, cache, reads, gated, nccl, plugin = program_choices(
+        fn, phase, runtime, launch, cache, decode_kv_reads, gated_mlp, allreduce,
+        attention_plugin)
     batch = integer(fn, "batch", batch)
     tp = integer(fn, "tp", tp)
     ep = integer(fn, "ep", ep)
@@ -504,18 +478,8 @@ def estimate(
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
                      cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
                      overlap_param_gather=overlap_param_gather)
-    graphed = graph_scopes(fn, cuda_graph_scope)
-    if graphed and phase != "train":
-        raise ValueError(f"{fn}: cuda_graph_scope applies to phase='train' only, got "
-                         f"cuda_graph_scope={cuda_graph_scope!r} with phase={phase!r}")
-    balancing = one_of(fn, "moe_load_balancing", moe_load_balancing,
-                       {b: b for b in LOAD_BALANCING})
-    if not isinstance(moe_expert_bias, bool):
-        raise TypeError(f"{fn}: moe_expert_bias must be a bool, got {moe_expert_bias!r}")
-    if (balancing != "none" or moe_expert_bias) and phase != "train":
-        raise ValueError(f"{fn}: moe_load_balancing / moe_expert_bias apply to phase='train' "
-                         f"only, got {moe_load_balancing!r} / {moe_expert_bias!r} with "
-                         f"phase={phase!r}")
+    graphed, balancing = moe_train_options(fn, phase, cuda_graph_scope, moe_load_balancing,
+                                           moe_expert_bias)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
     batch = par["micro_batch"]
@@ -537,18 +501,7 @@ def estimate(
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q
-    if not isinstance(dtype, str) or dtype not in DTYPES:
-        raise ArgumentValueError(fn, "dtype", f"must be one of {DTYPES}, got {dtype!r}")
-    act_bytes = DTYPE_BYTES[dtype]
-    if kv_dtype_bytes is None:
-        kv_name = dtype if kv_dtype is None else kv_dtype
-        if not isinstance(kv_name, str) or kv_name not in KV_BYTES:
-            raise ArgumentValueError(fn, "kv_dtype", f"must be one of {tuple(KV_BYTES)}, got "
-                                     f"{kv_dtype!r}")
-        kv_dtype_bytes = KV_BYTES[kv_name]
-    elif not (isinstance(kv_dtype_bytes, (int, float)) and 0 < kv_dtype_bytes <= 8):
-        raise ValueError(f"transformer.estimate: kv_dtype_bytes must be in (0, 8], "
-                         f"got {kv_dtype_bytes!r}")
+    act_bytes, kv_dtype_bytes = element_bytes(fn, dtype, kv_dtype, kv_dtype_bytes)
     # An 8-bit KV cache is modeled as fp8 attention: K and V are read in fp8 (the math then
     # runs at the fp8 peak, which matters only for compute-bound prefill).
     attn_kw: dict[str, Any] = dict(causal=True, flash=flash,
@@ -625,7 +578,7 @@ def estimate(
         base["head_params"] = counts["lm_head"] / tp
         if runtime == "megatron" and launch == "eager" and cfg.is_moe:
             base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency,
-                                            graphed, (balancing, moe_expert_bias))
+                                            graphed, balancing)
         step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                           link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                           latency_s=latency_s, peak_flops_per_s=peak)

@@ -4,11 +4,13 @@ cache, and the GEMM format each float8 / low-precision linear recipe runs in."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from .._errors import ArgumentValueError
 from ..ops.weight_only_gemm import WEIGHT_DTYPES, weight_only_weight_bytes
 
-__all__ = ["DTYPES", "DTYPE_BYTES", "KV_BYTES", "WEIGHT_BYTES", "WeightOnly", "recipe_dtype",
-           "weight_bytes_of", "weight_only_recipe"]
+__all__ = ["DTYPES", "DTYPE_BYTES", "KV_BYTES", "WEIGHT_BYTES", "WeightOnly", "element_bytes",
+           "recipe_dtype", "weight_bytes_of", "weight_only_recipe"]
 
 #: Low-precision GEMM input format of each linear recipe (for batched expert / absorbed GEMMs).
 RECIPE_GEMM_DTYPE = {
@@ -24,6 +26,24 @@ DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0}
 DTYPES = tuple(DTYPE_BYTES)
 #: KV-cache formats and their bytes per element.
 KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0}
+
+
+def element_bytes(fn: str, dtype: Any, kv_dtype: Any, kv_dtype_bytes: Any
+                  ) -> tuple[float, float]:
+    """``(activation bytes, KV-cache bytes)`` per element of a step in ``dtype`` (one of
+    :data:`DTYPES`) whose KV cache is ``kv_dtype`` (one of :data:`KV_BYTES`; default
+    ``dtype``) or ``kv_dtype_bytes`` in (0, 8] when given."""
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ArgumentValueError(fn, "dtype", f"must be one of {DTYPES}, got {dtype!r}")
+    if kv_dtype_bytes is None:
+        kv_name = dtype if kv_dtype is None else kv_dtype
+        if not isinstance(kv_name, str) or kv_name not in KV_BYTES:
+            raise ArgumentValueError(fn, "kv_dtype", f"must be one of {tuple(KV_BYTES)}, got "
+                                     f"{kv_dtype!r}")
+        return DTYPE_BYTES[dtype], KV_BYTES[kv_name]
+    if not (isinstance(kv_dtype_bytes, (int, float)) and 0 < kv_dtype_bytes <= 8):
+        raise ValueError(f"{fn}: kv_dtype_bytes must be in (0, 8], got {kv_dtype_bytes!r}")
+    return DTYPE_BYTES[dtype], float(kv_dtype_bytes)
 
 
 def recipe_dtype(recipe: str) -> str:

@@ -23,7 +23,7 @@ Forward, device-to-host copies (``_maybe_dtoh_and_synchronize`` on the side stre
 CUDA graph): ``wait_stream`` and ``record_event`` (2 view calls), one non-blocking ``.to("cpu")``
 (a copy call, kernel class) and ``record_stream`` (view) per tensor: ``tokens_per_expert``, and
 with ``ep > 1`` the input, output and TP output splits (each also ``.numpy()``, a view call).
-The host then waits on the event (the sync :func:`~.pricing.sync_exposed_s` models).
+The host then waits on the event (the sync :func:`~.moe_sync.sync_exposed_s` models).
 
 Backward, router: the gating ``RouterGatingLinearFunction.backward`` casts the weight and the
 input to fp32 before its two GEMMs and the two gradients back (4 kernels); ``RandomSTE``'s
@@ -64,13 +64,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import _show
+from .._checks import _show, one_of
 from ..ops.host import HOST_CLASSES
 from .program import Program
 
 __all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_FORWARD_MODULES",
            "MOE_GRAPH_SCOPES", "ep_of",
-           "graph_scopes", "graphed_calls", "moe_extra_launches", "moe_stages"]
+           "graph_scopes", "graphed_calls", "moe_extra_launches", "moe_stages",
+           "moe_train_options"]
 
 #: Megatron-Core's load-balancing losses (``moe_router_load_balancing_type``) priced here.
 LOAD_BALANCING = ("none", "aux_loss", "seq_aux_loss")
@@ -107,11 +108,32 @@ def graph_scopes(fn: str, value: object) -> frozenset[str]:
     if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
         raise TypeError(f"{fn}: cuda_graph_scope must be None or a list of scope names "
                         f"{MOE_GRAPH_SCOPES}, got {_show(value)}")
+    if not value:  # Megatron reads an empty scope list as the whole layer: say which
+        raise ValueError(f"{fn}: cuda_graph_scope must name at least one scope of "
+                         f"{MOE_GRAPH_SCOPES} (None: no CUDA graph), got {_show(value)}")
     for s in value:
         if s not in MOE_GRAPH_SCOPES:
             raise ValueError(f"{fn}: cuda_graph_scope entries must be in {MOE_GRAPH_SCOPES}, "
                              f"got {s!r}")
     return frozenset(value)
+
+
+def moe_train_options(fn: str, phase: str, cuda_graph_scope: object, load_balancing: object,
+                      expert_bias: object) -> tuple[frozenset[str], tuple[str, bool]]:
+    """Validated MoE training options of ``transformer.estimate``: ``(graphed scopes,
+    (moe_load_balancing, moe_expert_bias))``; each applies to ``phase='train'`` only."""
+    graphed = graph_scopes(fn, cuda_graph_scope)
+    if graphed and phase != "train":
+        raise ValueError(f"{fn}: cuda_graph_scope applies to phase='train' only, got "
+                         f"cuda_graph_scope={cuda_graph_scope!r} with phase={phase!r}")
+    balancing = one_of(fn, "moe_load_balancing", load_balancing, {b: b for b in LOAD_BALANCING})
+    if not isinstance(expert_bias, bool):
+        raise TypeError(f"{fn}: moe_expert_bias must be a bool, got {expert_bias!r}")
+    if (balancing != "none" or expert_bias) and phase != "train":
+        raise ValueError(f"{fn}: moe_load_balancing / moe_expert_bias apply to phase='train' "
+                         f"only, got {load_balancing!r} / {expert_bias!r} with "
+                         f"phase={phase!r}")
+    return graphed, (balancing, expert_bias)
 
 
 def _row(**calls: float) -> np.ndarray:

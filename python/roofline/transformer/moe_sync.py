@@ -1,0 +1,221 @@
+"""Host time a dropless MoE training step exposes, eager: what each program row launches
+per pass (TE's GroupedLinear: one GEMM per local expert, per-expert quantize kernels), the
+host calls before each launch by class, and the synchronisation of Megatron-Core's
+dispatcher that leaves the launch queue empty (:func:`sync_exposed_s`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..efficiency import EfficiencyLike
+from ..hardware import Hardware
+from ..ops.host import HOST_CLASSES, calls_wall
+from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
+from .pricing import _f8_kernels
+from .program import Program
+
+__all__ = ["TE_GROUPED_PY_CALLS", "sync_exposed_s"]
+
+#: Host classes (indices into ``HOST_CLASSES``).
+_VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
+
+
+def _row_kernels(ops: Program, i: int, f8: int, backward: bool) -> tuple[int, float]:
+    """``(kernels, share of the row's time)`` that row ``i`` launches in one pass.
+
+    Forward rows launch their kernels in the forward, ``... bwd`` rows in the backward; a
+    float8 linear's ``(fwd+bwd)`` row launches a third of its kernels (and of its time) in the
+    forward, the rest in the backward. Transformer Engine's ``GroupedLinear`` launches one
+    GEMM per local expert (``len(counts)`` kernels per grouped part) and, with a
+    low-precision recipe, quantizes each expert's rows in its own kernel (the ``experts
+    quantize`` rows: one kernel per expert for each of the two grouped linears).
+    """
+    _, name, _, parts = ops.rows[i]
+    if name.endswith("(fwd+bwd)"):
+        fwd = max(1, f8 // 3)
+        return (f8 - fwd, 2 / 3) if backward else (fwd, 1 / 3)
+    if name.endswith(" bwd") != backward:
+        return 0, 0.0
+    if name.startswith("experts quantize"):
+        experts = max((len(ops.grouped[idx][0]) for j, row in enumerate(ops.rows)
+                       if row[0] == ops.rows[i][0] for kind, idx in row[3]
+                       if kind == "grouped"), default=1)
+        return 2 * experts, 1.0
+    n = sum(max(1, f8 // 3) if kind == "f8" else
+            len(ops.grouped[idx][0]) if kind == "grouped" else 1 for kind, idx in parts)
+    return n, 1.0
+
+
+def _wgrad_calls(c: np.ndarray) -> None:
+    """Host calls that follow one weight's gradient GEMM in Megatron-Core + TE: the weight's
+    ``AccumulateGrad`` node (autograd engine), Megatron DDP's per-parameter backward hook (a
+    Python call, priced as a module call) and the dummy gradient TE allocates for it
+    (``handle_custom_ddp_from_mcore``: ``torch.empty``, a call without a kernel)."""
+    c[_BACKWARD] += 1.0
+    c[_MODULE] += 1.0
+    c[_VIEW] += 1.0
+
+
+#: Python calls without a kernel that TE's ``_GroupedLinear`` (Transformer Engine 2.9,
+#: ``pytorch/module/grouped_linear.py``) makes per local expert besides its GEMM, priced as
+#: ``view`` calls (a call that launches nothing), keyed by whether the pass is the backward
+#: and whether a low-precision recipe runs:
+#:
+#: - forward, quantized: the input and the weight quantizer's ``set_usage``, the weight's
+#:   ``get_weight_workspace``, the saved input's ``update_usage``, four tensors through
+#:   ``prepare_for_saving`` (input, quantized weight, weight, bias) and the ``main_grad``
+#:   lambda: 9;
+#: - forward, bf16: ``cast_if_needed`` of the weight, the four saved tensors and the lambda: 6;
+#: - backward: the four tensors through ``restore_from_saved``, the ``main_grad`` lambda's
+#:   call: 5 (bf16 also splits the gradient into one view per expert, quantized runs
+#:   ``split_quantize`` in C++: counted with the quantize kernels).
+TE_GROUPED_PY_CALLS = {(False, True): 9.0, (False, False): 6.0, (True, True): 5.0,
+                       (True, False): 6.0}
+
+
+def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
+    """Host calls by class before each of the ``n`` kernels row ``i`` launches in one pass.
+
+    A GEMM is one ``gemm`` call (Transformer Engine's C++ ``cublas_gemm`` builds the cuBLASLt
+    descriptors and asks for a heuristic on every call, as ATen's GEMM does); TE's
+    ``GroupedLinear`` makes one per local expert (``general_grouped_gemm``: forward, dgrad,
+    wgrad), and each expert weight's gradient adds :func:`_wgrad_calls`; before each expert's
+    forward or dgrad GEMM its Python bookkeeping adds :data:`TE_GROUPED_PY_CALLS` view calls.
+    An attention call is one ``attention`` call; every other kernel (quantize, elementwise,
+    collective) one ``kernel`` call.
+    """
+    _, _, kind, parts = ops.rows[i]
+    c = np.zeros((n, len(HOST_CLASSES)))
+    if kind == "attention":
+        c[:, _ATTN] = 1.0
+        return c
+    grouped = [(idx, ops.grouped[idx]) for k, idx in parts if k == "grouped"]
+    if grouped:  # one GEMM per local expert and grouped part, in part order
+        row = 0
+        for _, (counts, _, _, lay) in grouped:
+            for _ in counts:
+                if row < n:
+                    c[row, _GEMM] = 1.0
+                    if lay == "looped_wgrad":
+                        _wgrad_calls(c[row])
+                    else:
+                        c[row, _VIEW] += TE_GROUPED_PY_CALLS[(backward, ops.recipe is not None)]
+                row += 1
+        return c
+    gemm_parts = [(k, idx) for k, idx in parts if k in ("gemms", "lowp", "wo")]
+    if gemm_parts and n == len(parts):  # one GEMM kernel per part
+        for r, (k, idx) in enumerate(parts):
+            c[r, _GEMM] = 1.0
+            wgrad = (k == "gemms" and ops.gemms[idx][4]) or (
+                k == "lowp" and backward and r == len(parts) - 1)
+            if wgrad:
+                _wgrad_calls(c[r])
+        return c
+    if any(k == "f8" for k, _ in parts):  # a float8 linear: its GEMMs first, then its casts
+        gemms = min(n, 2 if backward else 1)
+        c[:gemms, _GEMM] = 1.0
+        c[gemms:, _KERNEL] = 1.0
+        if backward:
+            _wgrad_calls(c[0])
+        return c
+    c[:, _KERNEL] = 1.0
+    return c
+
+
+def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
+              backward: bool, graphed: frozenset[str] = frozenset(),
+              router: tuple[str, bool] = ("none", False)
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """GPU time of each kernel the rows ``order`` launch in one pass, in launch order, and the
+    host calls by class before each launch (:func:`_row_calls`), with the MoE router's and
+    dispatcher's extra launches after the router rows (:func:`.moe_host.moe_extra_launches`;
+    a CUDA-graphed router launches its GEMM and top-k with one module call, the replay)."""
+    times: list[np.ndarray] = []
+    calls: list[np.ndarray] = []
+    eps = {g: ep_of(ops, g) for g in {ops.rows[i][0] for i in order}}
+    for i in order:
+        n, share = _row_kernels(ops, i, f8, backward)
+        if n:
+            times.append(np.full(n, row_time_s[i] * share / n))
+            calls.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward), backward,
+                                       graphed))
+        for stage in moe_stages(ops, i, backward):
+            extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router)
+            times.append(np.zeros(len(extra)))
+            calls.append(extra)
+    if not times:
+        return np.zeros(0), np.zeros((0, len(HOST_CLASSES)))
+    return np.concatenate(times), np.concatenate(calls)
+
+
+def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
+                   hw: Hardware, efficiency: EfficiencyLike,
+                   graphed: frozenset[str] = frozenset(),
+                   router: tuple[str, bool] = ("none", False)) -> float:
+    """Host time per micro-batch that a dropless MoE step's launches expose, eager.
+
+    Forward: a dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's
+    GroupedLinear) learns how many tokens each expert received only on the GPU; the host
+    copies the counts back (a synchronisation) before it can size the all-to-all splits and
+    the per-expert GEMMs (Megatron-Core's ``before_ep_alltoall``, or ``before_finish``
+    without EP: after the fused permute, whose dropless output size is static). The launch
+    queue is empty at that point: from the sync on, the GPU runs only what the host launches,
+    so each layer's forward from the row after its permute to the next layer's permute is a
+    kernel sequence launched from an idle stream (:func:`~roofline.ops.host.calls_wall`, the
+    host calls before its first launch included), and its wall time above its GPU time is
+    exposed.
+
+    Backward: the splits are known (no sync), so the host runs ahead; the backward starts
+    from a queue the synchronised forward left (nearly) empty and lasts
+    ``max_i (A_i + sum_{j >= i} g_j)`` over its kernels in launch order (the whole backward
+    of every layer and the head, last layer first), exposing its launch time where the host
+    issues kernels slower than the GPU runs them (many small per-expert kernels).
+
+    Kernels per row as :func:`_row_kernels` counts them (TE's one GEMM and, with a
+    low-precision recipe, one quantize kernel per local expert); the host time before each
+    launch by class (:func:`_row_calls`: a GEMM call builds its cuBLASLt descriptors and
+    heuristic, an expert weight's gradient adds its autograd node and Megatron's DDP hook),
+    priced with the measured host terms (``op_*_launches``; :func:`~roofline.ops.host.
+    calls_wall`).
+
+    Returns
+    -------
+    float
+        ``sum over MoE layers (wall - GPU)`` of the synchronised forward segments plus
+        ``wall - GPU`` of the backward pass, seconds.
+    """
+    f8 = _f8_kernels(ops, hw, efficiency)
+    total = 0.0
+    moe = False
+    for g, (_, layers) in enumerate(groups):
+        rows = [i for i, row in enumerate(ops.rows) if row[0] == g and not row[1].endswith(" bwd")]
+        names = [ops.rows[i][1] for i in rows]
+        if "permute" not in names or not layers:
+            continue
+        moe = True
+        cut = names.index("permute") + 1  # the sync follows the (fused, static) permute
+        order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
+        seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed,
+                               router=router)
+        # the host leaves the sync with the GPU idle: the calls before the first launch
+        # count too (calls_wall charges none before its reference launch, a zero-time one)
+        seq = np.concatenate([[0.0], seq])
+        calls = np.concatenate([np.zeros((1, calls.shape[1])), calls])
+        w = calls_wall(seq, calls, hw, efficiency=efficiency)
+        total += max(w.wall_s - float(seq.sum()), 0.0) * len(layers)
+    if not moe:
+        return total
+    # the backward pass: the head first, then every layer (last first), one layer of a group
+    # repeated as often as the group has layers
+    order = []
+    for g in reversed(range(len(groups))):
+        rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
+        order += list(reversed(rows)) * max(len(groups[g][1]), 1)
+    seq, calls = _launched(ops, order, row_time_s, f8, backward=True, graphed=graphed,
+                           router=router)
+    if seq.size:
+        w = calls_wall(seq, calls, hw, efficiency=efficiency)
+        gpu = float(seq.sum())
+        if w.wall_s > gpu * (1 + 1e-9):  # not a rounding residue of a long sum
+            total += w.wall_s - gpu
+    return total

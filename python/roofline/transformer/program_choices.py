@@ -1,0 +1,74 @@
+"""What program ``rl.transformer.estimate`` prices: the runtime, the KV cache class and the
+kernel choices of an engine's step (``runtime=``, ``cache=``, ``decode_kv_reads=``,
+``gated_mlp=``, ``allreduce=``, ``attention_plugin=``), their names and their checks."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .._checks import flag, one_of
+from .._errors import ArgumentValueError
+from ..ops.host import LAUNCH_MODES
+from .engines import ENGINE_RUNTIMES
+
+__all__ = ["ALLREDUCES", "CACHES", "DECODE_KV_READS", "GATED_MLPS", "RUNTIMES", "Choices",
+           "program_choices"]
+
+#: Programs ``runtime=`` names.
+RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
+#: KV cache classes ``cache=`` names (``runtime="hf"``: DynamicCache, StaticCache).
+CACHES = ("dynamic", "static")
+#: How a decode attention kernel reads a GQA / MQA model's KV cache ``decode_kv_reads=``:
+#: once per KV head (its query heads together) or once per query head.
+DECODE_KV_READS = ("per_kv_head", "per_query_head")
+#: How a gated MLP's two input projections run ``gated_mlp=``: one GEMM over the concatenated
+#: gate and up weights, or two GEMMs over the same input.
+GATED_MLPS = ("fused", "separate")
+#: Who carries an inference step's collectives ``allreduce=``: the engine's own (custom)
+#: all-reduce kernels at the link's line rate, or NCCL.
+ALLREDUCES = ("custom", "nccl")
+
+
+class Choices(NamedTuple):
+    """The validated program choices of one ``transformer.estimate`` call."""
+
+    runtime: str
+    launch: str
+    cache: str
+    reads: str
+    gated: str
+    nccl: bool
+    plugin: bool
+
+
+def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
+                    decode_kv_reads: Any, gated_mlp: Any, allreduce: Any,
+                    attention_plugin: Any) -> Choices:
+    """Validated program choices; ``launch`` becomes ``"compiled"`` for ``runtime="compiled"``
+    (a compiled program launches its regions). ``cache="static"`` needs an HF runtime and an
+    inference phase; ``gated_mlp="separate"``, ``attention_plugin`` and
+    ``decode_kv_reads="per_query_head"`` are kernel choices of ``runtime="megatron"``.
+    Raises :class:`~roofline.ArgumentValueError` naming the argument otherwise."""
+    runtime = one_of(fn, "runtime", runtime, {r: r for r in RUNTIMES})
+    launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
+    cache = one_of(fn, "cache", cache, {c: c for c in CACHES})
+    if cache == "static" and runtime not in ("hf", "compiled"):
+        raise ArgumentValueError(fn, "cache", f"'static' needs runtime='hf' or 'compiled' (the "
+                                 f"StaticCache of Hugging Face models), got runtime={runtime!r}")
+    if runtime == "compiled" and launch == "eager":
+        launch = "compiled"
+    reads = one_of(fn, "decode_kv_reads", decode_kv_reads, {r: r for r in DECODE_KV_READS})
+    gated = one_of(fn, "gated_mlp", gated_mlp, {m: m for m in GATED_MLPS})
+    nccl = one_of(fn, "allreduce", allreduce, {m: m for m in ALLREDUCES}) == "nccl"
+    plugin = flag(fn, "attention_plugin", attention_plugin)
+    if (gated == "separate" or plugin) and runtime != "megatron":
+        raise ArgumentValueError(fn, "attention_plugin" if plugin else "gated_mlp",
+                                 f"is a program choice of runtime='megatron', got "
+                                 f"runtime={runtime!r}")
+    if reads == "per_query_head" and runtime != "megatron":
+        raise ArgumentValueError(fn, "decode_kv_reads", f"'per_query_head' is a kernel choice "
+                                 f"of runtime='megatron', got runtime={runtime!r}")
+    if cache == "static" and phase == "train":
+        raise ArgumentValueError(fn, "cache", "'static' is for decode and prefill, got "
+                                 "phase='train'")
+    return Choices(runtime, launch, cache, reads, gated, nccl, plugin)
