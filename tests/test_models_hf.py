@@ -183,3 +183,17 @@ def test_mtp_priced_in_training_only():
                                    hardware="H100 SXM")
     assert dec.time_s == dec0.time_s
     assert with_mtp.memory["weights_bytes"] > without.memory["weights_bytes"]
+
+
+def test_sliding_window_training_attention_linear_in_sequence():
+    # GPT-OSS-120B: 18 sliding layers of 64 query heads of 64; each query scores 128 + 128
+    # keys, so the forward's FLOPs are 18 · 4 · 64 heads · S · 256 · 64 (batch 1), and the
+    # time grows with the sequence, not its square (masked tiles skipped)
+    gpt = rl.transformer.config("GPT-OSS-120B")
+    times = []
+    for seq in (4096, 8192):
+        s = rl.transformer.estimate(gpt, "train", seq_len=seq, hardware="B200").summary()
+        fwd = s[s["op"] == "attention (sliding 128)"]
+        assert fwd["flops"].sum() == pytest.approx(18 * 4 * 64 * seq * 256 * 64, rel=1e-9)
+        times.append(s[s["op"].str.startswith("attention (sliding")]["time_s"].sum())
+    assert 1.8 < times[1] / times[0] < 2.2
