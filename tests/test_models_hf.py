@@ -126,10 +126,21 @@ def test_local_attention_shapes():
     assert local_attention("sliding", 128, 1, 5000) == (1, 1, 128, True, 1.0)
     assert local_attention("chunked", 8192, 1, 8192 + 100) == (1, 1, 100, True, 1.0)
     assert local_attention("full", 0, 1, 5000) == (1, 1, 5000, True, 1.0)
-    # training over 4096 tokens: 32 non-causal 128 x 128 blocks (4096·128 pairs)
-    assert local_attention("sliding", 128, 4096, 4096) == (32, 128, 128, False, 1.0)
+    # training over 4096 tokens: 32 blocks of 128 queries, each query scoring the window plus
+    # the kernel's 128-row query tile (the band's two KV blocks): 128 + 128 = 256 keys
+    assert local_attention("sliding", 128, 4096, 4096) == (32, 128, 256, False, 1.0)
     assert local_attention("chunked", 8192, 32768, 32768) == (4, 8192, 8192, True, 1.0)
     assert local_attention("sliding", 128, 100, 100) == (1, 100, 100, True, 1.0)
+    # a window of 4096 over 32768 tokens: 8 blocks, 4096 + 128 keys per query
+    assert local_attention("sliding", 4096, 32768, 32768) == (8, 4096, 4224, False, 1.0)
+    # just past the window: the keys stop at the sequence (200 < 256), remainder scaled
+    assert local_attention("sliding", 128, 200, 200) == (1, 128, 200, False, 200 / 128)
+
+
+def test_sliding_window_visited_keys():
+    # a tile of 128 queries [a, a + 128) needs keys [a - w, a + 128): w + 128
+    assert rl._core.sliding_window_visited_keys(128) == 256.0
+    assert rl._core.sliding_window_visited_keys(4096) == 4224.0
 
 
 def test_sliding_and_chunked_attention_priced_by_keys_seen():
@@ -141,8 +152,9 @@ def test_sliding_and_chunked_attention_priced_by_keys_seen():
     sb = b.summary()
     attn_a = sa[sa["op"].str.startswith("attention")]["flops"].sum()
     attn_b = sb[sb["op"].str.startswith("attention")]["flops"].sum()
-    # half the layers see 128 keys instead of ~4096 on average: attention FLOPs about halve
-    assert attn_a / attn_b == pytest.approx(0.5 + 0.5 * 128 / 4096, rel=0.02)
+    # half the layers score 128 + 128 keys (window plus the kernel's query tile, the masked
+    # half of the diagonal block computed) instead of ~4096 on average: FLOPs about halve
+    assert attn_a / attn_b == pytest.approx(0.5 + 0.5 * 256 / 4096, rel=0.02)
     assert a.time_s < b.time_s
     # Llama 4 Scout prefill of 32 k: 36 chunked layers do a quarter of a full layer's work
     scout = rl.transformer.config("Llama-4-Scout")
@@ -171,3 +183,17 @@ def test_mtp_priced_in_training_only():
                                    hardware="H100 SXM")
     assert dec.time_s == dec0.time_s
     assert with_mtp.memory["weights_bytes"] > without.memory["weights_bytes"]
+
+
+def test_sliding_window_training_attention_linear_in_sequence():
+    # GPT-OSS-120B: 18 sliding layers of 64 query heads of 64; each query scores 128 + 128
+    # keys, so the forward's FLOPs are 18 · 4 · 64 heads · S · 256 · 64 (batch 1), and the
+    # time grows with the sequence, not its square (masked tiles skipped)
+    gpt = rl.transformer.config("GPT-OSS-120B")
+    times = []
+    for seq in (4096, 8192):
+        s = rl.transformer.estimate(gpt, "train", seq_len=seq, hardware="B200").summary()
+        fwd = s[s["op"] == "attention (sliding 128)"]
+        assert fwd["flops"].sum() == pytest.approx(18 * 4 * 64 * seq * 256 * 64, rel=1e-9)
+        times.append(s[s["op"].str.startswith("attention (sliding")]["time_s"].sum())
+    assert 1.8 < times[1] / times[0] < 2.2

@@ -221,6 +221,8 @@ void bind_transformer(py::module_& m) {
         "Backend codes SDPA dispatches to over equal-length float64 arrays.");
   m.def("attention_pairs", &attention_pairs, py::arg("q_len"), py::arg("kv_len"),
         py::arg("causal"), "Query-key pairs scored per (sequence, head).");
+  m.def("sliding_window_visited_keys", &sliding_window_visited_keys, py::arg("window"),
+        "Keys per query a tiled attention kernel scores in a sliding-window layer.");
   m.def("attention_sweep", &attention_sweep_py, py::arg("batch"), py::arg("heads"),
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),

@@ -17,6 +17,12 @@ double attention_pairs(double q_len, double kv_len, bool causal) noexcept {
   return kv_len * (kv_len + 1.0) / 2.0;  // the first q - kv queries see no key
 }
 
+double sliding_window_visited_keys(double window) noexcept {
+  // Query tile [a, a + T) needs keys [a - window, a + T): window + T of them, in the KV blocks
+  // overlapping that band; the diagonal block is partly masked but computed whole.
+  return window + kAttentionQueryTile;
+}
+
 Fa3Tile fa3_tile(double d, double dv, bool causal, double element_bytes,
                  bool paged_non_tma) noexcept {
   // Register and shared-memory budgets of two (three at head dim <= 96) consumer warpgroups

@@ -1,6 +1,6 @@
 #include "roofline/estimate.hpp"
 
-#include "roofline/ops/attention.hpp"  // kDropoutIntOps
+#include "roofline/ops/attention.hpp"  // kDropoutIntOps, kAttentionQueryTile
 
 #include <algorithm>
 #include <cmath>
@@ -697,7 +697,7 @@ EstimateT<T> shaped_memory(const CostT<T>& c, const Rates& r) {
 
 // Flash attention tiles: a CTA owns kAttnRows query rows (forward) or KV rows (backward) and
 // loops over blocks of the other side (FlashAttention-2/3 use 128 x 64..176 tiles).
-constexpr double kAttnRows = 128.0;
+constexpr double kAttnRows = kAttentionQueryTile;
 
 // Keys of the block the fixed per-unit cost (attention_tile_overhead) is counted in: one
 // 128-key block at the kernel's head dim, whatever block the inner loop actually uses.

@@ -51,6 +51,16 @@ inline AttentionShape with_dims(const AttentionShape& flags, double batch, doubl
 /// The backward regenerates the same mask once (no mask is stored).
 inline constexpr double kDropoutIntOps = 60.0 / 16.0 + 3.0;
 
+/// Query rows one CTA of a fused (flash) attention kernel owns in the forward (KV rows in the
+/// backward): 128, the M of one tcgen05 / two wgmma tiles (FlashAttention-2/3, cuDNN).
+inline constexpr double kAttentionQueryTile = 128.0;
+
+/// Keys per query a tiled kernel scores in a sliding-window layer of `window` keys (prefill /
+/// training, the sequence longer than the window): a tile of kAttentionQueryTile queries
+/// visits every KV block its band [first - window, last] touches and skips only the fully
+/// masked ones, so it scores window + tile keys per query (window a multiple of the KV block).
+double sliding_window_visited_keys(double window) noexcept;
+
 /// Query-key pairs scored per (sequence, head): q*kv, or with a causal mask
 /// sum_i min(kv, max(0, kv - q + i + 1)) = q*kv - q(q-1)/2 (q <= kv), kv(kv+1)/2 (q > kv).
 double attention_pairs(double q_len, double kv_len, bool causal) noexcept;
