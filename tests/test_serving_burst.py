@@ -130,10 +130,12 @@ def test_uniform_lengths_by_hand() -> None:
     many = _core.inflight_run(1000, 0.0, 8, 100, 100_000, 100_000, 1e6, 1, True,
                               lambda d, p, k: 1.0, 100_000, uniform_lengths=True)
     assert many["output_tokens"] / 1000 == pytest.approx(100.0, rel=0.005)
-    # the longest request (2I - 1 in, 2O - 1 out = 6 tokens) must fit the cache
-    with pytest.raises(ValueError, match="6.* pages"):
-        _core.inflight_run(2, 10.0, 2, 2, 100, 100, 5, 1, True, _step, 10_000,
+    # the run's longest request (request 0: 4 tokens) must fit the cache
+    with pytest.raises(ValueError, match="4.* pages"):
+        _core.inflight_run(2, 10.0, 2, 2, 100, 100, 3, 1, True, _step, 10_000,
                            uniform_lengths=True)
+    assert _core.inflight_run(2, 10.0, 2, 2, 100, 100, 4, 1, True, _step, 10_000,
+                              uniform_lengths=True)["output_tokens"] == 3.0
     df = T.serve("Llama-3-8B", H100, prompt_len=256, output_len=32, num_requests=40,
                  request_rate=20.0, lengths="uniform")
     assert df["lengths"].iloc[0] == "uniform"

@@ -175,16 +175,9 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   const double I = std::floor(prompt_tokens), O = std::floor(output_tokens);
   const double capacity = std::floor(kv_capacity_pages);
   auto pages = [&](double tokens) { return std::ceil(tokens / page_tokens); };
-  // Longest request: 2I - 1 prompt and 2O - 1 output tokens when lengths spread.
-  const double longest = uniform_lengths ? 2.0 * (I + O) - 2.0 : I + O;
-  if (pages(longest) > capacity) {
-    bad("one request's KV cache (" + std::to_string(pages(longest)) + " pages of " +
-        std::to_string(page_tokens) + " tokens) exceeds the cache's " +
-        std::to_string(capacity) + " pages");
-  }
   const auto n = static_cast<std::size_t>(num_requests);
   std::vector<RunRequest> req(n);
-  double at = 0.0;
+  double at = 0.0, longest = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     if (poisson_arrivals && i > 0) at += poisson_gap(i) * arrival_interval_s;
     req[i].arrival = poisson_arrivals ? at : static_cast<double>(i) * arrival_interval_s;
@@ -193,6 +186,12 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     req[i].prompt = uniform_lengths ? spread_length(i, 0.7548776662466927, I) : I;
     req[i].output = uniform_lengths ? spread_length(i, 0.5698402909980532, O) : O;
     req[i].prefill_left = req[i].prompt;
+    longest = std::max(longest, req[i].prompt + req[i].output);
+  }
+  if (pages(longest) > capacity) {
+    bad("one request's KV cache (" + std::to_string(pages(longest)) + " pages of " +
+        std::to_string(page_tokens) + " tokens) exceeds the cache's " +
+        std::to_string(capacity) + " pages");
   }
   std::deque<std::size_t> waiting;
   std::vector<std::size_t> running;  // admission order

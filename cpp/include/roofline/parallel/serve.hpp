@@ -97,7 +97,7 @@ struct InflightRun {
 /// scheduler) the batch of step k+1 is formed while step k runs, so a request is admitted
 /// only in a step whose previous step started at or after its arrival. A token's gap (ITL) is
 /// the time since the request's previous token (steps it waited through included). Throws
-/// std::invalid_argument on bad input or when one request's ceil((I+O)/page) pages exceed
+/// std::invalid_argument on bad input or when a request's ceil((I+O)/page) pages exceed
 /// the cache, std::runtime_error past max_steps steps. With `poisson_arrivals`, request 0
 /// arrives at 0 and request i a gap -ln(1 - u_i) * arrival_interval_s after request i-1, u_i
 /// = frac(0.5 + i * 0.618...) (the golden-ratio sequence: exponential gaps of mean
