@@ -111,6 +111,40 @@ def test_poisson_arrivals_by_hand() -> None:
         T.serve("Llama-3-8B", H100, num_requests=4, request_rate=1.0, arrivals="bursty")
 
 
+def test_uniform_lengths_by_hand() -> None:
+    # request i: 1 + floor(frac(0.5 + i * a) * (2 * mean - 1)), a = 0.7549... (prompt),
+    # 0.5698... (output). Means 2 / 2: request 0 has u = v = 0.5 -> 1 + floor(1.5) = 2 in, 2
+    # out; request 1 has u = 0.2549 -> 1 + floor(0.76) = 1 in, v = 0.0698 -> 1 out.
+    # A (t = 0): prefill 2 tokens (1.02 s), one decode (1.1 s) -> done at 2.12. B arrives at
+    # 10 to an idle engine: prefill 1 token (1.01 s), its only token -> done at 11.01.
+    r = _core.inflight_run(2, 10.0, 2, 2, 100, 100, 100, 1, True, _step, 10_000,
+                           uniform_lengths=True)
+    assert r["output_tokens"] == 3.0
+    assert r["makespan_s"] == pytest.approx(11.01)
+    assert r["ttft_mean_s"] == pytest.approx((1.02 + 1.01) / 2)
+    assert r["e2e_mean_s"] == pytest.approx((2.12 + 1.01) / 2)
+    assert r["itl_mean_s"] == pytest.approx(1.1)
+    fixed = _core.inflight_run(2, 10.0, 2, 2, 100, 100, 100, 1, True, _step, 10_000)
+    assert fixed["output_tokens"] == 4.0 and fixed["makespan_s"] == pytest.approx(12.12)
+    # equidistributed: over many requests the mean output is the given one
+    many = _core.inflight_run(1000, 0.0, 8, 100, 100_000, 100_000, 1e6, 1, True,
+                              lambda d, p, k: 1.0, 100_000, uniform_lengths=True)
+    assert many["output_tokens"] / 1000 == pytest.approx(100.0, rel=0.005)
+    # the run's longest request (request 0: 4 tokens) must fit the cache
+    with pytest.raises(ValueError, match="4.* pages"):
+        _core.inflight_run(2, 10.0, 2, 2, 100, 100, 3, 1, True, _step, 10_000,
+                           uniform_lengths=True)
+    assert _core.inflight_run(2, 10.0, 2, 2, 100, 100, 4, 1, True, _step, 10_000,
+                              uniform_lengths=True)["output_tokens"] == 3.0
+    df = T.serve("Llama-3-8B", H100, prompt_len=256, output_len=32, num_requests=40,
+                 request_rate=20.0, lengths="uniform")
+    assert df["lengths"].iloc[0] == "uniform"
+    with pytest.raises(ValueError, match="lengths"):
+        T.serve("Llama-3-8B", H100, prompt_len=256, output_len=32, lengths="uniform")
+    with pytest.raises(ValueError, match="lengths"):
+        T.serve("Llama-3-8B", H100, num_requests=4, lengths="zipf")
+
+
 def test_sglang_runtime_schedules_as_sglang() -> None:
     kw = dict(prompt_len=256, output_len=32, num_requests=40, request_rate=20.0)
     sg = T.serve("Llama-3-8B", H100, runtime="sglang", **kw)

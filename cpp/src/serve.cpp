@@ -115,6 +115,8 @@ struct RunRequest {
   double ctx = 0.0;           // tokens in its KV cache
   double generated = 0.0;     // output tokens emitted
   double pages = 0.0;         // KV pages held
+  double prompt = 0.0;        // its prompt tokens
+  double output = 0.0;        // its output tokens
   double first_token = -1.0;
   double last_token = 0.0;
   bool decoding = false;      // past its prefill at the start of the step
@@ -128,6 +130,15 @@ double poisson_gap(std::size_t i) noexcept {
   double u = 0.5 + static_cast<double>(i) * phi;
   u -= std::floor(u);
   return -std::log1p(-u);
+}
+
+// Length of request i when lengths spread uniformly around `mean`: 1 + floor(u * (2 mean - 1)),
+// u = frac(0.5 + i * alpha), an integer uniform on [1, 2 mean - 1] (mean `mean`) for an
+// equidistributed u. `mean` is a whole number >= 1.
+double spread_length(std::size_t i, double alpha, double mean) noexcept {
+  double u = 0.5 + static_cast<double>(i) * alpha;
+  u -= std::floor(u);
+  return 1.0 + std::floor(u * (2.0 * mean - 1.0));
 }
 
 // Median of (value, weight) pairs: the smallest value whose cumulative weight reaches half.
@@ -150,7 +161,8 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double prompt_tokens, double output_tokens, double token_budget,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,
                          bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
-                         bool mixed_prefill, bool overlap_schedule, bool poisson_arrivals) {
+                         bool mixed_prefill, bool overlap_schedule, bool poisson_arrivals,
+                         bool uniform_lengths) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("inflight_run: " + what); };
   if (num_requests < 1) bad("num_requests must be >= 1");
   if (!(arrival_interval_s >= 0.0) || !std::isfinite(arrival_interval_s))
@@ -163,18 +175,23 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   const double I = std::floor(prompt_tokens), O = std::floor(output_tokens);
   const double capacity = std::floor(kv_capacity_pages);
   auto pages = [&](double tokens) { return std::ceil(tokens / page_tokens); };
-  if (pages(I + O) > capacity) {
-    bad("one request's KV cache (" + std::to_string(pages(I + O)) + " pages of " +
-        std::to_string(page_tokens) + " tokens) exceeds the cache's " +
-        std::to_string(capacity) + " pages");
-  }
   const auto n = static_cast<std::size_t>(num_requests);
   std::vector<RunRequest> req(n);
-  double at = 0.0;
+  double at = 0.0, longest = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     if (poisson_arrivals && i > 0) at += poisson_gap(i) * arrival_interval_s;
     req[i].arrival = poisson_arrivals ? at : static_cast<double>(i) * arrival_interval_s;
-    req[i].prefill_left = I;
+    // Lengths uniform around the means, from the R2 sequence's two coordinates (the plastic
+    // number's inverse powers, independent of the arrivals' golden-ratio sequence).
+    req[i].prompt = uniform_lengths ? spread_length(i, 0.7548776662466927, I) : I;
+    req[i].output = uniform_lengths ? spread_length(i, 0.5698402909980532, O) : O;
+    req[i].prefill_left = req[i].prompt;
+    longest = std::max(longest, req[i].prompt + req[i].output);
+  }
+  if (pages(longest) > capacity) {
+    bad("one request's KV cache (" + std::to_string(pages(longest)) + " pages of " +
+        std::to_string(page_tokens) + " tokens) exceeds the cache's " +
+        std::to_string(capacity) + " pages");
   }
   std::deque<std::size_t> waiting;
   std::vector<std::size_t> running;  // admission order
@@ -211,7 +228,8 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       for (std::size_t i : running) prefill_only = prefill_only || req[i].prefill_left > 0.0;
       if (!prefill_only && !waiting.empty()) {
         const std::size_t h = waiting.front();
-        prefill_only = (reserve ? pages(I + O) : pages(req[h].prefill_left)) <= free_pages;
+        prefill_only = (reserve ? pages(req[h].prompt + req[h].output)
+                                : pages(req[h].prefill_left)) <= free_pages;
       }
     }
     for (std::size_t i : running) req[i].decoding = !prefill_only && req[i].prefill_left <= 0.0;
@@ -228,7 +246,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
         free_pages += req[v].pages;
         RunRequest& r = req[v];
         r.pages = 0.0;
-        r.prefill_left = r.generated > 0.0 ? I + r.generated : I;  // recompute
+        r.prefill_left = r.prompt + r.generated;  // recompute
         r.ctx = 0.0;
         r.decoding = false;
         waiting.push_front(v);
@@ -261,7 +279,8 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     }
     while (room > 0.0 && !waiting.empty()) {
       const std::size_t i = waiting.front();
-      const double want = reserve ? pages(I + O) : pages(req[i].prefill_left);
+      const double want =
+          reserve ? pages(req[i].prompt + req[i].output) : pages(req[i].prefill_left);
       if (want > free_pages) break;
       waiting.pop_front();
       free_pages -= want;
@@ -319,7 +338,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
         r.last_token = t;
       }
       r.chunked = false;
-      if (r.generated >= O) {
+      if (r.generated >= r.output) {
         free_pages += r.pages;
         r.pages = 0.0;
         ++finished;
@@ -331,8 +350,9 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     gaps.insert(gaps.end(), step_gaps.begin(), step_gaps.end());
   }
   std::vector<double> ttft(n);
-  double e2e = 0.0;
+  double e2e = 0.0, tokens = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
+    tokens += req[i].output;
     ttft[i] = req[i].first_token - req[i].scored_arrival;
     e2e += req[i].last_token - req[i].scored_arrival;
   }
@@ -345,7 +365,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     gap_w += w;
   }
   out.makespan_s = t - req[0].arrival;
-  out.output_tokens = static_cast<double>(n) * O;
+  out.output_tokens = tokens;
   out.tokens_per_s = out.output_tokens / out.makespan_s;
   out.ttft_mean_s = sum_ttft / static_cast<double>(n);
   out.ttft_median_s = n % 2 ? ttft[n / 2] : 0.5 * (ttft[n / 2 - 1] + ttft[n / 2]);

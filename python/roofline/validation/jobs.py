@@ -59,7 +59,7 @@ _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "
 #: launch mode).
 _SERVE_KEYS = ("runtime", "token_budget", "kv_admission", "page_tokens", "chunk_tokens",
                "decode_kv_reads", "arrivals", "cuda_graphs", "gated_mlp", "allreduce",
-               "attention_plugin")
+               "attention_plugin", "lengths")
 #: Most concurrent requests trtllm-bench lets a maximum-throughput run hold (its tuning caps the
 #: batch at 4096 before rounding; the CUDA-graph batch list reaches 8192).
 _SERVE_MAX_CONCURRENCY = 4096
@@ -197,8 +197,8 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     prompts plus ``output_len`` decode steps at the mean context. ``batch_throughput``:
     :func:`batch_throughput`. Serving rows may set ``serve``'s ``runtime``,
     ``token_budget``, ``kv_admission``, ``page_tokens``, ``chunk_tokens``,
-    ``decode_kv_reads``, ``arrivals``, ``gated_mlp``, ``allreduce``, ``attention_plugin``
-    and ``cuda_graphs``
+    ``decode_kv_reads``, ``arrivals``, ``lengths``, ``gated_mlp``, ``allreduce``,
+    ``attention_plugin`` and ``cuda_graphs``
     (``false``: the engine launches its steps kernel by kernel, e.g. TensorRT-LLM v0.5's
     context step, so a step lasts at least the host's issue time of its kernels).
 

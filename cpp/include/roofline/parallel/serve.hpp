@@ -97,7 +97,7 @@ struct InflightRun {
 /// scheduler) the batch of step k+1 is formed while step k runs, so a request is admitted
 /// only in a step whose previous step started at or after its arrival. A token's gap (ITL) is
 /// the time since the request's previous token (steps it waited through included). Throws
-/// std::invalid_argument on bad input or when one request's ceil((I+O)/page) pages exceed
+/// std::invalid_argument on bad input or when a request's ceil((I+O)/page) pages exceed
 /// the cache, std::runtime_error past max_steps steps. With `poisson_arrivals`, request 0
 /// arrives at 0 and request i a gap -ln(1 - u_i) * arrival_interval_s after request i-1, u_i
 /// = frac(0.5 + i * 0.618...) (the golden-ratio sequence: exponential gaps of mean
@@ -108,12 +108,17 @@ struct InflightRun {
 /// window's mid-point (s + S) / 2, exact for an arrival uniform in the window (a Poisson
 /// arrival given its window, or fixed arrivals over a random phase); an arrival at an idle
 /// engine starts a step at once and is scored from itself. Makespan is from the first arrival.
+/// With `uniform_lengths`, request i's prompt and output are 1 + floor(u * (2I - 1)) and
+/// 1 + floor(v * (2O - 1)) tokens (I, O the floored means), (u, v) = frac(0.5 + i * (0.7549...,
+/// 0.5698...)), the R2 sequence: integers uniform on [1, 2I - 1] and [1, 2O - 1] with means I
+/// and O, as bench_serving's random dataset draws them with --random-range-ratio 0; otherwise
+/// every request has I and O. TTFT medians are over requests, ITL medians over tokens.
 InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double prompt_tokens, double output_tokens, double token_budget,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,
                          bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
                          bool mixed_prefill = true, bool overlap_schedule = false,
-                         bool poisson_arrivals = false);
+                         bool poisson_arrivals = false, bool uniform_lengths = false);
 
 /// Arrival time of request i of a Poisson-like stream of mean gap `interval_s` (the gaps of
 /// inflight_run's poisson_arrivals): sum over j = 1..i of -ln(1 - frac(0.5 + j * 0.618...))

@@ -16,7 +16,7 @@ from ..estimate import estimate
 from ..serving.engine import StepPricer
 from .cost import dollars_per_million_tokens
 
-__all__ = ["ARRIVALS", "KV_ADMISSIONS", "MAX_ARRIVAL_SPAN_S", "MAX_NUM_REQUESTS",
+__all__ = ["ARRIVALS", "KV_ADMISSIONS", "LENGTHS", "MAX_ARRIVAL_SPAN_S", "MAX_NUM_REQUESTS",
            "MIN_REQUEST_RATE", "SERVE_RUNTIMES", "serve"]
 
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
@@ -26,6 +26,9 @@ KV_ADMISSIONS = ("reserve", "grow")
 #: How a finite run's requests arrive at ``request_rate``: evenly spaced, or with the
 #: exponential gaps of a Poisson process (``sglang.bench_serving`` / ``vllm bench serve``).
 ARRIVALS = ("even", "poisson")
+#: A finite run's per-request lengths: every request at ``prompt_len`` / ``output_len``, or
+#: spread uniformly around them (``bench_serving --dataset-name random --random-range-ratio 0``).
+LENGTHS = ("fixed", "uniform")
 #: Programs ``serve(runtime=...)`` prices a step with (``rl.transformer.estimate``'s runtime).
 SERVE_RUNTIMES = ("megatron", "vllm", "sglang")
 #: Most requests ``serve(num_requests=...)`` simulates (the run is O(engine steps) with a
@@ -85,7 +88,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
           decode_kv_reads: str = "per_kv_head", mixed_prefill: bool | None = None,
           overlap_schedule: bool | None = None, sustained_clock: bool | None = None,
           arrivals: str = "even", gated_mlp: str = "fused",
-          allreduce: str = "custom", attention_plugin: bool = False) -> Any:
+          allreduce: str = "custom", attention_plugin: bool = False,
+          lengths: str = "fixed") -> Any:
     """Serve a model with in-flight (continuous) batching: one row per concurrency.
 
     Parameters
@@ -95,7 +99,8 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     hardware : Hardware or str
         Accelerator.
     prompt_len, output_len : int
-        Tokens per request in and out (every request alike).
+        Tokens per request in and out (every request alike; their means with
+        ``lengths="uniform"``).
     batches : sequence of int
         Concurrencies to tabulate: requests in the engine at once, each holding its KV cache
         (per GPU with ``ep > 1``). ``df.attrs["max_batch"]`` is the largest that fits.
@@ -182,6 +187,15 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         ``-ln(1 - u_i) / rate`` with ``u_i = frac(0.5 + i·0.618...)`` (the core's
         ``poisson_arrival_s``), so bursts queue prompts behind each other. ``"poisson"``
         needs ``num_requests`` and ``request_rate`` (ValueError otherwise).
+    lengths : {"fixed", "uniform"}
+        Finite run's per-request lengths: every request has ``prompt_len`` in and
+        ``output_len`` out (default), or request ``i`` has ``1 + floor(u_i (2·prompt_len -
+        1))`` in and ``1 + floor(v_i (2·output_len - 1))`` out, ``(u_i, v_i)`` the R2
+        low-discrepancy sequence: integers uniform on ``[1, 2·len - 1]`` whose means are the
+        given lengths, as ``bench_serving``'s random dataset draws ``randint(1, N + 1)`` with
+        ``--random-range-ratio 0`` (pass the run's mean lengths). Long prompts cross the custom
+        all-reduce's size limit and take longer prefills; long outputs stay longer in the
+        running batch. ``"uniform"`` needs ``num_requests`` (ValueError otherwise).
     sustained_clock : bool, optional
         Price every step's GEMMs and attention at the power limiter's settled clock
         (``rl.transformer.estimate(sustained=True)``), as in an engine kept full for
@@ -279,6 +293,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     mix_default, overlap_default = engine_schedule(runtime)
     mixed = mix_default if mixed_prefill is None else flag(fn, "mixed_prefill", mixed_prefill)
     arrival = one_of(fn, "arrivals", arrivals, {a: a for a in ARRIVALS})
+    spread = one_of(fn, "lengths", lengths, {a: a for a in LENGTHS})
     overlap = overlap_default if overlap_schedule is None else flag(fn, "overlap_schedule",
                                                                      overlap_schedule)
     if chunk_tokens is not None:
@@ -312,6 +327,9 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         raise ArgumentValueError(fn, "arrivals", f"{arrival!r} needs a finite run at a rate "
                                  "(num_requests=... and request_rate=...), got num_requests="
                                  f"{num_requests!r}, request_rate={request_rate!r}")
+    if spread != "fixed" and num_requests is None:
+        raise ArgumentValueError(fn, "lengths", f"{spread!r} needs a finite run "
+                                 "(num_requests=...), got num_requests=None")
     bs = batch_sizes(fn, "batches", batches)
     if sustained_clock is None:
         sustained_clock = num_requests is not None and request_rate is None
@@ -389,8 +407,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         page_bytes = kv_per_seq * page_tokens / held
         run = _run(fn, pricer, num_requests, request_rate, prompt_len, output_len,
                    token_budget, chunk, max(free, 0.0) / page_bytes, page_tokens,
-                   admission == "reserve", mixed, overlap, arrival == "poisson")
-        run.update(mixed_prefill=mixed, overlap_schedule=overlap, arrivals=arrival)
+                   admission == "reserve", mixed, overlap, arrival == "poisson",
+                   spread == "uniform")
+        run.update(mixed_prefill=mixed, overlap_schedule=overlap, arrivals=arrival,
+                   lengths=spread)
         steady = row(float(max_batch))["tokens_per_s"] if max_batch >= 1 else 0.0
         run.update(weights_gb=weights / 1e9, tokens_per_s_per_gpu=run["tokens_per_s"] / replica)
         return frame([run], steady_tokens_per_s=steady)
@@ -428,7 +448,8 @@ def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
 
 def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: int,
          output_len: int, token_budget: int, chunk: float, pages: float, page_tokens: int,
-         reserve: bool, mixed: bool, overlap: bool, poisson: bool) -> dict[str, Any]:
+         reserve: bool, mixed: bool, overlap: bool, poisson: bool,
+         uniform: bool) -> dict[str, Any]:
     """One finite run through the core's ``inflight_run``, steps priced by ``pricer``."""
     cache: dict[tuple[int, int, int], float] = {}
 
@@ -443,7 +464,7 @@ def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: in
         out = _core.inflight_run(n, 0.0 if rate is None else 1.0 / rate, prompt_len,
                                  output_len, token_budget, min(chunk, float(token_budget)),
                                  math.floor(pages), page_tokens, reserve, step_s,
-                                 _MAX_RUN_STEPS, mixed, overlap, poisson)
+                                 _MAX_RUN_STEPS, mixed, overlap, poisson, uniform)
     except (ValueError, RuntimeError) as e:
         raise ValueError(f"{fn}: num_requests={n}: {e}") from e
     res: dict[str, Any] = {
