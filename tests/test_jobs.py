@@ -470,3 +470,27 @@ def test_trtllm05_rows_run_gated_mlp_unfused():
                 assert 0 < split - one <= extra * 1.01
         else:
             assert split == pytest.approx(one, rel=0.04)
+
+
+def test_a_finite_runs_ttft_and_itl_rows_simulate_it_once(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """The SGLang online rows report TTFT and ITL of one benchmark run: validation simulates
+    each run once and reads both medians from it (the same figures as two runs)."""
+    from roofline.validation import jobs as J
+
+    rows = [r for r in read_jobs(JOBS_FILE)
+            if r["id"].startswith("sglang_dc_h200x4_llama33_70b_rate1")]
+    assert {r["config"]["api"] for r in rows} == {"serve_ttft", "serve_itl"}
+    J._FINITE_RUNS.clear()
+    fresh = []
+    for r in rows:
+        J._FINITE_RUNS.clear()
+        fresh.append(J.price_job(r))
+    calls = []
+    real = J.serve
+    monkeypatch.setattr(J, "serve", lambda *a, **k: calls.append(k) or real(*a, **k))
+    J._FINITE_RUNS.clear()
+    assert [J.price_job(r) for r in rows] == fresh
+    assert len(calls) == 1
+    J._FINITE_RUNS.clear()
+    assert J.price_job(rows[0], efficiency="constant") != fresh[0]  # the preset is in the key
