@@ -22,6 +22,14 @@ CostT<T> traffic(const T& read, const T& written) {
   return c;
 }
 
+// The final reduction of a split tensor amax: it reads the partial maxima (at least two fp32)
+// and writes the fp32 amax or scale. Few bytes, but a launch like any other, so it pays the
+// streaming latency (a zero-byte cost would price it at 0 s).
+template <class T>
+CostT<T> amax_stage2_traffic() {
+  return traffic<T>(T(2.0 * kFp32), T(kFp32));
+}
+
 // Bytes of e8m0/e4m3 scales for a dim0 x dim1 tensor blocked along dim1.
 template <class T>
 T block_scales(const T& dim0, const T& dim1, double block, bool torchao) {
@@ -99,14 +107,11 @@ struct Compiled {
   KernelSinkT<T>& out;
 
   // Split amax reduction: blocks of the tensor (or of each column) write partial maxima, then
-  // one small kernel reduces them and computes the scale. That kernel reads the partial
-  // maxima (at least two fp32) and writes the fp32 scale: few bytes, but a launch like any
-  // other, so it pays the streaming latency (a zero-byte cost would price it at 0 s).
+  // one small kernel reduces them and computes the scale (amax_stage2_traffic).
   void amax(const char* name, const T& n, bool fuse_read) const {
     out.push(name, KernelRole::cast,
              at<T>(fuse_read ? T(0.0) : kBf16 * n, T(0.0), t.amax_fraction));
-    out.push("amax reduce (stage 2) + scale", KernelRole::cast,
-             traffic<T>(T(2.0 * kFp32), T(kFp32)));
+    out.push("amax reduce (stage 2) + scale", KernelRole::cast, amax_stage2_traffic<T>());
   }
   // Scaled cast with one row-major fp8 output (streams at the full rate).
   void cast(const char* name, const T& n) const {
@@ -274,11 +279,10 @@ ROOFLINE_FLATTEN void training_cast_kernels_to(const T& d0, const T& d1, TensorR
     out.push(name, KernelRole::cast,
              traffic<T>(fuse_read ? zero : kBf16 * n, T(lowp * n + scales)));
   };
-  // A split amax: the partial maxima, then their reduction, which reads them (at least two
-  // fp32) and writes the fp32 amax: a launch that pays the streaming latency, never 0 s.
+  // A split amax: the partial maxima, then their reduction (amax_stage2_traffic).
   auto amax = [&](const char* name, bool fuse_read) {
     out.push(name, KernelRole::cast, traffic<T>(fuse_read ? zero : kBf16 * n, zero));
-    out.push("amax reduce (stage 2)", KernelRole::cast, traffic<T>(T(2.0 * kFp32), T(kFp32)));
+    out.push("amax reduce (stage 2)", KernelRole::cast, amax_stage2_traffic<T>());
   };
 
   switch (r) {

@@ -49,10 +49,10 @@ constexpr double kNcclLlMaxBytesPerS = 87.7e9;  ///< llMaxBws, Ampere / Hopper, 
 Estimate nccl_ring_estimate(Collective op, double bytes, double ranks,
                             const LinkRates& link) noexcept {
   const bool reduce = op == Collective::all_reduce;
-  if (!reduce && op != Collective::all_gather && op != Collective::reduce_scatter) {
-    return collective_estimate(collective_cost(op, CollectiveAlgo::ring, bytes, ranks), link);
-  }
   const CollectiveCost c = collective_cost(op, CollectiveAlgo::ring, bytes, ranks);
+  if (!reduce && op != Collective::all_gather && op != Collective::reduce_scatter) {
+    return collective_estimate(c, link);
+  }
   Estimate e;
   if (c.steps <= 0) return e;
   const double bus = link.bytes_per_s;

@@ -123,22 +123,24 @@ struct RunRequest {
   bool chunked = false;       // took prefill tokens in this step
 };
 
-// Exponential gap (mean 1) of arrival i >= 1: -ln(1 - u), u = frac(0.5 + i * golden ratio
-// conjugate), an equidistributed sequence in (0, 1).
+// Term i of the additive recurrence frac(0.5 + i * alpha): for an irrational alpha an
+// equidistributed sequence in [0, 1), the deterministic stand-in for a uniform draw.
+double equidistributed(std::size_t i, double alpha) noexcept {
+  double u = 0.5 + static_cast<double>(i) * alpha;
+  return u - std::floor(u);
+}
+
+// Exponential gap (mean 1) of arrival i >= 1: -ln(1 - u), u the golden-ratio conjugate's
+// equidistributed term i.
 double poisson_gap(std::size_t i) noexcept {
-  const double phi = 0.6180339887498949;
-  double u = 0.5 + static_cast<double>(i) * phi;
-  u -= std::floor(u);
-  return -std::log1p(-u);
+  return -std::log1p(-equidistributed(i, 0.6180339887498949));
 }
 
 // Length of request i when lengths spread uniformly around `mean`: 1 + floor(u * (2 mean - 1)),
-// u = frac(0.5 + i * alpha), an integer uniform on [1, 2 mean - 1] (mean `mean`) for an
-// equidistributed u. `mean` is a whole number >= 1.
+// u = equidistributed(i, alpha), an integer uniform on [1, 2 mean - 1] (mean `mean`). `mean`
+// is a whole number >= 1.
 double spread_length(std::size_t i, double alpha, double mean) noexcept {
-  double u = 0.5 + static_cast<double>(i) * alpha;
-  u -= std::floor(u);
-  return 1.0 + std::floor(u * (2.0 * mean - 1.0));
+  return 1.0 + std::floor(equidistributed(i, alpha) * (2.0 * mean - 1.0));
 }
 
 // Median of (value, weight) pairs: the smallest value whose cumulative weight reaches half.
