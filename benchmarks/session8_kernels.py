@@ -12,7 +12,9 @@ absolute error per group:
   ``window`` queries scores ``sliding_window_visited_keys(window)`` keys, non-causal);
 - ``routing``: router softmax + topk, the permutation and the un-permutation, through
   ``roofline.torch.estimate`` of the same PyTorch code on the meta device;
-- ``aten_mean`` and ``adamw_foreach`` likewise through ``roofline.torch.estimate``.
+- ``aten_mean``, ``topk`` (the second call's held-out grid: 64-32768 slices of 8-1024
+  elements, k 2-16, fp32 / bf16, sorted or not) and ``argsort`` likewise through
+  ``roofline.torch.estimate``.
 
 Nothing is fitted to these rows. Run: ``PYTHONPATH=python python benchmarks/session8_kernels.py``.
 """
@@ -30,7 +32,9 @@ import numpy as np
 import roofline as rl
 from roofline import _core
 
-ROWS = Path(__file__).resolve().parents[1] / "data" / "programs" / "h200" / "session8.jsonl"
+H200_DIR = Path(__file__).resolve().parents[1] / "data" / "programs" / "h200"
+#: the first call's rows, then the second call's held-out top-k grid and argsorts
+ROWS = (H200_DIR / "session8.jsonl", H200_DIR / "session8b.jsonl")
 HW = "H200"
 
 
@@ -83,8 +87,21 @@ def _torch_programs() -> dict[str, Any]:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return x.mean()
 
+    class TopK(torch.nn.Module):
+        def __init__(self, k: int, is_sorted: bool) -> None:
+            super().__init__()
+            self.k = k
+            self.is_sorted = is_sorted
+
+        def forward(self, x: torch.Tensor) -> Any:
+            return torch.topk(x, self.k, dim=-1, sorted=self.is_sorted)
+
+    class ArgSort(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.argsort(x, stable=True)
+
     return {"torch": torch, "Router": Router, "Permute": Permute, "Unpermute": Unpermute,
-            "Mean": Mean}
+            "Mean": Mean, "TopK": TopK, "ArgSort": ArgSort}
 
 
 def _routing(r: dict[str, Any], progs: dict[str, Any]) -> float:
@@ -116,8 +133,30 @@ def _mean(r: dict[str, Any], progs: dict[str, Any]) -> float:
     return float(rt.estimate(progs["Mean"](), (x,), hardware=HW, mode="inference").time_s)
 
 
+def _topk(r: dict[str, Any], progs: dict[str, Any]) -> float:
+    import roofline.torch as rt
+
+    torch = progs["torch"]
+    a = r["args"]
+    dt = torch.float32 if a["dtype"] == "fp32" else torch.bfloat16
+    x = torch.empty(a["slices"], a["n"], dtype=dt, device="meta")
+    mod = progs["TopK"](a["k"], a["sorted"])
+    return float(rt.estimate(mod, (x,), hardware=HW, mode="inference").time_s)
+
+
+def _argsort(r: dict[str, Any], progs: dict[str, Any]) -> float:
+    import roofline.torch as rt
+
+    torch = progs["torch"]
+    a = r["args"]
+    dt = torch.long if a["dtype"] == "int64" else torch.int32
+    x = torch.empty(a["numel"], dtype=dt, device="meta")
+    return float(rt.estimate(progs["ArgSort"](), (x,), hardware=HW, mode="inference").time_s)
+
+
 def main() -> None:
-    rows = [json.loads(line) for line in ROWS.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for path in ROWS for line in path.read_text().splitlines()
+            if line.strip()]
     progs = _torch_programs()
     errors: dict[str, list[float]] = defaultdict(list)
     print(f"{'row':44s} {'measured us':>12s} {'model us':>10s} {'error':>7s}")
@@ -154,6 +193,12 @@ def main() -> None:
             show(r["name"], f"routing {what}", r["kernel_s"], _routing(r, progs))
         elif what == "aten_mean":
             show(r["name"], "aten_mean", r["kernel_s"], _mean(r, progs))
+        elif what == "topk":
+            multi = _core.topk_multiblock(float(a["slices"]), float(a["n"]))
+            show(r["name"], "topk multi-block" if multi else "topk single-block",
+                 r["kernel_s"], _topk(r, progs))
+        elif what == "argsort":
+            show(r["name"], "argsort", r["kernel_s"], _argsort(r, progs))
     print()
     print(f"{'group':28s} {'rows':>5s} {'median |error|':>15s}")
     for group, errs in errors.items():

@@ -3,8 +3,9 @@
 Prints, per trace, the time-weighted per-op error (``TraceReport.op_error``: sum over (op,
 shapes) rows of |predicted - measured| / sum of measured), the measured and predicted GPU time
 of the priced kernels per step, and the medians per program kind: the two shared H100 traces
-(``tests/data/traces``) and the H200 HF Llama programs (``data/programs/h200/traces``, never
-fitted). Graph-replayed traces record no ops and are skipped. Run:
+(``tests/data/traces``), the H200 HF Llama programs and the H200 MoE blocks (HF's Mixtral and
+Qwen3-MoE sparse blocks, and the same experts through ``torch._grouped_mm``, forward or
+forward + backward, 512-16384 tokens; ``data/programs/h200/traces``, never fitted). Graph-replayed traces record no ops and are skipped. Run:
 ``PYTHONPATH=python python benchmarks/trace_operror.py``.
 """
 
@@ -21,14 +22,15 @@ ROOT = Path(__file__).resolve().parents[1]
 KINDS = (("decode dynamic", "decode_dynamic"), ("decode static eager", "decode_static_eager"),
          ("decode compiled", "decode_static_compiled_"), ("prefill", "prefill"),
          ("train eager", "train_eager"), ("train compiled", "train_compiled"),
-         ("train float8", "train_float8"))
+         ("train float8", "train_float8"), ("MoE block HF", "_hf_t"),
+         ("MoE grouped_mm fwd", "grouped_mm_forward"), ("MoE grouped_mm train", "grouped_mm_train"))
 
 
 def main() -> None:
     warnings.simplefilter("ignore")
     shared = sorted((ROOT / "tests" / "data" / "traces").glob("*.json.gz"))
     h200 = sorted(p for p in (ROOT / "data" / "programs" / "h200" / "traces").glob(
-        "llama_*.json.gz") if "graph" not in p.name)
+        "*.json.gz") if p.name.startswith(("llama_", "moe_")) and "graph" not in p.name)
     errors: dict[str, float] = {}
     print(f"{'trace':52s} {'op_error':>9s} {'measured ms':>12s} {'model ms':>9s}")
     for path, hw in [(p, "H100 SXM") for p in shared] + [(p, "H200 SXM") for p in h200]:

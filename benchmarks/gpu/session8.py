@@ -54,6 +54,10 @@ ATTN = [("gptoss", 1, 64, 8, 8192, 64), ("gptoss", 2, 64, 8, 4096, 64),
 # (tokens, experts, topk, hidden)
 ROUTING = [(16384, 128, 4, 2880), (16384, 128, 8, 2048), (16384, 128, 8, 4096),
            (8192, 256, 8, 7168), (16384, 32, 4, 2880)]
+# held-out top-k grid (second call): (slices, slice length, k)
+TOPK_GRID = [(s, n, k) for s in (64, 1024, 4096, 32768) for n in (8, 64, 128, 512, 1024)
+             for k in (2, 8, 16) if k <= n]
+SORT_N = (1 << 14, 1 << 16, 1 << 18, 1 << 20)
 MEAN_N = (1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28)
 ADAM = [(64, 1 << 20), (16, 1 << 24), (256, 1 << 16)]
 
@@ -202,6 +206,34 @@ def routing(out: Out, t: int, e: int, topk: int, hidden: int) -> None:
                 kernel_s=ts, launches=launches, kernels=ks[:5])
 
 
+def topk(out: Out) -> None:
+    """torch.topk over the last dim of [slices, n], fp32 and bf16, sorted or not."""
+    for dt_name, dt in (("fp32", torch.float32), ("bf16", BF16)):
+        for slices, n, k in TOPK_GRID:
+            if SMOKE and slices * n > 1 << 16:
+                continue
+            x = torch.softmax(torch.randn(slices, n, device=DEV, dtype=torch.float32), -1).to(dt)
+            for is_sorted in (True, False):
+                ts, launches, ks = kernel_time(
+                    lambda x=x, k=k, s=is_sorted: torch.topk(x, k, dim=-1, sorted=s))
+                args = {"slices": slices, "n": n, "k": k, "dtype": dt_name, "sorted": is_sorted,
+                        "input": "softmax of normal logits"}
+                out.row(name=f"topk_{dt_name}_{slices}x{n}_k{k}_{'s' if is_sorted else 'u'}",
+                        what="topk", args=args, kernel_s=ts, launches=launches, kernels=ks[:4])
+
+
+def sorts(out: Out) -> None:
+    """torch.argsort(stable=True) of int64 / int32 expert ids (the MoE permutation's sort)."""
+    for n in SORT_N:
+        for dt_name, dt in (("int64", torch.long), ("int32", torch.int32)):
+            for experts in (8, 128):
+                ids = torch.randint(0, experts, (n,), device=DEV, dtype=dt)
+                ts, launches, ks = kernel_time(lambda ids=ids: torch.argsort(ids, stable=True))
+                args = {"numel": n, "dtype": dt_name, "experts": experts, "stable": True}
+                out.row(name=f"argsort_{dt_name}_{n}_e{experts}", what="argsort", args=args,
+                        kernel_s=ts, launches=launches, kernels=ks[:5])
+
+
 def small(out: Out) -> None:
     for n in MEAN_N:
         if SMOKE and n > 1 << 20:
@@ -247,11 +279,12 @@ def _first_step_kernels(opt: torch.optim.Optimizer) -> list[list[Any]]:
 def main() -> None:
     ap = script_parser(__doc__)
     ap.add_argument("--part", action="append",
-                    choices=("experts", "attn", "flex", "routing", "small"))
+                    choices=("experts", "attn", "flex", "routing", "small", "topk", "sorts"))
+    ap.add_argument("--name", default="session8", help="rows file name (without .jsonl)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     parts = args.part or ["experts", "attn", "routing", "small", "flex"]
-    out = Out(args.out, "session8")
+    out = Out(args.out, args.name)
     for part in parts:
         t0 = time.perf_counter()
         if part == "experts":
@@ -268,6 +301,10 @@ def main() -> None:
         elif part == "routing":
             for shape in ROUTING:
                 out.guarded(f"routing_{shape}", lambda shape=shape: routing(out, *shape))
+        elif part == "topk":
+            out.guarded("topk", lambda: topk(out))
+        elif part == "sorts":
+            out.guarded("sorts", lambda: sorts(out))
         else:
             out.guarded("small", lambda: small(out))
         print(f"## part {part}: {time.perf_counter() - t0:.1f} s", flush=True)

@@ -9,6 +9,7 @@
 #include "roofline/ops/attention.hpp"
 #include "roofline/ops/grouped_gemm.hpp"
 #include "roofline/ops/norm.hpp"
+#include "roofline/ops/select.hpp"
 #include "roofline/ops/weight_only_gemm.hpp"
 #include "roofline/sweep.hpp"
 #include "arrays.hpp"
@@ -216,6 +217,28 @@ void bind_ops(py::module_& m) {
         "Latency chain of an attention forward waiting on each KV block's loads in turn: "
         "ceil(tiles / sms) x (kv_blocks x round_trips_per_block + round_trips_per_tile) x "
         "step_s.");
+  m.def("topk_multiblock", &topk_multiblock, py::arg("slices"), py::arg("slice_len"),
+        "Whether aten runs the multi-block top-k (PyTorch's should_use_multiblock heuristic).");
+  m.def("topk_block_warps", &topk_block_warps, py::arg("slice_len"),
+        "Warps per block of aten's single-block top-k: min(roundup(slice_len, 32), 1024) / 32.");
+  m.def("topk_select_s", &topk_select_s, py::arg("slices"), py::arg("slice_len"),
+        py::arg("radix_bits"), py::arg("sms"), py::arg("clock_hz"),
+        "Busy time of aten's single-block top-k radix select (sbtopk::gatherTopK): max(issue, "
+        "one block's latency) over radix_bits / 2 + 1 barrier-synchronized steps per slice.");
+  m.def("topk_bitonic_sort_s", &topk_bitonic_sort_s, py::arg("slices"), py::arg("sms"),
+        py::arg("clock_hz"),
+        "Busy time of aten's in-place bitonic sort of k <= 32 top-k values per slice "
+        "(16 slices per 256-thread block, 15 stages).");
+  m.def("radix_sort_lookback_s", &radix_sort_lookback_s, py::arg("passes"),
+        "Look-back chain time of cub's onesweep passes beyond launch and bytes: passes x "
+        "kOnesweepLookbackS.");
+  m.def("radix_sort_passes", &radix_sort_passes, py::arg("key_bits"),
+        "Passes of cub's onesweep radix sort: ceil(key_bits / 8).");
+  m.def("radix_sort_launches", &radix_sort_launches, py::arg("passes"),
+        "Kernels torch's one-segment stable sort launches through cub: 2 x passes + 6.");
+  m.def("radix_sort_bytes", &radix_sort_bytes, py::arg("n"), py::arg("key_bytes"),
+        "DRAM bytes of a one-segment cub radix sort of n keys with int64 indices: the "
+        "histogram's read plus, per pass, keys and values read and written.");
   m.def("nll_loss_threads", &nll_loss_threads, py::arg("rows"),
         "Threads of aten's one-block nll_loss kernels: clamp(2^round(log2(rows / 16)), 32, "
         "1024).");

@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'busiest_stage_layers', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'first_bad_extent', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_run', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'last_stage_layers', 'limited_compute_s', 'limited_gemm_time_s', 'limiter_load', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'masked_attention_chain_s', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'nll_loss_chain_s', 'nll_loss_threads', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'pipeline_p2p_s', 'poisson_arrival_s', 'program_wall_time', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'sliding_window_visited_keys', 'spanning_all_to_all_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'busiest_stage_layers', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'first_bad_extent', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_run', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'last_stage_layers', 'limited_compute_s', 'limited_gemm_time_s', 'limiter_load', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'masked_attention_chain_s', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'nll_loss_chain_s', 'nll_loss_threads', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'pipeline_p2p_s', 'poisson_arrival_s', 'program_wall_time', 'radix_sort_bytes', 'radix_sort_launches', 'radix_sort_lookback_s', 'radix_sort_passes', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'sliding_window_visited_keys', 'spanning_all_to_all_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'topk_bitonic_sort_s', 'topk_block_warps', 'topk_multiblock', 'topk_select_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
 class PeakClass:
     """
     Members:
@@ -1675,6 +1675,22 @@ def program_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.f
     """
     Per-step wall time of an eager program in a loop, from the host calls (by HostOp class) before each kernel: (wall_s, gpu_s, host_s, launch_bound).
     """
+def radix_sort_bytes(n: typing.SupportsFloat | typing.SupportsIndex, key_bytes: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    DRAM bytes of a one-segment cub radix sort of n keys with int64 indices: the histogram's read plus, per pass, keys and values read and written.
+    """
+def radix_sort_launches(passes: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Kernels torch's one-segment stable sort launches through cub: 2 x passes + 6.
+    """
+def radix_sort_lookback_s(passes: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Look-back chain time of cub's onesweep passes beyond launch and bytes: passes x kOnesweepLookbackS.
+    """
+def radix_sort_passes(key_bits: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Passes of cub's onesweep radix sort: ceil(key_bits / 8).
+    """
 def repeated_wall_time(kernel_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mode: LaunchMode, regions: typing.SupportsInt | typing.SupportsIndex, terms: HostTerms) -> tuple[typing.Any, ...]:
     """
     Per-call wall time of a call repeated back to back (host runs ahead): (wall_s, gpu_s, host_s, launch_bound).
@@ -1718,6 +1734,22 @@ def sustained_compute_s(compute_s: typing.Annotated[numpy.typing.ArrayLike, nump
 def sustained_gemm_time_s(time_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], compute_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], memory_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], throttle_fraction: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], throttle_time_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], overlap_p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Time of a GEMM under continuous tensor load, from its time run alone.
+    """
+def topk_bitonic_sort_s(slices: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex, clock_hz: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Busy time of aten's in-place bitonic sort of k <= 32 top-k values per slice (16 slices per 256-thread block, 15 stages).
+    """
+def topk_block_warps(slice_len: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Warps per block of aten's single-block top-k: min(roundup(slice_len, 32), 1024) / 32.
+    """
+def topk_multiblock(slices: typing.SupportsFloat | typing.SupportsIndex, slice_len: typing.SupportsFloat | typing.SupportsIndex) -> bool:
+    """
+    Whether aten runs the multi-block top-k (PyTorch's should_use_multiblock heuristic).
+    """
+def topk_select_s(slices: typing.SupportsFloat | typing.SupportsIndex, slice_len: typing.SupportsFloat | typing.SupportsIndex, radix_bits: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex, clock_hz: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Busy time of aten's single-block top-k radix select (sbtopk::gatherTopK): max(issue, one block's latency) over radix_bits / 2 + 1 barrier-synchronized steps per slice.
     """
 def tp_overlap_exposed_s(comm_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], gemm_s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tp: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """

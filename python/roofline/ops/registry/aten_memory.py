@@ -44,7 +44,8 @@ memory("sum", "mean", "amax", "amin", "var_mean", rule="reduce", kind="reduction
 memory("max", "min", "norm", "linalg_vector_norm", "var", "std", "std_mean", "argmax",
        "argmin", "any", "all", "prod", "nll_loss2d_forward", rule="reduce")
 # routing bookkeeping of MoE layers (HF's experts): one pass over their inputs and outputs
-memory("topk", "sort", "histc", "cumsum", "floor_divide", "bincount", "argsort")
+# (topk and sort: sort_entries.py: aten's radix select and cub's radix sort)
+memory("histc", "cumsum", "floor_divide", "bincount", "argsort")
 # nll_loss_forward / nll_loss_backward: nll_entries.py (one-block kernels)
 # elementwise
 memory("add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "neg", "relu", "relu_",

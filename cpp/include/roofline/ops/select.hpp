@@ -1,0 +1,69 @@
+#pragma once
+// aten's top-k selection kernels (torch.topk on CUDA): the single-block radix select and the
+// in-place bitonic sort of its results. Both are barrier-synchronized loops over shared
+// memory whose time is set by instruction issue and barrier latency, not by DRAM bytes.
+
+namespace roofline {
+
+/// Warp instructions one warp issues per barrier-synchronized step of these kernels (a radix
+/// pass of the select: load, convert, mask test, 4 ballots and popcounts, lane-0 shared
+/// atomics, 2 barriers, the 4-digit decision; a bitonic stage: 2 key/value pairs loaded from
+/// shared memory, compared, swapped and stored, 1 barrier), counted from the kernels' loops.
+inline constexpr double kSelectStepWarpInstructions = 90.0;
+
+/// Latency of one barrier-synchronized step when its block runs alone on an SM (shared-memory
+/// atomics and loads, 2 barriers): ~350 cycles.
+inline constexpr double kSelectStepLatencyCycles = 350.0;
+
+/// Warp instructions an SM issues per cycle (4 schedulers).
+inline constexpr double kWarpIssuePerSmCycle = 4.0;
+
+/// Whether aten runs the multi-block top-k (`mbtopk`, CUB scan-by-key builds) rather than one
+/// block per slice: PyTorch's `should_use_multiblock(num_slices, slice_size)` heuristic.
+bool topk_multiblock(double slices, double slice_len) noexcept;
+
+/// Warps per block of the single-block top-k: `min(roundup(slice_len, 32), 1024) / 32`.
+double topk_block_warps(double slice_len) noexcept;
+
+/// Busy time of aten's single-block top-k (`sbtopk::gatherTopK`): one block per slice radix-
+/// selects the k-th value in `radix_bits / 2` passes of 2 bits (32 for every 8-32-bit type:
+/// the radix type is 32 bits wide) plus one pass-equivalent of prefix scans that gathers the
+/// top k. `max(issue, latency)` with issue = slices x warps x loops x steps x
+/// `kSelectStepWarpInstructions` / (sms x 4 x clock) and latency (one block alone) = steps x
+/// (`kSelectStepLatencyCycles` + warps x loops x instructions / 4) / clock; `loops` =
+/// ceil(slice_len / block threads). 0 without slices, SMs or clock.
+double topk_select_s(double slices, double slice_len, double radix_bits, double sms,
+                     double clock_hz) noexcept;
+
+/// Busy time of aten's in-place bitonic sort of k <= 32 selected values per slice
+/// (`bitonicSortKVInPlace<2, -1, 16, 16>`: 16 slices per block of 16 x 16 threads, each slice
+/// padded to 32 items, 2 per thread, sorted in log2(32)(log2(32)+1)/2 = 15 stages): `max(issue,
+/// latency)` as for `topk_select_s`, with ceil(slices / 2) warps of 15 steps and 8 warps per
+/// block. 0 without slices, SMs or clock.
+double topk_bitonic_sort_s(double slices, double sms, double clock_hz) noexcept;
+
+/// Extra time of one cub onesweep radix-sort pass beyond its launch and bytes: the decoupled
+/// look-back chain over the pass's tiles (each tile waits for its predecessor's digit
+/// prefix). Measured on an H200 with torch 2.11's cub: 5.8 us per pass at 16-64 K keys, where
+/// the bytes take < 0.3 us and a launch ~1.4 us (data/programs/h200/session8b.jsonl).
+inline constexpr double kOnesweepLookbackS = 4.4e-6;
+
+/// Passes of cub's onesweep radix sort over `key_bits`-bit keys: ceil(key_bits / 8) (8-bit
+/// digits). 0 for no bits.
+double radix_sort_passes(double key_bits) noexcept;
+
+/// Kernels torch's stable sort of one segment launches through cub's onesweep radix sort:
+/// the histogram, one onesweep kernel and two memsets per pass, the exclusive sum, the index
+/// fill, a memset pair and a copy: `2 x passes + 6` (22 for int64 keys, 14 for int32, as
+/// the H200 profiles list them).
+double radix_sort_launches(double passes) noexcept;
+
+/// Look-back chain time of `passes` onesweep passes beyond their launches and bytes:
+/// `passes x kOnesweepLookbackS`. 0 for no passes.
+double radix_sort_lookback_s(double passes) noexcept;
+
+/// DRAM bytes of that sort over `n` keys of `key_bytes` with int64 values (the indices): the
+/// histogram reads the keys once; every pass reads and writes keys and values.
+double radix_sort_bytes(double n, double key_bytes) noexcept;
+
+}  // namespace roofline

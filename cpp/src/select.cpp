@@ -1,0 +1,74 @@
+#include "roofline/ops/select.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace roofline {
+
+namespace {
+
+/// max(issue-bound time of `warps` x `steps`, one block's latency of `steps` with
+/// `block_warps` warps (x `loops` iterations) each).
+double barrier_steps_s(double warps, double block_warps, double loops, double steps,
+                       double sms, double clock_hz) noexcept {
+  const double per_warp = steps * loops * kSelectStepWarpInstructions;
+  const double issue = warps * per_warp / (sms * kWarpIssuePerSmCycle * clock_hz);
+  const double latency = steps *
+                         (kSelectStepLatencyCycles +
+                          block_warps * loops * kSelectStepWarpInstructions / kWarpIssuePerSmCycle) /
+                         clock_hz;
+  return std::max(issue, latency);
+}
+
+}  // namespace
+
+bool topk_multiblock(double s, double n) noexcept {
+  return (s <= 20 && n >= 20000) || (s > 20 && s <= 40 && n >= 10000) ||
+         (s > 40 && s <= 80 && n >= 8000) || (s > 80 && s < 200 && n >= 5000) ||
+         (s >= 200 && s < 800 && n >= 3000) || (s >= 800 && s <= 4000 && n >= 800) ||
+         (s > 4000 && n >= 400);
+}
+
+double topk_block_warps(double slice_len) noexcept {
+  if (!(slice_len > 0)) return 1.0;
+  return std::min(std::ceil(slice_len / 32.0), 32.0);
+}
+
+double topk_select_s(double slices, double slice_len, double radix_bits, double sms,
+                     double clock_hz) noexcept {
+  if (!(slices > 0) || !(slice_len > 0) || !(sms > 0) || !(clock_hz > 0)) return 0.0;
+  const double warps = topk_block_warps(slice_len);
+  const double loops = std::ceil(slice_len / (32.0 * warps));
+  const double steps = std::max(radix_bits, 2.0) / 2.0 + 1.0;
+  return barrier_steps_s(slices * warps, warps, loops, steps, sms, clock_hz);
+}
+
+double topk_bitonic_sort_s(double slices, double sms, double clock_hz) noexcept {
+  if (!(slices > 0) || !(sms > 0) || !(clock_hz > 0)) return 0.0;
+  constexpr double kStages = 15.0;     // log2(32) (log2(32) + 1) / 2
+  constexpr double kBlockWarps = 8.0;  // 16 x 16 threads
+  return barrier_steps_s(std::ceil(slices / 2.0), kBlockWarps, 1.0, kStages, sms, clock_hz);
+}
+
+double radix_sort_passes(double key_bits) noexcept {
+  if (!(key_bits > 0)) return 0.0;
+  return std::ceil(key_bits / 8.0);
+}
+
+double radix_sort_launches(double passes) noexcept {
+  if (!(passes > 0)) return 0.0;
+  return 2.0 * passes + 6.0;
+}
+
+double radix_sort_lookback_s(double passes) noexcept {
+  if (!(passes > 0)) return 0.0;
+  return passes * kOnesweepLookbackS;
+}
+
+double radix_sort_bytes(double n, double key_bytes) noexcept {
+  if (!(n > 0) || !(key_bytes > 0)) return 0.0;
+  constexpr double kIndexBytes = 8.0;
+  return n * key_bytes + radix_sort_passes(8.0 * key_bytes) * 2.0 * n * (key_bytes + kIndexBytes);
+}
+
+}  // namespace roofline

@@ -1,0 +1,140 @@
+"""Entries of ``aten::topk`` and ``aten::sort``: aten's radix select and cub's radix sort.
+
+**topk.**
+``torch.topk`` on CUDA (``TensorTopK.cu``) runs, unless PyTorch's ``should_use_multiblock``
+heuristic picks the multi-block path (many slices of >= 400 elements, or few very long ones:
+:func:`roofline._core.topk_multiblock`), **one block per slice** of
+``min(roundup(n, 32), 1024)`` threads (``sbtopk::gatherTopK``). The block radix-selects the
+k-th value 2 bits at a time over the 32-bit radix type (16 passes for fp32, bf16 and fp16
+alike: each pass counts the 4 digits with warp ballots, adds them in shared memory and
+synchronizes), then gathers the k values with two prefix scans. With ``sorted=True`` and
+``1 < k <= 32`` a second kernel sorts each slice's k values in place
+(``bitonicSortKVInPlace``: 16 slices per 256-thread block, padded to 32, 15 stages). Both are
+barrier-synchronized loops over shared memory: their time is instruction issue across the SMs,
+or one block's step latency when few blocks run, not DRAM bytes
+(:func:`roofline._core.topk_select_s`, :func:`roofline._core.topk_bitonic_sort_s`).
+
+Evidence (H200, torch 2.11, ``data/programs/h200/session8.jsonl`` and ``session8b.jsonl``):
+MoE routers' ``topk(softmax(logits.float()), k)`` over 16384 tokens x 128 experts ran a
+98-104 us ``gatherTopK`` and a 14 us bitonic sort where one memory pass priced ~12 us; the
+held-out grid (64-32768 slices of 8-1024 elements, k 2-16, fp32 and bf16, sorted or not)
+is priced within 10 % median (p90 24 %) by this entry: ``benchmarks/session8_kernels.py``.
+
+The multi-block path (``mbtopk``: per-pass digit-count kernels and CUB scans, ~15-21
+launches) and sorts of k > 32 (warp merge and segmented radix sorts) are still priced as one
+memory pass over the input and output (a lower bound). The select's passes are data-dependent:
+it stops once the k-th value's digit is unique, which spread inputs (the grid above) reach
+early; near-uniform router probabilities (untrained routers: the HF Qwen3-MoE traces) run
+every pass and took up to 1.8x longer than priced.
+
+**sort.** A one-segment sort of more than 4096 keys (``torch.sort`` / ``argsort`` of a 1-d
+tensor, as MoE layers sort their routed expert ids) runs cub's onesweep radix sort over keys
+and int64 indices: ``ceil(key bits / 8)`` passes, each reading and writing keys and values
+(:func:`roofline._core.radix_sort_bytes`), ``2 x passes + 6`` launches (histogram, onesweep
+kernel and memsets per pass, exclusive sum, index fill, copy) and per pass a decoupled
+look-back chain (:func:`roofline._core.radix_sort_lookback_s`). H200 (``session8b.jsonl``):
+stable argsorts of 16 K-1 M int64 / int32 ids took 37-140 us (22 and 14 launches) where one
+memory pass priced 2-10 us. Several segments and sorts of <= 4096 keys (aten's in-place
+block sorts) stay one memory pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ... import _core
+from .call import Call, TensorArg
+from .memory_entries import memory_pricer
+from .pricer import Pricer
+from .table import Entry, Priced, add
+
+__all__ = ["sort_price", "topk_price"]
+
+#: Longest slice aten sorts in place in one block (``sortKeyValueInplace``); longer ones go to
+#: cub's segmented / onesweep radix sort.
+_SMALL_SORT_MAX = 4096
+
+_PLAIN = memory_pricer("pointwise", "memory")
+
+#: Largest k the in-place bitonic sort handles (larger k run other sort kernels).
+_BITONIC_MAX_K = 32
+
+
+def _scalar(call: Call, name: str, index: int) -> Any:
+    """A scalar argument: the recorded input at ``index``, else the schema argument."""
+    v: Any = call.inputs[index] if index < len(call.inputs) else None
+    if v is None or isinstance(v, TensorArg):
+        v = call.arg(name, index)
+    return v
+
+
+def _flag(v: Any, default: bool) -> bool:
+    """A recorded boolean argument (``True``/``False``/``1``/``0``); ``default`` if absent."""
+    if v is None or v == "":
+        return default
+    if isinstance(v, bool):
+        return v
+    return str(v).strip().lower() not in ("false", "0")
+
+
+def topk_price(call: Call, p: Pricer) -> Priced:
+    """One block per slice radix-selects the top k (see the module); the in-place bitonic
+    sort when ``sorted`` and ``1 < k <= 32``; one memory pass on the multi-block path."""
+    x = call.tensor(0)
+    hw = p.hardware
+    sms = getattr(hw, "sms", None)
+    clock = getattr(hw, "clock_hz", None)
+    if x is None or not x.shape or not sms or not clock:
+        return _PLAIN(call, p)
+    try:
+        k = int(_scalar(call, "k", 1))
+        dim_arg = _scalar(call, "dim", 2)
+        dim = -1 if dim_arg in (None, "") else int(dim_arg)
+    except (TypeError, ValueError):
+        return _PLAIN(call, p)
+    if not -len(x.shape) <= dim < len(x.shape):
+        return _PLAIN(call, p)
+    n = int(x.shape[dim])
+    if n <= 0 or x.numel == 0:
+        return _PLAIN(call, p)
+    slices = x.numel // n
+    if _core.topk_multiblock(float(slices), float(n)):
+        return _PLAIN(call, p)
+    sort = _flag(_scalar(call, "sorted", 4), True) and 1 < k <= _BITONIC_MAX_K and slices * k > 1
+    radix_bits = 64.0 if x.itemsize == 8 else 32.0
+    busy = _core.topk_select_s(float(slices), float(n), radix_bits, float(sms), float(clock))
+    if sort:
+        busy += _core.topk_bitonic_sort_s(float(slices), float(sms), float(clock))
+    read = x.nbytes
+    written = slices * k * (x.itemsize + 8)  # values and int64 indices
+    e = p.traffic(read, written, 0.0, call.base, kernels=2 if sort else 1)
+    if busy > float(e.memory_s):
+        e = p.cached(("topk", slices, n, k, sort, x.itemsize), lambda: dataclasses.replace(
+            e, memory_s=busy, time_s=float(e.time_s) + busy - float(e.memory_s)))
+    warps = int(_core.topk_block_warps(float(n)))
+    how = (f"{call.name}: {slices} slices of {n}, one block of {warps} warp(s) each radix-"
+           f"selects the top {k}" + (" and a bitonic sort orders them" if sort else ""))
+    return [("reduction", e)], how
+
+
+def sort_price(call: Call, p: Pricer) -> Priced:
+    """cub's onesweep radix sort of one segment of > 4096 keys (see the module); one memory
+    pass otherwise."""
+    x = call.tensor(0)
+    if x is None or x.numel <= _SMALL_SORT_MAX or max(x.shape, default=1) != x.numel:
+        return _PLAIN(call, p)
+    n = x.numel
+    passes = _core.radix_sort_passes(8.0 * x.itemsize)
+    moved = _core.radix_sort_bytes(float(n), float(x.itemsize))
+    launches = int(_core.radix_sort_launches(passes))
+    e = p.traffic(int(moved / 2), int(moved / 2), 0.0, call.base, kernels=launches)
+    chain = _core.radix_sort_lookback_s(passes)
+    e = p.cached(("sort", n, x.itemsize), lambda: dataclasses.replace(
+        e, time_s=float(e.time_s) + chain))
+    return [("sort", e)], (f"{call.name}: cub onesweep radix sort of {n} keys with int64 "
+                           f"indices: {int(passes)} passes, {launches} launches")
+
+
+add("aten::topk", entry=lambda n: Entry(n, "memory", "reduction", topk_price))
+add("aten::sort", entry=lambda n: Entry(n, "memory", "reduction", sort_price))
