@@ -93,10 +93,17 @@ def torch_estimate(cfg: dict[str, Any], hw: str) -> Any:
             cache = StaticCache(config=hc, max_cache_len=cfg["max_cache_len"])
         else:
             cache = DynamicCache(config=hc)
+        # the measured DynamicCache steps were rewound with crop(-1) after every step, so the
+        # timed cat saw the past as a view of a one-token-longer buffer (non-contiguous: the
+        # generic strided CatArrayBatchedCopy); price that, not a generation loop's
+        # contiguous past (the vectorized cat)
+        crop = int(cfg["cache"] != "StaticCache")
         for i in range(hc.num_hidden_layers):
-            k = torch.empty(b, hc.num_key_value_heads, cache_len, 128, dtype=torch.bfloat16,
-                            device="meta")
+            k = torch.empty(b, hc.num_key_value_heads, cache_len + crop, 128,
+                            dtype=torch.bfloat16, device="meta")
             cache.update(k, k.clone(), i)
+        if crop:
+            cache.crop(-1)
         kw: dict[str, Any] = {"cache": cache, "use_cache": True}
         if cfg["cache"] == "StaticCache":
             kw["position_ids"] = torch.zeros(b, 1, dtype=torch.long, device="meta")

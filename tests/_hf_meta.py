@@ -32,11 +32,14 @@ def meta_model(kind: str) -> tuple[Any, Any]:
 
 
 def step_inputs(hc: Any, phase: str, batch: int, cache_len: int,
-                cache: str = "dynamic") -> tuple[Any, dict[str, Any], str]:
+                cache: str = "dynamic", cropped: bool = False) -> tuple[Any, dict[str, Any], str]:
     """(input ids, forward kwargs, ``roofline.torch.estimate`` mode) of one step: decode of one
     token per sequence against a filled cache of ``cache_len`` tokens (``cache`` ``"dynamic"``
     or ``"static"``, the latter with ``cache_len + 1`` slots), else a ``cache_len``-token
-    prefill (last token's logits) or train step (labels = ids)."""
+    prefill (last token's logits) or train step (labels = ids). ``cropped``: the cached K/V
+    are views of ``cache_len + 1``-token buffers, as after ``DynamicCache.crop(-1)`` (the H200
+    decode programs rewound their cache so: the step's ``cat`` sees a non-contiguous past);
+    otherwise contiguous, as a generation loop leaves them (the previous step's ``cat``)."""
     if phase != "decode":
         ids = torch.zeros(batch, cache_len, dtype=torch.long, device="meta")
         kw: dict[str, Any] = {"labels": ids} if phase == "train" else {"logits_to_keep": 1}
@@ -45,9 +48,11 @@ def step_inputs(hc: Any, phase: str, batch: int, cache_len: int,
     c = (transformers.StaticCache(config=hc, max_cache_len=cache_len + 1) if cache == "static"
          else transformers.DynamicCache(config=hc))
     for i in range(hc.num_hidden_layers):
-        k = torch.empty(batch, hc.num_key_value_heads, cache_len, 128, dtype=torch.bfloat16,
-                        device="meta")
+        k = torch.empty(batch, hc.num_key_value_heads, cache_len + int(cropped), 128,
+                        dtype=torch.bfloat16, device="meta")
         c.update(k, k.clone(), i)
+    if cropped:
+        c.crop(-1)
     kw = {"cache": c, "use_cache": True}
     if cache == "static":
         kw["position_ids"] = torch.zeros(batch, 1, dtype=torch.long, device="meta")

@@ -53,17 +53,30 @@ def test_there_are_decode_rows(errors):
 
 
 def test_hf_program_error_on_decode(errors):
-    """Median |error| of the HF program's GPU time vs the measured kernel time: 19.5 % over
-    all decode rows (80 % before the StaticCache program and the batched-copy rate), 6.4 %
-    over the DynamicCache rows (24 % before)."""
-    all_ = statistics.median(abs(e[3]) for e in errors)
-    dyn = statistics.median(abs(e[3]) for e in errors if e[1] == "dynamic")
-    assert all_ < 0.25, all_
-    assert dyn < 0.10, dyn
-    # the batched-copy cat dominates DynamicCache decode at batch 256: within 5 %
-    big = [e[3] for e in errors if e[1] == "dynamic" and e[0].startswith(
-        "llama_decode_dynamic_eager_b256")]
+    """Median |error| of the HF program's GPU time vs the measured kernel time over the
+    StaticCache decode rows (eager and CUDA graphs). The DynamicCache rows are compared in
+    :func:`test_cropped_dynamic_cache_programs`: the measured steps rewound their cache with
+    ``crop(-1)``, which a generation loop (what ``runtime="hf"`` prices) never does."""
+    static = [abs(e[3]) for e in errors if e[1] == "static"]
+    assert len(static) >= 10
+    assert statistics.median(static) < 0.25, static
+
+
+def test_cropped_dynamic_cache_programs(errors):
+    """The measured DynamicCache steps saw their past K/V as ``crop(-1)`` views (non-
+    contiguous), so every ``cat`` ran aten's generic strided ``CatArrayBatchedCopy`` at ~0.7
+    TB/s: the trace prices those kernels within 20 % (median; the cat dominates at batch 256:
+    within 5 %). A generation loop's past is the previous ``cat``'s output (contiguous, 16-byte
+    slices): aten runs ``CatArrayBatchedCopy_vectorized`` (3.9 TB/s in the H200 MoE traces),
+    so ``runtime="hf"`` prices the same step at under half the cropped one at batch >= 64."""
+    dyn = [e for e in errors if e[1] == "dynamic"]
+    assert len(dyn) >= 8
+    assert statistics.median(abs(e[4]) for e in dyn) < 0.20
+    big = [e[4] for e in dyn if e[0].startswith("llama_decode_dynamic_eager_b256")]
     assert big and all(abs(x) < 0.05 for x in big), big
+    for e in dyn:
+        if "_b64" in e[0] or "_b256" in e[0]:
+            assert e[3] < -0.5, e  # the vectorized cat of a generation loop
 
 
 def test_trace_price_error_on_eager_decode(errors):

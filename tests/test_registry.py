@@ -130,12 +130,32 @@ def test_trace_and_torch_price_mm_alike() -> None:
 
 
 def test_trace_and_torch_price_cat_alike() -> None:
+    """The same cat, contiguous (the vectorized kernel) and with a sliced past (the generic
+    strided one), priced alike from a live dispatch and from a trace's recorded strides."""
     a, b = _meta(16, 8, 4096, 128), _meta(16, 8, 1, 128)
+    dims = [[[16, 8, 4096, 128], [16, 8, 1, 128]], []]
+    types = ["GenericList[c10::BFloat16]", "Scalar"]
     live = _live(torch.ops.aten.cat.default, [a, b], 2)
-    traced = _traced("aten::cat", [[[16, 8, 4096, 128], [16, 8, 1, 128]], []],
-                     ["GenericList[c10::BFloat16]", "Scalar"], ["", "2"])
+    traced = _traced_strided("aten::cat", dims, types, ["", "2"],
+                             [[list(a.stride()), list(b.stride())], []])
     assert live[0][1].bytes == traced.bytes == 2 * (a.numel() + b.numel()) * 2
     assert live[0][1].time_s == traced.time_s
+    view = _meta(16, 8, 4097, 128)[:, :, :4096]
+    live_v = _live(torch.ops.aten.cat.default, [view, b], 2)
+    traced_v = _traced_strided("aten::cat", dims, types, ["", "2"],
+                               [[list(view.stride()), list(b.stride())], []])
+    assert live_v[0][1].time_s == traced_v.time_s > 3 * traced.time_s
+    # strides not recorded (older traces): the generic kernel, a lower bound on the rate
+    assert _traced("aten::cat", dims, types, ["", "2"]).time_s == traced_v.time_s
+
+
+def _traced_strided(op: str, dims: Any, types: Any, concrete: Any, strides: Any) -> Any:
+    from roofline.hardware import hardware
+
+    e, how = _price.price_op(op, dims, types, concrete, hardware(HW), "default",
+                             strides=strides)
+    assert e is not None, how
+    return e
 
 
 def test_index_select_reads_the_rows_it_touches() -> None:

@@ -59,7 +59,9 @@ def _input(d: Any, t: Any, types: list[Any], st: Any = None) -> Any:
     if isinstance(d, list) and d and all(isinstance(x, list) for x in d):  # TensorList
         dt, size = ELEMENT.get(str(t).replace("GenericList", ""), (None, 0))
         size = size or _first_size(types)
-        return tuple(TensorArg(tuple(int(s) for s in sub), dt, size) for sub in d)
+        sts = st if isinstance(st, list) and len(st) == len(d) else [None] * len(d)
+        return tuple(TensorArg(tuple(int(s) for s in sub), dt, size, _stride(sub, sst))
+                     for sub, sst in zip(d, sts, strict=True))
     if t in ELEMENT and isinstance(d, list):
         dt, size = ELEMENT[t]
         return TensorArg(tuple(int(s) for s in d), dt, size, _stride(d, st))

@@ -21,6 +21,7 @@ head (prefill: the last token only, a batched product over the sliced hidden sta
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..ops.registry import Call, TensorArg
@@ -91,12 +92,25 @@ def _rmsnorm(shape: tuple[int, ...], dt: str, train: bool) -> tuple[list[Call], 
     return fwd, bwd
 
 
+def _strided(shape: tuple[int, ...], stride: tuple[int, ...], dt: str) -> TensorArg:
+    """A view of ``shape`` with ``stride`` (a slice or a transpose: not contiguous)."""
+    return dataclasses.replace(_t(shape, dt), stride=tuple(int(x) for x in stride))
+
+
+def _heads_view(b: int, h: int, s: int, d: int, dt: str) -> TensorArg:
+    """(b, h, s, d) states laid out as the projection wrote them, (b, s, h, d): HF's
+    ``view(...).transpose(1, 2)`` (contiguous only when ``s == 1``)."""
+    return _strided((b, h, s, d), (s * h * d, d, h * d, 1), dt)
+
+
 def _rope(b: int, h: int, s: int, d: int, dt: str, train: bool
           ) -> tuple[list[Call], list[Call]]:
-    """``q * cos + rotate_half(q) * sin`` on (b, h, s, d)."""
+    """``q * cos + rotate_half(q) * sin`` on (b, h, s, d). ``rotate_half`` cats ``-x2`` (a
+    new tensor) with ``x1``, a slice of ``x`` (not contiguous): aten's generic strided cat."""
     x, half, cs = _t((b, h, s, d), dt), _t((b, h, s, d // 2), dt), _t((1, 1, s, d), dt)
+    x1 = _strided((b, h, s, d // 2), (h * s * d, s * d, d, 1), dt)
     fwd = [_pw("mul", [x, cs], x), _pw("neg", [half], half),
-           _plain("cat", [(half, half)], [x]), _pw("mul", [x, cs], x), _pw("add", [x, x], x)]
+           _plain("cat", [(half, x1)], [x]), _pw("mul", [x, cs], x), _pw("add", [x, x], x)]
     if not train:
         return fwd, []
     bwd = [_pw("mul", [x, cs], x), _pw("neg", [half], half),
@@ -152,9 +166,12 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
             full = new
         causal = s > 1 and kv == s
     else:  # DynamicCache: torch.cat of the cached K / V with the new ones, every step
+        # a generation loop's past is the previous step's cat output (contiguous) and one
+        # token's new states are contiguous: the vectorized cat; a prompt's states keep the
+        # projection's (b, s, h, d) layout: the generic strided cat
         cached = kv - s
         past = _t((b, kvh, cached, d), dt) if cached else _t((0,), dt)
-        cat = _plain("cat", [(past, new)], [full], {"dim": -2})
+        cat = _plain("cat", [(past, _heads_view(b, kvh, s, d, dt))], [full], {"dim": -2})
         zeros = [] if cached else [_plain("zeros", [], [_t((0,), dt)])] * 2
         _row(ops, g, "kv cache cat", "elementwise", [cat, cat], zeros if train else [])
         causal = s > 1
