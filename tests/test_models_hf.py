@@ -5,6 +5,7 @@ the pricing of sliding-window / chunked attention and of the MTP module."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -93,6 +94,37 @@ def test_from_hf_gpt_oss_fields():
     # KV cache at 4096 tokens: two full layers of 4096, two sliding of 128 tokens
     per_token = 2 * 8 * 64 * 2
     assert cfg.kv_cache_bytes(1, 4096) == per_token * (2 * 4096 + 2 * 128)
+
+
+def test_from_hf_glu_limit_and_yarn_attention_factor():
+    """GPT-OSS's swiglu_limit and YaRN's attention factor (0.1·ln(factor) + 1, or the ratio
+    of the two mscales, or an explicit attention_factor); other RoPE types give 1."""
+    base = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "vocab_size": 100}
+    gpt = rl.transformer.config("GPT-OSS-120B")
+    assert gpt.glu_limit == 7.0
+    assert gpt.rope_mscale == pytest.approx(0.1 * math.log(32.0) + 1.0, rel=1e-12)
+    assert from_hf(base).rope_mscale == 1.0 and from_hf(base).glu_limit == 0.0
+    ds = {**base, "rope_scaling": {"type": "yarn", "factor": 40, "mscale": 1.0,
+                                   "mscale_all_dim": 1.0}}
+    assert from_hf(ds).rope_mscale == 1.0  # DeepSeek-V3: the two mscales cancel
+    ratio = {**base, "rope_scaling": {"rope_type": "yarn", "factor": 40, "mscale": 1.0,
+                                      "mscale_all_dim": 0.5}}
+    m = 0.1 * math.log(40.0)
+    assert from_hf(ratio).rope_mscale == pytest.approx((m + 1) / (0.5 * m + 1), rel=1e-12)
+    given = {**base, "rope_scaling": {"rope_type": "yarn", "factor": 4,
+                                      "attention_factor": 1.25}}
+    assert from_hf(given).rope_mscale == 1.25
+    llama = {**base, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}
+    assert from_hf(llama).rope_mscale == 1.0
+    with pytest.raises(TypeError, match="rope_scaling"):
+        from_hf({**base, "rope_scaling": "yarn"})
+    with pytest.raises(ValueError, match="swiglu_limit"):
+        from_hf({**base, "swiglu_limit": -1.0})
+    with pytest.raises(ValueError, match="rope_mscale"):
+        gpt.replace(rope_mscale=0.0)
+    with pytest.raises(TypeError, match="glu_limit"):
+        gpt.replace(glu_limit="7")
 
 
 def test_from_hf_llama4_nested_and_interleaved():

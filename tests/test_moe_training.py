@@ -399,6 +399,52 @@ def test_expert_fc2_bias_added_outside_the_gemm_in_fp32():
     assert not any("bias" in name for _, name, _ in qwen.rows)
 
 
+def test_gpt_oss_unfused_clamp_and_yarn_rope_by_hand() -> None:
+    """What Megatron-Core runs unfused for GPT-OSS (hand-derived bytes). The clamped
+    quick-GEGLU's eager clamps: forward two half clamps (read + write a half each) and the cat
+    (2e read + 2e write): 16 bytes per element e of a half; backward the compare / and
+    kernels (bf16 in, bool out: 3 bytes each, four of them), two ``where`` (bool + bf16 in,
+    bf16 out: 5 bytes), the chunk's cat (8 bytes) and two one-element fills: 30 bytes + 4.
+    YaRN's unfused RoPE per tensor of E elements: forward 24·E bytes (t·cos 4, the negated
+    half 2, the rotate cat 4, ·sin 4, the sum 6, the final cat 4) plus six kernels over the
+    fp32 cos / sin table of f = seq x head_dim (cos, ·mscale: 8 f each; the cast: 6 f);
+    backward 28·E (grad·sin 4, the negation 2, the chunk's cat 4, grad·cos 4, the sum 6, the
+    empty slice's zero gradient 2 and its sum 6)."""
+    gpt = rl.transformer.config("GPT-OSS-120B")
+    model = gpt.replace(num_layers=2, layer_types=tuple(gpt.layer_types[:2]))
+    kw = dict(seq_len=4096, micro_batch=1, hardware="B200", ep=8, dp=8,
+              optimizer_update=False)
+    est = rl.transformer.estimate(model, "train", **kw)
+    names = [name for _, name, _ in est.rows]
+    by = dict(zip(names, est.columns["bytes"], strict=False))  # the first layer's rows
+    rows = 4096 * model.experts_per_token * 8 // model.num_experts * (model.num_experts // 8)
+    e = rows * model.moe_intermediate_size
+    assert by["experts act clamp (unfused)"] == pytest.approx(16 * e, rel=1e-12)
+    assert by["experts act clamp (unfused) bwd"] == pytest.approx(30 * e + 4, rel=1e-12)
+    d = model.head_dim
+    big = 4096 * (model.num_heads + model.num_kv_heads) * d
+    assert by["rope (yarn, unfused)"] == pytest.approx(24 * big + 2 * 44 * 4096 * d,
+                                                       rel=1e-12)
+    assert by["rope (yarn, unfused) bwd"] == pytest.approx(28 * big, rel=1e-12)
+    assert "rope" not in names
+    # without the clamp and the YaRN factor: the fused rows (TE's RoPE, one activation)
+    plain = rl.transformer.estimate(model.replace(glu_limit=0.0, rope_mscale=1.0), "train",
+                                    **kw)
+    plain_names = [name for _, name, _ in plain.rows]
+    assert "rope" in plain_names and not any("unfused)" in n and ("clamp" in n or "yarn" in n)
+                                             for n in plain_names)
+    assert plain.step.time_s < est.step.time_s
+    # the offset's blocking host-to-device copy: one more synchronised forward segment per
+    # MoE layer, so the host time the step exposes grows
+    assert est.step.host_s > plain.step.host_s
+    # moe_act recompute runs the clamps again with the activation
+    rec = rl.transformer.estimate(model, "train", recompute="modules:moe_act", **kw)
+    extra = rec.step.recompute_s - rl.transformer.estimate(
+        model.replace(glu_limit=0.0), "train", recompute="modules:moe_act", **kw
+    ).step.recompute_s
+    assert extra > 0
+
+
 def test_router_and_preprocess_launches_by_hand() -> None:
     """Megatron-Core's extra router / all-to-all preprocess launches per MoE layer, counted
     from router.py / token_dispatcher.py (moe_host's docstring), and what CUDA graphs remove."""

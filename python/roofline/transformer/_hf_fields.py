@@ -7,7 +7,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["HF_LAYER_TYPES", "get", "hf_attention", "hf_bool", "hf_int"]
+__all__ = ["HF_LAYER_TYPES", "get", "hf_attention", "hf_bool", "hf_float", "hf_int",
+           "hf_rope_mscale"]
 
 #: HF ``layer_types`` spellings -> TransformerConfig attention kinds.
 HF_LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding",
@@ -33,6 +34,51 @@ def hf_int(fn: str, key: str, v: Any) -> int:
         raise ValueError(f"{fn}: {key} must be a non-negative integer no larger than 2**53, "
                          f"got {str(v)[:40]}")
     return int(v)
+
+
+def hf_float(fn: str, key: str, v: Any) -> float:
+    """A non-negative finite number of an HF config."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{fn}: {key} must be a number, got {v!r:.60}")
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"{fn}: {key} must be a finite non-negative number, got {v!r}")
+    return float(v)
+
+
+def hf_rope_mscale(fn: str, scaling: Any) -> float:
+    """YaRN's attention factor from an HF ``rope_scaling`` (1.0 for any other RoPE).
+
+    As Megatron-Core (``yarn_rotary_pos_embedding.py``, ``_yarn_get_concentration_factor``)
+    and transformers (``_compute_yarn_parameters``) compute it: ``attention_factor`` when
+    given, else ``m(factor, mscale) / m(factor, mscale_all_dim)`` when both are given, else
+    ``m(factor, 1)``, with ``m(s, k) = 0.1·k·ln s + 1`` (1 for ``s <= 1``). DeepSeek-V3
+    (mscale = mscale_all_dim = 1): 1; GPT-OSS (factor 32): ``0.1·ln 32 + 1 = 1.3466``.
+    """
+    if scaling is None:
+        return 1.0
+    if not isinstance(scaling, Mapping):
+        raise TypeError(f"{fn}: rope_scaling must be an object, got {scaling!r:.60}")
+    if get(scaling, "rope_type", "type") != "yarn":
+        return 1.0
+    given = get(scaling, "attention_factor")
+    if given is not None:
+        out = hf_float(fn, "rope_scaling.attention_factor", given)
+    else:
+        factor = hf_float(fn, "rope_scaling.factor", get(scaling, "factor", default=1.0))
+
+        def m(k: float) -> float:
+            return 0.1 * k * math.log(factor) + 1.0 if factor > 1.0 else 1.0
+
+        ms, ms_all = get(scaling, "mscale"), get(scaling, "mscale_all_dim")
+        if ms is not None and ms_all is not None:
+            out = (m(hf_float(fn, "rope_scaling.mscale", ms))
+                   / m(hf_float(fn, "rope_scaling.mscale_all_dim", ms_all)))
+        else:
+            out = m(1.0)
+    if not out > 0:
+        raise ValueError(f"{fn}: rope_scaling gives a YaRN attention factor of {out!r}; it "
+                         f"must be positive")
+    return out
 
 
 def hf_bool(fn: str, key: str, v: Any) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._checks import one_of
-from ._hf_fields import get, hf_attention, hf_bool, hf_int
+from ._hf_fields import get, hf_attention, hf_bool, hf_float, hf_int, hf_rope_mscale
 
 __all__ = ["TransformerConfig", "config", "from_hf", "list_configs"]
 
@@ -70,6 +71,14 @@ class TransformerConfig:
         layer, no measurable work.
     attention_bias, mlp_bias : bool
         Biases on the Q/K/V/O projections; on the MLP, expert and router projections.
+    glu_limit : float
+        Clamp of a gated MLP's two halves before the activation (GPT-OSS's
+        ``swiglu_limit`` 7.0: the gate at most ``glu_limit``, the linear half within
+        ``±glu_limit``); 0: none. Same FLOPs; Megatron-Core runs the clamps unfused.
+    rope_mscale : float
+        YaRN's attention factor multiplying RoPE's cosines and sines (GPT-OSS: factor 32,
+        ``0.1·ln 32 + 1 = 1.347``); 1: none. Same math; Megatron-Core's fused RoPE does not
+        take it (unfused RoPE when it is not 1).
     mtp_layers : int
         Multi-token-prediction modules (DeepSeek-V3: 1), run in training only. Each is two
         norms, a ``2·hidden x hidden`` projection, one more block of the last layer's kind
@@ -113,6 +122,8 @@ class TransformerConfig:
     attention_sinks: bool = False
     attention_bias: bool = False
     mlp_bias: bool = False
+    glu_limit: float = 0.0
+    rope_mscale: float = 1.0
     mtp_layers: int = 0
     source: str = ""
 
@@ -131,6 +142,15 @@ class TransformerConfig:
                                      f"{top}, got {str(v)[:40]}")
             elif f.type == "bool" and not isinstance(v, bool):
                 raise TypeError(f"{fn}: {f.name} must be a bool, got {v!r}")
+            elif f.type == "float":
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise TypeError(f"{fn}: {f.name} must be a number, got {v!r:.60}")
+                low = 0.0 if f.name == "glu_limit" else 1e-9
+                if not (math.isfinite(v) and v >= low):
+                    kind = "non-negative" if low == 0.0 else "positive"
+                    raise ValueError(f"{fn}: {f.name} must be a finite {kind} number, got "
+                                     f"{v!r}")
+                object.__setattr__(self, f.name, float(v))
         if self.norm not in _NORMS:
             raise ValueError(f"{fn}: norm must be one of {_NORMS}, got {self.norm!r}")
         if self.num_heads % self.num_kv_heads:
@@ -380,12 +400,14 @@ def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None
 
     Also GPT-OSS (``model_type`` ``gpt_oss``: ``layer_types`` of ``sliding_attention`` /
     ``full_attention`` with ``sliding_window``, attention sinks, ``attention_bias``, expert
-    and router biases, ``experts_per_token``) and Llama 4 (``llama4`` with a ``text_config``,
-    or ``llama4_text``: ``moe_layers`` or ``interleave_moe_layer_step``, a shared expert, the
+    and router biases, ``experts_per_token``, ``swiglu_limit`` as ``glu_limit``) and Llama 4
+    (``llama4`` with a ``text_config``, or ``llama4_text``: ``moe_layers`` or
+    ``interleave_moe_layer_step``, a shared expert, the
     experts' width ``intermediate_size`` and the dense layers' ``intermediate_size_mlp``,
     ``chunked_attention`` layers from ``layer_types`` or ``no_rope_layers`` with
     ``attention_chunk_size``; vision weights are not read). ``layer_types`` is read for any
-    model; a Mistral config's ``sliding_window`` applies to every layer; Qwen's
+    model; a YaRN ``rope_scaling`` gives ``rope_mscale`` (:func:`._hf_fields.hf_rope_mscale`);
+    a Mistral config's ``sliding_window`` applies to every layer; Qwen's
     ``sliding_window`` is ignored unless ``use_sliding_window`` (then read ``layer_types``).
     """
     fn = "from_hf"
@@ -500,6 +522,8 @@ def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None
         attention_sinks=gpt_oss,
         attention_bias=hf_bool(fn, "attention_bias", get(cfg, "attention_bias", default=False)),
         mlp_bias=gpt_oss or hf_bool(fn, "mlp_bias", get(cfg, "mlp_bias", default=False)),
+        glu_limit=hf_float(fn, "swiglu_limit", get(cfg, "swiglu_limit", default=0.0)),
+        rope_mscale=hf_rope_mscale(fn, get(cfg, "rope_scaling")),
         mtp_layers=num("num_nextn_predict_layers", default=0),
         kv_lora_rank=num("kv_lora_rank", default=0),
         q_lora_rank=num("q_lora_rank", default=0),

@@ -12,7 +12,7 @@ from .config import TransformerConfig
 from .program import Program
 from .routing import expert_counts, rank_counts
 
-__all__ = ["attention_block", "dense_mlp", "head", "moe_mlp", "record_step"]
+__all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "record_step"]
 
 
 def local_attention(kind: str, size: int, q: int, kv: int
@@ -124,6 +124,8 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
             ops.elementwise(g, "rope + kv cache write",
                             t * d * (2 * heads + 3 * kvh + kvh * plugin_kv_bytes) / 2,
                             kind="attention")
+        elif cfg.rope and ops.train and cfg.rope_mscale != 1.0:
+            yarn_rope_unfused(ops, g, (t * heads * d, t * kvh * d), q * d)
         elif cfg.rope and (plugin_kv_bytes is None or phase != "decode"):
             # (the plugin's decode: its masked MHA kernel rotates and caches K itself)
             ops.elementwise(g, "rope", t * (heads + kvh) * d)
@@ -217,6 +219,8 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     if mcore and lowp:  # the grouped linears quantize their inputs (rowwise + columnwise)
         ops.elementwise(g, "experts quantize", sum(used) * (hid + width))
     ops.grouped_linear(g, "experts gate_up", used, hid, mats * width)
+    if mcore and cfg.mlp_gated and cfg.glu_limit > 0:
+        glu_clamp_unfused(ops, g, sum(used) * width)
     ops.elementwise(g, "experts act", sum(used) * width, reads=mats)
     ops.grouped_linear(g, "experts down", used, width, hid)
     if mcore and cfg.mlp_bias:
@@ -258,6 +262,66 @@ def expert_fc2_bias(ops: Program, g: int, used: tuple[int, ...], hid: int) -> No
     bwd = [(n, 1.0, 2.0), (n, 2.0, 1.0)]
     bwd += [(float(rows) * hid, 2.0, 0.0) for rows in used for _ in range(2)]
     ops.passes(g, "experts fc2 bias (unfused)", fwd, bwd)
+
+
+#: The row of :func:`glu_clamp_unfused`; the host synchronises right after it (the fused
+#: activation's ``torch.tensor(linear_offset, device=...)``: a blocking host-to-device copy).
+GLU_CLAMP_ROW = "experts act clamp (unfused)"
+
+
+def glu_clamp_unfused(ops: Program, g: int, elements: float) -> None:
+    """The clamps of a clamped gated activation (GPT-OSS's ``swiglu_limit``) as
+    Megatron-Core runs them for the routed experts, ``elements = rows x width`` per half.
+
+    ``TEGroupedMLP`` (``bias_activation_fusion``, quick-GEGLU) calls
+    ``weighted_bias_quick_geglu_impl`` (Megatron-Core 92c8482, the Megatron-Bridge 5776a6d
+    submodule, ``megatron/core/fusions/fused_bias_geglu.py``), whose clamp runs eagerly
+    before the fused (``torch.compile``) activation: ``chunk`` into two views, the gate's
+    ``clamp(max=limit)`` and the linear half's ``clamp(-limit, limit)`` (each reads a half,
+    writes a half), ``torch.cat`` of both (reads and writes ``2·elements``). Autograd
+    (PyTorch ``clamp_backward``): the cat's gradients are views; the linear half runs
+    ``self >= min``, ``self <= max`` (bool outputs), ``logical_and_`` and ``where(mask,
+    grad, zero)``, the gate ``self <= max`` and ``where``, each with a one-element zero
+    (``scalar_tensor``: a fill kernel); the ``chunk``'s backward concatenates the two
+    gradients (reads and writes ``2·elements``). Counts in 2-byte elements (a bool is half
+    of one: the kernels touching bools count half the elements, twice the passes). The
+    clamp's input (the fc1 output, ``2·elements``) stays saved for its backward.
+    """
+    e = float(elements)
+    h = e / 2  # kernels touching bools, in units of half the elements (reads, writes integral)
+    compare, where = (h, 2.0, 1.0), (h, 3.0, 2.0)  # bf16 -> bool; bool + bf16 -> bf16
+    fwd = [(e, 1.0, 1.0), (e, 1.0, 1.0), (2 * e, 1.0, 1.0)]
+    bwd = [(1.0, 0.0, 1.0), compare, compare, (h, 2.0, 1.0), where,  # linear half
+           (1.0, 0.0, 1.0), compare, where,  # the gate
+           (2 * e, 1.0, 1.0)]  # the chunk's cat
+    ops.passes(g, GLU_CLAMP_ROW, fwd, bwd, saved=2 * e)
+
+
+def yarn_rope_unfused(ops: Program, g: int, elements: tuple[float, ...], table: float) -> None:
+    """RoPE with YaRN's attention factor as Megatron-Core runs it in training: unfused.
+
+    ``apply_rotary_pos_emb`` (Megatron-Core 92c8482, ``models/common/embeddings/
+    rope_utils.py``) falls back from TE's fused RoPE when ``mscale != 1`` (YaRN's
+    concentration factor, which ``attention.py`` passes for q and k separately): per tensor of
+    ``elements`` (q, then k), ``_apply_rotary_pos_emb_bshd`` computes ``cos(freqs)·mscale``
+    and ``sin(freqs)·mscale`` cast to bf16 (three kernels each over the fp32 ``table =
+    seq x head_dim``), ``t·cos``, ``_rotate_half`` (a negation of one half and a ``cat``),
+    ``·sin``, the sum, and ``cat((t, t_pass))`` with an empty ``t_pass`` (a copy).
+    Autograd: ``grad·sin``, the negation, the ``chunk``'s ``cat``, ``grad·cos`` and their
+    sum; the empty ``t[..., rot_dim:]`` slice's backward allocates a zero gradient of the
+    whole tensor (``slice_backward``: a fill), which is added to the other. Counts in
+    2-byte elements (fp32 is two).
+    """
+    fwd: list[tuple[float, float, float]] = []
+    bwd: list[tuple[float, float, float]] = []
+    f = float(table)
+    for e in (float(x) for x in elements):
+        fwd += [(f, 2.0, 2.0), (f, 2.0, 2.0), (f, 2.0, 1.0)] * 2
+        fwd += [(e, 1.0, 1.0), (e / 2, 1.0, 1.0), (e, 1.0, 1.0), (e, 1.0, 1.0), (e, 2.0, 1.0),
+                (e, 1.0, 1.0)]
+        bwd += [(e, 1.0, 1.0), (e / 2, 1.0, 1.0), (e, 1.0, 1.0), (e, 1.0, 1.0), (e, 2.0, 1.0),
+                (e, 0.0, 1.0), (e, 2.0, 1.0)]
+    ops.passes(g, "rope (yarn, unfused)", fwd, bwd)
 
 
 def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,

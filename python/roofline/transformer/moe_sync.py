@@ -10,6 +10,7 @@ import numpy as np
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..ops.host import HOST_CLASSES, calls_wall
+from .layers import GLU_CLAMP_ROW
 from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
 from .pricing import _f8_kernels
 from .program import Program
@@ -148,6 +149,20 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
     return np.concatenate(times), np.concatenate(calls)
 
 
+def _segment_exposed_s(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
+                       hw: Hardware, efficiency: EfficiencyLike, graphed: frozenset[str],
+                       router: tuple[str, bool]) -> float:
+    """``wall - GPU`` of the forward rows ``order`` launched from an idle stream (after a
+    host sync): the host's calls before the first launch count too (``calls_wall`` charges
+    none before its reference launch, a zero-time one)."""
+    seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed,
+                           router=router)
+    seq = np.concatenate([[0.0], seq])
+    calls = np.concatenate([np.zeros((1, calls.shape[1])), calls])
+    w = calls_wall(seq, calls, hw, efficiency=efficiency)
+    return max(w.wall_s - float(seq.sum()), 0.0)
+
+
 def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
                    hw: Hardware, efficiency: EfficiencyLike,
                    graphed: frozenset[str] = frozenset(),
@@ -163,7 +178,12 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     so each layer's forward from the row after its permute to the next layer's permute is a
     kernel sequence launched from an idle stream (:func:`~roofline.ops.host.calls_wall`, the
     host calls before its first launch included), and its wall time above its GPU time is
-    exposed.
+    exposed. A clamped gated activation (GPT-OSS) syncs once more: Megatron-Core's
+    ``weighted_bias_quick_geglu_impl`` builds its offset with ``torch.tensor(linear_offset,
+    device=...)`` after the clamps, a pageable host-to-device copy that PyTorch runs as
+    ``cudaMemcpyAsync`` + ``cudaStreamSynchronize`` (``copy_kernel_cuda``,
+    ``memcpy_and_sync``): the segment from the row after :data:`.layers.GLU_CLAMP_ROW` on
+    starts from an idle stream too.
 
     Backward: the splits are known (no sync), so the host runs ahead; the backward starts
     from a queue the synchronised forward left (nearly) empty and lasts
@@ -195,14 +215,11 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         moe = True
         cut = names.index("permute") + 1  # the sync follows the (fused, static) permute
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
-        seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed,
-                               router=router)
-        # the host leaves the sync with the GPU idle: the calls before the first launch
-        # count too (calls_wall charges none before its reference launch, a zero-time one)
-        seq = np.concatenate([[0.0], seq])
-        calls = np.concatenate([np.zeros((1, calls.shape[1])), calls])
-        w = calls_wall(seq, calls, hw, efficiency=efficiency)
-        total += max(w.wall_s - float(seq.sum()), 0.0) * len(layers)
+        # a clamped activation's blocking host-to-device copy syncs again after its clamps
+        ends = [k + 1 for k, i in enumerate(order) if ops.rows[i][1] == GLU_CLAMP_ROW]
+        for lo, hi in zip([0, *ends], [*ends, len(order)], strict=True):
+            total += _segment_exposed_s(ops, order[lo:hi], row_time_s, f8, hw, efficiency,
+                                        graphed, router) * len(layers)
     if not moe:
         return total
     # the backward pass: the head first, then every layer (last first), one layer of a group

@@ -32,12 +32,13 @@ __all__ = ["RECOMPUTE_MODULES", "module_recompute_share", "op_recompute_share",
 #: Megatron-Core ``recompute_modules`` this package prices -> the forward rows of a layer each
 #: runs again in the backward: ``layernorm`` the input and pre-MLP norms
 #: (``recompute_input_layernorm`` / ``recompute_pre_mlp_layernorm``), ``moe_act`` the routed
-#: experts' activation (``TEGroupedMLP.activation_recompute``), ``mla_up_proj`` MLA's query and
-#: key/value up-projections with the RoPE applied to their outputs (``qkv_up_checkpoint``),
-#: ``core_attn`` the attention kernel (``checkpoint_core_attention``).
+#: experts' activation with its clamps (``TEGroupedMLP.activation_recompute``),
+#: ``mla_up_proj`` MLA's query and key/value up-projections with the RoPE applied to their
+#: outputs (``qkv_up_checkpoint``), ``core_attn`` the attention kernel
+#: (``checkpoint_core_attention``).
 RECOMPUTE_MODULES: dict[str, tuple[str, ...]] = {
     "layernorm": ("attn_norm", "mlp_norm"),
-    "moe_act": ("experts act",),
+    "moe_act": ("experts act clamp (unfused)", "experts act"),
     "mla_up_proj": ("q_b_proj", "kv_b_proj", "rope"),
     "core_attn": (),
 }
