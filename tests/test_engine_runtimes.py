@@ -189,15 +189,16 @@ def test_eager_all_reduce_copies_its_input_into_the_registered_buffer() -> None:
     _, _, ceff = resolve(rl.hardware("H200"), "default")
     h = ceff.host
     # per layer: 4 GEMM calls, 1 attention, 7 other kernels, 2 all-reduces and their 2
-    # copies; head: the LM head, embedding, final norm, the logits' all-gather, its reorder
-    # copy and the fp32 cast
+    # copies; head: the LM head, the vocabulary-parallel embedding (shard mask, lookup,
+    # masked_fill, its all-reduce and that all-reduce's input copy), final norm, the logits'
+    # all-gather, its reorder copy and the fp32 cast
     layer = (4 * h.op_gemm_launches + h.op_attention_launches + 11 * h.op_kernel_launches
              + 12 * h.module_call_launches + 4 * h.op_view_launches)
-    head = h.op_gemm_launches + 5 * h.op_kernel_launches + 5 * h.module_call_launches \
+    head = h.op_gemm_launches + 9 * h.op_kernel_launches + 5 * h.module_call_launches \
         + 2 * h.op_view_launches
     want = (80 * layer + head + h.step_call_launches) * h.eager_launch_s
     assert e.wall.host_s == pytest.approx(want)
-    assert e.wall.kernels == 80 * 16 + 6
+    assert e.wall.kernels == 80 * 16 + 10
     # a decode step replays a graph whose buffers were registered at capture: no copy
     d = rl.transformer.estimate("Llama-3-70B", "decode", 8, kv_len=512, hardware="H200",
                                 tp=4, runtime="sglang")
@@ -256,3 +257,22 @@ def test_sglang_copies_by_hand() -> None:
     assert "logits all_gather" not in _rows(rl.transformer.estimate(
         "Llama-3-70B", "decode", 8, runtime="sglang", kv_len=512, hardware=HW), layer=80)
     assert sg.time_s > vl.time_s
+
+
+def test_vocab_parallel_embedding_by_hand() -> None:
+    """At TP > 1 both engines' VocabParallelEmbedding maps the ids into the rank's shard
+    (one fused kernel over the int64 ids), looks them up, zeroes the other shards' rows and
+    all-reduces tokens x hidden: Llama-3-70B decode of 8 requests at TP 4 reduces
+    8 * 8192 * 2 = 131,072 B with the custom all-reduce, as the layers' all-reduces; at
+    TP 1 none of it runs."""
+    for runtime in ("vllm", "sglang"):
+        e = rl.transformer.estimate("Llama-3-70B", "decode", 8, kv_len=512, hardware=HW,
+                                    tp=4, runtime=runtime)
+        head, layer = _rows(e, layer=80), _rows(e)
+        assert head["embedding vocab mask"]["bytes"] == 8 * 8 * 2
+        assert head["embedding masked_fill"]["bytes"] == 8 * 8192 * 2 * 2
+        assert head["embedding all_reduce"]["bytes"] == layer["attn all_reduce"]["bytes"]
+        assert head["embedding all_reduce"]["time_s"] == layer["attn all_reduce"]["time_s"]
+        one = _rows(rl.transformer.estimate("Llama-3-70B", "decode", 8, kv_len=512,
+                                            hardware=HW, runtime=runtime), layer=80)
+        assert "embedding all_reduce" not in one and "embedding vocab mask" not in one

@@ -19,6 +19,12 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   SGLang FlashInfer. Non-NVIDIA accelerators keep the SDPA model (``backend="auto"``).
 - **Logits of the last token** of each sequence only (prefill), in bf16 from the LM head, cast
   to fp32 by the sampler (one more pass over ``rows x vocab``).
+- **Vocabulary-parallel embedding** at TP > 1 (both engines' ``VocabParallelEmbedding``,
+  ``layers/vocab_parallel_embedding.py``): each rank maps the token ids into its shard
+  (``get_masked_input_and_mask``, one fused kernel under ``torch.compile`` /
+  ``torch.jit.script``), looks them up, zeroes the other shards' rows (``masked_fill_``) and
+  all-reduces the ``tokens x hidden`` result (the engine's all-reduce, with its input copy
+  outside a graph).
 - **SGLang's own copies** (``runtime="sglang"``, from SGLang's ``layers/attention/*_backend.py``,
   ``mem_cache/memory_pool.py``, ``layers/logits_processor.py`` and the ``GroupCoordinator``
   it took from vLLM): its attention backends (FlashInfer's and FA3's) call the kernel on
@@ -252,6 +258,21 @@ def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch
             ops.elts.append((ops.comms[parts[0][1]][1] / 2.0, 1, 1))
             rows.append((g, f"{name} input copy", "elementwise",
                          [("elts", len(ops.elts) - 1)]))
+        if name == "embedding" and tp > 1:  # VocabParallelEmbedding: this rank's shard
+            hid_elts = ops.elts[parts[0][1]][0]
+            ops.elts.append((tokens * 4.0, 1, 1))  # int64 ids -> shard ids and mask: one kernel
+            rows.append((g, "embedding vocab mask", "elementwise", [("elts", len(ops.elts) - 1)]))
+            rows.append((g, name, kind, parts))
+            ops.elts.append((hid_elts, 1, 1))  # masked_fill_ of the other shards' tokens
+            rows.append((g, "embedding masked_fill", "elementwise",
+                         [("elts", len(ops.elts) - 1)]))
+            if plan.launch == "eager":  # outside a graph: the custom all-reduce's input copy
+                ops.elts.append((hid_elts, 1, 1))
+                rows.append((g, "embedding all_reduce input copy", "elementwise",
+                             [("elts", len(ops.elts) - 1)]))
+            ops.comms.append(("all_reduce", 2.0 * hid_elts, tp))
+            rows.append((g, "embedding all_reduce", "collective", [("comms", len(ops.comms) - 1)]))
+            continue
         if name == "lm_head":
             rows.append((g, name, kind, parts))
             m, _, n = ops.gemms[parts[0][1]][:3]
