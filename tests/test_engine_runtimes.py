@@ -134,14 +134,15 @@ def test_engine_host_calls_counts() -> None:
 
 def test_sglang_eager_prefill_host_by_hand() -> None:
     """SGLang's prefill runs its nn.Module forward eagerly: host time = (per layer: 4 GEMM
-    calls, 1 attention call, 5 other kernels (2 fused add+RMSNorm, RoPE, KV write, SiLU-mul),
-    12 module calls, 4 views; head: LM head GEMM, 3 kernels, 5 module calls, 2 views; one
-    step entry) in units of eager_launch_s, whatever the prompt length."""
+    calls, 1 attention call, 7 other kernels (2 fused add+RMSNorm, RoPE, K and V index
+    writes, the query's contiguous copy, SiLU-mul), 12 module calls, 4 views; head: LM head
+    GEMM, 3 kernels, 5 module calls, 2 views; one step entry) in units of eager_launch_s,
+    whatever the prompt length."""
     from roofline._params.resolve import resolve
 
     _, _, ceff = resolve(rl.hardware("H200"), "default")
     h = ceff.host
-    layer = (4 * h.op_gemm_launches + h.op_attention_launches + 5 * h.op_kernel_launches
+    layer = (4 * h.op_gemm_launches + h.op_attention_launches + 7 * h.op_kernel_launches
              + 12 * h.module_call_launches + 4 * h.op_view_launches)
     head = h.op_gemm_launches + 3 * h.op_kernel_launches + 5 * h.module_call_launches \
         + 2 * h.op_view_launches
@@ -187,14 +188,17 @@ def test_eager_all_reduce_copies_its_input_into_the_registered_buffer() -> None:
     assert "attn all_reduce input copy" not in _rows(one)  # tp 1: no all-reduce
     _, _, ceff = resolve(rl.hardware("H200"), "default")
     h = ceff.host
-    # per layer: 4 GEMM calls, 1 attention, 5 other kernels, 2 all-reduces and their 2 copies
-    layer = (4 * h.op_gemm_launches + h.op_attention_launches + 9 * h.op_kernel_launches
+    # per layer: 4 GEMM calls, 1 attention, 7 other kernels, 2 all-reduces and their 2
+    # copies; head: the LM head, the vocabulary-parallel embedding (shard mask, lookup,
+    # masked_fill, its all-reduce and that all-reduce's input copy), final norm, the logits'
+    # all-gather, its reorder copy and the fp32 cast
+    layer = (4 * h.op_gemm_launches + h.op_attention_launches + 11 * h.op_kernel_launches
              + 12 * h.module_call_launches + 4 * h.op_view_launches)
-    head = h.op_gemm_launches + 3 * h.op_kernel_launches + 5 * h.module_call_launches \
+    head = h.op_gemm_launches + 9 * h.op_kernel_launches + 5 * h.module_call_launches \
         + 2 * h.op_view_launches
     want = (80 * layer + head + h.step_call_launches) * h.eager_launch_s
     assert e.wall.host_s == pytest.approx(want)
-    assert e.wall.kernels == 80 * 14 + 4
+    assert e.wall.kernels == 80 * 16 + 10
     # a decode step replays a graph whose buffers were registered at capture: no copy
     d = rl.transformer.estimate("Llama-3-70B", "decode", 8, kv_len=512, hardware="H200",
                                 tp=4, runtime="sglang")
@@ -220,3 +224,55 @@ def test_all_reduce_over_the_custom_max_size_runs_nccl() -> None:
     ideal = _rows(rl.transformer.estimate("Llama-3-70B", "prefill", 1, seq_len=512,
                                           hardware=HW, tp=4))
     assert ideal["attn all_reduce"]["time_s"] == pytest.approx(12_582_912 / 450e9 + 6e-6)
+
+
+def test_sglang_copies_by_hand() -> None:
+    """SGLang launches what the other engines fuse or skip: the attention backends take
+    ``q.contiguous()`` (Q is a column slice of the fused QKV output: one copy of the
+    step's query), ``set_kv_buffer`` writes K and V by two index copies (the same bytes as
+    vLLM's one ``reshape_and_cache_flash``), and the logits processor all-gathers the
+    vocabulary shards' logits over TP, reorders them ([tp, m, V/tp] -> [m, V]: one copy) and
+    casts the whole vocabulary to fp32. Llama-3-70B decode, batch 8, TP 4 (16 query heads,
+    2 KV heads per GPU, vocabulary 128256 = 4 x 32064)."""
+    kw = dict(kv_len=512, hardware=HW, tp=4)
+    sg = rl.transformer.estimate("Llama-3-70B", "decode", 8, runtime="sglang", **kw)
+    vl = rl.transformer.estimate("Llama-3-70B", "decode", 8, runtime="vllm", **kw)
+    rows, vrows = _rows(sg), _rows(vl)
+    # the query: 8 tokens x 16 heads x 128, bf16, read and written
+    assert rows["q contiguous copy"]["bytes"] == 8 * 16 * 128 * 2 * 2
+    assert "q contiguous copy" not in vrows
+    # K and V of 8 tokens x 2 KV heads x 128, bf16, read and written: same bytes, two kernels
+    assert rows["kv cache write"]["bytes"] == vrows["kv cache write"]["bytes"] == \
+        8 * 2 * 2 * 128 * 2 * 2
+    assert rows["kv cache write"]["time_s"] > vrows["kv cache write"]["time_s"]
+    head, vhead = _rows(sg, layer=80), _rows(vl, layer=80)
+    gathered = 8 * 128256 * 2  # bf16 logits of the whole vocabulary on every rank
+    # NCCL's ring all-gather: each GPU sends 3/4 of the gathered buffer
+    assert head["logits all_gather"]["bytes"] == gathered * 3 / 4
+    nccl = rl.all_gather(gathered, 4, "nccl", hardware=HW, link_bytes_per_s=370e9)
+    assert head["logits all_gather"]["time_s"] == pytest.approx(float(nccl.time_s))
+    assert head["logits gather reorder"]["bytes"] == 2 * gathered
+    assert head["logits to fp32 (sampler)"]["bytes"] == 8 * 128256 * 6
+    assert vhead["logits to fp32 (sampler)"]["bytes"] == 8 * 32064 * 6  # vLLM: its shard
+    assert "logits all_gather" not in _rows(rl.transformer.estimate(
+        "Llama-3-70B", "decode", 8, runtime="sglang", kv_len=512, hardware=HW), layer=80)
+    assert sg.time_s > vl.time_s
+
+
+def test_vocab_parallel_embedding_by_hand() -> None:
+    """At TP > 1 both engines' VocabParallelEmbedding maps the ids into the rank's shard
+    (one fused kernel over the int64 ids), looks them up, zeroes the other shards' rows and
+    all-reduces tokens x hidden: Llama-3-70B decode of 8 requests at TP 4 reduces
+    8 * 8192 * 2 = 131,072 B with the custom all-reduce, as the layers' all-reduces; at
+    TP 1 none of it runs."""
+    for runtime in ("vllm", "sglang"):
+        e = rl.transformer.estimate("Llama-3-70B", "decode", 8, kv_len=512, hardware=HW,
+                                    tp=4, runtime=runtime)
+        head, layer = _rows(e, layer=80), _rows(e)
+        assert head["embedding vocab mask"]["bytes"] == 8 * 8 * 2
+        assert head["embedding masked_fill"]["bytes"] == 8 * 8192 * 2 * 2
+        assert head["embedding all_reduce"]["bytes"] == layer["attn all_reduce"]["bytes"]
+        assert head["embedding all_reduce"]["time_s"] == layer["attn all_reduce"]["time_s"]
+        one = _rows(rl.transformer.estimate("Llama-3-70B", "decode", 8, kv_len=512,
+                                            hardware=HW, runtime=runtime), layer=80)
+        assert "embedding all_reduce" not in one and "embedding vocab mask" not in one

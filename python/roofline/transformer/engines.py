@@ -19,6 +19,23 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   SGLang FlashInfer. Non-NVIDIA accelerators keep the SDPA model (``backend="auto"``).
 - **Logits of the last token** of each sequence only (prefill), in bf16 from the LM head, cast
   to fp32 by the sampler (one more pass over ``rows x vocab``).
+- **Vocabulary-parallel embedding** at TP > 1 (both engines' ``VocabParallelEmbedding``,
+  ``layers/vocab_parallel_embedding.py``): each rank maps the token ids into its shard
+  (``get_masked_input_and_mask``, one fused kernel under ``torch.compile`` /
+  ``torch.jit.script``), looks them up, zeroes the other shards' rows (``masked_fill_``) and
+  all-reduces the ``tokens x hidden`` result (the engine's all-reduce, with its input copy
+  outside a graph).
+- **SGLang's own copies** (``runtime="sglang"``, from SGLang's ``layers/attention/*_backend.py``,
+  ``mem_cache/memory_pool.py``, ``layers/logits_processor.py`` and the ``GroupCoordinator``
+  it took from vLLM): its attention backends (FlashInfer's and FA3's) call the kernel on
+  ``q.contiguous()``, and Q is a column slice of the fused QKV output, so each layer copies
+  the step's query (one kernel); ``set_kv_buffer`` writes K and V by two index copies
+  (``k_buffer[layer][loc] = k``, then V), not one kernel; and the logits processor
+  all-gathers the vocabulary shards' logits over TP (``tensor_model_parallel_all_gather``:
+  NCCL's all-gather into ``[tp, rows, V/tp]``, then ``movedim`` + ``reshape``, one copy),
+  so the sampler's fp32 cast covers the whole vocabulary. vLLM writes K and V in one
+  ``reshape_and_cache_flash``, passes the strided query to its attention kernel and gathers
+  the logits to rank 0 only (not modelled).
 - **CUDA graphs for decode**: a decode batch runs the graph captured for the next capture
   size (vLLM: 1, 2, 4, then multiples of 8 to 256 and of 16 to 512; SGLang: 1, 2, 4, 8, 12,
   then multiples of 8 to 256), so its GEMMs and elementwise kernels run on the padded batch
@@ -199,16 +216,19 @@ def engine_plan(fn: str, runtime: str, cfg: TransformerConfig, hw: Any, phase: s
 
 
 def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch: int,
-                   q: int, kv_heads: int, kv_bytes: float) -> None:
+                   q: int, kv_heads: int, kv_bytes: float, tp: int = 1) -> None:
     """Turn the recorded step (``layers.record_step`` with the padded batch) into what the
     engine launches: fused add + RMSNorm in place of norm and residual rows, the KV-cache
     write before each attention, the sampler's fp32 cast of the logits, the engine's attention
     kernel and page size, attention over the real ``batch`` (padded slots are empty), and, in
     an eagerly launched step, the copy of each all-reduce's input into the custom
     all-reduce's registered buffer (one device-to-device copy of its bytes before the
-    kernel)."""
+    kernel). ``runtime="sglang"`` adds SGLang's own copies (see the module notes: the query's
+    contiguous copy, K and V written by two index copies, the logits' all-gather over the
+    ``tp`` vocabulary shards and its reorder copy)."""
     padded = plan.batch
     tokens = padded * q
+    sglang = plan.runtime == "sglang"
     rows: list[tuple[int, str, str, list[tuple[str, int]]]] = []
     for g, name, kind, parts in ops.rows:
         if name in ("attn_residual", "mlp_residual"):
@@ -223,17 +243,48 @@ def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch
                 width = (cfg.kv_lora_rank + cfg.qk_rope_head_dim) * kv_bytes
             else:
                 width = 2 * kv_heads * cfg.head_dim * kv_bytes
-            ops.elts.append((tokens * width / 2.0, 1, 1))  # 2-byte elements: bytes / 2
-            rows.append((g, "kv cache write", "elementwise", [("elts", len(ops.elts) - 1)]))
+            # 2-byte elements: bytes / 2; SGLang writes K and V by two index copies
+            writes = 2 if sglang and not cfg.is_mla else 1
+            first = len(ops.elts)
+            ops.elts.extend([(tokens * width / 2.0 / writes, 1, 1)] * writes)
+            rows.append((g, "kv cache write", "elementwise",
+                         [("elts", first + i) for i in range(writes)]))
+            if sglang and not cfg.is_mla:  # q.contiguous(): Q is a column slice of QKV
+                ops.elts.append((tokens * max(cfg.num_heads // tp, 1) * cfg.head_dim, 1, 1))
+                rows.append((g, "q contiguous copy", "elementwise",
+                             [("elts", len(ops.elts) - 1)]))
         if kind == "collective" and plan.launch == "eager" and parts[0][0] == "comms" and \
                 ops.comms[parts[0][1]][0] == "all_reduce":  # outside a graph: unregistered
             ops.elts.append((ops.comms[parts[0][1]][1] / 2.0, 1, 1))
             rows.append((g, f"{name} input copy", "elementwise",
                          [("elts", len(ops.elts) - 1)]))
+        if name == "embedding" and tp > 1:  # VocabParallelEmbedding: this rank's shard
+            hid_elts = ops.elts[parts[0][1]][0]
+            ops.elts.append((tokens * 4.0, 1, 1))  # int64 ids -> shard ids and mask: one kernel
+            rows.append((g, "embedding vocab mask", "elementwise", [("elts", len(ops.elts) - 1)]))
+            rows.append((g, name, kind, parts))
+            ops.elts.append((hid_elts, 1, 1))  # masked_fill_ of the other shards' tokens
+            rows.append((g, "embedding masked_fill", "elementwise",
+                         [("elts", len(ops.elts) - 1)]))
+            if plan.launch == "eager":  # outside a graph: the custom all-reduce's input copy
+                ops.elts.append((hid_elts, 1, 1))
+                rows.append((g, "embedding all_reduce input copy", "elementwise",
+                             [("elts", len(ops.elts) - 1)]))
+            ops.comms.append(("all_reduce", 2.0 * hid_elts, tp))
+            rows.append((g, "embedding all_reduce", "collective", [("comms", len(ops.comms) - 1)]))
+            continue
         if name == "lm_head":
             rows.append((g, name, kind, parts))
-            m = ops.gemms[parts[0][1]][0]
-            ops.elts.append((m * ops.gemms[parts[0][1]][2], 1, 2))  # bf16 in, fp32 out
+            m, _, n = ops.gemms[parts[0][1]][:3]
+            if sglang and tp > 1:  # every rank gathers the vocabulary shards' logits
+                ops.comms.append(("all_gather", 2.0 * m * n * tp, tp))
+                rows.append((g, "logits all_gather", "collective",
+                             [("comms", len(ops.comms) - 1)]))
+                n *= tp
+                ops.elts.append((m * n, 1, 1))  # [tp, m, n/tp] -> [m, n]: movedim + reshape
+                rows.append((g, "logits gather reorder", "elementwise",
+                             [("elts", len(ops.elts) - 1)]))
+            ops.elts.append((m * n, 1, 2))  # bf16 in, fp32 out
             rows.append((g, "logits to fp32 (sampler)", "elementwise",
                          [("elts", len(ops.elts) - 1)]))
             continue

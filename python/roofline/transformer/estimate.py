@@ -531,7 +531,7 @@ def estimate(
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
-                           kv_dtype_bytes)
+                           kv_dtype_bytes, tp)
             if launch == "eager":  # the engine's nn.Module forward, run by Python
                 ops.host_extra = engine_host_calls(cfg, groups)
 
