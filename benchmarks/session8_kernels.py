@@ -12,6 +12,8 @@ absolute error per group:
   ``window`` queries scores ``sliding_window_visited_keys(window)`` keys, non-causal);
 - ``routing``: router softmax + topk, the permutation and the un-permutation, through
   ``roofline.torch.estimate`` of the same PyTorch code on the meta device;
+- ``adamw_foreach``: the optimizer step of ``roofline.torch.estimate(optimizer=
+  "adamw_foreach")`` (the train step with it less the step without);
 - ``aten_mean``, ``topk`` (the second call's held-out grid: 64-32768 slices of 8-1024
   elements, k 2-16, fp32 / bf16, sorted or not) and ``argsort`` likewise through
   ``roofline.torch.estimate``.
@@ -154,6 +156,30 @@ def _argsort(r: dict[str, Any], progs: dict[str, Any]) -> float:
     return float(rt.estimate(progs["ArgSort"](), (x,), hardware=HW, mode="inference").time_s)
 
 
+def _adamw(r: dict[str, Any], progs: dict[str, Any]) -> float:
+    """``torch.optim.AdamW(foreach=True).step`` over the row's parameters: the train step with
+    ``optimizer="adamw_foreach"`` less the same step without it."""
+    import roofline.torch as rt
+
+    torch = progs["torch"]
+    a = r["args"]
+
+    class Params(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ps = torch.nn.ParameterList(
+                torch.nn.Parameter(torch.empty(a["numel"], device="meta"))
+                for _ in range(a["params"]))
+
+        def forward(self, x: Any) -> Any:
+            return sum((p[:1] * x).sum() for p in self.ps)
+
+    mod, x = Params(), torch.empty(1, device="meta")
+    with_opt = rt.estimate(mod, (x,), hardware=HW, mode="train", optimizer="adamw_foreach")
+    return float(with_opt.time_s) - float(rt.estimate(mod, (x,), hardware=HW,
+                                                       mode="train").time_s)
+
+
 def main() -> None:
     rows = [json.loads(line) for path in ROWS for line in path.read_text().splitlines()
             if line.strip()]
@@ -193,6 +219,8 @@ def main() -> None:
             show(r["name"], f"routing {what}", r["kernel_s"], _routing(r, progs))
         elif what == "aten_mean":
             show(r["name"], "aten_mean", r["kernel_s"], _mean(r, progs))
+        elif what == "adamw_foreach":
+            show(r["name"], "adamw_foreach", r["kernel_s"], _adamw(r, progs))
         elif what == "topk":
             multi = _core.topk_multiblock(float(a["slices"]), float(a["n"]))
             show(r["name"], "topk multi-block" if multi else "topk single-block",
