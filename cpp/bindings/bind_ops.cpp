@@ -229,6 +229,22 @@ void bind_ops(py::module_& m) {
         py::arg("clock_hz"),
         "Busy time of aten's in-place bitonic sort of k <= 32 top-k values per slice "
         "(16 slices per 256-thread block, 15 stages).");
+  m.def("topk_multiblock_passes", &topk_multiblock_passes, py::arg("itemsize"),
+        "Radix passes of aten's multi-block top-k: one per 8-bit digit (itemsize).");
+  m.def("topk_multiblock_items_per_thread", &topk_multiblock_items_per_thread,
+        py::arg("slices"), py::arg("slice_len"), py::arg("sms"),
+        "Items per thread of aten's multi-block top-k: clamp(ceil(slices x slice_len / "
+        "(sms x 6 x 256)), 4, 64).");
+  m.def("topk_multiblock_blocks_per_slice", &topk_multiblock_blocks_per_slice,
+        py::arg("slices"), py::arg("slice_len"), py::arg("sms"),
+        "Blocks per slice of aten's multi-block top-k: ceil(slice_len / (items x 256)).");
+  m.def("topk_multiblock_launches", &topk_multiblock_launches, py::arg("itemsize"),
+        "Kernels one multi-block top-k launches: 9 + 3 x passes.");
+  m.def("topk_multiblock_s", &topk_multiblock_s, py::arg("slices"), py::arg("slice_len"),
+        py::arg("itemsize"), py::arg("sms"), py::arg("clock_hz"),
+        "Busy time of aten's multi-block top-k kernels beyond their launches: per pass digit "
+        "counts, digit cumsum and within-k counts, then the gather, each waves x (base + round "
+        "trips + block scans) of 6 blocks per SM.");
   m.def("radix_sort_lookback_s", &radix_sort_lookback_s, py::arg("passes"),
         "Look-back chain time of cub's onesweep passes beyond launch and bytes: passes x "
         "kOnesweepLookbackS.");
