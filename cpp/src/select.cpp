@@ -90,7 +90,7 @@ double topk_multiblock_s(double slices, double slice_len, double itemsize, doubl
   const double scan_s = kSelectStepLatencyCycles / clock_hz;
   auto kernel = [&](double grid, double trips, double scans) {
     const double waves = std::max(grid / (sms * kMbTopkBlocksPerSm), 1.0);
-    return waves * (kMbTopkBlockBaseS + trips * kMbTopkRoundTripS + scans * scan_s);
+    return waves * (kMbTopkBlockBaseS + trips * kBlockRoundTripS + scans * scan_s);
   };
   const double digit_counts = kernel(blocks, 1.0 + items, 0.0);
   const double cum_sum = kernel(slices, std::ceil(per_slice / 4.0), 1.0);

@@ -49,12 +49,13 @@ inline constexpr double kMbTopkBlockThreads = 256.0;
 /// registers per thread, 65536 / (40 x 256) = 6 blocks (the H100/H200 register file).
 inline constexpr double kMbTopkBlocksPerSm = 6.0;
 
-/// One dependent global-memory round trip of an `mbtopk` block (a load whose value the next
-/// instruction needs), loaded as those kernels load the memory system. Derived from the fp32
+/// One dependent global-memory round trip of a latency-bound block (a load whose value the
+/// next instruction needs), as aten's `mbtopk` kernels and full reductions (reduce.hpp) wait
+/// on it. Derived from the fp32
 /// half of the H200 rows (data/programs/h200/session8b.jsonl, torch 2.11): 32768 slices of
 /// 1024 and of 512 ran `computeBlockDigitCounts` in 87.2 and 57.6 us per launch, 41.4 waves of
 /// 6 x 132 blocks with 1 + 4 and 1 + 2 round trips: (2.07 - 1.36) us / 2 = 0.36 us.
-inline constexpr double kMbTopkRoundTripS = 0.36e-6;
+inline constexpr double kBlockRoundTripS = 0.36e-6;
 
 /// Fixed time of one `mbtopk` block beyond its round trips and block scans (scheduling, index
 /// arithmetic, shared-memory set-up, the final stores), from the same two rows:
@@ -86,7 +87,7 @@ double topk_multiblock_launches(double itemsize) noexcept;
 /// (one block per slice: ceil(blocks_per_slice / 4) round trips and a block scan) and
 /// `computeBlockwiseWithinKCounts` (3 round trips and a block scan), then `gatherTopK` (1 +
 /// items round trips and 2 block scans per item). Each kernel takes
-/// `max(1, blocks / (sms x 6))` waves of `kMbTopkBlockBaseS + trips x kMbTopkRoundTripS +
+/// `max(1, blocks / (sms x 6))` waves of `kMbTopkBlockBaseS + trips x kBlockRoundTripS +
 /// scans x kSelectStepLatencyCycles / clock`; items = the block's `items_per_thread` (the
 /// last block's share when a slice fits one block). 0 without slices, SMs or clock.
 double topk_multiblock_s(double slices, double slice_len, double itemsize, double sms,
