@@ -33,8 +33,11 @@ profiles list them). These kernels are latency-bound: a block waits on a few dep
 global loads (one per item it walks) and block scans, and the SMs hold 6 of them
 (:func:`roofline._core.topk_multiblock_s`: waves x (0.29 us + 0.36 us per round trip +
 350 cycles per block scan), the two constants from the fp32 rows' digit-count kernel).
-H200 (``session8b.jsonl``, 1024-32768 slices of 512-1024, k 2-16): the fp32 half 6.8 %
-median error, the held-out bf16 half 3.4 % (one memory pass priced them ~20x too fast).
+H200 (``session8b.jsonl``, 1024-32768 slices of 512-1024, k 2-16; one memory pass priced
+them ~20x too fast): 4.3 % median error over the 60 rows; the fp32 half (whose 32768-slice
+digit-count kernels gave the constants) 9.7 % (max 17 %: the 1024-4096-slice shapes are
+priced 10-16 % slow, about 0.5 us per kernel of their 1-5 waves), the held-out bf16 half 3.2 %
+(max 8.6 %).
 Few long slices (top-k sampling over a vocabulary: several blocks per slice, the digit
 cumsum walking their histograms) follow the same formula, unmeasured.
 
