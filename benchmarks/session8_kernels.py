@@ -16,9 +16,11 @@ absolute error per group:
   "adamw_foreach")`` (the train step with it less the step without);
 - ``aten_mean``, ``topk`` (the second call's held-out grid: 64-32768 slices of 8-1024
   elements, k 2-16, fp32 / bf16, sorted or not) and ``argsort`` likewise through
-  ``roofline.torch.estimate``.
+  ``roofline.torch.estimate``. The multi-block top-k rows are grouped by dtype: the fp32
+  half gave ``select.hpp``'s two ``mbtopk`` constants, the bf16 half is held out.
 
-Nothing is fitted to these rows. Run: ``PYTHONPATH=python python benchmarks/session8_kernels.py``.
+Nothing else is fitted to these rows. Run:
+``PYTHONPATH=python python benchmarks/session8_kernels.py``.
 """
 
 from __future__ import annotations
@@ -223,8 +225,10 @@ def main() -> None:
             show(r["name"], "adamw_foreach", r["kernel_s"], _adamw(r, progs))
         elif what == "topk":
             multi = _core.topk_multiblock(float(a["slices"]), float(a["n"]))
-            show(r["name"], "topk multi-block" if multi else "topk single-block",
-                 r["kernel_s"], _topk(r, progs))
+            # multi-block: the fp32 rows gave the round trip and block constants
+            # (select.hpp), the bf16 rows are held out
+            group = f"topk multi-block {a['dtype']}" if multi else "topk single-block"
+            show(r["name"], group, r["kernel_s"], _topk(r, progs))
         elif what == "argsort":
             show(r["name"], "argsort", r["kernel_s"], _argsort(r, progs))
     print()

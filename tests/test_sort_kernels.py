@@ -1,4 +1,5 @@
-"""aten's top-k (``torch.topk`` on CUDA): one block per slice radix-selects the k-th value in
+"""aten's top-k (``torch.topk`` on CUDA): one block per slice (or, past the heuristic, the
+multi-block kernels) radix-selects the k-th value in
 barrier-synchronized passes, then a bitonic kernel sorts k <= 32 values per slice (time set by
 instruction issue and barrier latency, not DRAM bytes); and a one-segment ``torch.sort`` as
 cub's onesweep radix sort. Hand-derived values, properties, the fallbacks, and parity of the
@@ -98,11 +99,81 @@ def test_router_topk_is_the_select_not_a_pass() -> None:
     assert "bitonic" not in how64
 
 
-def test_multiblock_shapes_stay_a_memory_pass() -> None:
+def test_multiblock_config_by_hand() -> None:
+    """aten's mbtopk launch configuration (TensorTopK.cu) on 132 SMs: 6 blocks of 256 per SM."""
+    assert _core.topk_multiblock_passes(4) == 4 and _core.topk_multiblock_passes(2) == 2
+    assert _core.topk_multiblock_passes(8) == 8
+    assert _core.topk_multiblock_launches(4) == 21   # as the H200 fp32 profiles
+    assert _core.topk_multiblock_launches(2) == 15   # bf16
+    # 1024 x 1024: ceil(1048576 / (132 x 6 x 256)) = 6 items, one block per slice
+    assert _core.topk_multiblock_items_per_thread(1024, 1024, SMS) == 6
+    assert _core.topk_multiblock_blocks_per_slice(1024, 1024, SMS) == 1
+    # 32768 x 1024: 166 items clamped to 64
+    assert _core.topk_multiblock_items_per_thread(32768, 1024, SMS) == 64
+    # one 128256-token vocabulary: 4 items (the floor), ceil(128256 / 1024) = 126 blocks
+    assert _core.topk_multiblock_items_per_thread(1, 128256, SMS) == 4
+    assert _core.topk_multiblock_blocks_per_slice(1, 128256, SMS) == 126
+    for bad in (0.0, -1.0, math.nan):
+        assert _core.topk_multiblock_passes(bad) == 0.0
+        assert _core.topk_multiblock_launches(bad) == 0.0
+        assert _core.topk_multiblock_s(bad, 1024, 4, SMS, CLOCK) == 0.0
+        assert _core.topk_multiblock_s(1024, 1024, 4, bad, CLOCK) == 0.0
+        assert _core.topk_multiblock_s(1024, 1024, bad, SMS, CLOCK) == 0.0
+
+
+def test_multiblock_formula_by_hand() -> None:
+    trip, base, scan = 0.36e-6, 0.29e-6, 350 / CLOCK
+    # 32768 slices of 1024 fp32: one block per slice walking 4 items, 32768 / 792 waves
+    waves = 32768 / (SMS * 6)
+    digit = base + 5 * trip
+    cumsum = base + 1 * trip + scan
+    within = base + 3 * trip + scan
+    gather = base + 5 * trip + 8 * scan
+    want = waves * (4 * (digit + cumsum + within) + gather)
+    assert _core.topk_multiblock_s(32768, 1024, 4, SMS, CLOCK) == pytest.approx(want)
+    # bf16: 2 passes of the same kernels
+    assert _core.topk_multiblock_s(32768, 1024, 2, SMS, CLOCK) == pytest.approx(
+        waves * (2 * (digit + cumsum + within) + gather))
+    # one vocabulary row: 126 blocks (one wave), the cumsum walks ceil(126 / 4) = 32 rounds
+    one = (4 * ((base + 5 * trip) + (base + 32 * trip + scan) + (base + 3 * trip + scan))
+           + base + 5 * trip + 8 * scan)
+    assert _core.topk_multiblock_s(1, 128256, 4, SMS, CLOCK) == pytest.approx(one)
+
+
+def test_multiblock_monotone() -> None:
+    ts = [_core.topk_multiblock_s(s, 1024, 4, SMS, CLOCK) for s in (1, 64, 1024, 4096, 32768)]
+    assert ts == sorted(ts)
+    longer = [_core.topk_multiblock_s(4096, n, 4, SMS, CLOCK) for n in (400, 512, 1024, 4096)]
+    assert longer == sorted(longer)
+    assert _core.topk_multiblock_s(4096, 1024, 2, SMS, CLOCK) < \
+        _core.topk_multiblock_s(4096, 1024, 4, SMS, CLOCK)
+
+
+def test_multiblock_topk_is_priced_as_it_runs() -> None:
+    """H200, torch 2.11 (session8b.jsonl): topk(x[32768, 1024], 8) ran 21 kernels in 945 us
+    (fp32, unsorted) and 15 in 563 us (bf16); sorted adds the bitonic sort (969 / 589 us).
+    One memory pass priced them at ~30 us."""
+    x = TensorArg((32768, 1024), "fp32", 4)
+    e, how = _price(Call("aten::topk", (x, 8, -1, True, False)))
+    assert "multi-block" in how and "21 launches" in how
+    p = Pricer(rl.hardware(HW), "default")
+    plain = p.traffic(x.nbytes * 5, 32768 * 8 * 12, 0.0, "aten::topk", kernels=21)
+    busy = _core.topk_multiblock_s(32768, 1024, 4, SMS, CLOCK)
+    assert float(e.time_s) == pytest.approx(float(plain.time_s) + busy - float(plain.memory_s))
+    assert float(e.time_s) == pytest.approx(945e-6, rel=0.1)
+    bf16, how16 = _price(Call("aten::topk", (TensorArg((32768, 1024), "bf16", 2), 8, -1, True,
+                                            False)))
+    assert "15 launches" in how16
+    assert float(bf16.time_s) == pytest.approx(563e-6, rel=0.1)
+    srt, hows = _price(Call("aten::topk", (x, 8, -1, True, True)))
+    assert "bitonic" in hows
+    assert float(srt.time_s) == pytest.approx(
+        float(e.time_s) + _core.topk_bitonic_sort_s(32768, SMS, CLOCK), rel=0.05)
+    # a vocabulary-sized slice takes the same path (several blocks per slice)
     vocab = TensorArg((4, 128256), "fp32", 4)
-    e, how = _price(Call("aten::topk", (vocab, 50, -1, True, True)))
-    assert "radix-selects" not in how
-    assert float(e.bytes) >= vocab.nbytes
+    v, howv = _price(Call("aten::topk", (vocab, 50, -1, True, True)))
+    assert "multi-block" in howv and "126 block(s) per slice" in howv
+    assert float(v.time_s) > 21 * 1e-6
 
 
 def test_dim_argument_picks_the_slice() -> None:

@@ -9,6 +9,7 @@
 #include "roofline/ops/attention.hpp"
 #include "roofline/ops/grouped_gemm.hpp"
 #include "roofline/ops/norm.hpp"
+#include "roofline/ops/reduce.hpp"
 #include "roofline/ops/select.hpp"
 #include "roofline/ops/weight_only_gemm.hpp"
 #include "roofline/sweep.hpp"
@@ -217,6 +218,19 @@ void bind_ops(py::module_& m) {
         "Latency chain of an attention forward waiting on each KV block's loads in turn: "
         "ceil(tiles / sms) x (kv_blocks x round_trips_per_block + round_trips_per_tile) x "
         "step_s.");
+  m.def("full_reduce_threads", &full_reduce_threads, py::arg("numel"), py::arg("vec"),
+        "Threads of aten's reduce_kernel for a full reduction: last_pow2(numel / vec), at "
+        "most 512.");
+  m.def("full_reduce_blocks", &full_reduce_blocks, py::arg("numel"), py::arg("vec"),
+        py::arg("sms"),
+        "Blocks (ctas_per_output) of aten's full reduction: max(ceil(v / 256), min(sms x "
+        "2048 / threads, ceil(v / 16))) once v = ceil(numel / threads) >= 256, else 1.");
+  m.def("full_reduce_loads", &full_reduce_loads, py::arg("numel"), py::arg("vec"),
+        py::arg("sms"), "Vector loads each thread of aten's full reduction issues in turn.");
+  m.def("full_reduce_chain_s", &full_reduce_chain_s, py::arg("numel"), py::arg("vec"),
+        py::arg("bytes_s"), py::arg("sms"),
+        "Latency chain of aten's full reduction beyond its launch: max(loads, bytes_s + 1 "
+        "round trip) plus 3 round trips of the global tail with several blocks.");
   m.def("topk_multiblock", &topk_multiblock, py::arg("slices"), py::arg("slice_len"),
         "Whether aten runs the multi-block top-k (PyTorch's should_use_multiblock heuristic).");
   m.def("topk_block_warps", &topk_block_warps, py::arg("slice_len"),
@@ -229,6 +243,22 @@ void bind_ops(py::module_& m) {
         py::arg("clock_hz"),
         "Busy time of aten's in-place bitonic sort of k <= 32 top-k values per slice "
         "(16 slices per 256-thread block, 15 stages).");
+  m.def("topk_multiblock_passes", &topk_multiblock_passes, py::arg("itemsize"),
+        "Radix passes of aten's multi-block top-k: one per 8-bit digit (itemsize).");
+  m.def("topk_multiblock_items_per_thread", &topk_multiblock_items_per_thread,
+        py::arg("slices"), py::arg("slice_len"), py::arg("sms"),
+        "Items per thread of aten's multi-block top-k: clamp(ceil(slices x slice_len / "
+        "(sms x 6 x 256)), 4, 64).");
+  m.def("topk_multiblock_blocks_per_slice", &topk_multiblock_blocks_per_slice,
+        py::arg("slices"), py::arg("slice_len"), py::arg("sms"),
+        "Blocks per slice of aten's multi-block top-k: ceil(slice_len / (items x 256)).");
+  m.def("topk_multiblock_launches", &topk_multiblock_launches, py::arg("itemsize"),
+        "Kernels one multi-block top-k launches: 9 + 3 x passes.");
+  m.def("topk_multiblock_s", &topk_multiblock_s, py::arg("slices"), py::arg("slice_len"),
+        py::arg("itemsize"), py::arg("sms"), py::arg("clock_hz"),
+        "Busy time of aten's multi-block top-k kernels beyond their launches: per pass digit "
+        "counts, digit cumsum and within-k counts, then the gather, each waves x (base + round "
+        "trips + block scans) of 6 blocks per SM.");
   m.def("radix_sort_lookback_s", &radix_sort_lookback_s, py::arg("passes"),
         "Look-back chain time of cub's onesweep passes beyond launch and bytes: passes x "
         "kOnesweepLookbackS.");

@@ -50,6 +50,55 @@ double topk_bitonic_sort_s(double slices, double sms, double clock_hz) noexcept 
   return barrier_steps_s(std::ceil(slices / 2.0), kBlockWarps, 1.0, kStages, sms, clock_hz);
 }
 
+double topk_multiblock_passes(double itemsize) noexcept {
+  if (!(itemsize > 0)) return 0.0;
+  return std::ceil(itemsize);
+}
+
+double topk_multiblock_items_per_thread(double slices, double slice_len, double sms) noexcept {
+  constexpr double kMin = 4.0;
+  constexpr double kMax = 64.0;
+  if (!(slices > 0) || !(slice_len > 0) || !(sms > 0)) return kMin;
+  const double items =
+      std::ceil(slices * slice_len / (sms * kMbTopkBlocksPerSm * kMbTopkBlockThreads));
+  return std::clamp(items, kMin, kMax);
+}
+
+double topk_multiblock_blocks_per_slice(double slices, double slice_len, double sms) noexcept {
+  if (!(slice_len > 0)) return 1.0;
+  const double per_block =
+      topk_multiblock_items_per_thread(slices, slice_len, sms) * kMbTopkBlockThreads;
+  return std::max(std::ceil(slice_len / per_block), 1.0);
+}
+
+double topk_multiblock_launches(double itemsize) noexcept {
+  const double passes = topk_multiblock_passes(itemsize);
+  if (!(passes > 0)) return 0.0;
+  return 9.0 + 3.0 * passes;
+}
+
+double topk_multiblock_s(double slices, double slice_len, double itemsize, double sms,
+                         double clock_hz) noexcept {
+  if (!(slices > 0) || !(slice_len > 0) || !(itemsize > 0) || !(sms > 0) || !(clock_hz > 0))
+    return 0.0;
+  const double ipt = topk_multiblock_items_per_thread(slices, slice_len, sms);
+  const double per_slice = topk_multiblock_blocks_per_slice(slices, slice_len, sms);
+  const double blocks = slices * per_slice;
+  // one slice in one block: that block walks only the slice (aten's last-block share)
+  const double items =
+      per_slice > 1.0 ? ipt : std::ceil(slice_len / kMbTopkBlockThreads);
+  const double scan_s = kSelectStepLatencyCycles / clock_hz;
+  auto kernel = [&](double grid, double trips, double scans) {
+    const double waves = std::max(grid / (sms * kMbTopkBlocksPerSm), 1.0);
+    return waves * (kMbTopkBlockBaseS + trips * kBlockRoundTripS + scans * scan_s);
+  };
+  const double digit_counts = kernel(blocks, 1.0 + items, 0.0);
+  const double cum_sum = kernel(slices, std::ceil(per_slice / 4.0), 1.0);
+  const double within_k = kernel(blocks, 3.0, 1.0);
+  const double gather = kernel(blocks, 1.0 + items, 2.0 * items);
+  return topk_multiblock_passes(itemsize) * (digit_counts + cum_sum + within_k) + gather;
+}
+
 double radix_sort_passes(double key_bits) noexcept {
   if (!(key_bits > 0)) return 0.0;
   return std::ceil(key_bits / 8.0);

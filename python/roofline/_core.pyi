@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'busiest_stage_layers', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'first_bad_extent', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_run', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'last_stage_layers', 'limited_compute_s', 'limited_gemm_time_s', 'limiter_load', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'masked_attention_chain_s', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'nll_loss_chain_s', 'nll_loss_threads', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'pipeline_p2p_s', 'poisson_arrival_s', 'program_wall_time', 'radix_sort_bytes', 'radix_sort_launches', 'radix_sort_lookback_s', 'radix_sort_passes', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'sliding_window_visited_keys', 'spanning_all_to_all_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'topk_bitonic_sort_s', 'topk_block_warps', 'topk_multiblock', 'topk_select_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'busiest_stage_layers', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'first_bad_extent', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'full_reduce_blocks', 'full_reduce_chain_s', 'full_reduce_loads', 'full_reduce_threads', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'inflight_microbatches', 'inflight_run', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'last_stage_layers', 'limited_compute_s', 'limited_gemm_time_s', 'limiter_load', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'masked_attention_chain_s', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'nll_loss_chain_s', 'nll_loss_threads', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'pipeline_p2p_s', 'poisson_arrival_s', 'program_wall_time', 'radix_sort_bytes', 'radix_sort_launches', 'radix_sort_lookback_s', 'radix_sort_passes', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'sliding_window_visited_keys', 'spanning_all_to_all_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'topk_bitonic_sort_s', 'topk_block_warps', 'topk_multiblock', 'topk_multiblock_blocks_per_slice', 'topk_multiblock_items_per_thread', 'topk_multiblock_launches', 'topk_multiblock_passes', 'topk_multiblock_s', 'topk_select_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
 class PeakClass:
     """
     Members:
@@ -1537,6 +1537,22 @@ def float8_linear_sweep(m: typing.Annotated[numpy.typing.ArrayLike, numpy.float6
     """
     Float8 linear times over arrays: (bf16 GEMMs, low-precision GEMMs, casts).
     """
+def full_reduce_blocks(numel: typing.SupportsFloat | typing.SupportsIndex, vec: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Blocks (ctas_per_output) of aten's full reduction: max(ceil(v / 256), min(sms x 2048 / threads, ceil(v / 16))) once v = ceil(numel / threads) >= 256, else 1.
+    """
+def full_reduce_chain_s(numel: typing.SupportsFloat | typing.SupportsIndex, vec: typing.SupportsFloat | typing.SupportsIndex, bytes_s: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Latency chain of aten's full reduction beyond its launch: max(loads, bytes_s + 1 round trip) plus 3 round trips of the global tail with several blocks.
+    """
+def full_reduce_loads(numel: typing.SupportsFloat | typing.SupportsIndex, vec: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Vector loads each thread of aten's full reduction issues in turn.
+    """
+def full_reduce_threads(numel: typing.SupportsFloat | typing.SupportsIndex, vec: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Threads of aten's reduce_kernel for a full reduction: last_pow2(numel / vec), at most 512.
+    """
 def gemm_one(m: typing.SupportsFloat | typing.SupportsIndex, k: typing.SupportsFloat | typing.SupportsIndex, n: typing.SupportsFloat | typing.SupportsIndex, batch: typing.SupportsFloat | typing.SupportsIndex, a: DType, b: DType, out: DType, b_shared: bool, hardware: Hardware, efficiency: Efficiency, scaling: Scaling) -> tuple[typing.Any, ...]:
     """
     One GEMM estimate (the gemm_sweep computation): (time, compute, memory, overhead, flops, bytes) as floats.
@@ -1746,6 +1762,26 @@ def topk_block_warps(slice_len: typing.SupportsFloat | typing.SupportsIndex) -> 
 def topk_multiblock(slices: typing.SupportsFloat | typing.SupportsIndex, slice_len: typing.SupportsFloat | typing.SupportsIndex) -> bool:
     """
     Whether aten runs the multi-block top-k (PyTorch's should_use_multiblock heuristic).
+    """
+def topk_multiblock_blocks_per_slice(slices: typing.SupportsFloat | typing.SupportsIndex, slice_len: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Blocks per slice of aten's multi-block top-k: ceil(slice_len / (items x 256)).
+    """
+def topk_multiblock_items_per_thread(slices: typing.SupportsFloat | typing.SupportsIndex, slice_len: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Items per thread of aten's multi-block top-k: clamp(ceil(slices x slice_len / (sms x 6 x 256)), 4, 64).
+    """
+def topk_multiblock_launches(itemsize: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Kernels one multi-block top-k launches: 9 + 3 x passes.
+    """
+def topk_multiblock_passes(itemsize: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Radix passes of aten's multi-block top-k: one per 8-bit digit (itemsize).
+    """
+def topk_multiblock_s(slices: typing.SupportsFloat | typing.SupportsIndex, slice_len: typing.SupportsFloat | typing.SupportsIndex, itemsize: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex, clock_hz: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Busy time of aten's multi-block top-k kernels beyond their launches: per pass digit counts, digit cumsum and within-k counts, then the gather, each waves x (base + round trips + block scans) of 6 blocks per SM.
     """
 def topk_select_s(slices: typing.SupportsFloat | typing.SupportsIndex, slice_len: typing.SupportsFloat | typing.SupportsIndex, radix_bits: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex, clock_hz: typing.SupportsFloat | typing.SupportsIndex) -> float:
     """

@@ -42,6 +42,57 @@ double topk_select_s(double slices, double slice_len, double radix_bits, double 
 /// block. 0 without slices, SMs or clock.
 double topk_bitonic_sort_s(double slices, double sms, double clock_hz) noexcept;
 
+/// Threads per block of every kernel of aten's multi-block top-k (`mbtopk::BLOCK_THREADS`).
+inline constexpr double kMbTopkBlockThreads = 256.0;
+
+/// Blocks of those kernels resident per SM: aten's `get_items_per_thread` budgets 40
+/// registers per thread, 65536 / (40 x 256) = 6 blocks (the H100/H200 register file).
+inline constexpr double kMbTopkBlocksPerSm = 6.0;
+
+/// One dependent global-memory round trip of a latency-bound block (a load whose value the
+/// next instruction needs), as aten's `mbtopk` kernels and full reductions (reduce.hpp) wait
+/// on it. Derived from the fp32
+/// half of the H200 rows (data/programs/h200/session8b.jsonl, torch 2.11): 32768 slices of
+/// 1024 and of 512 ran `computeBlockDigitCounts` in 87.2 and 57.6 us per launch, 41.4 waves of
+/// 6 x 132 blocks with 1 + 4 and 1 + 2 round trips: (2.07 - 1.36) us / 2 = 0.36 us.
+inline constexpr double kBlockRoundTripS = 0.36e-6;
+
+/// Fixed time of one `mbtopk` block beyond its round trips and block scans (scheduling, index
+/// arithmetic, shared-memory set-up, the final stores), from the same two rows:
+/// 1.36 us - 3 x 0.36 us = 0.29 us.
+inline constexpr double kMbTopkBlockBaseS = 0.29e-6;
+
+/// Radix passes of aten's multi-block top-k: one per 8-bit digit of the element,
+/// `itemsize` (`sizeof(T) x 8 / RADIX_BITS`: 4 for fp32, 2 for bf16 / fp16, 8 for 64-bit). 0
+/// for no bytes.
+double topk_multiblock_passes(double itemsize) noexcept;
+
+/// Items per thread of the multi-block top-k (`mbtopk::get_items_per_thread`):
+/// `clamp(ceil(slices x slice_len / (sms x 6 x 256)), 4, 64)`. 4 without SMs.
+double topk_multiblock_items_per_thread(double slices, double slice_len, double sms) noexcept;
+
+/// Blocks per slice of the multi-block top-k: `ceil(slice_len / (items_per_thread x 256))`
+/// (at least 1).
+double topk_multiblock_blocks_per_slice(double slices, double slice_len, double sms) noexcept;
+
+/// Kernels one multi-block top-k launches (CUDA, CUB scan-by-key builds): the `ks_to_find`
+/// fill and 2 memsets, per radix pass `computeBlockDigitCounts`, `computeDigitCumSum` and
+/// `computeBlockwiseWithinKCounts`, then `computeBlockwiseKthCounts`, 2 inclusive
+/// scans-by-key (an init and a scan kernel each) and `gatherTopK`: `9 + 3 x passes` (21 for
+/// fp32, 15 for bf16, as the H200 profiles list them). 0 for no bytes.
+double topk_multiblock_launches(double itemsize) noexcept;
+
+/// Busy time of the multi-block top-k's latency-bound kernels beyond their launches: per
+/// radix pass `computeBlockDigitCounts` (a block: 1 + items round trips), `computeDigitCumSum`
+/// (one block per slice: ceil(blocks_per_slice / 4) round trips and a block scan) and
+/// `computeBlockwiseWithinKCounts` (3 round trips and a block scan), then `gatherTopK` (1 +
+/// items round trips and 2 block scans per item). Each kernel takes
+/// `max(1, blocks / (sms x 6))` waves of `kMbTopkBlockBaseS + trips x kBlockRoundTripS +
+/// scans x kSelectStepLatencyCycles / clock`; items = the block's `items_per_thread` (the
+/// last block's share when a slice fits one block). 0 without slices, SMs or clock.
+double topk_multiblock_s(double slices, double slice_len, double itemsize, double sms,
+                         double clock_hz) noexcept;
+
 /// Extra time of one cub onesweep radix-sort pass beyond its launch and bytes: the decoupled
 /// look-back chain over the pass's tiles (each tile waits for its predecessor's digit
 /// prefix). Measured on an H200 with torch 2.11's cub: 5.8 us per pass at 16-64 K keys, where

@@ -26,6 +26,7 @@ from . import (
     kernel_entries,
     nll_entries,
     public_entries,
+    reduce_entries,
     sort_entries,
     weight_only_entries,
 )
@@ -40,7 +41,7 @@ __all__ = ["Call", "Entry", "Impl", "Pricer", "Priced", "TensorArg", "entries", 
 del aten_memory, atomic_entries, attention_entries, fallback, foreach_entries, gather_entries
 del gemm_entries
 del kernel_entries, nll_entries
-del public_entries, sort_entries, weight_only_entries
+del public_entries, reduce_entries, sort_entries, weight_only_entries
 
 
 def price(call: Call, pricer: Pricer) -> Priced:

@@ -3,7 +3,7 @@
 **topk.**
 ``torch.topk`` on CUDA (``TensorTopK.cu``) runs, unless PyTorch's ``should_use_multiblock``
 heuristic picks the multi-block path (many slices of >= 400 elements, or few very long ones:
-:func:`roofline._core.topk_multiblock`), **one block per slice** of
+:func:`roofline._core.topk_multiblock`; below), **one block per slice** of
 ``min(roundup(n, 32), 1024)`` threads (``sbtopk::gatherTopK``). The block radix-selects the
 k-th value 2 bits at a time over the 32-bit radix type (16 passes for fp32, bf16 and fp16
 alike: each pass counts the 4 digits with warp ballots, adds them in shared memory and
@@ -20,9 +20,29 @@ MoE routers' ``topk(softmax(logits.float()), k)`` over 16384 tokens x 128 expert
 held-out grid (64-32768 slices of 8-1024 elements, k 2-16, fp32 and bf16, sorted or not)
 is priced within 10 % median (p90 24 %) by this entry: ``benchmarks/session8_kernels.py``.
 
-The multi-block path (``mbtopk``: per-pass digit-count kernels and CUB scans, ~15-21
-launches) and sorts of k > 32 (warp merge and segmented radix sorts) are still priced as one
-memory pass over the input and output (a lower bound). The select's passes are data-dependent:
+**Multi-block top-k.** Past the heuristic aten runs ``mbtopk`` (``TensorTopK.cu``): blocks
+of 256 threads each take ``items_per_thread`` elements of a slice
+(``clamp(ceil(slices x n / (SMs x 6 x 256)), 4, 64)``: 6 blocks per SM at the 40 registers
+per thread aten budgets), and every 8-bit digit of the element (4 passes for fp32, 2 for
+bf16) runs ``computeBlockDigitCounts`` (a shared-memory histogram per block),
+``computeDigitCumSum`` (one block per slice sums its blocks' histograms and scans them) and
+``computeBlockwiseWithinKCounts`` (picks the digit, counts each block's elements above it);
+then ``computeBlockwiseKthCounts``, two CUB scans-by-key and ``gatherTopK`` write the top k:
+``9 + 3 x passes`` launches with a fill and two memsets (21 for fp32, 15 for bf16, as the
+profiles list them). These kernels are latency-bound: a block waits on a few dependent
+global loads (one per item it walks) and block scans, and the SMs hold 6 of them
+(:func:`roofline._core.topk_multiblock_s`: waves x (0.29 us + 0.36 us per round trip +
+350 cycles per block scan), the two constants from the fp32 rows' digit-count kernel).
+H200 (``session8b.jsonl``, 1024-32768 slices of 512-1024, k 2-16; one memory pass priced
+them ~20x too fast): 4.3 % median error over the 60 rows; the fp32 half (whose 32768-slice
+digit-count kernels gave the constants) 9.7 % (max 17 %: the 1024-4096-slice shapes are
+priced 10-16 % slow, about 0.5 us per kernel of their 1-5 waves), the held-out bf16 half 3.2 %
+(max 8.6 %).
+Few long slices (top-k sampling over a vocabulary: several blocks per slice, the digit
+cumsum walking their histograms) follow the same formula, unmeasured.
+
+Sorts of k > 32 (warp merge and segmented radix sorts) are still priced as one memory pass
+over the input and output (a lower bound). The select's passes are data-dependent:
 it stops once the k-th value's digit is unique, which spread inputs (the grid above) reach
 early; near-uniform router probabilities (untrained routers: the HF Qwen3-MoE traces) run
 every pass and took up to 1.8x longer than priced.
@@ -79,8 +99,9 @@ def _flag(v: Any, default: bool) -> bool:
 
 
 def topk_price(call: Call, p: Pricer) -> Priced:
-    """One block per slice radix-selects the top k (see the module); the in-place bitonic
-    sort when ``sorted`` and ``1 < k <= 32``; one memory pass on the multi-block path."""
+    """One block per slice radix-selects the top k, or aten's multi-block radix select past
+    its heuristic (see the module); the in-place bitonic sort when ``sorted`` and
+    ``1 < k <= 32``."""
     x = call.tensor(0)
     hw = p.hardware
     sms = getattr(hw, "sms", None)
@@ -99,22 +120,32 @@ def topk_price(call: Call, p: Pricer) -> Priced:
     if n <= 0 or x.numel == 0:
         return _PLAIN(call, p)
     slices = x.numel // n
-    if _core.topk_multiblock(float(slices), float(n)):
-        return _PLAIN(call, p)
     sort = _flag(_scalar(call, "sorted", 4), True) and 1 < k <= _BITONIC_MAX_K and slices * k > 1
-    radix_bits = 64.0 if x.itemsize == 8 else 32.0
-    busy = _core.topk_select_s(float(slices), float(n), radix_bits, float(sms), float(clock))
+    multi = _core.topk_multiblock(float(slices), float(n))
+    written = slices * k * (x.itemsize + 8)  # values and int64 indices
+    if multi:
+        busy = _core.topk_multiblock_s(float(slices), float(n), float(x.itemsize), float(sms),
+                                       float(clock))
+        launches = int(_core.topk_multiblock_launches(float(x.itemsize)))
+        read = x.nbytes * int(_core.topk_multiblock_passes(float(x.itemsize)) + 1)
+        blocks = int(_core.topk_multiblock_blocks_per_slice(float(slices), float(n), float(sms)))
+        how = (f"{call.name}: {slices} slices of {n}, multi-block radix select "
+               f"({blocks} block(s) per slice, {launches} launches) of the top {k}")
+    else:
+        radix_bits = 64.0 if x.itemsize == 8 else 32.0
+        busy = _core.topk_select_s(float(slices), float(n), radix_bits, float(sms), float(clock))
+        launches, read = 1, x.nbytes
+        warps = int(_core.topk_block_warps(float(n)))
+        how = (f"{call.name}: {slices} slices of {n}, one block of {warps} warp(s) each radix-"
+               f"selects the top {k}")
     if sort:
         busy += _core.topk_bitonic_sort_s(float(slices), float(sms), float(clock))
-    read = x.nbytes
-    written = slices * k * (x.itemsize + 8)  # values and int64 indices
-    e = p.traffic(read, written, 0.0, call.base, kernels=2 if sort else 1)
+        launches += 1
+        how += " and a bitonic sort orders them"
+    e = p.traffic(read, written, 0.0, call.base, kernels=launches)
     if busy > float(e.memory_s):
         e = p.cached(("topk", slices, n, k, sort, x.itemsize), lambda: dataclasses.replace(
             e, memory_s=busy, time_s=float(e.time_s) + busy - float(e.memory_s)))
-    warps = int(_core.topk_block_warps(float(n)))
-    how = (f"{call.name}: {slices} slices of {n}, one block of {warps} warp(s) each radix-"
-           f"selects the top {k}" + (" and a bitonic sort orders them" if sort else ""))
     return [("reduction", e)], how
 
 
