@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._params.memo import Memo, pricing_token
 from ..efficiency import EfficiencyLike
 from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
@@ -27,6 +28,13 @@ from .program import Program
 from .report import COLUMNS
 
 __all__ = ["evaluate", "train_wall", "wall"]
+
+
+#: Priced parts of step programs (:func:`evaluate`): (part, its inputs, the hardware and
+#: efficiency as resolved, the settings it reads) -> its columns. Serving runs price many
+#: steps whose GEMMs, elementwise kernels and collectives are the same (a CUDA graph's padded
+#: batch, a decode step at another context length): the same inputs give the same columns.
+_PARTS = Memo(20_000)
 
 
 #: Kernels of one float8 linear per (recipe, training): the list depends on neither shape nor
@@ -216,7 +224,22 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         return np.stack([np.atleast_1d(np.asarray(getattr(e, c), dtype=np.float64))
                          for c in COLUMNS], axis=1)
 
-    if ops.gemms:
+    token = pricing_token(hw, efficiency)
+
+    def memo(name: str, inputs: Any, price: Any) -> np.ndarray:
+        """``price()`` (a part's columns), memoized by its inputs; a copy (_sustain edits)."""
+        if token is None:
+            return np.asarray(price())
+        key = (name, inputs, token, dtype)
+        try:
+            hit = _PARTS.get(key)
+        except TypeError:  # an unhashable input
+            return np.asarray(price())
+        if hit is None:
+            hit = _PARTS.put(key, np.asarray(price()))
+        return np.array(hit)
+
+    def gemms() -> np.ndarray:
         m, k, n, b, at = (np.array(c) for c in zip(*ops.gemms, strict=True))
         cols = np.empty((len(m), len(COLUMNS)))
         for flag in (False, True):  # weight gradients (A = x^T) align on m and n, not k
@@ -224,7 +247,10 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             if sel.any():
                 cols[sel] = stack(gemm(m[sel], k[sel], n[sel], dtype, hw, batch=b[sel],
                                        efficiency=efficiency, a_transposed=flag))
-        parts["gemms"] = cols
+        return cols
+
+    if ops.gemms:
+        parts["gemms"] = memo("gemms", tuple(ops.gemms), gemms)
     if ops.wo and ops.weight_only is not None:
         m, k, n = (np.array(c) for c in zip(*ops.wo, strict=True))
         wdt, group, zp = ops.weight_only
@@ -254,7 +280,8 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         f8_gemm = stack(g)
     if ops.elts:
         num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
-        parts["elts"] = stack(elementwise(num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
+        parts["elts"] = memo("elts", tuple(ops.elts), lambda: stack(elementwise(
+            num, rd, wr, 0.0, dtype, hw, efficiency=efficiency)))
     if ops.attn:
         parts["attn"] = np.concatenate(
             [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
@@ -295,7 +322,10 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
                                latency_s=latency_s)
             return fns[op](math.ceil(nb), r, "nccl", hardware=hw, link_bytes_per_s=nccl_bw)
 
-        parts["comms"] = np.concatenate([stack(comm(op, nb, r)) for op, nb, r in ops.comms])
+        parts["comms"] = memo(
+            "comms", (tuple(ops.comms), ops.ep_span, comm_bw, latency_s, nccl_bw,
+                      custom_max_bytes),
+            lambda: np.concatenate([stack(comm(op, nb, r)) for op, nb, r in ops.comms]))
     if ops.rings:  # ring context parallelism: the sends a step's attention block cannot hide
         nb, ranks, ai = (np.array(c) for c in zip(*ops.rings, strict=True))
         one = stack(send_recv(np.ceil(nb).astype(np.int64), hardware=hw,

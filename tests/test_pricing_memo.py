@@ -1,0 +1,90 @@
+"""The pricing memos (roofline._params.memo): the fast path (serving steps and step-program
+parts read from memos) gives exactly what the slow path (every memo off) gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import roofline as rl
+from roofline._params.memo import Memo, clear_memos, memos_disabled, pricing_token
+from roofline.transformer.serving import StepPricer
+
+T = rl.transformer
+H100 = "H100 SXM"
+
+#: Finite runs of a few engines and schedulers (mixed prefill, SGLang's prefill batches and
+#: overlap, a run without CUDA graphs, an MoE model under expert parallelism).
+RUNS = [
+    dict(model="Llama-3-8B", runtime="vllm", num_requests=40, request_rate=20.0),
+    dict(model="Llama-3-8B", runtime="sglang", num_requests=40, lengths="uniform"),
+    dict(model="Llama-3-8B", runtime="megatron", num_requests=30, cuda_graphs=False),
+    dict(model="Mixtral-8x7B", runtime="vllm", num_requests=24, tp=2,
+         arrivals="poisson", request_rate=10.0),
+]
+
+
+def _serve(run: dict) -> pd.DataFrame:
+    kw = dict(run)
+    return T.serve(kw.pop("model"), H100, prompt_len=300, output_len=40, **kw)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r['model']}-{r['runtime']}")
+def test_finite_runs_identical_with_and_without_memos(run: dict) -> None:
+    with memos_disabled():
+        slow = _serve(run)
+    clear_memos()
+    fast = _serve(run)
+    again = _serve(run)  # every step read from the memos this time
+    pd.testing.assert_frame_equal(slow, fast, check_exact=True)
+    pd.testing.assert_frame_equal(slow, again, check_exact=True)
+
+
+def test_step_prices_identical_with_and_without_memos() -> None:
+    kw = dict(hardware=H100, tp=2, runtime="vllm")
+    grid = [(d, p, k) for d in (0, 1, 3, 40, 300, 700) for p in (0, 1, 77, 512, 3000)
+            for k in (None, 64, 1040) if d or p]
+    with memos_disabled():
+        slow = StepPricer(T.config("Llama-3-8B"), 700, 200, 1, dict(kw))
+        want = [slow.mixed_step_s(d, p, kv_len=k) for d, p, k in grid]
+    clear_memos()
+    for _ in range(2):  # the second pricer reads every term from the memos
+        fast = StepPricer(T.config("Llama-3-8B"), 700, 200, 1, dict(kw))
+        got = [fast.mixed_step_s(d, p, kv_len=k) for d, p, k in grid]
+        assert got == want
+    est = fast.decode_estimate(40, 1040)
+    assert fast.decode_step_s(40, 1040) == float(est.wall_s)
+
+
+def test_estimates_identical_with_and_without_part_memos() -> None:
+    with memos_disabled():
+        slow = [T.estimate("Llama-3-8B", "decode", b, kv_len=kv, hardware=H100, tp=2,
+                           runtime="sglang", launch="graph")
+                for b, kv in ((5, 100), (6, 900), (300, 100))]
+    clear_memos()
+    for _ in range(2):
+        fast = [T.estimate("Llama-3-8B", "decode", b, kv_len=kv, hardware=H100, tp=2,
+                           runtime="sglang", launch="graph")
+                for b, kv in ((5, 100), (6, 900), (300, 100))]
+        for s, f in zip(slow, fast, strict=True):
+            for c in s.columns:
+                np.testing.assert_array_equal(s.columns[c], f.columns[c])
+            assert s.wall_s == f.wall_s
+
+
+def test_memo_bound_switch_and_token() -> None:
+    m = Memo(2)
+    m.put("a", 1)
+    m.put("b", 2)
+    assert m.get("a") == 1
+    m.put("c", 3)  # full: emptied, then stored
+    assert m.get("a") is None and m.get("c") == 3
+    with memos_disabled():
+        assert m.get("c") is None
+        m.put("d", 4)
+    assert m.get("d") is None and m.get("c") == 3
+    assert pricing_token(None, "default") is None  # the default hardware may change
+    assert pricing_token(H100, ["unhashable"]) is None
+    assert pricing_token(H100, "default") == pricing_token(H100, "default")
+    assert pricing_token(H100, "default") != pricing_token(H100, "peak")
