@@ -1,59 +1,67 @@
 """How fast the jobs validation runs, with and without the pricing memos, side by side.
 
-Runs ``validate_jobs`` on the packaged ``published_jobs.jsonl`` twice in one process: first
-with every memo of :mod:`roofline._params.memo` off (each serving step and each step
-program's parts priced afresh: the slow path), then with them on from empty; prints wall
-and CPU seconds of each and whether every row's prediction is the same (bit for bit).
+Runs ``validate_jobs`` on the packaged ``published_jobs.jsonl`` in a fresh process per row:
+this checkout with every memo of :mod:`roofline._params.memo` off (each serving step and each
+step program's part priced afresh: the slow path), the same with them on, and, with
+``--old ROOT``, another package root (e.g. an older checkout's ``python/``) on the same file.
+Prints wall and CPU seconds per row and whether every row's prediction equals the first
+row's (bit for bit).
 
-Run: ``python benchmarks/jobs_speed.py [--repeat N]`` (the least CPU time of N runs each).
+Run: ``python benchmarks/jobs_speed.py [--old /path/to/python] [--repeat N]`` (the least CPU
+time of N runs per row).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+ROOT = Path(__file__).resolve().parents[1] / "python"
 
-from roofline._params.memo import clear_memos, memos_disabled  # noqa: E402
-from roofline.validation import jobs  # noqa: E402
-
-
-def _once() -> tuple[float, float, list[float]]:
-    jobs._FINITE_RUNS.clear()  # the finite runs' medians: priced again in each run
-    clear_memos()
-    wall, cpu = time.perf_counter(), time.process_time()
+_CHILD = r"""
+import contextlib, json, sys, time
+sys.path.insert(0, {root!r})
+from roofline.validation import jobs
+off = contextlib.nullcontext()
+if {memos_off!r}:
+    from roofline._params.memo import memos_disabled
+    off = memos_disabled()
+wall, cpu = time.perf_counter(), time.process_time()
+with off:
     res = jobs.validate_jobs(jobs.JOBS_FILE)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return wall, cpu, [float(p) for p in res.jobs["predicted"]]
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+print(json.dumps(dict(wall=wall, cpu=cpu, predicted=[float(p) for p in res.jobs["predicted"]])))
+"""
+
+
+def _run(root: str, memos_off: bool) -> dict:
+    code = _CHILD.format(root=root, memos_off=memos_off)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--old", help="another package root to time on the same file")
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
-    rows = {}
-    for name in ("memos off (slow path)", "memos on"):
-        best = None
-        for _ in range(args.repeat):
-            if name.startswith("memos off"):
-                with memos_disabled():
-                    got = _once()
-            else:
-                got = _once()
-            if best is None or got[1] < best[1]:
-                best = got
-        assert best is not None
-        rows[name] = best
-    print(f"{'':24s} {'wall s':>8s} {'CPU s':>8s}")
-    for name, (wall, cpu, _) in rows.items():
-        print(f"{name:24s} {wall:8.2f} {cpu:8.2f}")
-    slow, fast = (r[2] for r in rows.values())
-    same = len(slow) == len(fast) and all(
-        a == b or (a != a and b != b) for a, b in zip(slow, fast, strict=True))
-    print(f"predictions identical: {same} ({len(fast)} rows)")
+    rows = [("this, memos off (slow path)", str(ROOT), True),
+            ("this, memos on", str(ROOT), False)]
+    if args.old:
+        rows.insert(0, (f"old ({args.old})", args.old, False))
+    results = {}
+    for name, root, off in rows:
+        runs = [_run(root, off) for _ in range(args.repeat)]
+        results[name] = min(runs, key=lambda r: r["cpu"])
+    print(f"{'':40s} {'wall s':>8s} {'CPU s':>8s}  same predictions")
+    first = next(iter(results.values()))["predicted"]
+    for name, r in results.items():
+        same = r["predicted"] == first
+        print(f"{name:40s} {r['wall']:8.2f} {r['cpu']:8.2f}  {same} ({len(r['predicted'])} rows)")
 
 
 if __name__ == "__main__":

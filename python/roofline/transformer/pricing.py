@@ -16,8 +16,8 @@ from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
 from ..ops.attention import attention
 from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
-from ..ops.elementwise import elementwise
-from ..ops.gemm import gemm
+from ..ops.elementwise import elementwise, elementwise_columns
+from ..ops.gemm import gemm, gemm_columns
 from ..ops.grouped_gemm import grouped_gemm
 from ..ops.host import HOST_CLASSES, WallTime, eager_program_wall, wall_time
 from ..ops.registry import Pricer, lookup, price
@@ -82,25 +82,28 @@ def eager_host_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str
     extra = ops.host_extra or {}
     times: list[np.ndarray] = []
     counts: list[np.ndarray] = []
+    row_time = np.asarray(row_time_s, dtype=np.float64)
     for g, (kind, layers) in enumerate(groups):
-        t_: list[float] = []
-        c_: list[np.ndarray] = []
+        rows: list[int] = []  # per kernel: its row, the row's kernels, its host class
+        per: list[int] = []
+        cls: list[int] = []
         for i, (gi, name, _, parts) in enumerate(ops.rows):
             if gi != g or not parts:
                 continue
             for pk, idx in parts:
-                t_.append(float(row_time_s[i]) / len(parts))
-                c = np.zeros(len(HOST_CLASSES))
-                c[_host_class(ops, pk, idx, name.endswith(" bwd"))] = 1.0
-                c_.append(c)
-        if not t_:
+                rows.append(i)
+                per.append(len(parts))
+                cls.append(_host_class(ops, pk, idx, name.endswith(" bwd")))
+        if not rows:
             continue
+        c_ = np.zeros((len(rows), len(HOST_CLASSES)))
+        c_[np.arange(len(rows)), cls] = 1.0
         views, modules = extra.get(g, (0.0, 0.0))
-        c_[0][HOST_CLASSES.index("view")] += views
-        c_[0][HOST_CLASSES.index("module")] += modules
+        c_[0, HOST_CLASSES.index("view")] += views
+        c_[0, HOST_CLASSES.index("module")] += modules
         reps = len(layers) if kind != "head" else 1
-        times.append(np.tile(np.asarray(t_), reps))
-        counts.append(np.tile(np.stack(c_), (reps, 1)))
+        times.append(np.tile(row_time[rows] / np.asarray(per, dtype=np.float64), reps))
+        counts.append(np.tile(c_, (reps, 1)))
     seq = np.concatenate(times) if times else np.zeros(1)
     cnt = np.concatenate(counts) if counts else np.zeros((1, len(HOST_CLASSES)))
     return eager_program_wall(seq, cnt, np.zeros(len(HOST_CLASSES)), hw,
@@ -245,8 +248,11 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         for flag in (False, True):  # weight gradients (A = x^T) align on m and n, not k
             sel = at == flag
             if sel.any():
-                cols[sel] = stack(gemm(m[sel], k[sel], n[sel], dtype, hw, batch=b[sel],
-                                       efficiency=efficiency, a_transposed=flag))
+                fast = gemm_columns(m[sel], k[sel], n[sel], b[sel], dtype, hw, efficiency,
+                                    flag)
+                cols[sel] = fast if fast is not None else stack(gemm(
+                    m[sel], k[sel], n[sel], dtype, hw, batch=b[sel], efficiency=efficiency,
+                    a_transposed=flag))
         return cols
 
     if ops.gemms:
@@ -280,8 +286,12 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         f8_gemm = stack(g)
     if ops.elts:
         num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
-        parts["elts"] = memo("elts", tuple(ops.elts), lambda: stack(elementwise(
-            num, rd, wr, 0.0, dtype, hw, efficiency=efficiency)))
+        def elts() -> np.ndarray:
+            fast = elementwise_columns(num, rd, wr, dtype, hw, efficiency)
+            return fast if fast is not None else stack(elementwise(
+                num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
+
+        parts["elts"] = memo("elts", tuple(ops.elts), elts)
     if ops.attn:
         parts["attn"] = np.concatenate(
             [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
