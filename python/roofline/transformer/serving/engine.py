@@ -32,6 +32,7 @@ times the count gives); the prefill tokens of an MLA model run through the decod
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,10 @@ __all__ = ["StepPricer", "split_time"]
 #: sizes) -> floats. Each entry is what :func:`~roofline.transformer.estimate` gives for those
 #: inputs, so reading it changes no figure.
 _TERMS = Memo(200_000)
+#: A number per distinct pricer input (``_TERMS`` keys carry it, not the inputs, which hash
+#: slowly); numbers are never reused, so entries of a forgotten input are never read again.
+_INPUTS: dict[tuple[Any, ...], int] = {}
+_NUMBERS = itertools.count()
 
 
 def split_time(est: ModelEstimate) -> tuple[float, float, float]:
@@ -101,7 +106,7 @@ class StepPricer:
     _tokens: dict[int, ModelEstimate] = field(default_factory=dict, repr=False)
     _prefill: ModelEstimate | None = field(default=None, repr=False)
     _prefill_attn: dict[int, float] = field(default_factory=dict, repr=False)
-    _memo_key: tuple[Any, ...] | None = field(default=None, repr=False)
+    _memo_key: int | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         try:  # every input of the step estimates, the hardware and efficiency as resolved now
@@ -111,7 +116,12 @@ class StepPricer:
             return
         token = pricing_token(self.kw.get("hardware"), self.kw.get("efficiency", "default"))
         if token is not None:
-            self._memo_key = (self.cfg, self.q_len, self.cuda_graphs, kw, token)
+            key = (self.cfg, self.q_len, self.cuda_graphs, kw, token)
+            if key not in _INPUTS:
+                if len(_INPUTS) >= 4096:
+                    _INPUTS.clear()
+                _INPUTS[key] = next(_NUMBERS)
+            self._memo_key = _INPUTS[key]
 
     def _memo(self, what: str, size: tuple[int, ...], price: Any) -> Any:
         """``price()`` memoized across pricers under (this pricer's inputs, ``what``, ``size``)."""
