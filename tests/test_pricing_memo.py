@@ -88,3 +88,67 @@ def test_memo_bound_switch_and_token() -> None:
     assert pricing_token(H100, ["unhashable"]) is None
     assert pricing_token(H100, "default") == pricing_token(H100, "default")
     assert pricing_token(H100, "default") != pricing_token(H100, "peak")
+
+
+COLS = ("time_s", "compute_s", "memory_s", "overhead_s", "flops", "bytes")
+
+
+def _columns(e) -> np.ndarray:
+    return np.stack([np.atleast_1d(np.asarray(getattr(e, c), dtype=np.float64))
+                     for c in COLS], axis=1)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(batch=7, heads=16, kv_heads=2, q_len=1, kv_len=1500, head_dim=128, backend="fa3",
+         page_tokens=1, causal=True),
+    dict(batch=300, heads=64, kv_heads=8, q_len=4, kv_len=900, head_dim=128, backend="fa3",
+         page_tokens=16, causal=True),
+    dict(batch=3, heads=16, q_len=2048, kv_len=2048, head_dim=128, backend="fa3",
+         causal=True),
+    dict(batch=40, heads=128, kv_heads=1, q_len=1, kv_len=4000, head_dim=576, v_head_dim=512,
+         shared_kv=True, backend="flashmla", page_tokens=64, causal=True),
+    dict(batch=9, heads=32, kv_heads=8, q_len=1, kv_len=333, head_dim=128,
+         backend="flashinfer", page_tokens=1, causal=True, dtype="fp8"),
+])
+def test_attention_columns_equal_attention(kw: dict) -> None:
+    from roofline.ops.attention_columns import attention_columns
+
+    for _ in range(2):  # the second call reads the checked settings back
+        got = attention_columns(**kw, hardware="H200", efficiency="default")
+        assert got is not None
+        want = _columns(rl.attention(**kw, hardware="H200"))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_attention_columns_leave_the_rest_to_attention() -> None:
+    from roofline.ops.attention_columns import attention_columns
+
+    base = dict(batch=2, heads=16, q_len=1, kv_len=64, head_dim=128, hardware="H200",
+                efficiency="default")
+    assert attention_columns(**base) is None  # SDPA: attention()'s scalar path
+    assert attention_columns(**base, backend="fa3", kv_heads=3) is None  # 3 does not divide 16
+    assert attention_columns(**base, backend="fa3", page_tokens=0) is None
+    assert attention_columns(**dict(base, head_dim=512), backend="fa3") is None  # > 256
+    assert attention_columns(**dict(base, hardware="A100 SXM 80GB"), backend="fa3") is None
+    with pytest.raises(ValueError, match="page_tokens"):
+        rl.attention(2, 16, 1, 64, 128, hardware="H200", backend="fa3", page_tokens=0)
+
+
+def test_gemm_and_elementwise_columns_equal_the_ops() -> None:
+    from roofline.ops.elementwise import elementwise_columns
+    from roofline.ops.gemm import gemm_columns
+
+    m, k, n, b = (np.array(v) for v in ([1, 77, 4096, 300], [4096, 8192, 128, 14336],
+                                        [1024, 28672, 8192, 4096], [1, 1, 8, 1]))
+    for at in (False, True):
+        got = gemm_columns(m, k, n, b, "bf16", "H200", "default", at)
+        want = _columns(rl.gemm(m, k, n, "bf16", "H200", batch=b, a_transposed=at))
+        np.testing.assert_array_equal(got, want)
+    assert gemm_columns(np.array([0]), k[:1], n[:1], b[:1], "bf16", "H200", "default") is None
+    assert gemm_columns(np.array([1.5]), k[:1], n[:1], b[:1], "bf16", "H200", "default") is None
+    num, rd, wr = np.array([8192.0, 3e6, 1.0]), np.array([1, 2, 0]), np.array([1, 2, 1])
+    got = elementwise_columns(num, rd, wr, "bf16", "H200", "default")
+    np.testing.assert_array_equal(got, _columns(rl.elementwise(num, rd, wr, 0.0, "bf16",
+                                                               "H200")))
+    assert elementwise_columns(num, rd * 0, wr * 0, "bf16", "H200", "default") is None
+    assert elementwise_columns(num - 1, rd, wr, "bf16", "H200", "default") is None

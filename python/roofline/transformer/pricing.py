@@ -15,6 +15,7 @@ from ..efficiency import EfficiencyLike
 from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
 from ..ops.attention import attention
+from ..ops.attention_columns import attention_columns
 from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise, elementwise_columns
 from ..ops.gemm import gemm, gemm_columns
@@ -293,10 +294,15 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
 
         parts["elts"] = memo("elts", tuple(ops.elts), elts)
     if ops.attn:
-        parts["attn"] = np.concatenate(
-            [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
-                                           hardware=hw, efficiency=efficiency))
-             for kw in ops.attn])
+        def attn(kw: dict[str, Any]) -> np.ndarray:
+            args = {a: v for a, v in kw.items() if a != "scale"}
+            fast = attention_columns(**args, hardware=hw, efficiency=efficiency)
+            cols: np.ndarray = fast if fast is not None else stack(
+                attention(**args, hardware=hw, efficiency=efficiency))
+            scaled: np.ndarray = kw["scale"] * cols
+            return scaled
+
+        parts["attn"] = np.concatenate([attn(kw) for kw in ops.attn])
     clock = settled_clock(hw, efficiency) if ops.sustained else None
     if clock is not None:
         _sustain(parts, f8_gemm, clock, recipe)
