@@ -152,3 +152,20 @@ def test_gemm_and_elementwise_columns_equal_the_ops() -> None:
                                                                "H200")))
     assert elementwise_columns(num, rd * 0, wr * 0, "bf16", "H200", "default") is None
     assert elementwise_columns(num - 1, rd, wr, "bf16", "H200", "default") is None
+
+
+def test_collective_columns_equal_the_ops() -> None:
+    from roofline.ops.collectives import collective_columns
+
+    nb, ranks = np.array([1, 4096, 8 * 2**20, 3 * 2**30]), np.array([2, 4, 8, 8])
+    for name, fn in (("all_reduce", rl.all_reduce), ("all_gather", rl.all_gather),
+                     ("reduce_scatter", rl.reduce_scatter)):
+        for algo, link, lat in (("ring", None, 1e-6), ("ring", 2e11, 3e-6),
+                                ("nccl", 3.6e11, 1e-6)):
+            got = collective_columns(name, nb, ranks, algo, "H200", link, lat)
+            want = _columns(fn(nb, ranks, algo, hardware="H200", link_bytes_per_s=link,
+                               latency_s=lat))
+            np.testing.assert_array_equal(got, want)
+    assert collective_columns("all_reduce", nb * 0, ranks, "ring", "H200", None, 1e-6) is None
+    assert collective_columns("all_reduce", nb, ranks, "ring", "H200", -1.0, 1e-6) is None
+    assert collective_columns("all_to_all", nb, ranks, "ring", "H200", None, 1e-6) is None

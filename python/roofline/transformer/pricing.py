@@ -16,7 +16,15 @@ from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
 from ..ops.attention import attention
 from ..ops.attention_columns import attention_columns
-from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
+from ..ops.collectives import (
+    DEFAULT_LATENCY_S,
+    all_gather,
+    all_reduce,
+    all_to_all,
+    collective_columns,
+    reduce_scatter,
+    send_recv,
+)
 from ..ops.elementwise import elementwise, elementwise_columns
 from ..ops.gemm import gemm, gemm_columns
 from ..ops.grouped_gemm import grouped_gemm
@@ -338,10 +346,28 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
                                latency_s=latency_s)
             return fns[op](math.ceil(nb), r, "nccl", hardware=hw, link_bytes_per_s=nccl_bw)
 
+        def comms() -> np.ndarray:
+            """Every collective; those of one kind, algorithm and link in one sweep."""
+            out = np.empty((len(ops.comms), len(COLUMNS)))
+            alike: dict[tuple[str, str, float | None, float], list[int]] = {}
+            for i, (op, nb, _r) in enumerate(ops.comms):
+                if op == "all_to_all":
+                    out[i] = stack(comm(op, nb, _r))
+                elif nccl_bw is None or (op == "all_reduce" and nb < custom_max_bytes):
+                    alike.setdefault((op, "ring", comm_bw, latency_s), []).append(i)
+                else:
+                    alike.setdefault((op, "nccl", nccl_bw, DEFAULT_LATENCY_S), []).append(i)
+            for (op, algo, link, lat), idx in alike.items():
+                sizes = np.array([math.ceil(ops.comms[i][1]) for i in idx])
+                ranks = np.array([ops.comms[i][2] for i in idx])
+                fast = collective_columns(op, sizes, ranks, algo, hw, link, lat)
+                for j, i in enumerate(idx):
+                    out[i] = fast[j] if fast is not None else stack(comm(*ops.comms[i]))
+            return out
+
         parts["comms"] = memo(
             "comms", (tuple(ops.comms), ops.ep_span, comm_bw, latency_s, nccl_bw,
-                      custom_max_bytes),
-            lambda: np.concatenate([stack(comm(op, nb, r)) for op, nb, r in ops.comms]))
+                      custom_max_bytes), comms)
     if ops.rings:  # ring context parallelism: the sends a step's attention block cannot hide
         nb, ranks, ai = (np.array(c) for c in zip(*ops.rings, strict=True))
         one = stack(send_recv(np.ceil(nb).astype(np.int64), hardware=hw,
