@@ -66,19 +66,23 @@ def _f8_kernels(ops: Program, hw: Hardware, efficiency: EfficiencyLike) -> int:
     return _F8_KERNELS[key]
 
 
+_VIEW, _KERNEL, _GEMM, _ATTENTION, _MODULE, _BACKWARD = (
+    HOST_CLASSES.index(c) for c in ("view", "kernel", "gemm", "attention", "module", "backward"))
+
+
 def _host_class(ops: Program, kind: str, idx: int, backward: bool) -> int:
     """The host class (index into ``HOST_CLASSES``) of the torch call launching one part: a
     registry Call's class follows its entry's kind (``gemm``, ``attention``, else a kernel)."""
     if backward:
-        return HOST_CLASSES.index("backward")
+        return _BACKWARD
     if kind == "calls":
         entry = lookup(ops.calls[idx].name)
         kind = entry.kind if entry is not None else "memory"
     if kind in ("gemm", "gemms", "lowp", "f8", "grouped", "wo"):
-        return HOST_CLASSES.index("gemm")
+        return _GEMM
     if kind in ("attention", "attn"):
-        return HOST_CLASSES.index("attention")
-    return HOST_CLASSES.index("kernel")
+        return _ATTENTION
+    return _KERNEL
 
 
 def eager_host_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
@@ -92,24 +96,25 @@ def eager_host_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str
     times: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     row_time = np.asarray(row_time_s, dtype=np.float64)
-    for g, (kind, layers) in enumerate(groups):
-        rows: list[int] = []  # per kernel: its row, the row's kernels, its host class
-        per: list[int] = []
-        cls: list[int] = []
-        for i, (gi, name, _, parts) in enumerate(ops.rows):
-            if gi != g or not parts:
-                continue
-            for pk, idx in parts:
-                rows.append(i)
-                per.append(len(parts))
-                cls.append(_host_class(ops, pk, idx, name.endswith(" bwd")))
-        if not rows:
+    kernels: dict[int, tuple[list[int], list[int], list[int]]] = {}
+    for i, (gi, name, _, parts) in enumerate(ops.rows):  # per kernel, by group in row order:
+        if not parts:  # its row, the row's kernels, its host class
             continue
+        rows, per, cls = kernels.setdefault(gi, ([], [], []))
+        bwd = name.endswith(" bwd")
+        for pk, idx in parts:
+            rows.append(i)
+            per.append(len(parts))
+            cls.append(_host_class(ops, pk, idx, bwd))
+    for g, (kind, layers) in enumerate(groups):
+        if g not in kernels:
+            continue
+        rows, per, cls = kernels[g]
         c_ = np.zeros((len(rows), len(HOST_CLASSES)))
         c_[np.arange(len(rows)), cls] = 1.0
         views, modules = extra.get(g, (0.0, 0.0))
-        c_[0, HOST_CLASSES.index("view")] += views
-        c_[0, HOST_CLASSES.index("module")] += modules
+        c_[0, _VIEW] += views
+        c_[0, _MODULE] += modules
         reps = len(layers) if kind != "head" else 1
         times.append(np.tile(row_time[rows] / np.asarray(per, dtype=np.float64), reps))
         counts.append(np.tile(c_, (reps, 1)))
