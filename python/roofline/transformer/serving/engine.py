@@ -50,7 +50,7 @@ __all__ = ["StepPricer", "split_time"]
 #: engine and hardware in many runs): key = (the pricer's :attr:`StepPricer.memo_key`, what,
 #: sizes) -> floats. Each entry is what :func:`~roofline.transformer.estimate` gives for those
 #: inputs, so reading it changes no figure.
-_TERMS = Memo(200_000)
+_TERMS = Memo(50_000)
 #: A number per distinct pricer input (``_TERMS`` keys carry it, not the inputs, which hash
 #: slowly); numbers are never reused, so entries of a forgotten input are never read again.
 _INPUTS: dict[tuple[Any, ...], int] = {}
