@@ -80,6 +80,23 @@ def _int_array(fn: str, name: str, value: ArrayLike, *, minimum: int) -> np.ndar
     return farr
 
 
+def checked_int_arrays(minimum: int, *values: np.ndarray) -> list[np.ndarray] | None:
+    """The 1-d numeric arrays ``values`` as float64, or None unless every element is an
+    integer in [minimum, MAX_DIM] (the arrays :func:`positive_int_array` /
+    :func:`nonnegative_int_array` accept and return, checked in one compiled pass each):
+    the internal callers' shortcut, which falls back to the full check (and its message)
+    on None."""
+    out = []
+    for v in values:
+        if v.ndim != 1 or v.size == 0 or v.dtype.kind not in "iuf":
+            return None
+        f = v.astype(np.float64)
+        if _first_bad(f, v if v.dtype.kind in "iu" else None, minimum) >= 0:
+            return None
+        out.append(f)
+    return out
+
+
 def _first_bad(flat: np.ndarray, ints: np.ndarray | None, minimum: int) -> int:
     """Index of the first element of ``flat`` (float64) that is not an integer in
     [minimum, MAX_DIM] (NaN and infinities included; ``ints``, the integer array it came

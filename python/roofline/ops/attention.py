@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -110,6 +110,22 @@ def _prepare(
                 f"v_head_dim={int(dv[i])}, head_dim={int(dd[i])}"
             )
     return (b, hh, kvh, q, kv, dd, dv), shape
+
+
+def _int_sizes(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim: Any,
+               kv_heads: Any, v_head_dim: Any, shared_kv: Any) -> tuple[int, ...] | None:
+    """``(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim)`` when every size is a
+    Python int :func:`_prepare` accepts (in range, ``kv_heads`` dividing ``heads``,
+    ``v_head_dim <= head_dim`` under a bool ``shared_kv``); None for anything else
+    (``_prepare`` checks it and names what is wrong)."""
+    kvh = heads if kv_heads is None else kv_heads
+    dv = head_dim if v_head_dim is None else v_head_dim
+    sizes = (batch, heads, kvh, q_len, kv_len, head_dim, dv)
+    if any(type(x) is not int or not 0 < x <= MAX_DIM for x in sizes):
+        return None
+    if heads % kvh or type(shared_kv) is not bool or (shared_kv and dv > head_dim):
+        return None
+    return sizes
 
 
 def _dropout(fn: str, dropout_p: Any) -> bool:
@@ -424,9 +440,10 @@ def attention(
         if fast is not None:
             return fast
     fn = "attention"
-    arrays, shape = _prepare(
-        fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv
-    )
+    sized = _int_sizes(batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv)
+    arrays, shape = (cast(Sizes, tuple(np.array([x], dtype=np.float64) for x in sized)), ()) \
+        if sized else _prepare(fn, batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim,
+                               shared_kv)
     dt = parse_dtype(fn, dtype)
     _float_format(fn, dt, dtype)
     flags = _flags(fn, shared_kv, causal, flash, backward)
@@ -456,13 +473,10 @@ def _attention_scalar(batch: Any, heads: Any, q_len: Any, kv_len: Any, head_dim:
     explicit hardware: one core call, no numpy. None where the input needs the full path (a
     size out of range, kv_heads not dividing heads, ...; it raises there) or the result is not
     a finite time (the full path raises its error)."""
-    kvh = heads if kv_heads is None else kv_heads
-    dv = head_dim if v_head_dim is None else v_head_dim
-    for x in (batch, heads, kvh, q_len, kv_len, head_dim, dv):
-        if type(x) is not int or not 0 < x <= MAX_DIM:
-            return None
-    if heads % kvh or (shared_kv and dv > head_dim):
+    sized = _int_sizes(batch, heads, q_len, kv_len, head_dim, kv_heads, v_head_dim, shared_kv)
+    if sized is None:
         return None
+    kvh, dv = sized[2], sized[6]
     hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
     key = ("attention", dtype)  # the spelling: a core enum hashes slowly
     info = memo.get(key)

@@ -8,8 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import _core
-from .._checks import ArrayLike, broadcast, one_of, positive_float, positive_int_array
+from .._checks import (
+    ArrayLike,
+    broadcast,
+    checked_int_arrays,
+    one_of,
+    positive_float,
+    positive_int_array,
+)
 from .._params.resolve import resolve_hardware
 from ..estimate import Estimate, from_columns
 from ..hardware import HardwareLike
@@ -20,6 +29,7 @@ __all__ = [
     "all_gather",
     "all_reduce",
     "all_to_all",
+    "collective_columns",
     "link_bytes_per_s",
     "reduce_scatter",
     "send_recv",
@@ -99,6 +109,32 @@ def _run(
     bw, lat, name = _link(fn, hardware, link, latency_s, bandwidth_fraction)
     cols = _core.collective_sweep(op, algo, b, r, bw, lat)
     return from_columns(cols, shape, label=f"{fn} {algorithm}", hardware=name)
+
+
+#: The collectives :func:`collective_columns` prices, by name.
+_SWEPT = {"all_reduce": _C.all_reduce, "all_gather": _C.all_gather,
+          "reduce_scatter": _C.reduce_scatter}
+
+
+def collective_columns(name: str, nbytes: np.ndarray, ranks: np.ndarray, algorithm: str,
+                       hardware: HardwareLike, link_bytes_per_s: float | None,
+                       latency_s: float) -> np.ndarray | None:
+    """The columns (``len(nbytes)`` x 6: time, compute, memory, overhead, FLOPs, bytes) of
+    ``all_reduce`` / ``all_gather`` / ``reduce_scatter`` (``name``) over equal-length 1-d
+    integer arrays: one core sweep, no Estimate. None where the function must run instead
+    (an argument it rejects, with its message; a time it refuses)."""
+    arrays = checked_int_arrays(1, nbytes, ranks)
+    if arrays is None or name not in _SWEPT or len(nbytes) != len(ranks):
+        return None
+    try:
+        algo = one_of(name, "algorithm", algorithm, ALGORITHMS)
+        bw, lat, _ = _link(name, hardware, link_bytes_per_s, latency_s, 1.0)
+    except (ValueError, TypeError):
+        return None
+    cols = np.stack(_core.collective_sweep(_SWEPT[name], algo, arrays[0], arrays[1], bw, lat),
+                    axis=1)
+    t = cols[:, 0]
+    return cols if bool(np.all(np.isfinite(t) & (t >= 0))) else None
 
 
 _DOC_PARAMS = """

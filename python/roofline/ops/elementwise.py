@@ -12,13 +12,14 @@ from .._checks import (
     ArrayLike,
     Scalar,
     broadcast,
+    checked_int_arrays,
     is_int,
     nonnegative_int_array,
     positive_int_array,
 )
+from .._dtypes import DTYPES, label
 from .._dtypes import dtype as parse_dtype
-from .._dtypes import label
-from .._params.resolve import resolve
+from .._params.resolve import resolve, resolve_cached
 from ..efficiency import EfficiencyLike
 from ..estimate import Array, Estimate, from_columns, inputs_meta
 from ..explain import peak_meta
@@ -126,3 +127,22 @@ def elementwise(
     return from_columns(cols, shape, label=f"elementwise {label(dt)}", hardware=hw.name,
                         meta={**peak_meta(hw, _core.DType.fp32), **inputs_meta(
                             shape, {"numel": num, "reads": r, "writes": w}, dtype=label(dt))})
+
+
+def elementwise_columns(numel: np.ndarray, reads: np.ndarray, writes: np.ndarray, dtype: str,
+                        hardware: Any, efficiency: EfficiencyLike) -> np.ndarray | None:
+    """The columns (``len(numel)`` x 6: time, compute, memory, overhead, FLOPs, bytes) of
+    ``elementwise(numel, reads, writes, 0.0, dtype, hardware)`` (one kernel each) over
+    equal-length 1-d integer arrays, for a known dtype spelling and explicit hardware: the
+    same core sweep without the Estimate. None where :func:`elementwise` must run instead
+    (an input it rejects, a time it refuses)."""
+    arrays = checked_int_arrays(1, numel)
+    counts = checked_int_arrays(0, reads, writes)
+    if arrays is None or counts is None or hardware is None or dtype not in DTYPES or not (
+            len(numel) == len(reads) == len(writes)) or bool(np.any(counts[0] + counts[1] == 0)):
+        return None
+    _, chw, ceff, _ = resolve_cached(hardware, efficiency)
+    cols = np.stack(_core.elementwise_sweep(arrays[0], counts[0], counts[1], 0.0, DTYPES[dtype],
+                                            chw, ceff, 1.0), axis=1)
+    t = cols[:, 0]
+    return cols if bool(np.all(np.isfinite(t) & (t >= 0))) else None

@@ -13,6 +13,7 @@ from .._checks import (
     ArrayLike,
     Scalar,
     broadcast,
+    checked_int_arrays,
     flag,
     one_of,
     positive_int_array,
@@ -149,6 +150,28 @@ def gemm(
                         meta={**peak_meta(hw, dt), **inputs_meta(
                             shape, dict(zip(("m", "k", "n", "batch"), arrays, strict=True)),
                             dtype=label(dt))})
+
+
+def gemm_columns(m: np.ndarray, k: np.ndarray, n: np.ndarray, batch: np.ndarray,
+                 dtype: str, hardware: Any, efficiency: EfficiencyLike,
+                 a_transposed: bool = False) -> np.ndarray | None:
+    """The columns (``len(m)`` x 6: time, compute, memory, overhead, FLOPs, bytes) of
+    :func:`gemm` over equal-length 1-d integer arrays, for a known dtype spelling, explicit
+    hardware and default out_dtype / scaling: the same core sweep without the Estimate.
+    None where :func:`gemm` must run instead (a size it rejects, a time it refuses)."""
+    arrays = checked_int_arrays(1, m, k, n, batch)
+    if arrays is None or hardware is None or dtype not in DTYPES or not (
+            len(m) == len(k) == len(n) == len(batch)):
+        return None
+    hw, chw, ceff, _ = resolve_cached(hardware, efficiency)
+    dt = DTYPES[dtype]
+    require_peak("gemm", hw, dt)
+    m_a, k_a, n_a, b_a = arrays
+    cols = np.stack(_core.gemm_sweep(m_a, k_a, n_a, b_a, dt, dt, default_out(dt), False, chw, ceff,
+                                     get_num_threads(), _core.Scaling.none, a_transposed),
+                    axis=1)
+    t = cols[:, 0]
+    return cols if bool(np.all(np.isfinite(t) & (t >= 0))) else None
 
 
 def _gemm_scalar(m: int, k: int, n: int, dtype: str, hardware: Any, batch: int,

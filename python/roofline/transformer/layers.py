@@ -4,6 +4,7 @@ tensor-, expert- and context-parallel collectives between them."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -344,6 +345,22 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
 
 
 
+@functools.lru_cache(maxsize=64)
+def _layer_groups(cfg: TransformerConfig) -> tuple[tuple[str, tuple[int, ...],
+                                                        tuple[str, str]], ...]:
+    """The model's layer groups in recording order: (kind, layer indices, (mlp, attention))
+    for each (mlp, attention) pair with layers; kind ``"dense"`` / ``"moe"``, or e.g.
+    ``"moe/sliding"`` for local attention."""
+    kinds = list(zip(cfg.layer_kinds(), cfg.layer_attention(), strict=True))
+    out = []
+    for mlp in ("dense", "moe"):
+        for attn in ("full", "sliding", "chunked"):
+            layers = tuple(i for i, k in enumerate(kinds) if k == (mlp, attn))
+            if layers:
+                out.append((mlp if attn == "full" else f"{mlp}/{attn}", layers, (mlp, attn)))
+    return tuple(out)
+
+
 def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
                 tokens: int, tp: int, ep: int, cp: int, phase: str, attn_kw: dict[str, Any],
                 act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring",
@@ -356,19 +373,12 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
     ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
     """
-    kinds = list(zip(cfg.layer_kinds(), cfg.layer_attention(), strict=True))
-    groups: list[tuple[str, list[int]]] = []
-    blocks: list[tuple[str, str]] = []
-    for mlp in ("dense", "moe"):  # kind "dense" / "moe", or "moe/sliding" for local attention
-        for attn in ("full", "sliding", "chunked"):
-            layers = [i for i, k in enumerate(kinds) if k == (mlp, attn)]
-            if layers:
-                groups.append((mlp if attn == "full" else f"{mlp}/{attn}", layers))
-                blocks.append((mlp, attn))
+    groups = [(name, list(layers)) for name, layers, _ in _layer_groups(cfg)]
+    blocks = [block for _, _, block in _layer_groups(cfg)]
     if phase == "train" and cfg.mtp_layers:  # multi-token prediction: one more block + head
         n = cfg.num_layers
         groups.append(("mtp", list(range(n, n + cfg.mtp_layers))))
-        blocks.append((kinds[-1][0], "full"))
+        blocks.append((cfg.layer_kinds()[-1], "full"))
     for gi, (mlp, attn) in enumerate(blocks):
         if groups[gi][0] == "mtp":
             hid = cfg.hidden_size

@@ -4,6 +4,9 @@ ZeRO / pipeline composition of :mod:`roofline.transformer.training`)."""
 
 from __future__ import annotations
 
+import functools
+from collections import Counter
+
 from .. import _core
 from ..hardware import Hardware
 from .config import TransformerConfig
@@ -11,6 +14,13 @@ from .program import Program
 from .training import OPTIMIZERS
 
 __all__ = ["memory"]
+
+
+@functools.lru_cache(maxsize=64)
+def _attention_kinds(cfg: TransformerConfig) -> tuple[tuple[str, int], ...]:
+    """(attention kind, layers of that kind) of the model (an integer sum of spans per kind
+    is the sum over its layers)."""
+    return tuple(Counter(cfg.layer_attention()).items())
 
 
 def memory(cfg: TransformerConfig, hw: Hardware, batch: int, kv: int, tp: int, ep: int,
@@ -51,7 +61,7 @@ def memory(cfg: TransformerConfig, hw: Hardware, batch: int, kv: int, tp: int, e
         "weights_bytes": linear * weight_bytes + other * dtype_bytes,
         # sliding / chunked layers keep at most their window / chunk of keys
         "kv_cache_bytes": 0.0 if phase == "train" else batch * kv_token * sum(
-            cfg.attention_span(a, kv) for a in cfg.layer_attention()),
+            n * cfg.attention_span(a, kv) for a, n in _attention_kinds(cfg)),
         "gradients_bytes": 0.0,
         "optimizer_bytes": 0.0,
         "activations_bytes": 0.0,

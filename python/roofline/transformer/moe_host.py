@@ -240,13 +240,18 @@ def ep_of(ops: Program, g: int) -> int:
     return 1
 
 
-def _attn_row(ops: Program, i: int) -> bool:
-    """Whether row ``i`` precedes its group's ``mlp_norm`` (the layer's attention part)."""
-    g = ops.rows[i][0]
+def _mlp_norm(ops: Program, g: int) -> int:
+    """The index of group ``g``'s first ``mlp_norm`` row, -1 if none."""
     for j, row in enumerate(ops.rows):
         if row[0] == g and row[1] == "mlp_norm":
-            return i < j
-    return False
+            return j
+    return -1
+
+
+def _attn_row(ops: Program, i: int) -> bool:
+    """Whether row ``i`` precedes its group's ``mlp_norm`` (the layer's attention part)."""
+    norm = _mlp_norm(ops, ops.rows[i][0])
+    return 0 <= norm and i < norm
 
 
 def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
@@ -269,7 +274,8 @@ def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
             out[0, _MODULE] = 1.0
     elif "attn" in graphed and _attn_row(ops, i):
         g = ops.rows[i][0]
-        part = [j for j, r in enumerate(ops.rows) if r[0] == g and _attn_row(ops, j)
+        norm = _mlp_norm(ops, g)  # the group's rows before it: _attn_row, found once
+        part = [j for j, r in enumerate(ops.rows) if r[0] == g and 0 <= norm and j < norm
                 and r[1].endswith(" bwd") == backward]
         out = np.zeros_like(calls)
         if i == (part[-1] if backward else part[0]):

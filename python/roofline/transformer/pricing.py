@@ -10,13 +10,23 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._params.memo import Memo, pricing_token
 from ..efficiency import EfficiencyLike
 from ..float8.layer import linear as float8_linear
 from ..hardware import Hardware
 from ..ops.attention import attention
-from ..ops.collectives import all_gather, all_reduce, all_to_all, reduce_scatter, send_recv
-from ..ops.elementwise import elementwise
-from ..ops.gemm import gemm
+from ..ops.attention_columns import attention_columns
+from ..ops.collectives import (
+    DEFAULT_LATENCY_S,
+    all_gather,
+    all_reduce,
+    all_to_all,
+    collective_columns,
+    reduce_scatter,
+    send_recv,
+)
+from ..ops.elementwise import elementwise, elementwise_columns
+from ..ops.gemm import gemm, gemm_columns
 from ..ops.grouped_gemm import grouped_gemm
 from ..ops.host import HOST_CLASSES, WallTime, eager_program_wall, wall_time
 from ..ops.registry import Pricer, lookup, price
@@ -27,6 +37,13 @@ from .program import Program
 from .report import COLUMNS
 
 __all__ = ["evaluate", "train_wall", "wall"]
+
+
+#: Priced parts of step programs (:func:`evaluate`): (part, its inputs, the hardware and
+#: efficiency as resolved, the settings it reads) -> its columns. Serving runs price many
+#: steps whose GEMMs, elementwise kernels and collectives are the same (a CUDA graph's padded
+#: batch, a decode step at another context length): the same inputs give the same columns.
+_PARTS = Memo(20_000)
 
 
 #: Kernels of one float8 linear per (recipe, training): the list depends on neither shape nor
@@ -49,19 +66,23 @@ def _f8_kernels(ops: Program, hw: Hardware, efficiency: EfficiencyLike) -> int:
     return _F8_KERNELS[key]
 
 
+_VIEW, _KERNEL, _GEMM, _ATTENTION, _MODULE, _BACKWARD = (
+    HOST_CLASSES.index(c) for c in ("view", "kernel", "gemm", "attention", "module", "backward"))
+
+
 def _host_class(ops: Program, kind: str, idx: int, backward: bool) -> int:
     """The host class (index into ``HOST_CLASSES``) of the torch call launching one part: a
     registry Call's class follows its entry's kind (``gemm``, ``attention``, else a kernel)."""
     if backward:
-        return HOST_CLASSES.index("backward")
+        return _BACKWARD
     if kind == "calls":
         entry = lookup(ops.calls[idx].name)
         kind = entry.kind if entry is not None else "memory"
     if kind in ("gemm", "gemms", "lowp", "f8", "grouped", "wo"):
-        return HOST_CLASSES.index("gemm")
+        return _GEMM
     if kind in ("attention", "attn"):
-        return HOST_CLASSES.index("attention")
-    return HOST_CLASSES.index("kernel")
+        return _ATTENTION
+    return _KERNEL
 
 
 def eager_host_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
@@ -74,25 +95,29 @@ def eager_host_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str
     extra = ops.host_extra or {}
     times: list[np.ndarray] = []
     counts: list[np.ndarray] = []
-    for g, (kind, layers) in enumerate(groups):
-        t_: list[float] = []
-        c_: list[np.ndarray] = []
-        for i, (gi, name, _, parts) in enumerate(ops.rows):
-            if gi != g or not parts:
-                continue
-            for pk, idx in parts:
-                t_.append(float(row_time_s[i]) / len(parts))
-                c = np.zeros(len(HOST_CLASSES))
-                c[_host_class(ops, pk, idx, name.endswith(" bwd"))] = 1.0
-                c_.append(c)
-        if not t_:
+    row_time = np.asarray(row_time_s, dtype=np.float64)
+    kernels: dict[int, tuple[list[int], list[int], list[int]]] = {}
+    for i, (gi, name, _, parts) in enumerate(ops.rows):  # per kernel, by group in row order:
+        if not parts:  # its row, the row's kernels, its host class
             continue
+        rows, per, cls = kernels.setdefault(gi, ([], [], []))
+        bwd = name.endswith(" bwd")
+        for pk, idx in parts:
+            rows.append(i)
+            per.append(len(parts))
+            cls.append(_host_class(ops, pk, idx, bwd))
+    for g, (kind, layers) in enumerate(groups):
+        if g not in kernels:
+            continue
+        rows, per, cls = kernels[g]
+        c_ = np.zeros((len(rows), len(HOST_CLASSES)))
+        c_[np.arange(len(rows)), cls] = 1.0
         views, modules = extra.get(g, (0.0, 0.0))
-        c_[0][HOST_CLASSES.index("view")] += views
-        c_[0][HOST_CLASSES.index("module")] += modules
+        c_[0, _VIEW] += views
+        c_[0, _MODULE] += modules
         reps = len(layers) if kind != "head" else 1
-        times.append(np.tile(np.asarray(t_), reps))
-        counts.append(np.tile(np.stack(c_), (reps, 1)))
+        times.append(np.tile(row_time[rows] / np.asarray(per, dtype=np.float64), reps))
+        counts.append(np.tile(c_, (reps, 1)))
     seq = np.concatenate(times) if times else np.zeros(1)
     cnt = np.concatenate(counts) if counts else np.zeros((1, len(HOST_CLASSES)))
     return eager_program_wall(seq, cnt, np.zeros(len(HOST_CLASSES)), hw,
@@ -216,15 +241,36 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         return np.stack([np.atleast_1d(np.asarray(getattr(e, c), dtype=np.float64))
                          for c in COLUMNS], axis=1)
 
-    if ops.gemms:
+    token = pricing_token(hw, efficiency)
+
+    def memo(name: str, inputs: Any, price: Any) -> np.ndarray:
+        """``price()`` (a part's columns), memoized by its inputs; a copy (_sustain edits)."""
+        if token is None:
+            return np.asarray(price())
+        key = (name, inputs, token, dtype)
+        try:
+            hit = _PARTS.get(key)
+        except TypeError:  # an unhashable input
+            return np.asarray(price())
+        if hit is None:
+            hit = _PARTS.put(key, np.asarray(price()))
+        return np.array(hit)
+
+    def gemms() -> np.ndarray:
         m, k, n, b, at = (np.array(c) for c in zip(*ops.gemms, strict=True))
         cols = np.empty((len(m), len(COLUMNS)))
         for flag in (False, True):  # weight gradients (A = x^T) align on m and n, not k
             sel = at == flag
             if sel.any():
-                cols[sel] = stack(gemm(m[sel], k[sel], n[sel], dtype, hw, batch=b[sel],
-                                       efficiency=efficiency, a_transposed=flag))
-        parts["gemms"] = cols
+                fast = gemm_columns(m[sel], k[sel], n[sel], b[sel], dtype, hw, efficiency,
+                                    flag)
+                cols[sel] = fast if fast is not None else stack(gemm(
+                    m[sel], k[sel], n[sel], dtype, hw, batch=b[sel], efficiency=efficiency,
+                    a_transposed=flag))
+        return cols
+
+    if ops.gemms:
+        parts["gemms"] = memo("gemms", tuple(ops.gemms), gemms)
     if ops.wo and ops.weight_only is not None:
         m, k, n = (np.array(c) for c in zip(*ops.wo, strict=True))
         wdt, group, zp = ops.weight_only
@@ -254,12 +300,22 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         f8_gemm = stack(g)
     if ops.elts:
         num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
-        parts["elts"] = stack(elementwise(num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
+        def elts() -> np.ndarray:
+            fast = elementwise_columns(num, rd, wr, dtype, hw, efficiency)
+            return fast if fast is not None else stack(elementwise(
+                num, rd, wr, 0.0, dtype, hw, efficiency=efficiency))
+
+        parts["elts"] = memo("elts", tuple(ops.elts), elts)
     if ops.attn:
-        parts["attn"] = np.concatenate(
-            [kw["scale"] * stack(attention(**{a: v for a, v in kw.items() if a != "scale"},
-                                           hardware=hw, efficiency=efficiency))
-             for kw in ops.attn])
+        def attn(kw: dict[str, Any]) -> np.ndarray:
+            args = {a: v for a, v in kw.items() if a != "scale"}
+            fast = attention_columns(**args, hardware=hw, efficiency=efficiency)
+            cols: np.ndarray = fast if fast is not None else stack(
+                attention(**args, hardware=hw, efficiency=efficiency))
+            scaled: np.ndarray = kw["scale"] * cols
+            return scaled
+
+        parts["attn"] = np.concatenate([attn(kw) for kw in ops.attn])
     clock = settled_clock(hw, efficiency) if ops.sustained else None
     if clock is not None:
         _sustain(parts, f8_gemm, clock, recipe)
@@ -295,7 +351,28 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
                                latency_s=latency_s)
             return fns[op](math.ceil(nb), r, "nccl", hardware=hw, link_bytes_per_s=nccl_bw)
 
-        parts["comms"] = np.concatenate([stack(comm(op, nb, r)) for op, nb, r in ops.comms])
+        def comms() -> np.ndarray:
+            """Every collective; those of one kind, algorithm and link in one sweep."""
+            out = np.empty((len(ops.comms), len(COLUMNS)))
+            alike: dict[tuple[str, str, float | None, float], list[int]] = {}
+            for i, (op, nb, _r) in enumerate(ops.comms):
+                if op == "all_to_all":
+                    out[i] = stack(comm(op, nb, _r))
+                elif nccl_bw is None or (op == "all_reduce" and nb < custom_max_bytes):
+                    alike.setdefault((op, "ring", comm_bw, latency_s), []).append(i)
+                else:
+                    alike.setdefault((op, "nccl", nccl_bw, DEFAULT_LATENCY_S), []).append(i)
+            for (op, algo, link, lat), idx in alike.items():
+                sizes = np.array([math.ceil(ops.comms[i][1]) for i in idx])
+                ranks = np.array([ops.comms[i][2] for i in idx])
+                fast = collective_columns(op, sizes, ranks, algo, hw, link, lat)
+                for j, i in enumerate(idx):
+                    out[i] = fast[j] if fast is not None else stack(comm(*ops.comms[i]))
+            return out
+
+        parts["comms"] = memo(
+            "comms", (tuple(ops.comms), ops.ep_span, comm_bw, latency_s, nccl_bw,
+                      custom_max_bytes), comms)
     if ops.rings:  # ring context parallelism: the sends a step's attention block cannot hide
         nb, ranks, ai = (np.array(c) for c in zip(*ops.rings, strict=True))
         one = stack(send_recv(np.ceil(nb).astype(np.int64), hardware=hw,

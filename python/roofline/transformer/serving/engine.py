@@ -32,17 +32,29 @@ times the count gives); the prefill tokens of an MLA model run through the decod
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..._params.memo import Memo, pricing_token
 from ..config import TransformerConfig
 from ..engines import ENGINE_RUNTIMES
 from ..estimate import estimate
 from ..report import ModelEstimate
 
 __all__ = ["StepPricer", "split_time"]
+
+#: Step terms priced so far, across pricers (a serving validation prices the same model,
+#: engine and hardware in many runs): key = (the pricer's :attr:`StepPricer.memo_key`, what,
+#: sizes) -> floats. Each entry is what :func:`~roofline.transformer.estimate` gives for those
+#: inputs, so reading it changes no figure.
+_TERMS = Memo(50_000)
+#: A number per distinct pricer input (``_TERMS`` keys carry it, not the inputs, which hash
+#: slowly); numbers are never reused, so entries of a forgotten input are never read again.
+_INPUTS: dict[tuple[Any, ...], int] = {}
+_NUMBERS = itertools.count()
 
 
 def split_time(est: ModelEstimate) -> tuple[float, float, float]:
@@ -94,6 +106,30 @@ class StepPricer:
     _tokens: dict[int, ModelEstimate] = field(default_factory=dict, repr=False)
     _prefill: ModelEstimate | None = field(default=None, repr=False)
     _prefill_attn: dict[int, float] = field(default_factory=dict, repr=False)
+    _memo_key: int | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        try:  # every input of the step estimates, the hardware and efficiency as resolved now
+            kw = tuple(sorted(self.kw.items()))
+            hash(kw)
+        except TypeError:  # an unhashable argument: priced every time
+            return
+        token = pricing_token(self.kw.get("hardware"), self.kw.get("efficiency", "default"))
+        if token is not None:
+            key = (self.cfg, self.q_len, self.cuda_graphs, kw, token)
+            if key not in _INPUTS:
+                if len(_INPUTS) >= 4096:
+                    _INPUTS.clear()
+                _INPUTS[key] = next(_NUMBERS)
+            self._memo_key = _INPUTS[key]
+
+    def _memo(self, what: str, size: tuple[int, ...], price: Any) -> Any:
+        """``price()`` memoized across pricers under (this pricer's inputs, ``what``, ``size``)."""
+        if self._memo_key is None:
+            return price()
+        key = (self._memo_key, what, size)
+        hit = _TERMS.get(key)
+        return hit if hit is not None else _TERMS.put(key, price())
 
     @property
     def kv_len(self) -> int:
@@ -129,10 +165,46 @@ class StepPricer:
     def _prompts_attention_s(self, prompts: int) -> float:
         """Attention GPU seconds of one causal prefill of ``prompts`` whole prompts."""
         if prompts not in self._prefill_attn:
-            est = self.prefill_estimate() if prompts == 1 else \
-                estimate(self.cfg, "prefill", prompts, seq_len=self.prompt_len, **self.kw)
-            self._prefill_attn[prompts] = split_time(est)[0]
+            def price() -> float:
+                est = self.prefill_estimate() if prompts == 1 else \
+                    estimate(self.cfg, "prefill", prompts, seq_len=self.prompt_len, **self.kw)
+                return split_time(est)[0]
+            self._prefill_attn[prompts] = self._memo("prefill_attention",
+                                                     (prompts, self.prompt_len), price)
         return self._prefill_attn[prompts]
+
+    def _prefill_terms(self) -> tuple[float, float]:
+        """(head GPU seconds, eager host seconds or 0) of the prefill of one whole prompt."""
+        def price() -> tuple[float, float]:
+            est = self.prefill_estimate()
+            pre = est.wall
+            eager = pre is not None and pre.mode == "eager"
+            return split_time(est)[1], float(pre.host_s) if eager and pre is not None else 0.0
+        terms: tuple[float, float] = self._memo("prefill", (self.prompt_len,), price)
+        return terms
+
+    def _decode_terms(self, d: int, kv_len: int | None) -> tuple[float, float, float, float]:
+        """(wall, GPU, head, every op but attention and the head) seconds of the decode step
+        of ``d`` requests at ``kv_len`` keys each."""
+        kv = self.kv_len if kv_len is None else kv_len
+
+        def price() -> tuple[float, float, float, float]:
+            est = self.decode_estimate(d, kv)
+            _, head, rest = split_time(est)
+            gpu = float(est.wall.gpu_s if est.wall is not None else est.time_s)
+            return float(est.wall_s), gpu, head, rest
+        terms: tuple[float, float, float, float] = self._memo("decode", (d, kv), price)
+        return terms
+
+    def _token_terms(self, tokens: int) -> tuple[float, float]:
+        """(every op but attention and the head, host launch seconds) of a step of
+        ``tokens`` tokens (:meth:`_token_estimate`)."""
+        def price() -> tuple[float, float]:
+            est = self._token_estimate(tokens)
+            host = est.wall.host_s if est.wall is not None else 0.0
+            return split_time(est)[2], float(host)
+        terms: tuple[float, float] = self._memo("tokens", (tokens,), price)
+        return terms
 
     def prefill_attention_s(self, prefill_tokens: int) -> float:
         """Attention GPU seconds of ``prefill_tokens`` prompt tokens in one step.
@@ -158,7 +230,7 @@ class StepPricer:
     def decode_step_s(self, d: int, kv_len: int | None = None) -> float:
         """Wall seconds of a decode step of ``d`` requests at ``kv_len`` keys each (default
         :attr:`kv_len`; graph launch included)."""
-        return float(self.decode_estimate(d, kv_len).wall_s)
+        return self._decode_terms(d, kv_len)[0]
 
     def mixed_step_s(self, d: int, prefill_tokens: int, kv_len: int | None = None) -> float:
         """Wall seconds of a step of ``d`` decoding requests plus ``prefill_tokens`` prompt
@@ -171,21 +243,14 @@ class StepPricer:
         requests attend to ``kv_len`` keys each (default :attr:`kv_len`)."""
         if prefill_tokens <= 0:
             return self.decode_step_s(d, kv_len) if d > 0 else 0.0
-        total = d * self.q_len + prefill_tokens
-        mixed = self._token_estimate(total)
-        _, _, rest_mixed = split_time(mixed)
+        rest_mixed, host = self._token_terms(d * self.q_len + prefill_tokens)
         attn_pre = self.prefill_attention_s(prefill_tokens)
+        head_pre, host_pre = self._prefill_terms()
         if d > 0:
-            dec = self.decode_estimate(d, kv_len)
-            _, head, rest_dec = split_time(dec)
-            gpu = float(dec.wall.gpu_s if dec.wall is not None else dec.time_s)
+            _, gpu, head, rest_dec = self._decode_terms(d, kv_len)
             gpu += max(rest_mixed - rest_dec, 0.0) + attn_pre
         else:  # prefill only: logits of the last prompt token, priced with the prefill's head
-            _, head, _ = split_time(self.prefill_estimate())
-            gpu = rest_mixed + head + attn_pre
-        host = mixed.wall.host_s if mixed.wall is not None else 0.0
-        pre = self.prefill_estimate().wall
-        if (self.kw.get("runtime") in ENGINE_RUNTIMES or not self.cuda_graphs) and \
-                pre is not None and pre.mode == "eager":  # prompt batches launched eagerly
-            host = max(host, pre.host_s)
+            gpu = rest_mixed + head_pre + attn_pre
+        if self.kw.get("runtime") in ENGINE_RUNTIMES or not self.cuda_graphs:
+            host = max(host, host_pre)  # prompt batches launched eagerly (0 otherwise)
         return max(gpu, host)
