@@ -5,8 +5,9 @@ shapes) rows of |predicted - measured| / sum of measured), the measured and pred
 of the priced kernels per step, and the medians per program kind: the two shared H100 traces
 (``tests/data/traces``), the H200 HF Llama programs and the H200 MoE blocks (HF's Mixtral and
 Qwen3-MoE sparse blocks, and the same experts through ``torch._grouped_mm``, forward or
-forward + backward, 512-16384 tokens; ``data/programs/h200/traces``, never fitted). Graph-replayed traces record no ops and are skipped. Run:
-``PYTHONPATH=python python benchmarks/trace_operror.py``.
+forward + backward, 512-16384 tokens; ``data/programs/h200/traces``, never fitted).
+Graph-replayed traces record no ops and are skipped.
+Run: ``PYTHONPATH=python python benchmarks/trace_operror.py``.
 """
 
 from __future__ import annotations

@@ -239,6 +239,9 @@ void bind_ops(py::module_& m) {
   m.def("radix_sort_bytes", &radix_sort_bytes, py::arg("n"), py::arg("key_bytes"),
         "DRAM bytes of a one-segment cub radix sort of n keys with int64 indices: the "
         "histogram's read plus, per pass, keys and values read and written.");
+  m.def("nonzero_launches", &nonzero_launches, py::arg("numel"), py::arg("ndim"),
+        "Kernels torch.nonzero launches on CUDA: cub's count (1 kernel up to 4096 items, else "
+        "2), cub's select (2) and write_indices when ndim > 1 (1); 0 when empty.");
   m.def("nll_loss_threads", &nll_loss_threads, py::arg("rows"),
         "Threads of aten's one-block nll_loss kernels: clamp(2^round(log2(rows / 16)), 32, "
         "1024).");

@@ -71,4 +71,11 @@ double radix_sort_bytes(double n, double key_bytes) noexcept {
   return n * key_bytes + radix_sort_passes(8.0 * key_bytes) * 2.0 * n * (key_bytes + kIndexBytes);
 }
 
+double nonzero_launches(double numel, double ndim) noexcept {
+  if (!(numel > 0)) return 0.0;
+  const double count = numel <= kCubReduceTileItems ? 1.0 : 2.0;
+  const double unflatten = ndim > 1 ? 1.0 : 0.0;
+  return count + 2.0 + unflatten;
+}
+
 }  // namespace roofline

@@ -66,4 +66,15 @@ double radix_sort_lookback_s(double passes) noexcept;
 /// histogram reads the keys once; every pass reads and writes keys and values.
 double radix_sort_bytes(double n, double key_bytes) noexcept;
 
+/// Items of one tile of cub's single-tile reduce (256 threads x 16 items): a DeviceReduce of
+/// at most this many items is one kernel, a longer one two (a grid pass, then one tile).
+inline constexpr double kCubReduceTileItems = 4096.0;
+
+/// Kernels torch.nonzero launches on CUDA for a tensor of `numel` elements and `ndim`
+/// dimensions (aten's Nonzero.cu): cub's DeviceReduce::Sum counts the nonzeros (1 kernel up to
+/// kCubReduceTileItems, else 2), the count is copied to the host (a memcpy and a sync, not a
+/// kernel), cub's DeviceSelect::Flagged writes the flat indices (init + sweep: 2) and
+/// write_indices unflattens them when ndim > 1 (1). 0 for an empty tensor.
+double nonzero_launches(double numel, double ndim) noexcept;
+
 }  // namespace roofline

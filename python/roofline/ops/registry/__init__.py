@@ -25,6 +25,7 @@ from . import (
     gemm_entries,
     kernel_entries,
     nll_entries,
+    nonzero_entries,
     public_entries,
     sort_entries,
     weight_only_entries,
@@ -39,7 +40,7 @@ __all__ = ["Call", "Entry", "Impl", "Pricer", "Priced", "TensorArg", "entries", 
 
 del aten_memory, atomic_entries, attention_entries, fallback, foreach_entries, gather_entries
 del gemm_entries
-del kernel_entries, nll_entries
+del kernel_entries, nll_entries, nonzero_entries
 del public_entries, sort_entries, weight_only_entries
 
 
