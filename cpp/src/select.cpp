@@ -78,4 +78,23 @@ double nonzero_launches(double numel, double ndim) noexcept {
   return count + 2.0 + unflatten;
 }
 
+double index_put_launches(double n, double passes) noexcept {
+  if (!(n > 0)) return 0.0;
+  if (n <= kCubSingleTileItems64 || !(passes > 0)) return 2.0;
+  return 2.0 * passes + 4.0 + 1.0;
+}
+
+double index_put_accumulate_chain_s(double n, double unique_rows, double slice, double sms,
+                                    double step_s) noexcept {
+  if (!(n > 0) || !(unique_rows > 0) || !(slice > 0) || !(sms > 0) || !(step_s > 0)) return 0.0;
+  constexpr double kIndicesPerBlock = 4.0;
+  constexpr double kChunk = 32.0 * 4.0;  // a warp's lanes x the kernel's unroll
+  const double duplicates = std::max(n / unique_rows, 1.0);
+  const double chains = unique_rows * std::ceil(slice / kChunk);
+  const double active = std::clamp(kIndicesPerBlock / duplicates, 1.0, kIndicesPerBlock);
+  const double resident = kThreadsPerSm / kIndexPutBlockThreads;
+  const double rounds = std::ceil(chains / (sms * resident * active));
+  return rounds * duplicates * step_s;
+}
+
 }  // namespace roofline
