@@ -5,8 +5,9 @@ model's prediction for the same call on the H200, with the signed error, then th
 absolute error per group:
 
 - ``grouped_mm``: MoE expert FFN GEMMs (``rl.grouped_gemm``; forward + backward = forward +
-  dgrad (the same kernel with k and n swapped) + the 2D x 2D weight gradient
-  (``layout="looped_wgrad"`` over the uniform counts));
+  dgrad (the same kernel with k and n swapped) + the 2D x 2D weight gradient, which torch
+  runs through the same CUTLASS grouped kernel: ``rl.grouped_gemm(k, m, n, g)``, the group's
+  tokens as the reduction);
 - ``sdpa``: GQA attention per backend (``rl.attention``, forward and ``backward=True``);
 - ``flex_attention``: the sliding window is priced as the transformer prices it (a block of
   ``window`` queries scores ``sliding_window_visited_keys(window)`` keys, non-causal);
@@ -31,8 +32,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import roofline as rl
 from roofline import _core
 
@@ -46,8 +45,7 @@ def _expert(a: dict[str, Any]) -> tuple[float, float]:
     m, g, k, n = a["m_per_group"], a["groups"], a["k"], a["n"]
     fwd = float(rl.grouped_gemm(m, k, n, g, hardware=HW).time_s)
     dgrad = float(rl.grouped_gemm(m, n, k, g, hardware=HW).time_s)
-    wgrad = float(rl.grouped_gemm(None, k, n, counts=np.full(g, m), layout="looped_wgrad",
-                                  hardware=HW).time_s)
+    wgrad = float(rl.grouped_gemm(k, m, n, g, hardware=HW).time_s)
     return fwd, fwd + dgrad + wgrad
 
 

@@ -142,6 +142,20 @@ def test_grouped_mm_entry_splits_rows_evenly():
     assert float(e.flops) == pytest.approx(2 * 32 * 4096 * 28672)
 
 
+def test_grouped_mm_weight_gradient_is_the_grouped_kernel():
+    """2D x 2D (the expert weight gradient, offs along K) runs torch's CUTLASS grouped kernel
+    and its setup kernel, as the forward does: priced as rl.grouped_gemm of the mean K."""
+    p = Pricer(rl.hardware(HW), "default")
+    a, b = TensorArg((2048, 32768), "bf16", 2), TensorArg((32768, 1536), "bf16", 2)
+    offs = TensorArg((128,), None, 4)
+    (_, e), = price(Call("aten::_grouped_mm", (a, b, offs)), p)[0]
+    ref = rl.grouped_gemm(2048, 256, 1536, 128, hardware=HW)
+    assert float(e.time_s) == pytest.approx(float(ref.time_s))
+    assert float(e.flops) == pytest.approx(2 * 2048 * 32768 * 1536)
+    cublas = rl.gemm(2048, 256, 1536, batch=128, hardware=HW)
+    assert float(e.time_s) > float(cublas.time_s)  # the grouped rate and setup kernel
+
+
 def test_runtime_names_are_checked():
     with pytest.raises(rl.UnknownNameError, match="runtime") as exc:
         rl.transformer.estimate("llama-3-8b", "decode", kv_len=10, hardware=HW, runtime="hff")

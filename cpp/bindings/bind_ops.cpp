@@ -269,6 +269,16 @@ void bind_ops(py::module_& m) {
   m.def("radix_sort_bytes", &radix_sort_bytes, py::arg("n"), py::arg("key_bytes"),
         "DRAM bytes of a one-segment cub radix sort of n keys with int64 indices: the "
         "histogram's read plus, per pass, keys and values read and written.");
+  m.def("index_put_launches", &index_put_launches, py::arg("n"), py::arg("passes"),
+        "Kernels of aten's accumulating index_put: cub's radix sort of the n indices (1 "
+        "single-tile kernel up to 2304 keys, else 2 x passes + 4) and indexing_backward_kernel.");
+  m.def("index_put_accumulate_chain_s", &index_put_accumulate_chain_s, py::arg("n"),
+        py::arg("unique_rows"), py::arg("slice"), py::arg("sms"), py::arg("step_s"),
+        "Time of aten's indexing_backward_kernel: ceil(chains / (sms x 16 x clamp(4 / dups, 1, "
+        "4))) x dups x step_s, chains = unique_rows x ceil(slice / 128), dups = n / unique_rows.");
+  m.def("nonzero_launches", &nonzero_launches, py::arg("numel"), py::arg("ndim"),
+        "Kernels torch.nonzero launches on CUDA: cub's count (1 kernel up to 4096 items, else "
+        "2), cub's select (2) and write_indices when ndim > 1 (1); 0 when empty.");
   m.def("nll_loss_threads", &nll_loss_threads, py::arg("rows"),
         "Threads of aten's one-block nll_loss kernels: clamp(2^round(log2(rows / 16)), 32, "
         "1024).");

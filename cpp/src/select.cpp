@@ -120,4 +120,30 @@ double radix_sort_bytes(double n, double key_bytes) noexcept {
   return n * key_bytes + radix_sort_passes(8.0 * key_bytes) * 2.0 * n * (key_bytes + kIndexBytes);
 }
 
+double nonzero_launches(double numel, double ndim) noexcept {
+  if (!(numel > 0)) return 0.0;
+  const double count = numel <= kCubReduceTileItems ? 1.0 : 2.0;
+  const double unflatten = ndim > 1 ? 1.0 : 0.0;
+  return count + 2.0 + unflatten;
+}
+
+double index_put_launches(double n, double passes) noexcept {
+  if (!(n > 0)) return 0.0;
+  if (n <= kCubSingleTileItems64 || !(passes > 0)) return 2.0;
+  return 2.0 * passes + 4.0 + 1.0;
+}
+
+double index_put_accumulate_chain_s(double n, double unique_rows, double slice, double sms,
+                                    double step_s) noexcept {
+  if (!(n > 0) || !(unique_rows > 0) || !(slice > 0) || !(sms > 0) || !(step_s > 0)) return 0.0;
+  constexpr double kIndicesPerBlock = 4.0;
+  constexpr double kChunk = 32.0 * 4.0;  // a warp's lanes x the kernel's unroll
+  const double duplicates = std::max(n / unique_rows, 1.0);
+  const double chains = unique_rows * std::ceil(slice / kChunk);
+  const double active = std::clamp(kIndicesPerBlock / duplicates, 1.0, kIndicesPerBlock);
+  const double resident = kThreadsPerSm / kIndexPutBlockThreads;
+  const double rounds = std::ceil(chains / (sms * resident * active));
+  return rounds * duplicates * step_s;
+}
+
 }  // namespace roofline

@@ -117,4 +117,45 @@ double radix_sort_lookback_s(double passes) noexcept;
 /// histogram reads the keys once; every pass reads and writes keys and values.
 double radix_sort_bytes(double n, double key_bytes) noexcept;
 
+/// Items of one tile of cub's single-tile reduce (256 threads x 16 items): a DeviceReduce of
+/// at most this many items is one kernel, a longer one two (a grid pass, then one tile).
+inline constexpr double kCubReduceTileItems = 4096.0;
+
+/// Kernels torch.nonzero launches on CUDA for a tensor of `numel` elements and `ndim`
+/// dimensions (aten's Nonzero.cu): cub's DeviceReduce::Sum counts the nonzeros (1 kernel up to
+/// kCubReduceTileItems, else 2), the count is copied to the host (a memcpy and a sync, not a
+/// kernel), cub's DeviceSelect::Flagged writes the flat indices (init + sweep: 2) and
+/// write_indices unflattens them when ndim > 1 (1). 0 for an empty tensor.
+double nonzero_launches(double numel, double ndim) noexcept;
+
+/// Items cub's DeviceRadixSort sorts in one single-tile kernel for 8-byte keys: its
+/// SingleTilePolicy of 256 threads x 19 nominal items, register-bound scaled to 19 x 4 / 8 = 9
+/// items per thread (2304); more items run the onesweep passes.
+inline constexpr double kCubSingleTileItems64 = 256.0 * 9.0;
+
+/// Kernels of aten's accumulating index_put (index_put_with_sort_kernel, Indexing.cu) for `n`
+/// indices sorted on `passes` 8-bit digits: cub's radix_sort_pairs (one single-tile kernel up
+/// to kCubSingleTileItems64 keys, else a histogram, an exclusive sum and per pass a memset and
+/// a onesweep kernel, plus two memsets: 2 x passes + 4), then indexing_backward_kernel (1):
+/// 2 or 2 x passes + 5 (9 for 2 passes, as the H200 MoE traces list). 0 without indices.
+double index_put_launches(double n, double passes) noexcept;
+
+/// Threads aten's indexing_backward_kernel block has: 32 lanes x 4 indices.
+inline constexpr double kIndexPutBlockThreads = 128.0;
+
+/// Threads an SM holds (sm_80 / sm_90: 64 warps): 16 resident indexing_backward blocks.
+inline constexpr double kThreadsPerSm = 2048.0;
+
+/// Time of aten's indexing_backward_kernel accumulating `n` sorted indices into `unique_rows`
+/// rows of `slice` elements (n / unique_rows duplicates each). A warp owns one index and runs
+/// only if that index starts a run of equal indices; it then adds the run's duplicates one
+/// after the other, each a dependent load -> add -> store round trip of `step_s` per 128-element
+/// chunk (grid.y = ceil(slice / 128) chunks, each its own warp). A block of 4 indices holds
+/// 4 / duplicates run starts on average and one that holds none exits at once, so each of the
+/// SM's resident blocks (kThreadsPerSm / kIndexPutBlockThreads) keeps clamp(4 / duplicates, 1,
+/// 4) chains going: time = ceil(chains / (sms x resident x active)) x duplicates x step_s with
+/// chains = unique_rows x ceil(slice / 128). 0 for no rows.
+double index_put_accumulate_chain_s(double n, double unique_rows, double slice, double sms,
+                                    double step_s) noexcept;
+
 }  // namespace roofline

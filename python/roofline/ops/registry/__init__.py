@@ -23,8 +23,10 @@ from . import (
     foreach_entries,
     gather_entries,
     gemm_entries,
+    index_put_entries,
     kernel_entries,
     nll_entries,
+    nonzero_entries,
     public_entries,
     reduce_entries,
     sort_entries,
@@ -39,8 +41,8 @@ __all__ = ["Call", "Entry", "Impl", "Pricer", "Priced", "TensorArg", "entries", 
            "price", "register", "register_family", "resolve", "row_entry"]
 
 del aten_memory, atomic_entries, attention_entries, fallback, foreach_entries, gather_entries
-del gemm_entries
-del kernel_entries, nll_entries
+del gemm_entries, index_put_entries
+del kernel_entries, nll_entries, nonzero_entries
 del public_entries, reduce_entries, sort_entries, weight_only_entries
 
 

@@ -144,7 +144,9 @@ def grouped_mm(call: Call, p: Pricer) -> Priced:
     weights, as :func:`roofline.grouped_gemm`. The group offsets are data (unknown on meta
     tensors and in a trace): the M rows are split evenly over the G groups (uniform routing).
     A 3-d ``mat_a`` (G, M, K) is G equal groups; a 2-d ``mat_b`` (the weight gradient, K x N
-    per group from (K, M) x (M, N)) is priced with the rows as the reduction."""
+    per group from (K, M) x (M, N)) is priced with the rows as the reduction, split evenly
+    over the groups, through the same grouped kernel (torch runs its CUTLASS grouped GEMM and
+    setup kernel for 2D x 2D too, with the tile chosen from M and N: GroupMM.cu)."""
     ta, tb = call.tensor(0), call.tensor(1)
     if ta is None or tb is None or ta.dtype_name is None:
         return None, f"{call.name}: input types not priced"
@@ -162,8 +164,10 @@ def grouped_mm(call: Call, p: Pricer) -> Priced:
         g = offs.shape[0] if offs is not None and offs.shape else 1
         k_total = a[1]
         k_per = max(k_total // max(g, 1), 1)
-        return [("gemm", p.gemm(a[0], k_per, b[1], dt, batch=g))], \
-            f"rl.gemm({a[0]}, {k_per}, {b[1]}, batch={g}) (grouped weight gradient)"
+        e = p.cached(("grouped_wgrad", a[0], k_per, b[1], g, dt), lambda: grouped_gemm(
+            a[0], k_per, b[1], g, dtype=dt, hardware=p.hardware, efficiency=p.efficiency))
+        return [("gemm", e)], \
+            f"rl.grouped_gemm({a[0]}, {k_per}, {b[1]}, {g}, dtype={dt!r}) (weight gradient)"
     else:
         return None, f"{call.name}: unexpected shapes {a}, {b}"
     if min(g, k, n) == 0 or sum(counts) == 0:
