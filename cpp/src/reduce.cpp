@@ -10,7 +10,6 @@ namespace roofline {
 namespace {
 
 constexpr double kMaxThreads = 512.0;         // reduce_kernel<512, 1>
-constexpr double kThreadsPerSm = 2048.0;      // maxThreadsPerMultiProcessor
 constexpr double kMinValuesPerThread = 16.0;  // setReduceConfig's min_values_per_thread
 constexpr double kMaxValuesPerThread = 256.0;
 constexpr double kVectorizeFrom = 128.0;      // dim0 >= 128 vectorizes the input
