@@ -25,7 +25,8 @@ from .pricer import Pricer
 from .table import Entry, Priced, add, register_family
 
 __all__ = ["ATEN_LOOP_STEP_S", "CAT_STEP_S", "CAT_THREADS_PER_SM", "RULES", "aten_loop",
-           "aten_loop_path", "batched_copy", "batched_copy_bytes_per_s", "moved_bytes", "stream"]
+           "aten_loop_path", "batched_copy", "batched_copy_bytes_per_s", "cat_vectorized",
+           "moved_bytes", "raised_to", "stream"]
 
 RULES = ("pointwise", "reduce", "copy", "write_only", "unary_copy", "cat", "dropout", "kernel")
 
@@ -144,16 +145,10 @@ def aten_loop(call: Call, p: Pricer, priced: Priced, into_first: bool = False) -
     kind, e = costs[0]
     numel = max(t.numel for t in (*call.tensors(), *(call.outputs or ())))
     floor = _core.aten_loop_floor_s(float(numel), float(sms), ATEN_LOOP_STEP_S)
-
-    def make() -> Any:
-        # a bound on the whole kernel: its steps include the first round trip that the
-        # streaming estimate's fixed latency stands for (a one-step loop costs no more)
-        extra = floor - float(e.time_s)
-        if extra <= 0:
-            return e
-        return dataclasses.replace(e, memory_s=float(e.memory_s) + extra, time_s=floor)
-
-    got = p.cached(("aten_loop", float(e.bytes), float(e.time_s), floor), make)
+    # a bound on the whole kernel: its steps include the first round trip that the streaming
+    # estimate's fixed latency stands for (a one-step loop costs no more)
+    got = p.cached(("aten_loop", float(e.bytes), float(e.time_s), floor),
+                   lambda: raised_to(e, floor))
     return [(kind, got), *costs[1:]], how + (
         f"; aten's non-vectorized loop (broadcast / mixed layouts): {numel} elements, "
         f"one {ATEN_LOOP_STEP_S * 1e6:.1f} us DRAM round trip per thread step")
@@ -200,6 +195,16 @@ def batched_copy_bytes_per_s(hardware: Any, itemsize: int) -> float | None:
         return None
     rate = CAT_THREADS_PER_SM * int(sms) * max(int(itemsize), 1) * 2 / CAT_STEP_S
     return min(rate, float(hardware.mem_bytes_per_s))
+
+
+def raised_to(e: Any, floor: float) -> Any:
+    """``e`` taking at least ``floor`` seconds (the excess counted as memory time: a latency
+    chain or a launch floor the streaming estimate does not see); ``e`` itself when it already
+    takes that long."""
+    extra = floor - float(e.time_s)
+    if extra <= 0:
+        return e
+    return dataclasses.replace(e, memory_s=float(e.memory_s) + extra, time_s=floor)
 
 
 def _contiguous(t: TensorArg) -> bool:

@@ -24,13 +24,12 @@ chain prices them within 4-13 % (``benchmarks/session8_kernels.py``).
 from __future__ import annotations
 
 import ast
-import dataclasses
 from typing import Any
 
 from ... import _core
 from ...efficiency import is_shape_aware
 from .call import Call, TensorArg
-from .memory_entries import memory_pricer
+from .memory_entries import memory_pricer, raised_to
 from .pricer import Pricer
 from .table import Entry, Priced, add
 
@@ -105,14 +104,8 @@ def reduce_price(call: Call, p: Pricer) -> Priced:
     gap = float(p.traffic(0, 0, 0.0, "kernel launch").time_s)
     chain = _core.full_reduce_chain_s(n, vec, float(e.memory_s), float(sms))
     floor = launches * gap + chain
-
-    def make() -> Any:
-        extra = floor - float(e.time_s)
-        if extra <= 0:
-            return e
-        return dataclasses.replace(e, memory_s=float(e.memory_s) + extra, time_s=floor)
-
-    got_e = p.cached(("full_reduce", float(e.bytes), float(e.time_s), floor), make)
+    got_e = p.cached(("full_reduce", float(e.bytes), float(e.time_s), floor),
+                     lambda: raised_to(e, floor))
     loads = int(_core.full_reduce_loads(n, vec, float(sms)))
     threads = int(_core.full_reduce_threads(n, vec))
     where = f"{blocks} blocks, a global tail and a memset" if blocks > 1 else "one block"
