@@ -8,7 +8,7 @@ from typing import Any
 
 from ... import _core
 from ..attention import attention, attention_backend
-from .call import Call, TensorArg
+from .call import Call, TensorArg, flag
 from .memory_entries import CAT_STEP_S
 from .pricer import Pricer
 from .table import Priced, register, register_family
@@ -78,16 +78,6 @@ MASKED_BPROP_BLOCK_ROWS = 64
 #: 447 + 410 = 857 us forward (measured 824) and 1285 + 819 = 2104 us backward (measured
 #: 2396: the backward's mask cost is ~1.4 round trips per block, not modelled).
 MASKED_LONG_ROUND_TRIPS_PER_BLOCK = 1
-
-
-def _flag(v: Any) -> bool:
-    s = str(v).strip()
-    if s in ("True", "False"):
-        return s == "True"
-    try:
-        return int(s) != 0
-    except ValueError:
-        return bool(v) if isinstance(v, (bool, int)) else False
 
 
 def fused_attention(p: Pricer, q: TensorArg, k: TensorArg, v: TensorArg, causal: bool,
@@ -199,7 +189,7 @@ def _sdpa(call: Call, p: Pricer) -> Priced:
     q, k, v = (call.tensor(q_i + j) for j in range(3))
     if q is None or k is None or v is None:
         return None, f"{call.name}: no q, k, v shapes"
-    causal = _flag(call.arg("custom_mask_type" if mask_type else "is_causal", causal_i, False))
+    causal = flag(call.arg("custom_mask_type" if mask_type else "is_causal", causal_i, False))
     # cuDNN's forward records its attn_bias as the 4th input, its backward as the 9th
     bias = call.tensor(8 if backward else 3) if backend == "cudnn" else None
     masked = bias is not None and len(bias.shape) == 4
@@ -220,7 +210,7 @@ def _other_attention(call: Call, p: Pricer) -> Priced:
     if not all(isinstance(t, TensorArg) for t in (q, k, v)):
         return None, f"{call.name}: no q, k, v"
     layout = "bhsd" if call.base.startswith("_scaled_dot_product") else "bshd"
-    return fused_attention(p, q, k, v, _flag(call.arg("is_causal", default=False)),
+    return fused_attention(p, q, k, v, flag(call.arg("is_causal", default=False)),
                            call.base.endswith("_backward"), layout)
 
 
@@ -236,7 +226,7 @@ def _sdpa_fused(call: Call, p: Pricer) -> Priced:
     if not all(isinstance(t, TensorArg) for t in (q, k, v)):
         return None, f"{call.name}: no q, k, v"
     mask = call.arg("attn_mask")
-    return fused_attention(p, q, k, v, _flag(call.arg("is_causal", default=False)),
+    return fused_attention(p, q, k, v, flag(call.arg("is_causal", default=False)),
                            call.base.endswith("_backward"),
                            masked=mask is not None and mask is not False)
 

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Call", "Impl", "TensorArg", "nbytes"]
+__all__ = ["Call", "Impl", "TensorArg", "flag", "nbytes"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,30 @@ class Call:
         if index is not None and 0 <= index < len(self.concrete) and self.concrete[index] != "":
             return self.concrete[index]
         return default
+
+    def scalar(self, name: str, index: int, default: Any = None) -> Any:
+        """A scalar argument: the non-tensor input at ``index`` (a call built by hand or by a
+        runtime program), else :meth:`arg`."""
+        v: Any = self.inputs[index] if 0 <= index < len(self.inputs) else None
+        if v is None or isinstance(v, (TensorArg, tuple)):
+            return self.arg(name, index, default)
+        return v
+
+
+def flag(v: Any, default: bool = False) -> bool:
+    """A recorded boolean argument: ``True`` / ``False`` (any case), an integer (non-zero is
+    true) or a bool; ``default`` when absent (None or empty), False when unreadable."""
+    if v is None or v == "":
+        return default
+    if isinstance(v, (bool, int)):
+        return bool(v)
+    s = str(v).strip()
+    if s.lower() in ("true", "false"):
+        return s.lower() == "true"
+    try:
+        return int(s) != 0
+    except ValueError:
+        return False
 
 
 def nbytes(ts: list[TensorArg] | tuple[TensorArg, ...] | None) -> int:

@@ -26,7 +26,7 @@ from .table import Entry, Priced, add, register_family
 
 __all__ = ["ATEN_LOOP_STEP_S", "CAT_STEP_S", "CAT_THREADS_PER_SM", "RULES", "aten_loop",
            "aten_loop_path", "batched_copy", "batched_copy_bytes_per_s", "cat_vectorized",
-           "moved_bytes", "raised_to", "stream"]
+           "memory_at_least", "moved_bytes", "raised_to", "stream"]
 
 RULES = ("pointwise", "reduce", "copy", "write_only", "unary_copy", "cat", "dropout", "kernel")
 
@@ -207,6 +207,16 @@ def raised_to(e: Any, floor: float) -> Any:
     return dataclasses.replace(e, memory_s=float(e.memory_s) + extra, time_s=floor)
 
 
+def memory_at_least(e: Any, busy_s: float) -> Any:
+    """``e`` whose memory time is ``busy_s`` when that is longer (a dependent chain or a
+    barrier-bound loop the byte count does not see), its time longer by the difference; ``e``
+    itself otherwise."""
+    if busy_s <= float(e.memory_s):
+        return e
+    return dataclasses.replace(e, memory_s=busy_s,
+                               time_s=float(e.time_s) + busy_s - float(e.memory_s))
+
+
 def _contiguous(t: TensorArg) -> bool:
     """Whether ``t``'s strides are row-major contiguous (size-1 dims' strides ignored, as
     torch's ``is_contiguous``)."""
@@ -238,9 +248,7 @@ def cat_vectorized(call: Call) -> bool | None:
         return None
     if not all(_contiguous(t) for t in lst):
         return False
-    raw = call.inputs[1] if len(call.inputs) > 1 else None
-    if raw is None or isinstance(raw, TensorArg):
-        raw = call.arg("dim", 1, 0)
+    raw = call.scalar("dim", 1, 0)
     try:
         dim = int(str(raw).strip() or 0)
     except ValueError:

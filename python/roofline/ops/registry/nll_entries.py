@@ -18,12 +18,9 @@ Without a reduction (``reduction=0``) or over 1-d input, one pass over the bytes
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 from ... import _core
-from .call import Call, TensorArg
-from .memory_entries import CAT_STEP_S, memory_pricer
+from .call import Call
+from .memory_entries import CAT_STEP_S, memory_at_least, memory_pricer
 from .pricer import Pricer
 from .table import Entry, Priced, add
 
@@ -34,10 +31,7 @@ _PLAIN = memory_pricer("reduce", "reduction")
 
 def _reduction(call: Call) -> int | None:
     """The recorded ``reduction`` (0 none, 1 mean, 2 sum); None when not recorded."""
-    i = 3 if call.base == "nll_loss_forward" else 4
-    v: Any = call.inputs[i] if i < len(call.inputs) else None
-    if v is None or isinstance(v, TensorArg):
-        v = call.arg("reduction", i)
+    v = call.scalar("reduction", 3 if call.base == "nll_loss_forward" else 4)
     try:
         return int(str(v).strip())
     except (TypeError, ValueError):
@@ -57,9 +51,7 @@ def nll_loss_price(call: Call, p: Pricer) -> Priced:
     written = rows * x.itemsize if back else x.itemsize
     chain = _core.nll_loss_chain_s(float(rows), float(trips), CAT_STEP_S)
     e = p.traffic(read, written, 0.0, call.base)
-    if chain > float(e.memory_s):
-        e = p.cached(("nll", call.base, rows, x.itemsize), lambda: dataclasses.replace(
-            e, memory_s=chain, time_s=float(e.time_s) + chain - float(e.memory_s)))
+    e = p.cached(("nll", call.base, rows, x.itemsize), lambda: memory_at_least(e, chain))
     threads = int(_core.nll_loss_threads(float(rows)))
     return [("reduction", e)], (
         f"{call.name}: one block of {threads} threads, {-(-rows // threads)} rows each, "

@@ -61,11 +61,10 @@ block sorts) stay one memory pass.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from ... import _core
-from .call import Call, TensorArg
-from .memory_entries import memory_pricer
+from .call import Call, flag
+from .memory_entries import memory_at_least, memory_pricer
 from .pricer import Pricer
 from .table import Entry, Priced, add
 
@@ -81,23 +80,6 @@ _PLAIN = memory_pricer("pointwise", "memory")
 _BITONIC_MAX_K = 32
 
 
-def _scalar(call: Call, name: str, index: int) -> Any:
-    """A scalar argument: the recorded input at ``index``, else the schema argument."""
-    v: Any = call.inputs[index] if index < len(call.inputs) else None
-    if v is None or isinstance(v, TensorArg):
-        v = call.arg(name, index)
-    return v
-
-
-def _flag(v: Any, default: bool) -> bool:
-    """A recorded boolean argument (``True``/``False``/``1``/``0``); ``default`` if absent."""
-    if v is None or v == "":
-        return default
-    if isinstance(v, bool):
-        return v
-    return str(v).strip().lower() not in ("false", "0")
-
-
 def topk_price(call: Call, p: Pricer) -> Priced:
     """One block per slice radix-selects the top k, or aten's multi-block radix select past
     its heuristic (see the module); the in-place bitonic sort when ``sorted`` and
@@ -109,8 +91,8 @@ def topk_price(call: Call, p: Pricer) -> Priced:
     if x is None or not x.shape or not sms or not clock:
         return _PLAIN(call, p)
     try:
-        k = int(_scalar(call, "k", 1))
-        dim_arg = _scalar(call, "dim", 2)
+        k = int(call.scalar("k", 1))
+        dim_arg = call.scalar("dim", 2)
         dim = -1 if dim_arg in (None, "") else int(dim_arg)
     except (TypeError, ValueError):
         return _PLAIN(call, p)
@@ -120,7 +102,7 @@ def topk_price(call: Call, p: Pricer) -> Priced:
     if n <= 0 or x.numel == 0:
         return _PLAIN(call, p)
     slices = x.numel // n
-    sort = _flag(_scalar(call, "sorted", 4), True) and 1 < k <= _BITONIC_MAX_K and slices * k > 1
+    sort = flag(call.scalar("sorted", 4), True) and 1 < k <= _BITONIC_MAX_K and slices * k > 1
     multi = _core.topk_multiblock(float(slices), float(n))
     written = slices * k * (x.itemsize + 8)  # values and int64 indices
     if multi:
@@ -143,9 +125,7 @@ def topk_price(call: Call, p: Pricer) -> Priced:
         launches += 1
         how += " and a bitonic sort orders them"
     e = p.traffic(read, written, 0.0, call.base, kernels=launches)
-    if busy > float(e.memory_s):
-        e = p.cached(("topk", slices, n, k, sort, x.itemsize), lambda: dataclasses.replace(
-            e, memory_s=busy, time_s=float(e.time_s) + busy - float(e.memory_s)))
+    e = p.cached(("topk", slices, n, k, sort, x.itemsize), lambda: memory_at_least(e, busy))
     return [("reduction", e)], how
 
 
