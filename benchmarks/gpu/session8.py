@@ -71,6 +71,18 @@ def kernel_time(fn: Callable[[], Any], calls: int = 10) -> tuple[float, float, l
     return total, launches, [[n[:100], t, c] for n, t, c in kernels[:8]]
 
 
+def fwd_bwd_kernel_times(fwd: Callable[[], torch.Tensor], inputs: tuple[torch.Tensor, ...]
+                         ) -> dict[str, Any]:
+    """Kernel time, launches and top kernels of ``fwd()`` and of the backward of its output
+    (a random gradient) into ``inputs``, as row fields."""
+    tf, lf, kf = kernel_time(fwd)
+    o = fwd()
+    go = torch.randn_like(o)
+    tb, lb, kb = kernel_time(lambda: torch.autograd.grad(o, inputs, go, retain_graph=True))
+    return {"fwd_kernel_s": tf, "bwd_kernel_s": tb, "fwd_launches": lf, "bwd_launches": lb,
+            "fwd_kernels": kf[:3], "bwd_kernels": kb[:4]}
+
+
 def _sizes(m: int, k: int, f: int) -> tuple[int, int, int]:
     return (m // 64, k // 8, f // 8) if SMOKE else (m, k, f)
 
@@ -122,20 +134,12 @@ def attn(out: Out, model: str, b: int, h: int, hkv: int, s: int, d: int) -> None
                 def fwd() -> torch.Tensor:
                     return F.scaled_dot_product_attention(q, k, v, is_causal=True,
                                                           enable_gqa=True)
-                tf, lf, kf = kernel_time(fwd)
-                o = fwd()
-                go = torch.randn_like(o)
-
-                def bwd(o: torch.Tensor = o, go: torch.Tensor = go) -> Any:
-                    return torch.autograd.grad(o, (q, k, v), go, retain_graph=True)
-                tb, lb, kb = kernel_time(bwd)
+                times = fwd_bwd_kernel_times(fwd, (q, k, v))
         except Exception as exc:  # noqa: BLE001  (a backend refusing a shape is data)
             out.row(name=f"attn_{name}_{model}_{b}x{s}", what="sdpa", args=args,
                     error=f"{type(exc).__name__}: {str(exc)[:200]}")
             continue
-        out.row(name=f"attn_{name}_{model}_{b}x{s}", what="sdpa", args=args,
-                fwd_kernel_s=tf, bwd_kernel_s=tb, fwd_launches=lf, bwd_launches=lb,
-                fwd_kernels=kf[:3], bwd_kernels=kb[:4])
+        out.row(name=f"attn_{name}_{model}_{b}x{s}", what="sdpa", args=args, **times)
 
 
 def flex(out: Out, model: str, b: int, h: int, hkv: int, s: int, d: int) -> None:
@@ -160,16 +164,8 @@ def flex(out: Out, model: str, b: int, h: int, hkv: int, s: int, d: int) -> None
         args = {"model": model, "batch": b, "heads": h, "kv_heads": hkv, "seq": s,
                 "head_dim": d, "mask": mask_name, "window": 128 if mask_name != "causal" else None,
                 "dtype": "bf16", "compiled": True}
-        tf, lf, kf = kernel_time(fwd)
-        o = fwd()
-        go = torch.randn_like(o)
-
-        def bwd(o: torch.Tensor = o, go: torch.Tensor = go) -> Any:
-            return torch.autograd.grad(o, (q, k, v), go, retain_graph=True)
-        tb, lb, kb = kernel_time(bwd)
         out.row(name=f"flex_{mask_name}_{model}_{b}x{s}", what="flex_attention", args=args,
-                fwd_kernel_s=tf, bwd_kernel_s=tb, fwd_launches=lf, bwd_launches=lb,
-                fwd_kernels=kf[:3], bwd_kernels=kb[:4])
+                **fwd_bwd_kernel_times(fwd, (q, k, v)))
 
 
 def routing(out: Out, t: int, e: int, topk: int, hidden: int) -> None:
