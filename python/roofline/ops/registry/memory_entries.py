@@ -279,7 +279,7 @@ def batched_copy(call: Call, p: Pricer) -> Priced:
     priced, how = stream(call, p, "cat", "memory")
     if not priced or not is_shape_aware(p.efficiency):
         return priced, how
-    if cat_vectorized(call) and call.base in ("cat", "_cat", "concat", "concatenate"):
+    if call.base in ("cat", "_cat", "concat", "concatenate") and cat_vectorized(call):
         return priced, how + "; contiguous 16-byte slices: vectorized batched copy"
     kind, e = priced[0]
     ts = call.tensors()
