@@ -27,7 +27,7 @@ def _bench() -> ModuleType:
 
 def test_rows_cite_their_source() -> None:
     rows = _bench().read()
-    assert len(rows) == 158
+    assert len(rows) == 176
     assert len({r["id"] for r in rows}) == len(rows)
     for r in rows:
         assert r["hardware"] in ("B200", "GB200", "GB300"), r["id"]
@@ -55,8 +55,32 @@ def test_model_against_published_medians() -> None:
         "sdpa flash bf16 GB200 (FA2 via SDPA)": -0.104,
         "sdpa flash bf16 GB300 (FA2 via SDPA)": -0.446,
         "TE quantize_mxfp8 B200": -0.203,
+        # GEMMs timed in long back-to-back loops (cublasTest, torchao's profiler loop) run at
+        # the power limiter's settled clock (~0.8 of boost on a B200): per call the model,
+        # which prices a kernel run alone at nearly the boost clock, is 16-25 % fast at
+        # >= 4096^3; the settled clock (gemm_throttle_fraction 0.793) closes it.
         "cuBLAS MXFP4 GEMM B200": -0.378,
+        "torchao bench_matmul bf16 B200": -0.062,
+        "torchao bench_matmul nvfp4 B200": -0.216,
+        # HBM3e streaming: within 0.1 % at 2^28 elements.
+        "cccl DeviceTransform add B200": 0.056,
     }
     assert set(med) == set(expected)
     for g, v in expected.items():
         assert med[g] == pytest.approx(v, abs=0.01), (g, med[g])
+
+
+def test_b200_gemms_at_the_settled_clock() -> None:
+    # torchao's profiler-timed loop and cublasTest run large GEMMs back to back: at the
+    # B200's settled clock (gemm_throttle_fraction 0.793, the training-step pricing) the
+    # model is within 8 % on the cubes >= 4096^3 (bf16, NVFP4; MXFP4 8192^3), 16-24 % fast per
+    # call. (cuBLAS MXFP4 at 4096 x 4096 x 7168 stays 24 % fast at the settled clock.)
+    bench = _bench()
+    rows = [r for r in bench.read() if r["kernel"] == "gemm" and
+            r["config"]["m"] == r["config"]["n"] == r["config"]["k"] >= 4096]
+    assert len(rows) == 7
+    for r in rows:
+        settled = bench.price(r, settled=True) / r["measured_s"] - 1.0
+        per_call = bench.price(r) / r["measured_s"] - 1.0
+        assert abs(settled) < 0.08, (r["id"], settled)
+        assert per_call < -0.15, (r["id"], per_call)
