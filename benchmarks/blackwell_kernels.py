@@ -5,7 +5,8 @@ Each row of that file is one published kernel time with its source URL, commit /
 software versions: cuDNN and FlashAttention-2 SDPA from cudnn-frontend's
 ``benchmark/sdpa_benchmark_training`` (B200 cuDNN 9.13.0, GB200 / GB300 cuDNN 9.17.0 and
 9.22), Transformer Engine's MXFP8 quantize, cuBLAS MXFP4 GEMMs (cublasTest), torchao's
-bf16 / NVFP4 GEMM benchmark and CUB's elementwise add (NVBench), all on a B200. None of
+bf16 / NVFP4 GEMM benchmark, its MoE grouped GEMMs (bf16 ``torch._grouped_mm``, MXFP8
+``torch._scaled_grouped_mm``) and CUB's elementwise add (NVBench), all on a B200. None of
 them is fitted: the model's terms come from H100 / H200 measurements and the accelerators'
 peaks (``data/hardware-notes.md`` §8). Prices are per call at the kernel's own clock (no
 training-step power-limiter clock), as the benchmarks time them.
@@ -59,6 +60,18 @@ def price(row: dict[str, Any], settled: bool = False) -> float:
     if row["kernel"] == "gemm":
         return float(at_settled_clock(rl.gemm(c["m"], c["k"], c["n"], c["dtype"], hardware=hw),
                                       clock).time_s)
+    if row["kernel"] == "grouped_gemm":
+        return float(at_settled_clock(rl.grouped_gemm(
+            c["m_per_group"], c["k"], c["n"], c["groups"], c["dtype"], hardware=hw),
+            clock).time_s)
+    if row["kernel"] == "grouped_fwd_bwd":
+        # torch._grouped_mm's autograd: forward (m x k by k x n per group), dgrad (m x n by
+        # n x k) and wgrad (k x m by m x n: the group's tokens are the reduction, priced as a
+        # grouped GEMM of k-row groups), uniform groups of tokens / groups rows.
+        m, g, k, n = c["tokens"] // c["groups"], c["groups"], c["k"], c["n"]
+        return sum(float(at_settled_clock(rl.grouped_gemm(a, b, d, g, c["dtype"], hardware=hw),
+                                          clock).time_s)
+                   for a, b, d in ((m, k, n), (m, n, k), (k, m, n)))
     if row["kernel"] == "mxfp8_quantize":
         return _quantize_s(c, hw)
     if row["kernel"] == "elementwise":

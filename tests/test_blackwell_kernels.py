@@ -27,7 +27,7 @@ def _bench() -> ModuleType:
 
 def test_rows_cite_their_source() -> None:
     rows = _bench().read()
-    assert len(rows) == 176
+    assert len(rows) == 187
     assert len({r["id"] for r in rows}) == len(rows)
     for r in rows:
         assert r["hardware"] in ("B200", "GB200", "GB300"), r["id"]
@@ -64,6 +64,10 @@ def test_model_against_published_medians() -> None:
         "torchao bench_matmul nvfp4 B200": -0.216,
         # HBM3e streaming: within 0.1 % at 2^28 elements.
         "cccl DeviceTransform add B200": 0.056,
+        # torch's CUTLASS sm100 grouped GEMMs: 20-40 % slower than priced even at the settled
+        # clock (Megatron's experts run TE's per-expert cuBLAS GEMMs instead, layout "looped").
+        "torchao _scaled_grouped_mm MXFP8 B200": -0.313,
+        "torchao _grouped_mm bf16 fwd+bwd B200": -0.386,
     }
     assert set(med) == set(expected)
     for g, v in expected.items():
