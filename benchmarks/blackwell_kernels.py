@@ -7,8 +7,10 @@ software versions: cuDNN and FlashAttention-2 SDPA from cudnn-frontend's
 9.22), Transformer Engine's MXFP8 quantize, cuBLAS MXFP4 GEMMs (cublasTest), torchao's
 bf16 / NVFP4 GEMM benchmark, its MoE grouped GEMMs (bf16 ``torch._grouped_mm``, MXFP8
 ``torch._scaled_grouped_mm``) and CUB's elementwise add (NVBench), all on a B200. None of
-them is fitted: the model's terms come from H100 / H200 measurements and the accelerators'
-peaks (``data/hardware-notes.md`` §8). Prices are per call at the kernel's own clock (no
+them is fitted except the three TE quantize rows, which are among the nine published B200
+MXFP8 quantize kernels whose median sets Blackwell's ``mxfp8_quantize_fraction``
+(``cast.json``); the other terms come from H100 / H200 measurements and the accelerators'
+peaks (``data/hardware-notes.md`` §8, §11). Prices are per call at the kernel's own clock (no
 training-step power-limiter clock), as the benchmarks time them.
 
 Run: ``PYTHONPATH=python python benchmarks/blackwell_kernels.py [--rows]``. Prints, per
