@@ -6,7 +6,8 @@ software versions: cuDNN and FlashAttention-2 SDPA from cudnn-frontend's
 ``benchmark/sdpa_benchmark_training`` (B200 cuDNN 9.13.0, GB200 / GB300 cuDNN 9.17.0 and
 9.22), Transformer Engine's MXFP8 quantize, cuBLAS MXFP4 GEMMs (cublasTest), torchao's
 bf16 / NVFP4 GEMM benchmark, its MoE grouped GEMMs (bf16 ``torch._grouped_mm``, MXFP8
-``torch._scaled_grouped_mm``) and CUB's elementwise add (NVBench), all on a B200. None of
+``torch._scaled_grouped_mm``), vLLM's Llama-3.1-8B GEMM benchmark (``torch.mm`` bf16 and its
+CUTLASS fp8 kernel) and CUB's elementwise add (NVBench), all on a B200. None of
 them is fitted except the three TE quantize rows, which are among the nine published B200
 MXFP8 quantize kernels whose median sets Blackwell's ``mxfp8_quantize_fraction``
 (``cast.json``); the other terms come from H100 / H200 measurements and the accelerators'

@@ -27,7 +27,7 @@ def _bench() -> ModuleType:
 
 def test_rows_cite_their_source() -> None:
     rows = _bench().read()
-    assert len(rows) == 187
+    assert len(rows) == 208
     assert len({r["id"] for r in rows}) == len(rows)
     for r in rows:
         assert r["hardware"] in ("B200", "GB200", "GB300"), r["id"]
@@ -64,6 +64,11 @@ def test_model_against_published_medians() -> None:
         "cuBLAS MXFP4 GEMM B200": -0.378,
         "torchao bench_matmul bf16 B200": -0.062,
         "torchao bench_matmul nvfp4 B200": -0.216,
+        # Llama-3.1-8B projections timed per call (triton do_bench, vLLM's bench_fp8_gemm): at
+        # M <= 256 the per-call fixed cost fitted on the H100 (~12 us) exceeds the B200's
+        # (6-9 us measured): the model is 25-50 % slow; within 4 % at M = 1024 (bf16).
+        "vLLM bench torch.mm bf16 B200": 0.319,
+        "vLLM CUTLASS fp8 tensorwise B200": 0.242,
         # HBM3e streaming: within 0.1 % at 2^28 elements.
         "cccl DeviceTransform add B200": 0.056,
         # torch's CUTLASS sm100 grouped GEMMs: 20-40 % slower than priced even at the settled
