@@ -48,12 +48,12 @@ def test_model_against_published_medians() -> None:
         "sdpa cudnn bf16 B200 (cuDNN 9.13.0)": -0.037,
         # cuDNN 9.17 / 9.22 (apt-installed over NGC 25.11): 20-45 % faster than priced.
         "sdpa cudnn bf16 GB200 (cuDNN 9.17.0)": 0.197,
-        "sdpa cudnn bf16 GB300 (cuDNN 9.17.0)": 0.160,
+        "sdpa cudnn bf16 GB300 (cuDNN 9.17.0)": 0.140,
         "sdpa cudnn bf16 GB200 (cuDNN 9.22)": 0.317,
-        "sdpa cudnn bf16 GB300 (cuDNN 9.22)": 0.303,
+        "sdpa cudnn bf16 GB300 (cuDNN 9.22)": 0.280,
         "sdpa flash bf16 B200 (FA2 via SDPA)": -0.180,
         "sdpa flash bf16 GB200 (FA2 via SDPA)": -0.104,
-        "sdpa flash bf16 GB300 (FA2 via SDPA)": -0.446,
+        "sdpa flash bf16 GB300 (FA2 via SDPA)": -0.098,
         # In sample: these three rows are among the nine B200 MXFP8 quantize kernels whose
         # median sets the Blackwell mxfp8_quantize_fraction (0.77; cast.json).
         "TE quantize_mxfp8 B200": 0.015,
