@@ -106,14 +106,19 @@ def fit(data_dir: Path) -> dict[str, Any]:
         if not changed:
             break
     terms["column_sm_bytes_per_s"] = column_sm_rate(rows, terms["column_fraction"])
+    previous = json.loads(OUT.read_text()) if OUT.exists() else {}
     doc = {
         "schema": "roofline.terms.cast/1",
         "about": "Bandwidth fractions of torchao's compiled float8 cast kernels (Inductor "
                  "Triton), fitted by benchmarks/fit_cast.py on the cast time of the "
                  "gpu_float8_linear_kernels rows (H100 SXM profiler kernel times). Universal: "
                  "each multiplies the GPU's own streaming bandwidth.",
-        "universal": terms,
-        "per_architecture": {},
+        # mxfp8_quantize_fraction is not fitted here (no MXFP8 kernel on an H100): the packaged
+        # value (universal 1, Blackwell's from published B200 kernel times) is kept.
+        "universal": {**terms, "mxfp8_quantize_fraction": previous.get("universal", {}).get(
+            "mxfp8_quantize_fraction", 1.0)},
+        "per_architecture": previous.get("per_architecture", {}),
+        "per_architecture_sources": previous.get("per_architecture_sources", {}),
         "fit_score_mean_recipe_median_abs_rel_error": round(best, 4),
     }
     OUT.write_text(json.dumps(doc, indent=2) + "\n")

@@ -17,6 +17,7 @@ void bind_cast_terms(py::module_& mod) {
       .def_readwrite("row_fraction", &CastTerms::row_fraction)
       .def_readwrite("column_fraction", &CastTerms::column_fraction)
       .def_readwrite("column_sm_bytes_per_s", &CastTerms::column_sm_bytes_per_s)
+      .def_readwrite("mxfp8_quantize_fraction", &CastTerms::mxfp8_quantize_fraction)
       .def_readwrite("sms", &CastTerms::sms)
       .def("real_kernels", &CastTerms::real_kernels);
 }

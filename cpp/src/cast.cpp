@@ -90,6 +90,15 @@ CostT<T> at(const T& read, const T& written, double fraction) {
   return c;
 }
 
+// An MXFP8 quantize (bf16 in; fp8 payload and e8m0 scales of 32-element blocks out): each
+// block's amax and scale precede its writes, which on Blackwell holds TE's quantize_mxfp8 and
+// torchao's MX casts to mxfp8_quantize_fraction of the streaming bandwidth (CastTerms; 0, and
+// torchao's own conventions: the streaming rate).
+template <class T>
+CostT<T> mxfp8_quantize(const T& read, const T& written, const CastTerms& terms, bool torchao) {
+  return at<T>(read, written, torchao ? 0.0 : terms.mxfp8_quantize_fraction);
+}
+
 // Transformer Engine's scale swizzle before a block-scaled GEMM (nvte_swizzle_scaling_factors,
 // TE 2.x before GEMM-ready scales): one operand's e8m0 scales, `scales` bytes, read in the
 // quantizer's row-major layout and written to a fresh buffer in cuBLASLt's 128x4 tiled layout.
@@ -274,10 +283,14 @@ ROOFLINE_FLATTEN void training_cast_kernels_to(const T& d0, const T& d1, TensorR
   const T scales0 = scaled ? d0 * ceil(d1 / block) : T(0.0);
   const T scales1 = scaled ? d1 * ceil(d0 / block) : T(0.0);
   const T zero = 0.0;
-  // A bf16 -> low-precision cast whose bf16 read may fuse into the producer.
+  // A bf16 -> low-precision cast whose bf16 read may fuse into the producer (an MXFP8 one at
+  // the rate of mxfp8_quantize).
+  const bool mxfp8 = recipe_is_mx(r) && !recipe_is_fp4(r);
   auto cast = [&](const char* name, bool fuse_read, const T& scales) {
+    const T read = fuse_read ? zero : T(kBf16 * n);
     out.push(name, KernelRole::cast,
-             traffic<T>(fuse_read ? zero : kBf16 * n, T(lowp * n + scales)));
+             mxfp8 ? mxfp8_quantize<T>(read, T(lowp * n + scales), terms, torchao)
+                   : traffic<T>(read, T(lowp * n + scales)));
   };
   // A split amax: the partial maxima, then their reduction (amax_stage2_traffic).
   auto amax = [&](const char* name, bool fuse_read) {
@@ -398,7 +411,8 @@ ROOFLINE_FLATTEN void training_cast_kernels_to(const T& d0, const T& d1, TensorR
                                                   "column-wise)";
       if (act) {  // fp8 (MXFP8) weights, re-quantized by the optimizer step (fp8_param_gather)
         out.push(q, KernelRole::cast,
-                 traffic<T>(fuse ? zero : kBf16 * n, T(2.0 * kFp8 * n + scales0 + scales1)));
+                 mxfp8_quantize<T>(fuse ? zero : T(kBf16 * n),
+                                   T(2.0 * kFp8 * n + scales0 + scales1), terms, false));
       }
       // Each copy feeds one GEMM, which swizzles its scales first (the weight, k x n: its
       // dim1-blocked scales feed grad_input, its dim0-blocked ones the forward GEMM).
@@ -490,13 +504,14 @@ ROOFLINE_FLATTEN void inference_cast_kernels_to(const T& d0, const T& d1, Recipe
       // (the weight's swizzle: te_weight_scale_swizzle).
       const T scales = block_scales(d0, d1, 32.0, false);
       out.push("input quantize mxfp8 (rowwise)", KernelRole::cast,
-               traffic<T>(read, kFp8 * n + kFp8 * scales));
+               mxfp8_quantize<T>(read, T(kFp8 * n + kFp8 * scales), terms, false));
       te_scale_swizzle("input scale swizzle (GEMM)", T(kFp8 * scales), out);
       return;
     }
     default:  // every other mxfp8 variant: one cast with e8m0 scales along dim1
       out.push("input cast to mxfp8", KernelRole::cast,
-               traffic<T>(read, kFp8 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)));
+               mxfp8_quantize<T>(read, T(kFp8 * n + kFp8 * block_scales(d0, d1, 32.0, torchao)),
+                                 terms, torchao));
       return;
   }
 }

@@ -13,6 +13,8 @@ struct CastTerms {
   double column_fraction = 0;    ///< rowwise cast along dim 1: column-scaled, transposed output
   double column_sm_bytes_per_s = 0; ///< that cast's DRAM rate per SM (its strided loads, not the
                                     ///< HBM, bound it: the same on every GPU with as many SMs)
+  double mxfp8_quantize_fraction = 0;  ///< MXFP8 quantize (1x32 / 32x1 blocks, e8m0 scales): its
+                                       ///< per-block amax and scale before the write (0: full rate)
   double sms = 0;  ///< the GPU's SMs, for Inductor's split-reduction rule (0: never split a row)
 
   /// True when the real (compiled) kernel lists replace the idealized ones.
