@@ -259,6 +259,16 @@ void bind_ops(py::module_& m) {
         "Busy time of aten's multi-block top-k kernels beyond their launches: per pass digit "
         "counts, digit cumsum and within-k counts, then the gather, each waves x (base + round "
         "trips + block scans) of 6 blocks per SM.");
+  m.def("block_radix_sort_threads", &block_radix_sort_threads, py::arg("slice_len"),
+        "Threads per block of aten's in-place radix sort of a slice (32 items each: 4096 keys "
+        "-> 128, 2048 -> 64, 256-1024 -> 32; 32 threads of 4 items up to 128).");
+  m.def("block_radix_sort_items", &block_radix_sort_items, py::arg("slice_len"),
+        "Items per thread of aten's in-place radix sort: 32 (4 up to 128 keys).");
+  m.def("block_radix_sort_s", &block_radix_sort_s, py::arg("slices"), py::arg("slice_len"),
+        py::arg("key_bytes"), py::arg("value_bytes"), py::arg("sms"), py::arg("clock_hz"),
+        "Busy time of aten's radixSortKVInPlace (cub BlockRadixSort, 4-bit passes over every "
+        "key bit): per pass the items' shared-memory counter chain, one barrier step and the "
+        "key/value exchange, ceil(slices / sms) waves.");
   m.def("radix_sort_lookback_s", &radix_sort_lookback_s, py::arg("passes"),
         "Look-back chain time of cub's onesweep passes beyond launch and bytes: passes x "
         "kOnesweepLookbackS.");

@@ -120,6 +120,32 @@ double radix_sort_bytes(double n, double key_bytes) noexcept {
   return n * key_bytes + radix_sort_passes(8.0 * key_bytes) * 2.0 * n * (key_bytes + kIndexBytes);
 }
 
+double block_radix_sort_threads(double slice_len) noexcept {
+  if (!(slice_len > 128.0)) return 32.0;
+  const double pow2 = std::exp2(std::ceil(std::log2(std::min(slice_len, kBlockSortMaxKeys))));
+  return std::max(pow2, 1024.0) / 32.0;
+}
+
+double block_radix_sort_items(double slice_len) noexcept {
+  return slice_len > 128.0 ? 32.0 : 4.0;
+}
+
+double block_radix_sort_s(double slices, double slice_len, double key_bytes, double value_bytes,
+                          double sms, double clock_hz) noexcept {
+  if (!(slices > 0) || !(slice_len > 0) || !(key_bytes > 0) || !(value_bytes >= 0) ||
+      !(sms > 0) || !(clock_hz > 0))
+    return 0.0;
+  const double passes = std::ceil(8.0 * key_bytes / kBlockRadixBits);
+  const double items = block_radix_sort_items(slice_len);
+  const double warps = block_radix_sort_threads(slice_len) / 32.0;
+  const double rank = items * 2.0 * kSmemLatencyCycles;
+  // a warp's 32 items of `bytes` each, in 128-byte wavefronts (none for no values)
+  auto wavefronts = [](double bytes) { return std::ceil(32.0 * bytes / kSmemWavefrontBytes); };
+  const double exchange = 2.0 * warps * items * (wavefronts(key_bytes) + wavefronts(value_bytes));
+  const double waves = std::ceil(slices / sms);
+  return waves * passes * (rank + kSelectStepLatencyCycles + exchange) / clock_hz;
+}
+
 double nonzero_launches(double numel, double ndim) noexcept {
   if (!(numel > 0)) return 0.0;
   const double count = numel <= kCubReduceTileItems ? 1.0 : 2.0;
