@@ -279,6 +279,12 @@ void bind_ops(py::module_& m) {
   m.def("radix_sort_bytes", &radix_sort_bytes, py::arg("n"), py::arg("key_bytes"),
         "DRAM bytes of a one-segment cub radix sort of n keys with int64 indices: the "
         "histogram's read plus, per pass, keys and values read and written.");
+  m.def("index_gather_chain_s", &index_gather_chain_s, py::arg("grid"), py::arg("block"),
+        py::arg("elements"), py::arg("index_tensors"), py::arg("sms"),
+        "Latency chain of aten's index_elementwise_kernel: waves x min(4, items per thread) x "
+        "(index tensors + 1) dependent global loads of kBlockRoundTripS.");
+  m.def("index_gather_outputs", &index_gather_outputs, py::arg("grid"), py::arg("block"),
+        "Outputs a launch of aten's index_elementwise_kernel covers at most: grid x block x 4.");
   m.def("index_put_launches", &index_put_launches, py::arg("n"), py::arg("passes"),
         "Kernels of aten's accumulating index_put: cub's radix sort of the n indices (1 "
         "single-tile kernel up to 2304 keys, else 2 x passes + 4) and indexing_backward_kernel.");

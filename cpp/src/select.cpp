@@ -153,6 +153,21 @@ double nonzero_launches(double numel, double ndim) noexcept {
   return count + 2.0 + unflatten;
 }
 
+double index_gather_chain_s(double grid, double block, double elements, double index_tensors,
+                            double sms) noexcept {
+  if (!(grid > 0) || !(block > 0) || !(elements > 0) || !(index_tensors >= 0) || !(sms > 0))
+    return 0.0;
+  const double items = std::clamp(std::ceil(elements / (grid * block)), 1.0, kIndexKernelItems);
+  const double resident = std::max(std::floor(kThreadsPerSm / block), 1.0);
+  const double waves = std::ceil(grid / (sms * resident));
+  return waves * items * (index_tensors + 1.0) * kBlockRoundTripS;
+}
+
+double index_gather_outputs(double grid, double block) noexcept {
+  if (!(grid > 0) || !(block > 0)) return 0.0;
+  return grid * block * kIndexKernelItems;
+}
+
 double index_put_launches(double n, double passes) noexcept {
   if (!(n > 0)) return 0.0;
   if (n <= kCubSingleTileItems64 || !(passes > 0)) return 2.0;

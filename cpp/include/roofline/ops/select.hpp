@@ -170,6 +170,26 @@ double nonzero_launches(double numel, double ndim) noexcept;
 /// items per thread (2304); more items run the onesweep passes.
 inline constexpr double kCubSingleTileItems64 = 256.0 * 9.0;
 
+/// Threads per block and items per thread of aten's `index_elementwise_kernel` (advanced
+/// indexing, IndexKernel.cu / Loops.cuh `launch_kernel<128, 4>`).
+inline constexpr double kIndexKernelThreads = 128.0;
+inline constexpr double kIndexKernelItems = 4.0;
+
+/// Latency chain of aten's `index_elementwise_kernel` (`x[idx]` through TensorIterator) of
+/// `grid` blocks of `block` threads writing `elements` outputs with `index_tensors` index
+/// tensors: each thread walks its min(4, ceil(elements / (grid x block))) items one after
+/// another (the loop stores each item before the next item's loads, which may alias), and an
+/// item is `index_tensors + 1` dependent global loads (each index, checked against the size,
+/// then the element it addresses) of kBlockRoundTripS. Blocks beyond one wave (kThreadsPerSm /
+/// block resident per SM) run in turn: ceil(grid / (sms x resident)) x items x (index_tensors
+/// + 1) x kBlockRoundTripS. 0 without blocks, threads, elements or SMs.
+double index_gather_chain_s(double grid, double block, double elements, double index_tensors,
+                            double sms) noexcept;
+
+/// Outputs a launch of `grid` blocks of `block` threads of that kernel covers at most:
+/// grid x block x kIndexKernelItems (a trace records the launch, not the output's size).
+double index_gather_outputs(double grid, double block) noexcept;
+
 /// Kernels of aten's accumulating index_put (index_put_with_sort_kernel, Indexing.cu) for `n`
 /// indices sorted on `passes` 8-bit digits: cub's radix_sort_pairs (one single-tile kernel up
 /// to kCubSingleTileItems64 keys, else a histogram, an exclusive sum and per pass a memset and

@@ -33,8 +33,8 @@ memory("fill_", "zero_", "ones_like", "zeros_like", "full_like", "normal_", "uni
 memory("zeros", "ones", "full", "new_zeros", "new_ones", "new_full", "arange", "rand",
        "randn", "rand_like", "randn_like")
 # gathers, scatters, layout changes
-# (index_add / scatter_add: atomic_entries.py; gather: gather_entries.py)
-memory("scatter", "index", "index_put",
+# (index_add / scatter_add: atomic_entries.py; gather, index: gather_entries.py)
+memory("scatter", "index_put",
        "index_put_", "masked_fill", "masked_fill_", "tril", "triu",
        "select_backward", "slice_backward", "split_with_sizes_copy", "constant_pad_nd",
        "repeat", "roll", "flip", "where", "native_dropout_backward")
