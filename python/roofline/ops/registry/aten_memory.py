@@ -40,8 +40,9 @@ memory("scatter", "index_put",
        "repeat", "roll", "flip", "where", "native_dropout_backward")
 memory("native_dropout", rule="dropout")
 # reductions: read the inputs, write nothing worth counting (sum, mean: reduce_entries.py)
-memory("amax", "amin", "var_mean", rule="reduce", kind="reduction")
-memory("max", "min", "norm", "linalg_vector_norm", "var", "std", "std_mean", "argmax",
+memory("var_mean", rule="reduce", kind="reduction")
+# (max, min, amax, amin: reduce_entries.py, a full reduction as sum's)
+memory("norm", "linalg_vector_norm", "var", "std", "std_mean", "argmax",
        "argmin", "any", "all", "prod", "nll_loss2d_forward", rule="reduce")
 # routing bookkeeping of MoE layers (HF's experts): one pass over their inputs and outputs
 # (topk and sort: sort_entries.py: aten's radix select and cub's radix sort)
