@@ -285,6 +285,9 @@ void bind_ops(py::module_& m) {
         "(index tensors + 1) dependent global loads of kBlockRoundTripS.");
   m.def("index_gather_outputs", &index_gather_outputs, py::arg("grid"), py::arg("block"),
         "Outputs a launch of aten's index_elementwise_kernel covers at most: grid x block x 4.");
+  m.def("scatter_chain_s", &scatter_chain_s, py::arg("n"), py::arg("sms"),
+        "Latency chain of aten's scatter_ of n index elements: waves x min(8, items per "
+        "thread) dependent index loads of kBlockRoundTripS (128-thread blocks of 8 items).");
   m.def("index_put_launches", &index_put_launches, py::arg("n"), py::arg("passes"),
         "Kernels of aten's accumulating index_put: cub's radix sort of the n indices (1 "
         "single-tile kernel up to 2304 keys, else 2 x passes + 4) and indexing_backward_kernel.");

@@ -153,14 +153,33 @@ double nonzero_launches(double numel, double ndim) noexcept {
   return count + 2.0 + unflatten;
 }
 
+namespace {
+
+/// A grid-wide thread loop: `grid` blocks of `block` threads, each walking `items` items of
+/// `loads` dependent global loads; blocks past one wave (kThreadsPerSm / block per SM) run
+/// in turn.
+double thread_loop_s(double grid, double block, double items, double loads, double sms) {
+  const double resident = std::max(std::floor(kThreadsPerSm / block), 1.0);
+  const double waves = std::ceil(grid / (sms * resident));
+  return waves * items * loads * kBlockRoundTripS;
+}
+
+}  // namespace
+
 double index_gather_chain_s(double grid, double block, double elements, double index_tensors,
                             double sms) noexcept {
   if (!(grid > 0) || !(block > 0) || !(elements > 0) || !(index_tensors >= 0) || !(sms > 0))
     return 0.0;
   const double items = std::clamp(std::ceil(elements / (grid * block)), 1.0, kIndexKernelItems);
-  const double resident = std::max(std::floor(kThreadsPerSm / block), 1.0);
-  const double waves = std::ceil(grid / (sms * resident));
-  return waves * items * (index_tensors + 1.0) * kBlockRoundTripS;
+  return thread_loop_s(grid, block, items, index_tensors + 1.0, sms);
+}
+
+double scatter_chain_s(double n, double sms) noexcept {
+  if (!(n > 0) || !(sms > 0)) return 0.0;
+  const double grid = std::ceil(n / (kScatterKernelThreads * kScatterKernelItems));
+  const double items =
+      std::clamp(std::ceil(n / (grid * kScatterKernelThreads)), 1.0, kScatterKernelItems);
+  return thread_loop_s(grid, kScatterKernelThreads, items, 1.0, sms);
 }
 
 double index_gather_outputs(double grid, double block) noexcept {

@@ -186,6 +186,17 @@ inline constexpr double kIndexKernelItems = 4.0;
 double index_gather_chain_s(double grid, double block, double elements, double index_tensors,
                             double sms) noexcept;
 
+/// Threads per block and items per thread of aten's `_scatter_gather_elementwise_kernel`
+/// (`scatter_` / `gather` through ScatterGatherKernel.cu: `<128, 8>`).
+inline constexpr double kScatterKernelThreads = 128.0;
+inline constexpr double kScatterKernelItems = 8.0;
+
+/// Latency chain of aten's `scatter_` of `n` index elements: ceil(n / (128 x 8)) blocks whose
+/// threads walk min(8, ceil(n / (blocks x 128))) items one after another, each a dependent
+/// load of its index (then the store, which the next item's loads may alias) of
+/// kBlockRoundTripS; blocks past one wave (16 per SM) run in turn. 0 without elements or SMs.
+double scatter_chain_s(double n, double sms) noexcept;
+
 /// Outputs a launch of `grid` blocks of `block` threads of that kernel covers at most:
 /// grid x block x kIndexKernelItems (a trace records the launch, not the output's size).
 double index_gather_outputs(double grid, double block) noexcept;
