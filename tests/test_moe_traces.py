@@ -5,7 +5,10 @@ program kind as ``benchmarks/trace_operror.py`` prints them.
 
 Medians before issue #23's work on these traces: HF 18.6 %, grouped_mm forward 16.1 %,
 grouped_mm train 16.4 %; after nonzero's launches, the accumulating index_put's chains and
-the weight gradient as the grouped kernel: 17.0 / 16.1 / 14.5 %."""
+the weight gradient as the grouped kernel: 17.0 / 16.1 / 14.5 %; after the small argsorts as
+aten's in-place block radix sort: 17.0 / 14.1 / 14.1 %; after ``aten::index`` from its kernel's
+launch configuration: 15.2 / 13.8 / 14.0 %; after max / min as full reductions and scatter_
+as the index elements it writes: 14.8 / 13.7 / 14.0 %."""
 
 from __future__ import annotations
 
@@ -31,9 +34,9 @@ def _errors(kind: str) -> list[float]:
 
 
 @pytest.mark.parametrize(("kind", "pin"), [
-    ("hf", 0.175),
-    ("grouped_mm_forward", 0.165),
-    ("grouped_mm_train", 0.15),
+    ("hf", 0.15),
+    ("grouped_mm_forward", 0.14),
+    ("grouped_mm_train", 0.145),
 ])
 def test_moe_trace_per_op_error_medians(kind: str, pin: float) -> None:
     errors = _errors(kind)

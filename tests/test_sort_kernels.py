@@ -232,10 +232,53 @@ def test_one_segment_sort_is_cub_radix_sort() -> None:
     assert float(int32.time_s) < float(e.time_s)
 
 
-def test_small_and_segmented_sorts_stay_a_pass() -> None:
-    for x in (TensorArg((4096,), "i64", 8), TensorArg((64, 8192), "fp32", 4)):
+def test_block_radix_sort_formula_by_hand() -> None:
+    """aten's radixSortKVInPlace: 32 items per thread, 32-128 threads (Sort.cu's
+    MediumRadixSort), cub BlockRadixSort's 4-bit passes over all 64 bits of int64 keys."""
+    assert _core.block_radix_sort_threads(4096) == 128
+    assert _core.block_radix_sort_threads(2048) == 64
+    assert _core.block_radix_sort_threads(1024) == 32
+    assert _core.block_radix_sort_threads(300) == 32   # a 1024-key sort (512 ceiling)
+    assert _core.block_radix_sort_items(1024) == 32
+    assert _core.block_radix_sort_items(100) == 4
+    # 1024 int64 keys, int64 values: 1 warp, 16 passes of 32 x 60 chain cycles, a 350-cycle
+    # barrier step, 2 x 1 x 32 x (2 + 2) exchange wavefronts
+    one = 16 * (32 * 60 + 350 + 2 * 32 * 4) / CLOCK
+    assert _core.block_radix_sort_s(1, 1024, 8, 8, SMS, CLOCK) == pytest.approx(one)
+    # 4096 keys: 4 warps exchange 4 x as many wavefronts
+    four = 16 * (32 * 60 + 350 + 2 * 4 * 32 * 4) / CLOCK
+    assert _core.block_radix_sort_s(1, 4096, 8, 8, SMS, CLOCK) == pytest.approx(four)
+    # fp32 keys: 8 passes, one wavefront per 32 keys
+    assert _core.block_radix_sort_s(1, 1024, 4, 8, SMS, CLOCK) == pytest.approx(
+        8 * (32 * 60 + 350 + 2 * 32 * 3) / CLOCK)
+    # slices past the SMs run in waves
+    assert _core.block_radix_sort_s(2 * SMS, 1024, 8, 8, SMS, CLOCK) == pytest.approx(2 * one)
+    for bad in (0.0, -1.0, math.nan):
+        assert _core.block_radix_sort_s(bad, 1024, 8, 8, SMS, CLOCK) == 0.0
+        assert _core.block_radix_sort_s(1, bad, 8, 8, SMS, CLOCK) == 0.0
+
+
+def test_small_sort_is_the_block_radix_sort() -> None:
+    """H200 MoE traces (torch 2.11): argsort of 1024 int64 expert ids ran one
+    radixSortKVInPlace<-2, -1, 32, 32> block of 32 threads for 27.4 us, of 4096 ids a block of
+    128 threads for 33.6 us, where one memory pass priced 1.4 us."""
+    e, how = _price(Call("aten::sort", (TensorArg((1024,), "i64", 8), True, -1, False)))
+    assert "one block of 32 threads x 32 keys" in how and "16 passes" in how
+    assert float(e.time_s) > _core.block_radix_sort_s(1, 1024, 8, 8, SMS, CLOCK)
+    assert 20e-6 < float(e.time_s) < 30e-6
+    e4, how4 = _price(Call("aten::sort", (TensorArg((4096,), "i64", 8), True, -1, False)))
+    assert "128 threads" in how4
+    assert float(e.time_s) < float(e4.time_s) < 36e-6
+    # the longest block sort stays under the shortest cub onesweep sort
+    e5, _ = _price(Call("aten::sort", (TensorArg((4097,), "i64", 8), True, -1, False)))
+    assert float(e4.time_s) < float(e5.time_s)
+
+
+def test_warp_and_segmented_sorts_stay_a_pass() -> None:
+    for x in (TensorArg((128,), "i64", 8), TensorArg((64, 8192), "fp32", 4),
+              TensorArg((8, 512), "i64", 8)):
         _, how = _price(Call("aten::sort", (x, True, -1, False)))
-        assert "cub" not in how
+        assert "cub" not in how and "block" not in how
 
 
 def test_sort_monotone_in_keys() -> None:

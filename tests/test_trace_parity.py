@@ -30,9 +30,16 @@ TRACES = sorted([*(ROOT / "tests" / "data" / "traces").glob("*.json.gz"),
 HW = "H100 SXM"
 
 
+def _pinned_args(args: dict[str, Any]) -> dict[str, Any]:
+    """A kernel's kept arguments as the pinned reader kept them: without the launch
+    configuration (``grid``, ``block``) the reader keeps since (copied from the event)."""
+    return {k: v for k, v in args.items() if k not in ("grid", "block")}
+
+
 def _digest(p: Parsed) -> str:
     """sha256 of everything the parser decides per kernel (its classification aside)."""
-    rows = [(k.name, k.category, k.ts_us, k.dur_us, repr(k.stream), repr(k.args), k.op,
+    rows = [(k.name, k.category, k.ts_us, k.dur_us, repr(k.stream), repr(_pinned_args(k.args)),
+             k.op,
              k.op_uid, repr(k.dims), repr(k.types), repr(k.concrete), repr(k.chain_args),
              k.module, k.region, repr(k.launch_ts_us), k.iteration, k.graph)
             for k in p.kernels]

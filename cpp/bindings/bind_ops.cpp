@@ -259,6 +259,16 @@ void bind_ops(py::module_& m) {
         "Busy time of aten's multi-block top-k kernels beyond their launches: per pass digit "
         "counts, digit cumsum and within-k counts, then the gather, each waves x (base + round "
         "trips + block scans) of 6 blocks per SM.");
+  m.def("block_radix_sort_threads", &block_radix_sort_threads, py::arg("slice_len"),
+        "Threads per block of aten's in-place radix sort of a slice (32 items each: 4096 keys "
+        "-> 128, 2048 -> 64, 256-1024 -> 32; 32 threads of 4 items up to 128).");
+  m.def("block_radix_sort_items", &block_radix_sort_items, py::arg("slice_len"),
+        "Items per thread of aten's in-place radix sort: 32 (4 up to 128 keys).");
+  m.def("block_radix_sort_s", &block_radix_sort_s, py::arg("slices"), py::arg("slice_len"),
+        py::arg("key_bytes"), py::arg("value_bytes"), py::arg("sms"), py::arg("clock_hz"),
+        "Busy time of aten's radixSortKVInPlace (cub BlockRadixSort, 4-bit passes over every "
+        "key bit): per pass the items' shared-memory counter chain, one barrier step and the "
+        "key/value exchange, ceil(slices / sms) waves.");
   m.def("radix_sort_lookback_s", &radix_sort_lookback_s, py::arg("passes"),
         "Look-back chain time of cub's onesweep passes beyond launch and bytes: passes x "
         "kOnesweepLookbackS.");
@@ -269,6 +279,15 @@ void bind_ops(py::module_& m) {
   m.def("radix_sort_bytes", &radix_sort_bytes, py::arg("n"), py::arg("key_bytes"),
         "DRAM bytes of a one-segment cub radix sort of n keys with int64 indices: the "
         "histogram's read plus, per pass, keys and values read and written.");
+  m.def("index_gather_chain_s", &index_gather_chain_s, py::arg("grid"), py::arg("block"),
+        py::arg("elements"), py::arg("index_tensors"), py::arg("sms"),
+        "Latency chain of aten's index_elementwise_kernel: waves x min(4, items per thread) x "
+        "(index tensors + 1) dependent global loads of kBlockRoundTripS.");
+  m.def("index_gather_outputs", &index_gather_outputs, py::arg("grid"), py::arg("block"),
+        "Outputs a launch of aten's index_elementwise_kernel covers at most: grid x block x 4.");
+  m.def("scatter_chain_s", &scatter_chain_s, py::arg("n"), py::arg("sms"),
+        "Latency chain of aten's scatter_ of n index elements: waves x min(8, items per "
+        "thread) dependent index loads of kBlockRoundTripS (128-thread blocks of 8 items).");
   m.def("index_put_launches", &index_put_launches, py::arg("n"), py::arg("passes"),
         "Kernels of aten's accumulating index_put: cub's radix sort of the n indices (1 "
         "single-tile kernel up to 2304 keys, else 2 x passes + 4) and indexing_backward_kernel.");

@@ -120,11 +120,71 @@ double radix_sort_bytes(double n, double key_bytes) noexcept {
   return n * key_bytes + radix_sort_passes(8.0 * key_bytes) * 2.0 * n * (key_bytes + kIndexBytes);
 }
 
+double block_radix_sort_threads(double slice_len) noexcept {
+  if (!(slice_len > 128.0)) return 32.0;
+  const double pow2 = std::exp2(std::ceil(std::log2(std::min(slice_len, kBlockSortMaxKeys))));
+  return std::max(pow2, 1024.0) / 32.0;
+}
+
+double block_radix_sort_items(double slice_len) noexcept {
+  return slice_len > 128.0 ? 32.0 : 4.0;
+}
+
+double block_radix_sort_s(double slices, double slice_len, double key_bytes, double value_bytes,
+                          double sms, double clock_hz) noexcept {
+  if (!(slices > 0) || !(slice_len > 0) || !(key_bytes > 0) || !(value_bytes >= 0) ||
+      !(sms > 0) || !(clock_hz > 0))
+    return 0.0;
+  const double passes = std::ceil(8.0 * key_bytes / kBlockRadixBits);
+  const double items = block_radix_sort_items(slice_len);
+  const double warps = block_radix_sort_threads(slice_len) / 32.0;
+  const double rank = items * 2.0 * kSmemLatencyCycles;
+  // a warp's 32 items of `bytes` each, in 128-byte wavefronts (none for no values)
+  auto wavefronts = [](double bytes) { return std::ceil(32.0 * bytes / kSmemWavefrontBytes); };
+  const double exchange = 2.0 * warps * items * (wavefronts(key_bytes) + wavefronts(value_bytes));
+  const double waves = std::ceil(slices / sms);
+  return waves * passes * (rank + kSelectStepLatencyCycles + exchange) / clock_hz;
+}
+
 double nonzero_launches(double numel, double ndim) noexcept {
   if (!(numel > 0)) return 0.0;
   const double count = numel <= kCubReduceTileItems ? 1.0 : 2.0;
   const double unflatten = ndim > 1 ? 1.0 : 0.0;
   return count + 2.0 + unflatten;
+}
+
+namespace {
+
+/// A grid-wide thread loop: `grid` blocks of `block` threads, each walking `items` items of
+/// `loads` dependent global loads; blocks past one wave (kThreadsPerSm / block per SM) run
+/// in turn.
+double thread_loop_s(double grid, double block, double items, double loads, double sms) {
+  const double resident = std::max(std::floor(kThreadsPerSm / block), 1.0);
+  const double waves = std::ceil(grid / (sms * resident));
+  return waves * items * loads * kBlockRoundTripS;
+}
+
+}  // namespace
+
+double index_gather_chain_s(double grid, double block, double elements, double index_tensors,
+                            double sms) noexcept {
+  if (!(grid > 0) || !(block > 0) || !(elements > 0) || !(index_tensors >= 0) || !(sms > 0))
+    return 0.0;
+  const double items = std::clamp(std::ceil(elements / (grid * block)), 1.0, kIndexKernelItems);
+  return thread_loop_s(grid, block, items, index_tensors + 1.0, sms);
+}
+
+double scatter_chain_s(double n, double sms) noexcept {
+  if (!(n > 0) || !(sms > 0)) return 0.0;
+  const double grid = std::ceil(n / (kScatterKernelThreads * kScatterKernelItems));
+  const double items =
+      std::clamp(std::ceil(n / (grid * kScatterKernelThreads)), 1.0, kScatterKernelItems);
+  return thread_loop_s(grid, kScatterKernelThreads, items, 1.0, sms);
+}
+
+double index_gather_outputs(double grid, double block) noexcept {
+  if (!(grid > 0) || !(block > 0)) return 0.0;
+  return grid * block * kIndexKernelItems;
 }
 
 double index_put_launches(double n, double passes) noexcept {

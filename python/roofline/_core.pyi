@@ -7,7 +7,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'busiest_stage_layers', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'first_bad_extent', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'full_reduce_blocks', 'full_reduce_chain_s', 'full_reduce_loads', 'full_reduce_threads', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'index_put_accumulate_chain_s', 'index_put_launches', 'inflight_microbatches', 'inflight_run', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'last_stage_layers', 'limited_compute_s', 'limited_gemm_time_s', 'limiter_load', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'masked_attention_chain_s', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'nll_loss_chain_s', 'nll_loss_threads', 'nonzero_launches', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'pipeline_p2p_s', 'poisson_arrival_s', 'program_wall_time', 'radix_sort_bytes', 'radix_sort_launches', 'radix_sort_lookback_s', 'radix_sort_passes', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'sdpa_backend_sweep', 'sliding_window_visited_keys', 'spanning_all_to_all_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'topk_bitonic_sort_s', 'topk_block_warps', 'topk_multiblock', 'topk_multiblock_blocks_per_slice', 'topk_multiblock_items_per_thread', 'topk_multiblock_launches', 'topk_multiblock_passes', 'topk_multiblock_s', 'topk_select_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'block_radix_sort_items', 'block_radix_sort_s', 'block_radix_sort_threads', 'busiest_stage_layers', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'first_bad_extent', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'full_reduce_blocks', 'full_reduce_chain_s', 'full_reduce_loads', 'full_reduce_threads', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'index_gather_chain_s', 'index_gather_outputs', 'index_put_accumulate_chain_s', 'index_put_launches', 'inflight_microbatches', 'inflight_run', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'last_stage_layers', 'limited_compute_s', 'limited_gemm_time_s', 'limiter_load', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'masked_attention_chain_s', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'nll_loss_chain_s', 'nll_loss_threads', 'nonzero_launches', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'pipeline_p2p_s', 'poisson_arrival_s', 'program_wall_time', 'radix_sort_bytes', 'radix_sort_launches', 'radix_sort_lookback_s', 'radix_sort_passes', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'scatter_chain_s', 'sdpa_backend_sweep', 'sliding_window_visited_keys', 'spanning_all_to_all_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'topk_bitonic_sort_s', 'topk_block_warps', 'topk_multiblock', 'topk_multiblock_blocks_per_slice', 'topk_multiblock_items_per_thread', 'topk_multiblock_launches', 'topk_multiblock_passes', 'topk_multiblock_s', 'topk_select_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
 class PeakClass:
     """
     Members:
@@ -1469,6 +1469,18 @@ def attention_sweep(batch: typing.Annotated[numpy.typing.ArrayLike, numpy.float6
     """
     Attention estimates over equal-length float64 arrays: (time, compute, memory, overhead, flops, bytes).
     """
+def block_radix_sort_items(slice_len: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Items per thread of aten's in-place radix sort: 32 (4 up to 128 keys).
+    """
+def block_radix_sort_s(slices: typing.SupportsFloat | typing.SupportsIndex, slice_len: typing.SupportsFloat | typing.SupportsIndex, key_bytes: typing.SupportsFloat | typing.SupportsIndex, value_bytes: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex, clock_hz: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Busy time of aten's radixSortKVInPlace (cub BlockRadixSort, 4-bit passes over every key bit): per pass the items' shared-memory counter chain, one barrier step and the key/value exchange, ceil(slices / sms) waves.
+    """
+def block_radix_sort_threads(slice_len: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Threads per block of aten's in-place radix sort of a slice (32 items each: 4096 keys -> 128, 2048 -> 64, 256-1024 -> 32; 32 threads of 4 items up to 128).
+    """
 def busiest_stage_layers(layers: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], stages: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """
     Layers on the busiest pipeline stage (whole layers per stage): ceil(layers/stages).
@@ -1594,6 +1606,14 @@ def grouped_gemm_sweep(m_per_group: typing.Annotated[numpy.typing.ArrayLike, num
 def host_op_classes() -> int:
     """
     Number of HostOp classes (the row width of program_wall_time's counts).
+    """
+def index_gather_chain_s(grid: typing.SupportsFloat | typing.SupportsIndex, block: typing.SupportsFloat | typing.SupportsIndex, elements: typing.SupportsFloat | typing.SupportsIndex, index_tensors: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Latency chain of aten's index_elementwise_kernel: waves x min(4, items per thread) x (index tensors + 1) dependent global loads of kBlockRoundTripS.
+    """
+def index_gather_outputs(grid: typing.SupportsFloat | typing.SupportsIndex, block: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Outputs a launch of aten's index_elementwise_kernel covers at most: grid x block x 4.
     """
 def index_put_accumulate_chain_s(n: typing.SupportsFloat | typing.SupportsIndex, unique_rows: typing.SupportsFloat | typing.SupportsIndex, slice: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex, step_s: typing.SupportsFloat | typing.SupportsIndex) -> float:
     """
@@ -1740,6 +1760,10 @@ def row_op_cost(op: RowOp, rows: typing.SupportsFloat | typing.SupportsIndex, co
 def row_op_sweep(op: RowOp, rows: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cols: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dtype: DType, backward: bool, save_stats: bool, hardware: Hardware, efficiency: Efficiency, backend: RowBackend = RowBackend.fused) -> tuple[typing.Any, ...]:
     """
     Row-wise op (norm, softmax, cross entropy) estimates over equal-length arrays.
+    """
+def scatter_chain_s(n: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    """
+    Latency chain of aten's scatter_ of n index elements: waves x min(8, items per thread) dependent index loads of kBlockRoundTripS (128-thread blocks of 8 items).
     """
 def sdpa_backend_sweep(q_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], kv_len: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], v_head_dim: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], shared_kv: bool, causal: bool, backward: bool, dtype: DType, arch: SdpaArch) -> numpy.typing.NDArray[numpy.uint8]:
     """

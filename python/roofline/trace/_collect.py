@@ -138,7 +138,8 @@ def _args_struct(args: Any) -> Args | None:
                 g("Input type", UNSET), g("Concrete Inputs", UNSET),
                 g("Sequence number", UNSET), g("Collective name", UNSET),
                 g("Group size", UNSET), g("dtype", UNSET), g("In msg nelems", UNSET),
-                g("Out msg nelems", UNSET), g("Input Strides", UNSET))
+                g("Out msg nelems", UNSET), g("Input Strides", UNSET), g("grid", UNSET),
+                g("block", UNSET))
 
 
 def structs(events: Iterable[Any]) -> Iterator[list[Event]]:
@@ -165,11 +166,26 @@ def _collective(a: Args, out: dict[str, Any]) -> None:
             out[k] = v
 
 
+def _dim3(v: Any) -> tuple[int, ...] | None:
+    """A kernel's recorded ``grid`` or ``block`` (a list of 3 ints) as a tuple; None when
+    absent or malformed."""
+    if type(v) is not list or len(v) != 3:
+        return None
+    x, y, z = v
+    if type(x) is int and type(y) is int and type(z) is int and min(x, y, z) >= 0:
+        return (x, y, z)
+    return None
+
+
 def _gpu_args(a: Args) -> dict[str, Any]:
-    """The kept arguments of a GPU event: its device, bytes and collective record."""
+    """The kept arguments of a GPU event: its device, bytes, collective record and launch
+    configuration (``grid``, ``block``)."""
     out = {}
     if a.device is not UNSET:
         out["device"] = a.device
+    grid, block = _dim3(a.grid), _dim3(a.block)
+    if grid is not None and block is not None:
+        out["grid"], out["block"] = grid, block
     if a.bytes is not UNSET:
         out["bytes"] = a.bytes
     if a.coll is not UNSET:
@@ -209,6 +225,8 @@ class Collector:
         self.threads: dict[tuple[Any, Any], Columns] = {}
         self.gpu = GpuColumns()
         self.device_ids: dict[int, int] = {}  # device -> the arglist index of {"device": d}
+        # (device, grid, block) -> the arglist index of the kernels' shared arguments
+        self.launch_ids: dict[tuple[Any, ...], int] = {}
         self.devices: dict[int, dict[str, Any]] = {}  # one {"device": d} for all such kernels
         self.flows: dict[Any, tuple[Any, Any, float]] = {}
         self.steps: list[tuple[float, float]] = []
@@ -228,6 +246,20 @@ class Collector:
         if len(args) == 1 and type(args.get("device")) is int:
             return self.devices.setdefault(args["device"], args)
         return args
+
+    def _launch_args(self, d: int, grid: Any, block: Any) -> int:
+        """The arglist index of the one ``{"device": d, "grid": .., "block": ..}`` dict all
+        kernels of that device and launch configuration share (``{"device": d}`` without a
+        well-formed grid and block)."""
+        g, b = _dim3(grid), _dim3(block)
+        key = (d, g, b) if g is not None and b is not None else (d, None, None)
+        got = self.launch_ids.get(key)
+        if got is None:
+            args: dict[str, Any] = {"device": d}
+            if key[1] is not None:
+                args["grid"], args["block"] = g, b
+            got = self.launch_ids[key] = self._arg_id(self._shared(args))
+        return got
 
     def _name_id(self, name: Any) -> int:
         """The index of ``name`` in :attr:`names` (strings once each)."""
@@ -262,7 +294,7 @@ class Collector:
                                               g.cat.append, g.args.append)
         g_stream, g_corr, g_ext = g.stream.append, g.corr.append, g.ext.append
         gs_int, gc_int, ge_int = g.stream.ints.append, g.corr.ints.append, g.ext.ints.append
-        device_ids = self.device_ids
+        device_ids, launch_args = self.device_ids, self._launch_args
         unset, odd, top, absent, lim, op = UNSET, ODD, _TOP, ABSENT, _MAX_US, _OP
         raw_type, raw_shapes = _RAW, self.raw_shapes
         uid = self.uid
@@ -389,10 +421,13 @@ class Collector:
                             continue
                         d = a.device
                         if a.bytes is UNSET and a.coll is UNSET and type(d) is int:
-                            did = device_ids.get(d)
-                            if did is None:
-                                did = device_ids[d] = arg_id(self._shared({"device": d}))
-                            aid = did
+                            if a.grid is UNSET:
+                                did = device_ids.get(d)
+                                if did is None:
+                                    did = device_ids[d] = arg_id(self._shared({"device": d}))
+                                aid = did
+                            else:
+                                aid = launch_args(d, a.grid, a.block)
                         else:
                             aid = arg_id(self._shared(_gpu_args(a)))
                         g_args(aid)

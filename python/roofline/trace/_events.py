@@ -56,6 +56,8 @@ class Args(msgspec.Struct, gc=False):
     in_n: Any = msgspec.field(default=UNSET, name="In msg nelems")
     out_n: Any = msgspec.field(default=UNSET, name="Out msg nelems")
     strides: msgspec.Raw = msgspec.field(default=UNSET, name="Input Strides")
+    grid: Any = UNSET  # a kernel's launch grid and block (Kineto records them per kernel)
+    block: Any = UNSET
 
 
 class Event(msgspec.Struct, gc=False):

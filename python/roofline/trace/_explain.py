@@ -16,7 +16,7 @@ from ..ops.registry import Pricer
 from ..ops.sustained import limit_columns, settled_clock, timeline_load
 from ._load import stream
 from ._parse import Kernel, Parsed, parse, paused_gc
-from ._price import ELEMENT, price_event, price_op
+from ._price import ELEMENT, LAUNCH_OPS, price_event, price_op
 from ._report import TraceReport
 
 __all__ = ["explain", "from_records"]
@@ -131,10 +131,15 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
         k = ks[idx[0]]
         # the parser gives equal recorded inputs one shared set of objects: their ids are
         # the inputs' identity (the objects live as long as the kernels)
-        key = (k.op, id(k.dims), id(k.types), id(k.concrete), id(k.strides), k.region)
+        key: tuple[Any, ...] = (k.op, id(k.dims), id(k.types), id(k.concrete), id(k.strides),
+                                k.region)
+        launch = None
+        if k.op in LAUNCH_OPS and "grid" in k.args:
+            launch = (k.name, k.args["grid"], k.args["block"])
+            key += launch
         if key not in cache:
             cache[key] = price_op(k.op, k.dims, k.types, k.concrete, hw, eff, pricer,
-                                  strides=k.strides, region=k.region)
+                                  strides=k.strides, region=k.region, launch=launch)
         if len(idx) == 1:  # one kernel takes the whole estimate (share 1.0 either way)
             priced[idx[0]] = cache[key]
             continue

@@ -16,7 +16,7 @@ from typing import Any
 from ..estimate import Estimate
 from ..ops.registry import Call, Impl, Pricer, TensorArg, price
 
-__all__ = ["ELEMENT", "has_shapes", "price_event", "price_op"]
+__all__ = ["ELEMENT", "LAUNCH_OPS", "has_shapes", "price_event", "price_op"]
 
 #: Kineto ``Input type`` → (roofline dtype name or None, bytes per element).
 ELEMENT: dict[str, tuple[str | None, int]] = {
@@ -88,9 +88,11 @@ def _aliased(op: str, concrete: tuple[str, ...], region: str) -> tuple[int, ...]
 
 
 def call_of(op: str, dims: Any, types: Any, concrete: Any, kernel: str = "",
-            strides: Any = None, region: str = "") -> Call:
+            strides: Any = None, region: str = "", launch: Any = None) -> Call:
     """The registry call of one traced op instance (``strides``: its ``Input Strides``;
-    ``region``: the outermost region enclosing it, e.g. ``Optimizer.step#AdamW.step``)."""
+    ``region``: the outermost region enclosing it, e.g. ``Optimizer.step#AdamW.step``;
+    ``launch``: its first kernel's ``(name, grid, block)`` for the ops in
+    :data:`LAUNCH_OPS`)."""
     types = types if isinstance(types, list) else []
     dims = dims if isinstance(dims, list) else []
     strides = strides if isinstance(strides, list) else []
@@ -99,8 +101,10 @@ def call_of(op: str, dims: Any, types: Any, concrete: Any, kernel: str = "",
                    for i, d in enumerate(dims))
     conc = tuple(str(c) for c in concrete) if isinstance(concrete, list) else ()
     runtime = "compiled" if op.startswith("triton_") else "eager"
-    return Call(op, inputs, None, concrete=conc, impl=Impl(runtime, None, kernel or op),
-                aliased=_aliased(op, conc, region))
+    impl = Impl(runtime, None, kernel or op)
+    if launch is not None:
+        impl = Impl(runtime, None, launch[0], launch[1], launch[2])
+    return Call(op, inputs, None, concrete=conc, impl=impl, aliased=_aliased(op, conc, region))
 
 
 def _one(priced: tuple[Any, str]) -> Priced:
@@ -112,14 +116,21 @@ def _one(priced: tuple[Any, str]) -> Priced:
     return costs[0][1], how
 
 
+#: Ops whose recorded inputs leave their size open (``aten::index``: Kineto records no tensor
+#: list of indices), priced from their kernel's launch configuration as well.
+LAUNCH_OPS = frozenset({"aten::index"})
+
+
 def price_op(op: str, dims: Any, types: Any, concrete: Any, hw: Any, eff: Any,
-             pricer: Pricer | None = None, strides: Any = None, region: str = "") -> Priced:
+             pricer: Pricer | None = None, strides: Any = None, region: str = "",
+             launch: Any = None) -> Priced:
     """The estimate of one op instance from its recorded inputs (and the region enclosing
-    it), and how it was priced (or why it was not)."""
+    it; ``launch``: its first kernel's ``(name, grid, block)``, see :data:`LAUNCH_OPS`), and
+    how it was priced (or why it was not)."""
     if not has_shapes(dims, types):
         return None, f"{op or 'kernel'}: no shapes recorded (profile with record_shapes=True)"
-    return _one(price(call_of(op, dims, types, concrete, strides=strides, region=region),
-                      pricer or Pricer(hw, eff)))
+    return _one(price(call_of(op, dims, types, concrete, strides=strides, region=region,
+                              launch=launch), pricer or Pricer(hw, eff)))
 
 
 _NCCL = (("allreduce", "all_reduce"), ("all_reduce", "all_reduce"),

@@ -117,6 +117,43 @@ double radix_sort_lookback_s(double passes) noexcept;
 /// histogram reads the keys once; every pass reads and writes keys and values.
 double radix_sort_bytes(double n, double key_bytes) noexcept;
 
+/// Longest slice aten sorts in place with one block per slice (`sortKeyValueInplace`,
+/// `should_use_small_sort`); longer slices run cub's segmented / onesweep radix sorts.
+inline constexpr double kBlockSortMaxKeys = 4096.0;
+
+/// Bits of one digit of cub's `BlockRadixSort` (its `RADIX_BITS` default, which aten's
+/// `radixSortKVInPlace` keeps): one pass per 4 bits of the key.
+inline constexpr double kBlockRadixBits = 4.0;
+
+/// Latency of one shared-memory load (or of a store a following load of the same address
+/// waits on) on sm_80 / sm_90: ~30 cycles (published microbenchmarks of A100 and H100).
+inline constexpr double kSmemLatencyCycles = 30.0;
+
+/// Bytes one shared-memory wavefront moves; an SM serves one wavefront per cycle.
+inline constexpr double kSmemWavefrontBytes = 128.0;
+
+/// Threads per block of aten's in-place radix sort of a slice of `slice_len` keys
+/// (`MediumRadixSort`, Sort.cu / SortUtils.cuh): the slice's power-of-two ceiling picks
+/// `fixed_size_sort<sort_size, items_per_thread>` with 32 items per thread: 4096 -> 128
+/// threads, 2048 -> 64, 256-1024 -> 32 (a 1024-key sort); 32 threads of 4 items up to 128.
+double block_radix_sort_threads(double slice_len) noexcept;
+
+/// Items per thread of that sort: 32 (4 up to 128 keys).
+double block_radix_sort_items(double slice_len) noexcept;
+
+/// Busy time of aten's `radixSortKVInPlace` over `slices` slices of `slice_len` keys of
+/// `key_bytes` with `value_bytes` values (the int64 indices): one block per slice runs cub's
+/// `BlockRadixSort` over all `8 x key_bytes` bits, `passes = 2 x key_bytes` of 4 bits. A pass
+/// ranks the thread's items one after another (each item's digit counter is a shared-memory
+/// load then a store the next item's load may alias: 2 x kSmemLatencyCycles per item), scans the
+/// counters between barriers (one kSelectStepLatencyCycles step), then exchanges keys and values
+/// through shared memory (written and read back: 2 x warps x items x (ceil(32 key_bytes / 128)
+/// + ceil(32 value_bytes / 128)) wavefronts at one per cycle). Slices run one block per SM at a
+/// time: ceil(slices / sms) x passes x (items x 60 + 350 + exchange) / clock. 0 without
+/// slices, keys, SMs or clock.
+double block_radix_sort_s(double slices, double slice_len, double key_bytes, double value_bytes,
+                          double sms, double clock_hz) noexcept;
+
 /// Items of one tile of cub's single-tile reduce (256 threads x 16 items): a DeviceReduce of
 /// at most this many items is one kernel, a longer one two (a grid pass, then one tile).
 inline constexpr double kCubReduceTileItems = 4096.0;
@@ -132,6 +169,37 @@ double nonzero_launches(double numel, double ndim) noexcept;
 /// SingleTilePolicy of 256 threads x 19 nominal items, register-bound scaled to 19 x 4 / 8 = 9
 /// items per thread (2304); more items run the onesweep passes.
 inline constexpr double kCubSingleTileItems64 = 256.0 * 9.0;
+
+/// Threads per block and items per thread of aten's `index_elementwise_kernel` (advanced
+/// indexing, IndexKernel.cu / Loops.cuh `launch_kernel<128, 4>`).
+inline constexpr double kIndexKernelThreads = 128.0;
+inline constexpr double kIndexKernelItems = 4.0;
+
+/// Latency chain of aten's `index_elementwise_kernel` (`x[idx]` through TensorIterator) of
+/// `grid` blocks of `block` threads writing `elements` outputs with `index_tensors` index
+/// tensors: each thread walks its min(4, ceil(elements / (grid x block))) items one after
+/// another (the loop stores each item before the next item's loads, which may alias), and an
+/// item is `index_tensors + 1` dependent global loads (each index, checked against the size,
+/// then the element it addresses) of kBlockRoundTripS. Blocks beyond one wave (kThreadsPerSm /
+/// block resident per SM) run in turn: ceil(grid / (sms x resident)) x items x (index_tensors
+/// + 1) x kBlockRoundTripS. 0 without blocks, threads, elements or SMs.
+double index_gather_chain_s(double grid, double block, double elements, double index_tensors,
+                            double sms) noexcept;
+
+/// Threads per block and items per thread of aten's `_scatter_gather_elementwise_kernel`
+/// (`scatter_` / `gather` through ScatterGatherKernel.cu: `<128, 8>`).
+inline constexpr double kScatterKernelThreads = 128.0;
+inline constexpr double kScatterKernelItems = 8.0;
+
+/// Latency chain of aten's `scatter_` of `n` index elements: ceil(n / (128 x 8)) blocks whose
+/// threads walk min(8, ceil(n / (blocks x 128))) items one after another, each a dependent
+/// load of its index (then the store, which the next item's loads may alias) of
+/// kBlockRoundTripS; blocks past one wave (16 per SM) run in turn. 0 without elements or SMs.
+double scatter_chain_s(double n, double sms) noexcept;
+
+/// Outputs a launch of `grid` blocks of `block` threads of that kernel covers at most:
+/// grid x block x kIndexKernelItems (a trace records the launch, not the output's size).
+double index_gather_outputs(double grid, double block) noexcept;
 
 /// Kernels of aten's accumulating index_put (index_put_with_sort_kernel, Indexing.cu) for `n`
 /// indices sorted on `passes` 8-bit digits: cub's radix_sort_pairs (one single-tile kernel up

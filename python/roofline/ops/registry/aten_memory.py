@@ -33,15 +33,16 @@ memory("fill_", "zero_", "ones_like", "zeros_like", "full_like", "normal_", "uni
 memory("zeros", "ones", "full", "new_zeros", "new_ones", "new_full", "arange", "rand",
        "randn", "rand_like", "randn_like")
 # gathers, scatters, layout changes
-# (index_add / scatter_add: atomic_entries.py; gather: gather_entries.py)
-memory("scatter", "index", "index_put",
+# (index_add / scatter_add: atomic_entries.py; gather, index: gather_entries.py)
+memory("scatter", "index_put",
        "index_put_", "masked_fill", "masked_fill_", "tril", "triu",
        "select_backward", "slice_backward", "split_with_sizes_copy", "constant_pad_nd",
        "repeat", "roll", "flip", "where", "native_dropout_backward")
 memory("native_dropout", rule="dropout")
 # reductions: read the inputs, write nothing worth counting (sum, mean: reduce_entries.py)
-memory("amax", "amin", "var_mean", rule="reduce", kind="reduction")
-memory("max", "min", "norm", "linalg_vector_norm", "var", "std", "std_mean", "argmax",
+memory("var_mean", rule="reduce", kind="reduction")
+# (max, min, amax, amin: reduce_entries.py, a full reduction as sum's)
+memory("norm", "linalg_vector_norm", "var", "std", "std_mean", "argmax",
        "argmin", "any", "all", "prod", "nll_loss2d_forward", rule="reduce")
 # routing bookkeeping of MoE layers (HF's experts): one pass over their inputs and outputs
 # (topk and sort: sort_entries.py: aten's radix select and cub's radix sort)

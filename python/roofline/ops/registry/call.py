@@ -36,11 +36,14 @@ class TensorArg:
 @dataclass(frozen=True)
 class Impl:
     """What ran: ``runtime`` ("eager" / "compiled"), the library ``backend`` (cudnn, flash, ...)
-    and the kernel name, when known."""
+    and the kernel name, when known; a trace's ``grid`` and ``block`` (the kernel's launch
+    configuration, as Kineto records it) where an entry reads them."""
 
     runtime: str = "eager"
     backend: str | None = None
     kernel: str | None = None
+    grid: tuple[int, int, int] | None = None
+    block: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,9 @@ from ...efficiency import is_shape_aware
 from .call import Call, TensorArg
 from .memory_entries import memory_pricer, raised_to
 from .pricer import Pricer
-from .table import Entry, Priced, add
+from .table import Entry, Priced, add, base_name
 
-__all__ = ["full_reduction_input", "reduce_price"]
+__all__ = ["extremum_price", "full_reduction_input", "reduce_price"]
 
 _STREAM = memory_pricer("reduce", "reduction")
 
@@ -89,7 +89,27 @@ def full_reduction_input(call: Call) -> TensorArg | None:
 def reduce_price(call: Call, p: Pricer) -> Priced:
     """One streaming pass; a full reduction of an eager aten op under the shape-aware model
     takes at least its launches and latency chain (see the module)."""
-    got = _STREAM(call, p)
+    x = call.tensor(0)
+    vec = _VEC_16BIT if x is not None and x.itemsize == 2 else _VEC
+    return _full_reduction(call, p, _STREAM(call, p), vec)
+
+
+def extremum_price(call: Call, p: Pricer) -> Priced:
+    """``max`` / ``min`` / ``amax`` / ``amin``: one streaming pass; a full reduction runs the
+    same ``reduce_kernel`` as ``sum`` (``ReduceMaxValuesKernel.cu`` /
+    ``ReduceMinValuesKernel.cu``: ``gpu_reduce_kernel<scalar_t, scalar_t>``, whose default
+    vector width is 4 for every type), priced as ``sum``'s (see the module); ``max(a, b)`` of
+    two tensors is elementwise, a pass."""
+    kind = "reduction" if base_name(call.name) in ("aten::amax", "aten::amin") else "memory"
+    got = memory_pricer("reduce", kind)(call, p)
+    if call.tensor(1) is not None:  # max(a, b) / min(a, b): elementwise (max.other)
+        return got
+    return _full_reduction(call, p, got, _VEC)
+
+
+def _full_reduction(call: Call, p: Pricer, got: Priced, vec: float) -> Priced:
+    """``got`` (a streaming pass) raised to a full reduction's launches and chain with
+    ``vec``-element loads, when ``call`` is one (see the module)."""
     costs, how = got
     x = full_reduction_input(call)
     sms = getattr(p.hardware, "sms", None)
@@ -97,7 +117,6 @@ def reduce_price(call: Call, p: Pricer) -> Priced:
             or not call.name.startswith("aten::") or call.impl.runtime != "eager":
         return got
     kind, e = costs[0]
-    vec = _VEC_16BIT if x.itemsize == 2 else _VEC
     n = float(x.numel)
     blocks = int(_core.full_reduce_blocks(n, vec, float(sms)))
     launches = 2 if blocks > 1 else 1
@@ -115,3 +134,5 @@ def reduce_price(call: Call, p: Pricer) -> Priced:
 
 
 add("aten::sum", "aten::mean", entry=lambda n: Entry(n, "memory", "elementwise", reduce_price))
+add("aten::max", "aten::min", "aten::amax", "aten::amin",
+    entry=lambda n: Entry(n, "memory", "elementwise", extremum_price))

@@ -54,8 +54,20 @@ and int64 indices: ``ceil(key bits / 8)`` passes, each reading and writing keys 
 kernel and memsets per pass, exclusive sum, index fill, copy) and per pass a decoupled
 look-back chain (:func:`roofline._core.radix_sort_lookback_s`). H200 (``session8b.jsonl``):
 stable argsorts of 16 K-1 M int64 / int32 ids took 37-140 us (22 and 14 launches) where one
-memory pass priced 2-10 us. Several segments and sorts of <= 4096 keys (aten's in-place
-block sorts) stay one memory pass.
+memory pass priced 2-10 us.
+
+**Small sorts.** One slice of 129-4096 keys (``should_use_small_sort``) is sorted in place by
+``sortKeyValueInplace``'s ``MediumRadixSort`` (``Sort.cu``, ``SortUtils.cuh``): one block of
+``sort_size / 32`` threads with 32 items each (``radixSortKVInPlace<.., 32, 32>`` up to 1024
+keys, ``<.., 128, 32>`` for 4096) runs cub's ``BlockRadixSort`` over every bit of the key
+(4-bit digits: 16 passes for int64). A pass ranks each thread's items one after another
+(``BlockRadixRank::RankKeys``: each item's digit counter is a shared-memory load and a store
+the next item's load may alias), scans the counters between barriers and exchanges keys and
+values through shared memory; :func:`roofline._core.block_radix_sort_s` prices those passes
+(2 shared-memory latencies per item, one 350-cycle barrier step, the exchange's wavefronts).
+H200 MoE traces (argsort of the routed expert ids, int64): 1024 keys 27.4 us measured, 4096
+keys 33.6 us, where one memory pass priced 1.4 us; now 24 and 31 us. Warp sorts (<= 128 keys:
+``WarpMergeSort``, unstable bitonic <= 32) and several slices stay one memory pass.
 """
 
 from __future__ import annotations
@@ -73,6 +85,10 @@ __all__ = ["sort_price", "topk_price"]
 #: Longest slice aten sorts in place in one block (``sortKeyValueInplace``); longer ones go to
 #: cub's segmented / onesweep radix sort.
 _SMALL_SORT_MAX = 4096
+
+#: Longest slice aten sorts in a warp (``WarpMergeSort<128>``, or a bitonic sort up to 32
+#: unstable keys) rather than with the block radix sort.
+_BLOCK_SORT_MIN = 128
 
 _PLAIN = memory_pricer("pointwise", "memory")
 
@@ -129,11 +145,32 @@ def topk_price(call: Call, p: Pricer) -> Priced:
     return [("reduction", e)], how
 
 
+def _block_sort(call: Call, p: Pricer, n: int, key_bytes: int) -> Priced:
+    """aten's in-place block radix sort of one slice of 129-4096 keys (see the module)."""
+    sms = getattr(p.hardware, "sms", None)
+    clock = getattr(p.hardware, "clock_hz", None)
+    if not sms or not clock:
+        return _PLAIN(call, p)
+    busy = _core.block_radix_sort_s(1.0, float(n), float(key_bytes), 8.0, float(sms),
+                                    float(clock))
+    threads = int(_core.block_radix_sort_threads(float(n)))
+    items = int(_core.block_radix_sort_items(float(n)))
+    e = p.traffic(n * key_bytes, n * (key_bytes + 8), 0.0, call.base, kernels=1)
+    e = p.cached(("block_sort", n, key_bytes), lambda: memory_at_least(e, busy))
+    return [("sort", e)], (f"{call.name}: one block of {threads} threads x {items} keys radix-"
+                           f"sorts {n} keys with int64 indices in place: "
+                           f"{8 * key_bytes // 4} passes of 4 bits")
+
+
 def sort_price(call: Call, p: Pricer) -> Priced:
-    """cub's onesweep radix sort of one segment of > 4096 keys (see the module); one memory
-    pass otherwise."""
+    """cub's onesweep radix sort of one segment of > 4096 keys, aten's in-place block radix
+    sort of one slice of 129-4096 (see the module); one memory pass otherwise."""
     x = call.tensor(0)
-    if x is None or x.numel <= _SMALL_SORT_MAX or max(x.shape, default=1) != x.numel:
+    if x is None or max(x.shape, default=1) != x.numel:
+        return _PLAIN(call, p)
+    if _BLOCK_SORT_MIN < x.numel <= _SMALL_SORT_MAX:
+        return _block_sort(call, p, x.numel, x.itemsize)
+    if x.numel <= _SMALL_SORT_MAX:
         return _PLAIN(call, p)
     n = x.numel
     passes = _core.radix_sort_passes(8.0 * x.itemsize)
