@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._checks import one_of
+from .._errors import MissingKeyError
 from ._hf_fields import get, hf_attention, hf_bool, hf_float, hf_int, hf_rope_mscale
 
 __all__ = ["TransformerConfig", "config", "from_hf", "list_configs"]
@@ -439,7 +440,7 @@ def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None
     def need(*keys: str) -> Any:
         v = get(cfg, *keys)
         if v is None:
-            raise KeyError(f"{fn}: the config has none of {keys}")
+            raise MissingKeyError(fn, keys[0], f"is missing: the config has none of {keys}")
         return v
 
     model_type = str(cfg.get("model_type", ""))
