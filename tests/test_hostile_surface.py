@@ -242,3 +242,54 @@ def test_new_surface_fuzz_finds_nothing(kind: str, calls: int) -> None:
 
 def test_new_entries_are_monotone_but_for_aten_heuristics() -> None:
     assert _bench("monotonicity_entries").main(["--hardware", H100]) == 0
+
+
+# ------------------------------------------------------------ windows below the query tile
+
+def test_a_window_below_the_query_tile_runs_whole_tiles() -> None:
+    from roofline.transformer.layers import local_attention
+
+    # window 1 was 4096 one-query calls (priced 8 % slower than window 128 on GPT-OSS-20B)
+    assert local_attention("sliding", 1, 4096, 4096) == (32, 128, 129, False, 1.0)
+    assert local_attention("chunked", 16, 4096, 4096) == (32, 128, 128, True, 1.0)
+    assert local_attention("sliding", 1, 100, 100) == (1, 100, 100, True, 1.0)
+    assert local_attention("sliding", 128, 4096, 4096) == (32, 128, 256, False, 1.0)  # as before
+
+
+@pytest.mark.parametrize("kind", ["sliding", "chunked"])
+def test_prefill_time_grows_with_the_window(kind: str) -> None:
+    base = rl.transformer.config("GPT-OSS-20B")
+    size_field = "sliding_window" if kind == "sliding" else "attention_chunk"
+    times = []
+    for w in (1, 16, 64, 127, 128, 129, 1024, 4096, 8192):
+        cfg = base.replace(num_layers=2, layer_types=(kind, "full"), **{size_field: w})
+        times.append(float(rl.transformer.estimate(cfg, "prefill", 1, seq_len=4096,
+                                                   hardware=H100).time_s))
+    assert times == sorted(times), times
+
+
+@pytest.mark.parametrize("key", ["num_local_experts", "num_experts", "n_routed_experts"])
+def test_from_hf_expert_count_is_bounded(key: str) -> None:
+    # 2**31 experts hung estimate() for minutes (a per-expert token count tuple)
+    d = {"hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+         "intermediate_size": 512, "vocab_size": 1000, "num_experts_per_tok": 2,
+         "moe_intermediate_size": 128, key: 2**31}
+    with pytest.raises(ValueError, match=rf"^from_hf: {key} must be at most 100000, got "
+                                         r"2147483648"):
+        rl.transformer.from_hf(d)
+    with pytest.raises(ValueError, match=r"^TransformerConfig: num_experts must be a "
+                                         r"non-negative integer no larger than 100000"):
+        rl.transformer.config("Qwen3-30B-A3B").replace(num_experts=2**31)
+
+
+@pytest.mark.parametrize("name", ["DeepSeek-V3", "GPT-OSS-20B"])
+def test_too_many_kernels_names_the_layers(name: str) -> None:
+    # 100,000 MoE layers: "wall_time: kernel_times_s holds 12600006 kernels" (an internal
+    # function's argument), after minutes materialising the backward's launches
+    c = rl.transformer.config(name)
+    cfg = c.replace(num_layers=100_000,
+                    layer_types=(c.layer_types * 100_000)[:100_000] if c.layer_types else ())
+    with pytest.raises(ValueError, match=rf"^transformer\.estimate: this step launches more "
+                                         rf"than 10000000 kernels over {name}'s 100000 "
+                                         r"layers"):
+        rl.transformer.estimate(cfg, "train", 1, seq_len=4096, hardware=H100, ep=8, dp=8)
