@@ -293,3 +293,21 @@ def test_too_many_kernels_names_the_layers(name: str) -> None:
                                          rf"than 10000000 kernels over {name}'s 100000 "
                                          r"layers"):
         rl.transformer.estimate(cfg, "train", 1, seq_len=4096, hardware=H100, ep=8, dp=8)
+
+
+def test_cli_validate_jobs_with_no_row_priced_exits_non_zero(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.cli import main
+
+    row = _row("train")
+    row["config"]["seq_len"] = float("nan")  # was: an empty table, one note, exit 0
+    path = tmp_path / "jobs.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    for fmt in ("table", "json"):
+        assert main(["validate", str(path), "--format", fmt]) == 2
+        out = capsys.readouterr()
+        assert out.out == ""
+        lines = out.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(
+            "error: validate: none of the 1 jobs rows could be priced; e.g. "
+            f"{row['id']}: ") and "seq_len must be an integer, got nan" in lines[0]

@@ -232,7 +232,8 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         return total
     # the backward pass: the head first, then every layer (last first), one layer of a group
     # repeated as often as the group has layers
-    seqs, all_calls = [], []
+    seqs: list[np.ndarray] = []
+    all_calls: list[np.ndarray] = []
     for g in reversed(range(len(groups))):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
         one, one_calls = _launched(ops, list(reversed(rows)), row_time_s, f8, backward=True,
