@@ -218,10 +218,13 @@ def from_hf(rng: random.Random) -> Any:
             d.pop(key, None)
         else:
             d[key] = _hostile_value(rng, d.get(key))
+    if rng.random() < 0.1:  # the largest accepted sizes: per-layer and per-expert work
+        d[rng.choice(["num_hidden_layers", "num_local_experts", "num_experts",
+                      "n_routed_experts"])] = rng.choice([100_000, 99_999, 65_536])
     cfg = rl.transformer.from_hf(d)
-    cfg = cfg.replace(num_layers=min(cfg.num_layers, 4),
-                      layer_types=cfg.layer_types[:min(cfg.num_layers, 4)]) \
-        if cfg.num_layers > 4 else cfg
+    if cfg.num_layers > 4 and rng.random() < 0.8:  # most calls: a 4-layer slice (fast)
+        cfg = cfg.replace(num_layers=4, layer_types=cfg.layer_types[:4],
+                          dense_layers=tuple(i for i in cfg.dense_layers if i < 4))
     return _run(rng, cfg)
 
 

@@ -311,3 +311,11 @@ def test_cli_validate_jobs_with_no_row_priced_exits_non_zero(
         assert len(lines) == 1 and lines[0].startswith(
             "error: validate: none of the 1 jobs rows could be priced; e.g. "
             f"{row['id']}: ") and "seq_len must be an integer, got nan" in lines[0]
+
+
+def test_from_hf_layer_types_length_is_checked() -> None:
+    d = _gpt_oss()
+    d["layer_types"] = ["full_attention"] * 5_000  # 24 layers: an all-full list passed, and
+    with pytest.raises(ValueError, match=r"^from_hf: layer_types must have one entry per "
+                                         r"layer \(num_hidden_layers=24\), got 5000"):
+        rl.transformer.from_hf(d)  # 5 M entries took 6 s to check one by one
