@@ -319,3 +319,24 @@ def test_from_hf_layer_types_length_is_checked() -> None:
     with pytest.raises(ValueError, match=r"^from_hf: layer_types must have one entry per "
                                          r"layer \(num_hidden_layers=24\), got 5000"):
         rl.transformer.from_hf(d)  # 5 M entries took 6 s to check one by one
+
+
+# ------------------------------------------------------------------------------ serving
+
+def test_serve_prompt_plus_output_beyond_2_24_names_both() -> None:
+    # was "transformer.estimate: kv_len must be an integer <= 16777216" (an internal call)
+    with pytest.raises(ValueError, match=r"^transformer\.serve: output_len must keep "
+                                         r"prompt_len \+ output_len within 16777216 \(2\*\*24\)"
+                                         r" tokens, got prompt_len=512 \+ output_len=16777116"):
+        rl.transformer.serve("Llama-3-8B", H100, prompt_len=512, output_len=2**24 - 100)
+
+
+def test_serve_finite_run_request_beyond_the_cache_is_said_plainly() -> None:
+    # was "num_requests=8: inflight_run: one request's KV cache (32784.000000 pages of
+    # 32.000000 tokens) exceeds the cache's 13337.000000 pages"
+    with pytest.raises(ValueError, match=r"^transformer\.serve: a finite run of num_requests=8:"
+                                         r" the longest request \(1049088 tokens of prompt and "
+                                         r"output\) needs 32784 KV-cache pages of 32 tokens, "
+                                         r"more than the \d+ pages the cache holds; shorten"):
+        rl.transformer.serve("Llama-3-8B", H100, prompt_len=512, output_len=2**20,
+                             num_requests=8, runtime="sglang")
