@@ -12,7 +12,8 @@
 - ``config field``: ``TransformerConfig.replace`` of ``glu_limit``, ``rope_mscale``,
   ``attention_sinks``, ``sliding_window``, ``layer_types``, ``mtp_layers``; ``estimate``'s
   ``cuda_graph_scope``, ``moe_load_balancing``, ``recompute="modules:..."`` / ``"layer:k"``.
-- ``serve runtime``: ``serve`` on each runtime with hostile finite-run options.
+- ``serve runtime``: ``serve`` on each scheduler with hostile finite-run options;
+  ``estimate runtime``: ``estimate`` on each runtime and program choice.
 - ``price_job``: rows of the shipped jobs file with one hostile field.
 
 Every call returns an object the worker checks (``time_s`` finite, >= 0) or raises; a
@@ -297,31 +298,49 @@ _RUNTIMES = ["vllm", "sglang", "hf", "compiled", "megatron"]
 
 
 def serve_runtime(rng: random.Random) -> Any:
-    """``serve`` on a scheduler with hostile finite-run options, or ``estimate`` on a
-    runtime; checks the frame's times (and wall >= GPU time)."""
-    import numpy as np
-
-    import roofline as rl
-
+    """``serve`` on a scheduler with hostile finite-run options; checks the frame's times."""
     level = _level(rng) / 2
 
     def pick(good: Any) -> Any:
         return good if rng.random() >= level else rng.choice(HOSTILE)
 
     model = rng.choice(["Llama-3-8B", "Qwen3-30B-A3B", "GPT-OSS-20B"])
-    if rng.random() < 0.3:
-        phase = rng.choice(["prefill", "decode"])
-        sizes = {"seq_len": pick(rng.choice([17, 512]))} if phase == "prefill" else {
-            "kv_len": pick(rng.choice([17, 4096]))}
-        e = rl.transformer.estimate(model, phase, pick(rng.choice([1, 8, 64])),
-                                    hardware="H100 SXM", runtime=pick(rng.choice(_RUNTIMES)),
-                                    tp=pick(rng.choice([1, 2])),
-                                    gated_mlp=pick(rng.choice(["fused", "separate"])),
-                                    allreduce=pick(rng.choice(["custom", "nccl"])),
-                                    attention_plugin=pick(rng.choice([False, True])),
-                                    launch=pick(rng.choice(["eager", "graph"])), **sizes)
-        _check_wall(e)
-        return e
+    return _serve(rng, model, pick)
+
+
+def estimate_runtime(rng: random.Random) -> Any:
+    """``estimate`` on each runtime and program choice, some arguments hostile."""
+    level = _level(rng) / 2
+
+    def pick(good: Any) -> Any:
+        return good if rng.random() >= level else rng.choice(HOSTILE)
+
+    model = rng.choice(["Llama-3-8B", "Qwen3-30B-A3B", "GPT-OSS-20B"])
+    return _estimate(rng, model, pick)
+
+
+def _estimate(rng: random.Random, model: str, pick: Any) -> Any:
+    import roofline as rl
+
+    phase = rng.choice(["prefill", "decode"])
+    sizes = {"seq_len": pick(rng.choice([17, 512]))} if phase == "prefill" else {
+        "kv_len": pick(rng.choice([17, 4096]))}
+    e = rl.transformer.estimate(model, phase, pick(rng.choice([1, 8, 64])),
+                                hardware="H100 SXM", runtime=pick(rng.choice(_RUNTIMES)),
+                                tp=pick(rng.choice([1, 2])),
+                                gated_mlp=pick(rng.choice(["fused", "separate"])),
+                                allreduce=pick(rng.choice(["custom", "nccl"])),
+                                attention_plugin=pick(rng.choice([False, True])),
+                                launch=pick(rng.choice(["eager", "graph"])), **sizes)
+    _check_wall(e)
+    return e
+
+
+def _serve(rng: random.Random, model: str, pick: Any) -> Any:
+    import numpy as np
+
+    import roofline as rl
+
     finite = rng.random() < 0.6
     rate = rng.choice([None, 0.5, 4.0, 1e6]) if finite else None
     kw: dict[str, Any] = dict(
@@ -383,11 +402,12 @@ def price_job(rng: random.Random) -> Any:
 
 #: Name of each call kind and its generator.
 KINDS = {"trace op": trace_op, "from_hf": from_hf, "config field": config_field,
-         "serve runtime": serve_runtime, "price_job": price_job}
+         "serve runtime": serve_runtime, "estimate runtime": estimate_runtime,
+         "price_job": price_job}
 
 #: Prefix a named error's message must start with, per kind (others: any).
 PREFIX = {"trace op": "trace.", "from_hf": ("from_hf", "transformer.from_hf",
                                              "transformer.estimate", "TransformerConfig"),
           "config field": ("TransformerConfig", "transformer.estimate"),
-          "serve runtime": "transformer.", "price_job": ("price_job", "read_jobs",
-                                                              "transformer.")}
+          "serve runtime": "transformer.serve", "estimate runtime": "transformer.estimate",
+          "price_job": ("price_job", "read_jobs")}

@@ -227,6 +227,7 @@ def _bench(name: str) -> Any:
 
 @pytest.mark.parametrize("kind,calls", [("trace op", 150), ("from_hf", 25),
                                         ("config field", 25), ("serve runtime", 15),
+                                        ("estimate runtime", 15),
                                         ("price_job", 8)])
 def test_new_surface_fuzz_finds_nothing(kind: str, calls: int) -> None:
     fs = _bench("_fuzz_surface")
