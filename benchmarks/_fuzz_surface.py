@@ -165,6 +165,58 @@ def trace_op(rng: random.Random) -> Any:
     return rep
 
 
+#: Real traces whose recorded ops reach the newer entries (MoE routing: topk, sort, nonzero,
+#: index_put_, cat, grouped GEMMs; cross-entropy: nll_loss, log_softmax backward).
+_TRACES = ["data/programs/h200/traces/moe_qwen3moe_grouped_mm_train_t512.json.gz",
+           "data/programs/h200/traces/moe_mixtral_hf_t512.json.gz",
+           "data/programs/h200/traces/gpu_cross_entropy_bf16_1024_32000.json.gz",
+           "tests/data/traces/encoder_layer_train.json.gz"]
+
+
+@cache
+def _trace_doc(path: str) -> dict[str, Any]:
+    import gzip
+
+    root = Path(__file__).resolve().parents[1]
+    doc: dict[str, Any] = json.loads(gzip.decompress((root / path).read_bytes()))
+    return doc
+
+
+def trace_file(rng: random.Random) -> Any:
+    """A real trace with one recorded op's arguments made hostile (one of its Input Dims,
+    Concrete Inputs, Input Strides or Input type entries); the priced rows are checked."""
+    import roofline as rl
+
+    doc = _trace_doc(rng.choice(_TRACES))
+    events = list(doc["traceEvents"])
+    ops = [i for i, e in enumerate(events) if isinstance(e, dict) and e.get("cat") == "cpu_op"
+           and isinstance(e.get("args", {}).get("Input Dims"), list)]
+    i = rng.choice(ops)
+    e = dict(events[i])
+    args = dict(e["args"])
+    key = rng.choice(["Input Dims", "Concrete Inputs", "Input Strides", "Input type"])
+    old = list(args.get(key) or [""])
+    j = rng.randrange(len(old))
+    if key == "Input Dims" and isinstance(old[j], list) and old[j] and rng.random() < 0.7:
+        dims = list(old[j])
+        dims[rng.randrange(len(dims))] = rng.choice(HOSTILE)
+        old[j] = dims
+    else:
+        old[j] = _hostile_value(rng, old[j])
+    args[key] = old
+    e["args"] = args
+    events[i] = e
+    rep = rl.trace.explain({**doc, "traceEvents": events}, hardware="H200")
+    k = rep.kernels()
+    for row in k[k["priced"]].itertuples():
+        t, roof = float(row.predicted_s), float(row.roofline_s)
+        if not (math.isfinite(t) and t > 0 and math.isfinite(roof) and roof >= 0
+                and t >= roof * (1 - 1e-9) and row.bytes >= 0 and row.flops >= 0):
+            raise BadResult(f"{row.op} {row.shapes}: predicted {t}, roofline {roof} "
+                            f"({key} of {events[i].get('name')} -> {old[j]!r:.60})")
+    return rep
+
+
 _HF = {"gpt_oss": "gpt-oss-20b.json", "qwen3_moe": "qwen3-30b-a3b.json",
        "deepseek_v3": "deepseek-v3.json", "llama4": "llama-4-scout.json"}
 
@@ -401,13 +453,14 @@ def price_job(rng: random.Random) -> Any:
 
 
 #: Name of each call kind and its generator.
-KINDS = {"trace op": trace_op, "from_hf": from_hf, "config field": config_field,
-         "serve runtime": serve_runtime, "estimate runtime": estimate_runtime,
-         "price_job": price_job}
+KINDS = {"trace op": trace_op, "trace file": trace_file, "from_hf": from_hf,
+         "config field": config_field, "serve runtime": serve_runtime,
+         "estimate runtime": estimate_runtime, "price_job": price_job}
 
 #: Prefix a named error's message must start with, per kind (others: any).
-PREFIX = {"trace op": "trace.", "from_hf": ("from_hf", "transformer.from_hf",
-                                             "transformer.estimate", "TransformerConfig"),
+PREFIX = {"trace op": "trace.", "trace file": "trace.",
+          "from_hf": ("from_hf", "transformer.from_hf", "transformer.estimate",
+                      "TransformerConfig"),
           "config field": ("TransformerConfig", "transformer.estimate"),
           "serve runtime": "transformer.serve", "estimate runtime": "transformer.estimate",
           "price_job": ("price_job", "read_jobs")}

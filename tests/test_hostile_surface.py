@@ -225,7 +225,8 @@ def _bench(name: str) -> Any:
         sys.path.pop(0)
 
 
-@pytest.mark.parametrize("kind,calls", [("trace op", 150), ("from_hf", 25),
+@pytest.mark.parametrize("kind,calls", [("trace op", 150), ("trace file", 20),
+                                        ("from_hf", 25),
                                         ("config field", 25), ("serve runtime", 15),
                                         ("estimate runtime", 15),
                                         ("price_job", 8)])
