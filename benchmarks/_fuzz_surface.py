@@ -307,6 +307,9 @@ def _check_wall(e: Any) -> None:
         raise BadResult(f"time_s {t}")
     if wall is not None and not float(wall) >= t * (1 - 1e-9):
         raise BadResult(f"wall_s {wall} below GPU time {t}")
+    mfu = float(getattr(e, "mfu", float("nan")))
+    if math.isfinite(mfu) and not 0 <= mfu <= 1 + 1e-9:  # faster than the datasheet
+        raise BadResult(f"mfu {mfu}: {e.flops} FLOP in {t} s at peak {e.peak_flops_per_s}")
 
 
 def config_field(rng: random.Random) -> Any:

@@ -342,3 +342,25 @@ def test_serve_finite_run_request_beyond_the_cache_is_said_plainly() -> None:
                                          r"more than the \d+ pages the cache holds; shorten"):
         rl.transformer.serve("Llama-3-8B", H100, prompt_len=512, output_len=2**20,
                              num_requests=8, runtime="sglang")
+
+
+# ------------------------------------------------------------------ recorded integer lists
+
+@pytest.mark.parametrize("text", ["-" * 100_000 + "1", "~" * 50_000 + "1", "[" * 1000])
+def test_hostile_recorded_dim_lists_are_not_parsed_by_python(text: str) -> None:
+    # ast.literal_eval raised MemoryError (the parser's stack) out of trace.explain
+    rep = _records("aten::sum", [[64, 128], [], [], []], [F, "ScalarList", "Scalar", ""],
+                   ["", text, "False", ""])
+    assert rep.predicted_s > 0
+
+
+@pytest.mark.parametrize("shape", ["[-128]", "[0]", "[1.5]", "[nan]", "[100000]",
+                                   "-" * 100_000 + "1", "[abc]"])
+def test_hostile_normalized_shape_falls_back_to_the_last_dim(shape: str) -> None:
+    # "[nan]" / "[abc]": ValueError from int(); "[-128]": "layer_norm: cols must be a
+    # positive integer" (an internal name); the long string: MemoryError
+    ok = _records("aten::native_layer_norm", [[64, 128], [], [128], [128], []],
+                  [F, "ScalarList", F, F, "Scalar"], ["", "[128]", "", "", "1e-05"])
+    rep = _records("aten::native_layer_norm", [[64, 128], [], [128], [128], []],
+                   [F, "ScalarList", F, F, "Scalar"], ["", shape, "", "", "1e-05"])
+    assert rep.predicted_s == pytest.approx(ok.predicted_s)
