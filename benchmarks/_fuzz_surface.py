@@ -32,7 +32,8 @@ from typing import Any
 
 HOSTILE: list[Any] = [0, -1, -128, 1, 2, 3, 7, 8, 33, 129, 2**31, 2**53 + 1, 10**30, 0.5, 2.5,
                       float("nan"), float("inf"), -float("inf"), True, False, None, "abc",
-                      "64", "", "é☃", [1, 2], [], {"a": 1}, "nan", "1e400", "-3", "True"]
+                      "64", "", "é☃", [1, 2], [], {"a": 1}, "nan", "1e400", "-3", "True",
+                      "-" * 10_000 + "1", "[" * 300, "[1, 2, 3.5]", "(-1,)"]
 
 
 #: Chance that one argument of the current call is hostile (drawn per call: some calls are
@@ -78,7 +79,8 @@ def _dt(rng: random.Random) -> Any:
 def _record(rng: random.Random) -> dict[str, Any]:
     """One record of a newer entry with hostile recorded arguments."""
     op = rng.choice(["topk", "sort", "argsort", "sum", "mean", "cat", "stack", "nonzero",
-                     "index_put", "nll_fwd", "nll_bwd", "lsm_bwd", "grouped_mm"])
+                     "index_put", "nll_fwd", "nll_bwd", "lsm_bwd", "grouped_mm", "layer_norm",
+                     "softmax"])
     d = _dt(rng)
     r = rng.randrange(1, 4)
     if op == "topk":
@@ -127,6 +129,15 @@ def _record(rng: random.Random) -> dict[str, Any]:
                "shapes": [s, s if rng.random() < 0.7 else _shape(rng, 2), [], []],
                "types": [d, d, "Scalar", "ScalarType"],
                "concrete": ["", "", _scalar(rng, "1"), _scalar(rng, "15")]}
+    elif op == "layer_norm":
+        s = _shape(rng, 2)
+        rec = {"op": "aten::native_layer_norm", "shapes": [s, [], s[-1:], s[-1:], []],
+               "types": [d, "ScalarList", d, d, "Scalar"],
+               "concrete": ["", _scalar(rng, f"[{s[-1]}]"), "", "", _scalar(rng, "1e-05")]}
+    elif op == "softmax":
+        rec = {"op": "aten::_softmax", "shapes": [_shape(rng, r), [], []],
+               "types": [d, "Scalar", "Scalar"],
+               "concrete": ["", _scalar(rng, "-1"), _scalar(rng, "False")]}
     else:  # grouped 2-D x 2-D (a weight gradient): offsets over the K dimension
         rec = {"op": "aten::_grouped_mm",
                "shapes": [_shape(rng, 2), _shape(rng, 2), [_size(rng)], [], []],
