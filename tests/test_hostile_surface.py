@@ -364,3 +364,22 @@ def test_hostile_normalized_shape_falls_back_to_the_last_dim(shape: str) -> None
     rep = _records("aten::native_layer_norm", [[64, 128], [], [128], [128], []],
                    [F, "ScalarList", F, F, "Scalar"], ["", shape, "", "", "1e-05"])
     assert rep.predicted_s == pytest.approx(ok.predicted_s)
+
+
+def test_jobs_row_a_runtime_does_not_model_is_a_row_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.cli import main
+    from roofline.validation.jobs import validate_jobs
+
+    row = _row("train")
+    row["config"].update(runtime="hf", tp=2, dp=row["config"]["dp"] // 2)
+    # NotImplementedError (runtime='hf' runs one GPU) escaped validate: a traceback
+    with pytest.raises(NotImplementedError, match=rf"^price_job: {row['id']}: transformer\."
+                                                  r"estimate: runtime='hf' does not model"):
+        price_job(row)
+    got = validate_jobs([row, _row("train")])
+    assert len(got.errors) == 1 and "does not model" in got.errors["message"].iloc[0]
+    path = tmp_path / "jobs.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    assert main(["validate", str(path)]) == 2
+    assert "does not model tensor" in capsys.readouterr().err

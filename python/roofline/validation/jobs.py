@@ -216,14 +216,15 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
 
     Raises
     ------
-    ValueError, TypeError
+    ValueError, TypeError, NotImplementedError
         A row marked ``not_expressible`` (with its reason), or a configuration the API
-        refuses (the message starts ``price_job: <row id>:`` and names the config key).
+        refuses or does not model (the message starts ``price_job: <row id>:`` and names the
+        config key).
     """
     rid = str(row.get("id", "?"))
     try:
         return _price_job(row, rid, efficiency)
-    except (ValueError, TypeError, LookupError) as exc:
+    except (ValueError, TypeError, LookupError, NotImplementedError) as exc:
         if not str(exc).startswith("price_job:") and exc.args:
             # the same error (class and attributes kept), its message naming the row
             exc.args = (f"price_job: {rid}: {exc}", *exc.args[1:])
@@ -445,7 +446,8 @@ def validate_jobs(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
             continue
         try:
             pred = price_job(row, efficiency)
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, NotImplementedError) as exc:  # (the last: a
+            # layout a runtime does not model, e.g. runtime='hf' with tp > 1)
             errors.append({"file": file, "family": fam, "id": rid,
                            "message": f"{type(exc).__name__}: {exc}"})
             continue
