@@ -12,9 +12,15 @@ TypeError, KeyError naming the function); anything else counts:
 - bad result: NaN, inf or a negative time;
 - hang: a call over --timeout seconds (each call runs in a worker process).
 
+``--surface new`` draws only the calls of the surface sessions 7-8 added (synthetic traces of
+the newer registry entries, ``from_hf`` of newer models, the newer config fields and
+``estimate`` options, ``serve`` runtimes, jobs rows: ``_fuzz_surface.py``), ``old`` only the
+earlier ones, ``all`` (default) both.
+
 Usage::
 
     PYTHONPATH=python python benchmarks/fuzz_api.py [--calls 2000] [--seed 0] [--timeout 5]
+        [--surface all|old|new]
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import random
 import sys
 from collections import Counter
 from typing import Any
+
+import _fuzz_surface
 
 EXTREME: list[Any] = [0, 1, 2, 7, 64, 128, 129, 4096, 2**31, 2**53, 2**53 + 1, 2**62, 10**400,
                       -1, 0.5, 1.5, 5e-324, 1e-300, 1e308, float("inf"), float("nan"), True,
@@ -38,8 +46,13 @@ def _arg(rng: random.Random) -> Any:
     return rng.choice(SIZES) if rng.random() < 0.6 else rng.choice(EXTREME)
 
 
-def _call(rng: random.Random) -> tuple[str, Any]:
+def _call(rng: random.Random, surface: str = "all") -> tuple[str, Any]:
     import roofline as rl
+
+    if surface == "new" or (surface == "all" and rng.random() < 0.25):
+        name = rng.choice(sorted(_fuzz_surface.KINDS))
+        gen = _fuzz_surface.KINDS[name]
+        return name, lambda: gen(rng)
 
     hw = rng.choice(HARDWARE) if rng.random() < 0.2 else "H100 SXM"
     dt = rng.choice(DTYPES) if rng.random() < 0.2 else "bf16"
@@ -200,26 +213,30 @@ def _profile_file(rng: random.Random, a: list[Any]) -> Any:
 #: Prefix the message of a named error must start with, per call kind (others: any).
 PREFIX = {"transformer.estimate": "transformer.estimate:", "transformer.serve":
           "transformer.", "transformer.plan": "transformer.plan:", "Profile": "Profile:",
-          "fusion": "fusion.", "profile file": "profile:"}
+          "fusion": "fusion.", "profile file": "profile:", **_fuzz_surface.PREFIX}
 
 
-def _worker(seed: int, n: int, queue: Any) -> None:
+def _worker(seed: int, n: int, queue: Any, surface: str = "all") -> None:
     import numpy as np
 
     from roofline.hardware import HardwareNotSpecifiedError  # the documented "no hardware"
 
     rng = random.Random(seed)
     for _ in range(n):
-        name, fn = _call(rng)
+        name, fn = _call(rng, surface)
         queue.put(("start", name, ""))
         try:
             out = fn()
-        except (ValueError, TypeError, LookupError, HardwareNotSpecifiedError) as exc:
+        except (ValueError, TypeError, LookupError, HardwareNotSpecifiedError,
+                NotImplementedError) as exc:  # the last: a documented, named refusal
             text = str(exc)
             odd = "incompatible function arguments" in text or "Invoked with" in text or (
                 name in PREFIX and not text.startswith(PREFIX[name]))
             queue.put(("odd error" if odd else "named error", name, f"{type(exc).__name__}: "
                        f"{text[:120]}"))
+            continue
+        except _fuzz_surface.BadResult as exc:
+            queue.put(("bad result", name, str(exc)[:160]))
             continue
         except BaseException as exc:  # noqa: BLE001 - the point is to count these
             queue.put(("crash", name, f"{type(exc).__name__}: {str(exc)[:120]}"))
@@ -236,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=5.0, help="seconds per call")
+    p.add_argument("--surface", choices=("all", "old", "new"), default="all",
+                   help="which calls to draw (new: the surface sessions 7-8 added)")
+    p.add_argument("--show", type=int, default=6, help="examples printed per kind")
+    p.add_argument("--named", action="store_true", help="print named errors' examples too")
     args = p.parse_args(argv)
     ctx = mp.get_context("fork")
     counts: Counter[str] = Counter()
@@ -243,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     done, seed, current = 0, args.seed, "?"
     while done < args.calls:
         queue = ctx.Queue()
-        proc = ctx.Process(target=_worker, args=(seed, args.calls - done, queue), daemon=True)
+        proc = ctx.Process(target=_worker, args=(seed, args.calls - done, queue, args.surface),
+                           daemon=True)
         proc.start()
         while done < args.calls:
             try:
@@ -261,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                 break
             done += 1
             counts[kind] += 1
-            if kind not in ("ok", "named error"):
+            if kind != "ok" and (kind != "named error" or args.named):
                 examples.setdefault(kind, []).append(f"{name}: {text}")
         else:
             proc.kill()
@@ -271,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
           f"crashes {counts['crash']}, odd errors {counts['odd error']}, "
           f"bad results {counts['bad result']}, hangs {counts['hang']}")
     for kind, lines in examples.items():
-        for line in sorted(set(lines))[:6]:
+        for line in sorted(set(lines))[:args.show]:
             print(f"  {kind}: {line}")
     return 0 if bad == 0 else 1
 

@@ -260,7 +260,8 @@ def test_rate_limited_run_serves_the_offered_load() -> None:
     (dict(num_requests=True), "num_requests must be an integer"),
     (dict(num_requests=4, spec_k=2), "num_requests.*spec_k=2"),
     (dict(num_requests=4, ep=2), "num_requests.*ep=2"),
-    (dict(num_requests=4, memory_fraction=0.2), r"num_requests=4: .*exceeds the cache"),
+    (dict(num_requests=4, memory_fraction=0.2),
+     r"num_requests=4: the longest request .* more than the .* pages the cache holds"),
     # a rate so slow the run's float clock could not resolve a step: TTFT was a silent 0.0
     (dict(num_requests=20, request_rate=1e-5),
      r"request_rate must keep a finite run's arrivals within 1e\+06 s"),

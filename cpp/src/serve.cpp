@@ -191,9 +191,10 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     longest = std::max(longest, req[i].prompt + req[i].output);
   }
   if (pages(longest) > capacity) {
-    bad("one request's KV cache (" + std::to_string(pages(longest)) + " pages of " +
-        std::to_string(page_tokens) + " tokens) exceeds the cache's " +
-        std::to_string(capacity) + " pages");
+    const auto whole = [](double x) { return std::to_string(std::llround(x)); };
+    bad("the longest request (" + whole(longest) + " tokens of prompt and output) needs " +
+        whole(pages(longest)) + " KV-cache pages of " + whole(page_tokens) +
+        " tokens, more than the " + whole(capacity) + " pages the cache holds");
   }
   std::deque<std::size_t> waiting;
   std::vector<std::size_t> running;  // admission order

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["ArgumentTypeError", "ArgumentValueError", "RooflineDeprecationWarning",
-           "UnknownNameError", "close_matches", "table_renamed"]
+__all__ = ["ArgumentTypeError", "ArgumentValueError", "MissingKeyError",
+           "RooflineDeprecationWarning", "UnknownNameError", "close_matches", "table_renamed"]
 
 
 class _ArgumentError:
@@ -56,6 +56,18 @@ class ArgumentTypeError(_ArgumentError, TypeError):
     def __init__(self, function: str, argument: str | None, detail: str,
                  advice: str = "", message: str | None = None) -> None:
         TypeError.__init__(self, self._carry(function, argument, detail, advice, message))
+
+
+class MissingKeyError(_ArgumentError, KeyError, ValueError):
+    """A required key missing from a mapping the caller passed (``from_hf``'s config): a
+    :class:`KeyError` (a failed lookup) and a :class:`ValueError` (a bad argument), whose
+    ``str()`` is the plain message (a bare KeyError would quote it)."""
+
+    def __init__(self, function: str, argument: str, detail: str) -> None:
+        KeyError.__init__(self, self._carry(function, argument, detail, "", None))
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class RooflineDeprecationWarning(DeprecationWarning):

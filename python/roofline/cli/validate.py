@@ -176,6 +176,12 @@ def _run_jobs(args: argparse.Namespace) -> int:
         result = validate_jobs(source, efficiency=args.efficiency)
     except (FileNotFoundError, ValueError) as exc:
         raise CLIError(str(exc)) from None
+    if result.table.empty:  # every row raised or is marked not expressible
+        errors = result.errors.to_dict(orient="records")
+        n = len(errors) + len(result.unmapped)
+        why = (f"; e.g. {errors[0]['id']}: {one_line(str(errors[0]['message']))[:200]}"
+               if errors else " (every row is marked not_expressible)")
+        raise CLIError(f"validate: none of the {n} jobs rows could be priced{why}")
     if _wrote_file_formats(result, args, _jobs_notes):
         return 0
     from rich.table import Table

@@ -23,8 +23,8 @@ from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike
 from ..hardware import HardwareLike
 
-__all__ = ["HOST_CLASSES", "LAUNCH_MODES", "MAX_KERNELS", "WallTime", "calls_wall",
-           "eager_program_wall",
+__all__ = ["HOST_CLASSES", "LAUNCH_MODES", "MAX_KERNELS", "TooManyKernelsError", "WallTime",
+           "calls_wall", "eager_program_wall",
            "host_terms", "launch_overhead",
            "wall_time"]
 
@@ -33,6 +33,11 @@ LAUNCH_MODES = ("eager", "compiled", "graph")
 
 #: Most kernels one call accepts (a sequence is materialized in memory).
 MAX_KERNELS = 10_000_000
+
+
+class TooManyKernelsError(ValueError):
+    """A kernel sequence longer than :data:`MAX_KERNELS` (a caller that builds the sequence
+    itself, such as ``transformer.estimate``, names its own argument instead)."""
 
 _MODES = {
     "eager": _core.LaunchMode.eager,
@@ -174,8 +179,8 @@ def _kernel_times(fn: str, value: Any) -> np.ndarray:
     if arr.size == 0:
         raise ValueError(f"{fn}: kernel_times_s must hold at least one kernel, got {_show(value)}")
     if arr.size > MAX_KERNELS:
-        raise ValueError(f"{fn}: kernel_times_s holds {arr.size} kernels, at most "
-                         f"{MAX_KERNELS} are accepted")
+        raise TooManyKernelsError(f"{fn}: kernel_times_s holds {arr.size} kernels, at most "
+                                  f"{MAX_KERNELS} are accepted")
     out = arr.astype(np.float64)
     bad = ~np.isfinite(out) | (out < 0)
     if bad.any():

@@ -344,12 +344,19 @@ def synthetic_trace(records: list[dict[str, Any]], device: str | None = None) ->
             raise ValueError(f"trace.from_records: record {i} must be a dict with 'op', "
                              f"'shapes' and 'measured_s', got {r!r}")
         m = r["measured_s"]
-        if isinstance(m, bool) or not isinstance(m, (int, float)) or not m > 0:
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 < m < math.inf:
             raise ValueError(f"trace.from_records: record {i} measured_s must be a positive "
-                             f"number of seconds, got {m!r}")
+                             f"finite number of seconds, got {m!r}")
+        if not isinstance(r["op"], str) or not r["op"]:
+            raise ValueError(f"trace.from_records: record {i} op must be an op name such as "
+                             f"'aten::mm', got {r['op']!r}")
+        for key in ("shapes", "types", "concrete"):
+            if not isinstance(r.get(key, []), (list, tuple)):
+                raise ValueError(f"trace.from_records: record {i} {key} must be a list, got "
+                                 f"{r[key]!r:.80}")
         types = [_KINETO_TYPE.get(str(t), str(t)) for t in r.get("types", [])]
-        args = {"External id": i + 1, "Input Dims": r.get("shapes"), "Input type": types,
-                "Concrete Inputs": r.get("concrete", [""] * len(types))}
+        args = {"External id": i + 1, "Input Dims": list(r.get("shapes", [])),
+                "Input type": types, "Concrete Inputs": list(r.get("concrete", [""] * len(types)))}
         if r.get("module"):
             events.append({"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1,
                            "name": f"nn.Module: {r['module']}", "ts": cpu_t, "dur": 8.0,

@@ -11,6 +11,7 @@ reason.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..estimate import Estimate
@@ -32,19 +33,24 @@ ELEMENT: dict[str, tuple[str | None, int]] = {
 Priced = tuple[Estimate[Any] | None, str]
 
 
+def _known(t: Any) -> bool:
+    """Whether ``t`` is an ``Input type`` string of a known element type."""
+    return isinstance(t, str) and t in ELEMENT
+
+
 def has_shapes(dims: Any, types: Any) -> bool:
     """Whether an op recorded the size of at least one tensor input (0-d tensors count)."""
     if not isinstance(dims, list):
         return False
     types = types if isinstance(types, list) else []
     for i, d in enumerate(dims):
-        if isinstance(d, list) and (d or (i < len(types) and types[i] in ELEMENT)):
+        if isinstance(d, list) and (d or (i < len(types) and _known(types[i]))):
             return True
     return False
 
 
 def _first_size(types: list[Any]) -> int:
-    return next((ELEMENT[t][1] for t in types if t in ELEMENT), 2)
+    return next((ELEMENT[t][1] for t in types if _known(t)), 2)
 
 
 def _stride(d: list[Any], st: Any) -> tuple[int, ...] | None:
@@ -54,17 +60,39 @@ def _stride(d: list[Any], st: Any) -> tuple[int, ...] | None:
     return None
 
 
-def _input(d: Any, t: Any, types: list[Any], st: Any = None) -> Any:
-    """One recorded input: a TensorArg, a tuple of them (a tensor list) or None."""
+#: Largest element count of one recorded tensor: 2**40 (1.1e12 elements, 2.2 TB in bf16) is
+#: several times the memory of any accelerator (B300: 288 GB), and keeps the bytes an op
+#: moves over a few such tensors (x 8 for int64 indices, x passes) within 2**53, the
+#: largest count the kernel functions take.
+_MAX_NUMEL = 2**40
+
+
+def _sizes(d: list[Any], op: str) -> tuple[int, ...]:
+    """A tensor's recorded sizes, checked: each a non-negative integer, their product at most
+    :data:`_MAX_NUMEL` (a profiler records nothing else; a ValueError naming the op
+    otherwise)."""
+    if all(type(s) is int and 0 <= s <= _MAX_NUMEL for s in d):
+        shape = tuple(d)
+        if math.prod(shape) <= _MAX_NUMEL:
+            return shape
+    raise ValueError(
+        f"trace.explain: {op or 'op'}: recorded Input Dims {str(d)[:80]} must be non-negative "
+        f"integers with a product of at most 2**40 ({_MAX_NUMEL}: more than any accelerator "
+        "holds) (a corrupt or hand-edited trace)")
+
+
+def _input(d: Any, t: Any, types: list[Any], st: Any = None, op: str = "") -> Any:
+    """One recorded input: a TensorArg, a tuple of them (a tensor list) or None; a
+    ValueError naming ``op`` when its sizes are not sizes (:func:`_sizes`)."""
     if isinstance(d, list) and d and all(isinstance(x, list) for x in d):  # TensorList
         dt, size = ELEMENT.get(str(t).replace("GenericList", ""), (None, 0))
         size = size or _first_size(types)
         sts = st if isinstance(st, list) and len(st) == len(d) else [None] * len(d)
-        return tuple(TensorArg(tuple(int(s) for s in sub), dt, size, _stride(sub, sst))
+        return tuple(TensorArg(_sizes(sub, op), dt, size, _stride(sub, sst))
                      for sub, sst in zip(d, sts, strict=True))
-    if t in ELEMENT and isinstance(d, list):
+    if _known(t) and isinstance(d, list):
         dt, size = ELEMENT[t]
-        return TensorArg(tuple(int(s) for s in d), dt, size, _stride(d, st))
+        return TensorArg(_sizes(d, op), dt, size, _stride(d, st))
     return None
 
 
@@ -97,7 +125,7 @@ def call_of(op: str, dims: Any, types: Any, concrete: Any, kernel: str = "",
     dims = dims if isinstance(dims, list) else []
     strides = strides if isinstance(strides, list) else []
     inputs = tuple(_input(d, types[i] if i < len(types) else "", types,
-                          strides[i] if i < len(strides) else None)
+                          strides[i] if i < len(strides) else None, op)
                    for i, d in enumerate(dims))
     conc = tuple(str(c) for c in concrete) if isinstance(concrete, list) else ()
     runtime = "compiled" if op.startswith("triton_") else "eager"

@@ -107,7 +107,11 @@ def hf_attention(fn: str, cfg: Mapping[str, Any], model_type: str, layers: int, 
         return (), 0, 0
     if isinstance(raw, (str, bytes)) or not isinstance(raw, (list, tuple)):
         raise TypeError(f"{fn}: layer_types must be a list of strings, got {raw!r:.60}")
-    bad = sorted({str(t)[:30] for t in raw if t not in HF_LAYER_TYPES})
+    if len(raw) != layers:  # (an all-full list used to pass unchecked, at any length)
+        raise ValueError(f"{fn}: layer_types must have one entry per layer "
+                         f"(num_hidden_layers={layers}), got {len(raw)}")
+    bad = sorted({str(t)[:30] for t in raw
+                  if not isinstance(t, str) or t not in HF_LAYER_TYPES})
     if bad:
         raise ValueError(f"{fn}: layer_types entries must be one of {tuple(HF_LAYER_TYPES)}, "
                          f"got {bad}")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._checks import one_of
+from .._errors import MissingKeyError
 from ._hf_fields import get, hf_attention, hf_bool, hf_float, hf_int, hf_rope_mscale
 
 __all__ = ["TransformerConfig", "config", "from_hf", "list_configs"]
@@ -55,8 +56,8 @@ class TransformerConfig:
         Multi-head latent attention (DeepSeek-V2/V3) when ``kv_lora_rank > 0``;
         ``q_lora_rank = 0`` means a plain Q projection.
     num_experts, experts_per_token, moe_intermediate_size, num_shared_experts : int
-        Mixture of experts when ``num_experts > 0``: routed experts, top-k, expert width,
-        always-on shared experts of the same width.
+        Mixture of experts when ``num_experts > 0``: routed experts (at most
+        :data:`MAX_EXPERTS`), top-k, expert width, always-on shared experts of the same width.
     dense_layers : tuple of int
         Indices of layers with a dense MLP in an MoE model (DeepSeek-V3: 0, 1, 2).
     layer_types : tuple of str
@@ -135,7 +136,8 @@ class TransformerConfig:
                 if isinstance(v, bool) or not isinstance(v, int):
                     raise TypeError(f"{fn}: {f.name} must be an int, got {v!r}")
                 minimum = 1 if f.name in _REQUIRED_POSITIVE else 0
-                top = MAX_LAYERS if f.name in ("num_layers", "mtp_layers") else 2**53
+                top = (MAX_LAYERS if f.name in ("num_layers", "mtp_layers") else
+                       MAX_EXPERTS if f.name == "num_experts" else 2**53)
                 if not minimum <= v <= top:
                     kind = "positive" if minimum else "non-negative"
                     raise ValueError(f"{fn}: {f.name} must be a {kind} integer no larger than "
@@ -370,6 +372,9 @@ _REQUIRED_POSITIVE = {
 #: Most layers a config may have (from_hf and TransformerConfig): far above any model built,
 #: and small enough that per-layer lists stay cheap.
 MAX_LAYERS = 100_000
+#: Most routed experts a config may have: 400x DeepSeek-V3's 256, and small enough that the
+#: per-expert token counts an MoE layer prices stay cheap (2**31 experts took minutes).
+MAX_EXPERTS = 100_000
 
 
 def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None = None
@@ -439,7 +444,7 @@ def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None
     def need(*keys: str) -> Any:
         v = get(cfg, *keys)
         if v is None:
-            raise KeyError(f"{fn}: the config has none of {keys}")
+            raise MissingKeyError(fn, keys[0], f"is missing: the config has none of {keys}")
         return v
 
     model_type = str(cfg.get("model_type", ""))
@@ -466,6 +471,10 @@ def from_hf(source: Mapping[str, Any] | str | os.PathLike[str], name: str | None
     act = str(get(cfg, "hidden_act", "activation_function", default="silu")).lower()
     gpt_like = model_type in ("gpt2", "gpt_bigcode", "gpt_neox", "opt", "bloom", "gptj")
     experts = num("num_local_experts", "n_routed_experts", "num_experts", default=0)
+    if experts > MAX_EXPERTS:
+        got = next(k for k in ("num_local_experts", "n_routed_experts", "num_experts")
+                   if k in cfg)
+        raise ValueError(f"{fn}: {got} must be at most {MAX_EXPERTS}, got {experts}")
     dense: list[int] = []
     llama4 = model_type == "llama4_text"
     inter = num("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden)

@@ -37,7 +37,7 @@ from .layers import record_step
 from .memory import memory as step_memory
 from .moe_host import moe_train_options
 from .moe_sync import sync_exposed_s
-from .pricing import evaluate, train_wall, wall
+from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
     ALLREDUCES,
@@ -555,38 +555,39 @@ def estimate(
                          groups, dtype_bytes=act_bytes, optimizer=par["optimizer"])
     peak_class = ("fp32" if dtype == "fp32" else "bf16") if f8_recipe is None else (
         "fp4" if weight_bytes < 1 else "fp8")
-    host = wall(ops, cols["time_s"], groups, hw, efficiency, launch, phase)
-    peak = hw.peak_flops_per_s(peak_class) if getattr(
-        hw, f"{peak_class}_flops_per_s") else float("nan")
-    step = None
-    if train:
-        expert_split = ep if ep > 1 else tp
-        expert_p = cfg.param_counts()["experts"] / expert_split
-        rows3 = [(g, name, kind) for g, name, kind, _ in ops.rows]
-        kv_heads = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
-        share = op_recompute_share(rows3, groups, cfg.num_heads // tp, kv_heads,
-                                   cfg.mlp_gated)
-        mods = par["recompute_modules"]
-        mod_share = module_recompute_share(rows3, groups, mods) if mods else None
-        base = micro_batch_terms(
-            rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
-            cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share,
-            mod_share=mod_share)
-        base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
-        counts = cfg.param_counts()
-        base["embed_params"] = counts["embedding"] / tp
-        base["head_params"] = counts["lm_head"] / tp
-        if runtime == "megatron" and launch == "eager" and cfg.is_moe:
-            base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency,
-                                            graphed, balancing)
-        step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
-                          link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
-                          latency_s=latency_s, peak_flops_per_s=peak)
-        memory = dict(memory, **step.memory)
-        host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
-                          step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
-                          recompute=step.layout["recompute"],
-                          op_share=share if mod_share is None else mod_share)
+    with kernel_limit(fn, cfg):  # the host-time model takes at most MAX_KERNELS kernels
+        host = wall(ops, cols["time_s"], groups, hw, efficiency, launch, phase)
+        peak = hw.peak_flops_per_s(peak_class) if getattr(
+            hw, f"{peak_class}_flops_per_s") else float("nan")
+        step = None
+        if train:
+            expert_split = ep if ep > 1 else tp
+            expert_p = cfg.param_counts()["experts"] / expert_split
+            rows3 = [(g, name, kind) for g, name, kind, _ in ops.rows]
+            kv_heads = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
+            share = op_recompute_share(rows3, groups, cfg.num_heads // tp, kv_heads,
+                                       cfg.mlp_gated)
+            mods = par["recompute_modules"]
+            mod_share = module_recompute_share(rows3, groups, mods) if mods else None
+            base = micro_batch_terms(
+                rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
+                cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share,
+                mod_share=mod_share)
+            base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
+            counts = cfg.param_counts()
+            base["embed_params"] = counts["embedding"] / tp
+            base["head_params"] = counts["lm_head"] / tp
+            if runtime == "megatron" and launch == "eager" and cfg.is_moe:
+                base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency,
+                                                graphed, balancing)
+            step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
+                              link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
+                              latency_s=latency_s, peak_flops_per_s=peak)
+            memory = dict(memory, **step.memory)
+            host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
+                              step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
+                              recompute=step.layout["recompute"],
+                              op_share=share if mod_share is None else mod_share)
     est = ModelEstimate(
         config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
         ep=ep, tokens=tokens, groups=groups,

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
-from ..ops.host import HOST_CLASSES, calls_wall
+from ..ops.host import HOST_CLASSES, MAX_KERNELS, TooManyKernelsError, calls_wall
 from .layers import GLU_CLAMP_ROW
 from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
 from .pricing import _f8_kernels
@@ -134,16 +134,24 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
     times: list[np.ndarray] = []
     calls: list[np.ndarray] = []
     eps = {g: ep_of(ops, g) for g in {ops.rows[i][0] for i in order}}
+    # a group's rows repeat once per layer in ``order``: each row's arrays are built once
+    done: dict[int, tuple[list[np.ndarray], list[np.ndarray]]] = {}
     for i in order:
-        n, share = _row_kernels(ops, i, f8, backward)
-        if n:
-            times.append(np.full(n, row_time_s[i] * share / n))
-            calls.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward), backward,
-                                       graphed))
-        for stage in moe_stages(ops, i, backward):
-            extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router)
-            times.append(np.zeros(len(extra)))
-            calls.append(extra)
+        if i not in done:
+            row_t: list[np.ndarray] = []
+            row_c: list[np.ndarray] = []
+            n, share = _row_kernels(ops, i, f8, backward)
+            if n:
+                row_t.append(np.full(n, row_time_s[i] * share / n))
+                row_c.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward), backward,
+                                           graphed))
+            for stage in moe_stages(ops, i, backward):
+                extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router)
+                row_t.append(np.zeros(len(extra)))
+                row_c.append(extra)
+            done[i] = (row_t, row_c)
+        times += done[i][0]
+        calls += done[i][1]
     if not times:
         return np.zeros(0), np.zeros((0, len(HOST_CLASSES)))
     return np.concatenate(times), np.concatenate(calls)
@@ -224,12 +232,19 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         return total
     # the backward pass: the head first, then every layer (last first), one layer of a group
     # repeated as often as the group has layers
-    order = []
+    seqs: list[np.ndarray] = []
+    all_calls: list[np.ndarray] = []
     for g in reversed(range(len(groups))):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
-        order += list(reversed(rows)) * max(len(groups[g][1]), 1)
-    seq, calls = _launched(ops, order, row_time_s, f8, backward=True, graphed=graphed,
-                           router=router)
+        one, one_calls = _launched(ops, list(reversed(rows)), row_time_s, f8, backward=True,
+                                   graphed=graphed, router=router)
+        repeat = max(len(groups[g][1]), 1)  # the group's layers launch alike, one by one
+        if (sum(x.size for x in seqs) + one.size * repeat) > MAX_KERNELS:  # before tiling
+            raise TooManyKernelsError(f"sync_exposed_s: the backward launches more than "
+                                      f"{MAX_KERNELS} kernels")
+        seqs.append(np.tile(one, repeat))
+        all_calls.append(np.tile(one_calls, (repeat, 1)))
+    seq, calls = np.concatenate(seqs), np.concatenate(all_calls)
     if seq.size:
         w = calls_wall(seq, calls, hw, efficiency=efficiency)
         gpu = float(seq.sum())

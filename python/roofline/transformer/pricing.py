@@ -5,11 +5,14 @@ of launching its kernels."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from .. import _core
+from .._errors import ArgumentValueError
 from .._params.memo import Memo, pricing_token
 from ..efficiency import EfficiencyLike
 from ..float8.layer import linear as float8_linear
@@ -28,15 +31,23 @@ from ..ops.collectives import (
 from ..ops.elementwise import elementwise, elementwise_columns
 from ..ops.gemm import gemm, gemm_columns
 from ..ops.grouped_gemm import grouped_gemm
-from ..ops.host import HOST_CLASSES, WallTime, eager_program_wall, wall_time
+from ..ops.host import (
+    HOST_CLASSES,
+    MAX_KERNELS,
+    TooManyKernelsError,
+    WallTime,
+    eager_program_wall,
+    wall_time,
+)
 from ..ops.registry import Pricer, lookup, price
 from ..ops.sustained import settle_columns, settled_clock
 from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
+from .config import TransformerConfig
 from .formats import recipe_dtype
 from .program import Program
 from .report import COLUMNS
 
-__all__ = ["evaluate", "train_wall", "wall"]
+__all__ = ["evaluate", "kernel_limit", "train_wall", "wall"]
 
 
 #: Priced parts of step programs (:func:`evaluate`): (part, its inputs, the hardware and
@@ -122,6 +133,20 @@ def eager_host_wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str
     cnt = np.concatenate(counts) if counts else np.zeros((1, len(HOST_CLASSES)))
     return eager_program_wall(seq, cnt, np.zeros(len(HOST_CLASSES)), hw,
                               efficiency=efficiency)
+
+
+@contextmanager
+def kernel_limit(fn: str, cfg: TransformerConfig) -> Iterator[None]:
+    """A step whose kernel sequence exceeds :data:`~roofline.ops.host.MAX_KERNELS` is a
+    ValueError naming the model's layers (the host-time model materializes the sequence)."""
+    try:
+        yield
+    except TooManyKernelsError:
+        raise ArgumentValueError(
+            fn, None, f"this step launches more than {MAX_KERNELS} kernels over "
+            f"{cfg.name}'s {cfg.num_layers} layers, more than the host-time model takes "
+            "(it prices each launch); price fewer layers (config.replace(num_layers=...)) "
+            "and scale") from None
 
 
 def wall(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._checks import positive_int
 from ..efficiency import EfficiencyLike
+from ..hardware import Hardware
 from ..transformer.config import TransformerConfig, config
 from ..transformer.estimate import estimate
 from ..transformer.planner.serve import serve
@@ -110,10 +112,10 @@ def _check_row(row: Any, where: str) -> dict[str, Any]:
         raise ValueError(f"{fn}: {where} ({rid}): config must be an object, got "
                          f"{row['config']!r:.60}")
     api = row["config"].get("api")
-    if api not in APIS:
+    if not isinstance(api, str) or api not in APIS:
         raise ValueError(f"{fn}: {where} ({rid}): config.api must be one of {tuple(APIS)}, "
-                         f"got {api!r}")
-    if row["unit"] not in APIS[api]:
+                         f"got {api!r:.60}")
+    if not isinstance(row["unit"], str) or row["unit"] not in APIS[api]:
         raise ValueError(f"{fn}: {where} ({rid}): unit for api {api!r} must be one of "
                          f"{APIS[api]}, got {row['unit']!r}")
     value = row["measured"]
@@ -124,6 +126,10 @@ def _check_row(row: Any, where: str) -> dict[str, Any]:
     gpus = row["gpus"]
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
         raise ValueError(f"{fn}: {where} ({rid}): gpus must be a positive integer, got {gpus!r}")
+    hw = row["hardware"]
+    if not (isinstance(hw, str) and hw.strip()) and not isinstance(hw, Hardware):
+        raise ValueError(f"{fn}: {where} ({rid}): hardware must be a hardware name (e.g. "
+                         f"'H100 SXM'), got {hw!r:.60}")
     return dict(row)
 
 
@@ -210,11 +216,23 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
 
     Raises
     ------
-    ValueError
+    ValueError, TypeError, NotImplementedError
         A row marked ``not_expressible`` (with its reason), or a configuration the API
-        refuses (the message names the row id).
+        refuses or does not model (the message starts ``price_job: <row id>:`` and names the
+        config key).
     """
     rid = str(row.get("id", "?"))
+    try:
+        return _price_job(row, rid, efficiency)
+    except (ValueError, TypeError, LookupError, NotImplementedError) as exc:
+        if not str(exc).startswith("price_job:") and exc.args:
+            # the same error (class and attributes kept), its message naming the row
+            exc.args = (f"price_job: {rid}: {exc}", *exc.args[1:])
+        raise
+
+
+def _price_job(row: Mapping[str, Any], rid: str, efficiency: EfficiencyLike) -> float:
+    """:func:`price_job` of a row whose id is ``rid`` (errors not yet prefixed)."""
     c = row["config"]
     if c.get("not_expressible"):
         raise ValueError(f"price_job: {rid}: not expressible: {c['not_expressible']}")
@@ -245,6 +263,8 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     if skw["prompt_len"] is None or skw["output_len"] is None:
         raise ValueError(f"price_job: {rid}: a serving row needs config prompt_len and "
                          "output_len")
+    for length in ("prompt_len", "output_len"):  # this function's arithmetic uses them
+        positive_int(f"price_job: {rid}", f"config.{length}", skw[length])
     if api == "serve_max_throughput":
         n = c.get("num_requests")
         if n is not None:  # a finite benchmark run: N requests at once (or at request_rate)
@@ -426,7 +446,8 @@ def validate_jobs(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
             continue
         try:
             pred = price_job(row, efficiency)
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, NotImplementedError) as exc:  # (the last: a
+            # layout a runtime does not model, e.g. runtime='hf' with tp > 1)
             errors.append({"file": file, "family": fam, "id": rid,
                            "message": f"{type(exc).__name__}: {exc}"})
             continue

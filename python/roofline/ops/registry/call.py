@@ -8,10 +8,11 @@ outputs) and ``roofline.trace`` from a Kineto event (``Input Dims``, ``Input typ
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Call", "Impl", "TensorArg", "flag", "nbytes"]
+__all__ = ["Call", "Impl", "TensorArg", "flag", "int_list", "nbytes"]
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,28 @@ def flag(v: Any, default: bool = False) -> bool:
         return int(s) != 0
     except ValueError:
         return False
+
+
+#: A recorded integer list as a trace writes it (``"[0, -1]"``, ``"(2,)"``, ``"3"``): at most
+#: 64 entries of at most 19 digits; anything else is not parsed (a hostile string could make
+#: Python's own parser run out of memory).
+_INT_LIST = re.compile(r"\s*[\[(]?\s*(-?\d{1,19}(\s*,\s*-?\d{1,19}){0,63})?\s*,?\s*[\])]?\s*")
+
+
+def int_list(v: Any) -> list[int] | None:
+    """A recorded integer-list argument (``dim``, ``normalized_shape``) as a list of ints: a
+    string such as ``"[0, -1]"``, an int, or a list / tuple of ints (not bools); None when
+    it is none of these."""
+    if isinstance(v, str):
+        if len(v) > 2000 or not _INT_LIST.fullmatch(v):
+            return None
+        return [int(x) for x in re.findall(r"-?\d+", v)]
+    if isinstance(v, int) and not isinstance(v, bool):
+        return [v]
+    if isinstance(v, (list, tuple)) and all(
+            isinstance(d, int) and not isinstance(d, bool) for d in v):
+        return list(v)
+    return None
 
 
 def nbytes(ts: list[TensorArg] | tuple[TensorArg, ...] | None) -> int:

@@ -163,7 +163,9 @@ def grouped_mm(call: Call, p: Pricer) -> Priced:
         offs = call.tensor(2)
         g = offs.shape[0] if offs is not None and offs.shape else 1
         k_total = a[1]
-        k_per = max(k_total // max(g, 1), 1)
+        if min(a[0], k_total, b[1], g) == 0:
+            return [], f"{call.name}: empty"
+        k_per = max(k_total // g, 1)
         e = p.cached(("grouped_wgrad", a[0], k_per, b[1], g, dt), lambda: grouped_gemm(
             a[0], k_per, b[1], g, dtype=dt, hardware=p.hardware, efficiency=p.efficiency))
         return [("gemm", e)], \

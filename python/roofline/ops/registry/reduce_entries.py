@@ -23,12 +23,11 @@ chain prices them within 4-13 % (``benchmarks/session8_kernels.py``).
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from ... import _core
 from ...efficiency import is_shape_aware
-from .call import Call, TensorArg
+from .call import Call, TensorArg, int_list
 from .memory_entries import memory_pricer, raised_to
 from .pricer import Pricer
 from .table import Entry, Priced, add, base_name
@@ -56,16 +55,7 @@ def _dims(v: Any) -> list[int] | None:
     """A recorded ``dim`` argument as a list of ints; [] for none; None when unreadable."""
     if v is None or v == "" or v == "None":
         return []
-    if isinstance(v, str):
-        try:
-            v = ast.literal_eval(v)
-        except (ValueError, SyntaxError):
-            return None
-    if isinstance(v, int):
-        return [v]
-    if isinstance(v, (list, tuple)) and all(isinstance(d, int) for d in v):
-        return list(v)
-    return None
+    return int_list(v)
 
 
 def full_reduction_input(call: Call) -> TensorArg | None:

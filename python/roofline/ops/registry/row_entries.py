@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import ast
 import math
 from typing import Any
 
-from .call import Call, TensorArg
+from .call import Call, TensorArg, int_list
 from .pricer import Pricer
 from .table import Priced, register
 
@@ -57,16 +56,11 @@ def _cols(call: Call, fn: str, x: TensorArg) -> int:
         dim = call.arg("dim", 2 if call.name.endswith("_data") else 1, -1)
         try:
             return x.shape[int(dim)] if x.shape else 1
-        except (ValueError, IndexError):
+        except (ValueError, IndexError, OverflowError, TypeError):
             return x.shape[-1] if x.shape else 1
-    shape = call.arg("normalized_shape", 1 if call.name.endswith("norm") else 2)
-    if isinstance(shape, str):
-        try:
-            shape = ast.literal_eval(shape)
-        except (ValueError, SyntaxError):
-            shape = None
-    if isinstance(shape, (list, tuple)) and shape:
-        return math.prod(int(s) for s in shape)
+    shape = int_list(call.arg("normalized_shape", 1 if call.name.endswith("norm") else 2))
+    if shape and all(s > 0 for s in shape) and x.numel % math.prod(shape) == 0:
+        return math.prod(shape)  # (a recorded shape that cannot be x's trailing dims: last dim)
     return x.shape[-1] if x.shape else 1
 
 

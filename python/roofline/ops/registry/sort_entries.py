@@ -41,8 +41,10 @@ priced 10-16 % slow, about 0.5 us per kernel of their 1-5 waves), the held-out b
 Few long slices (top-k sampling over a vocabulary: several blocks per slice, the digit
 cumsum walking their histograms) follow the same formula, unmeasured.
 
-Sorts of k > 32 (warp merge and segmented radix sorts) are still priced as one memory pass
-over the input and output (a lower bound). The select's passes are data-dependent:
+Sorts of k > 32 (``sortKeyValueInplace``'s warp merge sort up to 128 values, its block radix
+sort up to 4096) are priced as the 32-key bitonic sort and its launch, a lower bound (sorting
+more keys per slice is no less work): before, they added nothing, so ``sorted=True`` at k = 33
+was priced up to 2x faster than at k = 32. The select's passes are data-dependent:
 it stops once the k-th value's digit is unique, which spread inputs (the grid above) reach
 early; near-uniform router probabilities (untrained routers: the HF Qwen3-MoE traces) run
 every pass and took up to 1.8x longer than priced.
@@ -110,15 +112,15 @@ def topk_price(call: Call, p: Pricer) -> Priced:
         k = int(call.scalar("k", 1))
         dim_arg = call.scalar("dim", 2)
         dim = -1 if dim_arg in (None, "") else int(dim_arg)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # unreadable (or infinite) k / dim
         return _PLAIN(call, p)
     if not -len(x.shape) <= dim < len(x.shape):
         return _PLAIN(call, p)
     n = int(x.shape[dim])
-    if n <= 0 or x.numel == 0:
+    if n <= 0 or x.numel == 0 or not 0 <= k <= n:  # torch refuses k outside [0, n]
         return _PLAIN(call, p)
     slices = x.numel // n
-    sort = flag(call.scalar("sorted", 4), True) and 1 < k <= _BITONIC_MAX_K and slices * k > 1
+    sort = flag(call.scalar("sorted", 4), True) and k > 1 and slices * k > 1
     multi = _core.topk_multiblock(float(slices), float(n))
     written = slices * k * (x.itemsize + 8)  # values and int64 indices
     if multi:
@@ -136,10 +138,12 @@ def topk_price(call: Call, p: Pricer) -> Priced:
         warps = int(_core.topk_block_warps(float(n)))
         how = (f"{call.name}: {slices} slices of {n}, one block of {warps} warp(s) each radix-"
                f"selects the top {k}")
-    if sort:
+    if sort:  # k > 32: a warp-merge or block radix sort, at least the 32-key network's time
         busy += _core.topk_bitonic_sort_s(float(slices), float(sms), float(clock))
         launches += 1
-        how += " and a bitonic sort orders them"
+        how += (" and a bitonic sort orders them" if k <= _BITONIC_MAX_K else
+                f" and a warp-merge / radix sort orders the {k} values (priced as at least the "
+                "32-key sorting network)")
     e = p.traffic(read, written, 0.0, call.base, kernels=launches)
     e = p.cached(("topk", slices, n, k, sort, x.itemsize), lambda: memory_at_least(e, busy))
     return [("reduction", e)], how

@@ -277,6 +277,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     hw = _hardware(hardware)
     _check(fn, "prompt_len", prompt_len, 1, MAX_SEQ, integer=True)
     _check(fn, "output_len", output_len, 1, MAX_SEQ, integer=True)
+    if prompt_len + output_len > MAX_SEQ:  # the last decode step's context
+        raise ArgumentValueError(fn, "output_len", f"must keep prompt_len + output_len within "
+                                 f"{MAX_SEQ} (2**24) tokens, got prompt_len={prompt_len} + "
+                                 f"output_len={output_len}")
     _check(fn, "spec_k", spec_k, 0, 16, integer=True)
     _check(fn, "spec_alpha", spec_alpha, 0.0, 1.0)
     _check(fn, "memory_fraction", memory_fraction, 0.05, 1.0)
@@ -466,7 +470,11 @@ def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: in
                                  math.floor(pages), page_tokens, reserve, step_s,
                                  _MAX_RUN_STEPS, mixed, overlap, poisson, uniform)
     except (ValueError, RuntimeError) as e:
-        raise ValueError(f"{fn}: num_requests={n}: {e}") from e
+        what = str(e).removeprefix("inflight_run: ")
+        if "KV-cache pages" in what:
+            what += ("; shorten prompt_len / output_len, or give the cache more memory "
+                     "(memory_fraction, tp)")
+        raise ValueError(f"{fn}: a finite run of num_requests={n}: {what}") from e
     res: dict[str, Any] = {
         "num_requests": n, "request_rate": math.inf if rate is None else rate,
         "makespan_s": out["makespan_s"], "tokens_per_s": out["tokens_per_s"],
