@@ -208,7 +208,10 @@ def _parse(trace: Any, where: str) -> Parsed:
         col.add_all(trace["traceEvents"])
         meta = trace
     else:
-        if trace.batches is not None:
+        scanned = trace.scan(where) if trace.scan is not None else None
+        if scanned is not None:
+            col = scanned
+        elif trace.batches is not None:
             try:
                 col.add_structs(trace.batches)
             except Fallback:  # an unusual file: the standard library's reader says why
