@@ -27,7 +27,7 @@ enum class FeedStatus : int {
 template <class T>
 class BlockColumn {
  public:
-  static constexpr std::size_t block = std::size_t{1} << 14;  ///< elements per block
+  static constexpr std::size_t block = std::size_t{1} << 13;  ///< elements per block
   /// Appends ``v``.
   void push_back(T v) {
     if (size_ == blocks_.size() * block) blocks_.emplace_back(new T[block]);

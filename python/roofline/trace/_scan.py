@@ -30,7 +30,9 @@ from ._events import UNSET, Args, Fallback, decode_raw, head, open_trace, read_o
 
 __all__ = ["scan"]
 
-_CHUNK = 1 << 20  #: bytes scanned per call
+#: bytes scanned per call (larger buffers, once freed, would raise glibc's mmap threshold, and
+#: later arrays would then stay in its heap: a higher peak)
+_CHUNK = 256 << 10
 _KEYS = ("Collective name", "Group size", "dtype", "In msg nelems", "Out msg nelems")
 
 
