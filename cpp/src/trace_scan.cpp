@@ -404,9 +404,14 @@ R skip_value(Cursor& c, int depth) {
 R read_key(Cursor& c, std::string_view& key) {
   if (*c.p != '"') return c.bail("an object key must be a string");
   const char* b = c.p + 1;
-  bool esc = false;
-  if (const R r = scan_string(c, nullptr, esc); r != R::ok) return r;
-  if (esc) return c.bail("an escaped key");
+  const char* q = plain_run(b, c.end);
+  if (q < c.end && *q == '"') {  // plain ASCII (nearly every key)
+    c.p = q + 1;
+  } else {
+    bool esc = false;
+    if (const R r = scan_string(c, nullptr, esc); r != R::ok) return r;
+    if (esc) return c.bail("an escaped key");
+  }
   key = std::string_view(b, static_cast<std::size_t>(c.p - 1 - b));
   skip_ws(c);
   if (c.p >= c.end) return R::end;

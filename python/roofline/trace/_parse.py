@@ -253,7 +253,8 @@ def _parse(trace: Any, where: str) -> Parsed:
     kinds: dict[tuple[str, str], str] = {}
     linker = _Linker(threads, seq_fwd, col)
     gpu = col.gpu
-    keys = list(threads)
+    ths, number = list(threads.values()), {key: n for n, key in enumerate(threads)}
+    link = linker.link
     lt, li = _launched(threads, gpu)
     external: dict[Any, tuple[tuple[Any, Any], int]] | None = None  # built when first needed
     g_ts, g_dur, g_name, g_cat, g_args = gpu.ts, gpu.dur, gpu.name, gpu.cat, gpu.args
@@ -263,26 +264,29 @@ def _parse(trace: Any, where: str) -> Parsed:
         kind = kinds.get((name, cat))
         if kind is None:
             kind = kinds[(name, cat)] = classify(name, cat)
-        where_: tuple[tuple[Any, Any], int] | None = None
         t = lt[j]
-        if t >= 0:
-            where_ = (keys[t], li[j])
-        else:
-            corr = corr_of(j)
-            if corr in flows:
-                pid, tid, fts = flows[corr]
-                flow_th = threads.get((pid, tid))
-                if flow_th is not None:
-                    idx = flow_th.find(fts)
-                    where_ = ((pid, tid), idx) if idx >= 0 else None
-            if where_ is None:
-                if external is None:
-                    external = _external(threads)
-                where_ = external.get(gpu.ext[j])
-        if where_ is not None:
+        if t >= 0:  # (nearly every kernel: its launch call's thread and index)
             linked += 1
             kernels.append(Kernel(name, cat, kind, ts, dur, streams[j], arglist[g_args[j]],
-                                  *linker.link(where_)))
+                                  *link(t, ths[t], li[j])))
+            continue
+        where_: tuple[tuple[Any, Any], int] | None = None
+        corr = corr_of(j)
+        if corr in flows:
+            pid, tid, fts = flows[corr]
+            flow_th = threads.get((pid, tid))
+            if flow_th is not None:
+                idx = flow_th.find(fts)
+                where_ = ((pid, tid), idx) if idx >= 0 else None
+        if where_ is None:
+            if external is None:
+                external = _external(threads)
+            where_ = external.get(gpu.ext[j])
+        if where_ is not None:
+            linked += 1
+            n = number[where_[0]]
+            kernels.append(Kernel(name, cat, kind, ts, dur, streams[j], arglist[g_args[j]],
+                                  *link(n, ths[n], where_[1])))
         else:
             kernels.append(Kernel(name=name, category=cat, kind=kind, ts_us=ts,
                                   dur_us=dur, stream=streams[j], args=arglist[g_args[j]]))
@@ -368,28 +372,28 @@ class _Linker:
                  seq_fwd: dict[Any, tuple[tuple[Any, Any], int]], col: Collector) -> None:
         self.threads, self.seq_fwd, self.strings = threads, seq_fwd, col.strings
         self.names, self.arglist, self.shapes = col.names, col.arglist, col.shape_list
-        self.memo: dict[tuple[tuple[Any, Any], int], tuple[Any, ...]] = {}
+        self.memo: dict[tuple[int, int], tuple[Any, ...]] = {}
         self.named: dict[tuple[tuple[str, ...], int], tuple[str, str]] = {}
-        self.contexts: dict[tuple[tuple[Any, Any], int], tuple[Any, str, str]] = {}
+        self.contexts: dict[tuple[int, int], tuple[Any, str, str]] = {}
+        self.fwd: dict[tuple[tuple[Any, Any], int], str] = {}  # a forward context's module
         self.graph = [str(n).startswith("cudaGraphLaunch") for n in col.names]
         self.coll = ["Collective name" in a for a in col.arglist]
 
-    def link(self, where: tuple[tuple[Any, Any], int]) -> tuple[Any, ...]:
-        """The :class:`Kernel` fields after ``args`` of a kernel launched by event ``where``
-        (``op`` ... ``region``, ``launch_ts_us``, ``iteration`` 0, ``graph``)."""
-        key, launch = where
-        th = self.threads[key]
+    def link(self, t: int, th: _Thread, launch: int) -> tuple[Any, ...]:
+        """The :class:`Kernel` fields after ``args`` of a kernel launched by event ``launch``
+        of ``th``, the ``t``-th thread (``op`` ... ``region``, ``launch_ts_us``,
+        ``iteration`` 0, ``graph``)."""
         idx = launch
         if th.cat[idx] >= _LAUNCH and not self.coll[th.args[idx]]:
             idx = th.parent[idx]  # a launch call adds nothing but its start to the chain
-        got = self.memo.get((key, idx))
+        got = self.memo.get((t, idx))
         if got is None:
             if len(self.memo) > 4096:  # the kernels of one op launch close together
                 self.memo.clear()
-            got = self.memo[(key, idx)] = self._chain(th, key, idx)
+            got = self.memo[(t, idx)] = self._chain(th, t, idx)
         return (*got, th.ts[launch], 0, self.graph[th.name[launch]])
 
-    def _chain(self, th: _Thread, key: tuple[Any, Any], idx: int) -> tuple[Any, ...]:
+    def _chain(self, th: _Thread, t: int, idx: int) -> tuple[Any, ...]:
         op, uid, inputs = "", -1, self.shapes[0]
         # the innermost cpu_op with recorded shapes, else the innermost one
         chosen = th.chosen[idx] if idx >= 0 else -1
@@ -397,13 +401,15 @@ class _Linker:
             op, uid, inputs = str(self.names[th.name[chosen]]), th.uid[chosen], \
                 self.shapes[th.shape[chosen]]
         c = th.ctx[idx] if idx >= 0 else -1  # the chain's context is this event's
-        got = self.contexts.get((key, c))
+        got = self.contexts.get((t, c))
         if got is None:
+            if len(self.contexts) > 4096:  # (one per backward op: kept few, like memo)
+                self.contexts.clear()
             names, outer, chain_args = self._context(th, c)
             named = self.named.get((names, -1 if outer < 0 else th.uid[outer]))
             if named is None:
                 named = self._named(names, th, outer)
-            got = self.contexts[(key, c)] = (chain_args, *named)
+            got = self.contexts[(t, c)] = (chain_args, *named)
         return (op, uid, *inputs, *got)
 
     def _named(self, names: tuple[str, ...], th: _Thread, outer: int) -> tuple[str, str]:
@@ -412,12 +418,16 @@ class _Linker:
         event decide them)."""
         module = "/".join(names)
         outer_name = str(self.names[th.name[outer]]) if outer >= 0 else ""
-        if not module and outer >= 0 and outer_name.startswith(_BACKWARD_PREFIX):
+        backward = not module and outer >= 0 and outer_name.startswith(_BACKWARD_PREFIX)
+        if backward:  # (one outer event per backward op: not memoized in named)
             seq = th.seq[outer]
             if seq is not UNSET and seq in self.seq_fwd:
                 fkey, fidx = self.seq_fwd[seq]
                 fth = self.threads[fkey]
-                fmodule = "/".join(self._context(fth, fidx)[0])
+                c = fth.ctx[fidx]  # the forward op's context is this event's
+                fmodule = self.fwd.get((fkey, c))
+                if fmodule is None:
+                    fmodule = self.fwd[(fkey, c)] = "/".join(self._context(fth, c)[0])
                 fwd_module = fmodule or str(self.names[fth.name[fth.root[fidx]]])
                 module = f"{fwd_module} (backward)"
         region = ""
@@ -427,7 +437,8 @@ class _Linker:
         module = module or region
         strings = self.strings
         named = strings.setdefault(module, module), strings.setdefault(region, region)
-        self.named[(names, -1 if outer < 0 else th.uid[outer])] = named
+        if not backward:
+            self.named[(names, -1 if outer < 0 else th.uid[outer])] = named
         return named
 
     def _context(self, th: _Thread, idx: int
