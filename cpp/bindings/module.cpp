@@ -42,6 +42,8 @@ void bind_host(py::module_& m);
 void bind_float8(py::module_& m);
 /// Registers the training / serving / cost arithmetic (cpp/bindings/bind_plan.cpp).
 void bind_plan(py::module_& m);
+/// Registers the trace scanner (cpp/bindings/bind_trace.cpp).
+void bind_trace(py::module_& m);
 /// Registers the scalar entry points (one GEMM / one float8 linear per call).
 void bind_scalar(py::module_& m);
 /// Registers the eight-shape check (bind_lanes.cpp).
@@ -322,6 +324,7 @@ PYBIND11_MODULE(_core, mod) {
   bind_host(mod);
   bind_float8(mod);
   bind_plan(mod);
+  bind_trace(mod);
   bind_scalar(mod);
   bind_lanes(mod);
 }

@@ -7,7 +7,8 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'block_radix_sort_items', 'block_radix_sort_s', 'block_radix_sort_threads', 'busiest_stage_layers', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'first_bad_extent', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'full_reduce_blocks', 'full_reduce_chain_s', 'full_reduce_loads', 'full_reduce_threads', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'index_gather_chain_s', 'index_gather_outputs', 'index_put_accumulate_chain_s', 'index_put_launches', 'inflight_microbatches', 'inflight_run', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'last_stage_layers', 'limited_compute_s', 'limited_gemm_time_s', 'limiter_load', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'masked_attention_chain_s', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'nll_loss_chain_s', 'nll_loss_threads', 'nonzero_launches', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'pipeline_p2p_s', 'poisson_arrival_s', 'program_wall_time', 'radix_sort_bytes', 'radix_sort_launches', 'radix_sort_lookback_s', 'radix_sort_passes', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'scatter_chain_s', 'sdpa_backend_sweep', 'sliding_window_visited_keys', 'spanning_all_to_all_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'topk_bitonic_sort_s', 'topk_block_warps', 'topk_multiblock', 'topk_multiblock_blocks_per_slice', 'topk_multiblock_items_per_thread', 'topk_multiblock_launches', 'topk_multiblock_passes', 'topk_multiblock_s', 'topk_select_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
+import typing_extensions
+__all__: list[str] = ['AttentionBackend', 'AttentionBackendTerms', 'AttentionOne', 'AttentionTerms', 'CastGranularity', 'CastTerms', 'Collective', 'CollectiveAlgo', 'DType', 'Efficiency', 'Fa3Tile', 'Float8LinearOne', 'GemmOne', 'GemmTerms', 'GroupedLayout', 'Hardware', 'HostTerms', 'LaunchMode', 'LinearMode', 'OptimizerKind', 'PeakClass', 'Recipe', 'RowBackend', 'RowOp', 'RowOpTerms', 'Scaling', 'SdpaArch', 'TensorRole', 'TraceScanner', 'WeightOnlyKernel', 'aten_loop_floor_s', 'attention_auto_sweep', 'attention_kernels', 'attention_pairs', 'attention_sweep', 'block_radix_sort_items', 'block_radix_sort_s', 'block_radix_sort_threads', 'busiest_stage_layers', 'bytes_per_element', 'calls_wall_time', 'cast_kernel_times', 'checkpointed_layers', 'chunked_prefill_ttft_s', 'collective_sweep', 'containment_tree', 'cost_sweep', 'dollars_per_million_tokens', 'element_bytes', 'elementwise_sweep', 'fa3_tile', 'first_bad_extent', 'flash_fraction_per_sm_clock', 'float8_cast_kernels', 'float8_cast_sweep', 'float8_linear_kernels', 'float8_linear_one', 'float8_linear_sweep', 'full_reduce_blocks', 'full_reduce_chain_s', 'full_reduce_loads', 'full_reduce_threads', 'gemm_one', 'gemm_sweep', 'gemm_sweep_exhaustive', 'gemm_throttle_fraction', 'gpu_hours', 'gpu_streaming_latency_s', 'grouped_gemm_counts_sweep', 'grouped_gemm_sweep', 'host_op_classes', 'index_gather_chain_s', 'index_gather_outputs', 'index_put_accumulate_chain_s', 'index_put_launches', 'inflight_microbatches', 'inflight_run', 'inflight_state', 'inflight_tokens_per_s', 'kv_capacity_sequences', 'last_stage_layers', 'limited_compute_s', 'limited_gemm_time_s', 'limiter_load', 'linear_call_wall_time', 'linear_region_entry_s', 'looped_wall_time', 'masked_attention_chain_s', 'memory_lane_check', 'multi_tensor_apply_floor_s', 'multi_tensor_apply_launches', 'nll_loss_chain_s', 'nll_loss_threads', 'nonzero_launches', 'optimizer_bytes_per_param', 'overlapped_pass_s', 'peak_class', 'per_sm_bandwidth', 'pipeline_bubble_fraction', 'pipeline_p2p_s', 'poisson_arrival_s', 'program_wall_time', 'radix_sort_bytes', 'radix_sort_launches', 'radix_sort_lookback_s', 'radix_sort_passes', 'repeated_wall_time', 'ring_exposed_s', 'row_op_cost', 'row_op_sweep', 'scatter_chain_s', 'sdpa_backend_sweep', 'sliding_window_visited_keys', 'spanning_all_to_all_sweep', 'speculative_tokens_per_step', 'speculative_tpot_s', 'sustained_compute_s', 'sustained_gemm_time_s', 'topk_bitonic_sort_s', 'topk_block_warps', 'topk_multiblock', 'topk_multiblock_blocks_per_slice', 'topk_multiblock_items_per_thread', 'topk_multiblock_launches', 'topk_multiblock_passes', 'topk_multiblock_s', 'topk_select_s', 'tp_overlap_exposed_s', 'train_memory_fields', 'train_memory_sweep', 'train_step_fields', 'train_step_sweep', 'wall_time', 'weight_only_gemm_sweep', 'weight_only_grouped_sweep']
 class PeakClass:
     """
     Members:
@@ -236,6 +237,8 @@ class Recipe:
     
       nvfp4_static
     
+      tensorwise_static
+    
       nvfp4_no_global_scale
     
       blockwise
@@ -243,8 +246,6 @@ class Recipe:
       mxfp8_te
     
       tensorwise_te
-    
-      tensorwise_static
     """
     __members__: typing.ClassVar[dict[str, Recipe]]
     blockwise: typing.ClassVar[Recipe]
@@ -1433,6 +1434,25 @@ class OptimizerKind:
     @property
     def value(self) -> int:
         ...
+class TraceScanner:
+    """
+    Strict scanner of a Kineto trace's traceEvents array (reading speed only): feeds of bytes in, the trace collector's columns out.
+    """
+    def __init__(self) -> None:
+        ...
+    def feed(self, buf: bytes, pos: typing.SupportsInt | typing.SupportsIndex) -> tuple[typing.Any, ...]:
+        """
+        Scan events of ``buf`` from ``pos``: (status, position to resume from); status 0: the buffer ends inside an event, 1: the array ended, 2: give up (see reason).
+        """
+    def take(self) -> tuple[typing.Any, ...]:
+        """
+        The collected columns (threads, gpu, names, arglist, shapes, flows, steps, uid): array.array('d'/'q') and bytearray columns, bytes and Python objects; empties the scanner and hands its freed memory back to the system (glibc).
+        """
+    @property
+    def reason(self) -> str:
+        """
+        Why the scanner gave up.
+        """
 class GemmOne:
     """
     gemm_one bound to formats, hardware and efficiency: call(m, k, n, batch).
@@ -1508,6 +1528,10 @@ def chunked_prefill_ttft_s(prompt_tokens: typing.Annotated[numpy.typing.ArrayLik
 def collective_sweep(op: Collective, algo: CollectiveAlgo, bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ranks: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_per_s: typing.SupportsFloat | typing.SupportsIndex, latency_s: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Any, ...]:
     """
     Alpha-beta collective estimates over equal-length arrays of buffer bytes and ranks.
+    """
+def containment_tree(ts: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], end: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], cat: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8], shape: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], name: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], args: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], shaped: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8], module: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8], collective: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8], op_code: typing.SupportsInt | typing.SupportsIndex, region_code: typing.SupportsInt | typing.SupportsIndex, parent: typing_extensions.Buffer, chosen: typing_extensions.Buffer, root: typing_extensions.Buffer, context: typing_extensions.Buffer) -> None:
+    """
+    One thread's CPU events (sorted by start, the longer first) as a containment forest, written per event into the int64 buffers parent (the innermost enclosing event), chosen (the innermost cpu_op, cat == op_code, on the chain with shaped inputs, shaped[shape] != 0, else the innermost cpu_op), root (the chain's outermost event) and context (the innermost event on the chain with a module name, module[name], a collective record, collective[args], or that is the outermost region, cat <= region_code); -1: none.
     """
 def cost_sweep(flops: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_read: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], bytes_written: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], math: PeakClass, kernels: typing.SupportsFloat | typing.SupportsIndex, hardware: Hardware, efficiency: Efficiency, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[typing.Any, ...]:
     """

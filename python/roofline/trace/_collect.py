@@ -28,7 +28,7 @@ import msgspec
 from ._events import UNSET, Args, Event, decode_raw
 
 __all__ = ["ABSENT", "CPU", "CPU_CATS", "EMPTY", "GPU", "GPU_CATS", "NONE", "ODD",
-           "Collector", "Columns", "GpuColumns", "Values", "structs"]
+           "Collector", "Columns", "GpuColumns", "Values", "launch_dims", "structs"]
 
 #: The GPU categories, by their code in :attr:`GpuColumns.cat`.
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
@@ -166,7 +166,7 @@ def _collective(a: Args, out: dict[str, Any]) -> None:
             out[k] = v
 
 
-def _dim3(v: Any) -> tuple[int, ...] | None:
+def launch_dims(v: Any) -> tuple[int, ...] | None:
     """A kernel's recorded ``grid`` or ``block`` (a list of 3 ints) as a tuple; None when
     absent or malformed."""
     if type(v) is not list or len(v) != 3:
@@ -183,7 +183,7 @@ def _gpu_args(a: Args) -> dict[str, Any]:
     out = {}
     if a.device is not UNSET:
         out["device"] = a.device
-    grid, block = _dim3(a.grid), _dim3(a.block)
+    grid, block = launch_dims(a.grid), launch_dims(a.block)
     if grid is not None and block is not None:
         out["grid"], out["block"] = grid, block
     if a.bytes is not UNSET:
@@ -251,7 +251,7 @@ class Collector:
         """The arglist index of the one ``{"device": d, "grid": .., "block": ..}`` dict all
         kernels of that device and launch configuration share (``{"device": d}`` without a
         well-formed grid and block)."""
-        g, b = _dim3(grid), _dim3(block)
+        g, b = launch_dims(grid), launch_dims(block)
         key = (d, g, b) if g is not None and b is not None else (d, None, None)
         got = self.launch_ids.get(key)
         if got is None:

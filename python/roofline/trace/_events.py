@@ -25,7 +25,8 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["Args", "Event", "Fallback", "UNSET", "batches", "decode_raw"]
+__all__ = ["Args", "Event", "Fallback", "UNSET", "batches", "decode_raw", "head", "open_trace",
+           "read_on", "tail"]
 
 UNSET: Any = msgspec.UNSET
 _CHUNK = 256 << 10  #: bytes decoded at a time
@@ -90,7 +91,7 @@ def decode_raw(raw: msgspec.Raw) -> Any:
         raise Fallback(str(exc)) from None
 
 
-def _open(path: Path) -> io.BufferedReader | gzip.GzipFile:
+def open_trace(path: Path) -> io.BufferedReader | gzip.GzipFile:
     raw = path.open("rb")
     if raw.read(2) == b"\x1f\x8b":
         raw.close()
@@ -103,7 +104,7 @@ def batches(path: Path, meta: dict[str, Any]) -> Iterator[list[Event]]:
     """The events of the file at ``path``, a chunk at a time; its other top-level values go to
     ``meta`` (complete once the iterator is exhausted). Raises :class:`Fallback`."""
     try:
-        with _open(path) as fh:
+        with open_trace(path) as fh:
             yield from _read(fh, meta)
     except Fallback:
         raise
@@ -115,6 +116,31 @@ def _read(fh: io.BufferedReader | gzip.GzipFile, meta: dict[str, Any]
           ) -> Iterator[list[Event]]:
     """The events of ``fh`` in batches; the top-level values before and after them to
     ``meta``."""
+    buf, pos = head(fh, meta)
+    if buf[pos:pos + 1] == b"]":  # an empty array
+        pos += 1
+    else:
+        while True:
+            end = _cut(buf, pos)
+            got = _decode(buf, pos, end) if end >= 0 else None
+            if got is None:  # no whole event in the buffer yet: read on
+                buf, pos = read_on(fh, buf, pos)
+                continue
+            events, stop = got
+            yield events
+            del events, got
+            n = _NEXT.match(buf, stop)
+            assert n is not None  # _cut checked it
+            pos = n.end()
+            if buf[pos - 1:pos] == b"]":
+                break
+    tail(fh, buf, pos, meta)
+
+
+def head(fh: io.BufferedReader | gzip.GzipFile, meta: dict[str, Any]) -> tuple[bytes, int]:
+    """The first bytes of ``fh`` and the position of the first non-blank byte after
+    ``"traceEvents": [``; the top-level values before it to ``meta``. Raises
+    :class:`Fallback`."""
     buf = fh.read(_CHUNK)
     m = _KEY.search(buf)
     while m is None and len(buf) < _HEAD:
@@ -142,32 +168,29 @@ def _read(fh: io.BufferedReader | gzip.GzipFile, meta: dict[str, Any]
             raise Fallback("the event array does not end")
         buf += more
         pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
-    if buf[pos:pos + 1] == b"]":  # an empty array
-        pos += 1
-    else:
-        while True:
-            end = _cut(buf, pos)
-            got = _decode(buf, pos, end) if end >= 0 else None
-            if got is None:  # no whole event in the buffer yet: read on
-                if len(buf) - pos > _MAX_EVENT:
-                    raise Fallback("no whole event in many bytes")
-                more = fh.read(max(_CHUNK, len(buf) - pos))  # doubling for a long event
-                if not more:
-                    raise Fallback("the event array does not end")
-                buf = buf[pos:] + more
-                pos = 0
-                continue
-            events, stop = got
-            yield events
-            del events, got
-            n = _NEXT.match(buf, stop)
-            assert n is not None  # _cut checked it
-            pos = n.end()
-            if buf[pos - 1:pos] == b"]":
-                break
-    tail = buf[pos:] + fh.read()
-    t = _WS.match(tail)
-    rest = tail[t.end() if t else 0:]
+    return buf, pos
+
+
+def read_on(fh: io.BufferedReader | gzip.GzipFile, buf: bytes, pos: int,
+            chunk: int = 0) -> tuple[bytes, int]:
+    """``buf[pos:]`` (an event not yet whole) and the next bytes of ``fh`` (at least
+    ``chunk``, else :data:`_CHUNK`, and doubling for a long event), from position 0. Raises
+    :class:`Fallback` at the end of the file or after too many bytes without a whole event."""
+    if len(buf) - pos > _MAX_EVENT:
+        raise Fallback("no whole event in many bytes")
+    more = fh.read(max(chunk or _CHUNK, len(buf) - pos))
+    if not more:
+        raise Fallback("the event array does not end")
+    return buf[pos:] + more, 0
+
+
+def tail(fh: io.BufferedReader | gzip.GzipFile, buf: bytes, pos: int,
+         meta: dict[str, Any]) -> None:
+    """The top-level values after the event array (which ends before ``buf[pos]``) to
+    ``meta``. Raises :class:`Fallback`."""
+    text = buf[pos:] + fh.read()
+    t = _WS.match(text)
+    rest = text[t.end() if t else 0:]
     if rest.startswith(b","):
         try:
             after = _ANY.decode(b"{" + rest[1:])

@@ -1,13 +1,14 @@
 """Read a Kineto trace: a chrome-trace file (``.json`` / ``.json.gz``), a parsed dict, or a
 live ``torch.profiler.profile`` object.
 
-Files are streamed, two ways: ``TraceStream.batches`` decodes the ``traceEvents`` array in
-chunks with ``msgspec`` into structs of the used fields only (``_events``, fast); when that
-reader cannot read a file it raises ``Fallback``, and ``TraceStream.events`` decodes it one
-event at a time with the standard library's C JSON scanner (``json.JSONDecoder.raw_decode``),
-which accepts what the standard library accepts and names what is wrong. Neither holds the
-whole document in memory; the other top-level values (``deviceProperties``, ...) are decoded
-whole.
+Files are streamed, three ways: ``TraceStream.scan`` collects the events with the C++
+scanner (``_scan``, fastest, strict); where it cannot read a file exactly,
+``TraceStream.batches`` decodes the ``traceEvents`` array in chunks with ``msgspec`` into
+structs of the used fields only (``_events``, fast); when that reader cannot read a file it
+raises ``Fallback``, and ``TraceStream.events`` decodes it one event at a time with the
+standard library's C JSON scanner (``json.JSONDecoder.raw_decode``), which accepts what the
+standard library accepts and names what is wrong. None holds the whole document in memory;
+the other top-level values (``deviceProperties``, ...) are decoded whole.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ import os
 import re
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
+from ._collect import Collector
 from ._events import Event, Fallback, batches
+from ._scan import scan
 
 __all__ = ["TraceStream", "load", "stream"]
 
@@ -43,13 +47,16 @@ class TraceStream:
     ``meta`` is complete only once ``events`` (or ``batches``) has been exhausted (a file may
     put ``deviceProperties`` after ``traceEvents``). ``batches``, for files: the same events
     as :class:`~roofline.trace._events.Event` structs, a chunk at a time; it raises
-    ``Fallback`` (before or while yielding) for a file only ``events`` reads.
+    ``Fallback`` (before or while yielding) for a file only ``events`` reads. ``scan``, for
+    files: the events collected by the C++ scanner (``scan(where)``), or None for a file only
+    ``batches`` or ``events`` reads (``meta`` then cleared).
     """
 
     where: str
     events: Iterator[Any]
     meta: dict[str, Any] = field(default_factory=dict)
     batches: Iterator[list[Event]] | None = None
+    scan: Callable[[str], Collector | None] | None = None
 
 
 class _Bad(Exception):
@@ -215,6 +222,23 @@ def _fast_file(path: Path, meta: dict[str, Any], cleanup: bool = False
                 pass
 
 
+def _scan_file(path: Path, meta: dict[str, Any], cleanup: bool, where: str
+               ) -> Collector | None:
+    """The events of the file collected by the C++ scanner, or None (``meta`` cleared) when
+    it cannot read the file exactly; a profiler's exported file is deleted once read."""
+    try:
+        col = scan(path, meta, where)
+    except Fallback:
+        meta.clear()
+        return None
+    if cleanup:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return col
+
+
 def _check_path(path: Path) -> None:
     if not path.exists():
         raise FileNotFoundError(f"trace.explain: source {str(path)!r} does not exist")
@@ -271,7 +295,8 @@ def stream(source: Any) -> TraceStream:
         path = Path(source)
         _check_path(path)
         meta: dict[str, Any] = {}
-        return TraceStream(str(path), _stream_file(path, meta), meta, _fast_file(path, meta))
+        return TraceStream(str(path), _stream_file(path, meta), meta, _fast_file(path, meta),
+                           partial(_scan_file, path, meta, False))
     if isinstance(source, dict):
         data = _check(source, "the dict")
         return TraceStream("<dict>", iter(data["traceEvents"]),
@@ -281,7 +306,8 @@ def stream(source: Any) -> TraceStream:
         meta = {}
         return TraceStream(f"<{type(source).__name__}>",
                            _stream_file(path, meta, cleanup=True), meta,
-                           _fast_file(path, meta, cleanup=True))
+                           _fast_file(path, meta, cleanup=True),
+                           partial(_scan_file, path, meta, True))
     raise TypeError(
         "trace.explain: source must be a path to a Kineto trace (.json or .json.gz), a parsed "
         f"trace dict or a torch.profiler.profile, got {type(source).__name__}"

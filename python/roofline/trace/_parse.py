@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _core
 from ._classify import classify
 from ._collect import (
     ABSENT,
@@ -52,6 +53,9 @@ _MODULE_PREFIX = "nn.Module: "
 _OP = CPU_CATS.index("cpu_op")
 _REGION = CPU_CATS.index("python_function")  # up to it: cpu_op, user_annotation, and it
 _LAUNCH = CPU_CATS.index("cuda_runtime")  # it and the ones after: cuda_runtime, cuda_driver
+
+
+_Flags = tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]
 
 
 def _sorted(col: array[Any], order: np.ndarray[Any, Any], dtype: Any) -> array[Any]:
@@ -108,6 +112,14 @@ def _sorted_values(col: Values, order: np.ndarray[Any, Any], at: np.ndarray[Any,
     return out
 
 
+def _values_list(col: Values) -> list[Any]:
+    """``col``'s entries as a list (as ``col[i]`` reads them)."""
+    out: list[Any] = col.ints.tolist()
+    for i in np.flatnonzero(np.frombuffer(col.ints, dtype=np.int64) <= ODD).tolist():
+        out[i] = col[i]
+    return out
+
+
 def _present(col: Values, none: bool) -> list[int]:
     """Indices of the entries of ``col`` that are present (not ``UNSET``), None included
     if ``none``."""
@@ -124,21 +136,30 @@ class _Thread:
     index into ``shape_list``), ``ext`` and ``seq`` (a cpu_op's External id and Sequence
     number), ``uid`` (the event's number in the trace), ``parent`` (the index of the
     innermost enclosing event, -1: none), and ``launches``: (index, correlation id) of the
-    launch calls, by index. Sorting and the inverse permutation are numpy's; the parents
-    come from one pass with a stack of open events."""
+    launch calls, by index; ``chosen`` (the innermost cpu_op on the event's chain with
+    shaped inputs, else the innermost cpu_op, -1: none), ``root`` (the chain's outermost
+    event) and ``ctx`` (the innermost event on the chain that adds to what ``_context``
+    returns, a module name, a collective record or the outermost region: the chain's
+    context is that event's; -1: none). Sorting and the
+    inverse permutation are numpy's; the parents come from one pass with a stack of open
+    events, and the chains' choices from the parents, in C++ (``_core.containment_tree``)."""
 
-    def __init__(self, cols: Columns) -> None:
+    def __init__(self, cols: Columns, flags: _Flags) -> None:
         ts = np.frombuffer(cols.ts, dtype=np.float64)
         dur = np.frombuffer(cols.dur, dtype=np.float64)
         order = np.lexsort((-dur, ts))  # by start, then the longer first; stable
         ts_s = ts[order]
+        end_s = ts_s + dur[order]
         self.ts = array("d", ts_s.tobytes())
-        self.end = array("d", (ts_s + dur[order]).tobytes())
-        self.cat = np.frombuffer(cols.cat, dtype=np.uint8)[order].tobytes()
-        self.name = _sorted(cols.name, order, np.int64)
-        self.args = _sorted(cols.args, order, np.int64)
+        self.end = array("d", end_s.tobytes())
+        cat = np.frombuffer(cols.cat, dtype=np.uint8)[order]
+        self.cat = cat.tobytes()
+        name = np.frombuffer(cols.name, dtype=np.int64)[order]
+        args = np.frombuffer(cols.args, dtype=np.int64)[order]
+        self.name, self.args = array("q", name.tobytes()), array("q", args.tobytes())
         self.uid = _sorted(cols.uid, order, np.int64)
-        self.shape = _sorted(cols.shape, order, np.int64)
+        shape = np.frombuffer(cols.shape, dtype=np.int64)[order]
+        self.shape = array("q", shape.tobytes())
         at = np.empty(len(order), dtype=np.int64)
         at[order] = np.arange(len(order), dtype=np.int64)  # trace position -> index
         self.ext = _sorted_values(cols.ext, order, at)
@@ -146,20 +167,11 @@ class _Thread:
         self.launches: list[tuple[int, Any]] = sorted(
             ((int(at[p]), c) for p, c in cols.corr.items()), key=itemgetter(0))
         self.context: dict[int, tuple[tuple[str, ...], int, list[dict[str, Any]]]] = {}
-        self.parent = parent = array("q", bytes(8 * len(order)))
-        stack: list[int] = []  # the open events (indices) and their ends
-        ends: list[float] = []
-        top = -1
-        for i, (t, e) in enumerate(zip(self.ts, self.end, strict=True)):
-            if ends and ends[-1] <= t:
-                while ends and ends[-1] <= t:
-                    ends.pop()
-                    stack.pop()
-                top = stack[-1] if stack else -1
-            parent[i] = top
-            stack.append(i)
-            ends.append(e)
-            top = i
+        n = len(order)
+        self.parent, self.chosen, self.root, self.ctx = (array("q", [0]) * n for _ in range(4))
+        shaped, module, coll = flags
+        _core.containment_tree(ts_s, end_s, cat, shape, name, args, shaped, module, coll, _OP,
+                               _REGION, self.parent, self.chosen, self.root, self.ctx)
 
     def chain_at(self, index: int) -> list[int]:
         """Indices of the events enclosing event ``index`` (itself first, outermost last)."""
@@ -208,7 +220,10 @@ def _parse(trace: Any, where: str) -> Parsed:
         col.add_all(trace["traceEvents"])
         meta = trace
     else:
-        if trace.batches is not None:
+        scanned = trace.scan(where) if trace.scan is not None else None
+        if scanned is not None:
+            col = scanned
+        elif trace.batches is not None:
             try:
                 col.add_structs(trace.batches)
             except Fallback:  # an unusual file: the standard library's reader says why
@@ -218,9 +233,10 @@ def _parse(trace: Any, where: str) -> Parsed:
             col.add_all(trace.events)
         meta = trace.meta
     col.launched.clear()  # (only the collector's flows needed it)
+    flags = _flags(col)
     threads = {}
     for key in list(col.threads):
-        threads[key] = _Thread(col.threads.pop(key))  # each thread's columns freed once sorted
+        threads[key] = _Thread(col.threads.pop(key), flags)  # columns freed once sorted
     flows, steps, names, arglist = col.flows, col.steps, col.names, col.arglist
 
     seq_fwd: dict[Any, tuple[tuple[Any, Any], int]] = {}
@@ -228,7 +244,7 @@ def _parse(trace: Any, where: str) -> Parsed:
         for i in _present(th.seq, none=False):  # a cpu_op's Sequence number, not None
             seq = th.seq[i]
             if seq not in seq_fwd:
-                root = names[th.name[th.chain_at(i)[-1]]]
+                root = names[th.name[th.root[i]]]
                 if not str(root).startswith(_BACKWARD_PREFIX):
                     seq_fwd[seq] = (key, i)
 
@@ -237,42 +253,57 @@ def _parse(trace: Any, where: str) -> Parsed:
     kinds: dict[tuple[str, str], str] = {}
     linker = _Linker(threads, seq_fwd, col)
     gpu = col.gpu
-    keys = list(threads)
+    ths, number = list(threads.values()), {key: n for n, key in enumerate(threads)}
+    link = linker.link
     lt, li = _launched(threads, gpu)
     external: dict[Any, tuple[tuple[Any, Any], int]] | None = None  # built when first needed
     g_ts, g_dur, g_name, g_cat, g_args = gpu.ts, gpu.dur, gpu.name, gpu.cat, gpu.args
-    stream_of, corr_of = gpu.stream.__getitem__, gpu.corr.__getitem__
+    streams, corr_of = _values_list(gpu.stream), gpu.corr.__getitem__
     for j in _order(gpu.ts):  # by start (stable)
         ts, dur, name, cat = g_ts[j], g_dur[j], names[g_name[j]], GPU_CATS[g_cat[j]]
         kind = kinds.get((name, cat))
         if kind is None:
             kind = kinds[(name, cat)] = classify(name, cat)
-        where_: tuple[tuple[Any, Any], int] | None = None
         t = lt[j]
-        if t >= 0:
-            where_ = (keys[t], li[j])
-        else:
-            corr = corr_of(j)
-            if corr in flows:
-                pid, tid, fts = flows[corr]
-                flow_th = threads.get((pid, tid))
-                if flow_th is not None:
-                    idx = flow_th.find(fts)
-                    where_ = ((pid, tid), idx) if idx >= 0 else None
-            if where_ is None:
-                if external is None:
-                    external = _external(threads)
-                where_ = external.get(gpu.ext[j])
+        if t >= 0:  # (nearly every kernel: its launch call's thread and index)
+            linked += 1
+            kernels.append(Kernel(name, cat, kind, ts, dur, streams[j], arglist[g_args[j]],
+                                  *link(t, ths[t], li[j])))
+            continue
+        where_: tuple[tuple[Any, Any], int] | None = None
+        corr = corr_of(j)
+        if corr in flows:
+            pid, tid, fts = flows[corr]
+            flow_th = threads.get((pid, tid))
+            if flow_th is not None:
+                idx = flow_th.find(fts)
+                where_ = ((pid, tid), idx) if idx >= 0 else None
+        if where_ is None:
+            if external is None:
+                external = _external(threads)
+            where_ = external.get(gpu.ext[j])
         if where_ is not None:
             linked += 1
-            kernels.append(Kernel(name, cat, kind, ts, dur, stream_of(j), arglist[g_args[j]],
-                                  *linker.link(where_)))
+            n = number[where_[0]]
+            kernels.append(Kernel(name, cat, kind, ts, dur, streams[j], arglist[g_args[j]],
+                                  *link(n, ths[n], where_[1])))
         else:
             kernels.append(Kernel(name=name, category=cat, kind=kind, ts_us=ts,
-                                  dur_us=dur, stream=stream_of(j), args=arglist[g_args[j]]))
+                                  dur_us=dur, stream=streams[j], args=arglist[g_args[j]]))
 
     iters, rule = _iterations(kernels, threads, steps, names)
     return Parsed(kernels, _device_name(meta), iters, rule, linked)
+
+
+def _flags(col: Collector) -> _Flags:
+    """Per recorded inputs: they have shapes (an op's count for its kernels); per name: a
+    module's (``nn.Module: X``); per kept arguments: a collective record."""
+    shapes, names = col.shape_list, col.names
+    return (np.array([i > 0 and s[0] is not None and has_shapes(s[0], s[1])
+                      for i, s in enumerate(shapes)], dtype=np.uint8),
+            np.array([type(n) is str and n.startswith(_MODULE_PREFIX) for n in names],
+                     dtype=np.uint8),
+            np.array(["Collective name" in a for a in col.arglist], dtype=np.uint8))
 
 
 def _order(ts: array[float]) -> array[int]:
@@ -341,50 +372,45 @@ class _Linker:
                  seq_fwd: dict[Any, tuple[tuple[Any, Any], int]], col: Collector) -> None:
         self.threads, self.seq_fwd, self.strings = threads, seq_fwd, col.strings
         self.names, self.arglist, self.shapes = col.names, col.arglist, col.shape_list
-        self.memo: dict[tuple[tuple[Any, Any], int], tuple[Any, ...]] = {}
-        self.shaped: dict[tuple[int, int], bool] = {}
+        self.memo: dict[tuple[int, int], tuple[Any, ...]] = {}
         self.named: dict[tuple[tuple[str, ...], int], tuple[str, str]] = {}
+        self.contexts: dict[tuple[int, int], tuple[Any, str, str]] = {}
+        self.fwd: dict[tuple[tuple[Any, Any], int], str] = {}  # a forward context's module
+        self.graph = [str(n).startswith("cudaGraphLaunch") for n in col.names]
+        self.coll = ["Collective name" in a for a in col.arglist]
 
-    def link(self, where: tuple[tuple[Any, Any], int]) -> tuple[Any, ...]:
-        """The :class:`Kernel` fields after ``args`` of a kernel launched by event ``where``
-        (``op`` ... ``region``, ``launch_ts_us``, ``iteration`` 0, ``graph``)."""
-        key, launch = where
-        th = self.threads[key]
-        graph = str(self.names[th.name[launch]]).startswith("cudaGraphLaunch")
+    def link(self, t: int, th: _Thread, launch: int) -> tuple[Any, ...]:
+        """The :class:`Kernel` fields after ``args`` of a kernel launched by event ``launch``
+        of ``th``, the ``t``-th thread (``op`` ... ``region``, ``launch_ts_us``,
+        ``iteration`` 0, ``graph``)."""
         idx = launch
-        if th.cat[idx] >= _LAUNCH and "Collective name" not in self.arglist[th.args[idx]]:
+        if th.cat[idx] >= _LAUNCH and not self.coll[th.args[idx]]:
             idx = th.parent[idx]  # a launch call adds nothing but its start to the chain
-        got = self.memo.get((key, idx))
+        got = self.memo.get((t, idx))
         if got is None:
             if len(self.memo) > 4096:  # the kernels of one op launch close together
                 self.memo.clear()
-            got = self.memo[(key, idx)] = self._chain(th, idx)
-        return (*got, th.ts[launch], 0, graph)
+            got = self.memo[(t, idx)] = self._chain(th, t, idx)
+        return (*got, th.ts[launch], 0, self.graph[th.name[launch]])
 
-    def _chain(self, th: _Thread, idx: int) -> tuple[Any, ...]:
-        parent, cats, shape, shapes = th.parent, th.cat, th.shape, self.shapes
-        chosen = first_op = -1
-        i = idx
-        while i >= 0:  # the innermost cpu_op with recorded shapes, else the innermost one
-            if cats[i] == _OP:
-                if first_op < 0:
-                    first_op = i
-                sh = shape[i]
-                if sh and shapes[sh][0] is not None and self._shaped(shapes[sh]):
-                    chosen = i
-                    break
-            i = parent[i]
-        if chosen < 0:
-            chosen = first_op
-        op, uid, inputs = "", -1, shapes[0]
+    def _chain(self, th: _Thread, t: int, idx: int) -> tuple[Any, ...]:
+        op, uid, inputs = "", -1, self.shapes[0]
+        # the innermost cpu_op with recorded shapes, else the innermost one
+        chosen = th.chosen[idx] if idx >= 0 else -1
         if chosen >= 0:
             op, uid, inputs = str(self.names[th.name[chosen]]), th.uid[chosen], \
-                shapes[shape[chosen]]
-        names, outer, chain_args = self._context(th, idx)
-        named = self.named.get((names, -1 if outer < 0 else th.uid[outer]))
-        if named is None:
-            named = self._named(names, th, outer)
-        return (op, uid, *inputs, chain_args, *named)
+                self.shapes[th.shape[chosen]]
+        c = th.ctx[idx] if idx >= 0 else -1  # the chain's context is this event's
+        got = self.contexts.get((t, c))
+        if got is None:
+            if len(self.contexts) > 4096:  # (one per backward op: kept few, like memo)
+                self.contexts.clear()
+            names, outer, chain_args = self._context(th, c)
+            named = self.named.get((names, -1 if outer < 0 else th.uid[outer]))
+            if named is None:
+                named = self._named(names, th, outer)
+            got = self.contexts[(t, c)] = (chain_args, *named)
+        return (op, uid, *inputs, *got)
 
     def _named(self, names: tuple[str, ...], th: _Thread, outer: int) -> tuple[str, str]:
         """The module and region of a chain with module names ``names`` and outermost
@@ -392,13 +418,17 @@ class _Linker:
         event decide them)."""
         module = "/".join(names)
         outer_name = str(self.names[th.name[outer]]) if outer >= 0 else ""
-        if not module and outer >= 0 and outer_name.startswith(_BACKWARD_PREFIX):
+        backward = not module and outer >= 0 and outer_name.startswith(_BACKWARD_PREFIX)
+        if backward:  # (one outer event per backward op: not memoized in named)
             seq = th.seq[outer]
             if seq is not UNSET and seq in self.seq_fwd:
                 fkey, fidx = self.seq_fwd[seq]
                 fth = self.threads[fkey]
-                fmodule = "/".join(self._context(fth, fidx)[0])
-                fwd_module = fmodule or str(self.names[fth.name[fth.chain_at(fidx)[-1]]])
+                c = fth.ctx[fidx]  # the forward op's context is this event's
+                fmodule = self.fwd.get((fkey, c))
+                if fmodule is None:
+                    fmodule = self.fwd[(fkey, c)] = "/".join(self._context(fth, c)[0])
+                fwd_module = fmodule or str(self.names[fth.name[fth.root[fidx]]])
                 module = f"{fwd_module} (backward)"
         region = ""
         if outer >= 0:
@@ -407,16 +437,9 @@ class _Linker:
         module = module or region
         strings = self.strings
         named = strings.setdefault(module, module), strings.setdefault(region, region)
-        self.named[(names, -1 if outer < 0 else th.uid[outer])] = named
+        if not backward:
+            self.named[(names, -1 if outer < 0 else th.uid[outer])] = named
         return named
-
-    def _shaped(self, inputs: tuple[Any, Any, Any, Any]) -> bool:
-        """``has_shapes`` of an op's recorded inputs, once per distinct (shared) inputs."""
-        key = id(inputs[0]), id(inputs[1])
-        got = self.shaped.get(key)
-        if got is None:
-            got = self.shaped[key] = has_shapes(inputs[0], inputs[1])
-        return got
 
     def _context(self, th: _Thread, idx: int
                  ) -> tuple[tuple[str, ...], int, list[dict[str, Any]]]:
