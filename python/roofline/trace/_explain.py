@@ -151,53 +151,70 @@ def _rows(parsed: Parsed, hw: Hardware, eff: Any, prior_load: float
     t0 = ks[0].ts_us if ks else 0.0
     n = len(ks)
     graph = sum(1 for k in ks if k.graph)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    append = rows.append
     last_end: dict[Any, float] = {}
     seen_steps: set[int] = set()
     nan = math.nan
-    figures: dict[int, tuple[float, float, float, float, str]] = {}
+    # per estimate: time, roofline, flops, bytes, bound, and whether its clock is limited
+    figures: dict[int, tuple[float, float, float, float, str, bool]] = {}
     labels: dict[tuple[str, int], tuple[str, str]] = {}
     devices: list[Any] = []
+    on_device = devices.append
     clocked: list[tuple[int, Any, float]] = []  # GEMM / attention rows: index, estimate, share
+    limited = pricer.clocked
+    unpriced: tuple[Any, str] = (None, "")
     ks.reverse()  # each kernel is freed once its row is made (the rows take its memory)
     pop = ks.pop
     for i in range(n):
         k = pop()
-        est, how = priced[i] or (None, "")
-        s = shares[i]
+        est, how = priced[i] or unpriced
+        ts, dur = k.ts_us, k.dur_us
         device = k.args.get("device", 0)
-        gap = max(0.0, k.ts_us - last_end[device]) * 1e-6 if device in last_end else 0.0
-        last_end[device] = max(last_end.get(device, -math.inf), k.ts_us + k.dur_us)
-        devices.append(device)
-        first = k.iteration not in seen_steps
-        seen_steps.add(k.iteration)
-        ok = est is not None
+        prev = last_end.get(device)
+        if prev is None:  # (the same values as max(0, ts - prev) and max(prev, ts + dur))
+            gap = 0.0
+            last_end[device] = ts + dur
+        else:
+            gap = (ts - prev) * 1e-6 if ts > prev else 0.0
+            if ts + dur > prev:
+                last_end[device] = ts + dur
+        on_device(device)
+        step = k.iteration
+        first = step not in seen_steps
+        if first:
+            seen_steps.add(step)
         if est is not None:
-            if id(est) in pricer.clocked:
-                clocked.append((i, est, s))
             f = figures.get(id(est))
             if f is None:
                 f = figures[id(est)] = (float(est.time_s), _roofline(est), float(est.flops),
-                                        float(est.bytes), str(est.bound))
+                                        float(est.bytes), str(est.bound), id(est) in limited)
+            s = shares[i]
+            if f[5]:
+                clocked.append((i, est, s))
             if s == 1.0:  # the estimate's own floats (x * 1.0 is x): no new objects per row
                 t_s, roof_s, flops, nbytes = f[0], f[1], f[2], f[3]
             else:
                 t_s, roof_s, flops, nbytes = f[0] * s, f[1] * s, f[2] * s, f[3] * s
             bound = f[4]
+            ok = True
         else:
             t_s = roof_s = flops = nbytes = nan
             bound = ""
-        lab = labels.get((k.op, id(k.dims))) if k.op else None
-        if lab is None:
+            ok = False
+        op = k.op
+        if op:
+            lab = labels.get((op, id(k.dims)))
+            if lab is None:
+                lab = labels[(op, id(k.dims))] = (_shapes(k.dims), _label(k))
+        else:
             lab = (_shapes(k.dims), _label(k))
-            if k.op:
-                labels[(k.op, id(k.dims))] = lab
-        rows.append({
-            "name": k.name, "kind": k.kind, "op": k.op, "shapes": lab[0],
+        append({
+            "name": k.name, "kind": k.kind, "op": op, "shapes": lab[0],
             "op_label": lab[1], "op_uid": k.op_uid if k.op_uid >= 0 else -1 - i,
             "module": k.module or "(unlinked)", "region": k.region,
-            "iteration": k.iteration, "stream": k.stream,
-            "start_s": (k.ts_us - t0) * 1e-6, "measured_s": k.dur_us * 1e-6,
+            "iteration": step, "stream": k.stream,
+            "start_s": (ts - t0) * 1e-6, "measured_s": dur * 1e-6,
             "predicted_s": t_s, "roofline_s": roof_s, "flops": flops, "bytes": nbytes,
             "bound": bound, "priced": ok, "how": how, "gap_before_s": gap,
             "first_in_step": first,
