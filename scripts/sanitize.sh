@@ -29,7 +29,7 @@ if [ ${#tests[@]} -eq 0 ]; then
   tests=(tests/test_properties.py tests/test_bad_input.py tests/test_hostile_inputs.py
          tests/test_attention.py tests/test_attention_backends.py tests/test_gemm.py
          tests/test_grouped_gemm.py tests/test_float8.py tests/test_norms.py
-         tests/test_fast_paths.py)
+         tests/test_fast_paths.py tests/test_trace_scan.py tests/test_trace_tree.py)
 fi
 # Python's allocator leaks by design: leak checking off; any other report stops the run.
 LD_PRELOAD="$asan $ubsan $stdcxx" \
