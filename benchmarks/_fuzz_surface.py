@@ -164,13 +164,8 @@ def trace_op(rng: random.Random) -> Any:
         if "strides" in r:
             e["args"]["Input Strides"] = r["strides"]
     rep = rl.trace.explain(doc, hardware=rng.choice(["H100 SXM", "B200", "MI300X"]))
-    k = rep.kernels()
-    for row in k[k["priced"]].itertuples():
-        t, roof = float(row.predicted_s), float(row.roofline_s)
-        if not (math.isfinite(t) and t > 0 and math.isfinite(roof) and roof >= 0
-                and t >= roof * (1 - 1e-9) and row.bytes >= 0 and row.flops >= 0):
-            raise BadResult(f"{row.op} {row.shapes}: predicted {t}, roofline {roof}, "
-                            f"bytes {row.bytes}, flops {row.flops} ({row.how[:80]})")
+    _check_priced_rows(rep, lambda row: f"bytes {row.bytes}, flops {row.flops} "
+                                        f"({row.how[:80]})")
     if not (math.isfinite(rep.predicted_s) and rep.predicted_s >= 0):
         raise BadResult(f"predicted_s {rep.predicted_s}")
     return rep
@@ -218,14 +213,22 @@ def trace_file(rng: random.Random) -> Any:
     e["args"] = args
     events[i] = e
     rep = rl.trace.explain({**doc, "traceEvents": events}, hardware="H200")
+    _check_priced_rows(rep, lambda row: f"({key} of {events[i].get('name')} -> "
+                                        f"{old[j]!r:.60})")
+    return rep
+
+
+def _check_priced_rows(rep: Any, context: Any) -> None:
+    """Every priced row of trace report ``rep``: a finite positive time at or above its
+    finite roofline, non-negative bytes and flops; else :class:`BadResult` with the row's
+    op, shapes, figures and ``context(row)``."""
     k = rep.kernels()
     for row in k[k["priced"]].itertuples():
         t, roof = float(row.predicted_s), float(row.roofline_s)
         if not (math.isfinite(t) and t > 0 and math.isfinite(roof) and roof >= 0
                 and t >= roof * (1 - 1e-9) and row.bytes >= 0 and row.flops >= 0):
-            raise BadResult(f"{row.op} {row.shapes}: predicted {t}, roofline {roof} "
-                            f"({key} of {events[i].get('name')} -> {old[j]!r:.60})")
-    return rep
+            raise BadResult(f"{row.op} {row.shapes}: predicted {t}, roofline {roof}, "
+                            f"{context(row)}")
 
 
 _HF = {"gpt_oss": "gpt-oss-20b.json", "qwen3_moe": "qwen3-30b-a3b.json",
@@ -363,25 +366,25 @@ _SERVE_RUNTIMES = ["vllm", "sglang", "megatron"]
 _RUNTIMES = ["vllm", "sglang", "hf", "compiled", "megatron"]
 
 
-def serve_runtime(rng: random.Random) -> Any:
-    """``serve`` on a scheduler with hostile finite-run options; checks the frame's times."""
+def _runtime_case(rng: random.Random) -> tuple[str, Any]:
+    """A model and a ``pick(good)`` that returns a hostile value instead at half the level."""
     level = _level(rng) / 2
 
     def pick(good: Any) -> Any:
         return good if rng.random() >= level else rng.choice(HOSTILE)
 
-    model = rng.choice(["Llama-3-8B", "Qwen3-30B-A3B", "GPT-OSS-20B"])
+    return rng.choice(["Llama-3-8B", "Qwen3-30B-A3B", "GPT-OSS-20B"]), pick
+
+
+def serve_runtime(rng: random.Random) -> Any:
+    """``serve`` on a scheduler with hostile finite-run options; checks the frame's times."""
+    model, pick = _runtime_case(rng)
     return _serve(rng, model, pick)
 
 
 def estimate_runtime(rng: random.Random) -> Any:
     """``estimate`` on each runtime and program choice, some arguments hostile."""
-    level = _level(rng) / 2
-
-    def pick(good: Any) -> Any:
-        return good if rng.random() >= level else rng.choice(HOSTILE)
-
-    model = rng.choice(["Llama-3-8B", "Qwen3-30B-A3B", "GPT-OSS-20B"])
+    model, pick = _runtime_case(rng)
     return _estimate(rng, model, pick)
 
 

@@ -5,24 +5,19 @@ them says so."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import statistics
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from _benchmarks import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "blackwell_kernels", ROOT / "benchmarks" / "blackwell_kernels.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("blackwell_kernels")
 
 
 def test_rows_cite_their_source() -> None:

@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from _benchmarks import load_benchmark
 
 import roofline as rl
 from roofline._params.timing import per_call_timing
@@ -204,14 +205,7 @@ def test_float8_training_speedups_out_of_sample() -> None:
     # The session-6 lease: torchao float8 training speedups (one compiled nn.Linear, forward
     # + backward) at 7 shapes of the H100 file, never fitted. Printed by
     # benchmarks/float8_h200_training.py: tensorwise 3.6 %, rowwise 14.0 % median |error|.
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "float8_h200_training", ROOT / "benchmarks" / "float8_h200_training.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    errors = mod.speedup_errors()
+    errors = load_benchmark("float8_h200_training").speedup_errors()
     assert {k: len(v) for k, v in errors.items()} == {"tensorwise": 7, "rowwise": 7}
     assert statistics.median(abs(x) for x in errors["tensorwise"]) == pytest.approx(0.036,
                                                                                      abs=0.005)

@@ -10,14 +10,13 @@ fix with a raw exception, an error naming an internal op, or a silent wrong pric
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _benchmarks import load_benchmark
 
 import roofline as rl
 from roofline import hardware
@@ -214,15 +213,7 @@ def test_price_job_errors_name_the_row(key: str, value: Any, exc: type, match: s
 # --------------------------------------------------- the fuzzer and the monotonicity grid
 
 def _bench(name: str) -> Any:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.pop(0)
+    return load_benchmark(name)
 
 
 @pytest.mark.parametrize("kind,calls", [("trace op", 150), ("trace file", 20),

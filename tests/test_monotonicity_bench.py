@@ -4,19 +4,15 @@ on it; the benchmark now skips backends a GPU does not run."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+
+from _benchmarks import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("monotonicity",
-                                                  ROOT / "benchmarks" / "monotonicity.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("monotonicity")
 
 
 def test_classes_run_on_amd_without_cudnn() -> None:

@@ -12,11 +12,11 @@ The MLA file compares headline maxima with the model's maximum over FlashMLA's t
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
+from _benchmarks import load_benchmark
 
 pytestmark = pytest.mark.validation
 
@@ -45,12 +45,7 @@ FAMILY_MEDIAN_BOUND = {
 def table() -> list[dict]:
     if not DATA.is_dir():
         pytest.fail(f"measurement data not found at {DATA}")
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("validate", ROOT / "benchmarks" / "validate.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.table(DATA)
+    return load_benchmark("validate", keep_path=True).table(DATA)
 
 
 @pytest.mark.parametrize("file", sorted(CALIBRATED_MEDIAN_BOUND))
