@@ -693,13 +693,23 @@ struct EventCommit {
     return R::ok;
   }
 
-  R cpu(int code) {
-    double ts = 0.0, dur = 0.0;
+  // The event's checked start and duration and its interned name (``bad_name``: the reason
+  // to give up when the name is not a string).
+  R timed_name(const char* bad_name, double& ts, double& dur, std::int64_t& nid) {
     if (const R r = times(ts, dur); r != R::ok) return r;
     const Val& nm = ev.f[e_name];
-    if (nm.set() && nm.kind != VK::string) return bail("a name that is not a string");
+    if (nm.set() && nm.kind != VK::string) return bail(bad_name);
     static const std::string empty;
-    const std::int64_t nid = name_id(nm.set() ? nm.s : empty);
+    nid = name_id(nm.set() ? nm.s : empty);
+    return R::ok;
+  }
+
+  R cpu(int code) {
+    double ts = 0.0, dur = 0.0;
+    std::int64_t nid = 0;
+    if (const R r = timed_name("a name that is not a string", ts, dur, nid); r != R::ok)
+      return r;
+    const Val& nm = ev.f[e_name];
     CpuColumns* cols = thread();
     if (cols == nullptr) return bail("a pid or tid of an unusual type");
     const bool has_args = ev.f[e_args].set() && !ev.args_null;
@@ -770,11 +780,9 @@ struct EventCommit {
 
   R gpu(int code) {
     double ts = 0.0, dur = 0.0;
-    if (const R r = times(ts, dur); r != R::ok) return r;
-    const Val& nm = ev.f[e_name];
-    if (nm.set() && nm.kind != VK::string) return bail("a GPU name that is not a string");
-    static const std::string empty;
-    const std::int64_t nid = name_id(nm.set() ? nm.s : empty);
+    std::int64_t nid = 0;
+    if (const R r = timed_name("a GPU name that is not a string", ts, dur, nid); r != R::ok)
+      return r;
     std::int64_t aid = 0, stream = 0, corr = none_v, ext = none_v;
     const Val& tid = ev.f[e_tid];
     if (!ev.f[e_args].set() || ev.args_null) {

@@ -173,14 +173,6 @@ class _Thread:
         _core.containment_tree(ts_s, end_s, cat, shape, name, args, shaped, module, coll, _OP,
                                _REGION, self.parent, self.chosen, self.root, self.ctx)
 
-    def chain_at(self, index: int) -> list[int]:
-        """Indices of the events enclosing event ``index`` (itself first, outermost last)."""
-        out = []
-        while index >= 0:
-            out.append(index)
-            index = self.parent[index]
-        return out
-
     def find(self, ts: float) -> int:
         """The innermost event enclosing time ``ts`` (its index), or -1."""
         i = bisect.bisect_right(self.ts, ts) - 1
