@@ -22,14 +22,16 @@ Files and how their rows are modeled:
   bf16 read, fp8 write, fp32 scales per 128 elements.
 * ``attention_fwd_bwd_a100_h100.csv`` — FlashAttention-2 README charts, fwd+bwd, bf16, MHA,
   batch = 16384 / seqlen, heads = 2048 / head_dim; measured time from the source's FLOP
-  convention (4·b·s²·h·d, halved when causal, x3.5). Modeled as ``rl.attention`` forward plus
-  ``rl.attention(..., backward=True)``. FlashAttention-2 rows are flash kernels ("a good
-  kernel": the fastest in the charts); "PyTorch standard" rows are materialized
-  (``flash=False``) plus, when causal, one elementwise pass adding the mask to the scores (its
-  ``scores + causal_mask``; the mask's own s x s construction and the layout copies of q, k, v
-  are not modeled). FlashAttention v1, FlashAttention Triton and xformers rows are predicted
-  with the flash model too but reported as ``reference:`` families outside "all rows": the
-  default model predicts a good kernel, and those run 1.5-3x below FlashAttention-2.
+  convention (4·b·s²·h·d, halved when causal, x3.5). FlashAttention-2 rows are flash kernels
+  ("a good kernel": the fastest in the charts), modeled as ``rl.attention`` forward plus
+  ``rl.attention(..., backward=True)``. "PyTorch standard" rows are the program the chart's
+  benchmark ran (``attention_pytorch``: layout copies, ``baddbmm``, the causal mask,
+  ``softmax``, ``einsum``, and autograd's backward of each), priced op by op by
+  ``roofline.torch.estimate`` (``_fa2_programs.py``); the benchmark ran a 2023 PyTorch, the
+  model prices torch 2.11's kernels. FlashAttention v1, FlashAttention Triton and xformers
+  rows are predicted with the flash model too but reported as ``reference:`` families outside
+  "all rows": the default model predicts a good kernel, and those run 1.5-3x below
+  FlashAttention-2.
   Rows without a value (out of memory, unreadable) are counted as such.
 * ``mla_decode_headlines_h800.csv`` — FlashMLA headline maxima (GB/s, TFLOPS) without shapes:
   compared with the largest value the model predicts over the configurations FlashMLA's test
@@ -52,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _fa2_programs import standard_attention_time
 from _measurements import MAX_ACHIEVABLE_NAMES, read
 
 from roofline import _core
@@ -88,15 +91,14 @@ ATTENTION_MODELED = {"FlashAttention-2": True, "PyTorch standard": False}  # imp
 
 
 def attention_fwd_bwd_time(hw_name: str, preset: str, b: float, h: float, s: float, d: float,
-                           causal: bool, flash: bool) -> float:
+                           causal: bool) -> float:
+    """Flash attention forward plus backward (``rl.attention``'s kernels)."""
     hw, chw, ceff = resolve(hw_name, preset)
     total = 0.0
     for backward in (False, True):
         cols = _core.attention_sweep(*(np.array([x]) for x in (b, h, h, s, s, d, d)), False,
-                                     causal, flash, backward, D.bf16, chw, ceff)
+                                     causal, True, backward, D.bf16, chw, ceff)
         total += float(cols[0][0])
-    if causal and not flash:  # scores + causal_mask: read and write the b·h·s² fp16 scores
-        total += stream_time(hw_name, preset, 2 * b * h * s * s, 2 * b * h * s * s)
     return total
 
 
@@ -107,7 +109,7 @@ def rows_attention(data: Path) -> list[tuple[str, str, float, dict[str, float]]]
         impl = r["impl"]
         modeled = impl in ATTENTION_MODELED
         flash = ATTENTION_MODELED.get(impl, True)
-        family = (f"{impl} ({'flash' if flash else 'materialized'})" if modeled
+        family = (f"{impl} ({'flash' if flash else 'eager program'})" if modeled
                   else f"reference: {impl}")
         if not r["derived_time_ms"]:
             out.append((file, f"no value (OOM/unread): {impl}", float("nan"), {}))
@@ -116,7 +118,11 @@ def rows_attention(data: Path) -> list[tuple[str, str, float, dict[str, float]]]
         causal = r["causal"] == "True"
         name = ATTENTION_GPUS[r["gpu"]]
         meas = float(r["derived_time_ms"]) * 1e-3
-        pred = {p: attention_fwd_bwd_time(name, p, b, h, s, d, causal, flash) for p in PRESETS}
+        if flash:
+            pred = {p: attention_fwd_bwd_time(name, p, b, h, s, d, causal) for p in PRESETS}
+        else:
+            bi, hi, si, di = int(b), int(h), int(s), int(d)
+            pred = {p: standard_attention_time(name, p, bi, hi, si, di, causal) for p in PRESETS}
         out.append((file, family, meas, pred))
     return out
 

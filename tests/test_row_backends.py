@@ -206,3 +206,24 @@ def test_eager_softmax_one_cta_per_sm_time_by_hand() -> None:
     gap = terms("host")["terms"]["kernel_gap_s"]
     latency = min(p["memory_latency_s"], gap + u["small_kernel_ramp_s"])
     assert e.time_s == pytest.approx(latency + roof)
+
+
+def test_eager_softmax_forward_warp_kernel_up_to_2048_columns() -> None:
+    """torch >= 2.10's host_softmax runs the forward's warp-per-row kernel for rows up to 2048
+    elements and 8 KiB, the backward's up to 1024 and 4 KiB (SoftMax.cu): a bf16 forward at
+    2048 columns streams at the 1024-column rate, one past the vector width (2056) drops to the
+    1024-thread CTA kernel; the backward already uses the CTA kernel at 2048."""
+    def rate(cols: int, backward: bool) -> float:
+        e = rl.softmax(65536, cols, dtype="bf16", backend="eager", backward=backward,
+                       hardware="H100 SXM")
+        return float(e.bytes / e.time_s)
+
+    assert rate(2048, False) == pytest.approx(rate(1024, False), rel=0.05)
+    assert rate(2056, False) < 0.6 * rate(2048, False)
+    assert rate(2048, True) < 0.95 * rate(1024, True)
+    # fp32 rows of 2048 (8 KiB) are still warp rows; fp32 rows of 4096 are not
+    f32 = [rl.softmax(65536, c, dtype="fp32", backend="eager", hardware="H100 SXM")
+           for c in (1024, 2048, 4096)]
+    per_byte = [float(e.time_s / e.bytes) for e in f32]
+    assert per_byte[1] == pytest.approx(per_byte[0], rel=0.05)
+    assert per_byte[2] > 1.5 * per_byte[1]

@@ -4,8 +4,9 @@ Tolerances are the median absolute errors the model reached when it was calibrat
 up a little), and never above the issue's 12 % for the GEMM and norm/softmax files. The
 max-achievable file is in-sample (it sets the achievable fractions), so its bound is tight.
 The attention file's "all rows" are the implementations the default model claims to predict:
-FlashAttention-2 (flash, in-sample: it sets the attention terms) and "PyTorch standard"
-(materialized); FlashAttention v1 / Triton / xformers are reference families outside it.
+FlashAttention-2 (flash, in-sample: it sets the attention terms) and "PyTorch standard" (the
+eager program FA2's benchmark ran, priced op by op by roofline.torch.estimate; out of sample);
+FlashAttention v1 / Triton / xformers are reference families outside it.
 The MLA file compares headline maxima with the model's maximum over FlashMLA's test sweep; its
 660 TFLOPS row is in-sample (it sets the decode fraction).
 """
@@ -29,15 +30,16 @@ CALIBRATED_MEDIAN_BOUND = {
     "gemm_max_achievable.csv": 0.02,
     "norm_softmax_h100.csv": 0.05,
     "fp8_quantize_h100.csv": 0.05,
-    "attention_fwd_bwd_a100_h100.csv": 0.09,
+    "attention_fwd_bwd_a100_h100.csv": 0.055,
     "mla_decode_headlines_h800.csv": 0.05,
 }
 
 #: (file, family) -> largest allowed median absolute relative error of the default model.
 FAMILY_MEDIAN_BOUND = {
     ("attention_fwd_bwd_a100_h100.csv", "FlashAttention-2 (flash)"): 0.03,
-    # eager PyTorch runs ~1.6x slower than the materialized model (see README)
-    ("attention_fwd_bwd_a100_h100.csv", "PyTorch standard (materialized)"): 0.45,
+    # the benchmark's eager program op by op (copies, baddbmm, mask, softmax, einsum, autograd):
+    # 7.3 % (was 39 % as one idealized materialized kernel)
+    ("attention_fwd_bwd_a100_h100.csv", "PyTorch standard (eager program)"): 0.08,
 }
 
 

@@ -83,13 +83,17 @@ Cost fused_cost(RowOp op, const RowOpShape& s) noexcept {
 constexpr double kAtenNormRowElems = 256.0 * 4.0;
 // CTAs of aten's norm kernels resident per SM (256 threads each, 2048 threads per SM).
 constexpr double kAtenNormCtas = 8.0;
-// aten softmax (SoftMax.cu): rows up to 1024 elements and 4096 bytes run the persistent
-// warp-per-row kernel; longer rows one 1024-thread CTA per row: the forward keeps the row in
+// aten softmax (SoftMax.cu, torch >= 2.10): the forward runs the persistent warp-per-row kernel
+// (dispatch_softmax_forward) for rows up to 2048 elements and 8192 bytes, the backward
+// (host_softmax_backward) up to 1024 elements and 4096 bytes; longer rows one 1024-thread CTA
+// per row: the forward keeps the row in
 // registers when each thread holds at most 9 elements (cunn_SoftMaxForwardReg, any alignment),
 // else (and the backward) caches it in the default 48 KiB of shared memory when it fits (minus
 // the reduction buffer, 16-byte multiples), else re-reads it.
 constexpr double kAtenPersistentElems = 1024.0;
 constexpr double kAtenPersistentBytes = 4096.0;
+constexpr double kAtenPersistentForwardElems = 2048.0;
+constexpr double kAtenPersistentForwardBytes = 8192.0;
 // Most elements per thread of aten's register-resident forward kernel (1024 threads per CTA).
 constexpr double kAtenRegElems = 9.0 * 1024.0;
 // Inductor keeps rows up to 1024 elements in registers (persistent reduction); longer rows
@@ -103,9 +107,9 @@ constexpr double kInductorPersistentElems = 1024.0;
 enum class AtenSoftmax : std::uint8_t { persistent, reg, smem, looped };
 
 AtenSoftmax aten_softmax_path(double cols, double b, bool forward) {
-  if (cols <= kAtenPersistentElems && cols * b <= kAtenPersistentBytes) {
-    return AtenSoftmax::persistent;
-  }
+  const double elems = forward ? kAtenPersistentForwardElems : kAtenPersistentElems;
+  const double bytes = forward ? kAtenPersistentForwardBytes : kAtenPersistentBytes;
+  if (cols <= elems && cols * b <= bytes) return AtenSoftmax::persistent;
   if (forward && cols <= kAtenRegElems) return AtenSoftmax::reg;  // row in registers
   const double vector = 16.0 / b;  // elements per 16-byte vector (ILP)
   if (cols * b < kAtenSoftmaxSmemBytes && std::fmod(cols, vector) == 0.0) return AtenSoftmax::smem;
