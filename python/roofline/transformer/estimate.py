@@ -49,6 +49,7 @@ from .program_choices import (
 )
 from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .report import ModelEstimate
+from .torch_cp import ROTATIONS, torch_cp_checks
 from .tp_overlap import overlap_tp_collectives
 from .training import (
     DEFAULT_NETWORK_BYTES_PER_S,
@@ -185,14 +186,22 @@ def estimate(
         again in the backward (FSDP2; the last layer and the head are kept, as torchtitan
         does). Default ``pp == 1`` (torchtitan's policy). ``False`` keeps the stage's
         unsharded weights from the forward to the backward (more memory, one gather less).
-    cp_comm : {"ring", "all_gather"}
+    cp_comm : {"ring", "all_gather", "all_to_all"}
         Training with ``cp > 1``: how K and V reach every rank. ``"ring"`` (default:
         Megatron / Transformer Engine's ``cp_comm_type="p2p"``): ``cp-1`` steps each passing
         this rank's K/V chunk to the next rank while the attention of the chunk in hand runs
         (the backward passes K/V and their gradients against the backward blocks); only a
-        step's send longer than its block is exposed. ``"all_gather"`` (torch's
-        ``context_parallel`` default rotate method): K and V all-gathered before the
-        attention and their gradients reduce-scattered after it, not overlapped.
+        step's send longer than its block is exposed. ``"all_gather"`` / ``"all_to_all"``:
+        PyTorch's ``context_parallel`` as torchtitan runs it (its
+        ``context_parallel_rotate_method`` ``"allgather"``, the default, or ``"alltoall"``;
+        :mod:`roofline.transformer.torch_cp`): per layer and pass ``cp`` SDPA calls over the
+        head-tail load-balanced local queries (one causal ``L x L``, ``cp-1`` full
+        ``L x L/2``; ``L = seq_len/cp``), each output merged into an fp32 accumulator with
+        its log-sum-exp, K/V copies and concatenations, fp32 dQ/dK/dV accumulation in the
+        backward with dK/dV permuted round the ring at every step; K and V all-gathered once
+        behind the first call, or permuted to the next rank behind each call; K and V one
+        head per query head (torchtitan's ``repeat_kv``). ``2·cp`` must divide ``seq_len``;
+        full causal attention layers only.
     tp_comm_overlap : bool
         Training with ``tp > 1``: pipeline the tensor-parallel all-gathers and reduce-scatters
         with the GEMMs beside them (Transformer Engine's userbuffers, Megatron's
@@ -487,6 +496,8 @@ def estimate(
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
     if q % cp:
         raise ArgumentValueError(fn, "cp", f"must divide seq_len ({q}), got {cp}")
+    if cp > 1 and par["cp_comm"] in ROTATIONS:
+        torch_cp_checks(fn, cfg, q, cp, par["cp_comm"])
     if par["pp"] > cfg.num_layers:
         raise ArgumentValueError(fn, "pp", f"must be <= num_layers ({cfg.num_layers}), got {pp}")
     if not isinstance(routing_skew, (int, float)) or isinstance(routing_skew, bool) or not (
