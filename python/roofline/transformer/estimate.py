@@ -49,7 +49,7 @@ from .program_choices import (
 )
 from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .report import ModelEstimate
-from .torch_cp import ROTATIONS, torch_cp_checks
+from .torch_cp import check_cp
 from .tp_overlap import overlap_tp_collectives
 from .training import (
     DEFAULT_NETWORK_BYTES_PER_S,
@@ -192,16 +192,8 @@ def estimate(
         this rank's K/V chunk to the next rank while the attention of the chunk in hand runs
         (the backward passes K/V and their gradients against the backward blocks); only a
         step's send longer than its block is exposed. ``"all_gather"`` / ``"all_to_all"``:
-        PyTorch's ``context_parallel`` as torchtitan runs it (its
-        ``context_parallel_rotate_method`` ``"allgather"``, the default, or ``"alltoall"``;
-        :mod:`roofline.transformer.torch_cp`): per layer and pass ``cp`` SDPA calls over the
-        head-tail load-balanced local queries (one causal ``L x L``, ``cp-1`` full
-        ``L x L/2``; ``L = seq_len/cp``), each output merged into an fp32 accumulator with
-        its log-sum-exp, K/V copies and concatenations, fp32 dQ/dK/dV accumulation in the
-        backward with dK/dV permuted round the ring at every step; K and V all-gathered once
-        behind the first call, or permuted to the next rank behind each call; K and V one
-        head per query head (torchtitan's ``repeat_kv``). ``2·cp`` must divide ``seq_len``;
-        full causal attention layers only.
+        PyTorch's ``context_parallel`` as torchtitan runs it (rotate method ``"allgather"``,
+        its default, or ``"alltoall"``; :mod:`roofline.transformer.torch_cp`).
     tp_comm_overlap : bool
         Training with ``tp > 1``: pipeline the tensor-parallel all-gathers and reduce-scatters
         with the GEMMs beside them (Transformer Engine's userbuffers, Megatron's
@@ -494,10 +486,7 @@ def estimate(
     batch = par["micro_batch"]
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
-    if q % cp:
-        raise ArgumentValueError(fn, "cp", f"must divide seq_len ({q}), got {cp}")
-    if cp > 1 and par["cp_comm"] in ROTATIONS:
-        torch_cp_checks(fn, cfg, q, cp, par["cp_comm"])
+    check_cp(fn, cfg, q, cp, par["cp_comm"])
     if par["pp"] > cfg.num_layers:
         raise ArgumentValueError(fn, "pp", f"must be <= num_layers ({cfg.num_layers}), got {pp}")
     if not isinstance(routing_skew, (int, float)) or isinstance(routing_skew, bool) or not (

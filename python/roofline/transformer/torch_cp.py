@@ -51,7 +51,7 @@ from .._errors import ArgumentValueError
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["ROTATIONS", "torch_cp_attention", "torch_cp_checks", "torch_cp_passes"]
+__all__ = ["ROTATIONS", "check_cp", "torch_cp_attention", "torch_cp_passes"]
 
 #: ``cp_comm`` values priced as PyTorch's ring SDPA: the rotater torchtitan's
 #: ``context_parallel_rotate_method`` selects ("allgather", the default, or "alltoall").
@@ -60,15 +60,19 @@ ROTATIONS = ("all_gather", "all_to_all")
 Pass = tuple[float, float, float]
 
 
-def torch_cp_checks(fn: str, cfg: TransformerConfig, seq: int, ranks: int, method: str
-                    ) -> None:
-    """ValueError unless PyTorch's ring SDPA can run the job: the head-tail load balancer
-    cuts the sequence into ``2·ranks`` equal chunks, and the ring runs SDPA's full causal
-    mask only (sliding-window / chunked layers have no ``is_causal`` form)."""
+def check_cp(fn: str, cfg: TransformerConfig, seq: int, ranks: int, method: str) -> None:
+    """ValueError unless ``ranks`` context-parallel ranks can split the sequence: ``cp``
+    divides ``seq_len``; with PyTorch's ring SDPA (``method`` in :data:`ROTATIONS`) the
+    head-tail load balancer cuts it into ``2·cp`` equal chunks, and the ring runs SDPA's full
+    causal mask only (sliding-window / chunked layers have no ``is_causal`` form)."""
+    if seq % ranks:
+        raise ArgumentValueError(fn, "cp", f"must divide seq_len ({seq}), got {ranks}")
+    if ranks <= 1 or method not in ROTATIONS:
+        return
     if seq % (2 * ranks):
-        raise ArgumentValueError(fn, "cp", f"with cp_comm={method!r} (PyTorch's ring SDPA, "
-                                 f"head-tail load balanced) 2·cp must divide seq_len ({seq}), "
-                                 f"got cp={ranks}")
+        raise ArgumentValueError(fn, "cp", f"must have 2·cp dividing seq_len ({seq}) with "
+                                 f"cp_comm={method!r} (PyTorch's ring SDPA cuts the sequence "
+                                 f"into 2·cp head-tail chunks), got {ranks}")
     local = sorted(set(cfg.layer_attention()) - {"full"})
     if local:
         raise ArgumentValueError(fn, "cp_comm", f"{method!r} runs PyTorch's ring SDPA, whose "
