@@ -170,3 +170,25 @@ def test_bad_inputs() -> None:
         T.estimate("GPT-OSS-20B", "train", seq_len=4096, cp=2, cp_comm="all_to_all", **kw)
     with pytest.raises(ValueError, match="cp_comm must be one of .* got 'alltoall'"):
         T.estimate("Llama-3-8B", "train", seq_len=4096, cp=2, cp_comm="alltoall", **kw)
+
+
+def test_eager_hf_program_takes_torch_cp() -> None:
+    kw = dict(batch=1, seq_len=16384, hardware="H100 SXM", dp=2, zero=3)
+    hf = T.estimate("Llama-3-8B", "train", runtime="hf", cp=4, cp_comm="all_gather", **kw)
+    meg = T.estimate("Llama-3-8B", "train", cp=4, cp_comm="all_gather", **kw)
+    h, m = hf.ops(), meg.ops()
+    # every kernel over the 4096 local tokens: q_proj is 2·4096·4096·4096 FLOPs forward
+    assert float(h[h["op"] == "q_proj"]["flops"].iloc[0]) == 2 * 4096 * 4096 * 4096
+    # the ring SDPA recorded alike in both programs
+    for op in ("attention (cp step 0, causal)", "attention (cp steps 1-3, L x L/2) bwd",
+               "cp merge (fp32)", "cp kv copies bwd", "cp all_gather kv bwd"):
+        assert float(h[h["op"] == op]["time_s"].iloc[0]) == pytest.approx(
+            float(m[m["op"] == op]["time_s"].iloc[0]), rel=1e-12)
+    one = T.estimate("Llama-3-8B", "train", runtime="hf", **kw)
+    assert T.estimate("Llama-3-8B", "train", runtime="hf", cp=1, cp_comm="all_to_all",
+                      **kw).step.time_s == one.step.time_s
+    with pytest.raises(NotImplementedError, match="context parallelism other than PyTorch"):
+        T.estimate("Llama-3-8B", "train", runtime="hf", cp=4, **kw)  # Megatron's ring
+    with pytest.raises(NotImplementedError, match="context parallelism other than PyTorch"):
+        T.estimate("Llama-3-8B", "train", runtime="compiled", cp=4, cp_comm="all_gather",
+                   **kw)

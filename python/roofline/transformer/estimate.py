@@ -288,8 +288,8 @@ def estimate(
         through ``_grouped_mm``, fp32 logits and loss, and the backward of all of it. Decode
         runs ``q_len`` new tokens against a cache of ``kv_len - q_len``; prefill fills an
         empty cache and computes the last token's logits (``logits_to_keep=1``); training
-        uses the cache too (HF's ``use_cache`` default). HF runs on one GPU: ``tp``, ``ep``,
-        ``cp``, float8 recipes, MLA and MoE training raise NotImplementedError.
+        uses the cache too (HF's ``use_cache`` default). ``tp``, ``ep``, ``cp`` (but with
+        ``cp_comm`` torch's), float8 recipes, MLA and MoE training raise NotImplementedError.
         ``"compiled"``: the same HF model under ``torch.compile`` as Inductor runs it (see
         :mod:`roofline.transformer.compiled`): GEMMs and SDPA extern, the pointwise and
         reduction ops between them fused into Triton kernels priced as one memory pass each
@@ -511,11 +511,11 @@ def estimate(
     local = tokens // cp  # tokens per GPU
     engine = None
     if runtime in ("hf", "compiled"):
-        check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=cp, recipe=linear_recipe, flash=flash,
-                 kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes, runtime=runtime)
+        check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=(cp, par["cp_comm"]), recipe=linear_recipe,
+                 flash=flash, kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes, runtime=runtime)
         record = record_compiled_step if runtime == "compiled" else record_hf_step
         groups = record(ops, cfg, batch=batch, q=q, kv=kv, phase=phase, dtype=dtype,
-                        cache=cache)
+                        cache=cache, cp=(cp, par["cp_comm"]))
     else:
         engine = None if runtime not in ENGINE_RUNTIMES else engine_plan(
             fn, runtime, cfg, hw, phase, batch, cp, flash, launch, kv_dtype_bytes)
