@@ -40,7 +40,13 @@ K and V reach SDPA with one head per query head (torchtitan's models ``repeat_kv
 SDPA), so every K/V tensor, copy and transfer here is ``heads`` wide. Element counts are in
 the activation's 2-byte units (an fp32 tensor counts twice), as :meth:`.Program.passes` takes
 them. The rotation's exposed time is :func:`roofline._core.torch_cp_exposed_s` (one link,
-each transfer hidden behind the SDPA call it was issued before).
+each transfer hidden behind the SDPA call it was issued before). Each call is the kernel
+``F.scaled_dot_product_attention`` dispatches (``rl.attention``'s ``backend="auto"``: cuDNN
+on Hopper and datacenter Blackwell, first in torchtitan's ``sdpa_kernel`` priority too).
+
+Not modeled: the SMs NCCL's kernels take from the overlapped calls, a context group
+spanning scale-up domains (every transfer at the scale-up link), DTensor's dispatch on the
+host, and 32-bit activations (the counts assume 16-bit ones).
 """
 
 from __future__ import annotations
