@@ -185,10 +185,12 @@ def test_cp_ring_hides_what_its_blocks_cover() -> None:
     r, g = ring.to_pandas(), gather.to_pandas()
     rr = r[r["op"] == "cp ring kv"]
     gg = g[g["op"] == "cp all_gather kv"]
-    # the same bytes: cp-1 chunks of 1/cp of the sequence's K/V (2 heads·8 kv heads·128·2 B)
+    # ring: cp-1 chunks of 1/cp of the sequence's K/V (2 heads·8 kv heads·128·2 B); torch's
+    # all-gather moves as many chunks, each with one K/V head per query head (torchtitan's
+    # repeat_kv before SDPA: 32 / 8 times wider; tests/test_torch_cp.py)
     kv = 16384 * 2 * 8 * 128 * 2
     assert float(rr["bytes"].iloc[0]) == pytest.approx(3 * kv / 4)
-    assert float(gg["bytes"].iloc[0]) == pytest.approx(3 * kv / 4)
+    assert float(gg["bytes"].iloc[0]) == pytest.approx(3 * kv / 4 * 32 / 8)
     assert ring.time_s < gather.time_s
     # a slow link: exposed = (cp-1)·(send - attention/cp) per call, forward and backward
     slow = T.estimate("Llama-3-8B", "train", link_bytes_per_s=1e9, **kw).to_pandas()

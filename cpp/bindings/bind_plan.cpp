@@ -89,6 +89,10 @@ void bind_plan(py::module_& m) {
   m.def("ring_exposed_s", py::vectorize(&ring_exposed_s), py::arg("send_s"),
         py::arg("attention_s"), py::arg("ranks"),
         "Exposed KV exchange of ring context parallelism: (cp-1)*max(send - attention/cp, 0).");
+  m.def("torch_cp_exposed_s", py::vectorize(&torch_cp_exposed_s), py::arg("first_s"),
+        py::arg("step_s"), py::arg("kv_s"), py::arg("dkv_s"), py::arg("ranks"),
+        py::arg("all_gather"), py::arg("backward"),
+        "Exposed K/V (and dK/dV) rotation of one pass of torch's ring SDPA per layer.");
   m.def("pipeline_p2p_s", py::vectorize(&pipeline_p2p_s), py::arg("send_s"), py::arg("stages"),
         py::arg("microbatches"), py::arg("virtual_stages"), py::arg("chunk_s"),
         py::arg("overlapped"),

@@ -138,6 +138,17 @@ double ring_exposed_s(double send_s, double attention_s, double ranks) noexcept 
   return (ranks - 1.0) * std::max(send_s - attention_s / ranks, 0.0);
 }
 
+double torch_cp_exposed_s(double first_s, double step_s, double kv_s, double dkv_s,
+                          double ranks, bool all_gather, bool backward) noexcept {
+  if (ranks <= 1) return 0.0;
+  const auto over = [](double comm, double window) { return std::max(comm - window, 0.0); };
+  const double p = ranks;
+  double exposed = over(kv_s, first_s);  // waited before the second call
+  if (!backward) return all_gather ? exposed : exposed + (p - 2.0) * over(kv_s, step_s);
+  if (all_gather) return exposed + (p - 1.0) * over(dkv_s, step_s) + dkv_s;
+  return exposed + (p - 2.0) * over(kv_s + dkv_s, step_s) + over(dkv_s, step_s) + dkv_s;
+}
+
 double pipeline_p2p_s(double send_s, double stages, double microbatches, double virtual_stages,
                       double chunk_s, bool overlapped) noexcept {
   const double p = std::max(stages, 1.0);

@@ -159,7 +159,7 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
 #: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
 REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
 #: Context-parallel attention exchanges (``cp_comm``).
-CP_COMMS = ("ring", "all_gather")
+CP_COMMS = ("ring", "all_gather", "all_to_all")
 
 
 def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:

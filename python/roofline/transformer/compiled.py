@@ -238,12 +238,15 @@ def _head(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt: str,
 
 
 def record_compiled_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
-                         phase: str, dtype: str, cache: str = "dynamic"
-                         ) -> list[tuple[str, list[int]]]:
+                         phase: str, dtype: str, cache: str = "dynamic",
+                         cp: tuple[int, str] = (1, "ring")) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind and the model-level kernels of a compiled HF step into
     ``ops`` (groups as :func:`roofline.transformer.layers.record_step` returns them);
     ``cache`` is ``"dynamic"`` (``DynamicCache``: its cat lowered to a Triton copy) or
-    ``"static"`` (``StaticCache`` of ``kv`` slots)."""
+    ``"static"`` (``StaticCache`` of ``kv`` slots). ``cp``: one context rank only (the
+    estimate refuses more: :func:`.hf.check_hf`)."""
+    if cp[0] > 1:
+        raise NotImplementedError("runtime='compiled' does not model context parallelism")
     train = phase == "train"
     groups = layer_groups(cfg)
     for gi, (kind, _) in enumerate(groups):

@@ -49,6 +49,7 @@ from .program_choices import (
 )
 from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .report import ModelEstimate
+from .torch_cp import check_cp
 from .tp_overlap import overlap_tp_collectives
 from .training import (
     DEFAULT_NETWORK_BYTES_PER_S,
@@ -185,14 +186,14 @@ def estimate(
         again in the backward (FSDP2; the last layer and the head are kept, as torchtitan
         does). Default ``pp == 1`` (torchtitan's policy). ``False`` keeps the stage's
         unsharded weights from the forward to the backward (more memory, one gather less).
-    cp_comm : {"ring", "all_gather"}
+    cp_comm : {"ring", "all_gather", "all_to_all"}
         Training with ``cp > 1``: how K and V reach every rank. ``"ring"`` (default:
         Megatron / Transformer Engine's ``cp_comm_type="p2p"``): ``cp-1`` steps each passing
         this rank's K/V chunk to the next rank while the attention of the chunk in hand runs
         (the backward passes K/V and their gradients against the backward blocks); only a
-        step's send longer than its block is exposed. ``"all_gather"`` (torch's
-        ``context_parallel`` default rotate method): K and V all-gathered before the
-        attention and their gradients reduce-scattered after it, not overlapped.
+        step's send longer than its block is exposed. ``"all_gather"`` / ``"all_to_all"``:
+        PyTorch's ``context_parallel`` as torchtitan runs it (rotate method ``"allgather"``,
+        its default, or ``"alltoall"``; :mod:`roofline.transformer.torch_cp`).
     tp_comm_overlap : bool
         Training with ``tp > 1``: pipeline the tensor-parallel all-gathers and reduce-scatters
         with the GEMMs beside them (Transformer Engine's userbuffers, Megatron's
@@ -287,8 +288,8 @@ def estimate(
         through ``_grouped_mm``, fp32 logits and loss, and the backward of all of it. Decode
         runs ``q_len`` new tokens against a cache of ``kv_len - q_len``; prefill fills an
         empty cache and computes the last token's logits (``logits_to_keep=1``); training
-        uses the cache too (HF's ``use_cache`` default). HF runs on one GPU: ``tp``, ``ep``,
-        ``cp``, float8 recipes, MLA and MoE training raise NotImplementedError.
+        uses the cache too (HF's ``use_cache`` default). ``tp``, ``ep``, ``cp`` (but with
+        ``cp_comm`` torch's), float8 recipes, MLA and MoE training raise NotImplementedError.
         ``"compiled"``: the same HF model under ``torch.compile`` as Inductor runs it (see
         :mod:`roofline.transformer.compiled`): GEMMs and SDPA extern, the pointwise and
         reduction ops between them fused into Triton kernels priced as one memory pass each
@@ -485,8 +486,7 @@ def estimate(
     batch = par["micro_batch"]
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
-    if q % cp:
-        raise ArgumentValueError(fn, "cp", f"must divide seq_len ({q}), got {cp}")
+    check_cp(fn, cfg, q, cp, par["cp_comm"])
     if par["pp"] > cfg.num_layers:
         raise ArgumentValueError(fn, "pp", f"must be <= num_layers ({cfg.num_layers}), got {pp}")
     if not isinstance(routing_skew, (int, float)) or isinstance(routing_skew, bool) or not (
@@ -511,11 +511,11 @@ def estimate(
     local = tokens // cp  # tokens per GPU
     engine = None
     if runtime in ("hf", "compiled"):
-        check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=cp, recipe=linear_recipe, flash=flash,
-                 kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes, runtime=runtime)
+        check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=(cp, par["cp_comm"]), recipe=linear_recipe,
+                 flash=flash, kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes, runtime=runtime)
         record = record_compiled_step if runtime == "compiled" else record_hf_step
         groups = record(ops, cfg, batch=batch, q=q, kv=kv, phase=phase, dtype=dtype,
-                        cache=cache)
+                        cache=cache, cp=(cp, par["cp_comm"]))
     else:
         engine = None if runtime not in ENGINE_RUNTIMES else engine_plan(
             fn, runtime, cfg, hw, phase, batch, cp, flash, launch, kv_dtype_bytes)

@@ -27,6 +27,7 @@ from typing import Any
 from ..ops.registry import Call, TensorArg
 from .config import TransformerConfig
 from .program import Program
+from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["host_calls", "layer_groups", "record_hf_step"]
 
@@ -127,7 +128,10 @@ def _row(ops: Program, g: int, name: str, kind: str, fwd: list[Call], bwd: list[
 
 
 def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv: int,
-               dt: str, train: bool, cache: str) -> None:
+               dt: str, train: bool, cache: str, cp: tuple[int, str] = (1, "")) -> None:
+    """One layer's attention block over ``s`` (local) tokens; ``cp = (ranks, rotater)``
+    with ranks > 1: the SDPA as PyTorch's ``context_parallel`` runs it over ``ranks·s``
+    tokens (:func:`.torch_cp.torch_cp_attention`)."""
     hid, h, kvh, d = cfg.hidden_size, cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
     t = b * s
     fwd, bwd = _rmsnorm((b, s, hid), dt, train)
@@ -180,8 +184,13 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
         qkv["attn_mask"] = True
     att = Call("roofline::sdpa", (q, full, full), (q,), qkv)
     att_b = Call("roofline::sdpa_backward", (q, full, full), (q, full, full), qkv)
-    _row(ops, g, "attention", "attention", [att], [att_b] if train else [],
-         b * (h * s * d + 2 * kvh * kv * d), "attn_core")
+    if cp[0] > 1:
+        torch_cp_attention(ops, g, "attention", batch=b, heads=h, seq=s * cp[0], head_dim=d,
+                           v_head_dim=d, ranks=cp[0], method=cp[1], act_bytes=_ITEM[dt],
+                           attn_kw=dict(flash=True, dtype=dt))
+    else:
+        _row(ops, g, "attention", "attention", [att], [att_b] if train else [],
+             b * (h * s * d + 2 * kvh * kv * d), "attn_core")
     if s > 1:
         o = _t((b, s, h, d), dt)
         _row(ops, g, "attn transpose", "elementwise", [_pw("clone", [o], o)], [])
@@ -311,15 +320,20 @@ def layer_groups(cfg: TransformerConfig) -> list[tuple[str, list[int]]]:
 
 
 def record_hf_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
-                   phase: str, dtype: str, cache: str = "dynamic"
-                   ) -> list[tuple[str, list[int]]]:
+                   phase: str, dtype: str, cache: str = "dynamic",
+                   cp: tuple[int, str] = (1, "ring")) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind and the model-level kernels of an HF step into ``ops``
     (groups as :func:`roofline.transformer.layers.record_step` returns them); ``cache`` is
-    ``"dynamic"`` (``DynamicCache``) or ``"static"`` (``StaticCache`` of ``kv`` slots)."""
+    ``"dynamic"`` (``DynamicCache``) or ``"static"`` (``StaticCache`` of ``kv`` slots).
+    ``cp = (ranks, cp_comm)``, training: the ``q`` tokens split over ``ranks`` context ranks
+    (every kernel over ``q / ranks`` local tokens), the attention as PyTorch's ring SDPA runs
+    it (:mod:`.torch_cp`; ``cp_comm`` one of its rotaters)."""
     train = phase == "train"
     groups = layer_groups(cfg)
+    if cp[0] > 1:
+        q = kv = q // cp[0]
     for gi, (kind, _) in enumerate(groups):
-        _attention(ops, gi, cfg, batch, q, kv, dtype, train, cache)
+        _attention(ops, gi, cfg, batch, q, kv, dtype, train, cache, cp)
         if kind == "dense":
             _dense_mlp(ops, gi, cfg, batch, q, dtype, train)
         else:
@@ -359,14 +373,18 @@ def host_calls(cfg: TransformerConfig, groups: list[tuple[str, list[int]]], cach
     return out
 
 
-def check_hf(fn: str, cfg: TransformerConfig, phase: str, *, tp: int, ep: int, cp: int,
-             recipe: str | None, flash: bool, kv_dtype_bytes: float, act_bytes: float,
-             runtime: str = "hf") -> None:
+def check_hf(fn: str, cfg: TransformerConfig, phase: str, *, tp: int, ep: int,
+             cp: tuple[int, str], recipe: str | None, flash: bool, kv_dtype_bytes: float,
+             act_bytes: float, runtime: str = "hf") -> None:
     """Raise NotImplementedError for what the HF program (``runtime``: ``"hf"`` eager or
-    ``"compiled"``) does not model."""
+    ``"compiled"``) does not model; ``cp = (ranks, cp_comm)``: eager training takes
+    PyTorch's context parallelism (``cp_comm`` one of :data:`.torch_cp.ROTATIONS`)."""
     missing = []
-    if tp > 1 or ep > 1 or cp > 1:
-        missing.append("tensor / expert / context parallelism (HF eager runs one GPU)")
+    if tp > 1 or ep > 1:
+        missing.append("tensor / expert parallelism (HF eager runs one GPU)")
+    if cp[0] > 1 and (runtime != "hf" or cp[1] not in ROTATIONS):
+        missing.append("context parallelism other than PyTorch's ring SDPA in eager mode "
+                       "(runtime='hf' with cp_comm='all_gather' or 'all_to_all')")
     if recipe is not None:
         missing.append("float8 linear recipes")
     if not flash:

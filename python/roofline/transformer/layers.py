@@ -12,6 +12,7 @@ from .. import _core
 from .config import TransformerConfig
 from .program import Program
 from .routing import expert_counts, rank_counts
+from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "record_step"]
 
@@ -67,28 +68,38 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
     reads each KV head once per query head of its group (one thread block per sequence and
     query head, no reuse across them), priced as attention over ``heads`` KV heads: the
     same math, ``heads / kv_heads`` times the KV bytes. Context parallelism (``cp > 1``)
-    exchanges K and V: ``cp_comm="all_gather"`` gathers the sequence's K/V before the
-    attention (their gradients reduce-scattered in the backward), ``"ring"`` passes this
-    rank's K/V chunk ``cp - 1`` times around the ring behind the attention blocks
-    (:meth:`.Program.ring_exchange`). ``plugin_kv_bytes`` (non-MLA models): TensorRT-LLM's
+    exchanges K and V: ``"ring"`` passes this rank's K/V chunk ``cp - 1`` times around the
+    ring behind the attention blocks (:meth:`.Program.ring_exchange`); ``cp_comm=
+    "all_gather"`` / ``"all_to_all"`` run PyTorch's ring SDPA instead of the one attention
+    call (:mod:`.torch_cp`: ``cp`` SDPA calls, their fp32 merge, the K/V rotation).
+    ``plugin_kv_bytes`` (non-MLA models): TensorRT-LLM's
     GPT attention plugin, whose context call first builds the decoder info (one small kernel)
     and whose RoPE kernel also writes K and V into a cache of ``plugin_kv_bytes`` per
     element (both rows of kind ``"attention"``: the plugin's own kernels); in decode its
     masked MHA kernel applies RoPE and writes the cache itself (no RoPE row)."""
     t = batch * q // cp
     kv_bytes = 0.0
-    if cp > 1:
+    torch_cp = cp > 1 and cp_comm in ROTATIONS  # PyTorch's ring SDPA (torch_cp.py)
+    if cp > 1 and not torch_cp:
         kv_width = (cfg.num_heads // tp * (cfg.qk_nope_head_dim + cfg.qk_rope_head_dim
                                            + cfg.v_head_dim) if cfg.is_mla
                     else 2 * max(cfg.num_kv_heads // tp, 1) * cfg.head_dim)
         kv_bytes = batch * q * kv_width * act_bytes  # the whole sequence's K and V
-        if cp_comm == "all_gather":
-            ops.collective(g, "cp all_gather kv", "all_gather", kv_bytes, cp,
-                           bwd_op="reduce_scatter")
 
     def exchange() -> None:  # ring: after the attention call whose blocks hide the sends
         if cp > 1 and cp_comm == "ring":
             ops.ring_exchange(g, "cp ring kv", kv_bytes / cp, cp)
+
+    def attend(name: str, **kw: Any) -> None:
+        """The layer's attention call, or PyTorch's ring SDPA over the context ranks."""
+        if torch_cp:
+            torch_cp_attention(ops, g, name, batch=kw["batch"], heads=kw["heads"], seq=q,
+                               head_dim=kw["head_dim"],
+                               v_head_dim=kw.get("v_head_dim", kw["head_dim"]), ranks=cp,
+                               method=cp_comm, act_bytes=act_bytes, attn_kw=attn_kw)
+            return
+        ops.attention(g, name, **kw, **attn_kw)
+        exchange()
 
     hid = cfg.hidden_size
     heads = cfg.num_heads // tp
@@ -114,9 +125,8 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         else:
             ops.linear(g, "kv_b_proj", t, lat, heads * (nope + vd))
             ops.elementwise(g, "rope", t * (heads + 1) * rope)
-            ops.attention(g, "attention (MLA)", batch=batch, heads=heads, kv_heads=heads,
-                          q_len=q, kv_len=kv, head_dim=qk, v_head_dim=vd, **attn_kw)
-            exchange()
+            attend("attention (MLA)", batch=batch, heads=heads, kv_heads=heads, q_len=q,
+                   kv_len=kv, head_dim=qk, v_head_dim=vd)
         ops.linear(g, "o_proj", t, heads * vd, hid)
     else:
         d = cfg.head_dim
@@ -142,11 +152,13 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         blocks, aq, akv, causal, rest = local_attention(attn, size, q, kv)
         kw = dict(attn_kw, causal=causal, scale=attn_kw.get("scale", 1.0) * rest)
         read_heads = heads if kv_per_query_head and phase == "decode" else kvh
-        ops.attention(g, "attention" if attn == "full" else f"attention ({attn} {size})",
-                      batch=batch * blocks, heads=heads, kv_heads=read_heads, q_len=aq,
-                      kv_len=akv,
-                      head_dim=d, **kw)
-        exchange()
+        if torch_cp:  # full causal layers only (estimate refuses local attention with it)
+            attend("attention", batch=batch, heads=heads, head_dim=d)
+        else:
+            ops.attention(g, "attention" if attn == "full" else f"attention ({attn} {size})",
+                          batch=batch * blocks, heads=heads, kv_heads=read_heads, q_len=aq,
+                          kv_len=akv, head_dim=d, **kw)
+            exchange()
         ops.linear(g, "o_proj", t, heads * d, hid)
     ops.collective(g, "attn all_reduce", "all_reduce", t * hid * act_bytes, tp)
     if ops.train and cfg.is_moe and cfg.mlp_bias and cfg.attention_bias:

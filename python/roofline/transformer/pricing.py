@@ -407,6 +407,9 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         share = np.where(sends[:, 0] > 0, exposed / np.maximum(sends[:, 0], 1e-300), 0.0)
         sends[:, :4] *= share[:, None]  # the times scale to the exposed part; bytes stay
         parts["rings"] = sends
+    if ops.cp_rotations:
+        parts["cp_rotations"] = _rotations(ops, parts["attn"][:, 0], hw, comm_bw, latency_s,
+                                           nccl_bw, stack)
     if ops.calls:
         parts["calls"] = _price_calls(ops.calls, hw, efficiency, ops.sustained)
     out = np.zeros((len(ops.rows), len(COLUMNS)))
@@ -415,6 +418,42 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             out[i] += parts[kind][idx]
     return {c: out[:, j] for j, c in enumerate(COLUMNS)}
 
+
+
+def _rotations(ops: Program, attn_s: np.ndarray, hw: Hardware, comm_bw: float | None,
+               latency_s: float, nccl_bw: float | None, stack: Any) -> np.ndarray:
+    """Columns of PyTorch's ring-SDPA K/V rotations (``ops.cp_rotations``): every transfer's
+    columns summed (bytes included), the times scaled to the part the SDPA calls leave exposed
+    (:func:`roofline._core.torch_cp_exposed_s`; ``attn_s``: each attention spec's time).
+
+    The all-gather runs as the step's other gathers do (NCCL's model at ``nccl_bw`` in
+    training, else the alpha-beta ring); each all-to-all permute (``permute_tensor``: one
+    non-empty destination) is one send at ``comm_bw`` (as ring context parallelism's sends)."""
+    kv, dkv, ranks, gather, back, first, step = (
+        np.array(c) for c in zip(*ops.cp_rotations, strict=True))
+    ranks = ranks.astype(np.int64)
+    gather, back = gather.astype(bool), back.astype(bool)
+
+    def send(nb: np.ndarray) -> np.ndarray:
+        return np.asarray(stack(send_recv(np.ceil(nb).astype(np.int64), hardware=hw,
+                                          link_bytes_per_s=comm_bw, latency_s=latency_s)))
+
+    total = np.ceil(kv * ranks).astype(np.int64)  # the gathered sequence's K/V
+    ag = np.asarray(stack(
+        all_gather(total, ranks, hardware=hw, link_bytes_per_s=comm_bw, latency_s=latency_s)
+        if nccl_bw is None else
+        all_gather(total, ranks, "nccl", hardware=hw, link_bytes_per_s=nccl_bw)))
+    one_kv = np.where(gather[:, None], ag, send(kv))
+    one_dkv = send(dkv)
+    # transfers per pass: one gather or p-1 permutes of K/V; p dK/dV permutes backward
+    n_kv = np.where(gather, 1, ranks - 1)
+    cols = n_kv[:, None] * one_kv + np.where(back, ranks, 0)[:, None] * one_dkv
+    exposed = np.asarray(_core.torch_cp_exposed_s(
+        attn_s[first], attn_s[step], one_kv[:, 0], one_dkv[:, 0], ranks, gather, back))
+    share = np.where(cols[:, 0] > 0, exposed / np.maximum(cols[:, 0], 1e-300), 0.0)
+    cols[:, :4] *= share[:, None]  # the times scale to the exposed part; bytes stay
+    out: np.ndarray = cols
+    return out
 
 
 def _block_scaled(recipe: str | None) -> bool:

@@ -35,6 +35,11 @@ class Program:
     #: ring context-parallel exchanges: (bytes per step, ranks, attention spec index); the
     #: exposed part depends on that attention's time (see ``ring_exchange``)
     rings: list[tuple[float, int, int]] = field(default_factory=list)
+    #: PyTorch ring-SDPA K/V rotations (``context_parallel``): (K/V bytes of this rank's
+    #: chunk, dK/dV bytes (fp32), ranks, all-gather (else all-to-all permutes), backward,
+    #: attention spec of the diagonal call, of one later call); see ``cp_rotation``
+    cp_rotations: list[tuple[float, float, int, bool, bool, int, int]] = field(
+        default_factory=list)
     #: expert-parallel all-to-alls spanning scale-up domains: (GPUs per domain, scale-out
     #: bytes/s per GPU); None: the group fits in one domain (the scale-up link alone)
     ep_span: tuple[int, float] | None = None
@@ -114,29 +119,37 @@ class Program:
                       [self._push("elts", (numel, reads + writes, reads))])
 
     def passes(self, g: int, name: str, fwd: list[tuple[float, float, float]],
-               bwd: list[tuple[float, float, float]], saved: float = 0.0) -> None:
+               bwd: list[tuple[float, float, float]], saved: float = 0.0,
+               kind: str = "elementwise") -> None:
         """One row of memory-bound kernels, each ``(elements, reads, writes)`` counted in the
         activation's 2-byte elements (an fp32 tensor is 2 of them), one kernel per tuple;
         ``bwd`` the kernels autograd runs for them (a ``... bwd`` row in training).
-        ``saved``: elements kept for the backward."""
+        ``saved``: elements kept for the backward; ``kind``: both rows' kind (``"attention"``
+        for kernels an attention op launches itself)."""
         self._save(g, saved)
-        self._row(g, name, "elementwise", [self._push("elts", k) for k in fwd])
+        self._row(g, name, kind, [self._push("elts", k) for k in fwd])
         if self.train and bwd:
-            self._row(g, name + " bwd", "elementwise", [self._push("elts", k) for k in bwd])
+            self._row(g, name + " bwd", kind, [self._push("elts", k) for k in bwd])
 
-    def attention(self, g: int, name: str, **kw: Any) -> None:
-        """One attention call (forward; plus its backward when training)."""
+    def attention(self, g: int, name: str, calls: int = 1, save: bool = True,
+                  **kw: Any) -> None:
+        """One attention call (forward; plus its backward when training); ``calls`` equal
+        calls in the row (one kernel each); ``save=False``: their inputs are saved by
+        another row (the later calls of a ring over the same local queries)."""
         b, q, kv = kw["batch"], kw["q_len"], kw["kv_len"]
         h, kvh = kw["heads"], kw.get("kv_heads", kw["heads"])
         d, dv = kw["head_dim"], kw.get("v_head_dim", kw["head_dim"])
         scale = kw.pop("scale", 1.0)  # context parallelism: this GPU's share of the work
-        self._save(g, scale * b * (h * q * d + kvh * kv * (d + dv)))
-        self._save(g, scale * b * (h * q * dv + 2 * h * q), "attn_core")
+        if save:
+            self._save(g, scale * b * (h * q * d + kvh * kv * (d + dv)))
+            self._save(g, scale * b * (h * q * dv + 2 * h * q), "attn_core")
         self._row(g, name, "attention",
-                  [self._push("attn", dict(kw, backward=False, scale=scale))])
+                  [self._push("attn", dict(kw, backward=False, scale=scale))
+                   for _ in range(calls)])
         if self.train:
             self._row(g, name + " bwd", "attention",
-                      [self._push("attn", dict(kw, backward=True, scale=scale))])
+                      [self._push("attn", dict(kw, backward=True, scale=scale))
+                       for _ in range(calls)])
 
     def collective(self, g: int, name: str, op: str, nbytes: float, ranks: int,
                    bwd_op: str | None = None) -> None:
@@ -161,6 +174,20 @@ class Program:
         if self.train:
             self._row(g, name + " bwd", "collective",
                       [self._push("rings", (2 * nbytes, ranks, n - 1))])
+
+    def cp_rotation(self, g: int, name: str, kv_bytes: float, dkv_bytes: float, ranks: int,
+                    all_gather: bool, fwd: tuple[int, int], bwd: tuple[int, int]) -> None:
+        """PyTorch's ring SDPA K/V rotation (:mod:`.torch_cp`) around attention rows already
+        recorded: ``kv_bytes`` this rank's K and V chunk, ``dkv_bytes`` their fp32 gradients
+        (sent on to the next rank at every backward step), ``fwd`` / ``bwd`` the indices in
+        ``attn`` of the diagonal call and of one later call of each pass."""
+        if ranks <= 1:
+            return
+        self._row(g, name, "collective", [self._push(
+            "cp_rotations", (kv_bytes, dkv_bytes, ranks, all_gather, False, *fwd))])
+        if self.train:
+            self._row(g, name + " bwd", "collective", [self._push(
+                "cp_rotations", (kv_bytes, dkv_bytes, ranks, all_gather, True, *bwd))])
 
     def calls_row(self, g: int, name: str, kind: str, calls: list[Any], saved: float = 0.0,
                   cat: str = "other") -> None:

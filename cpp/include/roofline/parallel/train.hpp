@@ -133,6 +133,19 @@ double pipeline_p2p_s(double send_s, double stages, double microbatches, double 
 /// attention `attention_s` (load-balanced causal chunks): steps * max(send_s - attention_s/cp, 0).
 double ring_exposed_s(double send_s, double attention_s, double ranks) noexcept;
 
+/// Exposed K/V rotation of one pass of PyTorch's ring SDPA (`context_parallel`, load-balanced
+/// causal), per layer: `first_s` the diagonal (step 0) SDPA call, `step_s` each of the p-1
+/// later calls, `kv_s` one K/V transfer (the all-gather when `all_gather`, else one
+/// all-to-all permute to the next rank), `dkv_s` one fp32 dK/dV permute (backward only), all
+/// on one link, each issued at the start of a call and waited at its end.
+/// Forward: max(kv - first, 0), plus (p-2) max(kv - step, 0) when permuting.
+/// Backward: the K/V transfer the same way; the dK/dV permute of step k rides behind call
+/// k+1 (beside the next K/V permute), and the last one is waited right after the loop:
+/// all-gather max(kv - first, 0) + (p-1) max(dkv - step, 0) + dkv;
+/// permute max(kv - first, 0) + (p-2) max(kv + dkv - step, 0) + max(dkv - step, 0) + dkv.
+double torch_cp_exposed_s(double first_s, double step_s, double kv_s, double dkv_s,
+                          double ranks, bool all_gather, bool backward) noexcept;
+
 /// Per-GPU times of one training step, before composition.
 struct TrainStepInputs {
   double fwd_s = 0;              ///< forward of one micro-batch on one stage (layers + head)
