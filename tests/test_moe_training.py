@@ -587,3 +587,25 @@ def test_load_balancing_arguments_checked() -> None:
     eager = [rl.transformer.estimate(cfg, "train", moe_load_balancing=b, **kw).step.host_s
              for b in ("none", "aux_loss", "seq_aux_loss")]
     assert eager[0] < eager[1] < eager[2]
+
+
+def test_module_calls_reach_low_precision_linears() -> None:
+    """A low-precision linear is one ``X (fwd+bwd)`` row launched in both passes: its
+    Megatron-Core module forward and TE Function backward are charged in each pass, as for
+    the bf16 ``X`` / ``X bwd`` rows (MCORE_FORWARD_MODULES / MCORE_BACKWARD_FUNCTIONS)."""
+    from roofline.transformer.moe_host import (
+        MCORE_BACKWARD_FUNCTIONS,
+        MCORE_FORWARD_MODULES,
+        graphed_calls,
+    )
+
+    module = 4  # HOST_CLASSES: view, kernel, gemm, attention, module, backward
+    for name in ("o_proj", "q_a+kv_a_proj", "shared gate_up"):
+        ops = Program(train=True, recipe="mxfp8_te")
+        ops.linear(0, name, 64, 64, 64)
+        assert ops.rows[0][1] == f"{name} (fwd+bwd)"
+        zero = np.zeros((1, 6))
+        fwd = graphed_calls(ops, 0, zero, False, frozenset())
+        bwd = graphed_calls(ops, 0, zero, True, frozenset())
+        assert fwd[0, module] == MCORE_FORWARD_MODULES[name] > 0
+        assert bwd[0, module] == MCORE_BACKWARD_FUNCTIONS[name] > 0

@@ -262,7 +262,8 @@ def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
     ``mlp_norm``) launches from the graph, its replay one module call before the pass's
     first kernel of the part (the forward's first row, the backward's last)."""
     name = ops.rows[i][1]
-    base = name.removesuffix(" bwd")
+    # a low-precision linear is one ``(fwd+bwd)`` row launched in both passes
+    base = name.removesuffix(" bwd").removesuffix(" (fwd+bwd)")
     if not ops.train:
         return calls
     out: np.ndarray = np.array(calls, dtype=np.float64)
