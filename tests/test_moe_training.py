@@ -228,6 +228,11 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     # the pre-MLP norm = 3
     module = t.module_call_launches * e
     extra += 2 * 6 * module + 2 * 3 * module
+    # the experts' weighted SwiGLU is a torch.compile'd function (MCORE_COMPILED_CALLS): its
+    # entry once per layer forward and once per layer backward = 4 module calls; each TE
+    # grouped GEMM call's stream / event calls (te_grouped_call_views): 8 GEMMs over 4
+    # streams, 1 + 3 x 4 = 13 view calls, 2 calls per layer forward and 4 per layer backward
+    extra += 4 * module + (2 * 2 + 2 * 4) * 13 * view
     # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels;
     # the forward's zero-time reference launch adds none: the host is behind)
     want = (2 * (17 * gemm + 6 * kern + 16 * 6 * view)
@@ -337,14 +342,17 @@ def test_te_grouped_linear_python_calls_per_expert() -> None:
     from roofline.transformer.moe_sync import TE_GROUPED_PY_CALLS, _row_calls
 
     view, gemm = 0, 2  # HOST_CLASSES order: view, kernel, gemm, attention, module, backward
+    # each grouped call's first GEMM also carries its stream / event calls: 8 GEMMs over 4
+    # streams, 1 + 3 x 4 = 13 views (te_grouped_call_views)
     for lowp, fwd_views, bwd_views in ((True, 9.0, 5.0), (False, 6.0, 6.0)):
         ops = _layer(16, 1, lowp=lowp)
         names = [r[1] for r in ops.rows]
         f = _row_calls(ops, names.index("experts gate_up"), 8, backward=False)
-        assert np.all(f[:, gemm] == 1.0) and np.all(f[:, view] == fwd_views)
+        assert np.all(f[:, gemm] == 1.0) and np.all(f[1:, view] == fwd_views)
+        assert f[0, view] == fwd_views + 13
         b = _row_calls(ops, names.index("experts gate_up bwd"), 16, backward=True)
-        assert np.all(b[:8, view] == bwd_views)  # dgrad GEMMs
-        assert np.all(b[8:, view] == 1.0)  # wgrad GEMMs: TE's dummy gradient only
+        assert np.all(b[1:8, view] == bwd_views) and b[0, view] == bwd_views + 13  # dgrad
+        assert np.all(b[9:, view] == 1.0) and b[8, view] == 14  # wgrad: the dummy gradient
     assert TE_GROUPED_PY_CALLS[(False, True)] == 9.0
 
 
@@ -505,14 +513,14 @@ def test_training_router_is_not_quantized() -> None:
 
 @pytest.mark.parametrize(("model", "fwd", "bwd"), [
     # GQA + qk-norm: TransformerLayer, SelfAttention, TELayerNormColumnParallelLinear (3),
-    # q / k TENorm (2), core attention, linear_proj, pre-MLP TENorm + MoELayer (2), router,
-    # TEGroupedMLP + fc1 (2), fc2 = 13; backward TE Functions: qkv, q / k norms, core
-    # attention, proj, pre-MLP norm, fc1, fc2 = 8
-    ("Qwen3-30B-A3B", 13, 8),
-    # MLA: 3 + q / kv down (2) + q / kv up (2) + core attention + proj + 2 + router + 3 +
-    # shared MLP + fc1 (2) + fc2 = 18; backward: input norm + down projections (3), ups (2),
-    # core attention, proj, pre-MLP norm, fc1, fc2, shared fc1, fc2 = 12
-    ("DeepSeek-V3", 18, 12),
+    # q / k TENorm (2), core attention and TE's FusedAttention (2), linear_proj, pre-MLP
+    # TENorm + MoELayer (2), router, TEGroupedMLP + fc1 (2), fc2 = 14; backward TE Functions:
+    # qkv, q / k norms, core attention, proj, pre-MLP norm, fc1, fc2 = 8
+    ("Qwen3-30B-A3B", 14, 8),
+    # MLA: 3 + q / kv down (2) + q / kv up (2) + core + fused attention (2) + proj + 2 +
+    # router + 3 + shared MLP + fc1 (2) + fc2 = 19; backward: input norm + down projections
+    # (3), ups (2), core attention, proj, pre-MLP norm, fc1, fc2, shared fc1, fc2 = 12
+    ("DeepSeek-V3", 19, 12),
 ])
 def test_megatron_module_calls_per_moe_layer(model: str, fwd: int, bwd: int) -> None:
     from roofline.transformer.moe_host import MCORE_BACKWARD_FUNCTIONS, MCORE_FORWARD_MODULES
@@ -609,3 +617,55 @@ def test_module_calls_reach_low_precision_linears() -> None:
         bwd = graphed_calls(ops, 0, zero, True, frozenset())
         assert fwd[0, module] == MCORE_FORWARD_MODULES[name] > 0
         assert bwd[0, module] == MCORE_BACKWARD_FUNCTIONS[name] > 0
+
+
+def test_te_grouped_call_streams_and_swizzles_by_hand() -> None:
+    """TE 2.9's grouped GEMM call: 1 + 3 min(4, n) stream / event calls around its n GEMMs
+    (multi_stream_cublas_gemm) and, under MXFP8 only, one scale swizzle launch for the A
+    operands and one for the B operands per 64 tensors (multi_tensor_swizzle_scaling_factors)."""
+    from roofline.transformer.moe_sync import _launched, te_grouped_call_views, te_swizzle_kernels
+
+    assert [te_grouped_call_views(n) for n in (1, 2, 4, 16, 32)] == [4, 7, 13, 13, 13]
+    assert te_swizzle_kernels(16, "mxfp8_te") == 2
+    assert te_swizzle_kernels(64, "mxfp8_te") == 2 and te_swizzle_kernels(65, "mxfp8_te") == 4
+    assert te_swizzle_kernels(16, "tensorwise_te") == 0 and te_swizzle_kernels(16, None) == 0
+    # one TINY MoE layer, 8 local experts, under each recipe: forward 2 grouped calls, backward
+    # 4 (dgrad and wgrad of both linears); the swizzles are zero-time kernel calls
+    kernel = 1  # HOST_CLASSES: view, kernel, gemm, attention, module, backward
+    for recipe, fwd_sw, bwd_sw in (("mxfp8_te", 4, 8), ("tensorwise_te", 0, 0)):
+        ops = Program(train=True, recipe=recipe)
+        moe_mlp(ops, 0, TINY, 16, 1, 1, 2.0, True)
+        zero = np.zeros(len(ops.rows))
+        counts = []
+        for backward in (False, True):
+            rows = [i for i, r in enumerate(ops.rows) if "experts" in r[1] and "quantize" not in
+                    r[1] and "act" not in r[1] and r[1].endswith(" bwd") == backward]
+            t, c = _launched(ops, rows, zero, 0, backward)
+            gemms = 8 * len(rows) * (2 if backward else 1)
+            counts.append(len(t) - gemms)
+            assert c[:, kernel].sum() == len(t) - gemms  # every extra launch: a kernel call
+        assert counts == [fwd_sw, bwd_sw]
+
+
+def test_compiled_activation_and_padding_calls() -> None:
+    """The experts' activation is a torch.compile'd function entered once per pass
+    (MCORE_COMPILED_CALLS); under a recipe TEGroupedMLP calls Fp8Padding twice and
+    Fp8Unpadding once (TE_PADDING_MODULES), charged before the first grouped GEMM."""
+    from roofline.transformer.moe_host import (
+        MCORE_COMPILED_CALLS,
+        MCORE_FORWARD_MODULES,
+        TE_PADDING_MODULES,
+        graphed_calls,
+    )
+
+    module = 4
+    assert TE_PADDING_MODULES == 3 and MCORE_COMPILED_CALLS["experts act"] == 1
+    for lowp in (True, False):
+        ops = _layer(16, 1, lowp=lowp)
+        names = [r[1] for r in ops.rows]
+        zero = np.zeros((1, 6))
+        up = graphed_calls(ops, names.index("experts gate_up"), zero, False, frozenset())
+        assert up[0, module] == MCORE_FORWARD_MODULES["experts gate_up"] + 3 * lowp
+        for name, backward in (("experts act", False), ("experts act bwd", True)):
+            act = graphed_calls(ops, names.index(name), zero, backward, frozenset())
+            assert act[0, module] == 1.0

@@ -15,7 +15,8 @@ from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
 from .pricing import _f8_kernels
 from .program import Program
 
-__all__ = ["TE_GROUPED_PY_CALLS", "sync_exposed_s"]
+__all__ = ["TE_COMPUTE_STREAMS", "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS", "sync_exposed_s",
+           "te_grouped_call_views", "te_swizzle_kernels"]
 
 #: Host classes (indices into ``HOST_CLASSES``).
 _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
@@ -73,6 +74,40 @@ def _wgrad_calls(c: np.ndarray) -> None:
 TE_GROUPED_PY_CALLS = {(False, True): 9.0, (False, False): 6.0, (True, True): 5.0,
                        (True, False): 6.0}
 
+#: Compute streams over which Transformer Engine 2.9 spreads a grouped call's GEMMs
+#: (``common/util/multi_stream.cpp``: ``num_compute_streams = 4``).
+TE_COMPUTE_STREAMS = 4
+
+#: Scale tensors one ``nvte_multi_tensor_swizzle_scaling_factors`` launch takes (TE 2.9
+#: ``common/swizzle/swizzle.cu``: ``kMaxTensorsPerKernel = 64``).
+TE_SWIZZLE_TENSORS = 64
+
+
+def te_grouped_call_views(gemms: int) -> float:
+    """CUDA stream and event calls around one TE grouped GEMM call of ``gemms`` GEMMs.
+
+    TE 2.9's ``multi_stream_cublas_gemm`` (``common/gemm/cublaslt_gemm.cu``, reached from
+    ``general_grouped_gemm`` through ``nvte_multi_tensor_gemm``) records an event on the
+    main stream and makes each of the ``s = min(TE_COMPUTE_STREAMS, gemms)`` compute
+    streams wait on it, launches the GEMMs round-robin over them, then records an event on
+    each and makes the main stream wait on each: ``1 + 3 s`` driver calls that launch
+    nothing, priced as ``view`` calls.
+    """
+    return 1.0 + 3.0 * min(TE_COMPUTE_STREAMS, gemms)
+
+
+def te_swizzle_kernels(gemms: int, recipe: str | None) -> int:
+    """Scale-swizzle kernels before one TE grouped GEMM call of ``gemms`` GEMMs.
+
+    Under MXFP8 (``mxfp8_te``) TE 2.9's ``te_general_grouped_gemm``
+    (``pytorch/csrc/extensions/gemm.cpp``) swizzles the e8m0 scales of all its A operands,
+    then of all its B operands (``multi_tensor_swizzle_scaling_factors``,
+    ``pytorch/csrc/util.cpp``: one buffer, one launch per :data:`TE_SWIZZLE_TENSORS`
+    tensors) before the GEMMs: ``2 ceil(gemms / 64)`` kernels over a few KB of scales
+    (priced at the kernel gap). Other recipes swizzle nothing.
+    """
+    return 2 * -(-gemms // TE_SWIZZLE_TENSORS) if recipe == "mxfp8_te" else 0
+
 
 def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
     """Host calls by class before each of the ``n`` kernels row ``i`` launches in one pass.
@@ -81,7 +116,9 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
     descriptors and asks for a heuristic on every call, as ATen's GEMM does); TE's
     ``GroupedLinear`` makes one per local expert (``general_grouped_gemm``: forward, dgrad,
     wgrad), and each expert weight's gradient adds :func:`_wgrad_calls`; before each expert's
-    forward or dgrad GEMM its Python bookkeeping adds :data:`TE_GROUPED_PY_CALLS` view calls.
+    forward or dgrad GEMM its Python bookkeeping adds :data:`TE_GROUPED_PY_CALLS` view calls;
+    each grouped call's stream and event calls (:func:`te_grouped_call_views`) come before
+    its first GEMM.
     An attention call is one ``attention`` call; every other kernel (quantize, elementwise,
     collective) one ``kernel`` call.
     """
@@ -94,6 +131,8 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
     if grouped:  # one GEMM per local expert and grouped part, in part order
         row = 0
         for _, (counts, _, _, lay) in grouped:
+            if row < n:
+                c[row, _VIEW] += te_grouped_call_views(len(counts))
             for _ in counts:
                 if row < n:
                     c[row, _GEMM] = 1.0
@@ -130,7 +169,9 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
     """GPU time of each kernel the rows ``order`` launch in one pass, in launch order, and the
     host calls by class before each launch (:func:`_row_calls`), with the MoE router's and
     dispatcher's extra launches after the router rows (:func:`.moe_host.moe_extra_launches`;
-    a CUDA-graphed router launches its GEMM and top-k with one module call, the replay)."""
+    a CUDA-graphed router launches its GEMM and top-k with one module call, the replay) and
+    each TE grouped call's scale swizzles before its GEMMs (:func:`te_swizzle_kernels`, one
+    ``kernel`` call each)."""
     times: list[np.ndarray] = []
     calls: list[np.ndarray] = []
     eps = {g: ep_of(ops, g) for g in {ops.rows[i][0] for i in order}}
@@ -141,10 +182,16 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
             row_t: list[np.ndarray] = []
             row_c: list[np.ndarray] = []
             n, share = _row_kernels(ops, i, f8, backward)
+            swizzles = sum(te_swizzle_kernels(len(ops.grouped[idx][0]), ops.recipe)
+                           for kind, idx in ops.rows[i][3] if kind == "grouped") if n else 0
+            if swizzles:
+                row_t.append(np.zeros(swizzles))
+                row_c.append(np.zeros((swizzles, len(HOST_CLASSES))))
+                row_c[-1][:, _KERNEL] = 1.0
             if n:
                 row_t.append(np.full(n, row_time_s[i] * share / n))
-                row_c.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward), backward,
-                                           graphed))
+                row_c.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward),
+                                           backward, graphed))
             for stage in moe_stages(ops, i, backward):
                 extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router)
                 row_t.append(np.zeros(len(extra)))
@@ -200,11 +247,12 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     issues kernels slower than the GPU runs them (many small per-expert kernels).
 
     Kernels per row as :func:`_row_kernels` counts them (TE's one GEMM and, with a
-    low-precision recipe, one quantize kernel per local expert); the host time before each
+    low-precision recipe, one quantize kernel per local expert; under MXFP8 each grouped
+    call's two scale swizzles, :func:`te_swizzle_kernels`); the host time before each
     launch by class (:func:`_row_calls`: a GEMM call builds its cuBLASLt descriptors and
-    heuristic, an expert weight's gradient adds its autograd node and Megatron's DDP hook),
-    priced with the measured host terms (``op_*_launches``; :func:`~roofline.ops.host.
-    calls_wall`).
+    heuristic, an expert weight's gradient adds its autograd node and Megatron's DDP hook,
+    a grouped call its stream and event calls), priced with the measured host terms
+    (``op_*_launches``; :func:`~roofline.ops.host.calls_wall`).
 
     Returns
     -------
