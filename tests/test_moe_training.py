@@ -233,6 +233,9 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     # grouped GEMM call's stream / event calls (te_grouped_call_views): 8 GEMMs over 4
     # streams, 1 + 3 x 4 = 13 view calls, 2 calls per layer forward and 4 per layer backward
     extra += 4 * module + (2 * 2 + 2 * 4) * 13 * view
+    # after each of the 2 x 16 wgrad GEMMs TE's clear_tensor_data resets the saved bf16
+    # split's .data (TE_WGRAD_CLEAR_CALLS): one view each
+    extra += 2 * 16 * view
     # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels;
     # the forward's zero-time reference launch adds none: the host is behind)
     want = (2 * (17 * gemm + 6 * kern + 16 * 6 * view)
@@ -335,16 +338,18 @@ def test_expert_group_wider_than_a_node_splits_its_all_to_all_over_both_links() 
 
 
 def test_te_grouped_linear_python_calls_per_expert() -> None:
-    """TE 2.9's _GroupedLinear: per local expert, 9 Python calls without a kernel before a
-    quantized forward GEMM (two set_usage, get_weight_workspace, update_usage, four tensors
-    saved, the main_grad lambda), 6 in bf16, 5 before a quantized dgrad GEMM; none before
-    the wgrad GEMM (its weight's autograd node, DDP hook and dummy gradient instead)."""
+    """TE 2.9's _GroupedLinear: per local expert, 10 Python calls without a kernel before a
+    quantized forward GEMM (two set_usage, get_weight_workspace, the input's and the weight's
+    update_usage, four tensors saved, the main_grad lambda), 6 in bf16, 6 before a quantized
+    dgrad GEMM (four restored tensors, the lambda, the weight's update_usage); around the
+    wgrad GEMM its weight's autograd node, DDP hook and dummy gradient and clear_tensor_data's
+    .data resets of the saved input (2 quantized, 1 bf16)."""
     from roofline.transformer.moe_sync import TE_GROUPED_PY_CALLS, _row_calls
 
     view, gemm = 0, 2  # HOST_CLASSES order: view, kernel, gemm, attention, module, backward
     # each grouped call's first GEMM also carries its stream / event calls: 8 GEMMs over 4
     # streams, 1 + 3 x 4 = 13 views (te_grouped_call_views)
-    for lowp, fwd_views, bwd_views in ((True, 9.0, 5.0), (False, 6.0, 6.0)):
+    for lowp, fwd_views, bwd_views, clear in ((True, 10.0, 6.0, 2.0), (False, 6.0, 6.0, 1.0)):
         ops = _layer(16, 1, lowp=lowp)
         names = [r[1] for r in ops.rows]
         f = _row_calls(ops, names.index("experts gate_up"), 8, backward=False)
@@ -352,8 +357,9 @@ def test_te_grouped_linear_python_calls_per_expert() -> None:
         assert f[0, view] == fwd_views + 13
         b = _row_calls(ops, names.index("experts gate_up bwd"), 16, backward=True)
         assert np.all(b[1:8, view] == bwd_views) and b[0, view] == bwd_views + 13  # dgrad
-        assert np.all(b[9:, view] == 1.0) and b[8, view] == 14  # wgrad: the dummy gradient
-    assert TE_GROUPED_PY_CALLS[(False, True)] == 9.0
+        # wgrad: the dummy gradient and the cleared input (+ the call's 13 stream / event calls)
+        assert np.all(b[9:, view] == 1.0 + clear) and b[8, view] == 14 + clear
+    assert TE_GROUPED_PY_CALLS[(False, True)] == 10.0
 
 
 def test_expert_wgrad_accumulates_into_fp32_main_grad():

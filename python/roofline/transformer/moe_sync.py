@@ -15,8 +15,9 @@ from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
 from .pricing import _f8_kernels
 from .program import Program
 
-__all__ = ["TE_COMPUTE_STREAMS", "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS", "sync_exposed_s",
-           "te_grouped_call_views", "te_swizzle_kernels"]
+__all__ = ["TE_COMPUTE_STREAMS", "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS",
+           "TE_WGRAD_CLEAR_CALLS", "sync_exposed_s", "te_grouped_call_views",
+           "te_swizzle_kernels"]
 
 #: Host classes (indices into ``HOST_CLASSES``).
 _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
@@ -64,15 +65,23 @@ def _wgrad_calls(c: np.ndarray) -> None:
 #: and whether a low-precision recipe runs:
 #:
 #: - forward, quantized: the input and the weight quantizer's ``set_usage``, the weight's
-#:   ``get_weight_workspace``, the saved input's ``update_usage``, four tensors through
-#:   ``prepare_for_saving`` (input, quantized weight, weight, bias) and the ``main_grad``
-#:   lambda: 9;
+#:   ``get_weight_workspace``, the saved input's ``update_usage``, the quantized weight's
+#:   ``update_usage(columnwise_usage=True)`` (the input needs a gradient), four tensors
+#:   through ``prepare_for_saving`` (input, quantized weight, weight, bias) and the
+#:   ``main_grad`` lambda: 10;
 #: - forward, bf16: ``cast_if_needed`` of the weight, the four saved tensors and the lambda: 6;
 #: - backward: the four tensors through ``restore_from_saved``, the ``main_grad`` lambda's
-#:   call: 5 (bf16 also splits the gradient into one view per expert, quantized runs
-#:   ``split_quantize`` in C++: counted with the quantize kernels).
-TE_GROUPED_PY_CALLS = {(False, True): 9.0, (False, False): 6.0, (True, True): 5.0,
+#:   call: 5, quantized also the weight's ``update_usage`` before the dgrad: 6 (bf16 also
+#:   splits the gradient into one view per expert, quantized runs ``split_quantize`` in C++:
+#:   counted with the quantize kernels).
+TE_GROUPED_PY_CALLS = {(False, True): 10.0, (False, False): 6.0, (True, True): 6.0,
                        (True, False): 6.0}
+
+#: Calls without a kernel after each expert's wgrad GEMM, by whether a recipe runs: TE's
+#: ``clear_tensor_data`` of the saved input resets each held tensor's ``.data`` to an empty
+#: one (``MXFP8TensorStorage.clear``: the columnwise data and its scales, 2; a bf16 split,
+#: 1), a call that launches nothing each.
+TE_WGRAD_CLEAR_CALLS = {True: 2.0, False: 1.0}
 
 #: Compute streams over which Transformer Engine 2.9 spreads a grouped call's GEMMs
 #: (``common/util/multi_stream.cpp``: ``num_compute_streams = 4``).
@@ -138,6 +147,7 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
                     c[row, _GEMM] = 1.0
                     if lay == "looped_wgrad":
                         _wgrad_calls(c[row])
+                        c[row, _VIEW] += TE_WGRAD_CLEAR_CALLS[ops.recipe is not None]
                     else:
                         c[row, _VIEW] += TE_GROUPED_PY_CALLS[(backward, ops.recipe is not None)]
                 row += 1
