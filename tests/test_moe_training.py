@@ -653,6 +653,32 @@ def test_te_grouped_call_streams_and_swizzles_by_hand() -> None:
         assert counts == [fwd_sw, bwd_sw]
 
 
+def test_ddp_forward_pre_hook_per_expert_weight_by_hand() -> None:
+    """Megatron's distributed optimizer with overlap_param_gather runs a forward pre-hook on
+    every module that loops over its parameters: one view call per expert weight of each
+    grouped linear, forward only (TINY, 8 local experts, 2 layers: 2 x 2 x 8 = 32 views)."""
+    from roofline.transformer.moe_sync import moe_host_terms
+
+    ops = _layer(16, 1)
+    zero = np.zeros(len(ops.rows))
+    hw = rl.hardware("B200")
+    t = resolve("B200", "default")[2].host
+    groups = [("moe", [0, 1])]
+    off = sync_exposed_s(ops, zero, groups, hw, "default")
+    on = sync_exposed_s(ops, zero, groups, hw, "default", param_hooks=True)
+    assert on - off == pytest.approx(32 * t.op_view_launches * t.eager_launch_s, rel=1e-9)
+    terms = moe_host_terms(ops, zero, groups, hw, "default")
+    assert terms["host_s"] == pytest.approx(off, rel=1e-12)
+    assert terms["hook_host_s"] == pytest.approx(on - off, rel=1e-12)
+    # through estimate: the step adds it only with overlap_param_gather and ZeRO 1 / 2
+    cfg = rl.transformer.config("Qwen3-30B-A3B")
+    kw = dict(hardware="B200", seq_len=4096, micro_batch=1, ep=8, gpus_per_node=8,
+              linear_recipe="mxfp8_te")
+    host = {(z, g): rl.transformer.estimate(cfg, "train", zero=z, overlap_param_gather=g,
+                                            **kw).step.host_s
+            for z, g in ((1, True), (1, False), (0, True))}
+    assert host[(1, True)] > host[(1, False)] == pytest.approx(host[(0, True)], rel=1e-12)
+
 def test_compiled_activation_and_padding_calls() -> None:
     """The experts' activation is a torch.compile'd function entered once per pass
     (MCORE_COMPILED_CALLS); under a recipe TEGroupedMLP calls Fp8Padding twice and

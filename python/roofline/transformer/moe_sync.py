@@ -16,7 +16,7 @@ from .pricing import _f8_kernels
 from .program import Program
 
 __all__ = ["TE_COMPUTE_STREAMS", "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS",
-           "TE_WGRAD_CLEAR_CALLS", "sync_exposed_s", "te_grouped_call_views",
+           "TE_WGRAD_CLEAR_CALLS", "moe_host_terms", "sync_exposed_s", "te_grouped_call_views",
            "te_swizzle_kernels"]
 
 #: Host classes (indices into ``HOST_CLASSES``).
@@ -118,7 +118,24 @@ def te_swizzle_kernels(gemms: int, recipe: str | None) -> int:
     return 2 * -(-gemms // TE_SWIZZLE_TENSORS) if recipe == "mxfp8_te" else 0
 
 
-def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
+def _hooked_params(ops: Program, i: int, experts: int) -> float:
+    """Parameters Megatron's forward pre-hook visits in one grouped linear of row ``i``.
+
+    With the distributed optimizer and ``overlap_param_gather``, Megatron-Core's
+    ``DistributedDataParallel`` registers ``_make_forward_pre_hook`` on every module
+    (``megatron/core/distributed/distributed_data_parallel.py``, 92c8482); before each module
+    forward it loops over the module's own parameters, a dict lookup and
+    ``finish_param_sync`` each: one ``view`` call per parameter. TE's ``GroupedLinear`` holds
+    one weight per local expert and, with expert biases (the group has an
+    ``experts fc2 bias`` row), one bias each.
+    """
+    g = ops.rows[i][0]
+    bias = any(r[0] == g and r[1].startswith("experts fc2 bias") for r in ops.rows)
+    return float(experts * (2 if bias else 1))
+
+
+def _row_calls(ops: Program, i: int, n: int, backward: bool,
+               param_hooks: bool = False) -> np.ndarray:
     """Host calls by class before each of the ``n`` kernels row ``i`` launches in one pass.
 
     A GEMM is one ``gemm`` call (Transformer Engine's C++ ``cublas_gemm`` builds the cuBLASLt
@@ -127,7 +144,8 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
     wgrad), and each expert weight's gradient adds :func:`_wgrad_calls`; before each expert's
     forward or dgrad GEMM its Python bookkeeping adds :data:`TE_GROUPED_PY_CALLS` view calls;
     each grouped call's stream and event calls (:func:`te_grouped_call_views`) come before
-    its first GEMM.
+    its first GEMM, and so, in the forward with ``param_hooks``, does Megatron's forward
+    pre-hook loop over the grouped linear's parameters (:func:`_hooked_params`).
     An attention call is one ``attention`` call; every other kernel (quantize, elementwise,
     collective) one ``kernel`` call.
     """
@@ -142,6 +160,8 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
         for _, (counts, _, _, lay) in grouped:
             if row < n:
                 c[row, _VIEW] += te_grouped_call_views(len(counts))
+                if param_hooks and not backward:
+                    c[row, _VIEW] += _hooked_params(ops, i, len(counts))
             for _ in counts:
                 if row < n:
                     c[row, _GEMM] = 1.0
@@ -174,7 +194,7 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
 
 def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
               backward: bool, graphed: frozenset[str] = frozenset(),
-              router: tuple[str, bool] = ("none", False)
+              router: tuple[str, bool] = ("none", False), param_hooks: bool = False
               ) -> tuple[np.ndarray, np.ndarray]:
     """GPU time of each kernel the rows ``order`` launch in one pass, in launch order, and the
     host calls by class before each launch (:func:`_row_calls`), with the MoE router's and
@@ -200,7 +220,7 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
                 row_c[-1][:, _KERNEL] = 1.0
             if n:
                 row_t.append(np.full(n, row_time_s[i] * share / n))
-                row_c.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward),
+                row_c.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward, param_hooks),
                                            backward, graphed))
             for stage in moe_stages(ops, i, backward):
                 extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router)
@@ -216,12 +236,12 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
 
 def _segment_exposed_s(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
                        hw: Hardware, efficiency: EfficiencyLike, graphed: frozenset[str],
-                       router: tuple[str, bool]) -> float:
+                       router: tuple[str, bool], param_hooks: bool) -> float:
     """``wall - GPU`` of the forward rows ``order`` launched from an idle stream (after a
     host sync): the host's calls before the first launch count too (``calls_wall`` charges
     none before its reference launch, a zero-time one)."""
     seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed,
-                           router=router)
+                           router=router, param_hooks=param_hooks)
     seq = np.concatenate([[0.0], seq])
     calls = np.concatenate([np.zeros((1, calls.shape[1])), calls])
     w = calls_wall(seq, calls, hw, efficiency=efficiency)
@@ -231,7 +251,8 @@ def _segment_exposed_s(ops: Program, order: list[int], row_time_s: np.ndarray, f
 def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
                    hw: Hardware, efficiency: EfficiencyLike,
                    graphed: frozenset[str] = frozenset(),
-                   router: tuple[str, bool] = ("none", False)) -> float:
+                   router: tuple[str, bool] = ("none", False),
+                   param_hooks: bool = False) -> float:
     """Host time per micro-batch that a dropless MoE step's launches expose, eager.
 
     Forward: a dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's
@@ -271,6 +292,36 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         ``wall - GPU`` of the backward pass, seconds.
     """
     f8 = _f8_kernels(ops, hw, efficiency)
+    total, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                    f8, param_hooks)
+    return total + _backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed,
+                                       router, f8) if moe else total
+
+
+def moe_host_terms(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
+                   hw: Hardware, efficiency: EfficiencyLike,
+                   graphed: frozenset[str] = frozenset(),
+                   router: tuple[str, bool] = ("none", False)) -> dict[str, float]:
+    """The micro-batch terms of :func:`sync_exposed_s`: ``host_s`` without and
+    ``hook_host_s``, what Megatron's forward pre-hooks add (``param_hooks=True``: the
+    distributed optimizer with ``overlap_param_gather``; the step picks it by layout)."""
+    f8 = _f8_kernels(ops, hw, efficiency)
+    plain, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                    f8, False)
+    hooked, _ = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                   f8, True)
+    back = _backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                               f8) if moe else 0.0
+    return {"host_s": plain + back, "hook_host_s": hooked - plain}
+
+
+def _forward_exposed_s(ops: Program, row_time_s: np.ndarray,
+                       groups: list[tuple[str, list[int]]], hw: Hardware,
+                       efficiency: EfficiencyLike, graphed: frozenset[str],
+                       router: tuple[str, bool], f8: int, param_hooks: bool
+                       ) -> tuple[float, bool]:
+    """The synchronised forward segments' ``wall - GPU`` over every MoE layer, and whether
+    any group is an MoE layer (:func:`sync_exposed_s`)."""
     total = 0.0
     moe = False
     for g, (_, layers) in enumerate(groups):
@@ -285,9 +336,16 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         ends = [k + 1 for k, i in enumerate(order) if ops.rows[i][1] == GLU_CLAMP_ROW]
         for lo, hi in zip([0, *ends], [*ends, len(order)], strict=True):
             total += _segment_exposed_s(ops, order[lo:hi], row_time_s, f8, hw, efficiency,
-                                        graphed, router) * len(layers)
-    if not moe:
-        return total
+                                        graphed, router, param_hooks) * len(layers)
+    return total, moe
+
+
+def _backward_exposed_s(ops: Program, row_time_s: np.ndarray,
+                        groups: list[tuple[str, list[int]]], hw: Hardware,
+                        efficiency: EfficiencyLike, graphed: frozenset[str],
+                        router: tuple[str, bool], f8: int) -> float:
+    """``wall - GPU`` of the backward pass launched in one stream (:func:`sync_exposed_s`)."""
+    total = 0.0
     # the backward pass: the head first, then every layer (last first), one layer of a group
     # repeated as often as the group has layers
     seqs: list[np.ndarray] = []
