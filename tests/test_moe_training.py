@@ -195,11 +195,12 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     # (no EP, no TP: no all-to-all, no all-reduce rows)
     # forward kernels of one layer: permute, gate_up (8 GEMMs), act, down (8), weighted sum,
     # residual, norm, router, top-k = 23
-    # backward of one layer: norm, router (dgrad + wgrad), top-k, permute, gate_up (8 dgrad +
-    # 8 wgrad), act, down (16), weighted sum, residual = 40
+    # backward of one layer: norm (its kernel and the weight gradient's finalize,
+    # MCORE_ROW_KERNELS), router (dgrad + wgrad), top-k, permute, gate_up (8 dgrad + 8 wgrad),
+    # act, down (16), weighted sum, residual = 41
     kernels = {n: _row_kernels(ops, i, 0, n.endswith(" bwd"))[0] for i, n in enumerate(names)}
     assert sum(v for n, v in kernels.items() if not n.endswith(" bwd")) == 23
-    assert sum(v for n, v in kernels.items() if n.endswith(" bwd")) == 40
+    assert sum(v for n, v in kernels.items() if n.endswith(" bwd")) == 41
     # Host calls by class (``HOST_CLASSES``: view, kernel, gemm, attention, module, backward),
     # Forward (from the sync after the permute, the GPU idle: every call charged): 16 expert
     # GEMMs + the router GEMM = 17 gemm calls, act / weighted sum / residual / norm / top-k /
@@ -236,6 +237,9 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     # after each of the 2 x 16 wgrad GEMMs TE's clear_tensor_data resets the saved bf16
     # split's .data (TE_WGRAD_CLEAR_CALLS): one view each
     extra += 2 * 16 * view
+    # the pre-MLP norm is TE's fusible-op RMSNorm (TE_OPS_NORMS): its fuser once per pass and
+    # layer = 4 module calls; its backward's finalize kernel, 1 kernel call per layer
+    extra += 4 * module + 2 * kern
     # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels;
     # the forward's zero-time reference launch adds none: the host is behind)
     want = (2 * (17 * gemm + 6 * kern + 16 * 6 * view)
@@ -701,3 +705,39 @@ def test_compiled_activation_and_padding_calls() -> None:
         for name, backward in (("experts act", False), ("experts act bwd", True)):
             act = graphed_calls(ops, names.index(name), zero, backward, frozenset())
             assert act[0, module] == 1.0
+
+
+def test_norm_and_rope_launches_and_fusers_by_hand() -> None:
+    """Megatron-Core + TE 2.9: the q and k norms are two TENorm calls and RoPE two fused
+    calls per pass; each RMSNorm backward adds its weight gradient's finalize kernel
+    (MCORE_ROW_KERNELS). TENorm is TE's fusible-op RMSNorm, whose per-call OperationFuser is
+    priced as one more module call per norm and pass (TE_OPS_NORMS); MLA's input norm is a
+    TENorm, GQA's is fused into the qkv LayerNormLinear."""
+    from roofline.transformer.moe_host import (
+        MCORE_BACKWARD_FUNCTIONS,
+        MCORE_FORWARD_MODULES,
+        TE_OPS_NORMS,
+        graphed_calls,
+    )
+
+    module = 4
+    want = {"qk_norm": (2, 4), "rope": (2, 2), "attn_norm": (1, 2), "mlp_norm": (1, 2),
+            "q_a_norm": (1, 2), "router_other": (1, 1)}
+    for attention in ("attention", "attention (MLA)"):
+        ops = Program(train=True, recipe=None)
+        for name in want:
+            ops.elementwise(0, name, 1024)
+        ops.elementwise(0, attention, 1024, kind="attention")
+        names = [r[1] for r in ops.rows]
+        for name, (fwd, bwd) in want.items():
+            assert _row_kernels(ops, names.index(name), 0, False) == (fwd, 1.0), name
+            assert _row_kernels(ops, names.index(name + " bwd"), 0, True) == (bwd, 1.0), name
+        zero = np.zeros((1, 6))
+        mla = attention == "attention (MLA)"
+        for name in ("qk_norm", "mlp_norm", "attn_norm"):
+            f = graphed_calls(ops, names.index(name), zero, False, frozenset())
+            b = graphed_calls(ops, names.index(name + " bwd"), zero, True, frozenset())
+            fuser = TE_OPS_NORMS.get(name, 0) + (name == "attn_norm" and mla)
+            assert f[0, module] == MCORE_FORWARD_MODULES[name] + fuser, name
+            assert b[0, module] == MCORE_BACKWARD_FUNCTIONS.get(name, 0) + fuser, name
+    assert TE_OPS_NORMS == {"qk_norm": 2, "mlp_norm": 1, "final_norm": 1}

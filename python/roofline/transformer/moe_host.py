@@ -70,7 +70,8 @@ from ..ops.host import HOST_CLASSES
 from .program import Program
 
 __all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_COMPILED_CALLS",
-           "MCORE_FORWARD_MODULES", "MOE_GRAPH_SCOPES", "TE_PADDING_MODULES", "ep_of",
+           "MCORE_FORWARD_MODULES", "MOE_GRAPH_SCOPES", "TE_OPS_NORMS", "TE_PADDING_MODULES",
+           "ep_of",
            "graph_scopes", "graphed_calls", "moe_extra_launches", "moe_stages",
            "moe_train_options"]
 
@@ -115,6 +116,16 @@ MCORE_BACKWARD_FUNCTIONS = {
 #: The bias-dropout-adds are compiled only with ``bias_dropout_fusion`` (DeepSeek-V3's
 #: provider; not Qwen3's or GPT-OSS's): not counted.
 MCORE_COMPILED_CALLS = {"experts act": 1, "shared act": 1}
+
+#: TE 2.9's ``te.pytorch.RMSNorm`` (Megatron-Core's ``TENorm``) is a fusible operation:
+#: each call builds a new ``OperationFuser`` (``ops/op.py`` ``BasicOperation.forward``) whose
+#: ``maybe_fuse_ops`` resets the recipe state and runs four forward and five backward fusion
+#: passes before its ``_OperationFuserAutogradFunction``; that Function's backward wraps the
+#: op's ``op_backward`` alike. Priced as one more module call per norm and pass, by row:
+#: the q and k norms and the pre-MLP norm (Megatron-Core's TE layer spec,
+#: ``gpt_layer_specs.py``), the final norm, and MLA's input norm (GQA's input norm and MLA's
+#: up-projection norms are fused into TE ``LayerNormLinear`` modules).
+TE_OPS_NORMS = {"qk_norm": 2, "mlp_norm": 1, "final_norm": 1}
 
 #: TE ``Fp8Padding`` / ``Fp8Unpadding`` module calls of ``TEGroupedMLP.forward`` under a
 #: low-precision recipe (Megatron-Core ``experts.py``: the hidden states and the
@@ -263,6 +274,11 @@ def ep_of(ops: Program, g: int) -> int:
     return 1
 
 
+def _mla(ops: Program, i: int) -> bool:
+    """Whether row ``i``'s group runs MLA (``attention (MLA)``: a ``TENorm`` input norm)."""
+    return any(r[0] == ops.rows[i][0] and r[1] == "attention (MLA)" for r in ops.rows)
+
+
 def _mlp_norm(ops: Program, g: int) -> int:
     """The index of group ``g``'s first ``mlp_norm`` row, -1 if none."""
     for j, row in enumerate(ops.rows):
@@ -281,8 +297,8 @@ def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
                   graphed: frozenset[str]) -> np.ndarray:
     """Host calls before row ``i``'s kernels in Megatron-Core training: the module calls of
     :data:`MCORE_FORWARD_MODULES` / :data:`MCORE_BACKWARD_FUNCTIONS`, the compiled entries of
-    :data:`MCORE_COMPILED_CALLS` and, under a recipe, :data:`TE_PADDING_MODULES` added to
-    ``calls``; a
+    :data:`MCORE_COMPILED_CALLS`, the fusible-op norms' fusers (:data:`TE_OPS_NORMS`) and,
+    under a recipe, :data:`TE_PADDING_MODULES` added to ``calls``; a
     CUDA-graphed part (``moe_router``: the router GEMM and top-k; ``attn``: the rows before
     ``mlp_norm``) launches from the graph, its replay one module call before the pass's
     first kernel of the part (the forward's first row, the backward's last)."""
@@ -294,6 +310,7 @@ def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
     out: np.ndarray = np.array(calls, dtype=np.float64)
     table = MCORE_BACKWARD_FUNCTIONS if backward else MCORE_FORWARD_MODULES
     out[0, _MODULE] += table.get(base, 0) + MCORE_COMPILED_CALLS.get(base, 0)
+    out[0, _MODULE] += TE_OPS_NORMS.get(base, 0) + (base == "attn_norm" and _mla(ops, i))
     if base == "experts gate_up" and not backward and ops.recipe is not None:
         out[0, _MODULE] += TE_PADDING_MODULES
     if "moe_router" in graphed and base in ("router", "topk"):

@@ -15,12 +15,23 @@ from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
 from .pricing import _f8_kernels
 from .program import Program
 
-__all__ = ["TE_COMPUTE_STREAMS", "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS",
+__all__ = ["MCORE_ROW_KERNELS", "TE_COMPUTE_STREAMS", "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS",
            "TE_WGRAD_CLEAR_CALLS", "moe_host_terms", "sync_exposed_s", "te_grouped_call_views",
            "te_swizzle_kernels"]
 
 #: Host classes (indices into ``HOST_CLASSES``).
 _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
+
+
+#: Kernels Megatron-Core + TE 2.9 launch for these one-row elementwise parts, by
+#: ``(row, backward)``: the q and k norms are two ``TENorm`` calls and RoPE two fused calls
+#: (``apply_rotary_pos_emb`` on query and key; MLA's ``fused_apply_mla_rope_for_q`` /
+#: ``_for_kv``); every RMSNorm backward (``rmsnorm_bwd``,
+#: ``common/normalization/rmsnorm/rmsnorm_bwd_semi_cuda_kernel.cu``) runs its kernel and a
+#: finalize kernel that reduces the weight gradient's per-CTA parts.
+MCORE_ROW_KERNELS = {("qk_norm", False): 2, ("qk_norm", True): 4, ("rope", False): 2,
+                     ("rope", True): 2, ("attn_norm", True): 2, ("mlp_norm", True): 2,
+                     ("q_a_norm", True): 2, ("kv_a_norm", True): 2, ("final_norm", True): 2}
 
 
 def _row_kernels(ops: Program, i: int, f8: int, backward: bool) -> tuple[int, float]:
@@ -31,7 +42,8 @@ def _row_kernels(ops: Program, i: int, f8: int, backward: bool) -> tuple[int, fl
     forward, the rest in the backward. Transformer Engine's ``GroupedLinear`` launches one
     GEMM per local expert (``len(counts)`` kernels per grouped part) and, with a
     low-precision recipe, quantizes each expert's rows in its own kernel (the ``experts
-    quantize`` rows: one kernel per expert for each of the two grouped linears).
+    quantize`` rows: one kernel per expert for each of the two grouped linears); the norm
+    and RoPE rows of :data:`MCORE_ROW_KERNELS` launch as many kernels as listed there.
     """
     _, name, _, parts = ops.rows[i]
     if name.endswith("(fwd+bwd)"):
@@ -44,6 +56,9 @@ def _row_kernels(ops: Program, i: int, f8: int, backward: bool) -> tuple[int, fl
                        if row[0] == ops.rows[i][0] for kind, idx in row[3]
                        if kind == "grouped"), default=1)
         return 2 * experts, 1.0
+    listed = MCORE_ROW_KERNELS.get((name.removesuffix(" bwd"), backward))
+    if listed is not None and [k for k, _ in parts] == ["elts"]:
+        return listed, 1.0
     n = sum(max(1, f8 // 3) if kind == "f8" else
             len(ops.grouped[idx][0]) if kind == "grouped" else 1 for kind, idx in parts)
     return n, 1.0
