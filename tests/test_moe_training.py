@@ -737,7 +737,11 @@ def test_norm_and_rope_launches_and_fusers_by_hand() -> None:
         for name in ("qk_norm", "mlp_norm", "attn_norm"):
             f = graphed_calls(ops, names.index(name), zero, False, frozenset())
             b = graphed_calls(ops, names.index(name + " bwd"), zero, True, frozenset())
-            fuser = TE_OPS_NORMS.get(name, 0) + (name == "attn_norm" and mla)
+            fuser = {"qk_norm": 2, "mlp_norm": 0, "attn_norm": int(mla)}[name]  # no router
             assert f[0, module] == MCORE_FORWARD_MODULES[name] + fuser, name
             assert b[0, module] == MCORE_BACKWARD_FUNCTIONS.get(name, 0) + fuser, name
-    assert TE_OPS_NORMS == {"qk_norm": 2, "mlp_norm": 1, "final_norm": 1}
+    assert TE_OPS_NORMS == {"qk_norm": 2, "mlp_norm": 1, "final_norm": 1, "attn_norm": 1}
+    # before an MoE layer (a router row) the pre-MLP norm is a TENorm too
+    ops.linear(0, "router", 64, 64, 8)
+    f = graphed_calls(ops, [r[1] for r in ops.rows].index("mlp_norm"), zero, False, frozenset())
+    assert f[0, module] == MCORE_FORWARD_MODULES["mlp_norm"] + 1

@@ -122,10 +122,11 @@ MCORE_COMPILED_CALLS = {"experts act": 1, "shared act": 1}
 #: ``maybe_fuse_ops`` resets the recipe state and runs four forward and five backward fusion
 #: passes before its ``_OperationFuserAutogradFunction``; that Function's backward wraps the
 #: op's ``op_backward`` alike. Priced as one more module call per norm and pass, by row:
-#: the q and k norms and the pre-MLP norm (Megatron-Core's TE layer spec,
-#: ``gpt_layer_specs.py``), the final norm, and MLA's input norm (GQA's input norm and MLA's
-#: up-projection norms are fused into TE ``LayerNormLinear`` modules).
-TE_OPS_NORMS = {"qk_norm": 2, "mlp_norm": 1, "final_norm": 1}
+#: the q and k norms and an MoE layer's pre-MLP norm (Megatron-Core's TE layer spec,
+#: ``gpt_layer_specs.py``), the final norm, and MLA's input norm (GQA's input norm, a dense
+#: layer's pre-MLP norm and MLA's up-projection norms are fused into TE ``LayerNormLinear``
+#: modules; :func:`_ops_norms`).
+TE_OPS_NORMS = {"qk_norm": 2, "mlp_norm": 1, "final_norm": 1, "attn_norm": 1}
 
 #: TE ``Fp8Padding`` / ``Fp8Unpadding`` module calls of ``TEGroupedMLP.forward`` under a
 #: low-precision recipe (Megatron-Core ``experts.py``: the hidden states and the
@@ -274,9 +275,14 @@ def ep_of(ops: Program, g: int) -> int:
     return 1
 
 
-def _mla(ops: Program, i: int) -> bool:
-    """Whether row ``i``'s group runs MLA (``attention (MLA)``: a ``TENorm`` input norm)."""
-    return any(r[0] == ops.rows[i][0] and r[1] == "attention (MLA)" for r in ops.rows)
+def _ops_norms(ops: Program, i: int, base: str) -> int:
+    """:data:`TE_OPS_NORMS` of row ``i`` (named ``base``): the input norm is a ``TENorm``
+    only with MLA (an ``attention (MLA)`` row in the group), the pre-MLP norm only before an
+    MoE layer (a ``router`` row)."""
+    need = {"attn_norm": "attention (MLA)", "mlp_norm": "router"}.get(base)
+    if need is not None and not any(r[0] == ops.rows[i][0] and r[1] == need for r in ops.rows):
+        return 0
+    return TE_OPS_NORMS.get(base, 0)
 
 
 def _mlp_norm(ops: Program, g: int) -> int:
@@ -310,7 +316,7 @@ def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
     out: np.ndarray = np.array(calls, dtype=np.float64)
     table = MCORE_BACKWARD_FUNCTIONS if backward else MCORE_FORWARD_MODULES
     out[0, _MODULE] += table.get(base, 0) + MCORE_COMPILED_CALLS.get(base, 0)
-    out[0, _MODULE] += TE_OPS_NORMS.get(base, 0) + (base == "attn_norm" and _mla(ops, i))
+    out[0, _MODULE] += _ops_norms(ops, i, base)
     if base == "experts gate_up" and not backward and ops.recipe is not None:
         out[0, _MODULE] += TE_PADDING_MODULES
     if "moe_router" in graphed and base in ("router", "topk"):
