@@ -195,11 +195,12 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     # (no EP, no TP: no all-to-all, no all-reduce rows)
     # forward kernels of one layer: permute, gate_up (8 GEMMs), act, down (8), weighted sum,
     # residual, norm, router, top-k = 23
-    # backward of one layer: norm, router (dgrad + wgrad), top-k, permute, gate_up (8 dgrad +
-    # 8 wgrad), act, down (16), weighted sum, residual = 40
+    # backward of one layer: norm (its kernel and the weight gradient's finalize,
+    # MCORE_ROW_KERNELS), router (dgrad + wgrad), top-k, permute, gate_up (8 dgrad + 8 wgrad),
+    # act, down (16), weighted sum, residual = 41
     kernels = {n: _row_kernels(ops, i, 0, n.endswith(" bwd"))[0] for i, n in enumerate(names)}
     assert sum(v for n, v in kernels.items() if not n.endswith(" bwd")) == 23
-    assert sum(v for n, v in kernels.items() if n.endswith(" bwd")) == 40
+    assert sum(v for n, v in kernels.items() if n.endswith(" bwd")) == 41
     # Host calls by class (``HOST_CLASSES``: view, kernel, gemm, attention, module, backward),
     # Forward (from the sync after the permute, the GPU idle: every call charged): 16 expert
     # GEMMs + the router GEMM = 17 gemm calls, act / weighted sum / residual / norm / top-k /
@@ -228,6 +229,17 @@ def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:
     # the pre-MLP norm = 3
     module = t.module_call_launches * e
     extra += 2 * 6 * module + 2 * 3 * module
+    # the experts' weighted SwiGLU is a torch.compile'd function (MCORE_COMPILED_CALLS): its
+    # entry once per layer forward and once per layer backward = 4 module calls; each TE
+    # grouped GEMM call's stream / event calls (te_grouped_call_views): 8 GEMMs over 4
+    # streams, 1 + 3 x 4 = 13 view calls, 2 calls per layer forward and 4 per layer backward
+    extra += 4 * module + (2 * 2 + 2 * 4) * 13 * view
+    # after each of the 2 x 16 wgrad GEMMs TE's clear_tensor_data resets the saved bf16
+    # split's .data (TE_WGRAD_CLEAR_CALLS): one view each
+    extra += 2 * 16 * view
+    # the pre-MLP norm is TE's fusible-op RMSNorm (TE_OPS_NORMS): its fuser once per pass and
+    # layer = 4 module calls; its backward's finalize kernel, 1 kernel call per layer
+    extra += 4 * module + 2 * kern
     # each of the 3 sequences ends with its last kernel's kernel_gap_s (zero-time kernels;
     # the forward's zero-time reference launch adds none: the host is behind)
     want = (2 * (17 * gemm + 6 * kern + 16 * 6 * view)
@@ -330,22 +342,28 @@ def test_expert_group_wider_than_a_node_splits_its_all_to_all_over_both_links() 
 
 
 def test_te_grouped_linear_python_calls_per_expert() -> None:
-    """TE 2.9's _GroupedLinear: per local expert, 9 Python calls without a kernel before a
-    quantized forward GEMM (two set_usage, get_weight_workspace, update_usage, four tensors
-    saved, the main_grad lambda), 6 in bf16, 5 before a quantized dgrad GEMM; none before
-    the wgrad GEMM (its weight's autograd node, DDP hook and dummy gradient instead)."""
+    """TE 2.9's _GroupedLinear: per local expert, 10 Python calls without a kernel before a
+    quantized forward GEMM (two set_usage, get_weight_workspace, the input's and the weight's
+    update_usage, four tensors saved, the main_grad lambda), 6 in bf16, 6 before a quantized
+    dgrad GEMM (four restored tensors, the lambda, the weight's update_usage); around the
+    wgrad GEMM its weight's autograd node, DDP hook and dummy gradient and clear_tensor_data's
+    .data resets of the saved input (2 quantized, 1 bf16)."""
     from roofline.transformer.moe_sync import TE_GROUPED_PY_CALLS, _row_calls
 
     view, gemm = 0, 2  # HOST_CLASSES order: view, kernel, gemm, attention, module, backward
-    for lowp, fwd_views, bwd_views in ((True, 9.0, 5.0), (False, 6.0, 6.0)):
+    # each grouped call's first GEMM also carries its stream / event calls: 8 GEMMs over 4
+    # streams, 1 + 3 x 4 = 13 views (te_grouped_call_views)
+    for lowp, fwd_views, bwd_views, clear in ((True, 10.0, 6.0, 2.0), (False, 6.0, 6.0, 1.0)):
         ops = _layer(16, 1, lowp=lowp)
         names = [r[1] for r in ops.rows]
         f = _row_calls(ops, names.index("experts gate_up"), 8, backward=False)
-        assert np.all(f[:, gemm] == 1.0) and np.all(f[:, view] == fwd_views)
+        assert np.all(f[:, gemm] == 1.0) and np.all(f[1:, view] == fwd_views)
+        assert f[0, view] == fwd_views + 13
         b = _row_calls(ops, names.index("experts gate_up bwd"), 16, backward=True)
-        assert np.all(b[:8, view] == bwd_views)  # dgrad GEMMs
-        assert np.all(b[8:, view] == 1.0)  # wgrad GEMMs: TE's dummy gradient only
-    assert TE_GROUPED_PY_CALLS[(False, True)] == 9.0
+        assert np.all(b[1:8, view] == bwd_views) and b[0, view] == bwd_views + 13  # dgrad
+        # wgrad: the dummy gradient and the cleared input (+ the call's 13 stream / event calls)
+        assert np.all(b[9:, view] == 1.0 + clear) and b[8, view] == 14 + clear
+    assert TE_GROUPED_PY_CALLS[(False, True)] == 10.0
 
 
 def test_expert_wgrad_accumulates_into_fp32_main_grad():
@@ -505,14 +523,14 @@ def test_training_router_is_not_quantized() -> None:
 
 @pytest.mark.parametrize(("model", "fwd", "bwd"), [
     # GQA + qk-norm: TransformerLayer, SelfAttention, TELayerNormColumnParallelLinear (3),
-    # q / k TENorm (2), core attention, linear_proj, pre-MLP TENorm + MoELayer (2), router,
-    # TEGroupedMLP + fc1 (2), fc2 = 13; backward TE Functions: qkv, q / k norms, core
-    # attention, proj, pre-MLP norm, fc1, fc2 = 8
-    ("Qwen3-30B-A3B", 13, 8),
-    # MLA: 3 + q / kv down (2) + q / kv up (2) + core attention + proj + 2 + router + 3 +
-    # shared MLP + fc1 (2) + fc2 = 18; backward: input norm + down projections (3), ups (2),
-    # core attention, proj, pre-MLP norm, fc1, fc2, shared fc1, fc2 = 12
-    ("DeepSeek-V3", 18, 12),
+    # q / k TENorm (2), core attention and TE's FusedAttention (2), linear_proj, pre-MLP
+    # TENorm + MoELayer (2), router, TEGroupedMLP + fc1 (2), fc2 = 14; backward TE Functions:
+    # qkv, q / k norms, core attention, proj, pre-MLP norm, fc1, fc2 = 8
+    ("Qwen3-30B-A3B", 14, 8),
+    # MLA: 3 + q / kv down (2) + q / kv up (2) + core + fused attention (2) + proj + 2 +
+    # router + 3 + shared MLP + fc1 (2) + fc2 = 19; backward: input norm + down projections
+    # (3), ups (2), core attention, proj, pre-MLP norm, fc1, fc2, shared fc1, fc2 = 12
+    ("DeepSeek-V3", 19, 12),
 ])
 def test_megatron_module_calls_per_moe_layer(model: str, fwd: int, bwd: int) -> None:
     from roofline.transformer.moe_host import MCORE_BACKWARD_FUNCTIONS, MCORE_FORWARD_MODULES
@@ -587,3 +605,143 @@ def test_load_balancing_arguments_checked() -> None:
     eager = [rl.transformer.estimate(cfg, "train", moe_load_balancing=b, **kw).step.host_s
              for b in ("none", "aux_loss", "seq_aux_loss")]
     assert eager[0] < eager[1] < eager[2]
+
+
+def test_module_calls_reach_low_precision_linears() -> None:
+    """A low-precision linear is one ``X (fwd+bwd)`` row launched in both passes: its
+    Megatron-Core module forward and TE Function backward are charged in each pass, as for
+    the bf16 ``X`` / ``X bwd`` rows (MCORE_FORWARD_MODULES / MCORE_BACKWARD_FUNCTIONS)."""
+    from roofline.transformer.moe_host import (
+        MCORE_BACKWARD_FUNCTIONS,
+        MCORE_FORWARD_MODULES,
+        graphed_calls,
+    )
+
+    module = 4  # HOST_CLASSES: view, kernel, gemm, attention, module, backward
+    for name in ("o_proj", "q_a+kv_a_proj", "shared gate_up"):
+        ops = Program(train=True, recipe="mxfp8_te")
+        ops.linear(0, name, 64, 64, 64)
+        assert ops.rows[0][1] == f"{name} (fwd+bwd)"
+        zero = np.zeros((1, 6))
+        fwd = graphed_calls(ops, 0, zero, False, frozenset())
+        bwd = graphed_calls(ops, 0, zero, True, frozenset())
+        assert fwd[0, module] == MCORE_FORWARD_MODULES[name] > 0
+        assert bwd[0, module] == MCORE_BACKWARD_FUNCTIONS[name] > 0
+
+
+def test_te_grouped_call_streams_and_swizzles_by_hand() -> None:
+    """TE 2.9's grouped GEMM call: 1 + 3 min(4, n) stream / event calls around its n GEMMs
+    (multi_stream_cublas_gemm) and, under MXFP8 only, one scale swizzle launch for the A
+    operands and one for the B operands per 64 tensors (multi_tensor_swizzle_scaling_factors)."""
+    from roofline.transformer.moe_sync import _launched, te_grouped_call_views, te_swizzle_kernels
+
+    assert [te_grouped_call_views(n) for n in (1, 2, 4, 16, 32)] == [4, 7, 13, 13, 13]
+    assert te_swizzle_kernels(16, "mxfp8_te") == 2
+    assert te_swizzle_kernels(64, "mxfp8_te") == 2 and te_swizzle_kernels(65, "mxfp8_te") == 4
+    assert te_swizzle_kernels(16, "tensorwise_te") == 0 and te_swizzle_kernels(16, None) == 0
+    # one TINY MoE layer, 8 local experts, under each recipe: forward 2 grouped calls, backward
+    # 4 (dgrad and wgrad of both linears); the swizzles are zero-time kernel calls
+    kernel = 1  # HOST_CLASSES: view, kernel, gemm, attention, module, backward
+    for recipe, fwd_sw, bwd_sw in (("mxfp8_te", 4, 8), ("tensorwise_te", 0, 0)):
+        ops = Program(train=True, recipe=recipe)
+        moe_mlp(ops, 0, TINY, 16, 1, 1, 2.0, True)
+        zero = np.zeros(len(ops.rows))
+        counts = []
+        for backward in (False, True):
+            rows = [i for i, r in enumerate(ops.rows) if "experts" in r[1] and "quantize" not in
+                    r[1] and "act" not in r[1] and r[1].endswith(" bwd") == backward]
+            t, c = _launched(ops, rows, zero, 0, backward)
+            gemms = 8 * len(rows) * (2 if backward else 1)
+            counts.append(len(t) - gemms)
+            assert c[:, kernel].sum() == len(t) - gemms  # every extra launch: a kernel call
+        assert counts == [fwd_sw, bwd_sw]
+
+
+def test_ddp_forward_pre_hook_per_expert_weight_by_hand() -> None:
+    """Megatron's distributed optimizer with overlap_param_gather runs a forward pre-hook on
+    every module that loops over its parameters: one view call per expert weight of each
+    grouped linear, forward only (TINY, 8 local experts, 2 layers: 2 x 2 x 8 = 32 views)."""
+    from roofline.transformer.moe_sync import moe_host_terms
+
+    ops = _layer(16, 1)
+    zero = np.zeros(len(ops.rows))
+    hw = rl.hardware("B200")
+    t = resolve("B200", "default")[2].host
+    groups = [("moe", [0, 1])]
+    off = sync_exposed_s(ops, zero, groups, hw, "default")
+    on = sync_exposed_s(ops, zero, groups, hw, "default", param_hooks=True)
+    assert on - off == pytest.approx(32 * t.op_view_launches * t.eager_launch_s, rel=1e-9)
+    terms = moe_host_terms(ops, zero, groups, hw, "default")
+    assert terms["host_s"] == pytest.approx(off, rel=1e-12)
+    assert terms["hook_host_s"] == pytest.approx(on - off, rel=1e-12)
+    # through estimate: the step adds it only with overlap_param_gather and ZeRO 1 / 2
+    cfg = rl.transformer.config("Qwen3-30B-A3B")
+    kw = dict(hardware="B200", seq_len=4096, micro_batch=1, ep=8, gpus_per_node=8,
+              linear_recipe="mxfp8_te")
+    host = {(z, g): rl.transformer.estimate(cfg, "train", zero=z, overlap_param_gather=g,
+                                            **kw).step.host_s
+            for z, g in ((1, True), (1, False), (0, True))}
+    assert host[(1, True)] > host[(1, False)] == pytest.approx(host[(0, True)], rel=1e-12)
+
+def test_compiled_activation_and_padding_calls() -> None:
+    """The experts' activation is a torch.compile'd function entered once per pass
+    (MCORE_COMPILED_CALLS); under a recipe TEGroupedMLP calls Fp8Padding twice and
+    Fp8Unpadding once (TE_PADDING_MODULES), charged before the first grouped GEMM."""
+    from roofline.transformer.moe_host import (
+        MCORE_COMPILED_CALLS,
+        MCORE_FORWARD_MODULES,
+        TE_PADDING_MODULES,
+        graphed_calls,
+    )
+
+    module = 4
+    assert TE_PADDING_MODULES == 3 and MCORE_COMPILED_CALLS["experts act"] == 1
+    for lowp in (True, False):
+        ops = _layer(16, 1, lowp=lowp)
+        names = [r[1] for r in ops.rows]
+        zero = np.zeros((1, 6))
+        up = graphed_calls(ops, names.index("experts gate_up"), zero, False, frozenset())
+        assert up[0, module] == MCORE_FORWARD_MODULES["experts gate_up"] + 3 * lowp
+        for name, backward in (("experts act", False), ("experts act bwd", True)):
+            act = graphed_calls(ops, names.index(name), zero, backward, frozenset())
+            assert act[0, module] == 1.0
+
+
+def test_norm_and_rope_launches_and_fusers_by_hand() -> None:
+    """Megatron-Core + TE 2.9: the q and k norms are two TENorm calls and RoPE two fused
+    calls per pass; each RMSNorm backward adds its weight gradient's finalize kernel
+    (MCORE_ROW_KERNELS). TENorm is TE's fusible-op RMSNorm, whose per-call OperationFuser is
+    priced as one more module call per norm and pass (TE_OPS_NORMS); MLA's input norm is a
+    TENorm, GQA's is fused into the qkv LayerNormLinear."""
+    from roofline.transformer.moe_host import (
+        MCORE_BACKWARD_FUNCTIONS,
+        MCORE_FORWARD_MODULES,
+        TE_OPS_NORMS,
+        graphed_calls,
+    )
+
+    module = 4
+    want = {"qk_norm": (2, 4), "rope": (2, 2), "attn_norm": (1, 2), "mlp_norm": (1, 2),
+            "q_a_norm": (1, 2), "router_other": (1, 1)}
+    for attention in ("attention", "attention (MLA)"):
+        ops = Program(train=True, recipe=None)
+        for name in want:
+            ops.elementwise(0, name, 1024)
+        ops.elementwise(0, attention, 1024, kind="attention")
+        names = [r[1] for r in ops.rows]
+        for name, (fwd, bwd) in want.items():
+            assert _row_kernels(ops, names.index(name), 0, False) == (fwd, 1.0), name
+            assert _row_kernels(ops, names.index(name + " bwd"), 0, True) == (bwd, 1.0), name
+        zero = np.zeros((1, 6))
+        mla = attention == "attention (MLA)"
+        for name in ("qk_norm", "mlp_norm", "attn_norm"):
+            f = graphed_calls(ops, names.index(name), zero, False, frozenset())
+            b = graphed_calls(ops, names.index(name + " bwd"), zero, True, frozenset())
+            fuser = {"qk_norm": 2, "mlp_norm": 0, "attn_norm": int(mla)}[name]  # no router
+            assert f[0, module] == MCORE_FORWARD_MODULES[name] + fuser, name
+            assert b[0, module] == MCORE_BACKWARD_FUNCTIONS.get(name, 0) + fuser, name
+    assert TE_OPS_NORMS == {"qk_norm": 2, "mlp_norm": 1, "final_norm": 1, "attn_norm": 1}
+    # before an MoE layer (a router row) the pre-MLP norm is a TENorm too
+    ops.linear(0, "router", 64, 64, 8)
+    f = graphed_calls(ops, [r[1] for r in ops.rows].index("mlp_norm"), zero, False, frozenset())
+    assert f[0, module] == MCORE_FORWARD_MODULES["mlp_norm"] + 1

@@ -36,7 +36,7 @@ from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
 from .moe_host import moe_train_options
-from .moe_sync import sync_exposed_s
+from .moe_sync import moe_host_terms
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -578,8 +578,8 @@ def estimate(
             base["embed_params"] = counts["embedding"] / tp
             base["head_params"] = counts["lm_head"] / tp
             if runtime == "megatron" and launch == "eager" and cfg.is_moe:
-                base["host_s"] = sync_exposed_s(ops, cols["time_s"], groups, hw, efficiency,
-                                                graphed, balancing)
+                base.update(moe_host_terms(ops, cols["time_s"], groups, hw, efficiency,
+                                           graphed, balancing))
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                               latency_s=latency_s, peak_flops_per_s=peak)

@@ -45,7 +45,8 @@ forward of a layer runs its own Python before its first kernel, priced as a modu
 (:data:`MCORE_FORWARD_MODULES`, keyed by the program row it precedes): the
 ``TransformerLayer``, the attention module and its input norm (GQA: the fused
 ``TELayerNormColumnParallelLinear``; MLA: a ``TENorm``), q / k norms, MLA's down and up
-projections, the core attention, the output projection, the pre-MLP ``TENorm`` and the
+projections, the core attention (and TE's ``FusedAttention`` module it calls), the output
+projection, the pre-MLP ``TENorm`` and the
 ``MoELayer``, the ``TopKRouter``, ``TEGroupedMLP`` and its two ``GroupedLinear``, the shared
 expert MLP and its two linears (``IdentityOp`` placeholders are not counted). In the backward
 each TE module's ``autograd.Function`` runs its Python ``backward`` body, priced as a module
@@ -68,8 +69,9 @@ from .._checks import _show, one_of
 from ..ops.host import HOST_CLASSES
 from .program import Program
 
-__all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_FORWARD_MODULES",
-           "MOE_GRAPH_SCOPES", "ep_of",
+__all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_COMPILED_CALLS",
+           "MCORE_FORWARD_MODULES", "MOE_GRAPH_SCOPES", "TE_OPS_NORMS", "TE_PADDING_MODULES",
+           "ep_of",
            "graph_scopes", "graphed_calls", "moe_extra_launches", "moe_stages",
            "moe_train_options"]
 
@@ -87,7 +89,9 @@ _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
 MCORE_FORWARD_MODULES = {
     "attn_norm": 3,  # TransformerLayer, (MLA)SelfAttention, the input norm module
     "qk_norm": 2, "q_a+kv_a_proj": 2, "q_b_proj": 1, "kv_b_proj": 1,
-    "attention": 1, "attention (MLA)": 1, "o_proj": 1,
+    # TEDotProductAttention, and inside it TE's FusedAttention module (TE 2.9
+    # ``dot_product_attention.py``: ``return self.fused_attention(...)``)
+    "attention": 2, "attention (MLA)": 2, "o_proj": 1,
     "mlp_norm": 2,  # pre_mlp_layernorm, MoELayer
     "router": 1, "experts gate_up": 2, "experts down": 1, "shared gate_up": 2,
     "shared down": 1}
@@ -99,6 +103,37 @@ MCORE_BACKWARD_FUNCTIONS = {
     "qkv_proj": 1, "qk_norm": 2, "q_a+kv_a_proj": 3, "q_b_proj": 1, "kv_b_proj": 1,
     "attention": 1, "attention (MLA)": 1, "o_proj": 1, "mlp_norm": 1,
     "experts gate_up": 1, "experts down": 1, "shared gate_up": 1, "shared down": 1}
+
+
+#: ``torch.compile``'d functions (Megatron-Core's ``jit_fuser`` is ``torch.compile`` on torch
+#: >= 2.2, ``megatron/core/jit.py``) a program row's kernel comes from, by row name, in each
+#: pass: with ``bias_activation_fusion`` (every MoE preset) the experts' weighted SwiGLU /
+#: quick-GEGLU (``weighted_swiglu``, ``weighted_swiglu_back``; ``fused_bias_swiglu.py``,
+#: ``fused_bias_geglu.py``) and the shared experts' ``bias_swiglu``. Each call enters through
+#: Dynamo's guards and the compiled wrapper before its kernel: priced as a module call
+#: (``module_call_launches``, 31 us; the measured compiled entry ``compiled_region_s`` +
+#: ``compiled_launch_s`` = 38 us less the kernel call already counted, 9 us, is 29 us).
+#: The bias-dropout-adds are compiled only with ``bias_dropout_fusion`` (DeepSeek-V3's
+#: provider; not Qwen3's or GPT-OSS's): not counted.
+MCORE_COMPILED_CALLS = {"experts act": 1, "shared act": 1}
+
+#: TE 2.9's ``te.pytorch.RMSNorm`` (Megatron-Core's ``TENorm``) is a fusible operation:
+#: each call builds a new ``OperationFuser`` (``ops/op.py`` ``BasicOperation.forward``) whose
+#: ``maybe_fuse_ops`` resets the recipe state and runs four forward and five backward fusion
+#: passes before its ``_OperationFuserAutogradFunction``; that Function's backward wraps the
+#: op's ``op_backward`` alike. Priced as one more module call per norm and pass, by row:
+#: the q and k norms and an MoE layer's pre-MLP norm (Megatron-Core's TE layer spec,
+#: ``gpt_layer_specs.py``), the final norm, and MLA's input norm (GQA's input norm, a dense
+#: layer's pre-MLP norm and MLA's up-projection norms are fused into TE ``LayerNormLinear``
+#: modules; :func:`_ops_norms`).
+TE_OPS_NORMS = {"qk_norm": 2, "mlp_norm": 1, "final_norm": 1, "attn_norm": 1}
+
+#: TE ``Fp8Padding`` / ``Fp8Unpadding`` module calls of ``TEGroupedMLP.forward`` under a
+#: low-precision recipe (Megatron-Core ``experts.py``: the hidden states and the
+#: probabilities padded, the output unpadded; each returns early when every expert's rows
+#: are already a multiple of the alignment, as under balanced routing), charged before the
+#: experts' first grouped GEMM.
+TE_PADDING_MODULES = 3
 
 
 def graph_scopes(fn: str, value: object) -> frozenset[str]:
@@ -240,6 +275,16 @@ def ep_of(ops: Program, g: int) -> int:
     return 1
 
 
+def _ops_norms(ops: Program, i: int, base: str) -> int:
+    """:data:`TE_OPS_NORMS` of row ``i`` (named ``base``): the input norm is a ``TENorm``
+    only with MLA (an ``attention (MLA)`` row in the group), the pre-MLP norm only before an
+    MoE layer (a ``router`` row)."""
+    need = {"attn_norm": "attention (MLA)", "mlp_norm": "router"}.get(base)
+    if need is not None and not any(r[0] == ops.rows[i][0] and r[1] == need for r in ops.rows):
+        return 0
+    return TE_OPS_NORMS.get(base, 0)
+
+
 def _mlp_norm(ops: Program, g: int) -> int:
     """The index of group ``g``'s first ``mlp_norm`` row, -1 if none."""
     for j, row in enumerate(ops.rows):
@@ -257,17 +302,23 @@ def _attn_row(ops: Program, i: int) -> bool:
 def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
                   graphed: frozenset[str]) -> np.ndarray:
     """Host calls before row ``i``'s kernels in Megatron-Core training: the module calls of
-    :data:`MCORE_FORWARD_MODULES` / :data:`MCORE_BACKWARD_FUNCTIONS` added to ``calls``; a
+    :data:`MCORE_FORWARD_MODULES` / :data:`MCORE_BACKWARD_FUNCTIONS`, the compiled entries of
+    :data:`MCORE_COMPILED_CALLS`, the fusible-op norms' fusers (:data:`TE_OPS_NORMS`) and,
+    under a recipe, :data:`TE_PADDING_MODULES` added to ``calls``; a
     CUDA-graphed part (``moe_router``: the router GEMM and top-k; ``attn``: the rows before
     ``mlp_norm``) launches from the graph, its replay one module call before the pass's
     first kernel of the part (the forward's first row, the backward's last)."""
     name = ops.rows[i][1]
-    base = name.removesuffix(" bwd")
+    # a low-precision linear is one ``(fwd+bwd)`` row launched in both passes
+    base = name.removesuffix(" bwd").removesuffix(" (fwd+bwd)")
     if not ops.train:
         return calls
     out: np.ndarray = np.array(calls, dtype=np.float64)
     table = MCORE_BACKWARD_FUNCTIONS if backward else MCORE_FORWARD_MODULES
-    out[0, _MODULE] += table.get(base, 0)
+    out[0, _MODULE] += table.get(base, 0) + MCORE_COMPILED_CALLS.get(base, 0)
+    out[0, _MODULE] += _ops_norms(ops, i, base)
+    if base == "experts gate_up" and not backward and ops.recipe is not None:
+        out[0, _MODULE] += TE_PADDING_MODULES
     if "moe_router" in graphed and base in ("router", "topk"):
         out = np.zeros_like(calls)
         if base == ("topk" if backward else "router"):

@@ -15,10 +15,23 @@ from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
 from .pricing import _f8_kernels
 from .program import Program
 
-__all__ = ["TE_GROUPED_PY_CALLS", "sync_exposed_s"]
+__all__ = ["MCORE_ROW_KERNELS", "TE_COMPUTE_STREAMS", "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS",
+           "TE_WGRAD_CLEAR_CALLS", "moe_host_terms", "sync_exposed_s", "te_grouped_call_views",
+           "te_swizzle_kernels"]
 
 #: Host classes (indices into ``HOST_CLASSES``).
 _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
+
+
+#: Kernels Megatron-Core + TE 2.9 launch for these one-row elementwise parts, by
+#: ``(row, backward)``: the q and k norms are two ``TENorm`` calls and RoPE two fused calls
+#: (``apply_rotary_pos_emb`` on query and key; MLA's ``fused_apply_mla_rope_for_q`` /
+#: ``_for_kv``); every RMSNorm backward (``rmsnorm_bwd``,
+#: ``common/normalization/rmsnorm/rmsnorm_bwd_semi_cuda_kernel.cu``) runs its kernel and a
+#: finalize kernel that reduces the weight gradient's per-CTA parts.
+MCORE_ROW_KERNELS = {("qk_norm", False): 2, ("qk_norm", True): 4, ("rope", False): 2,
+                     ("rope", True): 2, ("attn_norm", True): 2, ("mlp_norm", True): 2,
+                     ("q_a_norm", True): 2, ("kv_a_norm", True): 2, ("final_norm", True): 2}
 
 
 def _row_kernels(ops: Program, i: int, f8: int, backward: bool) -> tuple[int, float]:
@@ -29,7 +42,8 @@ def _row_kernels(ops: Program, i: int, f8: int, backward: bool) -> tuple[int, fl
     forward, the rest in the backward. Transformer Engine's ``GroupedLinear`` launches one
     GEMM per local expert (``len(counts)`` kernels per grouped part) and, with a
     low-precision recipe, quantizes each expert's rows in its own kernel (the ``experts
-    quantize`` rows: one kernel per expert for each of the two grouped linears).
+    quantize`` rows: one kernel per expert for each of the two grouped linears); the norm
+    and RoPE rows of :data:`MCORE_ROW_KERNELS` launch as many kernels as listed there.
     """
     _, name, _, parts = ops.rows[i]
     if name.endswith("(fwd+bwd)"):
@@ -42,6 +56,9 @@ def _row_kernels(ops: Program, i: int, f8: int, backward: bool) -> tuple[int, fl
                        if row[0] == ops.rows[i][0] for kind, idx in row[3]
                        if kind == "grouped"), default=1)
         return 2 * experts, 1.0
+    listed = MCORE_ROW_KERNELS.get((name.removesuffix(" bwd"), backward))
+    if listed is not None and [k for k, _ in parts] == ["elts"]:
+        return listed, 1.0
     n = sum(max(1, f8 // 3) if kind == "f8" else
             len(ops.grouped[idx][0]) if kind == "grouped" else 1 for kind, idx in parts)
     return n, 1.0
@@ -63,25 +80,87 @@ def _wgrad_calls(c: np.ndarray) -> None:
 #: and whether a low-precision recipe runs:
 #:
 #: - forward, quantized: the input and the weight quantizer's ``set_usage``, the weight's
-#:   ``get_weight_workspace``, the saved input's ``update_usage``, four tensors through
-#:   ``prepare_for_saving`` (input, quantized weight, weight, bias) and the ``main_grad``
-#:   lambda: 9;
+#:   ``get_weight_workspace``, the saved input's ``update_usage``, the quantized weight's
+#:   ``update_usage(columnwise_usage=True)`` (the input needs a gradient), four tensors
+#:   through ``prepare_for_saving`` (input, quantized weight, weight, bias) and the
+#:   ``main_grad`` lambda: 10;
 #: - forward, bf16: ``cast_if_needed`` of the weight, the four saved tensors and the lambda: 6;
 #: - backward: the four tensors through ``restore_from_saved``, the ``main_grad`` lambda's
-#:   call: 5 (bf16 also splits the gradient into one view per expert, quantized runs
-#:   ``split_quantize`` in C++: counted with the quantize kernels).
-TE_GROUPED_PY_CALLS = {(False, True): 9.0, (False, False): 6.0, (True, True): 5.0,
+#:   call: 5, quantized also the weight's ``update_usage`` before the dgrad: 6 (bf16 also
+#:   splits the gradient into one view per expert, quantized runs ``split_quantize`` in C++:
+#:   counted with the quantize kernels).
+TE_GROUPED_PY_CALLS = {(False, True): 10.0, (False, False): 6.0, (True, True): 6.0,
                        (True, False): 6.0}
 
+#: Calls without a kernel after each expert's wgrad GEMM, by whether a recipe runs: TE's
+#: ``clear_tensor_data`` of the saved input resets each held tensor's ``.data`` to an empty
+#: one (``MXFP8TensorStorage.clear``: the columnwise data and its scales, 2; a bf16 split,
+#: 1), a call that launches nothing each.
+TE_WGRAD_CLEAR_CALLS = {True: 2.0, False: 1.0}
 
-def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
+#: Compute streams over which Transformer Engine 2.9 spreads a grouped call's GEMMs
+#: (``common/util/multi_stream.cpp``: ``num_compute_streams = 4``).
+TE_COMPUTE_STREAMS = 4
+
+#: Scale tensors one ``nvte_multi_tensor_swizzle_scaling_factors`` launch takes (TE 2.9
+#: ``common/swizzle/swizzle.cu``: ``kMaxTensorsPerKernel = 64``).
+TE_SWIZZLE_TENSORS = 64
+
+
+def te_grouped_call_views(gemms: int) -> float:
+    """CUDA stream and event calls around one TE grouped GEMM call of ``gemms`` GEMMs.
+
+    TE 2.9's ``multi_stream_cublas_gemm`` (``common/gemm/cublaslt_gemm.cu``, reached from
+    ``general_grouped_gemm`` through ``nvte_multi_tensor_gemm``) records an event on the
+    main stream and makes each of the ``s = min(TE_COMPUTE_STREAMS, gemms)`` compute
+    streams wait on it, launches the GEMMs round-robin over them, then records an event on
+    each and makes the main stream wait on each: ``1 + 3 s`` driver calls that launch
+    nothing, priced as ``view`` calls.
+    """
+    return 1.0 + 3.0 * min(TE_COMPUTE_STREAMS, gemms)
+
+
+def te_swizzle_kernels(gemms: int, recipe: str | None) -> int:
+    """Scale-swizzle kernels before one TE grouped GEMM call of ``gemms`` GEMMs.
+
+    Under MXFP8 (``mxfp8_te``) TE 2.9's ``te_general_grouped_gemm``
+    (``pytorch/csrc/extensions/gemm.cpp``) swizzles the e8m0 scales of all its A operands,
+    then of all its B operands (``multi_tensor_swizzle_scaling_factors``,
+    ``pytorch/csrc/util.cpp``: one buffer, one launch per :data:`TE_SWIZZLE_TENSORS`
+    tensors) before the GEMMs: ``2 ceil(gemms / 64)`` kernels over a few KB of scales
+    (priced at the kernel gap). Other recipes swizzle nothing.
+    """
+    return 2 * -(-gemms // TE_SWIZZLE_TENSORS) if recipe == "mxfp8_te" else 0
+
+
+def _hooked_params(ops: Program, i: int, experts: int) -> float:
+    """Parameters Megatron's forward pre-hook visits in one grouped linear of row ``i``.
+
+    With the distributed optimizer and ``overlap_param_gather``, Megatron-Core's
+    ``DistributedDataParallel`` registers ``_make_forward_pre_hook`` on every module
+    (``megatron/core/distributed/distributed_data_parallel.py``, 92c8482); before each module
+    forward it loops over the module's own parameters, a dict lookup and
+    ``finish_param_sync`` each: one ``view`` call per parameter. TE's ``GroupedLinear`` holds
+    one weight per local expert and, with expert biases (the group has an
+    ``experts fc2 bias`` row), one bias each.
+    """
+    g = ops.rows[i][0]
+    bias = any(r[0] == g and r[1].startswith("experts fc2 bias") for r in ops.rows)
+    return float(experts * (2 if bias else 1))
+
+
+def _row_calls(ops: Program, i: int, n: int, backward: bool,
+               param_hooks: bool = False) -> np.ndarray:
     """Host calls by class before each of the ``n`` kernels row ``i`` launches in one pass.
 
     A GEMM is one ``gemm`` call (Transformer Engine's C++ ``cublas_gemm`` builds the cuBLASLt
     descriptors and asks for a heuristic on every call, as ATen's GEMM does); TE's
     ``GroupedLinear`` makes one per local expert (``general_grouped_gemm``: forward, dgrad,
     wgrad), and each expert weight's gradient adds :func:`_wgrad_calls`; before each expert's
-    forward or dgrad GEMM its Python bookkeeping adds :data:`TE_GROUPED_PY_CALLS` view calls.
+    forward or dgrad GEMM its Python bookkeeping adds :data:`TE_GROUPED_PY_CALLS` view calls;
+    each grouped call's stream and event calls (:func:`te_grouped_call_views`) come before
+    its first GEMM, and so, in the forward with ``param_hooks``, does Megatron's forward
+    pre-hook loop over the grouped linear's parameters (:func:`_hooked_params`).
     An attention call is one ``attention`` call; every other kernel (quantize, elementwise,
     collective) one ``kernel`` call.
     """
@@ -94,11 +173,16 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
     if grouped:  # one GEMM per local expert and grouped part, in part order
         row = 0
         for _, (counts, _, _, lay) in grouped:
+            if row < n:
+                c[row, _VIEW] += te_grouped_call_views(len(counts))
+                if param_hooks and not backward:
+                    c[row, _VIEW] += _hooked_params(ops, i, len(counts))
             for _ in counts:
                 if row < n:
                     c[row, _GEMM] = 1.0
                     if lay == "looped_wgrad":
                         _wgrad_calls(c[row])
+                        c[row, _VIEW] += TE_WGRAD_CLEAR_CALLS[ops.recipe is not None]
                     else:
                         c[row, _VIEW] += TE_GROUPED_PY_CALLS[(backward, ops.recipe is not None)]
                 row += 1
@@ -125,12 +209,14 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool) -> np.ndarray:
 
 def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
               backward: bool, graphed: frozenset[str] = frozenset(),
-              router: tuple[str, bool] = ("none", False)
+              router: tuple[str, bool] = ("none", False), param_hooks: bool = False
               ) -> tuple[np.ndarray, np.ndarray]:
     """GPU time of each kernel the rows ``order`` launch in one pass, in launch order, and the
     host calls by class before each launch (:func:`_row_calls`), with the MoE router's and
     dispatcher's extra launches after the router rows (:func:`.moe_host.moe_extra_launches`;
-    a CUDA-graphed router launches its GEMM and top-k with one module call, the replay)."""
+    a CUDA-graphed router launches its GEMM and top-k with one module call, the replay) and
+    each TE grouped call's scale swizzles before its GEMMs (:func:`te_swizzle_kernels`, one
+    ``kernel`` call each)."""
     times: list[np.ndarray] = []
     calls: list[np.ndarray] = []
     eps = {g: ep_of(ops, g) for g in {ops.rows[i][0] for i in order}}
@@ -141,10 +227,16 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
             row_t: list[np.ndarray] = []
             row_c: list[np.ndarray] = []
             n, share = _row_kernels(ops, i, f8, backward)
+            swizzles = sum(te_swizzle_kernels(len(ops.grouped[idx][0]), ops.recipe)
+                           for kind, idx in ops.rows[i][3] if kind == "grouped") if n else 0
+            if swizzles:
+                row_t.append(np.zeros(swizzles))
+                row_c.append(np.zeros((swizzles, len(HOST_CLASSES))))
+                row_c[-1][:, _KERNEL] = 1.0
             if n:
                 row_t.append(np.full(n, row_time_s[i] * share / n))
-                row_c.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward), backward,
-                                           graphed))
+                row_c.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward, param_hooks),
+                                           backward, graphed))
             for stage in moe_stages(ops, i, backward):
                 extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router)
                 row_t.append(np.zeros(len(extra)))
@@ -159,12 +251,12 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
 
 def _segment_exposed_s(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
                        hw: Hardware, efficiency: EfficiencyLike, graphed: frozenset[str],
-                       router: tuple[str, bool]) -> float:
+                       router: tuple[str, bool], param_hooks: bool) -> float:
     """``wall - GPU`` of the forward rows ``order`` launched from an idle stream (after a
     host sync): the host's calls before the first launch count too (``calls_wall`` charges
     none before its reference launch, a zero-time one)."""
     seq, calls = _launched(ops, order, row_time_s, f8, backward=False, graphed=graphed,
-                           router=router)
+                           router=router, param_hooks=param_hooks)
     seq = np.concatenate([[0.0], seq])
     calls = np.concatenate([np.zeros((1, calls.shape[1])), calls])
     w = calls_wall(seq, calls, hw, efficiency=efficiency)
@@ -174,7 +266,8 @@ def _segment_exposed_s(ops: Program, order: list[int], row_time_s: np.ndarray, f
 def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
                    hw: Hardware, efficiency: EfficiencyLike,
                    graphed: frozenset[str] = frozenset(),
-                   router: tuple[str, bool] = ("none", False)) -> float:
+                   router: tuple[str, bool] = ("none", False),
+                   param_hooks: bool = False) -> float:
     """Host time per micro-batch that a dropless MoE step's launches expose, eager.
 
     Forward: a dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's
@@ -200,11 +293,12 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     issues kernels slower than the GPU runs them (many small per-expert kernels).
 
     Kernels per row as :func:`_row_kernels` counts them (TE's one GEMM and, with a
-    low-precision recipe, one quantize kernel per local expert); the host time before each
+    low-precision recipe, one quantize kernel per local expert; under MXFP8 each grouped
+    call's two scale swizzles, :func:`te_swizzle_kernels`); the host time before each
     launch by class (:func:`_row_calls`: a GEMM call builds its cuBLASLt descriptors and
-    heuristic, an expert weight's gradient adds its autograd node and Megatron's DDP hook),
-    priced with the measured host terms (``op_*_launches``; :func:`~roofline.ops.host.
-    calls_wall`).
+    heuristic, an expert weight's gradient adds its autograd node and Megatron's DDP hook,
+    a grouped call its stream and event calls), priced with the measured host terms
+    (``op_*_launches``; :func:`~roofline.ops.host.calls_wall`).
 
     Returns
     -------
@@ -213,6 +307,36 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         ``wall - GPU`` of the backward pass, seconds.
     """
     f8 = _f8_kernels(ops, hw, efficiency)
+    total, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                    f8, param_hooks)
+    return total + _backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed,
+                                       router, f8) if moe else total
+
+
+def moe_host_terms(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
+                   hw: Hardware, efficiency: EfficiencyLike,
+                   graphed: frozenset[str] = frozenset(),
+                   router: tuple[str, bool] = ("none", False)) -> dict[str, float]:
+    """The micro-batch terms of :func:`sync_exposed_s`: ``host_s`` without and
+    ``hook_host_s``, what Megatron's forward pre-hooks add (``param_hooks=True``: the
+    distributed optimizer with ``overlap_param_gather``; the step picks it by layout)."""
+    f8 = _f8_kernels(ops, hw, efficiency)
+    plain, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                    f8, False)
+    hooked, _ = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                   f8, True)
+    back = _backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                               f8) if moe else 0.0
+    return {"host_s": plain + back, "hook_host_s": hooked - plain}
+
+
+def _forward_exposed_s(ops: Program, row_time_s: np.ndarray,
+                       groups: list[tuple[str, list[int]]], hw: Hardware,
+                       efficiency: EfficiencyLike, graphed: frozenset[str],
+                       router: tuple[str, bool], f8: int, param_hooks: bool
+                       ) -> tuple[float, bool]:
+    """The synchronised forward segments' ``wall - GPU`` over every MoE layer, and whether
+    any group is an MoE layer (:func:`sync_exposed_s`)."""
     total = 0.0
     moe = False
     for g, (_, layers) in enumerate(groups):
@@ -227,9 +351,16 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         ends = [k + 1 for k, i in enumerate(order) if ops.rows[i][1] == GLU_CLAMP_ROW]
         for lo, hi in zip([0, *ends], [*ends, len(order)], strict=True):
             total += _segment_exposed_s(ops, order[lo:hi], row_time_s, f8, hw, efficiency,
-                                        graphed, router) * len(layers)
-    if not moe:
-        return total
+                                        graphed, router, param_hooks) * len(layers)
+    return total, moe
+
+
+def _backward_exposed_s(ops: Program, row_time_s: np.ndarray,
+                        groups: list[tuple[str, list[int]]], hw: Hardware,
+                        efficiency: EfficiencyLike, graphed: frozenset[str],
+                        router: tuple[str, bool], f8: int) -> float:
+    """``wall - GPU`` of the backward pass launched in one stream (:func:`sync_exposed_s`)."""
+    total = 0.0
     # the backward pass: the head first, then every layer (last first), one layer of a group
     # repeated as often as the group has layers
     seqs: list[np.ndarray] = []

@@ -442,10 +442,14 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
         opt_s = optimizer_update_s(shard, optimizer, fmt, hw)
     else:
         opt_s = zeros
+    # the MoE host time a micro-batch exposes; Megatron's forward pre-hooks (distributed
+    # optimizer with overlap_param_gather) add theirs (moe_sync.moe_host_terms)
+    host_s = base.get("host_s", 0.0) + np.where((zero >= 1) & (zero < 3) & bool(opg),
+                                                base.get("hook_host_s", 0.0), 0.0)
     srows = np.stack(np.broadcast_arrays(
         fwd, bwd, rec, p2p, pp, m, v, n_layers, base["fwd_head_s"] / pp, base["bwd_head_s"] / pp,
         layer_ag, layer_red, emb_ag, emb_red, head_ag, head_red, zero, reshard.astype(float),
-        opt_s, 1.0 if overlap else 0.0, base.get("host_s", 0.0) / pp,
+        opt_s, 1.0 if overlap else 0.0, host_s / pp,
         min(NCCL_COMM_CTAS / hw.sms, 0.5) if hw.sms else 0.0), axis=-1)
     srows = srows.reshape(-1, _core.train_step_fields())
     st = _core.train_step_sweep(srows)
