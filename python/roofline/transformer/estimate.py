@@ -357,7 +357,8 @@ def estimate(
         prefill (``enqueueContext``) builds the decoder info in one more kernel per layer
         (``invokeBuildDecoderInfo``), its RoPE kernel also writes K and V into the cache
         (``invokeApplyBiasRopeUpdateKVCache``); decode's masked MHA applies RoPE itself.
-    attention_backend : {"auto", "flash", "fa3", "cudnn", "efficient", "standard"}
+    attention_backend : {"auto", "flash", "flash_triton", "fa3", "cudnn", "efficient", \
+"standard"}
         ``runtime="megatron"``: the fused attention kernel of every layer (``backend`` of
         :func:`roofline.ops.attention`). ``"auto"``: SDPA's dispatch (cuDNN on Hopper);
         ``"flash"``: FlashAttention-2, as a model calling ``flash_attn_func`` runs (MPT).

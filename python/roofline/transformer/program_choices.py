@@ -32,9 +32,10 @@ ALLREDUCES = ("custom", "nccl")
 #: :func:`roofline.ops.attention`'s ``backend``): ``"auto"`` is what SDPA dispatches to
 #: (cuDNN on Hopper / datacenter Blackwell, FlashAttention-2 on Ampere); ``"flash"`` is
 #: FlashAttention-2 (a model calling ``flash_attn_func`` itself, e.g. llm-foundry's MPT with
-#: ``attn_impl: flash``), ``"fa3"`` FlashAttention-3, ``"cudnn"`` cuDNN's fused kernel,
+#: ``attn_impl: flash``), ``"flash_triton"`` Tri Dao's Triton FlashAttention (its
+#: ``attn_impl: triton``), ``"fa3"`` FlashAttention-3, ``"cudnn"`` cuDNN's fused kernel,
 #: ``"efficient"`` the CUTLASS memory-efficient kernel, ``"standard"`` the idealized kernel.
-ATTENTION_BACKENDS = ("auto", "flash", "fa3", "cudnn", "efficient", "standard")
+ATTENTION_BACKENDS = ("auto", "flash", "flash_triton", "fa3", "cudnn", "efficient", "standard")
 
 
 class Choices(NamedTuple):
