@@ -86,9 +86,31 @@ BASE: dict[str, Any] = {
         # _params/attention.gpu_time_terms)
         "gpu_launches": {"flash": {"fwd": 1, "bwd": 5, "decode": 2},
                          "cudnn": {"fwd": 2, "bwd": 4, "decode": 2},
-                         "efficient": {"fwd": 1, "bwd": 2, "decode": 1}},
+                         "efficient": {"fwd": 1, "bwd": 2, "decode": 1},
+                         # flash_attn_triton.py: the forward kernel; the backward's do.o
+                         # pre-pass, the fp32 dq buffer's zero_ (autotune pre_hook), the
+                         # kernel, the dq copy_ (counted from the source, not a trace)
+                         "flash_triton": {"fwd": 1, "bwd": 4, "decode": 1}},
+        "flash_triton": {"ratio": 1.0},
     },
 }
+
+
+def triton_ratio(data_dir: Path = DATA) -> float:
+    """Tri Dao's Triton FlashAttention against FlashAttention-2 on the same GPU: the median, over
+    the A100 shapes of ``attention_fwd_bwd_a100_h100.csv`` (FA2's README charts) where both
+    were measured, of the Triton kernel's forward + backward TFLOPS over FA2's (21 shapes:
+    head dim 64 / 128, causal or not, 512-16k tokens; 0.42-0.68, lower for long sequences
+    and head dim 128)."""
+    meas: dict[tuple[str, str, str, str], dict[str, float]] = {}
+    with open(data_dir / "attention_fwd_bwd_a100_h100.csv") as f:
+        for r in csv.DictReader(f):
+            if r["gpu"].startswith("A100") and r["measured_tflops"]:
+                key = (r["headdim"], r["causal"], r["seqlen_q"], r["seqlen_kv"])
+                meas.setdefault(key, {})[r["impl"]] = float(r["measured_tflops"])
+    ratios = [m["FlashAttention Triton"] / m["FlashAttention-2"] for m in meas.values()
+              if "FlashAttention Triton" in m and "FlashAttention-2" in m]
+    return float(np.median(ratios))
 
 
 def strided_element_flops(data_dir: Path = DATA, hw_name: str = "H100 SXM") -> float:
@@ -250,6 +272,7 @@ def fit(data_dir: Path = DATA) -> dict[str, Any]:
     doc = json.loads(json.dumps(BASE))
     us = 1e-6
     doc = _set(doc, "universal.math.strided_element_flops", strided_element_flops(data_dir))
+    doc = _set(doc, "universal.flash_triton.ratio", triton_ratio(data_dir))
     # The efficient kernel's rate first (published xFormers rows): its decode terms below are
     # fitted on top of it, so they must see the rate the file ends up with.
     xs = xformers_rows(data_dir)

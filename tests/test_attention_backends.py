@@ -223,7 +223,8 @@ def test_h200_takes_h100_terms() -> None:
         assert float(d200.time_s) < 0.85 * float(d100.time_s)  # 4.8 vs 3.35 TB/s
 
 
-@pytest.mark.parametrize("backend", ["flash", "cudnn", "efficient", "math", "standard"])
+@pytest.mark.parametrize("backend", ["flash", "cudnn", "efficient", "math", "standard",
+                                     "flash_triton"])
 @pytest.mark.parametrize("backward", [False, True])
 def test_monotone_in_every_dimension(backend: str, backward: bool) -> None:
     base = {"batch": 2, "heads": 8, "q_len": 512, "kv_len": 1024, "head_dim": 64,
@@ -247,7 +248,7 @@ def test_monotone_in_every_dimension(backend: str, backward: bool) -> None:
 
 def test_backends_listed() -> None:
     assert set(BACKENDS) == {"auto", "flash", "cudnn", "efficient", "math", "standard", "fa3",
-                             "flashinfer", "flashmla"}
+                             "flashinfer", "flashmla", "flash_triton"}
 
 
 @pytest.mark.parametrize(("value", "exc", "match"), [
@@ -344,3 +345,34 @@ def test_cudnn_softmax_on_blackwell_at_the_sfu_rate() -> None:
     t64 = float(rl.attention(head_dim=64, **args).time_s)
     t128 = float(rl.attention(head_dim=128, **args).time_s)
     assert t64 > 0.5 * t128
+
+
+def test_triton_flash_attention_is_fa2_work_at_its_measured_share() -> None:
+    """backend="flash_triton": Tri Dao's Triton FlashAttention (llm-foundry's attn_impl
+    triton). Its rate is FA2's times the median Triton / FA2 forward + backward TFLOPS over
+    the 21 A100 shapes of FlashAttention-2's README charts where both ran (0.4813, between
+    0.42 and 0.68 per shape); the rest of its terms (tiles, call times) are FA2's. The
+    share is recomputed from the measurements, so the document cannot drift from them."""
+    from _benchmarks import load_benchmark
+
+    from roofline._params.attention import core_terms
+    from roofline._params.packaged import terms
+
+    fit = load_benchmark("fit_attention")
+    doc = terms("attention")
+    rho = doc["universal"]["flash_triton"]["ratio"]
+    assert rho == pytest.approx(fit.triton_ratio(), abs=5e-5)
+    assert 0.42 < rho < 0.68
+    for hw in (H100, "A100 SXM 80GB"):
+        t = core_terms(rl.hardware(hw), doc)
+        assert t.flash_triton.fraction == pytest.approx(t.flash.fraction * rho)
+        assert t.flash_triton.bwd_fraction == pytest.approx(t.flash.bwd_fraction * rho)
+        # a long causal call is rate-bound: about 1 / rho times FA2's time, both directions
+        for bwd in (False, True):
+            kw = dict(causal=True, backward=bwd, hardware=hw)
+            fa2 = float(rl.attention(4, 16, 8192, 8192, 128, backend="flash", **kw).time_s)
+            tri = float(rl.attention(4, 16, 8192, 8192, 128, backend="flash_triton",
+                                     **kw).time_s)
+            assert tri / fa2 == pytest.approx(1 / rho, rel=0.05), (hw, bwd)
+    with pytest.raises(ValueError, match="flash_triton.*V100"):
+        rl.attention(1, 8, 128, 128, 64, backend="flash_triton", hardware="V100")

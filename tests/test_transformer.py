@@ -368,6 +368,34 @@ def test_attention_plugin_context_kernels_by_hand():
                                 attention_plugin=True, **kw)
 
 
+def test_attention_backend_prices_every_layers_attention_with_that_kernel():
+    """attention_backend: the fused kernel a model calls (llm-foundry's MPT calls
+    FlashAttention-2 itself). Each layer's attention row (forward, backward) is
+    rl.ops.attention with that backend; on H100 FA2 is slower than the cuDNN kernel SDPA
+    dispatches to, on A100 SDPA already runs FA2 (the same price); the GEMMs do not move.
+    (At the boost clock: sustained=False, so the rows equal the kernel's own price.)"""
+    kw = dict(seq_len=4096, micro_batch=2, sustained=False)
+    for hw, slower in (("H100 SXM", True), ("A100 SXM 80GB", False)):
+        auto = T.estimate("Llama-3-8B", "train", hardware=hw, **kw).to_pandas()
+        fa2 = T.estimate("Llama-3-8B", "train", hardware=hw, attention_backend="flash",
+                         **kw).to_pandas()
+        att = fa2.query("layer == 0 and kind == 'attention'").set_index("op")["time_s"]
+        for op, bwd in (("attention", False), ("attention bwd", True)):
+            ref = rl.ops.attention(2, 32, 4096, 4096, 128, kv_heads=8, causal=True,
+                                   backward=bwd, hardware=hw, backend="flash").time_s
+            assert att[op] == pytest.approx(ref, rel=1e-9), (hw, op)
+        a_att = auto.query("kind == 'attention'")["time_s"].sum()
+        f_att = fa2.query("kind == 'attention'")["time_s"].sum()
+        assert (f_att > 1.3 * a_att) if slower else f_att == pytest.approx(a_att), hw
+        assert fa2.query("kind == 'gemm'")["time_s"].sum() == pytest.approx(
+            auto.query("kind == 'gemm'")["time_s"].sum())
+    with pytest.raises(ValueError, match="attention_backend"):
+        T.estimate("Llama-3-8B", "train", hardware="H100 SXM", attention_backend="triton", **kw)
+    with pytest.raises(ValueError, match="attention_backend.*runtime='hf'"):
+        T.estimate("Llama-3-8B", "train", hardware="H100 SXM", attention_backend="flash",
+                   runtime="hf", **kw)
+
+
 def test_decode_kv_reads_per_query_head():
     """TensorRT-LLM's masked MHA kernel reads a GQA model's KV once per query head.
 

@@ -185,7 +185,8 @@ void bind_transformer(py::module_& m) {
       .value("efficient", AttentionBackend::efficient)
       .value("math", AttentionBackend::math)
       .value("fa3", AttentionBackend::fa3)
-      .value("flashinfer", AttentionBackend::flashinfer);
+      .value("flashinfer", AttentionBackend::flashinfer)
+      .value("flash_triton", AttentionBackend::flash_triton);
   py::enum_<SdpaArch>(m, "SdpaArch")
       .value("other", SdpaArch::other)
       .value("volta", SdpaArch::volta)

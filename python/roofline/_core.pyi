@@ -600,6 +600,7 @@ class AttentionTerms:
     efficient: AttentionBackendTerms
     fa3: AttentionBackendTerms
     flash: AttentionBackendTerms
+    flash_triton: AttentionBackendTerms
     flashinfer: AttentionBackendTerms
     def __init__(self) -> None:
         ...
@@ -981,12 +982,15 @@ class AttentionBackend:
       fa3
     
       flashinfer
+    
+      flash_triton
     """
     __members__: typing.ClassVar[dict[str, AttentionBackend]]
     cudnn: typing.ClassVar[AttentionBackend]
     efficient: typing.ClassVar[AttentionBackend]
     fa3: typing.ClassVar[AttentionBackend]
     flash: typing.ClassVar[AttentionBackend]
+    flash_triton: typing.ClassVar[AttentionBackend]
     flashinfer: typing.ClassVar[AttentionBackend]
     math: typing.ClassVar[AttentionBackend]
     standard: typing.ClassVar[AttentionBackend]

@@ -202,6 +202,13 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
     fill(terms.flash, flash)
     fill(terms.cudnn, cudnn)
     fill(terms.efficient, eff)
+    if "flash_triton" in uni:
+        # Tri Dao's Triton FlashAttention (2022): FA2's work units (tiles, passes) at the share
+        # of FA2's forward + backward rate it reached on the same A100 (FA2's README charts);
+        # the same mma.sync-era code, so the same share elsewhere.
+        rho = float(uni["flash_triton"]["ratio"])
+        fill(terms.flash_triton, dict(flash, fraction=flash["fraction"] * rho,
+                                      bwd_fraction=flash["bwd_fraction"] * rho))
     if "fa3" in uni:
         scale = _softmax_scale(hw)
         fill(terms.fa3, _fa3(uni["fa3"], wg if native else mma, scale))
@@ -221,7 +228,7 @@ GPU_CALL_FIELDS = ("call_s", "bwd_call_s", "decode_call_s")
 #: FlashAttention-2 / cuDNN its dot(dO, O) pre-pass and its dQ conversion (the CUTLASS
 #: memory-efficient backward computes both inside its one kernel). A forward or decode call:
 #: the fused kernel alone.
-_PRICED_BWD = {"flash": 3, "cudnn": 3, "efficient": 1}
+_PRICED_BWD = {"flash": 3, "cudnn": 3, "efficient": 1, "flash_triton": 3}
 
 
 def gpu_time_terms(terms: Any, doc: dict[str, Any], kernel_gap_s: float,
@@ -257,7 +264,7 @@ def gpu_time_terms(terms: Any, doc: dict[str, Any], kernel_gap_s: float,
     launches = doc.get("universal", {}).get("gpu_launches", {}) if doc else {}
     if not launches or kernel_gap_s <= 0.0 or kernel_s <= 0.0:
         return terms
-    for name in ("flash", "cudnn", "efficient"):
+    for name in ("flash", "cudnn", "efficient", "flash_triton"):
         backend = getattr(terms, name)
         counts = launches.get(name)
         if counts is None or not any(getattr(backend, f) > 0.0 for f in GPU_CALL_FIELDS):

@@ -46,20 +46,12 @@ def _scalars(arrays: Sizes) -> tuple[float, float, float, float, float, float, f
 
 
 BACKENDS: tuple[str, ...] = ("auto", "flash", "cudnn", "efficient", "math", "standard",
-                             *engines.ENGINE_BACKENDS)
+                             "flash_triton", *engines.ENGINE_BACKENDS)
 
 _STANDARD = _core.AttentionBackend.standard
-_CORE_BACKEND = {
-    "standard": _core.AttentionBackend.standard,
-    "flash": _core.AttentionBackend.flash,
-    "cudnn": _core.AttentionBackend.cudnn,
-    "efficient": _core.AttentionBackend.efficient,
-    "math": _core.AttentionBackend.math,
-    "fa3": _core.AttentionBackend.fa3,
-    "flashinfer": _core.AttentionBackend.flashinfer,
-}
 #: Resolution order of the codes below (index = code = the core's AttentionBackend value).
-_ORDER = ("standard", "flash", "cudnn", "efficient", "math", "fa3", "flashinfer")
+_ORDER = ("standard", "flash", "cudnn", "efficient", "math", "fa3", "flashinfer", "flash_triton")
+_CORE_BACKEND = {name: getattr(_core.AttentionBackend, name) for name in _ORDER}
 
 #: dtype spellings the scalar fast path takes: the floating formats (attention has no integer
 #: one); anything else goes through the full validation.
@@ -236,9 +228,9 @@ def attention_backend(
 #: is NVIDIA's (sm80 and newer); FlashAttention-2 needs sm80+ (or ROCm's AOTriton); CPUs
 #: (architecture "other") run PyTorch's CPU flash kernel but neither cuDNN nor the CUTLASS one.
 _IMPOSSIBLE = {
-    "rocm": ("cudnn",),
-    "volta": ("cudnn", "flash"),
-    "other": ("cudnn", "efficient"),
+    "rocm": ("cudnn", "flash_triton"),
+    "volta": ("cudnn", "flash", "flash_triton"),
+    "other": ("cudnn", "efficient", "flash_triton"),
 }
 
 #: Accelerator vendors without any PyTorch SDPA kernel (TPU via XLA, Gaudi via its own).
@@ -251,7 +243,7 @@ def impossible_backends(hw: Any) -> tuple[str, ...]:
 
     arch = architecture(hw)
     if arch == "other" and getattr(hw, "vendor", "") in _NO_SDPA_VENDORS:
-        return ("cudnn", "flash", "efficient")
+        return ("cudnn", "flash", "efficient", "flash_triton")
     return _IMPOSSIBLE.get(arch, ())
 
 
@@ -263,7 +255,8 @@ def _check_exists(fn: str, name: str, hw: Any) -> None:
     if name in impossible_backends(hw):
         why = {"cudnn": "cuDNN attention runs on NVIDIA GPUs of sm80 and newer",
                "flash": "FlashAttention-2 needs an NVIDIA sm80+ or an AMD ROCm GPU",
-               "efficient": "the memory-efficient kernel needs an NVIDIA or AMD GPU"}[name]
+               "efficient": "the memory-efficient kernel needs an NVIDIA or AMD GPU",
+               "flash_triton": "Triton FlashAttention needs an NVIDIA sm80+ GPU"}[name]
         raise ValueError(f"{fn}: backend={name!r} does not exist on {hw.name} "
                          f"({getattr(hw, 'vendor', '') or arch}): {why}; pass backend='auto', "
                          f"'math' or 'standard'")
@@ -347,8 +340,8 @@ def attention(
         Accelerator (default: detected / ``rl.set_default_hardware``).
     efficiency : {"default", "peak", "torchao"} or Efficiency
         Efficiency model; each kernel gets its own launch floor.
-    backend : {"auto", "flash", "cudnn", "efficient", "math", "standard", "fa3", "flashinfer", \
-"flashmla"}
+    backend : {"auto", "flash", "cudnn", "efficient", "math", "standard", "flash_triton", "fa3", \
+"flashinfer", "flashmla"}
         Implementation. ``"auto"`` (default) is what ``F.scaled_dot_product_attention`` runs on
         that accelerator, dtype and shape (see :func:`attention_backend`: cuDNN on Hopper and
         datacenter Blackwell for fp16/bf16, FlashAttention-2 on Ampere/Ada/ROCm, memory-efficient
@@ -360,13 +353,15 @@ def attention(
         FlashMLA for MLA), which ``"auto"`` also picks for ``shared_kv``, for formats SDPA does
         not take (fp8) and for accelerators without CUDA/ROCm SDPA. Under the non-shape-aware
         presets ``"auto"`` keeps the standard formulas. Kernels outside SDPA (never picked by
-        ``"auto"``): ``"fa3"`` = FlashAttention-3 (Hopper only; bf16/fp16 forward and
+        ``"auto"``): ``"flash_triton"`` = Tri Dao's Triton FlashAttention (llm-foundry's
+        ``attn_impl: triton``): FA2's work at ``universal.flash_triton.ratio`` of its rate (A100,
+        FA2's README charts); ``"fa3"`` = FlashAttention-3 (Hopper only; bf16/fp16 forward and
         backward, fp8 forward; head dims <= 256): warp-specialized TMA producer and two wgmma
-        consumer warpgroups whose softmax ping-pongs against each other's GEMMs, tiles per head
-        dim from its ``tile_size.h`` (``docs/serving_kernels.md``); ``"flashinfer"`` =
-        FlashInfer's paged-KV kernels (decode: GQA heads packed into 16-row mma.sync tiles,
-        split-KV; prefill: FA3's kernels on Hopper); ``"flashmla"`` = FlashMLA's MLA decode
-        (absorbed form only, Hopper).
+        consumer warpgroups whose softmax ping-pongs against each other's GEMMs, tiles per head dim
+        from its ``tile_size.h`` (``docs/serving_kernels.md``); ``"flashinfer"`` = FlashInfer's
+        paged-KV kernels (decode: GQA heads packed into 16-row mma.sync tiles, split-KV; prefill:
+        FA3's kernels on Hopper); ``"flashmla"`` = FlashMLA's MLA decode (absorbed form only,
+        Hopper).
     dropout_p : float
         Dropout probability on the attention weights (``F.scaled_dot_product_attention``'s
         ``dropout_p``, training). A fused kernel draws random bits per score on the integer

@@ -14,8 +14,8 @@ from .recompute import RECOMPUTE_MODULES
 from .training import LAYER_RECOMPUTE, MODULES_RECOMPUTE, OPTIMIZERS, RECOMPUTE
 
 __all__ = ["MAX_COUNT", "MAX_POSITIONS", "MAX_SEQ", "MAX_TOKENS", "PHASES", "batch_sizes",
-           "check_sizes", "integer", "phase_name", "positive_number", "recompute_mode",
-           "recompute_modules", "train_args"]
+           "check_layout", "check_sizes", "integer", "phase_name", "positive_number",
+           "recompute_mode", "recompute_modules", "train_args"]
 
 PHASES = ("decode", "prefill", "train")
 
@@ -86,6 +86,18 @@ def check_sizes(fn: str, phase: str, batch: int, q: int, kv: int, heads: int,
         raise ValueError(f"{fn}: flash=False materializes batch x heads x {q_name} x kv_len = "
                          f"{batch * heads * q * kv} scores, more than 2**53; use flash=True "
                          f"or lower batch / {q_name}")
+
+
+def check_layout(fn: str, pp: int, layers: int, routing_skew: Any) -> None:
+    """``pp`` at most ``layers``, ``routing_skew`` a number in [0, 10]; an
+    :class:`~roofline.ArgumentValueError` naming the argument otherwise (``cp`` against the
+    sequence: :func:`roofline.transformer.torch_cp.check_cp`)."""
+    if pp > layers:
+        raise ArgumentValueError(fn, "pp", f"must be <= num_layers ({layers}), got {pp}")
+    if not isinstance(routing_skew, (int, float)) or isinstance(routing_skew, bool) or not (
+            0 <= routing_skew <= 10):
+        raise ArgumentValueError(fn, "routing_skew", f"must be a number in [0, 10], got "
+                                 f"{routing_skew!r}")
 
 
 def phase_name(fn: str, phase: Any) -> str:

@@ -21,6 +21,7 @@ from ..ops.collectives import link_bytes_per_s as _link_bw
 from .arguments import (
     MAX_SEQ,
     PHASES,
+    check_layout,
     check_sizes,
     integer,
     phase_name,
@@ -111,6 +112,7 @@ def estimate(
     gated_mlp: str = "fused",
     allreduce: str = "custom",
     attention_plugin: bool = False,
+    attention_backend: str = "auto",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -356,6 +358,11 @@ def estimate(
         prefill (``enqueueContext``) builds the decoder info in one more kernel per layer
         (``invokeBuildDecoderInfo``), its RoPE kernel also writes K and V into the cache
         (``invokeApplyBiasRopeUpdateKVCache``); decode's masked MHA applies RoPE itself.
+    attention_backend : {"auto", "flash", "flash_triton", "fa3", "cudnn", "efficient", \
+"standard"}
+        ``runtime="megatron"``: the fused attention kernel of every layer (``backend`` of
+        :func:`roofline.ops.attention`). ``"auto"``: SDPA's dispatch (cuDNN on Hopper);
+        ``"flash"``: FlashAttention-2, as a model calling ``flash_attn_func`` runs (MPT).
 
     Returns
     -------
@@ -419,9 +426,9 @@ def estimate(
     fn = "transformer.estimate"
     cfg = config(model)
     phase = phase_name(fn, phase)
-    runtime, launch, cache, reads, gated, nccl, plugin = program_choices(
+    runtime, launch, cache, reads, gated, nccl, plugin, attn_backend = program_choices(
         fn, phase, runtime, launch, cache, decode_kv_reads, gated_mlp, allreduce,
-        attention_plugin)
+        attention_plugin, attention_backend)
     batch = integer(fn, "batch", batch)
     tp = integer(fn, "tp", tp)
     ep = integer(fn, "ep", ep)
@@ -487,12 +494,7 @@ def estimate(
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
     check_cp(fn, cfg, q, cp, par["cp_comm"])
-    if par["pp"] > cfg.num_layers:
-        raise ArgumentValueError(fn, "pp", f"must be <= num_layers ({cfg.num_layers}), got {pp}")
-    if not isinstance(routing_skew, (int, float)) or isinstance(routing_skew, bool) or not (
-            0 <= routing_skew <= 10):
-        raise ArgumentValueError(fn, "routing_skew", f"must be a number in [0, 10], got "
-                                 f"{routing_skew!r}")
+    check_layout(fn, par["pp"], cfg.num_layers, routing_skew)
     net_bw = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
@@ -504,7 +506,7 @@ def estimate(
     act_bytes, kv_dtype_bytes = element_bytes(fn, dtype, kv_dtype, kv_dtype_bytes)
     # An 8-bit KV cache is modeled as fp8 attention: K and V are read in fp8 (the math then
     # runs at the fp8 peak, which matters only for compute-bound prefill).
-    attn_kw: dict[str, Any] = dict(causal=True, flash=flash,
+    attn_kw: dict[str, Any] = dict(causal=True, flash=flash, backend=attn_backend,
                                    dtype="fp8" if kv_dtype_bytes == 1.0 else dtype)
     if cp > 1:
         attn_kw["scale"] = 1.0 / cp

@@ -1,6 +1,7 @@
 """What program ``rl.transformer.estimate`` prices: the runtime, the KV cache class and the
 kernel choices of an engine's step (``runtime=``, ``cache=``, ``decode_kv_reads=``,
-``gated_mlp=``, ``allreduce=``, ``attention_plugin=``), their names and their checks."""
+``gated_mlp=``, ``allreduce=``, ``attention_plugin=``, ``attention_backend=``), their names
+and their checks."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from .._errors import ArgumentValueError
 from ..ops.host import LAUNCH_MODES
 from .engines import ENGINE_RUNTIMES
 
-__all__ = ["ALLREDUCES", "CACHES", "DECODE_KV_READS", "GATED_MLPS", "RUNTIMES", "Choices",
-           "program_choices"]
+__all__ = ["ALLREDUCES", "ATTENTION_BACKENDS", "CACHES", "DECODE_KV_READS", "GATED_MLPS",
+           "RUNTIMES", "Choices", "program_choices"]
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
@@ -27,6 +28,14 @@ GATED_MLPS = ("fused", "separate")
 #: Who carries an inference step's collectives ``allreduce=``: the engine's own (custom)
 #: all-reduce kernels at the link's line rate, or NCCL.
 ALLREDUCES = ("custom", "nccl")
+#: Which fused attention kernel the program calls ``attention_backend=`` (names of
+#: :func:`roofline.ops.attention`'s ``backend``): ``"auto"`` is what SDPA dispatches to
+#: (cuDNN on Hopper / datacenter Blackwell, FlashAttention-2 on Ampere); ``"flash"`` is
+#: FlashAttention-2 (a model calling ``flash_attn_func`` itself, e.g. llm-foundry's MPT with
+#: ``attn_impl: flash``), ``"flash_triton"`` Tri Dao's Triton FlashAttention (its
+#: ``attn_impl: triton``), ``"fa3"`` FlashAttention-3, ``"cudnn"`` cuDNN's fused kernel,
+#: ``"efficient"`` the CUTLASS memory-efficient kernel, ``"standard"`` the idealized kernel.
+ATTENTION_BACKENDS = ("auto", "flash", "flash_triton", "fa3", "cudnn", "efficient", "standard")
 
 
 class Choices(NamedTuple):
@@ -39,15 +48,17 @@ class Choices(NamedTuple):
     gated: str
     nccl: bool
     plugin: bool
+    attn_backend: str
 
 
 def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
                     decode_kv_reads: Any, gated_mlp: Any, allreduce: Any,
-                    attention_plugin: Any) -> Choices:
+                    attention_plugin: Any, attention_backend: Any = "auto") -> Choices:
     """Validated program choices; ``launch`` becomes ``"compiled"`` for ``runtime="compiled"``
     (a compiled program launches its regions). ``cache="static"`` needs an HF runtime and an
-    inference phase; ``gated_mlp="separate"``, ``attention_plugin`` and
-    ``decode_kv_reads="per_query_head"`` are kernel choices of ``runtime="megatron"``.
+    inference phase; ``gated_mlp="separate"``, ``attention_plugin``,
+    ``decode_kv_reads="per_query_head"`` and an ``attention_backend`` other than ``"auto"``
+    are kernel choices of ``runtime="megatron"``.
     Raises :class:`~roofline.ArgumentValueError` naming the argument otherwise."""
     runtime = one_of(fn, "runtime", runtime, {r: r for r in RUNTIMES})
     launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
@@ -61,6 +72,12 @@ def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
     gated = one_of(fn, "gated_mlp", gated_mlp, {m: m for m in GATED_MLPS})
     nccl = one_of(fn, "allreduce", allreduce, {m: m for m in ALLREDUCES}) == "nccl"
     plugin = flag(fn, "attention_plugin", attention_plugin)
+    attn_backend = one_of(fn, "attention_backend", attention_backend,
+                          {b: b for b in ATTENTION_BACKENDS})
+    if attn_backend != "auto" and runtime != "megatron":
+        raise ArgumentValueError(fn, "attention_backend", f"{attn_backend!r} is a kernel choice "
+                                 f"of runtime='megatron' (the other runtimes call their own "
+                                 f"kernels), got runtime={runtime!r}")
     if (gated == "separate" or plugin) and runtime != "megatron":
         raise ArgumentValueError(fn, "attention_plugin" if plugin else "gated_mlp",
                                  f"is a program choice of runtime='megatron', got "
@@ -71,4 +88,4 @@ def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
     if cache == "static" and phase == "train":
         raise ArgumentValueError(fn, "cache", "'static' is for decode and prefill, got "
                                  "phase='train'")
-    return Choices(runtime, launch, cache, reads, gated, nccl, plugin)
+    return Choices(runtime, launch, cache, reads, gated, nccl, plugin, attn_backend)

@@ -43,6 +43,8 @@ struct AttentionTerms {
   AttentionBackendTerms fa3{};        ///< FlashAttention-3 (Hopper); tiles from fa3_tiles
   AttentionBackendTerms flashinfer{};  ///< FlashInfer: decode kernel terms (prefill: fa3's on
                                        ///< Hopper, FA2's elsewhere)
+  AttentionBackendTerms flash_triton{};  ///< Triton FlashAttention: FA2's work units at a
+                                         ///< measured share of FA2's rate
   double strided_element_flops = 0.0;  ///< math path: fp32 FLOP-equivalents of one element of
                                        ///< aten's non-vectorized (broadcast / strided)
                                        ///< TensorIterator kernel (0: bandwidth-bound only)
