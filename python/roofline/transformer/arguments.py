@@ -10,7 +10,9 @@ import numpy as np
 
 from .._checks import one_of
 from .._errors import ArgumentTypeError, ArgumentValueError
+from .config import TransformerConfig
 from .recompute import RECOMPUTE_MODULES
+from .torch_cp import check_cp
 from .training import LAYER_RECOMPUTE, MODULES_RECOMPUTE, OPTIMIZERS, RECOMPUTE
 
 __all__ = ["MAX_COUNT", "MAX_POSITIONS", "MAX_SEQ", "MAX_TOKENS", "PHASES", "batch_sizes",
@@ -88,10 +90,14 @@ def check_sizes(fn: str, phase: str, batch: int, q: int, kv: int, heads: int,
                          f"or lower batch / {q_name}")
 
 
-def check_layout(fn: str, pp: int, layers: int, routing_skew: Any) -> None:
-    """``pp`` at most ``layers``, ``routing_skew`` a number in [0, 10]; an
-    :class:`~roofline.ArgumentValueError` naming the argument otherwise (``cp`` against the
-    sequence: :func:`roofline.transformer.torch_cp.check_cp`)."""
+def check_layout(fn: str, cfg: TransformerConfig, seq: int, cp: int, cp_comm: str, pp: int,
+                 routing_skew: Any) -> None:
+    """``cp`` splits the sequence ``seq`` as ``cp_comm`` needs
+    (:func:`roofline.transformer.torch_cp.check_cp`), ``pp`` at most the model's layers,
+    ``routing_skew`` a number in [0, 10]; an :class:`~roofline.ArgumentValueError` naming the
+    argument otherwise."""
+    check_cp(fn, cfg, seq, cp, cp_comm)
+    layers = cfg.num_layers
     if pp > layers:
         raise ArgumentValueError(fn, "pp", f"must be <= num_layers ({layers}), got {pp}")
     if not isinstance(routing_skew, (int, float)) or isinstance(routing_skew, bool) or not (

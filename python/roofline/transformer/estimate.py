@@ -50,7 +50,6 @@ from .program_choices import (
 )
 from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .report import ModelEstimate
-from .torch_cp import check_cp
 from .tp_overlap import overlap_tp_collectives
 from .training import (
     DEFAULT_NETWORK_BYTES_PER_S,
@@ -493,8 +492,7 @@ def estimate(
     batch = par["micro_batch"]
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
-    check_cp(fn, cfg, q, cp, par["cp_comm"])
-    check_layout(fn, par["pp"], cfg.num_layers, routing_skew)
+    check_layout(fn, cfg, q, cp, par["cp_comm"], par["pp"], routing_skew)
     net_bw = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
