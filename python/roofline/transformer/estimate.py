@@ -255,8 +255,7 @@ def estimate(
         Training, Megatron-Core MoE: the router keeps an expert bias
         (``moe_router_enable_expert_bias``, DeepSeek-V3): its token count's kernels.
     moe_dispatcher : {"alltoall", "hybridep"}
-        Training, Megatron-Core MoE: the token dispatcher whose host waits are priced
-        (:data:`.moe_sync.SYNC_POINTS`); its kernels as the all-to-all dispatcher's.
+        Training, Megatron-Core MoE: the token dispatcher (:func:`.layers.moe_mlp`).
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
@@ -497,7 +496,8 @@ def estimate(
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
     settle = train if sustained is None else flag(fn, "sustained", sustained)
-    ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle)
+    ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle,
+                  dispatcher=dispatcher)
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q
@@ -579,7 +579,7 @@ def estimate(
             base["head_params"] = counts["lm_head"] / tp
             if runtime == "megatron" and launch == "eager" and cfg.is_moe:
                 base.update(moe_host_terms(ops, cols["time_s"], groups, hw, efficiency,
-                                           graphed, balancing, dispatcher))
+                                           graphed, balancing))
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                               latency_s=latency_s, peak_flops_per_s=peak)

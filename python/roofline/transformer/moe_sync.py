@@ -34,7 +34,7 @@ _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
 #:   ``csrc/hybrid_ep/hybrid_ep.cu``, ``executor/executor.cu``): dropless, the manager
 #:   passes ``num_dispatched_tokens=None``, so ``dispatch_with_permute`` reads the
 #:   dispatched-token count with ``.item()`` on the CUDA tensor the metadata kernel wrote
-#:   (after the routing map's all-gather: before the dispatch kernel, our ``permute`` row),
+#:   (after the routing map's all-gather and metadata kernel: before the dispatch kernel),
 #:   ``dispatch_postprocess`` copies ``tokens_per_expert`` to pinned memory with
 #:   ``non_blocking=false`` before its permute kernel (our ``sort chunks by expert``) and
 #:   ``combine_with_unpermute`` reads the count with ``.item()`` again before its unpermute
@@ -46,7 +46,8 @@ _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
 SYNC_POINTS: dict[tuple[str, bool], tuple[tuple[str, int], ...]] = {
     ("alltoall", False): (("permute", 1),),
     ("alltoall", True): (),
-    ("hybridep", False): (("permute", 0), ("sort chunks by expert", 0), ("unsort chunks", 0)),
+    ("hybridep", False): (("dispatch all_to_all", 0), ("sort chunks by expert", 0),
+                          ("unsort chunks", 0)),
     ("hybridep", True): (("combine all_to_all bwd", 0), ("sort chunks by expert bwd", 0)),
 }
 
@@ -295,7 +296,7 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
                    hw: Hardware, efficiency: EfficiencyLike,
                    graphed: frozenset[str] = frozenset(),
                    router: tuple[str, bool] = ("none", False),
-                   param_hooks: bool = False, dispatcher: str = "alltoall") -> float:
+                   param_hooks: bool = False) -> float:
     """Host time per micro-batch that a dropless MoE step's launches expose, eager.
 
     Forward: a dropless MoE layer (Megatron-Core's all-to-all / flex dispatchers, TE's
@@ -312,7 +313,7 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     device=...)`` after the clamps, a pageable host-to-device copy that PyTorch runs as
     ``cudaMemcpyAsync`` + ``cudaStreamSynchronize`` (``copy_kernel_cuda``,
     ``memcpy_and_sync``): the segment from the row after :data:`.layers.GLU_CLAMP_ROW` on
-    starts from an idle stream too. HybridEP (``dispatcher="hybridep"``) waits three times
+    starts from an idle stream too. HybridEP (``ops.dispatcher="hybridep"``) waits three times
     per layer instead (:data:`SYNC_POINTS`): before its dispatch, before its permute and
     before its combine's unpermute.
 
@@ -339,48 +340,47 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         ``sum over MoE layers (wall - GPU)`` of the synchronised forward segments plus
         ``wall - GPU`` of the backward pass, seconds.
     """
-    check_dispatcher("sync_exposed_s", dispatcher)
+    check_dispatcher("sync_exposed_s", ops.dispatcher)
     f8 = _f8_kernels(ops, hw, efficiency)
     total, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
-                                    f8, param_hooks, dispatcher)
+                                    f8, param_hooks)
     return total + _backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed,
-                                       router, f8, dispatcher) if moe else total
+                                       router, f8) if moe else total
 
 
 
 def moe_host_terms(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
                    hw: Hardware, efficiency: EfficiencyLike,
                    graphed: frozenset[str] = frozenset(),
-                   router: tuple[str, bool] = ("none", False),
-                   dispatcher: str = "alltoall") -> dict[str, float]:
+                   router: tuple[str, bool] = ("none", False)) -> dict[str, float]:
     """The micro-batch terms of :func:`sync_exposed_s`: ``host_s`` without and
     ``hook_host_s``, what Megatron's forward pre-hooks add (``param_hooks=True``: the
     distributed optimizer with ``overlap_param_gather``; the step picks it by layout)."""
-    check_dispatcher("moe_host_terms", dispatcher)
+    check_dispatcher("moe_host_terms", ops.dispatcher)
     f8 = _f8_kernels(ops, hw, efficiency)
     plain, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
-                                    f8, False, dispatcher)
+                                    f8, False)
     hooked, _ = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
-                                   f8, True, dispatcher)
+                                   f8, True)
     back = _backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
-                               f8, dispatcher) if moe else 0.0
+                               f8) if moe else 0.0
     return {"host_s": plain + back, "hook_host_s": hooked - plain}
 
 
 def _forward_exposed_s(ops: Program, row_time_s: np.ndarray,
                        groups: list[tuple[str, list[int]]], hw: Hardware,
                        efficiency: EfficiencyLike, graphed: frozenset[str],
-                       router: tuple[str, bool], f8: int, param_hooks: bool,
-                       dispatcher: str = "alltoall") -> tuple[float, bool]:
+                       router: tuple[str, bool], f8: int, param_hooks: bool
+                       ) -> tuple[float, bool]:
     """The synchronised forward segments' ``wall - GPU`` over every MoE layer, and whether
     any group is an MoE layer (:func:`sync_exposed_s`)."""
     total = 0.0
     moe = False
-    points = SYNC_POINTS[(dispatcher, False)]
+    points = SYNC_POINTS[(ops.dispatcher, False)]
     for g, (_, layers) in enumerate(groups):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g and not row[1].endswith(" bwd")]
         names = [ops.rows[i][1] for i in rows]
-        if "permute" not in names or not layers:
+        if not layers or not any(n == row for n in names for row, _ in points):
             continue
         moe = True
         # the host waits before the dispatcher's sync rows and after a clamped activation's
@@ -399,12 +399,11 @@ def _forward_exposed_s(ops: Program, row_time_s: np.ndarray,
 def _backward_exposed_s(ops: Program, row_time_s: np.ndarray,
                         groups: list[tuple[str, list[int]]], hw: Hardware,
                         efficiency: EfficiencyLike, graphed: frozenset[str],
-                        router: tuple[str, bool], f8: int,
-                        dispatcher: str = "alltoall") -> float:
+                        router: tuple[str, bool], f8: int) -> float:
     """``wall - GPU`` of the backward pass launched in one stream (:func:`sync_exposed_s`),
     split where the dispatcher waits for the device (:data:`SYNC_POINTS`): the first part
     starts from the queue the forward left, each later one from an idle stream."""
-    before = {row for row, _ in SYNC_POINTS[(dispatcher, True)]}  # all before their row
+    before = {row for row, _ in SYNC_POINTS[(ops.dispatcher, True)]}  # all before their row
     # the backward pass: the head first, then every layer (last first), one layer of a group
     # repeated as often as the group has layers; each layer's launches cut at its waits
     parts: list[tuple[int, int, bool]] = []  # (group, piece, the host waits before it)
