@@ -21,7 +21,8 @@ import roofline as rl
 from roofline import _core
 from roofline.validation.jobs import _TRAIN_KEYS, JOBS_FILE, price_job, read_jobs
 
-_ROUTING = ("router", "topk", "permute", "sort chunks", "unsort chunks", "moe weighted sum")
+_ROUTING = ("router", "topk", "permute", "sort chunks", "unsort chunks", "moe weighted sum",
+            "moe shared add", "hybridep metadata")
 
 
 def bucket(group: str, name: str, kind: str) -> str:

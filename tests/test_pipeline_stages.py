@@ -87,3 +87,36 @@ def test_mtp_layers_bounded_like_num_layers() -> None:
     with pytest.raises(ValueError, match="mtp_layers must be a non-negative integer no larger "
                        "than 100000, got 1000000"):
         ds.replace(mtp_layers=10**6)  # was accepted, then failed inside wall_time
+
+
+def test_busiest_stage_takes_the_longest_layers_by_hand() -> None:
+    # 61 layers, 3 short (1 s forward, 2 s backward each) then 58 long (3 s, 6 s): a stage of
+    # 4 holds 4 long layers (12 s forward, 24 s backward), not 4/61 of the total; a stage of
+    # 60 holds the 58 long and 2 short; one kind only: n/L of the total.
+    from roofline.transformer.training import stage_layers_s
+    base = {"num_layers": 61.0, "heavy_layers": 58.0, "fwd_heavy_layer_s": 3.0,
+            "bwd_heavy_layer_s": 6.0}
+    fwd, bwd = 3 * 1.0 + 58 * 3.0, 3 * 2.0 + 58 * 6.0
+    assert stage_layers_s(base, fwd, 4.0, False) == pytest.approx(12.0)
+    assert stage_layers_s(base, bwd, 4.0, True) == pytest.approx(24.0)
+    assert stage_layers_s(base, fwd, 60.0, False) == pytest.approx(58 * 3.0 + 2 * 1.0)
+    assert stage_layers_s(base, fwd, 61.0, False) == pytest.approx(fwd)
+    one_kind = {"num_layers": 61.0, "heavy_layers": 61.0, "fwd_heavy_layer_s": 3.0}
+    assert stage_layers_s(one_kind, 183.0, 4.0, False) == pytest.approx(12.0)
+
+
+def test_deepseek_v3_busiest_stage_is_moe_layers() -> None:
+    # DeepSeek-V3 (3 dense + 58 MoE layers) at pp=16 without MTP: one micro-batch's stage
+    # time is 4 MoE layers plus 1/16 of the head, above 4/61 of all layers
+    model = rl.transformer.config("DeepSeek-V3").replace(mtp_layers=0)
+    kw = dict(hardware="B200", seq_len=4096, micro_batch=1, grad_accum=32, ep=8,
+              optimizer_update=False)
+    base = rl.transformer.estimate(model, "train", **kw)._cache["train_base"]
+    moe = base["fwd_heavy_layer_s"] + base["bwd_heavy_layer_s"]
+    assert base["heavy_layers"] == 58.0
+    assert moe > (base["fwd_layers_s"] + base["bwd_layers_s"]) / 61
+    est = rl.transformer.estimate(model, "train", pp=16, **kw)
+    assert est.step is not None
+    head = base["fwd_head_s"] + base["bwd_head_s"]
+    assert est.step.compute_s - est.step.host_s == pytest.approx(32 * (4 * moe + head / 16),
+                                                                 rel=1e-9)

@@ -16,7 +16,7 @@ from .torch_cp import check_cp
 from .training import LAYER_RECOMPUTE, MODULES_RECOMPUTE, OPTIMIZERS, RECOMPUTE
 
 __all__ = ["MAX_COUNT", "MAX_POSITIONS", "MAX_SEQ", "MAX_TOKENS", "PHASES", "batch_sizes",
-           "check_layout", "check_sizes", "integer", "phase_name", "positive_number",
+           "check_layout", "check_sizes", "check_split", "integer", "phase_name", "positive_number",
            "recompute_mode", "recompute_modules", "train_args"]
 
 PHASES = ("decode", "prefill", "train")
@@ -104,6 +104,19 @@ def check_layout(fn: str, cfg: TransformerConfig, seq: int, cp: int, cp_comm: st
             0 <= routing_skew <= 10):
         raise ArgumentValueError(fn, "routing_skew", f"must be a number in [0, 10], got "
                                  f"{routing_skew!r}")
+
+
+def check_split(fn: str, tp: int, ep: int, heads: int, experts: int, name: str) -> None:
+    """``tp`` dividing ``heads``, ``ep`` dividing ``experts`` (``experts = 0``: a dense
+    model, ``ep`` must be 1); an :class:`~roofline.ArgumentValueError` naming the argument
+    otherwise."""
+    if heads % tp:
+        raise ArgumentValueError(fn, "tp", f"must divide num_heads ({heads}), got {tp}")
+    if experts and experts % ep:
+        raise ArgumentValueError(fn, "ep", f"must divide num_experts ({experts}), got {ep}")
+    if not experts and ep != 1:
+        raise ArgumentValueError(fn, "ep", f"> 1 needs an MoE model, {name} is dense "
+                                 f"(got {ep})")
 
 
 def phase_name(fn: str, phase: Any) -> str:

@@ -23,6 +23,7 @@ from .arguments import (
     PHASES,
     check_layout,
     check_sizes,
+    check_split,
     integer,
     phase_name,
     positive_number,
@@ -106,6 +107,7 @@ def estimate(
     cuda_graph_scope: list[str] | tuple[str, ...] | None = None,
     moe_load_balancing: str = "none",
     moe_expert_bias: bool = False,
+    moe_dispatcher: str = "alltoall",
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
     gated_mlp: str = "fused",
@@ -251,6 +253,8 @@ def estimate(
     moe_expert_bias : bool
         Training, Megatron-Core MoE: the router keeps an expert bias
         (``moe_router_enable_expert_bias``, DeepSeek-V3): its token count's kernels.
+    moe_dispatcher : {"alltoall", "hybridep"}
+        Training, Megatron-Core MoE: the token dispatcher (:func:`.layers.moe_mlp`).
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
@@ -449,14 +453,7 @@ def estimate(
         link_bytes_per_s = positive_number(fn, "link_bytes_per_s", link_bytes_per_s)
     if network_bytes_per_s is not None:
         network_bytes_per_s = positive_number(fn, "network_bytes_per_s", network_bytes_per_s)
-    if cfg.num_heads % tp:
-        raise ArgumentValueError(fn, "tp", f"must divide num_heads ({cfg.num_heads}), got {tp}")
-    if cfg.is_moe and cfg.num_experts % ep:
-        raise ArgumentValueError(fn, "ep", f"must divide num_experts ({cfg.num_experts}), "
-                                 f"got {ep}")
-    if not cfg.is_moe and ep != 1:
-        raise ArgumentValueError(fn, "ep", f"> 1 needs an MoE model, {cfg.name} is dense "
-                                 f"(got {ep})")
+    check_split(fn, tp, ep, cfg.num_heads, cfg.num_experts if cfg.is_moe else 0, cfg.name)
     wo = weight_only_recipe(linear_recipe) if linear_recipe is not None else None
     f8_recipe = None if wo is not None else linear_recipe  # float8 / low-precision GEMMs
     if f8_recipe is not None:
@@ -485,8 +482,8 @@ def estimate(
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
                      cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
                      overlap_param_gather=overlap_param_gather)
-    graphed, balancing = moe_train_options(fn, phase, cuda_graph_scope, moe_load_balancing,
-                                           moe_expert_bias)
+    graphed, balancing, dispatcher = moe_train_options(
+        fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
     batch = par["micro_batch"]
@@ -497,7 +494,8 @@ def estimate(
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
     settle = train if sustained is None else flag(fn, "sustained", sustained)
-    ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle)
+    ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle,
+                  dispatcher=dispatcher)
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q

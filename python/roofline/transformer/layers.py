@@ -14,7 +14,8 @@ from .program import Program
 from .routing import expert_counts, rank_counts
 from .torch_cp import ROTATIONS, torch_cp_attention
 
-__all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "record_step"]
+__all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
+           "record_step"]
 
 
 def local_attention(kind: str, size: int, q: int, kv: int
@@ -207,6 +208,21 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     the weighted sum. Each is a memory-bound pass (its backward as every elementwise row).
     These run in training (Megatron-Core); decode and prefill keep the serving engines'
     fused MoE program.
+
+    With HybridEP (``ops.dispatcher == "hybridep"``, Megatron-Core's flex dispatcher; DeepEP
+    hybrid-ep 1242eb4-29b4d6f, ``deep_ep/hybrid_ep_buffer.py``, ``csrc/hybrid_ep/executor``)
+    the routing map is all-gathered over the EP group (bool, ``t·E`` bytes per rank) and a
+    metadata kernel reads the gathered map; the dispatch kernel reads each token once and
+    writes it once to every rank holding at least one of its experts (no permute before it;
+    the fp32 probabilities of that rank's experts travel with it), the receiver's permute
+    kernel expands the rows per local expert (our ``sort chunks by expert``); the combine's
+    unpermute sums each token's local expert rows (``unsort chunks``) and the combine kernel
+    sends one row per token and rank and sums them at the token's rank, so there is no
+    separate weighted sum (a shared expert's output is added after). Rows per token and
+    rank: under the benchmark's force-balanced routing a token's ``k`` experts are a uniform
+    ``k``-subset of ``E``, so rank ``r`` (``E/ep`` experts) is hit with probability
+    ``1 - C(E - E/ep, k) / C(E, k)`` (:func:`ranks_hit`); both exchanges carry the
+    all-to-all's bytes times ``ep·p/k``. The exchanges are priced as the all-to-all's.
     """
     hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
     mats = 2 if cfg.mlp_gated else 1
@@ -225,15 +241,23 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # TE's GroupedLinear quantizes after the dispatch. Serving engines dispatch fp8.
     dispatch_bytes = 1.0 if lowp and not mcore else act_bytes
     exchanged = max(received, t * k) * hid  # the busiest rank's send or receive buffer
-    # Token permutation (Megatron's fused permute): each token's row copied once per chosen
-    # expert, grouped by destination rank and expert.
-    if mcore:
+    hybrid = mcore and ops.dispatcher == "hybridep" and ep > 1
+    if hybrid:  # the routing map's all-gather and HybridEP's metadata kernel over it, forward
+        # only (the backward reuses the handle they made)
+        ops.collective(g, "routing map all_gather", "all_gather", t * e * ep, ep, backward=False)
+        ops.passes(g, "hybridep metadata", [(t * e * ep / 2, 1.0, 0.0)], [])
+        dedup = ranks_hit(e, k, ep) * ep / k  # rows per token and rank / rows per token
+        ops.collective(g, "dispatch all_to_all", "all_to_all", dedup * (
+            exchanged * dispatch_bytes + max(received, t * k) * e / ep * 4.0), ep)
+    elif mcore:  # Megatron's fused permute: each token's row copied once per chosen expert,
+        # grouped by destination rank and expert, then the tokens' and (fp32, from the fp32
+        # router) probabilities' all_to_alls (token_dispatch)
         ops.elementwise(g, "permute", t * k * hid)
-    ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
-    if mcore:  # the all-to-all dispatcher sends each row's routing probability in its own
-        # all_to_all (token_dispatch: tokens, then probs; fp32 from the fp32 router)
+        ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
         ops.collective(g, "dispatch probs all_to_all", "all_to_all",
                        max(received, t * k) * 4.0, ep)
+    else:
+        ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
     used = tuple(int(c) for c in local if c > 0) or (1,)
     if mcore and ep > 1:  # rows arrive grouped by source rank: regroup them by local expert
         ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
@@ -248,16 +272,29 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         expert_fc2_bias(ops, g, used, hid)
     if mcore and ep > 1:
         ops.elementwise(g, "unsort chunks", sum(used) * hid)
-    ops.collective(g, "combine all_to_all", "all_to_all", exchanged * act_bytes, ep)
+    ops.collective(g, "combine all_to_all", "all_to_all",
+                   exchanged * act_bytes * (dedup if hybrid else 1.0), ep)
     if cfg.num_shared_experts:
         sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)
         ops.linear(g, "shared gate_up", t, hid, mats * sw)
         ops.elementwise(g, "shared act", t * sw, reads=mats)
         ops.linear(g, "shared down", t, sw, hid)
-    ops.elementwise(g, "moe weighted sum", t * hid, reads=k + (1 if cfg.num_shared_experts else 0))
+    if not hybrid:
+        ops.elementwise(g, "moe weighted sum", t * hid,
+                        reads=k + (1 if cfg.num_shared_experts else 0))
+    elif cfg.num_shared_experts:  # MoELayer adds the shared experts' output
+        ops.elementwise(g, "moe shared add", t * hid, reads=2)
     if ep == 1:
         ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
     ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
+
+
+def ranks_hit(experts: int, k: int, ep: int) -> float:
+    """Probability that one rank of ``ep`` (``experts / ep`` experts each) holds at least one
+    of a token's ``k`` experts when they are a uniform ``k``-subset of ``experts``:
+    ``1 - C(experts - experts/ep, k) / C(experts, k)`` (1 when ``k`` exceeds the others)."""
+    others = experts - experts // ep
+    return 1.0 - (math.comb(others, k) / math.comb(experts, k) if k <= others else 0.0)
 
 
 def expert_fc2_bias(ops: Program, g: int, used: tuple[int, ...], hid: int) -> None:

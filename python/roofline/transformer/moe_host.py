@@ -70,10 +70,9 @@ from ..ops.host import HOST_CLASSES
 from .program import Program
 
 __all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_COMPILED_CALLS",
-           "MCORE_FORWARD_MODULES", "MOE_GRAPH_SCOPES", "TE_OPS_NORMS", "TE_PADDING_MODULES",
-           "ep_of",
-           "graph_scopes", "graphed_calls", "moe_extra_launches", "moe_stages",
-           "moe_train_options"]
+           "MCORE_FORWARD_MODULES", "MOE_DISPATCHERS", "MOE_GRAPH_SCOPES", "TE_OPS_NORMS",
+           "TE_PADDING_MODULES", "check_dispatcher", "ep_of", "graph_scopes", "graphed_calls",
+           "moe_extra_launches", "moe_stages", "moe_train_options"]
 
 #: Megatron-Core's load-balancing losses (``moe_router_load_balancing_type``) priced here.
 LOAD_BALANCING = ("none", "aux_loss", "seq_aux_loss")
@@ -136,6 +135,19 @@ TE_OPS_NORMS = {"qk_norm": 2, "mlp_norm": 1, "final_norm": 1, "attn_norm": 1}
 TE_PADDING_MODULES = 3
 
 
+#: Megatron-Core token dispatchers whose synchronisation points are counted:
+#: ``"alltoall"`` (``moe_token_dispatcher_type="alltoall"``) and ``"hybridep"`` (the flex
+#: dispatcher with ``moe_flex_dispatcher_backend="hybridep"``, DeepEP's hybrid-ep branch).
+MOE_DISPATCHERS = ("alltoall", "hybridep")
+
+def check_dispatcher(fn: str, dispatcher: object) -> str:
+    """``dispatcher`` if it names one of :data:`MOE_DISPATCHERS`, else a ValueError."""
+    if not isinstance(dispatcher, str) or dispatcher not in MOE_DISPATCHERS:
+        raise ValueError(f"{fn}: moe_dispatcher must be one of {MOE_DISPATCHERS}, "
+                         f"got {dispatcher!r}")
+    return dispatcher
+
+
 def graph_scopes(fn: str, value: object) -> frozenset[str]:
     """Validated ``cuda_graph_scope`` (None or a sequence of :data:`MOE_GRAPH_SCOPES`)."""
     if value is None:
@@ -154,10 +166,18 @@ def graph_scopes(fn: str, value: object) -> frozenset[str]:
 
 
 def moe_train_options(fn: str, phase: str, cuda_graph_scope: object, load_balancing: object,
-                      expert_bias: object) -> tuple[frozenset[str], tuple[str, bool]]:
+                      expert_bias: object, dispatcher: object = "alltoall", ep: int = 1
+                      ) -> tuple[frozenset[str], tuple[str, bool], str]:
     """Validated MoE training options of ``transformer.estimate``: ``(graphed scopes,
-    (moe_load_balancing, moe_expert_bias))``; each applies to ``phase='train'`` only."""
+    (moe_load_balancing, moe_expert_bias), moe_dispatcher)``; each applies to
+    ``phase='train'`` only, ``moe_dispatcher="hybridep"`` to ``ep > 1`` only (Megatron-Core's
+    flex dispatcher needs ``tp·ep > 1``; the model's HybridEP waits sit on the expert-parallel
+    rows)."""
     graphed = graph_scopes(fn, cuda_graph_scope)
+    check_dispatcher(fn, dispatcher)
+    if dispatcher != "alltoall" and (phase != "train" or ep < 2):
+        raise ValueError(f"{fn}: moe_dispatcher={dispatcher!r} needs phase='train' and ep > 1, "
+                         f"got phase={phase!r}, ep={ep!r}")
     if graphed and phase != "train":
         raise ValueError(f"{fn}: cuda_graph_scope applies to phase='train' only, got "
                          f"cuda_graph_scope={cuda_graph_scope!r} with phase={phase!r}")
@@ -168,7 +188,7 @@ def moe_train_options(fn: str, phase: str, cuda_graph_scope: object, load_balanc
         raise ValueError(f"{fn}: moe_load_balancing / moe_expert_bias apply to phase='train' "
                          f"only, got {load_balancing!r} / {expert_bias!r} with "
                          f"phase={phase!r}")
-    return graphed, (balancing, expert_bias)
+    return graphed, (balancing, expert_bias), str(dispatcher)
 
 
 def _row(**calls: float) -> np.ndarray:

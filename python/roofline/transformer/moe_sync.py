@@ -11,16 +11,45 @@ from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..ops.host import HOST_CLASSES, MAX_KERNELS, TooManyKernelsError, calls_wall
 from .layers import GLU_CLAMP_ROW
-from .moe_host import ep_of, graphed_calls, moe_extra_launches, moe_stages
+from .moe_host import check_dispatcher, ep_of, graphed_calls, moe_extra_launches, moe_stages
 from .pricing import _f8_kernels
 from .program import Program
 
-__all__ = ["MCORE_ROW_KERNELS", "TE_COMPUTE_STREAMS", "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS",
-           "TE_WGRAD_CLEAR_CALLS", "moe_host_terms", "sync_exposed_s", "te_grouped_call_views",
-           "te_swizzle_kernels"]
+__all__ = ["MCORE_ROW_KERNELS", "SYNC_POINTS", "TE_COMPUTE_STREAMS",
+           "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS", "TE_WGRAD_CLEAR_CALLS",
+           "moe_host_terms", "sync_exposed_s", "te_grouped_call_views", "te_swizzle_kernels"]
 
 #: Host classes (indices into ``HOST_CLASSES``).
 _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
+
+#: Where the host waits for the device in one MoE layer's pass, dropless, by
+#: ``(dispatcher, backward)``: ``(row, 0)`` before the row's first launch, ``(row, 1)``
+#: after its last.
+#:
+#: - ``alltoall``: the forward's copy of the split sizes (``before_ep_alltoall``, or
+#:   ``before_finish`` without EP), after the fused permute; the backward knows its splits:
+#:   none.
+#: - ``hybridep`` (Megatron-Core 92c8482 ``token_dispatcher.py`` ``_HybridEPManager``,
+#:   ``fused_a2a.py``; DeepEP hybrid-ep 1242eb4-29b4d6f, Oct-Nov 2025,
+#:   ``csrc/hybrid_ep/hybrid_ep.cu``, ``executor/executor.cu``): dropless, the manager
+#:   passes ``num_dispatched_tokens=None``, so ``dispatch_with_permute`` reads the
+#:   dispatched-token count with ``.item()`` on the CUDA tensor the metadata kernel wrote
+#:   (after the routing map's all-gather and metadata kernel: before the dispatch kernel),
+#:   ``dispatch_postprocess`` copies ``tokens_per_expert`` to pinned memory with
+#:   ``non_blocking=false`` before its permute kernel (our ``sort chunks by expert``) and
+#:   ``combine_with_unpermute`` reads the count with ``.item()`` again before its unpermute
+#:   (our ``unsort chunks``). The backward runs the same two calls the other way round
+#:   (``HybridEPCombine.backward`` = ``dispatch_with_permute`` with the handle: ``.item()``
+#:   before the dispatch, our ``combine all_to_all bwd``; ``HybridEPDispatch.backward`` =
+#:   ``combine_with_unpermute``: ``.item()`` before its unpermute, our
+#:   ``sort chunks by expert bwd``).
+SYNC_POINTS: dict[tuple[str, bool], tuple[tuple[str, int], ...]] = {
+    ("alltoall", False): (("permute", 1),),
+    ("alltoall", True): (),
+    ("hybridep", False): (("dispatch all_to_all", 0), ("sort chunks by expert", 0),
+                          ("unsort chunks", 0)),
+    ("hybridep", True): (("combine all_to_all bwd", 0), ("sort chunks by expert bwd", 0)),
+}
 
 
 #: Kernels Megatron-Core + TE 2.9 launch for these one-row elementwise parts, by
@@ -284,13 +313,18 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     device=...)`` after the clamps, a pageable host-to-device copy that PyTorch runs as
     ``cudaMemcpyAsync`` + ``cudaStreamSynchronize`` (``copy_kernel_cuda``,
     ``memcpy_and_sync``): the segment from the row after :data:`.layers.GLU_CLAMP_ROW` on
-    starts from an idle stream too.
+    starts from an idle stream too. HybridEP (``ops.dispatcher="hybridep"``) waits three times
+    per layer instead (:data:`SYNC_POINTS`): before its dispatch, before its permute and
+    before its combine's unpermute.
 
-    Backward: the splits are known (no sync), so the host runs ahead; the backward starts
-    from a queue the synchronised forward left (nearly) empty and lasts
+    Backward: the all-to-all dispatcher knows its splits (no sync), so the host runs ahead;
+    the backward starts from a queue the synchronised forward left (nearly) empty and lasts
     ``max_i (A_i + sum_{j >= i} g_j)`` over its kernels in launch order (the whole backward
     of every layer and the head, last layer first), exposing its launch time where the host
-    issues kernels slower than the GPU runs them (many small per-expert kernels).
+    issues kernels slower than the GPU runs them (many small per-expert kernels). HybridEP
+    waits twice per layer in the backward too (before the combine's backward dispatch and
+    before the dispatch's backward combine): each part after a wait starts from an idle
+    stream and exposes ``wall - GPU`` as a forward segment does.
 
     Kernels per row as :func:`_row_kernels` counts them (TE's one GEMM and, with a
     low-precision recipe, one quantize kernel per local expert; under MXFP8 each grouped
@@ -306,11 +340,13 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
         ``sum over MoE layers (wall - GPU)`` of the synchronised forward segments plus
         ``wall - GPU`` of the backward pass, seconds.
     """
+    check_dispatcher("sync_exposed_s", ops.dispatcher)
     f8 = _f8_kernels(ops, hw, efficiency)
     total, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
                                     f8, param_hooks)
     return total + _backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed,
                                        router, f8) if moe else total
+
 
 
 def moe_host_terms(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
@@ -320,6 +356,7 @@ def moe_host_terms(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     """The micro-batch terms of :func:`sync_exposed_s`: ``host_s`` without and
     ``hook_host_s``, what Megatron's forward pre-hooks add (``param_hooks=True``: the
     distributed optimizer with ``overlap_param_gather``; the step picks it by layout)."""
+    check_dispatcher("moe_host_terms", ops.dispatcher)
     f8 = _f8_kernels(ops, hw, efficiency)
     plain, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
                                     f8, False)
@@ -339,16 +376,20 @@ def _forward_exposed_s(ops: Program, row_time_s: np.ndarray,
     any group is an MoE layer (:func:`sync_exposed_s`)."""
     total = 0.0
     moe = False
+    points = SYNC_POINTS[(ops.dispatcher, False)]
     for g, (_, layers) in enumerate(groups):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g and not row[1].endswith(" bwd")]
         names = [ops.rows[i][1] for i in rows]
-        if "permute" not in names or not layers:
+        if not layers or not any(n == row for n in names for row, _ in points):
             continue
         moe = True
-        cut = names.index("permute") + 1  # the sync follows the (fused, static) permute
+        # the host waits before the dispatcher's sync rows and after a clamped activation's
+        # clamps (its blocking host-to-device copy)
+        waits = {k + after for k, n in enumerate(names) for row, after in points if n == row}
+        waits |= {k + 1 for k, n in enumerate(names) if n == GLU_CLAMP_ROW}
+        cut = min(waits)
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
-        # a clamped activation's blocking host-to-device copy syncs again after its clamps
-        ends = [k + 1 for k, i in enumerate(order) if ops.rows[i][1] == GLU_CLAMP_ROW]
+        ends = sorted({(k - cut) % len(rows) for k in waits} - {0})
         for lo, hi in zip([0, *ends], [*ends, len(order)], strict=True):
             total += _segment_exposed_s(ops, order[lo:hi], row_time_s, f8, hw, efficiency,
                                         graphed, router, param_hooks) * len(layers)
@@ -359,26 +400,58 @@ def _backward_exposed_s(ops: Program, row_time_s: np.ndarray,
                         groups: list[tuple[str, list[int]]], hw: Hardware,
                         efficiency: EfficiencyLike, graphed: frozenset[str],
                         router: tuple[str, bool], f8: int) -> float:
-    """``wall - GPU`` of the backward pass launched in one stream (:func:`sync_exposed_s`)."""
-    total = 0.0
+    """``wall - GPU`` of the backward pass launched in one stream (:func:`sync_exposed_s`),
+    split where the dispatcher waits for the device (:data:`SYNC_POINTS`): the first part
+    starts from the queue the forward left, each later one from an idle stream."""
+    before = {row for row, _ in SYNC_POINTS[(ops.dispatcher, True)]}  # all before their row
     # the backward pass: the head first, then every layer (last first), one layer of a group
-    # repeated as often as the group has layers
-    seqs: list[np.ndarray] = []
-    all_calls: list[np.ndarray] = []
+    # repeated as often as the group has layers; each layer's launches cut at its waits
+    parts: list[tuple[int, int, bool]] = []  # (group, piece, the host waits before it)
+    pieces: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    kernels = 0
     for g in reversed(range(len(groups))):
-        rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
-        one, one_calls = _launched(ops, list(reversed(rows)), row_time_s, f8, backward=True,
-                                   graphed=graphed, router=router)
+        rows = list(reversed([i for i, row in enumerate(ops.rows) if row[0] == g]))
+        cuts = [k for k, i in enumerate(rows) if ops.rows[i][1] in before and k > 0]
+        spans = list(zip([0, *cuts], [*cuts, len(rows)], strict=True))
+        for p, (lo, hi) in enumerate(spans):
+            pieces[(g, p)] = _launched(ops, rows[lo:hi], row_time_s, f8, backward=True,
+                                       graphed=graphed, router=router)
         repeat = max(len(groups[g][1]), 1)  # the group's layers launch alike, one by one
-        if (sum(x.size for x in seqs) + one.size * repeat) > MAX_KERNELS:  # before tiling
+        kernels += repeat * sum(pieces[(g, p)][0].size for p in range(len(spans)))
+        if kernels > MAX_KERNELS:  # before tiling
             raise TooManyKernelsError(f"sync_exposed_s: the backward launches more than "
                                       f"{MAX_KERNELS} kernels")
-        seqs.append(np.tile(one, repeat))
-        all_calls.append(np.tile(one_calls, (repeat, 1)))
-    seq, calls = np.concatenate(seqs), np.concatenate(all_calls)
-    if seq.size:
-        w = calls_wall(seq, calls, hw, efficiency=efficiency)
-        gpu = float(seq.sum())
-        if w.wall_s > gpu * (1 + 1e-9):  # not a rounding residue of a long sum
-            total += w.wall_s - gpu
+        first_waits = bool(rows) and ops.rows[rows[0]][1] in before
+        for _ in range(repeat):
+            parts += [(g, p, p > 0 or first_waits) for p in range(len(spans))]
+    # consecutive pieces up to the next wait make one segment
+    segments: list[tuple[bool, tuple[tuple[int, int], ...]]] = []
+    for g, p, wait in parts:
+        if wait or not segments:
+            segments.append((wait, ((g, p),)))
+        else:
+            segments[-1] = (segments[-1][0], segments[-1][1] + ((g, p),))
+    done: dict[tuple[bool, tuple[tuple[int, int], ...]], float] = {}
+    total = 0.0
+    for seg in segments:
+        if seg not in done:
+            done[seg] = _pieces_exposed_s([pieces[k] for k in seg[1]], seg[0], hw, efficiency)
+        total += done[seg]
     return total
+
+
+def _pieces_exposed_s(pieces: list[tuple[np.ndarray, np.ndarray]], idle: bool, hw: Hardware,
+                      efficiency: EfficiencyLike) -> float:
+    """``wall - GPU`` of kernels launched in one stream, ``(GPU times, host calls)`` piece by
+    piece; from an idle stream (``idle``: the host's calls before the first launch count,
+    after a zero-time reference launch) or from the queue the forward left."""
+    seq = np.concatenate([t for t, _ in pieces])
+    calls = np.concatenate([c for _, c in pieces])
+    if not seq.size:
+        return 0.0
+    if idle:
+        seq = np.concatenate([[0.0], seq])
+        calls = np.concatenate([np.zeros((1, calls.shape[1])), calls])
+    w = calls_wall(seq, calls, hw, efficiency=efficiency)
+    gpu = float(seq.sum())
+    return w.wall_s - gpu if w.wall_s > gpu * (1 + 1e-9) else 0.0  # not a rounding residue

@@ -54,6 +54,10 @@ class Program:
     #: GEMMs and attention at the power limiter's settled clock (a training step; a serving
     #: step of an engine kept full), else at each kernel's clock run alone
     sustained: bool = False
+    #: Megatron-Core's MoE token dispatcher in training: ``"alltoall"`` or ``"hybridep"``
+    #: (the flex dispatcher's HybridEP backend; :func:`.layers.moe_mlp`,
+    #: :data:`.moe_sync.SYNC_POINTS`)
+    dispatcher: str = "alltoall"
 
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
         self.rows.append((group, name, kind, parts))
@@ -152,12 +156,13 @@ class Program:
                        for _ in range(calls)])
 
     def collective(self, g: int, name: str, op: str, nbytes: float, ranks: int,
-                   bwd_op: str | None = None) -> None:
-        """A collective (repeated in the backward pass when training, as ``bwd_op``)."""
+                   bwd_op: str | None = None, backward: bool = True) -> None:
+        """A collective (repeated in the backward pass when training, as ``bwd_op``, unless
+        ``backward`` is False)."""
         if ranks <= 1:
             return
         self._row(g, name, "collective", [self._push("comms", (op, nbytes, ranks))])
-        if self.train:
+        if self.train and backward:
             self._row(g, name + " bwd", "collective",
                       [self._push("comms", (bwd_op or op, nbytes, ranks))])
 

@@ -216,6 +216,17 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
     mtp = np.array([groups[g][0] == "mtp" for g, _, _ in rows])
     out["fwd_mtp_s"] = float(np.sum(t * fwd_share * mtp))  # included in fwd_layers_s
     out["bwd_mtp_s"] = float(np.sum(t * (1 - fwd_share) * mtp))
+    # the decoder layer kind with the longest layer (an MoE layer beside dense ones): the
+    # busiest pipeline stage holds as many of them as it can (``stage_layers_s``)
+    kinds = [g for g, (kind, layers) in enumerate(groups)
+             if kind not in ("head", "mtp") and layers]
+    per = {g: (float(np.sum(time * fwd_share * (gs == g))),
+               float(np.sum(time * (1 - fwd_share) * (gs == g))))
+           for gs in [np.array([g for g, _, _ in rows])] for g in kinds}
+    heavy = max(kinds, key=lambda g: sum(per[g]), default=None)
+    out["heavy_layers"] = float(len(groups[heavy][1])) if heavy is not None else 0.0
+    out["fwd_heavy_layer_s"], out["bwd_heavy_layer_s"] = per.get(heavy, (0.0, 0.0)) \
+        if heavy is not None else (0.0, 0.0)
     out["op_fwd_s"] = float(np.sum(t * fwd_share * share * ~head))
     out["op_fwd_flops"] = float(np.sum(f * fwd_share * share * ~head))
     mod = np.zeros(len(rows)) if mod_share is None else mod_share
@@ -261,6 +272,25 @@ def _link(intra: np.ndarray, fn: Any, nbytes: np.ndarray, ranks: np.ndarray | No
     return np.where(intra, fast, run(net_bw))
 
 
+
+def stage_layers_s(base: dict[str, float], total_s: float, n: Any, backward: bool) -> Any:
+    """Forward (or backward) time of the busiest stage's ``n`` decoder layers.
+
+    ``total_s``: that pass over all ``L = base["num_layers"]`` decoder layers. Megatron
+    splits the layers in order and a model's layers of one kind are contiguous (DeepSeek-V3:
+    3 dense, then 58 MoE), so the busiest stage holds ``k = min(n, n_h)`` of the ``n_h``
+    layers of the longest kind (``base["heavy_layers"]``, each ``t_h``) and the rest at the
+    other layers' mean: ``k·t_h + (n - k)·(total - n_h·t_h)/(L - n_h)``; ``n·total/L`` when
+    every layer is of one kind.
+    """
+    layers = base["num_layers"]
+    nh = base.get("heavy_layers", 0.0)
+    th = base.get("bwd_heavy_layer_s" if backward else "fwd_heavy_layer_s", 0.0)
+    if nh <= 0 or nh >= layers:
+        return np.asarray(n, dtype=np.float64) * total_s / max(layers, 1.0)
+    k = np.minimum(np.asarray(n, dtype=np.float64), nh)
+    return k * th + (n - k) * max(total_s - nh * th, 0.0) / (layers - nh)
+
 def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, ep: Any,
             cp: Any, zero: Any, recompute: Any, micro_batch: Any, grad_accum: Any,
             virtual_stages: Any, seq_len: int, optimizer: str, overlap: bool,
@@ -275,7 +305,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     -----
     Stages hold whole layers: the busiest holds ``ceil(L/pp)`` of the ``L`` layers
     (``_core.busiest_stage_layers``; Megatron's layouts, e.g. DeepSeek-V3's 4 layers per stage
-    at ``pp=16``, reach that bound) and its layers' forward, backward and recomputation set
+    at ``pp=16``, reach that bound), of the longest layer kind where it can
+    (:func:`stage_layers_s`: DeepSeek-V3's MoE layers, not its 3 dense ones), and its
+    layers' forward, backward and recomputation set
     the pace of every micro-batch and of the bubble; the embedding / LM head count ``1/pp``
     per stage (as Llama 3 and DeepSeek-V3 balance their first and last stages), except with
     multi-token prediction: Megatron-Core builds the MTP blocks on the last stage beside the
@@ -334,25 +366,26 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     sp_div = np.where(sp > 0, tp, 1.0)
     # Time per micro-batch of one stage (the base is one micro-batch of base["tokens"] tokens
     # per GPU; other micro-batch sizes scale linearly, which the planner avoids needing).
-    # The busiest stage holds ceil(L/pp) whole layers (``_core.busiest_stage_layers``); its
-    # layers' time sets every micro-batch's pace. The head stays spread over the stages.
+    # The busiest stage holds ceil(L/pp) whole layers (``_core.busiest_stage_layers``), as
+    # many of the longest kind as there are (``stage_layers_s``); its layers' time sets every
+    # micro-batch's pace. The head stays spread over the stages.
     stage = _core.busiest_stage_layers(layers, pp) / layers
-    fwd = base["fwd_layers_s"] * stage + base["fwd_head_s"] / pp
-    bwd = base["bwd_layers_s"] * stage + base["bwd_head_s"] / pp
+    mf, mb_ = base.get("fwd_mtp_s", 0.0), base.get("bwd_mtp_s", 0.0)
+    lf, lb = base["fwd_layers_s"] - mf, base["bwd_layers_s"] - mb_
+    busy = _core.busiest_stage_layers(layers, pp)
+    full_f = stage_layers_s(base, lf, busy, False) + base["fwd_head_s"] / pp
+    full_b = stage_layers_s(base, lb, busy, True) + base["bwd_head_s"] / pp
+    fwd, bwd = full_f + mf * stage, full_b + mb_ * stage
     # Multi-token prediction: Megatron-Core builds the MTP block(s) on the last stage beside the
     # loss, and the layouts leave that stage the remaining decoder layers
     # (``_core.last_stage_layers``; Megatron-Bridge's DeepSeek-V3 pp=16 layout: 4 decoder
     # layers on each stage, 1 + MTP + loss on the last); the busier of that stage and the pace
     # without MTP (a full stage with its 1/pp share of the head, as above) sets the pace, so
     # an MTP block never makes a step faster: it only adds work on the last stage.
-    mf, mb_ = base.get("fwd_mtp_s", 0.0), base.get("bwd_mtp_s", 0.0)
     if mf + mb_ > 0:
-        lf, lb = base["fwd_layers_s"] - mf, base["bwd_layers_s"] - mb_
-        last = _core.last_stage_layers(layers, pp) / layers
-        full_f = lf * stage + base["fwd_head_s"] / pp
-        full_b = lb * stage + base["bwd_head_s"] / pp
-        last_f = lf * last + mf + base["fwd_head_s"]
-        last_b = lb * last + mb_ + base["bwd_head_s"]
+        last = _core.last_stage_layers(layers, pp)
+        last_f = stage_layers_s(base, lf, last, False) + mf + base["fwd_head_s"]
+        last_b = stage_layers_s(base, lb, last, True) + mb_ + base["bwd_head_s"]
         use_last = (pp > 1) & (last_f + last_b > full_f + full_b)
         fwd = np.where(pp > 1, np.where(use_last, last_f, full_f), fwd)
         bwd = np.where(pp > 1, np.where(use_last, last_b, full_b), bwd)

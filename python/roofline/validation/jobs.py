@@ -56,7 +56,8 @@ _REQUIRED = ("id", "family", "hardware", "gpus", "config", "measured", "unit", "
 _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "ep",
                "virtual_stages", "zero", "recompute", "sequence_parallel", "gpus_per_node",
                "runtime", "tp_comm_overlap", "overlap_param_gather",
-               "cuda_graph_scope", "moe_load_balancing", "moe_expert_bias", "reduce_dtype",
+               "cuda_graph_scope", "moe_load_balancing", "moe_expert_bias", "moe_dispatcher",
+               "reduce_dtype",
                "reshard_after_forward", "network_bytes_per_s", "attention_backend")
 #: Optional ``serve`` arguments a serving row may set (the engine's scheduler, program and
 #: launch mode).

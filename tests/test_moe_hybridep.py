@@ -1,0 +1,125 @@
+"""HybridEP as Megatron-Core's flex dispatcher runs it (DeepEP hybrid-ep): the rows it
+launches (one row per token and destination rank, no permute before the dispatch, no
+weighted sum after the combine) and where the host waits for the device in each MoE layer,
+against the all-to-all dispatcher's single forward wait."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import roofline as rl
+from roofline._params.resolve import resolve
+from roofline.transformer.config import TransformerConfig
+from roofline.transformer.layers import moe_mlp, ranks_hit
+from roofline.transformer.moe_sync import SYNC_POINTS, sync_exposed_s
+from roofline.transformer.program import Program
+
+TINY = TransformerConfig(name="tiny-moe", hidden_size=64, num_layers=2, num_heads=4,
+                         num_kv_heads=4, head_dim=16, intermediate_size=128, vocab_size=0,
+                         num_experts=8, experts_per_token=2, moe_intermediate_size=32)
+
+
+def _layer(ep: int = 4, dispatcher: str = "alltoall") -> Program:
+    ops = Program(train=True, recipe=None, dispatcher=dispatcher)
+    moe_mlp(ops, 0, TINY, 16, 1, ep, 2.0, False, 0.0)
+    return ops
+
+
+def _comms(ops: Program) -> dict[str, tuple[str, float, float]]:
+    return {ops.rows[i][1]: ops.comms[idx] for i, (_, _, _, parts) in enumerate(ops.rows)
+            for kind, idx in parts if kind == "comms"}
+
+
+def test_ranks_hit_by_hand() -> None:
+    # 8 experts over 4 ranks (2 each), top-2: a rank is missed when both experts are among
+    # the other 6: C(6,2)/C(8,2) = 15/28, hit 13/28
+    assert ranks_hit(8, 2, 4) == pytest.approx(13 / 28, rel=1e-12)
+    assert ranks_hit(8, 2, 1) == 1.0  # one rank holds every expert
+    assert ranks_hit(8, 8, 4) == 1.0  # k above the other ranks' experts: every rank
+
+
+def test_hybridep_rows_by_hand() -> None:
+    # 16 tokens per GPU, EP 4, top-2 of 8 experts (TINY, hidden 64): the all-to-all
+    # dispatcher sends 32 rows of 64 bf16 = 4096 B each way (test_moe_training). HybridEP
+    # sends one row per token and rank hit: 13/28 · 4 ranks / 2 = 26/28 of them, each with
+    # its rank's 2 fp32 probabilities (8 B per row) in the same kernel; the combine sends
+    # the same rows without probabilities. The routing map (16 x 8 bool per rank) is
+    # all-gathered (4 x 128 B out) in the forward only.
+    a2a, hyb = _layer(), _layer(dispatcher="hybridep")
+    dedup = 26 / 28
+    c = _comms(hyb)
+    assert c["dispatch all_to_all"][1] == pytest.approx(dedup * 32 * (128 + 8), rel=1e-12)
+    assert c["combine all_to_all"][1] == pytest.approx(dedup * 4096, rel=1e-12)
+    assert c["combine all_to_all bwd"][1] == c["combine all_to_all"][1]
+    assert c["routing map all_gather"] == ("all_gather", 512.0, 4)
+    names = [r[1] for r in hyb.rows]
+    assert "routing map all_gather bwd" not in names and "hybridep metadata bwd" not in names
+    # the dispatch reads the tokens itself and the combine kernel sums each token's rows
+    gone = {"permute", "permute bwd", "dispatch probs all_to_all", "moe weighted sum"}
+    assert gone <= {r[1] for r in a2a.rows} and not gone & set(names)
+    assert {"sort chunks by expert", "unsort chunks"} <= set(names)
+
+
+def test_sync_rows_exist_in_the_expert_parallel_layer() -> None:
+    names = [r[1] for r in _layer().rows]
+    for points in SYNC_POINTS.values():
+        for row, after in points:
+            assert row in names and after in (0, 1)
+    # every backward wait sits before a backward row (the backward splits pieces before them)
+    assert all(row.endswith(" bwd") and after == 0
+               for (_, backward), pts in SYNC_POINTS.items() if backward for row, after in pts)
+
+
+def test_zero_time_kernels_each_wait_adds_one_kernel_gap() -> None:
+    # With zero-time kernels the host is behind everywhere: every launch sequence's wall is
+    # its host calls plus its last kernel's gap, whatever the cuts. Two layers: the
+    # all-to-all dispatcher runs 2 forward segments (one wait per layer) and 1 backward
+    # sequence; HybridEP 3 forward segments per layer (6) and, backward, the first layer's
+    # piece before its first wait, then per layer 2 waits (the second layer's first piece
+    # joins the first layer's last): 5. 11 - 3 = 8 more gaps, nothing else.
+    # (the same rows for both: the all-to-all dispatcher's program)
+    ops = _layer()
+    zero = np.zeros(len(ops.rows))
+    hw = rl.hardware("B200")
+    a2a = sync_exposed_s(ops, zero, [("moe", [0, 1])], hw, "default")
+    ops.dispatcher = "hybridep"
+    hyb = sync_exposed_s(ops, zero, [("moe", [0, 1])], hw, "default")
+    gap = resolve("B200", "default")[2].host.kernel_gap_s
+    assert hyb - a2a == pytest.approx(8 * gap, rel=1e-9)
+
+
+def test_long_kernels_hide_the_host_only_without_waits() -> None:
+    # 1 ms per row: the host is far ahead of the GPU. The all-to-all dispatcher's backward
+    # (no wait) then exposes nothing; HybridEP's backward waits twice per layer and exposes
+    # the host calls before each first launch after a wait, so it exposes more, and each of
+    # its forward segments starts from an idle stream too.
+    ops = _layer()
+    t = np.full(len(ops.rows), 1e-3)
+    hw = rl.hardware("B200")
+    one = sync_exposed_s(ops, t, [("moe", [0])], hw, "default")
+    ops.dispatcher = "hybridep"
+    hyb = sync_exposed_s(ops, t, [("moe", [0])], hw, "default")
+    assert 0.0 < one < hyb
+    two = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default")
+    assert two > hyb  # more layers, more waits
+
+
+def test_estimate_takes_the_dispatcher_and_refuses_bad_ones() -> None:
+    kw = dict(hardware="GB200", seq_len=512, micro_batch=1, ep=4, dp=4)
+    base = rl.transformer.estimate("Qwen3-30B-A3B", "train", **kw)
+    hyb = rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_dispatcher="hybridep", **kw)
+    # fewer bytes and passes on the GPU, more host waits
+    assert sum(hyb.columns["time_s"]) < sum(base.columns["time_s"])
+    assert hyb.step.host_s > base.step.host_s
+    with pytest.raises(ValueError, match="moe_dispatcher"):
+        rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_dispatcher="deepep", **kw)
+    with pytest.raises(ValueError, match="moe_dispatcher"):
+        rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_dispatcher="hybridep",
+                                hardware="GB200", seq_len=512, micro_batch=1)
+    with pytest.raises(ValueError, match="moe_dispatcher"):
+        rl.transformer.estimate("Qwen3-30B-A3B", "prefill", moe_dispatcher="hybridep",
+                                hardware="GB200", seq_len=512, ep=4)
+    with pytest.raises(ValueError, match="moe_dispatcher"):
+        sync_exposed_s(_layer(dispatcher="deepep"), np.zeros(len(_layer().rows)),
+                       [("moe", [0])], rl.hardware("B200"), "default")
