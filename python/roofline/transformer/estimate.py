@@ -30,6 +30,7 @@ from .arguments import (
     train_args,
 )
 from .compiled import record_compiled_step
+from .composer import layer_tensors, record_train_metrics, root_tensors
 from .config import TransformerConfig, config
 from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
 from .formats import element_bytes, weight_bytes_of, weight_only_recipe
@@ -113,6 +114,8 @@ def estimate(
     allreduce: str = "custom",
     attention_plugin: bool = False,
     attention_backend: str = "auto",
+    fsdp: str = "fsdp2",
+    train_metrics: int = 0,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -227,7 +230,8 @@ def estimate(
         Training: micro-batches per step ``m`` (the pipeline's micro-batches).
     virtual_stages : int
         Training: interleaved model chunks per GPU ``v`` (bubble ``(p-1)/(v·m+p-1)``).
-    optimizer : {"adam", "adam_8bit", "adam_bf16", "adamw_fused", "adamw_foreach"}
+    optimizer : {"adam", "adam_8bit", "adam_bf16", "adamw_fused", "adamw_foreach", \
+"decoupled_adamw"}
         Training: the optimizer implementation. ``"adam"``, ``"adam_8bit"``, ``"adam_bf16"``:
         one fused mixed-precision update kernel (Megatron / Transformer Engine / apex) with
         12, 6 or 4 state bytes per parameter (fp32 master and moments, 8-bit moments, bf16
@@ -237,7 +241,13 @@ def estimate(
         passes (12 reads and 8 writes per parameter); the last two keep moments in the
         model's format (4 bytes per parameter in bf16) and run through ATen's
         ``multi_tensor_apply``: each pass launches one kernel per 320 chunks of 65536
-        elements, each taking at least 32 DRAM round trips.
+        elements, each taking at least 32 DRAM round trips. ``"decoupled_adamw"``:
+        Composer's per-tensor loop (:mod:`roofline.transformer.composer`).
+    fsdp : {"fsdp2", "fsdp1"}
+        Training, ``zero=3``: ``fully_shard`` (default) or FSDP1 (:mod:`.composer`).
+    train_metrics : int
+        Training: cross-entropy metrics evaluated on each micro-batch's logits (Composer with
+        llm-foundry's models: 2; :mod:`roofline.transformer.composer`). Default 0.
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     cuda_graph_scope : list of str, optional
@@ -383,24 +393,8 @@ def estimate(
     experts, combine all-to-all, weighted sum), TP all-reduce, residual add. The cache append
     is assumed fused into the QKV/RoPE kernels.
 
-    MoE training runs Megatron-Core's dropless layer: a fused permute, chunk regrouping by
-    expert around the grouped GEMMs under expert parallelism, quantization of the expert
-    inputs with a ``linear_recipe``; with ``launch="eager"`` its device-to-host sync of the
-    token counts exposes the host launch time from each MoE layer's permute to the next
-    router, and the backward (no sync, but a queue the forward left empty) exposes its launch
-    time where the host issues its per-expert kernels slower than the GPU runs them
-    (``step.host_s``, see :func:`.moe_sync.sync_exposed_s`).
-    MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
-    assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
-    ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
-    rounded to integers (largest remainder, so small decode batches leave experts idle);
-    expert ``i`` sits on rank ``i mod ep`` and the most loaded rank is modeled; experts with
-    no token are skipped. The dispatch / combine all-to-alls carry that rank's
-    ``max(received, T·k)`` rows. Serving runs the experts as one grouped kernel; training runs
-    them as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one GEMM per local
-    expert for the forward, the input gradient and the weight gradient
-    (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves and
-    latency floor.
+    MoE layers (the dropless layer, its experts, routing and host sync): see
+    :func:`.layers.moe_mlp`.
     Elementwise kernels run in bf16; their backward reads the output gradient and saved
     inputs and writes one gradient per input.
 
@@ -485,7 +479,8 @@ def estimate(
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
                      cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
-                     overlap_param_gather=overlap_param_gather)
+                     overlap_param_gather=overlap_param_gather, fsdp=fsdp,
+                     train_metrics=train_metrics)
     graphed, balancing = moe_train_options(fn, phase, cuda_graph_scope, moe_load_balancing,
                                            moe_expert_bias)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
@@ -536,6 +531,8 @@ def estimate(
                            kv_dtype_bytes, tp)
             if launch == "eager":  # the engine's nn.Module forward, run by Python
                 ops.host_extra = engine_host_calls(cfg, groups)
+    record_train_metrics(ops, len(groups) - 1, local, -(-cfg.vocab_size // tp),
+                         par["train_metrics"])  # Composer's, on the head's logits
 
     try:
         # NCCL carries the step's collectives in training (unless TransformerEngine's
@@ -584,7 +581,8 @@ def estimate(
                                            graphed, balancing))
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
-                              latency_s=latency_s, peak_flops_per_s=peak)
+                              latency_s=latency_s, peak_flops_per_s=peak,
+                              param_tensors=(layer_tensors(cfg), root_tensors(cfg, q)))
             memory = dict(memory, **step.memory)
             host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
                               step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],

@@ -207,6 +207,25 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     the weighted sum. Each is a memory-bound pass (its backward as every elementwise row).
     These run in training (Megatron-Core); decode and prefill keep the serving engines'
     fused MoE program.
+
+    MoE training runs Megatron-Core's dropless layer: a fused permute, chunk regrouping by
+    expert around the grouped GEMMs under expert parallelism, quantization of the expert
+    inputs with a ``linear_recipe``; with ``launch="eager"`` its device-to-host sync of the
+    token counts exposes the host launch time from each MoE layer's permute to the next
+    router, and the backward (no sync, but a queue the forward left empty) exposes its launch
+    time where the host issues its per-expert kernels slower than the GPU runs them
+    (``step.host_s``, see :func:`.moe_sync.sync_exposed_s`).
+    MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
+    assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
+    ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
+    rounded to integers (largest remainder, so small decode batches leave experts idle);
+    expert ``i`` sits on rank ``i mod ep`` and the most loaded rank is modeled; experts with
+    no token are skipped. The dispatch / combine all-to-alls carry that rank's
+    ``max(received, T·k)`` rows. Serving runs the experts as one grouped kernel; training runs
+    them as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one GEMM per local
+    expert for the forward, the input gradient and the weight gradient
+    (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves and
+    latency floor.
     """
     hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
     mats = 2 if cfg.mlp_gated else 1
