@@ -151,3 +151,31 @@ def test_decoupled_adamw_step_and_refusals():
     with pytest.raises(ValueError, match="train_metrics"):
         rl.transformer.estimate(MPT_1B, "prefill", 1, seq_len=128, hardware=H100,
                                  train_metrics=2)
+
+
+def test_torch_modules_backward_by_hand():
+    """MPT-1B's layer under PyTorch's eager modules, t = 4 x 2048 tokens: bias gradients of
+    QKV (t x 6144), out_proj (t x 2048), up (t x 8192), down (t x 2048) read once; the two
+    LayerNorms' gamma/beta kernels read x and dy (t x 2048, twice each); the qkv chunk's cat
+    reads and writes t x 6144. One backward row, no forward row."""
+    te, torch = _step(), _step(modules="torch")
+    rows = [(i, r) for i, r in enumerate(torch.rows) if r[1].startswith("torch modules")]
+    assert [r[1] for _, r in rows] == ["torch modules (bias grads, norm grads, qkv cat) bwd"]
+    t = 4 * 2048
+    parts = [(t * 6144, 1, 0), (t * 2048, 1, 0), (t * 8192, 1, 0), (t * 2048, 1, 0),
+             (t * 2048, 2, 0), (t * 2048, 2, 0), (t * 6144, 1, 1)]
+    expect = sum(float(elementwise(n, r, w, 0.0, "bf16", H100).time_s) for n, r, w in parts)
+    assert float(torch.columns["time_s"][rows[0][0]]) == pytest.approx(expect)
+    assert torch.step.compute_s - te.step.compute_s == pytest.approx(2 * 24 * expect, rel=1e-6)
+    # recomputation repeats the forward only: the same difference with full recompute
+    te_r, torch_r = _step(recompute="full"), _step(recompute="full", modules="torch")
+    assert torch_r.step.recompute_s == pytest.approx(te_r.step.recompute_s)
+    # TE linears under a float8 recipe fuse the bias gradients: norms and cat remain
+    f8 = _step(modules="torch", linear_recipe="tensorwise")
+    i = next(i for i, r in enumerate(f8.rows) if r[1].startswith("torch modules"))
+    assert float(f8.columns["time_s"][i]) == pytest.approx(sum(
+        float(elementwise(n, r, w, 0.0, "bf16", H100).time_s) for n, r, w in parts[4:]))
+    with pytest.raises(ValueError, match="modules"):
+        _step(modules="torch", runtime="hf")
+    with pytest.raises(ValueError, match="modules"):
+        _step(modules="jax")

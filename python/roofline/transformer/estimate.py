@@ -114,6 +114,7 @@ def estimate(
     allreduce: str = "custom",
     attention_plugin: bool = False,
     attention_backend: str = "auto",
+    modules: str = "te",
     fsdp: str = "fsdp2",
     train_metrics: int = 0,
 ) -> ModelEstimate:
@@ -330,16 +331,9 @@ def estimate(
         prefill of the empty cache slices the keys to the prompt (causal, no mask). Other
         runtimes and training take ``"dynamic"`` only.
     decode_kv_reads : {"per_kv_head", "per_query_head"}
-        Decode, GQA / MQA models (``num_kv_heads < num_heads``), ``runtime="megatron"``: how
-        the decode attention kernel reads the KV cache. ``"per_kv_head"`` (default): once per
-        KV head, the query heads of its group together (FlashAttention's / FlashInfer's
-        packed GQA, TensorRT-LLM's XQA). ``"per_query_head"``: once per query head: one
-        thread block per (sequence, query head) streams its KV head on its own, as
-        TensorRT-LLM's masked multi-head attention kernel (``decoderMaskedMultiheadAttention``,
-        from FasterTransformer: grid over query heads, ``kv head = head / (heads/kv_heads)``)
-        ran GQA before XQA. The attention then moves ``num_heads / num_kv_heads`` times the
-        KV bytes for the same math (priced as attention over ``num_heads`` KV heads; no L2
-        reuse between the group's blocks is assumed). The KV cache held is unchanged.
+        Decode, GQA / MQA models, ``runtime="megatron"``: the decode attention kernel reads
+        the KV cache once per KV head (default) or once per query head
+        (:data:`.program_choices.DECODE_KV_READS`).
     sustained : bool, optional
         GEMMs and attention at the power limiter's settled clock
         (:mod:`roofline.ops.sustained`) instead of each kernel's clock run alone. Default:
@@ -373,6 +367,9 @@ def estimate(
         ``runtime="megatron"``: the fused attention kernel of every layer (``backend`` of
         :func:`roofline.ops.attention`). ``"auto"``: SDPA's dispatch (cuDNN on Hopper);
         ``"flash"``: FlashAttention-2, as a model calling ``flash_attn_func`` runs (MPT).
+    modules : {"te", "torch"}
+        ``runtime="megatron"``, training: Transformer Engine's layer modules (default) or
+        PyTorch's eager ones (:data:`.program_choices.MODULES`; MPT's).
 
     Returns
     -------
@@ -420,9 +417,9 @@ def estimate(
     fn = "transformer.estimate"
     cfg = config(model)
     phase = phase_name(fn, phase)
-    runtime, launch, cache, reads, gated, nccl, plugin, attn_backend = program_choices(
+    runtime, launch, cache, reads, gated, nccl, plugin, attn_backend, mods = program_choices(
         fn, phase, runtime, launch, cache, decode_kv_reads, gated_mlp, allreduce,
-        attention_plugin, attention_backend)
+        attention_plugin, attention_backend, modules)
     batch = integer(fn, "batch", batch)
     tp = integer(fn, "tp", tp)
     ep = integer(fn, "ep", ep)
@@ -524,7 +521,8 @@ def estimate(
                              cp_comm=par["cp_comm"],
                              kv_per_query_head=reads == "per_query_head",
                              separate_gate=gated == "separate",
-                             plugin_kv_bytes=kv_dtype_bytes if plugin else None)
+                             plugin_kv_bytes=kv_dtype_bytes if plugin else None,
+                             torch_modules=mods == "torch")
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
