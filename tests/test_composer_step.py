@@ -7,10 +7,12 @@ import pytest
 
 import roofline as rl
 from roofline import _core
+from roofline.ops.collectives import all_reduce
 from roofline.ops.elementwise import elementwise
 from roofline.ops.host import HOST_CLASSES, calls_wall
 from roofline.transformer.composer import (
     ADAMW_PASSES,
+    clip_grad_norm_s,
     decoupled_adamw_s,
     fsdp1_grad_passes,
     fsdp1_grad_s,
@@ -179,3 +181,31 @@ def test_torch_modules_backward_by_hand():
         _step(modules="torch", runtime="hf")
     with pytest.raises(ValueError, match="modules"):
         _step(modules="jax")
+
+
+def test_clip_grad_norm_per_tensor():
+    """FSDP1's clip_grad_norm_ over n shards: n norms, 7 scalar kernels (stack, norm, ** 2,
+    ** 0.5, + eps, division, clamp), n mul_; one host call each from an idle stream; plus the
+    4-byte all-reduce over the data-parallel ranks, added to the optimizer step."""
+    n, e = 145, 1.3e9 / 8
+    per = int(np.ceil(e / n))
+    times = ([float(elementwise(per, 1, 0, 0.0, "fp32", H100).time_s)] * n
+             + [float(elementwise(n, 1, 1, 0.0, "fp32", H100).time_s)] * 7
+             + [float(elementwise(per, 1, 1, 0.0, "fp32", H100).time_s)] * n)
+    counts = np.zeros((len(times), len(HOST_CLASSES)))
+    counts[1:, HOST_CLASSES.index("kernel")] = 1.0
+    expect = calls_wall(times, counts, H100).wall_s
+    assert float(clip_grad_norm_s(n, e, H100)[()]) == pytest.approx(expect)
+    assert expect >= sum(times)
+    plain, clipped = _step(optimizer="decoupled_adamw"), _step(optimizer="decoupled_adamw",
+                                                               clip_grad_norm=True)
+    shard = MPT_1B.param_counts()["total"] / 8
+    tensors = rank_tensors(layer_tensors(MPT_1B), root_tensors(MPT_1B, 2048), 24, 8)
+    extra = clipped.step.optimizer_s - plain.step.optimizer_s
+    clip = float(clip_grad_norm_s(tensors, shard, H100)[()])
+    assert extra > clip
+    # the rest is the 4-byte all-reduce: latency-bound, whatever the link's rate
+    assert extra - clip == pytest.approx(float(all_reduce(4, 8, hardware=H100).time_s),
+                                         rel=0.05)
+    with pytest.raises(TypeError, match="clip_grad_norm"):
+        _step(clip_grad_norm=1)

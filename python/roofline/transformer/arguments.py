@@ -167,7 +167,8 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "optimizer": "adam", "overlap": True, "sequence_parallel": None,
                   "optimizer_update": True, "reduce_dtype": None,
                   "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
-                  "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0}
+                  "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0,
+                  "clip_grad_norm": False}
 
 #: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
 REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
@@ -206,7 +207,9 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     one_of(fn, "optimizer", kw["optimizer"], OPTIMIZERS)
     if kw["sequence_parallel"] is None:  # Megatron's default with tensor parallelism
         kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
-    for name in ("overlap", "sequence_parallel", "optimizer_update", "tp_comm_overlap"):
+    kw.setdefault("clip_grad_norm", False)
+    for name in ("overlap", "sequence_parallel", "optimizer_update", "tp_comm_overlap",
+                 "clip_grad_norm"):
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]

@@ -34,9 +34,11 @@ kernels do not cover, each counted from the source:
   autocast's fp32 list, so each casts the bf16 logits to fp32 and runs ``log_softmax`` over
   them (and an ``nll_loss`` gather per row), with no backward.
 
-Not modeled: FSDP1's ``limit_all_gathers`` rate limiter and prefetch order (the composition's
-per-unit overlap stands in for them), the gradient clipping by norm (one norm and one
-``mul_`` per tensor shard, launched without a sync), the Python time of FSDP1's hooks.
+With ``clip_grad_norm`` the step also clips the gradients by their global norm as FSDP1 does
+(:func:`clip_grad_norm_s`: a norm and a ``mul_`` per tensor shard, launched without a sync,
+and a scalar all-reduce). Not modeled: FSDP1's ``limit_all_gathers`` rate limiter and
+prefetch order (the composition's per-unit overlap stands in for them), the Python time of
+FSDP1's hooks.
 The gradient-path passes run on FSDP1's post-backward stream beside the next unit's backward;
 they are priced as if they ran alone (their DRAM traffic and SMs taken from that backward).
 """
@@ -53,7 +55,8 @@ from ..ops.host import HOST_CLASSES, calls_wall
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["ADAMW_PASSES", "FSDP_IMPLS", "TRAIN_METRIC_PASSES", "decoupled_adamw_s",
+__all__ = ["ADAMW_PASSES", "FSDP_IMPLS", "TRAIN_METRIC_PASSES", "clip_grad_norm_s",
+           "decoupled_adamw_s",
            "fsdp1_grad_passes", "fsdp1_grad_s", "layer_tensors", "rank_tensors",
            "record_train_metrics", "root_tensors"]
 
@@ -145,6 +148,36 @@ def decoupled_adamw_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
         counts = np.zeros((len(times), len(HOST_CLASSES)))
         counts[1:, _KERNEL] = 1.0
         out[idx] = n[idx] * calls_wall(times, counts, hw).wall_s
+    return out
+
+
+def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
+    """Time of ``clip_grad_norm_`` by the global 2-norm over ``tensors`` gradient shards
+    holding ``elements`` fp32 elements on this rank (arrays), seconds, the scalar all-reduce
+    aside.
+
+    FSDP1's ``clip_grad_norm_`` (torch 2.1; Composer's ``gradient_clipping`` algorithm with
+    ``clipping_type: norm`` calls it on the root): one ``vector_norm`` per gradient (reads it),
+    ``stack`` and the norm of the norms, ``** 2`` before and ``** 0.5`` after the all-reduce,
+    ``max_norm / (norm + 1e-6)``'s add and division, ``clamp(max=1)``, then one ``mul_`` per
+    gradient (reads and writes it; also when the factor is 1: no host sync). One host call
+    (class ``kernel``) per kernel, from an idle stream (``roofline.ops.host.calls_wall``);
+    each gradient is the mean shard ``elements / tensors``.
+    """
+    n = np.maximum(np.asarray(tensors, dtype=float), 1.0)
+    e = np.maximum(np.asarray(elements, dtype=float), 1.0)
+    n, e = np.broadcast_arrays(n, e)
+    out = np.zeros(n.shape)
+    for idx in np.ndindex(n.shape):
+        k = int(n[idx])
+        per = max(int(np.ceil(e[idx] / n[idx])), 1)
+        norm = float(elementwise(per, 1, 0, 0.0, "fp32", hw).time_s)
+        scalar = float(elementwise(max(k, 1), 1, 1, 0.0, "fp32", hw).time_s)
+        mul = float(elementwise(per, 1, 1, 0.0, "fp32", hw).time_s)
+        times = [norm] * k + [scalar] * 7 + [mul] * k
+        counts = np.zeros((len(times), len(HOST_CLASSES)))
+        counts[1:, _KERNEL] = 1.0
+        out[idx] = calls_wall(times, counts, hw).wall_s
     return out
 
 

@@ -117,6 +117,7 @@ def estimate(
     modules: str = "te",
     fsdp: str = "fsdp2",
     train_metrics: int = 0,
+    clip_grad_norm: bool = False,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -249,6 +250,9 @@ def estimate(
     train_metrics : int
         Training: cross-entropy metrics evaluated on each micro-batch's logits (Composer with
         llm-foundry's models: 2; :mod:`roofline.transformer.composer`). Default 0.
+    clip_grad_norm : bool
+        Training: clip the gradients by their global norm before the optimizer step, as
+        FSDP1's ``clip_grad_norm_`` runs it per tensor (:mod:`roofline.transformer.composer`).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     cuda_graph_scope : list of str, optional
@@ -320,16 +324,8 @@ def estimate(
         by the sampler, decode under CUDA graphs at the engine's next capture size (the
         engine picks the launch mode: ``launch`` other than ``"compiled"`` is ignored).
     cache : {"dynamic", "static"}
-        ``runtime="hf"`` or ``"compiled"``, decode and prefill: the KV cache class.
-        ``"dynamic"`` (default): ``DynamicCache``, whose update ``torch.cat``-s the whole
-        cache with the new K and V every step. ``"static"``: ``StaticCache`` preallocated
-        with ``kv_len`` slots (``max_cache_len``): the update is an in-place ``index_copy_``
-        of the new tokens' K and V (their bytes only, no cat); decode attends over all
-        ``kv_len`` slots under a mask (built once per step), with one query token packed per
-        KV head (``pack_gqa``: query rows ``num_heads / num_kv_heads``; compiled: K and V
-        repeated) or, for ``q_len > 1``, K and V repeated per head (``repeat_kv`` copies);
-        prefill of the empty cache slices the keys to the prompt (causal, no mask). Other
-        runtimes and training take ``"dynamic"`` only.
+        ``runtime="hf"`` or ``"compiled"``, decode and prefill: the KV cache class
+        (:data:`.program_choices.CACHES`); training takes ``"dynamic"`` only.
     decode_kv_reads : {"per_kv_head", "per_query_head"}
         Decode, GQA / MQA models, ``runtime="megatron"``: the decode attention kernel reads
         the KV cache once per KV head (default) or once per query head
@@ -477,7 +473,7 @@ def estimate(
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
                      cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
                      overlap_param_gather=overlap_param_gather, fsdp=fsdp,
-                     train_metrics=train_metrics)
+                     train_metrics=train_metrics, clip_grad_norm=clip_grad_norm)
     graphed, balancing = moe_train_options(fn, phase, cuda_graph_scope, moe_load_balancing,
                                            moe_expert_bias)
     if train:  # "layer:k" recomputes some block only when k <= num_layers

@@ -17,7 +17,15 @@ __all__ = ["ALLREDUCES", "ATTENTION_BACKENDS", "CACHES", "DECODE_KV_READS", "GAT
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
-#: KV cache classes ``cache=`` names (``runtime="hf"``: DynamicCache, StaticCache).
+#: KV cache classes ``cache=`` names (``runtime="hf"`` or ``"compiled"``, decode and
+#: prefill). ``"dynamic"`` (default): ``DynamicCache``, whose update ``torch.cat``-s the whole
+#: cache with the new K and V every step. ``"static"``: ``StaticCache`` preallocated with
+#: ``kv_len`` slots (``max_cache_len``): the update is an in-place ``index_copy_`` of the new
+#: tokens' K and V (their bytes only, no cat); decode attends over all ``kv_len`` slots under
+#: a mask (built once per step), with one query token packed per KV head (``pack_gqa``: query
+#: rows ``num_heads / num_kv_heads``; compiled: K and V repeated) or, for ``q_len > 1``, K and
+#: V repeated per head (``repeat_kv`` copies); prefill of the empty cache slices the keys to
+#: the prompt (causal, no mask). Other runtimes and training take ``"dynamic"`` only.
 CACHES = ("dynamic", "static")
 #: How a decode attention kernel reads a GQA / MQA model's KV cache ``decode_kv_reads=``
 #: (decode, ``runtime="megatron"``). ``"per_kv_head"``: once per KV head, the query heads of

@@ -20,7 +20,7 @@ from ..hardware import Hardware
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise
 from ..ops.registry.foreach_entries import round_trip_floor
-from .composer import ADAMW_PASSES, decoupled_adamw_s, fsdp1_grad_s, rank_tensors
+from .composer import ADAMW_PASSES, clip_grad_norm_s, decoupled_adamw_s, fsdp1_grad_s, rank_tensors
 
 __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "MODULES_RECOMPUTE", "OPTIMIZERS",
            "PER_TENSOR_OPTIMIZERS", "PLAN_RECOMPUTE", "RECOMPUTE", "TrainStep", "compose",
@@ -278,8 +278,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             peak_flops_per_s: float, reduce_bytes: Any = None,
             reshard_after_forward: Any = None, recompute_every: Any = 1,
             overlap_param_gather: bool | None = None, fsdp1: bool = False,
-            param_tensors: tuple[np.ndarray, np.ndarray] | None = None
-            ) -> dict[str, np.ndarray]:
+            param_tensors: tuple[np.ndarray, np.ndarray] | None = None,
+            clip_grad_norm: bool = False) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -344,6 +344,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     ``param_tensors``: (one layer's, the root unit's) parameter tensor sizes, which a
     per-tensor optimizer (:data:`PER_TENSOR_OPTIMIZERS`) needs to count the tensors the
     busiest rank steps (:func:`.composer.rank_tensors`; FSDP1's flat shards with ZeRO >= 1).
+    ``clip_grad_norm``: the optimizer step first clips the gradients by their global norm
+    (:func:`.composer.clip_grad_norm_s` over those tensors, plus a 4-byte all-reduce over
+    the data-parallel ranks; needs ``param_tensors``).
     """
     a = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (
         dp, pp, tp, ep, cp, zero, recompute, micro_batch, grad_accum, virtual_stages,
@@ -466,15 +469,20 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     if optimizer_update:
         shard = np.where(zero >= 1, dense_p / (dp * cp) + expert_p / expert_dp, dense_p + expert_p)
         fmt = "fp32" if opt_format == "fp32" or ab >= 4 else "bf16"
-        if optimizer in PER_TENSOR_OPTIMIZERS:
-            if param_tensors is None:
-                raise ValueError(f"compose: optimizer={optimizer!r} needs param_tensors (the "
-                                 "tensor sizes of one layer and of the root unit)")
+        per_tensor = optimizer in PER_TENSOR_OPTIMIZERS or clip_grad_norm
+        if per_tensor and param_tensors is None:
+            raise ValueError(f"compose: optimizer={optimizer!r} / clip_grad_norm needs "
+                             "param_tensors (the tensor sizes of one layer and of the root unit)")
+        if per_tensor and param_tensors is not None:
             tensors = rank_tensors(param_tensors[0], param_tensors[1], n_layers,
                                    np.where(zero >= 1, dp * cp, 1.0))
+        if optimizer in PER_TENSOR_OPTIMIZERS:
             opt_s = decoupled_adamw_s(tensors, shard, hw)
         else:
             opt_s = optimizer_update_s(shard, optimizer, fmt, hw)
+        if clip_grad_norm:
+            opt_s = opt_s + clip_grad_norm_s(tensors, shard, hw) + np.where(
+                dp * cp > 1, _link(intra_dp, all_reduce, 4.0 + zeros, dp * cp, **lk), 0.0)
     else:
         opt_s = zeros
     # the MoE host time a micro-batch exposes; Megatron's forward pre-hooks (distributed
@@ -527,7 +535,8 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 reshard_after_forward=par["reshard_after_forward"],
                 recompute_every=par["recompute_every"],
                 overlap_param_gather=par.get("overlap_param_gather"),
-                fsdp1=par.get("fsdp") == "fsdp1", param_tensors=param_tensors)
+                fsdp1=par.get("fsdp") == "fsdp1", param_tensors=param_tensors,
+                clip_grad_norm=bool(par.get("clip_grad_norm", False)))
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")
