@@ -32,15 +32,16 @@ kernels do not cover, each counted from the source:
   ``ComposerMPTCausalLM`` train metrics) on the kept logits, each a
   ``torch.nn.CrossEntropyLoss(reduction='sum')`` under autocast: ``cross_entropy`` is on
   autocast's fp32 list, so each casts the bf16 logits to fp32 and runs ``log_softmax`` over
-  them (and an ``nll_loss`` gather per row), with no backward.
+  them (its ``nll_loss`` gather, a few bytes per row, is left out), with no backward.
 
 With ``clip_grad_norm`` the step also clips the gradients by their global norm as FSDP1 does
 (:func:`clip_grad_norm_s`: a norm and a ``mul_`` per tensor shard, launched without a sync,
-and a scalar all-reduce). Not modeled: FSDP1's ``limit_all_gathers`` rate limiter and
-prefetch order (the composition's per-unit overlap stands in for them), the Python time of
-FSDP1's hooks.
-The gradient-path passes run on FSDP1's post-backward stream beside the next unit's backward;
-they are priced as if they ran alone (their DRAM traffic and SMs taken from that backward).
+and a scalar all-reduce). The model's own eager modules (MPT's ``nn.Linear`` /
+``nn.LayerNorm``) are :func:`.layers.torch_module_grads` (``modules="torch"``). Not modeled:
+FSDP1's ``limit_all_gathers`` rate limiter and prefetch order (the composition's per-unit
+overlap stands in for them), the Python time of FSDP1's hooks. The gradient-path passes run
+on FSDP1's post-backward stream beside the next unit's backward; they are priced as if they
+ran alone (their DRAM traffic and SMs taken from that backward).
 """
 
 from __future__ import annotations
@@ -56,9 +57,8 @@ from .config import TransformerConfig
 from .program import Program
 
 __all__ = ["ADAMW_PASSES", "FSDP_IMPLS", "TRAIN_METRIC_PASSES", "clip_grad_norm_s",
-           "decoupled_adamw_s",
-           "fsdp1_grad_passes", "fsdp1_grad_s", "layer_tensors", "rank_tensors",
-           "record_train_metrics", "root_tensors"]
+           "decoupled_adamw_s", "fsdp1_grad_passes", "fsdp1_grad_s", "layer_tensors",
+           "rank_tensors", "record_train_metrics", "root_tensors"]
 
 #: FSDP implementations ``estimate(fsdp=)`` takes: FSDP2 (``fully_shard``, per-parameter
 #: sharding: the composition's default) and FSDP1 (:mod:`.composer`'s gradient path).
