@@ -51,6 +51,22 @@ void bind_plan(py::module_& m) {
                                              depth);
         }, py::arg("numel"), py::arg("depth"),
         "Kernels one torch _foreach_ / fused-optimizer call launches (multi_tensor_apply).");
+  m.def("fsdp_predivide_factor", py::vectorize(&fsdp_predivide_factor), py::arg("world"),
+        "FSDP1's gradient pre-divide factor for `world` ranks (a power of two, 1 for one rank).");
+  m.def("flat_shard_tensors",
+        [](const Rows& numel, const Rows& unit, const Rows& copies, double world) {
+          if (numel.ndim() != 1 || unit.ndim() != 1 || copies.ndim() != 1 ||
+              numel.size() != unit.size()) {
+            throw std::invalid_argument(
+                "numel and unit must be one-dimensional and of one length, copies "
+                "one-dimensional");
+          }
+          return flat_shard_tensors(numel.data(), unit.data(),
+                                    static_cast<std::size_t>(numel.size()), copies.data(),
+                                    static_cast<std::size_t>(copies.size()), world);
+        }, py::arg("numel"), py::arg("unit"), py::arg("copies"), py::arg("world"),
+        "Most original tensors one rank's shards of FSDP1 FlatParameters overlap (copies "
+        "per flat parameter).");
   m.def("multi_tensor_apply_floor_s", &multi_tensor_apply_floor_s, py::arg("launches"),
         py::arg("chunk_elements"), py::arg("sms"), py::arg("step_s"),
         "Round-trip floor of multi_tensor_apply launches: launches x waves x steps x step_s.");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 namespace roofline {
@@ -13,6 +14,51 @@ double optimizer_bytes_per_param(OptimizerKind kind) noexcept {
     case OptimizerKind::adam_bf16: return 4.0;  // bf16 m + v
   }
   return 12.0;
+}
+
+double fsdp_predivide_factor(double world) noexcept {
+  const double w = std::floor(world);
+  if (!(w > 1.0) || !std::isfinite(w)) return 1.0;
+  double f = 1.0;
+  while (std::fmod(w, f) == 0.0 && w / f > f) f *= 2.0;
+  return f;
+}
+
+double flat_shard_tensors(const double* numel, const double* unit, std::size_t n,
+                          const double* copies, std::size_t units, double world) noexcept {
+  std::vector<double> total(units, 0.0);
+  double everything = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(std::max(unit[i], 0.0));
+    if (numel[i] < 1.0 || !(unit[i] >= 0.0) || u >= units) continue;
+    total[u] += std::floor(numel[i]);
+    everything += std::max(copies[u], 0.0);
+  }
+  const double w = std::floor(world);
+  if (!(w > 1.0)) return everything;
+  // each tensor covers the chunks [first, last] of its flat parameter, weighted by the
+  // parameter's copies; the busiest rank is where the weighted ranges pile up most
+  std::vector<std::pair<double, double>> events;
+  events.reserve(2 * n);
+  std::vector<double> offset(units, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto u = static_cast<std::size_t>(std::max(unit[i], 0.0));
+    if (numel[i] < 1.0 || !(unit[i] >= 0.0) || u >= units) continue;
+    const double size = std::floor(numel[i]);
+    const double chunk = std::ceil(total[u] / w);
+    const double c = std::max(copies[u], 0.0);
+    events.emplace_back(std::floor(offset[u] / chunk), c);
+    events.emplace_back(std::floor((offset[u] + size - 1.0) / chunk) + 1.0, -c);
+    offset[u] += size;
+  }
+  // at one rank, ends (negative) sort before starts
+  std::sort(events.begin(), events.end());
+  double open = 0.0, most = 0.0;
+  for (const auto& e : events) {
+    open += e.second;
+    most = std::max(most, open);
+  }
+  return most;
 }
 
 double multi_tensor_apply_launches(const double* numel, std::size_t n, int depth) noexcept {

@@ -10,6 +10,7 @@ import numpy as np
 
 from .._checks import one_of
 from .._errors import ArgumentTypeError, ArgumentValueError
+from .composer import FSDP_IMPLS
 from .config import TransformerConfig
 from .recompute import RECOMPUTE_MODULES
 from .torch_cp import check_cp
@@ -185,7 +186,8 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "optimizer": "adam", "overlap": True, "sequence_parallel": None,
                   "optimizer_update": True, "reduce_dtype": None,
                   "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
-                  "overlap_param_gather": None}
+                  "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0,
+                  "clip_grad_norm": False}
 
 #: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
 REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
@@ -224,7 +226,9 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     one_of(fn, "optimizer", kw["optimizer"], OPTIMIZERS)
     if kw["sequence_parallel"] is None:  # Megatron's default with tensor parallelism
         kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
-    for name in ("overlap", "sequence_parallel", "optimizer_update", "tp_comm_overlap"):
+    kw.setdefault("clip_grad_norm", False)
+    for name in ("overlap", "sequence_parallel", "optimizer_update", "tp_comm_overlap",
+                 "clip_grad_norm"):
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]
@@ -252,6 +256,18 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         raise ArgumentValueError(fn, "reshard_after_forward", f"applies to zero=3 (FSDP) only, "
                                  f"got reshard_after_forward={raf!r} with zero={out['zero']}")
     out["reshard_after_forward"] = raf
+    fsdp = kw.get("fsdp", "fsdp2")
+    if not isinstance(fsdp, str) or fsdp not in FSDP_IMPLS:
+        raise ArgumentValueError(fn, "fsdp", f"must be one of {FSDP_IMPLS}, got {fsdp!r}")
+    if fsdp == "fsdp1" and out["zero"] < 3:
+        raise ArgumentValueError(fn, "fsdp", f"'fsdp1' applies to zero=3 (FSDP) only, got "
+                                 f"fsdp={fsdp!r} with zero={out['zero']}")
+    out["fsdp"] = fsdp
+    metrics = kw.get("train_metrics", 0)
+    if isinstance(metrics, bool) or not isinstance(metrics, int) or not 0 <= metrics <= 16:
+        raise ArgumentValueError(fn, "train_metrics", f"must be an integer in [0, 16], got "
+                                 f"{metrics!r}")
+    out["train_metrics"] = metrics
     if kw["cp_comm"] not in CP_COMMS:
         raise ArgumentValueError(fn, "cp_comm", f"must be one of {CP_COMMS}, got "
                                  f"{kw['cp_comm']!r}")

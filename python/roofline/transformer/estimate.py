@@ -31,6 +31,7 @@ from .arguments import (
     train_args,
 )
 from .compiled import record_compiled_step
+from .composer import layer_tensors, record_train_metrics, root_tensors
 from .config import TransformerConfig, config
 from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
 from .formats import element_bytes, weight_bytes_of, weight_only_recipe
@@ -114,6 +115,10 @@ def estimate(
     allreduce: str = "custom",
     attention_plugin: bool = False,
     attention_backend: str = "auto",
+    modules: str = "te",
+    fsdp: str = "fsdp2",
+    train_metrics: int = 0,
+    clip_grad_norm: bool = False,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -228,7 +233,8 @@ def estimate(
         Training: micro-batches per step ``m`` (the pipeline's micro-batches).
     virtual_stages : int
         Training: interleaved model chunks per GPU ``v`` (bubble ``(p-1)/(v·m+p-1)``).
-    optimizer : {"adam", "adam_8bit", "adam_bf16", "adamw_fused", "adamw_foreach"}
+    optimizer : {"adam", "adam_8bit", "adam_bf16", "adamw_fused", "adamw_foreach", \
+"decoupled_adamw"}
         Training: the optimizer implementation. ``"adam"``, ``"adam_8bit"``, ``"adam_bf16"``:
         one fused mixed-precision update kernel (Megatron / Transformer Engine / apex) with
         12, 6 or 4 state bytes per parameter (fp32 master and moments, 8-bit moments, bf16
@@ -238,7 +244,16 @@ def estimate(
         passes (12 reads and 8 writes per parameter); the last two keep moments in the
         model's format (4 bytes per parameter in bf16) and run through ATen's
         ``multi_tensor_apply``: each pass launches one kernel per 320 chunks of 65536
-        elements, each taking at least 32 DRAM round trips.
+        elements, each taking at least 32 DRAM round trips. ``"decoupled_adamw"``:
+        Composer's per-tensor loop (:mod:`roofline.transformer.composer`).
+    fsdp : {"fsdp2", "fsdp1"}
+        Training, ``zero=3``: ``fully_shard`` (default) or FSDP1 (:mod:`.composer`).
+    train_metrics : int
+        Training: cross-entropy metrics evaluated on each micro-batch's logits (Composer with
+        llm-foundry's models: 2; :mod:`roofline.transformer.composer`). Default 0.
+    clip_grad_norm : bool
+        Training: clip the gradients by their global norm before the optimizer step, as
+        FSDP1's ``clip_grad_norm_`` runs it per tensor (:mod:`roofline.transformer.composer`).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     cuda_graph_scope : list of str, optional
@@ -312,27 +327,12 @@ def estimate(
         by the sampler, decode under CUDA graphs at the engine's next capture size (the
         engine picks the launch mode: ``launch`` other than ``"compiled"`` is ignored).
     cache : {"dynamic", "static"}
-        ``runtime="hf"`` or ``"compiled"``, decode and prefill: the KV cache class.
-        ``"dynamic"`` (default): ``DynamicCache``, whose update ``torch.cat``-s the whole
-        cache with the new K and V every step. ``"static"``: ``StaticCache`` preallocated
-        with ``kv_len`` slots (``max_cache_len``): the update is an in-place ``index_copy_``
-        of the new tokens' K and V (their bytes only, no cat); decode attends over all
-        ``kv_len`` slots under a mask (built once per step), with one query token packed per
-        KV head (``pack_gqa``: query rows ``num_heads / num_kv_heads``; compiled: K and V
-        repeated) or, for ``q_len > 1``, K and V repeated per head (``repeat_kv`` copies);
-        prefill of the empty cache slices the keys to the prompt (causal, no mask). Other
-        runtimes and training take ``"dynamic"`` only.
+        ``runtime="hf"`` or ``"compiled"``, decode and prefill: the KV cache class
+        (:data:`.program_choices.CACHES`); training takes ``"dynamic"`` only.
     decode_kv_reads : {"per_kv_head", "per_query_head"}
-        Decode, GQA / MQA models (``num_kv_heads < num_heads``), ``runtime="megatron"``: how
-        the decode attention kernel reads the KV cache. ``"per_kv_head"`` (default): once per
-        KV head, the query heads of its group together (FlashAttention's / FlashInfer's
-        packed GQA, TensorRT-LLM's XQA). ``"per_query_head"``: once per query head: one
-        thread block per (sequence, query head) streams its KV head on its own, as
-        TensorRT-LLM's masked multi-head attention kernel (``decoderMaskedMultiheadAttention``,
-        from FasterTransformer: grid over query heads, ``kv head = head / (heads/kv_heads)``)
-        ran GQA before XQA. The attention then moves ``num_heads / num_kv_heads`` times the
-        KV bytes for the same math (priced as attention over ``num_heads`` KV heads; no L2
-        reuse between the group's blocks is assumed). The KV cache held is unchanged.
+        Decode, GQA / MQA models, ``runtime="megatron"``: the decode attention kernel reads
+        the KV cache once per KV head (default) or once per query head
+        (:data:`.program_choices.DECODE_KV_READS`).
     sustained : bool, optional
         GEMMs and attention at the power limiter's settled clock
         (:mod:`roofline.ops.sustained`) instead of each kernel's clock run alone. Default:
@@ -366,6 +366,9 @@ def estimate(
         ``runtime="megatron"``: the fused attention kernel of every layer (``backend`` of
         :func:`roofline.ops.attention`). ``"auto"``: SDPA's dispatch (cuDNN on Hopper);
         ``"flash"``: FlashAttention-2, as a model calling ``flash_attn_func`` runs (MPT).
+    modules : {"te", "torch"}
+        ``runtime="megatron"``, training: Transformer Engine's layer modules (default) or
+        PyTorch's eager ones (:data:`.program_choices.MODULES`; MPT's).
 
     Returns
     -------
@@ -386,24 +389,8 @@ def estimate(
     experts, combine all-to-all, weighted sum), TP all-reduce, residual add. The cache append
     is assumed fused into the QKV/RoPE kernels.
 
-    MoE training runs Megatron-Core's dropless layer: a fused permute, chunk regrouping by
-    expert around the grouped GEMMs under expert parallelism, quantization of the expert
-    inputs with a ``linear_recipe``; with ``launch="eager"`` its device-to-host sync of the
-    token counts exposes the host launch time from each MoE layer's permute to the next
-    router, and the backward (no sync, but a queue the forward left empty) exposes its launch
-    time where the host issues its per-expert kernels slower than the GPU runs them
-    (``step.host_s``, see :func:`.moe_sync.sync_exposed_s`).
-    MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
-    assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
-    ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
-    rounded to integers (largest remainder, so small decode batches leave experts idle);
-    expert ``i`` sits on rank ``i mod ep`` and the most loaded rank is modeled; experts with
-    no token are skipped. The dispatch / combine all-to-alls carry that rank's
-    ``max(received, T·k)`` rows. Serving runs the experts as one grouped kernel; training runs
-    them as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one GEMM per local
-    expert for the forward, the input gradient and the weight gradient
-    (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves and
-    latency floor.
+    MoE layers (the dropless layer, its experts, routing and host sync): see
+    :func:`.layers.moe_mlp`.
     Elementwise kernels run in bf16; their backward reads the output gradient and saved
     inputs and writes one gradient per input.
 
@@ -429,9 +416,9 @@ def estimate(
     fn = "transformer.estimate"
     cfg = config(model)
     phase = phase_name(fn, phase)
-    runtime, launch, cache, reads, gated, nccl, plugin, attn_backend = program_choices(
+    runtime, launch, cache, reads, gated, nccl, plugin, attn_backend, mods = program_choices(
         fn, phase, runtime, launch, cache, decode_kv_reads, gated_mlp, allreduce,
-        attention_plugin, attention_backend)
+        attention_plugin, attention_backend, modules)
     batch = integer(fn, "batch", batch)
     tp = integer(fn, "tp", tp)
     ep = integer(fn, "ep", ep)
@@ -481,7 +468,8 @@ def estimate(
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
                      cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
-                     overlap_param_gather=overlap_param_gather)
+                     overlap_param_gather=overlap_param_gather, fsdp=fsdp,
+                     train_metrics=train_metrics, clip_grad_norm=clip_grad_norm)
     graphed, balancing, dispatcher = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
@@ -525,13 +513,16 @@ def estimate(
                              cp_comm=par["cp_comm"],
                              kv_per_query_head=reads == "per_query_head",
                              separate_gate=gated == "separate",
-                             plugin_kv_bytes=kv_dtype_bytes if plugin else None)
+                             plugin_kv_bytes=kv_dtype_bytes if plugin else None,
+                             torch_modules=mods == "torch")
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
                            kv_dtype_bytes, tp)
             if launch == "eager":  # the engine's nn.Module forward, run by Python
                 ops.host_extra = engine_host_calls(cfg, groups)
+    record_train_metrics(ops, len(groups) - 1, local, -(-cfg.vocab_size // tp),
+                         par["train_metrics"])  # Composer's, on the head's logits
 
     try:
         # NCCL carries the step's collectives in training (unless TransformerEngine's
@@ -580,7 +571,8 @@ def estimate(
                                            graphed, balancing))
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
-                              latency_s=latency_s, peak_flops_per_s=peak)
+                              latency_s=latency_s, peak_flops_per_s=peak,
+                              param_tensors=(layer_tensors(cfg), root_tensors(cfg, q)))
             memory = dict(memory, **step.memory)
             host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
                               step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],

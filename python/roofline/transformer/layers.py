@@ -15,7 +15,7 @@ from .routing import expert_counts, rank_counts
 from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
-           "record_step"]
+           "record_step", "torch_module_grads"]
 
 
 def local_attention(kind: str, size: int, q: int, kv: int
@@ -209,6 +209,25 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     These run in training (Megatron-Core); decode and prefill keep the serving engines'
     fused MoE program.
 
+    MoE training runs Megatron-Core's dropless layer: a fused permute, chunk regrouping by
+    expert around the grouped GEMMs under expert parallelism, quantization of the expert
+    inputs with a ``linear_recipe``; with ``launch="eager"`` its device-to-host sync of the
+    token counts exposes the host launch time from each MoE layer's permute to the next
+    router, and the backward (no sync, but a queue the forward left empty) exposes its launch
+    time where the host issues its per-expert kernels slower than the GPU runs them
+    (``step.host_s``, see :func:`.moe_sync.sync_exposed_s`).
+    MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
+    assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
+    ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
+    rounded to integers (largest remainder, so small decode batches leave experts idle);
+    expert ``i`` sits on rank ``i mod ep`` and the most loaded rank is modeled; experts with
+    no token are skipped. The dispatch / combine all-to-alls carry that rank's
+    ``max(received, T·k)`` rows. Serving runs the experts as one grouped kernel; training runs
+    them as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one GEMM per local
+    expert for the forward, the input gradient and the weight gradient
+    (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves and
+    latency floor.
+
     With HybridEP (``ops.dispatcher == "hybridep"``, Megatron-Core's flex dispatcher; DeepEP
     hybrid-ep 1242eb4-29b4d6f, ``deep_ep/hybrid_ep_buffer.py``, ``csrc/hybrid_ep/executor``)
     the routing map is all-gathered over the EP group (bool, ``t·E`` bytes per rank) and a
@@ -382,6 +401,40 @@ def yarn_rope_unfused(ops: Program, g: int, elements: tuple[float, ...], table: 
     ops.passes(g, "rope (yarn, unfused)", fwd, bwd)
 
 
+def torch_module_grads(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int) -> None:
+    """What PyTorch's eager modules add to one dense layer's backward where Transformer
+    Engine's fuse it (``modules="torch"``: a model built from ``nn.Linear`` / ``nn.LayerNorm``
+    with a fused QKV projection split by ``chunk``, as llm-foundry's MPT; torch 2.1).
+
+    - A biased ``nn.Linear`` on a contiguous 3-d input runs ``addmm`` (the bias in cuBLASLt's
+      epilogue, no forward kernel), and autograd reduces the output gradient over the tokens
+      for the bias (``sum_to``: reads ``t x n``); TE computes it in the GEMM's epilogue. One
+      reduction per biased projection: QKV, output, up (gate-up), down. Under a float8
+      ``linear_recipe`` the linears are TE's (llm-foundry's ``fc_type: te`` for ``amp_fp8``),
+      whose backward fuses the bias gradient into its cast: none then.
+    - ``nn.LayerNorm``'s backward (``layer_norm_backward_cuda``) runs the input gradient's
+      kernel and then ``GammaBetaBackward``, which reads ``x`` and ``dy`` again (two reads of
+      ``t x hidden`` per norm, two norms); the program's norm rows hold the first.
+    - ``qkv.chunk(3)``'s backward concatenates the three gradients the attention kernel
+      returns as separate tensors (reads and writes ``t x qkv width``); Megatron-Core's
+      split avoids the copy.
+
+    Counts in 2-byte elements; backward only (nothing of it is recomputed)."""
+    hid, d = cfg.hidden_size, cfg.head_dim
+    heads, kvh = cfg.num_heads // tp, max(cfg.num_kv_heads // tp, 1)
+    qkv = (heads + 2 * kvh) * d
+    up = (2 if cfg.mlp_gated else 1) * math.ceil(cfg.intermediate_size / tp)
+    bwd: list[tuple[float, float, float]] = []
+    if cfg.attention_bias and ops.recipe is None:
+        bwd += [(float(t) * qkv, 1.0, 0.0), (float(t) * hid, 1.0, 0.0)]
+    if cfg.mlp_bias and ops.recipe is None:
+        bwd += [(float(t) * up, 1.0, 0.0), (float(t) * hid, 1.0, 0.0)]
+    if cfg.norm == "layernorm":
+        bwd += [(float(t) * hid, 2.0, 0.0)] * 2
+    bwd.append((float(t) * qkv, 1.0, 1.0))
+    ops.passes(g, "torch modules (bias grads, norm grads, qkv cat)", [], bwd)
+
+
 def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,
           phase: str, embed: bool = True) -> None:
     """Embedding (unless ``embed=False``), final norm, LM head (prefill: last token only)
@@ -422,10 +475,12 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
                 tokens: int, tp: int, ep: int, cp: int, phase: str, attn_kw: dict[str, Any],
                 act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring",
                 kv_per_query_head: bool = False, separate_gate: bool = False,
-                plugin_kv_bytes: float | None = None) -> list[tuple[str, list[int]]]:
+                plugin_kv_bytes: float | None = None,
+                torch_modules: bool = False) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind (dense, then MoE) and the head into ``ops``
     (``kv_per_query_head``, ``plugin_kv_bytes``: :func:`attention_block`'s;
-    ``separate_gate``: :func:`dense_mlp`'s).
+    ``separate_gate``: :func:`dense_mlp`'s; ``torch_modules``: training adds
+    :func:`torch_module_grads` to every dense layer).
 
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
     ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
@@ -445,6 +500,8 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
                         cp_comm, kv_per_query_head, plugin_kv_bytes)
         if mlp == "dense":
             dense_mlp(ops, gi, cfg, tokens, tp, act_bytes, separate_gate)
+            if torch_modules and ops.train:
+                torch_module_grads(ops, gi, cfg, tokens, tp)
         else:
             moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, lowp, skew)
         if groups[gi][0] == "mtp":  # the shared head and its loss, per module

@@ -129,9 +129,10 @@ class Program:
         activation's 2-byte elements (an fp32 tensor is 2 of them), one kernel per tuple;
         ``bwd`` the kernels autograd runs for them (a ``... bwd`` row in training).
         ``saved``: elements kept for the backward; ``kind``: both rows' kind (``"attention"``
-        for kernels an attention op launches itself)."""
+        for kernels an attention op launches itself); no forward row when ``fwd`` is empty."""
         self._save(g, saved)
-        self._row(g, name, kind, [self._push("elts", k) for k in fwd])
+        if fwd:
+            self._row(g, name, kind, [self._push("elts", k) for k in fwd])
         if self.train and bwd:
             self._row(g, name + " bwd", kind, [self._push("elts", k) for k in bwd])
 

@@ -1,7 +1,7 @@
 """What program ``rl.transformer.estimate`` prices: the runtime, the KV cache class and the
 kernel choices of an engine's step (``runtime=``, ``cache=``, ``decode_kv_reads=``,
-``gated_mlp=``, ``allreduce=``, ``attention_plugin=``, ``attention_backend=``), their names
-and their checks."""
+``gated_mlp=``, ``allreduce=``, ``attention_plugin=``, ``attention_backend=``, ``modules=``),
+their names and their checks."""
 
 from __future__ import annotations
 
@@ -13,15 +13,36 @@ from ..ops.host import LAUNCH_MODES
 from .engines import ENGINE_RUNTIMES
 
 __all__ = ["ALLREDUCES", "ATTENTION_BACKENDS", "CACHES", "DECODE_KV_READS", "GATED_MLPS",
-           "RUNTIMES", "Choices", "program_choices"]
+           "MODULES", "RUNTIMES", "Choices", "program_choices"]
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
-#: KV cache classes ``cache=`` names (``runtime="hf"``: DynamicCache, StaticCache).
+#: KV cache classes ``cache=`` names (``runtime="hf"`` or ``"compiled"``, decode and
+#: prefill). ``"dynamic"`` (default): ``DynamicCache``, whose update ``torch.cat``-s the whole
+#: cache with the new K and V every step. ``"static"``: ``StaticCache`` preallocated with
+#: ``kv_len`` slots (``max_cache_len``): the update is an in-place ``index_copy_`` of the new
+#: tokens' K and V (their bytes only, no cat); decode attends over all ``kv_len`` slots under
+#: a mask (built once per step), with one query token packed per KV head (``pack_gqa``: query
+#: rows ``num_heads / num_kv_heads``; compiled: K and V repeated) or, for ``q_len > 1``, K and
+#: V repeated per head (``repeat_kv`` copies); prefill of the empty cache slices the keys to
+#: the prompt (causal, no mask). Other runtimes and training take ``"dynamic"`` only.
 CACHES = ("dynamic", "static")
-#: How a decode attention kernel reads a GQA / MQA model's KV cache ``decode_kv_reads=``:
-#: once per KV head (its query heads together) or once per query head.
+#: How a decode attention kernel reads a GQA / MQA model's KV cache ``decode_kv_reads=``
+#: (decode, ``runtime="megatron"``). ``"per_kv_head"``: once per KV head, the query heads of
+#: its group together (FlashAttention's / FlashInfer's packed GQA, TensorRT-LLM's XQA).
+#: ``"per_query_head"``: once per query head: one thread block per (sequence, query head)
+#: streams its KV head on its own, as TensorRT-LLM's masked multi-head attention kernel
+#: (``decoderMaskedMultiheadAttention``, from FasterTransformer: grid over query heads,
+#: ``kv head = head / (heads/kv_heads)``) ran GQA before XQA. The attention then moves
+#: ``num_heads / num_kv_heads`` times the KV bytes for the same math (priced as attention
+#: over ``num_heads`` KV heads; no L2 reuse between the group's blocks is assumed); the KV
+#: cache held is unchanged.
 DECODE_KV_READS = ("per_kv_head", "per_query_head")
+#: Whose layer modules the ``runtime="megatron"`` program's layers are ``modules=``:
+#: Transformer Engine's / Megatron-Core's (bias gradients in the GEMM epilogue, one-pass norm
+#: backward, QKV split without a copy) or PyTorch's ``nn.Linear`` / ``nn.LayerNorm`` with a
+#: ``chunk``-split fused QKV (llm-foundry's MPT): :func:`.layers.torch_module_grads`.
+MODULES = ("te", "torch")
 #: How a gated MLP's two input projections run ``gated_mlp=``: one GEMM over the concatenated
 #: gate and up weights, or two GEMMs over the same input.
 GATED_MLPS = ("fused", "separate")
@@ -49,16 +70,18 @@ class Choices(NamedTuple):
     nccl: bool
     plugin: bool
     attn_backend: str
+    modules: str = "te"
 
 
 def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
                     decode_kv_reads: Any, gated_mlp: Any, allreduce: Any,
-                    attention_plugin: Any, attention_backend: Any = "auto") -> Choices:
+                    attention_plugin: Any, attention_backend: Any = "auto",
+                    modules: Any = "te") -> Choices:
     """Validated program choices; ``launch`` becomes ``"compiled"`` for ``runtime="compiled"``
     (a compiled program launches its regions). ``cache="static"`` needs an HF runtime and an
     inference phase; ``gated_mlp="separate"``, ``attention_plugin``,
-    ``decode_kv_reads="per_query_head"`` and an ``attention_backend`` other than ``"auto"``
-    are kernel choices of ``runtime="megatron"``.
+    ``decode_kv_reads="per_query_head"``, an ``attention_backend`` other than ``"auto"`` and
+    ``modules="torch"`` are kernel choices of ``runtime="megatron"``.
     Raises :class:`~roofline.ArgumentValueError` naming the argument otherwise."""
     runtime = one_of(fn, "runtime", runtime, {r: r for r in RUNTIMES})
     launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
@@ -78,6 +101,10 @@ def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
         raise ArgumentValueError(fn, "attention_backend", f"{attn_backend!r} is a kernel choice "
                                  f"of runtime='megatron' (the other runtimes call their own "
                                  f"kernels), got runtime={runtime!r}")
+    mods = one_of(fn, "modules", modules, {m: m for m in MODULES})
+    if mods != "te" and runtime != "megatron":
+        raise ArgumentValueError(fn, "modules", f"{mods!r} is a program choice of "
+                                 f"runtime='megatron', got runtime={runtime!r}")
     if (gated == "separate" or plugin) and runtime != "megatron":
         raise ArgumentValueError(fn, "attention_plugin" if plugin else "gated_mlp",
                                  f"is a program choice of runtime='megatron', got "
@@ -88,4 +115,4 @@ def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
     if cache == "static" and phase == "train":
         raise ArgumentValueError(fn, "cache", "'static' is for decode and prefill, got "
                                  "phase='train'")
-    return Choices(runtime, launch, cache, reads, gated, nccl, plugin, attn_backend)
+    return Choices(runtime, launch, cache, reads, gated, nccl, plugin, attn_backend, mods)

@@ -20,10 +20,11 @@ from ..hardware import Hardware
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise
 from ..ops.registry.foreach_entries import round_trip_floor
+from .composer import ADAMW_PASSES, clip_grad_norm_s, decoupled_adamw_s, fsdp1_grad_s, rank_tensors
 
 __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "MODULES_RECOMPUTE", "OPTIMIZERS",
-           "PLAN_RECOMPUTE", "RECOMPUTE", "TrainStep", "compose", "micro_batch_terms",
-           "optimizer_update_s", "recompute_name", "train_step"]
+           "PER_TENSOR_OPTIMIZERS", "PLAN_RECOMPUTE", "RECOMPUTE", "TrainStep", "compose",
+           "micro_batch_terms", "optimizer_update_s", "recompute_name", "train_step"]
 
 #: Scale-out bandwidth per GPU and direction when none is given: one 400 Gb/s NIC per GPU
 #: (InfiniBand NDR / 400G RoCE, as in DGX H100 and the H800 clusters of DeepSeek-V3).
@@ -86,6 +87,11 @@ def recompute_name(code: int, every: int = 1, modules: tuple[str, ...] = ()) -> 
 #:   ``add_(d, eps)``, ``addcdiv_(p, m, d)``: 12 reads and 8 writes per parameter (an H200
 #:   train step of 1.49 G bf16 parameters spent 19.6 ms in these kernels: 8 x 71 launches of
 #:   at most 320 x 65536 elements, data/programs/h200).
+#: - ``decoupled_adamw``: Composer's ``DecoupledAdamW`` (llm-foundry's MPT runs): a Python
+#:   loop over the parameter tensors, each synchronising on its step count before its 8
+#:   kernels (:data:`.composer.ADAMW_PASSES`), fp32 states; priced per tensor by
+#:   :func:`.composer.decoupled_adamw_s`, the tensors counted per rank from the flat-parameter
+#:   shards (``compose``'s ``param_tensors``).
 OPTIMIZERS: dict[str, tuple[Any, tuple[tuple[int, int], ...], str, bool]] = {
     "adam": (_core.OptimizerKind.adam, ((4, 4),), "fp32", False),
     "adam_8bit": (_core.OptimizerKind.adam_8bit, ((2, 2),), "fp32", False),
@@ -93,7 +99,10 @@ OPTIMIZERS: dict[str, tuple[Any, tuple[tuple[int, int], ...], str, bool]] = {
     "adamw_fused": (_core.OptimizerKind.adam_bf16, ((4, 3),), "param", True),
     "adamw_foreach": (_core.OptimizerKind.adam_bf16, ((1, 1), (2, 1), (1, 1), (2, 1), (1, 1),
                                                       (1, 1), (1, 1), (3, 1)), "param", True),
+    "decoupled_adamw": (_core.OptimizerKind.adam, ADAMW_PASSES, "fp32", False),
 }
+#: Optimizers that loop over the parameter tensors in Python (priced per tensor).
+PER_TENSOR_OPTIMIZERS = ("decoupled_adamw",)
 
 
 def optimizer_update_s(params: np.ndarray, optimizer: str, fmt: str, hw: Any) -> np.ndarray:
@@ -298,7 +307,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             link_bytes_per_s: float, network_bytes_per_s: float, latency_s: float,
             peak_flops_per_s: float, reduce_bytes: Any = None,
             reshard_after_forward: Any = None, recompute_every: Any = 1,
-            overlap_param_gather: bool | None = None) -> dict[str, np.ndarray]:
+            overlap_param_gather: bool | None = None, fsdp1: bool = False,
+            param_tensors: tuple[np.ndarray, np.ndarray] | None = None,
+            clip_grad_norm: bool = False) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -356,6 +367,18 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     at the rest of the SMs' rate (``_core.overlapped_pass_s``); that lost time counts as
     exposed communication. Not modeled: the HBM bandwidth the collectives take, DeepSpeed's
     parameter-count buckets (a unit here is a layer).
+
+    ``fsdp1``: ZeRO-3 runs as PyTorch's FSDP1 (one FlatParameter per unit): every
+    micro-batch's backward adds each unit's gradient-path passes
+    (:func:`.composer.fsdp1_grad_s`: the flat gradient's copy, its cast to the reduce format,
+    the pre- / post-divides, the shard accumulation, the parameter shard's casts before the
+    all-gathers), the root unit (embedding and head) never resharded after the forward.
+    ``param_tensors``: (one layer's, the root unit's) parameter tensor sizes, which a
+    per-tensor optimizer (:data:`PER_TENSOR_OPTIMIZERS`) needs to count the tensors the
+    busiest rank steps (:func:`.composer.rank_tensors`; FSDP1's flat shards with ZeRO >= 1).
+    ``clip_grad_norm``: the optimizer step first clips the gradients by their global norm
+    (:func:`.composer.clip_grad_norm_s` over those tensors, plus a 4-byte all-reduce over
+    the data-parallel ranks; needs ``param_tensors``).
     """
     a = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (
         dp, pp, tp, ep, cp, zero, recompute, micro_batch, grad_accum, virtual_stages,
@@ -467,12 +490,32 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
         serial_ag = np.where(gather_in_step, n_layers * layer_ag + emb_ag + head_ag, 0.0)
         layer_ag, emb_ag, head_ag = (np.where(gather_in_step, 0.0, x)
                                      for x in (layer_ag, emb_ag, head_ag))
+    if fsdp1:  # FSDP1's gradient path, every micro-batch's backward (ZeRO-3 units)
+        acc = np.maximum(m - 1.0, 0.0) / m
+        rb3 = 4.0 if reduce_bytes is None else reduce_bytes
+        world = dp * cp
+        f1 = (n_layers * fsdp1_grad_s(layer_p, world, rb3, reshard, acc, hw)
+              + fsdp1_grad_s(emb_p + head_p + zeros, world, rb3, False, acc, hw))
+        bwd = bwd + np.where(zero >= 3, f1, 0.0)
     p2p_bytes = mb * seq_len / cp * base["hidden"] * ab / sp_div
     p2p = np.where(pp > 1, _link(intra_pp, send_recv, p2p_bytes, None, **lk), 0.0)
     if optimizer_update:
         shard = np.where(zero >= 1, dense_p / (dp * cp) + expert_p / expert_dp, dense_p + expert_p)
         fmt = "fp32" if opt_format == "fp32" or ab >= 4 else "bf16"
-        opt_s = optimizer_update_s(shard, optimizer, fmt, hw)
+        per_tensor = optimizer in PER_TENSOR_OPTIMIZERS or clip_grad_norm
+        if per_tensor and param_tensors is None:
+            raise ValueError(f"compose: optimizer={optimizer!r} / clip_grad_norm needs "
+                             "param_tensors (the tensor sizes of one layer and of the root unit)")
+        if per_tensor and param_tensors is not None:
+            tensors = rank_tensors(param_tensors[0], param_tensors[1], n_layers,
+                                   np.where(zero >= 1, dp * cp, 1.0))
+        if optimizer in PER_TENSOR_OPTIMIZERS:
+            opt_s = decoupled_adamw_s(tensors, shard, hw)
+        else:
+            opt_s = optimizer_update_s(shard, optimizer, fmt, hw)
+        if clip_grad_norm:
+            opt_s = opt_s + clip_grad_norm_s(tensors, shard, hw) + np.where(
+                dp * cp > 1, _link(intra_dp, all_reduce, 4.0 + zeros, dp * cp, **lk), 0.0)
     else:
         opt_s = zeros
     # the MoE host time a micro-batch exposes; Megatron's forward pre-hooks (distributed
@@ -509,8 +552,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
 
 def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp: int, ep: int,
                seq_len: int, link_bytes_per_s: float, network_bytes_per_s: float,
-               latency_s: float, peak_flops_per_s: float) -> TrainStep:
-    """The composed step of one layout ``par`` (checked arguments) as a :class:`TrainStep`."""
+               latency_s: float, peak_flops_per_s: float,
+               param_tensors: tuple[np.ndarray, np.ndarray] | None = None) -> TrainStep:
+    """The composed step of one layout ``par`` (checked arguments) as a :class:`TrainStep`
+    (``param_tensors``: :func:`compose`'s)."""
     r = compose(base, hw, dp=par["dp"], pp=par["pp"], tp=tp, ep=ep, cp=par["cp"],
                 zero=par["zero"], recompute=par["recompute"], micro_batch=par["micro_batch"],
                 grad_accum=par["grad_accum"], virtual_stages=par["virtual_stages"],
@@ -522,7 +567,9 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 reduce_bytes=par["reduce_bytes"],
                 reshard_after_forward=par["reshard_after_forward"],
                 recompute_every=par["recompute_every"],
-                overlap_param_gather=par.get("overlap_param_gather"))
+                overlap_param_gather=par.get("overlap_param_gather"),
+                fsdp1=par.get("fsdp") == "fsdp1", param_tensors=param_tensors,
+                clip_grad_norm=bool(par.get("clip_grad_norm", False)))
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")

@@ -25,6 +25,25 @@ double optimizer_bytes_per_param(OptimizerKind kind) noexcept;
 /// tensors have been packed (the tensor-list metadata travels in the kernel's parameters).
 double multi_tensor_apply_launches(const double* numel, std::size_t n, int depth) noexcept;
 
+/// PyTorch FSDP1's gradient pre-divide factor for `world` data-parallel ranks
+/// (`_get_gradient_predivide_factor`, torch 2.x `fsdp/_init_utils.py`): f starts at 1 and
+/// doubles while world % f == 0 and world / f > f (8 ranks: 4; 512: 32); 1 for world <= 1.
+/// FSDP1 divides the unsharded gradient by f before its reduce-scatter (skipped when f = 1)
+/// and the shard by world / f after it.
+double fsdp_predivide_factor(double world) noexcept;
+
+/// Most original tensors whose elements fall in one rank's shards of FSDP1 FlatParameters
+/// (use_orig_params: the optimizer steps each such tensor's shard view). Tensor i of
+/// `numel[i]` elements belongs to flat parameter `unit[i]` (its tensors laid out in order);
+/// each flat parameter is padded to a multiple of `world` and cut into `world` equal
+/// contiguous chunks, rank r holding chunk r of each, and flat parameter u occurs
+/// `copies[u]` times (identical blocks, cut alike). Returns max over ranks of the sum over
+/// flat parameters of copies x the tensors overlapping that rank's chunk (empty tensors
+/// overlap none); `world` <= 1: every tensor with elements, times its copies. `unit[i]`
+/// must be < `units` (others are skipped).
+double flat_shard_tensors(const double* numel, const double* unit, std::size_t n,
+                          const double* copies, std::size_t units, double world) noexcept;
+
 /// Time floor of `launches` multi_tensor_apply kernels whose largest chunk holds
 /// `chunk_elements` elements, on `sms` SMs (0: unknown, all CTAs resident): each 512-thread CTA
 /// walks its chunk 2048 elements (512 threads x ILP 4) per step, one dependent DRAM round trip

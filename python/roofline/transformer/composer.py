@@ -1,0 +1,242 @@
+"""What a Composer + PyTorch FSDP1 training step runs beyond the model's own kernels.
+
+MosaicML's llm-foundry trains MPT through Composer (0.17, torch 2.1) with PyTorch's
+``FullyShardedDataParallel`` (FSDP1: one ``FlatParameter`` per wrapped block,
+``use_orig_params=True``, Composer's default). Three things run every step that the model's
+kernels do not cover, each counted from the source:
+
+- **FSDP1's gradient path** (``torch/distributed/fsdp/_runtime_utils.py``,
+  ``_post_backward_hook`` / ``_reduce_grad``, and autograd through ``_flat_param.py``'s
+  views), per wrapped unit and micro-batch: the original parameters are views of the unsharded
+  flat parameter (``split`` + ``view``), so autograd's ``split_with_sizes`` backward
+  concatenates their gradients into one flat gradient (a copy of every unsharded element);
+  with ``reduce_dtype`` fp32 under bf16 parameters (Composer's mixed precision ``DEFAULT``)
+  the hook casts it to fp32 (``flat_param.grad.to(reduce_dtype)``); it divides it by the
+  pre-divide factor (``_core.fsdp_predivide_factor``, 4 on 8 ranks) before the
+  reduce-scatter and the shard by the rest after it; a bf16 shard (``PURE``) is cast back to
+  the fp32 parameter's dtype; with gradient accumulation every micro-batch after the first
+  adds its shard to the saved one. Every unshard casts the fp32 shard to bf16 before the
+  all-gather (``_use_low_precision_shard``): in the forward, and again in the backward when
+  the unit was resharded after its forward (``FULL_SHARD``).
+- **Composer's ``DecoupledAdamW``** (``composer/optim/decoupled_weight_decay.py``): a Python
+  loop over the parameters, each reading its step count with ``.item()`` (a device-to-host
+  copy that waits for the queue to drain) and then launching its own kernels: ``exp_avg.mul_``,
+  ``.add_(grad)``, ``exp_avg_sq.mul_``, ``.addcmul_``, ``sqrt``, the division by
+  ``sqrt(bias_correction2)``, ``.add_(eps)`` and ``param.addcdiv_`` (weight decay 0, as the
+  MPT yamls set it: no ``param.mul_``), after ``step()``'s ``state['step'] += 1`` per
+  parameter. With ``use_orig_params`` each parameter is the view of the original tensor
+  inside this rank's flat-parameter shard, so the loop runs once per tensor that the busiest
+  rank's shards overlap (``_core.flat_shard_tensors``).
+- **Composer's training metrics**: after every micro-batch's backward, ``_eval_train_metrics``
+  updates ``LanguageCrossEntropy`` and ``LanguagePerplexity`` (llm-foundry's
+  ``ComposerMPTCausalLM`` train metrics) on the kept logits, each a
+  ``torch.nn.CrossEntropyLoss(reduction='sum')`` under autocast: ``cross_entropy`` is on
+  autocast's fp32 list, so each casts the bf16 logits to fp32 and runs ``log_softmax`` over
+  them (its ``nll_loss`` gather, a few bytes per row, is left out), with no backward.
+
+With ``clip_grad_norm`` the step also clips the gradients by their global norm as FSDP1 does
+(:func:`clip_grad_norm_s`: a norm and a ``mul_`` per tensor shard, launched without a sync,
+and a scalar all-reduce). The model's own eager modules (MPT's ``nn.Linear`` /
+``nn.LayerNorm``) are :func:`.layers.torch_module_grads` (``modules="torch"``). Not modeled:
+FSDP1's ``limit_all_gathers`` rate limiter and prefetch order (the composition's per-unit
+overlap stands in for them), the Python time of FSDP1's hooks. The gradient-path passes run
+on FSDP1's post-backward stream beside the next unit's backward; they are priced as if they
+ran alone (their DRAM traffic and SMs taken from that backward).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..ops.elementwise import elementwise
+from ..ops.host import HOST_CLASSES, calls_wall
+from .config import TransformerConfig
+from .program import Program
+
+__all__ = ["ADAMW_PASSES", "FSDP_IMPLS", "TRAIN_METRIC_PASSES", "clip_grad_norm_s",
+           "decoupled_adamw_s", "fsdp1_grad_passes", "fsdp1_grad_s", "layer_tensors",
+           "rank_tensors", "record_train_metrics", "root_tensors"]
+
+#: FSDP implementations ``estimate(fsdp=)`` takes: FSDP2 (``fully_shard``, per-parameter
+#: sharding: the composition's default) and FSDP1 (:mod:`.composer`'s gradient path).
+FSDP_IMPLS = ("fsdp2", "fsdp1")
+
+#: DecoupledAdamW's kernels per parameter tensor, ``(reads, writes)`` of fp32 tensors of the
+#: shard's size: ``exp_avg.mul_``, ``.add_(grad)``, ``exp_avg_sq.mul_``, ``.addcmul_(grad,
+#: grad)`` (the gradient read once from DRAM), ``sqrt``, ``/ sqrt(bc2)``, ``.add_(eps)``,
+#: ``param.addcdiv_(exp_avg, denom)``.
+ADAMW_PASSES = ((1, 1), (2, 1), (1, 1), (2, 1), (1, 1), (1, 1), (1, 1), (3, 1))
+
+#: Kernels of one cross-entropy training metric per logit element, ``(reads, writes)`` in
+#: 2-byte units: autocast's cast of the bf16 logits to fp32 (reads 1, writes 2) and the fp32
+#: ``log_softmax`` (reads 2, writes 2; a row of the vocabulary stays in L2 between its passes).
+TRAIN_METRIC_PASSES = ((1, 2), (2, 2))
+
+_KERNEL = HOST_CLASSES.index("kernel")
+
+
+def layer_tensors(cfg: TransformerConfig) -> np.ndarray:
+    """Elements of one dense block's parameter tensors in module order (MPT's ``MPTBlock``):
+    the first norm (weight, and bias for ``layernorm``), the fused QKV projection and the
+    output projection (each with its bias when ``attention_bias``), the second norm, the
+    up (or fused gate-up) and down projections (biases when ``mlp_bias``)."""
+    h, d = cfg.hidden_size, cfg.head_dim
+    qkv = (cfg.num_heads + 2 * cfg.num_kv_heads) * d
+    up = (2 if cfg.mlp_gated else 1) * cfg.intermediate_size
+    norm = [h, h] if cfg.norm == "layernorm" else [h]
+    out: list[float] = list(norm)
+    out += [h * qkv] + ([qkv] if cfg.attention_bias else [])
+    out += [cfg.num_heads * d * h] + ([h] if cfg.attention_bias else [])
+    out += norm
+    out += [h * up] + ([up] if cfg.mlp_bias else [])
+    out += [cfg.intermediate_size * h] + ([h] if cfg.mlp_bias else [])
+    return np.array(out, dtype=float)
+
+
+def root_tensors(cfg: TransformerConfig, seq_len: int) -> np.ndarray:
+    """Elements of the root unit's tensors (the modules outside the blocks): the token
+    embedding, the learned position table of ``seq_len`` rows when the model has no RoPE (MPT
+    without ALiBi, ``max_seq_len`` = the run's sequence), the final norm and an untied head."""
+    h = cfg.hidden_size
+    out = [float(cfg.vocab_size * h)]
+    if not cfg.rope:
+        out.append(float(seq_len * h))
+    out += [h, h] if cfg.norm == "layernorm" else [h]
+    if not cfg.tie_embeddings:
+        out.append(float(cfg.vocab_size * h))
+    return np.array(out, dtype=float)
+
+
+def rank_tensors(layer: np.ndarray, root: np.ndarray, layers: float, world: Any) -> np.ndarray:
+    """Parameter tensors the busiest rank's optimizer steps: ``layers`` blocks of ``layer``
+    (each its own flat parameter, cut alike) and the root unit, each flat parameter cut into
+    ``world`` shards (``_core.flat_shard_tensors``: the rank whose shards overlap most tensors
+    in all)."""
+    numel = np.concatenate([layer, root]).astype(float)
+    unit = np.concatenate([np.zeros(len(layer)), np.ones(len(root))])
+    copies = np.array([float(layers), 1.0])
+    w = np.asarray(world, dtype=float)
+    vals, inv = np.unique(w.reshape(-1), return_inverse=True)
+    per = np.array([_core.flat_shard_tensors(numel, unit, copies, v) for v in vals])
+    out: np.ndarray = per[inv].reshape(w.shape)
+    return out
+
+
+def decoupled_adamw_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
+    """Time of Composer's ``DecoupledAdamW`` step over ``tensors`` parameter tensors holding
+    ``elements`` fp32 elements on this rank (arrays), seconds.
+
+    Each tensor's iteration starts on an idle GPU (the previous ``.item()`` drained the queue)
+    and launches, one host call (class ``kernel``) each: the 8 kernels of
+    :data:`ADAMW_PASSES` over ``elements / tensors`` elements (the mean shard), its
+    ``state['step'] += 1`` (one element) and the next ``.item()``'s device-to-host copy (one
+    element); ``roofline.ops.host.calls_wall`` runs that host issue against the stream, and
+    the iterations add up: ``tensors × calls_wall``.
+    """
+    n = np.maximum(np.asarray(tensors, dtype=float), 1.0)
+    e = np.maximum(np.asarray(elements, dtype=float), 1.0)
+    n, e = np.broadcast_arrays(n, e)
+    out = np.zeros(n.shape)
+    for idx in np.ndindex(n.shape):
+        per = max(int(np.ceil(e[idx] / n[idx])), 1)
+        times = [0.0] + [float(elementwise(per, r, w, 0.0, "fp32", hw).time_s)
+                         for r, w in ADAMW_PASSES]
+        times += [float(elementwise(1, 1, 1, 0.0, "fp32", hw).time_s)] * 2
+        counts = np.zeros((len(times), len(HOST_CLASSES)))
+        counts[1:, _KERNEL] = 1.0
+        out[idx] = n[idx] * calls_wall(times, counts, hw).wall_s
+    return out
+
+
+def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
+    """Time of ``clip_grad_norm_`` by the global 2-norm over ``tensors`` gradient shards
+    holding ``elements`` fp32 elements on this rank (arrays), seconds, the scalar all-reduce
+    aside.
+
+    FSDP1's ``clip_grad_norm_`` (torch 2.1; Composer's ``gradient_clipping`` algorithm with
+    ``clipping_type: norm`` calls it on the root): one ``vector_norm`` per gradient (reads it),
+    ``stack`` and the norm of the norms, ``** 2`` before and ``** 0.5`` after the all-reduce,
+    ``max_norm / (norm + 1e-6)``'s add and division, ``clamp(max=1)``, then one ``mul_`` per
+    gradient (reads and writes it; also when the factor is 1: no host sync). One host call
+    (class ``kernel``) per kernel, from an idle stream (``roofline.ops.host.calls_wall``);
+    each gradient is the mean shard ``elements / tensors``.
+    """
+    n = np.maximum(np.asarray(tensors, dtype=float), 1.0)
+    e = np.maximum(np.asarray(elements, dtype=float), 1.0)
+    n, e = np.broadcast_arrays(n, e)
+    out = np.zeros(n.shape)
+    for idx in np.ndindex(n.shape):
+        k = int(n[idx])
+        per = max(int(np.ceil(e[idx] / n[idx])), 1)
+        norm = float(elementwise(per, 1, 0, 0.0, "fp32", hw).time_s)
+        scalar = float(elementwise(max(k, 1), 1, 1, 0.0, "fp32", hw).time_s)
+        mul = float(elementwise(per, 1, 1, 0.0, "fp32", hw).time_s)
+        times = [norm] * k + [scalar] * 7 + [mul] * k
+        counts = np.zeros((len(times), len(HOST_CLASSES)))
+        counts[1:, _KERNEL] = 1.0
+        out[idx] = calls_wall(times, counts, hw).wall_s
+    return out
+
+
+def fsdp1_grad_passes(unsharded: float, world: float, reduce_bytes: float,
+                      resharded: bool, accumulate: float) -> list[tuple[float, float, float]]:
+    """FSDP1's memory-bound passes of one unit per micro-batch, ``(elements, reads, writes)``
+    in 2-byte units (see the module docstring): over the ``unsharded`` elements the
+    gradient's ``cat`` (1, 1), its cast to fp32 when ``reduce_bytes`` is 4 (1, 2) and the
+    pre-divide (``reduce_bytes / 2`` each way) when the factor exceeds 1; over the shard
+    (``unsharded / world``) the post-divide when ``world / factor > 1``, the cast of a bf16
+    shard to fp32 (1, 2), ``accumulate`` (the share of micro-batches that add to a saved
+    shard: ``(m - 1) / m``) of the accumulation (reads 2 shards, writes one, fp32) and the
+    low-precision cast of the fp32 parameter shard before each all-gather (2, 1): once, twice
+    when ``resharded`` after the forward."""
+    u = float(unsharded)
+    w = max(float(world), 1.0)
+    s = u / w
+    f = float(_core.fsdp_predivide_factor(w))
+    rb = float(reduce_bytes) / 2.0
+    out = [(u, 1.0, 1.0)]
+    if reduce_bytes >= 4:
+        out.append((u, 1.0, 2.0))
+    if f > 1:
+        out.append((u, rb, rb))
+    if w / f > 1:
+        out.append((s, rb, rb))
+    if reduce_bytes < 4:
+        out.append((s, 1.0, 2.0))
+    if accumulate > 0:
+        out.append((accumulate * s, 4.0, 2.0))
+    out += [(s, 2.0, 1.0)] * (2 if resharded else 1)
+    return out
+
+
+def fsdp1_grad_s(unsharded: Any, world: Any, reduce_bytes: Any, resharded: Any,
+                 accumulate: Any, hw: Any) -> np.ndarray:
+    """Time of :func:`fsdp1_grad_passes` of one unit per micro-batch (arrays broadcast),
+    seconds: each pass one bf16 ``roofline.elementwise`` kernel (an fp32 tensor counts as two
+    2-byte elements)."""
+    args = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (
+        unsharded, world, reduce_bytes, resharded, accumulate)))
+    out = np.zeros(args[0].shape)
+    for idx in np.ndindex(out.shape):
+        u, w, rb, rs, acc = (float(a[idx]) for a in args)
+        if u <= 0:
+            continue
+        for numel, r, wr in fsdp1_grad_passes(u, w, rb, bool(rs), acc):
+            if numel >= 1:
+                out[idx] += float(elementwise(int(np.ceil(numel)), r, wr, 0.0, "bf16",
+                                              hw).time_s)
+    return out
+
+
+def record_train_metrics(ops: Program, g: int, tokens: int, vocab: int, metrics: int) -> None:
+    """Record Composer's ``metrics`` cross-entropy training metrics over ``tokens x vocab``
+    logits as one forward-only row of group ``g`` (the head): :data:`TRAIN_METRIC_PASSES`
+    per metric (its ``nll_loss``, a few bytes per token, is left out)."""
+    if metrics <= 0 or not vocab:
+        return
+    e = float(tokens) * vocab
+    one = [(e, float(r), float(w)) for r, w in TRAIN_METRIC_PASSES]
+    ops.passes(g, "train metrics (composer)", one * metrics, [])
