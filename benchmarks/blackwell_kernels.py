@@ -98,6 +98,32 @@ def errors(rows: list[dict[str, Any]], settled: bool = False) -> dict[str, list[
     return out
 
 
+def pair_ratios(rows: list[dict[str, Any]], a: str = "GB200", b: str = "GB300",
+                settled: bool = False) -> dict[str, list[float]]:
+    """Per source group, (model a / model b) / (published a / published b) - 1 over the rows
+    of the same configuration published for both GPUs by the same source and library
+    (the group names differ only in the GPU's): how well the model's relative physics of the
+    two entries (clocks, SMs, board power through the settled clock, the SFU rate) matches the
+    published time ratio, whatever the absolute error of each. + = the model makes ``a``
+    slower relative to ``b`` than measured."""
+    by: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        if r["hardware"] in (a, b):
+            by[(r["group"].replace(r["hardware"], "{}"),
+                json.dumps(r["config"], sort_keys=True) + r["hardware"])] = r
+    out: dict[str, list[float]] = {}
+    for (g, k), ra in by.items():
+        if not k.endswith(a):
+            continue
+        rb = by.get((g, k[: -len(a)] + b))
+        if rb is None:
+            continue
+        model = price(ra, settled) / price(rb, settled)
+        out.setdefault(g.format(f"{a}/{b}"), []).append(
+            model / (float(ra["measured_s"]) / float(rb["measured_s"])) - 1.0)
+    return out
+
+
 def main() -> None:
     rows = read()
     if "--rows" in sys.argv[1:]:
@@ -119,6 +145,13 @@ def main() -> None:
           f"{statistics.median(abs(x) for x in allv):8.1%}")
     print("median: model / published - 1 per call (+ = model too slow); settled: the same with"
           " GEMMs and attention at the power limiter's settled clock (training-step pricing)")
+    print()
+    pr, prs = pair_ratios(rows), pair_ratios(rows, settled=True)
+    for g, e in pr.items():
+        print(f"{g:42s} {len(e):4d} {statistics.median(e):+7.1%} {'':8s} {min(e):+7.1%} "
+              f"{max(e):+7.1%} {statistics.median(prs[g]):+8.1%}")
+    print("same configuration on both GPUs: (model GB200 / model GB300) / (published GB200 /"
+          " published GB300) - 1")
 
 
 if __name__ == "__main__":

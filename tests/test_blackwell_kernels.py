@@ -115,3 +115,28 @@ def test_mxfp8_quantize_rate_is_blackwells_only() -> None:
     stream = rl.elementwise(2**31, reads=1, writes=1, dtype="bf16", hardware=b200)
     rate = 2 * 2 * 2**31 / float(stream.memory_s)
     assert quantize_s("B200") == pytest.approx(moved / (0.77 * rate), rel=0.02)
+
+
+def test_gb200_against_gb300_same_shapes() -> None:
+    # The same cuDNN / FA2 configurations published for GB200 and GB300 by one source and
+    # library version: the model's time ratio GB200 / GB300 (clocks 2062 / 2070 MHz, 152 SMs
+    # each, 1200 / 1400 W through gemm_throttle_fraction 0.808 / 0.836, GB300's doubled SFU)
+    # against the published ratio (1.19-1.26 forward, 0.97-1.22 backward for cuDNN; 1.00-1.02
+    # for FA2). Whatever each GPU's absolute error, the two entries' relative physics tracks
+    # the measurements within ~1 % at the median (issue #24, session 10 audit of the GB200
+    # entry; hardware-notes §14).
+    bench = _bench()
+    rows = bench.read()
+    for settled in (False, True):
+        med = {g: statistics.median(v) for g, v in bench.pair_ratios(rows, settled=settled).items()}
+        assert set(med) == {"sdpa cudnn bf16 GB200/GB300 (cuDNN 9.17.0)",
+                            "sdpa cudnn bf16 GB200/GB300 (cuDNN 9.22)",
+                            "sdpa flash bf16 GB200/GB300 (FA2 via SDPA)"}
+        for g, m in med.items():
+            assert abs(m) < 0.025, (g, settled, m)
+    per_call = {g: statistics.median(v) for g, v in bench.pair_ratios(rows).items()}
+    expected = {"sdpa cudnn bf16 GB200/GB300 (cuDNN 9.17.0)": 0.002,
+                "sdpa cudnn bf16 GB200/GB300 (cuDNN 9.22)": 0.011,
+                "sdpa flash bf16 GB200/GB300 (FA2 via SDPA)": -0.010}
+    for g, m in expected.items():
+        assert per_call[g] == pytest.approx(m, abs=0.003), g
