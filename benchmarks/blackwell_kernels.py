@@ -146,12 +146,13 @@ def main() -> None:
     print("median: model / published - 1 per call (+ = model too slow); settled: the same with"
           " GEMMs and attention at the power limiter's settled clock (training-step pricing)")
     print()
-    pr, prs = pair_ratios(rows), pair_ratios(rows, settled=True)
-    for g, e in pr.items():
-        print(f"{g:42s} {len(e):4d} {statistics.median(e):+7.1%} {'':8s} {min(e):+7.1%} "
-              f"{max(e):+7.1%} {statistics.median(prs[g]):+8.1%}")
-    print("same configuration on both GPUs: (model GB200 / model GB300) / (published GB200 /"
-          " published GB300) - 1")
+    for a, b in (("GB200", "GB300"), ("B200", "GB200")):
+        pr, prs = pair_ratios(rows, a, b), pair_ratios(rows, a, b, settled=True)
+        for g, e in pr.items():
+            print(f"{g:42s} {len(e):4d} {statistics.median(e):+7.1%} {'':8s} {min(e):+7.1%} "
+                  f"{max(e):+7.1%} {statistics.median(prs[g]):+8.1%}")
+    print("same configuration on both GPUs: (model A / model B) / (published A / published B) - 1"
+          " (B200 / GB200: different flash_attn and PyTorch builds, see hardware-notes §14)")
 
 
 if __name__ == "__main__":
