@@ -106,17 +106,15 @@ def pair_ratios(rows: list[dict[str, Any]], a: str = "GB200", b: str = "GB300",
     two entries (clocks, SMs, board power through the settled clock, the SFU rate) matches the
     published time ratio, whatever the absolute error of each. + = the model makes ``a``
     slower relative to ``b`` than measured."""
-    by: dict[tuple[str, str], dict[str, Any]] = {}
+    by: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in rows:
         if r["hardware"] in (a, b):
-            by[(r["group"].replace(r["hardware"], "{}"),
-                json.dumps(r["config"], sort_keys=True) + r["hardware"])] = r
+            by[(r["group"].replace(r["hardware"], "{}"), json.dumps(r["config"], sort_keys=True),
+                r["hardware"])] = r
     out: dict[str, list[float]] = {}
-    for (g, k), ra in by.items():
-        if not k.endswith(a):
-            continue
-        rb = by.get((g, k[: -len(a)] + b))
-        if rb is None:
+    for (g, cfg, hw), ra in by.items():
+        rb = by.get((g, cfg, b))
+        if hw != a or rb is None:
             continue
         model = price(ra, settled) / price(rb, settled)
         out.setdefault(g.format(f"{a}/{b}"), []).append(
