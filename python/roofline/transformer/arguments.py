@@ -259,8 +259,8 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     fsdp = kw.get("fsdp", "fsdp2")
     if not isinstance(fsdp, str) or fsdp not in FSDP_IMPLS:
         raise ArgumentValueError(fn, "fsdp", f"must be one of {FSDP_IMPLS}, got {fsdp!r}")
-    if fsdp == "fsdp1" and out["zero"] < 3:
-        raise ArgumentValueError(fn, "fsdp", f"'fsdp1' applies to zero=3 (FSDP) only, got "
+    if fsdp != "fsdp2" and out["zero"] < 3:
+        raise ArgumentValueError(fn, "fsdp", f"{fsdp!r} applies to zero=3 (FSDP) only, got "
                                  f"fsdp={fsdp!r} with zero={out['zero']}")
     out["fsdp"] = fsdp
     metrics = kw.get("train_metrics", 0)

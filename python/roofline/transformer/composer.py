@@ -61,8 +61,9 @@ __all__ = ["ADAMW_PASSES", "FSDP_IMPLS", "TRAIN_METRIC_PASSES", "clip_grad_norm_
            "rank_tensors", "record_train_metrics", "root_tensors"]
 
 #: FSDP implementations ``estimate(fsdp=)`` takes: FSDP2 (``fully_shard``, per-parameter
-#: sharding: the composition's default) and FSDP1 (:mod:`.composer`'s gradient path).
-FSDP_IMPLS = ("fsdp2", "fsdp1")
+#: sharding: the composition's default), FSDP1 (:mod:`.composer`'s gradient path) and
+#: Megatron-FSDP (its own buffers; :mod:`.fsdp_passes`).
+FSDP_IMPLS = ("fsdp2", "fsdp1", "megatron")
 
 #: DecoupledAdamW's kernels per parameter tensor, ``(reads, writes)`` of fp32 tensors of the
 #: shard's size: ``exp_avg.mul_``, ``.add_(grad)``, ``exp_avg_sq.mul_``, ``.addcmul_(grad,

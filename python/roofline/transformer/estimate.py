@@ -246,8 +246,10 @@ def estimate(
         ``multi_tensor_apply``: each pass launches one kernel per 320 chunks of 65536
         elements, each taking at least 32 DRAM round trips. ``"decoupled_adamw"``:
         Composer's per-tensor loop (:mod:`roofline.transformer.composer`).
-    fsdp : {"fsdp2", "fsdp1"}
-        Training, ``zero=3``: ``fully_shard`` (default) or FSDP1 (:mod:`.composer`).
+    fsdp : {"fsdp2", "fsdp1", "megatron"}
+        Training, ``zero=3``: ``fully_shard`` (default; its copy-out after each all-gather and
+        ``chunk_cat`` before each reduce-scatter), FSDP1 (:mod:`.composer`) or Megatron-FSDP
+        (its buffer copies not priced); :mod:`.fsdp_passes`.
     train_metrics : int
         Training: cross-entropy metrics evaluated on each micro-batch's logits (Composer with
         llm-foundry's models: 2; :mod:`roofline.transformer.composer`). Default 0.

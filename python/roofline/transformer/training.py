@@ -20,7 +20,8 @@ from ..hardware import Hardware
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise
 from ..ops.registry.foreach_entries import round_trip_floor
-from .composer import ADAMW_PASSES, clip_grad_norm_s, decoupled_adamw_s, fsdp1_grad_s, rank_tensors
+from .composer import ADAMW_PASSES, clip_grad_norm_s, decoupled_adamw_s, rank_tensors
+from .fsdp_passes import fsdp_unit_passes_s
 
 __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "MODULES_RECOMPUTE", "OPTIMIZERS",
            "PER_TENSOR_OPTIMIZERS", "PLAN_RECOMPUTE", "RECOMPUTE", "TrainStep", "compose",
@@ -307,7 +308,7 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             link_bytes_per_s: float, network_bytes_per_s: float, latency_s: float,
             peak_flops_per_s: float, reduce_bytes: Any = None,
             reshard_after_forward: Any = None, recompute_every: Any = 1,
-            overlap_param_gather: bool | None = None, fsdp1: bool = False,
+            overlap_param_gather: bool | None = None, fsdp: str = "fsdp2",
             param_tensors: tuple[np.ndarray, np.ndarray] | None = None,
             clip_grad_norm: bool = False) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
@@ -368,11 +369,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     exposed communication. Not modeled: the HBM bandwidth the collectives take, DeepSpeed's
     parameter-count buckets (a unit here is a layer).
 
-    ``fsdp1``: ZeRO-3 runs as PyTorch's FSDP1 (one FlatParameter per unit): every
-    micro-batch's backward adds each unit's gradient-path passes
-    (:func:`.composer.fsdp1_grad_s`: the flat gradient's copy, its cast to the reduce format,
-    the pre- / post-divides, the shard accumulation, the parameter shard's casts before the
-    all-gathers), the root unit (embedding and head) never resharded after the forward.
+    ``fsdp`` (``"fsdp2"``, ``"fsdp1"``, ``"megatron"``): the ZeRO-3 implementation whose
+    copies around the collectives every micro-batch's forward / backward adds
+    (:func:`.fsdp_passes.fsdp_unit_passes_s`: FSDP2's copy-out and ``chunk_cat``, FSDP1's
+    gradient path; the root unit never resharded after the forward).
     ``param_tensors``: (one layer's, the root unit's) parameter tensor sizes, which a
     per-tensor optimizer (:data:`PER_TENSOR_OPTIMIZERS`) needs to count the tensors the
     busiest rank steps (:func:`.composer.rank_tensors`; FSDP1's flat shards with ZeRO >= 1).
@@ -490,13 +490,11 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
         serial_ag = np.where(gather_in_step, n_layers * layer_ag + emb_ag + head_ag, 0.0)
         layer_ag, emb_ag, head_ag = (np.where(gather_in_step, 0.0, x)
                                      for x in (layer_ag, emb_ag, head_ag))
-    if fsdp1:  # FSDP1's gradient path, every micro-batch's backward (ZeRO-3 units)
-        acc = np.maximum(m - 1.0, 0.0) / m
-        rb3 = 4.0 if reduce_bytes is None else reduce_bytes
-        world = dp * cp
-        f1 = (n_layers * fsdp1_grad_s(layer_p, world, rb3, reshard, acc, hw)
-              + fsdp1_grad_s(emb_p + head_p + zeros, world, rb3, False, acc, hw))
-        bwd = bwd + np.where(zero >= 3, f1, 0.0)
+    # the FSDP implementation's copies around its collectives, every micro-batch (ZeRO-3)
+    ff, fb = fsdp_unit_passes_s(fsdp, layer_p, emb_p + head_p + zeros, n_layers, dp * cp,
+                                4.0 if reduce_bytes is None else reduce_bytes, reshard,
+                                np.maximum(m - 1.0, 0.0) / m, hw)
+    fwd, bwd = fwd + np.where(zero >= 3, ff, 0.0), bwd + np.where(zero >= 3, fb, 0.0)
     p2p_bytes = mb * seq_len / cp * base["hidden"] * ab / sp_div
     p2p = np.where(pp > 1, _link(intra_pp, send_recv, p2p_bytes, None, **lk), 0.0)
     if optimizer_update:
@@ -568,7 +566,7 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 reshard_after_forward=par["reshard_after_forward"],
                 recompute_every=par["recompute_every"],
                 overlap_param_gather=par.get("overlap_param_gather"),
-                fsdp1=par.get("fsdp") == "fsdp1", param_tensors=param_tensors,
+                fsdp=par.get("fsdp", "fsdp2"), param_tensors=param_tensors,
                 clip_grad_norm=bool(par.get("clip_grad_norm", False)))
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
