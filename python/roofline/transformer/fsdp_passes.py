@@ -58,10 +58,11 @@ def fsdp2_copy_passes(unsharded: float, reduce_bytes: float,
     return fwd, bwd
 
 
-def _passes_s(passes: Passes, hw: Any) -> float:
-    """Seconds of ``(elements, reads, writes)`` passes, each one bf16 elementwise kernel."""
-    return sum(float(elementwise(int(np.ceil(n)), r, w, 0.0, "bf16", hw).time_s)
-               for n, r, w in passes if n >= 1)
+def _pass_s(elements: np.ndarray, reads: Any, writes: Any, hw: Any) -> np.ndarray:
+    """Seconds of one bf16 elementwise pass over ``elements`` (arrays; none under 1)."""
+    n = np.maximum(np.ceil(elements), 1).astype(np.int64)
+    t = np.asarray(elementwise(n, reads, writes, 0.0, "bf16", hw).time_s, dtype=float)
+    return np.where(elements >= 1, t, 0.0)
 
 
 def fsdp_unit_passes_s(fsdp: str, layer: Any, root: Any, n_layers: Any, world: Any,
@@ -82,11 +83,10 @@ def fsdp_unit_passes_s(fsdp: str, layer: Any, root: Any, n_layers: Any, world: A
         return fwd, np.asarray(bwd)
     if fsdp != "fsdp2":  # megatron: not priced
         return fwd, bwd
-    for idx in np.ndindex(fwd.shape):
-        lay, rt, n, _, rb, rs, _ = (float(a[idx]) for a in args)
-        empty: tuple[Passes, Passes] = ([], [])
-        lf, lb = fsdp2_copy_passes(lay, rb, bool(rs)) if lay > 0 else empty
-        rf, rbw = fsdp2_copy_passes(rt, rb, False) if rt > 0 else empty
-        fwd[idx] = n * _passes_s(lf, hw) + _passes_s(rf, hw)
-        bwd[idx] = n * _passes_s(lb, hw) + _passes_s(rbw, hw)
+    lay, rt, n, _, rb, rs, _ = args
+    r, w = FSDP2_COPY_OUT  # the passes of fsdp2_copy_passes, over whole arrays
+    out_l, out_r = _pass_s(lay, r, w, hw), _pass_s(rt, r, w, hw)
+    fwd = n * out_l + out_r
+    bwd = (n * (np.where(rs > 0, out_l, 0.0) + _pass_s(lay, 1.0, rb / 2.0, hw))
+           + _pass_s(rt, 1.0, rb / 2.0, hw))
     return fwd, bwd
