@@ -307,8 +307,11 @@ def test_family_medians_pinned(result):
     # 0.117 (p90 0.263 -> 0.261) with the busiest pipeline stage holding DeepSeek-V3's MoE
     # layers, not 4/61 of all 61 (3 dense): DeepSeek-V3 GB300 +0.2 / -12.8 -> +1.1 / -11.6,
     # GB200 -12.8 / -16.7 -> -11.9 / -15.6, B200 -27.0 -> -26.7 %.
+    # train_dense_bf16 0.050 -> 0.049 with FSDP2's copies around its collectives
+    # (fsdp_passes: foreach_all_gather_copy_out, chunk_cat into the reduce_dtype buffer; the
+    # Megatron-FSDP rows fsdp="megatron", unchanged): torchtitan 4.3 -> 2.0 % (p90 4.8 -> 2.7).
     pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
-            "serve_latency": (18, 0.102), "train_dense_bf16": (139, 0.050),
+            "serve_latency": (18, 0.102), "train_dense_bf16": (139, 0.049),
             "train_dense_lowp": (30, 0.068), "train_moe": (14, 0.117)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
