@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _mpt import H100, MPT_1B, mpt_step
 
 import roofline as rl
 from roofline import _core
@@ -20,12 +21,6 @@ from roofline.transformer.composer import (
     rank_tensors,
     root_tensors,
 )
-
-MPT_1B = rl.transformer.TransformerConfig(
-    name="MPT-1B", hidden_size=2048, num_layers=24, num_heads=16, num_kv_heads=16,
-    head_dim=128, intermediate_size=8192, vocab_size=50368, mlp_gated=False, norm="layernorm",
-    tie_embeddings=True, rope=False, attention_bias=True, mlp_bias=True)
-H100 = "H100 SXM"
 
 
 def test_predivide_factor_as_fsdp1_computes_it():
@@ -99,11 +94,7 @@ def test_decoupled_adamw_per_tensor_loop():
     assert float(decoupled_adamw_s(1, big, H100)[()]) >= 0.95 * stream
 
 
-def _step(**kw):
-    base = dict(seq_len=2048, micro_batch=4, grad_accum=2, dp=8, zero=3, hardware=H100,
-                gpus_per_node=8, reduce_dtype="fp32")
-    base.update(kw)
-    return rl.transformer.estimate(MPT_1B, "train", **base)
+_step = mpt_step
 
 
 def test_train_metrics_row_is_forward_only_and_counted():

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _mpt import H100, MPT_1B, mpt_step
 
-import roofline as rl
 from roofline.ops.elementwise import elementwise
 from roofline.transformer.composer import fsdp1_grad_s, layer_tensors
 from roofline.transformer.fsdp_passes import fsdp2_copy_passes, fsdp_unit_passes_s
-
-MPT_1B = rl.transformer.TransformerConfig(
-    name="MPT-1B", hidden_size=2048, num_layers=24, num_heads=16, num_kv_heads=16,
-    head_dim=128, intermediate_size=8192, vocab_size=50368, mlp_gated=False, norm="layernorm",
-    tie_embeddings=True, rope=False, attention_bias=True, mlp_bias=True)
-H100 = "H100 SXM"
 
 
 def _el(n: float, r: float, w: float) -> float:
@@ -49,11 +43,7 @@ def test_unit_passes_sum_the_kernels():
     assert fa.shape == (2,) and fa[1] > fa[0]
 
 
-def _step(**kw):
-    base = dict(seq_len=2048, micro_batch=4, grad_accum=2, dp=8, zero=3, hardware=H100,
-                gpus_per_node=8, reduce_dtype="fp32")
-    base.update(kw)
-    return rl.transformer.estimate(MPT_1B, "train", **base)
+_step = mpt_step
 
 
 def test_fsdp2_step_adds_its_copies_to_every_micro_batch():
