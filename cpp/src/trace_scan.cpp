@@ -636,6 +636,17 @@ struct EventCommit {
     raw_of(ev.a[a_out], e.raw[f_out]);
   }
 
+  // A CPU op's recorded collective as its own arglist entry (kind 1), with the launch's
+  // correlation id when ``has_corr``; returns the entry's id.
+  std::int64_t cpu_collective(bool has_corr = false, std::int64_t corr = 0) {
+    ArgEntry e;
+    e.kind = 1;
+    e.has_corr = has_corr;
+    e.corr = corr;
+    collective(e);
+    return record(std::move(e));
+  }
+
   std::int64_t shape_id() {
     std::string& key = s.key_;
     key.clear();
@@ -719,12 +730,7 @@ struct EventCommit {
         shape = shape_id();
       if (!as_values(ev.a[a_ext], absent_v, ext) || !as_values(ev.a[a_seq], absent_v, seq))
         return bail("an External id or Sequence number of an unusual type");
-      if (ev.a[a_coll].set()) {
-        ArgEntry e;
-        e.kind = 1;
-        collective(e);
-        aid = record(std::move(e));
-      }
+      if (ev.a[a_coll].set()) aid = cpu_collective();
     } else if (code >= 3 && has_args && ev.a[a_corr].set()) {
       const Val& corr = ev.a[a_corr];
       if (corr.kind != VK::integer || corr.i <= odd_v)
@@ -732,21 +738,9 @@ struct EventCommit {
       s.launched_.insert(corr.i);
       cols->corr_pos.push_back(static_cast<std::int64_t>(cols->ts.size()));
       cols->corr_val.push_back(corr.i);
-      if (ev.a[a_coll].set()) {
-        ArgEntry e;
-        e.kind = 1;
-        e.has_corr = true;
-        e.corr = corr.i;
-        collective(e);
-        aid = record(std::move(e));
-      }
+      if (ev.a[a_coll].set()) aid = cpu_collective(true, corr.i);
     } else if (code != 0) {
-      if (has_args && ev.a[a_coll].set()) {
-        ArgEntry e;
-        e.kind = 1;
-        collective(e);
-        aid = record(std::move(e));
-      }
+      if (has_args && ev.a[a_coll].set()) aid = cpu_collective();
       if (code == 1 && nm.set() && nm.s.rfind("ProfilerStep#", 0) == 0) {
         s.steps.push_back(ts);
         s.steps.push_back(ts + dur);
