@@ -54,7 +54,7 @@ from .. import _core
 from ..ops.elementwise import elementwise
 from ..ops.host import HOST_CLASSES, calls_wall
 from .config import TransformerConfig
-from .program import Program
+from .program import Pass, Program
 
 __all__ = ["ADAMW_PASSES", "FSDP_IMPLS", "TRAIN_METRIC_PASSES", "clip_grad_norm_s",
            "decoupled_adamw_s", "fsdp1_grad_passes", "fsdp1_grad_s", "layer_tensors",
@@ -183,7 +183,7 @@ def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
 
 
 def fsdp1_grad_passes(unsharded: float, world: float, reduce_bytes: float,
-                      resharded: bool, accumulate: float) -> list[tuple[float, float, float]]:
+                      resharded: bool, accumulate: float) -> list[Pass]:
     """FSDP1's memory-bound passes of one unit per micro-batch, ``(elements, reads, writes)``
     in 2-byte units (see the module docstring): over the ``unsharded`` elements the
     gradient's ``cat`` (1, 1), its cast to fp32 when ``reduce_bytes`` is 4 (1, 2) and the

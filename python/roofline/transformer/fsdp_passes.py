@@ -34,11 +34,9 @@ import numpy as np
 
 from ..ops.elementwise import elementwise
 from .composer import fsdp1_grad_s
+from .program import Pass
 
 __all__ = ["FSDP2_COPY_OUT", "fsdp2_copy_passes", "fsdp_unit_passes_s"]
-
-#: ``(elements, reads, writes)`` passes, reads and writes in 2-byte units per element.
-Passes = list[tuple[float, float, float]]
 
 #: ``(reads, writes)`` in 2-byte units per unsharded element of FSDP2's copy-out after an
 #: all-gather (``split_with_sizes_copy`` of the bf16 parameters).
@@ -46,15 +44,15 @@ FSDP2_COPY_OUT = (1.0, 1.0)
 
 
 def fsdp2_copy_passes(unsharded: float, reduce_bytes: float,
-                      resharded: bool) -> tuple[Passes, Passes]:
+                      resharded: bool) -> tuple[list[Pass], list[Pass]]:
     """FSDP2's passes of one unit of ``unsharded`` elements per micro-batch, ``(forward,
     backward)``, each a list of ``(elements, reads, writes)`` in 2-byte units: the forward's
     copy-out; in the backward the copy-out again when ``resharded`` and the reduce-scatter's
     ``chunk_cat`` (reads 1, writes ``reduce_bytes / 2``)."""
     u = float(unsharded)
     r, w = FSDP2_COPY_OUT
-    fwd: Passes = [(u, r, w)]
-    bwd: Passes = ([(u, r, w)] if resharded else []) + [(u, 1.0, float(reduce_bytes) / 2.0)]
+    fwd: list[Pass] = [(u, r, w)]
+    bwd: list[Pass] = ([(u, r, w)] if resharded else []) + [(u, 1.0, float(reduce_bytes) / 2.0)]
     return fwd, bwd
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import _core
 from .config import TransformerConfig
-from .program import Program
+from .program import Pass, Program
 from .routing import expert_counts, rank_counts
 from .torch_cp import ROTATIONS, torch_cp_attention
 
@@ -330,7 +330,7 @@ def expert_fc2_bias(ops: Program, g: int, used: tuple[int, ...], hid: int) -> No
     expert's rows: reads 4) and ``p``'s (of ``grad * b`` over hidden: reads 4); the cat's
     backward is views. Counts below are in 2-byte elements.
     """
-    fwd: list[tuple[float, float, float]] = []
+    fwd: list[Pass] = []
     for rows in used:
         e = float(rows) * hid
         fwd += [(e, 0.0, 2.0), (e, 3.0, 2.0)]
@@ -389,8 +389,8 @@ def yarn_rope_unfused(ops: Program, g: int, elements: tuple[float, ...], table: 
     whole tensor (``slice_backward``: a fill), which is added to the other. Counts in
     2-byte elements (fp32 is two).
     """
-    fwd: list[tuple[float, float, float]] = []
-    bwd: list[tuple[float, float, float]] = []
+    fwd: list[Pass] = []
+    bwd: list[Pass] = []
     f = float(table)
     for e in (float(x) for x in elements):
         fwd += [(f, 2.0, 2.0), (f, 2.0, 2.0), (f, 2.0, 1.0)] * 2
@@ -424,7 +424,7 @@ def torch_module_grads(ops: Program, g: int, cfg: TransformerConfig, t: int, tp:
     heads, kvh = cfg.num_heads // tp, max(cfg.num_kv_heads // tp, 1)
     qkv = (heads + 2 * kvh) * d
     up = (2 if cfg.mlp_gated else 1) * math.ceil(cfg.intermediate_size / tp)
-    bwd: list[tuple[float, float, float]] = []
+    bwd: list[Pass] = []
     if cfg.attention_bias and ops.recipe is None:
         bwd += [(float(t) * qkv, 1.0, 0.0), (float(t) * hid, 1.0, 0.0)]
     if cfg.mlp_bias and ops.recipe is None:

@@ -6,7 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Program"]
+__all__ = ["Pass", "Program"]
+
+#: One memory-bound kernel ``(elements, reads, writes)``, reads and writes counted in the
+#: activation's 2-byte elements (an fp32 tensor is 2 of them): the unit of
+#: :meth:`Program.passes` and of every pass list built for it.
+Pass = tuple[float, float, float]
 
 @dataclass
 class Program:
@@ -20,7 +25,7 @@ class Program:
     gemms: list[tuple[float, float, float, float, bool]] = field(default_factory=list)
     lowp: list[tuple[float, float, float, float]] = field(default_factory=list)
     f8: list[tuple[float, float, float]] = field(default_factory=list)
-    elts: list[tuple[float, float, float]] = field(default_factory=list)
+    elts: list[Pass] = field(default_factory=list)
     attn: list[dict[str, Any]] = field(default_factory=list)
     comms: list[tuple[str, float, float]] = field(default_factory=list)
     #: grouped GEMMs: (rows per group, k, n, layout of ``rl.grouped_gemm``)
@@ -122,8 +127,7 @@ class Program:
             self._row(g, name + " bwd", "elementwise",
                       [self._push("elts", (numel, reads + writes, reads))])
 
-    def passes(self, g: int, name: str, fwd: list[tuple[float, float, float]],
-               bwd: list[tuple[float, float, float]], saved: float = 0.0,
+    def passes(self, g: int, name: str, fwd: list[Pass], bwd: list[Pass], saved: float = 0.0,
                kind: str = "elementwise") -> None:
         """One row of memory-bound kernels, each ``(elements, reads, writes)`` counted in the
         activation's 2-byte elements (an fp32 tensor is 2 of them), one kernel per tuple;

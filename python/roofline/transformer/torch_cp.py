@@ -55,15 +55,13 @@ from typing import Any
 
 from .._errors import ArgumentValueError
 from .config import TransformerConfig
-from .program import Program
+from .program import Pass, Program
 
 __all__ = ["ROTATIONS", "check_cp", "torch_cp_attention", "torch_cp_passes"]
 
 #: ``cp_comm`` values priced as PyTorch's ring SDPA: the rotater torchtitan's
 #: ``context_parallel_rotate_method`` selects ("allgather", the default, or "alltoall").
 ROTATIONS = ("all_gather", "all_to_all")
-
-Pass = tuple[float, float, float]
 
 
 def check_cp(fn: str, cfg: TransformerConfig, seq: int, ranks: int, method: str) -> None:
