@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from _mpt import H100, MPT_1B, mpt_step
 
+import roofline as rl
 from roofline.ops.elementwise import elementwise
 from roofline.transformer.composer import fsdp1_grad_s, layer_tensors
 from roofline.transformer.fsdp_passes import fsdp2_copy_passes, fsdp_unit_passes_s
@@ -59,3 +60,26 @@ def test_fsdp2_step_adds_its_copies_to_every_micro_batch():
     assert _step(zero=1, reduce_dtype=None).step.time_s > 0
     with pytest.raises(ValueError, match="fsdp='megatron' with zero=1"):
         _step(zero=1, reduce_dtype=None, fsdp="megatron")
+
+
+def test_efficiency_reaches_the_passes_and_the_optimizer():
+    """estimate(efficiency=...) prices the FSDP implementation's copies and the optimizer
+    step (both composed outside the Program) under the same model as the kernels: with the
+    peak model each pass is its DRAM bytes at the datasheet bandwidth, never more than the
+    default model's time, and the step's optimizer and the FSDP delta shrink with it."""
+    layer, root = 5.0e7, 1.0e8
+    for fsdp in ("fsdp1", "fsdp2"):
+        fd, bd = fsdp_unit_passes_s(fsdp, layer, root, 24, 8, 4.0, True, 0.5, H100)
+        fp, bp = fsdp_unit_passes_s(fsdp, layer, root, 24, 8, 4.0, True, 0.5, H100,
+                                    "peak")
+        assert float(fp) <= float(fd) and 0.0 < float(bp) < float(bd)
+    # FSDP2's backward at peak: bytes by hand over the datasheet bandwidth, kernel floors aside
+    _, bp = fsdp_unit_passes_s("fsdp2", layer, 0.0, 1, 8, 4.0, False, 0.0, H100, "peak")
+    hw = rl.hardware(H100)
+    assert float(bp) == pytest.approx(layer * (2 + 4) / hw.mem_bytes_per_s, rel=0.05)
+    kw = dict(fsdp="fsdp1", optimizer="decoupled_adamw", clip_grad_norm=True)
+    d, p = mpt_step(**kw), mpt_step(efficiency="peak", **kw)
+    assert 0.0 < p.step.optimizer_s < d.step.optimizer_s
+    dm, pm = mpt_step(fsdp="megatron"), mpt_step(fsdp="megatron", efficiency="peak")
+    d1, p1 = mpt_step(fsdp="fsdp1"), mpt_step(fsdp="fsdp1", efficiency="peak")
+    assert 0.0 < p1.step.compute_s - pm.step.compute_s < d1.step.compute_s - dm.step.compute_s

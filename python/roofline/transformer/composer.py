@@ -46,19 +46,22 @@ ran alone (their DRAM traffic and SMs taken from that backward).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import _core
+from ..efficiency import EfficiencyLike
 from ..ops.elementwise import elementwise
 from ..ops.host import HOST_CLASSES, calls_wall
 from .config import TransformerConfig
 from .program import Pass, Program
 
 __all__ = ["ADAMW_PASSES", "FSDP_IMPLS", "TRAIN_METRIC_PASSES", "clip_grad_norm_s",
-           "decoupled_adamw_s", "fsdp1_grad_passes", "fsdp1_grad_s", "layer_tensors",
-           "rank_tensors", "record_train_metrics", "root_tensors"]
+           "decoupled_adamw_s", "fsdp1_grad_pass_arrays", "fsdp1_grad_passes", "fsdp1_grad_s",
+           "layer_tensors", "passes_s", "passes_that_run", "rank_tensors",
+           "record_train_metrics", "root_tensors"]
 
 #: FSDP implementations ``estimate(fsdp=)`` takes: FSDP2 (``fully_shard``, per-parameter
 #: sharding: the composition's default), FSDP1 (:mod:`.composer`'s gradient path) and
@@ -126,7 +129,16 @@ def rank_tensors(layer: np.ndarray, root: np.ndarray, layers: float, world: Any)
     return out
 
 
-def decoupled_adamw_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
+def _fp32_pass(hw: Any, efficiency: EfficiencyLike) -> Callable[[int, int, int], float]:
+    """Seconds of one fp32 ``roofline.elementwise`` kernel ``(numel, reads, writes)``."""
+    def one(numel: int, reads: int, writes: int) -> float:
+        return float(elementwise(numel, reads, writes, 0.0, "fp32", hw,
+                                 efficiency=efficiency).time_s)
+    return one
+
+
+def decoupled_adamw_s(tensors: Any, elements: Any, hw: Any,
+                      efficiency: EfficiencyLike = "default") -> np.ndarray:
     """Time of Composer's ``DecoupledAdamW`` step over ``tensors`` parameter tensors holding
     ``elements`` fp32 elements on this rank (arrays), seconds.
 
@@ -137,22 +149,23 @@ def decoupled_adamw_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
     element); ``roofline.ops.host.calls_wall`` runs that host issue against the stream, and
     the iterations add up: ``tensors × calls_wall``.
     """
+    fp32_pass = _fp32_pass(hw, efficiency)
     n = np.maximum(np.asarray(tensors, dtype=float), 1.0)
     e = np.maximum(np.asarray(elements, dtype=float), 1.0)
     n, e = np.broadcast_arrays(n, e)
     out = np.zeros(n.shape)
     for idx in np.ndindex(n.shape):
         per = max(int(np.ceil(e[idx] / n[idx])), 1)
-        times = [0.0] + [float(elementwise(per, r, w, 0.0, "fp32", hw).time_s)
-                         for r, w in ADAMW_PASSES]
-        times += [float(elementwise(1, 1, 1, 0.0, "fp32", hw).time_s)] * 2
+        times = [0.0] + [fp32_pass(per, r, w) for r, w in ADAMW_PASSES]
+        times += [fp32_pass(1, 1, 1)] * 2
         counts = np.zeros((len(times), len(HOST_CLASSES)))
         counts[1:, _KERNEL] = 1.0
         out[idx] = n[idx] * calls_wall(times, counts, hw).wall_s
     return out
 
 
-def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
+def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any,
+                     efficiency: EfficiencyLike = "default") -> np.ndarray:
     """Time of ``clip_grad_norm_`` by the global 2-norm over ``tensors`` gradient shards
     holding ``elements`` fp32 elements on this rank (arrays), seconds, the scalar all-reduce
     aside.
@@ -165,6 +178,7 @@ def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
     (class ``kernel``) per kernel, from an idle stream (``roofline.ops.host.calls_wall``);
     each gradient is the mean shard ``elements / tensors``.
     """
+    fp32_pass = _fp32_pass(hw, efficiency)
     n = np.maximum(np.asarray(tensors, dtype=float), 1.0)
     e = np.maximum(np.asarray(elements, dtype=float), 1.0)
     n, e = np.broadcast_arrays(n, e)
@@ -172,9 +186,8 @@ def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
     for idx in np.ndindex(n.shape):
         k = int(n[idx])
         per = max(int(np.ceil(e[idx] / n[idx])), 1)
-        norm = float(elementwise(per, 1, 0, 0.0, "fp32", hw).time_s)
-        scalar = float(elementwise(max(k, 1), 1, 1, 0.0, "fp32", hw).time_s)
-        mul = float(elementwise(per, 1, 1, 0.0, "fp32", hw).time_s)
+        norm, mul = fp32_pass(per, 1, 0), fp32_pass(per, 1, 1)
+        scalar = fp32_pass(max(k, 1), 1, 1)
         times = [norm] * k + [scalar] * 7 + [mul] * k
         counts = np.zeros((len(times), len(HOST_CLASSES)))
         counts[1:, _KERNEL] = 1.0
@@ -182,53 +195,73 @@ def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any) -> np.ndarray:
     return out
 
 
+def fsdp1_grad_pass_arrays(unsharded: Any, world: Any, reduce_bytes: Any, resharded: Any,
+                           accumulate: Any) -> list[tuple[np.ndarray, Any, Any]]:
+    """FSDP1's memory-bound passes of one unit per micro-batch over broadcast arrays, each
+    ``(elements, reads, writes)`` in 2-byte units, ``elements`` 0 where the pass does not run
+    (see the module docstring): over the ``unsharded`` elements the gradient's ``cat``
+    (1, 1), its cast to fp32 when ``reduce_bytes`` is 4 (1, 2) and the pre-divide
+    (``reduce_bytes / 2`` each way) when the factor (``_core.fsdp_predivide_factor``) exceeds
+    1; over the shard (``unsharded / world``) the post-divide when ``world / factor > 1``, the
+    cast of a bf16 shard to fp32 (1, 2), ``accumulate`` (the share of micro-batches that add
+    to a saved shard: ``(m - 1) / m``) of the accumulation (reads 2 shards, writes one, fp32)
+    and the low-precision cast of the fp32 parameter shard before each all-gather (2, 1):
+    once, and again when ``resharded`` after the forward."""
+    u, w, rb4, rs, acc = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (
+        unsharded, world, reduce_bytes, resharded, accumulate)))
+    u = np.maximum(u, 0.0)
+    w = np.maximum(w, 1.0)
+    s = u / w
+    vals, inv = np.unique(w.reshape(-1), return_inverse=True)
+    f = np.array([_core.fsdp_predivide_factor(float(v)) for v in vals])[inv].reshape(w.shape)
+    rb = rb4 / 2.0
+    one = np.ones(u.shape)
+    return [(u, 1.0, one),
+            (np.where(rb4 >= 4, u, 0.0), 1.0, 2.0 * one),
+            (np.where(f > 1, u, 0.0), rb, rb),
+            (np.where(w / f > 1, s, 0.0), rb, rb),
+            (np.where(rb4 < 4, s, 0.0), 1.0, 2.0 * one),
+            (np.where(acc > 0, acc * s, 0.0), 4.0, 2.0 * one),
+            (s, 2.0, one),
+            (np.where(rs > 0, s, 0.0), 2.0, one)]
+
+
 def fsdp1_grad_passes(unsharded: float, world: float, reduce_bytes: float,
                       resharded: bool, accumulate: float) -> list[Pass]:
-    """FSDP1's memory-bound passes of one unit per micro-batch, ``(elements, reads, writes)``
-    in 2-byte units (see the module docstring): over the ``unsharded`` elements the
-    gradient's ``cat`` (1, 1), its cast to fp32 when ``reduce_bytes`` is 4 (1, 2) and the
-    pre-divide (``reduce_bytes / 2`` each way) when the factor exceeds 1; over the shard
-    (``unsharded / world``) the post-divide when ``world / factor > 1``, the cast of a bf16
-    shard to fp32 (1, 2), ``accumulate`` (the share of micro-batches that add to a saved
-    shard: ``(m - 1) / m``) of the accumulation (reads 2 shards, writes one, fp32) and the
-    low-precision cast of the fp32 parameter shard before each all-gather (2, 1): once, twice
-    when ``resharded`` after the forward."""
-    u = float(unsharded)
-    w = max(float(world), 1.0)
-    s = u / w
-    f = float(_core.fsdp_predivide_factor(w))
-    rb = float(reduce_bytes) / 2.0
-    out = [(u, 1.0, 1.0)]
-    if reduce_bytes >= 4:
-        out.append((u, 1.0, 2.0))
-    if f > 1:
-        out.append((u, rb, rb))
-    if w / f > 1:
-        out.append((s, rb, rb))
-    if reduce_bytes < 4:
-        out.append((s, 1.0, 2.0))
-    if accumulate > 0:
-        out.append((accumulate * s, 4.0, 2.0))
-    out += [(s, 2.0, 1.0)] * (2 if resharded else 1)
-    return out
+    """:func:`fsdp1_grad_pass_arrays` of one unit (scalars), the passes that run, in order."""
+    return passes_that_run(fsdp1_grad_pass_arrays(unsharded, world, reduce_bytes, resharded,
+                                                  accumulate))
+
+
+def passes_that_run(passes: list[tuple[Any, Any, Any]]) -> list[Pass]:
+    """The passes of one unit (scalars or 0-d arrays) over more than zero elements, as
+    ``(elements, reads, writes)`` floats, in order."""
+    return [(float(e), float(r), float(w)) for e, r, w in passes if float(e) > 0]
+
+
+def passes_s(passes: list[tuple[Any, Any, Any]], hw: Any,
+             efficiency: EfficiencyLike = "default") -> np.ndarray:
+    """Seconds of memory-bound passes ``(elements, reads, writes)`` (arrays broadcast; reads
+    and writes in 2-byte units), each one bf16 ``roofline.elementwise`` kernel under
+    ``efficiency`` (an fp32 tensor counts as two 2-byte elements); a pass over fewer than one
+    element costs nothing; the passes add up."""
+    total: np.ndarray = np.zeros(())
+    for elements, reads, writes in passes:
+        e = np.asarray(elements, dtype=float)
+        n = np.maximum(np.ceil(e), 1).astype(np.int64)
+        t = np.asarray(elementwise(n, reads, writes, 0.0, "bf16", hw,
+                                   efficiency=efficiency).time_s, dtype=float)
+        total = total + np.where(e >= 1, t, 0.0)
+    return total
 
 
 def fsdp1_grad_s(unsharded: Any, world: Any, reduce_bytes: Any, resharded: Any,
-                 accumulate: Any, hw: Any) -> np.ndarray:
-    """Time of :func:`fsdp1_grad_passes` of one unit per micro-batch (arrays broadcast),
-    seconds: each pass one bf16 ``roofline.elementwise`` kernel (an fp32 tensor counts as two
-    2-byte elements)."""
-    args = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (
-        unsharded, world, reduce_bytes, resharded, accumulate)))
-    out = np.zeros(args[0].shape)
-    for idx in np.ndindex(out.shape):
-        u, w, rb, rs, acc = (float(a[idx]) for a in args)
-        if u <= 0:
-            continue
-        for numel, r, wr in fsdp1_grad_passes(u, w, rb, bool(rs), acc):
-            if numel >= 1:
-                out[idx] += float(elementwise(int(np.ceil(numel)), r, wr, 0.0, "bf16",
-                                              hw).time_s)
+                 accumulate: Any, hw: Any, efficiency: EfficiencyLike = "default"
+                 ) -> np.ndarray:
+    """Time of :func:`fsdp1_grad_pass_arrays` of one unit per micro-batch (arrays broadcast),
+    seconds (:func:`passes_s`)."""
+    passes = fsdp1_grad_pass_arrays(unsharded, world, reduce_bytes, resharded, accumulate)
+    out: np.ndarray = np.zeros(passes[0][0].shape) + passes_s(passes, hw, efficiency)
     return out
 
 

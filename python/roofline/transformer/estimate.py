@@ -574,7 +574,8 @@ def estimate(
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                               latency_s=latency_s, peak_flops_per_s=peak,
-                              param_tensors=(layer_tensors(cfg), root_tensors(cfg, q)))
+                              param_tensors=(layer_tensors(cfg), root_tensors(cfg, q)),
+                              efficiency=efficiency)
             memory = dict(memory, **step.memory)
             host = train_wall(ops, cols["time_s"], groups, hw, efficiency, launch,
                               step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],

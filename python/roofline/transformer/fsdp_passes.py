@@ -32,59 +32,60 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.elementwise import elementwise
-from .composer import fsdp1_grad_s
+from ..efficiency import EfficiencyLike
+from .composer import fsdp1_grad_s, passes_s, passes_that_run
 from .program import Pass
 
-__all__ = ["FSDP2_COPY_OUT", "fsdp2_copy_passes", "fsdp_unit_passes_s"]
+__all__ = ["FSDP2_COPY_OUT", "fsdp2_copy_pass_arrays", "fsdp2_copy_passes", "fsdp_unit_passes_s"]
 
 #: ``(reads, writes)`` in 2-byte units per unsharded element of FSDP2's copy-out after an
 #: all-gather (``split_with_sizes_copy`` of the bf16 parameters).
 FSDP2_COPY_OUT = (1.0, 1.0)
 
 
+def fsdp2_copy_pass_arrays(unsharded: Any, reduce_bytes: Any, resharded: Any
+                           ) -> tuple[list[tuple[np.ndarray, Any, Any]],
+                                      list[tuple[np.ndarray, Any, Any]]]:
+    """FSDP2's passes of one unit of ``unsharded`` elements per micro-batch (arrays
+    broadcast), ``(forward, backward)``, each a list of ``(elements, reads, writes)`` in
+    2-byte units, ``elements`` 0 where a pass does not run: the forward's copy-out; in the
+    backward the copy-out again where ``resharded`` and the reduce-scatter's ``chunk_cat``
+    (reads 1, writes ``reduce_bytes / 2``)."""
+    u, rb, rs = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (
+        unsharded, reduce_bytes, resharded)))
+    r, w = FSDP2_COPY_OUT
+    return [(u, r, w)], [(np.where(rs > 0, u, 0.0), r, w), (u, 1.0, rb / 2.0)]
+
+
 def fsdp2_copy_passes(unsharded: float, reduce_bytes: float,
                       resharded: bool) -> tuple[list[Pass], list[Pass]]:
-    """FSDP2's passes of one unit of ``unsharded`` elements per micro-batch, ``(forward,
-    backward)``, each a list of ``(elements, reads, writes)`` in 2-byte units: the forward's
-    copy-out; in the backward the copy-out again when ``resharded`` and the reduce-scatter's
-    ``chunk_cat`` (reads 1, writes ``reduce_bytes / 2``)."""
-    u = float(unsharded)
-    r, w = FSDP2_COPY_OUT
-    fwd: list[Pass] = [(u, r, w)]
-    bwd: list[Pass] = ([(u, r, w)] if resharded else []) + [(u, 1.0, float(reduce_bytes) / 2.0)]
-    return fwd, bwd
-
-
-def _pass_s(elements: np.ndarray, reads: Any, writes: Any, hw: Any) -> np.ndarray:
-    """Seconds of one bf16 elementwise pass over ``elements`` (arrays; none under 1)."""
-    n = np.maximum(np.ceil(elements), 1).astype(np.int64)
-    t = np.asarray(elementwise(n, reads, writes, 0.0, "bf16", hw).time_s, dtype=float)
-    return np.where(elements >= 1, t, 0.0)
+    """:func:`fsdp2_copy_pass_arrays` of one unit (scalars), the passes that run, in order."""
+    fwd, bwd = fsdp2_copy_pass_arrays(unsharded, reduce_bytes, resharded)
+    return passes_that_run(fwd), passes_that_run(bwd)
 
 
 def fsdp_unit_passes_s(fsdp: str, layer: Any, root: Any, n_layers: Any, world: Any,
-                       reduce_bytes: Any, resharded: Any, accumulate: Any, hw: Any
+                       reduce_bytes: Any, resharded: Any, accumulate: Any, hw: Any,
+                       efficiency: EfficiencyLike = "default"
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Seconds the FSDP implementation ``fsdp`` adds to one stage's forward and backward per
     micro-batch (arrays broadcast): ``n_layers`` units of ``layer`` unsharded elements (each
     ``resharded`` after its forward or not) and one root unit of ``root`` elements (never
     resharded), sharded over ``world`` ranks, gradients reduced in ``reduce_bytes`` per
-    element, ``accumulate`` the share of micro-batches adding to a saved shard (FSDP1)."""
+    element, ``accumulate`` the share of micro-batches adding to a saved shard (FSDP1); each
+    pass priced by :func:`.composer.passes_s` under ``efficiency``."""
     args = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (
         layer, root, n_layers, world, reduce_bytes, resharded, accumulate)))
-    fwd, bwd = np.zeros(args[0].shape), np.zeros(args[0].shape)
+    lay, rt, n, wd, rb, rs, acc = args
+    zero = np.zeros(lay.shape)
     if fsdp == "fsdp1":
-        a_lay, a_rt, a_n, a_w, a_rb, a_rs, a_acc = args
-        bwd = (a_n * fsdp1_grad_s(a_lay, a_w, a_rb, a_rs, a_acc, hw)
-               + fsdp1_grad_s(a_rt, a_w, a_rb, False, a_acc, hw))
-        return fwd, np.asarray(bwd)
+        bwd = (n * fsdp1_grad_s(lay, wd, rb, rs, acc, hw, efficiency)
+               + fsdp1_grad_s(rt, wd, rb, 0.0, acc, hw, efficiency))
+        return zero, np.asarray(bwd)
     if fsdp != "fsdp2":  # megatron: not priced
-        return fwd, bwd
-    lay, rt, n, _, rb, rs, _ = args
-    r, w = FSDP2_COPY_OUT  # the passes of fsdp2_copy_passes, over whole arrays
-    out_l, out_r = _pass_s(lay, r, w, hw), _pass_s(rt, r, w, hw)
-    fwd = n * out_l + out_r
-    bwd = (n * (np.where(rs > 0, out_l, 0.0) + _pass_s(lay, 1.0, rb / 2.0, hw))
-           + _pass_s(rt, 1.0, rb / 2.0, hw))
-    return fwd, bwd
+        return zero, zero.copy()
+    lay_f, lay_b = fsdp2_copy_pass_arrays(lay, rb, rs)
+    rt_f, rt_b = fsdp2_copy_pass_arrays(rt, rb, 0.0)
+    fwd = n * passes_s(lay_f, hw, efficiency) + passes_s(rt_f, hw, efficiency)
+    bwd = n * passes_s(lay_b, hw, efficiency) + passes_s(rt_b, hw, efficiency)
+    return zero + fwd, zero + bwd

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
 from ..ops.elementwise import elementwise
@@ -106,7 +107,8 @@ OPTIMIZERS: dict[str, tuple[Any, tuple[tuple[int, int], ...], str, bool]] = {
 PER_TENSOR_OPTIMIZERS = ("decoupled_adamw",)
 
 
-def optimizer_update_s(params: np.ndarray, optimizer: str, fmt: str, hw: Any) -> np.ndarray:
+def optimizer_update_s(params: np.ndarray, optimizer: str, fmt: str, hw: Any,
+                       efficiency: EfficiencyLike = "default") -> np.ndarray:
     """Time of one optimizer update over ``params`` parameters per GPU (array), seconds.
 
     Each pass of :data:`OPTIMIZERS` streams its tensors of ``params`` elements in ``fmt`` by
@@ -120,7 +122,7 @@ def optimizer_update_s(params: np.ndarray, optimizer: str, fmt: str, hw: Any) ->
     n = np.maximum(np.ceil(np.asarray(params, dtype=float)), 1).astype(np.int64)
     if not mta:
         reads, writes = sum(r for r, _ in passes), sum(w for _, w in passes)
-        return np.asarray(elementwise(n, reads, writes, 0.0, fmt, hw,
+        return np.asarray(elementwise(n, reads, writes, 0.0, fmt, hw, efficiency=efficiency,
                                       kernels=len(passes)).time_s)
     flat = n.reshape(-1)
     values, inverse = np.unique(flat, return_inverse=True)
@@ -128,7 +130,8 @@ def optimizer_update_s(params: np.ndarray, optimizer: str, fmt: str, hw: Any) ->
     for i, v in enumerate(values):
         launches = int(_core.multi_tensor_apply_launches(np.array([float(v)]), 1))
         for reads, writes in passes:
-            e = elementwise(int(v), reads, writes, 0.0, fmt, hw, kernels=launches)
+            e = elementwise(int(v), reads, writes, 0.0, fmt, hw, efficiency=efficiency,
+                            kernels=launches)
             times[i] += float(round_trip_floor(e, launches, float(v), hw).time_s)
     out: np.ndarray = times[inverse].reshape(n.shape)
     return out
@@ -310,7 +313,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             reshard_after_forward: Any = None, recompute_every: Any = 1,
             overlap_param_gather: bool | None = None, fsdp: str = "fsdp2",
             param_tensors: tuple[np.ndarray, np.ndarray] | None = None,
-            clip_grad_norm: bool = False) -> dict[str, np.ndarray]:
+            clip_grad_norm: bool = False,
+            efficiency: EfficiencyLike = "default") -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -378,7 +382,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     busiest rank steps (:func:`.composer.rank_tensors`; FSDP1's flat shards with ZeRO >= 1).
     ``clip_grad_norm``: the optimizer step first clips the gradients by their global norm
     (:func:`.composer.clip_grad_norm_s` over those tensors, plus a 4-byte all-reduce over
-    the data-parallel ranks; needs ``param_tensors``).
+    the data-parallel ranks; needs ``param_tensors``). ``efficiency``: the efficiency model
+    of the optimizer's and the FSDP implementation's memory-bound kernels (the micro-batch
+    terms in ``base`` were priced under it by the caller).
     """
     a = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (
         dp, pp, tp, ep, cp, zero, recompute, micro_batch, grad_accum, virtual_stages,
@@ -493,7 +499,7 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     # the FSDP implementation's copies around its collectives, every micro-batch (ZeRO-3)
     ff, fb = fsdp_unit_passes_s(fsdp, layer_p, emb_p + head_p + zeros, n_layers, dp * cp,
                                 4.0 if reduce_bytes is None else reduce_bytes, reshard,
-                                np.maximum(m - 1.0, 0.0) / m, hw)
+                                np.maximum(m - 1.0, 0.0) / m, hw, efficiency)
     fwd, bwd = fwd + np.where(zero >= 3, ff, 0.0), bwd + np.where(zero >= 3, fb, 0.0)
     p2p_bytes = mb * seq_len / cp * base["hidden"] * ab / sp_div
     p2p = np.where(pp > 1, _link(intra_pp, send_recv, p2p_bytes, None, **lk), 0.0)
@@ -508,11 +514,11 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             tensors = rank_tensors(param_tensors[0], param_tensors[1], n_layers,
                                    np.where(zero >= 1, dp * cp, 1.0))
         if optimizer in PER_TENSOR_OPTIMIZERS:
-            opt_s = decoupled_adamw_s(tensors, shard, hw)
+            opt_s = decoupled_adamw_s(tensors, shard, hw, efficiency)
         else:
-            opt_s = optimizer_update_s(shard, optimizer, fmt, hw)
+            opt_s = optimizer_update_s(shard, optimizer, fmt, hw, efficiency)
         if clip_grad_norm:
-            opt_s = opt_s + clip_grad_norm_s(tensors, shard, hw) + np.where(
+            opt_s = opt_s + clip_grad_norm_s(tensors, shard, hw, efficiency) + np.where(
                 dp * cp > 1, _link(intra_dp, all_reduce, 4.0 + zeros, dp * cp, **lk), 0.0)
     else:
         opt_s = zeros
@@ -551,9 +557,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
 def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp: int, ep: int,
                seq_len: int, link_bytes_per_s: float, network_bytes_per_s: float,
                latency_s: float, peak_flops_per_s: float,
-               param_tensors: tuple[np.ndarray, np.ndarray] | None = None) -> TrainStep:
+               param_tensors: tuple[np.ndarray, np.ndarray] | None = None,
+               efficiency: EfficiencyLike = "default") -> TrainStep:
     """The composed step of one layout ``par`` (checked arguments) as a :class:`TrainStep`
-    (``param_tensors``: :func:`compose`'s)."""
+    (``param_tensors``, ``efficiency``: :func:`compose`'s)."""
     r = compose(base, hw, dp=par["dp"], pp=par["pp"], tp=tp, ep=ep, cp=par["cp"],
                 zero=par["zero"], recompute=par["recompute"], micro_batch=par["micro_batch"],
                 grad_accum=par["grad_accum"], virtual_stages=par["virtual_stages"],
@@ -567,7 +574,7 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 recompute_every=par["recompute_every"],
                 overlap_param_gather=par.get("overlap_param_gather"),
                 fsdp=par.get("fsdp", "fsdp2"), param_tensors=param_tensors,
-                clip_grad_norm=bool(par.get("clip_grad_norm", False)))
+                clip_grad_norm=bool(par.get("clip_grad_norm", False)), efficiency=efficiency)
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")
