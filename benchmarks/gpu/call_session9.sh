@@ -5,12 +5,8 @@
 # grouped_mm forward with unit-variance vs 0.02-scaled weights, ~80 s). torch + transformers
 # (the image's). Writes $OUT/session8c.{jsonl,log}, $OUT/clock_law{.jsonl,_smi.csv,.log}.
 set -uo pipefail
-cd "$(dirname "$0")/../.." || exit 1
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/session9.log") 2>&1
-t0=$(date +%s)
-export PYTHONUNBUFFERED=1
+# shellcheck source=benchmarks/gpu/_prologue.sh
+source "$(dirname "$0")/_prologue.sh" session9
 python3 -c "import torch, transformers; print(torch.__version__, transformers.__version__)"
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv
 timeout -s INT 200 python3 benchmarks/gpu/session8c.py --out "$OUT" 2>&1 | grep -v Warn | cut -c1-400
