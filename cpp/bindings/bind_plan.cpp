@@ -76,6 +76,10 @@ void bind_plan(py::module_& m) {
   m.def("inflight_microbatches", py::vectorize(&inflight_microbatches), py::arg("stages"),
         py::arg("microbatches"), py::arg("virtual_stages"),
         "Micro-batches of activations the first stage holds at once.");
+  m.def("offload_exposed_s", py::vectorize(&offload_exposed_s), py::arg("layers"),
+        py::arg("offloaded"), py::arg("fwd_layer_s"), py::arg("bwd_layer_s"),
+        py::arg("layer_bytes"), py::arg("host_bytes_per_s"),
+        "Seconds a micro-batch waits on Transformer Engine's activation offloading.");
   m.def("tp_overlap_exposed_s", py::vectorize(&tp_overlap_exposed_s), py::arg("comm_s"),
         py::arg("gemm_s"), py::arg("tp"),
         "Exposed TP collective pipelined with its GEMMs: max(comm - gemm, 0) + comm/tp.");

@@ -117,6 +117,47 @@ double tp_overlap_exposed_s(double comm_s, double gemm_s, double tp) noexcept {
   return std::max(c - std::max(gemm_s, 0.0), 0.0) + c / std::max(tp, 1.0);
 }
 
+double offload_exposed_s(double layers, double offloaded, double fwd_layer_s, double bwd_layer_s,
+                         double layer_bytes, double host_bytes_per_s) noexcept {
+  const double n_layers = std::floor(layers);
+  const double k_layers = std::floor(offloaded);
+  if (!(n_layers >= 2.0 && n_layers <= 1e6) || !(k_layers >= 1.0) || !(host_bytes_per_s > 0.0) ||
+      !std::isfinite(host_bytes_per_s))
+    return 0.0;
+  const auto n = static_cast<std::size_t>(n_layers);
+  const auto k = static_cast<std::size_t>(std::min(k_layers, n_layers - 1.0));
+  const std::size_t window = n - k;  // activation sets the GPU may hold at once
+  const double f = std::max(fwd_layer_s, 0.0), b = std::max(bwd_layer_s, 0.0);
+  const double copy = std::max(layer_bytes, 0.0) / host_bytes_per_s;
+  std::vector<double> out_done(k + 1, 0.0), bwd_end(n + 2, 0.0);
+  double t = 0.0, stream = 0.0, waited = 0.0;
+  const auto wait_for = [&](double ready) {  // compute stalls until `ready`
+    if (ready > t) {
+      waited += ready - t;
+      t = ready;
+    }
+  };
+  for (std::size_t j = 1; j <= n; ++j) {  // forward, layers 1..n
+    if (j > window && j - window <= k) wait_for(out_done[j - window]);
+    const double start = t;
+    t += f;
+    if (j <= k) {
+      out_done[j] = std::max(std::max(stream, start) + copy, t);
+      stream = out_done[j];
+    }
+  }
+  for (std::size_t j = n; j >= 1; --j) {  // backward, layers n..1; copy-ins k..1 in order
+    if (j <= k) {
+      const double in_done = std::max({stream, bwd_end[j + window], out_done[j]}) + copy;
+      stream = in_done;
+      wait_for(in_done);
+    }
+    t += b;
+    bwd_end[j] = t;
+  }
+  return waited;
+}
+
 double checkpointed_layers(double layers, double every) noexcept {
   const double n = std::max(std::floor(layers), 0.0);
   if (every <= 1.0) return n;

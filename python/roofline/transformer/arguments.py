@@ -17,8 +17,8 @@ from .torch_cp import check_cp
 from .training import LAYER_RECOMPUTE, MODULES_RECOMPUTE, OPTIMIZERS, RECOMPUTE
 
 __all__ = ["MAX_COUNT", "MAX_POSITIONS", "MAX_SEQ", "MAX_TOKENS", "PHASES", "batch_sizes",
-           "check_layout", "check_sizes", "check_split", "integer", "phase_name", "positive_number",
-           "recompute_mode", "recompute_modules", "train_args"]
+           "check_layout", "check_offload", "check_sizes", "check_split", "integer", "phase_name",
+           "positive_number", "recompute_mode", "recompute_modules", "train_args"]
 
 PHASES = ("decode", "prefill", "train")
 
@@ -187,7 +187,7 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "optimizer_update": True, "reduce_dtype": None,
                   "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
                   "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0,
-                  "clip_grad_norm": False}
+                  "clip_grad_norm": False, "offload_layers": 0, "host_bytes_per_s": None}
 
 #: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
 REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
@@ -279,3 +279,23 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         positive_number(fn, "network_bytes_per_s", nb)
     return out
 
+
+def check_offload(fn: str, offload_layers: Any, host_bytes_per_s: Any, layers: int,
+                  pp: int, recompute: str) -> tuple[int, float | None]:
+    """``offload_layers`` an integer in ``[0, layers)`` and, when positive, ``pp == 1`` and no
+    recomputation (Megatron-Core's rules); ``host_bytes_per_s`` None or a positive number.
+    Returns them checked; an :class:`~roofline.ArgumentValueError` naming the argument
+    otherwise."""
+    k = integer(fn, "offload_layers", offload_layers, minimum=0)
+    rate = None if host_bytes_per_s is None else positive_number(fn, "host_bytes_per_s",
+                                                                 host_bytes_per_s)
+    if k >= layers:
+        raise ArgumentValueError(fn, "offload_layers", f"must be < num_layers ({layers}): one "
+                                 f"layer's activations stay on the GPU, got {offload_layers!r}")
+    if k and pp > 1:
+        raise ArgumentValueError(fn, "offload_layers", f"needs pp=1 (Megatron-Core offloads no "
+                                 f"pipelined layers), got offload_layers={k} with pp={pp}")
+    if k and recompute != "none":
+        raise ArgumentValueError(fn, "offload_layers", f"needs recompute='none' (Megatron-Core "
+                                 f"refuses both), got recompute={recompute!r}")
+    return k, rate

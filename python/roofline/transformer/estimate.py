@@ -22,6 +22,7 @@ from .arguments import (
     MAX_SEQ,
     PHASES,
     check_layout,
+    check_offload,
     check_sizes,
     check_split,
     integer,
@@ -40,6 +41,7 @@ from .layers import record_step
 from .memory import memory as step_memory
 from .moe_host import moe_train_options
 from .moe_sync import moe_host_terms
+from .offload import host_link_bytes_per_s
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -119,6 +121,8 @@ def estimate(
     fsdp: str = "fsdp2",
     train_metrics: int = 0,
     clip_grad_norm: bool = False,
+    offload_layers: int = 0,
+    host_bytes_per_s: float | None = None,
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -211,22 +215,17 @@ def estimate(
     recompute : {"none", "selective", "full", "layer:k", "op", "modules:<m>,..."}
         Training: activation recomputation. ``selective`` recomputes the attention core
         (drops its output and softmax statistics), ``full`` keeps only each layer's input; both
-        add their forward to the step. ``"layer:k"`` (``k`` >= 1, at most ``num_layers``)
-        fully recomputes every ``k``-th transformer block and keeps all activations of the
-        others, as torchtitan's ``activation_checkpoint.mode="selective"``,
-        ``selective_ac_option="k"`` wraps them (a running count of blocks, block ``i``
-        wrapped when ``i % k == 0``: ``floor(L/k)`` of ``L`` blocks); ``"layer:1"`` is
-        ``"full"``. Its recompute time, kept activations and FLOPs lie between ``"none"`` and
-        ``"full"`` in proportion ``floor(L/k)/L``. ``"op"``: torchtitan's op-level selective
-        checkpointing (``selective_ac_option="op"``): each block saves the outputs of every
-        other matmul and of the attention and recomputes the rest (for Llama ``wk``, ``wo``,
-        ``w3`` and every norm, RoPE, activation and residual; see
-        :mod:`roofline.transformer.recompute`). ``"modules:<m>,..."``: Megatron-Core's
-        ``recompute_granularity="selective"`` with ``recompute_modules=[<m>, ...]``, each of
-        ``layernorm`` (input and pre-MLP norms), ``moe_act`` (routed experts' activation),
+        add their forward to the step. ``"layer:k"`` (``1 <= k <= num_layers``) fully
+        recomputes every ``k``-th block (torchtitan's ``selective_ac_option="k"``:
+        ``floor(L/k)`` of ``L`` blocks; ``"layer:1"`` is ``"full"``). ``"op"``: torchtitan's
+        op-level selective checkpointing (every other matmul's and the attention's outputs
+        saved, the rest recomputed: for Llama ``wk``, ``wo``, ``w3`` and every norm, RoPE,
+        activation and residual; :mod:`roofline.transformer.recompute`). ``"modules:<m>,..."``:
+        Megatron-Core's ``recompute_granularity="selective"`` with ``recompute_modules``, each
+        of ``layernorm`` (input and pre-MLP norms), ``moe_act`` (routed experts' activation),
         ``mla_up_proj`` (MLA's q / kv up-projections and their RoPE), ``core_attn`` (the
-        attention kernel): their forward runs again in the backward of every micro-batch;
-        kept activations are those of ``"none"`` (an upper estimate).
+        attention kernel): their forward runs again in every micro-batch's backward; kept
+        activations are those of ``"none"`` (an upper estimate).
     micro_batch : int, optional
         Training: sequences per micro-batch per replica (default and alias: ``batch``).
     grad_accum : int
@@ -256,6 +255,10 @@ def estimate(
     clip_grad_norm : bool
         Training: clip the gradients by their global norm before the optimizer step, as
         FSDP1's ``clip_grad_norm_`` runs it per tensor (:mod:`roofline.transformer.composer`).
+    offload_layers, host_bytes_per_s : int, float, optional
+        Training, ``pp=1``, no recomputation: Megatron-Core's ``cpu_offloading_num_layers``,
+        the first layers' activations copied to the host and back at ``host_bytes_per_s``
+        (default: the GPU's host link); :mod:`roofline.transformer.offload`.
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     cuda_graph_scope : list of str, optional
@@ -471,11 +474,15 @@ def estimate(
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
                      cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
                      overlap_param_gather=overlap_param_gather, fsdp=fsdp,
-                     train_metrics=train_metrics, clip_grad_norm=clip_grad_norm)
+                     train_metrics=train_metrics, clip_grad_norm=clip_grad_norm,
+                     offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s)
     graphed, balancing, dispatcher = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
+        par["offload_layers"], rate = check_offload(
+            fn, offload_layers, host_bytes_per_s, cfg.num_layers, par["pp"], recompute)
+        par["host_bytes_per_s"] = rate or host_link_bytes_per_s(hw)
     batch = par["micro_batch"]
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)

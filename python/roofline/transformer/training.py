@@ -23,6 +23,7 @@ from ..ops.elementwise import elementwise
 from ..ops.registry.foreach_entries import round_trip_floor
 from .composer import ADAMW_PASSES, clip_grad_norm_s, decoupled_adamw_s, rank_tensors
 from .fsdp_passes import fsdp_unit_passes_s
+from .offload import DEFAULT_HOST_LINK, offload_exposed_s
 
 __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "MODULES_RECOMPUTE", "OPTIMIZERS",
            "PER_TENSOR_OPTIMIZERS", "PLAN_RECOMPUTE", "RECOMPUTE", "TrainStep", "compose",
@@ -314,7 +315,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             overlap_param_gather: bool | None = None, fsdp: str = "fsdp2",
             param_tensors: tuple[np.ndarray, np.ndarray] | None = None,
             clip_grad_norm: bool = False,
-            efficiency: EfficiencyLike = "default") -> dict[str, np.ndarray]:
+            efficiency: EfficiencyLike = "default", offload_layers: Any = 0,
+            host_bytes_per_s: float = DEFAULT_HOST_LINK) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -382,7 +384,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     busiest rank steps (:func:`.composer.rank_tensors`; FSDP1's flat shards with ZeRO >= 1).
     ``clip_grad_norm``: the optimizer step first clips the gradients by their global norm
     (:func:`.composer.clip_grad_norm_s` over those tensors, plus a 4-byte all-reduce over
-    the data-parallel ranks; needs ``param_tensors``). ``efficiency``: the efficiency model
+    the data-parallel ranks; needs ``param_tensors``). ``offload_layers`` of the layers offload
+    their activations to the host at ``host_bytes_per_s`` (:mod:`.offload`: the memory they
+    leave, the wait added to each micro-batch's backward). ``efficiency``: the efficiency model
     of the optimizer's and the FSDP implementation's memory-bound kernels (the micro-batch
     terms in ``base`` were priced under it by the caller).
     """
@@ -434,7 +438,12 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     kept = np.where(op, base.get("saved_op", 0.0), full_share * base["layer_input"] / sp_div
                     + (1.0 - full_share) * (base["saved_other"] + base["saved_rep"] / sp_div
                                             + np.where(sel, 0.0, base["saved_attn_core"])))
-    act = ab * (kept + base["saved_head"]) / pp
+    # Activation offloading (pp = 1, no recomputation: arguments.check_offload): the GPU holds
+    # (L - K) / L of the layers' activations and each micro-batch waits on the copies.
+    off = np.asarray(offload_layers, dtype=np.float64)
+    act = ab * (kept * (1.0 - off / layers) + base["saved_head"]) / pp
+    bwd = bwd + np.where(off > 0, offload_exposed_s(layers, off, lf, lb, ab * kept,
+                                                    host_bytes_per_s), 0.0)
     transient = np.where(full_share > 0, ab * base["saved_largest_layer"], 0.0)
     inflight = _core.inflight_microbatches(pp, m, v)
     kind, opt_format = OPTIMIZERS[optimizer][0], OPTIMIZERS[optimizer][2]
@@ -561,20 +570,17 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                efficiency: EfficiencyLike = "default") -> TrainStep:
     """The composed step of one layout ``par`` (checked arguments) as a :class:`TrainStep`
     (``param_tensors``, ``efficiency``: :func:`compose`'s)."""
-    r = compose(base, hw, dp=par["dp"], pp=par["pp"], tp=tp, ep=ep, cp=par["cp"],
-                zero=par["zero"], recompute=par["recompute"], micro_batch=par["micro_batch"],
-                grad_accum=par["grad_accum"], virtual_stages=par["virtual_stages"],
-                seq_len=seq_len, optimizer=par["optimizer"], overlap=par["overlap"],
-                sequence_parallel=par["sequence_parallel"],
-                optimizer_update=par["optimizer_update"], gpus_per_node=par["gpus_per_node"],
-                link_bytes_per_s=link_bytes_per_s, network_bytes_per_s=network_bytes_per_s,
-                latency_s=latency_s, peak_flops_per_s=peak_flops_per_s,
-                reduce_bytes=par["reduce_bytes"],
-                reshard_after_forward=par["reshard_after_forward"],
-                recompute_every=par["recompute_every"],
+    keys = ("dp", "pp", "cp", "zero", "recompute", "micro_batch", "grad_accum", "virtual_stages",
+            "optimizer", "overlap", "sequence_parallel", "optimizer_update", "gpus_per_node",
+            "reduce_bytes", "reshard_after_forward", "recompute_every")
+    r = compose(base, hw, tp=tp, ep=ep, seq_len=seq_len, link_bytes_per_s=link_bytes_per_s,
+                network_bytes_per_s=network_bytes_per_s, latency_s=latency_s,
+                peak_flops_per_s=peak_flops_per_s, param_tensors=param_tensors,
+                efficiency=efficiency, **{k: par[k] for k in keys},
                 overlap_param_gather=par.get("overlap_param_gather"),
-                fsdp=par.get("fsdp", "fsdp2"), param_tensors=param_tensors,
-                clip_grad_norm=bool(par.get("clip_grad_norm", False)), efficiency=efficiency)
+                fsdp=par.get("fsdp", "fsdp2"), clip_grad_norm=bool(par.get("clip_grad_norm")),
+                offload_layers=par.get("offload_layers", 0),
+                host_bytes_per_s=par.get("host_bytes_per_s", DEFAULT_HOST_LINK))
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")

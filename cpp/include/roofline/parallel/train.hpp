@@ -84,6 +84,18 @@ double last_stage_layers(double layers, double stages) noexcept;
 /// max(comm - gemm, 0) + comm / tp.
 double tp_overlap_exposed_s(double comm_s, double gemm_s, double tp) noexcept;
 
+/// Seconds one micro-batch's forward + backward waits on activation offloading (Transformer
+/// Engine's default CPU-offload schedule, as Megatron-Core's cpu_offloading_num_layers runs
+/// it): the first `offloaded` of `layers` equal layers (forward `fwd_layer_s`, backward
+/// `bwd_layer_s`, `layer_bytes` saved each) are copied to the host and back at
+/// `host_bytes_per_s` on one copy stream, in order; a layer's copy-out starts with its forward
+/// and ends no earlier; at most layers - offloaded layers' activations are on the GPU, so
+/// layer j's forward waits for the copy-out of layer j - (layers - offloaded) and layer i's
+/// copy-in for the end of layer i + (layers - offloaded)'s backward; layer i's backward waits
+/// for its copy-in. 0 when nothing is offloaded or the link is not finite and positive.
+double offload_exposed_s(double layers, double offloaded, double fwd_layer_s, double bwd_layer_s,
+                         double layer_bytes, double host_bytes_per_s) noexcept;
+
 /// Per-GPU inputs of the training memory model.
 struct TrainMemoryInputs {
   double dense_params = 0;         ///< non-expert parameters held by this GPU before ZeRO
