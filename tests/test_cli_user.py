@@ -114,11 +114,11 @@ def test_a_measurement_far_slower_than_the_model_reads_sensibly() -> None:
 
 
 def test_plan_with_no_fitting_layout_says_why(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["plan", "Llama-3-70B", "--gpus", "16", "--seq-len", "8192",
+    assert main(["plan", "Llama-3-70B", "--gpus", "8", "--seq-len", "8192",
                  "--hardware", "H100 SXM"]) == 1
     out = capsys.readouterr()
     assert out.out == "" and "None" not in out.err
-    assert out.err.startswith("no layout of Llama-3-70B train on 16 x H100 SXM fits: the "
+    assert out.err.startswith("no layout of Llama-3-70B train on 8 x H100 SXM fits: the "
                               "leanest (tp 8")
     assert "GB per GPU, over the 72 GB usable" in out.err
 

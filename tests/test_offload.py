@@ -101,3 +101,33 @@ def test_offload_is_training_only():
     with pytest.raises(ValueError, match="offload_layers"):
         rl.transformer.estimate(LLAMA_70B, "prefill", seq_len=1024, hardware="GB200",
                                 offload_layers=4)
+
+
+def test_planner_searches_offloading():
+    """The training planner tries K = L/2 and L-2 offloaded layers where Megatron-Core allows
+    them (pp=1, no recomputation); each such row holds less than its K=0 twin and is
+    reproduced by estimate(**row_settings)."""
+    from roofline.transformer.planner import row_settings
+
+    df = rl.transformer.plan("Llama-3-8B", gpus=8, hardware="H100 SXM", seq_len=8192,
+                             global_batch_tokens=64 * 8192)
+    off = df[df["offload_layers"] > 0]
+    assert len(off) and set(off["offload_layers"]) <= {16, 30}
+    assert (off["pp"] == 1).all() and (off["recompute"] == "none").all()
+    keys = ["tp", "pp", "dp", "cp", "zero", "micro_batch", "recompute"]
+    plain = df[df["offload_layers"] == 0].set_index(keys)
+    compared = fits_only_offloaded = 0
+    for _, row in off.iterrows():
+        key = tuple(row[k] for k in keys)
+        if key not in plain.index:  # the layout fits the GPU only with offloading
+            fits_only_offloaded += 1
+            continue
+        twin = plain.loc[[key]]
+        assert row["total_bytes"] < float(np.min(twin["total_bytes"]))
+        assert row["time_s"] >= float(np.min(twin["time_s"])) - 1e-12
+        compared += 1
+    assert compared and fits_only_offloaded
+    i = int(off.index[0])
+    est = rl.transformer.estimate("Llama-3-8B", "train", **row_settings(df, i))
+    assert est.step.time_s == pytest.approx(df["time_s"][i], rel=1e-12)
+    assert est.step.memory["total_bytes"] == pytest.approx(df["total_bytes"][i], rel=1e-12)

@@ -31,7 +31,7 @@ _LAZY_COMMANDS = (
     ("calibrate", "calibrate",
      "fit the model to measurements (a profile), or measure this machine"),
     ("plan", "plan",
-     "search tp/pp/dp/ep/cp/ZeRO/recompute layouts of a training or serving job"),
+     "search tp/pp/dp/ep/cp/ZeRO/recompute/offload layouts of a training or serving job"),
     ("explain-trace", "trace",
      "explain a PyTorch profiler trace kernel by kernel against the roofline"),
     ("bench", "bench",

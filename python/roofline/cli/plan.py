@@ -15,9 +15,9 @@ from ._common import make_console
 
 __all__ = ["add_parser", "run"]
 
-_TRAIN_COLS = ("tp", "pp", "dp", "ep", "cp", "zero", "recompute", "micro_batch", "grad_accum",
-               "virtual_stages", "time_s", "tokens_per_s", "mfu", "bubble_fraction",
-               "memory_gb", "pareto")
+_TRAIN_COLS = ("tp", "pp", "dp", "ep", "cp", "zero", "recompute", "offload_layers", "micro_batch",
+               "grad_accum", "virtual_stages", "time_s", "tokens_per_s", "mfu",
+               "bubble_fraction", "memory_gb", "pareto")
 _SERVE_COLS = ("replicas", "tp", "ep", "batch", "tpot_s", "ttft_s", "tokens_per_s_per_gpu",
                "memory_gb", "max_batch", "pareto")
 
@@ -25,7 +25,8 @@ _SERVE_COLS = ("replicas", "tp", "ep", "batch", "tpot_s", "ttft_s", "tokens_per_
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``plan`` subcommand to an ``argparse`` subparsers object; returns its parser."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "plan", help="search tp/pp/dp/ep/cp/ZeRO/recompute layouts of a training or serving job",
+        "plan", help="search tp/pp/dp/ep/cp/ZeRO/recompute/offload layouts of a training or "
+        "serving job",
         description="Rank the parallel layouts of a job that fit in memory (Pareto front "
         "marked) and report the minimum GPU count that fits.")
     p.add_argument("name", metavar="MODEL", help="built-in model name or a config.json path")
@@ -95,7 +96,7 @@ def _none_fit(a: dict[str, Any], gpus: int) -> str:
         return f"no layout of {what} fits in GPU memory"
     lay = a["leanest_layout"]
     shape = ", ".join(f"{k} {lay[k]}" for k in ("tp", "pp", "dp", "cp", "zero", "recompute",
-                                                   "micro_batch"))
+                                                   "offload_layers", "micro_batch") if k in lay)
     more = (f"; the fewest GPUs that fit is {a['min_gpus']}" if a.get("min_gpus")
             else f"; more than {gpus} GPUs are needed (or a shorter sequence, or a smaller "
             "global batch)")

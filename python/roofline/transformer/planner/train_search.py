@@ -1,4 +1,5 @@
-"""Search of training layouts: tp, pp, dp, ep, cp, ZeRO stage, recomputation, micro-batch."""
+"""Search of training layouts: tp, pp, dp, ep, cp, ZeRO stage, recomputation, activation
+offloading, micro-batch."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ...ops.collectives import DEFAULT_LATENCY_S
 from ...ops.collectives import link_bytes_per_s as _link_bw
 from ..config import TransformerConfig
 from ..estimate import estimate
+from ..offload import host_link_bytes_per_s
 from ..training import DEFAULT_NETWORK_BYTES_PER_S, NCCL_NVLINK_FRACTION, PLAN_RECOMPUTE, compose
 from .cost import dollars_per_million_tokens
 from .pareto import pareto_front
@@ -50,6 +52,10 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
     peak_class = "bf16" if linear_recipe is None else "fp8"
     peak = hw.peak_flops_per_s(peak_class)
     counts = _gpu_counts(gpus)
+    # activation offloading (pp = 1, no recomputation): half the layers, or all but two (the
+    # most that still overlaps, Transformer Engine's guidance)
+    offloads = sorted({k for k in (cfg.num_layers // 2, cfg.num_layers - 2) if k >= 1})
+    host = host_link_bytes_per_s(hw)
     frames = []
     estimates = 0
     for tp, ep, cp, mb in itertools.product(tps, eps, cps, micro_batches):
@@ -74,7 +80,9 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
                         if zero and dp * cp == 1:
                             continue
                         for ri in range(len(PLAN_RECOMPUTE)):
-                            rows.append((n, dp, pp, zero, ri, m, v))
+                            rows.append((n, dp, pp, zero, ri, m, v, 0))
+                            if pp == 1 and PLAN_RECOMPUTE[ri][0] == "none":
+                                rows += [(n, dp, pp, zero, ri, m, v, k) for k in offloads]
         if not rows:
             continue
         est = estimate(cfg, "train", mb, seq_len=seq_len, hardware=hw, tp=tp, ep=ep, cp=cp,
@@ -83,7 +91,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
         estimates += 1
         base = est._cache["train_base"]
         a = np.array(rows, dtype=np.float64)
-        n, dp, pp, zero, ri, m, v = a.T
+        n, dp, pp, zero, ri, m, v, off = a.T
         modes = ri.astype(int)
         rc = np.array([PLAN_RECOMPUTE[i][1] for i in range(len(PLAN_RECOMPUTE))])[modes]
         every = np.array([PLAN_RECOMPUTE[i][2] for i in range(len(PLAN_RECOMPUTE))])[modes]
@@ -93,7 +101,8 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
                     optimizer="adam", overlap=True, sequence_parallel=tp > 1,
                     optimizer_update=True, gpus_per_node=gpus_per_node,
                     link_bytes_per_s=link, network_bytes_per_s=net,
-                    latency_s=DEFAULT_LATENCY_S, peak_flops_per_s=peak)
+                    latency_s=DEFAULT_LATENCY_S, peak_flops_per_s=peak, offload_layers=off,
+                    host_bytes_per_s=host)
         frames.append(pd.DataFrame({
             "gpus": n.astype(int), "tp": tp, "pp": pp.astype(int), "dp": dp.astype(int),
             "ep": ep, "cp": cp, "zero": zero.astype(int),
@@ -101,6 +110,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
             "micro_batch": mb, "grad_accum": m.astype(int), "virtual_stages": v.astype(int),
             "sequence_parallel": tp > 1, "optimizer_update": True, "optimizer": "adam",
             "overlap": True, "gpus_per_node": gpus_per_node,
+            "offload_layers": off.astype(int),
             **{k: r[k] for k in ("time_s", "mfu", "hfu", "bubble_fraction", "exposed_comm_s",
                                  "total_bytes", "weights_bytes", "gradients_bytes",
                                  "optimizer_bytes", "activations_bytes")},
@@ -121,7 +131,8 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
     why = {} if leanest is None else {  # why nothing fits: the leanest layout on `gpus`
         "leanest_bytes": float(leanest["total_bytes"]), "capacity_bytes": capacity,
         "leanest_layout": {k: (v.item() if hasattr(v, "item") else v) for k, v in leanest[
-            ["tp", "pp", "dp", "ep", "cp", "zero", "recompute", "micro_batch"]].items()}}
+            ["tp", "pp", "dp", "ep", "cp", "zero", "recompute", "offload_layers",
+             "micro_batch"]].items()}}
     df = df[(df["gpus"] == gpus) & df["fits"]].drop(columns=["fits"]).reset_index(drop=True)
     df["memory_gb"] = df["total_bytes"] / 1e9
     if price_per_gpu_hour is not None and len(df):
@@ -145,7 +156,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
 #: Columns of a training plan row that are arguments of ``rl.transformer.estimate``.
 ROW_ARGUMENTS = ("tp", "pp", "dp", "ep", "cp", "zero", "recompute", "micro_batch", "grad_accum",
                  "virtual_stages", "sequence_parallel", "optimizer_update", "optimizer",
-                 "overlap", "gpus_per_node")
+                 "overlap", "gpus_per_node", "offload_layers")
 
 
 def row_settings(df: Any, i: int) -> dict[str, Any]:
