@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -518,6 +519,33 @@ def test_cli_jobs_table(capsys):
     assert out.out.splitlines()[0] == "by,family,rows,default_median,default_p90,default_bias"
     assert "family,train_moe,14," in out.out
     assert "not expressible" not in out.err
+
+
+def test_cli_jobs_rows(capsys, tmp_path):
+    """--rows: every priced job, worst first per family, the same numbers as validate_jobs;
+    refused for measurement files."""
+    import csv
+    import io
+
+    from roofline.cli.main import main
+
+    rows = [r for r in read_jobs(JOBS_FILE) if r["family"] == "serve_latency"]
+    p = tmp_path / "latency.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["validate", str(p), "--rows", "--format", "csv"]) == 0
+    got = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(got) == len(rows)
+    errs = [abs(float(r["error"])) for r in got]
+    assert errs == sorted(errs, reverse=True)
+    jobs = rl.validate(p).jobs.set_index("id")
+    for r in got:
+        assert float(r["predicted"]) == pytest.approx(jobs.loc[r["id"], "predicted"])
+    assert main(["validate", str(p), "--rows"]) == 0
+    out = capsys.readouterr().out
+    assert "every priced job" in out and "sglang_dc_h200x4_llama33_70b_rate4_itl" in out
+    kernels = Path(__file__).resolve().parents[1] / "data/measurements/gpu_h200_bench.jsonl"
+    assert main(["validate", str(kernels), "--rows"]) == 2
+    assert "--rows applies to whole-job files" in capsys.readouterr().err
 
 
 def test_trtllm05_ttft_context_step_launches_kernel_by_kernel():

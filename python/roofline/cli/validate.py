@@ -39,6 +39,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="default: table")
     p.add_argument("--plot", default=None, metavar="OUT.png",
                    help="also draw predicted vs measured (log-log) to this PNG")
+    p.add_argument("--rows", action="store_true",
+                   help="whole-job files: every priced row (measured, predicted, error), "
+                   "worst first per family; with --format csv / json, the rows instead of "
+                   "the summary")
     p.set_defaults(func=run)
     return p
 
@@ -77,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
             raise CLIError("validate: a jobs file names each row's hardware; drop --hardware "
                            "/ --profile")
         return _run_jobs(args)
+    if args.rows:
+        raise CLIError("validate: --rows applies to whole-job files (the schema of "
+                       "roofline/data/jobs/published_jobs.jsonl)")
     try:
         result = validate(args.files if len(args.files) > 1 else args.files[0],
                           hardware=hardware, efficiency=args.efficiency)
@@ -182,6 +189,12 @@ def _run_jobs(args: argparse.Namespace) -> int:
         why = (f"; e.g. {errors[0]['id']}: {one_line(str(errors[0]['message']))[:200]}"
                if errors else " (every row is marked not_expressible)")
         raise CLIError(f"validate: none of the {n} jobs rows could be priced{why}")
+    if args.rows and args.format != "table":
+        rows = _worst_first(result.jobs)
+        sys.stdout.write(rows.to_csv(index=False) if args.format == "csv"
+                         else rows.to_json(orient="records", indent=2) + "\n")
+        _jobs_notes(result, sys.stderr)
+        return 0
     if _wrote_file_formats(result, args, _jobs_notes):
         return 0
     from rich.table import Table
@@ -197,10 +210,35 @@ def _run_jobs(args: argparse.Namespace) -> int:
                       literal(_pct(rec.get(f"{m}_median"))), literal(_pct(rec.get(f"{m}_p90"))),
                       literal(f"{rec[f'{m}_bias']:+.0%}"))
     make_console().print(table)
+    if args.rows:
+        make_console().print(_rows_table(result.jobs))
     _jobs_notes(result, sys.stdout)
     if args.plot:
         print(f"plot: {args.plot}")
     return 0
+
+
+def _worst_first(jobs: Any) -> Any:
+    """The priced jobs by family, largest absolute error first."""
+    order = jobs.assign(_abs=jobs["error"].abs()).sort_values(["family", "_abs"],
+                                                              ascending=[True, False])
+    return order.drop(columns="_abs").reset_index(drop=True)
+
+
+def _rows_table(jobs: Any) -> Any:
+    """A rich table of every priced job (:func:`_worst_first`), numbers untruncated."""
+    from rich.table import Table
+
+    table = Table(title="every priced job: error = predicted time / measured time - 1",
+                  title_style="bold")
+    for col in ("family", "id", "hardware", "unit", "measured", "predicted", "error"):
+        table.add_column(col, justify="right" if col in ("measured", "predicted", "error")
+                         else "left")
+    for rec in _worst_first(jobs).to_dict(orient="records"):
+        table.add_row(literal(rec["family"]), literal(rec["id"]), literal(rec["hardware"]),
+                      literal(rec["unit"]), literal(f"{rec['measured']:,.6g}"),
+                      literal(f"{rec['predicted']:,.6g}"), literal(f"{rec['error']:+.1%}"))
+    return table
 
 
 def _jobs_notes(result: Any, stream: Any) -> None:
