@@ -18,7 +18,8 @@ from .training import LAYER_RECOMPUTE, MODULES_RECOMPUTE, OPTIMIZERS, RECOMPUTE
 
 __all__ = ["MAX_COUNT", "MAX_POSITIONS", "MAX_SEQ", "MAX_TOKENS", "PHASES", "batch_sizes",
            "check_layout", "check_offload", "check_sizes", "check_split", "integer", "phase_name",
-           "positive_number", "recompute_mode", "recompute_modules", "train_args"]
+           "positive_number", "recompute_mode", "recompute_modules", "step_lengths",
+           "train_args"]
 
 PHASES = ("decode", "prefill", "train")
 
@@ -299,3 +300,21 @@ def check_offload(fn: str, offload_layers: Any, host_bytes_per_s: Any, layers: i
         raise ArgumentValueError(fn, "offload_layers", f"needs recompute='none' (Megatron-Core "
                                  f"refuses both), got recompute={recompute!r}")
     return k, rate
+
+
+def step_lengths(fn: str, phase: str, seq_len: Any, kv_len: Any, q_len: Any) -> tuple[int, int]:
+    """``(q, kv)`` of a step: decode's ``q_len`` new tokens against ``kv_len >= q_len`` keys
+    (needed), else ``seq_len`` both (needed); each an integer in [1, :data:`MAX_SEQ`]."""
+    q = integer(fn, "q_len", q_len, maximum=MAX_SEQ)
+    if phase == "decode":
+        if kv_len is None:
+            raise ArgumentValueError(fn, "kv_len", "is needed for phase 'decode' (cached tokens + "
+                                     "q_len)")
+        kv = integer(fn, "kv_len", kv_len, maximum=MAX_SEQ)
+        if kv < q:
+            raise ArgumentValueError(fn, "kv_len", f"must be >= q_len ({q}), got {kv_len!r}")
+        return q, kv
+    if seq_len is None:
+        raise ArgumentValueError(fn, "seq_len", f"is needed for phase {phase!r}")
+    q = integer(fn, "seq_len", seq_len, maximum=MAX_SEQ)
+    return q, q

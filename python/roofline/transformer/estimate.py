@@ -11,15 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from .._checks import flag
-from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike
-from ..float8.recipes import check_recipe as check_float8_recipe
 from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
 from ..ops.collectives import DEFAULT_LATENCY_S
 from ..ops.collectives import link_bytes_per_s as _link_bw
 from .arguments import (
-    MAX_SEQ,
     PHASES,
     check_layout,
     check_offload,
@@ -29,13 +26,14 @@ from .arguments import (
     phase_name,
     positive_number,
     recompute_mode,
+    step_lengths,
     train_args,
 )
 from .compiled import record_compiled_step
 from .composer import layer_tensors, record_train_metrics, root_tensors
 from .config import TransformerConfig, config
 from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
-from .formats import element_bytes, weight_bytes_of, weight_only_recipe
+from .formats import element_bytes, linear_recipes, weight_bytes_of
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
@@ -427,33 +425,14 @@ def estimate(
     batch = integer(fn, "batch", batch)
     tp = integer(fn, "tp", tp)
     ep = integer(fn, "ep", ep)
-    q_len = integer(fn, "q_len", q_len, maximum=MAX_SEQ)
-    if phase == "decode":
-        if kv_len is None:
-            raise ArgumentValueError(fn, "kv_len", "is needed for phase 'decode' (cached tokens + "
-                                     "q_len)")
-        kv = integer(fn, "kv_len", kv_len, maximum=MAX_SEQ)
-        if kv < q_len:
-            raise ArgumentValueError(fn, "kv_len", f"must be >= q_len ({q_len}), got {kv_len!r}")
-        q = q_len
-    else:
-        if seq_len is None:
-            raise ArgumentValueError(fn, "seq_len", f"is needed for phase {phase!r}")
-        q = kv = integer(fn, "seq_len", seq_len, maximum=MAX_SEQ)
+    q, kv = step_lengths(fn, phase, seq_len, kv_len, q_len)
     latency_s = positive_number(fn, "latency_s", latency_s, zero=True)
     if link_bytes_per_s is not None:
         link_bytes_per_s = positive_number(fn, "link_bytes_per_s", link_bytes_per_s)
     if network_bytes_per_s is not None:
         network_bytes_per_s = positive_number(fn, "network_bytes_per_s", network_bytes_per_s)
     check_split(fn, tp, ep, cfg.num_heads, cfg.num_experts if cfg.is_moe else 0, cfg.name)
-    wo = weight_only_recipe(linear_recipe) if linear_recipe is not None else None
-    f8_recipe = None if wo is not None else linear_recipe  # float8 / low-precision GEMMs
-    if f8_recipe is not None:
-        check_float8_recipe(fn, f8_recipe, "linear_recipe")
-    elif wo is not None and (phase == "train" or dtype not in ("bf16", "fp16")):
-        raise ArgumentValueError(fn, "linear_recipe", f"{linear_recipe!r} (weight-only) is for "
-                                 f"inference with bf16 / fp16 activations, got phase={phase!r}, "
-                                 f"dtype={dtype!r}")
+    wo, f8_recipe = linear_recipes(fn, linear_recipe, phase, dtype)
     if not isinstance(flash, bool):
         raise TypeError(f"{fn}: flash must be a bool, got {flash!r}")
     hw: Hardware = _hardware(hardware)

@@ -7,10 +7,11 @@ import re
 from typing import Any
 
 from .._errors import ArgumentValueError
+from ..float8.recipes import check_recipe as check_float8_recipe
 from ..ops.weight_only_gemm import WEIGHT_DTYPES, weight_only_weight_bytes
 
 __all__ = ["DTYPES", "DTYPE_BYTES", "KV_BYTES", "WEIGHT_BYTES", "WeightOnly", "element_bytes",
-           "recipe_dtype", "weight_bytes_of", "weight_only_recipe"]
+           "linear_recipes", "recipe_dtype", "weight_bytes_of", "weight_only_recipe"]
 
 #: Low-precision GEMM input format of each linear recipe (for batched expert / absorbed GEMMs).
 RECIPE_GEMM_DTYPE = {
@@ -83,3 +84,21 @@ def weight_bytes_of(recipe: str | None, act_bytes: float) -> float:
     if wo is not None:
         return weight_only_weight_bytes(WEIGHT_DTYPES[wo[0]], wo[1], wo[2], act_bytes)
     return WEIGHT_BYTES[recipe_dtype(recipe)]
+
+
+def linear_recipes(fn: str, linear_recipe: Any, phase: str, dtype: str
+                   ) -> tuple[WeightOnly | None, str | None]:
+    """``estimate``'s ``linear_recipe`` split into ``(weight-only recipe, float8 /
+    low-precision recipe)`` (at most one set, both None for bf16 GEMMs): a weight-only recipe
+    is for inference with bf16 / fp16 activations, any other must be a float8 recipe
+    (``roofline.float8.recipes.check_recipe``); an ArgumentValueError naming
+    ``linear_recipe`` otherwise."""
+    wo = weight_only_recipe(linear_recipe) if linear_recipe is not None else None
+    f8_recipe = None if wo is not None else linear_recipe  # float8 / low-precision GEMMs
+    if f8_recipe is not None:
+        check_float8_recipe(fn, f8_recipe, "linear_recipe")
+    elif wo is not None and (phase == "train" or dtype not in ("bf16", "fp16")):
+        raise ArgumentValueError(fn, "linear_recipe", f"{linear_recipe!r} (weight-only) is for "
+                                 f"inference with bf16 / fp16 activations, got phase={phase!r}, "
+                                 f"dtype={dtype!r}")
+    return wo, f8_recipe
