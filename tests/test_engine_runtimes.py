@@ -276,3 +276,54 @@ def test_vocab_parallel_embedding_by_hand() -> None:
         one = _rows(rl.transformer.estimate("Llama-3-70B", "decode", 8, kv_len=512,
                                             hardware=HW, runtime=runtime), layer=80)
         assert "embedding all_reduce" not in one and "embedding vocab mask" not in one
+
+
+def test_sglang_step_gap_by_hand() -> None:
+    """SGLang (Dec 2024, FlashInfer 0.1.6) replays decode step k+1 only after FlashInfer's
+    plan has read the indptr back: 12 queued ops (+2 fills when padded) back to back, two
+    blocking copies, two host calls and the replay, the same at every batch size."""
+    from roofline import _core
+    from roofline._params.resolve import resolve
+    from roofline.transformer.engines import engine_step_gap_s
+
+    t = resolve("H200", "default")[2].host
+    call = t.op_kernel_launches * t.eager_launch_s
+    base = 2 * t.kernel_latency_s + 2 * call + t.graph_launch_s
+    want = 12 * t.kernel_gap_s + base
+    assert engine_step_gap_s("sglang", 16, "H200") == pytest.approx(want, rel=1e-12)
+    assert engine_step_gap_s("sglang", 9, "H200") == pytest.approx(want + 2 * t.kernel_gap_s)
+    assert 30e-6 < want < 80e-6  # tens of microseconds on the fitted host terms
+    assert _core.synced_replay_gap_s(12, 2, 2, t) == pytest.approx(want, rel=1e-12)
+    # no gap for other runtimes, above the largest capture size (eager), or without host terms
+    assert engine_step_gap_s("vllm", 16, "H200") == 0.0
+    assert engine_step_gap_s("sglang", capture_sizes("sglang")[-1] + 1, "H200") == 0.0
+    assert engine_step_gap_s("sglang", 16, "H200", "peak") == 0.0
+    for bad in (dict(queued_ops=-1.0), dict(syncs=float("nan")), dict(calls=float("inf"))):
+        args = dict(queued_ops=12.0, syncs=2.0, calls=2.0) | bad
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            _core.synced_replay_gap_s(terms=t, **args)
+
+
+def test_sglang_decode_step_adds_the_gap_at_every_batch() -> None:
+    """A decode step of SGLang is its graph's wall plus the gap; vLLM's is the graph's wall.
+    The gap does not grow with the batch: steps at 16 and 24 requests (both capture sizes)
+    differ by their graphs' difference only."""
+    from roofline.transformer.engines import engine_step_gap_s
+    from roofline.transformer.serving import StepPricer
+
+    cfg = rl.transformer.config("Llama-3-70B")
+
+    def pricer(runtime: str) -> StepPricer:
+        return StepPricer(cfg, 512, 512, 1, dict(hardware=rl.hardware("H200"), tp=4,
+                                                 runtime=runtime))
+
+    sg, vl = pricer("sglang"), pricer("vllm")
+    for d in (8, 9, 16, 24):
+        graph = sg.decode_estimate(d).wall_s
+        assert sg.decode_step_s(d) == pytest.approx(graph + engine_step_gap_s("sglang", d,
+                                                                              "H200"))
+        assert vl.decode_step_s(d) == pytest.approx(vl.decode_estimate(d).wall_s)
+    assert sg.decode_step_s(24) - sg.decode_step_s(16) == pytest.approx(
+        sg.decode_estimate(24).wall_s - sg.decode_estimate(16).wall_s)
+    # the mixed-step path of a decode-only step is the decode step (gap included)
+    assert sg.mixed_step_s(16, 0) == sg.decode_step_s(16)

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "roofline/ops/host.hpp"
 
@@ -79,7 +80,7 @@ double linear_region_entry_s_py(LaunchMode mode, bool training, bool torchao,
 }  // namespace
 
 /// Registers LaunchMode, wall_time, repeated_wall_time, looped_wall_time,
-/// linear_call_wall_time and linear_region_entry_s on the module.
+/// linear_call_wall_time, synced_replay_gap_s and linear_region_entry_s on the module.
 void bind_host(py::module_& mod) {
   py::enum_<LaunchMode>(mod, "LaunchMode")
       .value("eager", LaunchMode::eager)
@@ -110,6 +111,22 @@ void bind_host(py::module_& mod) {
           py::arg("terms"),
           "Wall time of one kernel sequence launched from an idle stream, from the host calls "
           "(by HostOp class) before each launch: (wall_s, gpu_s, host_s, launch_bound).");
+  mod.def(
+      "synced_replay_gap_s",
+      [](double queued_ops, double syncs, double calls, const HostTerms& terms) {
+        for (const auto& [name, v] : {std::pair<const char*, double>{"queued_ops", queued_ops},
+                                      {"syncs", syncs},
+                                      {"calls", calls}}) {
+          if (!(v >= 0.0) || v > 1e9) {
+            throw py::value_error(std::string("synced_replay_gap_s: ") + name +
+                                  " must be a finite count >= 0, got " + std::to_string(v));
+          }
+        }
+        return synced_replay_gap_s(queued_ops, syncs, calls, terms);
+      },
+      py::arg("queued_ops"), py::arg("syncs"), py::arg("calls"), py::arg("terms"),
+      "Wall time from one CUDA-graph step's end to the next one's start when the host reads "
+      "device memory before the replay (s).");
   mod.def("host_op_classes", [] { return host_op_classes; },
           "Number of HostOp classes (the row width of program_wall_time's counts).");
   mod.def("linear_region_entry_s", &linear_region_entry_s_py, py::arg("mode"),

@@ -246,4 +246,10 @@ WallTime calls_wall_time(const double* kernel_s, const double* counts, std::size
   return w;
 }
 
+double synced_replay_gap_s(double queued_ops, double syncs, double calls,
+                           const HostTerms& t) noexcept {
+  return std::max(queued_ops, 0.0) * t.kernel_gap_s + std::max(syncs, 0.0) * t.kernel_latency_s +
+         std::max(calls, 0.0) * host_op_s(HostOp::kernel, t) + t.graph_launch_s;
+}
+
 }  // namespace roofline

@@ -65,6 +65,21 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   ``--enable-mixed-chunk``, off by default). Its overlap scheduler (on by default) forms
   batch ``k+1`` on the CPU while batch ``k`` runs, so a request that arrives during step
   ``k`` is scheduled with step ``k+2``.
+- **SGLang's gap between two graph decode steps** (:func:`engine_step_gap_s`; SGLang v0.4.0 to
+  v0.4.1 of Dec 2024 with FlashInfer 0.1.6, ``managers/tp_worker_overlap_thread.py``,
+  ``model_executor/cuda_graph_runner.py``, ``layers/attention/flashinfer_backend.py``,
+  FlashInfer ``python/csrc/batch_prefill.cu``): the overlap scheduler's Python per request
+  (``process_batch_result_decode``, ``stream_output``, ``prepare_for_decode``) runs on the
+  scheduler thread while the GPU runs the previous step, and is hidden while it is shorter
+  than that step; but the forward thread replays step ``k+1`` only after FlashInfer's
+  ``plan`` (``begin_forward``, every step, in ``init_forward_metadata_replay_cuda_graph``)
+  has copied the query and KV ``indptr`` to the CPU (``.to(kCPU)``: blocking copies on the
+  forward stream, behind step ``k``). So between two steps the GPU runs the small ops the
+  forward thread queued behind step ``k`` (:data:`SGLANG_REPLAY_OPS`; two more when the
+  batch is padded to a capture size), the two copies' round trips, the host calls after
+  the first one (the second copy, the plan's host-to-device copy) and the replay: a gap
+  of ``~50 us`` on the host terms, the same at every batch size (the plan's own host loops
+  run over at most ``2 x SMs`` work units, not priced).
 """
 
 from __future__ import annotations
@@ -77,9 +92,10 @@ from .._errors import ArgumentValueError
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["CUSTOM_ALLREDUCE_MAX_BYTES", "ENGINE_RUNTIMES", "EnginePlan", "capture_sizes",
-           "engine_host_calls", "engine_nccl", "engine_plan", "engine_rewrite",
-           "engine_schedule"]
+__all__ = ["CUSTOM_ALLREDUCE_MAX_BYTES", "ENGINE_RUNTIMES", "SGLANG_PAD_OPS",
+           "SGLANG_PLAN_CALLS", "SGLANG_PLAN_SYNCS", "SGLANG_REPLAY_OPS", "EnginePlan",
+           "capture_sizes", "engine_host_calls", "engine_nccl", "engine_plan",
+           "engine_rewrite", "engine_schedule", "engine_step_gap_s"]
 
 #: ``runtime=`` names of the serving engines.
 ENGINE_RUNTIMES = ("vllm", "sglang")
@@ -110,6 +126,52 @@ _MLA_PAGE = 64
 #: (the idealized ``"megatron"`` program, TensorRT-LLM's in-flight batching) mixes and does
 #: not overlap.
 _SCHEDULE = {"vllm": (True, False), "sglang": (False, True)}
+
+
+#: Ops SGLang's forward thread queues on the forward stream behind decode step ``k`` before
+#: FlashInfer's plan reads ``indptr`` back for step ``k+1`` (SGLang v0.4.0 - v0.4.1, FlashInfer
+#: 0.1.6, every step): ``resolve_future_token_ids`` (1 compiled kernel), ``clamp_position``
+#: (1), the graph inputs' four copies (``input_ids``, ``req_pool_indices``, ``seq_lens``,
+#: ``out_cache_loc``), ``kv_indptr[1:bs+1] = torch.cumsum(...)`` (2), the Triton
+#: ``create_flashinfer_kv_indices_triton`` (1) and the plan's three buffer copies (indptr,
+#: indices, last page lengths).
+SGLANG_REPLAY_OPS = 12
+#: ``seq_lens.fill_(1)`` and ``out_cache_loc.zero_()`` when the batch is padded to a capture size.
+SGLANG_PAD_OPS = 2
+#: Blocking device-to-host copies in FlashInfer 0.1.6's ``BatchPrefillWithPagedKVCache`` plan
+#: (``qo_indptr`` and ``paged_kv_indptr`` ``.to(kCPU)``; the tensor-core decode path SGLang
+#: takes for GQA groups above 4, which Llama 3 70B and 405B are).
+SGLANG_PLAN_SYNCS = 2
+#: Host calls between the first copy's return and the replay: the second copy and the plan's
+#: ``cudaMemcpyAsync`` of its work lists to the device.
+SGLANG_PLAN_CALLS = 2
+
+
+def engine_step_gap_s(runtime: str, batch: int, hardware: Any,
+                      efficiency: Any = "default") -> float:
+    """Seconds between the end of one CUDA-graph decode step of ``batch`` requests and the start
+    of the next that the engine's step loop adds (0 for runtimes without one, and above the
+    largest capture size, where the step launches eagerly from an idle stream anyway).
+
+    ``runtime="sglang"`` (see the module notes): ``_core.synced_replay_gap_s`` with
+    ``SGLANG_REPLAY_OPS`` queued ops (plus ``SGLANG_PAD_OPS`` when ``batch`` is not a capture
+    size), ``SGLANG_PLAN_SYNCS`` blocking copies and ``SGLANG_PLAN_CALLS`` host calls:
+    ``ops x kernel_gap_s + syncs x kernel_latency_s + calls x op_kernel_launches x
+    eager_launch_s + graph_launch_s`` on the host terms of ``hardware`` / ``efficiency``
+    (all zero under the constant presets: no gap). The same at every batch size: the
+    scheduler's per-request Python overlaps the GPU step.
+    """
+    if runtime != "sglang":
+        return 0.0
+    sizes = _CAPTURE[runtime]
+    if batch > sizes[-1]:
+        return 0.0
+    from .. import _core
+    from .._params.resolve import resolve_cached
+
+    terms = resolve_cached(hardware, efficiency)[2].host
+    ops = SGLANG_REPLAY_OPS + (0 if batch in sizes else SGLANG_PAD_OPS)
+    return float(_core.synced_replay_gap_s(ops, SGLANG_PLAN_SYNCS, SGLANG_PLAN_CALLS, terms))
 
 
 def engine_schedule(runtime: str) -> tuple[bool, bool]:

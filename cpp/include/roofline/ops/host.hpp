@@ -121,4 +121,16 @@ WallTime program_wall_time(const double* kernel_s, const double* counts, std::si
 WallTime calls_wall_time(const double* kernel_s, const double* counts, std::size_t n,
                          const HostTerms& t) noexcept;
 
+/// Wall time from the end of one CUDA-graph step to the start of the next when the host must
+/// read device memory before replaying the next graph (an engine whose attention metadata is
+/// planned on the host, e.g. FlashInfer's plan copying its indptr to the CPU): the `queued_ops`
+/// small ops the host launched behind the previous step run back to back (kernel_gap_s each),
+/// each of the `syncs` blocking device-to-host copies costs an idle-stream round trip
+/// (kernel_latency_s), the `calls` host calls made after the first sync cost host_op_s(kernel)
+/// each, then the replay (graph_launch_s): queued_ops x kernel_gap_s + syncs x
+/// kernel_latency_s + calls x host_op_s(HostOp::kernel) + graph_launch_s. Negative counts count
+/// as 0; monotone non-decreasing in every count and term.
+double synced_replay_gap_s(double queued_ops, double syncs, double calls,
+                           const HostTerms& t) noexcept;
+
 }  // namespace roofline

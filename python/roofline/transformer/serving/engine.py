@@ -40,7 +40,7 @@ import numpy as np
 
 from ..._params.memo import Memo, pricing_token
 from ..config import TransformerConfig
-from ..engines import ENGINE_RUNTIMES
+from ..engines import ENGINE_RUNTIMES, engine_step_gap_s
 from ..estimate import estimate
 from ..report import ModelEstimate
 
@@ -192,7 +192,12 @@ class StepPricer:
             est = self.decode_estimate(d, kv)
             _, head, rest = split_time(est)
             gpu = float(est.wall.gpu_s if est.wall is not None else est.time_s)
-            return float(est.wall_s), gpu, head, rest
+            wall = float(est.wall_s)
+            if est.wall is not None and est.wall.mode == "graph":  # the engine's step loop
+                wall += engine_step_gap_s(str(self.kw.get("runtime")), d,
+                                          self.kw.get("hardware"),
+                                          self.kw.get("efficiency", "default"))
+            return wall, gpu, head, rest
         terms: tuple[float, float, float, float] = self._memo("decode", (d, kv), price)
         return terms
 
@@ -229,7 +234,9 @@ class StepPricer:
 
     def decode_step_s(self, d: int, kv_len: int | None = None) -> float:
         """Wall seconds of a decode step of ``d`` requests at ``kv_len`` keys each (default
-        :attr:`kv_len`; graph launch included)."""
+        :attr:`kv_len`; graph launch included, and under a graph the engine's gap between two
+        steps, :func:`~roofline.transformer.engines.engine_step_gap_s`: SGLang's FlashInfer
+        plan reads its indptr back before each replay)."""
         return self._decode_terms(d, kv_len)[0]
 
     def mixed_step_s(self, d: int, prefill_tokens: int, kv_len: int | None = None) -> float:
