@@ -102,6 +102,17 @@ py::list cast_kernel_times_py(double d0, double d1, TensorRole role, Recipe reci
   return times;
 }
 
+py::list param_refresh_kernel_times_py(double elements, Recipe recipe, const Hardware& hw,
+                                       const Efficiency& eff) {
+  KernelList kernels;
+  param_refresh_kernels(elements, recipe, kernels, eff.cast);
+  py::list times;
+  for (int i = 0; i < kernels.size; ++i) {
+    times.append(estimate(kernels.items[static_cast<std::size_t>(i)].cost, hw, eff).time_s);
+  }
+  return times;
+}
+
 py::tuple float8_linear_sweep_py(const InArray& m, const InArray& k, const InArray& n,
                                  Recipe recipe, LinearMode mode, bool fuse, const Hardware& hw,
                                  const Efficiency& eff, int threads) {
@@ -308,6 +319,13 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("role"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
           py::arg("hardware"), py::arg("efficiency"),
           "Time of each cast kernel that prepares one operand (torchao's per-kernel list).");
+  mod.def("param_refresh_kernel_times", &param_refresh_kernel_times_py, py::arg("elements"),
+          py::arg("recipe"), py::arg("hardware"), py::arg("efficiency"),
+          "Time of each kernel one rank runs per optimizer step to refresh `elements` "
+          "low-precision linear weights after the all-gather (MXFP8: copy_ + zero_).");
+  mod.def("gathered_weight_bytes", &gathered_weight_bytes, py::arg("recipe"),
+          py::arg("stored_bytes"),
+          "Bytes per linear-weight element the distributed optimizer all-gathers under a recipe.");
   mod.def("float8_linear_sweep", &float8_linear_sweep_py, py::arg("m"), py::arg("k"),
           py::arg("n"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
           py::arg("hardware"), py::arg("efficiency"), py::arg("threads") = 0,

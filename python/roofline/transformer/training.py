@@ -358,7 +358,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     it) in every backward. ZeRO-1/2 reduce-scatter (ZeRO-0: all-reduce) the gradients in the
     last micro-batch's backward in the gradient format (bf16, Megatron's default
     ``grad_reduce_in_fp32=False``) and ZeRO-1/2 all-gather the updated weights per unit in the
-    first forward; with ``overlap_param_gather=False`` (default ``overlap``) they gather every
+    first forward, in the format the recipe gathers (``dense_gather_bytes`` /
+    ``expert_gather_bytes`` of ``base``: bf16 under MXFP8, after which every rank refreshes its
+    weights, ``param_refresh_s`` added to the optimizer step; :mod:`.param_refresh`); with
+    ``overlap_param_gather=False`` (default ``overlap``) they gather every
     unit in the optimizer step instead, all of it exposed (``n·layer + embedding + head``
     all-gathers, added to the step and to the exposed communication). Exposed communication
     is each pass's overlapped wall time minus its compute:
@@ -464,7 +467,14 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     # One stage's units: the embedding, L/pp equal layers, the head (1/pp of each: the stages
     # are balanced as above). Weights as stored; gradients reduced in ``rb`` bytes each.
     n_layers = layers / pp
-    per_param = base["dense_weight_bytes"] / max(base["dense_params"], 1.0)
+    # ZeRO-3 gathers the weights as stored; the distributed optimizer (ZeRO-1/2) what the
+    # recipe gathers (``dense_gather_bytes`` / ``expert_gather_bytes``: bf16 under MXFP8,
+    # :mod:`.param_refresh`; as stored when absent)
+    zero12 = (zero >= 1) & (zero < 3)
+    per_param = np.where(zero12, base.get("dense_gather_bytes", base["dense_weight_bytes"]),
+                         base["dense_weight_bytes"]) / max(base["dense_params"], 1.0)
+    per_expert = np.where(zero12, base.get("expert_gather_bytes", base["expert_weight_bytes"]),
+                          base["expert_weight_bytes"]) / max(base["expert_params"], 1e-30)
     emb_p, head_p = base["embed_params"] / pp, base["head_params"] / pp
     layer_p = np.maximum(dense_p - emb_p - head_p, 0.0) / n_layers
     layer_e = expert_p / n_layers
@@ -472,8 +482,7 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
 
     def unit(dense: np.ndarray, expert: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(all-gather of the weights, reduction of the gradients) of one unit."""
-        ag = both(all_gather, dense * per_param + zeros, expert * expert_wb / np.maximum(
-            expert_p, 1e-30) + zeros)
+        ag = both(all_gather, dense * per_param + zeros, expert * per_expert + zeros)
         red = np.where(zero == 0, both(all_reduce, dense * rb + zeros, expert * rb + zeros),
                        both(reduce_scatter, dense * rb + zeros, expert * rb + zeros))
         return np.where(zero >= 1, ag, 0.0), red
@@ -511,6 +520,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             opt_s = decoupled_adamw_s(tensors, shard, hw)
         else:
             opt_s = optimizer_update_s(shard, optimizer, fmt, hw)
+        # each rank refreshes its stage's low-precision weights after the distributed
+        # optimizer's all-gather (:mod:`.param_refresh`: MXFP8's quantize and buffer zero_)
+        opt_s = opt_s + np.where(zero12, base.get("param_refresh_s", 0.0) / pp, 0.0)
         if clip_grad_norm:
             opt_s = opt_s + clip_grad_norm_s(tensors, shard, hw) + np.where(
                 dp * cp > 1, _link(intra_dp, all_reduce, 4.0 + zeros, dp * cp, **lk), 0.0)
