@@ -649,12 +649,34 @@ def test_te_grouped_call_streams_and_swizzles_by_hand() -> None:
         counts = []
         for backward in (False, True):
             rows = [i for i, r in enumerate(ops.rows) if "experts" in r[1] and "quantize" not in
-                    r[1] and "act" not in r[1] and r[1].endswith(" bwd") == backward]
+                    r[1] and "act" not in r[1] and "padding" not in r[1]
+                    and r[1].endswith(" bwd") == backward]
             t, c = _launched(ops, rows, zero, 0, backward)
             gemms = 8 * len(rows) * (2 if backward else 1)
             counts.append(len(t) - gemms)
             assert c[:, kernel].sum() == len(t) - gemms  # every extra launch: a kernel call
         assert counts == [fwd_sw, bwd_sw]
+
+
+def test_fp8_padding_copies_by_hand() -> None:
+    """TEGroupedMLP under a recipe pads each expert's rows (TE's Fp8Padding: one copy of the
+    hidden states, one of the fp32 probabilities) and unpads the output (Fp8Unpadding); the
+    backward runs the opposite copies. TINY, 16 tokens, top-k rows, no expert parallelism:
+    every row passes once, read once and written once, in 2-byte elements."""
+    for recipe in ("mxfp8_te", "tensorwise_te", None):
+        ops = Program(train=True, recipe=recipe)
+        moe_mlp(ops, 0, TINY, 16, 1, 1, 2.0, recipe is not None)
+        rows = 16 * TINY.experts_per_token
+        hid = TINY.hidden_size
+        found = {r[1]: [ops.elts[idx] for _, idx in r[3]] for r in ops.rows
+                 if "padding" in r[1]}
+        if recipe is None:
+            assert found == {}
+            continue
+        pad = [(rows * hid, 1.0, 1.0), (2.0 * rows, 1.0, 1.0)]
+        assert found == {"experts fp8 padding": pad, "experts fp8 padding bwd": pad,
+                         "experts fp8 unpadding": [(rows * hid, 1.0, 1.0)],
+                         "experts fp8 unpadding bwd": [(rows * hid, 1.0, 1.0)]}
 
 
 def test_ddp_forward_pre_hook_per_expert_weight_by_hand() -> None:
