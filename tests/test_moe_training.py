@@ -63,8 +63,12 @@ def test_permute_sort_and_quantize_kernels() -> None:
     # the 32 received rows are regrouped by expert and back
     assert rows["sort chunks by expert"] == (32 * 64, 1, 1)
     assert rows["unsort chunks"] == (32 * 64, 1, 1)
-    # both grouped linears quantize their inputs: 32 rows x (hidden 64 + width 32)
-    assert rows["experts quantize"] == (32 * (64 + 32), 1, 1)
+    # both grouped linears quantize their inputs, one kernel per expert (TE's split_quantize,
+    # priced by the core's cast formulas): 32 rows over the local experts x hidden 64 and
+    # width 32
+    quant = [ops.quant[idx] for _, name, _, parts in ops.rows if name == "experts quantize"
+             for kind, idx in parts if kind == "quant"]
+    assert [(sum(c), w) for c, w in quant] == [(32, 64), (32, 32)]
     assert "permute bwd" in rows
     # no expert parallelism: nothing to regroup; bf16: nothing to quantize
     names = {r[1] for r in _layer(16, 1).rows}
@@ -677,6 +681,22 @@ def test_fp8_padding_copies_by_hand() -> None:
         assert found == {"experts fp8 padding": pad, "experts fp8 padding bwd": pad,
                          "experts fp8 unpadding": [(rows * hid, 1.0, 1.0)],
                          "experts fp8 unpadding bwd": [(rows * hid, 1.0, 1.0)]}
+
+
+def test_experts_quantize_per_expert_widths() -> None:
+    """Under a recipe the grouped linears' quantize row holds one per-expert quantize part per
+    width: the forward the inputs of fc1 (hidden) and fc2 (expert width), the backward the
+    output gradients of fc2 (hidden) and fc1 (2 x width when gated)."""
+    ops = Program(train=True, recipe="mxfp8_te")
+    moe_mlp(ops, 0, TINY, 16, 1, 1, 2.0, True)
+    rows = {r[1]: [ops.quant[idx] for kind, idx in r[3] if kind == "quant"] for r in ops.rows
+            if r[1].startswith("experts quantize")}
+    counts = rows["experts quantize"][0][0]
+    assert sum(counts) == 16 * TINY.experts_per_token
+    width, hid = TINY.moe_intermediate_size, TINY.hidden_size
+    mats = 2 if TINY.mlp_gated else 1
+    assert rows == {"experts quantize": [(counts, hid), (counts, width)],
+                    "experts quantize bwd": [(counts, hid), (counts, mats * width)]}
 
 
 def test_ddp_forward_pre_hook_per_expert_weight_by_hand() -> None:

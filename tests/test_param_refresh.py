@@ -64,3 +64,23 @@ def test_mxfp8_step_pays_the_refresh_of_every_linear_weight() -> None:
 def test_no_refresh_without_the_distributed_optimizer() -> None:
     mx, cs = _step("mxfp8_te", zero=0), _step("tensorwise_te", zero=0)
     assert mx.optimizer_s == pytest.approx(cs.optimizer_s, rel=1e-12)
+
+
+def test_grouped_quantize_per_expert_hand_derived() -> None:
+    # TE 2.9's split_quantize under MXFP8: one quantize_mxfp8 per expert with rows: reads
+    # 2 bytes, writes 1 + 1 plus the e8m0 scales of both layouts (rows ceil(cols / 32) +
+    # cols ceil(rows / 32)); an expert without rows launches nothing.
+    import numpy as np
+
+    _, chw, ceff = resolve("B200", "default")
+    rows, cols = 1000.0, 7168.0
+    one = _core.grouped_quantize_columns(np.array([rows]), cols, R.mxfp8_te, chw, ceff)
+    two = _core.grouped_quantize_columns(np.array([rows, 0.0, rows]), cols, R.mxfp8_te, chw,
+                                         ceff)
+    scales = rows * 224 + cols * 32  # ceil(7168 / 32) = 224, ceil(1000 / 32) = 32
+    assert one[2] == 4 * rows * cols + scales and one[3] == 1
+    assert one[1] == pytest.approx(one[2] / (8e12 * 0.88 * 0.77), rel=1e-9)
+    assert two[0] == pytest.approx(2 * one[0], rel=1e-12) and two[3] == 2
+    # per-tensor fp8 (tensorwise_te): the dense path's amax, its reduction and one cast
+    cs = _core.grouped_quantize_columns(np.array([rows]), cols, R.tensorwise_te, chw, ceff)
+    assert cs[3] == 3 and cs[2] == pytest.approx(2 * rows * cols + 12 + 3 * rows * cols)

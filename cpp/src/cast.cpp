@@ -548,6 +548,25 @@ void param_refresh_kernels(const T& elements, Recipe r, KernelSinkT<T>& out,
 template void param_refresh_kernels<double>(const double&, Recipe, KernelSink&,
                                             const CastTerms&);
 
+template <class T>
+void grouped_quantize_kernels(const T& rows, const T& cols, Recipe r, KernelSinkT<T>& out,
+                              const CastTerms& terms) {
+  if (r != Recipe::mxfp8_te) {
+    training_cast_kernels_to(rows, cols, TensorRole::input, r, false, false, out, terms);
+    return;
+  }
+  // TE 2.9 split_quantize (pytorch/csrc/extensions/cast.cpp): MXFP8 outputs are allocated in
+  // bulk, then quantized one tensor at a time (multi_tensor_quantize_impl has a fused kernel
+  // for delayed scaling only): the quantize_mxfp8 of the dense path, per expert.
+  const T n = rows * cols;
+  const T scales = rows * ceil(cols / 32.0) + cols * ceil(rows / 32.0);
+  out.push("expert quantize mxfp8 (row- and column-wise)", KernelRole::cast,
+           mxfp8_quantize<T>(T(kBf16 * n), T(2.0 * kFp8 * n + scales), terms, false));
+}
+
+template void grouped_quantize_kernels<double>(const double&, const double&, Recipe,
+                                               KernelSink&, const CastTerms&);
+
 double gathered_weight_bytes(Recipe r, double stored_bytes) noexcept {
   return r == Recipe::mxfp8_te ? kBf16 : stored_bytes;
 }

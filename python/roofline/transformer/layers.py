@@ -293,8 +293,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         # running. The few padding rows themselves are not counted.
         pad = [(rows * hid, 1.0, 1.0), (2.0 * rows, 1.0, 1.0)]
         ops.passes(g, "experts fp8 padding", pad, pad)
-        # the grouped linears quantize their inputs (rowwise + columnwise)
-        ops.elementwise(g, "experts quantize", rows * (hid + width))
+        # the grouped linears quantize their inputs (forward) and output gradients (backward)
+        # one expert at a time (TE's split_quantize)
+        ops.grouped_quantize(g, "experts quantize", used, (hid, width), (hid, mats * width))
     ops.grouped_linear(g, "experts gate_up", used, hid, mats * width)
     if mcore and cfg.mlp_gated and cfg.glu_limit > 0:
         glu_clamp_unfused(ops, g, sum(used) * width)

@@ -93,6 +93,14 @@ template <class T>
 void param_refresh_kernels(const T& elements, Recipe recipe, KernelSinkT<T>& out,
                            const CastTerms& terms = CastTerms{});
 
+/// Appends the kernels Transformer Engine's split_quantize runs on one expert's rows x cols
+/// bf16 input (or output gradient) of a training GroupedLinear: one quantize per expert, both
+/// layouts for mxfp8_te (the grouped GEMM call swizzles every expert's scales in one
+/// multi-tensor launch, not here); other recipes as training_cast_kernels' activation casts.
+template <class T>
+void grouped_quantize_kernels(const T& rows, const T& cols, Recipe recipe, KernelSinkT<T>& out,
+                              const CastTerms& terms = CastTerms{});
+
 /// Bytes per element the distributed optimizer all-gathers for a linear weight stored in
 /// `stored_bytes` per element under `recipe`: bf16 (2) for mxfp8_te (Megatron-Core gathers the
 /// bf16 params into the shared gradient buffer, reuse_grad_buf_for_mxfp8_param_ag, and
@@ -141,6 +149,10 @@ extern template void inference_cast_kernels_to<double, KernelSink>(
     const double&, const double&, Recipe, bool, bool, KernelSink&, const CastTerms&);
 extern template void inference_cast_kernels_to<Lanes, KernelSinkT<Lanes>>(
     const Lanes&, const Lanes&, Recipe, bool, bool, KernelSinkT<Lanes>&, const CastTerms&);
+
+/// grouped_quantize_kernels() of one expert (instantiated in cast.cpp).
+extern template void grouped_quantize_kernels<double>(const double&, const double&, Recipe,
+                                                      KernelSink&, const CastTerms&);
 
 /// param_refresh_kernels() of one weight set (instantiated in cast.cpp).
 extern template void param_refresh_kernels<double>(const double&, Recipe, KernelSink&,
