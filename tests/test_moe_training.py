@@ -63,8 +63,12 @@ def test_permute_sort_and_quantize_kernels() -> None:
     # the 32 received rows are regrouped by expert and back
     assert rows["sort chunks by expert"] == (32 * 64, 1, 1)
     assert rows["unsort chunks"] == (32 * 64, 1, 1)
-    # both grouped linears quantize their inputs: 32 rows x (hidden 64 + width 32)
-    assert rows["experts quantize"] == (32 * (64 + 32), 1, 1)
+    # both grouped linears quantize their inputs, one kernel per expert (TE's split_quantize,
+    # priced by the core's cast formulas): 32 rows over the local experts x hidden 64 and
+    # width 32
+    quant = [ops.quant[idx] for _, name, _, parts in ops.rows if name == "experts quantize"
+             for kind, idx in parts if kind == "quant"]
+    assert [(sum(c), w) for c, w in quant] == [(32, 64), (32, 32)]
     assert "permute bwd" in rows
     # no expert parallelism: nothing to regroup; bf16: nothing to quantize
     names = {r[1] for r in _layer(16, 1).rows}
@@ -649,12 +653,50 @@ def test_te_grouped_call_streams_and_swizzles_by_hand() -> None:
         counts = []
         for backward in (False, True):
             rows = [i for i, r in enumerate(ops.rows) if "experts" in r[1] and "quantize" not in
-                    r[1] and "act" not in r[1] and r[1].endswith(" bwd") == backward]
+                    r[1] and "act" not in r[1] and "padding" not in r[1]
+                    and r[1].endswith(" bwd") == backward]
             t, c = _launched(ops, rows, zero, 0, backward)
             gemms = 8 * len(rows) * (2 if backward else 1)
             counts.append(len(t) - gemms)
             assert c[:, kernel].sum() == len(t) - gemms  # every extra launch: a kernel call
         assert counts == [fwd_sw, bwd_sw]
+
+
+def test_fp8_padding_copies_by_hand() -> None:
+    """TEGroupedMLP under a recipe pads each expert's rows (TE's Fp8Padding: one copy of the
+    hidden states, one of the fp32 probabilities) and unpads the output (Fp8Unpadding); the
+    backward runs the opposite copies. TINY, 16 tokens, top-k rows, no expert parallelism:
+    every row passes once, read once and written once, in 2-byte elements."""
+    for recipe in ("mxfp8_te", "tensorwise_te", None):
+        ops = Program(train=True, recipe=recipe)
+        moe_mlp(ops, 0, TINY, 16, 1, 1, 2.0, recipe is not None)
+        rows = 16 * TINY.experts_per_token
+        hid = TINY.hidden_size
+        found = {r[1]: [ops.elts[idx] for _, idx in r[3]] for r in ops.rows
+                 if "padding" in r[1]}
+        if recipe is None:
+            assert found == {}
+            continue
+        pad = [(rows * hid, 1.0, 1.0), (2.0 * rows, 1.0, 1.0)]
+        assert found == {"experts fp8 padding": pad, "experts fp8 padding bwd": pad,
+                         "experts fp8 unpadding": [(rows * hid, 1.0, 1.0)],
+                         "experts fp8 unpadding bwd": [(rows * hid, 1.0, 1.0)]}
+
+
+def test_experts_quantize_per_expert_widths() -> None:
+    """Under a recipe the grouped linears' quantize row holds one per-expert quantize part per
+    width: the forward the inputs of fc1 (hidden) and fc2 (expert width), the backward the
+    output gradients of fc2 (hidden) and fc1 (2 x width when gated)."""
+    ops = Program(train=True, recipe="mxfp8_te")
+    moe_mlp(ops, 0, TINY, 16, 1, 1, 2.0, True)
+    rows = {r[1]: [ops.quant[idx] for kind, idx in r[3] if kind == "quant"] for r in ops.rows
+            if r[1].startswith("experts quantize")}
+    counts = rows["experts quantize"][0][0]
+    assert sum(counts) == 16 * TINY.experts_per_token
+    width, hid = TINY.moe_intermediate_size, TINY.hidden_size
+    mats = 2 if TINY.mlp_gated else 1
+    assert rows == {"experts quantize": [(counts, hid), (counts, width)],
+                    "experts quantize bwd": [(counts, hid), (counts, mats * width)]}
 
 
 def test_ddp_forward_pre_hook_per_expert_weight_by_hand() -> None:

@@ -102,6 +102,37 @@ py::list cast_kernel_times_py(double d0, double d1, TensorRole role, Recipe reci
   return times;
 }
 
+py::list param_refresh_kernel_times_py(double elements, Recipe recipe, const Hardware& hw,
+                                       const Efficiency& eff) {
+  KernelList kernels;
+  param_refresh_kernels(elements, recipe, kernels, eff.cast);
+  py::list times;
+  for (int i = 0; i < kernels.size; ++i) {
+    times.append(estimate(kernels.items[static_cast<std::size_t>(i)].cost, hw, eff).time_s);
+  }
+  return times;
+}
+
+py::tuple grouped_quantize_columns_py(const InArray& rows, double cols, Recipe recipe,
+                                      const Hardware& hw, const Efficiency& eff) {
+  double time = 0.0, memory = 0.0, bytes = 0.0;
+  int launches = 0;
+  const double* r = rows.data();
+  for (py::ssize_t i = 0; i < static_cast<py::ssize_t>(rows.size()); ++i) {
+    if (!(r[i] > 0.0)) continue;  // an expert without rows launches nothing
+    KernelList kernels;
+    grouped_quantize_kernels(r[i], cols, recipe, kernels, eff.cast);
+    for (int j = 0; j < kernels.size; ++j) {
+      const Estimate e = estimate(kernels.items[static_cast<std::size_t>(j)].cost, hw, eff);
+      time += e.time_s;
+      memory += e.memory_s;
+      bytes += e.bytes;
+      ++launches;
+    }
+  }
+  return py::make_tuple(time, memory, bytes, launches);
+}
+
 py::tuple float8_linear_sweep_py(const InArray& m, const InArray& k, const InArray& n,
                                  Recipe recipe, LinearMode mode, bool fuse, const Hardware& hw,
                                  const Efficiency& eff, int threads) {
@@ -308,6 +339,17 @@ PYBIND11_MODULE(_core, mod) {
           py::arg("role"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
           py::arg("hardware"), py::arg("efficiency"),
           "Time of each cast kernel that prepares one operand (torchao's per-kernel list).");
+  mod.def("param_refresh_kernel_times", &param_refresh_kernel_times_py, py::arg("elements"),
+          py::arg("recipe"), py::arg("hardware"), py::arg("efficiency"),
+          "Time of each kernel one rank runs per optimizer step to refresh `elements` "
+          "low-precision linear weights after the all-gather (MXFP8: copy_ + zero_).");
+  mod.def("grouped_quantize_columns", &grouped_quantize_columns_py, py::arg("rows"),
+          py::arg("cols"), py::arg("recipe"), py::arg("hardware"), py::arg("efficiency"),
+          "(time_s, memory_s, bytes, launches) of a training GroupedLinear's per-expert quantize "
+          "kernels over rows[i] x cols inputs (TE's split_quantize).");
+  mod.def("gathered_weight_bytes", &gathered_weight_bytes, py::arg("recipe"),
+          py::arg("stored_bytes"),
+          "Bytes per linear-weight element the distributed optimizer all-gathers under a recipe.");
   mod.def("float8_linear_sweep", &float8_linear_sweep_py, py::arg("m"), py::arg("k"),
           py::arg("n"), py::arg("recipe"), py::arg("mode"), py::arg("fuse_with_prev"),
           py::arg("hardware"), py::arg("efficiency"), py::arg("threads") = 0,

@@ -529,6 +529,49 @@ template void te_weight_scale_swizzle<double>(const double&, const double&, Reci
 template void te_weight_scale_swizzle<Lanes>(const Lanes&, const Lanes&, Recipe, bool,
                                              KernelSinkT<Lanes>&);
 template <class T>
+void param_refresh_kernels(const T& elements, Recipe r, KernelSinkT<T>& out,
+                           const CastTerms& terms) {
+  if (r != Recipe::mxfp8_te) return;
+  // Megatron-Core (DistributedDataParallel.start_param_sync / finish_param_sync with
+  // reuse_grad_buf_for_mxfp8_param_ag): param.data.copy_(bf16 slice) runs TE's MXFP8
+  // quantize on every gathered weight (the param keeps the row- and the column-wise copy,
+  // one e8m0 byte per 32 elements each), then bucket.param_data.zero_() clears the bf16
+  // slice of the gradient buffer it borrowed.
+  const T n = elements;
+  const T scales = ceil(n / 32.0);
+  out.push("param copy_: bf16 -> MXFP8 (row- and column-wise)", KernelRole::cast,
+           mxfp8_quantize<T>(T(kBf16 * n), T(2.0 * kFp8 * n + 2.0 * scales), terms, false));
+  out.push("param buffer zero_ (shared with the gradients)", KernelRole::cast,
+           traffic<T>(T(0.0), T(kBf16 * n)));
+}
+
+template void param_refresh_kernels<double>(const double&, Recipe, KernelSink&,
+                                            const CastTerms&);
+
+template <class T>
+void grouped_quantize_kernels(const T& rows, const T& cols, Recipe r, KernelSinkT<T>& out,
+                              const CastTerms& terms) {
+  if (r != Recipe::mxfp8_te) {
+    training_cast_kernels_to(rows, cols, TensorRole::input, r, false, false, out, terms);
+    return;
+  }
+  // TE 2.9 split_quantize (pytorch/csrc/extensions/cast.cpp): MXFP8 outputs are allocated in
+  // bulk, then quantized one tensor at a time (multi_tensor_quantize_impl has a fused kernel
+  // for delayed scaling only): the quantize_mxfp8 of the dense path, per expert.
+  const T n = rows * cols;
+  const T scales = rows * ceil(cols / 32.0) + cols * ceil(rows / 32.0);
+  out.push("expert quantize mxfp8 (row- and column-wise)", KernelRole::cast,
+           mxfp8_quantize<T>(T(kBf16 * n), T(2.0 * kFp8 * n + scales), terms, false));
+}
+
+template void grouped_quantize_kernels<double>(const double&, const double&, Recipe,
+                                               KernelSink&, const CastTerms&);
+
+double gathered_weight_bytes(Recipe r, double stored_bytes) noexcept {
+  return r == Recipe::mxfp8_te ? kBf16 : stored_bytes;
+}
+
+template <class T>
 void training_cast_kernels(const T& d0, const T& d1, TensorRole role, Recipe r, bool fuse,
                            bool torchao, KernelSinkT<T>& out, const CastTerms& terms) {
   training_cast_kernels_to(d0, d1, role, r, fuse, torchao, out, terms);

@@ -37,9 +37,11 @@ from .formats import element_bytes, linear_recipes, weight_bytes_of
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
+from .memory import weight_params
 from .moe_host import moe_train_options
 from .moe_sync import moe_host_terms
 from .offload import host_link_bytes_per_s
+from .param_refresh import refresh_terms
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -551,6 +553,8 @@ def estimate(
                 cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share,
                 mod_share=mod_share)
             base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
+            base.update(refresh_terms(f8_recipe, weight_params(cfg, tp, ep, phase)[0],
+                                      expert_p, weight_bytes, base, hw, efficiency))
             counts = cfg.param_counts()
             base["embed_params"] = counts["embedding"] / tp
             base["head_params"] = counts["lm_head"] / tp

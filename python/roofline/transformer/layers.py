@@ -204,7 +204,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     once per chosen expert (``t·k·hidden`` elements written); with expert parallelism the
     received rows, grouped by source rank, are regrouped by local expert before the grouped
     GEMMs and back after them (``sort_chunks_by_idxs``); a low-precision recipe quantizes the
-    inputs of both grouped linears (``rows·(hidden + width)`` elements). The unpermute is
+    inputs of both grouped linears (``rows·(hidden + width)`` elements) and copies the rows
+    into and out of their per-expert padding (TE's ``Fp8Padding`` / ``Fp8Unpadding``: the
+    hidden states and fp32 probabilities in, the output out). The unpermute is
     the weighted sum. Each is a memory-bound pass (its backward as every elementwise row).
     These run in training (Megatron-Core); decode and prefill keep the serving engines'
     fused MoE program.
@@ -280,13 +282,28 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     used = tuple(int(c) for c in local if c > 0) or (1,)
     if mcore and ep > 1:  # rows arrive grouped by source rank: regroup them by local expert
         ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
-    if mcore and lowp:  # the grouped linears quantize their inputs (rowwise + columnwise)
-        ops.elementwise(g, "experts quantize", sum(used) * (hid + width))
+    rows = sum(used)
+    if mcore and lowp:
+        # TEGroupedMLP pads each expert's rows to the recipe's alignment (TE 2.9 Fp8Padding:
+        # 32 under MXFP8, 16 else) with one fused_multi_row_padding copy of the hidden
+        # states and one of the fp32 probabilities (2 elements per row); the backward
+        # unpads both gradients. It returns early only when every local expert's count is
+        # already aligned, which the perf scripts' random-logit routing
+        # (moe_router_force_load_balancing) leaves to chance (1/32 per expert): priced as
+        # running. The few padding rows themselves are not counted.
+        pad = [(rows * hid, 1.0, 1.0), (2.0 * rows, 1.0, 1.0)]
+        ops.passes(g, "experts fp8 padding", pad, pad)
+        # the grouped linears quantize their inputs (forward) and output gradients (backward)
+        # one expert at a time (TE's split_quantize)
+        ops.grouped_quantize(g, "experts quantize", used, (hid, width), (hid, mats * width))
     ops.grouped_linear(g, "experts gate_up", used, hid, mats * width)
     if mcore and cfg.mlp_gated and cfg.glu_limit > 0:
         glu_clamp_unfused(ops, g, sum(used) * width)
     ops.elementwise(g, "experts act", sum(used) * width, reads=mats)
     ops.grouped_linear(g, "experts down", used, width, hid)
+    if mcore and lowp:  # Fp8Unpadding of the output (its backward pads the gradient)
+        ops.passes(g, "experts fp8 unpadding", [(rows * hid, 1.0, 1.0)],
+                   [(rows * hid, 1.0, 1.0)])
     if mcore and cfg.mlp_bias:
         expert_fc2_bias(ops, g, used, hid)
     if mcore and ep > 1:

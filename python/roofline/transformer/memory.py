@@ -13,7 +13,7 @@ from .config import TransformerConfig
 from .program import Program
 from .training import OPTIMIZERS
 
-__all__ = ["memory"]
+__all__ = ["memory", "weight_params"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -23,16 +23,11 @@ def _attention_kinds(cfg: TransformerConfig) -> tuple[tuple[str, int], ...]:
     return tuple(Counter(cfg.layer_attention()).items())
 
 
-def memory(cfg: TransformerConfig, hw: Hardware, batch: int, kv: int, tp: int, ep: int,
-           phase: str, weight_bytes: float, kv_bytes: float, ops: Program,
-           groups: list[tuple[str, list[int]]], dtype_bytes: float = 2.0,
-           optimizer: str = "adam") -> dict[str, float]:
-    """Bytes per GPU by category, ``params_per_gpu`` and ``capacity_bytes``.
-
-    Training state is unsharded here: ``dtype_bytes`` per gradient, the C++ core's optimizer
-    bytes per parameter for ``optimizer`` (``_core.optimizer_bytes_per_param``) and every
-    op's saved inputs; :func:`roofline.transformer.training.compose` then shards them.
-    """
+def weight_params(cfg: TransformerConfig, tp: int, ep: int, phase: str,
+                  kv_bytes: float = 2.0) -> tuple[float, float, float]:
+    """(linear weights, other weights, KV-cache bytes per token) per GPU: the linear layers'
+    (attention, MLP, experts, MTP) sharded by tensor / expert parallelism, the rest (router,
+    norms, embedding and head) replicated or vocabulary-split."""
     c = cfg.param_counts()
     heads_frac = (cfg.num_heads // tp) / cfg.num_heads
     if cfg.is_mla:
@@ -55,6 +50,20 @@ def memory(cfg: TransformerConfig, hw: Hardware, batch: int, kv: int, tp: int, e
         linear += (m["attention"] * attn / cfg.attention_params() + m["mlp"] / tp
                    + m["experts"] / expert_split + m["shared_experts"] / tp + m["eh_proj"])
         other += m["router"] + m["norms"]
+    return linear, other, kv_token
+
+
+def memory(cfg: TransformerConfig, hw: Hardware, batch: int, kv: int, tp: int, ep: int,
+           phase: str, weight_bytes: float, kv_bytes: float, ops: Program,
+           groups: list[tuple[str, list[int]]], dtype_bytes: float = 2.0,
+           optimizer: str = "adam") -> dict[str, float]:
+    """Bytes per GPU by category, ``params_per_gpu`` and ``capacity_bytes``.
+
+    Training state is unsharded here: ``dtype_bytes`` per gradient, the C++ core's optimizer
+    bytes per parameter for ``optimizer`` (``_core.optimizer_bytes_per_param``) and every
+    op's saved inputs; :func:`roofline.transformer.training.compose` then shards them.
+    """
+    linear, other, kv_token = weight_params(cfg, tp, ep, phase, kv_bytes)
     params = linear + other
     mem: dict[str, float] = {
         "params_per_gpu": params,

@@ -14,8 +14,10 @@ import numpy as np
 from .. import _core
 from .._errors import ArgumentValueError
 from .._params.memo import Memo, pricing_token
+from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike
 from ..float8.layer import linear as float8_linear
+from ..float8.recipes import RECIPES
 from ..hardware import Hardware
 from ..ops.attention import attention
 from ..ops.attention_columns import attention_columns
@@ -323,6 +325,22 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
              mult * np.atleast_1d(np.asarray(g.flops)), mult * np.atleast_1d(np.asarray(g.bytes))],
             axis=1)
         f8_gemm = stack(g)
+    if ops.quant and recipe is not None:
+        r = RECIPES[recipe]
+        _, chw, ceff = resolve(hw, efficiency)
+
+        def quant() -> np.ndarray:
+            out = np.zeros((len(ops.quant), len(COLUMNS)))
+            for i, (counts, width) in enumerate(ops.quant):
+                t, mem, nbytes, _ = _core.grouped_quantize_columns(
+                    np.asarray(counts, dtype=np.float64), float(width), r, chw, ceff)
+                out[i, COLUMNS.index("time_s")] = t
+                out[i, COLUMNS.index("memory_s")] = mem
+                out[i, COLUMNS.index("overhead_s")] = max(t - mem, 0.0)
+                out[i, COLUMNS.index("bytes")] = nbytes
+            return out
+
+        parts["quant"] = memo("quant", (recipe, tuple(ops.quant)), quant)
     if ops.elts:
         num, rd, wr = (np.array(c) for c in zip(*ops.elts, strict=True))
         def elts() -> np.ndarray:

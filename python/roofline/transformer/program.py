@@ -30,6 +30,8 @@ class Program:
     comms: list[tuple[str, float, float]] = field(default_factory=list)
     #: grouped GEMMs: (rows per group, k, n, layout of ``rl.grouped_gemm``)
     grouped: list[tuple[tuple[int, ...], float, float, str]] = field(default_factory=list)
+    #: per-expert quantize kernels of a GroupedLinear under a recipe: (rows per expert, cols)
+    quant: list[tuple[tuple[int, ...], float]] = field(default_factory=list)
     #: framework ops as they run (registry Calls: ``runtime="hf"``), priced by their entries
     calls: list[Any] = field(default_factory=list)
     saved: dict[int, float] = field(default_factory=dict)  # activation elements per group
@@ -116,6 +118,18 @@ class Program:
             self._row(g, name + " bwd", "gemm", [self._push("grouped", (counts, n, k, lay)),
                                                  self._push("grouped",
                                                             (counts, k, n, "looped_wgrad"))])
+
+    def grouped_quantize(self, g: int, name: str, counts: tuple[int, ...],
+                         fwd: tuple[float, ...], bwd: tuple[float, ...]) -> None:
+        """Transformer Engine's per-expert quantize kernels (``split_quantize``) of grouped
+        linears under the recipe: ``counts[i]`` rows of expert i, one kernel per expert and
+        per width of ``fwd`` (the inputs' columns) and, in training, of ``bwd`` (the output
+        gradients' columns). The inputs' elements count as saved (as an elementwise row's)."""
+        self._save(g, sum(counts) * sum(fwd))
+        self._row(g, name, "elementwise", [self._push("quant", (counts, c)) for c in fwd])
+        if self.train:
+            self._row(g, name + " bwd", "elementwise",
+                      [self._push("quant", (counts, c)) for c in bwd])
 
     def elementwise(self, g: int, name: str, numel: float, reads: int = 1,
                     writes: int = 1, cat: str = "other", kind: str = "elementwise") -> None:

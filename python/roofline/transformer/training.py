@@ -19,11 +19,10 @@ from .. import _core
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
-from ..ops.elementwise import elementwise
-from ..ops.registry.foreach_entries import round_trip_floor
-from .composer import ADAMW_PASSES, clip_grad_norm_s, decoupled_adamw_s, rank_tensors
+from .composer import clip_grad_norm_s, decoupled_adamw_s, rank_tensors
 from .fsdp_passes import fsdp_unit_passes_s
 from .offload import DEFAULT_HOST_LINK, offload_exposed_s
+from .optimizers import OPTIMIZERS, PER_TENSOR_OPTIMIZERS, optimizer_update_s
 
 __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "MODULES_RECOMPUTE", "OPTIMIZERS",
            "PER_TENSOR_OPTIMIZERS", "PLAN_RECOMPUTE", "RECOMPUTE", "TrainStep", "compose",
@@ -71,72 +70,6 @@ def recompute_name(code: int, every: int = 1, modules: tuple[str, ...] = ()) -> 
     if code == MODULES_RECOMPUTE:
         return "modules:" + ",".join(modules)
     return next(k for k, c in RECOMPUTE.items() if c == code)
-
-#: Optimizer implementations -> (state format, the passes of one update as (tensors read,
-#: tensors written) per parameter, format of those tensors: "fp32", or "param" for the model's
-#: own format, and whether the passes run through ATen's ``multi_tensor_apply``: then every
-#: pass launches one kernel per 320 chunks of 65536 elements,
-#: ``_core.multi_tensor_apply_launches``, each paying a kernel's latency and at least its DRAM
-#: round trips, :func:`roofline.ops.registry.foreach_entries.round_trip_floor`).
-#:
-#: - ``adam`` / ``adam_8bit`` / ``adam_bf16``: one fused mixed-precision kernel (Megatron's,
-#:   Transformer Engine's and apex's FusedAdam): fp32 master weight, gradient and states read
-#:   once, written once.
-#: - ``adamw_fused``: ``torch.optim.AdamW(fused=True)``: one pass reading p, g, m, v and writing
-#:   p, m, v, the states in the parameters' format (``model.to(bfloat16)`` training).
-#: - ``adamw_foreach``: ``torch.optim.AdamW()`` on CUDA (foreach, torch's default): eight
-#:   ``_foreach_*`` passes: ``mul_(p)`` (weight decay), ``lerp_(m, g)``, ``mul_(v)``,
-#:   ``addcmul_(v, g, g)`` (g read once from DRAM), ``d = sqrt(v)``, ``div_(d)``,
-#:   ``add_(d, eps)``, ``addcdiv_(p, m, d)``: 12 reads and 8 writes per parameter (an H200
-#:   train step of 1.49 G bf16 parameters spent 19.6 ms in these kernels: 8 x 71 launches of
-#:   at most 320 x 65536 elements, data/programs/h200).
-#: - ``decoupled_adamw``: Composer's ``DecoupledAdamW`` (llm-foundry's MPT runs): a Python
-#:   loop over the parameter tensors, each synchronising on its step count before its 8
-#:   kernels (:data:`.composer.ADAMW_PASSES`), fp32 states; priced per tensor by
-#:   :func:`.composer.decoupled_adamw_s`, the tensors counted per rank from the flat-parameter
-#:   shards (``compose``'s ``param_tensors``).
-OPTIMIZERS: dict[str, tuple[Any, tuple[tuple[int, int], ...], str, bool]] = {
-    "adam": (_core.OptimizerKind.adam, ((4, 4),), "fp32", False),
-    "adam_8bit": (_core.OptimizerKind.adam_8bit, ((2, 2),), "fp32", False),
-    "adam_bf16": (_core.OptimizerKind.adam_bf16, ((2, 2),), "fp32", False),
-    "adamw_fused": (_core.OptimizerKind.adam_bf16, ((4, 3),), "param", True),
-    "adamw_foreach": (_core.OptimizerKind.adam_bf16, ((1, 1), (2, 1), (1, 1), (2, 1), (1, 1),
-                                                      (1, 1), (1, 1), (3, 1)), "param", True),
-    "decoupled_adamw": (_core.OptimizerKind.adam, ADAMW_PASSES, "fp32", False),
-}
-#: Optimizers that loop over the parameter tensors in Python (priced per tensor).
-PER_TENSOR_OPTIMIZERS = ("decoupled_adamw",)
-
-
-def optimizer_update_s(params: np.ndarray, optimizer: str, fmt: str, hw: Any,
-                       efficiency: EfficiencyLike = "default") -> np.ndarray:
-    """Time of one optimizer update over ``params`` parameters per GPU (array), seconds.
-
-    Each pass of :data:`OPTIMIZERS` streams its tensors of ``params`` elements in ``fmt`` by
-    :func:`roofline.elementwise`: one kernel, or for torch's ``multi_tensor_apply`` optimizers
-    ``launches`` kernels (``_core.multi_tensor_apply_launches`` of the parameters as one list:
-    per-tensor chunk rounding and the tensor-count limit are ignored, both negligible for
-    model weights), each at least its DRAM round trips
-    (:func:`roofline.ops.registry.foreach_entries.round_trip_floor`); the passes add up.
-    """
-    _, passes, _, mta = OPTIMIZERS[optimizer]
-    n = np.maximum(np.ceil(np.asarray(params, dtype=float)), 1).astype(np.int64)
-    if not mta:
-        reads, writes = sum(r for r, _ in passes), sum(w for _, w in passes)
-        return np.asarray(elementwise(n, reads, writes, 0.0, fmt, hw, efficiency=efficiency,
-                                      kernels=len(passes)).time_s)
-    flat = n.reshape(-1)
-    values, inverse = np.unique(flat, return_inverse=True)
-    times = np.zeros(len(values))
-    for i, v in enumerate(values):
-        launches = int(_core.multi_tensor_apply_launches(np.array([float(v)]), 1))
-        for reads, writes in passes:
-            e = elementwise(int(v), reads, writes, 0.0, fmt, hw, efficiency=efficiency,
-                            kernels=launches)
-            times[i] += float(round_trip_floor(e, launches, float(v), hw).time_s)
-    out: np.ndarray = times[inverse].reshape(n.shape)
-    return out
-
 
 @dataclass(frozen=True)
 class TrainStep:
@@ -364,7 +297,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     it) in every backward. ZeRO-1/2 reduce-scatter (ZeRO-0: all-reduce) the gradients in the
     last micro-batch's backward in the gradient format (bf16, Megatron's default
     ``grad_reduce_in_fp32=False``) and ZeRO-1/2 all-gather the updated weights per unit in the
-    first forward; with ``overlap_param_gather=False`` (default ``overlap``) they gather every
+    first forward, in the format the recipe gathers (``dense_gather_bytes`` /
+    ``expert_gather_bytes`` of ``base``: bf16 under MXFP8, after which every rank refreshes its
+    weights, ``param_refresh_s`` added to the optimizer step; :mod:`.param_refresh`); with
+    ``overlap_param_gather=False`` (default ``overlap``) they gather every
     unit in the optimizer step instead, all of it exposed (``n·layer + embedding + head``
     all-gathers, added to the step and to the exposed communication). Exposed communication
     is each pass's overlapped wall time minus its compute:
@@ -479,7 +415,14 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     # One stage's units: the embedding, L/pp equal layers, the head (1/pp of each: the stages
     # are balanced as above). Weights as stored; gradients reduced in ``rb`` bytes each.
     n_layers = layers / pp
-    per_param = base["dense_weight_bytes"] / max(base["dense_params"], 1.0)
+    # ZeRO-3 gathers the weights as stored; the distributed optimizer (ZeRO-1/2) what the
+    # recipe gathers (``dense_gather_bytes`` / ``expert_gather_bytes``: bf16 under MXFP8,
+    # :mod:`.param_refresh`; as stored when absent)
+    zero12 = (zero >= 1) & (zero < 3)
+    per_param = np.where(zero12, base.get("dense_gather_bytes", base["dense_weight_bytes"]),
+                         base["dense_weight_bytes"]) / max(base["dense_params"], 1.0)
+    per_expert = np.where(zero12, base.get("expert_gather_bytes", base["expert_weight_bytes"]),
+                          base["expert_weight_bytes"]) / max(base["expert_params"], 1e-30)
     emb_p, head_p = base["embed_params"] / pp, base["head_params"] / pp
     layer_p = np.maximum(dense_p - emb_p - head_p, 0.0) / n_layers
     layer_e = expert_p / n_layers
@@ -487,8 +430,7 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
 
     def unit(dense: np.ndarray, expert: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(all-gather of the weights, reduction of the gradients) of one unit."""
-        ag = both(all_gather, dense * per_param + zeros, expert * expert_wb / np.maximum(
-            expert_p, 1e-30) + zeros)
+        ag = both(all_gather, dense * per_param + zeros, expert * per_expert + zeros)
         red = np.where(zero == 0, both(all_reduce, dense * rb + zeros, expert * rb + zeros),
                        both(reduce_scatter, dense * rb + zeros, expert * rb + zeros))
         return np.where(zero >= 1, ag, 0.0), red
@@ -526,6 +468,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             opt_s = decoupled_adamw_s(tensors, shard, hw, efficiency)
         else:
             opt_s = optimizer_update_s(shard, optimizer, fmt, hw, efficiency)
+        # each rank refreshes its stage's low-precision weights after the distributed
+        # optimizer's all-gather (:mod:`.param_refresh`: MXFP8's quantize and buffer zero_)
+        opt_s = opt_s + np.where(zero12, base.get("param_refresh_s", 0.0) / pp, 0.0)
         if clip_grad_norm:
             opt_s = opt_s + clip_grad_norm_s(tensors, shard, hw, efficiency) + np.where(
                 dp * cp > 1, _link(intra_dp, all_reduce, 4.0 + zeros, dp * cp, **lk), 0.0)

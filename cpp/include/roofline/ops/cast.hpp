@@ -82,6 +82,31 @@ template <class T>
 void te_weight_scale_swizzle(const T& k, const T& n, Recipe recipe, bool torchao_conventions,
                              KernelSinkT<T>& out);
 
+/// Appends the kernels one rank runs once per optimizer step to refresh its low-precision
+/// copy of the linear weights, `elements` of them, after the distributed optimizer's
+/// all-gather (both weight dims multiples of 32: whole scale blocks). mxfp8_te (Megatron-Core
+/// with fp8_param_gather, whose MXFP8 params need reuse_grad_buf_for_mxfp8_param_ag): each
+/// param's copy_ from the gathered bf16 buffer quantizes it to MXFP8 (both layouts, e8m0
+/// scales), then zero_ clears that bf16 buffer, shared with the gradients. Nothing for other
+/// recipes (their optimizer writes each rank's fp8 shard, which is what is gathered).
+template <class T>
+void param_refresh_kernels(const T& elements, Recipe recipe, KernelSinkT<T>& out,
+                           const CastTerms& terms = CastTerms{});
+
+/// Appends the kernels Transformer Engine's split_quantize runs on one expert's rows x cols
+/// bf16 input (or output gradient) of a training GroupedLinear: one quantize per expert, both
+/// layouts for mxfp8_te (the grouped GEMM call swizzles every expert's scales in one
+/// multi-tensor launch, not here); other recipes as training_cast_kernels' activation casts.
+template <class T>
+void grouped_quantize_kernels(const T& rows, const T& cols, Recipe recipe, KernelSinkT<T>& out,
+                              const CastTerms& terms = CastTerms{});
+
+/// Bytes per element the distributed optimizer all-gathers for a linear weight stored in
+/// `stored_bytes` per element under `recipe`: bf16 (2) for mxfp8_te (Megatron-Core gathers the
+/// bf16 params into the shared gradient buffer, reuse_grad_buf_for_mxfp8_param_ag, and
+/// quantizes after: param_refresh_kernels), else the stored bytes (an fp8 shard is gathered).
+double gathered_weight_bytes(Recipe recipe, double stored_bytes) noexcept;
+
 /// Appends the cast kernels that turn one bf16 operand of a training linear into its
 /// low-precision forms (forward and backward layouts). Throws std::invalid_argument when
 /// torchao_conventions is set and torchao has no model for the recipe/role. With real
@@ -124,6 +149,14 @@ extern template void inference_cast_kernels_to<double, KernelSink>(
     const double&, const double&, Recipe, bool, bool, KernelSink&, const CastTerms&);
 extern template void inference_cast_kernels_to<Lanes, KernelSinkT<Lanes>>(
     const Lanes&, const Lanes&, Recipe, bool, bool, KernelSinkT<Lanes>&, const CastTerms&);
+
+/// grouped_quantize_kernels() of one expert (instantiated in cast.cpp).
+extern template void grouped_quantize_kernels<double>(const double&, const double&, Recipe,
+                                                      KernelSink&, const CastTerms&);
+
+/// param_refresh_kernels() of one weight set (instantiated in cast.cpp).
+extern template void param_refresh_kernels<double>(const double&, Recipe, KernelSink&,
+                                                   const CastTerms&);
 
 /// training_cast_kernels() of one shape (instantiated in cast.cpp).
 extern template void training_cast_kernels<double>(const double&, const double&, TensorRole,
