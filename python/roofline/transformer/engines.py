@@ -40,7 +40,10 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   size (vLLM: 1, 2, 4, then multiples of 8 to 256 and of 16 to 512; SGLang: 1, 2, 4, 8, 12,
   then multiples of 8 to 256), so its GEMMs and elementwise kernels run on the padded batch
   (the padded sequences' attention is empty). Larger batches launch eagerly. Prefill: vLLM V1
-  replays piecewise graphs around attention (``"graph"``), SGLang launches eagerly.
+  replays piecewise graphs around attention (``"graph"``), SGLang launches eagerly. SGLang's
+  ``--enable-torch-compile`` graphs (sizes up to ``torch_compile_max_bs``, 32) run the same
+  ops through Inductor, at most the RoPE kernel, the query copy and one KV index copy
+  fewer per layer; not distinguished (docs/model.md, session 11b).
 - **All-reduce outside a CUDA graph**: the engines' custom all-reduce
   (``custom_all_reduce.py``, SGLang's through vLLM's ``parallel_state`` in 2024) reduces in
   place only in buffers registered with its peers: graph capture registers the graph's
