@@ -56,7 +56,10 @@ def test_llmfoundry_rows_are_whole_tables_at_one_commit():
         # Composer 0.17's step: FSDP1, DecoupledAdamW, LanguageCrossEntropy + Perplexity
         assert (c["fsdp"], c["optimizer"], c["train_metrics"], c["modules"],
                 c["clip_grad_norm"]) == ("fsdp1", "decoupled_adamw", 2, "torch", True), r["id"]
-        assert (c["linear_recipe"] == "tensorwise") == (c["precision"] == "amp_fp8"), r["id"]
+        # amp_fp8 with fc_type te: TE v0.10's DelayedScaling, te.Linear called without
+        # is_first_microbatch (the weight cast in every call)
+        assert (c["linear_recipe"] == "delayed_te_uncached") == (c["precision"] == "amp_fp8"), \
+            r["id"]
         assert r["family"] == ("train_dense_lowp" if c["linear_recipe"] else
                                "train_dense_bf16"), r["id"]
         m = c["model"]  # MPT: GELU MLP x4, LayerNorm, biases, tied head, no RoPE, MHA
@@ -333,9 +336,18 @@ def test_family_medians_pinned(result):
     # MXFP8 quantize per local expert at the quantize rate (the output gradients' widths in
     # the backward): DeepSeek-V3 GB300 / GB200 -6.4 / -12.5 -> -5.4 / -11.6 %, B200 -26.4 ->
     # -27.1 (host-bound), Qwen3-30B GB200 / GB300 -8.3 / +8.6 -> -7.5 / +9.7 %.
+    # train_dense_lowp 0.068 -> 0.095 (p90 0.130 -> 0.177, bias 0 -> -10 %) with the 16
+    # H100 rows that ran Transformer Engine's DelayedScaling priced as TE runs it on sm90
+    # (delayed_te / delayed_te_uncached: one cast-transpose per activation and grad_output,
+    # amax in that kernel, no amax pass; Megatron-Core's weights cast once per step): the
+    # llm-foundry FP8 rows +3.1..+14.2 % -> -7.0..+0.9 % (median |e| 6.7 -> 1.6 %); the NeMo 24.07
+    # rows, which torchao's per-call weight casts had hidden, go too fast: +18.5 / +12.8 /
+    # +6.1 / -9.1 % (GPT-3 20B / 175B x128 / x512 / Llama-3-8B) -> +3.6 / -17.0 / -13.5 /
+    # -24.6 %, source median 6.1 -> 17.2 % (bias +3 -> -17 %). Regression of the pin, kept:
+    # the casts are what ran; what the NeMo rows still lack is open (docs/model.md).
     pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.100), "train_dense_bf16": (139, 0.049),
-            "train_dense_lowp": (30, 0.068), "train_moe": (14, 0.110)}
+            "train_dense_lowp": (30, 0.095), "train_moe": (14, 0.110)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows

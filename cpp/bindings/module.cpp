@@ -243,7 +243,9 @@ PYBIND11_MODULE(_core, mod) {
       .value("tensorwise_static", Recipe::tensorwise_static)
       .value("nvfp4_no_global_scale", Recipe::nvfp4_no_global_scale)
       .value("blockwise", Recipe::blockwise).value("mxfp8_te", Recipe::mxfp8_te)
-      .value("tensorwise_te", Recipe::tensorwise_te);
+      .value("tensorwise_te", Recipe::tensorwise_te)
+      .value("delayed_te", Recipe::delayed_te)
+      .value("delayed_te_uncached", Recipe::delayed_te_uncached);
 
   py::enum_<TensorRole>(mod, "TensorRole")
       .value("input", TensorRole::input).value("weight", TensorRole::weight)

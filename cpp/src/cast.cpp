@@ -107,6 +107,34 @@ void te_scale_swizzle(const char* name, const T& scales, KernelSinkT<T>& out) {
   out.push(name, KernelRole::cast, traffic<T>(scales, scales));
 }
 
+// Transformer Engine's DelayedScaling on sm90 (TE 1.x linear.py / layernorm_linear.py;
+// TE 0.10 the same kernels): Hopper's fp8 GEMMs are TN-only, so each operand that a GEMM reads
+// transposed needs its own transposed fp8 copy. fp8_cast_transpose_fused (cast_transpose.cu)
+// reads the bf16 tensor once and writes the row-major and the transposed fp8 copies, scaling
+// by the scale the previous steps' amax history gave and recording this call's amax in the
+// same kernel (an atomic max per block): no amax pass before the cast. The activation (the
+// forward GEMM's input, saved transposed for the wgrad GEMM) and grad_output (TE's
+// grad_output_preprocess: fp8_cast_transpose_fused, or its bgrad variant that also reduces
+// the bias gradient) each run one; its bf16 read fuses away when the caller says so. The
+// weight runs one per call unless is_first_microbatch caches its fp8 copies for the step
+// (delayed_te: Megatron-Core passes it, the cast runs once per optimizer step, not per call).
+// TE's own CUDA kernels (vectorized loads, transposes through shared-memory tiles): priced at
+// the streaming rate, as its other cast kernels on Hopper (CastTerms holds Inductor's rates).
+template <class T>
+void delayed_te_training(const T& d0, const T& d1, TensorRole role, Recipe r, bool fuse,
+                         KernelSinkT<T>& out) {
+  const T n = d0 * d1;
+  if (role == TensorRole::weight) {
+    if (r == Recipe::delayed_te) return;  // cached fp8 copies (is_first_microbatch)
+    out.push("weight cast + transpose (fp8_cast_transpose_fused)", KernelRole::cast,
+             traffic<T>(T(kBf16 * n), T(2.0 * kFp8 * n)));
+    return;
+  }
+  out.push(role == TensorRole::input ? "input cast + transpose (fp8_cast_transpose_fused)"
+                                     : "grad_output cast + transpose (fp8_cast_transpose_fused)",
+           KernelRole::cast, traffic<T>(fuse ? T(0.0) : T(kBf16 * n), T(2.0 * kFp8 * n)));
+}
+
 // The compiled (Inductor) kernels of torchao's casts, shared by the training, inference and
 // standalone cast formulas. Every byte count is the DRAM traffic of that kernel; the terms set
 // the fraction of the streaming bandwidth its access pattern reaches.
@@ -251,6 +279,10 @@ void KernelList::push(const char* name, KernelRole role, const Cost& c) {
 bool recipe_is_fp4(Recipe r) noexcept {
   return r == Recipe::mxfp4_cutlass || r == Recipe::mxfp4 || r == Recipe::nvfp4 ||
          r == Recipe::nvfp4_static || r == Recipe::nvfp4_no_global_scale;
+}
+
+bool recipe_is_delayed_te(Recipe r) noexcept {
+  return r == Recipe::delayed_te || r == Recipe::delayed_te_uncached;
 }
 
 bool recipe_is_mx(Recipe r) noexcept {
@@ -398,6 +430,11 @@ ROOFLINE_FLATTEN void training_cast_kernels_to(const T& d0, const T& d1, TensorR
                                          : "grad_output cast (one fp8 copy)",
                KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n));
       return;
+    case Recipe::delayed_te:
+    case Recipe::delayed_te_uncached:
+      if (torchao) no_torchao_model("training recipe 'delayed_te' (Transformer Engine)");
+      delayed_te_training(d0, d1, role, r, fuse, out);
+      return;
     case Recipe::mxfp8_te: {
       if (torchao) no_torchao_model("training recipe 'mxfp8_te' (Transformer Engine)");
       // quantize_mxfp8 (cast_mxfp8_2D_kernel with rowwise and columnwise scaling): one read
@@ -497,6 +534,14 @@ ROOFLINE_FLATTEN void inference_cast_kernels_to(const T& d0, const T& d1, Recipe
       if (torchao) no_torchao_model("inference recipe 'tensorwise_te' (Transformer Engine)");
       out.push("input amax", KernelRole::cast, traffic<T>(read, 0.0));
       out.push("input cast (one fp8 copy)", KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n));
+      return;
+    case Recipe::delayed_te:
+    case Recipe::delayed_te_uncached:
+      // cast_to_fp8 with the scale of the amax history (the kernel records this call's amax):
+      // one read, one row-major fp8 copy, no amax pass.
+      if (torchao) no_torchao_model("inference recipe 'delayed_te' (Transformer Engine)");
+      out.push("input cast (fp8, amax in the kernel)", KernelRole::cast,
+               traffic<T>(read, T(kFp8 * n)));
       return;
     case Recipe::mxfp8_te: {
       if (torchao) no_torchao_model("inference recipe 'mxfp8_te' (Transformer Engine)");

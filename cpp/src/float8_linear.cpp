@@ -17,6 +17,8 @@ LowpFormats lowp_formats(Recipe r) {
     case Recipe::tensorwise:
     case Recipe::tensorwise_te:
     case Recipe::tensorwise_static:
+    case Recipe::delayed_te:
+    case Recipe::delayed_te_uncached:
     case Recipe::rowwise:
     case Recipe::rowwise_with_gw_hp:
       return {DType::fp8_e4m3, DType::fp8_e4m3, DType::fp8_e4m3,
@@ -40,6 +42,7 @@ LowpFormats lowp_formats(Recipe r) {
 Scaling recipe_scaling(Recipe r) {
   switch (r) {
     case Recipe::tensorwise: case Recipe::tensorwise_te: case Recipe::tensorwise_static:
+    case Recipe::delayed_te: case Recipe::delayed_te_uncached:
       return Scaling::tensorwise;
     // rowwise_with_gw_hp's grad_input pairs rowwise grad_output scales with a tensorwise weight
     // scale that torchao repeats along the columns: the rowwise kernel runs.

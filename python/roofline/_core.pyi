@@ -246,9 +246,15 @@ class Recipe:
       mxfp8_te
     
       tensorwise_te
+    
+      delayed_te
+    
+      delayed_te_uncached
     """
     __members__: typing.ClassVar[dict[str, Recipe]]
     blockwise: typing.ClassVar[Recipe]
+    delayed_te: typing.ClassVar[Recipe]
+    delayed_te_uncached: typing.ClassVar[Recipe]
     mxfp4: typing.ClassVar[Recipe]
     mxfp4_cutlass: typing.ClassVar[Recipe]
     mxfp8_32x32_flexible_gemm_layout: typing.ClassVar[Recipe]

@@ -307,8 +307,18 @@ def linear(
         layout) and ``mxfp8_te`` (MXFP8BlockScaling: one quantize kernel writes both 1x32
         layouts, and every GEMM first swizzles each operand's e8m0 scales, TE 2.x before
         GEMM-ready scales); both keep fp8 weights (Megatron-Bridge's ``fp8_param_gather``),
-        re-quantized by the optimizer step, so no weight cast runs per call. Not modelled by
-        ``efficiency="torchao"``. ``tensorwise_static`` (inference only): fp8 weights and a
+        re-quantized by the optimizer step, so no weight cast runs per call. Transformer
+        Engine's DelayedScaling on sm90 (H100 / H200, TN-only fp8 GEMMs): ``delayed_te``
+        (TE 1.x as Megatron-Core runs it: one ``fp8_cast_transpose_fused`` per activation and
+        per grad_output, reading bf16 once (``2·m·k`` bytes) and writing the row-major and
+        transposed fp8 copies (``2·m·k``), the amax recorded in the same kernel and the scale
+        taken from the amax history, so no amax pass; the weight's fp8 copies are cached for
+        the step by ``is_first_microbatch``, its once-per-step cast-transpose not priced per
+        call) and ``delayed_te_uncached`` (the same, plus the weight's cast-transpose, ``2·k·n``
+        read and written, in every call: TE modules called without ``is_first_microbatch``,
+        as llm-foundry's ``fc_type: te``); TE's CUDA kernels at the streaming rate. Not
+        modelled by ``efficiency="torchao"``. ``tensorwise_static`` (inference only): fp8
+        weights and a
         calibrated per-tensor input scale, as TensorRT-LLM's ``FP8Linear`` runs (TensorRT's
         quantize layer with a fixed scale): one quantize kernel (bf16 read, fp8 write) and the
         tensorwise fp8 GEMM, no amax pass; training raises ValueError.

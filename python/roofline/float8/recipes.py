@@ -28,6 +28,12 @@ RECIPES: dict[str, Any] = {
     # Transformer Engine's Float8CurrentScaling as Megatron-Core runs it on sm100 / sm103
     # (B200, GB200, B300, GB300: fp8 GEMMs in any layout, one fp8 copy, fp8 weights)
     "tensorwise_te": _R.tensorwise_te,
+    # Transformer Engine's DelayedScaling on sm90 (H100 / H200: TN-only fp8 GEMMs): one
+    # fp8_cast_transpose_fused per activation (amax in the kernel, scale from the history);
+    # delayed_te caches the weight's fp8 copies for the step (Megatron-Core passes
+    # is_first_microbatch), delayed_te_uncached casts it in every call (llm-foundry's te.Linear)
+    "delayed_te": _R.delayed_te,
+    "delayed_te_uncached": _R.delayed_te_uncached,
     "mxfp4_cutlass": _R.mxfp4_cutlass,
     "mxfp4": _R.mxfp4,
     "nvfp4": _R.nvfp4,

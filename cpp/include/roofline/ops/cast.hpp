@@ -31,9 +31,17 @@ enum class Recipe : std::uint8_t {
   mxfp8_te,           ///< Transformer Engine's MXFP8BlockScaling (Megatron-Core, TE 2.x before
                       ///< GEMM-ready scales): one quantize kernel writes both layouts, and every
                       ///< GEMM swizzles each operand's e8m0 scales into cuBLASLt's layout first
-  tensorwise_static   ///< inference only: fp8 weights and a calibrated (static) per-tensor input
+  tensorwise_static,  ///< inference only: fp8 weights and a calibrated (static) per-tensor input
                       ///< scale (TensorRT-LLM's FP8 Q/DQ): one quantize kernel, no amax pass
+  delayed_te,         ///< Transformer Engine's DelayedScaling on sm90 (TN-only fp8 GEMMs) as
+                      ///< Megatron-Core runs it: one cast-transpose per activation (amax in the
+                      ///< kernel, scale from the history); fp8 weight copies cached per step
+  delayed_te_uncached ///< the same with the weight's cast-transpose in every call (TE modules
+                      ///< called without is_first_microbatch: llm-foundry's fc_type te)
 };
+
+/// True for Transformer Engine's DelayedScaling recipes (delayed_te, delayed_te_uncached).
+bool recipe_is_delayed_te(Recipe r) noexcept;
 
 /// Which operand of the linear a cast prepares.
 enum class TensorRole : std::uint8_t { input, weight, grad_output };
