@@ -24,7 +24,7 @@ def result():
 
 def test_repo_copy_rows_and_sources():
     rows = read_jobs(JOBS_FILE)
-    assert len(rows) == 254 and len({r["id"] for r in rows}) == 254
+    assert len(rows) == 256 and len({r["id"] for r in rows}) == 256
     for r in rows:
         assert not any(s.lower() in r["source"].lower() for s in RESERVED), r["id"]
         # Megatron-Bridge's performance summary: its H100 rows are reserved
@@ -124,7 +124,8 @@ def test_nemo2504_gb200_rows_parse_price_and_follow_the_published_layout():
     """NeMo 2.0 25.04 DGX-GB200 rows: FP8 current scaling as TE runs it on sm100
     (tensorwise_te), one NVL72 domain, GA = GBS / (MBS * DP) as published, FSDP -> ZeRO-3."""
     rows = [r for r in read_jobs(JOBS_FILE) if r["id"].startswith("nemo2504_gb200_")]
-    published_ga = {"gpt3_175b": 16, "llama3_8b": 8, "llama3_70b": 2, "llama31_405b": 32}
+    published_ga = {"gpt3_175b": 16, "llama3_8b": 8, "llama3_70b": 2, "llama31_405b": 32,
+                    "nemotron4_15b": 2, "nemotron4_340b": 8}
     assert {r["id"][len("nemo2504_gb200_"):-len("_fp8-cs")] for r in rows} == set(published_ga)
     for r in rows:
         c = r["config"]
@@ -405,15 +406,16 @@ def test_family_medians_pinned(result):
     # the 24.07 rows' models and layouts, -0.7 .. -25.6 %, source median 20.8 %) and NeMo 2.0's
     # 25.02 GPT3-175B x512 (-4.3 %). No new pricing: the rows add evidence of the open gap.
     # Then (39, 0.107) -> (43, 0.107) (p90 0.225 -> 0.223) with NeMo 2.0's 25.04 DGX-GB200
-    # FP8-CS rows (GPT3-175B -8.8, Llama-3 8B -3.7, 70B -13.0, 405B -20.0 %).
+    # FP8-CS rows (GPT3-175B -8.8, Llama-3 8B -3.7, 70B -13.0, 405B -20.0 %), then (45, 0.117)
+    # (p90 0.221, bias -12 %) with its Nemotron-4 15B / 340B rows (-17.4 / -14.4 %).
     pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.100), "train_dense_bf16": (139, 0.049),
-            "train_dense_lowp": (43, 0.107), "train_moe": (14, 0.110)}
+            "train_dense_lowp": (45, 0.117), "train_moe": (14, 0.110)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows
         assert rec["default_median"] == pytest.approx(median, abs=0.005), fam
-    assert t.loc[("all", "all jobs")]["rows"] == 254
+    assert t.loc[("all", "all jobs")]["rows"] == 256
     # torchtitan's selective layer AC is recompute="layer:2": every row is expressible
     assert result.unmapped.empty
     assert result.errors.empty
@@ -442,7 +444,7 @@ def test_per_source_and_per_row(result):
     assert ("datacrunch-research/h200-benchmarks sglang/outputs/llama_3_3_70b_offline_output.jsonl"
             in sources)
     jobs = result.to_pandas()
-    assert len(jobs) == 254
+    assert len(jobs) == 256
     # error = predicted time / measured time - 1, time = 1 / throughput
     row = jobs.set_index("id").loc["nemo2407_h100_llama3_70b_fp8"]
     assert row["error"] == pytest.approx(row["measured"] / row["predicted"] - 1)
