@@ -188,8 +188,13 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "optimizer_update": True, "reduce_dtype": None,
                   "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
                   "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0,
-                  "clip_grad_norm": False, "offload_layers": 0, "host_bytes_per_s": None}
+                  "clip_grad_norm": False, "offload_layers": 0, "host_bytes_per_s": None,
+                  "pipeline_head": "spread"}
 
+#: Where a pipeline keeps the embedding and the LM head (``pipeline_head``): ``spread``, 1/pp of
+#: their work per stage (layouts that balance the first and last stages); ``last``, Megatron-Core
+#: before uneven pipeline splits: L/pp layers on every stage, the output layer and loss on the last.
+PIPELINE_HEADS = ("spread", "last")
 #: Gradient reduction formats (``reduce_dtype``) -> bytes per element.
 REDUCE_BYTES = {"bf16": 2.0, "fp32": 4.0}
 #: Context-parallel attention exchanges (``cp_comm``).
@@ -273,6 +278,11 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         raise ArgumentValueError(fn, "cp_comm", f"must be one of {CP_COMMS}, got "
                                  f"{kw['cp_comm']!r}")
     out["cp_comm"] = kw["cp_comm"]
+    head = kw.get("pipeline_head", "spread")
+    if not isinstance(head, str) or head not in PIPELINE_HEADS:
+        raise ArgumentValueError(fn, "pipeline_head", f"must be one of {PIPELINE_HEADS}, got "
+                                 f"{head!r}")
+    out["pipeline_head"] = head
     gpn = kw["gpus_per_node"]
     out["gpus_per_node"] = None if gpn is None else integer(fn, "gpus_per_node", gpn)
     nb = kw["network_bytes_per_s"]

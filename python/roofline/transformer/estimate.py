@@ -123,6 +123,7 @@ def estimate(
     clip_grad_norm: bool = False,
     offload_layers: int = 0,
     host_bytes_per_s: float | None = None,
+    pipeline_head: str = "spread",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -259,6 +260,14 @@ def estimate(
         Training, ``pp=1``, no recomputation: Megatron-Core's ``cpu_offloading_num_layers``,
         the first layers' activations copied to the host and back at ``host_bytes_per_s``
         (default: the GPU's host link); :mod:`roofline.transformer.offload`.
+    pipeline_head : {"spread", "last"}
+        Training, ``pp > 1``: where the stages keep the embedding and the LM head (output
+        layer and loss). ``"spread"`` (default): ``1/pp`` of their work on each stage, as
+        layouts that balance the first and last stages (Megatron-Core's
+        ``account_for_embedding/loss_in_pipeline_split``, uneven first / last stage layers).
+        ``"last"``: ``ceil(L/pp)`` layers on every stage and the whole head on the last, as
+        Megatron-Core ran before uneven pipeline splits (Megatron-LM !1881, Sept 2024; NeMo
+        24.07 and earlier): the last stage, ``t_layers(ceil(L/pp)) + t_head``, sets the pace.
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     cuda_graph_scope : list of str, optional
@@ -456,7 +465,8 @@ def estimate(
                      cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
                      overlap_param_gather=overlap_param_gather, fsdp=fsdp,
                      train_metrics=train_metrics, clip_grad_norm=clip_grad_norm,
-                     offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s)
+                     offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s,
+                     pipeline_head=pipeline_head)
     graphed, balancing, dispatcher = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
     if train:  # "layer:k" recomputes some block only when k <= num_layers

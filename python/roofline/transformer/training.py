@@ -249,7 +249,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             param_tensors: tuple[np.ndarray, np.ndarray] | None = None,
             clip_grad_norm: bool = False,
             efficiency: EfficiencyLike = "default", offload_layers: Any = 0,
-            host_bytes_per_s: float = DEFAULT_HOST_LINK) -> dict[str, np.ndarray]:
+            host_bytes_per_s: float = DEFAULT_HOST_LINK,
+            pipeline_head: str = "spread") -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -322,7 +323,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     (:func:`.composer.clip_grad_norm_s` over those tensors, plus a 4-byte all-reduce over
     the data-parallel ranks; needs ``param_tensors``). ``offload_layers`` of the layers offload
     their activations to the host at ``host_bytes_per_s`` (:mod:`.offload`: the memory they
-    leave, the wait added to each micro-batch's backward). ``efficiency``: the efficiency model
+    leave, the wait added to each micro-batch's backward). ``pipeline_head``: ``"spread"``, the
+    embedding and LM head count ``1/pp`` per stage; ``"last"``, the whole head on the last stage
+    beside ``ceil(L/pp)`` layers, whose time per micro-batch is then the pace
+    (``estimate(pipeline_head=)``). ``efficiency``: the efficiency model
     of the optimizer's and the FSDP implementation's memory-bound kernels (the micro-batch
     terms in ``base`` were priced under it by the caller).
     """
@@ -337,13 +341,16 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     # per GPU; other micro-batch sizes scale linearly, which the planner avoids needing).
     # The busiest stage holds ceil(L/pp) whole layers (``_core.busiest_stage_layers``), as
     # many of the longest kind as there are (``stage_layers_s``); its layers' time sets every
-    # micro-batch's pace. The head stays spread over the stages.
+    # micro-batch's pace. The head is spread over the stages (pipeline_head="spread") or, as
+    # Megatron-Core placed it before uneven pipeline splits, all on the last stage, whose
+    # ceil(L/pp) layers and whole head then set the pace (pipeline_head="last").
     stage = _core.busiest_stage_layers(layers, pp) / layers
     mf, mb_ = base.get("fwd_mtp_s", 0.0), base.get("bwd_mtp_s", 0.0)
     lf, lb = base["fwd_layers_s"] - mf, base["bwd_layers_s"] - mb_
     busy = _core.busiest_stage_layers(layers, pp)
-    full_f = stage_layers_s(base, lf, busy, False) + base["fwd_head_s"] / pp
-    full_b = stage_layers_s(base, lb, busy, True) + base["bwd_head_s"] / pp
+    head_share = 1.0 if pipeline_head == "last" else 1.0 / pp
+    full_f = stage_layers_s(base, lf, busy, False) + base["fwd_head_s"] * head_share
+    full_b = stage_layers_s(base, lb, busy, True) + base["bwd_head_s"] * head_share
     fwd, bwd = full_f + mf * stage, full_b + mb_ * stage
     # Multi-token prediction: Megatron-Core builds the MTP block(s) on the last stage beside the
     # loss, and the layouts leave that stage the remaining decoder layers
@@ -525,7 +532,8 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 overlap_param_gather=par.get("overlap_param_gather"),
                 fsdp=par.get("fsdp", "fsdp2"), clip_grad_norm=bool(par.get("clip_grad_norm")),
                 offload_layers=par.get("offload_layers", 0),
-                host_bytes_per_s=par.get("host_bytes_per_s", DEFAULT_HOST_LINK))
+                host_bytes_per_s=par.get("host_bytes_per_s", DEFAULT_HOST_LINK),
+                pipeline_head=par.get("pipeline_head", "spread"))
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")
