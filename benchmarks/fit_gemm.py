@@ -117,14 +117,17 @@ def _scaling(r: dict[str, Any]) -> Any:
     return _core.Scaling.none
 
 
-_CORE: dict[str, tuple[Any, Any]] = {}
+_CORE: dict[str, tuple[Any, Any, float]] = {}
 
 
 def core(name: str, terms: Any) -> tuple[Any, Any]:
-    """Core hardware and default efficiency of accelerator ``name`` with GemmTerms ``terms``."""
+    """Core hardware and default efficiency of accelerator ``name`` with GemmTerms ``terms``
+    (its split-K reduction time is the accelerator's own, not a fitted term)."""
     if name not in _CORE:
-        _CORE[name] = core_objects(hardware(name))
-    chw, ceff = _CORE[name]
+        chw, ceff = core_objects(hardware(name))
+        _CORE[name] = (chw, ceff, ceff.gemm.split_reduce_s)
+    chw, ceff, reduce_s = _CORE[name]
+    terms.split_reduce_s = reduce_s
     if terms.throttle_fraction > 0:  # the clock drop scales with each GPU's power density
         hw = hardware(name)
         fitted = terms.throttle_fraction

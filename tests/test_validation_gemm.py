@@ -123,3 +123,53 @@ def test_terms_transfer_to_other_gpus() -> None:
         e = rl.gemm([1, 128, 4096], 4096, 4096, "bf16", name)
         peak = rl.gemm([1, 128, 4096], 4096, 4096, "bf16", name, efficiency="peak")
         assert np.all(np.isfinite(e.time_s)) and np.all(e.time_s >= peak.time_s)
+
+
+def _gemm_time(m: float, k: float, n: float, reduce_s: float | None) -> float:
+    """GPU time of a bf16 GEMM on the H100 with the packaged terms (split-K reduction time
+    ``reduce_s`` instead of the packaged one where given)."""
+    from roofline import _core
+    from roofline._dtypes import DTYPES
+    from roofline._params.shape_aware import core_objects
+    from roofline.hardware import hardware
+
+    chw, ceff = core_objects(hardware("H100 SXM"))
+    if reduce_s is not None:
+        g = ceff.gemm
+        g.split_reduce_s = reduce_s
+        ceff.gemm = g
+    one = np.ones(1)
+    dt = DTYPES["bf16"]
+    cols = _core.gemm_sweep(one * m, one * k, one * n, one, dt, dt, dt, False, chw, ceff, 1,
+                            _core.Scaling.none)
+    return float(cols[0][0])
+
+
+def test_split_k_gemm_pays_the_reduction_kernel() -> None:
+    # cuBLAS's split-K GEMMs launch splitKreduce_kernel after the main kernel (H200 decode
+    # traces): its fixed time is a small streaming kernel's GPU time, min(memory_latency_s,
+    # kernel_gap_s + small_kernel_ramp_s) = min(6.25, 1.4187 + 1.25) us = 2.6687 us on the H100.
+    from roofline import _core
+    from roofline._params.shape_aware import core_objects
+    from roofline.hardware import hardware
+
+    _, ceff = core_objects(hardware("H100 SXM"))
+    assert ceff.gemm.split_reduce_s == pytest.approx(
+        _core.gpu_streaming_latency_s(6.25e-6, 1.4187e-6, 1.25e-6), rel=1e-12)
+    assert ceff.gemm.split_reduce_s == pytest.approx(2.6687e-6, rel=1e-12)
+    # A decode projection whose weight streams through ceil(4096 / 64) = 64 output tiles, fewer
+    # than the 132 SMs (m = 16, k = 14336: Llama-3-8B's down projection) still splits K with
+    # the reduction and pays it once, exactly.
+    reduce_s = 2.6687e-6
+    assert (_gemm_time(16, 14336, 4096, None) - _gemm_time(16, 14336, 4096, 0.0)
+            == pytest.approx(reduce_s, rel=1e-9))
+    # A grid of full waves never splits: no reduction kernel.
+    assert _gemm_time(4096, 4096, 4096, None) == _gemm_time(4096, 4096, 4096, 0.0)
+    for m, k, n in ((1, 4096, 4096), (16, 14336, 4096), (64, 7168, 2112), (256, 7168, 2112),
+                    (16, 1024, 1024), (256, 8192, 8192), (1, 8192, 28672)):
+        with_reduce, without = _gemm_time(m, k, n, None), _gemm_time(m, k, n, 0.0)
+        # The library weighs the reduction when it picks a split: it never costs more than the
+        # reduction itself, and never less than a free one.
+        assert without <= with_reduce <= without + reduce_s * (1 + 1e-12)
+        # A reduction too slow to pay leaves the unsplit kernel: at most the time with it.
+        assert _gemm_time(m, k, n, 1.0) >= with_reduce
