@@ -117,17 +117,14 @@ def _scaling(r: dict[str, Any]) -> Any:
     return _core.Scaling.none
 
 
-_CORE: dict[str, tuple[Any, Any, float]] = {}
+_CORE: dict[str, tuple[Any, Any]] = {}
 
 
 def core(name: str, terms: Any) -> tuple[Any, Any]:
-    """Core hardware and default efficiency of accelerator ``name`` with GemmTerms ``terms``
-    (its split-K reduction time is the accelerator's own, not a fitted term)."""
+    """Core hardware and default efficiency of accelerator ``name`` with GemmTerms ``terms``."""
     if name not in _CORE:
-        chw, ceff = core_objects(hardware(name))
-        _CORE[name] = (chw, ceff, ceff.gemm.split_reduce_s)
-    chw, ceff, reduce_s = _CORE[name]
-    terms.split_reduce_s = reduce_s
+        _CORE[name] = core_objects(hardware(name))
+    chw, ceff = _CORE[name]
     if terms.throttle_fraction > 0:  # the clock drop scales with each GPU's power density
         hw = hardware(name)
         fitted = terms.throttle_fraction

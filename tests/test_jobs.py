@@ -333,17 +333,9 @@ def test_family_medians_pinned(result):
     # MXFP8 quantize per local expert at the quantize rate (the output gradients' widths in
     # the backward): DeepSeek-V3 GB300 / GB200 -6.4 / -12.5 -> -5.4 / -11.6 %, B200 -26.4 ->
     # -27.1 (host-bound), Qwen3-30B GB200 / GB300 -8.3 / +8.6 -> -7.5 / +9.7 %.
-    # Issue #24, the wrong way: serve_latency 0.100 -> 0.112 (p90 0.248 -> 0.258),
-    # serve_static_batch 0.043 -> 0.053 (p90 0.133 -> 0.136), serve_throughput 0.060 -> 0.057
-    # (p90 0.199 -> 0.205), train_moe 0.110 -> 0.112 when a library GEMM's kernels are priced
-    # at GPU time as the H200 decode graphs time them (benchmarks/gemm_decode_kernels.py): the
-    # main kernel's fixed time is a streaming kernel's (2.67 us, not the per-call 4.1 us) and a
-    # split-K GEMM adds cuBLAS's splitKreduce_kernel (2.67 us). The serving rows' predictions
-    # get 0-1.6 % faster (SGLang 70B TP 4 ITL -2.5 / -8.0 / -23.9 % -> -4.0 / -9.6 / -25.2 %;
-    # 405B rate-2 TTFT -15.2 -> -21.6 %): their fused QKV / gate-up GEMMs mostly run unsplit.
-    pins = {"serve_throughput": (25, 0.057), "serve_static_batch": (15, 0.053),
-            "serve_latency": (18, 0.112), "train_dense_bf16": (139, 0.049),
-            "train_dense_lowp": (30, 0.068), "train_moe": (14, 0.112)}
+    pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
+            "serve_latency": (18, 0.100), "train_dense_bf16": (139, 0.049),
+            "train_dense_lowp": (30, 0.068), "train_moe": (14, 0.110)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows

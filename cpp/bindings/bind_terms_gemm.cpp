@@ -25,8 +25,7 @@ void bind_gemm_terms(py::module_& mod) {
       .def_readwrite("compute_scale_16", &GemmTerms::compute_scale_16)
       .def_readwrite("compute_scale_8", &GemmTerms::compute_scale_8)
       .def_readwrite("grouped_compute_fraction", &GemmTerms::grouped_compute_fraction)
-      .def_readwrite("grouped_latency_s", &GemmTerms::grouped_latency_s)
-      .def_readwrite("split_reduce_s", &GemmTerms::split_reduce_s);
+      .def_readwrite("grouped_latency_s", &GemmTerms::grouped_latency_s);
   mod.def("gemm_throttle_fraction", &gemm_throttle_fraction, py::arg("fitted"),
           py::arg("reference_flops_per_w"), py::arg("bf16_flops_per_s"), py::arg("tdp_w"),
           "Sustained clock fraction of a GEMM on an accelerator from the reference's fit.");

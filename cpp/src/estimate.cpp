@@ -86,7 +86,6 @@ struct LibraryGemm {
   double min_tile_n = 0.0;     // narrowest CTA tile (columns of C) the kernels have
   // Utilisation floor of a stream-K schedule over several waves (0: data-parallel tiles only).
   double stream_k = kStreamKUtilisation;
-  double split_reduce_s = 0.0;  // GPU time of the split-K reduction kernel (GemmTerms)
 };
 
 // Bytes of one input element of a GEMM computing at peak class `c` (bf16/fp16: 2, fp32/tf32:
@@ -121,7 +120,6 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r, bool aligned) {
   // Kernel-promoted 1x128 / 128x128 scales (DeepGEMM-style) have their own fitted terms;
   // microscaled MMA runs in the library as per-tensor fp8 does (same tensor rate, same clock).
   if (c.scaling == Scaling::blockwise) return lib;
-  lib.split_reduce_s = std::max(0.0, g.split_reduce_s);
   if (g.throttle_fraction > 0 && g.throttle_time_s > 0) {
     lib.throttle = g.throttle_fraction;
     lib.throttle_time_s = g.throttle_time_s;
@@ -168,11 +166,6 @@ double library_memory_time(double bytes, double busy, const Rates& r, const Libr
   return memory_time(bytes, busy, r) * lib.memory_scale;
 }
 
-// The fixed time a configuration of `splits` split-K slices adds after its main kernel.
-inline double reduce_time(double splits, const LibraryGemm& lib) {
-  return splits > 1.0 ? lib.split_reduce_s : 0.0;
-}
-
 // Compute time of a kernel at full clock `t`, stretched by the power limiter's clock drop:
 // clock = f + (1 - f) * tau / (tau + t) (full clock for short kernels, f for long ones).
 double throttled(double t, const LibraryGemm& lib) {
@@ -181,18 +174,14 @@ double throttled(double t, const LibraryGemm& lib) {
   return t / (lib.throttle + (1.0 - lib.throttle) * tau / (tau + t));
 }
 
-// The estimate of the winning GEMM configuration, which splits K `splits` ways: its time plus
-// the library's fixed time per kernel and, split, the reduction kernel's (cuBLAS launches
-// splitKreduce_kernel after the main kernel; its partial traffic is in the configuration's
-// DRAM time), never under the kernel floor; overhead is what exceeds the slower of the rates.
-// The configuration is chosen by its time with the reduction, as the library's heuristic does.
-Estimate finish_gemm(double best_time, double best_compute, double best_memory, double splits,
+// The estimate of the winning GEMM configuration: its time plus the library's fixed time per
+// kernel, never under the kernel floor; overhead is what exceeds the slower of the two rates.
+Estimate finish_gemm(double best_time, double best_compute, double best_memory,
                      const Cost& c, const Rates& r, const LibraryGemm& lib) {
   Estimate e = counted(c);
   e.compute_s = best_compute;
   e.memory_s = best_memory;
-  const double fixed = lib.latency_s + reduce_time(splits, lib);
-  e.time_s = std::max(best_time + c.kernels * fixed, c.kernels * r.kernel_floor_s);
+  e.time_s = std::max(best_time + c.kernels * lib.latency_s, c.kernels * r.kernel_floor_s);
   e.overhead_s = e.time_s - std::max(e.compute_s, e.memory_s);
   return e;
 }
@@ -211,7 +200,7 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r) {
   const bool uncapped = r.s_per_byte_per_sm <= 0;
   const double unsplit_memory = library_memory_time(bytes, sms, r, lib);
   double least_unsplit_compute = INFINITY;
-  double best_time = INFINITY, best_compute = 0, best_memory = 0, best_splits = 1;
+  double best_time = INFINITY, best_compute = 0, best_memory = 0;
   // The best (tile, split-K) configuration, as a tuned library would pick it. Each
   // configuration's time is non-decreasing in m, n, k and batch, so their minimum is too.
   for (const Tile& t : kTiles) {
@@ -239,24 +228,22 @@ Estimate shaped_gemm_exhaustive(const Cost& c, const Rates& r) {
       const double memory =
           library_memory_time(bytes + partials, std::min(units, sms), r, lib);
       const double time = combine(compute, memory, r.eff.overlap_p);
-      if (time + reduce_time(splits, lib) < best_time + reduce_time(best_splits, lib)) {
+      if (time < best_time) {
         best_time = time;
         best_compute = compute;
         best_memory = memory;
-        best_splits = splits;
       }
     }
   }
   if (uncapped) {
     const double time = combine(least_unsplit_compute, unsplit_memory, r.eff.overlap_p);
-    if (time <= best_time + reduce_time(best_splits, lib)) {
+    if (time <= best_time) {
       best_time = time;
       best_compute = least_unsplit_compute;
       best_memory = unsplit_memory;
-      best_splits = 1;
     }
   }
-  return finish_gemm(best_time, best_compute, best_memory, best_splits, c, r, lib);
+  return finish_gemm(best_time, best_compute, best_memory, c, r, lib);
 }
 
 // Operand reuse of each tile relative to 128x128, capped at 1 (see kFullReuse).
@@ -304,10 +291,9 @@ inline double combine_fast(double a, double b, double p) {
 }
 
 // A GEMM configuration as the search compares it: its compute before the clock model (`raw`),
-// its DRAM time, its split-K factor and its rank key (Ranker::key; infinite: none chosen yet).
+// its DRAM time and its rank key (Ranker::key; infinite: none chosen yet).
 struct Pick {
-  double key = INFINITY, raw = 0, memory = 0, splits = 1;
-  double extra = 0;  // fixed time after the main kernel (reduce_time)
+  double key = INFINITY, raw = 0, memory = 0;
   bool set = false;
 };
 
@@ -343,20 +329,11 @@ struct Ranker {
     const double c = raw * span / (lib.throttle * span + (1.0 - lib.throttle) * tau);
     return key_of(c, memory);
   }
-  // The rank key of a configuration whose key before its fixed `extra` time is `k` (the same
-  // monotone transform of combined time + extra, up to the slack).
-  double with_extra(double k, double extra) const {
-    if (extra <= 0) return k;
-    if (!fourth) return k + extra;
-    const double t = std::sqrt(std::sqrt(k)) + extra;
-    const double t2 = t * t;
-    return t2 * t2;
-  }
   // The exact compute of a pick (after the clock model).
   double compute(const Pick& a) const { return throttled(a.raw, lib); }
-  // The exact combined time of a pick plus its fixed extra (infinite when none is chosen).
+  // The exact combined time of a pick (infinite when none is chosen).
   double time(const Pick& a) const {
-    return a.set ? combine_fast(compute(a), a.memory, p) + a.extra : INFINITY;
+    return a.set ? combine_fast(compute(a), a.memory, p) : INFINITY;
   }
   // True when `a` takes less time than `b` (or, with `ties`, no more), as the exact times say.
   bool before(const Pick& a, const Pick& b, bool ties) const {
@@ -377,11 +354,11 @@ struct Ranker {
 // compute and DRAM time; an infinite time where none was chosen or its time is NaN (the
 // comparisons never choose a NaN time).
 inline Estimate finish_pick(const Pick& a, const Ranker& rank, const Cost& c, const Rates& r) {
-  if (!a.set) return finish_gemm(INFINITY, 0.0, 0.0, 1.0, c, r, rank.lib);
+  if (!a.set) return finish_gemm(INFINITY, 0.0, 0.0, c, r, rank.lib);
   const double compute = rank.compute(a);
   const double time = combine_fast(compute, a.memory, rank.p);
-  if (!(time <= INFINITY)) return finish_gemm(INFINITY, 0.0, 0.0, 1.0, c, r, rank.lib);
-  return finish_gemm(time, compute, a.memory, a.splits, c, r, rank.lib);
+  if (!(time <= INFINITY)) return finish_gemm(INFINITY, 0.0, 0.0, c, r, rank.lib);
+  return finish_gemm(time, compute, a.memory, c, r, rank.lib);
 }
 
 // Distinct tile extents along m (kTiles[i].m) and n (kTiles[i].n), and each tile's index into
@@ -598,9 +575,7 @@ Estimate shaped_gemm(const Cost& c, const Rates& r, const LibraryGemm& lib, Gemm
       pick.raw = padded_flops * s_per_flop / (utilisation * reuse);
       // The clock model only lengthens compute: a key without it above the limit loses.
       if (rank.exceeds(rank.key_of(pick.raw, pick.memory), limit)) continue;
-      pick.splits = splits;
-      pick.extra = reduce_time(splits, lib);
-      pick.key = rank.with_extra(rank.key(pick.raw, pick.memory), pick.extra);
+      pick.key = rank.key(pick.raw, pick.memory);
       pick.set = true;
       if (rank.before(pick, best, false)) best = pick;
     }
@@ -1166,7 +1141,7 @@ Estimate estimate_fixed_tile_gemm(const Cost& cost, const Rates& rates, double p
       overlaps ? std::max(tensor, extra_compute_s) : tensor + extra_compute_s;
   const double busy = std::min(std::max(busy_sms, 1.0), rates.sms);
   const double memory = library_memory_time(cost.bytes(), busy, rates, lib);
-  return finish_gemm(combine(compute, memory, rates.eff.overlap_p), compute, memory, 1.0, cost,
+  return finish_gemm(combine(compute, memory, rates.eff.overlap_p), compute, memory, cost,
                      rates, lib);
 }
 

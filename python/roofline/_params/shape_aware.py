@@ -16,8 +16,8 @@ from . import attention, cast, gemm, host, row_ops
 from .achievable import attention_fraction, compute_fractions
 from .documents import documents
 
-__all__ = ["apply_terms", "core_objects", "library_call_terms", "scaled_core_hardware",
-           "shape_aware_efficiency", "shared_core_objects"]
+__all__ = ["apply_terms", "core_objects", "scaled_core_hardware", "shape_aware_efficiency",
+           "shared_core_objects"]
 
 
 def scaled_core_hardware(hw: Any, fractions: dict[str, float]) -> Any:
@@ -66,14 +66,13 @@ def core_objects(hw: Any, per_call: bool = False) -> tuple[Any, Any]:
     fractions = compute_fractions(hw, cal)
     chw = scaled_core_hardware(hw, fractions)
     params = cal["params"]
-    gap = host.core_terms(hw, areas["host"]).kernel_gap_s
-    ramp = row_ops.core_terms(hw, areas["row_ops"]).small_kernel_ramp_s
-    streaming_s = _core.gpu_streaming_latency_s(params["memory_latency_s"], gap, ramp)
     if not per_call:
-        params = {**params, "memory_latency_s": streaming_s}
+        gap = host.core_terms(hw, areas["host"]).kernel_gap_s
+        ramp = row_ops.core_terms(hw, areas["row_ops"]).small_kernel_ramp_s
+        params = {**params, "memory_latency_s": _core.gpu_streaming_latency_s(
+            params["memory_latency_s"], gap, ramp)}
     ceff = apply_terms(shape_aware_efficiency(hw, params, attention_fraction(hw, cal)), hw,
                        areas)
-    ceff.gemm = library_call_terms(ceff.gemm, streaming_s, per_call)
     if not per_call:
         terms = ceff.row_ops
         terms.follow_on_s = 0.0
@@ -81,32 +80,6 @@ def core_objects(hw: Any, per_call: bool = False) -> tuple[Any, Any]:
         ceff.attention = attention.gpu_time_terms(ceff.attention, areas["attention"], gap,
                                                   params["memory_latency_s"])
     return chw, cap_compute_scales(ceff, fractions)
-
-
-def library_call_terms(terms: Any, streaming_s: float, per_call: bool) -> Any:
-    """GemmTerms ``terms`` with the fixed times of a library GEMM's kernels at GPU time, where
-    ``streaming_s`` is a DRAM-loading kernel's GPU time
-    (:func:`roofline._core.gpu_streaming_latency_s`: ``kernel_gap_s`` + ``small_kernel_ramp_s``).
-
-    - ``split_reduce_s = streaming_s``: a split-K library GEMM is two kernels; cuBLAS launches
-      ``splitKreduce_kernel`` after the main kernel to sum the fp32 partial tiles (every
-      ``nvjet_*_splitK_*`` kernel of the H200 decode traces is followed by one: 1.5-2.6 us
-      plus ~1 us of launch gaps, ``benchmarks/gemm_decode_kernels.py``). Its partial traffic is
-      already in the search's DRAM time; its fixed part is any small streaming kernel's, in a
-      per-call timing too (the second launch of a call is GPU time).
-    - at GPU time (``per_call=False``: traces, programs, CUDA graphs) the main kernel's fixed
-      time is also ``streaming_s`` instead of the per-call ``latency_s`` (do_bench), as for
-      every streaming kernel and SDPA's fused kernels: in the graph-replayed H200 decode traces
-      a weight-streaming GEMM takes its DRAM time plus ~0-1 us, and its gap before it.
-
-    Library terms absent (``latency_s`` = 0: the idealized model) leave ``terms`` as they are.
-    Not fitted."""
-    if terms.latency_s <= 0:
-        return terms
-    terms.split_reduce_s = streaming_s
-    if not per_call:
-        terms.latency_s = streaming_s
-    return terms
 
 
 #: Peak classes whose GEMMs take ``compute_scale_8`` (the core's low-bit GEMMs); the others

@@ -46,10 +46,6 @@ struct GemmTerms {
   double grouped_compute_fraction = 0.0;
   /// Grouped GEMMs: fixed time of one call, in seconds (0 = latency_s).
   double grouped_latency_s = 0.0;
-  /// GPU time of the reduction kernel a split-K library GEMM launches after its main kernel
-  /// (cuBLAS's splitKreduce_kernel sums the fp32 partials), in seconds, less the partial
-  /// traffic the search already counts: a small DRAM-loading kernel's GPU time (0 = none).
-  double split_reduce_s = 0.0;
 };
 
 }  // namespace roofline
