@@ -74,27 +74,50 @@ def bench_rows() -> dict[tuple[int, int, int], float]:
     return out
 
 
-def main() -> None:
+def table() -> list[dict[str, float]]:
+    """One row per (batch, linear) of the four decode graphs: m, k, n, the trace's times in
+    microseconds (medians over layers and steps: main, reduce, gaps; trace = their sum), the
+    model's GPU time (model) and the per-call bench row less the per-call overhead (bench; NaN
+    where the bench lacks the shape)."""
     overhead = json.loads(TERMS.read_text())["measurement"]["per_call_overhead_s"]
     bench = bench_rows()
-    print(f"{'m':>4s} {'k':>6s} {'n':>7s} {'main':>7s} {'reduce':>7s} {'gaps':>6s} "
-          f"{'trace':>7s} {'model':>7s} {'bench-ovh':>9s}   (us, GPU time)")
+    out: list[dict[str, float]] = []
+    shapes = list(LAYER) * LAYERS + [HEAD]
     for m in (1, 16, 64, 256):
-        path = TRACES / f"llama_decode_static_graph_b{m}.json.gz"
-        calls = gemm_calls(path)
-        shapes = list(LAYER) * LAYERS + [HEAD]
+        calls = gemm_calls(TRACES / f"llama_decode_static_graph_b{m}.json.gz")
+        if len(calls) % len(shapes):
+            raise ValueError(f"{len(calls)} GEMM calls in the b{m} trace: not whole steps of "
+                             f"{len(shapes)}")
         steps = len(calls) // len(shapes)
-        for j, (k, n) in enumerate(shapes[:len(LAYER)] + [HEAD]):
-            idx = [s * len(shapes) + (j if j < len(LAYER) else len(shapes) - 1)
-                   + (layer * len(LAYER) if j < len(LAYER) else 0)
-                   for s in range(steps) for layer in range(LAYERS if j < len(LAYER) else 1)]
+        # Each of the layer's linears (its median over layers and steps), then the LM head.
+        for j, (k, n) in enumerate([*LAYER, HEAD]):
+            at = [layer * len(LAYER) + j for layer in range(LAYERS)] if j < len(LAYER) \
+                else [len(shapes) - 1]
+            idx = [s * len(shapes) + a for s in range(steps) for a in at]
             main_us, red_us, gap_us = (statistics.median(calls[i][f] for i in idx)
                                        for f in range(3))
-            model = rl.gemm(m, k, n, "bf16", "H200").time_s * 1e6
             row = bench.get((m, k, n))
-            b = f"{(row - overhead) * 1e6:9.1f}" if row is not None else f"{'-':>9s}"
-            print(f"{m:4d} {k:6d} {n:7d} {main_us:7.1f} {red_us:7.1f} {gap_us:6.1f} "
-                  f"{main_us + red_us + gap_us:7.1f} {model:7.1f} {b}")
+            out.append({"m": m, "k": k, "n": n, "main": main_us, "reduce": red_us,
+                        "gaps": gap_us, "trace": main_us + red_us + gap_us,
+                        "model": rl.gemm(m, k, n, "bf16", "H200").time_s * 1e6,
+                        "bench": (row - overhead) * 1e6 if row is not None else float("nan")})
+    return out
+
+
+def main() -> None:
+    print(f"{'m':>4s} {'k':>6s} {'n':>7s} {'main':>7s} {'reduce':>7s} {'gaps':>6s} "
+          f"{'trace':>7s} {'model':>7s} {'bench-ovh':>9s}   (us, GPU time)")
+    rows = table()
+    for r in rows:
+        print(f"{r['m']:4d} {r['k']:6d} {r['n']:7d} {r['main']:7.1f} {r['reduce']:7.1f} "
+              f"{r['gaps']:6.1f} {r['trace']:7.1f} {r['model']:7.1f} {r['bench']:9.1f}")
+    err = [r["model"] / r["trace"] - 1 for r in rows]
+    split = [e for e, r in zip(err, rows, strict=True) if r["reduce"] > 0]
+    whole = [e for e, r in zip(err, rows, strict=True) if r["reduce"] == 0]
+    total = sum(r["model"] for r in rows) / sum(r["trace"] for r in rows) - 1
+    print(f"model / trace - 1: median |error| {statistics.median(map(abs, err)):.1%}, "
+          f"split-K median {statistics.median(split):+.1%}, unsplit median "
+          f"{statistics.median(whole):+.1%}, sum {total:+.1%}")
 
 
 if __name__ == "__main__":
