@@ -211,3 +211,31 @@ def test_float8_training_speedups_out_of_sample() -> None:
                                                                                      abs=0.005)
     assert statistics.median(abs(x) for x in errors["rowwise"]) == pytest.approx(0.140,
                                                                                   abs=0.005)
+
+
+def test_decode_graph_gemms_against_the_model() -> None:
+    # Issue #24: the graph-replayed Llama-3-8B decode steps (benchmarks/gemm_decode_kernels.py).
+    # cuBLAS's split-K kernels come with their reduction kernel, at every batch.
+    mod = load_benchmark("gemm_decode_kernels")
+    for m in (1, 16, 64, 256):
+        names = [k["name"] for k in mod.kernels(
+            mod.TRACES / f"llama_decode_static_graph_b{m}.json.gz")]
+        split = [i for i, n in enumerate(names) if n.startswith("nvjet") and "_splitK_" in n]
+        assert split and all("splitKreduce" in names[i + 1] for i in split)
+    rows = mod.table()
+    assert len(rows) == 4 * 8
+    # Reductions of 1.5-4.4 us follow the narrow (n <= 4096) GEMMs.
+    assert all(1.4 < r["reduce"] < 4.6 for r in rows if r["reduce"] > 0)
+    assert {(r["k"], r["n"]) for r in rows if r["reduce"] > 0 and r["m"] == 1} == {
+        (4096, 4096), (4096, 1024), (14336, 4096)}
+    # The model per GEMM (packaged terms): 6.9 % median |error|, split GEMMs -9.0 % (no
+    # reduction kernel), unsplit +4.2 %, +3.3 % over the step's GEMMs.
+    err = [r["model"] / r["trace"] - 1 for r in rows]
+    assert statistics.median(abs(e) for e in err) < 0.075
+    assert statistics.median(e for e, r in zip(err, rows, strict=True) if r["reduce"] > 0) < -0.05
+    assert statistics.median(e for e, r in zip(err, rows, strict=True) if r["reduce"] == 0) > 0
+    total = sum(r["model"] for r in rows) / sum(r["trace"] for r in rows) - 1
+    assert abs(total) < 0.05
+    # The per-call bench rows (do_bench after a 256 MiB flush) above the graph kernels.
+    with_bench = [r for r in rows if r["bench"] == r["bench"]]
+    assert with_bench and all(r["bench"] > r["trace"] for r in with_bench)
