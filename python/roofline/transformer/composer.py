@@ -137,6 +137,26 @@ def _fp32_pass(hw: Any, efficiency: EfficiencyLike) -> Callable[[int, int, int],
     return one
 
 
+def _per_shard(tensors: Any, elements: Any, one: Callable[[float, int], float]) -> np.ndarray:
+    """``one(n, per)`` for every broadcast pair of ``tensors`` (at least 1) and ``elements``
+    on this rank, ``per`` the mean shard ``ceil(elements / n)`` (at least 1 element)."""
+    n = np.maximum(np.asarray(tensors, dtype=float), 1.0)
+    e = np.maximum(np.asarray(elements, dtype=float), 1.0)
+    n, e = np.broadcast_arrays(n, e)
+    out = np.zeros(n.shape)
+    for idx in np.ndindex(n.shape):
+        out[idx] = one(float(n[idx]), max(int(np.ceil(e[idx] / n[idx])), 1))
+    return out
+
+
+def _idle_calls_s(times: list[float], hw: Any) -> float:
+    """``roofline.ops.host.calls_wall`` of kernels of GPU ``times`` issued from an idle
+    stream, one host call (class ``kernel``) for each after the first."""
+    counts = np.zeros((len(times), len(HOST_CLASSES)))
+    counts[1:, _KERNEL] = 1.0
+    return float(calls_wall(times, counts, hw).wall_s)
+
+
 def decoupled_adamw_s(tensors: Any, elements: Any, hw: Any,
                       efficiency: EfficiencyLike = "default") -> np.ndarray:
     """Time of Composer's ``DecoupledAdamW`` step over ``tensors`` parameter tensors holding
@@ -150,18 +170,12 @@ def decoupled_adamw_s(tensors: Any, elements: Any, hw: Any,
     the iterations add up: ``tensors × calls_wall``.
     """
     fp32_pass = _fp32_pass(hw, efficiency)
-    n = np.maximum(np.asarray(tensors, dtype=float), 1.0)
-    e = np.maximum(np.asarray(elements, dtype=float), 1.0)
-    n, e = np.broadcast_arrays(n, e)
-    out = np.zeros(n.shape)
-    for idx in np.ndindex(n.shape):
-        per = max(int(np.ceil(e[idx] / n[idx])), 1)
+
+    def step(n: float, per: int) -> float:
         times = [0.0] + [fp32_pass(per, r, w) for r, w in ADAMW_PASSES]
-        times += [fp32_pass(1, 1, 1)] * 2
-        counts = np.zeros((len(times), len(HOST_CLASSES)))
-        counts[1:, _KERNEL] = 1.0
-        out[idx] = n[idx] * calls_wall(times, counts, hw).wall_s
-    return out
+        return n * _idle_calls_s(times + [fp32_pass(1, 1, 1)] * 2, hw)
+
+    return _per_shard(tensors, elements, step)
 
 
 def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any,
@@ -179,20 +193,13 @@ def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any,
     each gradient is the mean shard ``elements / tensors``.
     """
     fp32_pass = _fp32_pass(hw, efficiency)
-    n = np.maximum(np.asarray(tensors, dtype=float), 1.0)
-    e = np.maximum(np.asarray(elements, dtype=float), 1.0)
-    n, e = np.broadcast_arrays(n, e)
-    out = np.zeros(n.shape)
-    for idx in np.ndindex(n.shape):
-        k = int(n[idx])
-        per = max(int(np.ceil(e[idx] / n[idx])), 1)
+
+    def clip(n: float, per: int) -> float:
+        k = int(n)
         norm, mul = fp32_pass(per, 1, 0), fp32_pass(per, 1, 1)
-        scalar = fp32_pass(max(k, 1), 1, 1)
-        times = [norm] * k + [scalar] * 7 + [mul] * k
-        counts = np.zeros((len(times), len(HOST_CLASSES)))
-        counts[1:, _KERNEL] = 1.0
-        out[idx] = calls_wall(times, counts, hw).wall_s
-    return out
+        return _idle_calls_s([norm] * k + [fp32_pass(max(k, 1), 1, 1)] * 7 + [mul] * k, hw)
+
+    return _per_shard(tensors, elements, clip)
 
 
 def fsdp1_grad_pass_arrays(unsharded: Any, world: Any, reduce_bytes: Any, resharded: Any,
