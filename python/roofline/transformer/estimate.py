@@ -114,6 +114,7 @@ def estimate(
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
     gated_mlp: str = "fused",
+    mlp_activation: str = "fused",
     allreduce: str = "custom",
     attention_plugin: bool = False,
     attention_backend: str = "auto",
@@ -363,6 +364,10 @@ def estimate(
         scale, then ``SiLU(fc)·gate`` and ``proj``): the same FLOPs and weight bytes, one
         more GEMM launch (and one more input quantization under an FP8 recipe) per layer,
         the input read twice. Non-gated and MoE MLPs are unchanged.
+    mlp_activation : {"fused", "relu_pow"}
+        Non-gated dense MLPs, ``runtime="megatron"``: one fused activation kernel (default)
+        or NeMo 2.x's eager squared ReLU, ``torch.pow(F.relu(x), 2)``: two kernels forward,
+        four backward (:func:`.layers.squared_relu_eager`); a gated model refuses it.
     allreduce : {"custom", "nccl"}
         Inference steps: who carries the collectives. ``"custom"`` (default): the engine's
         own all-reduce kernels (TensorRT-LLM's custom all-reduce plugin; vLLM's / SGLang's
@@ -430,9 +435,10 @@ def estimate(
     fn = "transformer.estimate"
     cfg = config(model)
     phase = phase_name(fn, phase)
-    runtime, launch, cache, reads, gated, nccl, plugin, attn_backend, mods = program_choices(
-        fn, phase, runtime, launch, cache, decode_kv_reads, gated_mlp, allreduce,
-        attention_plugin, attention_backend, modules)
+    runtime, launch, cache, reads, gated, nccl, plugin, attn_backend, mods, act = \
+        program_choices(fn, phase, runtime, launch, cache, decode_kv_reads, gated_mlp,
+                        allreduce, attention_plugin, attention_backend, modules, mlp_activation,
+                        cfg.mlp_gated)
     batch = integer(fn, "batch", batch)
     tp = integer(fn, "tp", tp)
     ep = integer(fn, "ep", ep)
@@ -514,7 +520,7 @@ def estimate(
                              kv_per_query_head=reads == "per_query_head",
                              separate_gate=gated == "separate",
                              plugin_kv_bytes=kv_dtype_bytes if plugin else None,
-                             torch_modules=mods == "torch")
+                             torch_modules=mods == "torch", activation=act)
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),

@@ -173,9 +173,12 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
 
 
 def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
-               act_bytes: float, separate_gate: bool = False) -> None:
+               act_bytes: float, separate_gate: bool = False,
+               activation: str = "fused") -> None:
     """Norm, (gated) MLP, TP all-reduce and residual add of one dense layer
-    (``separate_gate``: a gated MLP's gate and up projections as two GEMMs, not one)."""
+    (``separate_gate``: a gated MLP's gate and up projections as two GEMMs, not one;
+    ``activation``: a non-gated MLP's activation, ``"relu_pow"`` as
+    :func:`squared_relu_eager`, else one fused kernel)."""
     hid = cfg.hidden_size
     inter = math.ceil(cfg.intermediate_size / tp)
     ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
@@ -188,7 +191,10 @@ def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
         ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
     else:
         ops.linear(g, "up_proj", t, hid, inter)
-        ops.elementwise(g, "act", t * inter)
+        if activation == "relu_pow":
+            squared_relu_eager(ops, g, t * inter)
+        else:
+            ops.elementwise(g, "act", t * inter)
     ops.linear(g, "down_proj", t, inter, hid)
     ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
     ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
@@ -418,6 +424,25 @@ def yarn_rope_unfused(ops: Program, g: int, elements: tuple[float, ...], table: 
     ops.passes(g, "rope (yarn, unfused)", fwd, bwd)
 
 
+def squared_relu_eager(ops: Program, g: int, elements: float) -> None:
+    """Squared ReLU as NeMo 2.x runs it: ``torch.pow(F.relu(x), 2)``, eager.
+
+    NeMo v2.3.0 (2b03b748) ``nemo/collections/llm/fn/activation.py`` leaves ``squared_relu``
+    unscripted ("remove until we have serialization"), and Megatron-Core's MLP (core_v0.12.0
+    ``transformer/mlp.py``) calls ``activation_func`` itself when ``bias_activation_fusion``
+    is off (NemotronConfig's default). Forward: ``relu`` (reads x, writes r; autograd saves
+    r) and ``pow(r, 2)`` (reads r, writes y). Backward of ``pow``: ATen's ``pow_backward``
+    computes ``grad * (2 * r.pow(1))``, where ``pow(r, 1)`` is a copy
+    (``pow_Tensor_Scalar_out``), then the scalar multiply, then the product with the
+    gradient; ``relu``'s is ``threshold_backward(grad, r, 0)``. Two kernels forward (4
+    elements moved per element), four backward (10), against one and one (2 and 3) fused.
+    Counts in the activation's 2-byte elements.
+    """
+    e = float(elements)
+    ops.passes(g, "act (relu, pow)", [(e, 1.0, 1.0), (e, 1.0, 1.0)],
+               [(e, 1.0, 1.0), (e, 1.0, 1.0), (e, 2.0, 1.0), (e, 2.0, 1.0)], saved=e)
+
+
 def torch_module_grads(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int) -> None:
     """What PyTorch's eager modules add to one dense layer's backward where Transformer
     Engine's fuse it (``modules="torch"``: a model built from ``nn.Linear`` / ``nn.LayerNorm``
@@ -492,11 +517,11 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
                 tokens: int, tp: int, ep: int, cp: int, phase: str, attn_kw: dict[str, Any],
                 act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring",
                 kv_per_query_head: bool = False, separate_gate: bool = False,
-                plugin_kv_bytes: float | None = None,
-                torch_modules: bool = False) -> list[tuple[str, list[int]]]:
+                plugin_kv_bytes: float | None = None, torch_modules: bool = False,
+                activation: str = "fused") -> list[tuple[str, list[int]]]:
     """Record one layer of each kind (dense, then MoE) and the head into ``ops``
     (``kv_per_query_head``, ``plugin_kv_bytes``: :func:`attention_block`'s;
-    ``separate_gate``: :func:`dense_mlp`'s; ``torch_modules``: training adds
+    ``separate_gate``, ``activation``: :func:`dense_mlp`'s; ``torch_modules``: training adds
     :func:`torch_module_grads` to every dense layer).
 
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
@@ -516,7 +541,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
         attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn,
                         cp_comm, kv_per_query_head, plugin_kv_bytes)
         if mlp == "dense":
-            dense_mlp(ops, gi, cfg, tokens, tp, act_bytes, separate_gate)
+            dense_mlp(ops, gi, cfg, tokens, tp, act_bytes, separate_gate, activation)
             if torch_modules and ops.train:
                 torch_module_grads(ops, gi, cfg, tokens, tp)
         else:

@@ -1,7 +1,7 @@
 """What program ``rl.transformer.estimate`` prices: the runtime, the KV cache class and the
 kernel choices of an engine's step (``runtime=``, ``cache=``, ``decode_kv_reads=``,
-``gated_mlp=``, ``allreduce=``, ``attention_plugin=``, ``attention_backend=``, ``modules=``),
-their names and their checks."""
+``gated_mlp=``, ``mlp_activation=``, ``allreduce=``, ``attention_plugin=``,
+``attention_backend=``, ``modules=``), their names and their checks."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..ops.host import LAUNCH_MODES
 from .engines import ENGINE_RUNTIMES
 
 __all__ = ["ALLREDUCES", "ATTENTION_BACKENDS", "CACHES", "DECODE_KV_READS", "GATED_MLPS",
-           "MODULES", "RUNTIMES", "Choices", "program_choices"]
+           "MLP_ACTIVATIONS", "MODULES", "RUNTIMES", "Choices", "program_choices"]
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
@@ -46,6 +46,11 @@ MODULES = ("te", "torch")
 #: How a gated MLP's two input projections run ``gated_mlp=``: one GEMM over the concatenated
 #: gate and up weights, or two GEMMs over the same input.
 GATED_MLPS = ("fused", "separate")
+#: How a non-gated dense MLP's activation runs ``mlp_activation=``: ``"fused"``, one
+#: elementwise kernel forward and one backward (Megatron-Core's jit-fused activations, TE's);
+#: ``"relu_pow"``, squared ReLU as NeMo 2.x writes it, ``torch.pow(F.relu(x), 2)`` run
+#: eagerly with autograd's kernels (:func:`.layers.squared_relu_eager`).
+MLP_ACTIVATIONS = ("fused", "relu_pow")
 #: Who carries an inference step's collectives ``allreduce=``: the engine's own (custom)
 #: all-reduce kernels at the link's line rate, or NCCL.
 ALLREDUCES = ("custom", "nccl")
@@ -71,17 +76,20 @@ class Choices(NamedTuple):
     plugin: bool
     attn_backend: str
     modules: str = "te"
+    activation: str = "fused"
 
 
 def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
                     decode_kv_reads: Any, gated_mlp: Any, allreduce: Any,
                     attention_plugin: Any, attention_backend: Any = "auto",
-                    modules: Any = "te") -> Choices:
+                    modules: Any = "te", mlp_activation: Any = "fused",
+                    mlp_gated: bool = False) -> Choices:
     """Validated program choices; ``launch`` becomes ``"compiled"`` for ``runtime="compiled"``
     (a compiled program launches its regions). ``cache="static"`` needs an HF runtime and an
     inference phase; ``gated_mlp="separate"``, ``attention_plugin``,
-    ``decode_kv_reads="per_query_head"``, an ``attention_backend`` other than ``"auto"`` and
-    ``modules="torch"`` are kernel choices of ``runtime="megatron"``.
+    ``decode_kv_reads="per_query_head"``, an ``attention_backend`` other than ``"auto"``,
+    ``modules="torch"`` and ``mlp_activation="relu_pow"`` are kernel choices of
+    ``runtime="megatron"``; the last also needs a non-gated MLP (``mlp_gated`` False).
     Raises :class:`~roofline.ArgumentValueError` naming the argument otherwise."""
     runtime = one_of(fn, "runtime", runtime, {r: r for r in RUNTIMES})
     launch = one_of(fn, "launch", launch, {m: m for m in LAUNCH_MODES})
@@ -105,6 +113,13 @@ def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
     if mods != "te" and runtime != "megatron":
         raise ArgumentValueError(fn, "modules", f"{mods!r} is a program choice of "
                                  f"runtime='megatron', got runtime={runtime!r}")
+    act = one_of(fn, "mlp_activation", mlp_activation, {m: m for m in MLP_ACTIVATIONS})
+    if act != "fused" and runtime != "megatron":
+        raise ArgumentValueError(fn, "mlp_activation", f"{act!r} is a kernel choice of "
+                                 f"runtime='megatron', got runtime={runtime!r}")
+    if act != "fused" and mlp_gated:
+        raise ArgumentValueError(fn, "mlp_activation", f"{act!r} is a non-gated MLP's "
+                                 f"activation, got a gated (mlp_gated=True) model")
     if (gated == "separate" or plugin) and runtime != "megatron":
         raise ArgumentValueError(fn, "attention_plugin" if plugin else "gated_mlp",
                                  f"is a program choice of runtime='megatron', got "
@@ -115,4 +130,4 @@ def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
     if cache == "static" and phase == "train":
         raise ArgumentValueError(fn, "cache", "'static' is for decode and prefill, got "
                                  "phase='train'")
-    return Choices(runtime, launch, cache, reads, gated, nccl, plugin, attn_backend, mods)
+    return Choices(runtime, launch, cache, reads, gated, nccl, plugin, attn_backend, mods, act)
