@@ -67,6 +67,13 @@ void bind_plan(py::module_& m) {
         }, py::arg("numel"), py::arg("unit"), py::arg("copies"), py::arg("world"),
         "Most original tensors one rank's shards of FSDP1 FlatParameters overlap (copies "
         "per flat parameter).");
+  m.def("ddp_bucket_count",
+        [](const Rows& numel, double bucket_elements) {
+          if (numel.ndim() != 1) throw std::invalid_argument("numel must be one-dimensional");
+          return ddp_bucket_count(numel.data(), static_cast<std::size_t>(numel.size()),
+                                  bucket_elements);
+        }, py::arg("numel"), py::arg("bucket_elements"),
+        "Gradient buckets Megatron-Core's DDP builds over tensors walked in the given order.");
   m.def("multi_tensor_apply_floor_s", &multi_tensor_apply_floor_s, py::arg("launches"),
         py::arg("chunk_elements"), py::arg("sms"), py::arg("step_s"),
         "Round-trip floor of multi_tensor_apply launches: launches x waves x steps x step_s.");

@@ -24,6 +24,19 @@ double fsdp_predivide_factor(double world) noexcept {
   return f;
 }
 
+double ddp_bucket_count(const double* numel, std::size_t n, double bucket_elements) noexcept {
+  double buckets = 0.0, open = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(numel[i] >= 1.0)) continue;
+    open += std::floor(numel[i]);
+    if (bucket_elements > 0.0 && open >= bucket_elements) {
+      buckets += 1.0;
+      open = 0.0;
+    }
+  }
+  return buckets + (open > 0.0 ? 1.0 : 0.0);
+}
+
 double flat_shard_tensors(const double* numel, const double* unit, std::size_t n,
                           const double* copies, std::size_t units, double world) noexcept {
   std::vector<double> total(units, 0.0);

@@ -189,7 +189,7 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
                   "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0,
                   "clip_grad_norm": False, "offload_layers": 0, "host_bytes_per_s": None,
-                  "pipeline_head": "spread"}
+                  "pipeline_head": "spread", "check_for_nan_in_grad": False}
 
 #: Where a pipeline keeps the embedding and the LM head (``pipeline_head``): ``spread``, 1/pp of
 #: their work per stage (layouts that balance the first and last stages); ``last``, Megatron-Core
@@ -233,8 +233,9 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     if kw["sequence_parallel"] is None:  # Megatron's default with tensor parallelism
         kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
     kw.setdefault("clip_grad_norm", False)
+    kw.setdefault("check_for_nan_in_grad", False)
     for name in ("overlap", "sequence_parallel", "optimizer_update", "tp_comm_overlap",
-                 "clip_grad_norm"):
+                 "clip_grad_norm", "check_for_nan_in_grad"):
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]
@@ -269,6 +270,9 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         raise ArgumentValueError(fn, "fsdp", f"{fsdp!r} applies to zero=3 (FSDP) only, got "
                                  f"fsdp={fsdp!r} with zero={out['zero']}")
     out["fsdp"] = fsdp
+    if out["check_for_nan_in_grad"] and out["zero"] >= 3:
+        raise ArgumentValueError(fn, "check_for_nan_in_grad", "is Megatron-Core DDP's check "
+                                 "(zero 0-2), got check_for_nan_in_grad=True with zero=3")
     metrics = kw.get("train_metrics", 0)
     if isinstance(metrics, bool) or not isinstance(metrics, int) or not 0 <= metrics <= 16:
         raise ArgumentValueError(fn, "train_metrics", f"must be an integer in [0, 16], got "

@@ -34,6 +34,7 @@ from .composer import layer_tensors, record_train_metrics, root_tensors
 from .config import TransformerConfig, config
 from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
 from .formats import element_bytes, linear_recipes, weight_bytes_of
+from .grad_checks import grad_check_s
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
@@ -122,6 +123,7 @@ def estimate(
     fsdp: str = "fsdp2",
     train_metrics: int = 0,
     clip_grad_norm: bool = False,
+    check_for_nan_in_grad: bool = False,
     offload_layers: int = 0,
     host_bytes_per_s: float | None = None,
     pipeline_head: str = "spread",
@@ -172,9 +174,8 @@ def estimate(
     efficiency : str or Efficiency
         Efficiency model for every kernel.
     link_bytes_per_s, latency_s : float, optional
-        Collective link bandwidth per direction (default: half the hardware's bidirectional
-        interconnect; in training the share NCCL carries, ``NCCL_NVLINK_FRACTION``) and
-        latency per step.
+        Collective link bandwidth per direction and latency per step (default: half the
+        hardware's bidirectional interconnect; in training NCCL's share, NCCL_NVLINK_FRACTION).
     launch : {"eager", "compiled", "graph"}
         How the step's kernels are launched, for ``wall_s``: ``"eager"`` (default: plain
         PyTorch, e.g. Hugging Face models), ``"compiled"`` (``torch.compile``: one region
@@ -182,9 +183,8 @@ def estimate(
         serving engines run decode). ``time_s`` (GPU time) does not depend on it.
     dp, pp, cp : int
         Training only: data-parallel replicas, pipeline stages (1F1B) and context-parallel
-        ranks (the sequence split ``cp`` ways, attention work split evenly, as with
-        load-balanced causal chunks; K and V exchanged as ``cp_comm`` says). The job uses
-        ``dp·pp·tp·cp`` GPUs.
+        ranks (the sequence split ``cp`` ways, attention work split evenly, as with load-
+        balanced causal chunks; K and V exchanged as ``cp_comm`` says): ``dp·pp·tp·cp`` GPUs.
     zero : {0, 1, 2, 3, "fsdp"}
         Training: ZeRO stage sharding optimizer states (1), also gradients (2), also weights
         (3 = ``"fsdp"``: per-layer all-gather in forward and backward, reduce-scatter of
@@ -254,9 +254,10 @@ def estimate(
     train_metrics : int
         Training: cross-entropy metrics evaluated on each micro-batch's logits (Composer with
         llm-foundry's models: 2; :mod:`roofline.transformer.composer`). Default 0.
-    clip_grad_norm : bool
+    clip_grad_norm, check_for_nan_in_grad : bool
         Training: clip the gradients by their global norm before the optimizer step, as
-        FSDP1's ``clip_grad_norm_`` runs it per tensor (:mod:`roofline.transformer.composer`).
+        FSDP1's ``clip_grad_norm_`` runs it per tensor (:mod:`roofline.transformer.composer`);
+        ZeRO 0-2: Megatron-Core DDP's per-bucket norm and syncs, NeMo 2.x (:mod:`.grad_checks`).
     offload_layers, host_bytes_per_s : int, float, optional
         Training, ``pp=1``, no recomputation: Megatron-Core's ``cpu_offloading_num_layers``,
         the first layers' activations copied to the host and back at ``host_bytes_per_s``
@@ -365,9 +366,8 @@ def estimate(
         more GEMM launch (and one more input quantization under an FP8 recipe) per layer,
         the input read twice. Non-gated and MoE MLPs are unchanged.
     mlp_activation : {"fused", "relu_pow"}
-        Non-gated dense MLPs, ``runtime="megatron"``: one fused activation kernel (default)
-        or NeMo 2.x's eager squared ReLU, ``torch.pow(F.relu(x), 2)``: two kernels forward,
-        four backward (:func:`.layers.squared_relu_eager`); a gated model refuses it.
+        Non-gated dense MLPs, ``runtime="megatron"``: one fused kernel (default) or NeMo 2.x's
+        eager squared ReLU (:func:`.layers.squared_relu_eager`).
     allreduce : {"custom", "nccl"}
         Inference steps: who carries the collectives. ``"custom"`` (default): the engine's
         own all-reduce kernels (TensorRT-LLM's custom all-reduce plugin; vLLM's / SGLang's
@@ -472,7 +472,7 @@ def estimate(
                      overlap_param_gather=overlap_param_gather, fsdp=fsdp,
                      train_metrics=train_metrics, clip_grad_norm=clip_grad_norm,
                      offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s,
-                     pipeline_head=pipeline_head)
+                     pipeline_head=pipeline_head, check_for_nan_in_grad=check_for_nan_in_grad)
     graphed, balancing, dispatcher = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
@@ -574,6 +574,7 @@ def estimate(
             counts = cfg.param_counts()
             base["embed_params"] = counts["embedding"] / tp
             base["head_params"] = counts["lm_head"] / tp
+            base["grad_check_s"] = grad_check_s(cfg, tp, par, act_bytes, hw, efficiency)
             if runtime == "megatron" and launch == "eager" and cfg.is_moe:
                 base.update(moe_host_terms(ops, cols["time_s"], groups, hw, efficiency,
                                            graphed, balancing))

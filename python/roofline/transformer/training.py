@@ -87,7 +87,7 @@ class TrainStep:
         Recomputed forward time per step (included in ``compute_s``).
     p2p_s, exposed_comm_s, comm_s, optimizer_s : float
         Pipeline sends, data-parallel / FSDP communication left exposed and in all, optimizer
-        update.
+        update (with the weights' refresh and DDP's gradient checks, :mod:`.grad_checks`).
     host_s : float
         Host launch time exposed by device-to-host syncs (dropless MoE layers: the expert
         token counts), ``m`` micro-batches of one stage; included in ``compute_s``.
@@ -483,6 +483,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
                 dp * cp > 1, _link(intra_dp, all_reduce, 4.0 + zeros, dp * cp, **lk), 0.0)
     else:
         opt_s = zeros
+    # Megatron-Core DDP's gradient checks before the reduction (:mod:`.grad_checks`)
+    opt_s = opt_s + np.where(zero < 3, base.get("grad_check_s", 0.0), 0.0)
     # the MoE host time a micro-batch exposes; Megatron's forward pre-hooks (distributed
     # optimizer with overlap_param_gather) add theirs (moe_sync.moe_host_terms)
     host_s = base.get("host_s", 0.0) + np.where((zero >= 1) & (zero < 3) & bool(opg),

@@ -44,6 +44,13 @@ double fsdp_predivide_factor(double world) noexcept;
 double flat_shard_tensors(const double* numel, const double* unit, std::size_t n,
                           const double* copies, std::size_t units, double world) noexcept;
 
+/// Gradient buckets Megatron-Core's DDP builds over tensors of `numel[i]` elements walked in
+/// the given order (the reverse of registration, as `_ParamAndGradBuffer` walks them): a
+/// bucket closes as soon as it holds at least `bucket_elements` elements, a last partial one
+/// counts, empty tensors are skipped; `bucket_elements` <= 0 (bucketing off): one bucket
+/// (none without elements).
+double ddp_bucket_count(const double* numel, std::size_t n, double bucket_elements) noexcept;
+
 /// Time floor of `launches` multi_tensor_apply kernels whose largest chunk holds
 /// `chunk_elements` elements, on `sms` SMs (0: unknown, all CTAs resident): each 512-thread CTA
 /// walks its chunk 2048 elements (512 threads x ILP 4) per step, one dependent DRAM round trip
