@@ -77,9 +77,9 @@ def grad_check_s(cfg: TransformerConfig, tp: int, par: dict[str, Any], grad_byte
     arguments ``par``: ``dp``, ``pp``, ``virtual_stages``) add to a step, 0 unless
     ``par["check_for_nan_in_grad"]``: the norms' read of its gradients (``grad_bytes`` each;
     one ``roofline.elementwise`` pass per bucket, at the mean bucket) and per bucket the tiny
-    ``isnan`` / ``isinf`` kernels and the host calls after each of its two waits from an idle
-    stream (``calls_wall`` of :data:`CALLS_AFTER_EACH_WAIT` kernel calls: the GPU runs
-    nothing else meanwhile)."""
+    ``isnan`` kernel queued behind the norm, then the host calls after each of its two waits
+    from an idle stream (``calls_wall`` of :data:`CALLS_AFTER_EACH_WAIT` kernel calls, the
+    ``isinf`` kernel among them: the GPU runs nothing else meanwhile)."""
     if not par.get("check_for_nan_in_grad"):
         return 0.0
     buckets, elements = check_buckets(cfg, tp, par["dp"], par["pp"], par["virtual_stages"])
@@ -90,4 +90,4 @@ def grad_check_s(cfg: TransformerConfig, tp: int, par: dict[str, Any], grad_byte
     counts = np.zeros((CALLS_AFTER_EACH_WAIT + 1, len(HOST_CLASSES)))
     counts[1:, HOST_CLASSES.index("kernel")] = 1.0
     wait = float(calls_wall([0.0] + [tiny] * CALLS_AFTER_EACH_WAIT, counts, hw).wall_s)
-    return buckets * (norm + 2.0 * tiny + 2.0 * wait)
+    return buckets * (norm + tiny + 2.0 * wait)
