@@ -489,7 +489,7 @@ def estimate(
         comm_bw = _link_bw(hw, nvlink_fraction)
     settle = train if sustained is None else flag(fn, "sustained", sustained)
     ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle,
-                  dispatcher=dispatcher)
+                  dispatcher=dispatcher, amax_ranks=tp if par["sequence_parallel"] else 1)
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q

@@ -133,6 +133,7 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         d = cfg.head_dim
         kvh = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1  # replicated below tp
         ops.linear(g, "qkv_proj", t, hid, (heads + 2 * kvh) * d)
+        amax_reductions(ops, g, "attn")
         if cfg.qk_norm:
             ops.elementwise(g, "qk_norm", t * (heads + kvh) * d)
         if plugin_kv_bytes is not None and phase == "prefill":
@@ -188,9 +189,11 @@ def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
         ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
     elif cfg.mlp_gated:
         ops.linear(g, "gate_up_proj", t, hid, 2 * inter)
+        amax_reductions(ops, g, "mlp")
         ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
     else:
         ops.linear(g, "up_proj", t, hid, inter)
+        amax_reductions(ops, g, "mlp")
         if activation == "relu_pow":
             squared_relu_eager(ops, g, t * inter)
         else:
@@ -422,6 +425,20 @@ def yarn_rope_unfused(ops: Program, g: int, elements: tuple[float, ...], table: 
         bwd += [(e, 1.0, 1.0), (e / 2, 1.0, 1.0), (e, 1.0, 1.0), (e, 1.0, 1.0), (e, 2.0, 1.0),
                 (e, 0.0, 1.0), (e, 2.0, 1.0)]
     ops.passes(g, "rope (yarn, unfused)", fwd, bwd)
+
+
+def amax_reductions(ops: Program, g: int, block: str) -> None:
+    """The amax all-reduces of Transformer Engine's Float8CurrentScaling quantizers under
+    sequence parallelism, training (``ops.recipe == "tensorwise_te"``, ``ops.amax_ranks``
+    TP ranks): a column-parallel linear's input quantizer and a row-parallel linear's
+    grad_output quantizer reduce their amax over the TP group before casting (TE bee4649c
+    and release_v2.9 ``module/linear.py`` / ``layernorm_linear.py``: ``with_amax_reduction``,
+    ``amax_reduction_group = tp_group``), one 4-byte NCCL all-reduce on the compute path
+    each: per block the QKV (or fc1) input forward and the output (or fc2) projection's
+    gradient backward. Named apart from the TP ``all_reduce`` rows: userbuffers do not
+    overlap them."""
+    if ops.train and ops.recipe == "tensorwise_te" and ops.amax_ranks > 1:
+        ops.collective(g, f"{block} fp8 amax reduce", "all_reduce", 4.0, ops.amax_ranks)
 
 
 def squared_relu_eager(ops: Program, g: int, elements: float) -> None:

@@ -65,6 +65,10 @@ class Program:
     #: (the flex dispatcher's HybridEP backend; :func:`.layers.moe_mlp`,
     #: :data:`.moe_sync.SYNC_POINTS`)
     dispatcher: str = "alltoall"
+    #: ranks over which Transformer Engine's Float8CurrentScaling quantizers of
+    #: sequence-parallel tensors reduce their amax (the TP group under sequence parallelism;
+    #: :func:`.layers.amax_reductions`), 1: none
+    amax_ranks: int = 1
 
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
         self.rows.append((group, name, kind, parts))
