@@ -934,6 +934,7 @@ class CollectiveAlgo:
       nccl
     """
     __members__: typing.ClassVar[dict[str, CollectiveAlgo]]
+    custom: typing.ClassVar[CollectiveAlgo]
     nccl: typing.ClassVar[CollectiveAlgo]
     ring: typing.ClassVar[CollectiveAlgo]
     tree: typing.ClassVar[CollectiveAlgo]

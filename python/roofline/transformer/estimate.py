@@ -365,8 +365,11 @@ def estimate(
         the input read twice. Non-gated and MoE MLPs are unchanged.
     allreduce : {"custom", "nccl"}
         Inference steps: who carries the collectives. ``"custom"`` (default): the engine's
-        own all-reduce kernels (TensorRT-LLM's custom all-reduce plugin; vLLM's / SGLang's
-        ``custom_all_reduce`` under its 8 MiB ``max_size``, NCCL above) at the line rate.
+        own all-reduce kernels: ``runtime="vllm"`` / ``"sglang"``, vLLM's
+        ``custom_all_reduce`` one- / two-stage kernels under its 8 MiB ``max_size`` at TP 2,
+        4, 6 or 8 (``rl.all_reduce(..., algorithm="custom")``), NCCL above and at other TP
+        sizes; other runtimes (TensorRT-LLM's custom all-reduce plugin) the alpha-beta ring
+        at the line rate and ``latency_s`` per step.
         ``"nccl"``: all through NCCL (``rl.all_reduce(..., algorithm="nccl")``: its tuning
         model's protocols at ``NCCL_NVLINK_FRACTION`` of the line rate), as TensorRT-LLM's
         2023 engines' NCCL plugin (and training, unless ``tp_comm_overlap``).
