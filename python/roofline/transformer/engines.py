@@ -64,6 +64,8 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   all-gather. Each is priced as a fixed time plus its remote bytes at a share of the
   NVLink rate, from vLLM's published H100 timings (docs/model.md, session 12): the 70B's
   TP 4 decode steps switch kernels at 32 requests, the 405B's TP 8 ones at 8.
+  ``runtime="vllm"`` prices the same kernels (vLLM's default path until its PyTorch
+  symmetric-memory all-reduce took the larger sizes, PR #24111, Sep 2025; not modelled).
 - **Eager steps are PyTorch programs** (:func:`engine_host_calls`): an eagerly launched step
   runs the engine's ``nn.Module`` forward in Python, so its host time is priced as an eager
   framework program's (``roofline.ops.host``: each kernel's torch call by class, GEMM,
