@@ -932,6 +932,8 @@ class CollectiveAlgo:
       tree
     
       nccl
+    
+      custom
     """
     __members__: typing.ClassVar[dict[str, CollectiveAlgo]]
     custom: typing.ClassVar[CollectiveAlgo]
