@@ -573,7 +573,7 @@ def estimate(
             base["head_params"] = counts["lm_head"] / tp
             if runtime == "megatron" and launch == "eager" and cfg.is_moe:
                 base.update(moe_host_terms(ops, cols["time_s"], groups, hw, efficiency,
-                                           graphed, balancing))
+                                           graphed, balancing, int(base["heavy_group"])))
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                               latency_s=latency_s, peak_flops_per_s=peak,
