@@ -109,13 +109,17 @@ def test_nemo_h100_container_twins_parse_price_and_keep_the_layout():
     vp = {"nemolauncher2405_h100_gpt3_175b_128gpu_fp8": 12,
           "nemolauncher2405_h100_llama3_70b_fp8": 10}
     # what the sources set differently: NeMo 2.0's gpt3_175b recipe overlaps TP communication
-    # (gpt3/175b.yaml of 2024 did not); the 24.07 175B script alone ran cuDNN attention
-    differs = {"nemo2502_h100_gpt3_175b_512gpu_fp8": {"tp_comm_overlap", "attention_backend"},
-               "nemolauncher2405_h100_gpt3_175b_128gpu_fp8": {"attention_backend"}}
+    # (gpt3/175b.yaml of 2024 did not) and fuses the loss; the 24.07 175B script alone ran
+    # cuDNN attention; the llama3 / nemotron configs fuse the loss from July 2024
+    differs = {"nemo2502_h100_gpt3_175b_512gpu_fp8": {"tp_comm_overlap", "attention_backend",
+                                                       "cross_entropy_fusion"},
+               "nemolauncher2405_h100_gpt3_175b_128gpu_fp8": {"attention_backend"},
+               **{f"nemolauncher2405_h100_{m}_fp8": {"cross_entropy_fusion"}
+                  for m in ("llama3_8b", "llama3_70b", "nemotron_8b", "nemotron_22b")}}
     for rid, twin in NEMO_H100_TWINS.items():
         r, t = rows[rid], rows[twin]
         assert (r["family"], r["hardware"], r["gpus"]) == (t["family"], t["hardware"], t["gpus"])
-        same = (*layout, "attention_backend")
+        same = (*layout, "attention_backend", "cross_entropy_fusion")
         assert all(r["config"].get(k) == t["config"].get(k) for k in same
                    if k not in differs.get(rid, ())), rid
         assert r["config"]["linear_recipe"] == "delayed_te", rid
@@ -176,8 +180,13 @@ def test_nemo_2024_h100_rows_run_what_the_launcher_configs_set():
         assert ("NVTE_FUSED_ATTN" in rows[rid]["notes"]), rid
         if "175b" in rid:
             assert c["tp_comm_overlap"] is False, rid
+        # the loss: fused only where the launcher config sets cross_entropy_loss_fusion (the
+        # 24.07 window's llama3 / nemotron configs); Megatron-Core's default is unfused
+        fused = rid.startswith("nemo2407") and ("llama3" in rid or "nemotron" in rid)
+        assert c.get("cross_entropy_fusion", True) is fused, rid
     new = rows["nemo2502_h100_gpt3_175b_512gpu_fp8"]["config"]
     assert new["tp_comm_overlap"] is True and "attention_backend" not in new
+    assert "cross_entropy_fusion" not in new  # NeMo 2.0's GPTConfig fuses the loss
     # cuDNN's fused attention is faster than FA2 on Hopper: the same row priced both ways
     row = json.loads(json.dumps(rows["nemo2407_h100_llama3_8b_fp8"]))
     flash = price_job(row)
@@ -459,7 +468,9 @@ def test_family_medians_pinned(result):
     # rows and no TP overlap on the three 2024 GPT3-175B rows (gpt3/175b.yaml:
     # ub_tp_comm_overlap False): launcher 24.05 source median 20.1 -> 11.8 %, NeMo 24.07 docs
     # 15.1 -> 7.4 %; Llama-3-8B -25.6 / -24.6 -> -12.9 / -11.8 %, GPT3-175B x128 -18.3 /
-    # -14.1 -> -6.4 / -4.3 %.
+    # -14.1 -> -6.4 / -4.3 %. Then median unchanged (p90 0.144 -> 0.131) with Megatron-Core's
+    # unfused fp32 loss on the 17 of those rows whose configs leave cross_entropy_loss_fusion
+    # off: launcher 24.05 source 11.8 -> 10.1 %, Nemotron-22B x24.05 -17.5 -> -11.4 %.
     pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.100), "train_dense_bf16": (139, 0.049),
             "train_dense_lowp": (49, 0.083), "train_moe": (14, 0.110)}

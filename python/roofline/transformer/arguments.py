@@ -189,7 +189,7 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
                   "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0,
                   "clip_grad_norm": False, "offload_layers": 0, "host_bytes_per_s": None,
-                  "pipeline_head": "spread"}
+                  "pipeline_head": "spread", "cross_entropy_fusion": True}
 
 #: Where a pipeline keeps the embedding and the LM head (``pipeline_head``): ``spread``, 1/pp of
 #: their work per stage (layouts that balance the first and last stages); ``last``, Megatron-Core
@@ -233,11 +233,16 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
     if kw["sequence_parallel"] is None:  # Megatron's default with tensor parallelism
         kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
     kw.setdefault("clip_grad_norm", False)
+    kw.setdefault("cross_entropy_fusion", True)
     for name in ("overlap", "sequence_parallel", "optimizer_update", "tp_comm_overlap",
-                 "clip_grad_norm"):
+                 "clip_grad_norm", "cross_entropy_fusion"):
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]
+    if not out["cross_entropy_fusion"] and kw.get("runtime", "megatron") != "megatron":
+        raise ArgumentValueError(fn, "cross_entropy_fusion", "False prices Megatron-Core's "
+                                 "unfused loss: runtime='megatron' only, got "
+                                 f"runtime={kw['runtime']!r}")
     opg = kw["overlap_param_gather"]
     if opg is not None and not isinstance(opg, bool):
         raise ArgumentTypeError(fn, "overlap_param_gather", f"must be a bool or None, got "

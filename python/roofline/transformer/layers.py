@@ -452,10 +452,32 @@ def torch_module_grads(ops: Program, g: int, cfg: TransformerConfig, t: int, tp:
     ops.passes(g, "torch modules (bias grads, norm grads, qkv cat)", [], bwd)
 
 
+#: Megatron-Core's unfused ``vocab_parallel_cross_entropy`` (``cross_entropy_loss_fusion``
+#: off): ``logits.float()`` (Megatron-Core 0.7's ``compute_language_model_loss``; 0.8's
+#: ``calculate_logits_max``), max over the vocabulary, subtract the max, exp, sum, divide by
+#: the sum (the softmax saved for the backward); backward ``grad_input.mul_(grad_output)`` and
+#: the ``float()``'s cast back to bf16. Passes ``(reads, writes)`` in bf16 elements (fp32 = 2)
+#: per logit; the target gathers / index updates touch one element per row (not priced).
+UNFUSED_LOSS_FWD = ((1, 2), (2, 0), (2, 2), (2, 2), (2, 0), (2, 2))
+UNFUSED_LOSS_BWD = ((2, 2), (2, 1))
+
+
+def loss(ops: Program, g: int, logits: float, fused: bool = True) -> None:
+    """Training's cross-entropy over ``logits`` elements (rows x vocabulary shard): one fused
+    pass (read the logits, write the gradient) or, ``fused=False``, Megatron-Core's unfused
+    fp32 passes (:data:`UNFUSED_LOSS_FWD` / :data:`UNFUSED_LOSS_BWD`, the fp32 softmax saved)."""
+    if fused:
+        ops.elementwise(g, "cross_entropy", logits, reads=1, writes=1)
+        return
+    ops.passes(g, "cross_entropy (unfused, fp32)",
+               [(logits, r, w) for r, w in UNFUSED_LOSS_FWD],
+               [(logits, r, w) for r, w in UNFUSED_LOSS_BWD], saved=2.0 * logits)
+
+
 def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,
-          phase: str, embed: bool = True) -> None:
+          phase: str, embed: bool = True, fused_loss: bool = True) -> None:
     """Embedding (unless ``embed=False``), final norm, LM head (prefill: last token only)
-    and training's loss."""
+    and training's loss (:func:`loss`; ``fused_loss``)."""
     hid = cfg.hidden_size
     if cfg.vocab_size and embed:
         ops.elementwise(g, "embedding", t * hid, reads=1, writes=1)
@@ -468,7 +490,7 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
         # torchtitan's float8 / MX converters skip "output" (filter_fqns).
         ops.linear(g, "lm_head", rows, hid, vocab, lowp=phase != "train")
         if phase == "train":
-            ops.elementwise(g, "cross_entropy", rows * vocab, reads=1, writes=1)
+            loss(ops, g, float(rows * vocab), fused_loss)
 
 
 
@@ -493,11 +515,12 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
                 act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring",
                 kv_per_query_head: bool = False, separate_gate: bool = False,
                 plugin_kv_bytes: float | None = None,
-                torch_modules: bool = False) -> list[tuple[str, list[int]]]:
+                torch_modules: bool = False,
+                fused_loss: bool = True) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind (dense, then MoE) and the head into ``ops``
     (``kv_per_query_head``, ``plugin_kv_bytes``: :func:`attention_block`'s;
     ``separate_gate``: :func:`dense_mlp`'s; ``torch_modules``: training adds
-    :func:`torch_module_grads` to every dense layer).
+    :func:`torch_module_grads` to every dense layer; ``fused_loss``: :func:`loss`'s).
 
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
     ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
@@ -523,7 +546,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, lowp, skew)
         if groups[gi][0] == "mtp":  # the shared head and its loss, per module
             head(ops, gi, cfg, batch, q, tokens, tp, phase,
-                 embed=False)
+                 embed=False, fused_loss=fused_loss)
     groups.append(("head", []))
-    head(ops, len(groups) - 1, cfg, batch, q, tokens, tp, phase)
+    head(ops, len(groups) - 1, cfg, batch, q, tokens, tp, phase, fused_loss=fused_loss)
     return groups
