@@ -112,14 +112,14 @@ def test_nemo_h100_container_twins_parse_price_and_keep_the_layout():
     # (gpt3/175b.yaml of 2024 did not) and fuses the loss; the 24.07 175B script alone ran
     # cuDNN attention; the llama3 / nemotron configs fuse the loss from July 2024
     differs = {"nemo2502_h100_gpt3_175b_512gpu_fp8": {"tp_comm_overlap", "attention_backend",
-                                                       "cross_entropy_fusion"},
+                                                       "cross_entropy"},
                "nemolauncher2405_h100_gpt3_175b_128gpu_fp8": {"attention_backend"},
-               **{f"nemolauncher2405_h100_{m}_fp8": {"cross_entropy_fusion"}
+               **{f"nemolauncher2405_h100_{m}_fp8": {"cross_entropy"}
                   for m in ("llama3_8b", "llama3_70b", "nemotron_8b", "nemotron_22b")}}
     for rid, twin in NEMO_H100_TWINS.items():
         r, t = rows[rid], rows[twin]
         assert (r["family"], r["hardware"], r["gpus"]) == (t["family"], t["hardware"], t["gpus"])
-        same = (*layout, "attention_backend", "cross_entropy_fusion")
+        same = (*layout, "attention_backend", "cross_entropy")
         assert all(r["config"].get(k) == t["config"].get(k) for k in same
                    if k not in differs.get(rid, ())), rid
         assert r["config"]["linear_recipe"] == "delayed_te", rid
@@ -180,13 +180,14 @@ def test_nemo_2024_h100_rows_run_what_the_launcher_configs_set():
         assert ("NVTE_FUSED_ATTN" in rows[rid]["notes"]), rid
         if "175b" in rid:
             assert c["tp_comm_overlap"] is False, rid
-        # the loss: fused only where the launcher config sets cross_entropy_loss_fusion (the
-        # 24.07 window's llama3 / nemotron configs); Megatron-Core's default is unfused
+        # the loss: Megatron-Core's compiled fusion only where the launcher config sets
+        # cross_entropy_loss_fusion (the 24.07 window's llama3 / nemotron configs), else its
+        # default, unfused
         fused = rid.startswith("nemo2407") and ("llama3" in rid or "nemotron" in rid)
-        assert c.get("cross_entropy_fusion", True) is fused, rid
+        assert c["cross_entropy"] == ("native" if fused else "unfused"), rid
     new = rows["nemo2502_h100_gpt3_175b_512gpu_fp8"]["config"]
     assert new["tp_comm_overlap"] is True and "attention_backend" not in new
-    assert "cross_entropy_fusion" not in new  # NeMo 2.0's GPTConfig fuses the loss
+    assert new["cross_entropy"] == "native"  # NeMo 2.0's GPTConfig fuses (Megatron's impl)
     # cuDNN's fused attention is faster than FA2 on Hopper: the same row priced both ways
     row = json.loads(json.dumps(rows["nemo2407_h100_llama3_8b_fp8"]))
     flash = price_job(row)
@@ -470,7 +471,11 @@ def test_family_medians_pinned(result):
     # 15.1 -> 7.4 %; Llama-3-8B -25.6 / -24.6 -> -12.9 / -11.8 %, GPT3-175B x128 -18.3 /
     # -14.1 -> -6.4 / -4.3 %. Then median unchanged (p90 0.144 -> 0.131) with Megatron-Core's
     # unfused fp32 loss on the 17 of those rows whose configs leave cross_entropy_loss_fusion
-    # off: launcher 24.05 source 11.8 -> 10.1 %, Nemotron-22B x24.05 -17.5 -> -11.4 %.
+    # off: launcher 24.05 source 11.8 -> 10.1 %, Nemotron-22B x24.05 -17.5 -> -11.4 %. Then
+    # Megatron-Core's compiled ("native") loss on the 24.07 Llama-3 / Nemotron rows and the
+    # 25.02 GPT3-175B row (their configs fuse it with Megatron's own kernels, not TE's):
+    # median unchanged, p90 0.131 -> 0.128; Nemotron-8B / 22B x24.07 -7.4 / -14.7 -> -5.0 /
+    # -11.4 %, Llama-3-8B / 70B -11.8 / -4.7 -> -10.6 / -4.1 %, 25.02 175B -0.8 -> -0.6 %.
     pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.100), "train_dense_bf16": (139, 0.049),
             "train_dense_lowp": (49, 0.083), "train_moe": (14, 0.110)}
@@ -523,7 +528,8 @@ def test_train_row_matches_estimate():
         dp=c["dp"], tp=c["tp"], pp=c["pp"], cp=c["cp"], ep=c["ep"],
         virtual_stages=c["virtual_stages"], zero=c["zero"], recompute=c["recompute"],
         sequence_parallel=c["sequence_parallel"], gpus_per_node=c["gpus_per_node"],
-        attention_backend=c.get("attention_backend", "auto"))
+        attention_backend=c.get("attention_backend", "auto"),
+        cross_entropy=c.get("cross_entropy", "fused"))
     assert price_job(row) == pytest.approx(est.step.tokens_per_s / row["gpus"])
 
 

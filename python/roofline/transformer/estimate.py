@@ -124,7 +124,7 @@ def estimate(
     offload_layers: int = 0,
     host_bytes_per_s: float | None = None,
     pipeline_head: str = "spread",
-    cross_entropy_fusion: bool = True,
+    cross_entropy: str = "fused",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -269,10 +269,10 @@ def estimate(
         ``"last"``: ``ceil(L/pp)`` layers on every stage and the whole head on the last, as
         Megatron-Core ran before uneven pipeline splits (Megatron-LM !1881, Sept 2024; NeMo
         24.07 and earlier): the last stage, ``t_layers(ceil(L/pp)) + t_head``, sets the pace.
-    cross_entropy_fusion : bool
-        Training, ``runtime="megatron"``: the loss as one fused pass (default; Megatron-Core's
-        ``cross_entropy_loss_fusion``) or Megatron-Core's unfused fp32 one (:func:`.layers.loss`:
-        38 bytes per logit forward and 14 backward, against the fused pass's 4 and 6).
+    cross_entropy : {"fused", "native", "unfused"}
+        Training, ``runtime="megatron"``: the loss in one pass (default; TE's kernel) or
+        Megatron-Core's fp32 passes, compiled (``"native"``: 22 + 10 bytes per logit) or not
+        (``"unfused"``: 38 + 14), against 4 + 6 (:data:`.layers.LOSS_PASSES`).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     cuda_graph_scope : list of str, optional
@@ -471,7 +471,7 @@ def estimate(
                      overlap_param_gather=overlap_param_gather, fsdp=fsdp,
                      train_metrics=train_metrics, clip_grad_norm=clip_grad_norm,
                      offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s,
-                     pipeline_head=pipeline_head, cross_entropy_fusion=cross_entropy_fusion,
+                     pipeline_head=pipeline_head, cross_entropy=cross_entropy,
                      runtime=runtime)
     graphed, balancing, dispatcher = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
@@ -521,7 +521,7 @@ def estimate(
                              separate_gate=gated == "separate",
                              plugin_kv_bytes=kv_dtype_bytes if plugin else None,
                              torch_modules=mods == "torch",
-                             fused_loss=par["cross_entropy_fusion"])
+                             loss_impl=par["cross_entropy"])
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),

@@ -452,32 +452,43 @@ def torch_module_grads(ops: Program, g: int, cfg: TransformerConfig, t: int, tp:
     ops.passes(g, "torch modules (bias grads, norm grads, qkv cat)", [], bwd)
 
 
-#: Megatron-Core's unfused ``vocab_parallel_cross_entropy`` (``cross_entropy_loss_fusion``
-#: off): ``logits.float()`` (Megatron-Core 0.7's ``compute_language_model_loss``; 0.8's
-#: ``calculate_logits_max``), max over the vocabulary, subtract the max, exp, sum, divide by
-#: the sum (the softmax saved for the backward); backward ``grad_input.mul_(grad_output)`` and
-#: the ``float()``'s cast back to bf16. Passes ``(reads, writes)`` in bf16 elements (fp32 = 2)
-#: per logit; the target gathers / index updates touch one element per row (not priced).
-UNFUSED_LOSS_FWD = ((1, 2), (2, 0), (2, 2), (2, 2), (2, 0), (2, 2))
-UNFUSED_LOSS_BWD = ((2, 2), (2, 1))
+#: Megatron-Core's cross-entropy kernels other than one fused pass, ``(forward, backward)``
+#: passes ``(reads, writes)`` per logit in bf16 elements (fp32 = 2); the target gathers and
+#: index updates touch one element per row (not priced); both save the fp32 softmax.
+#: ``"unfused"`` (``cross_entropy_loss_fusion`` off: Megatron-Core 0.7's
+#: ``vocab_parallel_cross_entropy(logits.float())``, 0.8's cast in ``calculate_logits_max``):
+#: the cast, max, subtract, exp, sum, divide; backward ``mul_`` and the cast back to bf16.
+#: ``"native"`` (``cross_entropy_loss_fusion`` with ``cross_entropy_fusion_impl="native"``,
+#: Megatron-Core >= 0.8: ``fusions/fused_cross_entropy.py``, three ``torch.compile`` regions,
+#: ``jit_fuser``): cast + max (the fp32 logits returned), subtract + exp + sum in place, divide
+#: in place; backward the in-place update and ``mul_`` written back into the saved softmax
+#: (a mutated input) and the bf16 gradient.
+LOSS_PASSES = {
+    "unfused": (((1, 2), (2, 0), (2, 2), (2, 2), (2, 0), (2, 2)), ((2, 2), (2, 1))),
+    "native": (((1, 2), (2, 2), (2, 2)), ((2, 3),)),
+}
+#: Cross-entropy implementations (``estimate(cross_entropy=...)``): one fused pass
+#: (Transformer Engine's ``parallel_cross_entropy``, ``cross_entropy_fusion_impl="te"``) and
+#: :data:`LOSS_PASSES`.
+CROSS_ENTROPY = ("fused", *LOSS_PASSES)
 
 
-def loss(ops: Program, g: int, logits: float, fused: bool = True) -> None:
+def loss(ops: Program, g: int, logits: float, impl: str = "fused") -> None:
     """Training's cross-entropy over ``logits`` elements (rows x vocabulary shard): one fused
-    pass (read the logits, write the gradient) or, ``fused=False``, Megatron-Core's unfused
-    fp32 passes (:data:`UNFUSED_LOSS_FWD` / :data:`UNFUSED_LOSS_BWD`, the fp32 softmax saved)."""
-    if fused:
+    pass (read the logits, write the gradient), or Megatron-Core's ``"native"`` /
+    ``"unfused"`` fp32 passes (:data:`LOSS_PASSES`, the fp32 softmax saved)."""
+    if impl == "fused":
         ops.elementwise(g, "cross_entropy", logits, reads=1, writes=1)
         return
-    ops.passes(g, "cross_entropy (unfused, fp32)",
-               [(logits, r, w) for r, w in UNFUSED_LOSS_FWD],
-               [(logits, r, w) for r, w in UNFUSED_LOSS_BWD], saved=2.0 * logits)
+    fwd, bwd = LOSS_PASSES[impl]
+    ops.passes(g, f"cross_entropy ({impl}, fp32)", [(logits, r, w) for r, w in fwd],
+               [(logits, r, w) for r, w in bwd], saved=2.0 * logits)
 
 
 def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,
-          phase: str, embed: bool = True, fused_loss: bool = True) -> None:
+          phase: str, embed: bool = True, loss_impl: str = "fused") -> None:
     """Embedding (unless ``embed=False``), final norm, LM head (prefill: last token only)
-    and training's loss (:func:`loss`; ``fused_loss``)."""
+    and training's loss (:func:`loss`, ``loss_impl``)."""
     hid = cfg.hidden_size
     if cfg.vocab_size and embed:
         ops.elementwise(g, "embedding", t * hid, reads=1, writes=1)
@@ -490,7 +501,7 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
         # torchtitan's float8 / MX converters skip "output" (filter_fqns).
         ops.linear(g, "lm_head", rows, hid, vocab, lowp=phase != "train")
         if phase == "train":
-            loss(ops, g, float(rows * vocab), fused_loss)
+            loss(ops, g, float(rows * vocab), loss_impl)
 
 
 
@@ -516,11 +527,11 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
                 kv_per_query_head: bool = False, separate_gate: bool = False,
                 plugin_kv_bytes: float | None = None,
                 torch_modules: bool = False,
-                fused_loss: bool = True) -> list[tuple[str, list[int]]]:
+                loss_impl: str = "fused") -> list[tuple[str, list[int]]]:
     """Record one layer of each kind (dense, then MoE) and the head into ``ops``
     (``kv_per_query_head``, ``plugin_kv_bytes``: :func:`attention_block`'s;
     ``separate_gate``: :func:`dense_mlp`'s; ``torch_modules``: training adds
-    :func:`torch_module_grads` to every dense layer; ``fused_loss``: :func:`loss`'s).
+    :func:`torch_module_grads` to every dense layer; ``loss_impl``: :func:`loss`'s).
 
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
     ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
@@ -546,7 +557,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, lowp, skew)
         if groups[gi][0] == "mtp":  # the shared head and its loss, per module
             head(ops, gi, cfg, batch, q, tokens, tp, phase,
-                 embed=False, fused_loss=fused_loss)
+                 embed=False, loss_impl=loss_impl)
     groups.append(("head", []))
-    head(ops, len(groups) - 1, cfg, batch, q, tokens, tp, phase, fused_loss=fused_loss)
+    head(ops, len(groups) - 1, cfg, batch, q, tokens, tp, phase, loss_impl=loss_impl)
     return groups
