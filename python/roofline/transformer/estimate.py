@@ -270,9 +270,8 @@ def estimate(
         Megatron-Core ran before uneven pipeline splits (Megatron-LM !1881, Sept 2024; NeMo
         24.07 and earlier): the last stage, ``t_layers(ceil(L/pp)) + t_head``, sets the pace.
     cross_entropy : {"fused", "native", "unfused"}
-        Training, ``runtime="megatron"``: the loss in one pass (default; TE's kernel) or
-        Megatron-Core's fp32 passes, compiled (``"native"``: 22 + 10 bytes per logit) or not
-        (``"unfused"``: 38 + 14), against 4 + 6 (:data:`.layers.LOSS_PASSES`).
+        Training: the loss in one pass (TE's kernel: 4 + 6 bytes per logit) or Megatron-Core's
+        fp32 ones, ``"native"`` 22 + 10, ``"unfused"`` 38 + 14 (:func:`.layers.loss`).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     cuda_graph_scope : list of str, optional
@@ -384,7 +383,8 @@ def estimate(
 "standard"}
         ``runtime="megatron"``: the fused attention kernel of every layer (``backend`` of
         :func:`roofline.ops.attention`). ``"auto"``: SDPA's dispatch (cuDNN on Hopper);
-        ``"flash"``: FlashAttention-2, as a model calling ``flash_attn_func`` runs (MPT).
+        ``"flash"``: FlashAttention-2 (MPT's calls; with TE modules in training, TE's path
+        and its layout copies, :func:`.layers.te_flash_layout`).
     modules : {"te", "torch"}
         ``runtime="megatron"``, training: Transformer Engine's layer modules (default) or
         PyTorch's eager ones (:data:`.program_choices.MODULES`; MPT's).

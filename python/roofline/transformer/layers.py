@@ -58,11 +58,33 @@ def local_attention(kind: str, size: int, q: int, kv: int
     return n, block, block, True, q / (n * block)
 
 
+def te_flash_layout(ops: Program, g: int, t: int, batch: int, heads: int, kv_heads: int,
+                    d: int) -> None:
+    """Transformer Engine's ``DotProductAttention`` running flash-attn 2 on Megatron-Core's
+    ``sbhd`` tensors (TE v1.8 ``FlashAttention.forward``): MHA's per-head interleaved Q, K, V
+    (``sbh3d``) go through ``fa_prepare_fwd`` (one copy of the three to ``bshd``) and
+    ``fa_prepare_bwd`` back; with GQA K and V are strided views of the QKV output,
+    ``.contiguous()`` copies them (and Q when ``batch > 1``), their backward is a view; with
+    ``batch > 1`` the output goes back to ``sbhd`` by ``.transpose(0, 1).contiguous()`` and its
+    gradient by a reshape copy. ``t`` tokens on this GPU, ``heads`` / ``kv_heads`` its heads.
+    cuDNN's fused attention reads the strided layouts in place (no copies)."""
+    q, k = t * heads * d, t * kv_heads * d
+    if kv_heads == heads:
+        fwd: list[Pass] = [(3.0 * q, 1.0, 1.0)]
+        bwd: list[Pass] = [(3.0 * q, 1.0, 1.0)]
+    else:
+        fwd, bwd = [(2.0 * k + (q if batch > 1 else 0.0), 1.0, 1.0)], []
+    if batch > 1:
+        fwd.append((float(q), 1.0, 1.0))
+        bwd.append((float(q), 1.0, 1.0))
+    ops.passes(g, "te flash-attn layout copies", fwd, bwd, kind="attention")
+
+
 def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
                      tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float,
                      cp: int = 1, attn: str = "full", cp_comm: str = "ring",
                      kv_per_query_head: bool = False,
-                     plugin_kv_bytes: float | None = None) -> None:
+                     plugin_kv_bytes: float | None = None, te_flash: bool = False) -> None:
     """Norm, QKV (or MLA) projections, attention, output projection, TP all-reduce and
     residual add of one layer; ``attn``: the layer's attention kind (sliding / chunked
     layers: :func:`local_attention`). ``kv_per_query_head``: the decode attention kernel
@@ -77,7 +99,8 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
     GPT attention plugin, whose context call first builds the decoder info (one small kernel)
     and whose RoPE kernel also writes K and V into a cache of ``plugin_kv_bytes`` per
     element (both rows of kind ``"attention"``: the plugin's own kernels); in decode its
-    masked MHA kernel applies RoPE and writes the cache itself (no RoPE row)."""
+    masked MHA kernel applies RoPE and writes the cache itself (no RoPE row). ``te_flash``:
+    Transformer Engine's flash-attn path (:func:`te_flash_layout`) around the attention."""
     t = batch * q // cp
     kv_bytes = 0.0
     torch_cp = cp > 1 and cp_comm in ROTATIONS  # PyTorch's ring SDPA (torch_cp.py)
@@ -153,6 +176,8 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         blocks, aq, akv, causal, rest = local_attention(attn, size, q, kv)
         kw = dict(attn_kw, causal=causal, scale=attn_kw.get("scale", 1.0) * rest)
         read_heads = heads if kv_per_query_head and phase == "decode" else kvh
+        if te_flash:
+            te_flash_layout(ops, g, t, batch, heads, kvh, d)
         if torch_cp:  # full causal layers only (estimate refuses local attention with it)
             attend("attention", batch=batch, heads=heads, head_dim=d)
         else:
@@ -538,6 +563,8 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
     """
     groups = [(name, list(layers)) for name, layers, _ in _layer_groups(cfg)]
     blocks = [block for _, _, block in _layer_groups(cfg)]
+    # Megatron-Core's TE modules handing sbhd tensors to flash-attn (NVTE_FUSED_ATTN=0)
+    te_flash = phase == "train" and not torch_modules and attn_kw.get("backend") == "flash"
     if phase == "train" and cfg.mtp_layers:  # multi-token prediction: one more block + head
         n = cfg.num_layers
         groups.append(("mtp", list(range(n, n + cfg.mtp_layers))))
@@ -548,7 +575,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             ops.elementwise(gi, "mtp enorm+hnorm", 2 * tokens * hid, cat="rep")
             ops.linear(gi, "mtp eh_proj", tokens, 2 * hid, hid)
         attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn,
-                        cp_comm, kv_per_query_head, plugin_kv_bytes)
+                        cp_comm, kv_per_query_head, plugin_kv_bytes, te_flash)
         if mlp == "dense":
             dense_mlp(ops, gi, cfg, tokens, tp, act_bytes, separate_gate)
             if torch_modules and ops.train:
