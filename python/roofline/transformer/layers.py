@@ -176,7 +176,7 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         blocks, aq, akv, causal, rest = local_attention(attn, size, q, kv)
         kw = dict(attn_kw, causal=causal, scale=attn_kw.get("scale", 1.0) * rest)
         read_heads = heads if kv_per_query_head and phase == "decode" else kvh
-        if te_flash:
+        if te_flash and not torch_cp:  # (PyTorch's ring SDPA is not TE's attention)
             te_flash_layout(ops, g, t, batch, heads, kvh, d)
         if torch_cp:  # full causal layers only (estimate refuses local attention with it)
             attend("attention", batch=batch, heads=heads, head_dim=d)
