@@ -12,6 +12,7 @@ from .._checks import one_of
 from .._errors import ArgumentTypeError, ArgumentValueError
 from .composer import FSDP_IMPLS
 from .config import TransformerConfig
+from .layers import CROSS_ENTROPY
 from .recompute import RECOMPUTE_MODULES
 from .torch_cp import check_cp
 from .training import LAYER_RECOMPUTE, MODULES_RECOMPUTE, OPTIMIZERS, RECOMPUTE
@@ -189,7 +190,7 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
                   "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0,
                   "clip_grad_norm": False, "offload_layers": 0, "host_bytes_per_s": None,
-                  "pipeline_head": "spread"}
+                  "pipeline_head": "spread", "cross_entropy": "fused"}
 
 #: Where a pipeline keeps the embedding and the LM head (``pipeline_head``): ``spread``, 1/pp of
 #: their work per stage (layouts that balance the first and last stages); ``last``, Megatron-Core
@@ -238,6 +239,14 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]
+    ce = kw.get("cross_entropy", "fused")
+    if not isinstance(ce, str) or ce not in CROSS_ENTROPY:
+        raise ArgumentValueError(fn, "cross_entropy", f"must be one of {CROSS_ENTROPY}, got "
+                                 f"{ce!r}")
+    if ce != "fused" and kw.get("runtime", "megatron") != "megatron":
+        raise ArgumentValueError(fn, "cross_entropy", f"{ce!r} prices Megatron-Core's loss: "
+                                 f"runtime='megatron' only, got runtime={kw['runtime']!r}")
+    out["cross_entropy"] = ce
     opg = kw["overlap_param_gather"]
     if opg is not None and not isinstance(opg, bool):
         raise ArgumentTypeError(fn, "overlap_param_gather", f"must be a bool or None, got "

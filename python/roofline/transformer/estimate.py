@@ -124,6 +124,7 @@ def estimate(
     offload_layers: int = 0,
     host_bytes_per_s: float | None = None,
     pipeline_head: str = "spread",
+    cross_entropy: str = "fused",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -268,6 +269,9 @@ def estimate(
         ``"last"``: ``ceil(L/pp)`` layers on every stage and the whole head on the last, as
         Megatron-Core ran before uneven pipeline splits (Megatron-LM !1881, Sept 2024; NeMo
         24.07 and earlier): the last stage, ``t_layers(ceil(L/pp)) + t_head``, sets the pace.
+    cross_entropy : {"fused", "native", "unfused"}
+        Training: the loss in one pass (TE's kernel: 4 + 6 bytes per logit) or Megatron-Core's
+        fp32 ones, ``"native"`` 22 + 10, ``"unfused"`` 38 + 14 (:func:`.layers.loss`).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     cuda_graph_scope : list of str, optional
@@ -382,7 +386,8 @@ def estimate(
 "standard"}
         ``runtime="megatron"``: the fused attention kernel of every layer (``backend`` of
         :func:`roofline.ops.attention`). ``"auto"``: SDPA's dispatch (cuDNN on Hopper);
-        ``"flash"``: FlashAttention-2, as a model calling ``flash_attn_func`` runs (MPT).
+        ``"flash"``: FlashAttention-2 (MPT's calls; with TE modules in training, TE's path
+        and its layout copies, :func:`.layers.te_flash_layout`).
     modules : {"te", "torch"}
         ``runtime="megatron"``, training: Transformer Engine's layer modules (default) or
         PyTorch's eager ones (:data:`.program_choices.MODULES`; MPT's).
@@ -469,7 +474,8 @@ def estimate(
                      overlap_param_gather=overlap_param_gather, fsdp=fsdp,
                      train_metrics=train_metrics, clip_grad_norm=clip_grad_norm,
                      offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s,
-                     pipeline_head=pipeline_head)
+                     pipeline_head=pipeline_head, cross_entropy=cross_entropy,
+                     runtime=runtime)
     graphed, balancing, dispatcher = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
@@ -517,7 +523,8 @@ def estimate(
                              kv_per_query_head=reads == "per_query_head",
                              separate_gate=gated == "separate",
                              plugin_kv_bytes=kv_dtype_bytes if plugin else None,
-                             torch_modules=mods == "torch")
+                             torch_modules=mods == "torch",
+                             loss_impl=par["cross_entropy"])
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),

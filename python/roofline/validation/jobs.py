@@ -59,7 +59,8 @@ _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "
                "cuda_graph_scope", "moe_load_balancing", "moe_expert_bias", "moe_dispatcher",
                "reduce_dtype", "reshard_after_forward", "network_bytes_per_s",
                "attention_backend", "optimizer", "fsdp", "train_metrics", "modules",
-               "clip_grad_norm", "offload_layers", "host_bytes_per_s", "pipeline_head")
+               "clip_grad_norm", "offload_layers", "host_bytes_per_s", "pipeline_head",
+               "cross_entropy")
 #: Optional ``serve`` arguments a serving row may set (the engine's scheduler, program and
 #: launch mode).
 #: Config keys that describe a row, not the run it prices (a finite run's TTFT and ITL rows
