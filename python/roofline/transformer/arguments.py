@@ -13,6 +13,7 @@ from .._errors import ArgumentTypeError, ArgumentValueError
 from .composer import FSDP_IMPLS
 from .config import TransformerConfig
 from .layers import CROSS_ENTROPY
+from .offload import host_link_bytes_per_s
 from .recompute import RECOMPUTE_MODULES
 from .torch_cp import check_cp
 from .training import LAYER_RECOMPUTE, MODULES_RECOMPUTE, OPTIMIZERS, RECOMPUTE
@@ -73,6 +74,11 @@ def positive_number(fn: str, name: str, value: Any, *, zero: bool = False) -> fl
         kind = "non-negative" if zero else "positive"
         raise ArgumentValueError(fn, name, f"must be a {kind} finite number, got {value!r}")
     return v
+
+
+def optional_positive(fn: str, name: str, value: Any) -> float | None:
+    """None, or ``value`` as a finite float > 0 (:func:`positive_number`)."""
+    return None if value is None else positive_number(fn, name, value)
 
 
 def check_sizes(fn: str, phase: str, batch: int, q: int, kv: int, heads: int,
@@ -301,14 +307,13 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
 
 
 def check_offload(fn: str, offload_layers: Any, host_bytes_per_s: Any, layers: int,
-                  pp: int, recompute: str) -> tuple[int, float | None]:
+                  pp: int, recompute: str, hw: Any) -> tuple[int, float]:
     """``offload_layers`` an integer in ``[0, layers)`` and, when positive, ``pp == 1`` and no
-    recomputation (Megatron-Core's rules); ``host_bytes_per_s`` None or a positive number.
-    Returns them checked; an :class:`~roofline.ArgumentValueError` naming the argument
-    otherwise."""
+    recomputation (Megatron-Core's rules); ``host_bytes_per_s`` None (``hw``'s host link,
+    :func:`.offload.host_link_bytes_per_s`) or a positive number. Returns them checked; an
+    :class:`~roofline.ArgumentValueError` naming the argument otherwise."""
     k = integer(fn, "offload_layers", offload_layers, minimum=0)
-    rate = None if host_bytes_per_s is None else positive_number(fn, "host_bytes_per_s",
-                                                                 host_bytes_per_s)
+    rate = optional_positive(fn, "host_bytes_per_s", host_bytes_per_s)
     if k >= layers:
         raise ArgumentValueError(fn, "offload_layers", f"must be < num_layers ({layers}): one "
                                  f"layer's activations stay on the GPU, got {offload_layers!r}")
@@ -318,7 +323,7 @@ def check_offload(fn: str, offload_layers: Any, host_bytes_per_s: Any, layers: i
     if k and recompute != "none":
         raise ArgumentValueError(fn, "offload_layers", f"needs recompute='none' (Megatron-Core "
                                  f"refuses both), got recompute={recompute!r}")
-    return k, rate
+    return k, host_link_bytes_per_s(hw) if rate is None else rate
 
 
 def step_lengths(fn: str, phase: str, seq_len: Any, kv_len: Any, q_len: Any) -> tuple[int, int]:

@@ -23,6 +23,7 @@ from .arguments import (
     check_sizes,
     check_split,
     integer,
+    optional_positive,
     phase_name,
     positive_number,
     recompute_mode,
@@ -37,11 +38,7 @@ from .formats import element_bytes, linear_recipes, weight_bytes_of
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
-from .memory import weight_params
 from .moe_host import moe_train_options
-from .moe_sync import moe_host_terms
-from .offload import host_link_bytes_per_s
-from .param_refresh import refresh_terms
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -52,15 +49,10 @@ from .program_choices import (
     RUNTIMES,
     program_choices,
 )
-from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .report import ModelEstimate
 from .tp_overlap import overlap_tp_collectives
-from .training import (
-    DEFAULT_NETWORK_BYTES_PER_S,
-    NCCL_NVLINK_FRACTION,
-    micro_batch_terms,
-    train_step,
-)
+from .train_terms import train_terms
+from .training import DEFAULT_NETWORK_BYTES_PER_S, NCCL_NVLINK_FRACTION, train_step
 
 __all__ = ["ALLREDUCES", "CACHES", "DECODE_KV_READS", "GATED_MLPS", "PHASES", "RUNTIMES",
            "estimate"]
@@ -446,10 +438,8 @@ def estimate(
     ep = integer(fn, "ep", ep)
     q, kv = step_lengths(fn, phase, seq_len, kv_len, q_len)
     latency_s = positive_number(fn, "latency_s", latency_s, zero=True)
-    if link_bytes_per_s is not None:
-        link_bytes_per_s = positive_number(fn, "link_bytes_per_s", link_bytes_per_s)
-    if network_bytes_per_s is not None:
-        network_bytes_per_s = positive_number(fn, "network_bytes_per_s", network_bytes_per_s)
+    link_bytes_per_s = optional_positive(fn, "link_bytes_per_s", link_bytes_per_s)
+    network_bytes_per_s = optional_positive(fn, "network_bytes_per_s", network_bytes_per_s)
     check_split(fn, tp, ep, cfg.num_heads, cfg.num_experts if cfg.is_moe else 0, cfg.name)
     wo, f8_recipe = linear_recipes(fn, linear_recipe, phase, dtype)
     if not isinstance(flash, bool):
@@ -480,9 +470,8 @@ def estimate(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
-        par["offload_layers"], rate = check_offload(
-            fn, offload_layers, host_bytes_per_s, cfg.num_layers, par["pp"], recompute)
-        par["host_bytes_per_s"] = rate or host_link_bytes_per_s(hw)
+        par["offload_layers"], par["host_bytes_per_s"] = check_offload(
+            fn, offload_layers, host_bytes_per_s, cfg.num_layers, par["pp"], recompute, hw)
     batch = par["micro_batch"]
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
@@ -560,27 +549,11 @@ def estimate(
             hw, f"{peak_class}_flops_per_s") else float("nan")
         step = None
         if train:
-            expert_split = ep if ep > 1 else tp
-            expert_p = cfg.param_counts()["experts"] / expert_split
-            rows3 = [(g, name, kind) for g, name, kind, _ in ops.rows]
-            kv_heads = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
-            share = op_recompute_share(rows3, groups, cfg.num_heads // tp, kv_heads,
-                                       cfg.mlp_gated)
-            mods = par["recompute_modules"]
-            mod_share = module_recompute_share(rows3, groups, mods) if mods else None
-            base = micro_batch_terms(
-                rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
-                cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share,
-                mod_share=mod_share)
-            base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
-            base.update(refresh_terms(f8_recipe, weight_params(cfg, tp, ep, phase)[0],
-                                      expert_p, weight_bytes, base, hw, efficiency))
-            counts = cfg.param_counts()
-            base["embed_params"] = counts["embedding"] / tp
-            base["head_params"] = counts["lm_head"] / tp
-            if runtime == "megatron" and launch == "eager" and cfg.is_moe:
-                base.update(moe_host_terms(ops, cols["time_s"], groups, hw, efficiency,
-                                           graphed, balancing, int(base["heavy_group"])))
+            share, mod_share, base = train_terms(
+                cfg, ops, cols, groups, memory, hw, efficiency, tp=tp, ep=ep, local=local,
+                act_bytes=act_bytes, weight_bytes=weight_bytes, f8_recipe=f8_recipe,
+                modules=par["recompute_modules"], moe_host=runtime == "megatron"
+                and launch == "eager" and cfg.is_moe, graphed=graphed, balancing=balancing)
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                               latency_s=latency_s, peak_flops_per_s=peak,
