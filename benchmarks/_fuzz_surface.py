@@ -342,8 +342,14 @@ def config_field(rng: random.Random) -> Any:
                                   ["full"] * 4, ("full",) * 5, 1e9, 2.0, 1e-300])
         return _run(rng, base.replace(**{field: v}))
     kw: dict[str, Any] = {}
-    opt = rng.choice(["cuda_graph_scope", "moe_load_balancing", "recompute", "offload_layers"])
-    if opt == "offload_layers":
+    opt = rng.choice(["cuda_graph_scope", "moe_load_balancing", "recompute", "offload_layers",
+                      "cross_entropy"])
+    if opt == "cross_entropy":
+        kw[opt] = rng.choice(["fused", "native", "unfused", "te", "NATIVE", True, None,
+                              rng.choice(HOSTILE)])
+        if rng.random() < 0.3:
+            kw["attention_backend"] = rng.choice(["flash", "auto"])
+    elif opt == "offload_layers":
         kw[opt] = rng.choice([0, 1, 2, 3, 4, 5, -1, 2.0, True, rng.choice(HOSTILE)])
         if rng.random() < 0.5:
             kw["host_bytes_per_s"] = rng.choice([1e9, 5e10, 1e18, 0, -1.0, rng.choice(HOSTILE)])

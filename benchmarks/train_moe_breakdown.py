@@ -3,7 +3,8 @@
 For every ``train_moe`` row of ``python/roofline/data/jobs/published_jobs.jsonl`` (or the
 family given as the first argument), prints the predicted and measured tokens/s/GPU, the
 step's decomposition (``TrainStep``: compute, bubble, pipeline sends, exposed data-parallel
-communication, optimizer, host launch time exposed by the MoE syncs, recomputation) and the
+communication, optimizer, host launch time exposed by the MoE syncs, recomputation; with
+pipeline stages, the pacing stage's host time per micro-batch by its terms) and the
 GPU time of one micro-batch on the busiest stage split by what runs: dense GEMMs, expert GEMMs
 (routed and shared), attention, norms and other elementwise kernels, router / permute / chunk
 sorting, expert-parallel all-to-alls, the LM head and loss. The implied MFU is the model's
@@ -76,6 +77,14 @@ def main() -> None:
               f"{st.p2p_s:.3f} + exposed DP comm {st.exposed_comm_s:.3f} (of "
               f"{st.comm_s:.3f}) + optimizer {st.optimizer_s:.3f}; the measurement implies "
               f"{st.time_s * pred / row['measured']:.2f} s")
+        b = est._cache["train_base"]
+        if pp > 1 and "host_pass_start_s" in b:
+            v = float(c.get("virtual_stages", 1) or 1)
+            print(f"  host per micro-batch, pacing stage {st.host_s / c['grad_accum'] * 1e3:.1f} ms"
+                  f" (per layer of the longest kind {b['host_heavy_layer_s'] * 1e3:.2f} ms + "
+                  f"hooks {b['hook_heavy_layer_s'] * 1e3:.2f}, {v:.0f} backward pass start(s) of "
+                  f"{b['host_pass_start_s'] * 1e3:.2f} ms); the whole pass / pp: "
+                  f"{(b['host_s'] + b['hook_host_s']) / pp * 1e3:.1f} ms")
         print("  one micro-batch, busiest stage, ms: " + ", ".join(
             f"{k} {ms.get(k, 0.0):.1f}" for k in ("dense_gemm", "expert_gemm", "attn",
                                                    "norm_elt", "expert_elt", "routing", "a2a",

@@ -69,6 +69,48 @@ def test_nccl_ring_protocol_by_hand() -> None:
         rl.all_reduce(MB, 4, algorithm="nvls", hardware="H100 SXM")
 
 
+def test_custom_all_reduce_kernels_by_hand() -> None:
+    """vLLM's custom all-reduce (v0.6.2 - v0.6.4): the one-stage kernel below 512 KiB at
+    <= 4 ranks, below 256 KiB at <= 8, always at 2; each rank loads (p-1) copies of the
+    buffer (one-stage) or 2(p-1)/p of it (two-stage), at 0.887 / 0.468 of the link after
+    a 6.57 / 12.56 us fixed time. H200: 450 GB/s per direction."""
+    link = 450e9
+    one = rl.all_reduce(256 * 1024, 4, "custom", hardware="H200")
+    assert one.bytes == 3 * 262_144
+    assert one.overhead_s == pytest.approx(6.57e-6)
+    assert one.time_s == pytest.approx(6.57e-6 + 3 * 262_144 / (0.887 * link))
+    two = rl.all_reduce(512 * 1024, 4, "custom", hardware="H200")  # 512 KiB: not below
+    assert two.bytes == 2 * 3 / 4 * 524_288
+    assert two.time_s == pytest.approx(12.56e-6 + 786_432 / (0.468 * link))
+    # the 405B at TP 8: 32 KiB a token, two-stage from 8 tokens (256 KiB)
+    below = rl.all_reduce(7 * 32 * 1024, 8, "custom", hardware="H200")
+    at = rl.all_reduce(8 * 32 * 1024, 8, "custom", hardware="H200")
+    assert below.time_s == pytest.approx(6.57e-6 + 7 * 229_376 / (0.887 * link))
+    assert at.time_s == pytest.approx(12.56e-6 + 2 * 7 / 8 * 262_144 / (0.468 * link))
+    assert at.time_s > below.time_s  # the switch costs a barrier and a slower gather
+    pair = rl.all_reduce(4 * MB, 2, "custom", hardware="H200")  # 2 ranks: always one-stage
+    assert pair.time_s == pytest.approx(6.57e-6 + 4 * MB / (0.887 * link))
+    assert rl.all_reduce(4 * MB, 1, "custom", hardware="H200").time_s == 0.0
+    # the link rate scales the transfer, not the fixed time; latency_s is not used
+    half = rl.all_reduce(512 * 1024, 4, "custom", link_bytes_per_s=225e9, latency_s=5e-6)
+    assert half.time_s == pytest.approx(12.56e-6 + 786_432 / (0.468 * 225e9))
+
+
+def test_custom_all_reduce_rises_with_bytes_within_each_kernel() -> None:
+    for ranks, limit in ((4, 512 * 1024), (8, 256 * 1024)):
+        small = np.arange(16, limit, 16 * 1024)
+        large = np.arange(limit, 8 * MB, 64 * 1024)
+        for sizes in (small, large):
+            t = rl.all_reduce(sizes, ranks, "custom", hardware="H200").time_s
+            assert np.all(np.diff(t) > 0)
+
+
+def test_custom_algorithm_reduces_only() -> None:
+    for fn in (rl.all_gather, rl.reduce_scatter):
+        with pytest.raises(ValueError, match="algorithm.*custom"):
+            fn(1024, 4, "custom", hardware="H200")
+
+
 def test_gather_scatter_all_to_all_send() -> None:
     kw = {"hardware": "H100 SXM", "latency_s": 0.0}
     for fn in (rl.all_gather, rl.reduce_scatter, rl.all_to_all):

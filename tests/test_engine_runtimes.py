@@ -208,8 +208,9 @@ def test_eager_all_reduce_copies_its_input_into_the_registered_buffer() -> None:
 def test_all_reduce_over_the_custom_max_size_runs_nccl() -> None:
     """vLLM's / SGLang's custom all-reduce takes inputs under max_size = 8192 * 1024 B; larger
     ones run NCCL. Llama-3-70B prefill at TP 4 on H100 SXM (450 GB/s per direction):
-    511 tokens reduce 511 * 8192 * 2 = 8,372,224 B (< 8 MiB), sending 2 * 3/4 of it,
-    12,558,336 B, at the line rate in 6 steps of 1 us; 512 tokens reduce 8,388,608 B (= 8 MiB,
+    511 tokens reduce 511 * 8192 * 2 = 8,372,224 B (< 8 MiB, >= 512 KiB: the two-stage
+    kernel), each rank loading 2 * 3/4 of it, 12,558,336 B, from its peers at 0.468 of the
+    line rate after the kernel's 12.56 us fixed time; 512 tokens reduce 8,388,608 B (= 8 MiB,
     not under it): NCCL's ring sends 12,582,912 B, LL128 (14 + 6 * 1.9 = 25.4 us at
     0.92 * 370 GB/s: 62.36 us) ahead of Simple (28.8 us at 370 GB/s: 62.81 us)."""
     kw = dict(hardware=HW, tp=4, runtime="sglang")
@@ -217,7 +218,7 @@ def test_all_reduce_over_the_custom_max_size_runs_nccl() -> None:
     big = _rows(rl.transformer.estimate("Llama-3-70B", "prefill", 1, seq_len=512, **kw))
     for name in ("attn all_reduce", "mlp all_reduce"):
         assert small[name]["bytes"] == 12_558_336
-        assert small[name]["time_s"] == pytest.approx(12_558_336 / 450e9 + 6e-6)
+        assert small[name]["time_s"] == pytest.approx(12_558_336 / (0.468 * 450e9) + 12.56e-6)
         assert big[name]["bytes"] == 12_582_912
         assert big[name]["time_s"] == pytest.approx(12_582_912 / (0.92 * 370e9) + 25.4e-6)
     # the idealized program (runtime "megatron") keeps the line rate at every size
@@ -327,3 +328,22 @@ def test_sglang_decode_step_adds_the_gap_at_every_batch() -> None:
         sg.decode_estimate(24).wall_s - sg.decode_estimate(16).wall_s)
     # the mixed-step path of a decode-only step is the decode step (gap included)
     assert sg.mixed_step_s(16, 0) == sg.decode_step_s(16)
+
+
+def test_decode_all_reduce_runs_the_custom_kernels() -> None:
+    """A SGLang decode graph of Llama-3-70B at TP 4 reduces batch x 8192 bf16 per all-reduce
+    through vLLM's custom kernels: 24 requests (384 KiB) the one-stage kernel, 40 (640 KiB)
+    the two-stage one; the idealized program keeps the alpha-beta ring."""
+    for batch, one_stage in ((24, True), (40, False)):
+        nbytes = batch * 8192 * 2
+        kw = dict(kv_len=512, hardware="H200", tp=4)
+        rows = _rows(rl.transformer.estimate("Llama-3-70B", "decode", batch,
+                                             runtime="sglang", **kw))
+        kernel = rl.all_reduce(nbytes, 4, "custom", hardware="H200")
+        fixed = 6.57e-6 if one_stage else 12.56e-6
+        assert kernel.overhead_s == pytest.approx(fixed)
+        for name in ("attn all_reduce", "mlp all_reduce"):
+            assert rows[name]["time_s"] == pytest.approx(kernel.time_s)
+        ideal = _rows(rl.transformer.estimate("Llama-3-70B", "decode", batch, **kw))
+        assert ideal["attn all_reduce"]["time_s"] == pytest.approx(
+            rl.all_reduce(nbytes, 4, hardware="H200").time_s)

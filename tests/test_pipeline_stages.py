@@ -120,3 +120,116 @@ def test_deepseek_v3_busiest_stage_is_moe_layers() -> None:
     head = base["fwd_head_s"] + base["bwd_head_s"]
     assert est.step.compute_s - est.step.host_s == pytest.approx(32 * (4 * moe + head / 16),
                                                                  rel=1e-9)
+
+
+# --- host time per pipeline stage (issue #24, session 12) ----------------------------------
+
+_HOST = {"host_heavy_layer_s": 3e-3, "host_layers_s": 2 * 3e-3 + 2 * 1e-3,
+         "hook_heavy_layer_s": 0.2e-3, "hook_layers_s": 2 * 0.2e-3,
+         "host_mtp_s": 2e-3, "hook_mtp_s": 0.1e-3, "host_pass_start_s": 0.5e-3}
+
+
+def test_stage_host_by_hand() -> None:
+    # 4 decoder layers, 2 of them heavy (3 ms of exposed host time each, 0.2 ms of forward
+    # pre-hooks), 2 light (1 ms, no hooks); each backward pass of a stage starts at 0.5 ms.
+    # pp=2: the busiest stage holds the 2 heavy layers: 2 x 3 + 0.5 = 6.5 ms (6.9 with the
+    # hooks), not the mean of the two stages (2 x 3 + 2 x 1 + 2 x 0.5) / 2 = 4.5 ms; the other
+    # stage's 2 light layers expose 2 x 1 + 0.5 = 2.5 ms. Two virtual stages: two passes, one
+    # more start. A last stage of 1 layer with the MTP block: 3 + 0.5 + 2 (+ 0.2 + 0.1).
+    from roofline.transformer.training import stage_host_s
+    base = {"num_layers": 4.0, "heavy_layers": 2.0, **_HOST}
+    assert stage_host_s(base, 2.0, False, False) == pytest.approx(6.5e-3)
+    assert stage_host_s(base, 2.0, True, False) == pytest.approx(6.9e-3)
+    assert stage_host_s(base, 2.0, False, False, 2.0) == pytest.approx(7.0e-3)
+    assert stage_host_s(base, 4.0, False, False) == pytest.approx(8.5e-3)
+    assert stage_host_s(base, 1.0, True, True) == pytest.approx(5.8e-3)
+    light = dict(base, host_heavy_layer_s=1e-3, host_layers_s=4e-3)  # one kind of host load
+    assert stage_host_s(light, 2.0, False, False) == pytest.approx(2.5e-3)
+
+
+def _compose(base: dict, pp: int) -> dict:
+    from roofline.transformer.training import compose
+    out = compose(base, rl.hardware("H100 SXM"), dp=1, pp=pp, tp=1, ep=1, cp=1, zero=0,
+                  recompute=0, micro_batch=1, grad_accum=8, virtual_stages=1, seq_len=512,
+                  optimizer="adam", overlap=True, sequence_parallel=0,
+                  optimizer_update=False, gpus_per_node=8, link_bytes_per_s=4e11,
+                  network_bytes_per_s=5e10, latency_s=1e-5, peak_flops_per_s=1e15)
+    return {k: float(np.asarray(v).reshape(-1)[0]) for k, v in out.items()}
+
+
+def test_the_stage_busiest_with_its_host_time_sets_the_pace() -> None:
+    # tiny-6 with one MTP block over 4 stages: stages of 2, 2, 2 and 0 decoder layers, the last
+    # with the MTP block and the head. 1 ms of exposed host time per decoder layer (one kind),
+    # 0.5 ms per backward pass: a full stage exposes 2.5 ms, the last stage the MTP block's
+    # host time h + 0.5 ms. The pace is the busier of the two in compute plus host:
+    # with h past the full stage's compute lead the last stage sets it; at pp=1 the one stage
+    # exposes base["host_s"] (the whole pass's), not a per-layer sum.
+    cfg = rl.transformer.TransformerConfig(
+        name="tiny-6-mtp", hidden_size=256, num_layers=6, num_heads=4, num_kv_heads=4,
+        head_dim=64, intermediate_size=512, vocab_size=32000, mtp_layers=1)
+    base = dict(rl.transformer.estimate(cfg, "train", hardware="H100 SXM", seq_len=512,
+                                        micro_batch=1, grad_accum=8,
+                                        optimizer_update=False)._cache["train_base"])
+    mtp = base["fwd_mtp_s"] + base["bwd_mtp_s"]
+    layers = base["fwd_layers_s"] + base["bwd_layers_s"] - mtp
+    head = base["fwd_head_s"] + base["bwd_head_s"]
+    full, last = layers * 2 / 6 + head / 4, mtp + head
+    base.update(host_heavy_layer_s=1e-3, host_layers_s=6e-3, host_pass_start_s=0.5e-3,
+                host_s=7e-3)
+    for h in (0.0, max(full - last, 0.0) + 10e-3):
+        base["host_mtp_s"] = h
+        got = _compose(base, 4)
+        want = max(full + 2.5e-3, last + h + 0.5e-3)
+        assert got["compute_s"] == pytest.approx(8 * want, rel=1e-9)
+        assert got["host_s"] == pytest.approx(8 * (2.5e-3 if want == full + 2.5e-3
+                                                   else h + 0.5e-3), rel=1e-9)
+    one = _compose(base, 1)
+    assert one["host_s"] == pytest.approx(8 * 7e-3, rel=1e-9)
+    assert one["compute_s"] == pytest.approx(8 * (layers + mtp + head + 7e-3), rel=1e-9)
+
+
+def test_stage_backward_exposure_is_linear_in_its_layers() -> None:
+    # Qwen3-30B-A3B (one kind of layer, host-bound under MXFP8 with 16 local experts) at
+    # pp=4: each stage's micro-batch exposes its 12 layers' per-layer terms plus one
+    # backward pass's start
+    cfg = rl.transformer.config("Qwen3-30B-A3B")
+    est = rl.transformer.estimate(cfg, "train", hardware="B200", seq_len=4096, micro_batch=1,
+                                  ep=8, dp=8, gpus_per_node=8, linear_recipe="mxfp8_te",
+                                  pp=4, grad_accum=8, zero=1, overlap_param_gather=True)
+    base = est._cache["train_base"]
+    assert base["host_pass_start_s"] > 0 and base["host_heavy_layer_s"] > 0
+    # one kind of layer: the sum over the layers is 48 x the per-layer term
+    assert base["host_layers_s"] == pytest.approx(48 * base["host_heavy_layer_s"], rel=1e-9)
+    # pp=4: 12 layers per stage, one backward pass per micro-batch; Megatron's forward
+    # pre-hooks on (ZeRO-1 with overlap_param_gather)
+    per = base["host_heavy_layer_s"] + base["hook_heavy_layer_s"]
+    assert est.step is not None
+    assert est.step.host_s == pytest.approx(8 * (12 * per + base["host_pass_start_s"]),
+                                            rel=1e-9)
+
+
+def test_backward_pass_exposure_from_idle_is_linear_in_layers() -> None:
+    # identical layers launched one after another from an idle stream: e(n) = c + n·d, the
+    # form stage_host_terms extrapolates from n = 1 and 2 (checked at n = 3 and 5)
+    from roofline.transformer import moe_sync as ms
+    cfg = rl.transformer.config("Qwen3-30B-A3B")
+    cap: dict = {}
+    orig = ms.stage_host_terms
+
+    def keep(*a: object, **k: object) -> dict:
+        cap["a"] = a
+        return orig(*a, **k)  # type: ignore[arg-type]
+
+    try:  # the arguments moe_host_terms passes (ops, row times, groups, ...)
+        ms.stage_host_terms = keep  # type: ignore[assignment]
+        rl.transformer.estimate(cfg, "train", hardware="B200", seq_len=4096, micro_batch=1,
+                                ep=8, dp=8, gpus_per_node=8, linear_recipe="mxfp8_te")
+    finally:
+        ms.stage_host_terms = orig  # type: ignore[assignment]
+    ops, t, groups, hw, eff, graphed, router, f8 = cap["a"][:8]
+    e = [ms._backward_exposed_s(ops, t, groups, hw, eff, graphed, router, f8, plan=[(0, n)],
+                                idle_start=True) for n in (1, 2, 3, 5)]
+    d = e[1] - e[0]
+    assert d > 0
+    assert e[2] == pytest.approx(e[0] + 2 * d, rel=1e-6)
+    assert e[3] == pytest.approx(e[0] + 4 * d, rel=1e-6)

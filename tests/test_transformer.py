@@ -373,8 +373,9 @@ def test_attention_backend_prices_every_layers_attention_with_that_kernel():
     FlashAttention-2 itself). Each layer's attention row (forward, backward) is
     rl.ops.attention with that backend; on H100 FA2 is slower than the cuDNN kernel SDPA
     dispatches to, on A100 SDPA already runs FA2 (the same price); the GEMMs do not move.
-    (At the boost clock: sustained=False, so the rows equal the kernel's own price.)"""
-    kw = dict(seq_len=4096, micro_batch=2, sustained=False)
+    (At the boost clock: sustained=False, so the rows equal the kernel's own price. MPT's torch
+    modules: with TE's, "flash" adds TE's layout copies, tests/test_te_flash_layout.py.)"""
+    kw = dict(seq_len=4096, micro_batch=2, sustained=False, modules="torch")
     for hw, slower in (("H100 SXM", True), ("A100 SXM 80GB", False)):
         auto = T.estimate("Llama-3-8B", "train", hardware=hw, **kw).to_pandas()
         fa2 = T.estimate("Llama-3-8B", "train", hardware=hw, attention_backend="flash",

@@ -176,7 +176,8 @@ void bind_transformer(py::module_& m) {
   py::enum_<CollectiveAlgo>(m, "CollectiveAlgo")
       .value("ring", CollectiveAlgo::ring)
       .value("tree", CollectiveAlgo::tree)
-      .value("nccl", CollectiveAlgo::nccl);
+      .value("nccl", CollectiveAlgo::nccl)
+      .value("custom", CollectiveAlgo::custom);
 
   py::enum_<AttentionBackend>(m, "AttentionBackend")
       .value("standard", AttentionBackend::standard)

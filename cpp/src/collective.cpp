@@ -44,7 +44,45 @@ constexpr double kNcclHopS[3] = {0.6e-6, 1.9e-6, 3.4e-6};
 constexpr double kNcclLl128Share = 0.92;      ///< LL128's 120 of 128 bytes (ppn >= 2)
 constexpr double kNcclLlMaxBytesPerS = 87.7e9;  ///< llMaxBws, Ampere / Hopper, one node
 
+/// vLLM's custom all-reduce (csrc/custom_all_reduce.cuh after vllm-project/vllm PR #8558, in
+/// v0.6.2 - v0.6.4, which SGLang v0.4.0 called through vllm.distributed; 36 blocks of 512
+/// threads, 16-byte loads). Kernel selection (CustomAllreduce::allreduce, full NVLink):
+constexpr double kCarOneStageMaxBytes4 = 512.0 * 1024.0;  ///< one-stage below this at <= 4 ranks
+constexpr double kCarOneStageMaxBytes8 = 256.0 * 1024.0;  ///< one-stage below this at <= 8 ranks
+/// Fixed time of each kernel and the share of the NVLink line rate its remote loads reach,
+/// least squares over vLLM's benchmark_device_communicators.py on 4 x H100 SXM (bf16, hidden
+/// 8192, 0.5 - 4 MiB, ten all-reduces per CUDA graph replay; the ca_1stage / ca_2stage
+/// columns of vllm-project/vllm PRs #24111 and #24532, averaged): one-stage 6.57 us + the
+/// p-1 peers' copies at 0.887 x 450 GB/s (residuals <= 0.6 us); two-stage 12.56 us + 2(p-1)/p
+/// of the buffer at 0.468 x 450 GB/s (residuals <= 2.2 us). The two-stage kernel's larger
+/// fixed time is its middle barrier (st.release / ld.acquire at system scope) and the
+/// dependent second round of remote loads after it; its lower rate, loads of chunks a peer
+/// has just written, each stage only 1/p of the buffer long.
+constexpr double kCarOneStageFixedS = 6.57e-6;
+constexpr double kCarOneStageShare = 0.887;
+constexpr double kCarTwoStageFixedS = 12.56e-6;
+constexpr double kCarTwoStageShare = 0.468;
+
 }  // namespace
+
+bool custom_allreduce_one_stage(double bytes, double ranks) noexcept {
+  return ranks <= 2.0 || (ranks <= 4.0 && bytes < kCarOneStageMaxBytes4) ||
+         (ranks <= 8.0 && bytes < kCarOneStageMaxBytes8);
+}
+
+Estimate custom_allreduce_estimate(double bytes, double ranks, const LinkRates& link) noexcept {
+  Estimate e;
+  if (ranks <= 1) return e;  // nothing leaves the GPU
+  const bool one = custom_allreduce_one_stage(bytes, ranks);
+  const double remote = one ? (ranks - 1.0) * bytes : 2.0 * (ranks - 1.0) / ranks * bytes;
+  const double rate = link.bytes_per_s * (one ? kCarOneStageShare : kCarTwoStageShare);
+  e.bytes = remote;
+  e.memory_s = rate > 0 ? remote / rate : 0.0;
+  e.overhead_s = one ? kCarOneStageFixedS : kCarTwoStageFixedS;
+  e.time_s = e.memory_s + e.overhead_s;
+  e.kernels = 1.0;
+  return e;
+}
 
 Estimate nccl_ring_estimate(Collective op, double bytes, double ranks,
                             const LinkRates& link) noexcept {
@@ -87,10 +125,14 @@ Estimate collective_estimate(const CollectiveCost& c, const LinkRates& link) noe
 void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, const double* ranks,
                       std::size_t n_points, const LinkRates& link, EstimateColumns out) noexcept {
   for (std::size_t i = 0; i < n_points; ++i) {
-    const Estimate e =
-        algo == CollectiveAlgo::nccl
-            ? nccl_ring_estimate(op, bytes[i], ranks[i], link)
-            : collective_estimate(collective_cost(op, algo, bytes[i], ranks[i]), link);
+    Estimate e;
+    if (algo == CollectiveAlgo::nccl) {
+      e = nccl_ring_estimate(op, bytes[i], ranks[i], link);
+    } else if (algo == CollectiveAlgo::custom && op == Collective::all_reduce) {
+      e = custom_allreduce_estimate(bytes[i], ranks[i], link);
+    } else {
+      e = collective_estimate(collective_cost(op, algo, bytes[i], ranks[i]), link);
+    }
     out.set(i, e);
   }
 }

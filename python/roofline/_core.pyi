@@ -932,8 +932,11 @@ class CollectiveAlgo:
       tree
     
       nccl
+    
+      custom
     """
     __members__: typing.ClassVar[dict[str, CollectiveAlgo]]
+    custom: typing.ClassVar[CollectiveAlgo]
     nccl: typing.ClassVar[CollectiveAlgo]
     ring: typing.ClassVar[CollectiveAlgo]
     tree: typing.ClassVar[CollectiveAlgo]

@@ -40,10 +40,13 @@ __all__ = [
 DEFAULT_LATENCY_S = 1e-6
 
 _C = _core.Collective
-#: Algorithm names -> core algorithm.
+#: Algorithm names -> core algorithm ("custom": all-reduce only).
 ALGORITHMS: dict[str, Any] = {"ring": _core.CollectiveAlgo.ring,
                               "tree": _core.CollectiveAlgo.tree,
-                              "nccl": _core.CollectiveAlgo.nccl}
+                              "nccl": _core.CollectiveAlgo.nccl,
+                              "custom": _core.CollectiveAlgo.custom}
+#: The algorithms of every collective but the all-reduce (vLLM's custom kernel only reduces).
+_NOT_REDUCE = {k: v for k, v in ALGORITHMS.items() if k != "custom"}
 
 
 def link_bytes_per_s(hardware: HardwareLike = None, bandwidth_fraction: float = 1.0) -> float:
@@ -100,7 +103,7 @@ def _run(
     latency_s: float,
     bandwidth_fraction: float,
 ) -> Estimate[Any]:
-    algo = one_of(fn, "algorithm", algorithm, ALGORITHMS)
+    algo = one_of(fn, "algorithm", algorithm, ALGORITHMS if fn == "all_reduce" else _NOT_REDUCE)
     (b, r), shape = broadcast(
         fn,
         nbytes=positive_int_array(fn, "nbytes", nbytes),
@@ -127,7 +130,8 @@ def collective_columns(name: str, nbytes: np.ndarray, ranks: np.ndarray, algorit
     if arrays is None or name not in _SWEPT or len(nbytes) != len(ranks):
         return None
     try:
-        algo = one_of(name, "algorithm", algorithm, ALGORITHMS)
+        algo = one_of(name, "algorithm", algorithm,
+                      ALGORITHMS if name == "all_reduce" else _NOT_REDUCE)
         bw, lat, _ = _link(name, hardware, link_bytes_per_s, latency_s, 1.0)
     except (ValueError, TypeError):
         return None
@@ -137,6 +141,18 @@ def collective_columns(name: str, nbytes: np.ndarray, ranks: np.ndarray, algorit
     return cols if bool(np.all(np.isfinite(t) & (t >= 0))) else None
 
 
+_CUSTOM_DOC = """
+        ``"custom"``: vLLM's custom all-reduce (``csrc/custom_all_reduce.cuh`` after vLLM
+        PR #8558, v0.6.2 - v0.6.4, which SGLang v0.4 called; one kernel of 36 blocks in a
+        CUDA graph on registered buffers, a fully NVLinked group). Below 512 KiB at <= 4
+        ranks, below 256 KiB at <= 8 ranks, or at 2 ranks, its one-stage kernel (start
+        barrier, every rank loads the whole buffer from its ``p-1`` peers, end barrier):
+        ``6.57 us + (p-1)·nbytes / (0.887·link)``; above, its two-stage kernel
+        (reduce-scatter into IPC buffers, a release/acquire barrier, all-gather):
+        ``12.56 us + 2(p-1)/p·nbytes / (0.468·link)``. Fixed times and link shares from
+        vLLM's published 4 x H100 timings (``benchmark_device_communicators.py``, PRs
+        #24111 / #24532); ``latency_s`` is not used."""
+
 _DOC_PARAMS = """
     Parameters
     ----------
@@ -144,7 +160,7 @@ _DOC_PARAMS = """
         {what}
     ranks : int or array_like of int
         GPUs in the group (1: no communication, zero time).
-    algorithm : {{"ring", "tree", "nccl"}}
+    algorithm : {{{algos}}}
         Ring (bandwidth-optimal, ``p-1`` steps per phase) or tree (recursive halving /
         doubling, ``ceil(log2 p)`` steps per phase, same bytes), each paying ``latency_s``
         per step. ``"nccl"``: NCCL's ring within one NVLink domain, priced as NCCL 2.18's
@@ -154,7 +170,7 @@ _DOC_PARAMS = """
         its bus bandwidth (Simple: the link rate; LL128: 0.92 of it; LL: 1/4 of it for an
         all-reduce, 1/3 otherwise, at most 87.7 GB/s), and NCCL runs the fastest protocol;
         ``latency_s`` is not used. Not modelled: NCCL's tree and NVLS algorithms, its
-        per-channel bandwidth caps, scale-out hops.
+        per-channel bandwidth caps, scale-out hops.{custom}
     hardware : Hardware or str, optional
         Accelerator whose interconnect is used (default: detected / default hardware).
     link_bytes_per_s : float, optional
@@ -190,7 +206,8 @@ def all_reduce(
 
 all_reduce.__doc__ = (
     "Sum a buffer across ``ranks`` GPUs, every GPU ending with the result.\n"
-    + _DOC_PARAMS.format(what="Bytes of the buffer on each GPU.")
+    + _DOC_PARAMS.format(what="Bytes of the buffer on each GPU.",
+                         algos='"ring", "tree", "nccl", "custom"', custom=_CUSTOM_DOC)
     + """
     Notes
     -----
@@ -218,7 +235,8 @@ def all_gather(
 
 all_gather.__doc__ = (
     "Concatenate one shard per GPU on every GPU.\n"
-    + _DOC_PARAMS.format(what="Bytes of the gathered (output) buffer on each GPU.")
+    + _DOC_PARAMS.format(what="Bytes of the gathered (output) buffer on each GPU.",
+                         algos='"ring", "tree", "nccl"', custom="")
     + """
     Notes
     -----
@@ -243,7 +261,8 @@ def reduce_scatter(
 
 reduce_scatter.__doc__ = (
     "Sum a buffer across GPUs, each GPU keeping one shard of the result.\n"
-    + _DOC_PARAMS.format(what="Bytes of the (unreduced) input buffer on each GPU.")
+    + _DOC_PARAMS.format(what="Bytes of the (unreduced) input buffer on each GPU.",
+                         algos='"ring", "tree", "nccl"', custom="")
     + """
     Notes
     -----

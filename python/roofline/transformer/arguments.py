@@ -12,6 +12,8 @@ from .._checks import one_of
 from .._errors import ArgumentTypeError, ArgumentValueError
 from .composer import FSDP_IMPLS
 from .config import TransformerConfig
+from .layers import CROSS_ENTROPY
+from .offload import host_link_bytes_per_s
 from .recompute import RECOMPUTE_MODULES
 from .torch_cp import check_cp
 from .training import LAYER_RECOMPUTE, MODULES_RECOMPUTE, OPTIMIZERS, RECOMPUTE
@@ -72,6 +74,11 @@ def positive_number(fn: str, name: str, value: Any, *, zero: bool = False) -> fl
         kind = "non-negative" if zero else "positive"
         raise ArgumentValueError(fn, name, f"must be a {kind} finite number, got {value!r}")
     return v
+
+
+def optional_positive(fn: str, name: str, value: Any) -> float | None:
+    """None, or ``value`` as a finite float > 0 (:func:`positive_number`)."""
+    return None if value is None else positive_number(fn, name, value)
 
 
 def check_sizes(fn: str, phase: str, batch: int, q: int, kv: int, heads: int,
@@ -189,7 +196,8 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "reshard_after_forward": None, "cp_comm": "ring", "tp_comm_overlap": False,
                   "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0,
                   "clip_grad_norm": False, "offload_layers": 0, "host_bytes_per_s": None,
-                  "pipeline_head": "spread", "check_for_nan_in_grad": False}
+                  "pipeline_head": "spread", "cross_entropy": "fused",
+                  "check_for_nan_in_grad": False}
 
 #: Where a pipeline keeps the embedding and the LM head (``pipeline_head``): ``spread``, 1/pp of
 #: their work per stage (layouts that balance the first and last stages); ``last``, Megatron-Core
@@ -239,6 +247,14 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]
+    ce = kw.get("cross_entropy", "fused")
+    if not isinstance(ce, str) or ce not in CROSS_ENTROPY:
+        raise ArgumentValueError(fn, "cross_entropy", f"must be one of {CROSS_ENTROPY}, got "
+                                 f"{ce!r}")
+    if ce != "fused" and kw.get("runtime", "megatron") != "megatron":
+        raise ArgumentValueError(fn, "cross_entropy", f"{ce!r} prices Megatron-Core's loss: "
+                                 f"runtime='megatron' only, got runtime={kw['runtime']!r}")
+    out["cross_entropy"] = ce
     opg = kw["overlap_param_gather"]
     if opg is not None and not isinstance(opg, bool):
         raise ArgumentTypeError(fn, "overlap_param_gather", f"must be a bool or None, got "
@@ -296,14 +312,13 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
 
 
 def check_offload(fn: str, offload_layers: Any, host_bytes_per_s: Any, layers: int,
-                  pp: int, recompute: str) -> tuple[int, float | None]:
+                  pp: int, recompute: str, hw: Any) -> tuple[int, float]:
     """``offload_layers`` an integer in ``[0, layers)`` and, when positive, ``pp == 1`` and no
-    recomputation (Megatron-Core's rules); ``host_bytes_per_s`` None or a positive number.
-    Returns them checked; an :class:`~roofline.ArgumentValueError` naming the argument
-    otherwise."""
+    recomputation (Megatron-Core's rules); ``host_bytes_per_s`` None (``hw``'s host link,
+    :func:`.offload.host_link_bytes_per_s`) or a positive number. Returns them checked; an
+    :class:`~roofline.ArgumentValueError` naming the argument otherwise."""
     k = integer(fn, "offload_layers", offload_layers, minimum=0)
-    rate = None if host_bytes_per_s is None else positive_number(fn, "host_bytes_per_s",
-                                                                 host_bytes_per_s)
+    rate = optional_positive(fn, "host_bytes_per_s", host_bytes_per_s)
     if k >= layers:
         raise ArgumentValueError(fn, "offload_layers", f"must be < num_layers ({layers}): one "
                                  f"layer's activations stay on the GPU, got {offload_layers!r}")
@@ -313,7 +328,7 @@ def check_offload(fn: str, offload_layers: Any, host_bytes_per_s: Any, layers: i
     if k and recompute != "none":
         raise ArgumentValueError(fn, "offload_layers", f"needs recompute='none' (Megatron-Core "
                                  f"refuses both), got recompute={recompute!r}")
-    return k, rate
+    return k, host_link_bytes_per_s(hw) if rate is None else rate
 
 
 def step_lengths(fn: str, phase: str, seq_len: Any, kv_len: Any, q_len: Any) -> tuple[int, int]:

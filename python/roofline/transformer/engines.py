@@ -52,9 +52,20 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   (``all_reduce_unreg``; the NCCL fallback above ``max_size`` clones its input the same
   way). An eager step so adds one device-to-device copy kernel of the all-reduce's bytes.
   The custom kernel takes inputs under ``max_size`` (8 MiB,
-  :data:`CUSTOM_ALLREDUCE_MAX_BYTES`); a larger all-reduce (a prefill of 512 or more tokens
-  of a 8192-wide bf16 model) runs NCCL, priced by NCCL's tuning model at its share of the
-  NVLink line rate (``rl.all_reduce(..., algorithm="nccl")``).
+  :data:`CUSTOM_ALLREDUCE_MAX_BYTES`) on groups of 2, 4, 6 or 8 GPUs
+  (:data:`CUSTOM_ALLREDUCE_RANKS`); a larger all-reduce (a prefill of 512 or more tokens
+  of a 8192-wide bf16 model), or another TP size, runs NCCL, priced by NCCL's tuning model
+  at its share of the NVLink line rate (``rl.all_reduce(..., algorithm="nccl")``).
+- **The custom all-reduce's two kernels** (vLLM ``csrc/custom_all_reduce.cuh`` after PR
+  #8558, v0.6.2 - v0.6.4, which SGLang v0.4 ran; ``rl.all_reduce(..., algorithm="custom")``):
+  below 512 KiB at TP <= 4 (256 KiB at TP <= 8, always at TP 2) the one-stage kernel, every
+  rank loading the whole buffer from its peers between two barriers; above, the two-stage
+  kernel, a reduce-scatter into the peers' IPC buffers, a release/acquire barrier and an
+  all-gather. Each is priced as a fixed time plus its remote bytes at a share of the
+  NVLink rate, from vLLM's published H100 timings (docs/model.md, session 12): the 70B's
+  TP 4 decode steps switch kernels at 32 requests, the 405B's TP 8 ones at 8.
+  ``runtime="vllm"`` prices the same kernels (vLLM's default path until its PyTorch
+  symmetric-memory all-reduce took the larger sizes, PR #24111, Sep 2025; not modelled).
 - **Eager steps are PyTorch programs** (:func:`engine_host_calls`): an eagerly launched step
   runs the engine's ``nn.Module`` forward in Python, so its host time is priced as an eager
   framework program's (``roofline.ops.host``: each kernel's torch call by class, GEMM,
@@ -95,9 +106,9 @@ from .._errors import ArgumentValueError
 from .config import TransformerConfig
 from .program import Program
 
-__all__ = ["CUSTOM_ALLREDUCE_MAX_BYTES", "ENGINE_RUNTIMES", "SGLANG_PAD_OPS",
-           "SGLANG_PLAN_CALLS", "SGLANG_PLAN_SYNCS", "SGLANG_REPLAY_OPS", "EnginePlan",
-           "capture_sizes", "engine_host_calls", "engine_nccl", "engine_plan",
+__all__ = ["CUSTOM_ALLREDUCE_MAX_BYTES", "CUSTOM_ALLREDUCE_RANKS", "ENGINE_RUNTIMES",
+           "SGLANG_PAD_OPS", "SGLANG_PLAN_CALLS", "SGLANG_PLAN_SYNCS", "SGLANG_REPLAY_OPS",
+           "EnginePlan", "capture_sizes", "engine_host_calls", "engine_nccl", "engine_plan",
            "engine_rewrite", "engine_schedule", "engine_step_gap_s"]
 
 #: ``runtime=`` names of the serving engines.
@@ -109,6 +120,10 @@ ENGINE_RUNTIMES = ("vllm", "sglang")
 #: NVLinked group), which SGLang ran in 2024; larger inputs go to NCCL (pynccl or
 #: ``torch.distributed``).
 CUSTOM_ALLREDUCE_MAX_BYTES = 8192 * 1024
+
+#: Group sizes the engines' custom all-reduce runs on (vLLM's
+#: ``CustomAllreduce._SUPPORTED_WORLD_SIZES``); any other TP size reduces through NCCL.
+CUSTOM_ALLREDUCE_RANKS = (2, 4, 6, 8)
 
 #: Decode batch sizes each engine captures a CUDA graph for (defaults: vLLM V1
 #: ``cudagraph_capture_sizes`` with ``max_num_seqs`` 256, i.e. up to 512; SGLang

@@ -23,6 +23,7 @@ from .arguments import (
     check_sizes,
     check_split,
     integer,
+    optional_positive,
     phase_name,
     positive_number,
     recompute_mode,
@@ -38,11 +39,7 @@ from .grad_checks import grad_check_s
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
-from .memory import weight_params
 from .moe_host import moe_train_options
-from .moe_sync import moe_host_terms
-from .offload import host_link_bytes_per_s
-from .param_refresh import refresh_terms
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -53,15 +50,10 @@ from .program_choices import (
     RUNTIMES,
     program_choices,
 )
-from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .report import ModelEstimate
 from .tp_overlap import overlap_tp_collectives
-from .training import (
-    DEFAULT_NETWORK_BYTES_PER_S,
-    NCCL_NVLINK_FRACTION,
-    micro_batch_terms,
-    train_step,
-)
+from .train_terms import train_terms
+from .training import DEFAULT_NETWORK_BYTES_PER_S, NCCL_NVLINK_FRACTION, train_step
 
 __all__ = ["ALLREDUCES", "CACHES", "DECODE_KV_READS", "GATED_MLPS", "PHASES", "RUNTIMES",
            "estimate"]
@@ -127,6 +119,7 @@ def estimate(
     offload_layers: int = 0,
     host_bytes_per_s: float | None = None,
     pipeline_head: str = "spread",
+    cross_entropy: str = "fused",
 ) -> ModelEstimate:
     """Estimate one step of a transformer on one GPU, op by op, with memory per GPU.
 
@@ -270,6 +263,9 @@ def estimate(
         ``"last"``: ``ceil(L/pp)`` layers on every stage and the whole head on the last, as
         Megatron-Core ran before uneven pipeline splits (Megatron-LM !1881, Sept 2024; NeMo
         24.07 and earlier): the last stage, ``t_layers(ceil(L/pp)) + t_head``, sets the pace.
+    cross_entropy : {"fused", "native", "unfused"}
+        Training: the loss in one pass (TE's kernel: 4 + 6 bytes per logit) or Megatron-Core's
+        fp32 ones, ``"native"`` 22 + 10, ``"unfused"`` 38 + 14 (:func:`.layers.loss`).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
     cuda_graph_scope : list of str, optional
@@ -367,11 +363,14 @@ def estimate(
         the input read twice. Non-gated and MoE MLPs are unchanged.
     mlp_activation : {"fused", "relu_pow"}
         Non-gated dense MLPs, ``runtime="megatron"``: one fused kernel (default) or NeMo 2.x's
-        eager squared ReLU (:func:`.layers.squared_relu_eager`).
+        eager squared ReLU (:func:`.framework_ops.squared_relu_eager`).
     allreduce : {"custom", "nccl"}
         Inference steps: who carries the collectives. ``"custom"`` (default): the engine's
-        own all-reduce kernels (TensorRT-LLM's custom all-reduce plugin; vLLM's / SGLang's
-        ``custom_all_reduce`` under its 8 MiB ``max_size``, NCCL above) at the line rate.
+        own all-reduce kernels: ``runtime="vllm"`` / ``"sglang"``, vLLM's
+        ``custom_all_reduce`` one- / two-stage kernels under its 8 MiB ``max_size`` at TP 2,
+        4, 6 or 8 (``rl.all_reduce(..., algorithm="custom")``), NCCL above and at other TP
+        sizes; other runtimes (TensorRT-LLM's custom all-reduce plugin) the alpha-beta ring
+        at the line rate and ``latency_s`` per step.
         ``"nccl"``: all through NCCL (``rl.all_reduce(..., algorithm="nccl")``: its tuning
         model's protocols at ``NCCL_NVLINK_FRACTION`` of the line rate), as TensorRT-LLM's
         2023 engines' NCCL plugin (and training, unless ``tp_comm_overlap``).
@@ -384,7 +383,8 @@ def estimate(
 "standard"}
         ``runtime="megatron"``: the fused attention kernel of every layer (``backend`` of
         :func:`roofline.ops.attention`). ``"auto"``: SDPA's dispatch (cuDNN on Hopper);
-        ``"flash"``: FlashAttention-2, as a model calling ``flash_attn_func`` runs (MPT).
+        ``"flash"``: FlashAttention-2 (MPT's calls; with TE modules in training, TE's path
+        and its layout copies, :func:`.layers.te_flash_layout`).
     modules : {"te", "torch"}
         ``runtime="megatron"``, training: Transformer Engine's layer modules (default) or
         PyTorch's eager ones (:data:`.program_choices.MODULES`; MPT's).
@@ -444,10 +444,8 @@ def estimate(
     ep = integer(fn, "ep", ep)
     q, kv = step_lengths(fn, phase, seq_len, kv_len, q_len)
     latency_s = positive_number(fn, "latency_s", latency_s, zero=True)
-    if link_bytes_per_s is not None:
-        link_bytes_per_s = positive_number(fn, "link_bytes_per_s", link_bytes_per_s)
-    if network_bytes_per_s is not None:
-        network_bytes_per_s = positive_number(fn, "network_bytes_per_s", network_bytes_per_s)
+    link_bytes_per_s = optional_positive(fn, "link_bytes_per_s", link_bytes_per_s)
+    network_bytes_per_s = optional_positive(fn, "network_bytes_per_s", network_bytes_per_s)
     check_split(fn, tp, ep, cfg.num_heads, cfg.num_experts if cfg.is_moe else 0, cfg.name)
     wo, f8_recipe = linear_recipes(fn, linear_recipe, phase, dtype)
     if not isinstance(flash, bool):
@@ -472,14 +470,14 @@ def estimate(
                      overlap_param_gather=overlap_param_gather, fsdp=fsdp,
                      train_metrics=train_metrics, clip_grad_norm=clip_grad_norm,
                      offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s,
-                     pipeline_head=pipeline_head, check_for_nan_in_grad=check_for_nan_in_grad)
+                     pipeline_head=pipeline_head, cross_entropy=cross_entropy,
+                     runtime=runtime, check_for_nan_in_grad=check_for_nan_in_grad)
     graphed, balancing, dispatcher = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
-        par["offload_layers"], rate = check_offload(
-            fn, offload_layers, host_bytes_per_s, cfg.num_layers, par["pp"], recompute)
-        par["host_bytes_per_s"] = rate or host_link_bytes_per_s(hw)
+        par["offload_layers"], par["host_bytes_per_s"] = check_offload(
+            fn, offload_layers, host_bytes_per_s, cfg.num_layers, par["pp"], recompute, hw)
     batch = par["micro_batch"]
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
@@ -520,7 +518,8 @@ def estimate(
                              kv_per_query_head=reads == "per_query_head",
                              separate_gate=gated == "separate",
                              plugin_kv_bytes=kv_dtype_bytes if plugin else None,
-                             torch_modules=mods == "torch", activation=act)
+                             torch_modules=mods == "torch",
+                             loss_impl=par["cross_entropy"], activation=act)
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
@@ -556,28 +555,12 @@ def estimate(
             hw, f"{peak_class}_flops_per_s") else float("nan")
         step = None
         if train:
-            expert_split = ep if ep > 1 else tp
-            expert_p = cfg.param_counts()["experts"] / expert_split
-            rows3 = [(g, name, kind) for g, name, kind, _ in ops.rows]
-            kv_heads = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
-            share = op_recompute_share(rows3, groups, cfg.num_heads // tp, kv_heads,
-                                       cfg.mlp_gated)
-            mods = par["recompute_modules"]
-            mod_share = module_recompute_share(rows3, groups, mods) if mods else None
-            base = micro_batch_terms(
-                rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
-                cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share,
-                mod_share=mod_share)
-            base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
-            base.update(refresh_terms(f8_recipe, weight_params(cfg, tp, ep, phase)[0],
-                                      expert_p, weight_bytes, base, hw, efficiency))
-            counts = cfg.param_counts()
-            base["embed_params"] = counts["embedding"] / tp
-            base["head_params"] = counts["lm_head"] / tp
+            share, mod_share, base = train_terms(
+                cfg, ops, cols, groups, memory, hw, efficiency, tp=tp, ep=ep, local=local,
+                act_bytes=act_bytes, weight_bytes=weight_bytes, f8_recipe=f8_recipe,
+                modules=par["recompute_modules"], moe_host=runtime == "megatron"
+                and launch == "eager" and cfg.is_moe, graphed=graphed, balancing=balancing)
             base["grad_check_s"] = grad_check_s(cfg, tp, par, act_bytes, hw, efficiency)
-            if runtime == "megatron" and launch == "eager" and cfg.is_moe:
-                base.update(moe_host_terms(ops, cols["time_s"], groups, hw, efficiency,
-                                           graphed, balancing))
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                               latency_s=latency_s, peak_flops_per_s=peak,

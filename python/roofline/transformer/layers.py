@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import _core
 from .config import TransformerConfig
+from .framework_ops import amax_reductions, squared_relu_eager
 from .program import Pass, Program
 from .routing import expert_counts, rank_counts
 from .torch_cp import ROTATIONS, torch_cp_attention
@@ -58,11 +59,33 @@ def local_attention(kind: str, size: int, q: int, kv: int
     return n, block, block, True, q / (n * block)
 
 
+def te_flash_layout(ops: Program, g: int, t: int, batch: int, heads: int, kv_heads: int,
+                    d: int) -> None:
+    """Transformer Engine's ``DotProductAttention`` running flash-attn 2 on Megatron-Core's
+    ``sbhd`` tensors (TE v1.8 ``FlashAttention.forward``): MHA's per-head interleaved Q, K, V
+    (``sbh3d``) go through ``fa_prepare_fwd`` (one copy of the three to ``bshd``) and
+    ``fa_prepare_bwd`` back; with GQA K and V are strided views of the QKV output,
+    ``.contiguous()`` copies them (and Q when ``batch > 1``), their backward is a view; with
+    ``batch > 1`` the output goes back to ``sbhd`` by ``.transpose(0, 1).contiguous()`` and its
+    gradient by a reshape copy. ``t`` tokens on this GPU, ``heads`` / ``kv_heads`` its heads.
+    cuDNN's fused attention reads the strided layouts in place (no copies)."""
+    q, k = t * heads * d, t * kv_heads * d
+    if kv_heads == heads:
+        fwd: list[Pass] = [(3.0 * q, 1.0, 1.0)]
+        bwd: list[Pass] = [(3.0 * q, 1.0, 1.0)]
+    else:
+        fwd, bwd = [(2.0 * k + (q if batch > 1 else 0.0), 1.0, 1.0)], []
+    if batch > 1:
+        fwd.append((float(q), 1.0, 1.0))
+        bwd.append((float(q), 1.0, 1.0))
+    ops.passes(g, "te flash-attn layout copies", fwd, bwd, kind="attention")
+
+
 def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
                      tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float,
                      cp: int = 1, attn: str = "full", cp_comm: str = "ring",
                      kv_per_query_head: bool = False,
-                     plugin_kv_bytes: float | None = None) -> None:
+                     plugin_kv_bytes: float | None = None, te_flash: bool = False) -> None:
     """Norm, QKV (or MLA) projections, attention, output projection, TP all-reduce and
     residual add of one layer; ``attn``: the layer's attention kind (sliding / chunked
     layers: :func:`local_attention`). ``kv_per_query_head``: the decode attention kernel
@@ -77,7 +100,8 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
     GPT attention plugin, whose context call first builds the decoder info (one small kernel)
     and whose RoPE kernel also writes K and V into a cache of ``plugin_kv_bytes`` per
     element (both rows of kind ``"attention"``: the plugin's own kernels); in decode its
-    masked MHA kernel applies RoPE and writes the cache itself (no RoPE row)."""
+    masked MHA kernel applies RoPE and writes the cache itself (no RoPE row). ``te_flash``:
+    Transformer Engine's flash-attn path (:func:`te_flash_layout`) around the attention."""
     t = batch * q // cp
     kv_bytes = 0.0
     torch_cp = cp > 1 and cp_comm in ROTATIONS  # PyTorch's ring SDPA (torch_cp.py)
@@ -154,6 +178,8 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         blocks, aq, akv, causal, rest = local_attention(attn, size, q, kv)
         kw = dict(attn_kw, causal=causal, scale=attn_kw.get("scale", 1.0) * rest)
         read_heads = heads if kv_per_query_head and phase == "decode" else kvh
+        if te_flash and not torch_cp:  # (PyTorch's ring SDPA is not TE's attention)
+            te_flash_layout(ops, g, t, batch, heads, kvh, d)
         if torch_cp:  # full causal layers only (estimate refuses local attention with it)
             attend("attention", batch=batch, heads=heads, head_dim=d)
         else:
@@ -427,39 +453,6 @@ def yarn_rope_unfused(ops: Program, g: int, elements: tuple[float, ...], table: 
     ops.passes(g, "rope (yarn, unfused)", fwd, bwd)
 
 
-def amax_reductions(ops: Program, g: int, block: str) -> None:
-    """The amax all-reduces of Transformer Engine's Float8CurrentScaling quantizers under
-    sequence parallelism, training (``ops.recipe == "tensorwise_te"``, ``ops.amax_ranks``
-    TP ranks): a column-parallel linear's input quantizer and a row-parallel linear's
-    grad_output quantizer reduce their amax over the TP group before casting (TE bee4649c
-    and release_v2.9 ``module/linear.py`` / ``layernorm_linear.py``: ``with_amax_reduction``,
-    ``amax_reduction_group = tp_group``), one 4-byte NCCL all-reduce on the compute path
-    each: per block the QKV (or fc1) input forward and the output (or fc2) projection's
-    gradient backward. Named apart from the TP ``all_reduce`` rows: userbuffers do not
-    overlap them."""
-    if ops.train and ops.recipe == "tensorwise_te" and ops.amax_ranks > 1:
-        ops.collective(g, f"{block} fp8 amax reduce", "all_reduce", 4.0, ops.amax_ranks)
-
-
-def squared_relu_eager(ops: Program, g: int, elements: float) -> None:
-    """Squared ReLU as NeMo 2.x runs it: ``torch.pow(F.relu(x), 2)``, eager.
-
-    NeMo v2.3.0 (2b03b748) ``nemo/collections/llm/fn/activation.py`` leaves ``squared_relu``
-    unscripted ("remove until we have serialization"), and Megatron-Core's MLP (core_v0.12.0
-    ``transformer/mlp.py``) calls ``activation_func`` itself when ``bias_activation_fusion``
-    is off (NemotronConfig's default). Forward: ``relu`` (reads x, writes r; autograd saves
-    r) and ``pow(r, 2)`` (reads r, writes y). Backward of ``pow``: ATen's ``pow_backward``
-    computes ``grad * (2 * r.pow(1))``, where ``pow(r, 1)`` is a copy
-    (``pow_Tensor_Scalar_out``), then the scalar multiply, then the product with the
-    gradient; ``relu``'s is ``threshold_backward(grad, r, 0)``. Two kernels forward (4
-    elements moved per element), four backward (10), against one and one (2 and 3) fused.
-    Counts in the activation's 2-byte elements.
-    """
-    e = float(elements)
-    ops.passes(g, "act (relu, pow)", [(e, 1.0, 1.0), (e, 1.0, 1.0)],
-               [(e, 1.0, 1.0), (e, 1.0, 1.0), (e, 2.0, 1.0), (e, 2.0, 1.0)], saved=e)
-
-
 def torch_module_grads(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int) -> None:
     """What PyTorch's eager modules add to one dense layer's backward where Transformer
     Engine's fuse it (``modules="torch"``: a model built from ``nn.Linear`` / ``nn.LayerNorm``
@@ -494,10 +487,43 @@ def torch_module_grads(ops: Program, g: int, cfg: TransformerConfig, t: int, tp:
     ops.passes(g, "torch modules (bias grads, norm grads, qkv cat)", [], bwd)
 
 
+#: Megatron-Core's cross-entropy kernels other than one fused pass, ``(forward, backward)``
+#: passes ``(reads, writes)`` per logit in bf16 elements (fp32 = 2); the target gathers and
+#: index updates touch one element per row (not priced); both save the fp32 softmax.
+#: ``"unfused"`` (``cross_entropy_loss_fusion`` off: Megatron-Core 0.7's
+#: ``vocab_parallel_cross_entropy(logits.float())``, 0.8's cast in ``calculate_logits_max``):
+#: the cast, max, subtract, exp, sum, divide; backward ``mul_`` and the cast back to bf16.
+#: ``"native"`` (``cross_entropy_loss_fusion`` with ``cross_entropy_fusion_impl="native"``,
+#: Megatron-Core >= 0.8: ``fusions/fused_cross_entropy.py``, three ``torch.compile`` regions,
+#: ``jit_fuser``): cast + max (the fp32 logits returned), subtract + exp + sum in place, divide
+#: in place; backward the in-place update and ``mul_`` written back into the saved softmax
+#: (a mutated input) and the bf16 gradient.
+LOSS_PASSES = {
+    "unfused": (((1, 2), (2, 0), (2, 2), (2, 2), (2, 0), (2, 2)), ((2, 2), (2, 1))),
+    "native": (((1, 2), (2, 2), (2, 2)), ((2, 3),)),
+}
+#: Cross-entropy implementations (``estimate(cross_entropy=...)``): one fused pass
+#: (Transformer Engine's ``parallel_cross_entropy``, ``cross_entropy_fusion_impl="te"``) and
+#: :data:`LOSS_PASSES`.
+CROSS_ENTROPY = ("fused", *LOSS_PASSES)
+
+
+def loss(ops: Program, g: int, logits: float, impl: str = "fused") -> None:
+    """Training's cross-entropy over ``logits`` elements (rows x vocabulary shard): one fused
+    pass (read the logits, write the gradient), or Megatron-Core's ``"native"`` /
+    ``"unfused"`` fp32 passes (:data:`LOSS_PASSES`, the fp32 softmax saved)."""
+    if impl == "fused":
+        ops.elementwise(g, "cross_entropy", logits, reads=1, writes=1)
+        return
+    fwd, bwd = LOSS_PASSES[impl]
+    ops.passes(g, f"cross_entropy ({impl}, fp32)", [(logits, r, w) for r, w in fwd],
+               [(logits, r, w) for r, w in bwd], saved=2.0 * logits)
+
+
 def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: int, tp: int,
-          phase: str, embed: bool = True) -> None:
+          phase: str, embed: bool = True, loss_impl: str = "fused") -> None:
     """Embedding (unless ``embed=False``), final norm, LM head (prefill: last token only)
-    and training's loss."""
+    and training's loss (:func:`loss`, ``loss_impl``)."""
     hid = cfg.hidden_size
     if cfg.vocab_size and embed:
         ops.elementwise(g, "embedding", t * hid, reads=1, writes=1)
@@ -510,7 +536,7 @@ def head(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, t: in
         # torchtitan's float8 / MX converters skip "output" (filter_fqns).
         ops.linear(g, "lm_head", rows, hid, vocab, lowp=phase != "train")
         if phase == "train":
-            ops.elementwise(g, "cross_entropy", rows * vocab, reads=1, writes=1)
+            loss(ops, g, float(rows * vocab), loss_impl)
 
 
 
@@ -535,17 +561,20 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
                 act_bytes: float, lowp: bool, skew: float, cp_comm: str = "ring",
                 kv_per_query_head: bool = False, separate_gate: bool = False,
                 plugin_kv_bytes: float | None = None, torch_modules: bool = False,
+                loss_impl: str = "fused",
                 activation: str = "fused") -> list[tuple[str, list[int]]]:
     """Record one layer of each kind (dense, then MoE) and the head into ``ops``
     (``kv_per_query_head``, ``plugin_kv_bytes``: :func:`attention_block`'s;
     ``separate_gate``, ``activation``: :func:`dense_mlp`'s; ``torch_modules``: training adds
-    :func:`torch_module_grads` to every dense layer).
+    :func:`torch_module_grads` to every dense layer; ``loss_impl``: :func:`loss`'s).
 
     Returns the groups ``(kind, layer indices)``, the head last with no index: row group
     ``g`` of ``ops`` is ``groups[g]``. ``tokens`` are this GPU's (after context parallelism).
     """
     groups = [(name, list(layers)) for name, layers, _ in _layer_groups(cfg)]
     blocks = [block for _, _, block in _layer_groups(cfg)]
+    # Megatron-Core's TE modules handing sbhd tensors to flash-attn (NVTE_FUSED_ATTN=0)
+    te_flash = phase == "train" and not torch_modules and attn_kw.get("backend") == "flash"
     if phase == "train" and cfg.mtp_layers:  # multi-token prediction: one more block + head
         n = cfg.num_layers
         groups.append(("mtp", list(range(n, n + cfg.mtp_layers))))
@@ -556,7 +585,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             ops.elementwise(gi, "mtp enorm+hnorm", 2 * tokens * hid, cat="rep")
             ops.linear(gi, "mtp eh_proj", tokens, 2 * hid, hid)
         attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn,
-                        cp_comm, kv_per_query_head, plugin_kv_bytes)
+                        cp_comm, kv_per_query_head, plugin_kv_bytes, te_flash)
         if mlp == "dense":
             dense_mlp(ops, gi, cfg, tokens, tp, act_bytes, separate_gate, activation)
             if torch_modules and ops.train:
@@ -565,7 +594,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             moe_mlp(ops, gi, cfg, tokens, tp, ep, act_bytes, lowp, skew)
         if groups[gi][0] == "mtp":  # the shared head and its loss, per module
             head(ops, gi, cfg, batch, q, tokens, tp, phase,
-                 embed=False)
+                 embed=False, loss_impl=loss_impl)
     groups.append(("head", []))
-    head(ops, len(groups) - 1, cfg, batch, q, tokens, tp, phase)
+    head(ops, len(groups) - 1, cfg, batch, q, tokens, tp, phase, loss_impl=loss_impl)
     return groups

@@ -17,7 +17,8 @@ from .program import Program
 
 __all__ = ["MCORE_ROW_KERNELS", "SYNC_POINTS", "TE_COMPUTE_STREAMS",
            "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS", "TE_WGRAD_CLEAR_CALLS",
-           "moe_host_terms", "sync_exposed_s", "te_grouped_call_views", "te_swizzle_kernels"]
+           "moe_host_terms", "stage_host_terms", "sync_exposed_s", "te_grouped_call_views",
+           "te_swizzle_kernels"]
 
 #: Host classes (indices into ``HOST_CLASSES``).
 _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
@@ -352,19 +353,79 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
 def moe_host_terms(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
                    hw: Hardware, efficiency: EfficiencyLike,
                    graphed: frozenset[str] = frozenset(),
-                   router: tuple[str, bool] = ("none", False)) -> dict[str, float]:
+                   router: tuple[str, bool] = ("none", False),
+                   heavy: int | None = None) -> dict[str, float]:
     """The micro-batch terms of :func:`sync_exposed_s`: ``host_s`` without and
     ``hook_host_s``, what Megatron's forward pre-hooks add (``param_hooks=True``: the
-    distributed optimizer with ``overlap_param_gather``; the step picks it by layout)."""
+    distributed optimizer with ``overlap_param_gather``; the step picks it by layout), both for
+    one stage holding every layer, and the terms of a pipeline stage that holds some of them
+    (:func:`stage_host_terms`; ``heavy``: the decoder group whose layers the busiest stage
+    holds first, ``micro_batch_terms``' ``heavy_group``)."""
     check_dispatcher("moe_host_terms", ops.dispatcher)
     f8 = _f8_kernels(ops, hw, efficiency)
-    plain, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
-                                    f8, False)
-    hooked, _ = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
-                                   f8, True)
+    plain = _forward_exposed_by_group(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                      f8, False)
+    hooked = _forward_exposed_by_group(ops, row_time_s, groups, hw, efficiency, graphed,
+                                       router, f8, True)
     back = _backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
-                               f8) if moe else 0.0
-    return {"host_s": plain + back, "hook_host_s": hooked - plain}
+                               f8) if plain else 0.0
+    out = {"host_s": sum(plain.values()) + back,
+           "hook_host_s": sum(hooked.values()) - sum(plain.values())}
+    out.update(stage_host_terms(ops, row_time_s, groups, hw, efficiency, graphed, router, f8,
+                                plain, hooked, heavy))
+    return out
+
+
+def stage_host_terms(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
+                     hw: Hardware, efficiency: EfficiencyLike, graphed: frozenset[str],
+                     router: tuple[str, bool], f8: int, plain: dict[int, float],
+                     hooked: dict[int, float], heavy: int | None) -> dict[str, float]:
+    """Host time a pipeline stage's micro-batch exposes, per layer it holds.
+
+    Under pipeline parallelism each stage runs its own layers' forward and backward per
+    micro-batch, between the pipeline's sends and receives (Megatron-Core's 1F1B; without
+    virtual stages ``batch_p2p_comm`` with ``batch_p2p_sync`` ends every exchange with
+    ``torch.cuda.synchronize()``, ``p2p_communication.py`` @92c8482): a stage's backward is a
+    pass of its own layers launched from an idle stream, not a share of one pass over the
+    whole model (where the head's long kernels give the host a lead). For identical layers
+    ``g`` launched one after another from idle, the exposed ``wall - GPU`` is linear in their
+    number ``n`` (the host issues each layer in ``h``, the GPU runs it in ``t``: the wall is
+    ``max_i (A_i + sum_{j >= i} t_j)``), ``e_g(n) = c_g + n·d_g``, with ``d_g = e_g(2) -
+    e_g(1)`` (``(h - t)^+`` in steady state) and the pass's start ``c_g = e_g(1) - d_g``. The
+    forward's exposure is already per layer (each segment after a sync starts from idle,
+    :func:`sync_exposed_s`).
+
+    Returns
+    -------
+    dict
+        ``host_heavy_layer_s``: forward exposure plus ``d`` of one layer of the ``heavy``
+        group; ``host_layers_s``: the same summed over every decoder layer; ``host_mtp_s``: over
+        the multi-token-prediction blocks; ``hook_heavy_layer_s`` / ``hook_layers_s`` /
+        ``hook_mtp_s``: Megatron's forward pre-hooks likewise; ``host_pass_start_s``: the
+        largest ``c_g`` of the decoder groups (paid once per backward pass of a stage, per
+        virtual stage). The head's host time (a few calls) is not charged, nor the lead its
+        backward gives the last stage's host (an upper bound there).
+    """
+    out = dict.fromkeys(("host_heavy_layer_s", "host_layers_s", "host_mtp_s",
+                         "hook_heavy_layer_s", "hook_layers_s", "hook_mtp_s",
+                         "host_pass_start_s"), 0.0)
+    for g, (kind, layers) in enumerate(groups):
+        if kind == "head" or not layers:
+            continue
+        e1, e2 = (_backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                      f8, plan=[(g, n)], idle_start=True) for n in (1, 2))
+        d = max(e2 - e1, 0.0)
+        fwd, hook = plain.get(g, 0.0), hooked.get(g, 0.0) - plain.get(g, 0.0)
+        where = "mtp" if kind == "mtp" else "layers"
+        out[f"host_{where}_s"] += fwd + len(layers) * d
+        out[f"hook_{where}_s"] += hook
+        if kind == "mtp":
+            continue
+        out["host_pass_start_s"] = max(out["host_pass_start_s"], e1 - d)
+        if g == heavy:
+            out["host_heavy_layer_s"] = fwd / len(layers) + d
+            out["hook_heavy_layer_s"] = hook / len(layers)
+    return out
 
 
 def _forward_exposed_s(ops: Program, row_time_s: np.ndarray,
@@ -374,15 +435,24 @@ def _forward_exposed_s(ops: Program, row_time_s: np.ndarray,
                        ) -> tuple[float, bool]:
     """The synchronised forward segments' ``wall - GPU`` over every MoE layer, and whether
     any group is an MoE layer (:func:`sync_exposed_s`)."""
-    total = 0.0
-    moe = False
+    by = _forward_exposed_by_group(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                   f8, param_hooks)
+    return sum(by.values()), bool(by)
+
+
+def _forward_exposed_by_group(ops: Program, row_time_s: np.ndarray,
+                              groups: list[tuple[str, list[int]]], hw: Hardware,
+                              efficiency: EfficiencyLike, graphed: frozenset[str],
+                              router: tuple[str, bool], f8: int, param_hooks: bool
+                              ) -> dict[int, float]:
+    """:func:`_forward_exposed_s` by MoE group: the group's layers' total, keyed by group."""
+    out: dict[int, float] = {}
     points = SYNC_POINTS[(ops.dispatcher, False)]
     for g, (_, layers) in enumerate(groups):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g and not row[1].endswith(" bwd")]
         names = [ops.rows[i][1] for i in rows]
         if not layers or not any(n == row for n in names for row, _ in points):
             continue
-        moe = True
         # the host waits before the dispatcher's sync rows and after a clamped activation's
         # clamps (its blocking host-to-device copy)
         waits = {k + after for k, n in enumerate(names) for row, after in points if n == row}
@@ -390,33 +460,40 @@ def _forward_exposed_s(ops: Program, row_time_s: np.ndarray,
         cut = min(waits)
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
         ends = sorted({(k - cut) % len(rows) for k in waits} - {0})
-        for lo, hi in zip([0, *ends], [*ends, len(order)], strict=True):
-            total += _segment_exposed_s(ops, order[lo:hi], row_time_s, f8, hw, efficiency,
-                                        graphed, router, param_hooks) * len(layers)
-    return total, moe
+        out[g] = sum(_segment_exposed_s(ops, order[lo:hi], row_time_s, f8, hw, efficiency,
+                                        graphed, router, param_hooks)
+                     for lo, hi in zip([0, *ends], [*ends, len(order)], strict=True)
+                     ) * len(layers)
+    return out
 
 
 def _backward_exposed_s(ops: Program, row_time_s: np.ndarray,
                         groups: list[tuple[str, list[int]]], hw: Hardware,
                         efficiency: EfficiencyLike, graphed: frozenset[str],
-                        router: tuple[str, bool], f8: int) -> float:
+                        router: tuple[str, bool], f8: int,
+                        plan: list[tuple[int, int]] | None = None,
+                        idle_start: bool = False) -> float:
     """``wall - GPU`` of the backward pass launched in one stream (:func:`sync_exposed_s`),
     split where the dispatcher waits for the device (:data:`SYNC_POINTS`): the first part
-    starts from the queue the forward left, each later one from an idle stream."""
+    starts from the queue the forward left (from an idle stream with ``idle_start``), each
+    later one from an idle stream. ``plan``: ``(group, layers)`` in launch order (default:
+    every group, last first, as often as it has layers, the head once)."""
     before = {row for row, _ in SYNC_POINTS[(ops.dispatcher, True)]}  # all before their row
     # the backward pass: the head first, then every layer (last first), one layer of a group
     # repeated as often as the group has layers; each layer's launches cut at its waits
     parts: list[tuple[int, int, bool]] = []  # (group, piece, the host waits before it)
     pieces: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     kernels = 0
-    for g in reversed(range(len(groups))):
+    if plan is None:
+        plan = [(g, max(len(groups[g][1]), 1)) for g in reversed(range(len(groups)))]
+    for g, repeat in plan:
         rows = list(reversed([i for i, row in enumerate(ops.rows) if row[0] == g]))
         cuts = [k for k, i in enumerate(rows) if ops.rows[i][1] in before and k > 0]
         spans = list(zip([0, *cuts], [*cuts, len(rows)], strict=True))
         for p, (lo, hi) in enumerate(spans):
             pieces[(g, p)] = _launched(ops, rows[lo:hi], row_time_s, f8, backward=True,
                                        graphed=graphed, router=router)
-        repeat = max(len(groups[g][1]), 1)  # the group's layers launch alike, one by one
+        # the group's layers launch alike, one by one
         kernels += repeat * sum(pieces[(g, p)][0].size for p in range(len(spans)))
         if kernels > MAX_KERNELS:  # before tiling
             raise TooManyKernelsError(f"sync_exposed_s: the backward launches more than "
@@ -428,7 +505,7 @@ def _backward_exposed_s(ops: Program, row_time_s: np.ndarray,
     segments: list[tuple[bool, tuple[tuple[int, int], ...]]] = []
     for g, p, wait in parts:
         if wait or not segments:
-            segments.append((wait, ((g, p),)))
+            segments.append((wait or idle_start, ((g, p),)))
         else:
             segments[-1] = (segments[-1][0], segments[-1][1] + ((g, p),))
     done: dict[tuple[bool, tuple[tuple[int, int], ...]], float] = {}

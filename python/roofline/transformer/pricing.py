@@ -45,6 +45,7 @@ from ..ops.registry import Pricer, lookup, price
 from ..ops.sustained import settle_columns, settled_clock
 from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .config import TransformerConfig
+from .engines import CUSTOM_ALLREDUCE_RANKS
 from .formats import recipe_dtype
 from .program import Program
 from .report import COLUMNS
@@ -256,11 +257,13 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
               nccl_bw: float | None = None, custom_max_bytes: float = 0.0
               ) -> dict[str, np.ndarray]:
     """Price every row of ``ops``: columns per row (time, compute, memory, overhead, flops,
-    bytes). Collectives: with ``nccl_bw`` set, an all-reduce under ``custom_max_bytes`` runs
-    the engine's own kernel (the alpha-beta ring at ``comm_bw`` and ``latency_s``) and every
-    other all-reduce, all-gather or reduce-scatter runs NCCL (``algorithm="nccl"``: its
-    tuning model's protocols at the bus bandwidth ``nccl_bw``); without it, all of them take
-    the alpha-beta ring. All-to-alls always take the alpha-beta model."""
+    bytes). Collectives: with ``nccl_bw`` set, an all-reduce under ``custom_max_bytes`` over
+    a group size in :data:`~roofline.transformer.engines.CUSTOM_ALLREDUCE_RANKS` runs the
+    engine's own kernel (``algorithm="custom"``: vLLM's one- / two-stage custom all-reduce
+    over ``comm_bw``) and every other all-reduce, all-gather or reduce-scatter runs NCCL
+    (``algorithm="nccl"``: its tuning model's protocols at the bus bandwidth ``nccl_bw``);
+    without it, all of them take the alpha-beta ring at ``comm_bw`` and ``latency_s``.
+    All-to-alls always take the alpha-beta model."""
     parts: dict[str, np.ndarray] = {}  # kind -> (n_specs, 6) columns
     f8_gemm: np.ndarray | None = None  # one GEMM of each float8 linear, alone
 
@@ -385,14 +388,23 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
                                 dict(ranks_per_node=ops.ep_span[0],
                                      network_bytes_per_s=ops.ep_span[1]))
 
+        def route(op: str, nb: float, r: Any) -> tuple[str, float | None, float]:
+            """(algorithm, link, latency) of a collective: without NCCL, the alpha-beta ring;
+            an engine's all-reduce under its custom kernel's max_size, that kernel where the
+            group size is one it supports; everything else NCCL."""
+            if nccl_bw is None:
+                return "ring", comm_bw, latency_s
+            if op == "all_reduce" and nb < custom_max_bytes and r in CUSTOM_ALLREDUCE_RANKS:
+                return "custom", comm_bw, latency_s
+            return "nccl", nccl_bw, DEFAULT_LATENCY_S
+
         def comm(op: str, nb: float, r: Any) -> Any:
             if op == "all_to_all":
                 return all_to_all(math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
                                   latency_s=latency_s, **span)
-            if nccl_bw is None or (op == "all_reduce" and nb < custom_max_bytes):
-                return fns[op](math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
-                               latency_s=latency_s)
-            return fns[op](math.ceil(nb), r, "nccl", hardware=hw, link_bytes_per_s=nccl_bw)
+            algo, link, lat = route(op, nb, r)
+            return fns[op](math.ceil(nb), r, algo, hardware=hw, link_bytes_per_s=link,
+                           latency_s=lat)
 
         def comms() -> np.ndarray:
             """Every collective; those of one kind, algorithm and link in one sweep."""
@@ -401,10 +413,8 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             for i, (op, nb, _r) in enumerate(ops.comms):
                 if op == "all_to_all":
                     out[i] = stack(comm(op, nb, _r))
-                elif nccl_bw is None or (op == "all_reduce" and nb < custom_max_bytes):
-                    alike.setdefault((op, "ring", comm_bw, latency_s), []).append(i)
                 else:
-                    alike.setdefault((op, "nccl", nccl_bw, DEFAULT_LATENCY_S), []).append(i)
+                    alike.setdefault((op, *route(op, nb, _r)), []).append(i)
             for (op, algo, link, lat), idx in alike.items():
                 sizes = np.array([math.ceil(ops.comms[i][1]) for i in idx])
                 ranks = np.array([ops.comms[i][2] for i in idx])

@@ -67,7 +67,7 @@ class Program:
     dispatcher: str = "alltoall"
     #: ranks over which Transformer Engine's Float8CurrentScaling quantizers of
     #: sequence-parallel tensors reduce their amax (the TP group under sequence parallelism;
-    #: :func:`.layers.amax_reductions`), 1: none
+    #: :func:`.framework_ops.amax_reductions`), 1: none
     amax_ranks: int = 1
 
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:

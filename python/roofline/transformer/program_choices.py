@@ -49,7 +49,7 @@ GATED_MLPS = ("fused", "separate")
 #: How a non-gated dense MLP's activation runs ``mlp_activation=``: ``"fused"``, one
 #: elementwise kernel forward and one backward (Megatron-Core's jit-fused activations, TE's);
 #: ``"relu_pow"``, squared ReLU as NeMo 2.x writes it, ``torch.pow(F.relu(x), 2)`` run
-#: eagerly with autograd's kernels (:func:`.layers.squared_relu_eager`).
+#: eagerly with autograd's kernels (:func:`.framework_ops.squared_relu_eager`).
 MLP_ACTIVATIONS = ("fused", "relu_pow")
 #: Who carries an inference step's collectives ``allreduce=``: the engine's own (custom)
 #: all-reduce kernels at the link's line rate, or NCCL.

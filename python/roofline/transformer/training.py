@@ -172,6 +172,7 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
            for gs in [np.array([g for g, _, _ in rows])] for g in kinds}
     heavy = max(kinds, key=lambda g: sum(per[g]), default=None)
     out["heavy_layers"] = float(len(groups[heavy][1])) if heavy is not None else 0.0
+    out["heavy_group"] = float(heavy) if heavy is not None else -1.0
     out["fwd_heavy_layer_s"], out["bwd_heavy_layer_s"] = per.get(heavy, (0.0, 0.0)) \
         if heavy is not None else (0.0, 0.0)
     out["op_fwd_s"] = float(np.sum(t * fwd_share * share * ~head))
@@ -220,6 +221,20 @@ def _link(intra: np.ndarray, fn: Any, nbytes: np.ndarray, ranks: np.ndarray | No
 
 
 
+def _stage_share(base: dict[str, float], per_heavy: Any, total: Any, n: Any) -> Any:
+    """``k·per_heavy + (n - k)·(total - n_h·per_heavy)/(L - n_h)``, ``k = min(n, n_h)``: what
+    a stage of ``n`` of the ``L`` decoder layers holds of a per-layer quantity whose sum over
+    the layers is ``total`` and per layer of the longest kind ``per_heavy``; ``n·total/L``
+    when every layer is of one kind (:func:`stage_layers_s`)."""
+    layers = base["num_layers"]
+    nh = base.get("heavy_layers", 0.0)
+    n = np.asarray(n, dtype=np.float64)
+    if nh <= 0 or nh >= layers:
+        return n * total / max(layers, 1.0)
+    k = np.minimum(n, nh)
+    return k * per_heavy + (n - k) * np.maximum(total - nh * per_heavy, 0.0) / (layers - nh)
+
+
 def stage_layers_s(base: dict[str, float], total_s: float, n: Any, backward: bool) -> Any:
     """Forward (or backward) time of the busiest stage's ``n`` decoder layers.
 
@@ -230,13 +245,31 @@ def stage_layers_s(base: dict[str, float], total_s: float, n: Any, backward: boo
     other layers' mean: ``k·t_h + (n - k)·(total - n_h·t_h)/(L - n_h)``; ``n·total/L`` when
     every layer is of one kind.
     """
-    layers = base["num_layers"]
-    nh = base.get("heavy_layers", 0.0)
     th = base.get("bwd_heavy_layer_s" if backward else "fwd_heavy_layer_s", 0.0)
-    if nh <= 0 or nh >= layers:
-        return np.asarray(n, dtype=np.float64) * total_s / max(layers, 1.0)
-    k = np.minimum(np.asarray(n, dtype=np.float64), nh)
-    return k * th + (n - k) * max(total_s - nh * th, 0.0) / (layers - nh)
+    return _stage_share(base, th, total_s, n)
+
+
+def stage_host_s(base: dict[str, float], n: Any, hooks: Any, mtp: bool,
+                 virtual_stages: Any = 1.0) -> Any:
+    """Host time one micro-batch exposes on a pipeline stage of ``n`` decoder layers.
+
+    The layers split as their GPU time does (:func:`stage_layers_s`: ``k`` of the longest
+    kind first) over the per-layer terms of :func:`.moe_sync.stage_host_terms`: each layer's
+    synchronised forward segments and its backward's steady ``(h - t)^+``
+    (``host_heavy_layer_s``, ``host_layers_s``), plus, once per backward pass of the stage (per
+    virtual stage: each chunk's pass starts from an idle stream), the pass's start
+    ``host_pass_start_s``; the MTP blocks' terms on the last stage (``mtp``); Megatron's
+    forward pre-hooks (``hook_*``) where ``hooks`` (ZeRO 1 / 2 with ``overlap_param_gather``).
+    """
+    on = np.asarray(hooks, dtype=bool)
+    per = base.get("host_heavy_layer_s", 0.0) + np.where(on, base.get("hook_heavy_layer_s",
+                                                                      0.0), 0.0)
+    total = base.get("host_layers_s", 0.0) + np.where(on, base.get("hook_layers_s", 0.0), 0.0)
+    out = _stage_share(base, per, total, n) + np.asarray(virtual_stages, dtype=np.float64) * \
+        base.get("host_pass_start_s", 0.0)
+    if mtp:
+        out = out + base.get("host_mtp_s", 0.0) + np.where(on, base.get("hook_mtp_s", 0.0), 0.0)
+    return out
 
 def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, ep: Any,
             cp: Any, zero: Any, recompute: Any, micro_batch: Any, grad_accum: Any,
@@ -266,7 +299,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     loss, which then holds the remaining ``_core.last_stage_layers`` decoder layers, the MTP
     blocks and the whole head, and the busier of that stage and a full one (with its ``1/pp``
     share of the head, the pace without MTP) sets the pace (``base["fwd_mtp_s"]``,
-    ``base["bwd_mtp_s"]``): more MTP blocks never make a step faster. Memory and
+    ``base["bwd_mtp_s"]``): more MTP blocks never make a step faster. A stage's time per
+    micro-batch includes the host time it exposes (dropless MoE, eager): the whole pass's
+    (``base["host_s"]``) at ``pp = 1``, its own layers' (:func:`stage_host_s`) on a pipeline
+    stage, which enters the choice of the pacing stage. Memory and
     data-parallel traffic take the mean stage. Recomputation adds the
     forward of every layer (``full``) or of attention (``selective``) per micro-batch; full
     recomputation keeps each layer's input and, while one layer is recomputed, that layer's
@@ -352,19 +388,31 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     full_f = stage_layers_s(base, lf, busy, False) + base["fwd_head_s"] * head_share
     full_b = stage_layers_s(base, lb, busy, True) + base["bwd_head_s"] * head_share
     fwd, bwd = full_f + mf * stage, full_b + mb_ * stage
+    # The host time a micro-batch exposes (dropless MoE, eager): one stage holding every layer
+    # exposes the whole pass's (``base["host_s"]``, :func:`.moe_sync.moe_host_terms`), a
+    # pipeline stage its own layers' (:func:`stage_host_s`); Megatron's forward pre-hooks
+    # (distributed optimizer with overlap_param_gather) add theirs.
+    opg = overlap if overlap_param_gather is None else overlap_param_gather
+    hooks = (zero >= 1) & (zero < 3) & bool(opg)
+    full_h = stage_host_s(base, busy, hooks, False, v)
+    host = np.where(pp > 1, full_h, base.get("host_s", 0.0)
+                    + np.where(hooks, base.get("hook_host_s", 0.0), 0.0))
     # Multi-token prediction: Megatron-Core builds the MTP block(s) on the last stage beside the
     # loss, and the layouts leave that stage the remaining decoder layers
     # (``_core.last_stage_layers``; Megatron-Bridge's DeepSeek-V3 pp=16 layout: 4 decoder
     # layers on each stage, 1 + MTP + loss on the last); the busier of that stage and the pace
     # without MTP (a full stage with its 1/pp share of the head, as above) sets the pace, so
-    # an MTP block never makes a step faster: it only adds work on the last stage.
+    # an MTP block never makes a step faster: it only adds work on the last stage. Each
+    # stage's time counts its exposed host time.
     if mf + mb_ > 0:
         last = _core.last_stage_layers(layers, pp)
         last_f = stage_layers_s(base, lf, last, False) + mf + base["fwd_head_s"]
         last_b = stage_layers_s(base, lb, last, True) + mb_ + base["bwd_head_s"]
-        use_last = (pp > 1) & (last_f + last_b > full_f + full_b)
+        last_h = stage_host_s(base, last, hooks, True, v)
+        use_last = (pp > 1) & (last_f + last_b + last_h > full_f + full_b + full_h)
         fwd = np.where(pp > 1, np.where(use_last, last_f, full_f), fwd)
         bwd = np.where(pp > 1, np.where(use_last, last_b, full_b), bwd)
+        host = np.where(pp > 1, np.where(use_last, last_h, full_h), host)
     # Share of the layers fully recomputed: all (full), floor(L/k)/L (every k-th), none.
     every = np.asarray(recompute_every, dtype=np.float64)
     full_share = np.where(rc == 2, 1.0, np.where(
@@ -447,7 +495,6 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     head_ag, head_red = unit(head_p + zeros, zeros)
     # ZeRO-1/2 without overlap_param_gather: the optimizer step gathers every unit's weights
     # before the next forward, none of it behind compute.
-    opg = overlap if overlap_param_gather is None else overlap_param_gather
     serial_ag = zeros
     if not opg:
         gather_in_step = (zero >= 1) & (zero < 3)
@@ -485,14 +532,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
         opt_s = zeros
     # Megatron-Core DDP's gradient checks before the reduction (:mod:`.grad_checks`)
     opt_s = opt_s + np.where(zero < 3, base.get("grad_check_s", 0.0), 0.0)
-    # the MoE host time a micro-batch exposes; Megatron's forward pre-hooks (distributed
-    # optimizer with overlap_param_gather) add theirs (moe_sync.moe_host_terms)
-    host_s = base.get("host_s", 0.0) + np.where((zero >= 1) & (zero < 3) & bool(opg),
-                                                base.get("hook_host_s", 0.0), 0.0)
     srows = np.stack(np.broadcast_arrays(
         fwd, bwd, rec, p2p, pp, m, v, n_layers, base["fwd_head_s"] / pp, base["bwd_head_s"] / pp,
         layer_ag, layer_red, emb_ag, emb_red, head_ag, head_red, zero, reshard.astype(float),
-        opt_s, 1.0 if overlap else 0.0, host_s / pp,
+        opt_s, 1.0 if overlap else 0.0, host,
         min(NCCL_COMM_CTAS / hw.sms, 0.5) if hw.sms else 0.0), axis=-1)
     srows = srows.reshape(-1, _core.train_step_fields())
     st = _core.train_step_sweep(srows)

@@ -19,7 +19,8 @@ enum class Collective : std::uint8_t {
 enum class CollectiveAlgo : std::uint8_t {
   ring,  ///< p-1 (or 2(p-1)) neighbour steps: bandwidth-optimal, latency linear in p
   tree,  ///< recursive halving/doubling (double binary tree): log2(p) latency steps
-  nccl   ///< NCCL's ring within one NVLink domain, protocol and latency from its tuning model
+  nccl,  ///< NCCL's ring within one NVLink domain, protocol and latency from its tuning model
+  custom ///< vLLM's custom all-reduce (one-stage / two-stage kernels over NVLink P2P loads)
 };
 
 /// Link-level work of a collective per rank: bytes each rank sends and sequential steps.
@@ -54,7 +55,24 @@ Estimate collective_estimate(const CollectiveCost& c, const LinkRates& link) noe
 Estimate nccl_ring_estimate(Collective op, double bytes, double ranks,
                             const LinkRates& link) noexcept;
 
-/// Collective estimates over arrays of buffer bytes and ranks (length n_points).
+/// True where vLLM's custom all-reduce (csrc/custom_all_reduce.cuh, v0.6.2 - v0.6.4) runs its
+/// one-stage kernel on a fully NVLinked group: 2 ranks, or bytes < 512 KiB at <= 4 ranks, or
+/// bytes < 256 KiB at <= 8 ranks; the two-stage kernel otherwise.
+bool custom_allreduce_one_stage(double bytes, double ranks) noexcept;
+
+/// vLLM's custom all-reduce of `bytes` over `ranks` fully NVLinked ranks, one kernel in a CUDA
+/// graph on registered buffers. One-stage: a start barrier, each rank loads the whole buffer
+/// from every peer (p-1 remote copies) and reduces, an end barrier: time = one-stage fixed
+/// time + (p-1) x bytes / (one-stage share x link). Two-stage: a start barrier, each rank
+/// reduces its 1/p chunk from every rank into its IPC buffer, a release/acquire barrier, then
+/// loads the other p-1 reduced chunks: time = two-stage fixed time + 2(p-1)/p x bytes /
+/// (two-stage share x link). Fixed times and shares from vLLM's published H100 timings;
+/// `link.latency_s` is not used. overhead_s = the fixed time, memory_s = the transfer term,
+/// bytes = the remote bytes one rank loads.
+Estimate custom_allreduce_estimate(double bytes, double ranks, const LinkRates& link) noexcept;
+
+/// Collective estimates over arrays of buffer bytes and ranks (length n_points); `algo` custom
+/// prices all_reduce as custom_allreduce_estimate and any other `op` as the ring.
 void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, const double* ranks,
                       std::size_t n_points, const LinkRates& link, EstimateColumns out) noexcept;
 

@@ -1,0 +1,58 @@
+"""The micro-batch terms of a training step, read off its priced program.
+
+:func:`train_terms` turns one micro-batch's priced :class:`~.program.Program` (its rows,
+columns and layer groups) into what :func:`.training.train_step` composes a step from and
+the planner re-composes other layouts from: per-layer and head times
+(:func:`.training.micro_batch_terms`), the recomputed share of each op
+(:func:`.recompute.op_recompute_share`, or of the recomputed modules), the activations an
+op-level recomputation keeps, the low-precision weights' per-step refresh
+(:func:`.param_refresh.refresh_terms`), the embedding / head parameters, and, for
+Megatron-Core's eager dropless MoE, the host time its syncs expose
+(:func:`.moe_sync.moe_host_terms`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..efficiency import EfficiencyLike
+from ..hardware import Hardware
+from .config import TransformerConfig
+from .memory import weight_params
+from .moe_sync import moe_host_terms
+from .param_refresh import refresh_terms
+from .program import Program
+from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
+from .training import micro_batch_terms
+
+__all__ = ["train_terms"]
+
+
+def train_terms(cfg: TransformerConfig, ops: Program, cols: dict[str, Any],
+                groups: list[Any], memory: dict[str, Any], hw: Hardware,
+                efficiency: EfficiencyLike, *, tp: int, ep: int, local: int, act_bytes: float,
+                weight_bytes: float, f8_recipe: str | None, modules: tuple[str, ...],
+                moe_host: bool, graphed: Any, balancing: Any
+                ) -> tuple[Any, Any, dict[str, float]]:
+    """``(op_share, module_share, base)`` of one training micro-batch of ``local`` tokens per
+    GPU: the recomputed share of each op, that of the ``modules`` recomputed (None without),
+    and the micro-batch terms ``base``. Routed experts are split by ``ep`` (``tp`` without
+    expert parallelism); ``moe_host`` adds the MoE host terms."""
+    expert_p = cfg.param_counts()["experts"] / (ep if ep > 1 else tp)
+    rows3 = [(g, name, kind) for g, name, kind, _ in ops.rows]
+    kv_heads = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1
+    share = op_recompute_share(rows3, groups, cfg.num_heads // tp, kv_heads, cfg.mlp_gated)
+    mod_share = module_recompute_share(rows3, groups, modules) if modules else None
+    base = micro_batch_terms(
+        rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
+        cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share, mod_share=mod_share)
+    base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
+    base.update(refresh_terms(f8_recipe, weight_params(cfg, tp, ep, "train")[0], expert_p,
+                              weight_bytes, base, hw, efficiency))
+    counts = cfg.param_counts()
+    base["embed_params"] = counts["embedding"] / tp
+    base["head_params"] = counts["lm_head"] / tp
+    if moe_host:
+        base.update(moe_host_terms(ops, cols["time_s"], groups, hw, efficiency, graphed,
+                                   balancing, int(base["heavy_group"])))
+    return share, mod_share, base
