@@ -197,7 +197,7 @@ TRAIN_DEFAULTS = {"dp": 1, "pp": 1, "cp": 1, "zero": 0, "recompute": "none",
                   "overlap_param_gather": None, "fsdp": "fsdp2", "train_metrics": 0,
                   "clip_grad_norm": False, "offload_layers": 0, "host_bytes_per_s": None,
                   "pipeline_head": "spread", "cross_entropy": "fused",
-                  "check_for_nan_in_grad": False}
+                  "check_for_nan_in_grad": False, "fp8_param_gather": True}
 
 #: Where a pipeline keeps the embedding and the LM head (``pipeline_head``): ``spread``, 1/pp of
 #: their work per stage (layouts that balance the first and last stages); ``last``, Megatron-Core
@@ -242,8 +242,9 @@ def train_args(fn: str, phase: str, batch: int, **kw: Any) -> dict[str, Any]:
         kw = dict(kw, sequence_parallel=kw.get("tp", 1) > 1)
     kw.setdefault("clip_grad_norm", False)
     kw.setdefault("check_for_nan_in_grad", False)
+    kw.setdefault("fp8_param_gather", True)
     for name in ("overlap", "sequence_parallel", "optimizer_update", "tp_comm_overlap",
-                 "clip_grad_norm", "check_for_nan_in_grad"):
+                 "clip_grad_norm", "check_for_nan_in_grad", "fp8_param_gather"):
         if not isinstance(kw[name], bool):
             raise ArgumentTypeError(fn, name, f"must be a bool, got {kw[name]!r}")
         out[name] = kw[name]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._checks import flag
+from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
@@ -39,7 +40,9 @@ from .grad_checks import grad_check_s
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
+from .memory import weight_params
 from .moe_host import moe_train_options
+from .param_refresh import weight_cast_s
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -116,6 +119,7 @@ def estimate(
     train_metrics: int = 0,
     clip_grad_norm: bool = False,
     check_for_nan_in_grad: bool = False,
+    fp8_param_gather: bool = True,
     offload_layers: int = 0,
     host_bytes_per_s: float | None = None,
     pipeline_head: str = "spread",
@@ -247,6 +251,10 @@ def estimate(
     train_metrics : int
         Training: cross-entropy metrics evaluated on each micro-batch's logits (Composer with
         llm-foundry's models: 2; :mod:`roofline.transformer.composer`). Default 0.
+    fp8_param_gather : bool
+        Training, ``linear_recipe="tensorwise_te"``: ``False`` keeps bf16 parameters (2-byte
+        gathers; TE quantizes the weights once per step, :func:`.param_refresh.weight_cast_s`),
+        as NeMo 2.x's perf scripts run Megatron-FSDP. Default: fp8 parameters.
     clip_grad_norm, check_for_nan_in_grad : bool
         Training: clip the gradients by their global norm before the optimizer step, as
         FSDP1's ``clip_grad_norm_`` runs it per tensor (:mod:`roofline.transformer.composer`);
@@ -471,7 +479,11 @@ def estimate(
                      train_metrics=train_metrics, clip_grad_norm=clip_grad_norm,
                      offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s,
                      pipeline_head=pipeline_head, cross_entropy=cross_entropy,
-                     runtime=runtime, check_for_nan_in_grad=check_for_nan_in_grad)
+                     runtime=runtime, check_for_nan_in_grad=check_for_nan_in_grad,
+                     fp8_param_gather=fp8_param_gather)
+    if not par["fp8_param_gather"] and f8_recipe != "tensorwise_te":
+        raise ArgumentValueError(fn, "fp8_param_gather", f"False applies to linear_recipe="
+                                 f"'tensorwise_te' (bf16 weights), got {f8_recipe!r}")
     graphed, balancing, dispatcher = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
@@ -544,7 +556,8 @@ def estimate(
     if par["tp_comm_overlap"] and tp > 1:
         cols = dict(cols, time_s=overlap_tp_collectives(
             [(g, name, kind) for g, name, kind, _ in ops.rows], groups, cols["time_s"], tp))
-    weight_bytes = weight_bytes_of(linear_recipe, act_bytes)
+    weight_bytes = weight_bytes_of(linear_recipe, act_bytes) if par["fp8_param_gather"] \
+        else act_bytes
     memory = step_memory(cfg, hw, batch, kv, tp, ep, phase, weight_bytes, kv_dtype_bytes, ops,
                          groups, dtype_bytes=act_bytes, optimizer=par["optimizer"])
     peak_class = ("fp32" if dtype == "fp32" else "bf16") if f8_recipe is None else (
@@ -561,6 +574,8 @@ def estimate(
                 modules=par["recompute_modules"], moe_host=runtime == "megatron"
                 and launch == "eager" and cfg.is_moe, graphed=graphed, balancing=balancing)
             base["grad_check_s"] = grad_check_s(cfg, tp, par, act_bytes, hw, efficiency)
+            base["weight_cast_s"] = weight_cast_s(f8_recipe, weight_params(cfg, tp, ep, phase)[0],
+                                                  par, hw, efficiency)
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                               latency_s=latency_s, peak_flops_per_s=peak,

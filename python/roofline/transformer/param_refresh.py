@@ -23,7 +23,7 @@ from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike
 from ..float8.recipes import RECIPES
 
-__all__ = ["param_refresh", "refresh_terms"]
+__all__ = ["param_refresh", "refresh_terms", "weight_cast_s"]
 
 
 def param_refresh(recipe: str | None, linear_params: float, stored_bytes: float, hw: Any,
@@ -62,3 +62,21 @@ def refresh_terms(recipe: str | None, linear_params: float, expert_params: float
             "expert_gather_bytes": expert_params * gathered,
             "dense_gather_bytes": base["dense_weight_bytes"]
             + (linear_params - expert_params) * (gathered - stored_bytes)}
+
+
+def weight_cast_s(recipe: str | None, linear_params: float, par: dict[str, Any], hw: Any,
+                  efficiency: EfficiencyLike) -> float:
+    """Seconds per step that Transformer Engine spends quantizing bf16 weights under
+    Float8CurrentScaling when the run keeps no fp8 parameters (``par["fp8_param_gather"]``
+    False, ``recipe == "tensorwise_te"``; else 0): each linear weight's amax, scale and
+    one-copy cast (the input-role kernels of the core's ``tensorwise_te`` training casts),
+    once per step: Megatron-Core passes ``is_first_microbatch`` and TE reuses the cached fp8
+    copy in the later micro-batches. Priced as one pass over the GPU's ``linear_params``
+    elements (all its layers, before the pipeline split; per-tensor launches left out)."""
+    if par.get("fp8_param_gather", True) or recipe != "tensorwise_te" or linear_params <= 0:
+        return 0.0
+    _, chw, ceff = resolve(hw, efficiency)
+    times = _core.cast_kernel_times(1.0, float(linear_params), _core.TensorRole.input,
+                                    RECIPES[recipe], _core.LinearMode.training, False, chw,
+                                    ceff)
+    return float(sum(times))

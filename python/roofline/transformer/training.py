@@ -530,8 +530,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
                 dp * cp > 1, _link(intra_dp, all_reduce, 4.0 + zeros, dp * cp, **lk), 0.0)
     else:
         opt_s = zeros
-    # Megatron-Core DDP's gradient checks before the reduction (:mod:`.grad_checks`)
-    opt_s = opt_s + np.where(zero < 3, base.get("grad_check_s", 0.0), 0.0)
+    # Megatron-Core DDP's gradient checks before the reduction (:mod:`.grad_checks`); TE's
+    # once-per-step quantization of bf16 weights (:func:`.param_refresh.weight_cast_s`)
+    opt_s = opt_s + np.where(zero < 3, base.get("grad_check_s", 0.0), 0.0) + base.get(
+        "weight_cast_s", 0.0) / pp
     srows = np.stack(np.broadcast_arrays(
         fwd, bwd, rec, p2p, pp, m, v, n_layers, base["fwd_head_s"] / pp, base["bwd_head_s"] / pp,
         layer_ag, layer_red, emb_ag, emb_red, head_ag, head_red, zero, reshard.astype(float),
