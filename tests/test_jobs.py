@@ -485,7 +485,7 @@ def test_family_medians_pinned(result):
     # pacing stage: B200 Qwen3-235B -28.5 -> -26.1 %, DeepSeek-V3 -27.1 -> -25.8 %, GB200 /
     # GB300 pp > 1 rows 0.0-0.5 points; the dense families unchanged.
     # Then 0.117 -> 0.083 (p90 0.214 -> 0.144, bias -12 -> -8 %) with the 2024 NeMo H100 rows
-    # as their launcher configs ran them (hardware-notes §16): FlashAttention-2 through TE
+    # as their launcher configs ran them (hardware-notes §18): FlashAttention-2 through TE
     # (config.yaml's NVTE_FUSED_ATTN: 0; only the 24.07 175B script re-enables cuDNN) on 19
     # rows and no TP overlap on the three 2024 GPT3-175B rows (gpt3/175b.yaml:
     # ub_tp_comm_overlap False): launcher 24.05 source median 20.1 -> 11.8 %, NeMo 24.07 docs
