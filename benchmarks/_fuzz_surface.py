@@ -343,8 +343,20 @@ def config_field(rng: random.Random) -> Any:
         return _run(rng, base.replace(**{field: v}))
     kw: dict[str, Any] = {}
     opt = rng.choice(["cuda_graph_scope", "moe_load_balancing", "recompute", "offload_layers",
-                      "cross_entropy"])
-    if opt == "cross_entropy":
+                      "cross_entropy", "mlp_activation", "check_for_nan_in_grad",
+                      "fp8_param_gather"])
+    if opt == "mlp_activation":  # session 12: NeMo 2.x's eager squared ReLU
+        kw[opt] = rng.choice(["fused", "relu_pow", "RELU_POW", "gelu", True, None,
+                              rng.choice(HOSTILE)])
+        if rng.random() < 0.5:
+            base = base.replace(mlp_gated=False)
+    elif opt in ("check_for_nan_in_grad", "fp8_param_gather"):  # session 12
+        kw[opt] = rng.choice([True, False, 1, 0, "yes", None, rng.choice(HOSTILE)])
+        if rng.random() < 0.5:
+            kw["linear_recipe"] = rng.choice(["tensorwise_te", "mxfp8", "tensorwise"])
+        if rng.random() < 0.5:
+            kw["zero"] = rng.choice([0, 1, 3])
+    elif opt == "cross_entropy":
         kw[opt] = rng.choice(["fused", "native", "unfused", "te", "NATIVE", True, None,
                               rng.choice(HOSTILE)])
         if rng.random() < 0.3:

@@ -76,7 +76,8 @@ def _call(rng: random.Random, surface: str = "all") -> tuple[str, Any]:
     if which == 5:
         return "linear", lambda: rl.float8.linear(a[0], a[1], a[2], hardware=hw)
     if which == 6:
-        return "all_reduce", lambda: rl.all_reduce(a[0], a[1], link_bytes_per_s=a[2],
+        algo = rng.choice(["ring", "nccl", "custom"])  # "custom": vLLM's kernels (session 12)
+        return "all_reduce", lambda: rl.all_reduce(a[0], a[1], algo, link_bytes_per_s=a[2],
                                                    latency_s=a[3] if rng.random() < .5 else 0,
                                                    bandwidth_fraction=a[4] if rng.random() < .5
                                                    else 1.0)
