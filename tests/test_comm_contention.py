@@ -8,7 +8,7 @@ import pytest
 
 import roofline as rl
 from roofline import _core
-from roofline.ops.collectives import DEFAULT_LATENCY_S, link_bytes_per_s
+from roofline.ops.collectives import DEFAULT_LATENCY_S, NCCL_NIC_FRACTION, link_bytes_per_s
 from roofline.transformer.training import NCCL_COMM_CTAS, train_step
 
 T = rl.transformer
@@ -59,7 +59,8 @@ def test_fsdp_step_pays_for_the_sms_its_collectives_hold() -> None:
            "overlap": True, "sequence_parallel": False, "optimizer_update": True,
            "gpus_per_node": 8, "reduce_bytes": None, "reshard_after_forward": None}
     link = link_bytes_per_s(hw)
-    args = dict(tp=1, ep=1, seq_len=4096, link_bytes_per_s=link, network_bytes_per_s=50e9,
+    args = dict(tp=1, ep=1, seq_len=4096, link_bytes_per_s=link,
+                network_bytes_per_s=50e9 * NCCL_NIC_FRACTION,
                 latency_s=DEFAULT_LATENCY_S, peak_flops_per_s=hw.bf16_flops_per_s)
     with_sms = train_step(base, hw, par, **args)
     no_sms = train_step(base, hw.replace(sms=None), par, **args)

@@ -26,6 +26,7 @@ from ..hardware import HardwareLike
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_LATENCY_S",
+    "NCCL_NIC_FRACTION",
     "all_gather",
     "all_reduce",
     "all_to_all",
@@ -38,6 +39,14 @@ __all__ = [
 #: Latency paid once per communication step (seconds): the order of an NVLink hop plus the
 #: synchronisation of one NCCL step. A documented constant; every function takes ``latency_s``.
 DEFAULT_LATENCY_S = 1e-6
+#: Share of a NIC's line rate NCCL's transfers carry over InfiniBand / RoCE (all-to-all, ring
+#: collectives and pipeline sends that leave the scale-up domain): a ConnectX-7 at NDR
+#: (400 Gb/s = 50 GB/s) "should achieve up to 48-49GB/s per NIC" in an all-to-all
+#: (NVIDIA/nccl-tests issue #267, NCCL maintainer, 2025-01-23) and "46-48GB/s per NIC" in a
+#: two-node ring (issue #290, 2025-03-03): 48 of 50 GB/s, the figure both statements
+#: include (packet headers and protocol overhead). Training
+#: (``transformer.estimate``, the planner) scales ``network_bytes_per_s``, the line rate, by it.
+NCCL_NIC_FRACTION = 48.0 / 50.0
 
 _C = _core.Collective
 #: Algorithm names -> core algorithm ("custom": all-reduce only).

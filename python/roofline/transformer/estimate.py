@@ -15,7 +15,7 @@ from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
-from ..ops.collectives import DEFAULT_LATENCY_S
+from ..ops.collectives import DEFAULT_LATENCY_S, NCCL_NIC_FRACTION
 from ..ops.collectives import link_bytes_per_s as _link_bw
 from .arguments import (
     PHASES,
@@ -314,7 +314,8 @@ def estimate(
         on-domain share crosses the scale-up link (``rl.all_to_all(ranks_per_node=...)``).
         Default: one domain.
     network_bytes_per_s : float, optional
-        Scale-out bandwidth per GPU and direction (default 50 GB/s: a 400 Gb/s NIC per GPU).
+        Scale-out line rate per GPU and direction (default 50 GB/s: a 400 Gb/s NIC per GPU);
+        training (NCCL) carries ``NCCL_NIC_FRACTION`` (0.96) of it.
     runtime : {"megatron", "hf", "compiled", "vllm", "sglang"}
         Which program runs the step. ``"megatron"`` (default): fused kernels as Megatron /
         Transformer Engine run them (one QKV GEMM, fused norms, RoPE and SiLU, the cache append
@@ -495,6 +496,7 @@ def estimate(
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
     check_layout(fn, cfg, q, cp, par["cp_comm"], par["pp"], routing_skew)
     net_bw = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
+    net_bw *= NCCL_NIC_FRACTION if train or nccl else 1.0  # NCCL over the NIC: its share
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
     settle = train if sustained is None else flag(fn, "sustained", sustained)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...hardware import Hardware
-from ...ops.collectives import DEFAULT_LATENCY_S
+from ...ops.collectives import DEFAULT_LATENCY_S, NCCL_NIC_FRACTION
 from ...ops.collectives import link_bytes_per_s as _link_bw
 from ..config import TransformerConfig
 from ..estimate import estimate
@@ -100,7 +100,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
                     micro_batch=mb, grad_accum=m, virtual_stages=v, seq_len=seq_len,
                     optimizer="adam", overlap=True, sequence_parallel=tp > 1,
                     optimizer_update=True, gpus_per_node=gpus_per_node,
-                    link_bytes_per_s=link, network_bytes_per_s=net,
+                    link_bytes_per_s=link, network_bytes_per_s=net * NCCL_NIC_FRACTION,
                     latency_s=DEFAULT_LATENCY_S, peak_flops_per_s=peak, offload_layers=off,
                     host_bytes_per_s=host)
         frames.append(pd.DataFrame({

@@ -1,0 +1,29 @@
+"""The GPT-OSS-120B per-kernel budget (benchmarks/gptoss_kernel_budget.py, #24): every op the
+model prices for the GB200 row is lined up with a Megatron-Core / TE kernel, and the parts sum
+to the micro-batch that benchmarks/train_moe_breakdown.py reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests._benchmarks import load_benchmark
+
+
+def test_every_priced_op_is_lined_up_and_the_parts_sum() -> None:
+    mod = load_benchmark("gptoss_kernel_budget")
+    b = mod.budget()
+    names = {name.removesuffix(" bwd") for _, name, _, _, _, _ in b["rows"]}
+    assert names <= set(mod.LAUNCHED), names - set(mod.LAUNCHED)
+    # every op has its backward: 23 per layer kind (2 kinds), 4 in the head
+    assert len(b["rows"]) == 2 * (2 * 23 + 4)
+    assert all(ms > 0 for *_, ms in b["rows"])
+    # the parts sum to the micro-batch train_moe_breakdown.py prints (GB200: 385.1 ms; PP1,
+    # so every layer is on the busiest stage), and the measurement implies more (-25 %)
+    assert b["total_ms"] == pytest.approx(385.1, abs=0.5)
+    assert b["implied_ms"] > 1.2 * b["total_ms"]
+
+
+def test_unknown_row_raises() -> None:
+    mod = load_benchmark("gptoss_kernel_budget")
+    with pytest.raises(ValueError, match="no job row 'nope'"):
+        mod.budget("nope")
