@@ -1,13 +1,15 @@
 """Kernels a framework launches beside a layer's main ops, as it runs them: NeMo 2.x's eager
-squared ReLU (:func:`squared_relu_eager`, ``estimate(mlp_activation="relu_pow")``) and
+squared ReLU (:func:`squared_relu_eager`, ``estimate(mlp_activation="relu_pow")``),
 Transformer Engine's Float8CurrentScaling amax all-reduces under sequence parallelism
-(:func:`amax_reductions`). Both record rows into a :class:`.program.Program`."""
+(:func:`amax_reductions`), Megatron-Core's Q / K / V split (:func:`mcore_qkv_split`) and
+Transformer Engine's flash-attn layout copies (:func:`te_flash_layout`). Each records rows
+into a :class:`.program.Program`."""
 
 from __future__ import annotations
 
-from .program import Program
+from .program import Pass, Program
 
-__all__ = ["amax_reductions", "squared_relu_eager"]
+__all__ = ["amax_reductions", "mcore_qkv_split", "squared_relu_eager", "te_flash_layout"]
 
 
 def amax_reductions(ops: Program, g: int, block: str) -> None:
@@ -41,3 +43,42 @@ def squared_relu_eager(ops: Program, g: int, elements: float) -> None:
     e = float(elements)
     ops.passes(g, "act (relu, pow)", [(e, 1.0, 1.0), (e, 1.0, 1.0)],
                [(e, 1.0, 1.0), (e, 1.0, 1.0), (e, 2.0, 1.0), (e, 2.0, 1.0)], saved=e)
+
+
+def mcore_qkv_split(ops: Program, g: int, t: int, heads: int, kv_heads: int, d: int) -> None:
+    """Megatron-Core's split of the fused QKV output into Q, K, V with grouped-query attention
+    (``heads > kv_heads``), training. ``SelfAttention.get_query_key_value_tensors``
+    (Megatron-LM 92c8482, ``transformer/attention.py``) views ``[s, b, ng, (np/ng + 2) hn]``,
+    splits it with Transformer Engine's ``SplitAlongDim`` and reshapes the query slice
+    ``[s, b, ng, (np/ng) hn]`` to ``[s, b, np, hn]``: a strided view, so ``reshape`` copies it
+    (``t·heads·d`` elements read and written). In the backward the three gradients arrive in
+    separate buffers (the query's from that copy), so ``SplitAlongDim.backward`` (TE 2.9
+    ``pytorch/utils.py``) concatenates them: ``t·(heads + 2 kv_heads)·d`` read and written.
+    With multi-head attention (``heads == kv_heads``) the query reshape is a view and the
+    attention returns the gradients as adjacent views of one buffer (TE's no-op split
+    backward): nothing runs. ``t`` tokens on this GPU; counts in 2-byte elements."""
+    if ops.train and heads > kv_heads:
+        ops.passes(g, "mcore qkv split (q reshape; grads cat)", [(float(t * heads * d), 1.0, 1.0)],
+                   [(float(t * (heads + 2 * kv_heads) * d), 1.0, 1.0)])
+
+
+def te_flash_layout(ops: Program, g: int, t: int, batch: int, heads: int, kv_heads: int,
+                    d: int) -> None:
+    """Transformer Engine's ``DotProductAttention`` running flash-attn 2 on Megatron-Core's
+    ``sbhd`` tensors (TE v1.8 ``FlashAttention.forward``): MHA's per-head interleaved Q, K, V
+    (``sbh3d``) go through ``fa_prepare_fwd`` (one copy of the three to ``bshd``) and
+    ``fa_prepare_bwd`` back; with GQA K and V are strided views of the QKV output,
+    ``.contiguous()`` copies them (and Q when ``batch > 1``), their backward is a view; with
+    ``batch > 1`` the output goes back to ``sbhd`` by ``.transpose(0, 1).contiguous()`` and its
+    gradient by a reshape copy. ``t`` tokens on this GPU, ``heads`` / ``kv_heads`` its heads.
+    cuDNN's fused attention reads the strided layouts in place (no copies)."""
+    q, k = t * heads * d, t * kv_heads * d
+    if kv_heads == heads:
+        fwd: list[Pass] = [(3.0 * q, 1.0, 1.0)]
+        bwd: list[Pass] = [(3.0 * q, 1.0, 1.0)]
+    else:
+        fwd, bwd = [(2.0 * k + (q if batch > 1 else 0.0), 1.0, 1.0)], []
+    if batch > 1:
+        fwd.append((float(q), 1.0, 1.0))
+        bwd.append((float(q), 1.0, 1.0))
+    ops.passes(g, "te flash-attn layout copies", fwd, bwd, kind="attention")

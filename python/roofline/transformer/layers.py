@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import _core
 from .config import TransformerConfig
-from .framework_ops import amax_reductions, squared_relu_eager
+from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .program import Pass, Program
 from .routing import expert_counts, rank_counts
 from .torch_cp import ROTATIONS, torch_cp_attention
@@ -59,33 +59,11 @@ def local_attention(kind: str, size: int, q: int, kv: int
     return n, block, block, True, q / (n * block)
 
 
-def te_flash_layout(ops: Program, g: int, t: int, batch: int, heads: int, kv_heads: int,
-                    d: int) -> None:
-    """Transformer Engine's ``DotProductAttention`` running flash-attn 2 on Megatron-Core's
-    ``sbhd`` tensors (TE v1.8 ``FlashAttention.forward``): MHA's per-head interleaved Q, K, V
-    (``sbh3d``) go through ``fa_prepare_fwd`` (one copy of the three to ``bshd``) and
-    ``fa_prepare_bwd`` back; with GQA K and V are strided views of the QKV output,
-    ``.contiguous()`` copies them (and Q when ``batch > 1``), their backward is a view; with
-    ``batch > 1`` the output goes back to ``sbhd`` by ``.transpose(0, 1).contiguous()`` and its
-    gradient by a reshape copy. ``t`` tokens on this GPU, ``heads`` / ``kv_heads`` its heads.
-    cuDNN's fused attention reads the strided layouts in place (no copies)."""
-    q, k = t * heads * d, t * kv_heads * d
-    if kv_heads == heads:
-        fwd: list[Pass] = [(3.0 * q, 1.0, 1.0)]
-        bwd: list[Pass] = [(3.0 * q, 1.0, 1.0)]
-    else:
-        fwd, bwd = [(2.0 * k + (q if batch > 1 else 0.0), 1.0, 1.0)], []
-    if batch > 1:
-        fwd.append((float(q), 1.0, 1.0))
-        bwd.append((float(q), 1.0, 1.0))
-    ops.passes(g, "te flash-attn layout copies", fwd, bwd, kind="attention")
-
-
 def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q: int, kv: int,
                      tp: int, phase: str, attn_kw: dict[str, Any], act_bytes: float,
                      cp: int = 1, attn: str = "full", cp_comm: str = "ring",
                      kv_per_query_head: bool = False,
-                     plugin_kv_bytes: float | None = None, te_flash: bool = False) -> None:
+                     plugin_kv_bytes: float | None = None, mcore: bool = False) -> None:
     """Norm, QKV (or MLA) projections, attention, output projection, TP all-reduce and
     residual add of one layer; ``attn``: the layer's attention kind (sliding / chunked
     layers: :func:`local_attention`). ``kv_per_query_head``: the decode attention kernel
@@ -100,8 +78,10 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
     GPT attention plugin, whose context call first builds the decoder info (one small kernel)
     and whose RoPE kernel also writes K and V into a cache of ``plugin_kv_bytes`` per
     element (both rows of kind ``"attention"``: the plugin's own kernels); in decode its
-    masked MHA kernel applies RoPE and writes the cache itself (no RoPE row). ``te_flash``:
-    Transformer Engine's flash-attn path (:func:`te_flash_layout`) around the attention."""
+    masked MHA kernel applies RoPE and writes the cache itself (no RoPE row). ``mcore``:
+    Megatron-Core's attention module with Transformer Engine in training: its Q / K / V split
+    (:func:`.framework_ops.mcore_qkv_split`) and, with ``attn_kw["backend"] == "flash"``,
+    TE's flash-attn path (:func:`.framework_ops.te_flash_layout`) around the attention."""
     t = batch * q // cp
     kv_bytes = 0.0
     torch_cp = cp > 1 and cp_comm in ROTATIONS  # PyTorch's ring SDPA (torch_cp.py)
@@ -158,6 +138,8 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         kvh = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1  # replicated below tp
         ops.linear(g, "qkv_proj", t, hid, (heads + 2 * kvh) * d)
         amax_reductions(ops, g, "attn")
+        if mcore and not torch_cp:  # (PyTorch's ring SDPA is not Megatron's module)
+            mcore_qkv_split(ops, g, t, heads, kvh, d)
         if cfg.qk_norm:
             ops.elementwise(g, "qk_norm", t * (heads + kvh) * d)
         if plugin_kv_bytes is not None and phase == "prefill":
@@ -178,7 +160,7 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         blocks, aq, akv, causal, rest = local_attention(attn, size, q, kv)
         kw = dict(attn_kw, causal=causal, scale=attn_kw.get("scale", 1.0) * rest)
         read_heads = heads if kv_per_query_head and phase == "decode" else kvh
-        if te_flash and not torch_cp:  # (PyTorch's ring SDPA is not TE's attention)
+        if mcore and not torch_cp and attn_kw.get("backend") == "flash":
             te_flash_layout(ops, g, t, batch, heads, kvh, d)
         if torch_cp:  # full causal layers only (estimate refuses local attention with it)
             attend("attention", batch=batch, heads=heads, head_dim=d)
@@ -573,8 +555,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
     """
     groups = [(name, list(layers)) for name, layers, _ in _layer_groups(cfg)]
     blocks = [block for _, _, block in _layer_groups(cfg)]
-    # Megatron-Core's TE modules handing sbhd tensors to flash-attn (NVTE_FUSED_ATTN=0)
-    te_flash = phase == "train" and not torch_modules and attn_kw.get("backend") == "flash"
+    mcore = phase == "train" and not torch_modules  # Megatron-Core's TE modules
     if phase == "train" and cfg.mtp_layers:  # multi-token prediction: one more block + head
         n = cfg.num_layers
         groups.append(("mtp", list(range(n, n + cfg.mtp_layers))))
@@ -585,7 +566,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             ops.elementwise(gi, "mtp enorm+hnorm", 2 * tokens * hid, cat="rep")
             ops.linear(gi, "mtp eh_proj", tokens, 2 * hid, hid)
         attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn,
-                        cp_comm, kv_per_query_head, plugin_kv_bytes, te_flash)
+                        cp_comm, kv_per_query_head, plugin_kv_bytes, mcore)
         if mlp == "dense":
             dense_mlp(ops, gi, cfg, tokens, tp, act_bytes, separate_gate, activation)
             if torch_modules and ops.train:
