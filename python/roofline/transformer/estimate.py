@@ -393,7 +393,7 @@ def estimate(
         ``runtime="megatron"``: the fused attention kernel of every layer (``backend`` of
         :func:`roofline.ops.attention`). ``"auto"``: SDPA's dispatch (cuDNN on Hopper);
         ``"flash"``: FlashAttention-2 (MPT's calls; with TE modules in training, TE's path
-        and its layout copies, :func:`.layers.te_flash_layout`).
+        and its layout copies, :func:`.framework_ops.te_flash_layout`).
     modules : {"te", "torch"}
         ``runtime="megatron"``, training: Transformer Engine's layer modules (default) or
         PyTorch's eager ones (:data:`.program_choices.MODULES`; MPT's).
