@@ -272,8 +272,9 @@ def test_launch_exposure_grows_with_local_experts() -> None:
 def test_all_to_all_at_nccl_share_of_nvlink_by_hand() -> None:
     # 16 tokens per GPU, EP 4 on B200: 64 tokens x top-2 over 8 experts = 16 rows per
     # expert, 2 experts per rank -> a 32 x 64 x 2 B = 4096 B buffer, 3/4 of it sent to the
-    # other 3 ranks = 3072 B. Training goes through NCCL: 900 GB/s per direction x 370/450
-    # (NVLink protocol overhead) = 740 GB/s -> 4.1514 ns, plus 3 steps x 1 us of latency.
+    # other 3 ranks = 3072 B. Training goes through NCCL: 900 GB/s per direction x 40.1/50
+    # (NCCL's sm100 figure per NVLink 5 link, src/graph/topo.h) = 721.8 GB/s -> 4.2560 ns,
+    # plus 3 steps x 1 us of latency.
     # Serving engines keep the line rate: 3072 B / 900 GB/s = 3.4133 ns.
     def a2a(phase: str, **kw: int) -> tuple[float, float, float]:
         df = rl.transformer.estimate(TINY, phase, hardware="B200", seq_len=16, ep=4,
@@ -283,7 +284,7 @@ def test_all_to_all_at_nccl_share_of_nvlink_by_hand() -> None:
 
     nbytes, mem, lat = a2a("train", micro_batch=1, dp=4)
     assert nbytes == 3072.0
-    assert mem == pytest.approx(3072 / 740e9, rel=1e-12)
+    assert mem == pytest.approx(3072 / 721.8e9, rel=1e-12)
     assert lat == pytest.approx(3e-6, rel=1e-12)
     nbytes, mem, _ = a2a("prefill")
     assert nbytes == 3072.0 and mem == pytest.approx(3072 / 900e9, rel=1e-12)

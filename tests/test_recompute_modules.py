@@ -86,8 +86,7 @@ def test_bad_modules_name_the_argument(value: str, match: str) -> None:
 def test_param_gather_in_the_optimizer_step_is_exposed_whole() -> None:
     """``overlap_param_gather=False``: ZeRO-1's weight all-gather runs in the optimizer step,
     every unit (embedding, each layer, head) one all-gather over the dp ranks, none hidden."""
-    from roofline.ops.collectives import link_bytes_per_s
-    from roofline.transformer.training import NCCL_NVLINK_FRACTION
+    from roofline.ops.collectives import NCCL_NVLINK_FRACTION, link_bytes_per_s
 
     kw = dict(seq_len=2048, micro_batch=1, hardware="H100 SXM", dp=8, zero=1, grad_accum=4)
     on = T.estimate("Llama-3-8B", "train", **kw)

@@ -21,17 +21,21 @@ from .._checks import (
 )
 from .._params.resolve import resolve_hardware
 from ..estimate import Estimate, from_columns
-from ..hardware import HardwareLike
+from ..hardware import Hardware, HardwareLike
 
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_LATENCY_S",
     "NCCL_NIC_FRACTION",
+    "NCCL_NVLINK5_FRACTION",
+    "NCCL_NVLINK_FRACTION",
+    "NVLINK5_BYTES_PER_S",
     "all_gather",
     "all_reduce",
     "all_to_all",
     "collective_columns",
     "link_bytes_per_s",
+    "nccl_nvlink_fraction",
     "reduce_scatter",
     "send_recv",
 ]
@@ -47,6 +51,25 @@ DEFAULT_LATENCY_S = 1e-6
 #: include (packet headers and protocol overhead). Training
 #: (``transformer.estimate``, the planner) scales ``network_bytes_per_s``, the line rate, by it.
 NCCL_NIC_FRACTION = 48.0 / 50.0
+#: Share of the NVLink line rate NCCL's transfers carry (its all-to-all, ring all-gather /
+#: reduce-scatter / all-reduce and pipeline sends: everything but NVLink SHARP): the NVLink
+#: packet and protocol overhead is ~20 %, so H100's 450 GB/s per direction gives ~370 GB/s of
+#: bus bandwidth (NCCL's maintainer, NVIDIA/nccl-tests issue #212). Training frameworks
+#: (Megatron-Core, torchtitan) communicate through NCCL; serving engines' own all-reduce
+#: kernels (TensorRT-LLM's custom all-reduce, vLLM's / SGLang's) are not NCCL and keep the
+#: line rate, unless an inference step says ``allreduce="nccl"`` (TensorRT-LLM of 2023).
+NCCL_NVLINK_FRACTION = 370.0 / 450.0
+#: NCCL's share on NVLink 5 (Blackwell: 18 links of 50 GB/s per direction, 1.8 TB/s
+#: bidirectional per GPU): NCCL's topology figure per sm100 link, ``SM100_NVLINK_BW`` = 40.1 GB/s
+#: (``src/graph/topo.h`` from NCCL 2.25.1 on), i.e. 721.8 of 900 GB/s per direction. The same
+#: file's sm90 figure (20.6 GB/s x 18 = 370.8) is the 370 GB/s above, so both shares are NCCL's
+#: own per-link figure over the link's line rate. On GB200 NVL72 nvbandwidth's copy-engine peer
+#: write reaches ~770 GB/s (Azure/AI-benchmarking-guide issue #7, 2025-04-16), above NCCL's
+#: kernels, as on H100.
+NCCL_NVLINK5_FRACTION = 40.1 / 50.0
+#: Bidirectional NVLink rate per GPU from which a link is NVLink 5 (B200, GB200, B300, GB300:
+#: 18 links x 2 x 50 GB/s).
+NVLINK5_BYTES_PER_S = 1.8e12
 
 _C = _core.Collective
 #: Algorithm names -> core algorithm ("custom": all-reduce only).
@@ -80,6 +103,27 @@ def link_bytes_per_s(hardware: HardwareLike = None, bandwidth_fraction: float = 
             f"link_bytes_per_s=... or hardware=hw.replace(interconnect_bytes_per_s=...)"
         )
     return hw.interconnect_bytes_per_s / 2.0 * frac
+
+
+def nccl_nvlink_fraction(hardware: Hardware) -> float:
+    """Share of the NVLink line rate NCCL's transfers carry on ``hardware``.
+
+    Returns :data:`NCCL_NVLINK5_FRACTION` (40.1 / 50, NCCL's sm100 link figure) for an NVIDIA
+    GPU whose ``interconnect_bytes_per_s`` is NVLink 5's 1.8 TB/s or more, else
+    :data:`NCCL_NVLINK_FRACTION` (370 / 450, measured on H100's NVLink 4; also used for the
+    other links, whose share is not measured here).
+
+    Parameters
+    ----------
+    hardware : Hardware
+        The accelerator (its ``vendor`` and ``interconnect_bytes_per_s`` are read).
+    """
+    if not isinstance(hardware, Hardware):
+        raise TypeError(f"nccl_nvlink_fraction: hardware must be a Hardware, got {hardware!r}")
+    link = hardware.interconnect_bytes_per_s or 0.0
+    if hardware.vendor == "NVIDIA" and link >= NVLINK5_BYTES_PER_S:
+        return NCCL_NVLINK5_FRACTION
+    return NCCL_NVLINK_FRACTION
 
 
 def _link(fn: str, hardware: HardwareLike, link: float | None, latency_s: float,

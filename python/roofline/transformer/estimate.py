@@ -15,7 +15,7 @@ from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
-from ..ops.collectives import DEFAULT_LATENCY_S, NCCL_NIC_FRACTION
+from ..ops.collectives import DEFAULT_LATENCY_S, NCCL_NIC_FRACTION, nccl_nvlink_fraction
 from ..ops.collectives import link_bytes_per_s as _link_bw
 from .arguments import (
     PHASES,
@@ -56,7 +56,7 @@ from .program_choices import (
 from .report import ModelEstimate
 from .tp_overlap import overlap_tp_collectives
 from .train_terms import train_terms
-from .training import DEFAULT_NETWORK_BYTES_PER_S, NCCL_NVLINK_FRACTION, train_step
+from .training import DEFAULT_NETWORK_BYTES_PER_S, train_step
 
 __all__ = ["ALLREDUCES", "CACHES", "DECODE_KV_READS", "GATED_MLPS", "PHASES", "RUNTIMES",
            "estimate"]
@@ -172,7 +172,7 @@ def estimate(
         Efficiency model for every kernel.
     link_bytes_per_s, latency_s : float, optional
         Collective link bandwidth per direction and latency per step (default: half the
-        hardware's bidirectional interconnect; in training NCCL's share, NCCL_NVLINK_FRACTION).
+        hardware's bidirectional interconnect; in training NCCL's share, ``nccl_nvlink_fraction``).
     launch : {"eager", "compiled", "graph"}
         How the step's kernels are launched, for ``wall_s``: ``"eager"`` (default: plain
         PyTorch, e.g. Hugging Face models), ``"compiled"`` (``torch.compile``: one region
@@ -381,7 +381,7 @@ def estimate(
         sizes; other runtimes (TensorRT-LLM's custom all-reduce plugin) the alpha-beta ring
         at the line rate and ``latency_s`` per step.
         ``"nccl"``: all through NCCL (``rl.all_reduce(..., algorithm="nccl")``: its tuning
-        model's protocols at ``NCCL_NVLINK_FRACTION`` of the line rate), as TensorRT-LLM's
+        model's protocols at ``nccl_nvlink_fraction`` of the line rate), as TensorRT-LLM's
         2023 engines' NCCL plugin (and training, unless ``tp_comm_overlap``).
     attention_plugin : bool
         ``runtime="megatron"`` attention as TensorRT-LLM's GPT attention plugin runs it:
@@ -464,7 +464,7 @@ def estimate(
     train = phase == "train"
     # training (and allreduce="nccl") communicates through NCCL: the NVLink line rate less
     # its protocol overhead
-    nvlink_fraction = NCCL_NVLINK_FRACTION if train or nccl else 1.0
+    nvlink_fraction = nccl_nvlink_fraction(hw) if train or nccl else 1.0
     if comm_bw is None and (tp > 1 or ep > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
 
@@ -548,7 +548,7 @@ def estimate(
         # userbuffers overlap them) and under allreduce="nccl"; an engine's from max_size
         whole = nccl or (train and not par["tp_comm_overlap"])
         nccl_bw, custom_max = (comm_bw, 0.0) if whole or comm_bw is None else engine_nccl(
-            engine, link_bytes_per_s or _link_bw(hw, NCCL_NVLINK_FRACTION))
+            engine, link_bytes_per_s or _link_bw(hw, nccl_nvlink_fraction(hw)))
         cols = evaluate(ops, hw, efficiency, f8_recipe, comm_bw, latency_s, dtype,
                         nccl_bw=nccl_bw, custom_max_bytes=custom_max)
     except (ValueError, OverflowError) as exc:  # an op's own limit: name the step's sizes

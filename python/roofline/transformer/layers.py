@@ -260,7 +260,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     rank: under the benchmark's force-balanced routing a token's ``k`` experts are a uniform
     ``k``-subset of ``E``, so rank ``r`` (``E/ep`` experts) is hit with probability
     ``1 - C(E - E/ep, k) / C(E, k)`` (:func:`ranks_hit`); both exchanges carry the
-    all-to-all's bytes times ``ep·p/k``. The exchanges are priced as the all-to-all's.
+    all-to-all's bytes times ``ep·p/k``, at HybridEP's per-peer cost (``HYBRIDEP_PEER_S``).
     """
     hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
     mats = 2 if cfg.mlp_gated else 1
@@ -285,7 +285,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         ops.collective(g, "routing map all_gather", "all_gather", t * e * ep, ep, backward=False)
         ops.passes(g, "hybridep metadata", [(t * e * ep / 2, 1.0, 0.0)], [])
         dedup = ranks_hit(e, k, ep) * ep / k  # rows per token and rank / rows per token
-        ops.collective(g, "dispatch all_to_all", "all_to_all", dedup * (
+        ops.collective(g, "dispatch all_to_all", "hybridep_dispatch", dedup * (
             exchanged * dispatch_bytes + max(received, t * k) * e / ep * 4.0), ep)
     elif mcore:  # Megatron's fused permute: each token's row copied once per chosen expert,
         # grouped by destination rank and expert, then the tokens' and (fp32, from the fp32
@@ -325,7 +325,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         expert_fc2_bias(ops, g, used, hid)
     if mcore and ep > 1:
         ops.elementwise(g, "unsort chunks", sum(used) * hid)
-    ops.collective(g, "combine all_to_all", "all_to_all",
+    ops.collective(g, "combine all_to_all", "hybridep_combine" if hybrid else "all_to_all",
                    exchanged * act_bytes * (dedup if hybrid else 1.0), ep)
     if cfg.num_shared_experts:
         sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)

@@ -50,13 +50,22 @@ from .formats import recipe_dtype
 from .program import Program
 from .report import COLUMNS
 
-__all__ = ["evaluate", "kernel_limit", "train_wall", "wall"]
+__all__ = ["HYBRIDEP_PEER_S", "evaluate", "kernel_limit", "train_wall", "wall"]
 
 
 #: Priced parts of step programs (:func:`evaluate`): (part, its inputs, the hardware and
 #: efficiency as resolved, the settings it reads) -> its columns. Serving runs price many
 #: steps whose GEMMs, elementwise kernels and collectives are the same (a CUDA graph's padded
 #: batch, a decode step at another context length): the same inputs give the same columns.
+#: Per-peer cost (seconds) of DeepEP HybridEP's exchange kernels over NVLink, which replaces
+#: the all-to-all's per-step latency (the bytes keep the link rate): from HybridEP's published
+#: GB200 table (deepseek-ai/DeepEP ``docs/README_Hybrid-EP.md`` @41cad94, 4096 tokens of
+#: 7168, top-8 of 8 local experts per rank, 32 SMs, BF16, kernel time, 8-36 ranks) less the
+#: bytes at NCCL's NVLink 5 share (721.8 GB/s), per peer: dispatch 2.9-3.1 us at 16-36 ranks
+#: (4.3 at 8), combine 4.0-4.3 us at 24-36 ranks (5.2 at 16, 6.6 at 8); least squares over the
+#: five rank counts: 2.9 / 4.3 us (every published time then within -4..+1 %). The handshake
+#: per peer (flags written and polled across the switch) is what grows with the ranks.
+HYBRIDEP_PEER_S = {"hybridep_dispatch": 2.9e-6, "hybridep_combine": 4.3e-6}
 _PARTS = Memo(20_000)
 
 
@@ -399,9 +408,9 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             return "nccl", nccl_bw, DEFAULT_LATENCY_S
 
         def comm(op: str, nb: float, r: Any) -> Any:
-            if op == "all_to_all":
+            if op == "all_to_all" or op in HYBRIDEP_PEER_S:
                 return all_to_all(math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
-                                  latency_s=latency_s, **span)
+                                  latency_s=HYBRIDEP_PEER_S.get(op, latency_s), **span)
             algo, link, lat = route(op, nb, r)
             return fns[op](math.ceil(nb), r, algo, hardware=hw, link_bytes_per_s=link,
                            latency_s=lat)
@@ -411,7 +420,7 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             out = np.empty((len(ops.comms), len(COLUMNS)))
             alike: dict[tuple[str, str, float | None, float], list[int]] = {}
             for i, (op, nb, _r) in enumerate(ops.comms):
-                if op == "all_to_all":
+                if op == "all_to_all" or op in HYBRIDEP_PEER_S:
                     out[i] = stack(comm(op, nb, _r))
                 else:
                     alike.setdefault((op, *route(op, nb, _r)), []).append(i)

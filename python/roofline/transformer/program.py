@@ -12,6 +12,10 @@ __all__ = ["Pass", "Program"]
 #: activation's 2-byte elements (an fp32 tensor is 2 of them): the unit of
 #: :meth:`Program.passes` and of every pass list built for it.
 Pass = tuple[float, float, float]
+#: The collective a forward collective's backward runs when it is another kernel: DeepEP
+#: HybridEP's ``dispatch_with_permute`` backward is its combine, ``combine_with_unpermute``'s
+#: its dispatch (``deep_ep/hybrid_ep_buffer.py``).
+_BWD_OP = {"hybridep_dispatch": "hybridep_combine", "hybridep_combine": "hybridep_dispatch"}
 
 @dataclass
 class Program:
@@ -181,13 +185,14 @@ class Program:
     def collective(self, g: int, name: str, op: str, nbytes: float, ranks: int,
                    bwd_op: str | None = None, backward: bool = True) -> None:
         """A collective (repeated in the backward pass when training, as ``bwd_op``, unless
-        ``backward`` is False)."""
+        ``backward`` is False; HybridEP's dispatch runs backward as its combine kernel and
+        its combine as its dispatch kernel)."""
         if ranks <= 1:
             return
         self._row(g, name, "collective", [self._push("comms", (op, nbytes, ranks))])
         if self.train and backward:
             self._row(g, name + " bwd", "collective",
-                      [self._push("comms", (bwd_op or op, nbytes, ranks))])
+                      [self._push("comms", (bwd_op or _BWD_OP.get(op, op), nbytes, ranks))])
 
     def ring_exchange(self, g: int, name: str, nbytes: float, ranks: int) -> None:
         """Ring context parallelism around the attention call just recorded: ``ranks - 1``

@@ -38,15 +38,6 @@ DEFAULT_NETWORK_BYTES_PER_S = 50e9
 #: NCCL chooses its channel count per topology at run time.
 NCCL_COMM_CTAS = 16
 
-#: Share of the NVLink line rate NCCL's transfers carry (its all-to-all, ring all-gather /
-#: reduce-scatter / all-reduce and pipeline sends: everything but NVLink SHARP): the NVLink
-#: packet and protocol overhead is ~20 %, so H100's 450 GB/s per direction gives ~370 GB/s of
-#: bus bandwidth (NCCL's maintainer, NVIDIA/nccl-tests issue #212). Training frameworks
-#: (Megatron-Core, torchtitan) communicate through NCCL; serving engines' own all-reduce
-#: kernels (TensorRT-LLM's custom all-reduce, vLLM's / SGLang's) are not NCCL and keep the
-#: line rate, unless an inference step says ``allreduce="nccl"`` (TensorRT-LLM of 2023).
-NCCL_NVLINK_FRACTION = 370.0 / 450.0
-
 #: Recomputation modes and their codes in the vectorised composition.
 RECOMPUTE = {"none": 0, "selective": 1, "full": 2, "op": 4}
 #: Code of layer-selective recomputation, spelled ``"layer:k"``: every ``k``-th block fully

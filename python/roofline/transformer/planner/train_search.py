@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from ...hardware import Hardware
-from ...ops.collectives import DEFAULT_LATENCY_S, NCCL_NIC_FRACTION
+from ...ops.collectives import DEFAULT_LATENCY_S, NCCL_NIC_FRACTION, nccl_nvlink_fraction
 from ...ops.collectives import link_bytes_per_s as _link_bw
 from ..config import TransformerConfig
 from ..estimate import estimate
 from ..offload import host_link_bytes_per_s
-from ..training import DEFAULT_NETWORK_BYTES_PER_S, NCCL_NVLINK_FRACTION, PLAN_RECOMPUTE, compose
+from ..training import DEFAULT_NETWORK_BYTES_PER_S, PLAN_RECOMPUTE, compose
 from .cost import dollars_per_million_tokens
 from .pareto import pareto_front
 
@@ -47,7 +47,7 @@ def search_train(cfg: TransformerConfig, hw: Hardware, *, gpus: int, seq_len: in
     cps = [c for c in (1, 2, 4, 8) if seq_len % c == 0 and c <= gpus]
     eps = ([e for e in _POW2 if cfg.num_experts % e == 0 and e <= gpus] if cfg.is_moe
            else [1])
-    link = _link_bw(hw, NCCL_NVLINK_FRACTION)  # training: NCCL over NVLink
+    link = _link_bw(hw, nccl_nvlink_fraction(hw))  # training: NCCL over NVLink
     net = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
     peak_class = "bf16" if linear_recipe is None else "fp8"
     peak = hw.peak_flops_per_s(peak_class)
