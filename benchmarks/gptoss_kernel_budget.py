@@ -23,6 +23,8 @@ from roofline.validation.jobs import _TRAIN_KEYS, JOBS_FILE, price_job, read_job
 LAUNCHED = {
     "attn_norm": "TELayerNormColumnParallelLinear: TE rmsnorm_fwd (fused into the QKV module)",
     "qkv_proj": "same module: cuBLAS GEMM, bias in the epilogue (add_bias_linear)",
+    "mcore qkv split (q reshape; grads cat)": "get_query_key_value_tensors: query reshape copy "
+             "(GQA); SplitAlongDim.backward cat of dq / dk / dv",
     "rope (yarn, unfused)": "rope_utils._apply_rotary_pos_emb_bshd on q and k (mscale 1.347)",
     "attention": "TE FusedAttention, cuDNN F16_arbitrary_seqlen, learnable sinks, causal",
     "attention (sliding 128)": "same, diagonal band (128, 0): masked tiles skipped",
