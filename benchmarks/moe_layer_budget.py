@@ -17,11 +17,10 @@ import sys
 from collections import defaultdict
 from typing import Any
 
-from train_moe_breakdown import bucket
+from train_moe_breakdown import bucket, row_estimate
 
-import roofline as rl
 from roofline import _core
-from roofline.validation.jobs import _TRAIN_KEYS, JOBS_FILE, price_job, read_jobs
+from roofline.validation.jobs import JOBS_FILE, price_job, read_jobs
 
 DEFAULT_ROW = "mbridge2511_gb200_deepseekv3_bf16"
 
@@ -34,12 +33,7 @@ def budget(rid: str = DEFAULT_ROW) -> dict[str, Any]:
     if row is None:
         raise ValueError(f"budget: no job row {rid!r} in {JOBS_FILE}")
     c = row["config"]
-    kw = {k: c[k] for k in _TRAIN_KEYS if k in c}  # as price_job passes them
-    model = rl.transformer.config(c["model"])
-    if c.get("mtp_layers") is not None:
-        model = model.replace(mtp_layers=c["mtp_layers"])
-    est = rl.transformer.estimate(model, "train", hardware=row["hardware"],
-                                  linear_recipe=c.get("linear_recipe"), **kw)
+    est = row_estimate(row)
     pred = price_job(row)
     cols = est.columns
     fwd: dict[str, float] = {}
@@ -64,7 +58,7 @@ def budget(rid: str = DEFAULT_ROW) -> dict[str, Any]:
     if not moe_layers:
         raise ValueError(f"budget: row {rid!r} has no MoE layer")
     pp = int(c.get("pp", 1))
-    stage = float(_core.busiest_stage_layers(model.num_layers, pp))
+    stage = float(_core.busiest_stage_layers(est.config.num_layers, pp))
     busiest = min(stage, float(moe_layers))  # Megatron puts the dense layers first
     step = est.step
     implied = step.time_s * pred / row["measured"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from typing import Any
 
 import roofline as rl
 from roofline import _core
@@ -44,28 +45,34 @@ def bucket(group: str, name: str, kind: str) -> str:
     return "norm_elt"
 
 
+def row_estimate(row: dict[str, Any]) -> Any:
+    """``rl.transformer.estimate`` of a training job row, called as ``price_job`` calls it."""
+    c = row["config"]
+    kw = {k: c[k] for k in _TRAIN_KEYS if k in c}  # as price_job passes them
+    model = rl.transformer.config(c["model"])
+    if c.get("mtp_layers") is not None:
+        model = model.replace(mtp_layers=c["mtp_layers"])
+    return rl.transformer.estimate(model, "train", hardware=row["hardware"],
+                                   linear_recipe=c.get("linear_recipe"), **kw)
+
+
 def main() -> None:
     family = sys.argv[1] if len(sys.argv) > 1 else "train_moe"
     for row in read_jobs(JOBS_FILE):
         if row["family"] != family or row["config"].get("api") != "train":
             continue
         c = row["config"]
-        kw = {k: c[k] for k in _TRAIN_KEYS if k in c}  # as price_job passes them
-        model = rl.transformer.config(c["model"])
-        if c.get("mtp_layers") is not None:
-            model = model.replace(mtp_layers=c["mtp_layers"])
-        est = rl.transformer.estimate(model, "train", hardware=row["hardware"],
-                                      linear_recipe=c.get("linear_recipe"), **kw)
+        est = row_estimate(row)
         st = est.step
         pred = price_job(row)
         if abs(st.tokens_per_s / st.gpus / pred - 1.0) > 1e-9:
             raise RuntimeError(f"{row['id']}: the breakdown's estimate is not price_job's")
         pp = int(c.get("pp", 1))
-        stage = float(_core.busiest_stage_layers(model.num_layers, pp))
+        stage = float(_core.busiest_stage_layers(est.config.num_layers, pp))
         by: dict[str, float] = defaultdict(float)
         for (g, name, kind), t in zip(est.rows, est.columns["time_s"], strict=True):
             gkind, layers = est.groups[g]
-            share = 1.0 / pp if gkind == "head" else len(layers) * stage / model.num_layers
+            share = 1.0 / pp if gkind == "head" else len(layers) * stage / est.config.num_layers
             by[bucket(gkind, name, kind)] += float(t) * share
         ms = {k: v * 1e3 for k, v in by.items()}
         err = row["measured"] / pred - 1.0
