@@ -21,8 +21,10 @@ def test_issue_example_wall_covers_the_step():
     e16 = rl.transformer.estimate("Llama-3-8B", "train", 1, seq_len=8192, hardware=H100, dp=8,
                                   zero=3, grad_accum=16)
     assert e16.time_s > 10.0 and e16.wall_s >= e16.time_s
-    # 10.x s until a training step's GEMMs and attention ran at the settled clock (issue #24)
-    assert "wall 11." in repr(e16) and e16.wall is not None
+    # 10.x s until a training step's GEMMs and attention ran at the settled clock (issue #24);
+    # 11.97 -> 12.03 s with Megatron-Core's GQA Q / K / V split copies (session 12)
+    assert 11.0 < e16.wall_s < 12.5 and e16.wall is not None
+    assert f"wall {e16.wall_s:.4g} s eager" in repr(e16)
     assert e16.wall.gpu_s == pytest.approx(e16.time_s)
 
 
