@@ -36,13 +36,10 @@ from .composer import layer_tensors, record_train_metrics, root_tensors
 from .config import TransformerConfig, config
 from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
 from .formats import element_bytes, linear_recipes, weight_bytes_of
-from .grad_checks import grad_check_s
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
-from .memory import weight_params
 from .moe_host import moe_train_options
-from .param_refresh import weight_cast_s
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -573,11 +570,8 @@ def estimate(
             share, mod_share, base = train_terms(
                 cfg, ops, cols, groups, memory, hw, efficiency, tp=tp, ep=ep, local=local,
                 act_bytes=act_bytes, weight_bytes=weight_bytes, f8_recipe=f8_recipe,
-                modules=par["recompute_modules"], moe_host=runtime == "megatron"
-                and launch == "eager" and cfg.is_moe, graphed=graphed, balancing=balancing)
-            base["grad_check_s"] = grad_check_s(cfg, tp, par, act_bytes, hw, efficiency)
-            base["weight_cast_s"] = weight_cast_s(f8_recipe, weight_params(cfg, tp, ep, phase)[0],
-                                                  par, hw, efficiency)
+                par=par, moe_host=runtime == "megatron" and launch == "eager"
+                and cfg.is_moe, graphed=graphed, balancing=balancing)
             step = train_step(base, hw, par, tp=tp, ep=ep, seq_len=q,
                               link_bytes_per_s=comm_bw or 1.0, network_bytes_per_s=net_bw,
                               latency_s=latency_s, peak_flops_per_s=peak,
