@@ -53,10 +53,6 @@ from .report import COLUMNS
 __all__ = ["HYBRIDEP_PEER_S", "evaluate", "kernel_limit", "train_wall", "wall"]
 
 
-#: Priced parts of step programs (:func:`evaluate`): (part, its inputs, the hardware and
-#: efficiency as resolved, the settings it reads) -> its columns. Serving runs price many
-#: steps whose GEMMs, elementwise kernels and collectives are the same (a CUDA graph's padded
-#: batch, a decode step at another context length): the same inputs give the same columns.
 #: Per-peer cost (seconds) of DeepEP HybridEP's exchange kernels over NVLink, which replaces
 #: the all-to-all's per-step latency (the bytes keep the link rate): from HybridEP's published
 #: GB200 table (deepseek-ai/DeepEP ``docs/README_Hybrid-EP.md`` @41cad94, 4096 tokens of
@@ -66,6 +62,10 @@ __all__ = ["HYBRIDEP_PEER_S", "evaluate", "kernel_limit", "train_wall", "wall"]
 #: five rank counts: 2.9 / 4.3 us (every published time then within -4..+1 %). The handshake
 #: per peer (flags written and polled across the switch) is what grows with the ranks.
 HYBRIDEP_PEER_S = {"hybridep_dispatch": 2.9e-6, "hybridep_combine": 4.3e-6}
+#: Priced parts of step programs (:func:`evaluate`): (part, its inputs, the hardware and
+#: efficiency as resolved, the settings it reads) -> its columns. Serving runs price many
+#: steps whose GEMMs, elementwise kernels and collectives are the same (a CUDA graph's padded
+#: batch, a decode step at another context length): the same inputs give the same columns.
 _PARTS = Memo(20_000)
 
 
