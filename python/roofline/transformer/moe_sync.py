@@ -343,10 +343,11 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     """
     check_dispatcher("sync_exposed_s", ops.dispatcher)
     f8 = _f8_kernels(ops, hw, efficiency)
-    total, moe = _forward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
-                                    f8, param_hooks)
+    by = _forward_exposed_by_group(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                   f8, param_hooks)
+    total = sum(by.values())
     return total + _backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed,
-                                       router, f8) if moe else total
+                                       router, f8) if by else total
 
 
 
@@ -428,24 +429,13 @@ def stage_host_terms(ops: Program, row_time_s: np.ndarray, groups: list[tuple[st
     return out
 
 
-def _forward_exposed_s(ops: Program, row_time_s: np.ndarray,
-                       groups: list[tuple[str, list[int]]], hw: Hardware,
-                       efficiency: EfficiencyLike, graphed: frozenset[str],
-                       router: tuple[str, bool], f8: int, param_hooks: bool
-                       ) -> tuple[float, bool]:
-    """The synchronised forward segments' ``wall - GPU`` over every MoE layer, and whether
-    any group is an MoE layer (:func:`sync_exposed_s`)."""
-    by = _forward_exposed_by_group(ops, row_time_s, groups, hw, efficiency, graphed, router,
-                                   f8, param_hooks)
-    return sum(by.values()), bool(by)
-
-
 def _forward_exposed_by_group(ops: Program, row_time_s: np.ndarray,
                               groups: list[tuple[str, list[int]]], hw: Hardware,
                               efficiency: EfficiencyLike, graphed: frozenset[str],
                               router: tuple[str, bool], f8: int, param_hooks: bool
                               ) -> dict[int, float]:
-    """:func:`_forward_exposed_s` by MoE group: the group's layers' total, keyed by group."""
+    """The synchronised forward segments' ``wall - GPU`` of every MoE group's layers, keyed by
+    group (no key: not an MoE layer group; :func:`sync_exposed_s`)."""
     out: dict[int, float] = {}
     points = SYNC_POINTS[(ops.dispatcher, False)]
     for g, (_, layers) in enumerate(groups):
