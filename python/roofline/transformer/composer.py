@@ -60,7 +60,7 @@ from .program import Pass, Program
 
 __all__ = ["ADAMW_PASSES", "FSDP_IMPLS", "TRAIN_METRIC_PASSES", "clip_grad_norm_s",
            "decoupled_adamw_s", "fsdp1_grad_pass_arrays", "fsdp1_grad_passes", "fsdp1_grad_s",
-           "layer_tensors", "passes_s", "passes_that_run", "rank_tensors",
+           "idle_calls_s", "layer_tensors", "passes_s", "passes_that_run", "rank_tensors",
            "record_train_metrics", "root_tensors"]
 
 #: FSDP implementations ``estimate(fsdp=)`` takes: FSDP2 (``fully_shard``, per-parameter
@@ -149,7 +149,7 @@ def _per_shard(tensors: Any, elements: Any, one: Callable[[float, int], float]) 
     return out
 
 
-def _idle_calls_s(times: list[float], hw: Any) -> float:
+def idle_calls_s(times: list[float], hw: Any) -> float:
     """``roofline.ops.host.calls_wall`` of kernels of GPU ``times`` issued from an idle
     stream, one host call (class ``kernel``) for each after the first."""
     counts = np.zeros((len(times), len(HOST_CLASSES)))
@@ -173,7 +173,7 @@ def decoupled_adamw_s(tensors: Any, elements: Any, hw: Any,
 
     def step(n: float, per: int) -> float:
         times = [0.0] + [fp32_pass(per, r, w) for r, w in ADAMW_PASSES]
-        return n * _idle_calls_s(times + [fp32_pass(1, 1, 1)] * 2, hw)
+        return n * idle_calls_s(times + [fp32_pass(1, 1, 1)] * 2, hw)
 
     return _per_shard(tensors, elements, step)
 
@@ -197,7 +197,7 @@ def clip_grad_norm_s(tensors: Any, elements: Any, hw: Any,
     def clip(n: float, per: int) -> float:
         k = int(n)
         norm, mul = fp32_pass(per, 1, 0), fp32_pass(per, 1, 1)
-        return _idle_calls_s([norm] * k + [fp32_pass(max(k, 1), 1, 1)] * 7 + [mul] * k, hw)
+        return idle_calls_s([norm] * k + [fp32_pass(max(k, 1), 1, 1)] * 7 + [mul] * k, hw)
 
     return _per_shard(tensors, elements, clip)
 

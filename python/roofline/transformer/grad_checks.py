@@ -31,8 +31,7 @@ import numpy as np
 
 from .. import _core
 from ..efficiency import EfficiencyLike
-from ..ops.host import HOST_CLASSES, calls_wall
-from .composer import layer_tensors, passes_s
+from .composer import idle_calls_s, layer_tensors, passes_s
 from .config import TransformerConfig
 
 __all__ = ["CALLS_AFTER_EACH_WAIT", "check_buckets", "grad_check_s"]
@@ -87,7 +86,5 @@ def grad_check_s(cfg: TransformerConfig, tp: int, par: dict[str, Any], grad_byte
         return 0.0
     norm = float(passes_s([(elements / buckets, grad_bytes / 2.0, 0.0)], hw, efficiency))
     tiny = float(passes_s([(1.0, 1.0, 1.0)], hw, efficiency))
-    counts = np.zeros((CALLS_AFTER_EACH_WAIT + 1, len(HOST_CLASSES)))
-    counts[1:, HOST_CLASSES.index("kernel")] = 1.0
-    wait = float(calls_wall([0.0] + [tiny] * CALLS_AFTER_EACH_WAIT, counts, hw).wall_s)
+    wait = idle_calls_s([0.0] + [tiny] * CALLS_AFTER_EACH_WAIT, hw)
     return buckets * (norm + tiny + 2.0 * wait)
