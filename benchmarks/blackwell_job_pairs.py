@@ -22,11 +22,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-import roofline as rl
 from roofline import _core
 from roofline.hardware import hardware
 from roofline.ops.sustained import settled_clock
-from roofline.validation.jobs import _TRAIN_KEYS, JOBS_FILE, price_job, read_jobs
+from roofline.validation.jobs import JOBS_FILE, job_estimate, price_job, read_jobs
 
 GPUS = ("B200", "GB200", "GB300")
 #: Config keys that describe the row or the system, not the run's choices: the NVLink domain
@@ -54,12 +53,8 @@ def config_diff(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 def clock_share(row: dict[str, Any]) -> float:
     """Fraction of one micro-batch's predicted GPU time (busiest stage) in GEMMs and attention."""
     c = row["config"]
-    model = rl.transformer.config(c["model"])
-    if c.get("mtp_layers") is not None:
-        model = model.replace(mtp_layers=c["mtp_layers"])
-    kw = {k: c[k] for k in _TRAIN_KEYS if k in c}
-    est = rl.transformer.estimate(model, "train", hardware=row["hardware"],
-                                  linear_recipe=c.get("linear_recipe"), **kw)
+    est = job_estimate(row)
+    model = est.config
     pp = int(c.get("pp", 1))
     stage = float(_core.busiest_stage_layers(model.num_layers, pp))
     clock = total = 0.0

@@ -15,8 +15,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import roofline as rl
-from roofline.validation.jobs import _TRAIN_KEYS, JOBS_FILE, price_job, read_jobs
+from train_moe_breakdown import job_row
+
+from roofline.validation.jobs import job_estimate
 
 #: What each priced row stands for in Megatron-Core 92c8482 / TE 2.9 (the forward; " bwd"
 #: rows are the autograd of the same module).
@@ -58,15 +59,10 @@ def budget(rid: str = "mbridge2511_gb200_gptoss120b_bf16") -> dict[str, Any]:
     """The row's priced ops: ``rows`` of (group kind, op, kind, seconds per layer, rate text,
     ms per micro-batch), their ``total_ms``, the micro-batch time the measurement implies
     (``implied_ms``) and the step's other terms per micro-batch (``other_ms``)."""
-    row = next((r for r in read_jobs(JOBS_FILE) if r["id"] == rid), None)
-    if row is None:
-        raise ValueError(f"budget: no job row {rid!r} in {JOBS_FILE}")
+    row = job_row(rid, "budget")
     c = row["config"]
-    kw = {k: c[k] for k in _TRAIN_KEYS if k in c}
-    model = rl.transformer.config(c["model"])
-    est = rl.transformer.estimate(model, "train", hardware=row["hardware"],
-                                  linear_recipe=c.get("linear_recipe"), **kw)
-    pred = price_job(row)
+    est = job_estimate(row)
+    pred = est.step.tokens_per_s / est.step.gpus  # price_job's figure
     step = est.step
     micro = c.get("grad_accum", 1)
     rows = []

@@ -17,10 +17,10 @@ import sys
 from collections import defaultdict
 from typing import Any
 
-from train_moe_breakdown import bucket, row_estimate
+from train_moe_breakdown import bucket, job_row
 
 from roofline import _core
-from roofline.validation.jobs import JOBS_FILE, price_job, read_jobs
+from roofline.validation.jobs import job_estimate
 
 DEFAULT_ROW = "mbridge2511_gb200_deepseekv3_bf16"
 
@@ -29,12 +29,10 @@ def budget(rid: str = DEFAULT_ROW) -> dict[str, Any]:
     """The MoE layer of job row ``rid``: ``ops`` ((name, forward s, backward s, rate)),
     ``parts`` (s per layer by breakdown column), ``layer_s``, ``busiest_moe_layers``, the
     priced and implied step (``step_s``, ``implied_s``) and ``missing_per_layer_s``."""
-    row = next((r for r in read_jobs(JOBS_FILE) if r["id"] == rid), None)
-    if row is None:
-        raise ValueError(f"budget: no job row {rid!r} in {JOBS_FILE}")
+    row = job_row(rid, "budget")
     c = row["config"]
-    est = row_estimate(row)
-    pred = price_job(row)
+    est = job_estimate(row)
+    pred = est.step.tokens_per_s / est.step.gpus  # price_job's figure
     cols = est.columns
     fwd: dict[str, float] = {}
     bwd: dict[str, float] = {}

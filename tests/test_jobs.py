@@ -10,7 +10,13 @@ import pytest
 import roofline as rl
 from roofline.ops.host import launch_overhead
 from roofline.transformer import TransformerConfig
-from roofline.validation.jobs import JOBS_FILE, price_job, read_jobs, validate_jobs
+from roofline.validation.jobs import (
+    JOBS_FILE,
+    job_estimate,
+    price_job,
+    read_jobs,
+    validate_jobs,
+)
 
 #: Reserved for out-of-sample checks (issue #24): no row may come from these.
 RESERVED = ("torchtitan/benchmarks", "allenai/OLMo-core", "pytorch/ao", "torchao",
@@ -869,3 +875,16 @@ def test_a_finite_runs_ttft_and_itl_rows_simulate_it_once(monkeypatch: pytest.Mo
     assert len(calls) == 1
     J._FINITE_RUNS.clear()
     assert J.price_job(rows[0], efficiency="constant") != fresh[0]  # the preset is in the key
+
+
+def test_job_estimate_is_the_estimate_price_job_prices():
+    """job_estimate: the op-by-op step behind a train row's figure (the benchmarks' breakdowns
+    read it); a serving row is refused, naming the row."""
+    rows = {r["id"]: r for r in read_jobs(JOBS_FILE)}
+    row = rows["nemo2407_h100_llama3_8b_fp8"]
+    est = job_estimate(row)
+    assert est.step.tokens_per_s / est.step.gpus == pytest.approx(price_job(row), rel=1e-12)
+    serving = next(r for r in rows.values() if r["config"]["api"] != "train")
+    with pytest.raises(ValueError, match=f"price_job: {serving['id']}: job_estimate takes a "
+                                         "train row"):
+        job_estimate(serving)

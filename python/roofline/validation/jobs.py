@@ -35,8 +35,11 @@ from .report import ValidationResult
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..transformer.report import ModelEstimate
+
 __all__ = ["APIS", "JOBS_FILE", "JobsValidation", "batch_throughput", "is_jobs_file",
-           "is_jobs_input", "is_jobs_row", "price_job", "read_jobs", "serve_max_throughput",
+           "is_jobs_input", "is_jobs_row", "job_estimate", "price_job", "read_jobs",
+           "serve_max_throughput",
            "source_label", "validate_jobs"]
 
 #: The published figures shipped with the package (see its README).
@@ -230,10 +233,45 @@ def price_job(row: Mapping[str, Any], efficiency: EfficiencyLike = "default") ->
     try:
         return _price_job(row, rid, efficiency)
     except (ValueError, TypeError, LookupError, NotImplementedError) as exc:
-        if not str(exc).startswith("price_job:") and exc.args:
-            # the same error (class and attributes kept), its message naming the row
-            exc.args = (f"price_job: {rid}: {exc}", *exc.args[1:])
-        raise
+        raise _naming(exc, rid) from None
+
+
+def job_estimate(row: Mapping[str, Any], efficiency: EfficiencyLike = "default"
+                 ) -> ModelEstimate:
+    """The :func:`~roofline.transformer.estimate` of a ``train`` row, as :func:`price_job`
+    prices it (its model, hardware, recipe and layout keys): the op-by-op step behind the
+    row's tokens/s/GPU. Errors as :func:`price_job`'s."""
+    rid = str(row.get("id", "?"))
+    try:
+        c = row["config"]
+        if c.get("not_expressible"):
+            raise ValueError(f"price_job: {rid}: not expressible: {c['not_expressible']}")
+        if c.get("api") != "train":
+            raise ValueError(f"price_job: {rid}: job_estimate takes a train row, got api="
+                             f"{c.get('api')!r}")
+        return _train_estimate(row, rid, efficiency)
+    except (ValueError, TypeError, LookupError, NotImplementedError) as exc:
+        raise _naming(exc, rid) from None
+
+
+def _naming(exc: Exception, rid: str) -> Exception:
+    """``exc`` (class and attributes kept) with its message naming the row."""
+    if not str(exc).startswith("price_job:") and exc.args:
+        exc.args = (f"price_job: {rid}: {exc}", *exc.args[1:])
+    return exc
+
+
+def _train_estimate(row: Mapping[str, Any], rid: str, efficiency: EfficiencyLike
+                    ) -> ModelEstimate:
+    """The training estimate of row ``rid`` (errors not yet prefixed)."""
+    c = row["config"]
+    missing = [k for k in ("seq_len", "micro_batch") if k not in c]
+    if missing:
+        raise ValueError(f"price_job: {rid}: a train row needs config {', '.join(missing)}")
+    kw = {k: c[k] for k in _TRAIN_KEYS if k in c}
+    return estimate(_model(c.get("model"), rid, c.get("mtp_layers")), "train",
+                    hardware=row["hardware"], linear_recipe=c.get("linear_recipe"),
+                    efficiency=efficiency, **kw)
 
 
 def _price_job(row: Mapping[str, Any], rid: str, efficiency: EfficiencyLike) -> float:
@@ -242,23 +280,17 @@ def _price_job(row: Mapping[str, Any], rid: str, efficiency: EfficiencyLike) -> 
     if c.get("not_expressible"):
         raise ValueError(f"price_job: {rid}: not expressible: {c['not_expressible']}")
     api = c["api"]
-    cfg = _model(c.get("model"), rid, c.get("mtp_layers"))
-    hw = row["hardware"]
-    recipe = c.get("linear_recipe")
     if api == "train":
-        missing = [k for k in ("seq_len", "micro_batch") if k not in c]
-        if missing:
-            raise ValueError(f"price_job: {rid}: a train row needs config "
-                             f"{', '.join(missing)}")
-        kw = {k: c[k] for k in _TRAIN_KEYS if k in c}
-        est = estimate(cfg, "train", hardware=hw, linear_recipe=recipe, efficiency=efficiency,
-                       **kw)
+        est = _train_estimate(row, rid, efficiency)
         assert est.step is not None
         gpus = est.step.gpus
         if gpus != row["gpus"]:
             raise ValueError(f"price_job: {rid}: the layout uses dp·tp·pp·cp = {gpus} GPUs, "
                              f"the row says gpus={row['gpus']}")
         return float(est.step.tokens_per_s / gpus)
+    cfg = _model(c.get("model"), rid, c.get("mtp_layers"))
+    hw = row["hardware"]
+    recipe = c.get("linear_recipe")
     skw: dict[str, Any] = dict(prompt_len=c.get("prompt_len"), output_len=c.get("output_len"),
                                tp=c.get("tp", 1), ep=c.get("ep", 1), linear_recipe=recipe,
                                kv_dtype=_kv_dtype(c),
