@@ -407,8 +407,12 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
                 return "custom", comm_bw, latency_s
             return "nccl", nccl_bw, DEFAULT_LATENCY_S
 
+        def exchange(op: str) -> bool:
+            """An expert all-to-all (NCCL's or HybridEP's dispatch / combine), priced alone."""
+            return op == "all_to_all" or op in HYBRIDEP_PEER_S
+
         def comm(op: str, nb: float, r: Any) -> Any:
-            if op == "all_to_all" or op in HYBRIDEP_PEER_S:
+            if exchange(op):
                 return all_to_all(math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
                                   latency_s=HYBRIDEP_PEER_S.get(op, latency_s), **span)
             algo, link, lat = route(op, nb, r)
@@ -420,7 +424,7 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             out = np.empty((len(ops.comms), len(COLUMNS)))
             alike: dict[tuple[str, str, float | None, float], list[int]] = {}
             for i, (op, nb, _r) in enumerate(ops.comms):
-                if op == "all_to_all" or op in HYBRIDEP_PEER_S:
+                if exchange(op):
                     out[i] = stack(comm(op, nb, _r))
                 else:
                     alike.setdefault((op, *route(op, nb, _r)), []).append(i)
