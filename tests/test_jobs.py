@@ -30,11 +30,11 @@ def result():
 
 def test_repo_copy_rows_and_sources():
     rows = read_jobs(JOBS_FILE)
-    assert len(rows) == 260 and len({r["id"] for r in rows}) == 260
+    assert len(rows) == 283 and len({r["id"] for r in rows}) == 283
     for r in rows:
         assert not any(s.lower() in r["source"].lower() for s in RESERVED), r["id"]
-        # Megatron-Bridge's performance summary: its H100 rows are reserved
-        if "Megatron-Bridge docs/performance-summary.md" in r["source"]:
+        # Megatron-Bridge's performance summary (and its archive): its H100 rows are reserved
+        if "Megatron-Bridge docs/performance-summary" in r["source"]:
             assert "H100" not in r["hardware"], r["id"]
 
 
@@ -144,7 +144,8 @@ def test_nemo_h100_container_twins_parse_price_and_keep_the_layout():
 def test_nemo2504_gb200_rows_parse_price_and_follow_the_published_layout():
     """NeMo 2.0 25.04 DGX-GB200 rows: FP8 current scaling as TE runs it on sm100
     (tensorwise_te), one NVL72 domain, GA = GBS / (MBS * DP) as published, FSDP -> ZeRO-3."""
-    rows = [r for r in read_jobs(JOBS_FILE) if r["id"].startswith("nemo2504_gb200_")]
+    rows = [r for r in read_jobs(JOBS_FILE) if r["id"].startswith("nemo2504_gb200_")
+            and r["family"] == "train_dense_lowp"]
     published_ga = {"gpt3_175b": 16, "llama3_8b": 8, "llama3_70b": 2, "llama31_405b": 32,
                     "nemotron4_15b": 2, "nemotron4_340b": 8}
     assert {r["id"][len("nemo2504_gb200_"):-len("_fp8-cs")] for r in rows} == set(published_ga)
@@ -177,6 +178,51 @@ def test_nemo_h100_rows_overlap_tp_communication_as_their_launcher_configs():
                 "nemo2407_h100_llama3_70b_fp8"):
         c = rows[rid]["config"]
         assert c["tp_comm_overlap"] is True and c["tp"] > 1 and c["sequence_parallel"], rid
+
+
+_H, _A = "hybridep", "alltoall"
+_ALL4 = ("gb300", "gb200", "b300", "b200")
+MOE_ADDED = {  # row id -> (published GBS, dispatcher) (issue #24, session 13: hardware-notes §24)
+    **{f"mbridge2602_{s}_gptoss120b_bf16": (1280, _A) for s in _ALL4},
+    **{f"mbridge2602_{s}_qwen3_30b_a3b_fp8-mx": (512, _A if s == "b200" else _H) for s in _ALL4},
+    **{f"mbridge2602_{s}_deepseekv3_fp8-mx": (4096, _H) for s in _ALL4},
+    **{f"mbridge2602_{s}_qwen3_235b_a22b_fp8-mx": (8192, _A if s == "b200" else _H)
+       for s in ("gb300", "gb200", "b200")},
+    **{f"mbridge2604_{s}_gptoss120b_bf16": (1280, _H) for s in ("b300", "b200")},
+    "mbridge2604_b200_qwen3_30b_a3b_fp8-mx": (512, _H),
+    **{f"mbridge2604_{s}_qwen3_235b_a22b_fp8-mx": (8192, _A if s == "b300" else _H)
+       for s in ("gb300", "gb200", "b300")},
+    "nemo2504_gb200_mixtral_8x7b_fp8-cs": (256, _A), "nemo2502_b200_mixtral_8x7b_fp8": (256, _A),
+}
+
+
+def test_added_moe_rows_follow_the_published_layout_and_presets():
+    """The session-13 MoE rows: GA = GBS / (MBS * DP) of the published GBS, every GPU in the
+    layout, NVL72 racks as one NVLink domain, HybridEP exactly where the scripts set the flex
+    dispatcher (every 26.02 DeepSeek-V3 row; Qwen3 per system; GPT-OSS from 26.04 on B200 /
+    B300; never NeMo's Mixtral), MXFP8 as TE runs it, Mixtral's drop-and-pad as balanced load."""
+    rows = {r["id"]: r for r in read_jobs(JOBS_FILE)}
+    for rid, (gbs, dispatcher) in MOE_ADDED.items():
+        r, c = rows[rid], rows[rid]["config"]
+        assert r["family"] == "train_moe" and r["unit"] == "tokens/s/GPU", rid
+        assert c["dp"] * c["tp"] * c["pp"] * c["cp"] == r["gpus"], rid
+        assert c["grad_accum"] * c["micro_batch"] * c["dp"] == gbs, rid
+        assert c["gpus_per_node"] == (72 if r["hardware"].startswith("GB") else 8), rid
+        assert c.get("moe_dispatcher", "alltoall") == dispatcher, rid
+        assert c.get("routing_skew", 0.0) == 0.0, rid
+        if "fp8-mx" in rid:
+            assert c["linear_recipe"] == "mxfp8_te" and "overlap_param_gather" not in c, rid
+        if "deepseekv3" in rid:  # 26.02 keeps MTP; the layouts put it on the last stage
+            assert c["mtp_layers"] == 1 and c["recompute"] == "modules:mla_up_proj", rid
+    # since c9dd05869 the presets' recompute_modules are selective: GPT-OSS without graphs
+    # recomputes its norms and expert activation
+    for rid in ("mbridge2602_gb200_gptoss120b_bf16", "mbridge2604_b200_gptoss120b_bf16"):
+        assert rows[rid]["config"]["recompute"] == "modules:layernorm,moe_act", rid
+    assert rows["mbridge2602_gb300_gptoss120b_bf16"]["config"]["recompute"] == "none"
+    assert rows["nemo2504_gb200_mixtral_8x7b_fp8-cs"]["config"]["linear_recipe"] == "tensorwise_te"
+    assert rows["nemo2502_b200_mixtral_8x7b_fp8"]["config"]["linear_recipe"] == "delayed_te"
+    # every added row is priced (none is marked not expressible)
+    assert all(price_job(rows[rid]) > 0 for rid in MOE_ADDED)
 
 
 def test_nemo_2024_h100_rows_run_what_the_launcher_configs_set():
@@ -544,14 +590,20 @@ def test_family_medians_pinned(result):
     # rows): GB200 DeepSeek-V3 bf16 / fp8-mx -11.5 / -10.7 -> -8.3 / -8.7 %, Qwen3-235B -10.0
     # -> -6.3 %, Qwen3-30B -7.3 -> -6.8 %; GB300 DeepSeek-V3 +1.8 / -4.5 -> +3.7 / -2.4 %,
     # Qwen3-235B -0.5 -> +0.6 %, Qwen3-30B +9.9 -> +10.4 %.
+    # train_moe (14, 0.085) -> (37, 0.087), p90 0.252 -> 0.257, bias -8 % (no physics changed)
+    # with 23 more published MoE runs (data/hardware-notes.md §24): Megatron-Bridge 26.02's
+    # DeepSeek-V3 / Qwen3-235B / Qwen3-30B MXFP8 and GPT-OSS-120B BF16 rows on B200 / B300 /
+    # GB200 / GB300 (-29.2 .. +6.4 %), six 26.04 rows at layouts no other row has (-34.6 ..
+    # +6.7 %) and NeMo 25.02 / 25.04's Mixtral-8x7B FP8 rows on B200 / GB200 (-25.7 / -14.6 %);
+    # all jobs 0.060 -> 0.061 (p90 0.165 -> 0.181).
     pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.077), "train_dense_bf16": (139, 0.048),
-            "train_dense_lowp": (49, 0.075), "train_moe": (14, 0.085)}
+            "train_dense_lowp": (49, 0.075), "train_moe": (37, 0.087)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows
         assert rec["default_median"] == pytest.approx(median, abs=0.005), fam
-    assert t.loc[("all", "all jobs")]["rows"] == 260
+    assert t.loc[("all", "all jobs")]["rows"] == 283
     # torchtitan's selective layer AC is recompute="layer:2": every row is expressible
     assert result.unmapped.empty
     assert result.errors.empty
@@ -580,7 +632,7 @@ def test_per_source_and_per_row(result):
     assert ("datacrunch-research/h200-benchmarks sglang/outputs/llama_3_3_70b_offline_output.jsonl"
             in sources)
     jobs = result.to_pandas()
-    assert len(jobs) == 260
+    assert len(jobs) == 283
     # error = predicted time / measured time - 1, time = 1 / throughput
     row = jobs.set_index("id").loc["nemo2407_h100_llama3_70b_fp8"]
     assert row["error"] == pytest.approx(row["measured"] / row["predicted"] - 1)
@@ -752,7 +804,7 @@ def test_cli_jobs_table(capsys):
     assert main(["validate", str(JOBS_FILE), "--format", "csv"]) == 0
     out = capsys.readouterr()
     assert out.out.splitlines()[0] == "by,family,rows,default_median,default_p90,default_bias"
-    assert "family,train_moe,14," in out.out
+    assert "family,train_moe,37," in out.out
     assert "not expressible" not in out.err
 
 
