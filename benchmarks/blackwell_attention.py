@@ -10,9 +10,9 @@ The file holds, one figure a row with its source (repository, file, commit or UR
 - the same benchmark's H200 run at cuDNN 9.19 (GPT-OSS GQA 64 / 8 heads of 64, window 1024), a
   Hopper control: does the model miss the same way on sm90?
 - FlashAttention-4 (CuTe DSL) at head dim 128 from Dao-AILab/flash-attention PR #2280 (sm100,
-  board not named) and cuDNN / FA4 forwards at head dim 64 from PR #2605 (board not named;
-  its MFU column implies a 2500 TFLOP/s peak). Rows with an ``attribution`` field are priced
-  on B200 and on GB200 and kept out of the group medians of attributed rows.
+  board not named) and cuDNN / FA4 forwards at head dim 64 (and one at 128) from two runs in
+  PR #2605 (board not named; their MFU columns imply 2500 and 2250 TFLOP/s peaks). Rows with
+  an ``attribution`` field say what is inferred; ``--rows`` prices them on GB200 as well.
 
 Sliding-window rows are priced as the training layer prices them
 (``transformer.layers.local_attention``: blocks of 128 queries scoring window + 128 keys).
