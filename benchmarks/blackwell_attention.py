@@ -11,7 +11,8 @@ The file holds, one figure a row with its source (repository, file, commit or UR
   Hopper control: does the model miss the same way on sm90?
 - FlashAttention-4 (CuTe DSL) at head dim 128 from Dao-AILab/flash-attention PR #2280 (sm100,
   board not named) and cuDNN / FA4 forwards at head dim 64 (and one at 128) from two runs in
-  PR #2605 (board not named; their MFU columns imply 2500 and 2250 TFLOP/s peaks). Rows with
+  PR #2605 plus three FA4-only forward tables of that PR with both head dims (board not named;
+  their MFU columns imply 2500 or 2250 TFLOP/s peaks). Rows with
   an ``attribution`` field say what is inferred; ``--rows`` prices them on GB200 as well.
 
 Sliding-window rows are priced as the training layer prices them
@@ -95,6 +96,22 @@ def bwd_fwd_ratios(rows: list[dict[str, Any]]) -> list[tuple[str, str, float, fl
     return out
 
 
+def head_dim_ratios(rows: list[dict[str, Any]]) -> list[tuple[str, str, float, float]]:
+    """(group, shape, published, priced) time ratios head dim 64 / 128 of the forwards one run
+    published at both head dims with the same FLOPs (same tokens, heads x head dim 2048)."""
+    d128 = {(r["group"], r["config"]["causal"], r["config"]["q_len"]): r for r in rows
+            if r["config"]["head_dim"] == 128 and not r["config"]["backward"]}
+    out = []
+    for r in rows:
+        c = r["config"]
+        other = d128.get((r["group"], c["causal"], c["q_len"]))
+        if c["head_dim"] != 64 or c["backward"] or other is None:
+            continue
+        out.append((r["group"], shape(r)[:-4].replace(" d64", ""),
+                    r["measured_s"] / other["measured_s"], price(r) / price(other)))
+    return out
+
+
 def main(argv: list[str]) -> None:
     rows = load()
     show_rows = "--rows" in argv
@@ -107,6 +124,9 @@ def main(argv: list[str]) -> None:
     print("\nbackward / forward time per shape (published, priced):")
     for group, label, pub, model in bwd_fwd_ratios(rows):
         print(f"  {group:50s} {label:36s} {pub:5.2f} {model:5.2f}")
+    print("\nhead dim 64 / 128 forward time, same run and FLOPs (published, priced on B200):")
+    for group, label, pub, model in head_dim_ratios(rows):
+        print(f"  {group:62s} {label:24s} {pub:5.2f} {model:5.2f}")
     if show_rows:
         print(f"\n{'id':44s} {'shape':40s} {'published':>10s} {'priced':>10s} {'ratio':>6s}"
               f" {'GB200':>10s}")

@@ -19,7 +19,7 @@ def _bench() -> ModuleType:
 
 def test_rows_cite_their_source() -> None:
     rows = _bench().load()
-    assert len(rows) == 116
+    assert len(rows) == 170
     assert len({r["id"] for r in rows}) == len(rows)
     for r in rows:
         assert r["hardware"] in ("B200", "GB200", "GB300", "H200"), r["id"]
@@ -29,7 +29,7 @@ def test_rows_cite_their_source() -> None:
         c = r["config"]
         assert c["backend"] in ("cudnn", "fa4") and c["dtype"] == "bf16", r["id"]
     # rows whose board the text read does not name carry an attribution note
-    assert sum(1 for r in rows if r.get("attribution")) == 46
+    assert sum(1 for r in rows if r.get("attribution")) == 100
 
 
 def test_published_flops_match_the_shapes() -> None:
@@ -80,6 +80,10 @@ def test_model_against_published_medians() -> None:
         ("PR #2605 table A fa4 fwd (MFU basis 2500, board inferred)", "fwd"): 0.197,
         ("PR #2605 table B cudnn fwd (MFU basis 2250, board inferred)", "fwd"): 0.012,
         ("PR #2605 table B fa4 fwd (MFU basis 2250, board inferred)", "fwd"): -0.144,
+        # The PR's three FA4-only forward tables, head dims 64 and 128 in each run.
+        ("PR #2605 FA4 run X fwd d64+d128 (MFU basis 2250, board inferred)", "fwd"): -0.056,
+        ("PR #2605 FA4 run Y fwd d64+d128 (MFU basis 2500, board inferred)", "fwd"): 0.231,
+        ("PR #2605 FA4 run Z fwd d64+d128 (MFU basis 2250, board inferred)", "fwd"): -0.104,
     }
     assert set(med) == set(expected)
     for key, value in expected.items():
@@ -111,3 +115,18 @@ def test_head_dim_64_against_128_in_one_run() -> None:
         priced = _bench().price(d64) / _bench().price(d128)
         assert priced == pytest.approx(1.31, abs=0.01)
         assert 0.88 <= priced / published <= 1.0
+
+
+def test_head_dim_ratio_in_every_run() -> None:
+    # 26 same-run pairs (2 cuDNN, 24 FA4): published d64 / d128 forward time 1.33-1.79 (median
+    # 1.53) at equal FLOPs, priced 1.30-1.31 on B200: in every run head dim 64 is relatively
+    # slower than the model has it. The sm100 MUFU bound (16 exponentials per SM and clock,
+    # 1124-1191 TFLOP/s at d64 on B200) lies above the model's d64 price (835-890): not
+    # binding; the gap is the runs' d128 level (hardware-notes §24).
+    pairs = _bench().head_dim_ratios(_bench().load())
+    assert len(pairs) == 26
+    assert all(1.29 <= priced <= 1.32 for _, _, _, priced in pairs)
+    published = sorted(p for _, _, p, _ in pairs)
+    assert published[0] == pytest.approx(1.33, abs=0.01)
+    assert published[-1] == pytest.approx(1.79, abs=0.01)
+    assert statistics.median(published) == pytest.approx(1.53, abs=0.01)
