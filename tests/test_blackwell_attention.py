@@ -121,7 +121,7 @@ def test_head_dim_ratio_in_every_run() -> None:
     # 26 same-run pairs (2 cuDNN, 24 FA4): published d64 / d128 forward time 1.33-1.79 (median
     # 1.53) at equal FLOPs, priced 1.30-1.31 on B200: in every run head dim 64 is relatively
     # slower than the model has it. The sm100 MUFU bound (16 exponentials per SM and clock,
-    # 1124-1191 TFLOP/s at d64 on B200) lies above the model's d64 price (835-890): not
+    # 1124-1191 TFLOP/s at d64 on B200) lies above the model's d64 price (872-890): not
     # binding; the gap is the runs' d128 level (hardware-notes §24).
     pairs = _bench().head_dim_ratios(_bench().load())
     assert len(pairs) == 26
