@@ -77,10 +77,16 @@ def _call(rng: random.Random, surface: str = "all") -> tuple[str, Any]:
         return "linear", lambda: rl.float8.linear(a[0], a[1], a[2], hardware=hw)
     if which == 6:
         algo = rng.choice(["ring", "nccl", "custom"])  # "custom": vLLM's kernels (session 12)
-        return "all_reduce", lambda: rl.all_reduce(a[0], a[1], algo, link_bytes_per_s=a[2],
-                                                   latency_s=a[3] if rng.random() < .5 else 0,
-                                                   bandwidth_fraction=a[4] if rng.random() < .5
-                                                   else 1.0)
+        # session 13: rings spanning nodes through the group's NICs (ranks_per_node)
+        span = {} if rng.random() < .5 else {"ranks_per_node": a[5], "network_bytes_per_s":
+                                             rng.choice([48e9, a[3]])}
+        fn = rng.choice([rl.all_reduce, rl.all_gather, rl.reduce_scatter]) if span \
+            else rl.all_reduce
+        algo = rng.choice(["ring", "tree", algo]) if span else algo
+        return fn.__name__, lambda: fn(a[0], a[1], algo, link_bytes_per_s=a[2],
+                                       latency_s=a[3] if rng.random() < .5 else 0,
+                                       bandwidth_fraction=a[4] if rng.random() < .5 else 1.0,
+                                       **span)
     if which == 7:
         return "explain", lambda: rl.explain(rl.gemm(64, 64, 64, hardware="H100 SXM"), a[0])
     if which == 8:

@@ -8,7 +8,12 @@ import pytest
 
 import roofline as rl
 from roofline import _core
-from roofline.ops.collectives import DEFAULT_LATENCY_S, NCCL_NIC_FRACTION, link_bytes_per_s
+from roofline.ops.collectives import (
+    DEFAULT_LATENCY_S,
+    NCCL_NIC_FRACTION,
+    link_bytes_per_s,
+    nccl_nvlink_fraction,
+)
 from roofline.transformer.training import NCCL_COMM_CTAS, train_step
 
 T = rl.transformer
@@ -58,7 +63,7 @@ def test_fsdp_step_pays_for_the_sms_its_collectives_hold() -> None:
            "micro_batch": 2, "grad_accum": 1, "virtual_stages": 1, "optimizer": "adam",
            "overlap": True, "sequence_parallel": False, "optimizer_update": True,
            "gpus_per_node": 8, "reduce_bytes": None, "reshard_after_forward": None}
-    link = link_bytes_per_s(hw)
+    link = link_bytes_per_s(hw, nccl_nvlink_fraction(hw))  # the NVLink hops of the rings
     args = dict(tp=1, ep=1, seq_len=4096, link_bytes_per_s=link,
                 network_bytes_per_s=50e9 * NCCL_NIC_FRACTION,
                 latency_s=DEFAULT_LATENCY_S, peak_flops_per_s=hw.bf16_flops_per_s)

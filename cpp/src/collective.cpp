@@ -169,4 +169,35 @@ void spanning_all_to_all_sweep(const double* bytes, const double* ranks, const d
   }
 }
 
+double spanning_ring_bytes_per_s(double ranks, double local, double up, double out) noexcept {
+  if (local >= ranks || local < 1.0) return up;
+  const double rest = std::fmod(ranks, local);
+  const double fewest = rest > 0.0 ? rest : local;  // the NICs of the smallest domain
+  return std::min(up, fewest * out);
+}
+
+Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double bytes,
+                                      double ranks, double local, const LinkRates& up,
+                                      const LinkRates& out) noexcept {
+  const bool spans = local < ranks && local >= 1.0;
+  if (op == Collective::all_to_all) {
+    return spanning_all_to_all_estimate(bytes, ranks, local, up, out);
+  }
+  const CollectiveCost c = collective_cost(op, algo, bytes, ranks);
+  if (!spans) return collective_estimate(c, up);
+  if (op == Collective::send_recv) return collective_estimate(c, out);
+  const LinkRates ring{spanning_ring_bytes_per_s(ranks, local, up.bytes_per_s, out.bytes_per_s),
+                       out.latency_s};
+  return collective_estimate(c, ring);
+}
+
+void spanning_collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes,
+                               const double* ranks, const double* local, std::size_t n_points,
+                               const LinkRates& up, const LinkRates& out,
+                               EstimateColumns cols) noexcept {
+  for (std::size_t i = 0; i < n_points; ++i) {
+    cols.set(i, spanning_collective_estimate(op, algo, bytes[i], ranks[i], local[i], up, out));
+  }
+}
+
 }  // namespace roofline

@@ -145,6 +145,22 @@ def _link(fn: str, hardware: HardwareLike, link: float | None, latency_s: float,
     return bw, lat, "" if hardware is None else resolve_hardware(hardware).name
 
 
+def _node_args(fn: str, ranks_per_node: ArrayLike | None,
+               network_bytes_per_s: float | None) -> tuple[np.ndarray, float] | None:
+    """The checked ``(ranks_per_node, network_bytes_per_s)`` of a group spanning scale-up
+    domains, None for one domain; each needs the other."""
+    if ranks_per_node is None:
+        if network_bytes_per_s is not None:
+            raise ValueError(f"{fn}: network_bytes_per_s={network_bytes_per_s!r} needs "
+                             "ranks_per_node (the ranks of one scale-up domain)")
+        return None
+    node = positive_int_array(fn, "ranks_per_node", ranks_per_node)
+    if network_bytes_per_s is None:
+        raise ValueError(f"{fn}: ranks_per_node={ranks_per_node!r} needs network_bytes_per_s "
+                         "(the scale-out rate per GPU)")
+    return node, positive_float(fn, "network_bytes_per_s", network_bytes_per_s, low=1.0)
+
+
 def _run(
     fn: str,
     op: Any,
@@ -155,16 +171,24 @@ def _run(
     link: float | None,
     latency_s: float,
     bandwidth_fraction: float,
+    ranks_per_node: ArrayLike | None = None,
+    network_bytes_per_s: float | None = None,
 ) -> Estimate[Any]:
     algo = one_of(fn, "algorithm", algorithm, ALGORITHMS if fn == "all_reduce" else _NOT_REDUCE)
-    (b, r), shape = broadcast(
-        fn,
-        nbytes=positive_int_array(fn, "nbytes", nbytes),
-        ranks=positive_int_array(fn, "ranks", ranks),
-    )
+    spans = _node_args(fn, ranks_per_node, network_bytes_per_s)
+    if spans is not None and algorithm not in ("ring", "tree"):
+        raise ValueError(f"{fn}: algorithm={algorithm!r} prices one NVLink domain; with "
+                         f"ranks_per_node={ranks_per_node!r} pass algorithm='ring' or 'tree'")
+    sizes = {"nbytes": positive_int_array(fn, "nbytes", nbytes),
+             "ranks": positive_int_array(fn, "ranks", ranks)}
+    (b, r), shape = broadcast(fn, **sizes)
     bw, lat, name = _link(fn, hardware, link, latency_s, bandwidth_fraction)
-    cols = _core.collective_sweep(op, algo, b, r, bw, lat)
-    return from_columns(cols, shape, label=f"{fn} {algorithm}", hardware=name)
+    if spans is None:
+        cols = _core.collective_sweep(op, algo, b, r, bw, lat)
+        return from_columns(cols, shape, label=f"{fn} {algorithm}", hardware=name)
+    (b, r, n), shape = broadcast(fn, **sizes, ranks_per_node=spans[0])
+    cols = _core.spanning_collective_sweep(op, algo, b, r, n, bw, spans[1], lat)
+    return from_columns(cols, shape, label=f"{fn} {algorithm} spanning", hardware=name)
 
 
 #: The collectives :func:`collective_columns` prices, by name.
@@ -233,6 +257,15 @@ _DOC_PARAMS = """
         Latency per step, default :data:`DEFAULT_LATENCY_S` (1 µs).
     bandwidth_fraction : float
         Achievable fraction of the link bandwidth, in (0, 1] (default 1: the link's peak).
+    ranks_per_node : int or array_like of int, optional
+        Ranks of the group in one scale-up domain (a node: an HGX board's 8 GPUs; a DP group
+        of TP 2 ranks has 4 there), a positive integer, each rank with its own NIC (a
+        rail-optimised node: DGX A100 / H100 / B200, one ConnectX per GPU). With ``ranks >
+        ranks_per_node`` the group spans domains (``algorithm`` ``"ring"`` or ``"tree"``;
+        needs ``network_bytes_per_s``). Default ``None``: one domain.
+    network_bytes_per_s : float, optional
+        Scale-out bandwidth of one NIC per direction, in [1, 1e30] B/s; required with
+        ``ranks_per_node`` and only with it. Default ``None``.
 
     Returns
     -------
@@ -252,9 +285,12 @@ def all_reduce(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     bandwidth_fraction: float = 1.0,
+    ranks_per_node: ArrayLike | None = None,
+    network_bytes_per_s: float | None = None,
 ) -> Estimate[Any]:
     return _run("all_reduce", _C.all_reduce, nbytes, ranks, algorithm, hardware,
-                link_bytes_per_s, latency_s, bandwidth_fraction)
+                link_bytes_per_s, latency_s, bandwidth_fraction, ranks_per_node,
+                network_bytes_per_s)
 
 
 all_reduce.__doc__ = (
@@ -268,6 +304,22 @@ all_reduce.__doc__ = (
     ``2(p-1)/p·nbytes`` in ``2(p-1)`` steps. Tree: the same bytes (pipelined double binary
     tree / Rabenseifner, NCCL's bus-bandwidth convention) in ``2·ceil(log2 p)`` steps.
     All GPUs send concurrently over their own links; no contention or topology beyond that.
+
+    A group spanning scale-up domains (``ranks_per_node < ranks``) runs NCCL's rings as
+    channels that enter a domain through one NIC, pass its ``g`` ranks over the scale-up link
+    and leave through a NIC, each channel through a different NIC of the group's ranks there
+    (``src/graph/search.cc`` of NVIDIA/nccl v2.18.3-1, commit ea38312: ``ncclTopoSearchRecNet``
+    subtracts each channel's rate from its NIC; the search stops when the channels carry the
+    GPU's NVLink total). The bus bandwidth per rank is then ``min(link_bytes_per_s, g ·
+    network_bytes_per_s)``, ``g = ranks_per_node`` (``g = ranks mod ranks_per_node`` when the
+    last domain holds fewer: NCCL keeps the fewest channels of any node), at the same bytes
+    and steps: ``g = 1`` is a ring through one NIC per rank; a full DGX H100 (8 x 48 GB/s)
+    is NVLink-bound, a DGX A100 (8 x 24 GB/s = 192 GB/s, the bus bandwidth NCCL's maintainers
+    quote for it, NVIDIA/nccl issue #812) network-bound. NCCL's topology holds only the
+    communicator's GPUs and all the node's NICs, and a PXN relay only runs through those GPUs,
+    so the other GPUs' NICs are not used. Not modelled: NCCL's tree / NVLS / CollNet for
+    multi-node all-reduces (priced as rings), and the higher latency of the network steps
+    (every step pays ``latency_s``).
 """
 )
 
@@ -281,9 +333,12 @@ def all_gather(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     bandwidth_fraction: float = 1.0,
+    ranks_per_node: ArrayLike | None = None,
+    network_bytes_per_s: float | None = None,
 ) -> Estimate[Any]:
     return _run("all_gather", _C.all_gather, nbytes, ranks, algorithm, hardware,
-                link_bytes_per_s, latency_s, bandwidth_fraction)
+                link_bytes_per_s, latency_s, bandwidth_fraction, ranks_per_node,
+                network_bytes_per_s)
 
 
 all_gather.__doc__ = (
@@ -294,6 +349,8 @@ all_gather.__doc__ = (
     Notes
     -----
     Each GPU sends ``(p-1)/p·nbytes`` in ``p-1`` ring steps (``ceil(log2 p)`` for tree).
+    Spanning domains (``ranks_per_node``): at ``min(link_bytes_per_s, g ·
+    network_bytes_per_s)``, as :func:`all_reduce` explains.
 """
 )
 
@@ -307,9 +364,12 @@ def reduce_scatter(
     link_bytes_per_s: float | None = None,
     latency_s: float = DEFAULT_LATENCY_S,
     bandwidth_fraction: float = 1.0,
+    ranks_per_node: ArrayLike | None = None,
+    network_bytes_per_s: float | None = None,
 ) -> Estimate[Any]:
     return _run("reduce_scatter", _C.reduce_scatter, nbytes, ranks, algorithm, hardware,
-                link_bytes_per_s, latency_s, bandwidth_fraction)
+                link_bytes_per_s, latency_s, bandwidth_fraction, ranks_per_node,
+                network_bytes_per_s)
 
 
 reduce_scatter.__doc__ = (
@@ -320,6 +380,8 @@ reduce_scatter.__doc__ = (
     Notes
     -----
     Each GPU sends ``(p-1)/p·nbytes`` in ``p-1`` ring steps (``ceil(log2 p)`` for tree).
+    Spanning domains (``ranks_per_node``): at ``min(link_bytes_per_s, g ·
+    network_bytes_per_s)``, as :func:`all_reduce` explains.
 """
 )
 
@@ -368,17 +430,11 @@ def all_to_all(
     time).
     """
     fn = "all_to_all"
-    if ranks_per_node is None:
-        if network_bytes_per_s is not None:
-            raise ValueError(f"{fn}: network_bytes_per_s={network_bytes_per_s!r} needs "
-                             "ranks_per_node (the ranks of one scale-up domain)")
+    spans = _node_args(fn, ranks_per_node, network_bytes_per_s)
+    if spans is None:
         return _run(fn, _C.all_to_all, nbytes, ranks, "ring", hardware,
                     link_bytes_per_s, latency_s, bandwidth_fraction)
-    node = positive_int_array(fn, "ranks_per_node", ranks_per_node)
-    if network_bytes_per_s is None:
-        raise ValueError(f"{fn}: ranks_per_node={ranks_per_node!r} needs network_bytes_per_s "
-                         "(the scale-out rate per GPU)")
-    net = positive_float(fn, "network_bytes_per_s", network_bytes_per_s, low=1.0)
+    node, net = spans
     sizes = {"nbytes": positive_int_array(fn, "nbytes", nbytes),
              "ranks": positive_int_array(fn, "ranks", ranks)}
     broadcast(fn, **sizes)  # their own error first, as the one-domain path gives it

@@ -306,12 +306,15 @@ def estimate(
         expert-parallel rank sets the time.
     gpus_per_node : int, optional
         GPUs per scale-up domain: groups spanning more ranks (ranks ordered tp, cp, dp, pp; ep
-        spans the first ``ep``) communicate at ``network_bytes_per_s``; an expert group wider
-        than a domain sends the off-domain share of its all-to-alls through the NICs while the
-        on-domain share crosses the scale-up link (``rl.all_to_all(ranks_per_node=...)``).
+        spans the first ``ep``) leave it through the NICs of their ranks there (one per GPU:
+        a data-parallel ring at ``min(link, g·network)`` per rank, ``g`` its ranks per domain,
+        ``rl.all_reduce(ranks_per_node=...)``; a pipeline send through one); an expert group
+        wider than a domain sends the off-domain share of its all-to-alls through the NICs
+        while the on-domain share crosses the scale-up link
+        (``rl.all_to_all(ranks_per_node=...)``).
         Default: one domain.
     network_bytes_per_s : float, optional
-        Scale-out line rate per GPU and direction (default 50 GB/s: a 400 Gb/s NIC per GPU);
+        Scale-out line rate per NIC (one per GPU) and direction (default 50 GB/s: 400 Gb/s);
         training (NCCL) carries ``NCCL_NIC_FRACTION`` (0.96) of it.
     runtime : {"megatron", "hf", "compiled", "vllm", "sglang"}
         Which program runs the step. ``"megatron"`` (default): fused kernels as Megatron /

@@ -196,20 +196,23 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
 
 
 def _link(intra: np.ndarray, fn: Any, nbytes: np.ndarray, ranks: np.ndarray | None,
-          link_bw: float, net_bw: float, latency_s: float) -> np.ndarray:
-    """A collective over each row's group: the scale-up link where the group fits in a node
-    (``ranks=None``: a point-to-point send)."""
+          link_bw: float, net_bw: float, latency_s: float, local: Any = 1) -> np.ndarray:
+    """A collective over each row's group: the scale-up link where the group fits in a node,
+    else rings through the NICs of its ``local`` ranks per node (``ranks_per_node``), or a
+    point-to-point send (``ranks=None``) through the GPU's own NIC."""
     b = np.maximum(np.ceil(nbytes), 1).astype(np.int64)
     args = (b,) if ranks is None else (b, np.asarray(ranks, dtype=np.int64))
 
-    def run(bw: float) -> np.ndarray:
-        return np.asarray(fn(*args, link_bytes_per_s=bw, latency_s=latency_s).time_s)
+    def run(bw: float, **span: Any) -> np.ndarray:
+        return np.asarray(fn(*args, link_bytes_per_s=bw, latency_s=latency_s, **span).time_s)
 
     fast = run(link_bw)
     if np.all(intra):
         return fast
-    return np.where(intra, fast, run(net_bw))
-
+    if ranks is None:
+        return np.where(intra, fast, run(net_bw))
+    node = np.maximum(np.asarray(local, dtype=np.int64), 1)
+    return np.where(intra, fast, run(link_bw, ranks_per_node=node, network_bytes_per_s=net_bw))
 
 
 def _stage_share(base: dict[str, float], per_heavy: Any, total: Any, n: Any) -> Any:
@@ -312,7 +315,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     residuals) by ``tp``. Dense gradients synchronise over ``dp·cp`` ranks, expert gradients
     over ``dp·cp·tp/ep`` (``dp·cp`` without expert parallelism). A group runs over the
     scale-up link when all the ranks it spans sit in one node of ``gpus_per_node`` (ranks
-    ordered tp, cp, dp, pp), else over the network at ``network_bytes_per_s`` per GPU.
+    ordered tp, cp, dp, pp), else as NCCL's multi-rail rings: ``min(link, g·network)`` per
+    rank, ``g = gpus_per_node / tp`` (``/ ep``: expert groups) ranks per node each with a NIC
+    (``rl.all_reduce(..., ranks_per_node=g)``); pipeline sends through the GPU's own NIC.
 
     Data-parallel communication is scheduled per unit, as FSDP2 and Megatron's bucketed
     gradient reduction run it: a stage's units are the embedding, its ``L/pp`` layers and the
@@ -449,13 +454,18 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     intra_pp = (tp * cp * dp * pp <= node) if node else np.ones_like(dp, dtype=bool)
     lk = dict(link_bw=link_bytes_per_s, net_bw=network_bytes_per_s, latency_s=latency_s)
     gb = ab  # gradient bytes per element (bf16 gradients)
+    # a DP group's ranks per node, each with a NIC: its dp·cp ranks stride tp; Megatron-Core's
+    # expert groups order tp (1), ep, dp, so expert-DP ranks stride ep
+    dp_node = np.maximum((node or 1) // np.maximum(tp, 1), 1)
+    edp_node = np.where(ep > 1, np.maximum((node or 1) // np.maximum(ep, 1), 1), dp_node)
 
     def both(fn: Any, dense_bytes: np.ndarray, expert_bytes: np.ndarray) -> np.ndarray:
         dense_bytes, expert_bytes = np.broadcast_arrays(dense_bytes, expert_bytes)
         return np.asarray(  # an empty transfer launches nothing
-            np.where(dense_bytes > 0, _link(intra_dp, fn, dense_bytes, dp * cp, **lk), 0.0)
-            + np.where(expert_bytes > 0, _link(intra_dp, fn, expert_bytes, expert_dp, **lk),
-                       0.0))
+            np.where(dense_bytes > 0, _link(intra_dp, fn, dense_bytes, dp * cp, **lk,
+                                            local=dp_node), 0.0)
+            + np.where(expert_bytes > 0, _link(intra_dp, fn, expert_bytes, expert_dp, **lk,
+                                               local=edp_node), 0.0))
 
     zeros = np.zeros_like(dp)
     # One stage's units: the embedding, L/pp equal layers, the head (1/pp of each: the stages
@@ -518,7 +528,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
         opt_s = opt_s + np.where(zero12, base.get("param_refresh_s", 0.0) / pp, 0.0)
         if clip_grad_norm:
             opt_s = opt_s + clip_grad_norm_s(tensors, shard, hw, efficiency) + np.where(
-                dp * cp > 1, _link(intra_dp, all_reduce, 4.0 + zeros, dp * cp, **lk), 0.0)
+                dp * cp > 1, _link(intra_dp, all_reduce, 4.0 + zeros, dp * cp, **lk,
+                                       local=dp_node), 0.0)
     else:
         opt_s = zeros
     # Megatron-Core DDP's gradient checks before the reduction (:mod:`.grad_checks`); TE's

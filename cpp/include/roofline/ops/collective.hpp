@@ -76,6 +76,34 @@ Estimate custom_allreduce_estimate(double bytes, double ranks, const LinkRates& 
 void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, const double* ranks,
                       std::size_t n_points, const LinkRates& link, EstimateColumns out) noexcept;
 
+/// Bus bandwidth per rank of a ring collective over `ranks` ranks laid out `local` to a
+/// scale-up domain (a node or NVLink domain), each rank with its own NIC of rate `out`
+/// (rail-optimised: DGX A100 / H100 / B200, one ConnectX per GPU). NCCL builds its rings as
+/// channels NET -> GPU a -> .. -> GPU x -> NET, each channel leaving the domain through a
+/// different NIC of the communicator's GPUs there, and inside the domain hopping over the
+/// scale-up link (NVIDIA/nccl src/graph/search.cc, v2.18.3-1): the channels together carry
+/// min(g x out, up), g = the group's ranks in the domain, whose NICs the search may use
+/// (the topology holds only the communicator's GPUs, so PXN relays only through them).
+/// local >= ranks: one domain, `up`; otherwise, a group that is not a whole number of
+/// domains leaves a last domain of s = ranks mod local ranks, whose s NICs set the rate
+/// (NCCL's rings take the fewest channels over the nodes): min(up, s x out).
+double spanning_ring_bytes_per_s(double ranks, double local, double up, double out) noexcept;
+
+/// Ring / tree `op` (all_reduce, all_gather, reduce_scatter) over `ranks` ranks laid out
+/// `local` to a scale-up domain: collective_estimate of the same bytes and steps at
+/// spanning_ring_bytes_per_s, paying `out.latency_s` per step (the scale-up latency where the
+/// group fits one domain). all_to_all: spanning_all_to_all_estimate; send_recv: `out` where
+/// local < ranks (a GPU's own NIC), else `up`.
+Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double bytes,
+                                      double ranks, double local, const LinkRates& up,
+                                      const LinkRates& out) noexcept;
+
+/// spanning_collective_estimate over arrays of buffer bytes, ranks and ranks per domain.
+void spanning_collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes,
+                               const double* ranks, const double* local, std::size_t n_points,
+                               const LinkRates& up, const LinkRates& out,
+                               EstimateColumns cols) noexcept;
+
 /// All-to-all over `ranks` ranks laid out `local` to a scale-up domain (a node or NVLink
 /// domain; ranks > local): each rank sends (local-1)/p of its buffer `bytes` over the scale-up
 /// link `up` and (p-local)/p over the scale-out link `out`, both at once, so time =

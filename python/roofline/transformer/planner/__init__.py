@@ -68,7 +68,9 @@ def plan(model: TransformerConfig | str, gpus: int, hardware: Any = None, *,
         per million tokens (needs ``price_per_gpu_hour``; on a fixed GPU count it orders rows
         as throughput does).
     gpus_per_node : int
-        Scale-up domain size (NVLink): groups beyond it use ``network_bytes_per_s``.
+        Scale-up domain size (NVLink): groups beyond it leave through their ranks' NICs
+        (``network_bytes_per_s`` each, one per GPU; :func:`roofline.all_reduce`'s
+        ``ranks_per_node``).
     memory_fraction : float
         Usable share of GPU memory (the rest: allocator fragmentation, CUDA context, NCCL).
     micro_batches : tuple of int
