@@ -86,6 +86,81 @@ def test_overlap_scheduler_delays_an_arrival_by_one_step() -> None:
     assert idle["makespan_s"] == pytest.approx(13.3) and idle["ttft_mean_s"] == pytest.approx(1.1)
 
 
+def _launch(d: float, p: float, keys: float) -> float:
+    """Host launch time to derive by hand: 0.5 s for a step with prompt tokens (an eager
+    prefill), 0 for a decode step (a graph replay)."""
+    return 0.5 if p > 0 else 0.0
+
+
+def test_overlap_scheduler_hands_out_results_after_the_next_launch() -> None:
+    # SGLang's event_loop_overlap: step k's results are processed (and streamed) only once
+    # step k+1 has been launched (resolve_batch_result waits for launch_done). Budget (chunk)
+    # 12, no mixing, both requests at 0: step 1 = A's 10 prompt tokens + B's first 2 (1.12 s);
+    # step 2 = B's last 8 alone (1.08 s -> 2.20), an eager prefill whose launch takes 0.5 s,
+    # so A's first token goes out at 1.12 + 0.5 = 1.62, not at 1.12; step 3 = both decode
+    # (1.2 s -> 3.40), a graph replay: B's first token goes out at 2.20; step 4 = both decode
+    # (-> 4.60; step 3's tokens at 3.40, step 4's at the end: no step follows).
+    r = _core.inflight_run(2, 0.0, 10, 3, 12, 12, 100, 1, True, _step, 10_000, False, True,
+                           launch_s=_launch)
+    assert r["makespan_s"] == pytest.approx(4.6)  # the engine's steps are unchanged
+    assert r["ttft_mean_s"] == pytest.approx((1.62 + 2.20) / 2)
+    assert r["itl_mean_s"] == pytest.approx((3.40 - 1.62 + 3 * 1.2) / 4)
+    assert r["e2e_mean_s"] == pytest.approx(4.6)
+    # without launch times (or without the overlap scheduler) every token goes out at the end
+    # of its step: A's first token at 1.12
+    plain = _core.inflight_run(2, 0.0, 10, 3, 12, 12, 100, 1, True, _step, 10_000, False,
+                               True)
+    assert plain["ttft_mean_s"] == pytest.approx((1.12 + 2.20) / 2)
+    assert _core.inflight_run(2, 0.0, 10, 3, 12, 12, 100, 1, True, _step, 10_000, False,
+                              False, launch_s=_launch)["ttft_mean_s"] == \
+        pytest.approx(plain["ttft_mean_s"])
+
+
+def test_overlap_scheduler_sees_arrivals_until_the_launch_is_done() -> None:
+    # A alone at 0 on an idle engine: step 1 = A's prefill (1.1 s; launched at 0.5 s), step 2
+    # = A decodes (a graph: A's first token at 1.1, 1.1 -> 2.2). The scheduler formed step 2
+    # as step 1 started (no result to wait for after an idle spell), so B (0.3 s) is seen at
+    # step 3's formation, when step 1's results are processed (1.1 s, step 2's launch): B's
+    # window is (0, 1.1], scored from 0.55. Step 3 = B's prefill alone (1.1 s, 2.2 -> 3.3;
+    # A's second token waits for its launch: 2.2 + 0.5 = 2.7); step 4 = both decode (1.2 s ->
+    # 4.5; B's first token at 3.3: TTFT 3.3 - 0.55 = 2.75); step 5 = B decodes (-> 5.6; A's
+    # last token at 4.5), B's last at 5.6. A: gaps 2.7 - 1.1 = 1.6, 4.5 - 2.7 = 1.8; B: 1.2,
+    # 1.1.
+    r = _core.inflight_run(2, 0.3, 10, 3, 100, 100, 100, 1, True, _step, 10_000, False, True,
+                           launch_s=_launch)
+    assert r["ttft_mean_s"] == pytest.approx((1.1 + 2.75) / 2)
+    assert r["itl_mean_s"] == pytest.approx((1.6 + 1.8 + 1.2 + 1.1) / 4)
+    assert r["makespan_s"] == pytest.approx(5.6)
+    assert r["e2e_mean_s"] == pytest.approx((4.5 + 5.6 - 0.55) / 2)
+    # B at 1.5 s, during step 2 (1.1 -> 2.2): the scheduler formed step 3 at 1.1 (before B)
+    # and forms step 4 when step 3 (A's last decode, a graph) is launched (2.2): window
+    # (1.1, 2.2], scored from 1.65; step 4 = B's prefill (3.3 -> 4.4), its first token out
+    # at 4.4 (step 5 is a graph decode)
+    late = _core.inflight_run(2, 1.5, 10, 3, 100, 100, 100, 1, True, _step, 10_000, False,
+                              True, launch_s=_launch)
+    assert late["ttft_mean_s"] == pytest.approx((1.1 + 4.4 - 1.65) / 2)
+    with pytest.raises(ValueError, match="launch_s"):
+        _core.inflight_run(2, 0.3, 10, 3, 100, 100, 100, 1, True, _step, 10_000, False,
+                           True, launch_s=lambda d, p, k: -1.0)
+
+
+def test_step_launch_times() -> None:
+    """StepPricer.launch_s: 0 for a graph-replayed decode step, the eager host time of an
+    eager decode step and of SGLang's eager prefill (the host term of its step time)."""
+    kw = dict(hardware=H100, tp=1, runtime="sglang")
+    pricer = StepPricer(T.config("Llama-3-8B"), 512, 64, 1, kw)
+    assert pricer.launch_s(8, 0) == 0.0  # graph
+    pre = T.estimate("Llama-3-8B", "prefill", 1, seq_len=512, **kw)
+    assert pre.wall is not None and pre.wall.mode == "eager"
+    launch = pricer.launch_s(0, 512)
+    assert launch >= float(pre.wall.host_s) > 0.0
+    assert launch <= pricer.mixed_step_s(0, 512)
+    assert pricer.launch_s(8, 512) >= launch  # more calls' worth, never less
+    eager = pricer.decode_estimate(300)  # above SGLang's largest capture size (256)
+    assert eager.wall is not None and eager.wall.mode == "eager"
+    assert pricer.launch_s(300, 0) == pytest.approx(float(eager.wall.host_s))
+
+
 def test_poisson_arrivals_by_hand() -> None:
     # gap i = -ln(1 - frac(0.5 + i * 0.618...)) * interval: gap 1 = -ln(1 - 0.11803...)
     u1 = 0.5 + 0.6180339887498949 - 1.0

@@ -27,8 +27,13 @@ def test_latency_grows_with_the_request_rate(runtime: str) -> None:
         values = np.array([run[col] for run in runs])
         # within 1e-4: an arrival is scored at the mid-point of the step window it lands in,
         # and the windows move with the rate (vLLM's median TTFT at 1/s is 28 ns, 2e-6, below
-        # the one at 0.5/s)
-        assert np.all(values[1:] >= values[:-1] * (1 - 1e-4)), (col, values)
+        # the one at 0.5/s). SGLang's overlap loop hands a first token out only once the next
+        # batch is launched, which after another prompt's eager prefill is that prefill's
+        # host time: in the near-burst at 32-64/s more first tokens wait so, and a request's
+        # span from first to last token (its mean gap, tpot_s) and its e2e may shrink by up
+        # to about a launch per request (tpot 11.25 -> 11.11 ms, e2e 1409.2 -> 1407.9 ms)
+        tol = 2e-2 if runtime == "sglang" and col in ("tpot_s", "e2e_s") else 1e-4
+        assert np.all(values[1:] >= values[:-1] * (1 - tol)), (col, values)
         assert values[-1] > 1.05 * values[0], (col, values)
     seqs = np.array([run["decode_seqs"] for run in runs])
     assert np.all(np.diff(seqs) > 0.0), seqs

@@ -164,7 +164,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,
                          bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
                          bool mixed_prefill, bool overlap_schedule, bool poisson_arrivals,
-                         bool uniform_lengths) {
+                         bool uniform_lengths, const StepTimeFn& launch_s) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("inflight_run: " + what); };
   if (num_requests < 1) bad("num_requests must be >= 1");
   if (!(arrival_interval_s >= 0.0) || !std::isfinite(arrival_interval_s))
@@ -207,6 +207,35 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   std::size_t arrived = 0, finished = 0;
   std::int64_t steps = 0;
   const double chunk = std::min(chunk_tokens, token_budget);
+  // Tokens the last step emitted, handed out (timed) once the scheduler has processed them:
+  // at the end of their step, or, with the overlap scheduler and launch_s, once the next step
+  // has been launched (request, whether it is a prefill's token).
+  const bool held = overlap_schedule && static_cast<bool>(launch_s);
+  std::vector<std::pair<std::size_t, bool>> pending;
+  bool first_after_idle = true;  // the scheduler forms the next batch at once (no result to wait for)
+  auto hand_out = [&](double at) {
+    std::vector<std::pair<double, double>> step_gaps;  // few distinct gaps per step
+    for (const auto& [i, first] : pending) {
+      RunRequest& r = req[i];
+      const double g = at - r.last_token;
+      if (first && r.first_token < 0.0) {
+        r.first_token = at;
+      } else {  // a decode token, or a recomputed request's stall
+        bool merged = false;
+        for (auto& e : step_gaps) {
+          if (e.first == g) {
+            e.second += 1.0;
+            merged = true;
+            break;
+          }
+        }
+        if (!merged) step_gaps.emplace_back(g, 1.0);
+      }
+      r.last_token = at;
+    }
+    gaps.insert(gaps.end(), step_gaps.begin(), step_gaps.end());
+    pending.clear();
+  };
   while (finished < n) {
     const double seen = overlap_schedule ? sched_t : t;
     while (arrived < n && req[arrived].arrival <= seen) {
@@ -215,6 +244,8 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     }
     window_lo = seen;
     if (running.empty() && waiting.empty()) {
+      hand_out(t);  // no next step: the last step's tokens go out at its end
+      first_after_idle = true;
       if (req[arrived].arrival > t) window_lo = req[arrived].arrival;  // idle: no wait
       t = std::max(t, req[arrived].arrival);
       sched_t = t;  // an idle engine forms the next batch as the request arrives
@@ -302,20 +333,29 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                                   std::to_string(p) + ") returned " + std::to_string(dt) +
                                   " (need a positive finite time)");
     }
-    sched_t = t;
+    // With the overlap scheduler the scheduler learns that this step has been launched (and
+    // hands out the previous step's tokens, and forms the batch after next) once the launch
+    // is done: at once for a graph replay, after launch_s host seconds for an eager step.
+    double launched = 0.0;
+    if (held) {
+      launched = launch_s(d, p, d > 0.0 ? keys / d : 0.0);
+      if (!(launched >= 0.0) || !std::isfinite(launched)) {
+        throw std::invalid_argument("inflight_run: launch_s(" + std::to_string(d) + ", " +
+                                    std::to_string(p) + ") returned " +
+                                    std::to_string(launched) +
+                                    " (need a finite time >= 0)");
+      }
+      launched = std::min(launched, dt);
+    }
+    hand_out(t + launched);
+    // the batch after next is formed once the previous step's results are processed, i.e.
+    // after this step's launch; the first step after an idle spell has no result to wait
+    // for, so the next batch is formed as it starts
+    sched_t = first_after_idle ? t : t + launched;
+    first_after_idle = false;
     t += dt;
     decode_sum += d;
     if (p > 0.0) out.mixed_steps += 1.0;
-    std::vector<std::pair<double, double>> step_gaps;  // few distinct gaps per step
-    auto add_gap = [&](double g) {
-      for (auto& e : step_gaps) {
-        if (e.first == g) {
-          e.second += 1.0;
-          return;
-        }
-      }
-      step_gaps.emplace_back(g, 1.0);
-    };
     for (const auto& [i, c] : chunks) {
       req[i].prefill_left -= c;
       req[i].ctx += c;
@@ -327,18 +367,12 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       const std::size_t i = running[k];
       RunRequest& r = req[i];
       if (r.decoding) {
-        add_gap(t - r.last_token);
+        pending.emplace_back(i, false);
         r.ctx += 1.0;
         r.generated += 1.0;
-        r.last_token = t;
       } else if (r.chunked && r.prefill_left <= 0.0) {  // prefill ended in this step: a token
-        if (r.first_token < 0.0) {
-          r.first_token = t;
-        } else {
-          gaps.emplace_back(t - r.last_token, 1.0);  // a recomputed request's stall
-        }
+        pending.emplace_back(i, true);  // the first, or a recomputed request's stall
         r.generated += 1.0;
-        r.last_token = t;
       }
       r.chunked = false;
       if (r.generated >= r.output) {
@@ -350,8 +384,9 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       }
     }
     running.resize(kept);
-    gaps.insert(gaps.end(), step_gaps.begin(), step_gaps.end());
+    if (!held) hand_out(t);
   }
+  hand_out(t);
   std::vector<double> ttft(n);
   double e2e = 0.0, tokens = 0.0;
   for (std::size_t i = 0; i < n; ++i) {

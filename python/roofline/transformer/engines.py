@@ -78,7 +78,10 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   only otherwise: the decoding requests wait through it (mixing needs
   ``--enable-mixed-chunk``, off by default). Its overlap scheduler (on by default) forms
   batch ``k+1`` on the CPU while batch ``k`` runs, so a request that arrives during step
-  ``k`` is scheduled with step ``k+2``.
+  ``k`` is scheduled with step ``k+2``; and it processes (streams) step ``k``'s results only
+  once step ``k+1`` has been launched (``resolve_batch_result`` waits for the forward
+  thread's ``launch_done``): at once after a graph decode, after the host launch time of an
+  eager prefill batch (``StepPricer.launch_s``, used by ``serve(num_requests=...)``).
 - **SGLang's gap between two graph decode steps** (:func:`engine_step_gap_s`; SGLang v0.4.0 to
   v0.4.1 of Dec 2024 with FlashInfer 0.1.6, ``managers/tp_worker_overlap_thread.py``,
   ``model_executor/cuda_graph_runner.py``, ``layers/attention/flashinfer_backend.py``,

@@ -113,12 +113,20 @@ struct InflightRun {
 /// 0.5698...)), the R2 sequence: integers uniform on [1, 2I - 1] and [1, 2O - 1] with means I
 /// and O, as bench_serving's random dataset draws them with --random-range-ratio 0; otherwise
 /// every request has I and O. TTFT medians are over requests, ITL medians over tokens.
+/// With `overlap_schedule` and a `launch_s` (same arguments as step_s: the host seconds the
+/// engine's forward thread spends launching the step, 0 for a CUDA-graph replay, at most the
+/// step), the scheduler processes step k's results only once step k+1 has been launched
+/// (SGLang's event_loop_overlap: resolve_batch_result waits for the next batch's launch_done):
+/// step k's tokens are handed out at start(k+1) + launch_s(k+1) (at the end of step k when no
+/// step follows), and the batch of step k+2, formed right after, sees the arrivals up to that
+/// same instant. Without launch_s every token is handed out at the end of its step.
 InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double prompt_tokens, double output_tokens, double token_budget,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,
                          bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
                          bool mixed_prefill = true, bool overlap_schedule = false,
-                         bool poisson_arrivals = false, bool uniform_lengths = false);
+                         bool poisson_arrivals = false, bool uniform_lengths = false,
+                         const StepTimeFn& launch_s = {});
 
 /// Arrival time of request i of a Poisson-like stream of mean gap `interval_s` (the gaps of
 /// inflight_run's poisson_arrivals): sum over j = 1..i of -ln(1 - frac(0.5 + j * 0.618...))

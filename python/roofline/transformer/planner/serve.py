@@ -178,7 +178,10 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         ``False``). ``mixed_prefill=False``: a step with prompt work runs only prompt
         chunks (up to ``chunk_tokens``, else ``token_budget``) while the decoding requests
         wait. ``overlap_schedule=True``: the next batch is formed while the current step
-        runs, so a request arriving during step ``k`` starts no earlier than step ``k+2``.
+        runs, so a request arriving during step ``k`` starts no earlier than step ``k+2``,
+        and a step's tokens reach the client only once the next step has been launched
+        (:meth:`~roofline.transformer.serving.StepPricer.launch_s`: at once after a graph
+        replay, after the host time of an eager launch such as SGLang's prefill batches).
         The steady-state rows (without ``num_requests``) assume mixed steps: passing either
         without ``num_requests`` raises ValueError.
     arrivals : {"even", "poisson"}
@@ -268,7 +271,16 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     batch) are all in it. Without mixed prefill (SGLang) a step with prompt work is priced
     as ``t(0, p, 0)`` (the prompt chunks alone, the last tokens' logits) and the decoding
     requests' next gap spans it; with the overlap scheduler a request arriving during a
-    step waits for the end of the next one before its prefill starts.
+    step waits for the end of the next one before its prefill starts. SGLang's overlap loop
+    (``event_loop_overlap``) processes step ``k``'s results only after launching step
+    ``k+1`` (``resolve_batch_result`` waits for the forward thread's ``launch_done``), so
+    step ``k``'s tokens are timed at ``start(k+1) + launch(k+1)``: ``launch`` is 0 for a
+    CUDA-graph decode step (whose FlashInfer plan waits for step ``k`` anyway) and the host
+    time of an eager step (a prefill batch; a decode batch above the capture sizes). The
+    batch of step ``k+2`` is formed at that same instant, so it sees the arrivals until
+    then (after an idle spell the second batch is formed as the first starts). A first
+    token whose prefill is followed by another prefill batch thus waits for that batch's
+    eager launch.
     """
     import pandas as pd
 
@@ -464,11 +476,21 @@ def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: in
             cache[key] = pricer.mixed_step_s(int(d), int(p), kv_len=k or None)
         return cache[key]
 
+    launched: dict[tuple[int, int, int], float] = {}
+
+    def launch_s(d: float, p: float, keys: float) -> float:
+        k = -(-int(math.ceil(keys)) // page_tokens) * page_tokens if d > 0 else 0
+        key = (int(d), int(p), k)
+        if key not in launched:
+            launched[key] = pricer.launch_s(int(d), int(p), kv_len=k or None)
+        return launched[key]
+
     try:
         out = _core.inflight_run(n, 0.0 if rate is None else 1.0 / rate, prompt_len,
                                  output_len, token_budget, min(chunk, float(token_budget)),
                                  math.floor(pages), page_tokens, reserve, step_s,
-                                 _MAX_RUN_STEPS, mixed, overlap, poisson, uniform)
+                                 _MAX_RUN_STEPS, mixed, overlap, poisson, uniform,
+                                 launch_s if overlap else None)
     except (ValueError, RuntimeError) as e:
         what = str(e).removeprefix("inflight_run: ")
         if "KV-cache pages" in what:

@@ -239,6 +239,37 @@ class StepPricer:
         plan reads its indptr back before each replay)."""
         return self._decode_terms(d, kv_len)[0]
 
+    def launch_s(self, d: int, prefill_tokens: int, kv_len: int | None = None) -> float:
+        """Host seconds the engine spends launching the step of :meth:`mixed_step_s` before
+        the step counts as launched: 0 for a decode step replayed as one CUDA graph (its
+        replay gap is in the step time), its eager host time for a decode step launched
+        eagerly (above the capture sizes, or without CUDA graphs), and for a step carrying
+        prompt tokens the host term :meth:`mixed_step_s` takes (an engine's eager prefill's
+        host time, SGLang's extend batches).
+
+        What it times: SGLang's overlap scheduler hands out a step's results only once the
+        next step's launch is done (``managers/tp_worker_overlap_thread.py``,
+        ``resolve_batch_result`` waits for ``launch_done``, which the forward thread sets
+        when ``forward_batch_generation`` has launched the model's forward), see
+        ``serve(num_requests=...)``. The sampler's kernels after ``launch_done`` are not
+        counted. Assumes the launch queue never fills (the host is not throttled by the GPU),
+        so for a GPU-bound eager step this is its host time, not its GPU time.
+        """
+        if prefill_tokens <= 0:
+            if d <= 0:
+                return 0.0
+            kv = self.kv_len if kv_len is None else kv_len
+
+            def price() -> float:
+                wall = self.decode_estimate(d, kv).wall
+                return float(wall.host_s) if wall is not None and wall.mode == "eager" else 0.0
+            decode: float = self._memo("decode_launch", (d, kv), price)
+            return decode
+        _, host = self._token_terms(d * self.q_len + prefill_tokens)
+        if self.kw.get("runtime") in ENGINE_RUNTIMES or not self.cuda_graphs:
+            host = max(host, self._prefill_terms()[1])  # prompt batches launched eagerly
+        return host
+
     def mixed_step_s(self, d: int, prefill_tokens: int, kv_len: int | None = None) -> float:
         """Wall seconds of a step of ``d`` decoding requests plus ``prefill_tokens`` prompt
         tokens: the decode step, plus the non-attention ops' extra time over
