@@ -241,11 +241,12 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     rounded to integers (largest remainder, so small decode batches leave experts idle);
     expert ``i`` sits on rank ``i mod ep`` and the most loaded rank is modeled; experts with
     no token are skipped. The dispatch / combine all-to-alls carry that rank's
-    ``max(received, T·k)`` rows. Serving runs the experts as one grouped kernel; training runs
-    them as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one GEMM per local
-    expert for the forward, the input gradient and the weight gradient
-    (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves and
-    latency floor.
+    ``max(received, sent)`` rows (``sent = T·k``; under token dropping, ``ops.moe_capacity``,
+    the kept or padded rows, ``ep·C`` per expert: :func:`.routing.capacity_counts`). Serving
+    runs the experts as one grouped kernel; training runs them as Transformer Engine's
+    ``GroupedLinear`` does under Megatron-Core: one GEMM per local expert for the forward,
+    the input gradient and the weight gradient (``rl.grouped_gemm(layout="looped" /
+    "looped_wgrad")``), each with its own tiles, waves and latency floor.
 
     With HybridEP (``ops.dispatcher == "hybridep"``, Megatron-Core's flex dispatcher; DeepEP
     hybrid-ep 1242eb4-29b4d6f, ``deep_ep/hybrid_ep_buffer.py``, ``csrc/hybrid_ep/executor``)

@@ -94,7 +94,10 @@ def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
     expert ``i`` becomes ``min(n_i, ep·C)`` (every rank routes alike: ``n_i / ep`` each); a rank
     sends ``sum_i min(n_i, ep·C) / ep``. ``(factor, True)`` (``pad_to_capacity``: the capacity
     mask is the routing map): every expert gets exactly ``ep·C`` rows, padding included, and
-    every rank sends ``experts·C``, whatever the routing skew.
+    every rank sends ``experts·C``, whatever the routing skew. ``tokens``: those one EP
+    rank routes (the layer's ``t``); with tensor parallelism Megatron-Core's TP ranks each
+    take the capacity of ``t/tp`` tokens and all-gather, ``tp·ceil(t/tp·k/E·F)`` rows, here
+    ``ceil(t·k/E·F)`` (the rounding of each TP rank not followed).
     """
     if capacity is None:
         return rank_counts(expert_counts(tokens * ep, experts, top_k, skew), ep), \
