@@ -162,3 +162,14 @@ def test_capacity_is_megatron_training_only():
         moe_capacity_options("t", "train", "hf", "alltoall", 1.0, False)
     assert moe_capacity_options("t", "train", "megatron", "alltoall", None, False) is None
     assert moe_capacity_options("t", "train", "megatron", "alltoall", 2, True) == (2.0, True)
+
+
+def test_clamped_activation_keeps_its_wait_under_drop_and_pad():
+    """GPT-OSS's clamped GLU still copies its offset host-to-device and waits
+    (``weighted_bias_quick_geglu_impl``): drop-and-pad removes the dispatcher's wait, not that
+    one, so the layer still exposes host time (Mixtral's layers, without it, expose none)."""
+    kw = {"seq_len": 512, "micro_batch": 1, "ep": 8, "hardware": "B200"}
+    padded = rl.transformer.estimate("GPT-OSS-120B", "train", moe_capacity_factor=1.0,
+                                     moe_pad_to_capacity=True, **kw)
+    dropless = rl.transformer.estimate("GPT-OSS-120B", "train", **kw)
+    assert 0 < padded.step.host_s <= dropless.step.host_s
