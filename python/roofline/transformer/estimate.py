@@ -104,6 +104,8 @@ def estimate(
     moe_load_balancing: str = "none",
     moe_expert_bias: bool = False,
     moe_dispatcher: str = "alltoall",
+    moe_capacity_factor: float | None = None,
+    moe_pad_to_capacity: bool = False,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
     gated_mlp: str = "fused",
@@ -273,20 +275,18 @@ def estimate(
         fp32 ones, ``"native"`` 22 + 10, ``"unfused"`` 38 + 14 (:func:`.layers.loss`).
     overlap : bool
         Training: overlap data-parallel / FSDP communication with compute.
-    cuda_graph_scope : list of str, optional
-        Training, Megatron-Core MoE: the parts captured in CUDA graphs
-        (``cuda_graph_impl="transformer_engine"``; names from ``"attn"``, ``"moe_router"``,
-        ``"moe_preprocess"``). A graphed router or dispatcher preprocess replays its kernels
-        with one host call instead of one per kernel (:mod:`.moe_host`); ``"attn"`` replays a
-        layer's input norm, attention and residual likewise.
-    moe_load_balancing : {"none", "aux_loss", "seq_aux_loss"}
-        Training, Megatron-Core MoE: the router's load-balancing loss
-        (``moe_router_load_balancing_type``; its fused kernels' host calls, :mod:`.moe_host`).
-    moe_expert_bias : bool
-        Training, Megatron-Core MoE: the router keeps an expert bias
-        (``moe_router_enable_expert_bias``, DeepSeek-V3): its token count's kernels.
-    moe_dispatcher : {"alltoall", "hybridep"}
-        Training, Megatron-Core MoE: the token dispatcher (:func:`.layers.moe_mlp`).
+    cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher : optional
+        Training, Megatron-Core MoE (:func:`.moe_host.moe_train_options`): the parts captured
+        in CUDA graphs (``"attn"``, ``"moe_router"``, ``"moe_preprocess"``: one host call per
+        replay, :mod:`.moe_host`), the router's load-balancing loss (``"none"``,
+        ``"aux_loss"``, ``"seq_aux_loss"``: ``moe_router_load_balancing_type``), its expert
+        bias (``moe_router_enable_expert_bias``) and the dispatcher (``"alltoall"``,
+        ``"hybridep"``; :func:`.layers.moe_mlp`).
+    moe_capacity_factor, moe_pad_to_capacity : float, bool, optional
+        Training, Megatron-Core MoE, ``"alltoall"``: token dropping as Megatron's
+        ``moe_expert_capacity_factor`` / ``moe_pad_expert_input_to_capacity`` run it: a rank
+        sends each expert at most ``C = ceil(T·k/E · factor)`` rows, padded exactly ``C``
+        and no host sync (:func:`.routing.capacity_counts`, :func:`.moe_sync.sync_points`).
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
@@ -485,8 +485,9 @@ def estimate(
     if not par["fp8_param_gather"] and f8_recipe != "tensorwise_te":
         raise ArgumentValueError(fn, "fp8_param_gather", f"False applies to linear_recipe="
                                  f"'tensorwise_te' (bf16 weights), got {f8_recipe!r}")
-    graphed, balancing, dispatcher = moe_train_options(
-        fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
+    graphed, balancing, dispatcher, capacity = moe_train_options(
+        fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep,
+        (moe_capacity_factor, moe_pad_to_capacity), runtime)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
         par["offload_layers"], par["host_bytes_per_s"] = check_offload(
@@ -501,7 +502,8 @@ def estimate(
         comm_bw = _link_bw(hw, nvlink_fraction)
     settle = train if sustained is None else flag(fn, "sustained", sustained)
     ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle,
-                  dispatcher=dispatcher, amax_ranks=tp if par["sequence_parallel"] else 1)
+                  dispatcher=dispatcher, amax_ranks=tp if par["sequence_parallel"] else 1,
+                  moe_capacity=capacity)
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q

@@ -12,7 +12,7 @@ from .. import _core
 from .config import TransformerConfig
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .program import Pass, Program
-from .routing import expert_counts, rank_counts
+from .routing import capacity_counts
 from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
@@ -241,11 +241,12 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     rounded to integers (largest remainder, so small decode batches leave experts idle);
     expert ``i`` sits on rank ``i mod ep`` and the most loaded rank is modeled; experts with
     no token are skipped. The dispatch / combine all-to-alls carry that rank's
-    ``max(received, T·k)`` rows. Serving runs the experts as one grouped kernel; training runs
-    them as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one GEMM per local
-    expert for the forward, the input gradient and the weight gradient
-    (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves and
-    latency floor.
+    ``max(received, sent)`` rows (``sent = T·k``; under token dropping, ``ops.moe_capacity``,
+    the kept or padded rows, ``ep·C`` per expert: :func:`.routing.capacity_counts`). Serving
+    runs the experts as one grouped kernel; training runs them as Transformer Engine's
+    ``GroupedLinear`` does under Megatron-Core: one GEMM per local expert for the forward,
+    the input gradient and the weight gradient (``rl.grouped_gemm(layout="looped" /
+    "looped_wgrad")``), each with its own tiles, waves and latency floor.
 
     With HybridEP (``ops.dispatcher == "hybridep"``, Megatron-Core's flex dispatcher; DeepEP
     hybrid-ep 1242eb4-29b4d6f, ``deep_ep/hybrid_ep_buffer.py``, ``csrc/hybrid_ep/executor``)
@@ -270,15 +271,17 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # general_gemm in the router dtype), outside fp8_autocast's modules: never quantized
     ops.linear(g, "router", t, hid, e, cat="rep", lowp=not ops.train)
     ops.elementwise(g, "topk", t * e, reads=1, writes=1)
-    # The ep ranks route t tokens each; this GPU is the most loaded rank.
-    local = rank_counts(expert_counts(t * ep, e, k, skew), ep)
+    # The ep ranks route t tokens each; this GPU is the most loaded rank. ``sent``: the rows
+    # a rank's permute writes and its dispatch sends (t·k dropless; under a capacity the
+    # kept or padded rows, :func:`.routing.capacity_counts`)
+    local, sent = capacity_counts(t, e, k, ep, ops.moe_capacity, skew)
     received = int(local.sum())
     mcore = ops.train  # Megatron-Core's training dispatcher (serving engines fuse these)
     # Megatron-Core's dispatchers (all-to-all, flex / DeepEP / HybridEP) send the hidden
     # states in the activation dtype (fused_a2a sizes its buffers at >= 2 bytes per element);
     # TE's GroupedLinear quantizes after the dispatch. Serving engines dispatch fp8.
     dispatch_bytes = 1.0 if lowp and not mcore else act_bytes
-    exchanged = max(received, t * k) * hid  # the busiest rank's send or receive buffer
+    exchanged = max(received, sent) * hid  # the busiest rank's send or receive buffer
     hybrid = mcore and ops.dispatcher == "hybridep" and ep > 1
     if hybrid:  # the routing map's all-gather and HybridEP's metadata kernel over it, forward
         # only (the backward reuses the handle they made)
@@ -286,21 +289,29 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         ops.passes(g, "hybridep metadata", [(t * e * ep / 2, 1.0, 0.0)], [])
         dedup = ranks_hit(e, k, ep) * ep / k  # rows per token and rank / rows per token
         ops.collective(g, "dispatch all_to_all", "hybridep_dispatch", dedup * (
-            exchanged * dispatch_bytes + max(received, t * k) * e / ep * 4.0), ep)
+            exchanged * dispatch_bytes + max(received, sent) * e / ep * 4.0), ep)
     elif mcore:  # Megatron's fused permute: each token's row copied once per chosen expert,
         # grouped by destination rank and expert, then the tokens' and (fp32, from the fp32
         # router) probabilities' all_to_alls (token_dispatch)
-        ops.elementwise(g, "permute", t * k * hid)
+        ops.elementwise(g, "permute", sent * hid)
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
         ops.collective(g, "dispatch probs all_to_all", "all_to_all",
-                       max(received, t * k) * 4.0, ep)
+                       max(received, sent) * 4.0, ep)
     else:
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
     used = tuple(int(c) for c in local if c > 0) or (1,)
-    if mcore and ep > 1:  # rows arrive grouped by source rank: regroup them by local expert
+    # rows arrive grouped by source rank: regroup them by local expert (Megatron-Core's
+    # all-to-all dispatcher only with more than one local expert, ``num_local_experts > 1``;
+    # drop-and-pad as a ``transpose().contiguous()`` of the same rows; HybridEP's permute)
+    regroup = mcore and ep > 1 and (hybrid or e // ep > 1)
+    if regroup:
         ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
     rows = sum(used)
-    if mcore and lowp:
+    # TE's Fp8Padding returns early when every local expert's rows are aligned (16; MXFP8 32),
+    # which drop-and-pad's fixed ep·C rows decide
+    aligned = ops.moe_capacity is not None and ops.moe_capacity[1] and all(
+        c % (32 if ops.recipe == "mxfp8_te" else 16) == 0 for c in used)
+    if mcore and lowp and not aligned:
         # TEGroupedMLP pads each expert's rows to the recipe's alignment (TE 2.9 Fp8Padding:
         # 32 under MXFP8, 16 else) with one fused_multi_row_padding copy of the hidden
         # states and one of the fp32 probabilities (2 elements per row); the backward
@@ -310,6 +321,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         # running. The few padding rows themselves are not counted.
         pad = [(rows * hid, 1.0, 1.0), (2.0 * rows, 1.0, 1.0)]
         ops.passes(g, "experts fp8 padding", pad, pad)
+    if mcore and lowp:
         # the grouped linears quantize their inputs (forward) and output gradients (backward)
         # one expert at a time (TE's split_quantize)
         ops.grouped_quantize(g, "experts quantize", used, (hid, width), (hid, mats * width))
@@ -318,12 +330,12 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         glu_clamp_unfused(ops, g, sum(used) * width)
     ops.elementwise(g, "experts act", sum(used) * width, reads=mats)
     ops.grouped_linear(g, "experts down", used, width, hid)
-    if mcore and lowp:  # Fp8Unpadding of the output (its backward pads the gradient)
+    if mcore and lowp and not aligned:  # Fp8Unpadding of the output (its backward pads)
         ops.passes(g, "experts fp8 unpadding", [(rows * hid, 1.0, 1.0)],
                    [(rows * hid, 1.0, 1.0)])
     if mcore and cfg.mlp_bias:
         expert_fc2_bias(ops, g, used, hid)
-    if mcore and ep > 1:
+    if regroup:
         ops.elementwise(g, "unsort chunks", sum(used) * hid)
     ops.collective(g, "combine all_to_all", "hybridep_combine" if hybrid else "all_to_all",
                    exchanged * act_bytes * (dedup if hybrid else 1.0), ep)
@@ -333,8 +345,8 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         ops.elementwise(g, "shared act", t * sw, reads=mats)
         ops.linear(g, "shared down", t, sw, hid)
     if not hybrid:
-        ops.elementwise(g, "moe weighted sum", t * hid,
-                        reads=k + (1 if cfg.num_shared_experts else 0))
+        ops.elementwise(g, "moe weighted sum", t * hid,  # the unpermute reads every sent row
+                        reads=sent / t + (1 if cfg.num_shared_experts else 0))
     elif cfg.num_shared_experts:  # MoELayer adds the shared experts' output
         ops.elementwise(g, "moe shared add", t * hid, reads=2)
     if ep == 1:

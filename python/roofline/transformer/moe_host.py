@@ -40,6 +40,23 @@ kernels after 3 backward nodes. ``seq_aux_loss`` also divides by the batch (one 
 and backward node). ``moe_router_enable_expert_bias`` (DeepSeek-V3) counts the tokens per
 expert into ``local_tokens_per_expert``: 2 kernels. Not counted: the z-loss (no row sets it).
 
+Token dropping (``moe_expert_capacity_factor``; Megatron-Core core_v0.11 / core_v0.12,
+``moe_utils.py`` ``topk_softmax_with_capacity``, ``token_dispatcher.py``
+``MoEAlltoAllTokenDispatcher``): after its top-k the router builds the capacity mask,
+``torch.topk(gates, k=C, dim=0)``, ``zeros_like(logits).scatter(0, idx, 1)`` (a fill, the
+out-of-place scatter's clone and the scatter), ``.bool()`` and the masked gates
+``gates * map``: 6 kernels, and without padding ``logical_and(topk_map, capacity_mask)``: 7
+(its backward: ``MulBackward``'s ``grad * map``, 1 kernel after 1 backward node). With
+``moe_pad_expert_input_to_capacity`` the dispatcher's ``preprocess`` returns early: the split
+sizes are the capacity, known on the host (``get_capacity``; a CPU ``torch.full``, a call
+without a kernel, and the sort indices' ``torch.full`` on the device, a fill kernel; core_v0.11
+still counts ``routing_map.sum().long()`` first: 2 kernels not priced), and
+``_maybe_dtoh_and_synchronize`` does nothing: no device-to-host copy, no wait
+(:func:`.moe_sync.sync_points`). Without padding the counts stay data-dependent:
+``preprocess`` adds ``num_local_tokens_per_expert.sum()`` (1 kernel) for ``num_out_tokens``,
+copied to the host with the split sizes (one more copy) and waited for before the first
+permutation (``before_permutation_1``) instead of before the all-to-all.
+
 Module calls (Megatron-Core's TE layer spec, ``gpt_layer_specs.py``): each ``nn.Module``
 forward of a layer runs its own Python before its first kernel, priced as a module call
 (:data:`MCORE_FORWARD_MODULES`, keyed by the program row it precedes): the
@@ -63,6 +80,9 @@ pass.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from .._checks import _show, one_of
@@ -72,7 +92,7 @@ from .program import Program
 __all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_COMPILED_CALLS",
            "MCORE_FORWARD_MODULES", "MOE_DISPATCHERS", "MOE_GRAPH_SCOPES", "TE_OPS_NORMS",
            "TE_PADDING_MODULES", "check_dispatcher", "ep_of", "graph_scopes", "graphed_calls",
-           "moe_extra_launches", "moe_stages", "moe_train_options"]
+           "moe_capacity_options", "moe_extra_launches", "moe_stages", "moe_train_options"]
 
 #: Megatron-Core's load-balancing losses (``moe_router_load_balancing_type``) priced here.
 LOAD_BALANCING = ("none", "aux_loss", "seq_aux_loss")
@@ -166,13 +186,22 @@ def graph_scopes(fn: str, value: object) -> frozenset[str]:
 
 
 def moe_train_options(fn: str, phase: str, cuda_graph_scope: object, load_balancing: object,
-                      expert_bias: object, dispatcher: object = "alltoall", ep: int = 1
-                      ) -> tuple[frozenset[str], tuple[str, bool], str]:
+                      expert_bias: object, dispatcher: object = "alltoall", ep: int = 1,
+                      capacity: tuple[object, object] = (None, False),
+                      runtime: str = "megatron"
+                      ) -> tuple[frozenset[str], tuple[str, bool], str,
+                                 tuple[float, bool] | None]:
     """Validated MoE training options of ``transformer.estimate``: ``(graphed scopes,
-    (moe_load_balancing, moe_expert_bias), moe_dispatcher)``; each applies to
-    ``phase='train'`` only, ``moe_dispatcher="hybridep"`` to ``ep > 1`` only (Megatron-Core's
-    flex dispatcher needs ``tp·ep > 1``; the model's HybridEP waits sit on the expert-parallel
-    rows)."""
+    (moe_load_balancing, moe_expert_bias), moe_dispatcher, token dropping)``.
+
+    ``cuda_graph_scope``: the parts captured in CUDA graphs (:data:`MOE_GRAPH_SCOPES`,
+    ``cuda_graph_impl="transformer_engine"``); ``load_balancing``: the router's loss
+    (:data:`LOAD_BALANCING`, ``moe_router_load_balancing_type``); ``expert_bias``:
+    ``moe_router_enable_expert_bias``; ``dispatcher``: :data:`MOE_DISPATCHERS`;
+    ``capacity``: ``(moe_capacity_factor, moe_pad_to_capacity)``
+    (:func:`moe_capacity_options`). Each applies to ``phase='train'`` only,
+    ``moe_dispatcher="hybridep"`` to ``ep > 1`` only (Megatron-Core's flex dispatcher needs
+    ``tp·ep > 1``; the model's HybridEP waits sit on the expert-parallel rows)."""
     graphed = graph_scopes(fn, cuda_graph_scope)
     check_dispatcher(fn, dispatcher)
     if dispatcher != "alltoall" and (phase != "train" or ep < 2):
@@ -188,7 +217,40 @@ def moe_train_options(fn: str, phase: str, cuda_graph_scope: object, load_balanc
         raise ValueError(f"{fn}: moe_load_balancing / moe_expert_bias apply to phase='train' "
                          f"only, got {load_balancing!r} / {expert_bias!r} with "
                          f"phase={phase!r}")
-    return graphed, (balancing, expert_bias), str(dispatcher)
+    dropping = moe_capacity_options(fn, phase, runtime, str(dispatcher), *capacity)
+    return graphed, (balancing, expert_bias), str(dispatcher), dropping
+
+
+def moe_capacity_options(fn: str, phase: str, runtime: str, dispatcher: str, factor: object,
+                         pad: object) -> tuple[float, bool] | None:
+    """Validated token dropping of ``transformer.estimate``: ``(moe_capacity_factor,
+    moe_pad_to_capacity)``, None when dropless (``moe_capacity_factor=None``).
+
+    The names mirror Megatron-Core's router (``topk_softmax_with_capacity(capacity_factor,
+    pad_to_capacity)``), set by ``moe_expert_capacity_factor`` and
+    ``moe_pad_expert_input_to_capacity``; as there, padding needs a capacity factor
+    (``MoEAlltoAllTokenDispatcher.__init__`` asserts it). Priced for Megatron-Core training
+    (``runtime="megatron"``, ``phase="train"``) with the all-to-all dispatcher only (its flex
+    dispatcher refuses padding, ``token_dispatcher.py`` @ core_v0.15.0)."""
+    if not isinstance(pad, bool):
+        raise TypeError(f"{fn}: moe_pad_to_capacity must be a bool, got {_show(pad)}")
+    if factor is None:
+        if pad:
+            raise ValueError(f"{fn}: moe_pad_to_capacity=True needs a moe_capacity_factor "
+                             f"(Megatron-Core pads each expert's input to its capacity), "
+                             f"got moe_capacity_factor=None")
+        return None
+    if not isinstance(factor, numbers.Real) or isinstance(factor, bool):
+        raise TypeError(f"{fn}: moe_capacity_factor must be None or a number > 0, got "
+                        f"{_show(factor)}")
+    if not math.isfinite(float(factor)) or float(factor) <= 0:
+        raise ValueError(f"{fn}: moe_capacity_factor must be a finite number > 0, got "
+                         f"{factor!r}")
+    if phase != "train" or runtime != "megatron" or dispatcher != "alltoall":
+        raise ValueError(f"{fn}: moe_capacity_factor applies to phase='train' with "
+                         f"runtime='megatron' and moe_dispatcher='alltoall', got "
+                         f"phase={phase!r}, runtime={runtime!r}, moe_dispatcher={dispatcher!r}")
+    return float(factor), pad
 
 
 def _row(**calls: float) -> np.ndarray:
@@ -215,7 +277,8 @@ def _router_loss(balancing: str, expert_bias: bool, backward: bool) -> list[np.n
 
 
 def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
-                       balancing: str = "none", expert_bias: bool = False) -> np.ndarray:
+                       balancing: str = "none", expert_bias: bool = False,
+                       capacity: tuple[float, bool] | None = None) -> np.ndarray:
     """Host calls before each extra main-stream kernel of one MoE layer's pass.
 
     Parameters
@@ -233,6 +296,10 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
         The router's load-balancing loss (training; :data:`LOAD_BALANCING`).
     expert_bias : bool
         The router keeps an expert bias (``moe_router_enable_expert_bias``).
+    capacity : (float, bool), optional
+        Token dropping ``(capacity factor, pad to capacity)``: the router's capacity mask
+        kernels; padded, a preprocess of one fill and no copies; unpadded, one more count
+        kernel and copy (module docstring). None: dropless.
 
     Returns
     -------
@@ -240,19 +307,28 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
         One row per extra kernel (GPU time of a few elements: priced at the kernel gap),
         the host calls by class made before it.
     """
+    pad = capacity is not None and capacity[1]
     if stage == "router":
         rows = [_row(view=1, kernel=1), _row(kernel=1)]
+        if capacity is not None:  # topk, fill, clone, scatter, bool, mul (+ logical_and)
+            rows += [_row(kernel=1)] * (6 if pad else 7)
         rows += _router_loss(balancing, expert_bias, False)
         return np.zeros((len(rows), len(HOST_CLASSES))) if "moe_router" in graphed \
             else np.array(rows)
     if stage == "router bwd":
         rows = [_row(backward=1, kernel=1)] + [_row(kernel=1)] * 3
+        if capacity is not None:  # the masked gates' MulBackward
+            rows += [_row(backward=1, kernel=1)]
         rows += _router_loss(balancing, expert_bias, True)
         return np.zeros((len(rows), len(HOST_CLASSES))) if "moe_router" in graphed \
             else np.array(rows)
     if stage == "preprocess":
         rows = [_row(kernel=1), _row(kernel=1)]
-        if ep > 1:
+        if pad:  # the capacity's split sizes: a CPU torch.full and the device's fill
+            rows = [_row(view=1, kernel=1)]
+        elif capacity is not None:  # num_out_tokens = counts.sum()
+            rows.append(_row(kernel=1))
+        if ep > 1 and not pad:
             rows += [_row(view=1, kernel=1), _row(view=2, kernel=1),
                      _row(view=3, kernel=1), _row(kernel=1), _row(view=1, kernel=1),
                      _row(kernel=1)]
@@ -264,7 +340,9 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
             out[0, _MODULE] = 1.0
         return out
     if stage == "d2h":
-        copies = 4 if ep > 1 else 1
+        if pad:  # nothing to copy: the sizes are the capacity
+            return np.zeros((0, len(HOST_CLASSES)))
+        copies = (4 if ep > 1 else 1) + (capacity is not None)  # + num_out_tokens
         numpy = 3 if ep > 1 else 0
         return _row(view=2 + copies + numpy, kernel=copies)[None, :]
     raise ValueError(f"moe_extra_launches: stage must be 'router', 'preprocess', 'd2h' or "

@@ -17,8 +17,8 @@ from .program import Program
 
 __all__ = ["MCORE_ROW_KERNELS", "SYNC_POINTS", "TE_COMPUTE_STREAMS",
            "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS", "TE_WGRAD_CLEAR_CALLS",
-           "moe_host_terms", "stage_host_terms", "sync_exposed_s", "te_grouped_call_views",
-           "te_swizzle_kernels"]
+           "moe_host_terms", "stage_host_terms", "sync_exposed_s", "sync_points",
+           "te_grouped_call_views", "te_swizzle_kernels"]
 
 #: Host classes (indices into ``HOST_CLASSES``).
 _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
@@ -51,6 +51,18 @@ SYNC_POINTS: dict[tuple[str, bool], tuple[tuple[str, int], ...]] = {
                           ("unsort chunks", 0)),
     ("hybridep", True): (("combine all_to_all bwd", 0), ("sort chunks by expert bwd", 0)),
 }
+
+
+def sync_points(ops: Program, backward: bool) -> tuple[tuple[str, int], ...]:
+    """Where the host waits in one MoE layer's pass: :data:`SYNC_POINTS` when dropless; with
+    token dropping (``ops.moe_capacity``, the all-to-all dispatcher; Megatron-Core core_v0.11
+    / core_v0.12 ``token_dispatcher.py``) padded to capacity none (``preprocess`` returns the
+    capacity as the split sizes and ``_maybe_dtoh_and_synchronize`` skips its copies and
+    wait), unpadded the forward's wait moves to ``before_permutation_1``: before the permute,
+    whose output size ``num_out_tokens`` is the kept count."""
+    if ops.moe_capacity is None:
+        return SYNC_POINTS[(ops.dispatcher, backward)]
+    return () if ops.moe_capacity[1] or backward else (("permute", 0),)
 
 
 #: Kernels Megatron-Core + TE 2.9 launch for these one-row elementwise parts, by
@@ -268,7 +280,8 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
                 row_c.append(graphed_calls(ops, i, _row_calls(ops, i, n, backward, param_hooks),
                                            backward, graphed))
             for stage in moe_stages(ops, i, backward):
-                extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router)
+                extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router,
+                                           capacity=ops.moe_capacity)
                 row_t.append(np.zeros(len(extra)))
                 row_c.append(extra)
             done[i] = (row_t, row_c)
@@ -437,16 +450,16 @@ def _forward_exposed_by_group(ops: Program, row_time_s: np.ndarray,
     """The synchronised forward segments' ``wall - GPU`` of every MoE group's layers, keyed by
     group (no key: not an MoE layer group; :func:`sync_exposed_s`)."""
     out: dict[int, float] = {}
-    points = SYNC_POINTS[(ops.dispatcher, False)]
+    points = sync_points(ops, False)
     for g, (_, layers) in enumerate(groups):
         rows = [i for i, row in enumerate(ops.rows) if row[0] == g and not row[1].endswith(" bwd")]
         names = [ops.rows[i][1] for i in rows]
-        if not layers or not any(n == row for n in names for row, _ in points):
-            continue
         # the host waits before the dispatcher's sync rows and after a clamped activation's
-        # clamps (its blocking host-to-device copy)
+        # clamps (its blocking host-to-device copy; it stays under drop-and-pad)
         waits = {k + after for k, n in enumerate(names) for row, after in points if n == row}
         waits |= {k + 1 for k, n in enumerate(names) if n == GLU_CLAMP_ROW}
+        if not layers or not waits:
+            continue
         cut = min(waits)
         order = rows[cut:] + rows[:cut]  # this layer's MoE part, then the next layer's start
         ends = sorted({(k - cut) % len(rows) for k in waits} - {0})
@@ -468,7 +481,7 @@ def _backward_exposed_s(ops: Program, row_time_s: np.ndarray,
     starts from the queue the forward left (from an idle stream with ``idle_start``), each
     later one from an idle stream. ``plan``: ``(group, layers)`` in launch order (default:
     every group, last first, as often as it has layers, the head once)."""
-    before = {row for row, _ in SYNC_POINTS[(ops.dispatcher, True)]}  # all before their row
+    before = {row for row, _ in sync_points(ops, True)}  # all before their row
     # the backward pass: the head first, then every layer (last first), one layer of a group
     # repeated as often as the group has layers; each layer's launches cut at its waits
     parts: list[tuple[int, int, bool]] = []  # (group, piece, the host waits before it)

@@ -69,6 +69,10 @@ class Program:
     #: (the flex dispatcher's HybridEP backend; :func:`.layers.moe_mlp`,
     #: :data:`.moe_sync.SYNC_POINTS`)
     dispatcher: str = "alltoall"
+    #: Megatron-Core token dropping in training: ``(moe_expert_capacity_factor,
+    #: moe_pad_expert_input_to_capacity)``, None: dropless (:func:`.layers.moe_mlp`,
+    #: :func:`.moe_sync.sync_points`, :func:`.moe_host.moe_extra_launches`)
+    moe_capacity: tuple[float, bool] | None = None
     #: ranks over which Transformer Engine's Float8CurrentScaling quantizers of
     #: sequence-parallel tensors reduce their amax (the TP group under sequence parallelism;
     #: :func:`.framework_ops.amax_reductions`), 1: none
@@ -139,7 +143,7 @@ class Program:
             self._row(g, name + " bwd", "elementwise",
                       [self._push("quant", (counts, c)) for c in bwd])
 
-    def elementwise(self, g: int, name: str, numel: float, reads: int = 1,
+    def elementwise(self, g: int, name: str, numel: float, reads: float = 1,
                     writes: int = 1, cat: str = "other", kind: str = "elementwise") -> None:
         """A memory-bound kernel over ``numel`` elements of ``reads`` inputs, ``writes`` outputs
         (``kind``: the row's kind, ``"attention"`` for a kernel of an attention op's own)."""

@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
-__all__ = ["expert_counts", "expert_probabilities", "rank_counts"]
+__all__ = ["capacity_counts", "expert_capacity", "expert_counts", "expert_probabilities",
+           "rank_counts"]
 
 
 def expert_probabilities(experts: int, skew: float = 0.0) -> np.ndarray:
@@ -62,3 +64,46 @@ def rank_counts(counts: np.ndarray, ep: int) -> np.ndarray:
     """
     per_rank = counts.reshape(-1, ep).T  # rank r holds experts r, r+ep, ...
     return np.asarray(per_rank[int(np.argmax(per_rank.sum(axis=1)))])
+
+
+def expert_capacity(tokens: int, experts: int, top_k: int, factor: float) -> int:
+    """Rows one rank may send each expert under token dropping, Megatron-Core's
+    ``get_capacity(num_tokens=tokens·top_k, num_experts, capacity_factor)``
+    (``megatron/core/transformer/moe/moe_utils.py``, core_v0.11-0.15):
+    ``C = ceil((tokens·top_k / experts) · factor)``, evaluated in that order.
+
+    >>> expert_capacity(tokens=8192, experts=8, top_k=2, factor=1.0)
+    2048
+    >>> expert_capacity(tokens=1000, experts=64, top_k=6, factor=1.25)
+    118
+    """
+    return math.ceil((int(tokens) * int(top_k) / int(experts)) * float(factor))
+
+
+def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
+                    capacity: tuple[float, bool] | None, skew: float = 0.0
+                    ) -> tuple[np.ndarray, float]:
+    """Rows per local expert of the busiest expert-parallel rank and the rows one rank sends
+    (its permute's output, the dispatch all-to-all's send buffer), with or without a capacity.
+
+    ``capacity=None`` (dropless): the ``tokens·ep·top_k`` assignments of the EP group split as
+    :func:`expert_counts` says, the busiest rank's experts (:func:`rank_counts`); a rank sends
+    ``tokens·top_k`` rows. ``(factor, False)`` (token dropping, Megatron-Core's
+    ``topk_softmax_with_capacity`` without padding): each source rank keeps at most ``C``
+    (:func:`expert_capacity` of its ``tokens``) of an expert's rows, so the group's count of
+    expert ``i`` becomes ``min(n_i, ep·C)`` (every rank routes alike: ``n_i / ep`` each); a rank
+    sends ``sum_i min(n_i, ep·C) / ep``. ``(factor, True)`` (``pad_to_capacity``: the capacity
+    mask is the routing map): every expert gets exactly ``ep·C`` rows, padding included, and
+    every rank sends ``experts·C``, whatever the routing skew. ``tokens``: those one EP
+    rank routes (the layer's ``t``); with tensor parallelism Megatron-Core's TP ranks each
+    take the capacity of ``t/tp`` tokens and all-gather, ``tp·ceil(t/tp·k/E·F)`` rows, here
+    ``ceil(t·k/E·F)`` (the rounding of each TP rank not followed).
+    """
+    if capacity is None:
+        return rank_counts(expert_counts(tokens * ep, experts, top_k, skew), ep), \
+            float(tokens * top_k)
+    c = expert_capacity(tokens, experts, top_k, capacity[0])
+    if capacity[1]:
+        return np.full(experts // ep, ep * c, dtype=np.int64), float(experts * c)
+    kept = np.minimum(expert_counts(tokens * ep, experts, top_k, skew), ep * c)
+    return rank_counts(kept, ep), float(kept.sum()) / ep
