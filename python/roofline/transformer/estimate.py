@@ -40,6 +40,7 @@ from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
 from .moe_host import moe_train_options
+from .moe_overlap import a2a_overlap_option
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -104,6 +105,7 @@ def estimate(
     moe_load_balancing: str = "none",
     moe_expert_bias: bool = False,
     moe_dispatcher: str = "alltoall",
+    moe_a2a_overlap: bool = False,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
     gated_mlp: str = "fused",
@@ -287,6 +289,10 @@ def estimate(
         (``moe_router_enable_expert_bias``, DeepSeek-V3): its token count's kernels.
     moe_dispatcher : {"alltoall", "hybridep"}
         Training, Megatron-Core MoE: the token dispatcher (:func:`.layers.moe_mlp`).
+    moe_a2a_overlap : bool
+        Training, Megatron-Core MoE, ``ep > 1``: Megatron-Bridge's ``moe_a2a_overlap``, the
+        combined 1F1B schedule hiding each layer's all-to-alls behind another micro-batch's
+        compute (:mod:`.moe_overlap`; ``pp > 1`` needs ``virtual_stages > 1``).
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
@@ -459,8 +465,7 @@ def estimate(
     hw: Hardware = _hardware(hardware)
     comm_bw = link_bytes_per_s
     train = phase == "train"
-    # training (and allreduce="nccl") communicates through NCCL: the NVLink line rate less
-    # its protocol overhead
+    # training (and allreduce="nccl") uses NCCL: the NVLink line rate less its protocol overhead
     nvlink_fraction = nccl_nvlink_fraction(hw) if train or nccl else 1.0
     if comm_bw is None and (tp > 1 or ep > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
@@ -484,6 +489,8 @@ def estimate(
                                  f"'tensorwise_te' (bf16 weights), got {f8_recipe!r}")
     graphed, balancing, dispatcher = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep)
+    par["moe_a2a_overlap"] = a2a_overlap_option(fn, moe_a2a_overlap, phase, runtime, ep, cfg,
+                                                dtype, par, recompute)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
         par["offload_layers"], par["host_bytes_per_s"] = check_offload(
@@ -503,8 +510,7 @@ def estimate(
         ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q
     act_bytes, kv_dtype_bytes = element_bytes(fn, dtype, kv_dtype, kv_dtype_bytes)
-    # An 8-bit KV cache is modeled as fp8 attention: K and V are read in fp8 (the math then
-    # runs at the fp8 peak, which matters only for compute-bound prefill).
+    # An 8-bit KV cache is fp8 attention: K, V read in fp8, math at the fp8 peak (prefill)
     attn_kw: dict[str, Any] = dict(causal=True, flash=flash, backend=attn_backend,
                                    dtype="fp8" if kv_dtype_bytes == 1.0 else dtype)
     if cp > 1:
