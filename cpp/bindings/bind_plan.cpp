@@ -113,6 +113,15 @@ void bind_plan(py::module_& m) {
     return overlapped_pass_s(u.data(), u.size(), comm_sm_fraction);
   }, py::arg("gather"), py::arg("compute"), py::arg("reduce"), py::arg("comm_sm_fraction") = 0.0,
      "Wall time of units on one compute stream and one link, one unit prefetched.");
+  m.def("a2a_overlap_exposed_s", py::vectorize(&a2a_overlap_exposed_s),
+        py::arg("combine_bwd_s"), py::arg("attn_fwd_s"), py::arg("dispatch_s"), py::arg("mlp_s"),
+        py::arg("combine_fwd_s"), py::arg("attn_bwd_s"), py::arg("comm_sm_fraction"),
+        "Exposed all-to-all of one MoE layer pair in Megatron-Core's combined 1F1B: the sum over "
+        "its three phases of max(a - c, f a).");
+  m.def("combined_1f1b_pairs", py::vectorize(&combined_1f1b_pairs), py::arg("stages"),
+        py::arg("microbatches"), py::arg("virtual_stages"),
+        "Overlapped forward/backward chunk pairs of the first stage per step in Megatron-Core's "
+        "combined 1F1B: v m - min(v m, 2 (p-1) + (v-1) p + 1).");
   m.def("ring_exposed_s", py::vectorize(&ring_exposed_s), py::arg("send_s"),
         py::arg("attention_s"), py::arg("ranks"),
         "Exposed KV exchange of ring context parallelism: (cp-1)*max(send - attention/cp, 0).");

@@ -233,6 +233,27 @@ double overlapped_pass_s(const CommUnit* units, std::size_t n, double comm_sm_fr
   return std::max(done, link);
 }
 
+double a2a_overlap_exposed_s(double combine_bwd_s, double attn_fwd_s, double dispatch_s,
+                             double mlp_s, double combine_fwd_s, double attn_bwd_s,
+                             double comm_sm_fraction) noexcept {
+  const double f = std::clamp(comm_sm_fraction, 0.0, 0.9);
+  const auto phase = [f](double a, double c) {
+    a = std::max(a, 0.0);
+    return a > 0.0 ? std::max(a - std::max(c, 0.0), f * a) : 0.0;
+  };
+  return phase(combine_bwd_s, attn_fwd_s) + phase(dispatch_s, mlp_s) +
+         phase(combine_fwd_s, attn_bwd_s);
+}
+
+double combined_1f1b_pairs(double stages, double microbatches, double virtual_stages) noexcept {
+  const double p = std::max(std::floor(stages), 1.0);
+  const double m = std::max(std::floor(microbatches), 0.0);
+  const double v = std::max(std::floor(virtual_stages), 1.0);
+  const double total = v * m;
+  const double warmup = std::min(total, 2.0 * (p - 1.0) + (v - 1.0) * p + 1.0);
+  return std::max(total - warmup, 0.0);
+}
+
 double ring_exposed_s(double send_s, double attention_s, double ranks) noexcept {
   if (ranks <= 1) return 0.0;
   return (ranks - 1.0) * std::max(send_s - attention_s / ranks, 0.0);

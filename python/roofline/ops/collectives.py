@@ -35,6 +35,7 @@ __all__ = [
     "all_to_all",
     "collective_columns",
     "link_bytes_per_s",
+    "nccl_nic_bytes_per_s",
     "nccl_nvlink_fraction",
     "reduce_scatter",
     "send_recv",
@@ -51,6 +52,12 @@ DEFAULT_LATENCY_S = 1e-6
 #: include (packet headers and protocol overhead). Training
 #: (``transformer.estimate``, the planner) scales ``network_bytes_per_s``, the line rate, by it.
 NCCL_NIC_FRACTION = 48.0 / 50.0
+
+
+def nccl_nic_bytes_per_s(line_rate: float, nccl: bool = True) -> float:
+    """The bytes per second a NIC of ``line_rate`` carries: NCCL's share
+    (:data:`NCCL_NIC_FRACTION`) when ``nccl``, else the line rate (the alpha-beta model's)."""
+    return line_rate * (NCCL_NIC_FRACTION if nccl else 1.0)
 #: Share of the NVLink line rate NCCL's transfers carry (its all-to-all, ring all-gather /
 #: reduce-scatter / all-reduce and pipeline sends: everything but NVLink SHARP): the NVLink
 #: packet and protocol overhead is ~20 %, so H100's 450 GB/s per direction gives ~370 GB/s of

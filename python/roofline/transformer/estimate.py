@@ -15,7 +15,7 @@ from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
-from ..ops.collectives import DEFAULT_LATENCY_S, NCCL_NIC_FRACTION, nccl_nvlink_fraction
+from ..ops.collectives import DEFAULT_LATENCY_S, nccl_nic_bytes_per_s, nccl_nvlink_fraction
 from ..ops.collectives import link_bytes_per_s as _link_bw
 from .arguments import (
     PHASES,
@@ -35,11 +35,12 @@ from .compiled import record_compiled_step
 from .composer import layer_tensors, record_train_metrics, root_tensors
 from .config import TransformerConfig, config
 from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
-from .formats import element_bytes, linear_recipes, weight_bytes_of
+from .formats import element_bytes, linear_recipes, table_peak, weight_bytes_of
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
 from .moe_host import moe_train_options
+from .moe_overlap import a2a_overlap_option
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -106,6 +107,7 @@ def estimate(
     moe_dispatcher: str = "alltoall",
     moe_capacity_factor: float | None = None,
     moe_pad_to_capacity: bool = False,
+    moe_a2a_overlap: bool = False,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
     gated_mlp: str = "fused",
@@ -287,6 +289,10 @@ def estimate(
         ``moe_expert_capacity_factor`` / ``moe_pad_expert_input_to_capacity`` run it: a rank
         sends each expert at most ``C = ceil(T·k/E · factor)`` rows, padded exactly ``C``
         and no host sync (:func:`.routing.capacity_counts`, :func:`.moe_sync.sync_points`).
+    moe_a2a_overlap : bool
+        Training, Megatron-Core MoE, ``ep > 1``: Megatron-Bridge's ``moe_a2a_overlap``, the
+        combined 1F1B schedule hiding each layer's all-to-alls behind another micro-batch's
+        compute (:mod:`.moe_overlap`; ``pp > 1`` needs ``virtual_stages > 1``).
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
@@ -457,13 +463,11 @@ def estimate(
     network_bytes_per_s = optional_positive(fn, "network_bytes_per_s", network_bytes_per_s)
     check_split(fn, tp, ep, cfg.num_heads, cfg.num_experts if cfg.is_moe else 0, cfg.name)
     wo, f8_recipe = linear_recipes(fn, linear_recipe, phase, dtype)
-    if not isinstance(flash, bool):
-        raise TypeError(f"{fn}: flash must be a bool, got {flash!r}")
+    flash = flag(fn, "flash", flash)
     hw: Hardware = _hardware(hardware)
     comm_bw = link_bytes_per_s
     train = phase == "train"
-    # training (and allreduce="nccl") communicates through NCCL: the NVLink line rate less
-    # its protocol overhead
+    # training (and allreduce="nccl") uses NCCL: the NVLink line rate less its protocol overhead
     nvlink_fraction = nccl_nvlink_fraction(hw) if train or nccl else 1.0
     if comm_bw is None and (tp > 1 or ep > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
@@ -488,6 +492,8 @@ def estimate(
     graphed, balancing, dispatcher, capacity = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep,
         (moe_capacity_factor, moe_pad_to_capacity), runtime)
+    par["moe_a2a_overlap"] = a2a_overlap_option(fn, moe_a2a_overlap, phase, runtime, ep, cfg,
+                                                dtype, par, recompute)
     if train:  # "layer:k" recomputes some block only when k <= num_layers
         recompute_mode(fn, recompute, cfg.num_layers)
         par["offload_layers"], par["host_bytes_per_s"] = check_offload(
@@ -496,8 +502,7 @@ def estimate(
     cp = par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
     check_layout(fn, cfg, q, cp, par["cp_comm"], par["pp"], routing_skew)
-    net_bw = DEFAULT_NETWORK_BYTES_PER_S if network_bytes_per_s is None else network_bytes_per_s
-    net_bw *= NCCL_NIC_FRACTION if train or nccl else 1.0  # NCCL over the NIC: its share
+    net_bw = nccl_nic_bytes_per_s(network_bytes_per_s or DEFAULT_NETWORK_BYTES_PER_S, train or nccl)
     if comm_bw is None and (cp > 1 or par["dp"] > 1 or par["pp"] > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
     settle = train if sustained is None else flag(fn, "sustained", sustained)
@@ -508,8 +513,7 @@ def estimate(
         ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q
     act_bytes, kv_dtype_bytes = element_bytes(fn, dtype, kv_dtype, kv_dtype_bytes)
-    # An 8-bit KV cache is modeled as fp8 attention: K and V are read in fp8 (the math then
-    # runs at the fp8 peak, which matters only for compute-bound prefill).
+    # An 8-bit KV cache is fp8 attention: K, V read in fp8, math at the fp8 peak (prefill)
     attn_kw: dict[str, Any] = dict(causal=True, flash=flash, backend=attn_backend,
                                    dtype="fp8" if kv_dtype_bytes == 1.0 else dtype)
     if cp > 1:
@@ -564,12 +568,9 @@ def estimate(
         else act_bytes
     memory = step_memory(cfg, hw, batch, kv, tp, ep, phase, weight_bytes, kv_dtype_bytes, ops,
                          groups, dtype_bytes=act_bytes, optimizer=par["optimizer"])
-    peak_class = ("fp32" if dtype == "fp32" else "bf16") if f8_recipe is None else (
-        "fp4" if weight_bytes < 1 else "fp8")
+    peak = table_peak(hw, dtype, f8_recipe, weight_bytes)
     with kernel_limit(fn, cfg):  # the host-time model takes at most MAX_KERNELS kernels
         host = wall(ops, cols["time_s"], groups, hw, efficiency, launch, phase)
-        peak = hw.peak_flops_per_s(peak_class) if getattr(
-            hw, f"{peak_class}_flops_per_s") else float("nan")
         step = None
         if train:
             share, mod_share, base = train_terms(

@@ -11,7 +11,8 @@ from ..float8.recipes import check_recipe as check_float8_recipe
 from ..ops.weight_only_gemm import WEIGHT_DTYPES, weight_only_weight_bytes
 
 __all__ = ["DTYPES", "DTYPE_BYTES", "KV_BYTES", "WEIGHT_BYTES", "WeightOnly", "element_bytes",
-           "linear_recipes", "recipe_dtype", "weight_bytes_of", "weight_only_recipe"]
+           "linear_recipes", "recipe_dtype", "table_peak", "weight_bytes_of",
+           "weight_only_recipe"]
 
 #: Low-precision GEMM input format of each linear recipe (for batched expert / absorbed GEMMs).
 RECIPE_GEMM_DTYPE = {
@@ -102,3 +103,12 @@ def linear_recipes(fn: str, linear_recipe: Any, phase: str, dtype: str
                                  f"inference with bf16 / fp16 activations, got phase={phase!r}, "
                                  f"dtype={dtype!r}")
     return wo, f8_recipe
+
+
+def table_peak(hw: Any, dtype: str, recipe: str | None, weight_bytes: float) -> float:
+    """The dense peak FLOP/s an estimate's ``mfu`` divides by: ``fp32`` / ``bf16`` by
+    ``dtype`` without a low-precision ``recipe``, ``fp4`` for sub-byte weights, else ``fp8``;
+    NaN where the part lists no such peak."""
+    cls = ("fp32" if dtype == "fp32" else "bf16") if recipe is None else (
+        "fp4" if weight_bytes < 1 else "fp8")
+    return float(hw.peak_flops_per_s(cls)) if getattr(hw, f"{cls}_flops_per_s") else float("nan")

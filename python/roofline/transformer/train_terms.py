@@ -10,7 +10,8 @@ op-level recomputation keeps, the low-precision weights' per-step refresh
 (:func:`.param_refresh.weight_cast_s`), the gradient NaN checks
 (:func:`.grad_checks.grad_check_s`), the embedding / head parameters, and, for
 Megatron-Core's eager dropless MoE, the host time its syncs expose
-(:func:`.moe_sync.moe_host_terms`).
+(:func:`.moe_sync.moe_host_terms`), and with ``par["moe_a2a_overlap"]`` the all-to-all
+time Megatron-Core's combined 1F1B hides (:func:`.moe_overlap.a2a_overlap_terms`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..hardware import Hardware
 from .config import TransformerConfig
 from .grad_checks import grad_check_s
 from .memory import weight_params
+from .moe_overlap import a2a_overlap_terms
 from .moe_sync import moe_host_terms
 from .param_refresh import refresh_terms, weight_cast_s
 from .program import Program
@@ -63,4 +65,6 @@ def train_terms(cfg: TransformerConfig, ops: Program, cols: dict[str, Any],
     if moe_host:
         base.update(moe_host_terms(ops, cols["time_s"], groups, hw, efficiency, graphed,
                                    balancing, int(base["heavy_group"])))
+    if par.get("moe_a2a_overlap"):  # the all-to-all the combined 1F1B hides per layer pair
+        base.update(a2a_overlap_terms(ops, cols["time_s"], groups, int(base["heavy_group"]), hw))
     return share, mod_share, base

@@ -277,7 +277,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
             clip_grad_norm: bool = False,
             efficiency: EfficiencyLike = "default", offload_layers: Any = 0,
             host_bytes_per_s: float = DEFAULT_HOST_LINK,
-            pipeline_head: str = "spread") -> dict[str, np.ndarray]:
+            pipeline_head: str = "spread", moe_a2a_overlap: bool = False
+            ) -> dict[str, np.ndarray]:
     """Memory and time of every layout given as broadcast arrays (``recompute`` as codes).
 
     Notes
@@ -358,7 +359,10 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     leave, the wait added to each micro-batch's backward). ``pipeline_head``: ``"spread"``, the
     embedding and LM head count ``1/pp`` per stage; ``"last"``, the whole head on the last stage
     beside ``ceil(L/pp)`` layers, whose time per micro-batch is then the pace
-    (``estimate(pipeline_head=)``). ``efficiency``: the efficiency model
+    (``estimate(pipeline_head=)``). ``moe_a2a_overlap``: Megatron-Core's combined 1F1B hides
+    ``base["a2a_hidden_*"]`` (:mod:`.moe_overlap`) per layer pair, the busiest stage's layers'
+    share times its overlapped pairs per step over ``v`` (``_core.combined_1f1b_pairs``;
+    warmup / cooldown and the bubble unchanged). ``efficiency``: the efficiency model
     of the optimizer's and the FSDP implementation's memory-bound kernels (the micro-batch
     terms in ``base`` were priced under it by the caller).
     """
@@ -545,11 +549,16 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     st = _core.train_step_sweep(srows)
     shape = dp.shape
     serial_ag = np.broadcast_to(serial_ag, shape)
-    time = st[:, 0].reshape(shape) + serial_ag
+    hidden = np.zeros(shape)
+    if moe_a2a_overlap:  # the a2a the combined 1F1B hides, pairs x the stage's layers' share
+        hidden = np.broadcast_to(_core.combined_1f1b_pairs(pp, m, v) / v * _stage_share(
+            base, base["a2a_hidden_heavy_layer_s"], base["a2a_hidden_layers_s"], busy), shape)
+    time = st[:, 0].reshape(shape) + serial_ag - hidden
     gpus = dp * pp * tp * cp
     flops_step = m * base["flops"] / pp
     return {
-        "time_s": time, "compute_s": st[:, 1].reshape(shape), "bubble_s": st[:, 2].reshape(shape),
+        "time_s": time, "compute_s": st[:, 1].reshape(shape) - hidden,
+        "bubble_s": st[:, 2].reshape(shape),
         "p2p_s": st[:, 3].reshape(shape),
         "exposed_comm_s": st[:, 4].reshape(shape) + serial_ag,
         "comm_s": st[:, 5].reshape(shape) + serial_ag, "optimizer_s": st[:, 6].reshape(shape),
@@ -582,7 +591,8 @@ def train_step(base: dict[str, float], hw: Hardware, par: dict[str, Any], *, tp:
                 fsdp=par.get("fsdp", "fsdp2"), clip_grad_norm=bool(par.get("clip_grad_norm")),
                 offload_layers=par.get("offload_layers", 0),
                 host_bytes_per_s=par.get("host_bytes_per_s", DEFAULT_HOST_LINK),
-                pipeline_head=par.get("pipeline_head", "spread"))
+                pipeline_head=par.get("pipeline_head", "spread"),
+                moe_a2a_overlap=bool(par.get("moe_a2a_overlap", False)))
     v = {k: float(np.asarray(x).reshape(-1)[0]) for k, x in r.items()}
     mem_keys = ("weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
                 "total_bytes")

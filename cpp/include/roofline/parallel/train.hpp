@@ -166,6 +166,33 @@ double overlapped_pass_s(const CommUnit* units, std::size_t n,
 double pipeline_p2p_s(double send_s, double stages, double microbatches, double virtual_stages,
                       double chunk_s, bool overlapped) noexcept;
 
+/// Exposed expert-parallel all-to-all time of one layer pair in Megatron-Core's combined 1F1B
+/// schedule (`overlap_moe_expert_parallel_comm`, `TransformerLayerSchedulePlan.run`,
+/// megatron/core/models/common/model_chunk_schedule_plan.py @23dd639c): micro-batch A's forward
+/// of a MoE layer runs beside micro-batch B's backward of one, the all-to-alls on a
+/// communication stream, in three phases:
+///   comm: combine_bwd(B) | dispatch_fwd(A) -> dispatch_bwd(B) | combine_fwd(A)
+///   comp: attn_fwd(A)    | mlp_bwd(B) -> mlp_dw(B) -> mlp_fwd(A) | attn_bwd(B)
+/// A phase with all-to-all time a beside compute c lasts max(a, c + f a): while the exchange's
+/// kernels run they hold `comm_sm_fraction` f of the SMs, so the compute progresses at 1 - f
+/// of its rate (as overlapped_pass_s). Returns the sum over the phases of what exceeds the
+/// compute, max(a - c, f a) (0 where a = 0). The dependencies inside the middle phase (the
+/// forward's experts wait for its dispatch, the backward's dispatch for the experts' dgrad)
+/// are not followed: a lower bound where one side of that phase is much shorter.
+double a2a_overlap_exposed_s(double combine_bwd_s, double attn_fwd_s, double dispatch_s,
+                             double mlp_s, double combine_fwd_s, double attn_bwd_s,
+                             double comm_sm_fraction) noexcept;
+
+/// Forward / backward pairs of one model chunk's micro-batch that Megatron-Core's combined 1F1B
+/// schedule runs overlapped on the first pipeline stage, per step, for p stages, m micro-batches
+/// and v model chunks (schedules.py get_pp_rank_microbatches @23dd639c): the stage runs v m
+/// chunk forwards and backwards, of which W = min(v m, 2 (p - 1) + (v - 1) p + 1) forwards
+/// (the warmup, one more than the interleaved schedule's: "one extra micro-batch forward step
+/// before the 1f1b stages", microbatch_group_size_per_vp_stage = p) and as many backwards (the
+/// cooldown) run alone; the rest pair up: v m - W. Without pipelining (p = 1) the first forward
+/// and the last backward run alone: m - 1.
+double combined_1f1b_pairs(double stages, double microbatches, double virtual_stages) noexcept;
+
 /// Exposed time of ring (pass-KV) context parallelism in one attention call: `steps` = cp-1
 /// exchanges of `send_s` each, each overlapped with one of the cp equal blocks of the local
 /// attention `attention_s` (load-balanced causal chunks): steps * max(send_s - attention_s/cp, 0).

@@ -1,0 +1,168 @@
+"""Megatron-Core's expert-parallel all-to-all overlap (``overlap_moe_expert_parallel_comm``):
+the combined 1F1B schedule, its argument and its per-layer terms (issue #24).
+
+Megatron-Core (read at 23dd639c, the Megatron-LM submodule of Megatron-Bridge c0b9a00, 26.02;
+unchanged in what is priced here at 23265d2d, 26.04's) runs, with
+``overlap_moe_expert_parallel_comm=True`` (Megatron-Bridge's ``moe_a2a_overlap``, which also
+sets ``delay_wgrad_compute=True`` and ``moe_shared_expert_overlap=False``,
+``scripts/performance/utils/overrides.py``), one micro-batch's forward beside another's
+backward, layer by layer (``pipeline_parallel/combined_1f1b.py``,
+``models/common/model_chunk_schedule_plan.py`` ``TransformerLayerSchedulePlan.run``). Each
+MoE layer is split into nodes (``models/gpt/fine_grained_callables.py``): ``attn`` (the
+attention block, pre-MLP norm, shared experts, router and dispatch preprocess, on the compute
+stream), ``moe_dispatch`` (the dispatch all-to-all, on a communication stream), ``mlp``
+(post-dispatch permute, the experts, combine preprocess; compute stream) and ``moe_combine``
+(the combine all-to-all, then the unpermute and residual add, communication stream). A layer
+pair of forward micro-batch A and backward micro-batch B runs as::
+
+    comm: combine_bwd(B) | dispatch_fwd(A) -> dispatch_bwd(B)         | combine_fwd(A)
+    comp: attn_fwd(A)    | mlp_bwd(B) -> mlp_dw(B) -> mlp_fwd(A)      | attn_bwd(B)
+
+(``delay_wgrad_compute`` moves the experts' weight gradients, ``mlp_dw``, after the
+backward dispatch is issued). Each node waits on its own micro-batch's CUDA event, so the two
+chains run concurrently and each all-to-all overlaps the other micro-batch's compute of its
+phase. Priced per layer pair by :func:`roofline._core.a2a_overlap_exposed_s` (the comm's SMs
+slow the compute it overlaps: NCCL's channels, :data:`.training.NCCL_COMM_CTAS`; HybridEP's
+``moe_hybridep_num_sms`` = 16, the same count); the pairs per step by
+:func:`roofline._core.combined_1f1b_pairs` (the first forward and the last backward of each
+stage's warmup / cooldown run alone).
+
+Requirements (``TransformerConfig.__post_init__`` at 23dd639c): expert parallelism
+(``ep > 1``), the all-to-all or flex dispatcher, a bf16 / fp16 model, no full or block
+recomputation, virtual pipeline stages when ``pp > 1``, at most one MTP layer and then
+``pp > 1``; CUDA graphs not over the MoE / MLP (the scopes this package prices never are).
+
+Not modeled: the host side. The schedule launches both micro-batches' kernels from one
+thread, and a dispatcher's device-to-host sync (``_maybe_dtoh_and_synchronize``) then waits
+only for the forward's attention while the other micro-batch's backward kernels stay queued
+behind it, which hides part of the launch time :mod:`.moe_sync` prices as exposed; the host
+terms are kept as for the plain schedule (an upper bound). MTP blocks' all-to-alls are not
+counted as hidden.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from .._errors import ArgumentValueError
+from ..hardware import Hardware
+from .config import TransformerConfig
+from .program import Program
+
+__all__ = ["A2A_COMM_SMS", "DISPATCH_ROWS", "COMBINE_ROWS", "SHARED_EXPERT_ROWS",
+           "a2a_overlap_option", "a2a_overlap_terms", "layer_pair_parts"]
+
+_Parts = tuple[float, float, float, float, float, float]
+
+#: SMs the exchanges hold while they run: NCCL's channels (``training.NCCL_COMM_CTAS``, 16)
+#: or HybridEP's ``moe_hybridep_num_sms`` (Megatron-Core ``transformer_config.py`` @23dd639c:
+#: 16, "in pure NVL scenarios, 16 SMs can generally achieve good bandwidth").
+A2A_COMM_SMS = 16
+
+#: Program rows of the ``moe_dispatch`` node (the all-to-all dispatcher's token and
+#: probability exchanges; HybridEP's dispatch kernel).
+DISPATCH_ROWS = ("dispatch all_to_all", "dispatch probs all_to_all")
+#: Program rows of the ``moe_combine`` node's exchange.
+COMBINE_ROWS = ("combine all_to_all",)
+#: Shared-expert rows: with the overlap Megatron-Core computes the shared experts in the
+#: ``attn`` node, before the router (``shared_experts_compute``).
+SHARED_EXPERT_ROWS = ("shared gate_up", "shared act", "shared down")
+
+
+def a2a_overlap_option(fn: str, value: object, phase: str, runtime: str, ep: int,
+                       cfg: TransformerConfig, dtype: str, par: dict[str, Any],
+                       recompute: object) -> bool:
+    """Validated ``moe_a2a_overlap`` of ``transformer.estimate`` (module docstring: what
+    Megatron-Core requires of it; ``par``: the checked training arguments)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{fn}: moe_a2a_overlap must be a bool, got {value!r}")
+    if not value:
+        return False
+    moe, mtp_layers, pp = cfg.is_moe, cfg.mtp_layers, par["pp"]
+    virtual_stages = par["virtual_stages"]
+    need = [(phase == "train", f"phase='train' (got {phase!r})"),
+            (runtime == "megatron", f"runtime='megatron' (got {runtime!r})"),
+            (moe, "an MoE model"), (ep > 1, f"ep > 1 (got ep={ep!r})"),
+            (dtype in ("bf16", "fp16"), f"dtype 'bf16' or 'fp16' (got {dtype!r})"),
+            (pp == 1 or virtual_stages > 1,
+             f"virtual_stages > 1 when pp > 1 (got pp={pp!r}, virtual_stages={virtual_stages!r})"),
+            (not (isinstance(recompute, str) and (recompute == "full"
+                                                  or recompute.startswith("layer"))),
+             f"no full or block recomputation (got recompute={recompute!r})"),
+            (mtp_layers <= 1 and (mtp_layers == 0 or pp > 1),
+             f"at most one MTP layer, and pp > 1 with it (got mtp_layers={mtp_layers!r}, "
+             f"pp={pp!r})")]
+    for ok, what in need:
+        if not ok:
+            raise ArgumentValueError(fn, "moe_a2a_overlap", f"True needs {what}")
+    return True
+
+
+def layer_pair_parts(ops: Program, time_s: np.ndarray, g: int) -> _Parts | None:
+    """One layer of group ``g`` split as the combined schedule's nodes, seconds:
+    ``(combine_bwd, attn_fwd, dispatch_fwd + dispatch_bwd, mlp_fwd + mlp_bwd, combine_fwd,
+    attn_bwd)``; None when the group has no expert all-to-all.
+
+    Rows before the group's first dispatch row (and the shared experts) are the ``attn`` node,
+    rows between the dispatch and the combine the ``mlp`` node; rows after the combine (its
+    unpermute / weighted sum and residual) run after the exchange on the communication stream
+    and hide nothing. A ``(fwd+bwd)`` row counts a third of its time as forward, as
+    :func:`.training.micro_batch_terms` does."""
+    rows = [(i, r[1]) for i, r in enumerate(ops.rows) if r[0] == g]
+    base = [n.removesuffix(" bwd") for _, n in rows]
+    first = next((k for k, n in enumerate(base) if n in DISPATCH_ROWS), None)
+    comb = next((k for k, n in enumerate(base) if n in COMBINE_ROWS), None)
+    if first is None or comb is None:
+        return None
+    out = dict.fromkeys(("cb", "af", "d", "m", "cf", "ab"), 0.0)
+    for k, (i, name) in enumerate(rows):
+        t = float(time_s[i])
+        bwd = name.endswith(" bwd")
+        fwd_share = 0.0 if bwd else (1 / 3 if name.endswith("(fwd+bwd)") else 1.0)
+        f, b = t * fwd_share, t * (1.0 - fwd_share)
+        if base[k] in DISPATCH_ROWS:
+            out["d"] += t
+        elif base[k] in COMBINE_ROWS:
+            out["cb" if bwd else "cf"] += t
+        elif k < first or base[k] in SHARED_EXPERT_ROWS:
+            out["af"] += f
+            out["ab"] += b
+        elif k < comb:
+            out["m"] += f + b
+    return out["cb"], out["af"], out["d"], out["m"], out["cf"], out["ab"]
+
+
+def a2a_overlap_terms(ops: Program, time_s: np.ndarray, groups: list[Any], heavy: int,
+                      hw: Hardware) -> dict[str, float]:
+    """The all-to-all time the combined schedule hides per layer pair, for the step's
+    composition (:func:`.training.compose` with ``moe_a2a_overlap``).
+
+    Per decoder layer of an MoE group: ``A - exposed``, where ``A`` is the layer's forward and
+    backward all-to-all time (what the plain schedule runs in series) and ``exposed`` is
+    :func:`roofline._core.a2a_overlap_exposed_s` of :func:`layer_pair_parts`, the comm holding
+    ``A2A_COMM_SMS / SMs`` of the GPU (at most half, as the data-parallel overlap).
+
+    Returns
+    -------
+    dict
+        ``a2a_hidden_heavy_layer_s``: per layer of the ``heavy`` group; ``a2a_hidden_layers_s``:
+        summed over every decoder layer (the MTP blocks' are not counted).
+    """
+    share = min(A2A_COMM_SMS / hw.sms, 0.5) if hw.sms else 0.0
+    out = {"a2a_hidden_heavy_layer_s": 0.0, "a2a_hidden_layers_s": 0.0}
+    for g, (kind, layers) in enumerate(groups):
+        if kind in ("head", "mtp") or not layers:
+            continue
+        parts = layer_pair_parts(ops, time_s, g)
+        if parts is None:
+            continue
+        cb, _, d, _, cf, _ = parts
+        exposed = float(_core.a2a_overlap_exposed_s(*parts, comm_sm_fraction=share))
+        hidden = max(cb + d + cf - exposed, 0.0)
+        out["a2a_hidden_layers_s"] += hidden * len(layers)
+        if g == heavy:
+            out["a2a_hidden_heavy_layer_s"] = hidden
+    return out
