@@ -14,7 +14,8 @@ from roofline.ops.collectives import (
     link_bytes_per_s,
     nccl_nvlink_fraction,
 )
-from roofline.transformer.training import NCCL_COMM_CTAS, train_step
+from roofline.transformer.layout_step import train_step
+from roofline.transformer.training import NCCL_COMM_CTAS
 
 T = rl.transformer
 

@@ -38,6 +38,7 @@ from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_pla
 from .formats import element_bytes, linear_recipes, table_peak, weight_bytes_of
 from .hf import check_hf, record_hf_step
 from .layers import record_step
+from .layout_step import train_step
 from .memory import memory as step_memory
 from .moe_host import moe_train_options
 from .moe_overlap import a2a_overlap_option
@@ -54,7 +55,7 @@ from .program_choices import (
 from .report import ModelEstimate
 from .tp_overlap import overlap_tp_collectives
 from .train_terms import train_terms
-from .training import DEFAULT_NETWORK_BYTES_PER_S, train_step
+from .training import DEFAULT_NETWORK_BYTES_PER_S
 
 __all__ = ["ALLREDUCES", "CACHES", "DECODE_KV_READS", "GATED_MLPS", "PHASES", "RUNTIMES",
            "estimate"]
@@ -455,8 +456,7 @@ def estimate(
                         allreduce, attention_plugin, attention_backend, modules, mlp_activation,
                         cfg.mlp_gated)
     batch = integer(fn, "batch", batch)
-    tp = integer(fn, "tp", tp)
-    ep = integer(fn, "ep", ep)
+    tp, ep = integer(fn, "tp", tp), integer(fn, "ep", ep)
     q, kv = step_lengths(fn, phase, seq_len, kv_len, q_len)
     latency_s = positive_number(fn, "latency_s", latency_s, zero=True)
     link_bytes_per_s = optional_positive(fn, "link_bytes_per_s", link_bytes_per_s)

@@ -42,7 +42,7 @@ class ModelEstimate(StepWall):
         How the kernels are launched (``"eager"``, ``"compiled"``, ``"graph"``).
     wall : roofline.WallTime or None
         Wall time of the step with the host's launch overhead (:func:`roofline.wall_time`).
-    step : roofline.transformer.training.TrainStep or None
+    step : roofline.transformer.layout_step.TrainStep or None
         Training: the parallel step (micro-batches, bubble, recomputation, exposed
         communication, memory); ``time_s``, ``tokens_per_s`` and ``mfu`` are the step's.
 
@@ -72,7 +72,7 @@ class ModelEstimate(StepWall):
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     launch: str = "eager"
     wall: WallTime | None = None
-    step: Any = None  # roofline.transformer.training.TrainStep for phase="train"
+    step: Any = None  # roofline.transformer.layout_step.TrainStep for phase="train"
 
     # ------------------------------------------------------------------ totals
 

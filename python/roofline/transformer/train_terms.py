@@ -1,7 +1,7 @@
 """The micro-batch terms of a training step, read off its priced program.
 
 :func:`train_terms` turns one micro-batch's priced :class:`~.program.Program` (its rows,
-columns and layer groups) into what :func:`.training.train_step` composes a step from and
+columns and layer groups) into what :func:`.layout_step.train_step` composes a step from and
 the planner re-composes other layouts from: per-layer and head times
 (:func:`.training.micro_batch_terms`), the recomputed share of each op
 (:func:`.recompute.op_recompute_share`, or of the recomputed modules), the activations an
