@@ -39,7 +39,7 @@ from .formats import element_bytes, linear_recipes, weight_bytes_of
 from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .memory import memory as step_memory
-from .moe_host import moe_train_options
+from .moe_host import moe_core_options, moe_train_options
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -106,6 +106,8 @@ def estimate(
     moe_dispatcher: str = "alltoall",
     moe_capacity_factor: float | None = None,
     moe_pad_to_capacity: bool = False,
+    megatron_core: str = "0.15",
+    moe_permute_fusion: bool = True,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
     gated_mlp: str = "fused",
@@ -287,6 +289,10 @@ def estimate(
         ``moe_expert_capacity_factor`` / ``moe_pad_expert_input_to_capacity`` run it: a rank
         sends each expert at most ``C = ceil(T·k/E · factor)`` rows, padded exactly ``C``
         and no host sync (:func:`.routing.capacity_counts`, :func:`.moe_sync.sync_points`).
+    megatron_core, moe_permute_fusion : str, bool
+        Training, Megatron-Core MoE, ``"alltoall"`` (:func:`.moe_host.moe_core_options`):
+        ``"0.11"`` / ``"0.12"`` apply the router probabilities in the unpermute (no
+        probabilities all-to-all); ``moe_permute_fusion=False`` runs their eager permute.
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
@@ -417,10 +423,9 @@ def estimate(
     experts, combine all-to-all, weighted sum), TP all-reduce, residual add. The cache append
     is assumed fused into the QKV/RoPE kernels.
 
-    MoE layers (the dropless layer, its experts, routing and host sync): see
-    :func:`.layers.moe_mlp`.
-    Elementwise kernels run in bf16; their backward reads the output gradient and saved
-    inputs and writes one gradient per input.
+    MoE layers (their experts, routing and host sync): :func:`.layers.moe_mlp`. Elementwise
+    kernels run in bf16; their backward reads the output gradient and saved inputs and
+    writes one gradient per input.
 
     Training with the parallel arguments (see :mod:`roofline.transformer.training`): the op
     table is one micro-batch on one GPU holding every layer; ``time_s`` is the step
@@ -462,26 +467,23 @@ def estimate(
     hw: Hardware = _hardware(hardware)
     comm_bw = link_bytes_per_s
     train = phase == "train"
-    # training (and allreduce="nccl") communicates through NCCL: the NVLink line rate less
-    # its protocol overhead
+    # training (and allreduce="nccl") uses NCCL: the NVLink line rate less its overhead
     nvlink_fraction = nccl_nvlink_fraction(hw) if train or nccl else 1.0
     if comm_bw is None and (tp > 1 or ep > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
 
-    par = train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, tp=tp, zero=zero,
-                     recompute=recompute,
-                     micro_batch=micro_batch, grad_accum=grad_accum,
+    par = train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, tp=tp, zero=zero, recompute=recompute,
+                     micro_batch=micro_batch, grad_accum=grad_accum, fsdp=fsdp,
                      virtual_stages=virtual_stages, optimizer=optimizer, overlap=overlap,
                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
-                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
-                     overlap_param_gather=overlap_param_gather, fsdp=fsdp,
-                     train_metrics=train_metrics, clip_grad_norm=clip_grad_norm,
-                     offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s,
-                     pipeline_head=pipeline_head, cross_entropy=cross_entropy,
-                     runtime=runtime, check_for_nan_in_grad=check_for_nan_in_grad,
-                     fp8_param_gather=fp8_param_gather)
+                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap, runtime=runtime,
+                     overlap_param_gather=overlap_param_gather, train_metrics=train_metrics,
+                     clip_grad_norm=clip_grad_norm, offload_layers=offload_layers,
+                     host_bytes_per_s=host_bytes_per_s, pipeline_head=pipeline_head,
+                     cross_entropy=cross_entropy, fp8_param_gather=fp8_param_gather,
+                     check_for_nan_in_grad=check_for_nan_in_grad)
     if not par["fp8_param_gather"] and f8_recipe != "tensorwise_te":
         raise ArgumentValueError(fn, "fp8_param_gather", f"False applies to linear_recipe="
                                  f"'tensorwise_te' (bf16 weights), got {f8_recipe!r}")
@@ -503,7 +505,8 @@ def estimate(
     settle = train if sustained is None else flag(fn, "sustained", sustained)
     ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle,
                   dispatcher=dispatcher, amax_ranks=tp if par["sequence_parallel"] else 1,
-                  moe_capacity=capacity)
+                  moe_capacity=capacity, moe_core=moe_core_options(
+                      fn, phase, runtime, dispatcher, capacity, megatron_core, moe_permute_fusion))
     if gpus_per_node is not None and ep > gpus_per_node:
         ops.ep_span = (gpus_per_node, net_bw)
     tokens = batch * q
@@ -587,13 +590,11 @@ def estimate(
                               step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
                               recompute=step.layout["recompute"],
                               op_share=share if mod_share is None else mod_share)
-    est = ModelEstimate(
-        config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
-        ep=ep, tokens=tokens, groups=groups,
-        rows=[(g, name, kind) for g, name, kind, _ in ops.rows], columns=cols, memory=memory,
-        peak_flops_per_s=peak, linear_recipe=linear_recipe, launch=launch, wall=host,
-        step=step,
-    )
+    est = ModelEstimate(config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q,
+                        kv_len=kv, tp=tp, ep=ep, tokens=tokens, groups=groups, columns=cols,
+                        rows=[(g, name, kind) for g, name, kind, _ in ops.rows], memory=memory,
+                        peak_flops_per_s=peak, linear_recipe=linear_recipe, launch=launch,
+                        wall=host, step=step)
     if train:  # the planner re-composes other layouts from these micro-batch terms
         est._cache["train_base"] = base
     return est
