@@ -628,7 +628,7 @@ def test_family_medians_pinned(result):
     # train_moe 0.087 / p90 0.274 unchanged with Megatron-Core 0.11 / 0.12's MoE layer as
     # NeMo's Mixtral recipes ran it (megatron_core, moe_permute_fusion=False; hardware-notes
     # §29): no probabilities all-to-all, the eager permute / unpermute: B200 -30.5 -> -29.4 %,
-    # GB200 -17.7 -> -16.4 % (the eager passes add ~1.5 %; the gap lies elsewhere).
+    # GB200 -17.7 -> -16.3 % (the eager passes add ~1.6 %; the gap lies elsewhere).
     pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.067),
             "train_dense_lowp": (49, 0.081), "train_moe": (37, 0.087)}

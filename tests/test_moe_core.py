@@ -27,14 +27,19 @@ def _kernels(ops: Program, name: str) -> list[tuple[float, float, float]]:
 
 def test_unfused_permute_kernels_by_hand():
     """T = 8192 tokens, E = 8, C = 2048 (E·C = 16384 rows), hidden 4096, in 2-byte elements:
-    to(int8) and .T.contiguous() T·E/2 each, the argsort's index fill 4·T·E and its pass
-    4.5·T·E, the [:, :C] copy 4·E·C, index_select rows·hidden; backward zeros(T·hidden) and
-    index_add_ of rows·hidden."""
+    to(int8) and .T.contiguous() T·E/2 each; the argsort (8 rows of 8192 > 4096: PyTorch's
+    full-sort path) an int2 fill 4·T·E, cub's pairs sort of the int8 keys (histogram T·E/2,
+    scan, pass 4.5·T·E) and keys sort of the int2 (histogram 4·T·E, scan, pass 4·T·E), the
+    postprocess 4.5·T·E; the [:, :C] copy 4·E·C, index_select rows·hidden; backward
+    zeros(T·hidden) and index_add_ of rows·hidden."""
     ops = Program(train=True, recipe=None)
     mcore_unfused_permute(ops, 0, "permute", 8192, 8, 16384, 4096)
     te, n = 8192 * 8, 16384 * 4096
-    assert _kernels(ops, "permute") == [(te / 2, 1, 1), (te / 2, 1, 1), (4 * te, 0, 1),
-                                        (4.5 * te, 1, 1), (4 * 16384, 1, 1), (n, 1, 1)]
+    assert _kernels(ops, "permute") == [
+        (te / 2, 1, 1), (te / 2, 1, 1),
+        (4 * te, 0, 1), (te / 2, 1, 0), (256, 1, 1), (4.5 * te, 1, 1),
+        (4 * te, 1, 0), (256, 1, 1), (4 * te, 1, 1), (4.5 * te, 1, 1),
+        (4 * 16384, 1, 1), (n, 1, 1)]
     assert _kernels(ops, "permute bwd") == [(8192 * 4096, 0, 1), (n, 1, 1)]
     assert "moe weighted sum" not in {r[1] for r in ops.rows}
 

@@ -96,11 +96,17 @@ def mcore_unfused_permute(ops: Program, g: int, part: str, tokens: int, experts:
 
     Permute ("permute" row), forward: ``routing_map.to(int8)`` and ``.T.contiguous()``
     (``T·E`` bytes each), ``argsort(dim=-1, descending=True, stable=True)`` over the ``E``
-    rows of ``T`` int8 keys with int64 indices (priced as an index fill and one pass that
-    reads and writes keys and indices: a one-digit radix sort; the sort's own kernels were
-    not traced one by one), ``[:, :C].contiguous()`` (``E·C`` int64) and
-    ``tokens.index_select`` (``rows·hidden``). Backward (``index_select_backward``):
-    ``zeros(T, hidden)`` and ``index_add_`` of the ``rows·hidden`` gradient.
+    rows of ``T`` int8 keys, ``[:, :C].contiguous()`` (``E·C`` int64) and
+    ``tokens.index_select`` (``rows·hidden``). PyTorch sorts rows longer than 4096
+    (``should_use_small_sort``) with ``launch_stable_sort_kernel``, and fewer than 128 of
+    them with ``segmented_sort_pairs_by_full_sort`` (``aten/src/ATen/native/cuda/
+    SortStable.cu``): ``fill_index_and_segment_kernel`` (an int2 per key), cub's
+    ``radix_sort_pairs`` of the int8 keys with the int2 values and ``radix_sort_keys`` of the
+    int2 as int64 over the segment bits (each priced as cub's onesweep: a histogram, a scan
+    of 256 bins, one digit pass reading and writing keys and values) and
+    ``sort_postprocess_kernel`` (reads the int2, gathers the key, writes it and the int64
+    index). Backward (``index_select_backward``): ``zeros(T, hidden)`` and ``index_add_`` of
+    the ``rows·hidden`` gradient.
 
     Unpermute ("moe weighted sum" row), forward: ``probs.T.contiguous()`` (``T·E``), the
     flat indices ``arange(E)``, ``* T``, ``+ sorted_indices`` (``E·C`` int64),
@@ -113,8 +119,12 @@ def mcore_unfused_permute(ops: Program, g: int, part: str, tokens: int, experts:
     (int64 = 4, int8 / bool = 1/2)."""
     te, n, s = float(tokens) * experts, float(rows) * hidden, float(rows)
     th = float(tokens) * hidden
-    fwd: list[Pass] = [(te / 2, 1.0, 1.0), (te / 2, 1.0, 1.0), (4 * te, 0.0, 1.0),
-                       (4.5 * te, 1.0, 1.0), (4 * s, 1.0, 1.0), (n, 1.0, 1.0)]
+    sort: list[Pass] = [(4 * te, 0.0, 1.0),  # the int2 (index, segment) per key
+                        (te / 2, 1.0, 0.0), (256.0, 1.0, 1.0), (4.5 * te, 1.0, 1.0),  # pairs
+                        (4 * te, 1.0, 0.0), (256.0, 1.0, 1.0), (4 * te, 1.0, 1.0),  # keys
+                        (4.5 * te, 1.0, 1.0)]  # postprocess
+    fwd: list[Pass] = [(te / 2, 1.0, 1.0), (te / 2, 1.0, 1.0), *sort, (4 * s, 1.0, 1.0),
+                       (n, 1.0, 1.0)]
     if part == "permute":
         ops.passes(g, "permute", fwd, [(th, 0.0, 1.0), (n, 1.0, 1.0)])
         return
