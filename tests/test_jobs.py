@@ -632,6 +632,10 @@ def test_family_medians_pinned(result):
     # hidden) and 26.04 GB200 GPT-OSS-120B EP64 HybridEP -34.4 % (-27.0 %); both sit above the
     # old median, which then falls in the family's 8.7 -> 11.2 % gap. All jobs 0.061 (p90
     # 0.181 -> 0.188).
+    # train_moe 0.087 / p90 0.274 unchanged with Megatron-Core 0.11 / 0.12's MoE layer as
+    # NeMo's Mixtral recipes ran it (megatron_core, moe_permute_fusion=False; hardware-notes
+    # §30): no probabilities all-to-all, the eager permute / unpermute: B200 -30.5 -> -29.4 %,
+    # GB200 -17.7 -> -16.3 % (the eager passes add ~1.6 %; the gap lies elsewhere).
     pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.067),
             "train_dense_lowp": (49, 0.081), "train_moe": (39, 0.112)}

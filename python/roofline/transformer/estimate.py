@@ -40,7 +40,7 @@ from .hf import check_hf, record_hf_step
 from .layers import record_step
 from .layout_step import train_step
 from .memory import memory as step_memory
-from .moe_host import moe_train_options
+from .moe_host import moe_core_options, moe_train_options
 from .moe_overlap import a2a_overlap_option
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
@@ -109,6 +109,8 @@ def estimate(
     moe_capacity_factor: float | None = None,
     moe_pad_to_capacity: bool = False,
     moe_a2a_overlap: bool = False,
+    megatron_core: str = "0.15",
+    moe_permute_fusion: bool = True,
     decode_kv_reads: str = "per_kv_head",
     sustained: bool | None = None,
     gated_mlp: str = "fused",
@@ -294,6 +296,10 @@ def estimate(
         Training, Megatron-Core MoE, ``ep > 1``: Megatron-Bridge's ``moe_a2a_overlap``, the
         combined 1F1B schedule hiding each layer's all-to-alls behind another micro-batch's
         compute (:mod:`.moe_overlap`; ``pp > 1`` needs ``virtual_stages > 1``).
+    megatron_core, moe_permute_fusion : str, bool
+        Training, Megatron-Core MoE, ``"alltoall"`` (:func:`.moe_host.moe_core_options`):
+        ``"0.11"`` / ``"0.12"`` apply the router probabilities in the unpermute (no
+        probabilities all-to-all); ``moe_permute_fusion=False`` runs their eager permute.
     overlap_param_gather : bool, optional
         Training with ``zero`` 1 or 2: all-gather the updated weights per unit behind the first
         forward (Megatron's ``overlap_param_gather``; default: ``overlap``). ``False``: the
@@ -424,10 +430,9 @@ def estimate(
     experts, combine all-to-all, weighted sum), TP all-reduce, residual add. The cache append
     is assumed fused into the QKV/RoPE kernels.
 
-    MoE layers (the dropless layer, its experts, routing and host sync): see
-    :func:`.layers.moe_mlp`.
-    Elementwise kernels run in bf16; their backward reads the output gradient and saved
-    inputs and writes one gradient per input.
+    MoE layers (their experts, routing and host sync): :func:`.layers.moe_mlp`. Elementwise
+    kernels run in bf16; their backward reads the output gradient and saved inputs and
+    writes one gradient per input.
 
     Training with the parallel arguments (see :mod:`roofline.transformer.training`): the op
     table is one micro-batch on one GPU holding every layer; ``time_s`` is the step
@@ -472,20 +477,18 @@ def estimate(
     if comm_bw is None and (tp > 1 or ep > 1):
         comm_bw = _link_bw(hw, nvlink_fraction)
 
-    par = train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, tp=tp, zero=zero,
-                     recompute=recompute,
-                     micro_batch=micro_batch, grad_accum=grad_accum,
+    par = train_args(fn, phase, batch, dp=dp, pp=pp, cp=cp, tp=tp, zero=zero, recompute=recompute,
+                     micro_batch=micro_batch, grad_accum=grad_accum, fsdp=fsdp,
                      virtual_stages=virtual_stages, optimizer=optimizer, overlap=overlap,
                      sequence_parallel=sequence_parallel, optimizer_update=optimizer_update,
                      gpus_per_node=gpus_per_node, network_bytes_per_s=network_bytes_per_s,
                      reduce_dtype=reduce_dtype, reshard_after_forward=reshard_after_forward,
-                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap,
-                     overlap_param_gather=overlap_param_gather, fsdp=fsdp,
-                     train_metrics=train_metrics, clip_grad_norm=clip_grad_norm,
-                     offload_layers=offload_layers, host_bytes_per_s=host_bytes_per_s,
-                     pipeline_head=pipeline_head, cross_entropy=cross_entropy,
-                     runtime=runtime, check_for_nan_in_grad=check_for_nan_in_grad,
-                     fp8_param_gather=fp8_param_gather)
+                     cp_comm=cp_comm, tp_comm_overlap=tp_comm_overlap, runtime=runtime,
+                     overlap_param_gather=overlap_param_gather, train_metrics=train_metrics,
+                     clip_grad_norm=clip_grad_norm, offload_layers=offload_layers,
+                     host_bytes_per_s=host_bytes_per_s, pipeline_head=pipeline_head,
+                     cross_entropy=cross_entropy, fp8_param_gather=fp8_param_gather,
+                     check_for_nan_in_grad=check_for_nan_in_grad)
     if not par["fp8_param_gather"] and f8_recipe != "tensorwise_te":
         raise ArgumentValueError(fn, "fp8_param_gather", f"False applies to linear_recipe="
                                  f"'tensorwise_te' (bf16 weights), got {f8_recipe!r}")
@@ -498,8 +501,7 @@ def estimate(
         recompute_mode(fn, recompute, cfg.num_layers)
         par["offload_layers"], par["host_bytes_per_s"] = check_offload(
             fn, offload_layers, host_bytes_per_s, cfg.num_layers, par["pp"], recompute, hw)
-    batch = par["micro_batch"]
-    cp = par["cp"]
+    batch, cp = par["micro_batch"], par["cp"]
     check_sizes(fn, phase, batch, q, kv, cfg.num_heads // tp, flash)
     check_layout(fn, cfg, q, cp, par["cp_comm"], par["pp"], routing_skew)
     net_bw = nccl_nic_bytes_per_s(network_bytes_per_s or DEFAULT_NETWORK_BYTES_PER_S, train or nccl)
@@ -508,9 +510,9 @@ def estimate(
     settle = train if sustained is None else flag(fn, "sustained", sustained)
     ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle,
                   dispatcher=dispatcher, amax_ranks=tp if par["sequence_parallel"] else 1,
-                  moe_capacity=capacity)
-    if gpus_per_node is not None and ep > gpus_per_node:
-        ops.ep_span = (gpus_per_node, net_bw)
+                  moe_capacity=capacity, moe_core=moe_core_options(
+                      fn, phase, runtime, dispatcher, capacity, megatron_core, moe_permute_fusion))
+    ops.ep_span = (gpus_per_node, net_bw) if gpus_per_node and ep > gpus_per_node else None
     tokens = batch * q
     act_bytes, kv_dtype_bytes = element_bytes(fn, dtype, kv_dtype, kv_dtype_bytes)
     # An 8-bit KV cache is fp8 attention: K, V read in fp8, math at the fp8 peak (prefill)
@@ -588,13 +590,11 @@ def estimate(
                               step_s=step.time_s, pp=par["pp"], grad_accum=par["grad_accum"],
                               recompute=step.layout["recompute"],
                               op_share=share if mod_share is None else mod_share)
-    est = ModelEstimate(
-        config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q, kv_len=kv, tp=tp,
-        ep=ep, tokens=tokens, groups=groups,
-        rows=[(g, name, kind) for g, name, kind, _ in ops.rows], columns=cols, memory=memory,
-        peak_flops_per_s=peak, linear_recipe=linear_recipe, launch=launch, wall=host,
-        step=step,
-    )
+    est = ModelEstimate(config=cfg, phase=phase, hardware=hw.name, batch=batch, q_len=q,
+                        kv_len=kv, tp=tp, ep=ep, tokens=tokens, groups=groups, columns=cols,
+                        rows=[(g, name, kind) for g, name, kind, _ in ops.rows], memory=memory,
+                        peak_flops_per_s=peak, linear_recipe=linear_recipe, launch=launch,
+                        wall=host, step=step)
     if train:  # the planner re-composes other layouts from these micro-batch terms
         est._cache["train_base"] = base
     return est

@@ -2,14 +2,16 @@
 squared ReLU (:func:`squared_relu_eager`, ``estimate(mlp_activation="relu_pow")``),
 Transformer Engine's Float8CurrentScaling amax all-reduces under sequence parallelism
 (:func:`amax_reductions`), Megatron-Core's Q / K / V split (:func:`mcore_qkv_split`) and
-Transformer Engine's flash-attn layout copies (:func:`te_flash_layout`). Each records rows
-into a :class:`.program.Program`."""
+Transformer Engine's flash-attn layout copies (:func:`te_flash_layout`) and Megatron-Core
+core_v0.11 / 0.12's unfused MoE permute and unpermute (:func:`mcore_unfused_permute`,
+``estimate(moe_permute_fusion=False)``). Each records rows into a :class:`.program.Program`."""
 
 from __future__ import annotations
 
 from .program import Pass, Program
 
-__all__ = ["amax_reductions", "mcore_qkv_split", "squared_relu_eager", "te_flash_layout"]
+__all__ = ["amax_reductions", "mcore_qkv_split", "mcore_unfused_permute", "squared_relu_eager",
+           "te_flash_layout"]
 
 
 def amax_reductions(ops: Program, g: int, block: str) -> None:
@@ -82,3 +84,53 @@ def te_flash_layout(ops: Program, g: int, t: int, batch: int, heads: int, kv_hea
         fwd.append((float(q), 1.0, 1.0))
         bwd.append((float(q), 1.0, 1.0))
     ops.passes(g, "te flash-attn layout copies", fwd, bwd, kind="attention")
+
+
+def mcore_unfused_permute(ops: Program, g: int, part: str, tokens: int, experts: int,
+                          rows: float, hidden: int) -> None:
+    """The permute and the unpermute of a drop-and-pad MoE layer as Megatron-Core core_v0.11 /
+    core_v0.12 run them without ``moe_permute_fusion`` (``moe_utils.permute`` /
+    ``unpermute(..., probs, drop_and_pad=True)``): ``tokens`` routed by this rank, ``rows =
+    E·C`` permuted rows (``C`` per expert), bf16 router probabilities (``type_as(logits)``);
+    ``part``: ``"permute"`` (before the dispatch) or ``"unpermute"`` (after the combine).
+
+    Permute ("permute" row), forward: ``routing_map.to(int8)`` and ``.T.contiguous()``
+    (``T·E`` bytes each), ``argsort(dim=-1, descending=True, stable=True)`` over the ``E``
+    rows of ``T`` int8 keys, ``[:, :C].contiguous()`` (``E·C`` int64) and
+    ``tokens.index_select`` (``rows·hidden``). PyTorch sorts rows longer than 4096
+    (``should_use_small_sort``) with ``launch_stable_sort_kernel``, and fewer than 128 of
+    them with ``segmented_sort_pairs_by_full_sort`` (``aten/src/ATen/native/cuda/
+    SortStable.cu``): ``fill_index_and_segment_kernel`` (an int2 per key), cub's
+    ``radix_sort_pairs`` of the int8 keys with the int2 values and ``radix_sort_keys`` of the
+    int2 as int64 over the segment bits (each priced as cub's onesweep: a histogram, a scan
+    of 256 bins, one digit pass reading and writing keys and values) and
+    ``sort_postprocess_kernel`` (reads the int2, gathers the key, writes it and the int64
+    index). Backward (``index_select_backward``): ``zeros(T, hidden)`` and ``index_add_`` of
+    the ``rows·hidden`` gradient.
+
+    Unpermute ("moe weighted sum" row), forward: ``probs.T.contiguous()`` (``T·E``), the
+    flat indices ``arange(E)``, ``* T``, ``+ sorted_indices`` (``E·C`` int64),
+    ``index_select`` of the probabilities (``E·C``), ``permuted_tokens * probs``
+    (``rows·hidden``), ``zeros(T, hidden)`` and ``scatter_add_`` of the rows (read once,
+    added once per element). Backward: the scatter's ``gather`` (``rows·hidden``), the
+    product's two gradients (``grad·probs``; ``grad·tokens`` and its sum over hidden for the
+    probabilities' gradient) and the probabilities' ``index_select`` backward (``zeros(T·E)``,
+    ``index_add_``). Saved: the permuted rows and probabilities. Counts in 2-byte elements
+    (int64 = 4, int8 / bool = 1/2)."""
+    te, n, s = float(tokens) * experts, float(rows) * hidden, float(rows)
+    th = float(tokens) * hidden
+    sort: list[Pass] = [(4 * te, 0.0, 1.0),  # the int2 (index, segment) per key
+                        (te / 2, 1.0, 0.0), (256.0, 1.0, 1.0), (4.5 * te, 1.0, 1.0),  # pairs
+                        (4 * te, 1.0, 0.0), (256.0, 1.0, 1.0), (4 * te, 1.0, 1.0),  # keys
+                        (4.5 * te, 1.0, 1.0)]  # postprocess
+    fwd: list[Pass] = [(te / 2, 1.0, 1.0), (te / 2, 1.0, 1.0), *sort, (4 * s, 1.0, 1.0),
+                       (n, 1.0, 1.0)]
+    if part == "permute":
+        ops.passes(g, "permute", fwd, [(th, 0.0, 1.0), (n, 1.0, 1.0)])
+        return
+    e4 = 4.0 * experts
+    fwd = [(te, 1.0, 1.0), (e4, 0.0, 1.0), (e4, 1.0, 1.0), (4 * s, 1.0, 1.0),
+           (s, 5.0, 1.0), (n, 1.0, 1.0), (th, 0.0, 1.0), (n, 1.0, 1.0)]
+    bwd: list[Pass] = [(n, 1.0, 1.0), (n, 1.0, 1.0), (n, 2.0, 1.0), (n, 1.0, 0.0),
+                       (te, 0.0, 1.0), (s, 5.0, 1.0)]
+    ops.passes(g, "moe weighted sum", fwd, bwd, saved=n + s)

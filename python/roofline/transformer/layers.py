@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 from .. import _core
+from . import framework_ops
 from .config import TransformerConfig
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .program import Pass, Program
@@ -217,36 +218,32 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     GEMMs, shared experts, weighted sum (unpermute) and residual add of one MoE layer (the
     busiest EP rank).
 
-    What Megatron-Core's dropless MoE layer runs: the fused permute copies each token's row
-    once per chosen expert (``t·k·hidden`` elements written); with expert parallelism the
-    received rows, grouped by source rank, are regrouped by local expert before the grouped
-    GEMMs and back after them (``sort_chunks_by_idxs``); a low-precision recipe quantizes the
-    inputs of both grouped linears (``rows·(hidden + width)`` elements) and copies the rows
-    into and out of their per-expert padding (TE's ``Fp8Padding`` / ``Fp8Unpadding``: the
-    hidden states and fp32 probabilities in, the output out). The unpermute is
-    the weighted sum. Each is a memory-bound pass (its backward as every elementwise row).
-    These run in training (Megatron-Core); decode and prefill keep the serving engines'
-    fused MoE program.
-
-    MoE training runs Megatron-Core's dropless layer: a fused permute, chunk regrouping by
-    expert around the grouped GEMMs under expert parallelism, quantization of the expert
-    inputs with a ``linear_recipe``; with ``launch="eager"`` its device-to-host sync of the
-    token counts exposes the host launch time from each MoE layer's permute to the next
-    router, and the backward (no sync, but a queue the forward left empty) exposes its launch
-    time where the host issues its per-expert kernels slower than the GPU runs them
-    (``step.host_s``, see :func:`.moe_sync.sync_exposed_s`).
+    What Megatron-Core's MoE layer runs in training (decode and prefill keep the serving
+    engines' fused MoE program): the fused permute copies each token's row once per chosen
+    expert (``t·k·hidden`` elements written); with expert parallelism the received rows,
+    grouped by source rank, are regrouped by local expert before the grouped GEMMs and back
+    after them (``sort_chunks_by_idxs``); a low-precision recipe quantizes the inputs of both
+    grouped linears (``rows·(hidden + width)`` elements) and copies the rows into and out of
+    their per-expert padding (TE's ``Fp8Padding`` / ``Fp8Unpadding``); the unpermute is the
+    weighted sum: memory-bound passes. ``ops.moe_core``: core_v0.11 / 0.12 send no
+    probabilities all-to-all, and without ``moe_permute_fusion`` permute and unpermute
+    eagerly (:func:`.framework_ops.mcore_unfused_permute`; a shared expert's add then not
+    priced). With ``launch="eager"`` the device-to-host sync of the token counts exposes
+    the host launch time from each MoE layer's permute to the next router, and the backward
+    exposes its launch time where the host issues its per-expert kernels slower than the GPU
+    runs them (``step.host_s``, see :func:`.moe_sync.sync_exposed_s`).
     MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
     assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
     ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
-    rounded to integers (largest remainder, so small decode batches leave experts idle);
-    expert ``i`` sits on rank ``i mod ep`` and the most loaded rank is modeled; experts with
-    no token are skipped. The dispatch / combine all-to-alls carry that rank's
-    ``max(received, sent)`` rows (``sent = T·k``; under token dropping, ``ops.moe_capacity``,
-    the kept or padded rows, ``ep·C`` per expert: :func:`.routing.capacity_counts`). Serving
-    runs the experts as one grouped kernel; training runs them as Transformer Engine's
-    ``GroupedLinear`` does under Megatron-Core: one GEMM per local expert for the forward,
-    the input gradient and the weight gradient (``rl.grouped_gemm(layout="looped" /
-    "looped_wgrad")``), each with its own tiles, waves and latency floor.
+    rounded (largest remainder: small decode batches leave experts idle); expert ``i`` sits
+    on rank ``i mod ep``, the most loaded rank is modeled, experts with no token are skipped.
+    The dispatch / combine all-to-alls carry that rank's ``max(received, sent)`` rows (``sent
+    = T·k``; under token dropping, ``ops.moe_capacity``, the kept or padded rows, ``ep·C``
+    per expert: :func:`.routing.capacity_counts`). Serving runs the experts as one grouped
+    kernel; training as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one
+    GEMM per local expert for the forward, the input and the weight gradient
+    (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves
+    and latency floor.
 
     With HybridEP (``ops.dispatcher == "hybridep"``, Megatron-Core's flex dispatcher; DeepEP
     hybrid-ep 1242eb4-29b4d6f, ``deep_ep/hybrid_ep_buffer.py``, ``csrc/hybrid_ep/executor``)
@@ -291,12 +288,16 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         ops.collective(g, "dispatch all_to_all", "hybridep_dispatch", dedup * (
             exchanged * dispatch_bytes + max(received, sent) * e / ep * 4.0), ep)
     elif mcore:  # Megatron's fused permute: each token's row copied once per chosen expert,
-        # grouped by destination rank and expert, then the tokens' and (fp32, from the fp32
-        # router) probabilities' all_to_alls (token_dispatch)
-        ops.elementwise(g, "permute", sent * hid)
+        # grouped by destination rank and expert, then the tokens' and (fp32) probabilities'
+        # all_to_alls (token_dispatch; core_v0.11 / 0.12 keep them for the unpermute)
+        if ops.moe_core[1]:
+            ops.elementwise(g, "permute", sent * hid)
+        else:
+            framework_ops.mcore_unfused_permute(ops, g, "permute", t, e, sent, hid)
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
-        ops.collective(g, "dispatch probs all_to_all", "all_to_all",
-                       max(received, sent) * 4.0, ep)
+        if ops.moe_core[0] == "0.15":
+            ops.collective(g, "dispatch probs all_to_all", "all_to_all",
+                           max(received, sent) * 4.0, ep)
     else:
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
     used = tuple(int(c) for c in local if c > 0) or (1,)
@@ -344,7 +345,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         ops.linear(g, "shared gate_up", t, hid, mats * sw)
         ops.elementwise(g, "shared act", t * sw, reads=mats)
         ops.linear(g, "shared down", t, sw, hid)
-    if not hybrid:
+    if not hybrid and not ops.moe_core[1]:  # core_v0.11 / 0.12, no shared experts
+        framework_ops.mcore_unfused_permute(ops, g, "unpermute", t, e, sent, hid)
+    elif not hybrid:
         ops.elementwise(g, "moe weighted sum", t * hid,  # the unpermute reads every sent row
                         reads=sent / t + (1 if cfg.num_shared_experts else 0))
     elif cfg.num_shared_experts:  # MoELayer adds the shared experts' output

@@ -50,7 +50,7 @@ out-of-place scatter's clone and the scatter), ``.bool()`` and the masked gates
 ``moe_pad_expert_input_to_capacity`` the dispatcher's ``preprocess`` returns early: the split
 sizes are the capacity, known on the host (``get_capacity``; a CPU ``torch.full``, a call
 without a kernel, and the sort indices' ``torch.full`` on the device, a fill kernel; core_v0.11
-still counts ``routing_map.sum().long()`` first: 2 kernels not priced), and
+still counts ``routing_map.sum().long()`` first: 2 kernels, ``megatron_core="0.11"``), and
 ``_maybe_dtoh_and_synchronize`` does nothing: no device-to-host copy, no wait
 (:func:`.moe_sync.sync_points`). Without padding the counts stay data-dependent:
 ``preprocess`` adds ``num_local_tokens_per_expert.sum()`` (1 kernel) for ``num_out_tokens``,
@@ -92,7 +92,8 @@ from .program import Program
 __all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_COMPILED_CALLS",
            "MCORE_FORWARD_MODULES", "MOE_DISPATCHERS", "MOE_GRAPH_SCOPES", "TE_OPS_NORMS",
            "TE_PADDING_MODULES", "check_dispatcher", "ep_of", "graph_scopes", "graphed_calls",
-           "moe_capacity_options", "moe_extra_launches", "moe_stages", "moe_train_options"]
+           "MEGATRON_CORE_VERSIONS", "moe_capacity_options", "moe_core_options",
+           "moe_extra_launches", "moe_stages", "moe_train_options"]
 
 #: Megatron-Core's load-balancing losses (``moe_router_load_balancing_type``) priced here.
 LOAD_BALANCING = ("none", "aux_loss", "seq_aux_loss")
@@ -253,6 +254,48 @@ def moe_capacity_options(fn: str, phase: str, runtime: str, dispatcher: str, fac
     return float(factor), pad
 
 
+#: Megatron-Core releases whose MoE layer is priced (:func:`moe_core_options`): "0.15" (the
+#: default: Megatron-Bridge 25.11 / 26.x), "0.11" / "0.12" (NeMo 25.02 / 25.04 containers).
+MEGATRON_CORE_VERSIONS = ("0.11", "0.12", "0.15")
+
+
+def moe_core_options(fn: str, phase: str, runtime: str, dispatcher: str,
+                     capacity: tuple[float, bool] | None, version: object,
+                     permute_fusion: object) -> tuple[str, bool]:
+    """Validated ``(megatron_core, moe_permute_fusion)`` of ``transformer.estimate``.
+
+    ``megatron_core`` (:data:`MEGATRON_CORE_VERSIONS`): "0.11" / "0.12" send no router
+    probabilities all-to-all and apply them in the unpermute
+    (``MoEAlltoAllTokenDispatcher.token_unpermutation(probs=self.probs)``, core_v0.11.0 /
+    core_v0.12.0 ``token_dispatcher.py``); core_v0.11 also counts ``routing_map.sum().long()``
+    before its drop-and-pad early return (2 kernels). ``moe_permute_fusion`` mirrors
+    Megatron's flag (TE's fused permute / unpermute); False prices core_v0.11 / 0.12's
+    ``moe_utils.permute`` / ``unpermute`` (:func:`.layers.unfused_permute`), so it needs one
+    of those releases and drop-and-pad (``capacity`` padded: without it ``permute`` runs a
+    ``masked_select``, whose output size the host waits for, not priced); both apply to
+    training with ``runtime="megatron"`` and the all-to-all dispatcher once they differ from
+    the defaults ("0.15", True)."""
+    if not isinstance(permute_fusion, bool):
+        raise TypeError(f"{fn}: moe_permute_fusion must be a bool, got {_show(permute_fusion)}")
+    core = one_of(fn, "megatron_core", version, {v: v for v in MEGATRON_CORE_VERSIONS})
+    if (core, permute_fusion) == ("0.15", True):
+        return core, permute_fusion
+    if phase != "train" or runtime != "megatron" or dispatcher != "alltoall":
+        raise ValueError(f"{fn}: megatron_core={core!r} / moe_permute_fusion={permute_fusion}"
+                         f" apply to phase='train' with runtime='megatron' and moe_dispatcher="
+                         f"'alltoall', got phase={phase!r}, runtime={runtime!r}, "
+                         f"moe_dispatcher={dispatcher!r}")
+    if not permute_fusion and core == "0.15":
+        raise NotImplementedError(f"{fn}: moe_permute_fusion=False is priced for "
+                                  f"megatron_core='0.11' or '0.12' (their moe_utils.permute / "
+                                  f"unpermute), got megatron_core={core!r}")
+    if not permute_fusion and not (capacity is not None and capacity[1]):
+        raise NotImplementedError(f"{fn}: moe_permute_fusion=False is priced with drop-and-pad "
+                                  f"(moe_pad_to_capacity=True) only: the unpadded unfused "
+                                  f"permute's masked_select waits on the host, not priced")
+    return core, permute_fusion
+
+
 def _row(**calls: float) -> np.ndarray:
     c = np.zeros(len(HOST_CLASSES))
     for name, n in calls.items():
@@ -278,7 +321,8 @@ def _router_loss(balancing: str, expert_bias: bool, backward: bool) -> list[np.n
 
 def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
                        balancing: str = "none", expert_bias: bool = False,
-                       capacity: tuple[float, bool] | None = None) -> np.ndarray:
+                       capacity: tuple[float, bool] | None = None,
+                       core: str = "0.15") -> np.ndarray:
     """Host calls before each extra main-stream kernel of one MoE layer's pass.
 
     Parameters
@@ -300,6 +344,9 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
         Token dropping ``(capacity factor, pad to capacity)``: the router's capacity mask
         kernels; padded, a preprocess of one fill and no copies; unpadded, one more count
         kernel and copy (module docstring). None: dropless.
+    core : str
+        Megatron-Core release (:data:`MEGATRON_CORE_VERSIONS`): under padding "0.11" keeps
+        the count ``routing_map.sum().long()`` (2 kernels) before the capacity's fill.
 
     Returns
     -------
@@ -325,7 +372,7 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
     if stage == "preprocess":
         rows = [_row(kernel=1), _row(kernel=1)]
         if pad:  # the capacity's split sizes: a CPU torch.full and the device's fill
-            rows = [_row(view=1, kernel=1)]
+            rows = (rows if core == "0.11" else []) + [_row(view=1, kernel=1)]
         elif capacity is not None:  # num_out_tokens = counts.sum()
             rows.append(_row(kernel=1))
         if ep > 1 and not pad:

@@ -281,7 +281,7 @@ def _launched(ops: Program, order: list[int], row_time_s: np.ndarray, f8: int,
                                            backward, graphed))
             for stage in moe_stages(ops, i, backward):
                 extra = moe_extra_launches(stage, eps[ops.rows[i][0]], graphed, *router,
-                                           capacity=ops.moe_capacity)
+                                           capacity=ops.moe_capacity, core=ops.moe_core[0])
                 row_t.append(np.zeros(len(extra)))
                 row_c.append(extra)
             done[i] = (row_t, row_c)

@@ -73,6 +73,9 @@ class Program:
     #: moe_pad_expert_input_to_capacity)``, None: dropless (:func:`.layers.moe_mlp`,
     #: :func:`.moe_sync.sync_points`, :func:`.moe_host.moe_extra_launches`)
     moe_capacity: tuple[float, bool] | None = None
+    #: Megatron-Core's MoE layer in training: ``(megatron_core, moe_permute_fusion)``
+    #: (:func:`.moe_host.moe_core_options`, :func:`.layers.moe_mlp`)
+    moe_core: tuple[str, bool] = ("0.15", True)
     #: ranks over which Transformer Engine's Float8CurrentScaling quantizers of
     #: sequence-parallel tensors reduce their amax (the TP group under sequence parallelism;
     #: :func:`.framework_ops.amax_reductions`), 1: none
