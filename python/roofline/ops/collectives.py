@@ -248,7 +248,7 @@ _DOC_PARAMS = """
         its bus bandwidth (Simple: the link rate; LL128: 0.92 of it; LL: 1/4 of it for an
         all-reduce, 1/3 otherwise, at most 87.7 GB/s), and NCCL runs the fastest protocol;
         ``latency_s`` is not used. Not modelled: NCCL's tree and NVLS algorithms, its
-        per-channel bandwidth caps, scale-out hops.{custom}
+        per-channel bandwidth caps; across nodes see ``ranks_per_node``.{custom}
     hardware : Hardware or str, optional
         Accelerator whose interconnect is used (default: detected / default hardware).
     link_bytes_per_s : float, optional
