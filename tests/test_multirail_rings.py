@@ -88,8 +88,6 @@ def test_bad_input() -> None:
         rl.reduce_scatter(1024, 16, link_bytes_per_s=NVLINK, network_bytes_per_s=NIC)
     with pytest.raises(ValueError, match="network_bytes_per_s"):
         ring(rl.all_reduce, 1024, 16, 8, net=0.0)
-    with pytest.raises(ValueError, match="algorithm='nccl'"):
-        ring(rl.all_reduce, 1024, 16, 8, algorithm="nccl")
     with pytest.raises(ValueError, match="algorithm='custom'"):
         ring(rl.all_reduce, 1024, 16, 8, algorithm="custom")
 
@@ -107,15 +105,19 @@ def _dp_comm(gpus_per_node: int, tp: int, dp: int, net: float = 50e9) -> float:
 
 
 def test_training_dp_group_uses_its_ranks_nics() -> None:
-    # TP 1: 8 DP ranks per node, 8 NICs (8 x 48 > 370 GB/s): NVLink-bound, the same time as
-    # one 16-GPU domain
-    assert _dp_comm(8, 1, 16) == pytest.approx(_dp_comm(16, 1, 16), rel=1e-9)
-    # TP 2: 4 DP ranks per node, NIC-bound at 4 x 48 GB/s: slower than one domain, unless
-    # each NIC carries 96 GB/s (4 x 96 > 370); slower again on 25 GB/s NICs
-    one = _dp_comm(16, 2, 8)
-    assert _dp_comm(8, 2, 8) > one
-    assert _dp_comm(8, 2, 8, net=100e9) == pytest.approx(one, rel=1e-9)
+    # A DP group spanning nodes is priced by NCCL's tuning model (algorithm="nccl": its
+    # protocols' and inter-node steps' latencies), one node by the 1 us-per-step ring, so
+    # compare spanning layouts with each other. TP 1: 8 DP ranks per node, 8 NICs (8 x 48 >
+    # 370 GB/s): NVLink-bound, a faster NIC changes nothing; NCCL's latencies make it slower
+    # than one 16-GPU domain, by less than 15 % here
+    span, one = _dp_comm(8, 1, 16), _dp_comm(16, 1, 16)
+    assert span == pytest.approx(_dp_comm(8, 1, 16, net=100e9), rel=1e-9)
+    assert one < span < 1.15 * one
+    # TP 2: 4 DP ranks per node, NIC-bound at 4 x 48 GB/s, unless each NIC carries 96 GB/s
+    # (4 x 96 > 370); slower again on 25 GB/s NICs
+    assert _dp_comm(8, 2, 8) > _dp_comm(8, 2, 8, net=100e9)
+    assert _dp_comm(8, 2, 8, net=100e9) == pytest.approx(_dp_comm(8, 2, 8, net=200e9), rel=1e-9)
     assert _dp_comm(8, 2, 8, net=25e9) > _dp_comm(8, 2, 8)
     # TP 8: one DP rank per node, one NIC: NVLink's rate only from a 384 GB/s NIC on
-    assert _dp_comm(8, 8, 2, net=400e9) == pytest.approx(_dp_comm(16, 8, 2), rel=1e-9)
-    assert _dp_comm(8, 8, 2, net=200e9) > _dp_comm(16, 8, 2)
+    assert _dp_comm(8, 8, 2, net=400e9) == pytest.approx(_dp_comm(8, 8, 2, net=800e9), rel=1e-9)
+    assert _dp_comm(8, 8, 2, net=200e9) > _dp_comm(8, 8, 2, net=400e9)

@@ -176,6 +176,83 @@ double spanning_ring_bytes_per_s(double ranks, double local, double up, double o
   return std::min(up, fewest * out);
 }
 
+namespace {
+
+/// NCCL 2.18.3's tuning model for groups spanning nodes (NVIDIA/nccl src/graph/tuning.cc @
+/// ea38312273e5b9a19a224c9ff4c10b7fcf441eaf; the ring and tree constants below are unchanged
+/// in v2.20.5-1 except the tree's Simple hwLat), protocols LL, LL128, Simple, in seconds:
+/// hwLat[NET] of the ring and the tree, hwLat[NVLINK] and baseLat of the tree (the ring's
+/// are kNcclBaseS / kNcclHopS above).
+constexpr double kNcclNetRingS[3] = {2.7e-6, 4.0e-6, 14.0e-6};
+constexpr double kNcclTreeBaseS[3] = {6.8e-6, 14.0e-6, 0.0};
+constexpr double kNcclTreeHopS[3] = {0.6e-6, 1.25e-6, 4.0e-6};
+constexpr double kNcclNetTreeS[3] = {5.0e-6, 8.5e-6, 14.0e-6};
+/// getNetOverhead: the proxy's post per network step on an x86 Intel host (and NCCL's
+/// fallback for other CPUs; AMD hosts 2 µs), tripled for Simple; an inter-node ring pays
+/// max(NVLink hop, this) on each of its intra-node steps.
+constexpr double kNcclNetOverheadS = 1.0e-6;
+/// llMaxBws on Intel hosts (index1 0 for multi-node): 2 nodes 39.0, more 20.4 GB/s.
+constexpr double kNcclLlMax2NodesBytesPerS = 39.0e9;
+constexpr double kNcclLlMaxNodesBytesPerS = 20.4e9;
+/// treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B to 256 MiB, on the tree's bandwidth.
+constexpr double kNcclTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0,
+     1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9,
+     1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9,
+     .9}};
+
+}  // namespace
+
+Estimate nccl_spanning_estimate(Collective op, double bytes, double ranks, double local,
+                                double bus) noexcept {
+  Estimate e;
+  if (ranks <= 1) return e;
+  const bool reduce = op == Collective::all_reduce;
+  const double nodes = std::ceil(ranks / local);
+  const double ppn = ranks / nodes;
+  const double steps = reduce ? 2.0 * (ranks - 1.0) : ranks - 1.0;
+  const double inter = reduce ? 2.0 * nodes : nodes - 1.0;
+  const double ll_max = nodes <= 2.0 ? kNcclLlMax2NodesBytesPerS : kNcclLlMaxNodesBytesPerS;
+  const double sent = (reduce ? 2.0 : 1.0) * (ranks - 1.0) / ranks * bytes;
+  double best = -1.0;
+  auto take = [&](double lat, double xfer) {
+    if (best < 0 || lat + xfer < best) {
+      best = lat + xfer;
+      e.memory_s = xfer;
+      e.overhead_s = lat;
+    }
+  };
+  const double ring_bw[3] = {std::min(ll_max, bus / 4.0), bus * (ppn < 2.0 ? 0.7 : 0.92), bus};
+  for (int p = 0; p < 3; ++p) {
+    const double net = kNcclNetOverheadS * (p == 2 ? 3.0 : 1.0);
+    double lat = kNcclBaseS[p] + (steps - inter) * std::max(kNcclHopS[p], net) +
+                 inter * kNcclNetRingS[p];
+    // ncclTopoGetAlgoTime: the ring's Simple all-reduce plateau once each channel's share of
+    // a rank's slice is >= 64 B (nChannels taken as ppn: a channel per NIC).
+    if (reduce && p == 2 && bytes / (ppn * ranks) >= 64.0) lat *= 1.4;
+    take(lat, ring_bw[p] > 0 ? sent / ring_bw[p] : 0.0);
+  }
+  if (reduce) {  // NCCL 2.18 prices the tree for all-reduce only
+    const double tree = bus * 0.92;
+    const double tree_bw[3] = {std::min(tree / 3.8, ll_max), tree * (120.0 / 128.0), tree};
+    const int log_size = static_cast<int>(std::floor(std::log2(std::max(bytes / 64.0, 1.0))));
+    for (int p = 0; p < 3; ++p) {
+      const double lat = kNcclTreeBaseS[p] + 2.0 * ((ppn - 1.0) * kNcclTreeHopS[p] +
+                                                     std::floor(std::log2(nodes)) *
+                                                         kNcclNetTreeS[p]);
+      double bw = tree_bw[p] * 0.5;  // algorithm bandwidth: half the bus
+      if (log_size < 23) bw *= kNcclTreeCorrection[p][log_size];
+      take(lat, bw > 0 ? bytes / bw : 0.0);
+    }
+  }
+  e.bytes = sent;
+  e.time_s = e.memory_s + e.overhead_s;
+  e.kernels = 1.0;
+  return e;
+}
+
 Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double bytes,
                                       double ranks, double local, const LinkRates& up,
                                       const LinkRates& out) noexcept {
@@ -184,8 +261,13 @@ Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double
     return spanning_all_to_all_estimate(bytes, ranks, local, up, out);
   }
   const CollectiveCost c = collective_cost(op, algo, bytes, ranks);
-  if (!spans) return collective_estimate(c, up);
+  if (!spans) {
+    return algo == CollectiveAlgo::nccl ? nccl_ring_estimate(op, bytes, ranks, up)
+                                        : collective_estimate(c, up);
+  }
   if (op == Collective::send_recv) return collective_estimate(c, out);
+  const double bus = spanning_ring_bytes_per_s(ranks, local, up.bytes_per_s, out.bytes_per_s);
+  if (algo == CollectiveAlgo::nccl) return nccl_spanning_estimate(op, bytes, ranks, local, bus);
   const LinkRates ring{spanning_ring_bytes_per_s(ranks, local, up.bytes_per_s, out.bytes_per_s),
                        out.latency_s};
   return collective_estimate(c, ring);

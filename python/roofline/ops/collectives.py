@@ -183,9 +183,10 @@ def _run(
 ) -> Estimate[Any]:
     algo = one_of(fn, "algorithm", algorithm, ALGORITHMS if fn == "all_reduce" else _NOT_REDUCE)
     spans = _node_args(fn, ranks_per_node, network_bytes_per_s)
-    if spans is not None and algorithm not in ("ring", "tree"):
+    if spans is not None and algorithm not in ("ring", "tree", "nccl"):
         raise ValueError(f"{fn}: algorithm={algorithm!r} prices one NVLink domain; with "
-                         f"ranks_per_node={ranks_per_node!r} pass algorithm='ring' or 'tree'")
+                         f"ranks_per_node={ranks_per_node!r} pass algorithm='ring', 'tree' "
+                         "or 'nccl'")
     sizes = {"nbytes": positive_int_array(fn, "nbytes", nbytes),
              "ranks": positive_int_array(fn, "ranks", ranks)}
     (b, r), shape = broadcast(fn, **sizes)
@@ -254,7 +255,7 @@ _DOC_PARAMS = """
         its bus bandwidth (Simple: the link rate; LL128: 0.92 of it; LL: 1/4 of it for an
         all-reduce, 1/3 otherwise, at most 87.7 GB/s), and NCCL runs the fastest protocol;
         ``latency_s`` is not used. Not modelled: NCCL's tree and NVLS algorithms, its
-        per-channel bandwidth caps, scale-out hops.{custom}
+        per-channel bandwidth caps; across nodes see ``ranks_per_node``.{custom}
     hardware : Hardware or str, optional
         Accelerator whose interconnect is used (default: detected / default hardware).
     link_bytes_per_s : float, optional
@@ -268,8 +269,16 @@ _DOC_PARAMS = """
         Ranks of the group in one scale-up domain (a node: an HGX board's 8 GPUs; a DP group
         of TP 2 ranks has 4 there), a positive integer, each rank with its own NIC (a
         rail-optimised node: DGX A100 / H100 / B200, one ConnectX per GPU). With ``ranks >
-        ranks_per_node`` the group spans domains (``algorithm`` ``"ring"`` or ``"tree"``;
-        needs ``network_bytes_per_s``). Default ``None``: one domain.
+        ranks_per_node`` the group spans domains (``algorithm`` ``"ring"``, ``"tree"`` or
+        ``"nccl"``; needs ``network_bytes_per_s``). Default ``None``: one domain. ``"nccl"``
+        across ``n = ceil(ranks / ranks_per_node)`` nodes, ``ppn = ranks / n``: NCCL 2.18's
+        tuning model for a multi-node communicator (x86 Intel host), the fastest protocol of
+        its ring, ``baseLat + (steps - inter)·max(NVLink hop, net overhead 1 µs, Simple 3 µs)
+        + inter·hwLat[NET]`` (LL 2.7, LL128 4.0, Simple 14 µs; ``inter = n-1``, all-reduce
+        ``2n``) plus the bytes over its bus (the spanning ring rate; LL a quarter, at most
+        39 GB/s on 2 nodes, 20.4 beyond; LL128 0.92), and for an all-reduce of its tree
+        (``2((ppn-1)·hop + floor(log2 n)·hwLat[NET])``, LL 5.0, LL128 8.5, Simple 14 µs);
+        ``latency_s`` is not used.
     network_bytes_per_s : float, optional
         Scale-out bandwidth of one NIC per direction, in [1, 1e30] B/s; required with
         ``ranks_per_node`` and only with it. Default ``None``.

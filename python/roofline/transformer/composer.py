@@ -34,6 +34,17 @@ kernels do not cover, each counted from the source:
   autocast's fp32 list, so each casts the bf16 logits to fp32 and runs ``log_softmax`` over
   them (its ``nll_loss`` gather, a few bytes per row, is left out), with no backward.
 
+- **Their per-batch compute** (:func:`metric_sync_s`): Composer's ``_train_loop`` calls
+  ``_compute_and_log_metrics`` on the train metrics after every batch; each
+  ``metric.compute()`` syncs its two 0-d ``sum`` states (``sum_loss``, ``total_items``)
+  through torchmetrics' ``gather_all_tensors``: a ``barrier`` (a one-element all-reduce,
+  then ``cudaDeviceSynchronize``: the host waits for the step's queue) and, the states being
+  scalars, ``_simple_gather_all_tensors``: ``world`` ``zeros_like`` outputs, one
+  ``all_gather`` into that list (``ProcessGroupNCCL::allgather`` gathers into a flat buffer,
+  then ``copy_``s each of the ``world`` outputs out), then ``_sync_dist``'s ``stack`` and
+  ``sum``. Every launch after the barrier meets an idle GPU: host bound, ``2 x world`` calls
+  per state.
+
 With ``clip_grad_norm`` the step also clips the gradients by their global norm as FSDP1 does
 (:func:`clip_grad_norm_s`: a norm and a ``mul_`` per tensor shard, launched without a sync,
 and a scalar all-reduce). The model's own eager modules (MPT's ``nn.Linear`` /
@@ -61,7 +72,7 @@ from .program import Pass, Program
 __all__ = ["ADAMW_PASSES", "FSDP_IMPLS", "TRAIN_METRIC_PASSES", "clip_grad_norm_s",
            "decoupled_adamw_s", "fsdp1_grad_pass_arrays", "fsdp1_grad_passes", "fsdp1_grad_s",
            "idle_calls_s", "layer_tensors", "passes_s", "passes_that_run", "rank_tensors",
-           "record_train_metrics", "root_tensors"]
+           "metric_sync_s", "record_train_metrics", "root_tensors", "METRIC_STATES"]
 
 #: FSDP implementations ``estimate(fsdp=)`` takes: FSDP2 (``fully_shard``, per-parameter
 #: sharding: the composition's default), FSDP1 (:mod:`.composer`'s gradient path) and
@@ -80,6 +91,11 @@ ADAMW_PASSES = ((1, 1), (2, 1), (1, 1), (2, 1), (1, 1), (1, 1), (1, 1), (3, 1))
 TRAIN_METRIC_PASSES = ((1, 2), (2, 2))
 
 _KERNEL = HOST_CLASSES.index("kernel")
+
+#: States of one Composer cross-entropy training metric that ``compute()`` syncs:
+#: ``LanguageCrossEntropy``'s ``sum_loss`` and ``total_items`` (``add_state(...,
+#: dist_reduce_fx='sum')``, 0-d tensors; ``LanguagePerplexity`` subclasses it).
+METRIC_STATES = 2
 
 
 def layer_tensors(cfg: TransformerConfig) -> np.ndarray:
@@ -281,3 +297,35 @@ def record_train_metrics(ops: Program, g: int, tokens: int, vocab: int, metrics:
     e = float(tokens) * vocab
     one = [(e, float(r), float(w)) for r, w in TRAIN_METRIC_PASSES]
     ops.passes(g, "train metrics (composer)", one * metrics, [])
+
+
+def metric_sync_s(metrics: Any, world: Any, barrier_s: Any, gather_s: Any, hw: Any,
+                  efficiency: EfficiencyLike = "default") -> np.ndarray:
+    """Seconds Composer's per-batch ``compute()`` of ``metrics`` training metrics adds to a
+    step over ``world`` ranks (arrays; 0 where ``metrics`` or ``world - 1`` is 0).
+
+    Per metric, :data:`METRIC_STATES` syncs (torchmetrics ``gather_all_tensors``, 0-d states;
+    torchmetrics ``src/torchmetrics/utilities/distributed.py``, Lightning-AI/torchmetrics @
+    0d7799b), each ``barrier_s`` (the barrier's one-element all-reduce; the host then waits
+    for the GPU) plus ``roofline.ops.host.calls_wall`` from an idle stream of: ``world``
+    ``zeros_like`` fills, the ``all_gather`` (``gather_s``: 4 bytes from each rank), ``world``
+    ``copy_``s out of PyTorch's flat buffer (``ProcessGroupNCCL::allgather``, same-size
+    path), ``stack`` and ``sum`` — ``2 x world + 3`` host calls of class ``kernel``, the tiny
+    kernels one-element ``roofline.elementwise`` passes::
+
+        metrics x METRIC_STATES x (barrier_s + calls_wall([fill] x world + [gather_s]
+                                                          + [copy] x world + [stack, sum]))
+
+    The copies are C++ calls (no Python argument parsing), priced as the ``kernel`` class
+    all the same."""
+    m, w, bar, gat = np.broadcast_arrays(*(np.asarray(x, dtype=float)
+                                           for x in (metrics, world, barrier_s, gather_s)))
+    tiny = float(passes_s([(1.0, 1.0, 1.0)], hw, efficiency))
+    out = np.zeros(m.shape)
+    for idx in np.ndindex(m.shape):
+        ranks = int(w[idx])
+        if m[idx] <= 0 or ranks <= 1:
+            continue
+        times = [0.0] + [tiny] * ranks + [float(gat[idx])] + [tiny] * (ranks + 2)
+        out[idx] = m[idx] * METRIC_STATES * (bar[idx] + idle_calls_s(times, hw))
+    return out

@@ -253,8 +253,8 @@ def estimate(
         ``chunk_cat`` before each reduce-scatter), FSDP1 (:mod:`.composer`) or Megatron-FSDP
         (its buffer copies not priced); :mod:`.fsdp_passes`.
     train_metrics : int
-        Training: cross-entropy metrics evaluated on each micro-batch's logits (Composer with
-        llm-foundry's models: 2; :mod:`roofline.transformer.composer`). Default 0.
+        Training: cross-entropy metrics on each micro-batch's logits, synced over every rank
+        after each batch (Composer with llm-foundry's models: 2; :func:`.composer.metric_sync_s`).
     fp8_param_gather : bool
         Training, ``linear_recipe="tensorwise_te"``: ``False`` keeps bf16 parameters (2-byte
         gathers; TE quantizes the weights once per step, :func:`.param_refresh.weight_cast_s`),

@@ -59,6 +59,7 @@ def train_terms(cfg: TransformerConfig, ops: Program, cols: dict[str, Any],
                               efficiency))
     base["weight_cast_s"] = weight_cast_s(f8_recipe, linear_p, par, hw, efficiency)
     base["grad_check_s"] = grad_check_s(cfg, tp, par, act_bytes, hw, efficiency)
+    base["train_metrics"] = float(par.get("train_metrics", 0))  # Composer's, synced per batch
     counts = cfg.param_counts()
     base["embed_params"] = counts["embedding"] / tp
     base["head_params"] = counts["lm_head"] / tp

@@ -18,8 +18,9 @@ from .. import _core
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..ops.collectives import all_gather, all_reduce, reduce_scatter, send_recv
-from .composer import clip_grad_norm_s, decoupled_adamw_s, rank_tensors
+from .composer import clip_grad_norm_s, decoupled_adamw_s, metric_sync_s, rank_tensors
 from .fsdp_passes import fsdp_unit_passes_s
+from .group_links import group_collective_s as _link
 from .offload import DEFAULT_HOST_LINK, offload_exposed_s
 from .optimizers import OPTIMIZERS, PER_TENSOR_OPTIMIZERS, optimizer_update_s
 
@@ -136,26 +137,6 @@ def micro_batch_terms(rows: list[tuple[int, str, str]], cols: dict[str, np.ndarr
     out["tokens"] = float(tokens)
     out["act_bytes"] = act_bytes
     return out
-
-
-def _link(intra: np.ndarray, fn: Any, nbytes: np.ndarray, ranks: np.ndarray | None,
-          link_bw: float, net_bw: float, latency_s: float, local: Any = 1) -> np.ndarray:
-    """A collective over each row's group: the scale-up link where the group fits in a node,
-    else rings through the NICs of its ``local`` ranks per node (``ranks_per_node``), or a
-    point-to-point send (``ranks=None``) through the GPU's own NIC."""
-    b = np.maximum(np.ceil(nbytes), 1).astype(np.int64)
-    args = (b,) if ranks is None else (b, np.asarray(ranks, dtype=np.int64))
-
-    def run(bw: float, **span: Any) -> np.ndarray:
-        return np.asarray(fn(*args, link_bytes_per_s=bw, latency_s=latency_s, **span).time_s)
-
-    fast = run(link_bw)
-    if np.all(intra):
-        return fast
-    if ranks is None:
-        return np.where(intra, fast, run(net_bw))
-    node = np.maximum(np.asarray(local, dtype=np.int64), 1)
-    return np.where(intra, fast, run(link_bw, ranks_per_node=node, network_bytes_per_s=net_bw))
 
 
 def _stage_share(base: dict[str, float], per_heavy: Any, total: Any, n: Any) -> Any:
@@ -483,6 +464,12 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     # once-per-step quantization of bf16 weights (:func:`.param_refresh.weight_cast_s`)
     opt_s = opt_s + np.where(zero < 3, base.get("grad_check_s", 0.0), 0.0) + base.get(
         "weight_cast_s", 0.0) / pp
+    # Composer's per-batch training-metric compute syncs over every rank (WORLD)
+    world = dp * cp * tp * pp
+    one_node = world <= node if node else np.ones_like(dp, dtype=bool)
+    ar, ag = (_link(one_node, f, b, world, **lk, local=node or 1)
+              for f, b in ((all_reduce, 4.0 + zeros), (all_gather, 4.0 * world)))
+    opt_s = opt_s + metric_sync_s(base.get("train_metrics", 0.0), world, ar, ag, hw, efficiency)
     srows = np.stack(np.broadcast_arrays(
         fwd, bwd, rec, p2p, pp, m, v, n_layers, base["fwd_head_s"] / pp, base["bwd_head_s"] / pp,
         layer_ag, layer_red, emb_ag, emb_red, head_ag, head_red, zero, reshard.astype(float),

@@ -89,11 +89,31 @@ void collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes, c
 /// (NCCL's rings take the fewest channels over the nodes): min(up, s x out).
 double spanning_ring_bytes_per_s(double ranks, double local, double up, double out) noexcept;
 
+/// NCCL's own price of `op` (all_reduce, all_gather, reduce_scatter) over `ranks` ranks laid
+/// out `local` to a node, the ring's bus bandwidth `bus` (spanning_ring_bytes_per_s), as NCCL
+/// 2.18.3's tuning model prices it (src/graph/tuning.cc, ncclTopoTuneModel /
+/// ncclTopoGetAlgoTime, commit ea38312; the ring terms unchanged through v2.20.5), x86 Intel
+/// host, n = ceil(ranks / local) nodes, ppn = ranks / n, the fastest of:
+/// ring, protocol p in {LL, LL128, Simple}: baseLat[p] + (steps - inter) x max(hwLat[NVLINK][p],
+///   netOverhead[p]) + inter x hwLat[NET][p] + bytes sent / busBw[p]; steps = 2(ranks-1)
+///   (all-reduce) or ranks-1, inter = 2n (all-reduce) or n-1; netOverhead 1 µs (Simple 3 µs);
+///   busBw LL min(bus/4, llMaxBw: 39 GB/s on 2 nodes, 20.4 beyond), LL128 0.92 bus (0.7 at
+///   ppn < 2), Simple bus; the Simple all-reduce's latency x 1.4 (ring plateau) when
+///   bytes / (ppn x ranks) >= 64;
+/// tree (all-reduce only): baseLat + 2((ppn-1) x hwLat[NVLINK] + floor(log2 n) x hwLat[NET])
+///   + bytes / (0.5 x busBw x treeCorrectionFactor), busBw 0.92 bus (LL: / 3.8, at most
+///   llMaxBw; LL128 x 120/128).
+/// Not priced: the per-channel LL128 / tree caps (they need the channel count), CollNet / NVLS.
+/// memory_s: the chosen protocol's transfer term; overhead_s: its latency.
+Estimate nccl_spanning_estimate(Collective op, double bytes, double ranks, double local,
+                                double bus) noexcept;
+
 /// Ring / tree `op` (all_reduce, all_gather, reduce_scatter) over `ranks` ranks laid out
 /// `local` to a scale-up domain: collective_estimate of the same bytes and steps at
 /// spanning_ring_bytes_per_s, paying `out.latency_s` per step (the scale-up latency where the
-/// group fits one domain). all_to_all: spanning_all_to_all_estimate; send_recv: `out` where
-/// local < ranks (a GPU's own NIC), else `up`.
+/// group fits one domain); algo nccl: nccl_spanning_estimate (nccl_ring_estimate in one
+/// domain). all_to_all: spanning_all_to_all_estimate; send_recv: `out` where local < ranks (a
+/// GPU's own NIC), else `up`.
 Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double bytes,
                                       double ranks, double local, const LinkRates& up,
                                       const LinkRates& out) noexcept;
