@@ -625,7 +625,15 @@ def test_family_medians_pinned(result):
     # Fp8Padding copies (aligned capacity rows) and the sort_chunks copies (one local
     # expert): B200 -25.7 -> -27.0 %, GB200 -14.6 -> -17.7 % (what ran is faster; the rows'
     # gap lies elsewhere). On main after net13's rings: train_moe p90 0.269 -> 0.274.
-    pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
+    # serve_throughput 0.060 -> 0.067 (p90 0.188 -> 0.206, bias -1 -> -4 %): the DataCrunch
+    # SGLang rows admit as SGLang did for ignore_eos requests without a radix cache
+    # (kv_admission="ignore_eos": PrefillAdder.add_one_req_ignore_eos, budget_state,
+    # batch_is_full, Dec 2024; data/hardware-notes.md §29) instead of growing pages and
+    # preempting as vLLM does: no recompute is left, and the offline rows 2.5 / -1.2 / -5.2 /
+    # -18.8 / -25.4 % (256/512, 1024/1024, 1024/512, 4096/1024, 4096/2048) -> -20.6 / -19.8 /
+    # -19.7 / -26.0 / -34.2 %. Regression kept: the recompute the model charged is what SGLang
+    # did not do; the common -20 % is a per-step cost at large batches not priced (open).
+    pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.067),
             "train_dense_lowp": (49, 0.081), "train_moe": (37, 0.087)}
     for fam, (rows, median) in pins.items():
@@ -737,7 +745,7 @@ def test_serving_row_runtime_and_request_rate():
                if r["id"] == "sglang_dc_h200x4_llama33_70b_rate1_itl")
     c = row["config"]
     kw = dict(prompt_len=c["prompt_len"], output_len=c["output_len"], tp=4, runtime="sglang",
-              memory_fraction=0.85, kv_admission="grow", token_budget=8192, request_rate=1.0)
+              memory_fraction=0.85, kv_admission="ignore_eos", token_budget=8192, request_rate=1.0)
     df = rl.transformer.serve(c["model"], row["hardware"], num_requests=300,
                               arrivals="poisson", lengths="uniform", **kw)
     assert df.attrs["runtime"] == "sglang" and c["num_requests"] == 300
