@@ -632,8 +632,8 @@ def test_family_medians_pinned(result):
     # preempting as vLLM does: no recompute is left, and the offline rows 2.5 / -1.2 / -5.2 /
     # -18.8 / -25.4 % (256/512, 1024/1024, 1024/512, 4096/1024, 4096/2048) -> -20.6 / -19.8 /
     # -19.7 / -26.0 / -34.2 %. Regression kept: the recompute the model charged is what SGLang
-    # did not do; the common -20 % is open (notes §29: the medians of ITL and TTFT now match
-    # at 256- and 1024-token prompts, the makespans do not).
+    # did not do; the common -20 % is open (notes §29: the 1024-token runs' median ITL and
+    # TTFT now match the measured ones, their makespans do not).
     pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.067),
             "train_dense_lowp": (49, 0.081), "train_moe": (37, 0.087)}
