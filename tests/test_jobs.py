@@ -641,7 +641,16 @@ def test_family_medians_pinned(result):
     # step latencies, the tree for all-reduce) and Composer's per-batch training-metric syncs
     # (torchmetrics' barrier + world zeros_like + all_gather + world copies, host bound:
     # data/hardware-notes.md §31): llm-foundry large-scale MPT-1B 512 GPUs -27.1 -> -19.9 %.
-    pins = {"serve_throughput": (25, 0.060), "serve_static_batch": (15, 0.043),
+    # serve_throughput 0.060 -> 0.067 (p90 0.188 -> 0.206, bias -1 -> -4 %): the DataCrunch
+    # SGLang rows admit as SGLang did for ignore_eos requests without a radix cache
+    # (kv_admission="ignore_eos": PrefillAdder.add_one_req_ignore_eos, budget_state,
+    # batch_is_full, Dec 2024; data/hardware-notes.md §32) instead of growing pages and
+    # preempting as vLLM does: no recompute is left, and the offline rows 2.5 / -1.2 / -5.2 /
+    # -18.8 / -25.4 % (256/512, 1024/1024, 1024/512, 4096/1024, 4096/2048) -> -20.6 / -19.8 /
+    # -19.7 / -26.0 / -34.2 %. Regression kept: the recompute the model charged is what SGLang
+    # did not do; the common -20 % is open (notes §32: the 1024-token runs' median ITL and
+    # TTFT now match the measured ones, their makespans do not).
+    pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.065),
             "train_dense_lowp": (49, 0.081), "train_moe": (39, 0.112)}
     for fam, (rows, median) in pins.items():
@@ -753,7 +762,7 @@ def test_serving_row_runtime_and_request_rate():
                if r["id"] == "sglang_dc_h200x4_llama33_70b_rate1_itl")
     c = row["config"]
     kw = dict(prompt_len=c["prompt_len"], output_len=c["output_len"], tp=4, runtime="sglang",
-              memory_fraction=0.85, kv_admission="grow", token_budget=8192, request_rate=1.0)
+              memory_fraction=0.85, kv_admission="ignore_eos", token_budget=8192, request_rate=1.0)
     df = rl.transformer.serve(c["model"], row["hardware"], num_requests=300,
                               arrivals="poisson", lengths="uniform", **kw)
     assert df.attrs["runtime"] == "sglang" and c["num_requests"] == 300

@@ -360,3 +360,38 @@ def test_core_rejects_bad_step_times() -> None:
                            lambda d, p, k: float("nan"), 10)
     with pytest.raises(RuntimeError, match="more than 2 engine steps"):
         _core.inflight_run(1, 0.0, 10, 3, 100, 100, 100, 1, True, _step, 2)
+
+
+def test_sglang_ignore_eos_admission_by_hand() -> None:
+    # SGLang v0.4's add_one_req_ignore_eos (inflight_run(worst_case_admission=True)): two
+    # requests of 10 + 10 tokens, a 35-token cache (page 1), no mixing. Step 1 admits A
+    # (free 25: A alone needs 10 more tokens; budget 25 - A's 10 promised > 0); B's check
+    # fails (free 25 - B's prompt 10 = 15 <= B's and A's next 10 tokens x 2 requests), which
+    # marks the batch full: A prefills (1 + 0.1 = 1.1 s) and decodes 9 steps (1.1 s each)
+    # alone; its retirement clears the flag, then B runs the same 10 steps: 20 x 1.1 s, and
+    # nobody is preempted. Growing pages without the check admits both and preempts.
+    def run(worst: bool, pages: int) -> dict:
+        return _core.inflight_run(2, 0.0, 10, 10, 100, 100, pages, 1, False, _step, 10_000,
+                                  False, False, False, False, None, worst)
+
+    r = run(True, 35)
+    assert r["makespan_s"] == pytest.approx(22.0)
+    assert (r["steps"], r["mixed_steps"], r["peak_running"], r["preemptions"]) == (20, 2, 1, 0)
+    assert r["ttft_mean_s"] == pytest.approx((1.1 + 12.1) / 2)
+    assert run(False, 35)["preemptions"] >= 1
+    # an ample cache: the check passes and the run is the growing one's
+    for key in ("makespan_s", "steps", "ttft_mean_s", "itl_mean_s", "peak_running"):
+        assert run(True, 1000)[key] == pytest.approx(run(False, 1000)[key])
+
+
+def test_serve_ignore_eos_admission() -> None:
+    # serve(kv_admission="ignore_eos") runs SGLang's check: no preemption where "grow" has
+    # some, at most as many running requests, and the same steady state (priced as "grow")
+    kw = dict(num_requests=200, prompt_len=2048, output_len=1024, runtime="sglang",
+              memory_fraction=0.5, token_budget=8192)
+    grow = T.serve("Llama-3-8B", H100, kv_admission="grow", **kw).iloc[0]
+    eos = T.serve("Llama-3-8B", H100, kv_admission="ignore_eos", **kw).iloc[0]
+    assert grow["preemptions"] > 0 and eos["preemptions"] == 0
+    assert eos["peak_running"] <= grow["peak_running"]
+    with pytest.raises(ValueError, match="kv_admission"):
+        T.serve("Llama-3-8B", H100, kv_admission="eos", **kw)

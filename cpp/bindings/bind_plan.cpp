@@ -183,14 +183,16 @@ void bind_plan(py::module_& m) {
                            double chunk_tokens, double kv_capacity_pages, double page_tokens,
                            bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
                            bool mixed_prefill, bool overlap_schedule, bool poisson_arrivals,
-                           bool uniform_lengths, const py::object& launch_s) {
+                           bool uniform_lengths, const py::object& launch_s,
+                           bool worst_case_admission) {
     const InflightRun r = inflight_run(num_requests, arrival_interval_s, prompt_tokens,
                                        output_tokens, token_budget, chunk_tokens,
                                        kv_capacity_pages, page_tokens, reserve, step_s,
                                        max_steps, mixed_prefill, overlap_schedule,
                                        poisson_arrivals, uniform_lengths,
                                        launch_s.is_none() ? StepTimeFn{}
-                                                          : launch_s.cast<StepTimeFn>());
+                                                          : launch_s.cast<StepTimeFn>(),
+                                       worst_case_admission);
     py::dict out;
     out["makespan_s"] = r.makespan_s;
     out["output_tokens"] = r.output_tokens;
@@ -212,6 +214,7 @@ void bind_plan(py::module_& m) {
      py::arg("step_s"), py::arg("max_steps"), py::arg("mixed_prefill") = true,
      py::arg("overlap_schedule") = false, py::arg("poisson_arrivals") = false,
      py::arg("uniform_lengths") = false, py::arg("launch_s") = py::none(),
+     py::arg("worst_case_admission") = false,
      "Finite run of requests through an in-flight-batching engine, step by step (a dict).");
   m.def("poisson_arrival_s", &poisson_arrival_s, py::arg("i"), py::arg("interval_s"),
         "Arrival time of request i of inflight_run's Poisson-like stream.");

@@ -108,6 +108,14 @@ double inflight_tokens_per_s(double completions_per_step, double output_tokens,
 
 namespace {
 
+// SGLang v0.4's admission constants (python/sglang/global_config.py: init_new_token_ratio,
+// base_min_new_token_ratio with schedule_conservativeness 1, new_token_ratio_decay;
+// managers/schedule_policy.py: CLIP_MAX_NEW_TOKENS_ESTIMATION, env default 4096).
+constexpr double kSglangInitRatio = 0.7;
+constexpr double kSglangMinRatio = 0.1;
+constexpr double kSglangRatioDecay = 0.001;
+constexpr double kSglangClipNewTokens = 4096.0;
+
 struct RunRequest {
   double arrival = 0.0;
   double scored_arrival = 0.0;  // mid-point of the window it landed in (see inflight_run)
@@ -164,7 +172,8 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,
                          bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
                          bool mixed_prefill, bool overlap_schedule, bool poisson_arrivals,
-                         bool uniform_lengths, const StepTimeFn& launch_s) {
+                         bool uniform_lengths, const StepTimeFn& launch_s,
+                         bool worst_case_admission) {
   auto bad = [](const std::string& what) { throw std::invalid_argument("inflight_run: " + what); };
   if (num_requests < 1) bad("num_requests must be >= 1");
   if (!(arrival_interval_s >= 0.0) || !std::isfinite(arrival_interval_s))
@@ -213,6 +222,56 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   const bool held = overlap_schedule && static_cast<bool>(launch_s);
   std::vector<std::pair<std::size_t, bool>> pending;
   bool first_after_idle = true;  // the scheduler forms the next batch at once (no result to wait for)
+  // SGLang's admission of ignore_eos requests without a prefix cache (PrefillAdder::
+  // add_one_req_ignore_eos, v0.4; see serve.hpp): the scheduler's new_token_ratio (init 0.7,
+  // -0.001 per decode step down to 0.1, back to 0.7 when the engine idles) and the tokens
+  // promised to this pass's admissions.
+  const bool worst = worst_case_admission && !reserve;
+  double ratio = kSglangInitRatio, promised = 0.0;
+  // Scheduler.batch_is_full: set when a pass stops for lack of tokens, it skips the prefill
+  // check until a decode step retires a request (update_running_batch) or the engine idles.
+  bool batch_full = false;
+  auto worst_case_fits = [&](std::size_t h, double want) {
+    // (tokens left, tokens held) of every running request and the candidate, by tokens left;
+    // the candidate's prompt taken from the free tokens; the i-th state must still run
+    // (next state's tokens left) x (states from i on) tokens with what the earlier ones free.
+    std::vector<std::pair<double, double>> st;
+    st.reserve(running.size() + 1);
+    auto add = [&](const RunRequest& r) {
+      const double left = r.output - r.generated;
+      if (left > 0.0) st.emplace_back(left, r.prompt + r.generated);
+    };
+    for (std::size_t i : running) add(req[i]);
+    add(req[h]);
+    std::sort(st.begin(), st.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    const double rem = (free_pages - want) * page_tokens;
+    double freed = 0.0;
+    for (std::size_t k = 0; k < st.size(); ++k) {
+      const double steps_ahead = k + 1 < st.size() ? st[k + 1].first : st[k].first;
+      const double bs = static_cast<double>(st.size() - k);
+      if (rem + freed - steps_ahead * bs <= 0.0) return false;
+      freed += st[k].second;
+    }
+    return true;
+  };
+  // PrefillAdder::budget_state after an admission: the free tokens less the running
+  // requests' remaining outputs at new_token_ratio and this pass's promised tokens.
+  auto budget_left = [&](const std::vector<std::size_t>& admitted) {
+    double offset = promised;
+    for (std::size_t i : running) {
+      if (std::find(admitted.begin(), admitted.end(), i) != admitted.end()) continue;
+      offset += std::min(req[i].output - req[i].generated, kSglangClipNewTokens) * ratio;
+    }
+    const double free_tokens = free_pages * page_tokens;
+    return free_tokens > 0.0 && free_tokens - offset > 0.0;
+  };
+  auto admissible = [&](std::size_t h) {
+    const double want =
+        reserve ? pages(req[h].prompt + req[h].output) : pages(req[h].prefill_left);
+    if (want > free_pages) return false;
+    return !worst || worst_case_fits(h, want);
+  };
   auto hand_out = [&](double at) {
     std::vector<std::pair<double, double>> step_gaps;  // few distinct gaps per step
     for (const auto& [i, first] : pending) {
@@ -246,6 +305,8 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     if (running.empty() && waiting.empty()) {
       hand_out(t);  // no next step: the last step's tokens go out at its end
       first_after_idle = true;
+      ratio = kSglangInitRatio;  // SGLang re-inits new_token_ratio when idle
+      batch_full = false;
       if (req[arrived].arrival > t) window_lo = req[arrived].arrival;  // idle: no wait
       t = std::max(t, req[arrived].arrival);
       sched_t = t;  // an idle engine forms the next batch as the request arrives
@@ -260,11 +321,8 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     bool prefill_only = false;
     if (!mixed_prefill) {
       for (std::size_t i : running) prefill_only = prefill_only || req[i].prefill_left > 0.0;
-      if (!prefill_only && !waiting.empty()) {
-        const std::size_t h = waiting.front();
-        prefill_only = (reserve ? pages(req[h].prompt + req[h].output)
-                                : pages(req[h].prefill_left)) <= free_pages;
-      }
+      if (!prefill_only && !waiting.empty() && !(worst && batch_full))
+        prefill_only = admissible(waiting.front());
     }
     for (std::size_t i : running) req[i].decoding = !prefill_only && req[i].prefill_left <= 0.0;
     if (!reserve) {
@@ -311,11 +369,16 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       room -= c;
       p += c;
     }
-    while (room > 0.0 && !waiting.empty()) {
+    promised = 0.0;
+    std::vector<std::size_t> admitted;
+    while (room > 0.0 && !waiting.empty() && !(worst && batch_full)) {
       const std::size_t i = waiting.front();
+      if (!admissible(i)) {
+        batch_full = worst;
+        break;
+      }
       const double want =
           reserve ? pages(req[i].prompt + req[i].output) : pages(req[i].prefill_left);
-      if (want > free_pages) break;
       waiting.pop_front();
       free_pages -= want;
       req[i].pages = want;
@@ -324,6 +387,14 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       chunks.emplace_back(i, c);
       room -= c;
       p += c;
+      if (worst) {  // a whole prompt promises its output; a truncated chunk nothing yet
+        admitted.push_back(i);
+        if (c >= req[i].prefill_left) promised += std::min(req[i].output, kSglangClipNewTokens);
+        if (!budget_left(admitted)) {
+          batch_full = true;
+          break;
+        }
+      }
     }
     out.peak_running = std::max(out.peak_running, static_cast<double>(running.size()));
     if (d <= 0.0 && p <= 0.0) throw std::logic_error("inflight_run: a step with no work");
@@ -355,6 +426,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     first_after_idle = false;
     t += dt;
     decode_sum += d;
+    if (d > 0.0) ratio = std::max(ratio - kSglangRatioDecay, kSglangMinRatio);
     if (p > 0.0) out.mixed_steps += 1.0;
     for (const auto& [i, c] : chunks) {
       req[i].prefill_left -= c;
@@ -383,6 +455,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
         running[kept++] = i;
       }
     }
+    if (kept < running.size()) batch_full = false;  // the batch shrank
     running.resize(kept);
     if (!held) hand_out(t);
   }

@@ -120,13 +120,29 @@ struct InflightRun {
 /// step k's tokens are handed out at start(k+1) + launch_s(k+1) (at the end of step k when no
 /// step follows), and the batch of step k+2, formed right after, sees the arrivals up to that
 /// same instant. Without launch_s every token is handed out at the end of its step.
+/// With `worst_case_admission` (and not `reserve`): SGLang v0.4's admission of requests sent
+/// with ignore_eos to a server without a prefix cache (managers/schedule_policy.py,
+/// PrefillAdder::add_one_req_ignore_eos, taken when `ignore_eos and tree_cache.disable`): a
+/// queued request is admitted only if, with its prompt's pages taken, every running request
+/// (and it) can still generate all its output: the states (tokens left, tokens held) sorted
+/// by tokens left must satisfy free + freed_before_i - left_{i+1} * (n - i) > 0 for each i
+/// (left_{i+1} the next state's tokens left, the last state's own), freed_before_i the
+/// tokens held by the states before i; and after each admission the pass stops once the free
+/// tokens less the running requests' min(tokens left, 4096) x new_token_ratio and the pass's
+/// admitted outputs (min(output, 4096), a whole prompt only) are used up (budget_state);
+/// a pass stopped either way marks the batch full, and no prompt is admitted again until a
+/// step retires a request or the engine idles (Scheduler.batch_is_full). The
+/// ratio starts at 0.7, falls by 0.001 per step with decoding requests down to 0.1, and
+/// returns to 0.7 when the engine idles (Scheduler.update_running_batch, the idle branch of
+/// the event loop). Retraction is not re-modelled: this admission leaves none to do.
 InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
                          double prompt_tokens, double output_tokens, double token_budget,
                          double chunk_tokens, double kv_capacity_pages, double page_tokens,
                          bool reserve, const StepTimeFn& step_s, std::int64_t max_steps,
                          bool mixed_prefill = true, bool overlap_schedule = false,
                          bool poisson_arrivals = false, bool uniform_lengths = false,
-                         const StepTimeFn& launch_s = {});
+                         const StepTimeFn& launch_s = {},
+                         bool worst_case_admission = false);
 
 /// Arrival time of request i of a Poisson-like stream of mean gap `interval_s` (the gaps of
 /// inflight_run's poisson_arrivals): sum over j = 1..i of -ln(1 - frac(0.5 + j * 0.618...))

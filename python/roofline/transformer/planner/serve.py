@@ -21,8 +21,10 @@ __all__ = ["ARRIVALS", "KV_ADMISSIONS", "LENGTHS", "MAX_ARRIVAL_SPAN_S", "MAX_NU
 
 _BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 #: How the engine admits a request against the KV cache: ``reserve`` its whole context
-#: (TensorRT-LLM's GUARANTEED_NO_EVICT) or let it ``grow`` page by page (vLLM).
-KV_ADMISSIONS = ("reserve", "grow")
+#: (TensorRT-LLM's GUARANTEED_NO_EVICT), let it ``grow`` page by page (vLLM), or grow it
+#: after SGLang's worst-case check for ``ignore_eos`` requests without a prefix cache
+#: (``ignore_eos``: ``PrefillAdder.add_one_req_ignore_eos``).
+KV_ADMISSIONS = ("reserve", "grow", "ignore_eos")
 #: How a finite run's requests arrive at ``request_rate``: evenly spaced, or with the
 #: exponential gaps of a Poisson process (``sglang.bench_serving`` / ``vllm bench serve``).
 ARRIVALS = ("even", "poisson")
@@ -124,11 +126,19 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
     token_budget : int
         Most tokens one engine step processes, decode and prefill together (vLLM's
         ``max_num_batched_tokens``, TensorRT-LLM's ``max_num_tokens``).
-    kv_admission : {"reserve", "grow"}
+    kv_admission : {"reserve", "grow", "ignore_eos"}
         ``"reserve"``: a request is admitted only with pages for its whole context
         ``prompt + output`` (TensorRT-LLM's default scheduler); ``"grow"``: pages are taken as
         the context grows, so the cache holds the mean context per request (vLLM, which
-        preempts when it runs out).
+        preempts when it runs out); ``"ignore_eos"``: pages grow, and a finite run admits a
+        request only when every running request and it can still generate all their output
+        in the free pages plus what the earlier finishers free, then stops a pass once the
+        free tokens less the running requests' remaining outputs at SGLang's
+        ``new_token_ratio`` and the pass's admitted outputs are used up (SGLang v0.4's
+        ``PrefillAdder.add_one_req_ignore_eos`` / ``budget_state``, which it takes for
+        requests sent with ``ignore_eos`` when the radix cache is disabled; the C++ core's
+        ``inflight_run(worst_case_admission=True)``); the steady state prices it as
+        ``"grow"``.
     page_tokens : int
         Tokens per KV-cache page (block); a request holds whole pages.
     cuda_graphs : bool
@@ -424,7 +434,7 @@ def serve(model: TransformerConfig | str, hardware: Any = None, *, prompt_len: i
         run = _run(fn, pricer, num_requests, request_rate, prompt_len, output_len,
                    token_budget, chunk, max(free, 0.0) / page_bytes, page_tokens,
                    admission == "reserve", mixed, overlap, arrival == "poisson",
-                   spread == "uniform")
+                   spread == "uniform", admission == "ignore_eos")
         run.update(mixed_prefill=mixed, overlap_schedule=overlap, arrivals=arrival,
                    lengths=spread)
         steady = row(float(max_batch))["tokens_per_s"] if max_batch >= 1 else 0.0
@@ -465,7 +475,7 @@ def _at_rate(fn: str, row: Any, rate: float, max_batch: int) -> dict[str, Any]:
 def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: int,
          output_len: int, token_budget: int, chunk: float, pages: float, page_tokens: int,
          reserve: bool, mixed: bool, overlap: bool, poisson: bool,
-         uniform: bool) -> dict[str, Any]:
+         uniform: bool, worst_case: bool = False) -> dict[str, Any]:
     """One finite run through the core's ``inflight_run``, steps priced by ``pricer``."""
     cache: dict[tuple[int, int, int], float] = {}
 
@@ -490,7 +500,7 @@ def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: in
                                  output_len, token_budget, min(chunk, float(token_budget)),
                                  math.floor(pages), page_tokens, reserve, step_s,
                                  _MAX_RUN_STEPS, mixed, overlap, poisson, uniform,
-                                 launch_s if overlap else None)
+                                 launch_s if overlap else None, worst_case)
     except (ValueError, RuntimeError) as e:
         what = str(e).removeprefix("inflight_run: ")
         if "KV-cache pages" in what:
