@@ -477,23 +477,20 @@ def _run(fn: str, pricer: StepPricer, n: int, rate: float | None, prompt_len: in
          reserve: bool, mixed: bool, overlap: bool, poisson: bool,
          uniform: bool, worst_case: bool = False) -> dict[str, Any]:
     """One finite run through the core's ``inflight_run``, steps priced by ``pricer``."""
-    cache: dict[tuple[int, int, int], float] = {}
+    def memo(price: Any) -> Any:
+        """``price(decodes, prefill tokens, kv_len=)`` per step, the keys rounded up to whole
+        pages (no keys without decodes), each distinct step priced once."""
+        seen: dict[tuple[int, int, int], float] = {}
 
-    def step_s(d: float, p: float, keys: float) -> float:
-        k = -(-int(math.ceil(keys)) // page_tokens) * page_tokens if d > 0 else 0
-        key = (int(d), int(p), k)
-        if key not in cache:
-            cache[key] = pricer.mixed_step_s(int(d), int(p), kv_len=k or None)
-        return cache[key]
+        def at(d: float, p: float, keys: float) -> float:
+            k = -(-int(math.ceil(keys)) // page_tokens) * page_tokens if d > 0 else 0
+            key = (int(d), int(p), k)
+            if key not in seen:
+                seen[key] = price(int(d), int(p), kv_len=k or None)
+            return seen[key]
+        return at
 
-    launched: dict[tuple[int, int, int], float] = {}
-
-    def launch_s(d: float, p: float, keys: float) -> float:
-        k = -(-int(math.ceil(keys)) // page_tokens) * page_tokens if d > 0 else 0
-        key = (int(d), int(p), k)
-        if key not in launched:
-            launched[key] = pricer.launch_s(int(d), int(p), kv_len=k or None)
-        return launched[key]
+    step_s, launch_s = memo(pricer.mixed_step_s), memo(pricer.launch_s)
 
     try:
         out = _core.inflight_run(n, 0.0 if rate is None else 1.0 / rate, prompt_len,
