@@ -344,7 +344,8 @@ def config_field(rng: random.Random) -> Any:
     kw: dict[str, Any] = {}
     opt = rng.choice(["cuda_graph_scope", "moe_load_balancing", "recompute", "offload_layers",
                       "cross_entropy", "mlp_activation", "check_for_nan_in_grad",
-                      "fp8_param_gather"])
+                      "fp8_param_gather", "moe_capacity_factor", "megatron_core",
+                      "moe_a2a_overlap"])
     if opt == "mlp_activation":  # session 12: NeMo 2.x's eager squared ReLU
         kw[opt] = rng.choice(["fused", "relu_pow", "RELU_POW", "gelu", True, None,
                               rng.choice(HOSTILE)])
@@ -356,6 +357,21 @@ def config_field(rng: random.Random) -> Any:
             kw["linear_recipe"] = rng.choice(["tensorwise_te", "mxfp8", "tensorwise"])
         if rng.random() < 0.5:
             kw["zero"] = rng.choice([0, 1, 3])
+    elif opt == "moe_capacity_factor":  # session 13: Megatron-Core's token dropping
+        kw[opt] = rng.choice([1.0, 0.5, 2.0, 1e-9, 1e9, 0, -1.0, True, "1", None,
+                              rng.choice(HOSTILE)])
+        if rng.random() < 0.6:
+            kw["moe_pad_to_capacity"] = rng.choice([True, False, 1, None, rng.choice(HOSTILE)])
+    elif opt == "megatron_core":  # session 13: Megatron-Core 0.11 / 0.12's MoE layer
+        kw[opt] = rng.choice(["0.11", "0.12", "0.15", "0.13", 0.11, None, rng.choice(HOSTILE)])
+        if rng.random() < 0.6:
+            kw["moe_permute_fusion"] = rng.choice([True, False, 0, "no", rng.choice(HOSTILE)])
+        if rng.random() < 0.6:
+            kw.update(moe_capacity_factor=1.0, moe_pad_to_capacity=True)
+    elif opt == "moe_a2a_overlap":  # session 13: the combined 1F1B all-to-all overlap
+        kw[opt] = rng.choice([True, False, 1, "yes", None, rng.choice(HOSTILE)])
+        if rng.random() < 0.3:
+            kw["recompute"] = rng.choice(["full", "selective"])
     elif opt == "cross_entropy":
         kw[opt] = rng.choice(["fused", "native", "unfused", "te", "NATIVE", True, None,
                               rng.choice(HOSTILE)])
@@ -445,7 +461,8 @@ def _serve(rng: random.Random, model: str, pick: Any) -> Any:
         lengths=pick(rng.choice(["fixed", "uniform"]) if finite else "fixed"),
         mixed_prefill=pick(rng.choice([None, True, False]) if finite else None),
         overlap_schedule=pick(rng.choice([None, True, False]) if finite else None),
-        sustained_clock=pick(rng.choice([None, True, False])))
+        sustained_clock=pick(rng.choice([None, True, False])),
+        kv_admission=pick(rng.choice(["reserve", "grow", "ignore_eos"])))  # session 13
     if kw["num_requests"] is None:
         kw["batches"] = [pick(rng.choice([1, 8, 64]))]
     df = rl.transformer.serve(model, "H100 SXM", **kw)

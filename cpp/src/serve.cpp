@@ -231,46 +231,61 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   // Scheduler.batch_is_full: set when a pass stops for lack of tokens, it skips the prefill
   // check until a decode step retires a request (update_running_batch) or the engine idles.
   bool batch_full = false;
-  auto worst_case_fits = [&](std::size_t h, double want) {
-    // (tokens left, tokens held) of every running request and the candidate, by tokens left;
-    // the candidate's prompt taken from the free tokens; the i-th state must still run
-    // (next state's tokens left) x (states from i on) tokens with what the earlier ones free.
-    std::vector<std::pair<double, double>> st;
+  // (tokens left, tokens held) of every running request with tokens left, by tokens left
+  // (stable: SGLang sorts its running requests with Python's stable sort).
+  using State = std::pair<double, double>;
+  auto running_states = [&]() {
+    std::vector<State> st;
     st.reserve(running.size() + 1);
-    auto add = [&](const RunRequest& r) {
-      const double left = r.output - r.generated;
-      if (left > 0.0) st.emplace_back(left, r.prompt + r.generated);
+    for (std::size_t i : running) {
+      const double left = req[i].output - req[i].generated;
+      if (left > 0.0) st.emplace_back(left, req[i].prompt + req[i].generated);
+    }
+    std::stable_sort(st.begin(), st.end(),
+                     [](const State& a, const State& b) { return a.first < b.first; });
+    return st;
+  };
+  // Whether the candidate h still lets every state finish: its prompt taken from the free
+  // tokens, the k-th state (by tokens left, the candidate merged in after its equals) must
+  // still run (next state's tokens left) x (states from k on) tokens with what the earlier
+  // ones free. `st`: the running states, sorted (running_states).
+  auto worst_case_fits = [&](const std::vector<State>& st, std::size_t h, double want) {
+    const double h_left = req[h].output - req[h].generated;
+    const bool with_h = h_left > 0.0;
+    const State cand{h_left, req[h].prompt + req[h].generated};
+    const std::size_t at = with_h ? static_cast<std::size_t>(
+        std::upper_bound(st.begin(), st.end(), cand,
+                         [](const State& a, const State& b) { return a.first < b.first; }) -
+        st.begin()) : st.size();
+    const std::size_t n = st.size() + (with_h ? 1 : 0);
+    auto get = [&](std::size_t k) -> const State& {
+      if (!with_h || k < at) return st[k];
+      return k == at ? cand : st[k - 1];
     };
-    for (std::size_t i : running) add(req[i]);
-    add(req[h]);
-    std::sort(st.begin(), st.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
     const double rem = (free_pages - want) * page_tokens;
     double freed = 0.0;
-    for (std::size_t k = 0; k < st.size(); ++k) {
-      const double steps_ahead = k + 1 < st.size() ? st[k + 1].first : st[k].first;
-      const double bs = static_cast<double>(st.size() - k);
+    for (std::size_t k = 0; k < n; ++k) {
+      const double steps_ahead = k + 1 < n ? get(k + 1).first : get(k).first;
+      const double bs = static_cast<double>(n - k);
       if (rem + freed - steps_ahead * bs <= 0.0) return false;
-      freed += st[k].second;
+      freed += get(k).second;
     }
     return true;
   };
   // PrefillAdder::budget_state after an admission: the free tokens less the running
   // requests' remaining outputs at new_token_ratio and this pass's promised tokens.
-  auto budget_left = [&](const std::vector<std::size_t>& admitted) {
-    double offset = promised;
-    for (std::size_t i : running) {
-      if (std::find(admitted.begin(), admitted.end(), i) != admitted.end()) continue;
-      offset += std::min(req[i].output - req[i].generated, kSglangClipNewTokens) * ratio;
-    }
+  // `before`: the clipped outputs still to come of the requests running before this pass's
+  // admissions (the admitted ones count in `promised`), summed once per pass.
+  auto budget_left = [&](double before) {
+    const double offset = promised + before * ratio;
     const double free_tokens = free_pages * page_tokens;
     return free_tokens > 0.0 && free_tokens - offset > 0.0;
   };
-  auto admissible = [&](std::size_t h) {
+  auto admissible = [&](std::size_t h, const std::vector<State>* st) {
     const double want =
         reserve ? pages(req[h].prompt + req[h].output) : pages(req[h].prefill_left);
     if (want > free_pages) return false;
-    return !worst || worst_case_fits(h, want);
+    return !worst || worst_case_fits(st ? *st : running_states(), h, want);
   };
   auto hand_out = [&](double at) {
     std::vector<std::pair<double, double>> step_gaps;  // few distinct gaps per step
@@ -322,7 +337,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     if (!mixed_prefill) {
       for (std::size_t i : running) prefill_only = prefill_only || req[i].prefill_left > 0.0;
       if (!prefill_only && !waiting.empty() && !(worst && batch_full))
-        prefill_only = admissible(waiting.front());
+        prefill_only = admissible(waiting.front(), nullptr);
     }
     for (std::size_t i : running) req[i].decoding = !prefill_only && req[i].prefill_left <= 0.0;
     if (!reserve) {
@@ -370,10 +385,18 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       p += c;
     }
     promised = 0.0;
-    std::vector<std::size_t> admitted;
+    // The running states and their clipped outputs, once per pass: admissions only add to
+    // them (each merged into the sorted states as it is admitted).
+    std::vector<State> states;
+    double before = 0.0;
+    if (worst) {
+      states = running_states();
+      for (std::size_t j : running)
+        before += std::min(req[j].output - req[j].generated, kSglangClipNewTokens);
+    }
     while (room > 0.0 && !waiting.empty() && !(worst && batch_full)) {
       const std::size_t i = waiting.front();
-      if (!admissible(i)) {
+      if (!admissible(i, worst ? &states : nullptr)) {
         batch_full = worst;
         break;
       }
@@ -388,9 +411,16 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       room -= c;
       p += c;
       if (worst) {  // a whole prompt promises its output; a truncated chunk nothing yet
-        admitted.push_back(i);
+        const State st_i{req[i].output - req[i].generated, req[i].prompt + req[i].generated};
+        if (st_i.first > 0.0) {
+          states.insert(std::upper_bound(states.begin(), states.end(), st_i,
+                                         [](const State& x, const State& y) {
+                                           return x.first < y.first;
+                                         }),
+                        st_i);
+        }
         if (c >= req[i].prefill_left) promised += std::min(req[i].output, kSglangClipNewTokens);
-        if (!budget_left(admitted)) {
+        if (!budget_left(before)) {
           batch_full = true;
           break;
         }
