@@ -755,14 +755,17 @@ def test_static_batch_rows_pass_program_choices_to_both_steps():
 
 
 def test_serving_row_runtime_and_request_rate():
-    """Serving rows pass runtime / kv_admission / token_budget to serve; a latency row with
-    request_rate is priced at the concurrency that rate sustains, or, with num_requests, as
-    the median of that finite run (SGLang's scheduler for runtime "sglang")."""
+    """Serving rows pass runtime / kv_admission / token_budget / page_tokens to serve (SGLang's
+    one-token pages); a latency row with request_rate is priced at the concurrency that rate
+    sustains, or, with num_requests, as the median of that finite run (SGLang's scheduler for
+    runtime "sglang")."""
     row = next(r for r in read_jobs(JOBS_FILE)
                if r["id"] == "sglang_dc_h200x4_llama33_70b_rate1_itl")
     c = row["config"]
     kw = dict(prompt_len=c["prompt_len"], output_len=c["output_len"], tp=4, runtime="sglang",
-              memory_fraction=0.85, kv_admission="ignore_eos", token_budget=8192, request_rate=1.0)
+              memory_fraction=0.85, kv_admission="ignore_eos", token_budget=8192, request_rate=1.0,
+              page_tokens=1)
+    assert c["page_tokens"] == 1
     df = rl.transformer.serve(c["model"], row["hardware"], num_requests=300,
                               arrivals="poisson", lengths="uniform", **kw)
     assert df.attrs["runtime"] == "sglang" and c["num_requests"] == 300
