@@ -17,6 +17,10 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   FlashAttention-3 (block size 16) and FlashMLA for MLA (block size 64); SGLang FA3 (page size
   1, its default) and FlashMLA for MLA. Elsewhere vLLM runs FlashAttention-2 (vllm_flash_attn),
   SGLang FlashInfer. Non-NVIDIA accelerators keep the SDPA model (``backend="auto"``).
+  (FA3 became SGLang's Hopper default in 2025; v0.4 of Dec 2024 decoded GQA groups above 4 with
+  FlashInfer 0.1.6's tensor-core path over its one-token pages, which is not distinguished:
+  ``backend="flashinfer"`` prices that kernel, and no published figure gives page size 1 a
+  decode penalty beyond ~10 %, data/hardware-notes.md section 33.)
 - **Logits of the last token** of each sequence only (prefill), in bf16 from the LM head, cast
   to fp32 by the sampler (one more pass over ``rows x vocab``).
 - **Vocabulary-parallel embedding** at TP > 1 (both engines' ``VocabParallelEmbedding``,
