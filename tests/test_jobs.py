@@ -651,11 +651,12 @@ def test_family_medians_pinned(result):
     # -19.7 / -26.0 / -34.2 %. Regression kept: the recompute the model charged is what SGLang
     # did not do; the common -20 % is open (notes §32: the 1024-token runs' median ITL and
     # TTFT now match the measured ones, their makespans do not).
-    # train_dense_bf16 0.065 unchanged (p90 0.158 -> 0.144): llm-foundry's attn_impl: flash
+    # train_dense_bf16 0.065 unchanged (p90 0.158 -> 0.138): llm-foundry's attn_impl: flash
     # rows run flash-attn 2.4.2's unpad_input on q, k, v and pad_input on the output in every
-    # layer (attention_backend="flash_varlen", framework_ops.flash_unpad_pad; notes, the
-    # unpad13 section): large-scale MPT-1B / 3B / 7B / 70B 1.4-3.2 points slower (MPT-1B 512
-    # GPUs -19.9 -> -17.0 %); the host syncs are not priced.
+    # layer, with six host syncs per layer's forward (attention_backend="flash_varlen",
+    # framework_ops.flash_unpad_pad, unpad_sync.unpad_sync_s; hardware-notes §33):
+    # large-scale MPT-1B / 3B / 7B / 70B 1.5-4.0 points slower (MPT-1B 512 GPUs -19.9 ->
+    # -16.3 %).
     pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.065),
             "train_dense_lowp": (49, 0.081), "train_moe": (39, 0.112)}
