@@ -401,12 +401,11 @@ def estimate(
         prefill (``enqueueContext``) builds the decoder info in one more kernel per layer
         (``invokeBuildDecoderInfo``), its RoPE kernel also writes K and V into the cache
         (``invokeApplyBiasRopeUpdateKVCache``); decode's masked MHA applies RoPE itself.
-    attention_backend : {"auto", "flash", "flash_triton", "fa3", "cudnn", "efficient", \
-"standard"}
-        ``runtime="megatron"``: the fused attention kernel of every layer (``backend`` of
-        :func:`roofline.ops.attention`). ``"auto"``: SDPA's dispatch (cuDNN on Hopper);
-        ``"flash"``: FlashAttention-2 (MPT's calls; with TE modules in training, TE's path
-        and its layout copies, :func:`.framework_ops.te_flash_layout`).
+    attention_backend : {"auto", "flash", "flash_triton", "flash_varlen", "fa3", "cudnn", \
+"efficient", "standard"}
+        ``runtime="megatron"``: each layer's fused attention kernel (``backend`` of
+        :func:`roofline.ops.attention`; each: :data:`.program_choices.ATTENTION_BACKENDS`).
+        ``"flash"`` with TE modules adds :func:`.framework_ops.te_flash_layout`'s copies.
     modules : {"te", "torch"}
         ``runtime="megatron"``, training: Transformer Engine's layer modules (default) or
         PyTorch's eager ones (:data:`.program_choices.MODULES`; MPT's).

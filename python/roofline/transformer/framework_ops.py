@@ -4,14 +4,89 @@ Transformer Engine's Float8CurrentScaling amax all-reduces under sequence parall
 (:func:`amax_reductions`), Megatron-Core's Q / K / V split (:func:`mcore_qkv_split`) and
 Transformer Engine's flash-attn layout copies (:func:`te_flash_layout`) and Megatron-Core
 core_v0.11 / 0.12's unfused MoE permute and unpermute (:func:`mcore_unfused_permute`,
-``estimate(moe_permute_fusion=False)``). Each records rows into a :class:`.program.Program`."""
+``estimate(moe_permute_fusion=False)``) and llm-foundry's unpad / pad around flash-attn 2's
+varlen kernel (:func:`flash_unpad_pad`, ``estimate(attention_backend="flash_varlen")``).
+Each records rows into a :class:`.program.Program`."""
 
 from __future__ import annotations
 
+from .. import _core
 from .program import Pass, Program
 
-__all__ = ["amax_reductions", "mcore_qkv_split", "mcore_unfused_permute", "squared_relu_eager",
-           "te_flash_layout"]
+__all__ = ["UNPAD_FWD_SYNCS", "UNPAD_ROW", "amax_reductions", "flash_unpad_pad", "flash_varlen",
+           "mcore_qkv_split", "mcore_unfused_permute", "squared_relu_eager", "te_flash_layout",
+           "unpad_forward"]
+
+#: The row :func:`flash_unpad_pad` records (and ``" bwd"``).
+UNPAD_ROW = "flash-attn unpad / pad (bert_padding)"
+
+#: Host syncs of one layer's forward under :func:`flash_unpad_pad`: each of the three
+#: ``unpad_input`` calls runs ``torch.nonzero`` (its output size needs the count on the host:
+#: ``memcpy_and_sync``) and ``seqlens.max().item()`` (another); priced by
+#: :func:`.unpad_sync.unpad_sync_s`.
+UNPAD_FWD_SYNCS = 6
+
+
+def flash_varlen(attn_kw: dict[str, object]) -> tuple[dict[str, object], bool]:
+    """``(attn_kw, unpad)``: ``backend="flash_varlen"`` is FlashAttention-2's kernel
+    (``flash_attn_varlen_func`` runs the same kernels as ``flash_attn_func`` on the unpadded
+    tokens, every sequence full) behind :func:`flash_unpad_pad`; other backends unchanged."""
+    if attn_kw.get("backend") != "flash_varlen":
+        return attn_kw, False
+    return dict(attn_kw, backend="flash"), True
+
+
+def unpad_forward(t: int, batch: int, heads: int, kv_heads: int, d: int
+                  ) -> list[list[Pass]]:
+    """The forward kernels of :func:`flash_unpad_pad` in launch order, cut at its host syncs:
+    ``UNPAD_FWD_SYNCS + 1`` segments, each ``(elements, reads, writes)`` in 2-byte elements.
+    Per ``unpad_input``: ``mask.sum`` and cub's count (``nonzero_launches - 2`` kernels, the
+    first reading the mask) | sync | cub's select (init, sweep: writes ``t`` int64) and
+    ``max()`` | ``.item()`` sync | ``cumsum``, ``F.pad`` (fill, copy) and the gather."""
+    q, k = float(t * heads * d), float(t * kv_heads * d)
+    m, b = 0.5 * t, 2.0 * batch  # the bool mask; the int32 lengths
+    count: list[Pass] = [(m, 1.0, 0.0)] + [(b, 1.0, 0.0)] * (
+        int(_core.nonzero_launches(float(t), 1.0)) - 3)
+    segs: list[list[Pass]] = [[(m, 0.0, 1.0)]]  # torch.ones_like(key[:, :, 0], bool)
+    for width in (q, k, k):
+        segs[-1] += [(m, 1.0, 0.0), *count]  # sum(-1), nonzero's count
+        segs.append([(b, 0.0, 1.0), (m, 1.0, 8.0), (b, 1.0, 0.0)])  # select; max()
+        segs.append([(b, 1.0, 1.0), (b, 0.0, 1.0), (b, 1.0, 1.0),  # cumsum, F.pad
+                     (width, 1.0, 1.0)])  # IndexFirstAxis: torch.gather
+    segs[-1] += [(q, 0.0, 1.0), (q, 1.0, 1.0)]  # pad_input: zeros, output[indices] = values
+    return segs
+
+
+def flash_unpad_pad(ops: Program, g: int, t: int, batch: int, heads: int, kv_heads: int,
+                    d: int) -> None:
+    """llm-foundry's ``flash_attn_fn`` around flash-attn 2's varlen kernel, as it runs with
+    an attention mask (llm-foundry @ 5e85bd62 ``llmfoundry/models/layers/attention.py``:
+    ``attn_impl: flash``, MPT passes the batch's all-ones ``attention_mask`` as
+    ``key_padding_mask``; flash-attn v2.4.2, the ``gpu-flash2`` pin,
+    ``flash_attn/bert_padding.py``). Counts in 2-byte elements (a bool is 0.5, an int64 4),
+    ``t`` tokens on this GPU in ``batch`` sequences, ``heads`` / ``kv_heads`` of ``d``.
+
+    Forward (:func:`unpad_forward`): ``unpad_input`` on the query (``heads·d`` wide), the key
+    and the value (``kv_heads·d``), each ``mask.sum(-1)``, ``torch.nonzero`` (cub's count,
+    a host sync, cub's select writing ``t`` int64 indices:
+    :func:`roofline._core.nonzero_launches` kernels), ``seqlens.max().item()`` (a sync),
+    ``cumsum`` and ``F.pad`` (fill + copy) over ``batch`` int32, then ``IndexFirstAxis``:
+    one ``torch.gather`` of the whole tensor (reads and writes ``t·width``; the index is a
+    stride-0 ``repeat``, cached); ``pad_input`` on the output: ``torch.zeros`` (writes
+    ``t·heads·d``) and ``output[indices] = values`` (reads and writes it). Backward:
+    ``pad_input``'s ``grad_output[indices]`` (one gather), each ``IndexFirstAxis``'
+    ``zeros`` + ``scatter_`` (writes ``t·width``, then reads and writes it). Per layer
+    ``5q + 4k`` elements of passes forward and ``5q + 6k`` backward (``q = t·heads·d``,
+    ``k = t·kv_heads·d``; MHA: 9 and 11 passes of ``q``) beside the small kernels over the
+    mask and the lengths (28 for ``t > 4096``); the three ``indices`` (int64) are saved. The
+    :data:`UNPAD_FWD_SYNCS` host syncs: :func:`.unpad_sync.unpad_sync_s`."""
+    q, k = float(t * heads * d), float(t * kv_heads * d)
+    fwd = [p for seg in unpad_forward(t, batch, heads, kv_heads, d) for p in seg]
+    bwd: list[Pass] = [(q, 1.0, 1.0)]  # grad_output[indices]
+    for width in (q, k, k):
+        bwd += [(width, 0.0, 1.0), (width, 1.0, 1.0)]  # zeros, scatter_
+    ops.passes(g, UNPAD_ROW, fwd, bwd, saved=3 * 4.0 * t, kind="attention")
+    ops.unpad = (t, batch, heads, kv_heads, d)
 
 
 def amax_reductions(ops: Program, g: int, block: str) -> None:

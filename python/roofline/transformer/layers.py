@@ -571,6 +571,7 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
     groups = [(name, list(layers)) for name, layers, _ in _layer_groups(cfg)]
     blocks = [block for _, _, block in _layer_groups(cfg)]
     mcore = phase == "train" and not torch_modules  # Megatron-Core's TE modules
+    attn_kw, unpad = framework_ops.flash_varlen(attn_kw)  # llm-foundry's flash_attn_fn
     if phase == "train" and cfg.mtp_layers:  # multi-token prediction: one more block + head
         n = cfg.num_layers
         groups.append(("mtp", list(range(n, n + cfg.mtp_layers))))
@@ -582,6 +583,9 @@ def record_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv:
             ops.linear(gi, "mtp eh_proj", tokens, 2 * hid, hid)
         attention_block(ops, gi, cfg, batch, q, kv, tp, phase, attn_kw, act_bytes, cp, attn,
                         cp_comm, kv_per_query_head, plugin_kv_bytes, mcore)
+        if unpad:
+            framework_ops.flash_unpad_pad(ops, gi, tokens, batch, cfg.num_heads // tp,
+                                          max(cfg.num_kv_heads // tp, 1), cfg.head_dim)
         if mlp == "dense":
             dense_mlp(ops, gi, cfg, tokens, tp, act_bytes, separate_gate, activation)
             if torch_modules and ops.train:

@@ -80,6 +80,9 @@ class Program:
     #: sequence-parallel tensors reduce their amax (the TP group under sequence parallelism;
     #: :func:`.framework_ops.amax_reductions`), 1: none
     amax_ranks: int = 1
+    #: llm-foundry's flash-attn unpad / pad per layer: ``(tokens, batch, heads, kv_heads,
+    #: head_dim)`` on this GPU (:func:`.framework_ops.flash_unpad_pad`), None: not run
+    unpad: tuple[int, int, int, int, int] | None = None
 
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
         self.rows.append((group, name, kind, parts))

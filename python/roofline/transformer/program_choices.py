@@ -57,11 +57,16 @@ ALLREDUCES = ("custom", "nccl")
 #: Which fused attention kernel the program calls ``attention_backend=`` (names of
 #: :func:`roofline.ops.attention`'s ``backend``): ``"auto"`` is what SDPA dispatches to
 #: (cuDNN on Hopper / datacenter Blackwell, FlashAttention-2 on Ampere); ``"flash"`` is
-#: FlashAttention-2 (a model calling ``flash_attn_func`` itself, e.g. llm-foundry's MPT with
-#: ``attn_impl: flash``), ``"flash_triton"`` Tri Dao's Triton FlashAttention (its
+#: FlashAttention-2 (a model calling ``flash_attn_func`` itself on padded tensors; MPT's
+#: ``attn_impl: flash`` is ``"flash_varlen"``), ``"flash_triton"`` Tri Dao's Triton
+#: FlashAttention (llm-foundry's
 #: ``attn_impl: triton``), ``"fa3"`` FlashAttention-3, ``"cudnn"`` cuDNN's fused kernel,
-#: ``"efficient"`` the CUTLASS memory-efficient kernel, ``"standard"`` the idealized kernel.
-ATTENTION_BACKENDS = ("auto", "flash", "flash_triton", "fa3", "cudnn", "efficient", "standard")
+#: ``"efficient"`` the CUTLASS memory-efficient kernel, ``"standard"`` the idealized kernel;
+#: ``"flash_varlen"`` FlashAttention-2's varlen kernel behind flash-attn's ``unpad_input`` /
+#: ``pad_input`` in every layer (llm-foundry's ``flash_attn_fn`` with an attention mask,
+#: ``attn_impl: flash``; :func:`.framework_ops.flash_unpad_pad`).
+ATTENTION_BACKENDS = ("auto", "flash", "flash_triton", "flash_varlen", "fa3", "cudnn",
+                      "efficient", "standard")
 
 
 class Choices(NamedTuple):

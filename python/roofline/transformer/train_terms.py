@@ -10,7 +10,8 @@ op-level recomputation keeps, the low-precision weights' per-step refresh
 (:func:`.param_refresh.weight_cast_s`), the gradient NaN checks
 (:func:`.grad_checks.grad_check_s`), the embedding / head parameters, and, for
 Megatron-Core's eager dropless MoE, the host time its syncs expose
-(:func:`.moe_sync.moe_host_terms`), and with ``par["moe_a2a_overlap"]`` the all-to-all
+(:func:`.moe_sync.moe_host_terms`), llm-foundry's flash-attn unpad syncs
+(:func:`.unpad_sync.unpad_sync_s`), and with ``par["moe_a2a_overlap"]`` the all-to-all
 time Megatron-Core's combined 1F1B hides (:func:`.moe_overlap.a2a_overlap_terms`).
 """
 
@@ -29,6 +30,7 @@ from .param_refresh import refresh_terms, weight_cast_s
 from .program import Program
 from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
 from .training import micro_batch_terms
+from .unpad_sync import unpad_sync_s
 
 __all__ = ["train_terms"]
 
@@ -66,6 +68,10 @@ def train_terms(cfg: TransformerConfig, ops: Program, cols: dict[str, Any],
     if moe_host:
         base.update(moe_host_terms(ops, cols["time_s"], groups, hw, efficiency, graphed,
                                    balancing, int(base["heavy_group"])))
+    if ops.unpad is not None:  # llm-foundry's flash-attn unpad syncs (flash_varlen)
+        base["host_s"] = base.get("host_s", 0.0) + unpad_sync_s(
+            ops, cols["time_s"], groups, hw, efficiency, int(par["recompute"]),
+            int(par["recompute_every"]))
     if par.get("moe_a2a_overlap"):  # the all-to-all the combined 1F1B hides per layer pair
         base.update(a2a_overlap_terms(ops, cols["time_s"], groups, int(base["heavy_group"]), hw))
     return share, mod_share, base
