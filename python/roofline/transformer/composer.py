@@ -165,12 +165,12 @@ def _per_shard(tensors: Any, elements: Any, one: Callable[[float, int], float]) 
     return out
 
 
-def idle_calls_s(times: list[float], hw: Any) -> float:
+def idle_calls_s(times: Any, hw: Any, efficiency: EfficiencyLike = "default") -> float:
     """``roofline.ops.host.calls_wall`` of kernels of GPU ``times`` issued from an idle
     stream, one host call (class ``kernel``) for each after the first."""
     counts = np.zeros((len(times), len(HOST_CLASSES)))
     counts[1:, _KERNEL] = 1.0
-    return float(calls_wall(times, counts, hw).wall_s)
+    return float(calls_wall(times, counts, hw, efficiency=efficiency).wall_s)
 
 
 def decoupled_adamw_s(tensors: Any, elements: Any, hw: Any,

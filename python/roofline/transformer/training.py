@@ -26,7 +26,8 @@ from .optimizers import OPTIMIZERS, PER_TENSOR_OPTIMIZERS, optimizer_update_s
 
 __all__ = ["DEFAULT_NETWORK_BYTES_PER_S", "LAYER_RECOMPUTE", "MODULES_RECOMPUTE", "OPTIMIZERS",
            "PER_TENSOR_OPTIMIZERS", "PLAN_RECOMPUTE", "RECOMPUTE", "compose",
-           "micro_batch_terms", "optimizer_update_s", "recompute_name"]
+           "micro_batch_terms", "optimizer_update_s", "recompute_name",
+           "recomputed_share"]
 
 #: Scale-out bandwidth per GPU and direction when none is given: one 400 Gb/s NIC per GPU
 #: (InfiniBand NDR / 400G RoCE, as in DGX H100 and the H800 clusters of DeepSeek-V3).
@@ -51,6 +52,15 @@ MODULES_RECOMPUTE = 5
 #: The recomputation modes the planner searches: (name, code, every).
 PLAN_RECOMPUTE = (("none", 0, 1), ("selective", 1, 1), ("full", 2, 1),
                   ("layer:2", LAYER_RECOMPUTE, 2), ("op", RECOMPUTE["op"], 1))
+
+
+def recomputed_share(code: Any, layers: Any, every: Any) -> Any:
+    """Share of ``layers`` whose forward is fully recomputed under recomputation ``code``:
+    all (full, 2), ``floor(L/k)/L`` (every ``k = every``-th layer, :data:`LAYER_RECOMPUTE`,
+    ``_core.checkpointed_layers``), else none. Arrays broadcast."""
+    every = np.asarray(every, dtype=np.float64)
+    return np.where(code == 2, 1.0, np.where(
+        code == LAYER_RECOMPUTE, _core.checkpointed_layers(layers, every) / layers, 0.0))
 
 
 def recompute_name(code: int, every: int = 1, modules: tuple[str, ...] = ()) -> str:
@@ -337,10 +347,7 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
         fwd = np.where(pp > 1, np.where(use_last, last_f, full_f), fwd)
         bwd = np.where(pp > 1, np.where(use_last, last_b, full_b), bwd)
         host = np.where(pp > 1, np.where(use_last, last_h, full_h), host)
-    # Share of the layers fully recomputed: all (full), floor(L/k)/L (every k-th), none.
-    every = np.asarray(recompute_every, dtype=np.float64)
-    full_share = np.where(rc == 2, 1.0, np.where(
-        rc == LAYER_RECOMPUTE, _core.checkpointed_layers(layers, every) / layers, 0.0))
+    full_share = recomputed_share(rc, layers, recompute_every)
     sel, op, mods = rc == 1, rc == RECOMPUTE["op"], rc == MODULES_RECOMPUTE
     rec = (full_share * base["fwd_layers_s"] + np.where(sel, base["attn_fwd_s"], 0.0)
            + np.where(op, base.get("op_fwd_s", 0.0), 0.0)

@@ -5,23 +5,21 @@ Each ``unpad_input`` waits twice on the GPU (``torch.nonzero``'s count, ``max().
 the stream is empty when the host returns, so the kernels it launches next run from an idle
 stream until it gets ahead again. Priced as the MoE syncs are
 (:func:`.moe_sync.sync_exposed_s`): each segment after a sync is a kernel sequence launched
-from idle (:func:`~roofline.ops.host.calls_wall`), its ``wall - GPU`` exposed."""
+from idle (:func:`.composer.idle_calls_s`), its ``wall - GPU`` exposed."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
 from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..ops.elementwise import elementwise
-from ..ops.host import HOST_CLASSES, calls_wall
+from .composer import idle_calls_s
 from .framework_ops import UNPAD_ROW, unpad_forward
 from .program import Program
+from .training import recomputed_share
 
 __all__ = ["unpad_sync_s"]
-
-_KERNEL = HOST_CLASSES.index("kernel")
 
 
 def unpad_sync_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, list[int]]],
@@ -34,8 +32,9 @@ def unpad_sync_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, l
     the host is ahead from there) are
     launched from idle, one host ``kernel`` call (a torch op or cub's launch) before each
     kernel; each exposes ``wall - GPU``. Summed over the layers with the unpad row, times
-    ``1 + r``, ``r`` the share of layers whose forward is recomputed (``recompute``: the
-    training code, 2 full, 3 every ``every``-th layer). Zero without the row."""
+    ``1 + r``, ``r`` the share of layers whose forward is recomputed
+    (:func:`.training.recomputed_share` of ``recompute``, the training code). Zero without
+    the row."""
     rows = [i for i, r in enumerate(ops.rows) if r[1] == UNPAD_ROW]
     if not rows or ops.unpad is None:
         return 0.0
@@ -58,12 +57,7 @@ def unpad_sync_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str, l
         at += len(seg)
         if n == len(segs) - 1:  # the varlen kernel runs before pad_input's two kernels
             seq.insert(len(seq) - 2, attn_s)
-        calls = np.zeros((len(seq) + 1, len(HOST_CLASSES)))
-        calls[1:, _KERNEL] = 1.0
-        w = calls_wall(np.concatenate([[0.0], seq]), calls, hw, efficiency=efficiency)
-        exposed += max(w.wall_s - float(np.sum(seq)), 0.0)
-    total = layers if layers else 1
-    redo = 1.0 if recompute == 2 else (
-        float(_core.checkpointed_layers(float(total), float(every))) / total
-        if recompute == 3 else 0.0)
+        wall = idle_calls_s([0.0, *seq], hw, efficiency)
+        exposed += max(wall - float(np.sum(seq)), 0.0)
+    redo = float(recomputed_share(recompute, layers if layers else 1, every))
     return exposed * layers * (1.0 + redo)
