@@ -31,13 +31,10 @@ from .arguments import (
     step_lengths,
     train_args,
 )
-from .compiled import record_compiled_step
-from .composer import layer_tensors, record_train_metrics, root_tensors
+from .composer import layer_tensors, root_tensors
 from .config import TransformerConfig, config
-from .engines import ENGINE_RUNTIMES, engine_host_calls, engine_nccl, engine_plan, engine_rewrite
+from .engines import engine_nccl
 from .formats import element_bytes, linear_recipes, table_peak, weight_bytes_of
-from .hf import check_hf, record_hf_step
-from .layers import record_step
 from .layout_step import train_step
 from .memory import memory as step_memory
 from .moe_host import moe_core_options, moe_train_options
@@ -52,6 +49,7 @@ from .program_choices import (
     RUNTIMES,
     program_choices,
 )
+from .record import record_program
 from .report import ModelEstimate
 from .tp_overlap import overlap_tp_collectives
 from .train_terms import train_terms
@@ -520,35 +518,12 @@ def estimate(
     if cp > 1:
         attn_kw["scale"] = 1.0 / cp
     local = tokens // cp  # tokens per GPU
-    engine = None
-    if runtime in ("hf", "compiled"):
-        check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=(cp, par["cp_comm"]), recipe=linear_recipe,
-                 flash=flash, kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes, runtime=runtime)
-        record = record_compiled_step if runtime == "compiled" else record_hf_step
-        groups = record(ops, cfg, batch=batch, q=q, kv=kv, phase=phase, dtype=dtype,
-                        cache=cache, cp=(cp, par["cp_comm"]))
-    else:
-        engine = None if runtime not in ENGINE_RUNTIMES else engine_plan(
-            fn, runtime, cfg, hw, phase, batch, cp, flash, launch, kv_dtype_bytes)
-        run_batch = batch if engine is None else engine.batch  # a CUDA graph's padded batch
-        groups = record_step(ops, cfg, batch=run_batch, q=q, kv=kv,
-                             tokens=run_batch * q // cp, tp=tp, ep=ep,
-                             cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,
-                             lowp=f8_recipe is not None, skew=float(routing_skew),
-                             cp_comm=par["cp_comm"],
-                             kv_per_query_head=reads == "per_query_head",
-                             separate_gate=gated == "separate",
-                             plugin_kv_bytes=kv_dtype_bytes if plugin else None,
-                             torch_modules=mods == "torch",
-                             loss_impl=par["cross_entropy"], activation=act)
-        if engine is not None:
-            launch = engine.launch
-            engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
-                           kv_dtype_bytes, tp)
-            if launch == "eager":  # the engine's nn.Module forward, run by Python
-                ops.host_extra = engine_host_calls(cfg, groups)
-    record_train_metrics(ops, len(groups) - 1, local, -(-cfg.vocab_size // tp),
-                         par["train_metrics"])  # Composer's, on the head's logits
+    groups, engine, launch = record_program(
+        fn, ops, cfg, hw, runtime=runtime, phase=phase, batch=batch, q=q, kv=kv, tp=tp, ep=ep,
+        cp=cp, par=par, attn_kw=attn_kw, act_bytes=act_bytes, kv_dtype_bytes=kv_dtype_bytes,
+        lowp=f8_recipe is not None, skew=float(routing_skew), choices=dict(
+            launch=launch, cache=cache, reads=reads, gated=gated, plugin=plugin, mods=mods,
+            act=act, flash=flash, recipe=linear_recipe, dtype=dtype))
 
     try:
         # NCCL carries the step's collectives in training (unless TransformerEngine's
