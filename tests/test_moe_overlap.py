@@ -17,7 +17,9 @@ from roofline.transformer.config import TransformerConfig
 from roofline.transformer.layers import moe_mlp
 from roofline.transformer.moe_overlap import (
     A2A_COMM_SMS,
+    HYBRIDEP_COMM_SMS,
     SCHEDULE_CALLS,
+    a2a_overlap_terms,
     layer_pair_parts,
     schedule_calls,
 )
@@ -87,6 +89,22 @@ def test_layer_pair_parts_split_the_rows() -> None:
     after = [i for i in range(len(names)) if i > comb and names[i] != "combine all_to_all bwd"]
     assert cb + af + d + m + cf + ab + sum(t[i] for i in after) == pytest.approx(t.sum())
     assert layer_pair_parts(Program(train=True, recipe=None), np.zeros(0), 0) is None
+
+
+def test_hybridep_holds_its_script_sms() -> None:
+    # the exchange's SM share: NCCL's 16 channels, HybridEP's 32 (Megatron-Bridge's perf
+    # scripts); without host terms a pair hides A - sum max(a - c, f a)
+    ops, t = _program()
+    hw = rl.hardware("H100 SXM")
+    cb, af, d, m, cf, ab = layer_pair_parts(ops, t, 0) or (0.0,) * 6
+    for dispatcher, sms in (("alltoall", 16), ("hybridep", 32)):
+        ops.dispatcher = dispatcher
+        f = sms / 132
+        exposed = max(cb - af, f * cb) + max(d - m, f * d) + max(cf - ab, f * cf)
+        got = a2a_overlap_terms(ops, t, [("moe", [0, 1, 2])], 0, hw)
+        assert got["a2a_hidden_heavy_layer_s"] == pytest.approx(cb + d + cf - exposed, rel=1e-12)
+        assert got["a2a_hidden_layers_s"] == pytest.approx(3 * (cb + d + cf - exposed), rel=1e-12)
+    assert (A2A_COMM_SMS, HYBRIDEP_COMM_SMS) == (16, 32)
 
 
 def test_false_is_the_default_step() -> None:

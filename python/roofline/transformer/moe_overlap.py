@@ -23,7 +23,7 @@ backward dispatch is issued). Each node waits on its own micro-batch's CUDA even
 chains run concurrently and each all-to-all overlaps the other micro-batch's compute of its
 phase. Priced per layer pair by :func:`roofline._core.a2a_overlap_exposed_s` (the comm's SMs
 slow the compute it overlaps: NCCL's channels, :data:`.training.NCCL_COMM_CTAS`; HybridEP's
-``moe_hybridep_num_sms`` = 16, the same count); the pairs per step by
+``moe_hybridep_num_sms``, 32 as Megatron-Bridge's perf scripts set it); the pairs per step by
 :func:`roofline._core.combined_1f1b_pairs` (the first forward and the last backward of each
 stage's warmup / cooldown run alone).
 
@@ -58,16 +58,22 @@ from .config import TransformerConfig
 from .moe_sync import layer_issue_terms
 from .program import Program
 
-__all__ = ["A2A_COMM_SMS", "DISPATCH_ROWS", "COMBINE_ROWS", "SHARED_EXPERT_ROWS",
-           "SCHEDULE_CALLS", "a2a_overlap_option", "a2a_overlap_terms", "layer_pair_parts",
-           "schedule_calls"]
+__all__ = ["A2A_COMM_SMS", "HYBRIDEP_COMM_SMS", "DISPATCH_ROWS", "COMBINE_ROWS",
+           "SHARED_EXPERT_ROWS", "SCHEDULE_CALLS", "a2a_overlap_option", "a2a_overlap_terms",
+           "layer_pair_parts", "schedule_calls"]
 
 _Parts = tuple[float, float, float, float, float, float]
 
-#: SMs the exchanges hold while they run: NCCL's channels (``training.NCCL_COMM_CTAS``, 16)
-#: or HybridEP's ``moe_hybridep_num_sms`` (Megatron-Core ``transformer_config.py`` @23dd639c:
-#: 16, "in pure NVL scenarios, 16 SMs can generally achieve good bandwidth").
+#: SMs the all-to-all dispatcher's exchanges hold while they run: NCCL's channels
+#: (``training.NCCL_COMM_CTAS``, 16).
 A2A_COMM_SMS = 16
+
+#: SMs HybridEP's dispatch / combine kernels hold (``moe_hybridep_num_sms``): Megatron-Core's
+#: default is 16 (``transformer_config.py`` @23dd639c, "in pure NVL scenarios, 16 SMs can
+#: generally achieve good bandwidth"), but Megatron-Bridge's perf scripts, which ran the
+#: published HybridEP rows, set 32 (``_set_common_perf_overrides``,
+#: ``scripts/performance/utils/overrides.py`` at c0b9a0003 and 74695a06d).
+HYBRIDEP_COMM_SMS = 32
 
 #: Program rows of the ``moe_dispatch`` node (the all-to-all dispatcher's token and
 #: probability exchanges; HybridEP's dispatch kernel).
@@ -188,9 +194,9 @@ def a2a_overlap_terms(ops: Program, time_s: np.ndarray, groups: list[Any], heavy
     Per decoder layer of an MoE group, the all-to-all it hides, ``a = A - exposed``: ``A`` the
     layer's forward and backward all-to-all time (what the plain schedule runs in series),
     ``exposed`` :func:`roofline._core.a2a_overlap_exposed_s` of :func:`layer_pair_parts`, the
-    comm holding ``A2A_COMM_SMS / SMs`` of the GPU (at most half, as the data-parallel
-    overlap). With the eager MoE host terms (``host``: ``(efficiency, graphed, router)`` of
-    :func:`.moe_sync.moe_host_terms`) the saving is
+    comm holding ``A2A_COMM_SMS / SMs`` of the GPU (HybridEP: ``HYBRIDEP_COMM_SMS``; at most
+    half, as the data-parallel overlap). With the eager MoE host terms (``host``:
+    ``(efficiency, graphed, router)`` of :func:`.moe_sync.moe_host_terms`) the saving is
     :func:`roofline._core.combined_1f1b_saving_s` ``g + e - max(g - a, h)`` of
     :func:`.moe_sync.layer_issue_terms` (``g`` the layer's GPU time, ``e`` the host time the
     plain schedule exposes for it, ``h`` the host time to issue it with :func:`schedule_calls`);
@@ -203,7 +209,8 @@ def a2a_overlap_terms(ops: Program, time_s: np.ndarray, groups: list[Any], heavy
         summed over every decoder layer (the MTP blocks' are not counted). Negative where the
         pair costs more than the plain schedule's layer.
     """
-    share = min(A2A_COMM_SMS / hw.sms, 0.5) if hw.sms else 0.0
+    sms = HYBRIDEP_COMM_SMS if ops.dispatcher == "hybridep" else A2A_COMM_SMS
+    share = min(sms / hw.sms, 0.5) if hw.sms else 0.0
     out = {"a2a_hidden_heavy_layer_s": 0.0, "a2a_hidden_layers_s": 0.0}
     issue = {} if host is None else layer_issue_terms(
         ops, time_s, groups, hw, host[0], host[1], host[2],
