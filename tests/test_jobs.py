@@ -660,6 +660,9 @@ def test_family_medians_pinned(result):
     # framework_ops.flash_unpad_pad, unpad_sync.unpad_sync_s; hardware-notes §34):
     # large-scale MPT-1B / 3B / 7B / 70B 1.5-4.0 points slower (MPT-1B 512 GPUs -19.9 ->
     # -16.3 %).
+    # train_moe 0.112 / p90 0.294 unchanged with the combined 1F1B's host side (a pair lasts
+    # max(g - a, h), one thread issuing both micro-batches; HybridEP's 32 SMs; hardware-notes
+    # §37): 26.02 B300 Qwen3-235B -46.2 -> -38.3 %, 26.04 GB200 GPT-OSS -34.4 -> -33.8 %.
     pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.065),
             "train_dense_lowp": (49, 0.081), "train_moe": (39, 0.112)}

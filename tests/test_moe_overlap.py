@@ -11,9 +11,19 @@ import pytest
 
 import roofline as rl
 from roofline import _core
+from roofline.ops.host import HOST_CLASSES
+from roofline.transformer import moe_overlap
 from roofline.transformer.config import TransformerConfig
 from roofline.transformer.layers import moe_mlp
-from roofline.transformer.moe_overlap import A2A_COMM_SMS, layer_pair_parts
+from roofline.transformer.moe_overlap import (
+    A2A_COMM_SMS,
+    HYBRIDEP_COMM_SMS,
+    SCHEDULE_CALLS,
+    a2a_overlap_terms,
+    layer_pair_parts,
+    schedule_calls,
+)
+from roofline.transformer.moe_sync import layer_issue_terms
 from roofline.transformer.program import Program
 from roofline.validation.jobs import JOBS_FILE, price_job, read_jobs
 
@@ -81,6 +91,22 @@ def test_layer_pair_parts_split_the_rows() -> None:
     assert layer_pair_parts(Program(train=True, recipe=None), np.zeros(0), 0) is None
 
 
+def test_hybridep_holds_its_script_sms() -> None:
+    # the exchange's SM share: NCCL's 16 channels, HybridEP's 32 (Megatron-Bridge's perf
+    # scripts); without host terms a pair hides A - sum max(a - c, f a)
+    ops, t = _program()
+    hw = rl.hardware("H100 SXM")
+    cb, af, d, m, cf, ab = layer_pair_parts(ops, t, 0) or (0.0,) * 6
+    for dispatcher, sms in (("alltoall", 16), ("hybridep", 32)):
+        ops.dispatcher = dispatcher
+        f = sms / 132
+        exposed = max(cb - af, f * cb) + max(d - m, f * d) + max(cf - ab, f * cf)
+        got = a2a_overlap_terms(ops, t, [("moe", [0, 1, 2])], 0, hw)
+        assert got["a2a_hidden_heavy_layer_s"] == pytest.approx(cb + d + cf - exposed, rel=1e-12)
+        assert got["a2a_hidden_layers_s"] == pytest.approx(3 * (cb + d + cf - exposed), rel=1e-12)
+    assert (A2A_COMM_SMS, HYBRIDEP_COMM_SMS) == (16, 32)
+
+
 def test_false_is_the_default_step() -> None:
     plain = rl.transformer.estimate(TINY, "train", 1, **TRAIN)
     off = rl.transformer.estimate(TINY, "train", 1, moe_a2a_overlap=False, **TRAIN)
@@ -89,7 +115,14 @@ def test_false_is_the_default_step() -> None:
     assert "a2a_hidden_layers_s" not in off._cache["train_base"]
 
 
-def test_overlap_hides_each_pair_by_hand() -> None:
+def test_overlap_hides_each_pair_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict] = []
+
+    def issue(*args: object, **kw: object) -> dict:
+        seen.append(layer_issue_terms(*args, **kw))  # type: ignore[arg-type]
+        return seen[-1]
+
+    monkeypatch.setattr(moe_overlap, "layer_issue_terms", issue)
     off = rl.transformer.estimate(TINY, "train", 1, **TRAIN)
     on = rl.transformer.estimate(TINY, "train", 1, moe_a2a_overlap=True, **TRAIN)
     assert off.step is not None and on.step is not None
@@ -108,9 +141,20 @@ def test_overlap_hides_each_pair_by_hand() -> None:
     d = sum(x for n, x in comm.items() if n.startswith("dispatch"))
     f = A2A_COMM_SMS / rl.hardware("H100 SXM").sms  # 16 of 132 SMs
     exposed = max(cb - af, f * cb) + max(d - m, f * d) + max(cf - ab, f * cf)
+    hidden_a2a = cb + d + cf - exposed
+    assert 0 < hidden_a2a < cb + d + cf
+    # the eager MoE host terms are on: the pair saves g + e - max(g - a, h), the layer's GPU
+    # time g, the host time the plain schedule exposes for it e, the host's issue time h
+    (terms,) = seen  # layer_issue_terms with schedule_calls(False) (bf16): see the next tests
+    gpu, h, e = terms[g]
+    assert gpu == pytest.approx(sum(x for _, x in rows), rel=1e-12)
     base = on._cache["train_base"]
-    assert base["a2a_hidden_heavy_layer_s"] == pytest.approx(cb + d + cf - exposed, rel=1e-12)
-    assert 0 < base["a2a_hidden_heavy_layer_s"] < cb + d + cf
+    saving = gpu + e - max(gpu - hidden_a2a, h)
+    assert base["a2a_hidden_heavy_layer_s"] == pytest.approx(saving, rel=1e-12)
+    assert base["host_heavy_layer_s"] == pytest.approx(e, rel=1e-12)
+    # TINY's layer is host-bound (h > g): the combined schedule costs what issuing both
+    # micro-batches' launches from one thread costs over the plain layer, nothing is hidden
+    assert h > gpu and saving == pytest.approx(gpu + e - h, rel=1e-12) and saving < 0
     # pp = 1, 4 micro-batches: 3 overlapped pairs of every layer; nothing else moves
     hidden = 3 * base["a2a_hidden_layers_s"]
     assert base["a2a_hidden_layers_s"] == pytest.approx(
@@ -118,6 +162,39 @@ def test_overlap_hides_each_pair_by_hand() -> None:
     assert on.step.time_s == pytest.approx(off.step.time_s - hidden, rel=1e-12)
     assert on.step.compute_s == pytest.approx(off.step.compute_s - hidden, rel=1e-12)
     assert on.step.bubble_s == off.step.bubble_s and on.step.host_s == off.step.host_s
+
+
+def test_combined_saving_by_hand() -> None:
+    # GPU-bound pair: g 10, plain exposure 1, a2a hidden 2, issue 6 -> wall 8, saves 3
+    assert _core.combined_1f1b_saving_s(10.0, 1.0, 2.0, 6.0) == pytest.approx(3.0)
+    # host-bound pair: issue 12 > g - a = 8 -> wall 12; g + e = 11 -> costs 1
+    assert _core.combined_1f1b_saving_s(10.0, 1.0, 2.0, 12.0) == pytest.approx(-1.0)
+    # the a2a hidden is at most the GPU time; negative inputs count as 0
+    assert _core.combined_1f1b_saving_s(1.0, 0.0, 5.0, 0.0) == pytest.approx(1.0)
+    assert _core.combined_1f1b_saving_s(1.0, -1.0, -1.0, -1.0) == pytest.approx(0.0)
+    np.testing.assert_allclose(_core.combined_1f1b_saving_s([10.0, 10.0], 1.0, 2.0, [6.0, 12.0]),
+                               [3.0, -1.0])
+
+
+def test_schedule_calls_priced_by_hand() -> None:
+    # 8 node passes x 6 stream / event / NVTX calls + the mlp's delayed wgrad context (4) +
+    # 25 tensor wraps = 77 views; 4 engine runs (+3 quantization contexts under a recipe)
+    views, module = HOST_CLASSES.index("view"), HOST_CLASSES.index("module")
+    bf16, lowp = schedule_calls(False), schedule_calls(True)
+    assert bf16[views] == lowp[views] == 8 * 6 + 4 + 25 == 77
+    assert bf16[module] == SCHEDULE_CALLS["engine_runs"] == 4 and lowp[module] == 7
+    assert bf16.sum() == 81 and lowp.sum() == 84
+    # priced as the host terms price them: 77 x 0.1685 + 4 x 2.6392 bare eager ops of
+    # 11.8329 us each (data/terms/host.json)
+    ops, t = _program()
+    hw = rl.hardware("H100 SXM")
+    groups = [("moe", [0, 1])]
+    with_calls = layer_issue_terms(ops, t, groups, hw, "default", extra_calls=bf16)[0]
+    without = layer_issue_terms(ops, t, groups, hw, "default")[0]
+    assert with_calls[1] - without[1] == pytest.approx(
+        (77 * 0.1685 + 4 * 2.6392) * 11.8329e-6, rel=1e-4)
+    assert with_calls[0] == without[0] == pytest.approx(t.sum(), rel=1e-12)
+    assert with_calls[2] == without[2]
 
 
 def test_pipelined_overlap_counts_the_first_stage_pairs() -> None:
@@ -159,15 +236,19 @@ def test_bad_values_and_phases() -> None:
 
 def test_published_rows_that_ran_it() -> None:
     """The two published runs whose presets set ``moe_a2a_overlap`` (hardware-notes: the
-    combined 1F1B section): their layouts pass Megatron-Core's checks and the overlap makes
-    them faster than the same row without it."""
+    combined 1F1B sections): their layouts pass Megatron-Core's checks; the GPU-bound GPT-OSS
+    run is faster with it, the host-bound Qwen3-235B MBS-1 run is not (its host issues both
+    micro-batches' launches from one thread; 26.04 dropped the overlap for it)."""
     rows = {r["id"]: r for r in read_jobs(JOBS_FILE)}
     ran = {rid for rid, r in rows.items() if r["config"].get("moe_a2a_overlap")}
     assert ran == {"mbridge2602_b300_qwen3_235b_a22b_fp8-mx", "mbridge2604_gb200_gptoss120b_bf16"}
+    faster = {}
     for rid in sorted(ran):
         c = rows[rid]["config"]
         assert c["ep"] > 1 and (c["pp"] == 1 or c["virtual_stages"] > 1), rid
         assert not c["recompute"].startswith(("full", "layer")), rid
         plain = json.loads(json.dumps(rows[rid]))
         plain["config"]["moe_a2a_overlap"] = False
-        assert price_job(rows[rid]) > price_job(plain), rid  # tokens/s: faster with it
+        faster[rid] = price_job(rows[rid]) > price_job(plain)  # tokens/s
+    assert faster == {"mbridge2602_b300_qwen3_235b_a22b_fp8-mx": False,
+                      "mbridge2604_gb200_gptoss120b_bf16": True}

@@ -122,6 +122,10 @@ void bind_plan(py::module_& m) {
         py::arg("microbatches"), py::arg("virtual_stages"),
         "Overlapped forward/backward chunk pairs of the first stage per step in Megatron-Core's "
         "combined 1F1B: v m - min(v m, 2 (p-1) + (v-1) p + 1).");
+  m.def("combined_1f1b_saving_s", py::vectorize(&combined_1f1b_saving_s), py::arg("gpu_s"),
+        py::arg("exposed_host_s"), py::arg("a2a_hidden_s"), py::arg("host_issue_s"),
+        "What one overlapped layer pair of Megatron-Core's combined 1F1B saves against the plain "
+        "schedule's layer: g + e - max(g - a, h).");
   m.def("ring_exposed_s", py::vectorize(&ring_exposed_s), py::arg("send_s"),
         py::arg("attention_s"), py::arg("ranks"),
         "Exposed KV exchange of ring context parallelism: (cp-1)*max(send - attention/cp, 0).");

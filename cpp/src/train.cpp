@@ -254,6 +254,13 @@ double combined_1f1b_pairs(double stages, double microbatches, double virtual_st
   return std::max(total - warmup, 0.0);
 }
 
+double combined_1f1b_saving_s(double gpu_s, double exposed_host_s, double a2a_hidden_s,
+                              double host_issue_s) noexcept {
+  const double g = std::max(gpu_s, 0.0);
+  const double wall = std::max(g - std::clamp(a2a_hidden_s, 0.0, g), std::max(host_issue_s, 0.0));
+  return g + std::max(exposed_host_s, 0.0) - wall;
+}
+
 double ring_exposed_s(double send_s, double attention_s, double ranks) noexcept {
   if (ranks <= 1) return 0.0;
   return (ranks - 1.0) * std::max(send_s - attention_s / ranks, 0.0);

@@ -23,7 +23,7 @@ backward dispatch is issued). Each node waits on its own micro-batch's CUDA even
 chains run concurrently and each all-to-all overlaps the other micro-batch's compute of its
 phase. Priced per layer pair by :func:`roofline._core.a2a_overlap_exposed_s` (the comm's SMs
 slow the compute it overlaps: NCCL's channels, :data:`.training.NCCL_COMM_CTAS`; HybridEP's
-``moe_hybridep_num_sms`` = 16, the same count); the pairs per step by
+``moe_hybridep_num_sms``, 32 as Megatron-Bridge's perf scripts set it); the pairs per step by
 :func:`roofline._core.combined_1f1b_pairs` (the first forward and the last backward of each
 stage's warmup / cooldown run alone).
 
@@ -32,12 +32,15 @@ Requirements (``TransformerConfig.__post_init__`` at 23dd639c): expert paralleli
 recomputation, virtual pipeline stages when ``pp > 1``, at most one MTP layer and then
 ``pp > 1``; CUDA graphs not over the MoE / MLP (the scopes this package prices never are).
 
-Not modeled: the host side. The schedule launches both micro-batches' kernels from one
-thread, and a dispatcher's device-to-host sync (``_maybe_dtoh_and_synchronize``) then waits
-only for the forward's attention while the other micro-batch's backward kernels stay queued
-behind it, which hides part of the launch time :mod:`.moe_sync` prices as exposed; the host
-terms are kept as for the plain schedule (an upper bound). MTP blocks' all-to-alls are not
-counted as hidden.
+The host side (hardware-notes, "the combined 1F1B's host side"): both micro-batches' sub-modules
+are issued from one Python thread, so a layer pair lasts at least the host time to issue the
+layer's forward and backward launches plus the schedule's own calls
+(:data:`SCHEDULE_CALLS`), and the plain schedule's exposed host time of the layer no longer
+applies: :func:`roofline._core.combined_1f1b_saving_s` of
+:func:`.moe_sync.layer_issue_terms`. The dispatcher's wait (``_maybe_dtoh_and_synchronize``
+at ``before_ep_alltoall``, in the dispatch node) waits for the forward's router only; the
+backward's expert kernels, issued before it, keep the GPU busy across it. MTP blocks'
+all-to-alls are not counted as hidden.
 """
 
 from __future__ import annotations
@@ -48,19 +51,29 @@ import numpy as np
 
 from .. import _core
 from .._errors import ArgumentValueError
+from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
+from ..ops.host import HOST_CLASSES
 from .config import TransformerConfig
+from .moe_sync import layer_issue_terms
 from .program import Program
 
-__all__ = ["A2A_COMM_SMS", "DISPATCH_ROWS", "COMBINE_ROWS", "SHARED_EXPERT_ROWS",
-           "a2a_overlap_option", "a2a_overlap_terms", "layer_pair_parts"]
+__all__ = ["A2A_COMM_SMS", "HYBRIDEP_COMM_SMS", "DISPATCH_ROWS", "COMBINE_ROWS",
+           "SHARED_EXPERT_ROWS", "SCHEDULE_CALLS", "a2a_overlap_option", "a2a_overlap_terms",
+           "layer_pair_parts", "schedule_calls"]
 
 _Parts = tuple[float, float, float, float, float, float]
 
-#: SMs the exchanges hold while they run: NCCL's channels (``training.NCCL_COMM_CTAS``, 16)
-#: or HybridEP's ``moe_hybridep_num_sms`` (Megatron-Core ``transformer_config.py`` @23dd639c:
-#: 16, "in pure NVL scenarios, 16 SMs can generally achieve good bandwidth").
+#: SMs the all-to-all dispatcher's exchanges hold while they run: NCCL's channels
+#: (``training.NCCL_COMM_CTAS``, 16).
 A2A_COMM_SMS = 16
+
+#: SMs HybridEP's dispatch / combine kernels hold (``moe_hybridep_num_sms``): Megatron-Core's
+#: default is 16 (``transformer_config.py`` @23dd639c, "in pure NVL scenarios, 16 SMs can
+#: generally achieve good bandwidth"), but Megatron-Bridge's perf scripts, which ran the
+#: published HybridEP rows, set 32 (``_set_common_perf_overrides``,
+#: ``scripts/performance/utils/overrides.py`` at c0b9a0003 and 74695a06d).
+HYBRIDEP_COMM_SMS = 32
 
 #: Program rows of the ``moe_dispatch`` node (the all-to-all dispatcher's token and
 #: probability exchanges; HybridEP's dispatch kernel).
@@ -70,6 +83,42 @@ COMBINE_ROWS = ("combine all_to_all",)
 #: Shared-expert rows: with the overlap Megatron-Core computes the shared experts in the
 #: ``attn`` node, before the router (``shared_experts_compute``).
 SHARED_EXPERT_ROWS = ("shared gate_up", "shared act", "shared down")
+
+
+#: Host calls the combined schedule makes per MoE layer pair that the plain schedule does not
+#: (Megatron-Core 23dd639c; ``view``: a call that launches nothing; ``module``: a Python-level
+#: call priced as a module call), by what makes them:
+#:
+#: - ``stream_context``: each of the 8 node passes (``attn``, ``moe_dispatch``, ``mlp``,
+#:   ``moe_combine``, forward and backward; ``ScheduleNode._forward`` / ``_backward``) runs in
+#:   ``stream_acquire_context`` (``pipeline_parallel/utils.py``): the plan's event waited on and
+#:   recorded, ``torch.cuda.stream`` entered and left, an NVTX range pushed and popped: 6 calls
+#:   each, 48 views; the ``mlp`` node's delayed weight gradients (``backward_dw``,
+#:   ``fine_grained_callables.py``): ``torch.cuda.stream`` and an NVTX range, 4 views;
+#: - ``tensor_wraps``: ``make_viewless(e).detach()`` and ``requires_grad`` of each node input
+#:   (attn 1, dispatch 2, mlp 1, combine 1: 10 views), ``make_viewless`` of each output (5),
+#:   ``node.detach`` of the residual and the dispatched probabilities (2 each), the backward's
+#:   ``record_stream`` and ``get_grad`` per node (6): 25 views;
+#: - ``engine_runs``: each node's backward is its own autograd engine run
+#:   (``ScheduleNode.default_backward_func``: ``Variable._execution_engine.run_backward``;
+#:   the plain schedule runs one per micro-batch): 4 module calls;
+#: - ``quantization_contexts``: under a low-precision recipe the forward nodes ``attn``,
+#:   ``moe_dispatch``, ``mlp``, ``moe_combine`` each enter ``get_fp8_context``
+#:   (``TransformerLayerSchedulePlan.run``), where the plain ``TransformerBlock`` enters one
+#:   per layer (``use_inner_quantization_context``): 3 more module calls.
+SCHEDULE_CALLS = {"stream_context": 52.0, "tensor_wraps": 25.0, "engine_runs": 4.0,
+                  "quantization_contexts": 3.0}
+
+
+def schedule_calls(recipe: bool) -> np.ndarray:
+    """:data:`SCHEDULE_CALLS` of one layer pair by host class (``recipe``: a low-precision
+    recipe runs)."""
+    calls = np.zeros(len(HOST_CLASSES))
+    calls[HOST_CLASSES.index("view")] = SCHEDULE_CALLS["stream_context"] + \
+        SCHEDULE_CALLS["tensor_wraps"]
+    calls[HOST_CLASSES.index("module")] = SCHEDULE_CALLS["engine_runs"] + (
+        SCHEDULE_CALLS["quantization_contexts"] if recipe else 0.0)
+    return calls
 
 
 def a2a_overlap_option(fn: str, value: object, phase: str, runtime: str, ep: int,
@@ -136,23 +185,36 @@ def layer_pair_parts(ops: Program, time_s: np.ndarray, g: int) -> _Parts | None:
 
 
 def a2a_overlap_terms(ops: Program, time_s: np.ndarray, groups: list[Any], heavy: int,
-                      hw: Hardware) -> dict[str, float]:
-    """The all-to-all time the combined schedule hides per layer pair, for the step's
-    composition (:func:`.training.compose` with ``moe_a2a_overlap``).
+                      hw: Hardware, host: tuple[EfficiencyLike, frozenset[str],
+                                               tuple[str, bool]] | None = None
+                      ) -> dict[str, float]:
+    """What the combined schedule saves per layer pair against the plain schedule's layer,
+    for the step's composition (:func:`.training.compose` with ``moe_a2a_overlap``).
 
-    Per decoder layer of an MoE group: ``A - exposed``, where ``A`` is the layer's forward and
-    backward all-to-all time (what the plain schedule runs in series) and ``exposed`` is
-    :func:`roofline._core.a2a_overlap_exposed_s` of :func:`layer_pair_parts`, the comm holding
-    ``A2A_COMM_SMS / SMs`` of the GPU (at most half, as the data-parallel overlap).
+    Per decoder layer of an MoE group, the all-to-all it hides, ``a = A - exposed``: ``A`` the
+    layer's forward and backward all-to-all time (what the plain schedule runs in series),
+    ``exposed`` :func:`roofline._core.a2a_overlap_exposed_s` of :func:`layer_pair_parts`, the
+    comm holding ``A2A_COMM_SMS / SMs`` of the GPU (HybridEP: ``HYBRIDEP_COMM_SMS``; at most
+    half, as the data-parallel overlap). With the eager MoE host terms (``host``:
+    ``(efficiency, graphed, router)`` of :func:`.moe_sync.moe_host_terms`) the saving is
+    :func:`roofline._core.combined_1f1b_saving_s` ``g + e - max(g - a, h)`` of
+    :func:`.moe_sync.layer_issue_terms` (``g`` the layer's GPU time, ``e`` the host time the
+    plain schedule exposes for it, ``h`` the host time to issue it with :func:`schedule_calls`);
+    without, ``a``.
 
     Returns
     -------
     dict
         ``a2a_hidden_heavy_layer_s``: per layer of the ``heavy`` group; ``a2a_hidden_layers_s``:
-        summed over every decoder layer (the MTP blocks' are not counted).
+        summed over every decoder layer (the MTP blocks' are not counted). Negative where the
+        pair costs more than the plain schedule's layer.
     """
-    share = min(A2A_COMM_SMS / hw.sms, 0.5) if hw.sms else 0.0
+    sms = HYBRIDEP_COMM_SMS if ops.dispatcher == "hybridep" else A2A_COMM_SMS
+    share = min(sms / hw.sms, 0.5) if hw.sms else 0.0
     out = {"a2a_hidden_heavy_layer_s": 0.0, "a2a_hidden_layers_s": 0.0}
+    issue = {} if host is None else layer_issue_terms(
+        ops, time_s, groups, hw, host[0], host[1], host[2],
+        extra_calls=schedule_calls(ops.recipe is not None))
     for g, (kind, layers) in enumerate(groups):
         if kind in ("head", "mtp") or not layers:
             continue
@@ -162,6 +224,9 @@ def a2a_overlap_terms(ops: Program, time_s: np.ndarray, groups: list[Any], heavy
         cb, _, d, _, cf, _ = parts
         exposed = float(_core.a2a_overlap_exposed_s(*parts, comm_sm_fraction=share))
         hidden = max(cb + d + cf - exposed, 0.0)
+        if g in issue:
+            gpu, h, e = issue[g]
+            hidden = float(_core.combined_1f1b_saving_s(gpu, e, hidden, h))
         out["a2a_hidden_layers_s"] += hidden * len(layers)
         if g == heavy:
             out["a2a_hidden_heavy_layer_s"] = hidden

@@ -17,7 +17,8 @@ from .program import Program
 
 __all__ = ["MCORE_ROW_KERNELS", "SYNC_POINTS", "TE_COMPUTE_STREAMS",
            "TE_GROUPED_PY_CALLS", "TE_SWIZZLE_TENSORS", "TE_WGRAD_CLEAR_CALLS",
-           "moe_host_terms", "stage_host_terms", "sync_exposed_s", "sync_points",
+           "layer_issue_terms", "moe_host_terms", "stage_host_terms", "sync_exposed_s",
+           "sync_points",
            "te_grouped_call_views", "te_swizzle_kernels"]
 
 #: Host classes (indices into ``HOST_CLASSES``).
@@ -387,6 +388,44 @@ def moe_host_terms(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
            "hook_host_s": sum(hooked.values()) - sum(plain.values())}
     out.update(stage_host_terms(ops, row_time_s, groups, hw, efficiency, graphed, router, f8,
                                 plain, hooked, heavy))
+    return out
+
+
+def layer_issue_terms(ops: Program, row_time_s: np.ndarray,
+                      groups: list[tuple[str, list[int]]], hw: Hardware,
+                      efficiency: EfficiencyLike, graphed: frozenset[str] = frozenset(),
+                      router: tuple[str, bool] = ("none", False),
+                      extra_calls: np.ndarray | None = None
+                      ) -> dict[int, tuple[float, float, float]]:
+    """Per MoE decoder group, one layer's forward and backward: ``(gpu_s, issue_s,
+    exposed_s)``.
+
+    ``gpu_s``: its kernels' time; ``issue_s``: the host time to issue all of them one after
+    another (the host calls before each launch, :func:`_row_calls`, priced by
+    :func:`~roofline.ops.host.calls_wall`), with ``extra_calls`` (calls by class that launch
+    nothing, e.g. a schedule's own per-layer calls) added; ``exposed_s``: what the plain
+    schedule exposes of it per layer, as :func:`stage_host_terms` prices a stage's layer (the
+    synchronised forward segments plus the backward's steady ``d``). Groups without a
+    dispatcher wait (no MoE host terms) are left out."""
+    f8 = _f8_kernels(ops, hw, efficiency)
+    plain = _forward_exposed_by_group(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                      f8, False)
+    out: dict[int, tuple[float, float, float]] = {}
+    for g, (kind, layers) in enumerate(groups):
+        if kind in ("head", "mtp") or not layers or g not in plain:
+            continue
+        rows = [i for i, row in enumerate(ops.rows) if row[0] == g]
+        fwd = _launched(ops, rows, row_time_s, f8, backward=False, graphed=graphed, router=router)
+        bwd = _launched(ops, rows[::-1], row_time_s, f8, backward=True, graphed=graphed,
+                        router=router)
+        extra = np.zeros((1, len(HOST_CLASSES))) if extra_calls is None else \
+            np.asarray(extra_calls, dtype=np.float64).reshape(1, len(HOST_CLASSES))
+        seq = np.concatenate([[0.0], fwd[0], bwd[0], [0.0]])
+        calls = np.concatenate([np.zeros((1, len(HOST_CLASSES))), fwd[1], bwd[1], extra])
+        host = calls_wall(seq, calls, hw, efficiency=efficiency).host_s
+        e1, e2 = (_backward_exposed_s(ops, row_time_s, groups, hw, efficiency, graphed, router,
+                                      f8, plan=[(g, n)], idle_start=True) for n in (1, 2))
+        out[g] = (float(seq.sum()), float(host), plain[g] / len(layers) + max(e2 - e1, 0.0))
     return out
 
 

@@ -73,5 +73,6 @@ def train_terms(cfg: TransformerConfig, ops: Program, cols: dict[str, Any],
             ops, cols["time_s"], groups, hw, efficiency, int(par["recompute"]),
             int(par["recompute_every"]))
     if par.get("moe_a2a_overlap"):  # the all-to-all the combined 1F1B hides per layer pair
-        base.update(a2a_overlap_terms(ops, cols["time_s"], groups, int(base["heavy_group"]), hw))
+        base.update(a2a_overlap_terms(ops, cols["time_s"], groups, int(base["heavy_group"]), hw,
+                                      (efficiency, graphed, balancing) if moe_host else None))
     return share, mod_share, base

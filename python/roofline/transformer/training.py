@@ -293,9 +293,11 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     leave, the wait added to each micro-batch's backward). ``pipeline_head``: ``"spread"``, the
     embedding and LM head count ``1/pp`` per stage; ``"last"``, the whole head on the last stage
     beside ``ceil(L/pp)`` layers, whose time per micro-batch is then the pace
-    (``estimate(pipeline_head=)``). ``moe_a2a_overlap``: Megatron-Core's combined 1F1B hides
-    ``base["a2a_hidden_*"]`` (:mod:`.moe_overlap`) per layer pair, the busiest stage's layers'
-    share times its overlapped pairs per step over ``v`` (``_core.combined_1f1b_pairs``;
+    (``estimate(pipeline_head=)``). ``moe_a2a_overlap``: Megatron-Core's combined 1F1B saves
+    ``base["a2a_hidden_*"]`` (:mod:`.moe_overlap`: the hidden all-to-all less what issuing both
+    micro-batches from one host thread costs; negative where host-bound) per layer pair, the
+    busiest stage's layers' share times its overlapped pairs per step over ``v``
+    (``_core.combined_1f1b_pairs``;
     warmup / cooldown and the bubble unchanged). ``efficiency``: the efficiency model
     of the optimizer's and the FSDP implementation's memory-bound kernels (the micro-batch
     terms in ``base`` were priced under it by the caller).

@@ -193,6 +193,22 @@ double a2a_overlap_exposed_s(double combine_bwd_s, double attn_fwd_s, double dis
 /// and the last backward run alone: m - 1.
 double combined_1f1b_pairs(double stages, double microbatches, double virtual_stages) noexcept;
 
+/// What one overlapped layer pair of Megatron-Core's combined 1F1B saves against the plain
+/// schedule's layer, seconds (negative: it costs). The plain schedule prices the layer's forward
+/// and backward as its GPU time g plus the host time its launches expose, e (the dispatcher's
+/// device-to-host wait leaves the queue empty; the backward runs ahead). The combined schedule
+/// issues both micro-batches' sub-modules from one Python thread
+/// (TransformerLayerSchedulePlan.run, model_chunk_schedule_plan.py @23dd639c): the host issues
+/// the pair's launches h (the layer's forward and backward calls plus the schedule's own node
+/// calls) one after another, so the pair lasts at least h; on the GPU it lasts g less the
+/// all-to-all time the overlap hides, a. Pair wall max(g - a, h); saving g + e - max(g - a, h).
+/// The dispatcher's wait before the forward dispatch finds the GPU past the forward's router
+/// whenever the host is the slower side (it issued the backward's expert kernels since), so it
+/// adds nothing to h there; where the GPU is the slower side the backward's queued expert
+/// kernels keep it busy across the wait (not followed: a lower bound).
+double combined_1f1b_saving_s(double gpu_s, double exposed_host_s, double a2a_hidden_s,
+                              double host_issue_s) noexcept;
+
 /// Exposed time of ring (pass-KV) context parallelism in one attention call: `steps` = cp-1
 /// exchanges of `send_s` each, each overlapped with one of the cp equal blocks of the local
 /// attention `attention_s` (load-balanced causal chunks): steps * max(send_s - attention_s/cp, 0).
