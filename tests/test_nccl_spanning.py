@@ -55,6 +55,31 @@ def test_small_all_reduce_takes_the_tree() -> None:
     assert e.memory_s == pytest.approx(4 / (0.5 * 20.4 * GB))
 
 
+def test_fsdp_layer_gather_grows_with_ranks_only_by_latency() -> None:
+    # MPT-70B's layer all-gather (12 x 8192^2 bf16 weights) over 16 and 64 nodes of 8 H100s
+    # (notes §35): the bytes over the bus are (n-1)/n of the buffer at either size, so the
+    # growth from 128 to 512 ranks is the ring's steps' latency (and NCCL's protocol switch),
+    # not bandwidth.
+    b = 2 * 12 * 8192**2
+
+    def by_hand(n: int) -> tuple[float, float]:
+        steps, inter = n - 1, n // 8 - 1
+        sent = (n - 1) / n * b
+        ll128 = (14 + (steps - inter) * 1.9 + inter * 4.0) * US + sent / (0.92 * NVLINK)
+        simple = (8.4 + (steps - inter) * 3.4 + inter * 14.0) * US + sent / NVLINK
+        return ll128, simple
+
+    ll128, simple = by_hand(128)  # 286.8 us + 4.69 ms against 599.2 us + 4.32 ms: Simple
+    assert simple < ll128
+    assert nccl(rl.all_gather, b, 128).time_s == pytest.approx(simple)
+    ll128, simple = by_hand(512)  # 1118 us + 4.72 ms against 2413.6 us + 4.34 ms: LL128
+    assert ll128 < simple
+    assert nccl(rl.all_gather, b, 512).time_s == pytest.approx(ll128)
+    t = nccl(rl.all_gather, b, np.array([128, 512]))
+    assert np.ptp(np.asarray(t.bytes)) / b < 0.01  # the bytes barely move
+    assert float(np.diff(t.time_s)[0]) == pytest.approx(ll128 - min(by_hand(128)))
+
+
 def test_one_node_is_the_plain_nccl_ring() -> None:
     for fn in (rl.all_reduce, rl.all_gather, rl.reduce_scatter):
         for b in (4, 2**20, 2**30):
