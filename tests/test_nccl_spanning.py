@@ -55,6 +55,64 @@ def test_small_all_reduce_takes_the_tree() -> None:
     assert e.memory_s == pytest.approx(4 / (0.5 * 20.4 * GB))
 
 
+def test_fsdp_layer_gather_grows_with_ranks_only_by_latency() -> None:
+    # MPT-70B's layer all-gather (12 x 8192^2 bf16 weights) over 16 and 64 nodes of 8 H100s
+    # (notes §38): the bytes over the bus are (n-1)/n of the buffer at either size, so the
+    # growth from 128 to 512 ranks is the ring's steps' latency (and NCCL's protocol switch),
+    # not bandwidth.
+    b = 2 * 12 * 8192**2
+
+    def by_hand(n: int) -> tuple[float, float]:
+        steps, inter = n - 1, n // 8 - 1
+        sent = (n - 1) / n * b
+        ll128 = (14 + (steps - inter) * 1.9 + inter * 4.0) * US + sent / (0.92 * NVLINK)
+        simple = (8.4 + (steps - inter) * 3.4 + inter * 14.0) * US + sent / NVLINK
+        return ll128, simple
+
+    ll128, simple = by_hand(128)  # 286.8 us + 4.69 ms against 599.2 us + 4.32 ms: Simple
+    assert simple < ll128
+    assert nccl(rl.all_gather, b, 128).time_s == pytest.approx(simple)
+    ll128, simple = by_hand(512)  # 1118 us + 4.72 ms against 2413.6 us + 4.34 ms: LL128
+    assert ll128 < simple
+    assert nccl(rl.all_gather, b, 512).time_s == pytest.approx(ll128)
+    t = nccl(rl.all_gather, b, np.array([128, 512]))
+    assert np.ptp(np.asarray(t.bytes)) / b < 0.01  # the bytes barely move
+    assert float(np.diff(t.time_s)[0]) == pytest.approx(ll128 - min(by_hand(128)))
+
+
+def test_ll128_per_channel_cap_on_the_gpu_architecture() -> None:
+    # NCCL 2.18's perChMaxRingLL128Bws: LL128's ring bus is at most nChannels x 36.7 GB/s
+    # (Hopper) / 20 GB/s (Ampere), the ring's channels one per NIC of the node (g). 1.5 GiB
+    # over 512 H100s: LL128 at min(0.92 x 370, 8 x 36.7 = 293.6) GB/s, still faster than
+    # Simple (2413.6 us of latency at 370 GB/s).
+    b = 2 * 12 * 8192**2
+    sent = 511 / 512 * b
+
+    def on(hw: str | None, n: int = 512, g: int = 8, net: float = NIC):  # type: ignore[no-untyped-def]
+        return rl.all_gather(b, n, "nccl", hw, link_bytes_per_s=NVLINK, ranks_per_node=g,
+                             network_bytes_per_s=net)
+
+    lat_ll128, lat_simple = (14 + 448 * 1.9 + 63 * 4.0) * US, (8.4 + 448 * 3.4 + 63 * 14.0) * US
+    assert on("H100 SXM").time_s == pytest.approx(lat_ll128 + sent / (8 * 36.7 * GB))
+    assert rl.ops.collectives.nccl_ll128_channel_bytes_per_s(
+        resolve_hardware("H100 SXM")) == pytest.approx(36.7 * GB)
+    # Ampere: 8 x 20 = 160 GB/s makes LL128 slower than Simple, which NCCL then runs
+    assert on("A100 SXM").time_s == pytest.approx(lat_simple + sent / NVLINK)
+    # without hardware: no cap (0.92 of the bus), as before
+    assert on(None).time_s == pytest.approx(lat_ll128 + sent / (0.92 * NVLINK))
+    # a last node of 4 ranks (20 = 2 x 8 + 4): 4 channels, 4 x 36.7 = 146.8 GB/s, below
+    # 0.92 x min(370, 4 x 48) = 176.6 GB/s
+    e = on("H100 SXM", n=20)
+    ll128 = (14 + (19 - 2) * 1.9 + 2 * 4.0) * US + 19 / 20 * b / (4 * 36.7 * GB)
+    simple = (8.4 + 17 * 3.4 + 2 * 14.0) * US + 19 / 20 * b / (4 * 48 * GB)
+    assert e.time_s == pytest.approx(min(ll128, simple))
+    # one node keeps the plain NCCL ring (no per-channel cap there)
+    one = rl.all_gather(b, 8, "nccl", "H100 SXM", link_bytes_per_s=NVLINK, ranks_per_node=8,
+                        network_bytes_per_s=NIC)
+    assert one.time_s == pytest.approx(
+        rl.all_gather(b, 8, "nccl", link_bytes_per_s=NVLINK).time_s)
+
+
 def test_one_node_is_the_plain_nccl_ring() -> None:
     for fn in (rl.all_reduce, rl.all_gather, rl.reduce_scatter):
         for b in (4, 2**20, 2**30):

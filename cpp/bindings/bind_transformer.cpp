@@ -167,13 +167,13 @@ py::tuple spanning_all_to_all_sweep_py(const InArray& bytes, const InArray& rank
 py::tuple spanning_collective_sweep_py(Collective op, CollectiveAlgo algo, const InArray& bytes,
                                        const InArray& ranks, const InArray& local,
                                        double up_bytes_per_s, double out_bytes_per_s,
-                                       double latency_s) {
+                                       double latency_s, double ll128_channel_bytes_per_s) {
   const std::size_t len = equal_length({&bytes, &ranks, &local});
   const LinkRates up{up_bytes_per_s, latency_s};
   const LinkRates out{out_bytes_per_s, latency_s};
   return estimate_columns(len, [&](EstimateColumns o) {
     spanning_collective_sweep(op, algo, bytes.data(), ranks.data(), local.data(), len, up, out,
-                              o);
+                              o, ll128_channel_bytes_per_s);
   });
 }
 
@@ -264,6 +264,9 @@ void bind_transformer(py::module_& m) {
   m.def("spanning_collective_sweep", &spanning_collective_sweep_py, py::arg("op"),
         py::arg("algo"), py::arg("bytes"), py::arg("ranks"), py::arg("local"),
         py::arg("up_bytes_per_s"), py::arg("out_bytes_per_s"), py::arg("latency_s"),
+        py::arg("ll128_channel_bytes_per_s") = 0.0,
         "Ring / tree collectives over ranks spread on scale-up domains of `local` ranks: the "
-        "rings leave each domain through its ranks' NICs, min(up, ranks there x out).");
+        "rings leave each domain through its ranks' NICs, min(up, ranks there x out); algo "
+        "nccl caps LL128's ring at one channel per NIC x ll128_channel_bytes_per_s (<= 0: "
+        "none).");
 }

@@ -206,7 +206,7 @@ constexpr double kNcclTreeCorrection[3][23] = {
 }  // namespace
 
 Estimate nccl_spanning_estimate(Collective op, double bytes, double ranks, double local,
-                                double bus) noexcept {
+                                double bus, double ll128_channel_bytes_per_s) noexcept {
   Estimate e;
   if (ranks <= 1) return e;
   const bool reduce = op == Collective::all_reduce;
@@ -224,7 +224,15 @@ Estimate nccl_spanning_estimate(Collective op, double bytes, double ranks, doubl
       e.overhead_s = lat;
     }
   };
-  const double ring_bw[3] = {std::min(ll_max, bus / 4.0), bus * (ppn < 2.0 ? 0.7 : 0.92), bus};
+  // ncclTopoTuneModel: LL128's ring bus at most nChannels x perChMaxRingLL128Bw, the ring
+  // graph's channels one per NIC of the node with the fewest ranks (as the bus, above)
+  const double rest = std::fmod(ranks, local);
+  const double channels = rest > 0.0 ? rest : local;
+  double ll128 = bus * (ppn < 2.0 ? 0.7 : 0.92);
+  if (ll128_channel_bytes_per_s > 0.0) {
+    ll128 = std::min(ll128, channels * ll128_channel_bytes_per_s);
+  }
+  const double ring_bw[3] = {std::min(ll_max, bus / 4.0), ll128, bus};
   for (int p = 0; p < 3; ++p) {
     const double net = kNcclNetOverheadS * (p == 2 ? 3.0 : 1.0);
     double lat = kNcclBaseS[p] + (steps - inter) * std::max(kNcclHopS[p], net) +
@@ -255,7 +263,8 @@ Estimate nccl_spanning_estimate(Collective op, double bytes, double ranks, doubl
 
 Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double bytes,
                                       double ranks, double local, const LinkRates& up,
-                                      const LinkRates& out) noexcept {
+                                      const LinkRates& out,
+                                      double ll128_channel_bytes_per_s) noexcept {
   const bool spans = local < ranks && local >= 1.0;
   if (op == Collective::all_to_all) {
     return spanning_all_to_all_estimate(bytes, ranks, local, up, out);
@@ -267,7 +276,9 @@ Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double
   }
   if (op == Collective::send_recv) return collective_estimate(c, out);
   const double bus = spanning_ring_bytes_per_s(ranks, local, up.bytes_per_s, out.bytes_per_s);
-  if (algo == CollectiveAlgo::nccl) return nccl_spanning_estimate(op, bytes, ranks, local, bus);
+  if (algo == CollectiveAlgo::nccl) {
+    return nccl_spanning_estimate(op, bytes, ranks, local, bus, ll128_channel_bytes_per_s);
+  }
   const LinkRates ring{spanning_ring_bytes_per_s(ranks, local, up.bytes_per_s, out.bytes_per_s),
                        out.latency_s};
   return collective_estimate(c, ring);
@@ -276,9 +287,10 @@ Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double
 void spanning_collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes,
                                const double* ranks, const double* local, std::size_t n_points,
                                const LinkRates& up, const LinkRates& out,
-                               EstimateColumns cols) noexcept {
+                               EstimateColumns cols, double ll128_channel_bytes_per_s) noexcept {
   for (std::size_t i = 0; i < n_points; ++i) {
-    cols.set(i, spanning_collective_estimate(op, algo, bytes[i], ranks[i], local[i], up, out));
+    cols.set(i, spanning_collective_estimate(op, algo, bytes[i], ranks[i], local[i], up, out,
+                                             ll128_channel_bytes_per_s));
   }
 }
 

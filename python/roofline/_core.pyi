@@ -1854,9 +1854,9 @@ def spanning_all_to_all_sweep(bytes: typing.Annotated[numpy.typing.ArrayLike, nu
     """
     All-to-all over ranks spread on scale-up domains of `local` ranks: the on-domain and off-domain shares cross their links at once.
     """
-def spanning_collective_sweep(op: Collective, algo: CollectiveAlgo, bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ranks: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], local: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], up_bytes_per_s: typing.SupportsFloat | typing.SupportsIndex, out_bytes_per_s: typing.SupportsFloat | typing.SupportsIndex, latency_s: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Any, ...]:
+def spanning_collective_sweep(op: Collective, algo: CollectiveAlgo, bytes: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ranks: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], local: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], up_bytes_per_s: typing.SupportsFloat | typing.SupportsIndex, out_bytes_per_s: typing.SupportsFloat | typing.SupportsIndex, latency_s: typing.SupportsFloat | typing.SupportsIndex, ll128_channel_bytes_per_s: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> tuple[typing.Any, ...]:
     """
-    Ring / tree collectives over ranks spread on scale-up domains of `local` ranks: the rings leave each domain through its ranks' NICs, min(up, ranks there x out).
+    Ring / tree collectives over ranks spread on scale-up domains of `local` ranks: the rings leave each domain through its ranks' NICs, min(up, ranks there x out); algo nccl caps LL128's ring at one channel per NIC x ll128_channel_bytes_per_s (<= 0: none).
     """
 def speculative_tokens_per_step(k: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> typing.Any:
     """

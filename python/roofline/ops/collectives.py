@@ -19,6 +19,7 @@ from .._checks import (
     positive_float,
     positive_int_array,
 )
+from .._params.architecture import architecture
 from .._params.resolve import resolve_hardware
 from ..estimate import Estimate, from_columns
 from ..hardware import Hardware, HardwareLike
@@ -26,6 +27,7 @@ from ..hardware import Hardware, HardwareLike
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_LATENCY_S",
+    "NCCL_LL128_CHANNEL_BYTES_PER_S",
     "NCCL_NIC_FRACTION",
     "NCCL_NVLINK5_FRACTION",
     "NCCL_NVLINK_FRACTION",
@@ -35,6 +37,7 @@ __all__ = [
     "all_to_all",
     "collective_columns",
     "link_bytes_per_s",
+    "nccl_ll128_channel_bytes_per_s",
     "nccl_nic_bytes_per_s",
     "nccl_nvlink_fraction",
     "reduce_scatter",
@@ -133,6 +136,22 @@ def nccl_nvlink_fraction(hardware: Hardware) -> float:
     return NCCL_NVLINK_FRACTION
 
 
+#: NCCL 2.18's LL128 ring bandwidth cap per channel (``perChMaxRingLL128Bws`` of
+#: ``src/graph/tuning.cc``, NVIDIA/nccl v2.18.1-1 / v2.18.3-1, the same at 1, 2 and more
+#: nodes): Volta and Ampere 20 GB/s, Hopper 36.7 GB/s; 2.18 indexes every ``sm >= 90`` part as
+#: Hopper (later releases give Blackwell its own row: 2 x 36.7 in 2.25 - 2.28.3, 34.5 - 40 in
+#: 2.29), sm86 / sm89 as Ampere.
+NCCL_LL128_CHANNEL_BYTES_PER_S = {"volta": 20e9, "ampere": 20e9, "ada": 20e9,
+                                  "hopper": 36.7e9, "blackwell": 36.7e9,
+                                  "blackwell_consumer": 36.7e9}
+
+
+def nccl_ll128_channel_bytes_per_s(hardware: Hardware) -> float:
+    """NCCL 2.18's LL128 per-channel ring cap on ``hardware``'s architecture
+    (:data:`NCCL_LL128_CHANNEL_BYTES_PER_S`); 0 (no cap) for non-NVIDIA parts."""
+    return NCCL_LL128_CHANNEL_BYTES_PER_S.get(architecture(hardware), 0.0)
+
+
 def _link(fn: str, hardware: HardwareLike, link: float | None, latency_s: float,
           bandwidth_fraction: float) -> tuple[float, float, str]:
     """The checked link of a collective: (bytes/s per direction, latency per step, the
@@ -195,7 +214,9 @@ def _run(
         cols = _core.collective_sweep(op, algo, b, r, bw, lat)
         return from_columns(cols, shape, label=f"{fn} {algorithm}", hardware=name)
     (b, r, n), shape = broadcast(fn, **sizes, ranks_per_node=spans[0])
-    cols = _core.spanning_collective_sweep(op, algo, b, r, n, bw, spans[1], lat)
+    cap = nccl_ll128_channel_bytes_per_s(resolve_hardware(hardware)) if (
+        algorithm == "nccl" and hardware is not None) else 0.0
+    cols = _core.spanning_collective_sweep(op, algo, b, r, n, bw, spans[1], lat, cap)
     return from_columns(cols, shape, label=f"{fn} {algorithm} spanning", hardware=name)
 
 
@@ -278,7 +299,10 @@ _DOC_PARAMS = """
         ``2n``) plus the bytes over its bus (the spanning ring rate; LL a quarter, at most
         39 GB/s on 2 nodes, 20.4 beyond; LL128 0.92), and for an all-reduce of its tree
         (``2((ppn-1)·hop + floor(log2 n)·hwLat[NET])``, LL 5.0, LL128 8.5, Simple 14 µs);
-        ``latency_s`` is not used.
+        ``latency_s`` is not used. With ``hardware`` given, LL128's ring bus is also capped at
+        NCCL's per-channel rate (:data:`NCCL_LL128_CHANNEL_BYTES_PER_S`: 36.7 GB/s on Hopper
+        and later, 20 on Ampere) times the ring's channels, one per NIC of the node with the
+        fewest ranks (``g``).
     network_bytes_per_s : float, optional
         Scale-out bandwidth of one NIC per direction, in [1, 1e30] B/s; required with
         ``ranks_per_node`` and only with it. Default ``None``.

@@ -389,7 +389,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     node = gpus_per_node
     intra_dp = (tp * cp * dp <= node) if node else np.ones_like(dp, dtype=bool)
     intra_pp = (tp * cp * dp * pp <= node) if node else np.ones_like(dp, dtype=bool)
-    lk = dict(link_bw=link_bytes_per_s, net_bw=network_bytes_per_s, latency_s=latency_s)
+    lk: dict[str, Any] = dict(link_bw=link_bytes_per_s, net_bw=network_bytes_per_s,
+                              latency_s=latency_s, hardware=hw)
     gb = ab  # gradient bytes per element (bf16 gradients)
     # a DP group's ranks per node, each with a NIC: its dp·cp ranks stride tp; Megatron-Core's
     # expert groups order tp (1), ep, dp, so expert-DP ranks stride ep

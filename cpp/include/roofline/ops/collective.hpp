@@ -103,26 +103,33 @@ double spanning_ring_bytes_per_s(double ranks, double local, double up, double o
 /// tree (all-reduce only): baseLat + 2((ppn-1) x hwLat[NVLINK] + floor(log2 n) x hwLat[NET])
 ///   + bytes / (0.5 x busBw x treeCorrectionFactor), busBw 0.92 bus (LL: / 3.8, at most
 ///   llMaxBw; LL128 x 120/128).
-/// Not priced: the per-channel LL128 / tree caps (they need the channel count), CollNet / NVLS.
+/// LL128's ring bus is also capped at nChannels x perChMaxRingLL128Bw
+/// (`ll128_channel_bytes_per_s`, NCCL 2.18: Volta / Ampere 20, Hopper and later 36.7 GB/s;
+/// <= 0: no cap), nChannels the ring graph's channels, one per NIC the group uses on a node
+/// (the fewest of any node: local, or ranks mod local). Not priced: the tree's per-channel
+/// caps (the tree graph's channels), CollNet / NVLS.
 /// memory_s: the chosen protocol's transfer term; overhead_s: its latency.
 Estimate nccl_spanning_estimate(Collective op, double bytes, double ranks, double local,
-                                double bus) noexcept;
+                                double bus, double ll128_channel_bytes_per_s = 0.0) noexcept;
 
 /// Ring / tree `op` (all_reduce, all_gather, reduce_scatter) over `ranks` ranks laid out
 /// `local` to a scale-up domain: collective_estimate of the same bytes and steps at
 /// spanning_ring_bytes_per_s, paying `out.latency_s` per step (the scale-up latency where the
 /// group fits one domain); algo nccl: nccl_spanning_estimate (nccl_ring_estimate in one
-/// domain). all_to_all: spanning_all_to_all_estimate; send_recv: `out` where local < ranks (a
-/// GPU's own NIC), else `up`.
+/// domain; `ll128_channel_bytes_per_s` its LL128 per-channel cap). all_to_all:
+/// spanning_all_to_all_estimate; send_recv: `out` where local < ranks (a GPU's own NIC), else
+/// `up`.
 Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double bytes,
                                       double ranks, double local, const LinkRates& up,
-                                      const LinkRates& out) noexcept;
+                                      const LinkRates& out,
+                                      double ll128_channel_bytes_per_s = 0.0) noexcept;
 
 /// spanning_collective_estimate over arrays of buffer bytes, ranks and ranks per domain.
 void spanning_collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes,
                                const double* ranks, const double* local, std::size_t n_points,
                                const LinkRates& up, const LinkRates& out,
-                               EstimateColumns cols) noexcept;
+                               EstimateColumns cols,
+                               double ll128_channel_bytes_per_s = 0.0) noexcept;
 
 /// All-to-all over `ranks` ranks laid out `local` to a scale-up domain (a node or NVLink
 /// domain; ranks > local): each rank sends (local-1)/p of its buffer `bytes` over the scale-up
