@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import roofline as rl
-from roofline.transformer.engines import capture_sizes
+from roofline.transformer.engines import capture_sizes, engine_step_gap_s
 
 HW = "H100 SXM"
 LLAMA = "Llama-3-8B"  # hidden 4096, 32 q heads, 8 kv heads, head dim 128, vocab 128256
@@ -22,10 +22,11 @@ def _rows(est: rl.transformer.ModelEstimate, layer: int = 0) -> dict[str, dict[s
 
 
 def test_capture_sizes_pad_the_decode_batch() -> None:
-    # batch 10: vLLM runs its 16 graph, SGLang its 12 graph; qkv_proj is 2*m*4096*6144 FLOPs.
+    # batch 10: vLLM runs its 16 graph, SGLang v0.4 too ([1, 2, 4] + 8..160 by 8); qkv_proj
+    # is 2*m*4096*6144 FLOPs.
     assert capture_sizes("vllm")[:5] == (1, 2, 4, 8, 16)
-    assert capture_sizes("sglang")[:6] == (1, 2, 4, 8, 12, 16)
-    for runtime, m in (("vllm", 16), ("sglang", 12)):
+    assert capture_sizes("sglang") == (1, 2, 4, *range(8, 161, 8))
+    for runtime, m in (("vllm", 16), ("sglang", 16)):
         r = rl.transformer.estimate(LLAMA, "decode", 10, kv_len=4096, hardware=HW,
                                     runtime=runtime)
         assert _rows(r)["qkv_proj"]["flops"] == 2 * m * 4096 * 6144
@@ -33,6 +34,21 @@ def test_capture_sizes_pad_the_decode_batch() -> None:
         assert _rows(r)["attention"]["flops"] == 4 * 10 * 32 * 4096 * 128
         assert r.wall.mode == "graph"
 
+
+
+def test_sglang_v04_decodes_eagerly_above_160() -> None:
+    """SGLang v0.4 (Dec 2024) captures decode graphs up to cuda_graph_max_bs = 160 on GPUs of
+    25 GB or more (server_args.py; cuda_graph_runner.can_run: batch <= max_bs): a 70B TP 4
+    decode of 160 requests replays a graph, one of 161 runs its nn.Module forward eagerly
+    (host time > 0, no replay gap)."""
+    kw = dict(kv_len=3000, hardware="H200", tp=4, runtime="sglang")
+    at = rl.transformer.estimate("Llama-3-70B", "decode", 160, **kw)
+    above = rl.transformer.estimate("Llama-3-70B", "decode", 161, **kw)
+    assert at.wall is not None and at.wall.mode == "graph"
+    assert above.wall is not None and above.wall.mode == "eager"
+    assert float(above.wall.host_s) > 0.0
+    assert engine_step_gap_s("sglang", 161, "H200") == 0.0
+    assert engine_step_gap_s("sglang", 160, "H200") > 0.0
 
 def test_fused_kernels_by_hand() -> None:
     r = rl.transformer.estimate(LLAMA, "decode", 8, kv_len=4096, hardware=HW, runtime="vllm")

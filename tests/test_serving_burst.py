@@ -156,7 +156,7 @@ def test_step_launch_times() -> None:
     assert launch >= float(pre.wall.host_s) > 0.0
     assert launch <= pricer.mixed_step_s(0, 512)
     assert pricer.launch_s(8, 512) >= launch  # more calls' worth, never less
-    eager = pricer.decode_estimate(300)  # above SGLang's largest capture size (256)
+    eager = pricer.decode_estimate(300)  # above SGLang v0.4's largest capture size (160)
     assert eager.wall is not None and eager.wall.mode == "eager"
     assert pricer.launch_s(300, 0) == pytest.approx(float(eager.wall.host_s))
 

@@ -41,13 +41,14 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   ``reshape_and_cache_flash``, passes the strided query to its attention kernel and gathers
   the logits to rank 0 only (not modelled).
 - **CUDA graphs for decode**: a decode batch runs the graph captured for the next capture
-  size (vLLM: 1, 2, 4, then multiples of 8 to 256 and of 16 to 512; SGLang: 1, 2, 4, 8, 12,
-  then multiples of 8 to 256), so its GEMMs and elementwise kernels run on the padded batch
-  (the padded sequences' attention is empty). Larger batches launch eagerly. Prefill: vLLM V1
-  replays piecewise graphs around attention (``"graph"``), SGLang launches eagerly. SGLang's
-  ``--enable-torch-compile`` graphs (sizes up to ``torch_compile_max_bs``, 32) run the same
-  ops through Inductor, at most the RoPE kernel, the query copy and one KV index copy
-  fewer per layer; not distinguished (docs/model.md, session 11b).
+  size (vLLM: 1, 2, 4, then multiples of 8 to 256 and of 16 to 512; SGLang v0.4 of Dec 2024:
+  1, 2, 4, then multiples of 8 to ``cuda_graph_max_bs`` = 160), so its GEMMs and elementwise
+  kernels run on the padded batch (the padded sequences' attention is empty). Larger
+  batches launch eagerly (SGLang's ``CudaGraphRunner.can_run``: ``batch_size <= max_bs``).
+  Prefill: vLLM V1 replays piecewise graphs around attention (``"graph"``), SGLang launches
+  eagerly. SGLang's ``--enable-torch-compile`` graphs (sizes up to ``torch_compile_max_bs``,
+  32) run the same ops through Inductor, at most the RoPE kernel, the query copy and one KV
+  index copy fewer per layer; not distinguished (docs/model.md, session 11b).
 - **All-reduce outside a CUDA graph**: the engines' custom all-reduce
   (``custom_all_reduce.py``, SGLang's through vLLM's ``parallel_state`` in 2024) reduces in
   place only in buffers registered with its peers: graph capture registers the graph's
@@ -133,11 +134,16 @@ CUSTOM_ALLREDUCE_MAX_BYTES = 8192 * 1024
 CUSTOM_ALLREDUCE_RANKS = (2, 4, 6, 8)
 
 #: Decode batch sizes each engine captures a CUDA graph for (defaults: vLLM V1
-#: ``cudagraph_capture_sizes`` with ``max_num_seqs`` 256, i.e. up to 512; SGLang
-#: ``cuda_graph_bs`` up to ``cuda_graph_max_bs`` 256).
+#: ``cudagraph_capture_sizes`` with ``max_num_seqs`` 256, i.e. up to 512; SGLang v0.4.0 -
+#: v0.4.1 (Dec 2024, read at v0.4.0.post2 8f4d04e): ``model_executor/cuda_graph_runner.py``
+#: captures ``[1, 2, 4] + [i * 8 for i in range(1, 21)]`` filtered to ``<=
+#: cuda_graph_max_bs``, which ``server_args.py`` sets to 160 on every GPU of 25 GB or more
+#: (8 or 80 below); the later 1, 2, 4, 8, 12, 16..256 list with ``cuda_graph_max_bs`` 256 /
+#: 512 by GPU memory and TP came in 2025; the rows priced with this engine are SGLang v0.4
+#: runs (data/hardware-notes.md section 39).
 _CAPTURE = {
     "vllm": (1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)),
-    "sglang": (1, 2, 4, 8, 12, *range(16, 257, 8)),
+    "sglang": (1, 2, 4, *range(8, 161, 8)),
 }
 
 #: KV-cache page (block) size each engine uses by default for non-MLA models.
