@@ -1,7 +1,8 @@
 """HybridEP as Megatron-Core's flex dispatcher runs it (DeepEP hybrid-ep): the rows it
 launches (one row per token and destination rank, no permute before the dispatch, no
-weighted sum after the combine) and where the host waits for the device in each MoE layer,
-against the all-to-all dispatcher's single forward wait."""
+weighted sum after the combine) and where the host waits for the device in each MoE layer
+in each release (``"hybridep"``: 26.02 on; ``"hybridep_2511"``), against the all-to-all
+dispatcher's single forward wait."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import roofline as rl
 from roofline._params.resolve import resolve
 from roofline.transformer.config import TransformerConfig
 from roofline.transformer.layers import moe_mlp, ranks_hit
+from roofline.transformer.moe_host import HYBRIDEP_DISPATCHERS, MOE_DISPATCHERS
 from roofline.transformer.moe_sync import SYNC_POINTS, sync_exposed_s
 from roofline.transformer.program import Program
 
@@ -75,30 +77,61 @@ def test_zero_time_kernels_each_wait_adds_one_kernel_gap() -> None:
     # With zero-time kernels the host is behind everywhere: every launch sequence's wall is
     # its host calls plus its last kernel's gap, whatever the cuts. Two layers: the
     # all-to-all dispatcher runs 2 forward segments (one wait per layer) and 1 backward
-    # sequence; HybridEP 3 forward segments per layer (6) and, backward, the first layer's
-    # piece before its first wait, then per layer 2 waits (the second layer's first piece
-    # joins the first layer's last): 5. 11 - 3 = 8 more gaps, nothing else.
-    # (the same rows for both: the all-to-all dispatcher's program)
+    # sequence; HybridEP as 25.11 ran it 3 forward segments per layer (6) and, backward,
+    # the first layer's piece before its first wait, then per layer 2 waits (the second
+    # layer's first piece joins the first layer's last): 5. 11 - 3 = 8 more gaps, nothing
+    # else. (the same rows for all: the all-to-all dispatcher's program)
     ops = _layer()
     zero = np.zeros(len(ops.rows))
     hw = rl.hardware("B200")
     a2a = sync_exposed_s(ops, zero, [("moe", [0, 1])], hw, "default")
-    ops.dispatcher = "hybridep"
+    ops.dispatcher = "hybridep_2511"
     hyb = sync_exposed_s(ops, zero, [("moe", [0, 1])], hw, "default")
     gap = resolve("B200", "default")[2].host.kernel_gap_s
     assert hyb - a2a == pytest.approx(8 * gap, rel=1e-9)
 
 
+def test_hybridep_waits_where_the_alltoall_dispatcher_does() -> None:
+    # DeepEP hybrid-ep eb9cee7 / 34152ae under Megatron-Core's non_blocking=False: one
+    # cudaStreamSynchronize per layer, before the dispatch kernel, none in the backward. On
+    # the same rows that is the all-to-all dispatcher's cut (after its permute, the row
+    # before its dispatch) and its wait-free backward: the same exposure at any row times.
+    ops = _layer()
+    assert SYNC_POINTS[("hybridep", False)] == (("dispatch all_to_all", 0),)
+    assert SYNC_POINTS[("hybridep", True)] == ()
+    fwd = [r[1] for r in ops.rows if not r[1].endswith(" bwd")]
+    assert fwd[fwd.index("permute") + 1] == "dispatch all_to_all"
+    hw = rl.hardware("B200")
+    t = np.random.default_rng(0).uniform(0.0, 2e-4, len(ops.rows))
+    for layers in ([0], [0, 1]):
+        a2a = sync_exposed_s(ops, t, [("moe", layers)], hw, "default")
+        ops.dispatcher = "hybridep"
+        assert sync_exposed_s(ops, t, [("moe", layers)], hw, "default") == pytest.approx(
+            a2a, rel=1e-12)
+        ops.dispatcher = "hybridep_2511"
+        assert sync_exposed_s(ops, t, [("moe", layers)], hw, "default") > a2a
+        ops.dispatcher = "alltoall"
+
+
+def test_both_hybridep_releases_launch_the_same_rows() -> None:
+    a, b = _layer(dispatcher="hybridep"), _layer(dispatcher="hybridep_2511")
+    assert a.rows == b.rows and a.comms == b.comms
+    assert set(HYBRIDEP_DISPATCHERS) == set(MOE_DISPATCHERS) - {"alltoall"}
+
+
 def test_long_kernels_hide_the_host_only_without_waits() -> None:
     # 1 ms per row: the host is far ahead of the GPU. The all-to-all dispatcher's backward
-    # (no wait) then exposes nothing; HybridEP's backward waits twice per layer and exposes
-    # the host calls before each first launch after a wait, so it exposes more, and each of
-    # its forward segments starts from an idle stream too.
+    # (no wait) then exposes nothing, nor does HybridEP's from 26.02 on; 25.11's HybridEP
+    # backward waits twice per layer and exposes the host calls before each first launch
+    # after a wait, so it exposes more, and each of its forward segments starts from an
+    # idle stream too.
     ops = _layer()
     t = np.full(len(ops.rows), 1e-3)
     hw = rl.hardware("B200")
     one = sync_exposed_s(ops, t, [("moe", [0])], hw, "default")
     ops.dispatcher = "hybridep"
+    assert sync_exposed_s(ops, t, [("moe", [0])], hw, "default") == pytest.approx(one)
+    ops.dispatcher = "hybridep_2511"
     hyb = sync_exposed_s(ops, t, [("moe", [0])], hw, "default")
     assert 0.0 < one < hyb
     two = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default")
@@ -109,9 +142,12 @@ def test_estimate_takes_the_dispatcher_and_refuses_bad_ones() -> None:
     kw = dict(hardware="GB200", seq_len=512, micro_batch=1, ep=4, dp=4)
     base = rl.transformer.estimate("Qwen3-30B-A3B", "train", **kw)
     hyb = rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_dispatcher="hybridep", **kw)
-    # fewer bytes and passes on the GPU, more host waits
+    old = rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_dispatcher="hybridep_2511",
+                                  **kw)
+    # fewer bytes and passes on the GPU; 25.11's release waits more often on the host
     assert sum(hyb.columns["time_s"]) < sum(base.columns["time_s"])
-    assert hyb.step.host_s > base.step.host_s
+    assert sum(old.columns["time_s"]) == sum(hyb.columns["time_s"])
+    assert old.step.host_s > base.step.host_s and old.step.host_s > hyb.step.host_s
     with pytest.raises(ValueError, match="moe_dispatcher"):
         rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_dispatcher="deepep", **kw)
     with pytest.raises(ValueError, match="moe_dispatcher"):

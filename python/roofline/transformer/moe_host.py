@@ -89,9 +89,10 @@ from .._checks import _show, one_of
 from ..ops.host import HOST_CLASSES
 from .program import Program
 
-__all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_COMPILED_CALLS",
-           "MCORE_FORWARD_MODULES", "MOE_DISPATCHERS", "MOE_GRAPH_SCOPES", "TE_OPS_NORMS",
-           "TE_PADDING_MODULES", "check_dispatcher", "ep_of", "graph_scopes", "graphed_calls",
+__all__ = ["HYBRIDEP_DISPATCHERS", "LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS",
+           "MCORE_COMPILED_CALLS", "MCORE_FORWARD_MODULES", "MOE_DISPATCHERS",
+           "MOE_GRAPH_SCOPES", "TE_OPS_NORMS", "TE_PADDING_MODULES", "check_dispatcher",
+           "ep_of", "graph_scopes", "graphed_calls",
            "MEGATRON_CORE_VERSIONS", "moe_capacity_options", "moe_core_options",
            "moe_extra_launches", "moe_stages", "moe_train_options"]
 
@@ -157,9 +158,19 @@ TE_PADDING_MODULES = 3
 
 
 #: Megatron-Core token dispatchers whose synchronisation points are counted:
-#: ``"alltoall"`` (``moe_token_dispatcher_type="alltoall"``) and ``"hybridep"`` (the flex
-#: dispatcher with ``moe_flex_dispatcher_backend="hybridep"``, DeepEP's hybrid-ep branch).
-MOE_DISPATCHERS = ("alltoall", "hybridep")
+#: ``"alltoall"`` (``moe_token_dispatcher_type="alltoall"``) and the flex dispatcher with
+#: ``moe_flex_dispatcher_backend="hybridep"`` (DeepEP's hybrid-ep branch) in two releases
+#: (:data:`HYBRIDEP_DISPATCHERS`, :data:`.moe_sync.SYNC_POINTS`).
+MOE_DISPATCHERS = ("alltoall", "hybridep", "hybridep_2511")
+
+#: The HybridEP dispatchers, by the Megatron-Core / DeepEP pair that runs them (the
+#: hybrid-ep commit Megatron-LM's ``docker/Dockerfile.ci.dev`` checks out): ``"hybridep"``
+#: Megatron-Core from d2b500f (2025-12-10, ``non_blocking`` API) with hybrid-ep from a484936
+#: (2026-01-20; Megatron-Bridge 26.02: Megatron-LM 23dd639, hybrid-ep eb9cee7; 26.04:
+#: 23265d2, 34152ae); ``"hybridep_2511"`` Megatron-LM 92c8482 (``use_host_meta`` API) with
+#: hybrid-ep 1dddd19 (2025-11-18), as Megatron-Bridge 25.11 (5776a6d) pins. Same kernels,
+#: different host waits.
+HYBRIDEP_DISPATCHERS = frozenset({"hybridep", "hybridep_2511"})
 
 def check_dispatcher(fn: str, dispatcher: object) -> str:
     """``dispatcher`` if it names one of :data:`MOE_DISPATCHERS`, else a ValueError."""
@@ -201,7 +212,7 @@ def moe_train_options(fn: str, phase: str, cuda_graph_scope: object, load_balanc
     ``moe_router_enable_expert_bias``; ``dispatcher``: :data:`MOE_DISPATCHERS`;
     ``capacity``: ``(moe_capacity_factor, moe_pad_to_capacity)``
     (:func:`moe_capacity_options`). Each applies to ``phase='train'`` only,
-    ``moe_dispatcher="hybridep"`` to ``ep > 1`` only (Megatron-Core's flex dispatcher needs
+    a HybridEP dispatcher to ``ep > 1`` only (Megatron-Core's flex dispatcher needs
     ``tp·ep > 1``; the model's HybridEP waits sit on the expert-parallel rows)."""
     graphed = graph_scopes(fn, cuda_graph_scope)
     check_dispatcher(fn, dispatcher)
