@@ -25,6 +25,13 @@ CUDA graph): ``wait_stream`` and ``record_event`` (2 view calls), one non-blocki
 with ``ep > 1`` the input, output and TP output splits (each also ``.numpy()``, a view call).
 The host then waits on the event (the sync :func:`~.moe_sync.sync_exposed_s` models).
 
+Forward, HybridEP (the flex dispatcher, Megatron-LM 92c8482 / 23dd639 ``token_dispatcher.py``):
+``MoEFlexTokenDispatcher.dispatch_preprocess`` is ``@jit_fuser`` (``torch.compile``): the
+reshapes and the TPxEP ``expand`` of the routing map and probabilities (no copy at ``tp = 1``)
+and ``_HybridEPManager.setup_metadata``'s reshapes: one compiled call, no kernel, none in a
+``moe_preprocess`` graph (with ``moe_router``: nothing; alone: its replay). Its device-to-host
+copies happen inside the dispatch (:data:`.moe_sync.SYNC_POINTS`): no ``d2h`` stage.
+
 Backward, router: the gating ``RouterGatingLinearFunction.backward`` casts the weight and the
 input to fp32 before its two GEMMs and the two gradients back (4 kernels); ``RandomSTE``'s
 backward node passes the gradient through (1 backward call, no kernel).
@@ -338,11 +345,11 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
 
     Parameters
     ----------
-    stage : {"router", "preprocess", "d2h", "router bwd"}
+    stage : {"router", "preprocess", "flex preprocess", "d2h", "router bwd"}
         Which part (see the module docstring): the router's forward kernels after its
-        top-k, the dispatcher's preprocess, the device-to-host copies of the split sizes
-        (one row, no main-stream kernel: the copies run on a side stream), the router's
-        backward.
+        top-k, the all-to-all dispatcher's preprocess, the flex (HybridEP) dispatcher's
+        (one row, no kernel), the device-to-host copies of the split sizes (one row, no
+        main-stream kernel: the copies run on a side stream), the router's backward.
     ep : int
         Expert-parallel ranks (``ep > 1`` adds the split sizes and their all-gather).
     graphed : frozenset of str
@@ -397,24 +404,31 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
         if "moe_router" not in graphed:  # its own graph: one replay call
             out[0, _MODULE] = 1.0
         return out
+    if stage == "flex preprocess":  # one compiled call (or its graph's replay), no kernel
+        if {"moe_preprocess", "moe_router"} <= graphed:
+            return np.zeros((0, len(HOST_CLASSES)))
+        return _row(module=1)[None, :]
     if stage == "d2h":
         if pad:  # nothing to copy: the sizes are the capacity
             return np.zeros((0, len(HOST_CLASSES)))
         copies = (4 if ep > 1 else 1) + (capacity is not None)  # + num_out_tokens
         numpy = 3 if ep > 1 else 0
         return _row(view=2 + copies + numpy, kernel=copies)[None, :]
-    raise ValueError(f"moe_extra_launches: stage must be 'router', 'preprocess', 'd2h' or "
-                     f"'router bwd', got {stage!r}")
+    raise ValueError(f"moe_extra_launches: stage must be 'router', 'preprocess', "
+                     f"'flex preprocess', 'd2h' or 'router bwd', got {stage!r}")
 
 
 def moe_stages(ops: Program, i: int, backward: bool) -> list[str]:
     """The :func:`.moe_host.moe_extra_launches` stages launched right after row ``i``: the
-    router's extra kernels and the dispatcher's preprocess and copies after its top-k, the
-    router's backward casts after its backward GEMMs."""
+    router's extra kernels and the dispatcher's preprocess and copies after its top-k (a
+    HybridEP dispatcher: the flex dispatcher's preprocess, its copies inside the dispatch),
+    the router's backward casts after its backward GEMMs."""
     name = ops.rows[i][1]
     if ops.rows[i][2] == "attention" or not ops.train:
         return []
     if not backward and name == "topk":
+        if ops.dispatcher in HYBRIDEP_DISPATCHERS:
+            return ["router", "flex preprocess"]
         return ["router", "preprocess", "d2h"]
     if backward and name == "router bwd":
         return ["router bwd"]
