@@ -666,9 +666,22 @@ def test_family_medians_pinned(result):
     # train_dense_bf16 0.065 unchanged (p90 0.138 -> 0.136): NCCL 2.18's LL128 per-channel
     # cap (8 x 36.7 GB/s on DGX H100) on the rings spanning nodes (hardware-notes §38): 49
     # multi-node rows <= 0.4 points slower (llm-foundry MPT-7B 512 GPUs -18.7 -> -18.4 %).
+    # train_moe 0.112 -> 0.148 (p90 0.294 -> 0.295, bias -11 -> -15 %): HybridEP's host waits
+    # as each release runs them (moe_sync.SYNC_POINTS; hardware-notes §40): Megatron-Bridge
+    # 26.02 / 26.04 (Megatron-Core from d2b500f, DeepEP hybrid-ep eb9cee7 / 34152ae) wait once
+    # per MoE layer, before the dispatch kernel, and never in the backward; the 25.11 rows
+    # keep the three forward and two backward waits of Megatron-LM 92c8482 with hybrid-ep
+    # 1dddd19 (moe_dispatcher="hybridep_2511"). Qwen3-30B 26.02 GB200 MBS 4 +2.9 -> -18.0 %,
+    # GB300 MBS 8 -13.9 -> -16.3 %, B300 MBS 8 -15.7 -> -17.8 %, 26.04 B200 MBS 4 +6.7 ->
+    # -14.8 %, DeepSeek-V3 26.02 B200 -2.6 -> -14.7 %, B300 +6.0 -> -6.4 %. Regression kept:
+    # the host time the model exposed there is what these releases do not wait for; with it
+    # gone the Qwen3-30B rows sit at -15..-18 % whatever the micro-batch: the gap is GPU-side.
+    # Then 0.148 -> 0.149 (p90 0.295 unchanged) with the flex dispatcher's preprocess as it
+    # runs (one compiled call; no all-to-all split sizes or side-stream copies): every
+    # HybridEP row 0.0-0.2 points faster.
     pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.065),
-            "train_dense_lowp": (49, 0.081), "train_moe": (39, 0.112)}
+            "train_dense_lowp": (49, 0.081), "train_moe": (39, 0.149)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows

@@ -12,6 +12,7 @@ from .. import _core
 from . import framework_ops
 from .config import TransformerConfig
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
+from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
 from .routing import capacity_counts
 from .torch_cp import ROTATIONS, torch_cp_attention
@@ -245,8 +246,8 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves
     and latency floor.
 
-    With HybridEP (``ops.dispatcher == "hybridep"``, Megatron-Core's flex dispatcher; DeepEP
-    hybrid-ep 1242eb4-29b4d6f, ``deep_ep/hybrid_ep_buffer.py``, ``csrc/hybrid_ep/executor``)
+    With HybridEP (:data:`.moe_host.HYBRIDEP_DISPATCHERS`, Megatron-Core's flex dispatcher; DeepEP
+    hybrid-ep 1dddd19-34152ae, ``deep_ep/hybrid_ep_buffer.py``, ``csrc/hybrid_ep/executor``)
     the routing map is all-gathered over the EP group (bool, ``t·E`` bytes per rank) and a
     metadata kernel reads the gathered map; the dispatch kernel reads each token once and
     writes it once to every rank holding at least one of its experts (no permute before it;
@@ -279,9 +280,8 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # TE's GroupedLinear quantizes after the dispatch. Serving engines dispatch fp8.
     dispatch_bytes = 1.0 if lowp and not mcore else act_bytes
     exchanged = max(received, sent) * hid  # the busiest rank's send or receive buffer
-    hybrid = mcore and ops.dispatcher == "hybridep" and ep > 1
-    if hybrid:  # the routing map's all-gather and HybridEP's metadata kernel over it, forward
-        # only (the backward reuses the handle they made)
+    hybrid = mcore and ops.dispatcher in HYBRIDEP_DISPATCHERS and ep > 1
+    if hybrid:  # the routing map's all-gather, HybridEP's metadata kernel: forward only
         ops.collective(g, "routing map all_gather", "all_gather", t * e * ep, ep, backward=False)
         ops.passes(g, "hybridep metadata", [(t * e * ep / 2, 1.0, 0.0)], [])
         dedup = ranks_hit(e, k, ep) * ep / k  # rows per token and rank / rows per token

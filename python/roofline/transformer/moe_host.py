@@ -25,6 +25,13 @@ CUDA graph): ``wait_stream`` and ``record_event`` (2 view calls), one non-blocki
 with ``ep > 1`` the input, output and TP output splits (each also ``.numpy()``, a view call).
 The host then waits on the event (the sync :func:`~.moe_sync.sync_exposed_s` models).
 
+Forward, HybridEP (the flex dispatcher, Megatron-LM 92c8482 / 23dd639 ``token_dispatcher.py``):
+``MoEFlexTokenDispatcher.dispatch_preprocess`` is ``@jit_fuser`` (``torch.compile``): the
+reshapes and the TPxEP ``expand`` of the routing map and probabilities (no copy at ``tp = 1``)
+and ``_HybridEPManager.setup_metadata``'s reshapes: one compiled call, no kernel, none in a
+``moe_preprocess`` graph (with ``moe_router``: nothing; alone: its replay). Its device-to-host
+copies happen inside the dispatch (:data:`.moe_sync.SYNC_POINTS`): no ``d2h`` stage.
+
 Backward, router: the gating ``RouterGatingLinearFunction.backward`` casts the weight and the
 input to fp32 before its two GEMMs and the two gradients back (4 kernels); ``RandomSTE``'s
 backward node passes the gradient through (1 backward call, no kernel).
@@ -89,9 +96,10 @@ from .._checks import _show, one_of
 from ..ops.host import HOST_CLASSES
 from .program import Program
 
-__all__ = ["LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS", "MCORE_COMPILED_CALLS",
-           "MCORE_FORWARD_MODULES", "MOE_DISPATCHERS", "MOE_GRAPH_SCOPES", "TE_OPS_NORMS",
-           "TE_PADDING_MODULES", "check_dispatcher", "ep_of", "graph_scopes", "graphed_calls",
+__all__ = ["HYBRIDEP_DISPATCHERS", "LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS",
+           "MCORE_COMPILED_CALLS", "MCORE_FORWARD_MODULES", "MOE_DISPATCHERS",
+           "MOE_GRAPH_SCOPES", "TE_OPS_NORMS", "TE_PADDING_MODULES", "check_dispatcher",
+           "ep_of", "graph_scopes", "graphed_calls",
            "MEGATRON_CORE_VERSIONS", "moe_capacity_options", "moe_core_options",
            "moe_extra_launches", "moe_stages", "moe_train_options"]
 
@@ -157,9 +165,19 @@ TE_PADDING_MODULES = 3
 
 
 #: Megatron-Core token dispatchers whose synchronisation points are counted:
-#: ``"alltoall"`` (``moe_token_dispatcher_type="alltoall"``) and ``"hybridep"`` (the flex
-#: dispatcher with ``moe_flex_dispatcher_backend="hybridep"``, DeepEP's hybrid-ep branch).
-MOE_DISPATCHERS = ("alltoall", "hybridep")
+#: ``"alltoall"`` (``moe_token_dispatcher_type="alltoall"``) and the flex dispatcher with
+#: ``moe_flex_dispatcher_backend="hybridep"`` (DeepEP's hybrid-ep branch) in two releases
+#: (:data:`HYBRIDEP_DISPATCHERS`, :data:`.moe_sync.SYNC_POINTS`).
+MOE_DISPATCHERS = ("alltoall", "hybridep", "hybridep_2511")
+
+#: The HybridEP dispatchers, by the Megatron-Core / DeepEP pair that runs them (the
+#: hybrid-ep commit Megatron-LM's ``docker/Dockerfile.ci.dev`` checks out): ``"hybridep"``
+#: Megatron-Core from d2b500f (2025-12-10, ``non_blocking`` API) with hybrid-ep from a484936
+#: (2026-01-20; Megatron-Bridge 26.02: Megatron-LM 23dd639, hybrid-ep eb9cee7; 26.04:
+#: 23265d2, 34152ae); ``"hybridep_2511"`` Megatron-LM 92c8482 (``use_host_meta`` API) with
+#: hybrid-ep 1dddd19 (2025-11-18), as Megatron-Bridge 25.11 (5776a6d) pins. Same kernels,
+#: different host waits.
+HYBRIDEP_DISPATCHERS = frozenset({"hybridep", "hybridep_2511"})
 
 def check_dispatcher(fn: str, dispatcher: object) -> str:
     """``dispatcher`` if it names one of :data:`MOE_DISPATCHERS`, else a ValueError."""
@@ -201,7 +219,7 @@ def moe_train_options(fn: str, phase: str, cuda_graph_scope: object, load_balanc
     ``moe_router_enable_expert_bias``; ``dispatcher``: :data:`MOE_DISPATCHERS`;
     ``capacity``: ``(moe_capacity_factor, moe_pad_to_capacity)``
     (:func:`moe_capacity_options`). Each applies to ``phase='train'`` only,
-    ``moe_dispatcher="hybridep"`` to ``ep > 1`` only (Megatron-Core's flex dispatcher needs
+    a HybridEP dispatcher to ``ep > 1`` only (Megatron-Core's flex dispatcher needs
     ``tp·ep > 1``; the model's HybridEP waits sit on the expert-parallel rows)."""
     graphed = graph_scopes(fn, cuda_graph_scope)
     check_dispatcher(fn, dispatcher)
@@ -327,11 +345,11 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
 
     Parameters
     ----------
-    stage : {"router", "preprocess", "d2h", "router bwd"}
+    stage : {"router", "preprocess", "flex preprocess", "d2h", "router bwd"}
         Which part (see the module docstring): the router's forward kernels after its
-        top-k, the dispatcher's preprocess, the device-to-host copies of the split sizes
-        (one row, no main-stream kernel: the copies run on a side stream), the router's
-        backward.
+        top-k, the all-to-all dispatcher's preprocess, the flex (HybridEP) dispatcher's
+        (one row, no kernel), the device-to-host copies of the split sizes (one row, no
+        main-stream kernel: the copies run on a side stream), the router's backward.
     ep : int
         Expert-parallel ranks (``ep > 1`` adds the split sizes and their all-gather).
     graphed : frozenset of str
@@ -386,24 +404,31 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
         if "moe_router" not in graphed:  # its own graph: one replay call
             out[0, _MODULE] = 1.0
         return out
+    if stage == "flex preprocess":  # one compiled call (or its graph's replay), no kernel
+        if {"moe_preprocess", "moe_router"} <= graphed:
+            return np.zeros((0, len(HOST_CLASSES)))
+        return _row(module=1)[None, :]
     if stage == "d2h":
         if pad:  # nothing to copy: the sizes are the capacity
             return np.zeros((0, len(HOST_CLASSES)))
         copies = (4 if ep > 1 else 1) + (capacity is not None)  # + num_out_tokens
         numpy = 3 if ep > 1 else 0
         return _row(view=2 + copies + numpy, kernel=copies)[None, :]
-    raise ValueError(f"moe_extra_launches: stage must be 'router', 'preprocess', 'd2h' or "
-                     f"'router bwd', got {stage!r}")
+    raise ValueError(f"moe_extra_launches: stage must be 'router', 'preprocess', "
+                     f"'flex preprocess', 'd2h' or 'router bwd', got {stage!r}")
 
 
 def moe_stages(ops: Program, i: int, backward: bool) -> list[str]:
     """The :func:`.moe_host.moe_extra_launches` stages launched right after row ``i``: the
-    router's extra kernels and the dispatcher's preprocess and copies after its top-k, the
-    router's backward casts after its backward GEMMs."""
+    router's extra kernels and the dispatcher's preprocess and copies after its top-k (a
+    HybridEP dispatcher: the flex dispatcher's preprocess, its copies inside the dispatch),
+    the router's backward casts after its backward GEMMs."""
     name = ops.rows[i][1]
     if ops.rows[i][2] == "attention" or not ops.train:
         return []
     if not backward and name == "topk":
+        if ops.dispatcher in HYBRIDEP_DISPATCHERS:
+            return ["router", "flex preprocess"]
         return ["router", "preprocess", "d2h"]
     if backward and name == "router bwd":
         return ["router bwd"]

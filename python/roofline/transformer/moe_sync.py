@@ -31,26 +31,40 @@ _VIEW, _KERNEL, _GEMM, _ATTN, _MODULE, _BACKWARD = range(len(HOST_CLASSES))
 #: - ``alltoall``: the forward's copy of the split sizes (``before_ep_alltoall``, or
 #:   ``before_finish`` without EP), after the fused permute; the backward knows its splits:
 #:   none.
-#: - ``hybridep`` (Megatron-Core 92c8482 ``token_dispatcher.py`` ``_HybridEPManager``,
-#:   ``fused_a2a.py``; DeepEP hybrid-ep 1242eb4-29b4d6f, Oct-Nov 2025,
-#:   ``csrc/hybrid_ep/hybrid_ep.cu``, ``executor/executor.cu``): dropless, the manager
-#:   passes ``num_dispatched_tokens=None``, so ``dispatch_with_permute`` reads the
-#:   dispatched-token count with ``.item()`` on the CUDA tensor the metadata kernel wrote
-#:   (after the routing map's all-gather and metadata kernel: before the dispatch kernel),
-#:   ``dispatch_postprocess`` copies ``tokens_per_expert`` to pinned memory with
-#:   ``non_blocking=false`` before its permute kernel (our ``sort chunks by expert``) and
-#:   ``combine_with_unpermute`` reads the count with ``.item()`` again before its unpermute
-#:   (our ``unsort chunks``). The backward runs the same two calls the other way round
-#:   (``HybridEPCombine.backward`` = ``dispatch_with_permute`` with the handle: ``.item()``
-#:   before the dispatch, our ``combine all_to_all bwd``; ``HybridEPDispatch.backward`` =
-#:   ``combine_with_unpermute``: ``.item()`` before its unpermute, our
-#:   ``sort chunks by expert bwd``).
+#: - ``hybridep`` (Megatron-Core from d2b500f, 2025-12-10: ``fused_a2a.py`` passes
+#:   ``non_blocking = num_permuted_tokens is not None``, False dropless; DeepEP hybrid-ep from
+#:   a484936, 2026-01-20, as Megatron-Bridge 26.02 / 26.04 run it: Megatron-LM 23dd639 /
+#:   23265d2 with hybrid-ep eb9cee7 / 34152ae, ``csrc/hybrid_ep/executor/executor.cu``):
+#:   ``metadata_preprocess_core`` writes the dispatched-token count to pinned memory and
+#:   ``dispatch_preprocess`` writes ``tokens_per_expert`` to pinned memory in its permute
+#:   preprocessing, then calls ``cudaStreamSynchronize`` once and sums the counts on the host,
+#:   before the dispatch kernel: one wait. The permute after the dispatch and the combine's
+#:   unpermute read the counts from pinned memory on the device, and the backward reuses the
+#:   handle (``row_id_map`` given, ``num_permuted_tokens`` a host value): no other wait.
+#: - ``hybridep_2511`` (Megatron-LM 92c8482 ``token_dispatcher.py`` ``_HybridEPManager``,
+#:   ``fused_a2a.py``; DeepEP hybrid-ep 1dddd19, the commit 92c8482's
+#:   ``docker/Dockerfile.ci.dev`` checks out, ``csrc/hybrid_ep/hybrid_ep.cu``,
+#:   ``executor/executor.cu``): dropless, the manager passes ``num_dispatched_tokens=None``,
+#:   so ``dispatch_with_permute`` copies the dispatched-token count to pinned memory with
+#:   ``non_blocking=False`` (a copy the handle never uses) and reads it with ``.item()`` on
+#:   the CUDA tensor the metadata kernel wrote (after the routing map's all-gather and
+#:   metadata kernel: before the dispatch kernel), ``dispatch_postprocess`` copies
+#:   ``tokens_per_expert`` to pinned memory with ``non_blocking=false`` before its permute
+#:   kernel (our ``sort chunks by expert``) and ``combine_with_unpermute`` reads the count
+#:   with ``.item()`` again before its unpermute (our ``unsort chunks``). The backward runs
+#:   the same two calls the other way round (``HybridEPCombine.backward`` =
+#:   ``dispatch_with_permute`` with the handle: ``.item()`` before the dispatch, our
+#:   ``combine all_to_all bwd``; ``HybridEPDispatch.backward`` = ``combine_with_unpermute``:
+#:   ``.item()`` before its unpermute, our ``sort chunks by expert bwd``).
 SYNC_POINTS: dict[tuple[str, bool], tuple[tuple[str, int], ...]] = {
     ("alltoall", False): (("permute", 1),),
     ("alltoall", True): (),
-    ("hybridep", False): (("dispatch all_to_all", 0), ("sort chunks by expert", 0),
-                          ("unsort chunks", 0)),
-    ("hybridep", True): (("combine all_to_all bwd", 0), ("sort chunks by expert bwd", 0)),
+    ("hybridep", False): (("dispatch all_to_all", 0),),
+    ("hybridep", True): (),
+    ("hybridep_2511", False): (("dispatch all_to_all", 0), ("sort chunks by expert", 0),
+                               ("unsort chunks", 0)),
+    ("hybridep_2511", True): (("combine all_to_all bwd", 0),
+                              ("sort chunks by expert bwd", 0)),
 }
 
 
@@ -328,18 +342,20 @@ def sync_exposed_s(ops: Program, row_time_s: np.ndarray, groups: list[tuple[str,
     device=...)`` after the clamps, a pageable host-to-device copy that PyTorch runs as
     ``cudaMemcpyAsync`` + ``cudaStreamSynchronize`` (``copy_kernel_cuda``,
     ``memcpy_and_sync``): the segment from the row after :data:`.layers.GLU_CLAMP_ROW` on
-    starts from an idle stream too. HybridEP (``ops.dispatcher="hybridep"``) waits three times
-    per layer instead (:data:`SYNC_POINTS`): before its dispatch, before its permute and
-    before its combine's unpermute.
+    starts from an idle stream too. HybridEP waits once per layer, before its dispatch kernel
+    (``"hybridep"``), or, as Megatron-Bridge 25.11 ran it (``"hybridep_2511"``), three times:
+    before its dispatch, before its permute and before its combine's unpermute
+    (:data:`SYNC_POINTS`).
 
     Backward: the all-to-all dispatcher knows its splits (no sync), so the host runs ahead;
     the backward starts from a queue the synchronised forward left (nearly) empty and lasts
     ``max_i (A_i + sum_{j >= i} g_j)`` over its kernels in launch order (the whole backward
     of every layer and the head, last layer first), exposing its launch time where the host
     issues kernels slower than the GPU runs them (many small per-expert kernels). HybridEP
-    waits twice per layer in the backward too (before the combine's backward dispatch and
-    before the dispatch's backward combine): each part after a wait starts from an idle
-    stream and exposes ``wall - GPU`` as a forward segment does.
+    (``"hybridep"``) does the same; ``"hybridep_2511"`` waits twice per layer in the backward
+    (before the combine's backward dispatch and before the dispatch's backward combine):
+    each part after a wait starts from an idle stream and exposes ``wall - GPU`` as a
+    forward segment does.
 
     Kernels per row as :func:`_row_kernels` counts them (TE's one GEMM and, with a
     low-precision recipe, one quantize kernel per local expert; under MXFP8 each grouped

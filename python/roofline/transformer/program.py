@@ -65,8 +65,8 @@ class Program:
     #: GEMMs and attention at the power limiter's settled clock (a training step; a serving
     #: step of an engine kept full), else at each kernel's clock run alone
     sustained: bool = False
-    #: Megatron-Core's MoE token dispatcher in training: ``"alltoall"`` or ``"hybridep"``
-    #: (the flex dispatcher's HybridEP backend; :func:`.layers.moe_mlp`,
+    #: Megatron-Core's MoE token dispatcher in training: ``"alltoall"``, ``"hybridep"`` or
+    #: ``"hybridep_2511"`` (the flex dispatcher's HybridEP backend; :func:`.layers.moe_mlp`,
     #: :data:`.moe_sync.SYNC_POINTS`)
     dispatcher: str = "alltoall"
     #: Megatron-Core token dropping in training: ``(moe_expert_capacity_factor,
