@@ -23,18 +23,20 @@ def test_gathered_bytes_bf16_under_mxfp8_only() -> None:
 
 def test_refresh_kernels_bytes_hand_derived() -> None:
     # per element: the quantize reads 2 bytes (bf16) and writes 1 + 1 (both layouts) plus
-    # 2 / 32 of e8m0 scales at mxfp8_quantize_fraction (0.77 on Blackwell) of the streaming
-    # rate (8 TB/s x 0.88 on B200); the zero_ writes 2 bytes at the streaming rate. The
-    # per-launch latency cancels in the difference of two sizes.
+    # 2 / 32 of e8m0 scales at mxfp8_quantize_fraction (0.806 on Blackwell) of the streaming
+    # rate (the B200's 7680-bit bus / 8 x 3996 MHz x 2 = 7.67232 TB/s, x 0.88); the zero_
+    # writes 2 bytes at the streaming rate. The per-launch latency cancels in the difference
+    # of two sizes. (HBM peak and fraction re-derived together: hardware-notes section 41.)
     _, chw, ceff = resolve("B200", "default")
-    stream = 8e12 * 0.88
-    assert chw.mem_bytes_per_s == 8e12 and ceff.memory_fraction == 0.88
-    assert ceff.cast.mxfp8_quantize_fraction == 0.77
+    peak = 7680 / 8 * 3.996e9 * 2
+    stream = peak * 0.88
+    assert chw.mem_bytes_per_s == peak and ceff.memory_fraction == 0.88
+    assert ceff.cast.mxfp8_quantize_fraction == 0.806
     n = 4e9
     one = _core.param_refresh_kernel_times(n, R.mxfp8_te, chw, ceff)
     two = _core.param_refresh_kernel_times(2 * n, R.mxfp8_te, chw, ceff)
     assert len(one) == 2
-    assert two[0] - one[0] == pytest.approx(n * 4.0625 / (stream * 0.77), rel=1e-9)
+    assert two[0] - one[0] == pytest.approx(n * 4.0625 / (stream * 0.806), rel=1e-9)
     assert two[1] - one[1] == pytest.approx(n * 2.0 / stream, rel=1e-9)
     assert _core.param_refresh_kernel_times(n, R.tensorwise_te, chw, ceff) == []
     s, g = param_refresh("mxfp8_te", n, 1.0, "B200", "default")
@@ -79,7 +81,8 @@ def test_grouped_quantize_per_expert_hand_derived() -> None:
                                          ceff)
     scales = rows * 224 + cols * 32  # ceil(7168 / 32) = 224, ceil(1000 / 32) = 32
     assert one[2] == 4 * rows * cols + scales and one[3] == 1
-    assert one[1] == pytest.approx(one[2] / (8e12 * 0.88 * 0.77), rel=1e-9)
+    # at mxfp8_quantize_fraction 0.806 of the B200's streaming rate (7.67232 TB/s x 0.88)
+    assert one[1] == pytest.approx(one[2] / (7680 / 8 * 3.996e9 * 2 * 0.88 * 0.806), rel=1e-9)
     assert two[0] == pytest.approx(2 * one[0], rel=1e-12) and two[3] == 2
     # per-tensor fp8 (tensorwise_te): the dense path's amax, its reduction and one cast
     cs = _core.grouped_quantize_columns(np.array([rows]), cols, R.tensorwise_te, chw, ceff)
