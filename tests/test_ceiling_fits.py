@@ -54,6 +54,16 @@ def test_achievable_fractions_are_calibrate_py_s(calibrate: Any) -> None:
     assert _plain(calibrate.fallback_fractions(fitted)) == doc["fallback_compute_fraction"]
 
 
+def test_the_whole_calibration_json_is_calibrate_py_s(calibrate: Any) -> None:
+    # every step of calibrate.fit (streaming, GEMM globals, fractions, attention, decode;
+    # well under a second): the packaged document, key by key
+    doc = _json("calibration.json")
+    fitted = json.loads(json.dumps(calibrate.fit(DATA)))
+    assert set(fitted) == set(doc)
+    for key in doc:
+        assert fitted[key] == doc[key], key
+
+
 def test_compute_scales_are_fit_gemm_py_s(fit_gemm: Any) -> None:
     doc = _json("terms/gemm.json")
     own, fallback = fit_gemm.compute_scales(fit_gemm.published_rows(DATA), doc["terms"])
