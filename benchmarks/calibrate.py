@@ -176,6 +176,45 @@ def deepgemm_rows(data: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     return np.array(f[0]), np.array(f[1]), np.array(f[2]), np.array(f[3]) * 1e-6
 
 
+def achievable(data: Path, p: dict[str, float]) -> dict[str, dict[str, float]]:
+    """Step 1: per accelerator and class, the achievable fraction of the dense peak.
+
+    fraction = measured FLOP/s / model FLOP/s at fraction 1, at each best-of-sweep shape of
+    ``gemm_max_achievable.csv``, under the model parameters ``p`` and the hardware fields
+    of ``data/hardware.csv`` (SMs, clock, peaks, bandwidth: the tile, wave and latency terms
+    see them), capped at 1; the largest over an accelerator's rows of a class. Rerun it when
+    any of those change (GB200's entry went stale when it gained its 152 SMs, notes §42);
+    tests/test_ceiling_fits.py checks the packaged values against it.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for r in read(data / "gemm_max_achievable.csv"):
+        name = MAX_ACHIEVABLE_NAMES.get(r["gpu"])
+        if name is None:
+            continue
+        hw = rl.hardware(name)
+        cls = "fp8" if r["dtype"].startswith("fp8") else "bf16"
+        dt = _core.DType.fp8_e4m3 if cls == "fp8" else _core.DType.bf16
+        m, n, k = (np.array([float(r[c])]) for c in ("M", "N", "K"))
+        flops = 2 * m[0] * n[0] * k[0]
+        ideal = flops / gemm_times(hw, {}, p, m, k, n, dt, dt, dt)[0]  # model at fraction 1
+        frac = float(r["measured_tflops"]) * 1e12 / ideal
+        out.setdefault(name, {})
+        out[name][cls] = round(max(out[name].get(cls, 0.0), min(frac, 1.0)), 4)
+    return out
+
+
+def fallback_fractions(fractions: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Step 2: per vendor and class, the median of ``achievable``'s fractions."""
+    fallback: dict[str, dict[str, float]] = {}
+    for vendor in ("NVIDIA", "AMD", "Intel"):
+        for cls in ("bf16", "fp8"):
+            vals = [v[cls] for name, v in fractions.items()
+                    if rl.hardware(name).vendor == vendor and cls in v]
+            if vals:
+                fallback.setdefault(vendor, {})[cls] = round(statistics.median(vals), 4)
+    return fallback
+
+
 def fit(data: Path) -> dict[str, Any]:
     params = {"memory_fraction": 0.9, "memory_latency_s": 0.0, "gemm_latency_s": 0.0,
               "overlap_p": 0.0, "sm_bandwidth_factor": 0.0}
@@ -191,24 +230,6 @@ def fit(data: Path) -> dict[str, Any]:
     params["memory_fraction"] = round(float(best[1]), 3)
     params["memory_latency_s"] = round(float(best[2]), 9)
 
-    # 1. achievable fractions (with the GEMM globals at their current values; refined below)
-    def achievable(p: dict[str, float]) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for r in read(data / "gemm_max_achievable.csv"):
-            name = MAX_ACHIEVABLE_NAMES.get(r["gpu"])
-            if name is None:
-                continue
-            hw = rl.hardware(name)
-            cls = "fp8" if r["dtype"].startswith("fp8") else "bf16"
-            dt = _core.DType.fp8_e4m3 if cls == "fp8" else _core.DType.bf16
-            m, n, k = (np.array([float(r[c])]) for c in ("M", "N", "K"))
-            flops = 2 * m[0] * n[0] * k[0]
-            ideal = flops / gemm_times(hw, {}, p, m, k, n, dt, dt, dt)[0]  # model at fraction 1
-            frac = float(r["measured_tflops"]) * 1e12 / ideal
-            out.setdefault(name, {})
-            out[name][cls] = round(max(out[name].get(cls, 0.0), min(frac, 1.0)), 4)
-        return out
-
     # 4. GEMM globals on DeepGEMM (H800 = H100 SXM silicon: it takes the H100 SXM fractions)
     m, k, n, t = deepgemm_rows(data)
     h800 = rl.hardware("H800")
@@ -218,13 +239,14 @@ def fit(data: Path) -> dict[str, Any]:
     scored = []
     for lat, p_exp, smf in grid:
         trial = {**params, "gemm_latency_s": lat, "overlap_p": p_exp, "sm_bandwidth_factor": smf}
-        fr = achievable(trial).get("H100 SXM", {})
+        fr = achievable(data, trial).get("H100 SXM", {})
         scored.append((median_error(gemm_times(h800, fr, trial, m, k, n, a, b, out), t),
                        lat, p_exp, smf))
     best_g = min(scored)
     params.update(gemm_latency_s=best_g[1], overlap_p=best_g[2], sm_bandwidth_factor=best_g[3])
 
-    fractions = achievable(params)
+    # 1. achievable fractions at the fitted GEMM globals
+    fractions = achievable(data, params)
 
     # 5. attention terms on FlashAttention-2 fwd+bwd (A100 SXM, H100 SXM)
     fa2 = fa2_rows(data)
@@ -253,13 +275,7 @@ def fit(data: Path) -> dict[str, Any]:
         dec = min(1.0, dec * 660.0 / tflops)
     params["decode_fraction"] = round(dec, 4)
 
-    fallback: dict[str, dict[str, float]] = {}
-    for vendor in ("NVIDIA", "AMD", "Intel"):
-        for cls in ("bf16", "fp8"):
-            vals = [v[cls] for name, v in fractions.items()
-                    if rl.hardware(name).vendor == vendor and cls in v]
-            if vals:
-                fallback.setdefault(vendor, {})[cls] = round(statistics.median(vals), 4)
+    fallback = fallback_fractions(fractions)
     attn_fallback = {}
     for vendor in ("NVIDIA", "AMD", "Intel"):
         vals = [v for name, v in attention_fraction.items() if rl.hardware(name).vendor == vendor]

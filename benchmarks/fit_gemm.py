@@ -197,7 +197,10 @@ def compute_scales(rows: list[dict[str, Any]], t: dict[str, float]
     """Per accelerator and class, the tensor-rate multiplier that makes the model with terms
     t reproduce its best-of-sweep ceiling (the rows that set calibration.json's achievable
     fractions; the fastest of an accelerator's rows, as calibrate.py takes the largest
-    fraction), and the vendor medians for accelerators without a ceiling."""
+    fraction), and the vendor medians for accelerators without a ceiling.
+
+    Rerun (after calibrate.py's ``achievable``) whenever the hardware fields, peaks or GEMM
+    model change; tests/test_ceiling_fits.py checks the packaged scales against it."""
     ceil = [r for r in rows if "cls" in r]
     scales: dict[str, dict[str, float]] = {}
     for r in ceil:

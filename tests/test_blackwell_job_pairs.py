@@ -35,15 +35,21 @@ def test_like_for_like_pairs_and_their_ratios() -> None:
     assert set(like) == {("llama3_8b_fp8-cs", "B200"), ("llama3_8b_fp8-cs", "GB300"),
                          ("llama3_8b_fp8-mx", "B200"), ("llama3_8b_fp8-mx", "GB300"),
                          ("qwen3_30b_a3b_fp8-mx", "GB300")}
-    # B200 against GB200: the model's ratio within 2 % of the published one (0.980 against
-    # 0.972 / 0.991): the GB200 entry carries the B200's physics over (hardware-notes §14).
-    for name in ("llama3_8b_fp8-cs", "llama3_8b_fp8-mx"):
+    # B200 against GB200 (published 0.972 / 0.991). The model's ratio was 0.980 (within 2 %,
+    # hardware-notes §14) while GB200's GEMM ceilings were still those fitted with no SM
+    # count; refitted to its 152 SMs (hardware-notes §42) the model meets both GPUs' MAMF
+    # ceilings (GB200 1822 against B200's ~1745 TFLOP/s bf16) and prices GB200 4-6 % faster
+    # relative to B200 than the jobs ran: an open gap (GB200 under its ceiling in training),
+    # pinned so that it shows.
+    for name, pred in (("llama3_8b_fp8-cs", 0.936), ("llama3_8b_fp8-mx", 0.936)):
         e = like[(name, "B200")]
-        assert e["pred_ratio"] == pytest.approx(e["meas_ratio"], rel=0.02)
+        assert e["pred_ratio"] == pytest.approx(pred, abs=0.005)
+        assert e["meas_ratio"] > e["pred_ratio"] + 0.03
     # GB300 against GB200: the open gap of issue #24 (published 1.192 / 1.212 / 1.217). The
-    # model's ratios, pinned so that a change to either entry's physics shows here.
-    for name, pred in (("llama3_8b_fp8-cs", 1.066), ("llama3_8b_fp8-mx", 1.065),
-                       ("qwen3_30b_a3b_fp8-mx", 1.027)):
+    # model's ratios, pinned so that a change to either entry's physics shows here (1.066 /
+    # 1.065 / 1.027 before GB200's ceilings were refitted).
+    for name, pred in (("llama3_8b_fp8-cs", 1.024), ("llama3_8b_fp8-mx", 1.023),
+                       ("qwen3_30b_a3b_fp8-mx", 1.018)):
         e = like[(name, "GB300")]
         assert e["pred_ratio"] == pytest.approx(pred, abs=0.005)
         assert e["meas_ratio"] > e["pred_ratio"] + 0.1

@@ -41,10 +41,11 @@ def test_model_against_published_medians() -> None:
         # cuDNN 9.13.0 (NGC 25.09, the version nearest the Megatron-Bridge 25.11 rows'):
         # within a few % at >= 8k tokens; small shapes carry PyTorch SDPA's per-call cost.
         "sdpa cudnn bf16 B200 (cuDNN 9.13.0)": -0.037,
-        # cuDNN 9.17 / 9.22 (apt-installed over NGC 25.11): 20-45 % faster than priced.
-        "sdpa cudnn bf16 GB200 (cuDNN 9.17.0)": 0.197,
+        # cuDNN 9.17 / 9.22 (apt-installed over NGC 25.11): 20-45 % faster than priced. (GB200
+        # +19.7 / +31.7 % before its GEMM ceilings were refitted to 152 SMs, hardware-notes §42.)
+        "sdpa cudnn bf16 GB200 (cuDNN 9.17.0)": 0.161,
         "sdpa cudnn bf16 GB300 (cuDNN 9.17.0)": 0.140,
-        "sdpa cudnn bf16 GB200 (cuDNN 9.22)": 0.317,
+        "sdpa cudnn bf16 GB200 (cuDNN 9.22)": 0.276,
         "sdpa cudnn bf16 GB300 (cuDNN 9.22)": 0.280,
         "sdpa flash bf16 B200 (FA2 via SDPA)": -0.180,
         "sdpa flash bf16 GB200 (FA2 via SDPA)": -0.104,
@@ -147,7 +148,9 @@ def test_gb200_against_gb300_same_shapes() -> None:
     # against the published ratio (1.19-1.26 forward, 0.97-1.22 backward for cuDNN; 1.00-1.02
     # for FA2). Whatever each GPU's absolute error, the two entries' relative physics tracks
     # the measurements within ~1 % at the median (issue #24, session 10 audit of the GB200
-    # entry; hardware-notes §14).
+    # entry; hardware-notes §14). With GB200's GEMM ceilings refitted (152 SMs, hardware-notes
+    # §42; GB300 keeps the NVIDIA fallback) the model's GB200 cuDNN runs 2-3 % faster relative
+    # to GB300 than published (+0.2 / +1.1 % per call before).
     bench = _bench()
     rows = bench.read()
     for settled in (False, True):
@@ -156,10 +159,10 @@ def test_gb200_against_gb300_same_shapes() -> None:
                             "sdpa cudnn bf16 GB200/GB300 (cuDNN 9.22)",
                             "sdpa flash bf16 GB200/GB300 (FA2 via SDPA)"}
         for g, m in med.items():
-            assert abs(m) < 0.025, (g, settled, m)
+            assert abs(m) < 0.035, (g, settled, m)
     per_call = {g: statistics.median(v) for g, v in bench.pair_ratios(rows).items()}
-    expected = {"sdpa cudnn bf16 GB200/GB300 (cuDNN 9.17.0)": 0.002,
-                "sdpa cudnn bf16 GB200/GB300 (cuDNN 9.22)": 0.011,
+    expected = {"sdpa cudnn bf16 GB200/GB300 (cuDNN 9.17.0)": -0.029,
+                "sdpa cudnn bf16 GB200/GB300 (cuDNN 9.22)": -0.021,
                 "sdpa flash bf16 GB200/GB300 (FA2 via SDPA)": -0.010}
     for g, m in expected.items():
         assert per_call[g] == pytest.approx(m, abs=0.003), g

@@ -688,9 +688,18 @@ def test_family_medians_pinned(result):
     # Blackwell rows move, 42 toward the measurement (TRT-LLM B200 Llama-3.3-70B FP4 -20.7 ->
     # -19.0 %); the 7 GB300 MXFP8 rows 0.2-0.3 points faster. Merged with the HybridEP waits
     # by release above: train_moe 0.149 -> 0.146 (p90 0.292).
+    # train_dense_lowp 0.079 -> 0.095 (p90 0.124 -> 0.153), train_moe 0.146 unchanged (p90
+    # 0.292 -> 0.301): GB200's GEMM ceilings refitted by their procedures (calibrate.py's
+    # achievable fraction 0.7288 / 0.7231 -> 0.7637 / 0.7605, fit_gemm.py's compute scale
+    # 1.0 / 1.0001 -> 1.0088 / 1.0078; the old values were fitted while GB200 had no SM count
+    # and never rerun after 9a1b40e gave it 152; hardware-notes §42). The model now meets
+    # GB200's published MAMF ceiling (it was 5.7 % slow there); the 23 GB200 rows move 1.0-4.3
+    # points faster, all away from the measurement (Llama-3.1-405B FP8-CS -4.8 -> -9.1 %;
+    # GB300 rows < 0.01 points, the NVIDIA fp8 fallback scale): held-out evidence that GB200
+    # jobs run under the ceiling, not a reason to keep a stale constant.
     pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.065),
-            "train_dense_lowp": (49, 0.079), "train_moe": (39, 0.146)}
+            "train_dense_lowp": (49, 0.095), "train_moe": (39, 0.146)}
     for fam, (rows, median) in pins.items():
         rec = t.loc[("family", fam)]
         assert rec["rows"] == rows
