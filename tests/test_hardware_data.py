@@ -153,10 +153,12 @@ def test_capacity_is_what_the_device_reports() -> None:
     assert BY_NAME["B300"]["mem_capacity_bytes"] == 274113 * mib < 288e9
     # GB300 has no vendor label in the CSV; its device total fills the gap
     assert BY_NAME["GB300"]["mem_capacity_bytes"] == 283136 * mib
-    # no device total found: the label, decimal (H100 PCIe "80GB", L4 "24GB")
-    assert BY_NAME["H100 PCIe"]["mem_capacity_bytes"] == 80e9
+    # A10G "24GB": CUDA's 22587 MiB = 23.68e9 B, 1.3 % under the label
+    assert BY_NAME["A10G"]["mem_capacity_bytes"] == 22587 * mib < 24e9
+    # no device total found: the label, decimal (H100 NVL "94GB", L4 "24GB")
+    assert BY_NAME["H100 NVL"]["mem_capacity_bytes"] == 94e9
     assert BY_NAME["L4"]["mem_capacity_bytes"] == 24e9
-    for name in ("H100 SXM", "H200", "B200", "GB200", "A100 SXM 80GB", "A100 SXM 40GB"):
+    for name in ("H100 SXM", "H100 PCIe", "H20", "H200", "B200", "GB200", "A100 SXM 80GB"):
         assert "the total the device reports to CUDA" in BY_NAME[name]["notes"]
 
 
