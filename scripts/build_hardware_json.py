@@ -22,9 +22,25 @@ Unit conventions (also written into the JSON's ``units`` block):
 
 * ``fp64 .. fp4`` columns are dense TFLOPS -> ``x 1e12`` FLOP/s.
 * ``mem_tbps`` is decimal TB/s -> ``x 1e12`` bytes/s.
-* ``mem_gb`` is the vendor capacity label. It is decimal GB (``x 1e9``) except for
-  the rows in :data:`GIB_CAPACITY_ROWS` (TPU v4 / v5p / TPU7x, Gaudi 2 / 3), whose
-  vendor documents give GiB (``x 2**30``), per hardware-notes.md section 1.
+* ``mem_capacity_bytes`` is what a framework can allocate: the total the device
+  reports to CUDA / HIP where a print of it was found, else the vendor label.
+
+  - ``mem_cuda_mib`` is that device-reported total in MiB (``x 2**20``):
+    ``cudaMemGetInfo``'s total, which ``torch.cuda.get_device_properties(i)
+    .total_memory``, ``torch.cuda.mem_get_info()[1]``, deviceQuery's "Total amount of
+    global memory" and PyTorch's OOM "total capacity" all print (torch's repr writes
+    ``total_memory // 2**20`` followed by "MB"). It is what vLLM's
+    ``gpu_memory_utilization`` and SGLang's ``mem_fraction_static`` multiply. It sits
+    0.3-0.6 % under nvidia-smi's "FB Memory Usage Total" (H100 81090 / 81559 MiB,
+    H200 143156 / 143771, B300 274113 / 275040: the driver's reservation), and
+    6-7 % over the decimal label for NVIDIA's HBM parts ("80GB" = 85.0e9 B on an
+    H100), whose labels count binary GiB of HBM less ECC / reserved carve-outs.
+  - Where the cell is empty, ``mem_gb`` (the vendor capacity label) is converted as
+    decimal GB (``x 1e9``), except for the rows in :data:`GIB_CAPACITY_ROWS` (TPU v4
+    / v5p / TPU7x, Gaudi 2 / 3), whose vendor documents give GiB (``x 2**30``), per
+    hardware-notes.md section 1. For NVIDIA / AMD rows this is a lower bound of the
+    device's total (hardware-notes.md, "GPU memory capacities as the devices report
+    them").
 * ``l2_mb``: vendors say "MB" for on-chip caches but mean binary sizes (A100 "40 MB"
   L2 is 41943040 B in deviceQuery), so every L2 / SRAM cell is converted with
   ``x 2**20`` (MiB), not ``x 1e6``.
@@ -149,6 +165,7 @@ EXPECTED_COLUMNS = (
     "torch_device_names",
     *PEAK_COLUMNS,
     "mem_gb",
+    "mem_cuda_mib",
     "mem_tbps",
     "l2_mb",
     "sms",
@@ -163,14 +180,15 @@ TERA = Decimal(10) ** 12
 GIGA = Decimal(10) ** 9
 MEGA = Decimal(10) ** 6
 GIB = Decimal(2) ** 30
-MIB = Decimal(2) ** 20  # L2 / SRAM "MB" is binary (see module docstring)
+MIB = Decimal(2) ** 20  # L2 / SRAM "MB" and device-reported "MiB" are binary
 
 UNITS = {
     "peak_flops_per_s": "FLOP/s, dense (no 2:4 sparsity); CSV TFLOPS x 1e12",
     "mem_bytes_per_s": "bytes/s; CSV TB/s x 1e12",
     "mem_capacity_bytes": (
-        "bytes; CSV GB x 1e9 (vendor decimal label), except TPU v4/v5p/TPU7x and "
-        "Gaudi 2/3 whose vendor capacities are GiB: x 2**30"
+        "bytes a framework can allocate; CSV mem_cuda_mib x 2**20 (the total CUDA / HIP "
+        "report, torch total_memory) where known, else the vendor label: CSV GB x 1e9, "
+        "except TPU v4/v5p/TPU7x and Gaudi 2/3 whose vendor capacities are GiB: x 2**30"
     ),
     "l2_bytes": "bytes; CSV MB x 2**20 (vendors' cache 'MB' are binary)",
     "clock_hz": "Hz; CSV MHz x 1e6",
@@ -230,8 +248,23 @@ def convert_row(row: dict[str, str]) -> dict[str, Any]:
     if mem_bytes_per_s is None:
         raise ValueError(f"{full_name}: mem_tbps is required")
 
+    label_bytes = _scaled(row["mem_gb"], "mem_gb", full_name, capacity_factor)
+    reported_mib = _decimal(row["mem_cuda_mib"], "mem_cuda_mib", full_name)
+    if reported_mib is not None and reported_mib != reported_mib.to_integral_value():
+        raise ValueError(
+            f"{full_name}: mem_cuda_mib must be whole MiB, got {row['mem_cuda_mib']!r}"
+        )
+    capacity = label_bytes if reported_mib is None else float(reported_mib * MIB)
+
     notes: list[str] = []
-    if full_name in GIB_CAPACITY_ROWS and row["mem_gb"].strip():
+    if reported_mib is not None:
+        label = row["mem_gb"].strip()
+        notes.append(
+            f"mem_capacity_bytes = {reported_mib} MiB, the total the device reports to "
+            + ("HIP" if row["vendor"].strip() == "AMD" else "CUDA")
+            + (f" (vendor label {label} GB)." if label else " (no vendor label in the CSV).")
+        )
+    elif full_name in GIB_CAPACITY_ROWS and row["mem_gb"].strip():
         notes.append(
             f"mem_capacity_bytes = {row['mem_gb'].strip()} GiB (vendor documents give GiB)."
         )
@@ -245,7 +278,7 @@ def convert_row(row: dict[str, str]) -> dict[str, Any]:
         "aliases": list(aliases),
         "peak_flops_per_s": peaks,
         "mem_bytes_per_s": mem_bytes_per_s,
-        "mem_capacity_bytes": _scaled(row["mem_gb"], "mem_gb", full_name, capacity_factor),
+        "mem_capacity_bytes": capacity,
         "l2_bytes": _scaled(row["l2_mb"], "l2_mb", full_name, MIB),
         "sms": None if sms is None else int(sms),
         "clock_hz": _scaled(row["boost_mhz"], "boost_mhz", full_name, MEGA),

@@ -40,10 +40,18 @@ def test_gb200_runs_a_7936_bit_bus_at_3996_mhz() -> None:
 
 
 def test_enabled_channels_match_the_usable_capacity() -> None:
-    # 8 HBM3e stacks, 16 512-bit controllers (8192 bits, 192 GB): B200's 180 GB usable is
-    # 15 / 16 of them, GB200's 186 GB 31 / 32 - the same fractions as the buses.
-    assert rl.hardware("B200").mem_capacity_bytes == 192e9 * 7680 / 8192
-    assert rl.hardware("GB200").mem_capacity_bytes == 192e9 * 7936 / 8192
+    # 8 HBM3e stacks, 16 512-bit controllers (8192 bits, 192 GiB on B200 / GB200, 288 GiB
+    # on B300 / GB300): the labels "180 / 186 / 288 GB" count 15 / 16 and 31 / 32 of them in
+    # GiB (180 = 192 x 15/16, 186 = 192 x 31/32), the same fractions as the buses. What CUDA
+    # reports (hardware-notes "GPU memory capacities as the devices report them") is that
+    # enabled share less the 0.86-0.91 % the driver keeps: B200 182642 / 184320 MiB, GB200
+    # 188733 / 190464, B300 274113 / 276480 (15/16 of 288 GiB), GB300 283136 / 285696 (31/32).
+    gib = 2**30
+    for name, physical_gib, enabled in (("B200", 192, 7680 / 8192), ("GB200", 192, 7936 / 8192),
+                                        ("B300", 288, 7680 / 8192), ("GB300", 288, 31 / 32)):
+        share = rl.hardware(name).mem_capacity_bytes / (physical_gib * gib * enabled)
+        assert 0.99 < share < 0.9915, name
+    assert 180 == 192 * 7680 / 8192 and 186 == 192 * 7936 / 8192
 
 
 def test_gb300_keeps_the_vendor_peak() -> None:

@@ -328,7 +328,9 @@ def test_hardware_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     rows = {r[0]: r for r in table_rows(out)}
     assert set(rows) == set(rl.list_hardware())
-    assert rows[H100][1:] == ["NVIDIA", "989.5", "1979", "3.35", "80", "132"]
+    # memory = CUDA's total, 81090 MiB x 2**20 = 85.029e9 B (the "80GB" label is 80e9)
+    assert rows[H100][1:] == ["NVIDIA", "989.5", "1979", "3.35", "85.029", "132"]
+    assert rows["H100 NVL"][5] == "94"  # no device total found: the decimal label
     assert rows["A100 SXM 80GB"][3] == "—"  # no fp8
 
 
@@ -352,7 +354,7 @@ def test_hardware_show(capsys: pytest.CaptureFixture[str]) -> None:
     assert cells["name"] == H100
     assert cells["bf16_flops_per_s"] == "989.5 TFLOP/s"
     assert cells["mem_bytes_per_s"] == "3.35 TB/s"
-    assert cells["mem_capacity_bytes"] == "80 GB"
+    assert cells["mem_capacity_bytes"] == "85.03 GB"  # 81090 MiB, as CUDA reports it
     assert cells["sms"] == "132"
     assert cells["fp4_flops_per_s"] == "—"
     assert {"sources", "notes", "device_names", "aliases"} <= set(cells)

@@ -90,7 +90,11 @@ def test_entry_matches_csv_row_in_si(row: dict[str, str]) -> None:
 
     same(entry["mem_bytes_per_s"], _si(row["mem_tbps"], 1e12))  # TB/s
     capacity_factor = 2**30 if row["name"] in GIB_ROWS else 1e9  # GiB or decimal GB
-    same(entry["mem_capacity_bytes"], _si(row["mem_gb"], capacity_factor))
+    reported = _si(row["mem_cuda_mib"], 2**20)  # the device's own total, MiB
+    if reported is not None:
+        same(entry["mem_capacity_bytes"], reported)
+    else:
+        same(entry["mem_capacity_bytes"], _si(row["mem_gb"], capacity_factor))
     same(entry["l2_bytes"], _si(row["l2_mb"], 2**20))  # cache "MB" = MiB
     sms = row["sms"].strip()
     assert entry["sms"] == (int(sms) if sms else None)
@@ -127,9 +131,35 @@ def test_gib_conversion_examples() -> None:
     assert BY_NAME["TPU v4"]["mem_capacity_bytes"] == 34359738368.0
     assert BY_NAME["Gaudi 3"]["mem_capacity_bytes"] == 128 * 2**30
     assert BY_NAME["TPU v5e"]["mem_capacity_bytes"] == 16e9
-    assert BY_NAME["H100 SXM"]["mem_capacity_bytes"] == 80e9
     # A100 L2 "40 MB" = 41943040 B, as deviceQuery reports it
     assert BY_NAME["A100 SXM 80GB"]["l2_bytes"] == 41943040.0
+
+
+def test_capacity_is_what_the_device_reports() -> None:
+    """Where CUDA's / HIP's total was found, it is the capacity, in MiB x 2**20; else the
+    vendor label, decimal GB for NVIDIA / AMD (a lower bound: their "GB" are GiB of HBM
+    less ECC / reserved carve-outs)."""
+    mib = 2**20
+    # H100 SXM "80GB": torch total_memory=81090MB (MiB): 81090 x 1048576 = 85,029,027,840 B,
+    # 6.3 % over 80e9 and 0.6 % under nvidia-smi's 81559 MiB (the driver's reservation).
+    assert BY_NAME["H100 SXM"]["mem_capacity_bytes"] == 85_029_027_840.0
+    assert BY_NAME["H100 SXM"]["mem_capacity_bytes"] == 81090 * mib
+    # H200 "141GB": 143156 MiB = 150,109,945,856 B (SGLang sizes its pool from this).
+    assert BY_NAME["H200"]["mem_capacity_bytes"] == 143156 * mib == 150_109_945_856.0
+    # MI300X "192GB": HIP's 196592 MiB = 191.98 GiB = 206.14e9 B.
+    assert BY_NAME["MI300X"]["mem_capacity_bytes"] == 196592 * mib
+    # B300 "288GB": 274113 MiB = 287.43e9 B, *under* the label (one of 16 HBM controllers
+    # off, hardware-notes section 41)
+    assert BY_NAME["B300"]["mem_capacity_bytes"] == 274113 * mib < 288e9
+    # GB300 has no vendor label in the CSV; its device total fills the gap
+    assert BY_NAME["GB300"]["mem_capacity_bytes"] == 283136 * mib
+    # A10G "24GB": CUDA's 22587 MiB = 23.68e9 B, 1.3 % under the label
+    assert BY_NAME["A10G"]["mem_capacity_bytes"] == 22587 * mib < 24e9
+    # no device total found: the label, decimal (H100 NVL "94GB", L4 "24GB")
+    assert BY_NAME["H100 NVL"]["mem_capacity_bytes"] == 94e9
+    assert BY_NAME["L4"]["mem_capacity_bytes"] == 24e9
+    for name in ("H100 SXM", "H100 PCIe", "H20", "H200", "B200", "GB200", "A100 SXM 80GB"):
+        assert "the total the device reports to CUDA" in BY_NAME[name]["notes"]
 
 
 def test_only_the_documented_values_are_derived() -> None:

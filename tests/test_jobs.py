@@ -697,7 +697,16 @@ def test_family_medians_pinned(result):
     # points faster, all away from the measurement (Llama-3.1-405B FP8-CS -4.8 -> -9.1 %;
     # GB300 rows < 0.01 points, the NVIDIA fp8 fallback scale): held-out evidence that GB200
     # jobs run under the ceiling, not a reason to keep a stale constant.
-    pins = {"serve_throughput": (25, 0.067), "serve_static_batch": (15, 0.043),
+    # serve_throughput 0.067 -> 0.069 (p90 0.203 -> 0.217): capacities as CUDA reports them
+    # (H100 SXM 81090 MiB = 85.03e9 B for the 80e9 label, H200 143156 MiB = 150.11e9, B200
+    # 182642 MiB = 191.51e9; hardware-notes "GPU memory capacities as the devices report
+    # them"). Only serve_throughput rows size a KV pool from it: all 25 move, 20 of them
+    # toward "too fast" (12 closer to the measurement, 13 further): TensorRT-LLM H100
+    # Llama-3.1-405B TP8 128/2048 -6.0 -> -16.3 %, Llama-3.3-70B TP2 1000/1000 -6.1 ->
+    # -10.4 %, SGLang H200 70B 4096/1024 -25.6 -> -26.7 %.
+    # The larger pool is what the engines allocate; the earlier errors leaned on a 6 % short
+    # capacity.
+    pins = {"serve_throughput": (25, 0.069), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (139, 0.065),
             "train_dense_lowp": (49, 0.095), "train_moe": (39, 0.146)}
     for fam, (rows, median) in pins.items():

@@ -305,9 +305,16 @@ def test_makespan_bounds_and_convergence(admission: str) -> None:
     makespan = np.array([df["makespan_s"].iloc[0] for df in runs])
     assert np.all(np.diff(makespan) > 0)  # more requests, longer run
     steady = runs[0].attrs["steady_tokens_per_s"]
+    # The steady state is not monotonic in the concurrency (decode past the 512-request CUDA
+    # graph runs eager: 7982 tokens/s at 512, 7591 at 513), so the bound is the best steady
+    # state at any concurrency the cache admits, not the one at max_batch.
+    top = runs[0].attrs["max_batch"]
+    grid = tuple(range(16, top, 16)) + (top,)
+    best = T.serve("Llama-3-8B", H100, batches=grid, **kw)["tokens_per_s"].max()
+    assert best >= steady
     for n, df in zip(ns, runs, strict=True):
-        # no finite run beats the engine kept full at the concurrency its cache admits
-        assert df["makespan_s"].iloc[0] >= n * 128 / steady
+        # no finite run beats the engine kept full at the best concurrency its cache admits
+        assert df["makespan_s"].iloc[0] >= n * 128 / best
         assert df["peak_running"].iloc[0] <= df.attrs["max_batch"] * (
             1 if admission == "reserve" else 640 / 513 + 0.01)
     # the ramp and the drain amortize: 6400 requests reach the steady state within 2 %
