@@ -330,7 +330,9 @@ def test_hardware_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(rows) == set(rl.list_hardware())
     # memory = CUDA's total, 81090 MiB x 2**20 = 85.029e9 B (the "80GB" label is 80e9)
     assert rows[H100][1:] == ["NVIDIA", "989.5", "1979", "3.35", "85.029", "132"]
-    assert rows["H100 NVL"][5] == "94"  # no device total found: the decimal label
+    # H100 NVL "94GB": CUDA's 95320 MiB x 2**20 = 99.950e9 B (hardware-notes section 43)
+    assert rows["H100 NVL"][5] == "99.9503"
+    assert rows["H800"][5] == "80"  # no device total found: the decimal label
     assert rows["A100 SXM 80GB"][3] == "—"  # no fp8
 
 

@@ -155,11 +155,41 @@ def test_capacity_is_what_the_device_reports() -> None:
     assert BY_NAME["GB300"]["mem_capacity_bytes"] == 283136 * mib
     # A10G "24GB": CUDA's 22587 MiB = 23.68e9 B, 1.3 % under the label
     assert BY_NAME["A10G"]["mem_capacity_bytes"] == 22587 * mib < 24e9
-    # no device total found: the label, decimal (H100 NVL "94GB", L4 "24GB")
-    assert BY_NAME["H100 NVL"]["mem_capacity_bytes"] == 94e9
-    assert BY_NAME["L4"]["mem_capacity_bytes"] == 24e9
-    for name in ("H100 SXM", "H100 PCIe", "H20", "H200", "B200", "GB200", "A100 SXM 80GB"):
+    # session 14 (memrest14), the remaining parts with a CUDA / HIP print:
+    # H100 NVL "94GB": Ultralytics' total_memory / 2**20 = 95320 MiB = 99,950,264,320 B, +6.3 %
+    assert BY_NAME["H100 NVL"]["mem_capacity_bytes"] == 95320 * mib == 99_950_264_320.0
+    # A100 PCIe "80GB": deviceQuery 84974239744 B = 81037.75 MiB, CSV 81038 (whole MiB)
+    assert BY_NAME["A100 PCIe 80GB"]["mem_capacity_bytes"] == 81038 * mib
+    assert abs(81038 * mib - 84_974_239_744) <= mib / 2
+    # A100 PCIe "40GB" 40326 MiB: 210 MiB under the SXM4 40GB's 40536
+    assert BY_NAME["A100 PCIe 40GB"]["mem_capacity_bytes"] == 40326 * mib
+    assert BY_NAME["A100 PCIe 40GB"]["mem_capacity_bytes"] < BY_NAME["A100 SXM 40GB"][
+        "mem_capacity_bytes"
+    ]
+    # V100 "16GB" / "32GB": 16160 / 32494 MiB (16.94e9 / 34.07e9 B)
+    assert BY_NAME["V100 SXM2 16GB"]["mem_capacity_bytes"] == 16160 * mib == 16_944_988_160.0
+    assert BY_NAME["V100 SXM2 32GB"]["mem_capacity_bytes"] == 32494 * mib
+    # GDDR parts with ECC on report under the decimal label: L4 22518 MiB = 23.61e9 B,
+    # A10 22599 MiB = 23.70e9 B; the RTX 3090 (no ECC) 24259 MiB = 25.44e9 B over it
+    assert BY_NAME["L4"]["mem_capacity_bytes"] == 22518 * mib < 24e9
+    assert BY_NAME["A10"]["mem_capacity_bytes"] == 22599 * mib < 24e9
+    assert BY_NAME["RTX 3090"]["mem_capacity_bytes"] == 24259 * mib > 24e9
+    # RTX 5090 "32GB" 32101 MiB; RTX PRO 6000 Server "96GB" 97250 MiB = 101,974,016,000 B
+    assert BY_NAME["RTX 5090"]["mem_capacity_bytes"] == 32101 * mib
+    assert BY_NAME["RTX PRO 6000 Server"]["mem_capacity_bytes"] == 97250 * mib == 101_974_016_000.0
+    # GH200 96GB: deviceQuery 102005473280 B = 97280 MiB exactly (95 GiB)
+    assert BY_NAME["GH200 96GB"]["mem_capacity_bytes"] == 102_005_473_280.0 == 95 * 2**30
+    # MI250X "128GB" is the whole OAM (2 GCDs, 220 CUs); HIP shows each GCD as a device of
+    # 65520 MiB, so the row is 2 x 65520 = 131040 MiB = 137,405,399,040 B
+    assert BY_NAME["MI250X"]["mem_capacity_bytes"] == 2 * 65520 * mib == 137_405_399_040.0
+    # no device total found: the label, decimal (H800 "80GB", H200 NVL "141GB", MI355X "288GB")
+    assert BY_NAME["H800"]["mem_capacity_bytes"] == 80e9
+    assert BY_NAME["H200 NVL"]["mem_capacity_bytes"] == 141e9
+    assert BY_NAME["MI355X"]["mem_capacity_bytes"] == 288e9
+    for name in ("H100 SXM", "H100 PCIe", "H20", "H200", "B200", "GB200", "A100 SXM 80GB",
+                 "H100 NVL", "L4"):
         assert "the total the device reports to CUDA" in BY_NAME[name]["notes"]
+    assert "the total the device reports to HIP" in BY_NAME["MI250X"]["notes"]
 
 
 def test_only_the_documented_values_are_derived() -> None:
