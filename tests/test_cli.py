@@ -332,7 +332,7 @@ def test_hardware_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert rows[H100][1:] == ["NVIDIA", "989.5", "1979", "3.35", "85.029", "132"]
     # H100 NVL "94GB": CUDA's 95320 MiB x 2**20 = 99.950e9 B (hardware-notes section 43)
     assert rows["H100 NVL"][5] == "99.9503"
-    assert rows["H800"][5] == "80"  # no device total found: the decimal label
+    assert rows["H200 NVL"][5] == "141"  # no device total found: the decimal label
     assert rows["A100 SXM 80GB"][3] == "—"  # no fp8
 
 
