@@ -139,6 +139,10 @@ CANONICAL: dict[str, tuple[str, list[str]]] = {
     "Intel Gaudi 3": ("Gaudi 3", ["Gaudi3", "Intel Gaudi3", "HPU Gaudi3"]),
 }
 
+#: Packages whose row describes several devices as the runtime sees them: ``mem_cuda_mib`` is
+#: their sum (MI250X: HIP shows each of its two GCDs as a 65520 MiB device; hardware-notes §43).
+DEVICES_PER_PACKAGE = {"AMD Instinct MI250X": 2}
+
 #: Rows whose ``mem_gb`` is GiB in the vendor documents (hardware-notes.md section 1).
 GIB_CAPACITY_ROWS = frozenset(
     {
@@ -259,9 +263,16 @@ def convert_row(row: dict[str, str]) -> dict[str, Any]:
     notes: list[str] = []
     if reported_mib is not None:
         label = row["mem_gb"].strip()
+        api = "HIP" if row["vendor"].strip() == "AMD" else "CUDA"
+        dies = DEVICES_PER_PACKAGE.get(full_name, 1)
+        reported = (
+            f"the total the device reports to {api}"
+            if dies == 1
+            else f"{dies} x {reported_mib / dies} MiB, the totals {api} reports for each of "
+            f"the package's {dies} devices (one per die)"
+        )
         notes.append(
-            f"mem_capacity_bytes = {reported_mib} MiB, the total the device reports to "
-            + ("HIP" if row["vendor"].strip() == "AMD" else "CUDA")
+            f"mem_capacity_bytes = {reported_mib} MiB, {reported}"
             + (f" (vendor label {label} GB)." if label else " (no vendor label in the CSV).")
         )
     elif full_name in GIB_CAPACITY_ROWS and row["mem_gb"].strip():

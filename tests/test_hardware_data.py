@@ -192,7 +192,10 @@ def test_capacity_is_what_the_device_reports() -> None:
     for name in ("H100 SXM", "H100 PCIe", "H20", "H200", "B200", "GB200", "A100 SXM 80GB",
                  "H100 NVL", "L4"):
         assert "the total the device reports to CUDA" in BY_NAME[name]["notes"]
-    assert "the total the device reports to HIP" in BY_NAME["MI250X"]["notes"]
+    assert "the total the device reports to HIP" in BY_NAME["MI300X"]["notes"]
+    # MI250X: the whole package, HIP's two per-GCD totals summed (65520 MiB each)
+    assert BY_NAME["MI250X"]["mem_capacity_bytes"] == 2 * 65520 * mib
+    assert "2 x 65520 MiB, the totals HIP reports for each" in BY_NAME["MI250X"]["notes"]
 
 
 def test_only_the_documented_values_are_derived() -> None:
