@@ -279,9 +279,7 @@ Estimate spanning_collective_estimate(Collective op, CollectiveAlgo algo, double
   if (algo == CollectiveAlgo::nccl) {
     return nccl_spanning_estimate(op, bytes, ranks, local, bus, ll128_channel_bytes_per_s);
   }
-  const LinkRates ring{spanning_ring_bytes_per_s(ranks, local, up.bytes_per_s, out.bytes_per_s),
-                       out.latency_s};
-  return collective_estimate(c, ring);
+  return collective_estimate(c, LinkRates{bus, out.latency_s});
 }
 
 void spanning_collective_sweep(Collective op, CollectiveAlgo algo, const double* bytes,

@@ -234,6 +234,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
   // (tokens left, tokens held) of every running request with tokens left, by tokens left
   // (stable: SGLang sorts its running requests with Python's stable sort).
   using State = std::pair<double, double>;
+  const auto by_left = [](const State& a, const State& b) { return a.first < b.first; };
   auto running_states = [&]() {
     std::vector<State> st;
     st.reserve(running.size() + 1);
@@ -241,8 +242,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       const double left = req[i].output - req[i].generated;
       if (left > 0.0) st.emplace_back(left, req[i].prompt + req[i].generated);
     }
-    std::stable_sort(st.begin(), st.end(),
-                     [](const State& a, const State& b) { return a.first < b.first; });
+    std::stable_sort(st.begin(), st.end(), by_left);
     return st;
   };
   // Whether the candidate h still lets every state finish: its prompt taken from the free
@@ -254,8 +254,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
     const bool with_h = h_left > 0.0;
     const State cand{h_left, req[h].prompt + req[h].generated};
     const std::size_t at = with_h ? static_cast<std::size_t>(
-        std::upper_bound(st.begin(), st.end(), cand,
-                         [](const State& a, const State& b) { return a.first < b.first; }) -
+        std::upper_bound(st.begin(), st.end(), cand, by_left) -
         st.begin()) : st.size();
     const std::size_t n = st.size() + (with_h ? 1 : 0);
     auto get = [&](std::size_t k) -> const State& {
@@ -413,11 +412,7 @@ InflightRun inflight_run(std::int64_t num_requests, double arrival_interval_s,
       if (worst) {  // a whole prompt promises its output; a truncated chunk nothing yet
         const State st_i{req[i].output - req[i].generated, req[i].prompt + req[i].generated};
         if (st_i.first > 0.0) {
-          states.insert(std::upper_bound(states.begin(), states.end(), st_i,
-                                         [](const State& x, const State& y) {
-                                           return x.first < y.first;
-                                         }),
-                        st_i);
+          states.insert(std::upper_bound(states.begin(), states.end(), st_i, by_left), st_i);
         }
         if (c >= req[i].prefill_left) promised += std::min(req[i].output, kSglangClipNewTokens);
         if (!budget_left(before)) {
