@@ -216,6 +216,14 @@ def _decimal(cell: str, column: str, row_name: str) -> Decimal | None:
     return value
 
 
+def _whole(cell: str, column: str, row_name: str, what: str) -> Decimal | None:
+    """:func:`_decimal` of a cell that must be a whole number (``what`` names it in the error)."""
+    value = _decimal(cell, column, row_name)
+    if value is not None and value != value.to_integral_value():
+        raise ValueError(f"{row_name}: {column} must be {what}, got {cell!r}")
+    return value
+
+
 def _scaled(cell: str, column: str, row_name: str, factor: Decimal) -> float | None:
     value = _decimal(cell, column, row_name)
     return None if value is None else float(value * factor)
@@ -245,19 +253,13 @@ def convert_row(row: dict[str, str]) -> dict[str, Any]:
     peaks = {c: peaks[c] for c in PEAK_COLUMNS if c in peaks}
 
     capacity_factor = GIB if full_name in GIB_CAPACITY_ROWS else GIGA
-    sms = _decimal(row["sms"], "sms", full_name)
-    if sms is not None and sms != sms.to_integral_value():
-        raise ValueError(f"{full_name}: sms must be an integer, got {row['sms']!r}")
+    sms = _whole(row["sms"], "sms", full_name, "an integer")
     mem_bytes_per_s = _scaled(row["mem_tbps"], "mem_tbps", full_name, TERA)
     if mem_bytes_per_s is None:
         raise ValueError(f"{full_name}: mem_tbps is required")
 
     label_bytes = _scaled(row["mem_gb"], "mem_gb", full_name, capacity_factor)
-    reported_mib = _decimal(row["mem_cuda_mib"], "mem_cuda_mib", full_name)
-    if reported_mib is not None and reported_mib != reported_mib.to_integral_value():
-        raise ValueError(
-            f"{full_name}: mem_cuda_mib must be whole MiB, got {row['mem_cuda_mib']!r}"
-        )
+    reported_mib = _whole(row["mem_cuda_mib"], "mem_cuda_mib", full_name, "whole MiB")
     capacity = label_bytes if reported_mib is None else float(reported_mib * MIB)
 
     notes: list[str] = []

@@ -426,6 +426,8 @@ def layer_issue_terms(ops: Program, row_time_s: np.ndarray,
     f8 = _f8_kernels(ops, hw, efficiency)
     plain = _forward_exposed_by_group(ops, row_time_s, groups, hw, efficiency, graphed, router,
                                       f8, False)
+    extra = np.zeros((1, len(HOST_CLASSES))) if extra_calls is None else \
+        np.asarray(extra_calls, dtype=np.float64).reshape(1, len(HOST_CLASSES))
     out: dict[int, tuple[float, float, float]] = {}
     for g, (kind, layers) in enumerate(groups):
         if kind in ("head", "mtp") or not layers or g not in plain:
@@ -434,8 +436,6 @@ def layer_issue_terms(ops: Program, row_time_s: np.ndarray,
         fwd = _launched(ops, rows, row_time_s, f8, backward=False, graphed=graphed, router=router)
         bwd = _launched(ops, rows[::-1], row_time_s, f8, backward=True, graphed=graphed,
                         router=router)
-        extra = np.zeros((1, len(HOST_CLASSES))) if extra_calls is None else \
-            np.asarray(extra_calls, dtype=np.float64).reshape(1, len(HOST_CLASSES))
         seq = np.concatenate([[0.0], fwd[0], bwd[0], [0.0]])
         calls = np.concatenate([np.zeros((1, len(HOST_CLASSES))), fwd[1], bwd[1], extra])
         host = calls_wall(seq, calls, hw, efficiency=efficiency).host_s
