@@ -97,7 +97,7 @@ def test_hybridep_holds_its_script_sms() -> None:
     ops, t = _program()
     hw = rl.hardware("H100 SXM")
     cb, af, d, m, cf, ab = layer_pair_parts(ops, t, 0) or (0.0,) * 6
-    for dispatcher, sms in (("alltoall", 16), ("hybridep", 32)):
+    for dispatcher, sms in (("alltoall", 16), ("hybridep", 32), ("hybridep_2511", 32)):
         ops.dispatcher = dispatcher
         f = sms / 132
         exposed = max(cb - af, f * cb) + max(d - m, f * d) + max(cf - ab, f * cf)

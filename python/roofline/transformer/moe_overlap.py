@@ -55,6 +55,7 @@ from ..efficiency import EfficiencyLike
 from ..hardware import Hardware
 from ..ops.host import HOST_CLASSES
 from .config import TransformerConfig
+from .moe_host import HYBRIDEP_DISPATCHERS
 from .moe_sync import layer_issue_terms
 from .program import Program
 
@@ -209,7 +210,7 @@ def a2a_overlap_terms(ops: Program, time_s: np.ndarray, groups: list[Any], heavy
         summed over every decoder layer (the MTP blocks' are not counted). Negative where the
         pair costs more than the plain schedule's layer.
     """
-    sms = HYBRIDEP_COMM_SMS if ops.dispatcher == "hybridep" else A2A_COMM_SMS
+    sms = HYBRIDEP_COMM_SMS if ops.dispatcher in HYBRIDEP_DISPATCHERS else A2A_COMM_SMS
     share = min(sms / hw.sms, 0.5) if hw.sms else 0.0
     out = {"a2a_hidden_heavy_layer_s": 0.0, "a2a_hidden_layers_s": 0.0}
     issue = {} if host is None else layer_issue_terms(
