@@ -11,6 +11,7 @@ import pytest
 
 import roofline as rl
 from roofline.ops.collectives import NCCL_NVLINK_FRACTION
+from roofline.ops.host import HOST_CLASSES
 from roofline.transformer.config import TransformerConfig
 from roofline.transformer.deepep import (
     DEEPEP_ROUNDS,
@@ -19,7 +20,12 @@ from roofline.transformer.deepep import (
     node_share,
 )
 from roofline.transformer.layers import moe_mlp
-from roofline.transformer.moe_host import MOE_DISPATCHERS, moe_extra_launches, moe_stages
+from roofline.transformer.moe_host import (
+    DEEPEP_CALLS,
+    MOE_DISPATCHERS,
+    moe_extra_launches,
+    moe_stages,
+)
 from roofline.transformer.moe_overlap import DEEPEP_COMM_SMS
 from roofline.transformer.moe_sync import SYNC_POINTS, sync_exposed_s
 from roofline.transformer.program import Program
@@ -170,11 +176,21 @@ def test_one_forward_wait_like_the_alltoall_dispatcher() -> None:
     one = sync_exposed_s(ops, t, [("moe", [0])], hw, "default")
     two = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default")
     assert 0.0 < one < two
-    # the compiled preprocess runs DeepEP's top-k: one compiled call and one kernel
+    # the compiled preprocess runs DeepEP's top-k: one compiled call and one kernel, then
+    # FusedDispatch's Function call and event (2 views) before the layout kernel
     i = names.index("topk")
     assert moe_stages(ops, i, False) == ["router", "deepep preprocess"]
     row = moe_extra_launches("deepep preprocess", 4, frozenset())
-    assert row.shape[0] == 1 and row.sum() == 2.0
+    assert row.shape[0] == 1
+    assert dict(zip(HOST_CLASSES, row[0], strict=True)) == dict(
+        view=2.0, kernel=1.0, gemm=0.0, attention=0.0, module=1.0, backward=0.0)
+    # DeepEP's Python after each exchange row, once per pass
+    d, c = names.index("dispatch all_to_all"), names.index("combine all_to_all")
+    assert moe_stages(ops, d, False) == ["deepep dispatch"]
+    assert moe_stages(ops, c, False) == ["deepep combine"]
+    assert moe_stages(ops, d, True) == [] and moe_stages(ops, d + 1, False) == []
+    assert moe_stages(ops, c + 1, True) == ["deepep exchange bwd"]
+    assert DEEPEP_CALLS["deepep combine"].sum() == 3.0
 
 
 def test_comm_sms() -> None:
