@@ -26,7 +26,11 @@ from roofline.transformer.moe_host import (
     moe_extra_launches,
     moe_stages,
 )
-from roofline.transformer.moe_overlap import DEEPEP_COMM_SMS
+from roofline.transformer.moe_overlap import (
+    DEEPEP_COMM_SMS,
+    a2a_overlap_terms,
+    layer_pair_parts,
+)
 from roofline.transformer.moe_sync import SYNC_POINTS, sync_exposed_s
 from roofline.transformer.program import Program
 from roofline.transformer.routing import ranks_hit
@@ -142,6 +146,9 @@ def test_estimate_runs_and_is_monotone() -> None:
     for a, b in ((small, long), (small, wide)):
         assert all(x < y for x, y in zip(_dispatch_s(a), _dispatch_s(b), strict=True))
     assert small.step.host_s > 0.0
+    over = rl.transformer.estimate(cfg, "train", seq_len=1024, ep=8, dp=8,
+                                   moe_a2a_overlap=True, **KW)
+    assert over.step.time_s > 0.0 and "a2a_hidden_layers_s" in over._cache["train_base"]
     ds = rl.transformer.estimate("DeepSeek-V3", "train", seq_len=4096, tp=2, pp=8, ep=16,
                                  dp=8, gpus_per_node=8, **KW)
     assert ds.step.time_s > 0.0
@@ -193,8 +200,25 @@ def test_one_forward_wait_like_the_alltoall_dispatcher() -> None:
     assert DEEPEP_CALLS["deepep combine"].sum() == 3.0
 
 
-def test_comm_sms() -> None:
-    assert DEEPEP_COMM_SMS == 20  # Megatron-Core's moe_deepep_num_sms default
+def test_overlap_holds_deepep_sms() -> None:
+    # under moe_a2a_overlap the moe_dispatch node is DeepEP's layout, notify and dispatch;
+    # the exchanges hold Megatron-Core's moe_deepep_num_sms (20 of H100's 132 SMs)
+    assert DEEPEP_COMM_SMS == 20
+    ops = Program(train=True, recipe=None, dispatcher="deepep")
+    moe_mlp(ops, 0, TINY, 16, 1, 4, 2.0, False, 0.0)
+    names = [r[1] for r in ops.rows]
+    t = np.linspace(1e-5, 2e-4, len(names))
+    at = dict(zip(names, t, strict=True))
+    cb, af, d, m, cf, ab = layer_pair_parts(ops, t, 0) or (0.0,) * 6
+    assert d == pytest.approx(sum(at[n] for n in ("deepep layout", "deepep notify",
+                                                  "dispatch all_to_all",
+                                                  "dispatch all_to_all bwd")), rel=1e-12)
+    assert cb == at["combine all_to_all bwd"] and cf == at["combine all_to_all"]
+    assert m > at["deepep multihot"]  # the multihot runs in the mlp node
+    f = 20 / 132
+    exposed = max(cb - af, f * cb) + max(d - m, f * d) + max(cf - ab, f * cf)
+    got = a2a_overlap_terms(ops, t, [("moe", [0])], 0, rl.hardware("H100 SXM"))
+    assert got["a2a_hidden_heavy_layer_s"] == pytest.approx(cb + d + cf - exposed, rel=1e-12)
 
 
 def test_bad_input() -> None:
