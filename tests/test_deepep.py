@@ -127,6 +127,23 @@ def test_readme_bandwidth_check() -> None:
         assert rate / published == pytest.approx(1.0, abs=0.08)
 
 
+def test_readme_internode_check() -> None:
+    # DeepEP's README @9af0e0d, internode (H800 NVLink 200 GB/s, CX7 400 Gb/s = 50 GB/s per
+    # GPU): "RDMA bottleneck bandwidth" 58 GB/s at EP32, 51 GB/s at EP64, in its test's own
+    # accounting: the bytes of every (token, destination node) pair, its own node's included
+    # (tests/test_internode.py, num_rdma_token_sent). Priced at NCCL's shares of both links,
+    # EP32 and EP64 are NIC-bound: N/(N-1) x 48 GB/s, 10 % / 8 % above. (EP16's 43 GB/s is
+    # not: the model makes two nodes NVLink-bound, 34 % faster; open.)
+    t, e, k, row = 4096, 256, 8, 7168 * 2
+    for ep, published in ((32, 58e9), (64, 51e9)):
+        nodes = ep // 8
+        sent = t * ep * ranks_hit(e, k, ep)
+        est = deepep_columns([("deepep_dispatch", sent * row, ep)], (8, 50e9 * 48 / 50),
+                             node_share(e, k, ep, 8), 200e9 * NCCL_NVLINK_FRACTION, 1e-6, "")
+        counted = t * nodes * ranks_hit(e, k, nodes) * row / float(np.sum(est.time_s))
+        assert counted / published == pytest.approx(1.0, abs=0.12)
+
+
 def _dispatch_s(est: rl.transformer.ModelEstimate) -> tuple[float, float]:
     g = min(g for g, n, _ in est.rows if n == "router")
     t = {n: float(x) for (gg, n, _), x in zip(est.rows, est.columns["time_s"], strict=True)
