@@ -284,7 +284,8 @@ def estimate(
         replay, :mod:`.moe_host`), the router's load-balancing loss (``"none"``,
         ``"aux_loss"``, ``"seq_aux_loss"``: ``moe_router_load_balancing_type``), its expert
         bias (``moe_router_enable_expert_bias``) and the dispatcher (``"alltoall"``,
-        ``"hybridep"``, ``"hybridep_2511"``: :data:`.moe_host.HYBRIDEP_DISPATCHERS`).
+        ``"hybridep"``, ``"hybridep_2511"``: :data:`.moe_host.HYBRIDEP_DISPATCHERS`;
+        ``"deepep"``: DeepEP's normal kernels, :mod:`.deepep`).
     moe_capacity_factor, moe_pad_to_capacity : float, bool, optional
         Training, Megatron-Core MoE, ``"alltoall"``: token dropping as Megatron's
         ``moe_expert_capacity_factor`` / ``moe_pad_expert_input_to_capacity`` run it: a rank
