@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["capacity_counts", "expert_capacity", "expert_counts", "expert_probabilities",
-           "rank_counts"]
+__all__ = ["RoutingSpread", "capacity_counts", "expected_max_normal", "expert_capacity",
+           "expert_counts", "expert_probabilities", "random_routing_spread", "rank_counts"]
 
 
 def expert_probabilities(experts: int, skew: float = 0.0) -> np.ndarray:
@@ -107,3 +108,78 @@ def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
         return np.full(experts // ep, ep * c, dtype=np.int64), float(experts * c)
     kept = np.minimum(expert_counts(tokens * ep, experts, top_k, skew), ep * c)
     return rank_counts(kept, ep), float(kept.sum()) / ep
+
+
+def expected_max_normal(n: int) -> float:
+    """Expected largest of ``n`` independent standard normal draws,
+    ``c_n = int x · n·phi(x)·Phi(x)^(n-1) dx`` (trapezoid rule on [-10, 10], 20,001 points).
+
+    >>> round(expected_max_normal(2), 4)  # 1 / sqrt(pi)
+    0.5642
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"expected_max_normal: n must be a positive integer, got {n!r}")
+    x = np.linspace(-10.0, 10.0, 20001)
+    phi = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    cdf = 0.5 * (1.0 + np.array([math.erf(v / math.sqrt(2.0)) for v in x]))
+    y = x * int(n) * phi * cdf ** (int(n) - 1)
+    return float(np.sum((y[1:] + y[:-1]) * 0.5 * np.diff(x)))
+
+
+class RoutingSpread(NamedTuple):
+    """Per-expert and per-rank rows of one MoE layer under random (force-balanced) routing."""
+
+    expert_mean: float  #: rows per expert, ``N·k/E``
+    expert_sd: float  #: their standard deviation
+    rank_mean: float  #: rows per expert-parallel rank, ``N·k/ep``
+    rank_sd: float  #: their standard deviation
+    busiest_excess: float  #: expected rows of the busiest rank over ``rank_mean``, a fraction
+
+
+def random_routing_spread(tokens: int, experts: int, top_k: int, ep: int) -> RoutingSpread:
+    """Spread of the token counts when every token's ``k`` experts are a uniform ``k``-subset.
+
+    Megatron-Core's ``moe_router_force_load_balancing`` (``RandomSTE``, ``moe_utils.py``
+    92c8482) replaces the router logits with iid normal draws (seed 42 + global rank) before the
+    top-k: each token then picks a uniform ``k``-subset of the ``E`` experts, independently of
+    every other token. With ``N = tokens·ep`` tokens in the expert-parallel group:
+
+    * expert ``i``'s rows are Binomial(``N``, ``p = k/E``): mean ``N·p``, variance
+      ``N·p·(1 - p)``;
+    * rank ``r`` (``L = E/ep`` experts) counts, per token, how many of its experts the token
+      chose, hypergeometric: variance ``k·(L/E)·(1 - L/E)·(E - k)/(E - 1)`` per token, ``N``
+      times that per rank; mean ``N·k/ep``;
+    * the ranks' loads sum to ``N·k`` exactly, so (normal, exchangeable) they are ``Z_r - Z̄``
+      of iid normals of variance ``s²·ep/(ep - 1)`` and the busiest rank's expected excess is
+      ``s·c_ep·sqrt(ep/(ep - 1))`` (``c_ep``: :func:`expected_max_normal`), ``s`` the rank sd.
+
+    Every MoE layer draws anew and its combine all-to-all waits for the busiest rank, so that
+    rank's expected rows, not the mean, set the layer's expert time. Not priced by the model
+    (``routing_skew=0`` splits the rows exactly evenly): hardware-notes section 44.
+
+    Parameters
+    ----------
+    tokens : int
+        Tokens one EP rank routes (the layer's ``t``).
+    experts, top_k, ep : int
+        Routed experts ``E``, experts per token ``k`` (``k <= E``), EP ranks (dividing ``E``).
+    """
+    fn = "random_routing_spread"
+    for name, v in (("tokens", tokens), ("experts", experts), ("top_k", top_k), ("ep", ep)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"{fn}: {name} must be a positive integer, got {v!r}")
+    e, k = int(experts), int(top_k)
+    if k > e:
+        raise ValueError(f"{fn}: top_k must be at most experts ({e}), got {k}")
+    if e % int(ep):
+        raise ValueError(f"{fn}: ep must divide experts ({e}), got {ep!r}")
+    n = float(tokens) * int(ep)
+    p, share = k / e, 1.0 / int(ep)
+    rank_var = n * k * share * (1.0 - share) * ((e - k) / (e - 1) if e > 1 else 0.0)
+    rank_mean = n * k * share
+    excess = 0.0
+    if int(ep) > 1:
+        excess = math.sqrt(rank_var) * expected_max_normal(int(ep)) \
+            * math.sqrt(int(ep) / (int(ep) - 1.0)) / rank_mean
+    return RoutingSpread(n * p, math.sqrt(n * p * (1.0 - p)), rank_mean, math.sqrt(rank_var),
+                         excess)
