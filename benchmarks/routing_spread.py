@@ -3,12 +3,12 @@ can add to the MoE training rows (#24, hardware-notes section 44).
 
 Megatron-Bridge's MoE perf rows route with ``moe_router_force_load_balancing`` (Megatron-Core's
 ``RandomSTE``: iid normal logits, then the top-k), so each token's experts are a uniform
-``k``-subset and the per-expert counts are binomial, not exactly equal as ``routing_skew=0``
-prices them. For every ``train_moe`` row run that way this prints the rows per expert (mean and
-standard deviation), per EP rank, and the busiest rank's expected excess
-(:func:`roofline.transformer.routing.random_routing_spread`); for a GPT-OSS-120B row the
-milliseconds that excess would add to its expert GEMMs (the rows of
-``benchmarks/gptoss_kernel_budget.py``). Nothing is fitted and nothing here changes a price.
+``k``-subset and the per-expert counts are binomial, not exactly equal as an even split
+has them. For every ``train_moe`` row run that way this prints the rows per expert (mean and
+standard deviation), per EP rank, the busiest rank's expected excess
+(:func:`roofline.transformer.routing.random_routing_spread`), how much longer the step is
+priced with it (``estimate(moe_force_balanced=True)``, the rows' setting) than with an exact
+even split, and the row's error both ways. Nothing is fitted.
 Run: ``PYTHONPATH=python python benchmarks/routing_spread.py``.
 """
 
@@ -18,10 +18,7 @@ from typing import Any
 
 from roofline.transformer.config import config
 from roofline.transformer.routing import random_routing_spread
-from roofline.validation.jobs import JOBS_FILE, read_jobs
-
-#: The priced rows of the expert GEMMs (forward; each has its " bwd" twin).
-EXPERT_GEMMS = ("experts gate_up", "experts down")
+from roofline.validation.jobs import JOBS_FILE, job_estimate, read_jobs
 
 
 def force_balanced(row: dict[str, Any]) -> bool:
@@ -46,40 +43,29 @@ def spread_rows() -> list[dict[str, Any]]:
     return out
 
 
-def gptoss_bound(rid: str = "mbridge2511_gb200_gptoss120b_bf16") -> dict[str, float]:
-    """The expert GEMMs' priced ms per micro-batch of a GPT-OSS row, the ms the busiest rank's
-    expected excess adds to them, and the micro-batch total (priced and implied)."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    try:
-        from gptoss_kernel_budget import budget
-    finally:
-        sys.path.pop(0)
-    b = budget(rid)
-    c = b["row"]["config"]
-    cfg = config(c["model"])
-    s = random_routing_spread(c["micro_batch"] * c["seq_len"], cfg.num_experts,
-                              cfg.experts_per_token, c["ep"])
-    gemm_ms = sum(r[-1] for r in b["rows"] if r[1].removesuffix(" bwd") in EXPERT_GEMMS)
-    return {"expert_gemm_ms": gemm_ms, "excess_ms": gemm_ms * s.busiest_excess,
-            "total_ms": b["total_ms"], "implied_ms": b["implied_ms"]}
+def priced_effect(row: dict[str, Any]) -> dict[str, float]:
+    """The row priced without and with ``moe_force_balanced`` (tokens/s/GPU) and measured."""
+    off = dict(row, config={**row["config"], "moe_force_balanced": False})
+    on = dict(row, config={**row["config"], "moe_force_balanced": True})
+    pred = []
+    for r in (off, on):
+        st = job_estimate(r).step
+        pred.append(st.tokens_per_s / st.gpus)
+    return {"even": pred[0], "sampled": pred[1], "measured": float(row["measured"])}
 
 
 def main() -> None:
-    print(f"{'row':48s} {'model':16s} {'ep':>3s} {'tok/rank':>8s} {'rows/expert':>14s} "
-          f"{'rows/rank':>15s} {'busiest':>8s}")
+    print(f"{'row':44s} {'model':16s} {'ep':>3s} {'tok/rank':>8s} {'rows/expert':>14s} "
+          f"{'rows/rank':>15s} {'busiest':>8s} {'step':>7s} {'error even -> sampled':>22s}")
+    rows = {r["id"]: r for r in read_jobs(JOBS_FILE)}
     for r in spread_rows():
         s = r["spread"]
-        print(f"{r['id'][:48]:48s} {r['model']:16s} {r['ep']:3d} {r['tokens']:8d} "
+        e = priced_effect(rows[r["id"]])
+        print(f"{r['id'][:44]:44s} {r['model']:16s} {r['ep']:3d} {r['tokens']:8d} "
               f"{s.expert_mean:7.0f} ±{s.expert_sd:5.0f} {s.rank_mean:8.0f} ±{s.rank_sd:5.0f} "
-              f"{100 * s.busiest_excess:+7.2f}%")
-    for rid in ("mbridge2511_gb200_gptoss120b_bf16", "mbridge2511_b200_gptoss120b_bf16"):
-        g = gptoss_bound(rid)
-        print(f"{rid}: expert GEMMs {g['expert_gemm_ms']:.1f} ms a micro-batch, busiest rank's "
-              f"excess +{g['excess_ms']:.2f} ms of {g['total_ms']:.1f} priced "
-              f"({g['implied_ms']:.1f} implied by the measurement)")
+              f"{100 * s.busiest_excess:+7.2f}% {100 * (e['even'] / e['sampled'] - 1):+6.2f}% "
+              f"{100 * (e['measured'] / e['even'] - 1):+9.2f}% -> "
+              f"{100 * (e['measured'] / e['sampled'] - 1):+6.2f}%")
 
 
 if __name__ == "__main__":

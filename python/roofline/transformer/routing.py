@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import math
 import numbers
+from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
 
+from .._errors import ArgumentValueError
+
 __all__ = ["RoutingSpread", "capacity_counts", "expected_max_normal", "expert_capacity",
-           "expert_counts", "expert_probabilities", "random_routing_spread", "rank_counts"]
+           "expert_counts", "expert_probabilities", "force_balanced_option",
+           "random_routing_spread", "rank_counts", "sampled_counts"]
 
 
 def expert_probabilities(experts: int, skew: float = 0.0) -> np.ndarray:
@@ -82,13 +86,14 @@ def expert_capacity(tokens: int, experts: int, top_k: int, factor: float) -> int
 
 
 def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
-                    capacity: tuple[float, bool] | None, skew: float = 0.0
-                    ) -> tuple[np.ndarray, float]:
+                    capacity: tuple[float, bool] | None, skew: float = 0.0,
+                    sampled: bool = False) -> tuple[np.ndarray, float]:
     """Rows per local expert of the busiest expert-parallel rank and the rows one rank sends
     (its permute's output, the dispatch all-to-all's send buffer), with or without a capacity.
 
     ``capacity=None`` (dropless): the ``tokens·ep·top_k`` assignments of the EP group split as
-    :func:`expert_counts` says, the busiest rank's experts (:func:`rank_counts`); a rank sends
+    :func:`expert_counts` says, the busiest rank's experts (:func:`rank_counts`), or with
+    ``sampled`` (random router logits, ``skew`` 0) as :func:`sampled_counts` says; a rank sends
     ``tokens·top_k`` rows. ``(factor, False)`` (token dropping, Megatron-Core's
     ``topk_softmax_with_capacity`` without padding): each source rank keeps at most ``C``
     (:func:`expert_capacity` of its ``tokens``) of an expert's rows, so the group's count of
@@ -101,8 +106,9 @@ def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
     ``ceil(t·k/E·F)`` (the rounding of each TP rank not followed).
     """
     if capacity is None:
-        return rank_counts(expert_counts(tokens * ep, experts, top_k, skew), ep), \
-            float(tokens * top_k)
+        local = (sampled_counts(tokens, experts, top_k, ep) if sampled else
+                 rank_counts(expert_counts(tokens * ep, experts, top_k, skew), ep))
+        return local, float(tokens * top_k)
     c = expert_capacity(tokens, experts, top_k, capacity[0])
     if capacity[1]:
         return np.full(experts // ep, ep * c, dtype=np.int64), float(experts * c)
@@ -154,8 +160,8 @@ def random_routing_spread(tokens: int, experts: int, top_k: int, ep: int) -> Rou
       ``s·c_ep·sqrt(ep/(ep - 1))`` (``c_ep``: :func:`expected_max_normal`), ``s`` the rank sd.
 
     Every MoE layer draws anew and its combine all-to-all waits for the busiest rank, so that
-    rank's expected rows, not the mean, set the layer's expert time. Not priced by the model
-    (``routing_skew=0`` splits the rows exactly evenly): hardware-notes section 44.
+    rank's expected rows, not the mean, set the layer's expert time: priced with
+    ``estimate(moe_force_balanced=True)`` (:func:`sampled_counts`; hardware-notes section 44).
 
     Parameters
     ----------
@@ -183,3 +189,41 @@ def random_routing_spread(tokens: int, experts: int, top_k: int, ep: int) -> Rou
             * math.sqrt(int(ep) / (int(ep) - 1.0)) / rank_mean
     return RoutingSpread(n * p, math.sqrt(n * p * (1.0 - p)), rank_mean, math.sqrt(rank_var),
                          excess)
+
+
+def sampled_counts(tokens: int, experts: int, top_k: int, ep: int) -> np.ndarray:
+    """Rows of each local expert on the busiest EP rank under random (force-balanced) routing.
+
+    The rank carries its expected maximum, ``N k/ep (1 + busiest_excess)`` rows
+    (:func:`random_routing_spread`); its ``L = E/ep`` experts spread around their share as
+    binomial counts do, expert ``j`` at the normal score ``z_j = Phi^-1((j + 1/2)/L)``:
+    ``share + expert_sd·z_j``, rounded, the rounding put on the largest. Each expert's GEMM
+    then has the tile remainder real counts have (they are almost never whole tiles).
+    """
+    s = random_routing_spread(tokens, experts, top_k, ep)
+    n_local = int(experts) // int(ep)
+    target = int(round(s.rank_mean * (1.0 + s.busiest_excess)))
+    z = np.array([NormalDist().inv_cdf((j + 0.5) / n_local) for j in range(n_local)])
+    counts = np.maximum(np.rint(target / n_local + s.expert_sd * z), 0).astype(np.int64)
+    counts[-1] += target - int(counts.sum())
+    return np.asarray(np.minimum(counts, int(tokens) * int(ep)))
+
+
+def force_balanced_option(fn: str, value: object, phase: str, skew: object,
+                          capacity: tuple[float, bool] | None) -> bool:
+    """Validated ``moe_force_balanced`` of ``transformer.estimate``: Megatron-Core's
+    ``moe_router_force_load_balancing`` (random router logits, :func:`random_routing_spread`),
+    which the benchmark rows run. It applies to training, replaces the learned router (so
+    ``routing_skew`` must be 0) and prices the dropless layer (a capacity fixes the counts)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{fn}: moe_force_balanced must be a bool, got {value!r}")
+    if value and phase != "train":
+        raise ArgumentValueError(fn, "moe_force_balanced",
+                                 f"True applies to phase='train' only, got phase={phase!r}")
+    if value and skew != 0:
+        raise ArgumentValueError(fn, "moe_force_balanced", "True replaces the router's logits "
+                                 f"by random ones: routing_skew must be 0, got {skew!r}")
+    if value and capacity is not None:
+        raise ArgumentValueError(fn, "moe_force_balanced", "True prices dropless routing: "
+                                 f"moe_capacity_factor must be None, got {capacity[0]!r}")
+    return value
