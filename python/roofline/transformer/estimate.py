@@ -51,6 +51,7 @@ from .program_choices import (
 )
 from .record import record_program
 from .report import ModelEstimate
+from .routing import force_balanced_option
 from .tp_overlap import overlap_tp_collectives
 from .train_terms import train_terms
 from .training import DEFAULT_NETWORK_BYTES_PER_S
@@ -107,6 +108,7 @@ def estimate(
     moe_capacity_factor: float | None = None,
     moe_pad_to_capacity: bool = False,
     moe_a2a_overlap: bool = False,
+    moe_force_balanced: bool = False,
     megatron_core: str = "0.15",
     moe_permute_fusion: bool = True,
     decode_kv_reads: str = "per_kv_head",
@@ -295,6 +297,9 @@ def estimate(
         Training, Megatron-Core MoE, ``ep > 1``: Megatron-Bridge's ``moe_a2a_overlap``, the
         combined 1F1B schedule hiding each layer's all-to-alls behind another micro-batch's
         compute (:mod:`.moe_overlap`; ``pp > 1`` needs ``virtual_stages > 1``).
+    moe_force_balanced : bool
+        Training, dropless MoE: random router logits (``moe_router_force_load_balancing``):
+        the busiest EP rank's expected rows (:func:`.routing.force_balanced_option`).
     megatron_core, moe_permute_fusion : str, bool
         Training, Megatron-Core MoE, ``"alltoall"`` (:func:`.moe_host.moe_core_options`):
         ``"0.11"`` / ``"0.12"`` apply the router probabilities in the unpermute (no
@@ -511,6 +516,8 @@ def estimate(
                   moe_capacity=capacity, moe_core=moe_core_options(
                       fn, phase, runtime, dispatcher, capacity, megatron_core, moe_permute_fusion))
     ops.ep_span = (gpus_per_node, net_bw) if gpus_per_node and ep > gpus_per_node else None
+    ops.moe_force_balanced = force_balanced_option(fn, moe_force_balanced, phase,
+                                                   routing_skew, capacity)
     tokens = batch * q
     act_bytes, kv_dtype_bytes = element_bytes(fn, dtype, kv_dtype, kv_dtype_bytes)
     # An 8-bit KV cache is fp8 attention: K, V read in fp8, math at the fp8 peak (prefill)

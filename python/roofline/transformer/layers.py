@@ -273,7 +273,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # The ep ranks route t tokens each; this GPU is the most loaded rank. ``sent``: the rows
     # a rank's permute writes and its dispatch sends (t·k dropless; under a capacity the
     # kept or padded rows, :func:`.routing.capacity_counts`)
-    local, sent = capacity_counts(t, e, k, ep, ops.moe_capacity, skew)
+    local, sent = capacity_counts(t, e, k, ep, ops.moe_capacity, skew, ops.moe_force_balanced)
     received = int(local.sum())
     mcore = ops.train  # Megatron-Core's training dispatcher (serving engines fuse these)
     # Megatron-Core's dispatchers (all-to-all, flex / DeepEP / HybridEP) send the hidden

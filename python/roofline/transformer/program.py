@@ -76,6 +76,9 @@ class Program:
     #: moe_pad_expert_input_to_capacity)``, None: dropless (:func:`.layers.moe_mlp`,
     #: :func:`.moe_sync.sync_points`, :func:`.moe_host.moe_extra_launches`)
     moe_capacity: tuple[float, bool] | None = None
+    #: Megatron-Core's ``moe_router_force_load_balancing`` in training: the busiest rank's
+    #: rows under random routing (:func:`.routing.sampled_counts`, :func:`.layers.moe_mlp`)
+    moe_force_balanced: bool = False
     #: Megatron-Core's MoE layer in training: ``(megatron_core, moe_permute_fusion)``
     #: (:func:`.moe_host.moe_core_options`, :func:`.layers.moe_mlp`)
     moe_core: tuple[str, bool] = ("0.15", True)

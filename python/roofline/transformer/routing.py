@@ -7,13 +7,19 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+from statistics import NormalDist
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["capacity_counts", "expert_capacity", "expert_counts", "expert_probabilities",
-           "rank_counts", "ranks_hit"]
+from .._errors import ArgumentValueError
+
+__all__ = ["RoutingSpread", "capacity_counts", "expected_max_normal", "expert_capacity",
+           "expert_counts", "expert_probabilities", "force_balanced_option",
+           "random_routing_spread", "rank_counts", "ranks_hit", "sampled_counts"]
 
 
 def expert_probabilities(experts: int, skew: float = 0.0) -> np.ndarray:
@@ -81,13 +87,14 @@ def expert_capacity(tokens: int, experts: int, top_k: int, factor: float) -> int
 
 
 def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
-                    capacity: tuple[float, bool] | None, skew: float = 0.0
-                    ) -> tuple[np.ndarray, float]:
+                    capacity: tuple[float, bool] | None, skew: float = 0.0,
+                    sampled: bool = False) -> tuple[np.ndarray, float]:
     """Rows per local expert of the busiest expert-parallel rank and the rows one rank sends
     (its permute's output, the dispatch all-to-all's send buffer), with or without a capacity.
 
     ``capacity=None`` (dropless): the ``tokens·ep·top_k`` assignments of the EP group split as
-    :func:`expert_counts` says, the busiest rank's experts (:func:`rank_counts`); a rank sends
+    :func:`expert_counts` says, the busiest rank's experts (:func:`rank_counts`), or with
+    ``sampled`` (random router logits, ``skew`` 0) as :func:`sampled_counts` says; a rank sends
     ``tokens·top_k`` rows. ``(factor, False)`` (token dropping, Megatron-Core's
     ``topk_softmax_with_capacity`` without padding): each source rank keeps at most ``C``
     (:func:`expert_capacity` of its ``tokens``) of an expert's rows, so the group's count of
@@ -100,8 +107,9 @@ def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
     ``ceil(t·k/E·F)`` (the rounding of each TP rank not followed).
     """
     if capacity is None:
-        return rank_counts(expert_counts(tokens * ep, experts, top_k, skew), ep), \
-            float(tokens * top_k)
+        local = (sampled_counts(tokens, experts, top_k, ep) if sampled else
+                 rank_counts(expert_counts(tokens * ep, experts, top_k, skew), ep))
+        return local, float(tokens * top_k)
     c = expert_capacity(tokens, experts, top_k, capacity[0])
     if capacity[1]:
         return np.full(experts // ep, ep * c, dtype=np.int64), float(experts * c)
@@ -115,3 +123,118 @@ def ranks_hit(experts: int, k: int, ep: int) -> float:
     ``1 - C(experts - experts/ep, k) / C(experts, k)`` (1 when ``k`` exceeds the others)."""
     others = experts - experts // ep
     return 1.0 - (math.comb(others, k) / math.comb(experts, k) if k <= others else 0.0)
+
+
+@functools.cache
+def expected_max_normal(n: int) -> float:
+    """Expected largest of ``n`` independent standard normal draws,
+    ``c_n = int x · n·phi(x)·Phi(x)^(n-1) dx`` (trapezoid rule on [-10, 10], 20,001 points;
+    cached by ``n``).
+
+    >>> round(expected_max_normal(2), 4)  # 1 / sqrt(pi)
+    0.5642
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"expected_max_normal: n must be a positive integer, got {n!r}")
+    x = np.linspace(-10.0, 10.0, 20001)
+    phi = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    cdf = 0.5 * (1.0 + np.array([math.erf(v / math.sqrt(2.0)) for v in x]))
+    y = x * int(n) * phi * cdf ** (int(n) - 1)
+    return float(np.sum((y[1:] + y[:-1]) * 0.5 * np.diff(x)))
+
+
+class RoutingSpread(NamedTuple):
+    """Per-expert and per-rank rows of one MoE layer under random (force-balanced) routing."""
+
+    expert_mean: float  #: rows per expert, ``N·k/E``
+    expert_sd: float  #: their standard deviation
+    rank_mean: float  #: rows per expert-parallel rank, ``N·k/ep``
+    rank_sd: float  #: their standard deviation
+    busiest_excess: float  #: expected rows of the busiest rank over ``rank_mean``, a fraction
+
+
+def random_routing_spread(tokens: int, experts: int, top_k: int, ep: int) -> RoutingSpread:
+    """Spread of the token counts when every token's ``k`` experts are a uniform ``k``-subset.
+
+    Megatron-Core's ``moe_router_force_load_balancing`` (``RandomSTE``, ``moe_utils.py``
+    92c8482) replaces the router logits with iid normal draws (seed 42 + global rank) before the
+    top-k: each token then picks a uniform ``k``-subset of the ``E`` experts, independently of
+    every other token. With ``N = tokens·ep`` tokens in the expert-parallel group:
+
+    * expert ``i``'s rows are Binomial(``N``, ``p = k/E``): mean ``N·p``, variance
+      ``N·p·(1 - p)``;
+    * rank ``r`` (``L = E/ep`` experts) counts, per token, how many of its experts the token
+      chose, hypergeometric: variance ``k·(L/E)·(1 - L/E)·(E - k)/(E - 1)`` per token, ``N``
+      times that per rank; mean ``N·k/ep``;
+    * the ranks' loads sum to ``N·k`` exactly, so (normal, exchangeable) they are ``Z_r - Z̄``
+      of iid normals of variance ``s²·ep/(ep - 1)`` and the busiest rank's expected excess is
+      ``s·c_ep·sqrt(ep/(ep - 1))`` (``c_ep``: :func:`expected_max_normal`), ``s`` the rank sd.
+
+    Every MoE layer draws anew and its combine all-to-all waits for the busiest rank, so that
+    rank's expected rows, not the mean, set the layer's expert time: priced with
+    ``estimate(moe_force_balanced=True)`` (:func:`sampled_counts`; hardware-notes section 46).
+
+    Parameters
+    ----------
+    tokens : int
+        Tokens one EP rank routes (the layer's ``t``).
+    experts, top_k, ep : int
+        Routed experts ``E``, experts per token ``k`` (``k <= E``), EP ranks (dividing ``E``).
+    """
+    fn = "random_routing_spread"
+    for name, v in (("tokens", tokens), ("experts", experts), ("top_k", top_k), ("ep", ep)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"{fn}: {name} must be a positive integer, got {v!r}")
+    e, k = int(experts), int(top_k)
+    if k > e:
+        raise ValueError(f"{fn}: top_k must be at most experts ({e}), got {k}")
+    if e % int(ep):
+        raise ValueError(f"{fn}: ep must divide experts ({e}), got {ep!r}")
+    n = float(tokens) * int(ep)
+    p, share = k / e, 1.0 / int(ep)
+    rank_var = n * k * share * (1.0 - share) * ((e - k) / (e - 1) if e > 1 else 0.0)
+    rank_mean = n * k * share
+    excess = 0.0
+    if int(ep) > 1:
+        excess = math.sqrt(rank_var) * expected_max_normal(int(ep)) \
+            * math.sqrt(int(ep) / (int(ep) - 1.0)) / rank_mean
+    return RoutingSpread(n * p, math.sqrt(n * p * (1.0 - p)), rank_mean, math.sqrt(rank_var),
+                         excess)
+
+
+def sampled_counts(tokens: int, experts: int, top_k: int, ep: int) -> np.ndarray:
+    """Rows of each local expert on the busiest EP rank under random (force-balanced) routing.
+
+    The rank carries its expected maximum, ``N k/ep (1 + busiest_excess)`` rows
+    (:func:`random_routing_spread`); its ``L = E/ep`` experts spread around their share as
+    binomial counts do, expert ``j`` at the normal score ``z_j = Phi^-1((j + 1/2)/L)``:
+    ``share + expert_sd·z_j``, rounded, the rounding put on the largest. Each expert's GEMM
+    then has the tile remainder real counts have (they are almost never whole tiles).
+    """
+    s = random_routing_spread(tokens, experts, top_k, ep)
+    n_local = int(experts) // int(ep)
+    target = int(round(s.rank_mean * (1.0 + s.busiest_excess)))
+    z = np.array([NormalDist().inv_cdf((j + 0.5) / n_local) for j in range(n_local)])
+    counts = np.maximum(np.rint(target / n_local + s.expert_sd * z), 0).astype(np.int64)
+    counts[-1] += target - int(counts.sum())
+    return np.asarray(np.minimum(counts, int(tokens) * int(ep)))
+
+
+def force_balanced_option(fn: str, value: object, phase: str, skew: object,
+                          capacity: tuple[float, bool] | None) -> bool:
+    """Validated ``moe_force_balanced`` of ``transformer.estimate``: Megatron-Core's
+    ``moe_router_force_load_balancing`` (random router logits, :func:`random_routing_spread`),
+    which the benchmark rows run. It applies to training, replaces the learned router (so
+    ``routing_skew`` must be 0) and prices the dropless layer (a capacity fixes the counts)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{fn}: moe_force_balanced must be a bool, got {value!r}")
+    if value and phase != "train":
+        raise ArgumentValueError(fn, "moe_force_balanced",
+                                 f"True applies to phase='train' only, got phase={phase!r}")
+    if value and skew != 0:
+        raise ArgumentValueError(fn, "moe_force_balanced", "True replaces the router's logits "
+                                 f"by random ones: routing_skew must be 0, got {skew!r}")
+    if value and capacity is not None:
+        raise ArgumentValueError(fn, "moe_force_balanced", "True prices dropless routing: "
+                                 f"moe_capacity_factor must be None, got {capacity[0]!r}")
+    return value
