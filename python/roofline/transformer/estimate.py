@@ -51,6 +51,7 @@ from .program_choices import (
 )
 from .record import record_program
 from .report import ModelEstimate
+from .routing import moe_router_option
 from .tp_overlap import overlap_tp_collectives
 from .train_terms import train_terms
 from .training import DEFAULT_NETWORK_BYTES_PER_S
@@ -104,6 +105,7 @@ def estimate(
     moe_load_balancing: str = "none",
     moe_expert_bias: bool = False,
     moe_dispatcher: str = "alltoall",
+    moe_router: str = "topk",
     moe_capacity_factor: float | None = None,
     moe_pad_to_capacity: bool = False,
     moe_a2a_overlap: bool = False,
@@ -285,6 +287,9 @@ def estimate(
         ``"aux_loss"``, ``"seq_aux_loss"``: ``moe_router_load_balancing_type``), its expert
         bias (``moe_router_enable_expert_bias``) and the dispatcher (``"alltoall"``,
         ``"hybridep"``, ``"hybridep_2511"``: :data:`.moe_host.HYBRIDEP_DISPATCHERS`).
+    moe_router : {"topk", "fake_balanced"}
+        Training, MoE: a learned gate (default) or NeMo AutoModel's benchmark gate, no gating
+        GEMM, token ``i`` to experts ``(i·k + j) mod E`` (:data:`.routing.MOE_ROUTERS`).
     moe_capacity_factor, moe_pad_to_capacity : float, bool, optional
         Training, Megatron-Core MoE, ``"alltoall"``: token dropping as Megatron's
         ``moe_expert_capacity_factor`` / ``moe_pad_expert_input_to_capacity`` run it: a rank
@@ -507,6 +512,7 @@ def estimate(
     settle = train if sustained is None else flag(fn, "sustained", sustained)
     ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle,
                   dispatcher=dispatcher, amax_ranks=tp if par["sequence_parallel"] else 1,
+                  router=moe_router_option(fn, moe_router, phase, cfg.is_moe),
                   moe_capacity=capacity, moe_core=moe_core_options(
                       fn, phase, runtime, dispatcher, capacity, megatron_core, moe_permute_fusion))
     ops.ep_span = (gpus_per_node, net_bw) if gpus_per_node and ep > gpus_per_node else None
