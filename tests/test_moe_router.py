@@ -42,6 +42,14 @@ def test_fake_balanced_ranks_by_hand(experts: int, k: int, ep: int, ranks: float
     assert token_ranks(experts, k, ep, "fake_balanced") == pytest.approx(ranks, rel=1e-12)
 
 
+def test_nodes_reached_are_groups_of_ranks() -> None:
+    # DeepSeek-V3 at EP 64 over 8-GPU nodes (32 experts per node): the fake gate's window of
+    # 8 experts [8s, 8s+8) lies in one node; uniform subsets reach 8·(1 - C(224, 8)/C(256, 8))
+    assert token_ranks(256, 8, 64 // 8, "fake_balanced") == 1.0
+    assert token_ranks(256, 8, 64 // 8) == pytest.approx(
+        8 * (1 - math.comb(224, 8) / math.comb(256, 8)), rel=1e-12)
+
+
 def test_topk_ranks_are_the_uniform_subsets() -> None:
     # ep ranks each hit with probability 1 - C(E - E/ep, k) / C(E, k)
     assert token_ranks(256, 8, 64) == pytest.approx(

@@ -58,6 +58,10 @@ def token_ranks(experts: int, k: int, ep: int, router: str = "topk") -> float:
     ``E / gcd(E, k)`` window starts ``(i·k) mod E`` a rank's tokens cycle through (a rank
     routes thousands of tokens, so every start occurs equally often).
 
+    ``ep`` may be any split of the ranks into equal groups of consecutive ranks: with the
+    nodes (``ep // ranks_per_node`` groups), the nodes a token reaches, DeepEP's internode
+    (RDMA) copies of it.
+
     >>> token_ranks(128, 8, 8, "fake_balanced")  # Qwen3-30B-A3B, EP 8: one rank per token
     1.0
     >>> token_ranks(256, 8, 64, "fake_balanced")  # DeepSeek-V3, EP 64: two ranks
