@@ -11,10 +11,11 @@ from typing import Any
 from .. import _core
 from . import framework_ops
 from .config import TransformerConfig
+from .deepep import deepep_combine, deepep_dispatch
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
-from .routing import capacity_counts, ranks_hit, token_ranks
+from .routing import capacity_counts, ranks_hit, record_router, token_ranks
 from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
@@ -259,22 +260,14 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     rank: under the benchmark's force-balanced routing a token's ``k`` experts are a uniform
     ``k``-subset of ``E``, so rank ``r`` (``E/ep`` experts) is hit with probability
     ``1 - C(E - E/ep, k) / C(E, k)`` (:func:`ranks_hit`); both exchanges carry the
-    all-to-all's bytes times ``ep·p/k``, at HybridEP's per-peer cost (``HYBRIDEP_PEER_S``).
-    ``ops.router == "fake_balanced"`` (AutoModel): its gate's kernels replace router and top-k;
-    a token reaches the ranks of its ``k`` consecutive experts (:func:`.routing.token_ranks`).
-    """
+    all-to-all's bytes times ``ep·p/k``, at HybridEP's per-peer cost (``HYBRIDEP_PEER_S``);
+    DeepEP's normal kernels (``"deepep"``, :mod:`.deepep`) alike after its notify kernel.
+    ``ops.router``: :func:`.routing.record_router`, :func:`.routing.token_ranks`."""
     hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
     mats = 2 if cfg.mlp_gated else 1
     width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
     ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
-    if ops.router == "fake_balanced":  # FakeBalancedGate: ones(t, k) / k, arange (int64) % E
-        n = float(t * k)  # + skip, type_as(x): six t·k kernels, no gradient (x is not read)
-        ops.passes(g, "fake gate", [(n, 0, 2), (n, 2, 2), (n, 0, 4), (n, 4, 4), (n, 4, 4),
-                                    (n, 2, 1)], [])
-    else:  # Megatron-Core's TopKRouter runs its gating GEMM through ``router_gating_linear``
-        # (TE's general_gemm in the router dtype), outside fp8_autocast's modules
-        ops.linear(g, "router", t, hid, e, cat="rep", lowp=not ops.train)
-        ops.elementwise(g, "topk", t * e, reads=1, writes=1)
+    record_router(ops, g, t, hid, e, k)  # the gating GEMM and top-k, or AutoModel's gate
     # The ep ranks route t tokens each; this GPU is the most loaded rank. ``sent``: the rows
     # a rank's permute writes and its dispatch sends (t·k dropless; under a capacity the
     # kept or padded rows, :func:`.routing.capacity_counts`)
@@ -287,7 +280,10 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     dispatch_bytes = 1.0 if lowp and not mcore else act_bytes
     exchanged = max(received, sent) * hid  # the busiest rank's send or receive buffer
     hybrid = mcore and ops.dispatcher in HYBRIDEP_DISPATCHERS and ep > 1
-    if hybrid:  # the routing map's all-gather, HybridEP's metadata kernel: forward only
+    deep = mcore and ops.dispatcher == "deepep" and ep > 1
+    if deep:
+        deep_rows = deepep_dispatch(ops, g, t, e, k, ep, hid, act_bytes, max(received, sent))
+    elif hybrid:  # the routing map's all-gather, HybridEP's metadata kernel: forward only
         ops.collective(g, "routing map all_gather", "all_gather", t * e * ep, ep, backward=False)
         ops.passes(g, "hybridep metadata", [(t * e * ep / 2, 1.0, 0.0)], [])
         dedup = token_ranks(e, k, ep, ops.router) / k  # rows per token and rank / per token
@@ -310,7 +306,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # rows arrive grouped by source rank: regroup them by local expert (Megatron-Core's
     # all-to-all dispatcher only with more than one local expert, ``num_local_experts > 1``;
     # drop-and-pad as a ``transpose().contiguous()`` of the same rows; HybridEP's permute)
-    regroup = mcore and ep > 1 and (hybrid or e // ep > 1)
+    regroup = mcore and ep > 1 and (hybrid or deep or e // ep > 1)
     if regroup:
         ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
     rows = sum(used)
@@ -344,8 +340,12 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         expert_fc2_bias(ops, g, used, hid)
     if regroup:
         ops.elementwise(g, "unsort chunks", sum(used) * hid)
-    ops.collective(g, "combine all_to_all", "hybridep_combine" if hybrid else "all_to_all",
-                   exchanged * act_bytes * (dedup if hybrid else 1.0), ep)
+    if deep:
+        deepep_combine(ops, g, ep, hid, act_bytes, deep_rows)
+    else:  # NCCL's all-to-all or HybridEP's combine
+        ops.collective(g, "combine all_to_all", "hybridep_combine" if hybrid else "all_to_all",
+                       exchanged * act_bytes * (dedup if hybrid else 1.0), ep)
+    hybrid = hybrid or deep  # the flex dispatcher's unpermute sums the rows: no weighted sum
     if cfg.num_shared_experts:
         sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)
         ops.linear(g, "shared gate_up", t, hid, mats * sw)

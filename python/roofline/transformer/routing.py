@@ -12,9 +12,11 @@ import numbers
 
 import numpy as np
 
+from .program import Program
+
 __all__ = ["MOE_ROUTERS", "capacity_counts", "expert_capacity", "expert_counts",
            "expert_probabilities", "moe_router_option", "rank_counts", "ranks_hit",
-           "token_ranks"]
+           "record_router", "token_ranks"]
 
 #: The routers ``transformer.estimate(moe_router=...)`` names. ``"topk"``: a learned gate
 #: (gating GEMM, score function, top-k; Megatron-Core's ``TopKRouter``, whose
@@ -35,6 +37,22 @@ def moe_router_option(fn: str, router: object, phase: str, is_moe: bool) -> str:
         raise ValueError(f"{fn}: moe_router={router!r} applies to phase='train' of an MoE "
                          f"model, got phase={phase!r}")
     return router
+
+
+def record_router(ops: Program, g: int, t: int, hid: int, experts: int, k: int) -> None:
+    """Record the router of one MoE layer over ``t`` tokens (``ops.router``). ``"topk"``:
+    Megatron-Core's ``TopKRouter``, its gating GEMM (``router_gating_linear``, TE's
+    general_gemm in the router dtype, outside fp8_autocast's modules: never quantized) and one
+    top-k kernel. ``"fake_balanced"``: ``FakeBalancedGate``'s six ``t·k`` kernels,
+    ``ones`` (fp32), ``/ k``, ``arange`` (int64), ``% E``, ``+ skip_first_n_experts`` and
+    ``type_as(x)``, with no backward (the gate does not read ``x``: nothing to save)."""
+    if ops.router == "fake_balanced":
+        n = float(t * k)
+        ops.passes(g, "fake gate", [(n, 0, 2), (n, 2, 2), (n, 0, 4), (n, 4, 4), (n, 4, 4),
+                                    (n, 2, 1)], [])
+        return
+    ops.linear(g, "router", t, hid, experts, cat="rep", lowp=not ops.train)
+    ops.elementwise(g, "topk", t * experts, reads=1, writes=1)
 
 
 def ranks_hit(experts: int, k: int, ep: int) -> float:
@@ -167,3 +185,4 @@ def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
         return np.full(experts // ep, ep * c, dtype=np.int64), float(experts * c)
     kept = np.minimum(expert_counts(tokens * ep, experts, top_k, skew), ep * c)
     return rank_counts(kept, ep), float(kept.sum()) / ep
+
