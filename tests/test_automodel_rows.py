@@ -57,7 +57,7 @@ def test_rows_run_what_automodel_ran(rows) -> None:
 
 def test_rows_priced_and_the_gate_matters(rows) -> None:
     # every row is priced; under a learned top-k router the DeepEP exchanges would carry a
-    # token to ~7 ranks (Qwen3-30B-A3B at EP 8) instead of the fake gate's one: slower
+    # token to 5.3 ranks (Qwen3-30B-A3B at EP 8) instead of the fake gate's one: slower
     for rid, r in rows.items():
         fake = price_job(r)
         row = json.loads(json.dumps(r))
