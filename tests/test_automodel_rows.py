@@ -51,6 +51,10 @@ def test_rows_run_what_automodel_ran(rows) -> None:
         c = rows[rid]["config"]
         assert c["mtp_layers"] == 0 and (c["pp"], c["virtual_stages"]) == (4, 8), rid
     assert rows["automodel_h100_qwen3_30b_a3b"]["config"]["reshard_after_forward"] is False
+    # MoE.forward's side stream for the shared experts, where the model has them
+    for rid, r in rows.items():
+        shared = not rid.startswith("automodel_h100_qwen3")
+        assert r["config"].get("moe_shared_overlap", False) is shared, rid
     kimi = rows["automodel_h100_kimi_k2_256gpu"]["config"]["model"]
     assert (kimi["num_experts"], kimi["num_heads"], kimi["dense_layers"]) == (384, 64, [0])
 

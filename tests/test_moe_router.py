@@ -1,14 +1,16 @@
 """NeMo AutoModel's FakeBalancedGate as ``estimate(moe_router="fake_balanced")``: the ranks a
 token reaches (hand-derived), the gate's kernels, the deduplicating dispatcher's bytes, and
-bad input."""
+bad input; its shared experts on a side stream (``moe_shared_overlap``)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import roofline as rl
+from roofline.transformer.moe_overlap import DEEPEP_COMM_SMS, overlap_shared_experts
 from roofline.transformer.routing import MOE_ROUTERS, ranks_hit, token_ranks
 
 _KW = dict(seq_len=1024, hardware="H100 SXM", ep=8, micro_batch=1, dp=8)
@@ -113,3 +115,46 @@ def test_fake_gate_needs_moe_training() -> None:
     with pytest.raises(ValueError, match="moe_router"):
         rl.transformer.estimate("Llama-3-8B", "train", seq_len=128, hardware="H100 SXM",
                                 moe_router="fake_balanced")
+
+
+# ---- the shared experts on AutoModel's side stream (moe_shared_overlap) ----
+
+
+def test_shared_overlap_by_hand() -> None:
+    # one MoE group: shared rows 1 + 1 ms forward, dispatch 3 ms; 132 SMs, DeepEP holds 20:
+    # S' = 2 · 132/112 = 2.357 ms < E = 3 ms: the whole S is hidden
+    rows = [(0, "shared gate_up", "gemm"), (0, "shared down", "gemm"),
+            (0, "dispatch all_to_all", "collective"), (0, "shared gate_up bwd", "gemm"),
+            (0, "combine all_to_all bwd", "collective"), (0, "experts gate_up", "gemm")]
+    t = np.array([1e-3, 1e-3, 3e-3, 4e-3, 1e-3, 5e-3])
+    out = overlap_shared_experts(rows, t, "deepep", 132)
+    assert out[0] == out[1] == 0.0
+    # backward: S = 4 ms, E = 1 ms: S' = 4 · 132/112 = 4.714 ms; saved = 4 + 1 - 4.714
+    saved = 4e-3 + 1e-3 - 4e-3 * 132 / (132 - DEEPEP_COMM_SMS)
+    assert out[3] == pytest.approx(4e-3 - saved, rel=1e-12)
+    # the exchanges and the routed experts keep their time
+    assert list(out[[2, 4, 5]]) == list(t[[2, 4, 5]])
+
+
+def test_shared_overlap_rows() -> None:
+    # four MoE layers at 4096 tokens (shorter steps are host-bound: then nothing changes)
+    kw = dict(seq_len=4096, hardware="H100 SXM", ep=8, micro_batch=1, dp=8,
+              moe_dispatcher="deepep", moe_router="fake_balanced")
+    cfg = rl.transformer.config("DeepSeek-V3").replace(num_layers=4, mtp_layers=0,
+                                                       dense_layers=())
+    plain = rl.transformer.estimate(cfg, "train", **kw)
+    side = rl.transformer.estimate(cfg, "train", moe_shared_overlap=True, **kw)
+    a, b = (e.to_pandas().query("layer == 3").set_index("op")["time_s"] for e in (plain, side))
+    assert b["shared gate_up"] <= a["shared gate_up"] and b["dispatch all_to_all"] == a[
+        "dispatch all_to_all"]
+    # never more hidden than the shared work itself: the step shrinks by at most it
+    shared = sum(a[o] - b[o] for o in a.index if o.startswith("shared"))
+    assert 0 < shared <= sum(a[o] for o in a.index if o.startswith("shared"))
+    assert side.time_s < plain.time_s
+
+
+def test_shared_overlap_needs_shared_experts() -> None:
+    with pytest.raises(ValueError, match="moe_shared_overlap"):
+        rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_shared_overlap=True, **_KW)
+    with pytest.raises(TypeError, match="moe_shared_overlap"):
+        rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_shared_overlap=1, **_KW)

@@ -38,7 +38,7 @@ from .formats import element_bytes, linear_recipes, table_peak, weight_bytes_of
 from .layout_step import train_step
 from .memory import memory as step_memory
 from .moe_host import moe_core_options, moe_train_options
-from .moe_overlap import a2a_overlap_option
+from .moe_overlap import a2a_overlap_option, overlap_shared_experts, shared_overlap_option
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -109,6 +109,7 @@ def estimate(
     moe_capacity_factor: float | None = None,
     moe_pad_to_capacity: bool = False,
     moe_a2a_overlap: bool = False,
+    moe_shared_overlap: bool = False,
     megatron_core: str = "0.15",
     moe_permute_fusion: bool = True,
     decode_kv_reads: str = "per_kv_head",
@@ -299,6 +300,9 @@ def estimate(
         Training, Megatron-Core MoE, ``ep > 1``: Megatron-Bridge's ``moe_a2a_overlap``, the
         combined 1F1B schedule hiding each layer's all-to-alls behind another micro-batch's
         compute (:mod:`.moe_overlap`; ``pp > 1`` needs ``virtual_stages > 1``).
+    moe_shared_overlap : bool
+        Training, MoE with shared experts: the shared experts on a side stream beside the
+        dispatch, as NeMo AutoModel runs them (:func:`.moe_overlap.overlap_shared_experts`).
     megatron_core, moe_permute_fusion : str, bool
         Training, Megatron-Core MoE, ``"alltoall"`` (:func:`.moe_host.moe_core_options`):
         ``"0.11"`` / ``"0.12"`` apply the router probabilities in the unpermute (no
@@ -543,6 +547,9 @@ def estimate(
         sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
                                        else f"seq_len={q}") + f", tp={tp}, ep={ep}")
         raise ValueError(f"{fn}: this step cannot be priced ({sizes}): {exc}") from None
+    if shared_overlap_option(fn, moe_shared_overlap, phase, cfg, par["moe_a2a_overlap"]):
+        cols = dict(cols, time_s=overlap_shared_experts(
+            [(g, n, k) for g, n, k, _ in ops.rows], cols["time_s"], dispatcher, hw.sms or 1))
     if par["tp_comm_overlap"] and tp > 1:
         cols = dict(cols, time_s=overlap_tp_collectives(
             [(g, name, kind) for g, name, kind, _ in ops.rows], groups, cols["time_s"], tp))

@@ -61,7 +61,7 @@ _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "
                "runtime", "tp_comm_overlap", "overlap_param_gather",
                "cuda_graph_scope", "moe_load_balancing", "moe_expert_bias", "moe_dispatcher",
                "moe_router", "moe_capacity_factor", "moe_pad_to_capacity", "megatron_core",
-               "moe_a2a_overlap", "moe_permute_fusion",
+               "moe_a2a_overlap", "moe_permute_fusion", "moe_shared_overlap",
                "reduce_dtype", "reshard_after_forward", "network_bytes_per_s",
                "attention_backend", "optimizer", "fsdp", "train_metrics", "modules",
                "clip_grad_norm", "offload_layers", "host_bytes_per_s", "pipeline_head",
