@@ -1,4 +1,4 @@
-"""NeMo AutoModel's DGX-H100 pre-training rows (hardware-notes §44): each row's layout is the
+"""NeMo AutoModel's DGX-H100 pre-training rows (hardware-notes §45): each row's layout is the
 table's cells, its program what the publishing commit's configs run."""
 
 from __future__ import annotations

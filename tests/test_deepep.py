@@ -11,6 +11,7 @@ import pytest
 
 import roofline as rl
 from roofline.ops.collectives import NCCL_NVLINK_FRACTION
+from roofline.ops.host import HOST_CLASSES
 from roofline.transformer.config import TransformerConfig
 from roofline.transformer.deepep import (
     DEEPEP_ROUNDS,
@@ -19,8 +20,17 @@ from roofline.transformer.deepep import (
     node_share,
 )
 from roofline.transformer.layers import moe_mlp
-from roofline.transformer.moe_host import MOE_DISPATCHERS, moe_extra_launches, moe_stages
-from roofline.transformer.moe_overlap import DEEPEP_COMM_SMS
+from roofline.transformer.moe_host import (
+    DEEPEP_CALLS,
+    MOE_DISPATCHERS,
+    moe_extra_launches,
+    moe_stages,
+)
+from roofline.transformer.moe_overlap import (
+    DEEPEP_COMM_SMS,
+    a2a_overlap_terms,
+    layer_pair_parts,
+)
 from roofline.transformer.moe_sync import SYNC_POINTS, sync_exposed_s
 from roofline.transformer.program import Program
 from roofline.transformer.routing import ranks_hit
@@ -117,6 +127,23 @@ def test_readme_bandwidth_check() -> None:
         assert rate / published == pytest.approx(1.0, abs=0.08)
 
 
+def test_readme_internode_check() -> None:
+    # DeepEP's README @9af0e0d, internode (H800 NVLink 200 GB/s, CX7 400 Gb/s = 50 GB/s per
+    # GPU): "RDMA bottleneck bandwidth" 58 GB/s at EP32, 51 GB/s at EP64, in its test's own
+    # accounting: the bytes of every (token, destination node) pair, its own node's included
+    # (tests/test_internode.py, num_rdma_token_sent). Priced at NCCL's shares of both links,
+    # EP32 and EP64 are NIC-bound: N/(N-1) x 48 GB/s, 10 % / 8 % above. (EP16's 43 GB/s is
+    # not: the model makes two nodes NVLink-bound, 34 % faster; open.)
+    t, e, k, row = 4096, 256, 8, 7168 * 2
+    for ep, published in ((32, 58e9), (64, 51e9)):
+        nodes = ep // 8
+        sent = t * ep * ranks_hit(e, k, ep)
+        est = deepep_columns([("deepep_dispatch", sent * row, ep)], (8, 50e9 * 48 / 50),
+                             node_share(e, k, ep, 8), 200e9 * NCCL_NVLINK_FRACTION, 1e-6, "")
+        counted = t * nodes * ranks_hit(e, k, nodes) * row / float(np.sum(est.time_s))
+        assert counted / published == pytest.approx(1.0, abs=0.12)
+
+
 def _dispatch_s(est: rl.transformer.ModelEstimate) -> tuple[float, float]:
     g = min(g for g, n, _ in est.rows if n == "router")
     t = {n: float(x) for (gg, n, _), x in zip(est.rows, est.columns["time_s"], strict=True)
@@ -136,6 +163,9 @@ def test_estimate_runs_and_is_monotone() -> None:
     for a, b in ((small, long), (small, wide)):
         assert all(x < y for x, y in zip(_dispatch_s(a), _dispatch_s(b), strict=True))
     assert small.step.host_s > 0.0
+    over = rl.transformer.estimate(cfg, "train", seq_len=1024, ep=8, dp=8,
+                                   moe_a2a_overlap=True, **KW)
+    assert over.step.time_s > 0.0 and "a2a_hidden_layers_s" in over._cache["train_base"]
     ds = rl.transformer.estimate("DeepSeek-V3", "train", seq_len=4096, tp=2, pp=8, ep=16,
                                  dp=8, gpus_per_node=8, **KW)
     assert ds.step.time_s > 0.0
@@ -170,15 +200,42 @@ def test_one_forward_wait_like_the_alltoall_dispatcher() -> None:
     one = sync_exposed_s(ops, t, [("moe", [0])], hw, "default")
     two = sync_exposed_s(ops, t, [("moe", [0, 1])], hw, "default")
     assert 0.0 < one < two
-    # the compiled preprocess runs DeepEP's top-k: one compiled call and one kernel
+    # the compiled preprocess runs DeepEP's top-k: one compiled call and one kernel, then
+    # FusedDispatch's Function call and event (2 views) before the layout kernel
     i = names.index("topk")
     assert moe_stages(ops, i, False) == ["router", "deepep preprocess"]
     row = moe_extra_launches("deepep preprocess", 4, frozenset())
-    assert row.shape[0] == 1 and row.sum() == 2.0
+    assert row.shape[0] == 1
+    assert dict(zip(HOST_CLASSES, row[0], strict=True)) == dict(
+        view=2.0, kernel=1.0, gemm=0.0, attention=0.0, module=1.0, backward=0.0)
+    # DeepEP's Python after each exchange row, once per pass
+    d, c = names.index("dispatch all_to_all"), names.index("combine all_to_all")
+    assert moe_stages(ops, d, False) == ["deepep dispatch"]
+    assert moe_stages(ops, c, False) == ["deepep combine"]
+    assert moe_stages(ops, d, True) == [] and moe_stages(ops, d + 1, False) == []
+    assert moe_stages(ops, c + 1, True) == ["deepep exchange bwd"]
+    assert DEEPEP_CALLS["deepep combine"].sum() == 3.0
 
 
-def test_comm_sms() -> None:
-    assert DEEPEP_COMM_SMS == 20  # Megatron-Core's moe_deepep_num_sms default
+def test_overlap_holds_deepep_sms() -> None:
+    # under moe_a2a_overlap the moe_dispatch node is DeepEP's layout, notify and dispatch;
+    # the exchanges hold Megatron-Core's moe_deepep_num_sms (20 of H100's 132 SMs)
+    assert DEEPEP_COMM_SMS == 20
+    ops = Program(train=True, recipe=None, dispatcher="deepep")
+    moe_mlp(ops, 0, TINY, 16, 1, 4, 2.0, False, 0.0)
+    names = [r[1] for r in ops.rows]
+    t = np.linspace(1e-5, 2e-4, len(names))
+    at = dict(zip(names, t, strict=True))
+    cb, af, d, m, cf, ab = layer_pair_parts(ops, t, 0) or (0.0,) * 6
+    assert d == pytest.approx(sum(at[n] for n in ("deepep layout", "deepep notify",
+                                                  "dispatch all_to_all",
+                                                  "dispatch all_to_all bwd")), rel=1e-12)
+    assert cb == at["combine all_to_all bwd"] and cf == at["combine all_to_all"]
+    assert m > at["deepep multihot"]  # the multihot runs in the mlp node
+    f = 20 / 132
+    exposed = max(cb - af, f * cb) + max(d - m, f * d) + max(cf - ab, f * cf)
+    got = a2a_overlap_terms(ops, t, [("moe", [0])], 0, rl.hardware("H100 SXM"))
+    assert got["a2a_hidden_heavy_layer_s"] == pytest.approx(cb + d + cf - exposed, rel=1e-12)
 
 
 def test_bad_input() -> None:

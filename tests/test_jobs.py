@@ -708,7 +708,7 @@ def test_family_medians_pinned(result):
     # capacity.
     # train_moe (39, 0.146) -> (43, 0.169), p90 0.301 -> 0.330, bias -15 -> -17 % (no earlier
     # row moved): NeMo AutoModel's DGX-H100 table (the family's first Hopper rows; hardware-
-    # notes §44), priced as they ran (FSDP2, full recompute, DeepEP normal kernels
+    # notes §45), priced as they ran (FSDP2, full recompute, DeepEP normal kernels
     # moe_dispatcher="deepep", its benchmark gate moe_router="fake_balanced", the shared
     # experts on a side stream moe_shared_overlap=True): Qwen3-30B-A3B 8 GPUs -17.4 %,
     # DeepSeek-V3 256 GPUs -27.3 %, 1024 GPUs -33.5 %, Kimi-K2 256 GPUs -33.9 %. All four too

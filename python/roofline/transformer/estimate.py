@@ -287,7 +287,8 @@ def estimate(
         replay, :mod:`.moe_host`), the router's load-balancing loss (``"none"``,
         ``"aux_loss"``, ``"seq_aux_loss"``: ``moe_router_load_balancing_type``), its expert
         bias (``moe_router_enable_expert_bias``) and the dispatcher (``"alltoall"``,
-        ``"hybridep"``, ``"hybridep_2511"``: :data:`.moe_host.HYBRIDEP_DISPATCHERS`).
+        ``"hybridep"``, ``"hybridep_2511"``: :data:`.moe_host.HYBRIDEP_DISPATCHERS`;
+        ``"deepep"``: DeepEP's normal kernels, :mod:`.deepep`).
     moe_router : {"topk", "fake_balanced"}
         Training, MoE: a learned gate (default) or NeMo AutoModel's benchmark gate, no gating
         GEMM, token ``i`` to experts ``(i·k + j) mod E`` (:data:`.routing.MOE_ROUTERS`).

@@ -96,7 +96,7 @@ from .._checks import _show, one_of
 from ..ops.host import HOST_CLASSES
 from .program import Program
 
-__all__ = ["HYBRIDEP_DISPATCHERS", "LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS",
+__all__ = ["DEEPEP_CALLS", "HYBRIDEP_DISPATCHERS", "LOAD_BALANCING", "MCORE_BACKWARD_FUNCTIONS",
            "MCORE_COMPILED_CALLS", "MCORE_FORWARD_MODULES", "MOE_DISPATCHERS",
            "MOE_GRAPH_SCOPES", "TE_OPS_NORMS", "TE_PADDING_MODULES", "check_dispatcher",
            "ep_of", "graph_scopes", "graphed_calls",
@@ -322,6 +322,20 @@ def _row(**calls: float) -> np.ndarray:
     return c
 
 
+#: Python calls without a kernel around DeepEP's exchanges in Megatron-Core (``fused_a2a.py``
+#: @92c8482 with ``async_finish=True``), one row after the exchange row, by stage: after the
+#: dispatch ``after_event_overlap.current_stream_wait()`` and the host
+#: ``torch.tensor(num_recv_tokens_per_expert_list)``: 2 views (its ``autograd.Function`` call
+#: and ``EventOverlap(EventHandle())`` come before the layout: ``"deepep preprocess"``); the
+#: combine's Function call, event and stream wait: 3; each backward exchange's node (a
+#: backward call), event and stream wait. DeepEP's own C++ calls (allocations,
+#: ``record_stream``) are inside its launch calls.
+DEEPEP_CALLS = {"deepep dispatch": _row(view=2), "deepep combine": _row(view=3),
+                "deepep exchange bwd": _row(backward=1, view=2)}
+_DEEPEP_ROWS = {"dispatch all_to_all": "deepep dispatch",
+                "combine all_to_all": "deepep combine"}
+
+
 def _router_loss(balancing: str, expert_bias: bool, backward: bool) -> list[np.ndarray]:
     """The load-balancing loss's and the expert bias's launches (module docstring)."""
     rows: list[np.ndarray] = []
@@ -352,7 +366,7 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
         (one row, no kernel; DeepEP's: its compiled ``torch.topk``, one kernel), the
         device-to-host copies of the split sizes (one row, no
         main-stream kernel: the copies run on a side stream), the router's backward
-        (``"router bwd"``).
+        (``"router bwd"``), DeepEP's Python around an exchange (:data:`DEEPEP_CALLS`).
     ep : int
         Expert-parallel ranks (``ep > 1`` adds the split sizes and their all-gather).
     graphed : frozenset of str
@@ -407,10 +421,14 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
         if "moe_router" not in graphed:  # its own graph: one replay call
             out[0, _MODULE] = 1.0
         return out
+    if stage in DEEPEP_CALLS:  # DeepEP's Python around its exchanges (one row, no kernel)
+        return DEEPEP_CALLS[stage][None, :]
     if stage in ("flex preprocess", "deepep preprocess"):  # one compiled call (or its graph's
-        if {"moe_preprocess", "moe_router"} <= graphed:  # replay); DeepEP's runs its top-k
-            return np.zeros((0, len(HOST_CLASSES)))
-        return _row(module=1, kernel=float(stage == "deepep preprocess"))[None, :]
+        # replay); DeepEP's runs its top-k, then FusedDispatch's Function call and event
+        deep = float(stage == "deepep preprocess")
+        if {"moe_preprocess", "moe_router"} <= graphed:
+            return _row(view=2 * deep)[None, :] if deep else np.zeros((0, len(HOST_CLASSES)))
+        return _row(module=1, kernel=deep, view=2 * deep)[None, :]
     if stage == "d2h":
         if pad:  # nothing to copy: the sizes are the capacity
             return np.zeros((0, len(HOST_CLASSES)))
@@ -426,7 +444,8 @@ def moe_stages(ops: Program, i: int, backward: bool) -> list[str]:
     """The :func:`.moe_host.moe_extra_launches` stages launched right after row ``i``: the
     router's extra kernels and the dispatcher's preprocess and copies after its top-k (a
     HybridEP dispatcher: the flex dispatcher's preprocess, its copies inside the dispatch),
-    the router's backward casts after its backward GEMMs."""
+    the router's backward casts after its backward GEMMs; DeepEP's Python calls after each
+    of its exchange rows (:data:`DEEPEP_CALLS`)."""
     name = ops.rows[i][1]
     if ops.rows[i][2] == "attention" or not ops.train:
         return []
@@ -437,6 +456,9 @@ def moe_stages(ops: Program, i: int, backward: bool) -> list[str]:
         if ops.dispatcher == "deepep":
             return [*gate, "deepep preprocess"]
         return [*gate, "preprocess", "d2h"]
+    if ops.dispatcher == "deepep" and name.removesuffix(" bwd") in _DEEPEP_ROWS and \
+            name.endswith(" bwd") == backward:  # DeepEP's Python around its exchanges
+        return ["deepep exchange bwd" if backward else _DEEPEP_ROWS[name]]
     if backward and name == "router bwd":
         return ["router bwd"]
     return []
