@@ -64,7 +64,7 @@ import numpy as np
 from .. import _core
 from ..estimate import from_columns
 from .program import Program
-from .routing import ranks_hit
+from .routing import token_ranks
 
 __all__ = ["DEEPEP_ROUNDS", "deepep_columns", "deepep_combine", "deepep_dispatch",
            "node_share"]
@@ -82,15 +82,15 @@ DEEPEP_ROUNDS = {"deepep_notify": 3.0, "deepep_barrier": 2.0, "deepep_dispatch":
 _INDEX_BYTES, _WEIGHT_BYTES, _SRC_BYTES = 8.0, 4.0, 4.0
 
 
-def node_share(experts: int, k: int, ep: int, local: int) -> float:
+def node_share(experts: int, k: int, ep: int, local: int, router: str = "topk") -> float:
     """Rows a GPU sends over RDMA per destination node over rows per destination rank: with
     ``N = ep / local`` nodes of ``experts / N`` experts each, ``N·P(node hit) / (ep·P(rank
-    hit))`` (:func:`.routing.ranks_hit`; uniform ``k``-subsets, force-balanced routing); 1
+    hit))`` (:func:`.routing.ranks_hit`; uniform ``k``-subsets, force-balanced routing), the
+    nodes over the ranks a token reaches (:func:`.routing.token_ranks`) under ``router``; 1
     when the group fits one node."""
     if local >= ep:
         return 1.0
-    nodes = ep // local
-    return nodes * ranks_hit(experts, k, nodes) / (ep * ranks_hit(experts, k, ep))
+    return token_ranks(experts, k, ep // local, router) / token_ranks(experts, k, ep, router)
 
 
 def deepep_dispatch(ops: Program, g: int, t: int, e: int, k: int, ep: int, hid: int,
@@ -104,8 +104,8 @@ def deepep_dispatch(ops: Program, g: int, t: int, e: int, k: int, ep: int, hid: 
     if ep > local and ep % local:
         raise ValueError(f"moe_dispatcher='deepep': DeepEP's internode kernels need ep a "
                          f"multiple of the GPUs per node, got ep={ep}, gpus_per_node={local}")
-    ops.deepep_node_share = node_share(e, k, ep, local)
-    sent = rows * ranks_hit(e, k, ep) * ep / k
+    ops.deepep_node_share = node_share(e, k, ep, local, ops.router)
+    sent = rows * token_ranks(e, k, ep, ops.router) / k  # AutoModel's gate: its windows
     # reads t·k int64 indices (4 elements each), writes t·ep bools (the passes' reads and
     # writes are whole tensors: a kernel's bytes are priced as one stream of elements)
     ops.passes(g, "deepep layout", [(math.ceil(t * (k * 4.0 + ep / 2.0)), 1.0, 0.0)], [])

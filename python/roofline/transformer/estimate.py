@@ -38,7 +38,7 @@ from .formats import element_bytes, linear_recipes, table_peak, weight_bytes_of
 from .layout_step import train_step
 from .memory import memory as step_memory
 from .moe_host import moe_core_options, moe_train_options
-from .moe_overlap import a2a_overlap_option
+from .moe_overlap import a2a_overlap_option, overlap_shared_experts, shared_overlap_option
 from .pricing import evaluate, kernel_limit, train_wall, wall
 from .program import Program
 from .program_choices import (
@@ -51,7 +51,7 @@ from .program_choices import (
 )
 from .record import record_program
 from .report import ModelEstimate
-from .routing import force_balanced_option
+from .routing import force_balanced_option, moe_router_option
 from .tp_overlap import overlap_tp_collectives
 from .train_terms import train_terms
 from .training import DEFAULT_NETWORK_BYTES_PER_S
@@ -105,10 +105,12 @@ def estimate(
     moe_load_balancing: str = "none",
     moe_expert_bias: bool = False,
     moe_dispatcher: str = "alltoall",
+    moe_router: str = "topk",
     moe_capacity_factor: float | None = None,
     moe_pad_to_capacity: bool = False,
     moe_a2a_overlap: bool = False,
     moe_force_balanced: bool = False,
+    moe_shared_overlap: bool = False,
     megatron_core: str = "0.15",
     moe_permute_fusion: bool = True,
     decode_kv_reads: str = "per_kv_head",
@@ -288,6 +290,9 @@ def estimate(
         bias (``moe_router_enable_expert_bias``) and the dispatcher (``"alltoall"``,
         ``"hybridep"``, ``"hybridep_2511"``: :data:`.moe_host.HYBRIDEP_DISPATCHERS`;
         ``"deepep"``: DeepEP's normal kernels, :mod:`.deepep`).
+    moe_router : {"topk", "fake_balanced"}
+        Training, MoE: a learned gate (default) or NeMo AutoModel's benchmark gate, no gating
+        GEMM, token ``i`` to experts ``(i·k + j) mod E`` (:data:`.routing.MOE_ROUTERS`).
     moe_capacity_factor, moe_pad_to_capacity : float, bool, optional
         Training, Megatron-Core MoE, ``"alltoall"``: token dropping as Megatron's
         ``moe_expert_capacity_factor`` / ``moe_pad_expert_input_to_capacity`` run it: a rank
@@ -300,6 +305,9 @@ def estimate(
     moe_force_balanced : bool
         Training, dropless MoE: random router logits (``moe_router_force_load_balancing``):
         the busiest EP rank's expected rows (:func:`.routing.force_balanced_option`).
+    moe_shared_overlap : bool
+        Training, MoE with shared experts: the shared experts on a side stream beside the
+        dispatch, as NeMo AutoModel runs them (:func:`.moe_overlap.overlap_shared_experts`).
     megatron_core, moe_permute_fusion : str, bool
         Training, Megatron-Core MoE, ``"alltoall"`` (:func:`.moe_host.moe_core_options`):
         ``"0.11"`` / ``"0.12"`` apply the router probabilities in the unpermute (no
@@ -513,6 +521,7 @@ def estimate(
     settle = train if sustained is None else flag(fn, "sustained", sustained)
     ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle,
                   dispatcher=dispatcher, amax_ranks=tp if par["sequence_parallel"] else 1,
+                  router=moe_router_option(fn, moe_router, phase, cfg.is_moe),
                   moe_capacity=capacity, moe_core=moe_core_options(
                       fn, phase, runtime, dispatcher, capacity, megatron_core, moe_permute_fusion))
     ops.ep_span = (gpus_per_node, net_bw) if gpus_per_node and ep > gpus_per_node else None
@@ -545,6 +554,9 @@ def estimate(
         sizes = (f"batch={batch}, " + (f"q_len={q}, kv_len={kv}" if phase == "decode"
                                        else f"seq_len={q}") + f", tp={tp}, ep={ep}")
         raise ValueError(f"{fn}: this step cannot be priced ({sizes}): {exc}") from None
+    if shared_overlap_option(fn, moe_shared_overlap, phase, cfg, par["moe_a2a_overlap"]):
+        cols = dict(cols, time_s=overlap_shared_experts(
+            [(g, n, k) for g, n, k, _ in ops.rows], cols["time_s"], dispatcher, hw.sms or 1))
     if par["tp_comm_overlap"] and tp > 1:
         cols = dict(cols, time_s=overlap_tp_collectives(
             [(g, name, kind) for g, name, kind, _ in ops.rows], groups, cols["time_s"], tp))

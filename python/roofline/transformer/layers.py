@@ -15,7 +15,7 @@ from .deepep import deepep_combine, deepep_dispatch
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
-from .routing import capacity_counts, ranks_hit
+from .routing import capacity_counts, ranks_hit, record_router, token_ranks
 from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
@@ -261,15 +261,13 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     ``k``-subset of ``E``, so rank ``r`` (``E/ep`` experts) is hit with probability
     ``1 - C(E - E/ep, k) / C(E, k)`` (:func:`ranks_hit`); both exchanges carry the
     all-to-all's bytes times ``ep·p/k``, at HybridEP's per-peer cost (``HYBRIDEP_PEER_S``);
-    DeepEP's normal kernels (``"deepep"``, :mod:`.deepep`) alike after its notify kernel."""
+    DeepEP's normal kernels (``"deepep"``, :mod:`.deepep`) alike after its notify kernel.
+    ``ops.router``: :func:`.routing.record_router`, :func:`.routing.token_ranks`."""
     hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
     mats = 2 if cfg.mlp_gated else 1
     width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
     ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
-    # Megatron-Core's TopKRouter runs its gating GEMM through ``router_gating_linear`` (TE's
-    # general_gemm in the router dtype), outside fp8_autocast's modules: never quantized
-    ops.linear(g, "router", t, hid, e, cat="rep", lowp=not ops.train)
-    ops.elementwise(g, "topk", t * e, reads=1, writes=1)
+    record_router(ops, g, t, hid, e, k)  # the gating GEMM and top-k, or AutoModel's gate
     # The ep ranks route t tokens each; this GPU is the most loaded rank. ``sent``: the rows
     # a rank's permute writes and its dispatch sends (t·k dropless; under a capacity the
     # kept or padded rows, :func:`.routing.capacity_counts`)
@@ -288,7 +286,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     elif hybrid:  # the routing map's all-gather, HybridEP's metadata kernel: forward only
         ops.collective(g, "routing map all_gather", "all_gather", t * e * ep, ep, backward=False)
         ops.passes(g, "hybridep metadata", [(t * e * ep / 2, 1.0, 0.0)], [])
-        dedup = ranks_hit(e, k, ep) * ep / k  # rows per token and rank / rows per token
+        dedup = token_ranks(e, k, ep, ops.router) / k  # rows per token and rank / per token
         ops.collective(g, "dispatch all_to_all", "hybridep_dispatch", dedup * (
             exchanged * dispatch_bytes + max(received, sent) * e / ep * 4.0), ep)
     elif mcore:  # Megatron's fused permute: each token's row copied once per chosen expert,

@@ -449,12 +449,13 @@ def moe_stages(ops: Program, i: int, backward: bool) -> list[str]:
     name = ops.rows[i][1]
     if ops.rows[i][2] == "attention" or not ops.train:
         return []
-    if not backward and name == "topk":
+    if not backward and name in ("topk", "fake gate"):  # AutoModel's gate: no router extras
+        gate = ["router"] if name == "topk" else []
         if ops.dispatcher in HYBRIDEP_DISPATCHERS:
-            return ["router", "flex preprocess"]
+            return [*gate, "flex preprocess"]
         if ops.dispatcher == "deepep":
-            return ["router", "deepep preprocess"]
-        return ["router", "preprocess", "d2h"]
+            return [*gate, "deepep preprocess"]
+        return [*gate, "preprocess", "d2h"]
     if ops.dispatcher == "deepep" and name.removesuffix(" bwd") in _DEEPEP_ROWS and \
             name.endswith(" bwd") == backward:  # DeepEP's Python around its exchanges
         return ["deepep exchange bwd" if backward else _DEEPEP_ROWS[name]]
@@ -476,9 +477,9 @@ def ep_of(ops: Program, g: int) -> int:
 def _ops_norms(ops: Program, i: int, base: str) -> int:
     """:data:`TE_OPS_NORMS` of row ``i`` (named ``base``): the input norm is a ``TENorm``
     only with MLA (an ``attention (MLA)`` row in the group), the pre-MLP norm only before an
-    MoE layer (a ``router`` row)."""
-    need = {"attn_norm": "attention (MLA)", "mlp_norm": "router"}.get(base)
-    if need is not None and not any(r[0] == ops.rows[i][0] and r[1] == need for r in ops.rows):
+    MoE layer (a ``router`` or ``fake gate`` row)."""
+    need = {"attn_norm": ("attention (MLA)",), "mlp_norm": ("router", "fake gate")}.get(base)
+    if need is not None and not any(r[0] == ops.rows[i][0] and r[1] in need for r in ops.rows):
         return 0
     return TE_OPS_NORMS.get(base, 0)
 

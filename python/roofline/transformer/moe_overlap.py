@@ -61,7 +61,8 @@ from .program import Program
 
 __all__ = ["A2A_COMM_SMS", "DEEPEP_COMM_SMS", "HYBRIDEP_COMM_SMS", "DISPATCH_ROWS",
            "COMBINE_ROWS", "SHARED_EXPERT_ROWS", "SCHEDULE_CALLS", "a2a_overlap_option",
-           "a2a_overlap_terms", "layer_pair_parts", "schedule_calls"]
+           "a2a_overlap_terms", "layer_pair_parts", "overlap_shared_experts", "schedule_calls",
+           "shared_overlap_option"]
 
 _Parts = tuple[float, float, float, float, float, float]
 
@@ -238,4 +239,55 @@ def a2a_overlap_terms(ops: Program, time_s: np.ndarray, groups: list[Any], heavy
         out["a2a_hidden_layers_s"] += hidden * len(layers)
         if g == heavy:
             out["a2a_hidden_heavy_layer_s"] = hidden
+    return out
+
+
+def shared_overlap_option(fn: str, value: object, phase: str, cfg: TransformerConfig,
+                          a2a_overlap: bool) -> bool:
+    """Validated ``moe_shared_overlap`` of ``transformer.estimate``: ``True`` needs training
+    of an MoE model with shared experts, outside the combined 1F1B (which computes the shared
+    experts in its ``attn`` node and turns Megatron-Core's side stream off)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{fn}: moe_shared_overlap must be a bool, got {value!r}")
+    if value and (phase != "train" or not cfg.num_shared_experts or a2a_overlap):
+        raise ArgumentValueError(fn, "moe_shared_overlap", "True needs phase='train', an MoE "
+                                 "model with shared experts and moe_a2a_overlap=False (got "
+                                 f"phase={phase!r}, {cfg.num_shared_experts} shared experts)")
+    return value
+
+
+def overlap_shared_experts(rows: list[tuple[int, str, str]], time_s: np.ndarray,
+                           dispatcher: str, sms: int) -> np.ndarray:
+    """``time_s`` with each MoE layer's shared-expert rows shortened by the time they run beside
+    the layer's first exchange, as NeMo AutoModel's ``MoE.forward`` runs them
+    (``nemo_automodel/components/moe/layers.py`` @ 89e3a9fdd: the shared MLP is enqueued on
+    ``_shared_experts_stream`` before the routed experts, the main stream waits for it only at
+    the sum; autograd runs its backward on that stream too).
+
+    Per layer group and pass: ``S`` the shared rows' time, ``E`` the exchange the routed path
+    starts with (forward: :data:`DISPATCH_ROWS`; backward: the combine's backward, which
+    sends the output gradients back first). Beside the exchange the shared GEMMs get the SMs
+    it leaves, ``sms - c`` (``c``: :data:`DEEPEP_COMM_SMS`, :data:`HYBRIDEP_COMM_SMS` or the
+    all-to-all's :data:`A2A_COMM_SMS`), so ``S' = S·sms/(sms - c)`` and the pair takes
+    ``max(S', E)``: the shared rows keep ``S - saved``, ``saved = S + E - max(S', E)`` in
+    ``[0, S]``. What the shared work overlaps after the exchange (the routed GEMMs, which
+    want every SM) saves nothing; the host's wait inside the dispatch is not counted.
+    Megatron-Core's ``moe_shared_expert_overlap`` splits the shared MLP differently (fc1 beside
+    the dispatch, fc2 beside the combine): not this function's program."""
+    c = {"deepep": DEEPEP_COMM_SMS}.get(dispatcher, HYBRIDEP_COMM_SMS
+                                        if dispatcher in HYBRIDEP_DISPATCHERS else A2A_COMM_SMS)
+    slow = sms / max(sms - c, 1)
+    out = np.array(time_s, dtype=np.float64, copy=True)
+    for g in sorted({r[0] for r in rows}):
+        for bwd, exchange in ((False, DISPATCH_ROWS), (True, ("combine all_to_all bwd",))):
+            shared = [i for i, (gi, n, _) in enumerate(rows) if gi == g and n.endswith(" bwd") ==
+                      bwd and n.removesuffix(" bwd") in SHARED_EXPERT_ROWS]
+            e = float(sum(out[i] for i, (gi, n, _) in enumerate(rows)
+                          if gi == g and n in exchange))
+            s = float(sum(out[i] for i in shared))
+            if s <= 0 or e <= 0:
+                continue
+            saved = min(max(s + e - max(s * slow, e), 0.0), s)
+            for i in shared:
+                out[i] *= (s - saved) / s
     return out

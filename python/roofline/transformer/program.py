@@ -82,6 +82,9 @@ class Program:
     #: Megatron-Core's MoE layer in training: ``(megatron_core, moe_permute_fusion)``
     #: (:func:`.moe_host.moe_core_options`, :func:`.layers.moe_mlp`)
     moe_core: tuple[str, bool] = ("0.15", True)
+    #: the MoE router (:data:`.routing.MOE_ROUTERS`): ``"topk"``, a learned gate, or
+    #: ``"fake_balanced"``, AutoModel's ``FakeBalancedGate`` (:func:`.layers.moe_mlp`)
+    router: str = "topk"
     #: ranks over which Transformer Engine's Float8CurrentScaling quantizers of
     #: sequence-parallel tensors reduce their amax (the TP group under sequence parallelism;
     #: :func:`.framework_ops.amax_reductions`), 1: none

@@ -16,10 +16,87 @@ from typing import NamedTuple
 import numpy as np
 
 from .._errors import ArgumentValueError
+from .program import Program
 
-__all__ = ["RoutingSpread", "capacity_counts", "expected_max_normal", "expert_capacity",
-           "expert_counts", "expert_probabilities", "force_balanced_option",
-           "random_routing_spread", "rank_counts", "ranks_hit", "sampled_counts"]
+__all__ = ["MOE_ROUTERS", "RoutingSpread", "capacity_counts", "expected_max_normal",
+           "expert_capacity", "expert_counts", "expert_probabilities", "force_balanced_option",
+           "moe_router_option", "random_routing_spread", "rank_counts", "ranks_hit",
+           "record_router", "sampled_counts", "token_ranks"]
+
+#: The routers ``transformer.estimate(moe_router=...)`` names. ``"topk"``: a learned gate
+#: (gating GEMM, score function, top-k; Megatron-Core's ``TopKRouter``, whose
+#: ``moe_router_force_load_balancing`` draws random logits, so a token's experts are a uniform
+#: ``k``-subset). ``"fake_balanced"``: NeMo AutoModel's ``FakeBalancedGate``
+#: (``nemo_automodel/components/moe/layers.py`` @ 89e3a9fdd, its benchmark configs'
+#: ``fake_balanced_gate: true``): no gating GEMM and no top-k; token ``i`` of a rank's ``t``
+#: goes to experts ``(i·k + j) mod E``, ``j < k``, weights ``1/k``.
+MOE_ROUTERS = ("topk", "fake_balanced")
+
+
+def moe_router_option(fn: str, router: object, phase: str, is_moe: bool) -> str:
+    """``router`` if it names one of :data:`MOE_ROUTERS`; ``"fake_balanced"`` applies to the
+    training of an MoE model only (a ValueError naming ``moe_router`` otherwise)."""
+    if not isinstance(router, str) or router not in MOE_ROUTERS:
+        raise ValueError(f"{fn}: moe_router must be one of {MOE_ROUTERS}, got {router!r}")
+    if router != "topk" and (phase != "train" or not is_moe):
+        raise ValueError(f"{fn}: moe_router={router!r} applies to phase='train' of an MoE "
+                         f"model, got phase={phase!r}")
+    return router
+
+
+def record_router(ops: Program, g: int, t: int, hid: int, experts: int, k: int) -> None:
+    """Record the router of one MoE layer over ``t`` tokens (``ops.router``). ``"topk"``:
+    Megatron-Core's ``TopKRouter``, its gating GEMM (``router_gating_linear``, TE's
+    general_gemm in the router dtype, outside fp8_autocast's modules: never quantized) and one
+    top-k kernel. ``"fake_balanced"``: ``FakeBalancedGate``'s six ``t·k`` kernels,
+    ``ones`` (fp32), ``/ k``, ``arange`` (int64), ``% E``, ``+ skip_first_n_experts`` and
+    ``type_as(x)``, with no backward (the gate does not read ``x``: nothing to save)."""
+    if ops.router == "fake_balanced":
+        n = float(t * k)
+        ops.passes(g, "fake gate", [(n, 0, 2), (n, 2, 2), (n, 0, 4), (n, 4, 4), (n, 4, 4),
+                                    (n, 2, 1)], [])
+        return
+    ops.linear(g, "router", t, hid, experts, cat="rep", lowp=not ops.train)
+    ops.elementwise(g, "topk", t * experts, reads=1, writes=1)
+
+
+def ranks_hit(experts: int, k: int, ep: int) -> float:
+    """Probability that one rank of ``ep`` (``experts / ep`` experts each) holds at least one
+    of a token's ``k`` experts when they are a uniform ``k``-subset of ``experts``:
+    ``1 - C(experts - experts/ep, k) / C(experts, k)`` (1 when ``k`` exceeds the others)."""
+    others = experts - experts // ep
+    return 1.0 - (math.comb(others, k) / math.comb(experts, k) if k <= others else 0.0)
+
+
+def token_ranks(experts: int, k: int, ep: int, router: str = "topk") -> float:
+    """Mean number of the ``ep`` expert-parallel ranks (``experts / ep`` experts each) that
+    hold at least one of a token's ``k`` experts: the copies of a token a deduplicating
+    dispatcher (HybridEP, DeepEP) sends, one per rank it reaches.
+
+    ``router="topk"``: a uniform ``k``-subset, ``ep·ranks_hit(experts, k, ep)``.
+    ``"fake_balanced"`` (AutoModel's gate): token ``i``'s experts are the ``k`` consecutive
+    ``(i·k + j) mod E``; the experts are placed in contiguous blocks (rank ``r`` holds
+    ``[r·E/ep, (r+1)·E/ep)``: ``Shard(0)`` of the expert dimension, AutoModel's
+    ``ExpertParallel``), so a token reaches the blocks its window touches, averaged over the
+    ``E / gcd(E, k)`` window starts ``(i·k) mod E`` a rank's tokens cycle through (a rank
+    routes thousands of tokens, so every start occurs equally often).
+
+    ``ep`` may be any split of the ranks into equal groups of consecutive ranks: with the
+    nodes (``ep // ranks_per_node`` groups), the nodes a token reaches, DeepEP's internode
+    (RDMA) copies of it.
+
+    >>> token_ranks(128, 8, 8, "fake_balanced")  # Qwen3-30B-A3B, EP 8: one rank per token
+    1.0
+    >>> token_ranks(256, 8, 64, "fake_balanced")  # DeepSeek-V3, EP 64: two ranks
+    2.0
+    """
+    if router == "topk":
+        return ep * ranks_hit(experts, k, ep)
+    block = experts // ep
+    starts = experts // math.gcd(experts, k)
+    touched = sum(len({((s * k + j) % experts) // block for j in range(k)})
+                  for s in range(starts))
+    return touched / starts
 
 
 def expert_probabilities(experts: int, skew: float = 0.0) -> np.ndarray:
@@ -115,14 +192,6 @@ def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
         return np.full(experts // ep, ep * c, dtype=np.int64), float(experts * c)
     kept = np.minimum(expert_counts(tokens * ep, experts, top_k, skew), ep * c)
     return rank_counts(kept, ep), float(kept.sum()) / ep
-
-
-def ranks_hit(experts: int, k: int, ep: int) -> float:
-    """Probability that one rank of ``ep`` (``experts / ep`` experts each) holds at least one
-    of a token's ``k`` experts when they are a uniform ``k``-subset of ``experts``:
-    ``1 - C(experts - experts/ep, k) / C(experts, k)`` (1 when ``k`` exceeds the others)."""
-    others = experts - experts // ep
-    return 1.0 - (math.comb(others, k) / math.comb(experts, k) if k <= others else 0.0)
 
 
 @functools.cache
