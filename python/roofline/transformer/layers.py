@@ -14,7 +14,7 @@ from .config import TransformerConfig
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
-from .routing import capacity_counts
+from .routing import capacity_counts, ranks_hit, touched_counts, touched_experts
 from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
@@ -236,12 +236,15 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
     assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
     ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
-    rounded (largest remainder: small decode batches leave experts idle); expert ``i`` sits
-    on rank ``i mod ep``, the most loaded rank is modeled, experts with no token are skipped.
-    The dispatch / combine all-to-alls carry that rank's ``max(received, sent)`` rows (``sent
-    = T·k``; under token dropping, ``ops.moe_capacity``, the kept or padded rows, ``ep·C``
-    per expert: :func:`.routing.capacity_counts`). Serving runs the experts as one grouped
-    kernel; training as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one
+    rounded (largest remainder); expert ``i`` sits on rank ``i mod ep``, the most loaded rank
+    is modeled, experts with no token are skipped. The dispatch / combine all-to-alls carry
+    that rank's ``max(received, sent)`` rows (``sent = T·k``; under token dropping,
+    ``ops.moe_capacity``, the kept or padded rows, ``ep·C`` per expert:
+    :func:`.routing.capacity_counts`). Serving runs the experts as one grouped kernel over the
+    experts a batch touches in expectation, ``E·(1 - (1 - k/E)^(T·ep))`` uniform (the same
+    rows over ``floor`` and ``ceil`` of it, weighted: :func:`.routing.touched_counts`; a
+    small decode batch reads fewer experts' weights than the rounding spreads its rows
+    over); training as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one
     GEMM per local expert for the forward, the input and the weight gradient
     (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves
     and latency floor.
@@ -301,6 +304,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     else:
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
     used = tuple(int(c) for c in local if c > 0) or (1,)
+    alt = None  # serving: the experts a small batch touches, in expectation
+    if not mcore and ops.moe_capacity is None:
+        used, alt = touched_counts(local, touched_experts(t, e, k, skew, ep), skew, ep)
     # rows arrive grouped by source rank: regroup them by local expert (Megatron-Core's
     # all-to-all dispatcher only with more than one local expert, ``num_local_experts > 1``;
     # drop-and-pad as a ``transpose().contiguous()`` of the same rows; HybridEP's permute)
@@ -326,11 +332,11 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         # the grouped linears quantize their inputs (forward) and output gradients (backward)
         # one expert at a time (TE's split_quantize)
         ops.grouped_quantize(g, "experts quantize", used, (hid, width), (hid, mats * width))
-    ops.grouped_linear(g, "experts gate_up", used, hid, mats * width)
+    ops.grouped_linear(g, "experts gate_up", used, hid, mats * width, alt)
     if mcore and cfg.mlp_gated and cfg.glu_limit > 0:
         glu_clamp_unfused(ops, g, sum(used) * width)
     ops.elementwise(g, "experts act", sum(used) * width, reads=mats)
-    ops.grouped_linear(g, "experts down", used, width, hid)
+    ops.grouped_linear(g, "experts down", used, width, hid, alt)
     if mcore and lowp and not aligned:  # Fp8Unpadding of the output (its backward pads)
         ops.passes(g, "experts fp8 unpadding", [(rows * hid, 1.0, 1.0)],
                    [(rows * hid, 1.0, 1.0)])
@@ -355,14 +361,6 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     if ep == 1:
         ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
     ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
-
-
-def ranks_hit(experts: int, k: int, ep: int) -> float:
-    """Probability that one rank of ``ep`` (``experts / ep`` experts each) holds at least one
-    of a token's ``k`` experts when they are a uniform ``k``-subset of ``experts``:
-    ``1 - C(experts - experts/ep, k) / C(experts, k)`` (1 when ``k`` exceeds the others)."""
-    others = experts - experts // ep
-    return 1.0 - (math.comb(others, k) / math.comb(experts, k) if k <= others else 0.0)
 
 
 def expert_fc2_bias(ops: Program, g: int, used: tuple[int, ...], hid: int) -> None:
