@@ -103,6 +103,7 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
   }
   c.kind = KernelKind::gemm;
   c.grouped = torch_kernel(s);
+  c.fused_moe = s.layout == GroupedLayout::fused_moe;
   c.k = s.k;
   c.n = pad(s.n, t.cols);
   // The tiles of the kernel are the union of every group's tiles. The tile model of estimate()

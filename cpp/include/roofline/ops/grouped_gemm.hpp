@@ -48,6 +48,15 @@ inline constexpr double kGroupRowAlignment = 64.0;
 /// blocks the configs take at larger M pad less than one block per expert more, not modelled.
 inline constexpr double kFusedMoeBlockRows = 16.0;
 
+/// Share of the library GEMM's compute rate (compute_scale_16 / 8 alone) the Triton fused_moe
+/// kernel reaches: its A rows are gathered by token index (no TMA for A) through Triton's
+/// software pipeline. From vLLM PR #24700 (H100 80GB HBM3, benchmark_moe.py, Mixtral-8x7B at
+/// TP 2 with its tuned config, BLOCK 128 x 256 x 64): the 1536-token call, 1122.9 us, the
+/// table's most compute-bound point, solved for this fraction with the rest of the model
+/// fixed (0.65, two digits; the 512 and 1024-token points are checks, see
+/// benchmarks/vllm_fused_moe.py). Applied with the library terms (default preset).
+inline constexpr double kFusedMoeComputeFraction = 0.65;
+
 /// Uniform groups: a batched GEMM (batch = groups, m = m_per_group, one B per group) with
 /// real FLOPs and bytes; kind = gemm, grouped = true, and the tile model sees each group's
 /// m and n padded to whole CTA clusters of torch's CUTLASS grouped kernel tiles (Hopper).
