@@ -15,8 +15,10 @@ are fp32 already).
 The model's side: the rows of that call in one MoE layer of
 ``rl.transformer.estimate("mixtral-8x7b", "decode", b, tp=2, runtime="vllm")`` (decode at
 ``b`` tokens; 1..512 are CUDA-graph capture sizes, so no padding), summed: GPU seconds of the
-same kernels. Nothing is fitted to this table; it checks the distinct-expert expectation (the
-shape of the curve below 16 tokens) and the weight-streaming rate of the expert GEMMs.
+same kernels. One constant comes from this table: the core's ``kFusedMoeComputeFraction``
+(0.65), solved on the 1536-token call alone; every other row is a check: the distinct-expert
+expectation (the rise of the curve to 16 tokens), the weight-streaming rate of the expert
+GEMMs (16-256 tokens) and the compute rate at 512 / 1024 tokens.
 
 Run: ``PYTHONPATH=python python benchmarks/vllm_fused_moe.py``.
 """

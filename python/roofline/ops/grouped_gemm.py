@@ -114,8 +114,9 @@ def grouped_gemm(
         SGLang's Triton ``fused_moe`` kernel, the groups' rows back to back as in
         ``"contiguous"`` but each non-empty group padded to whole 16-row blocks
         (``moe_align_block_size`` at the tuned configs' decode ``BLOCK_SIZE_M``), no
-        setup kernel and no CUTLASS tiles: priced as a tuned GEMM (the library GEMM's latency
-        and rates) of the padded rows.
+        setup kernel and no CUTLASS tiles: priced as a tuned GEMM of the padded rows (the
+        library GEMM's latency and memory rate) at 0.65 of its compute rate (the core's
+        ``kFusedMoeComputeFraction``, from vLLM PR #24700's H100 kernel times).
     out_dtype : str, optional
         Output format (default as in :func:`gemm`: bf16 for 8/4-bit inputs); ``"fp32"`` for
         DeepSeek-V3's up+gate projection.
