@@ -340,7 +340,7 @@ def _fused_moe_routing(ops: Program, cfg: TransformerConfig, g: int, t: float,
     ``moe_align_block_size``: ``sorted_ids.fill_`` over ``t·k + E·(B - 1)`` int32,
     ``torch.zeros`` of the blocks' expert ids (``/ B``) and the align kernel reading the
     ``t·k`` int32 expert ids (``B`` = :data:`FUSED_MOE_BLOCK_ROWS`). Counts in 2-byte
-    elements. DeepSeek's ``grouped_topk`` (MLA models here) keeps the ``topk`` row alone
+    elements (the division's read of the ``t`` sums is not counted). DeepSeek's ``grouped_topk`` (MLA models here) keeps the ``topk`` row alone
     before the align kernels; under ``--enable-expert-parallel`` the ``expert_map`` gather
     is not priced."""
     e, k, b = cfg.num_experts, cfg.experts_per_token, FUSED_MOE_BLOCK_ROWS
@@ -351,9 +351,9 @@ def _fused_moe_routing(ops: Program, cfg: TransformerConfig, g: int, t: float,
     if not cfg.is_mla:
         kernel("router logits to fp32", t * e, 1, 2)
     rows.append((g, "topk", "elementwise", parts))
-    if k > 1 and not cfg.is_mla:
-        kernel("topk renormalize sum", t * k, 2, 2 / k)
-        kernel("topk renormalize div", t * k, 2 + 2 / k, 2)
+    if k > 1 and not cfg.is_mla:  # per token: k fp32 weights summed, then each divided
+        kernel("topk renormalize sum", t, 2 * k, 2)
+        kernel("topk renormalize div", t * k, 2, 2)
     sorted_ids = t * k + e * (b - 1)
     kernel("moe_align fill", sorted_ids, 0, 2)
     kernel("moe_align zeros", math.ceil(sorted_ids / b), 0, 2)
