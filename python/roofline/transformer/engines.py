@@ -340,9 +340,9 @@ def _fused_moe_routing(ops: Program, cfg: TransformerConfig, g: int, t: float,
     ``moe_align_block_size``: ``sorted_ids.fill_`` over ``t·k + E·(B - 1)`` int32,
     ``torch.zeros`` of the blocks' expert ids (``/ B``) and the align kernel reading the
     ``t·k`` int32 expert ids (``B`` = :data:`FUSED_MOE_BLOCK_ROWS`). Counts in 2-byte
-    elements (the division's read of the ``t`` sums is not counted). DeepSeek's ``grouped_topk`` (MLA models here) keeps the ``topk`` row alone
-    before the align kernels; under ``--enable-expert-parallel`` the ``expert_map`` gather
-    is not priced."""
+    elements (the division's read of the ``t`` sums is not counted). DeepSeek's
+    ``grouped_topk`` (MLA models here) keeps the ``topk`` row alone before the align kernels;
+    under ``--enable-expert-parallel`` the ``expert_map`` gather is not priced."""
     e, k, b = cfg.num_experts, cfg.experts_per_token, FUSED_MOE_BLOCK_ROWS
 
     def kernel(name: str, numel: float, reads: float, writes: float) -> None:

@@ -79,7 +79,9 @@ def touched_experts(tokens: int, experts: int, top_k: int, skew: float = 0.0,
     the others; expert ``i`` is among a token's picks with probability ``pi_i = min(1,
     top_k·p_i)`` (``p_i`` of :func:`expert_probabilities`: ``top_k/experts`` when uniform), so
     it is touched with probability ``1 - (1 - pi_i)^(tokens·ep)``, and the rank's expected
-    count is the sum over its experts (``i mod ep``; the rank :func:`rank_counts` picks).
+    count is the sum over its experts (``i mod ep``; the rank :func:`rank_counts` picks),
+    at least ``top_k`` with one rank. Exact for uniform routing; under skew the marginals
+    ``min(1, k·p_i)`` are the share model's, not a top-k sampler's.
 
     Uniform routing, one rank: ``E·(1 - (1 - k/E)^b)``; Mixtral (E = 8, k = 2) at b = 1, 8,
     64 tokens: 2, 7.199, 8.000 (7.99999992).
@@ -89,10 +91,14 @@ def touched_experts(tokens: int, experts: int, top_k: int, skew: float = 0.0,
     """
     n = int(tokens) * int(ep)
     p = np.minimum(top_k * expert_probabilities(experts, skew), 1.0)
-    hit = -np.expm1(n * np.log1p(-np.minimum(p, 1.0 - 1e-300)))  # 1 - (1 - p)^n
-    hit[p >= 1.0] = 1.0
+    hit = np.ones_like(p)  # an expert every token picks (k·p_i >= 1) is always touched
+    some = p < 1.0
+    hit[some] = -np.expm1(n * np.log1p(-p[some]))  # 1 - (1 - p)^n
     rank = _busiest(expert_counts(n, experts, top_k, skew), ep)
-    return float(hit.reshape(-1, ep).T[rank].sum())
+    touched = float(hit.reshape(-1, ep).T[rank].sum())
+    # a token's k picks are distinct: one rank holding every expert sees at least k (the cap
+    # of k·p_i at 1 under a steep skew would count fewer)
+    return max(touched, float(min(top_k, experts))) if ep == 1 else touched
 
 
 def _spread(rows: int, shares: np.ndarray) -> tuple[int, ...]:
