@@ -133,3 +133,30 @@ def test_vllm_fused_moe_against_published_kernel_times() -> None:
     # (x 3.27), 3.96 experts' worth of weights in the model
     assert rows[16]["model_us"] / rows[1]["model_us"] == pytest.approx(
         rows[16]["published_us"] / rows[1]["published_us"], rel=0.1)
+
+
+def test_touched_experts_bounds_under_skew() -> None:
+    # a token's k picks are distinct: one rank sees at least k experts, at most E, and more
+    # tokens never touch fewer experts
+    assert touched_experts(3, 16, 4, skew=3.0) == 4.0
+    last = 0.0
+    for b in (1, 2, 4, 8, 16, 64, 1024):
+        d = touched_experts(b, 64, 6, skew=0.5)
+        assert 6.0 <= d <= 64.0 and d >= last
+        last = d
+    # EP: the busiest rank's experts over the group's tokens, at most its E/ep
+    assert touched_experts(4, 128, 8, ep=4) == pytest.approx(
+        32 * (1 - (1 - 8 / 128) ** 16), rel=1e-12)
+
+
+def test_expert_parallel_decode_prices_touched_experts() -> None:
+    # Qwen3-30B-A3B (hidden 2048, 128 experts of 768, top-8) with EP 4: 4 requests per GPU,
+    # 16 tokens in the group, 128 assignments, 32 rows on the busiest rank (one per expert
+    # by the spread) but 32·(1 - (15/16)^16) = 20.6 of its 32 experts touched in expectation
+    est = rl.transformer.estimate("qwen3-30b-a3b", "decode", 4, kv_len=1024, ep=4,
+                                  hardware=HW, runtime="vllm")
+    d = touched_experts(4, 128, 8, ep=4)
+    assert d == pytest.approx(20.6056, abs=1e-4)
+    w1 = 2048 * 2 * 768 * 2  # the whole expert on its rank (EP does not split it)
+    assert _row(est, "experts gate_up") == pytest.approx(
+        d * w1 + 32 * (2048 + 2 * 768) * 2, rel=1e-9)
