@@ -424,7 +424,8 @@ def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch
             continue
         if name == "lm_head":
             rows.append((g, name, kind, parts))
-            m, _, n = ops.gemms[parts[0][1]][:3]
+            kind0, idx0 = parts[0]  # a bf16 GEMM, or under a recipe its f8 / lowp / wo spec
+            m, _, n = getattr(ops, kind0)[idx0][:3]
             if sglang and tp > 1:  # every rank gathers the vocabulary shards' logits
                 ops.comms.append(("all_gather", 2.0 * m * n * tp, tp))
                 rows.append((g, "logits all_gather", "collective",
