@@ -363,3 +363,16 @@ def test_decode_all_reduce_runs_the_custom_kernels() -> None:
         ideal = _rows(rl.transformer.estimate("Llama-3-70B", "decode", batch, **kw))
         assert ideal["attn all_reduce"]["time_s"] == pytest.approx(
             rl.all_reduce(nbytes, 4, hardware="H200").time_s)
+
+
+@pytest.mark.parametrize("runtime", ["vllm", "sglang"])
+def test_engine_lm_head_under_a_linear_recipe(runtime: str) -> None:
+    """Under ``linear_recipe`` the LM head is a float8 linear (its spec in ``ops.f8``, not
+    ``ops.gemms``): the engines' sampler cast still reads its rows x vocabulary (was an
+    IndexError for every model)."""
+    est = rl.transformer.estimate("Llama-3-8B", "decode", 8, kv_len=512, hardware="H100 SXM",
+                                  runtime=runtime, linear_recipe="tensorwise")
+    names = [name for _, name, _ in est.rows]
+    assert "lm_head" in names or "lm_head (fwd+bwd)" in names
+    cast = float(est.columns["bytes"][names.index("logits to fp32 (sampler)")])
+    assert cast == pytest.approx(8 * 128256 * 6)  # 8 rows of logits: bf16 in, fp32 out

@@ -182,10 +182,10 @@ def test_training_experts_run_as_te_grouped_linear() -> None:
     # training: forward and dgrad looped, wgrad looped with the group's rows as the reduction;
     # serving keeps one grouped kernel
     ops = _layer(64, 1)
-    lays = [(k, n, lay) for _, k, n, lay in ops.grouped]
+    lays = [(k, n, lay) for _, k, n, lay, _ in ops.grouped]
     assert lays == [(64, 64, "looped"), (64, 64, "looped"), (64, 64, "looped_wgrad"),
                     (32, 64, "looped"), (64, 32, "looped"), (32, 64, "looped_wgrad")]
-    assert {lay for *_, lay in _layer(64, 1, train=False).grouped} == {"contiguous"}
+    assert {spec[3] for spec in _layer(64, 1, train=False).grouped} == {"contiguous"}
 
 
 def test_launches_per_expert_exposed_forward_and_backward_by_hand() -> None:

@@ -159,7 +159,8 @@ void bind_ops(py::module_& m) {
       .value("contiguous", GroupedLayout::contiguous)
       .value("masked", GroupedLayout::masked)
       .value("looped", GroupedLayout::looped)
-      .value("looped_wgrad", GroupedLayout::looped_wgrad);
+      .value("looped_wgrad", GroupedLayout::looped_wgrad)
+      .value("fused_moe", GroupedLayout::fused_moe);
   py::enum_<WeightOnlyKernel>(m, "WeightOnlyKernel")
       .value("marlin", WeightOnlyKernel::marlin)
       .value("machete", WeightOnlyKernel::machete);

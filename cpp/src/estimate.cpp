@@ -1,6 +1,7 @@
 #include "roofline/estimate.hpp"
 
 #include "roofline/ops/attention.hpp"  // kDropoutIntOps, kAttentionQueryTile
+#include "roofline/ops/grouped_gemm.hpp"  // kFusedMoeComputeFraction
 
 #include <algorithm>
 #include <cmath>
@@ -149,6 +150,9 @@ LibraryGemm library_gemm(const Cost& c, const Rates& r, bool aligned) {
   lib.memory_scale = k.memory[slow];
   if (grouped_scale) {  // 1 / scale / grouped fraction [/ unaligned fraction], in that order
     lib.compute_scale = k.compute_base[low_bits ? 1 : 0] / g.grouped_compute_fraction;
+    if (slow) lib.compute_scale /= g.unaligned_fraction;
+  } else if (c.fused_moe && g.grouped_compute_fraction > 0) {  // Triton fused_moe: its rate
+    lib.compute_scale = k.compute_base[low_bits ? 1 : 0] / kFusedMoeComputeFraction;
     if (slow) lib.compute_scale /= g.unaligned_fraction;
   } else {
     lib.compute_scale = k.compute[low_bits ? 1 : 0][slow];

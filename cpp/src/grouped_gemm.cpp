@@ -32,7 +32,9 @@ GemmShape gemm_of(const GroupedGemmShape& s, double m, double batch) {
 // torch ships grouped kernels for 16-bit inputs (torch._grouped_mm) and rowwise-scaled fp8
 // (torch._scaled_grouped_mm); other formats are modelled as a tuned grouped kernel
 // (DeepGEMM-style) whose groups pad to 64-row tiles.
+// vLLM / SGLang's Triton fused_moe (GroupedLayout::fused_moe) is a tuned kernel of its own.
 bool torch_kernel(const GroupedGemmShape& s) {
+  if (s.layout == GroupedLayout::fused_moe) return false;
   const PeakClass c = peak_class(s.a);
   return c == PeakClass::bf16 || (c == PeakClass::fp8 && s.scaling == Scaling::rowwise);
 }
@@ -43,6 +45,7 @@ struct ClusterTile {
 
 ClusterTile cluster_tile(const GroupedGemmShape& s, double mean_rows) {
   const bool small = mean_rows <= 128.0 || s.n <= 128.0;
+  if (s.layout == GroupedLayout::fused_moe) return {kFusedMoeBlockRows, 1.0};
   if (!torch_kernel(s)) return {kGroupRowAlignment, 1.0};
   if (peak_class(s.a) != PeakClass::fp8) {
     return small ? ClusterTile{2 * 64.0, 128.0} : ClusterTile{2 * 128.0, 256.0};
@@ -100,6 +103,7 @@ Cost grouped_gemm_cost(const GroupedGemmShape& s, const double* counts,
   }
   c.kind = KernelKind::gemm;
   c.grouped = torch_kernel(s);
+  c.fused_moe = s.layout == GroupedLayout::fused_moe;
   c.k = s.k;
   c.n = pad(s.n, t.cols);
   // The tiles of the kernel are the union of every group's tiles. The tile model of estimate()

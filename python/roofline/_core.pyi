@@ -1119,9 +1119,12 @@ class GroupedLayout:
       looped
     
       looped_wgrad
+    
+      fused_moe
     """
     __members__: typing.ClassVar[dict[str, GroupedLayout]]
     contiguous: typing.ClassVar[GroupedLayout]
+    fused_moe: typing.ClassVar[GroupedLayout]
     looped: typing.ClassVar[GroupedLayout]
     looped_wgrad: typing.ClassVar[GroupedLayout]
     masked: typing.ClassVar[GroupedLayout]

@@ -60,6 +60,8 @@ struct CostT {
   bool dropout = false;               ///< dropout's random bits drawn per score (kind == attention)
   Scaling scaling = Scaling::none;    ///< scaling of a low-precision GEMM's inputs (kind == gemm)
   bool grouped = false;               ///< a grouped GEMM kernel (torch._grouped_mm; kind == gemm)
+  bool fused_moe = false;             ///< vLLM / SGLang's Triton fused_moe kernel (kind == gemm):
+                                      ///< its own compute rate, kFusedMoeComputeFraction
   bool a_transposed = false;          ///< A is a transposed view (stored k x m, e.g. X^T of a
                                       ///< weight gradient): its rows are m elements, not k
                                       ///< (kind == gemm; sets which extents TMA alignment needs)

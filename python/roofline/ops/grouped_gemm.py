@@ -26,7 +26,7 @@ from ..hardware import HardwareLike
 from .gemm import scaling_of
 
 _LAYOUTS = {"contiguous": "contiguous", "masked": "masked", "looped": "looped",
-            "looped_wgrad": "looped_wgrad"}
+            "looped_wgrad": "looped_wgrad", "fused_moe": "fused_moe"}
 
 
 @overload
@@ -102,7 +102,7 @@ def grouped_gemm(
         Rows (tokens) of each group along the last axis, for load imbalance; leading axes
         broadcast with ``k``, ``n`` (and ``m_per_group`` in the masked layout), so a 2-D
         array sweeps routing scenarios. Zero is allowed (an expert no token chose).
-    layout : {"contiguous", "masked", "looped", "looped_wgrad"}
+    layout : {"contiguous", "masked", "looped", "looped_wgrad", "fused_moe"}
         ``"contiguous"``: the groups' rows back to back (DeepGEMM's contiguous layout,
         ``torch._grouped_mm`` with offsets); ``"masked"``: one buffer of the maximum rows per
         group, computed in full. Identical for uniform groups. ``"looped"`` (with
@@ -110,7 +110,13 @@ def grouped_gemm(
         Transformer Engine's ``GroupedLinear`` runs Megatron-Core's experts
         (``general_grouped_gemm``: one cuBLAS GEMM per expert); ``"looped_wgrad"``: the weight
         gradients of those GEMMs, ``dB_g = A_g^T @ dC_g`` (``k x m_g`` by ``m_g x n``: the
-        group's rows are the reduction).
+        group's rows are the reduction). ``"fused_moe"`` (with ``counts=``): vLLM's and
+        SGLang's Triton ``fused_moe`` kernel, the groups' rows back to back as in
+        ``"contiguous"`` but each non-empty group padded to whole 16-row blocks
+        (``moe_align_block_size`` at the tuned configs' decode ``BLOCK_SIZE_M``), no
+        setup kernel and no CUTLASS tiles: priced as a tuned GEMM of the padded rows (the
+        library GEMM's latency and memory rate) at 0.65 of its compute rate (the core's
+        ``kFusedMoeComputeFraction``, from vLLM PR #24700's H100 kernel times).
     out_dtype : str, optional
         Output format (default as in :func:`gemm`: bf16 for 8/4-bit inputs); ``"fp32"`` for
         DeepSeek-V3's up+gate projection.
@@ -169,7 +175,7 @@ def grouped_gemm(
     kk = positive_int_array(fn, "k", k)
     nn = positive_int_array(fn, "n", n)
     if counts is None:
-        if lay in ("looped", "looped_wgrad"):
+        if lay in ("looped", "looped_wgrad", "fused_moe"):
             raise ValueError(f"{fn}: layout={layout!r} needs counts= (the rows of each group's "
                              "own GEMM), got counts=None")
         if groups is None:
@@ -219,7 +225,7 @@ def grouped_gemm(
             f"{fn}: counts must have at least one non-zero group, got all zeros"
             + (f" at counts[{', '.join(str(int(i)) for i in where)}, :]" if cnt.ndim > 1 else "")
         )
-    if lay in ("contiguous", "looped", "looped_wgrad"):
+    if lay in ("contiguous", "looped", "looped_wgrad", "fused_moe"):
         if m_per_group is not None:
             raise ValueError(
                 f"{fn}: m_per_group must be None with counts= in the {lay} layout "

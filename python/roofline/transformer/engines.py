@@ -40,6 +40,18 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
   so the sampler's fp32 cast covers the whole vocabulary. vLLM writes K and V in one
   ``reshape_and_cache_flash``, passes the strided query to its attention kernel and gathers
   the logits to rank 0 only (not modelled).
+- **MoE layers as ``FusedMoE`` runs them** (vLLM ``model_executor/layers/fused_moe/``
+  ``fused_moe.py`` at 000d145 and ``moe_align_block_size.py`` at 05be992, May 2025, between
+  v0.9.0 and v0.9.1; SGLang's ``srt/layers/moe/fused_moe_triton/fused_moe.py`` at 006fc20,
+  adapted from it): the gate GEMM, the logits cast to fp32, ``topk_softmax``, the top-k
+  renormalization (two kernels), ``moe_align_block_size`` (a fill, a zeros and the align
+  kernel: :func:`_fused_moe_routing`), then the Triton ``fused_moe_kernel`` twice (``w1`` and
+  ``w2``, one kernel over every expert with tokens, each expert's rows padded to whole
+  ``BLOCK_SIZE_M`` blocks: ``rl.grouped_gemm(layout="fused_moe")``, not torch's CUTLASS
+  grouped kernel and its setup kernel), ``silu_and_mul`` between and ``moe_sum`` after.
+  Experts are split over TP along their intermediate size (vLLM's default; expert
+  parallelism only with ``--enable-expert-parallel``, ``ep=``). A decode step reads the
+  weights of the experts its batch touches in expectation (:func:`.routing.touched_experts`).
 - **CUDA graphs for decode**: a decode batch runs the graph captured for the next capture
   size (vLLM: 1, 2, 4, then multiples of 8 to 256 and of 16 to 512; SGLang v0.4 of Dec 2024:
   1, 2, 4, then multiples of 8 to ``cuda_graph_max_bs`` = 160), so its GEMMs and elementwise
@@ -107,6 +119,7 @@ What the engines launch for a Llama-style layer (vLLM ``model_executor/models/ll
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -308,6 +321,45 @@ def engine_plan(fn: str, runtime: str, cfg: TransformerConfig, hw: Any, phase: s
     return EnginePlan(runtime, backend, page, mla, mode, padded)
 
 
+#: Rows per block of the Triton fused_moe kernel in decode (the C++ core's
+#: ``kFusedMoeBlockRows``; ``rl.grouped_gemm(layout="fused_moe")``): the tuned configs'
+#: ``BLOCK_SIZE_M`` for M <= 32 tokens (vLLM ``fused_moe/configs/E=8,N=7168,device_name=
+#: NVIDIA_H100_80GB_HBM3.json``) and ``get_default_config``'s for M <= E.
+FUSED_MOE_BLOCK_ROWS = 16
+
+
+def _fused_moe_routing(ops: Program, cfg: TransformerConfig, g: int, t: float,
+                       parts: list[tuple[str, int]],
+                       rows: list[tuple[int, str, str, list[tuple[str, int]]]]) -> None:
+    """The kernels of vLLM's ``FusedMoE`` layer between its gate GEMM and the first expert
+    GEMM (``fused_moe/fused_moe.py`` ``fused_topk`` / ``fused_experts_impl``,
+    ``moe_align_block_size.py``; vLLM 000d145 / 05be992 of May 2025, SGLang's
+    ``fused_moe_triton`` adapted from it): ``gating_output.float()`` (the ``t x E`` logits to
+    fp32), ``topk_softmax`` (the ``topk`` row), for top-k > 1 the renormalization
+    ``w / w.sum(-1)`` (a sum and a division over ``t x k`` fp32), then
+    ``moe_align_block_size``: ``sorted_ids.fill_`` over ``t·k + E·(B - 1)`` int32,
+    ``torch.zeros`` of the blocks' expert ids (``/ B``) and the align kernel reading the
+    ``t·k`` int32 expert ids (``B`` = :data:`FUSED_MOE_BLOCK_ROWS`). Counts in 2-byte
+    elements (the division's read of the ``t`` sums is not counted). DeepSeek's
+    ``grouped_topk`` (MLA models here) keeps the ``topk`` row alone before the align kernels;
+    under ``--enable-expert-parallel`` the ``expert_map`` gather is not priced."""
+    e, k, b = cfg.num_experts, cfg.experts_per_token, FUSED_MOE_BLOCK_ROWS
+
+    def kernel(name: str, numel: float, reads: float, writes: float) -> None:
+        ops.elts.append((numel, reads, writes))
+        rows.append((g, name, "elementwise", [("elts", len(ops.elts) - 1)]))
+    if not cfg.is_mla:
+        kernel("router logits to fp32", t * e, 1, 2)
+    rows.append((g, "topk", "elementwise", parts))
+    if k > 1 and not cfg.is_mla:  # per token: k fp32 weights summed, then each divided
+        kernel("topk renormalize sum", t, 2 * k, 2)
+        kernel("topk renormalize div", t * k, 2, 2)
+    sorted_ids = t * k + e * (b - 1)
+    kernel("moe_align fill", sorted_ids, 0, 2)
+    kernel("moe_align zeros", math.ceil(sorted_ids / b), 0, 2)
+    kernel("moe_align_block_size", t * k, 2, 2)
+
+
 def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch: int,
                    q: int, kv_heads: int, kv_bytes: float, tp: int = 1) -> None:
     """Turn the recorded step (``layers.record_step`` with the padded batch) into what the
@@ -366,9 +418,14 @@ def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch
             ops.comms.append(("all_reduce", 2.0 * hid_elts, tp))
             rows.append((g, "embedding all_reduce", "collective", [("comms", len(ops.comms) - 1)]))
             continue
+        if name == "topk":  # the FusedMoE layer's router and align kernels around it
+            _fused_moe_routing(ops, cfg, g, ops.elts[parts[0][1]][0] / cfg.num_experts,
+                               parts, rows)
+            continue
         if name == "lm_head":
             rows.append((g, name, kind, parts))
-            m, _, n = ops.gemms[parts[0][1]][:3]
+            kind0, idx0 = parts[0]  # a bf16 GEMM, or under a recipe its f8 / lowp / wo spec
+            m, _, n = getattr(ops, kind0)[idx0][:3]
             if sglang and tp > 1:  # every rank gathers the vocabulary shards' logits
                 ops.comms.append(("all_gather", 2.0 * m * n * tp, tp))
                 rows.append((g, "logits all_gather", "collective",
@@ -383,6 +440,8 @@ def engine_rewrite(ops: Program, cfg: TransformerConfig, plan: EnginePlan, batch
             continue
         rows.append((g, name, kind, parts))
     ops.rows[:] = rows
+    ops.grouped[:] = [(c, k, n, "fused_moe" if lay == "contiguous" else lay, alt)
+                      for c, k, n, lay, alt in ops.grouped]  # the Triton fused_moe kernel
     # FlashMLA's kernels take DeepSeek's latent (512) + rope (64) only.
     flashmla = plan.mla_backend == "flashmla" and cfg.is_mla and (
         cfg.kv_lora_rank, cfg.qk_rope_head_dim) == (512, 64)

@@ -15,7 +15,8 @@ from .deepep import deepep_combine, deepep_dispatch
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
-from .routing import capacity_counts, ranks_hit, record_router, token_ranks
+from .routing import (capacity_counts, ranks_hit, record_router, token_ranks, touched_counts,
+                      touched_experts)
 from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
@@ -237,15 +238,13 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
     assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
     ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
-    rounded (largest remainder: small decode batches leave experts idle); expert ``i`` sits
-    on rank ``i mod ep``, the most loaded rank is modeled, experts with no token are skipped.
-    The dispatch / combine all-to-alls carry that rank's ``max(received, sent)`` rows (``sent
-    = T·k``; under token dropping, ``ops.moe_capacity``, the kept or padded rows, ``ep·C``
-    per expert: :func:`.routing.capacity_counts`). Serving runs the experts as one grouped
-    kernel; training as Transformer Engine's ``GroupedLinear`` does under Megatron-Core: one
-    GEMM per local expert for the forward, the input and the weight gradient
-    (``rl.grouped_gemm(layout="looped" / "looped_wgrad")``), each with its own tiles, waves
-    and latency floor.
+    rounded; expert ``i`` sits on rank ``i mod ep``, the most loaded rank is modeled. The
+    all-to-alls carry that rank's ``max(received, sent)`` rows (``sent = T·k``; token dropping:
+    :func:`.routing.capacity_counts`). Serving runs one grouped kernel over the experts a batch
+    touches in expectation, ``E·(1 - (1 - k/E)^(T·ep))`` (:func:`.routing.touched_counts`);
+    training as TE's ``GroupedLinear`` does under Megatron-Core: one GEMM per local expert for
+    the forward, the input and the weight gradient (``rl.grouped_gemm(layout="looped" /
+    "looped_wgrad")``), each with its own tiles, waves and latency floor.
 
     With HybridEP (:data:`.moe_host.HYBRIDEP_DISPATCHERS`, Megatron-Core's flex dispatcher; DeepEP
     hybrid-ep 1dddd19-34152ae, ``deep_ep/hybrid_ep_buffer.py``, ``csrc/hybrid_ep/executor``)
@@ -303,6 +302,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     else:
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
     used = tuple(int(c) for c in local if c > 0) or (1,)
+    alt = None  # serving: the experts a small batch touches, in expectation
+    if not mcore and ops.moe_capacity is None:
+        used, alt = touched_counts(local, touched_experts(t, e, k, skew, ep), skew, ep)
     # rows arrive grouped by source rank: regroup them by local expert (Megatron-Core's
     # all-to-all dispatcher only with more than one local expert, ``num_local_experts > 1``;
     # drop-and-pad as a ``transpose().contiguous()`` of the same rows; HybridEP's permute)
@@ -328,11 +330,11 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         # the grouped linears quantize their inputs (forward) and output gradients (backward)
         # one expert at a time (TE's split_quantize)
         ops.grouped_quantize(g, "experts quantize", used, (hid, width), (hid, mats * width))
-    ops.grouped_linear(g, "experts gate_up", used, hid, mats * width)
+    ops.grouped_linear(g, "experts gate_up", used, hid, mats * width, alt)
     if mcore and cfg.mlp_gated and cfg.glu_limit > 0:
         glu_clamp_unfused(ops, g, sum(used) * width)
     ops.elementwise(g, "experts act", sum(used) * width, reads=mats)
-    ops.grouped_linear(g, "experts down", used, width, hid)
+    ops.grouped_linear(g, "experts down", used, width, hid, alt)
     if mcore and lowp and not aligned:  # Fp8Unpadding of the output (its backward pads)
         ops.passes(g, "experts fp8 unpadding", [(rows * hid, 1.0, 1.0)],
                    [(rows * hid, 1.0, 1.0)])

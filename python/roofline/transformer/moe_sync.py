@@ -233,7 +233,7 @@ def _row_calls(ops: Program, i: int, n: int, backward: bool,
     grouped = [(idx, ops.grouped[idx]) for k, idx in parts if k == "grouped"]
     if grouped:  # one GEMM per local expert and grouped part, in part order
         row = 0
-        for _, (counts, _, _, lay) in grouped:
+        for _, (counts, _, _, lay, _) in grouped:
             if row < n:
                 c[row, _VIEW] += te_grouped_call_views(len(counts))
                 if param_hooks and not backward:

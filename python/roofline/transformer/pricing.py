@@ -377,17 +377,22 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
         _sustain(parts, f8_gemm, clock, recipe)
     if ops.grouped and ops.weight_only is not None:  # fused Marlin MoE
         wdt, group, zp = ops.weight_only
+
+        def marlin(counts: tuple[int, ...], k: float, n: float) -> np.ndarray:
+            cols: np.ndarray = stack(weight_only_grouped_gemm(
+                np.asarray(counts, dtype=np.int64), int(k), int(n), wdt, dtype, hw,
+                group_size=group, zero_points=zp, efficiency=efficiency))
+            return cols
         parts["grouped"] = np.concatenate([
-            stack(weight_only_grouped_gemm(np.asarray(counts, dtype=np.int64), int(k), int(n),
-                                           wdt, dtype, hw, group_size=group, zero_points=zp,
-                                           efficiency=efficiency))
-            for counts, k, n, _layout in ops.grouped])
+            _expected(lambda c, k=k, n=n: marlin(c, k, n), counts, alt)
+            for counts, k, n, _layout, alt in ops.grouped])
     elif ops.grouped:
         gdtype = dtype if recipe is None else recipe_dtype(recipe)
         steady = None if _block_scaled(recipe) else clock
         parts["grouped"] = np.concatenate([
-            _grouped_part(counts, k, n, lay, gdtype, hw, efficiency, steady, stack)
-            for counts, k, n, lay in ops.grouped])
+            _expected(lambda c, k=k, n=n, lay=lay: _grouped_part(
+                c, k, n, lay, gdtype, hw, efficiency, steady, stack), counts, alt)
+            for counts, k, n, lay, alt in ops.grouped])
     if ops.comms:
         fns: dict[str, Any] = {"all_reduce": all_reduce, "all_to_all": all_to_all,
                                "all_gather": all_gather, "reduce_scatter": reduce_scatter}
@@ -537,6 +542,17 @@ def _sustain(parts: dict[str, np.ndarray], f8_gemm: np.ndarray | None,
         cols[:, 0] += gemms * (alone[:, 0] - f8_gemm[:, 0])
         cols[:, 1] += gemms * (alone[:, 1] - f8_gemm[:, 1])
         cols[:, 3] = np.maximum(cols[:, 0] - np.maximum(cols[:, 1], cols[:, 2]), 0.0)
+
+
+def _expected(price: Any, counts: tuple[int, ...],
+              alt: tuple[tuple[int, ...], float] | None) -> np.ndarray:
+    """Columns of one grouped GEMM part: ``price(counts)``, or with an alternative ``(rows, w)``
+    the expectation ``(1 - w)·price(counts) + w·price(rows)`` (:attr:`.Program.grouped`)."""
+    cols: np.ndarray = price(counts)
+    if alt is None:
+        return cols
+    other: np.ndarray = price(alt[0])
+    return (1.0 - alt[1]) * cols + alt[1] * other
 
 
 def _grouped_part(counts: tuple[int, ...], k: float, n: float, lay: str, gdtype: str,

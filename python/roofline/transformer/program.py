@@ -32,8 +32,12 @@ class Program:
     elts: list[Pass] = field(default_factory=list)
     attn: list[dict[str, Any]] = field(default_factory=list)
     comms: list[tuple[str, float, float]] = field(default_factory=list)
-    #: grouped GEMMs: (rows per group, k, n, layout of ``rl.grouped_gemm``)
-    grouped: list[tuple[tuple[int, ...], float, float, str]] = field(default_factory=list)
+    #: grouped GEMMs: (rows per group, k, n, layout of ``rl.grouped_gemm``, alternative): the
+    #: alternative ``(rows per group, w)`` or None prices the kernel as ``(1 - w)`` times the
+    #: first rows' plus ``w`` times its own (an expectation over the experts a small batch
+    #: touches, :func:`.routing.touched_counts`)
+    grouped: list[tuple[tuple[int, ...], float, float, str,
+                        tuple[tuple[int, ...], float] | None]] = field(default_factory=list)
     #: per-expert quantize kernels of a GroupedLinear under a recipe: (rows per expert, cols)
     quant: list[tuple[tuple[int, ...], float]] = field(default_factory=list)
     #: framework ops as they run (registry Calls: ``runtime="hf"``), priced by their entries
@@ -130,21 +134,23 @@ class Program:
                                                  self._push("gemms", (k, m, n, batch, True))])
 
     def grouped_linear(self, g: int, name: str, counts: tuple[int, ...], k: float,
-                       n: float) -> None:
-        """One grouped GEMM: ``counts[i]`` rows times expert i's k x n.
+                       n: float, alt: tuple[tuple[int, ...], float] | None = None) -> None:
+        """One grouped GEMM: ``counts[i]`` rows times expert i's k x n (``alt``: the
+        other rows per expert of an expectation and their weight, see :attr:`grouped`).
 
-        Serving engines run one grouped kernel (``layout="contiguous"``). Training runs
+        Serving runs one grouped kernel (``layout="contiguous"``; the engines' Triton
+        ``fused_moe``, ``"fused_moe"``, set by :func:`.engines.engine_rewrite`). Training runs
         Megatron-Core's experts through Transformer Engine's ``GroupedLinear``, which issues one
         cuBLAS GEMM per local expert for the forward, the input gradient and the weight
         gradient (``layout="looped"`` / ``"looped_wgrad"``).
         """
         self._save(g, sum(counts) * k)
         lay = "looped" if self.train else "contiguous"
-        self._row(g, name, "gemm", [self._push("grouped", (counts, k, n, lay))])
+        self._row(g, name, "gemm", [self._push("grouped", (counts, k, n, lay, alt))])
         if self.train:  # dgrad dA_g = dC_g B_g^T (m_g x n by n x k); wgrad dB_g = A_g^T dC_g
-            self._row(g, name + " bwd", "gemm", [self._push("grouped", (counts, n, k, lay)),
-                                                 self._push("grouped",
-                                                            (counts, k, n, "looped_wgrad"))])
+            self._row(g, name + " bwd", "gemm", [
+                self._push("grouped", (counts, n, k, lay, alt)),
+                self._push("grouped", (counts, k, n, "looped_wgrad", alt))])
 
     def grouped_quantize(self, g: int, name: str, counts: tuple[int, ...],
                          fwd: tuple[float, ...], bwd: tuple[float, ...]) -> None:

@@ -21,7 +21,8 @@ from .program import Program
 __all__ = ["MOE_ROUTERS", "RoutingSpread", "capacity_counts", "expected_max_normal",
            "expert_capacity", "expert_counts", "expert_probabilities", "force_balanced_option",
            "moe_router_option", "random_routing_spread", "rank_counts", "ranks_hit",
-           "record_router", "sampled_counts", "token_ranks"]
+           "record_router", "sampled_counts", "token_ranks", "touched_counts",
+           "touched_experts"]
 
 #: The routers ``transformer.estimate(moe_router=...)`` names. ``"topk"``: a learned gate
 #: (gating GEMM, score function, top-k; Megatron-Core's ``TopKRouter``, whose
@@ -146,7 +147,90 @@ def rank_counts(counts: np.ndarray, ep: int) -> np.ndarray:
     rank with the most tokens sets the step time (every rank waits for it).
     """
     per_rank = counts.reshape(-1, ep).T  # rank r holds experts r, r+ep, ...
-    return np.asarray(per_rank[int(np.argmax(per_rank.sum(axis=1)))])
+    return np.asarray(per_rank[_busiest(counts, ep)])
+
+
+def _busiest(counts: np.ndarray, ep: int) -> int:
+    """The rank :func:`rank_counts` models: the most tokens, the lowest rank on a tie."""
+    return int(np.argmax(counts.reshape(-1, ep).T.sum(axis=1)))
+
+
+def touched_experts(tokens: int, experts: int, top_k: int, skew: float = 0.0,
+                    ep: int = 1) -> float:
+    """Expected experts of the busiest expert-parallel rank that at least one token chooses.
+
+    Each of the ``tokens·ep`` tokens of the group picks its ``top_k`` experts independently of
+    the others; expert ``i`` is among a token's picks with probability ``pi_i = min(1,
+    top_k·p_i)`` (``p_i`` of :func:`expert_probabilities`: ``top_k/experts`` when uniform), so
+    it is touched with probability ``1 - (1 - pi_i)^(tokens·ep)``, and the rank's expected
+    count is the sum over its experts (``i mod ep``; the rank :func:`rank_counts` picks),
+    at least ``top_k`` with one rank. Exact for uniform routing; under skew the marginals
+    ``min(1, k·p_i)`` are the share model's, not a top-k sampler's.
+
+    Uniform routing, one rank: ``E·(1 - (1 - k/E)^b)``; Mixtral (E = 8, k = 2) at b = 1, 8,
+    64 tokens: 2, 7.199, 8.000 (7.99999992).
+
+    >>> round(touched_experts(8, 8, 2), 4)
+    7.1991
+    """
+    n = int(tokens) * int(ep)
+    p = np.minimum(top_k * expert_probabilities(experts, skew), 1.0)
+    hit = np.ones_like(p)  # an expert every token picks (k·p_i >= 1) is always touched
+    some = p < 1.0
+    hit[some] = -np.expm1(n * np.log1p(-p[some]))  # 1 - (1 - p)^n
+    rank = _busiest(expert_counts(n, experts, top_k, skew), ep)
+    touched = float(hit.reshape(-1, ep).T[rank].sum())
+    # a token's k picks are distinct: one rank holding every expert sees at least k (the cap
+    # of k·p_i at 1 under a steep skew would count fewer)
+    return max(touched, float(min(top_k, experts))) if ep == 1 else touched
+
+
+def _spread(rows: int, shares: np.ndarray) -> tuple[int, ...]:
+    """``rows`` over ``len(shares)`` experts, one each and the rest by share (largest
+    remainder, ties to the hotter expert)."""
+    x = len(shares)
+    share = shares / shares.sum() * (rows - x)
+    counts = np.floor(share).astype(np.int64)
+    left = rows - x - int(counts.sum())
+    if left:
+        counts[np.argsort(-(share - counts), kind="stable")[:left]] += 1
+    return tuple(int(c) + 1 for c in counts)
+
+
+def touched_counts(local: np.ndarray, touched: float, skew: float = 0.0, ep: int = 1
+                   ) -> tuple[tuple[int, ...], tuple[tuple[int, ...], float] | None]:
+    """The busiest rank's expert rows with the expected number of experts touched: ``(counts,
+    alternative)``, the step priced as ``(1 - w)·price(counts) + w·price(alt)`` where
+    ``alternative = (alt, w)``, or ``price(counts)`` when it is None.
+
+    ``local`` are the rank's rows per expert as :func:`capacity_counts` spreads them (the
+    largest-remainder split touches ``min(E_local, rows)`` experts: every expert at
+    ``tokens·k >= E``); ``touched`` the expected experts with a token
+    (:func:`touched_experts`), ``D <= `` that. With ``D`` not below the experts ``local``
+    uses (to 1e-9), ``local`` is returned unchanged (prefill, large batches). Otherwise
+    the same rows go to ``ceil(D)`` experts (``counts``) and to ``floor(D)`` (``alt``, weight
+    ``ceil(D) - D``), the hottest of the rank's experts in ``local``'s order, one row each and
+    the rest by the rank's routing shares (``i^-skew`` of global expert ``i``; even when
+    uniform); ``ceil(D)`` equal to the experts ``local`` uses keeps ``local``. What a
+    grouped kernel reads per expert with tokens (its weights) is then linear in ``D``: the
+    expectation of a step whose weight bytes follow the experts touched.
+    """
+    rows = int(local.sum())
+    used = int(np.count_nonzero(local))
+    if touched >= used - 1e-9 or rows <= 0:
+        return tuple(int(c) for c in local if c > 0), None
+    lo = max(int(np.floor(touched + 1e-9)), 1)
+    frac = touched - lo
+    ranks = np.arange(local.size) * ep + 1.0  # global experts r, r + ep, ... (1-based)
+    shares = ranks ** -float(skew)
+
+    def over(x: int) -> tuple[int, ...]:
+        if x >= used:
+            return tuple(int(c) for c in local if c > 0)
+        return _spread(rows, shares[:x])
+    if frac < 1e-9:
+        return over(lo), None
+    return over(lo + 1), (over(lo), 1.0 - frac)
 
 
 def expert_capacity(tokens: int, experts: int, top_k: int, factor: float) -> int:

@@ -15,8 +15,11 @@ enum class GroupedLayout : std::uint8_t {
   masked,      ///< one buffer of `m_per_group` rows per group, all computed (max-M per group)
   looped,      ///< one GEMM kernel per non-empty group, launched in turn (Transformer Engine's
                ///< GroupedLinear: general_grouped_gemm issues one cuBLAS GEMM per expert)
-  looped_wgrad  ///< as looped, each group's weight gradient: dB_g[k, n] = A_g^T @ dC_g, a GEMM
-                ///< of m = k, reduction = the group's count, n columns
+  looped_wgrad,  ///< as looped, each group's weight gradient: dB_g[k, n] = A_g^T @ dC_g, a GEMM
+                 ///< of m = k, reduction = the group's count, n columns
+  fused_moe  ///< vLLM / SGLang's Triton fused_moe kernel: one kernel over every expert, the rows
+             ///< sorted by expert and each expert's padded to whole BLOCK_SIZE_M blocks
+             ///< (moe_align_block_size); no setup kernel, not torch's CUTLASS grouped kernel
 };
 
 /// Shape and formats of a grouped GEMM: group g computes C_g[m_g, n] = A_g[m_g, k] @ B_g[k, n].
@@ -37,6 +40,22 @@ struct GroupedGemmShape {
 /// Rows of the smallest CTA tile (kept for compatibility; the tile model now pads each group
 /// to whole clusters of the tile torch's CUTLASS grouped kernels choose, see grouped_gemm.cpp).
 inline constexpr double kGroupRowAlignment = 64.0;
+
+/// Rows of one block of the Triton fused_moe kernel in the small-batch (decode) regime: the
+/// BLOCK_SIZE_M of vLLM's tuned configs for M <= 32 tokens (fused_moe/configs/E=8,N=7168,
+/// device_name=NVIDIA_H100_80GB_HBM3.json, Mixtral at TP 2) and of get_default_config for M <= E.
+/// Each expert with tokens pads to whole blocks of it (GroupedLayout::fused_moe); the larger
+/// blocks the configs take at larger M pad less than one block per expert more, not modelled.
+inline constexpr double kFusedMoeBlockRows = 16.0;
+
+/// Share of the library GEMM's compute rate (compute_scale_16 / 8 alone) the Triton fused_moe
+/// kernel reaches: its A rows are gathered by token index (no TMA for A) through Triton's
+/// software pipeline. From vLLM PR #24700 (H100 80GB HBM3, benchmark_moe.py, Mixtral-8x7B at
+/// TP 2 with its tuned config, BLOCK 128 x 256 x 64): the 1536-token call, 1122.9 us, the
+/// table's most compute-bound point, solved for this fraction with the rest of the model
+/// fixed (0.65, two digits; the 512 and 1024-token points are checks, see
+/// benchmarks/vllm_fused_moe.py). Applied with the library terms (default preset).
+inline constexpr double kFusedMoeComputeFraction = 0.65;
 
 /// Uniform groups: a batched GEMM (batch = groups, m = m_per_group, one B per group) with
 /// real FLOPs and bytes; kind = gemm, grouped = true, and the tile model sees each group's
