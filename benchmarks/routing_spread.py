@@ -7,7 +7,7 @@ Megatron-Bridge's MoE perf rows route with ``moe_router_force_load_balancing`` (
 has them. For every ``train_moe`` row run that way this prints the rows per expert (mean and
 standard deviation), per EP rank, the busiest rank's expected excess
 (:func:`roofline.transformer.routing.random_routing_spread`), how much longer the step is
-priced with it (``estimate(moe_force_balanced=True)``, the rows' setting) than with an exact
+priced with it (``estimate(moe_router="force_balanced")``, the rows' setting) than with an exact
 even split, and the row's error both ways. Nothing is fitted.
 Run: ``PYTHONPATH=python python benchmarks/routing_spread.py``.
 """
@@ -44,9 +44,10 @@ def spread_rows() -> list[dict[str, Any]]:
 
 
 def priced_effect(row: dict[str, Any]) -> dict[str, float]:
-    """The row priced without and with ``moe_force_balanced`` (tokens/s/GPU) and measured."""
-    off = dict(row, config={**row["config"], "moe_force_balanced": False})
-    on = dict(row, config={**row["config"], "moe_force_balanced": True})
+    """The row priced with ``moe_router="topk"`` and ``"force_balanced"`` (tokens/s/GPU) and
+    measured."""
+    off = dict(row, config={**row["config"], "moe_router": "topk"})
+    on = dict(row, config={**row["config"], "moe_router": "force_balanced"})
     pred = []
     for r in (off, on):
         st = job_estimate(r).step

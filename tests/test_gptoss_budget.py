@@ -23,7 +23,7 @@ def test_every_priced_op_is_lined_up_and_the_parts_sum() -> None:
     # 7936-bit bus, 7.928 TB/s instead of 8.0: its streaming kernels 0.9 % slower,
     # hardware-notes §41; 377.6 with GB200's GEMM ceilings refitted to its 152 SMs, its GEMMs
     # and attention 3-6 % faster, hardware-notes §42; 380.1 with the busiest EP rank's rows
-    # under the row's force-balanced routing, +1.28 %, moe_force_balanced, hardware-notes
+    # under the row's force-balanced routing, +1.28 %, moe_router="force_balanced", hardware-notes
     # §46), and the measurement implies more (-26 %)
     assert b["total_ms"] == pytest.approx(380.1, abs=0.5)
     assert b["implied_ms"] > 1.2 * b["total_ms"]

@@ -707,7 +707,7 @@ def test_family_medians_pinned(result):
     # The larger pool is what the engines allocate; the earlier errors leaned on a 6 % short
     # capacity.
     # train_moe 0.146 unchanged (0.1461 -> 0.1458; p90 0.301 -> 0.295, bias -15 %): the 37
-    # Megatron-Bridge rows' force-balanced routing priced (moe_force_balanced: RandomSTE's
+    # Megatron-Bridge rows' force-balanced routing priced (moe_router="force_balanced": RandomSTE's
     # random logits make the counts binomial; the busiest EP rank carries its expected
     # maximum, 0.3-1.3 % over the mean; hardware-notes §46): each row 0.0-1.1 points slower,
     # 33 toward the measurement, the four already too slow (GB300 Qwen3 rows) 0.1-0.8 further.

@@ -23,7 +23,7 @@ def _layer0(router: str, dispatcher: str = "hybridep"):
 
 
 def test_routers_named() -> None:
-    assert MOE_ROUTERS == ("topk", "fake_balanced")
+    assert MOE_ROUTERS == ("topk", "force_balanced", "fake_balanced")
 
 
 @pytest.mark.parametrize(("experts", "k", "ep", "ranks"), [

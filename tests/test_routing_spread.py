@@ -88,7 +88,7 @@ def _step(**kw: object) -> rl.transformer.ModelEstimate:
 
 
 def test_force_balanced_prices_the_busiest_rank() -> None:
-    off, on = _step(), _step(moe_force_balanced=True)
+    off, on = _step(), _step(moe_router="force_balanced")
     # a host-bound step (1024 tokens, 16 experts a rank) hides it under the host's launches
     # (the step equal to rounding); the expert GEMMs themselves grow
     assert on.step.time_s >= off.step.time_s * (1 - 1e-12)
@@ -106,16 +106,16 @@ def test_force_balanced_prices_the_busiest_rank() -> None:
 
 
 @pytest.mark.parametrize(("kw", "match"), [
-    (dict(moe_force_balanced=1), "moe_force_balanced must be a bool"),
-    (dict(moe_force_balanced=True, routing_skew=0.5), "routing_skew must be 0"),
-    (dict(moe_force_balanced=True, moe_capacity_factor=1.0), "moe_capacity_factor"),
+    (dict(moe_router=1), "moe_router must be one of"),
+    (dict(moe_router="force_balanced", routing_skew=0.5), "routing_skew must be 0"),
+    (dict(moe_router="force_balanced", moe_capacity_factor=1.0), "moe_capacity_factor"),
 ])
 def test_force_balanced_bad_input(kw: dict, match: str) -> None:
     with pytest.raises((TypeError, ValueError), match=match):
         _step(**kw)
     with pytest.raises(ValueError, match="phase='train'"):
         rl.transformer.estimate("Qwen3-30B-A3B", "prefill", hardware="B200", seq_len=128,
-                                moe_force_balanced=True)
+                                moe_router="force_balanced")
 
 
 def test_benchmark_rows_and_the_priced_effect() -> None:
@@ -124,7 +124,7 @@ def test_benchmark_rows_and_the_priced_effect() -> None:
     assert len(rows) == 37  # every Megatron-Bridge train_moe row routes with random logits
     assert all(0.002 < r["spread"].busiest_excess < 0.014 for r in rows)
     jobs = {r["id"]: r for r in mod.read_jobs(mod.JOBS_FILE)}
-    assert all(jobs[r["id"]]["config"]["moe_force_balanced"] for r in rows)
+    assert all(jobs[r["id"]]["config"].get("moe_router") == "force_balanced" for r in rows)
     e = mod.priced_effect(jobs["mbridge2511_gb200_gptoss120b_bf16"])
     # GB200 GPT-OSS: the step 0.63 % longer (the busiest rank's expert GEMMs, permutes and
     # exchanges +1.28 %), the error -26.1 -> -25.7 %: nowhere near the gap

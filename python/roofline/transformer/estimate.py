@@ -51,7 +51,7 @@ from .program_choices import (
 )
 from .record import record_program
 from .report import ModelEstimate
-from .routing import force_balanced_option, moe_router_option
+from .routing import moe_router_option
 from .tp_overlap import overlap_tp_collectives
 from .train_terms import train_terms
 from .training import DEFAULT_NETWORK_BYTES_PER_S
@@ -109,7 +109,6 @@ def estimate(
     moe_capacity_factor: float | None = None,
     moe_pad_to_capacity: bool = False,
     moe_a2a_overlap: bool = False,
-    moe_force_balanced: bool = False,
     moe_shared_overlap: bool = False,
     megatron_core: str = "0.15",
     moe_permute_fusion: bool = True,
@@ -290,9 +289,11 @@ def estimate(
         bias (``moe_router_enable_expert_bias``) and the dispatcher (``"alltoall"``,
         ``"hybridep"``, ``"hybridep_2511"``: :data:`.moe_host.HYBRIDEP_DISPATCHERS`;
         ``"deepep"``: DeepEP's normal kernels, :mod:`.deepep`).
-    moe_router : {"topk", "fake_balanced"}
-        Training, MoE: a learned gate (default) or NeMo AutoModel's benchmark gate, no gating
-        GEMM, token ``i`` to experts ``(i·k + j) mod E`` (:data:`.routing.MOE_ROUTERS`).
+    moe_router : {"topk", "force_balanced", "fake_balanced"}
+        MoE: a learned gate (default); training only, the same gate with random logits
+        (Megatron-Core's ``moe_router_force_load_balancing``: the busiest EP rank's expected
+        rows, :func:`.routing.random_routing_spread`) or NeMo AutoModel's benchmark gate, no
+        gating GEMM, token ``i`` to experts ``(i·k + j) mod E`` (:data:`.routing.MOE_ROUTERS`).
     moe_capacity_factor, moe_pad_to_capacity : float, bool, optional
         Training, Megatron-Core MoE, ``"alltoall"``: token dropping as Megatron's
         ``moe_expert_capacity_factor`` / ``moe_pad_expert_input_to_capacity`` run it: a rank
@@ -302,9 +303,6 @@ def estimate(
         Training, Megatron-Core MoE, ``ep > 1``: Megatron-Bridge's ``moe_a2a_overlap``, the
         combined 1F1B schedule hiding each layer's all-to-alls behind another micro-batch's
         compute (:mod:`.moe_overlap`; ``pp > 1`` needs ``virtual_stages > 1``).
-    moe_force_balanced : bool
-        Training, dropless MoE: random router logits (``moe_router_force_load_balancing``):
-        the busiest EP rank's expected rows (:func:`.routing.force_balanced_option`).
     moe_shared_overlap : bool
         Training, MoE with shared experts: the shared experts on a side stream beside the
         dispatch, as NeMo AutoModel runs them (:func:`.moe_overlap.overlap_shared_experts`).
@@ -521,12 +519,12 @@ def estimate(
     settle = train if sustained is None else flag(fn, "sustained", sustained)
     ops = Program(train=train, recipe=f8_recipe, weight_only=wo, sustained=settle,
                   dispatcher=dispatcher, amax_ranks=tp if par["sequence_parallel"] else 1,
-                  router=moe_router_option(fn, moe_router, phase, cfg.is_moe),
+                  router=moe_router_option(fn, moe_router, phase, cfg.is_moe, routing_skew,
+                                           capacity),
                   moe_capacity=capacity, moe_core=moe_core_options(
                       fn, phase, runtime, dispatcher, capacity, megatron_core, moe_permute_fusion))
     ops.ep_span = (gpus_per_node, net_bw) if gpus_per_node and ep > gpus_per_node else None
-    ops.moe_force_balanced = force_balanced_option(fn, moe_force_balanced, phase,
-                                                   routing_skew, capacity)
+    ops.moe_force_balanced = ops.router == "force_balanced"
     tokens = batch * q
     act_bytes, kv_dtype_bytes = element_bytes(fn, dtype, kv_dtype, kv_dtype_bytes)
     # An 8-bit KV cache is fp8 attention: K, V read in fp8, math at the fp8 peak (prefill)

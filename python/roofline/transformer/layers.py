@@ -9,14 +9,13 @@ import math
 from typing import Any
 
 from .. import _core
-from . import framework_ops
+from . import framework_ops, routing
 from .config import TransformerConfig
 from .deepep import deepep_combine, deepep_dispatch
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
-from .routing import (capacity_counts, ranks_hit, record_router, token_ranks, touched_counts,
-                      touched_experts)
+from .routing import capacity_counts, ranks_hit, record_router, token_ranks
 from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
@@ -304,7 +303,8 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     used = tuple(int(c) for c in local if c > 0) or (1,)
     alt = None  # serving: the experts a small batch touches, in expectation
     if not mcore and ops.moe_capacity is None:
-        used, alt = touched_counts(local, touched_experts(t, e, k, skew, ep), skew, ep)
+        hit = routing.touched_experts(t, e, k, skew, ep)
+        used, alt = routing.touched_counts(local, hit, skew, ep)
     # rows arrive grouped by source rank: regroup them by local expert (Megatron-Core's
     # all-to-all dispatcher only with more than one local expert, ``num_local_experts > 1``;
     # drop-and-pad as a ``transpose().contiguous()`` of the same rows; HybridEP's permute)

@@ -19,29 +19,40 @@ from .._errors import ArgumentValueError
 from .program import Program
 
 __all__ = ["MOE_ROUTERS", "RoutingSpread", "capacity_counts", "expected_max_normal",
-           "expert_capacity", "expert_counts", "expert_probabilities", "force_balanced_option",
+           "expert_capacity", "expert_counts", "expert_probabilities",
            "moe_router_option", "random_routing_spread", "rank_counts", "ranks_hit",
            "record_router", "sampled_counts", "token_ranks", "touched_counts",
            "touched_experts"]
 
 #: The routers ``transformer.estimate(moe_router=...)`` names. ``"topk"``: a learned gate
-#: (gating GEMM, score function, top-k; Megatron-Core's ``TopKRouter``, whose
-#: ``moe_router_force_load_balancing`` draws random logits, so a token's experts are a uniform
-#: ``k``-subset). ``"fake_balanced"``: NeMo AutoModel's ``FakeBalancedGate``
+#: (gating GEMM, score function, top-k; Megatron-Core's ``TopKRouter``), balanced as
+#: ``routing_skew`` says. ``"force_balanced"``: the same kernels with
+#: ``moe_router_force_load_balancing`` (random logits: a token's experts are a uniform
+#: ``k``-subset, the counts binomial, :func:`random_routing_spread`), as Megatron-Bridge's
+#: benchmark rows run. ``"fake_balanced"``: NeMo AutoModel's ``FakeBalancedGate``
 #: (``nemo_automodel/components/moe/layers.py`` @ 89e3a9fdd, its benchmark configs'
 #: ``fake_balanced_gate: true``): no gating GEMM and no top-k; token ``i`` of a rank's ``t``
 #: goes to experts ``(i·k + j) mod E``, ``j < k``, weights ``1/k``.
-MOE_ROUTERS = ("topk", "fake_balanced")
+MOE_ROUTERS = ("topk", "force_balanced", "fake_balanced")
 
 
-def moe_router_option(fn: str, router: object, phase: str, is_moe: bool) -> str:
-    """``router`` if it names one of :data:`MOE_ROUTERS`; ``"fake_balanced"`` applies to the
-    training of an MoE model only (a ValueError naming ``moe_router`` otherwise)."""
+def moe_router_option(fn: str, router: object, phase: str, is_moe: bool, skew: object = 0.0,
+                      capacity: tuple[float, bool] | None = None) -> str:
+    """``router`` if it names one of :data:`MOE_ROUTERS` (a ValueError naming ``moe_router``
+    otherwise). ``"force_balanced"`` and ``"fake_balanced"`` apply to the training of an MoE
+    model; ``"force_balanced"`` replaces the learned router's logits by random ones, so
+    ``routing_skew`` must be 0, and prices the dropless layer (a capacity fixes the counts)."""
     if not isinstance(router, str) or router not in MOE_ROUTERS:
         raise ValueError(f"{fn}: moe_router must be one of {MOE_ROUTERS}, got {router!r}")
     if router != "topk" and (phase != "train" or not is_moe):
         raise ValueError(f"{fn}: moe_router={router!r} applies to phase='train' of an MoE "
                          f"model, got phase={phase!r}")
+    if router == "force_balanced" and skew != 0:
+        raise ArgumentValueError(fn, "moe_router", "'force_balanced' replaces the router's "
+                                 f"logits by random ones: routing_skew must be 0, got {skew!r}")
+    if router == "force_balanced" and capacity is not None:
+        raise ArgumentValueError(fn, "moe_router", "'force_balanced' prices dropless routing: "
+                                 f"moe_capacity_factor must be None, got {capacity[0]!r}")
     return router
 
 
@@ -91,7 +102,7 @@ def token_ranks(experts: int, k: int, ep: int, router: str = "topk") -> float:
     >>> token_ranks(256, 8, 64, "fake_balanced")  # DeepSeek-V3, EP 64: two ranks
     2.0
     """
-    if router == "topk":
+    if router != "fake_balanced":
         return ep * ranks_hit(experts, k, ep)
     block = experts // ep
     starts = experts // math.gcd(experts, k)
@@ -325,7 +336,7 @@ def random_routing_spread(tokens: int, experts: int, top_k: int, ep: int) -> Rou
 
     Every MoE layer draws anew and its combine all-to-all waits for the busiest rank, so that
     rank's expected rows, not the mean, set the layer's expert time: priced with
-    ``estimate(moe_force_balanced=True)`` (:func:`sampled_counts`; hardware-notes section 46).
+    ``estimate(moe_router="force_balanced")`` (:func:`sampled_counts`; hardware-notes section 46).
 
     Parameters
     ----------
@@ -371,23 +382,3 @@ def sampled_counts(tokens: int, experts: int, top_k: int, ep: int) -> np.ndarray
     counts = np.maximum(np.rint(target / n_local + s.expert_sd * z), 0).astype(np.int64)
     counts[-1] += target - int(counts.sum())
     return np.asarray(np.minimum(counts, int(tokens) * int(ep)))
-
-
-def force_balanced_option(fn: str, value: object, phase: str, skew: object,
-                          capacity: tuple[float, bool] | None) -> bool:
-    """Validated ``moe_force_balanced`` of ``transformer.estimate``: Megatron-Core's
-    ``moe_router_force_load_balancing`` (random router logits, :func:`random_routing_spread`),
-    which the benchmark rows run. It applies to training, replaces the learned router (so
-    ``routing_skew`` must be 0) and prices the dropless layer (a capacity fixes the counts)."""
-    if not isinstance(value, bool):
-        raise TypeError(f"{fn}: moe_force_balanced must be a bool, got {value!r}")
-    if value and phase != "train":
-        raise ArgumentValueError(fn, "moe_force_balanced",
-                                 f"True applies to phase='train' only, got phase={phase!r}")
-    if value and skew != 0:
-        raise ArgumentValueError(fn, "moe_force_balanced", "True replaces the router's logits "
-                                 f"by random ones: routing_skew must be 0, got {skew!r}")
-    if value and capacity is not None:
-        raise ArgumentValueError(fn, "moe_force_balanced", "True prices dropless routing: "
-                                 f"moe_capacity_factor must be None, got {capacity[0]!r}")
-    return value
