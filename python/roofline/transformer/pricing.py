@@ -17,7 +17,7 @@ from .._params.memo import Memo, pricing_token
 from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike
 from ..float8.layer import linear as float8_linear
-from ..float8.recipes import RECIPES
+from ..float8.recipes import core_recipe
 from ..hardware import Hardware
 from ..ops.attention import attention
 from ..ops.attention_columns import attention_columns
@@ -338,8 +338,8 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             axis=1)
         f8_gemm = stack(g)
     if ops.quant and recipe is not None:
-        r = RECIPES[recipe]
-        _, chw, ceff = resolve(hw, efficiency)
+        rhw, chw, ceff = resolve(hw, efficiency)
+        r = core_recipe(recipe, rhw)
 
         def quant() -> np.ndarray:
             out = np.zeros((len(ops.quant), len(COLUMNS)))
