@@ -129,7 +129,7 @@ def test_hybridep_waits_where_the_alltoall_dispatcher_does() -> None:
 def test_both_hybridep_releases_launch_the_same_rows() -> None:
     a, b = _layer(dispatcher="hybridep"), _layer(dispatcher="hybridep_2511")
     assert a.rows == b.rows and a.comms == b.comms
-    assert set(HYBRIDEP_DISPATCHERS) == set(MOE_DISPATCHERS) - {"alltoall"}
+    assert set(HYBRIDEP_DISPATCHERS) == set(MOE_DISPATCHERS) - {"alltoall", "deepep"}
 
 
 def test_flex_preprocess_is_one_compiled_call() -> None:
@@ -180,7 +180,7 @@ def test_estimate_takes_the_dispatcher_and_refuses_bad_ones() -> None:
     assert sum(old.columns["time_s"]) == sum(hyb.columns["time_s"])
     assert base.step.host_s > old.step.host_s > hyb.step.host_s
     with pytest.raises(ValueError, match="moe_dispatcher"):
-        rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_dispatcher="deepep", **kw)
+        rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_dispatcher="deepEP", **kw)
     with pytest.raises(ValueError, match="moe_dispatcher"):
         rl.transformer.estimate("Qwen3-30B-A3B", "train", moe_dispatcher="hybridep",
                                 hardware="GB200", seq_len=512, micro_batch=1)
@@ -188,5 +188,5 @@ def test_estimate_takes_the_dispatcher_and_refuses_bad_ones() -> None:
         rl.transformer.estimate("Qwen3-30B-A3B", "prefill", moe_dispatcher="hybridep",
                                 hardware="GB200", seq_len=512, ep=4)
     with pytest.raises(ValueError, match="moe_dispatcher"):
-        sync_exposed_s(_layer(dispatcher="deepep"), np.zeros(len(_layer().rows)),
+        sync_exposed_s(_layer(dispatcher="deepEP"), np.zeros(len(_layer().rows)),
                        [("moe", [0])], rl.hardware("B200"), "default")

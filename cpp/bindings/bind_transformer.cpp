@@ -164,6 +164,19 @@ py::tuple spanning_all_to_all_sweep_py(const InArray& bytes, const InArray& rank
   });
 }
 
+py::tuple deepep_exchange_sweep_py(const InArray& bytes, const InArray& ranks,
+                                   const InArray& rounds, double local, double node_share,
+                                   double up_bytes_per_s, double out_bytes_per_s,
+                                   double latency_s) {
+  const std::size_t len = equal_length({&bytes, &ranks, &rounds});
+  const LinkRates up{up_bytes_per_s, latency_s};
+  const LinkRates out{out_bytes_per_s, latency_s};
+  return estimate_columns(len, [&](EstimateColumns o) {
+    deepep_exchange_sweep(bytes.data(), ranks.data(), rounds.data(), len, local, node_share,
+                          up, out, o);
+  });
+}
+
 py::tuple spanning_collective_sweep_py(Collective op, CollectiveAlgo algo, const InArray& bytes,
                                        const InArray& ranks, const InArray& local,
                                        double up_bytes_per_s, double out_bytes_per_s,
@@ -261,6 +274,11 @@ void bind_transformer(py::module_& m) {
         py::arg("out_bytes_per_s"), py::arg("latency_s"),
         "All-to-all over ranks spread on scale-up domains of `local` ranks: the on-domain and "
         "off-domain shares cross their links at once.");
+  m.def("deepep_exchange_sweep", &deepep_exchange_sweep_py, py::arg("bytes"), py::arg("ranks"),
+        py::arg("rounds"), py::arg("local"), py::arg("node_share"), py::arg("up_bytes_per_s"),
+        py::arg("out_bytes_per_s"), py::arg("latency_s"),
+        "DeepEP normal-mode exchange kernels: NVLink rows and RDMA rows (once per node) at "
+        "once, plus one signal hop per synchronisation round.");
   m.def("spanning_collective_sweep", &spanning_collective_sweep_py, py::arg("op"),
         py::arg("algo"), py::arg("bytes"), py::arg("ranks"), py::arg("local"),
         py::arg("up_bytes_per_s"), py::arg("out_bytes_per_s"), py::arg("latency_s"),

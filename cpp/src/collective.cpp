@@ -292,4 +292,33 @@ void spanning_collective_sweep(Collective op, CollectiveAlgo algo, const double*
   }
 }
 
+Estimate deepep_exchange_estimate(double bytes, double ranks, double local, double node_share,
+                                  double rounds, const LinkRates& up,
+                                  const LinkRates& out) noexcept {
+  const bool spans = local >= 1.0 && local < ranks;
+  const double nodes = spans ? ranks / local : 1.0;
+  const double nvl = spans ? (local - 1.0) / local * bytes
+                           : (ranks > 1.0 ? (ranks - 1.0) / ranks * bytes : 0.0);
+  const double rdma = spans ? node_share * bytes * (nodes - 1.0) / nodes : 0.0;
+  const double nvl_s = up.bytes_per_s > 0 ? nvl / up.bytes_per_s : 0.0;
+  const double rdma_s = out.bytes_per_s > 0 ? rdma / out.bytes_per_s : 0.0;
+  Estimate e;
+  e.bytes = nvl + rdma;
+  e.memory_s = std::max(nvl_s, rdma_s);
+  e.overhead_s = rounds * up.latency_s;
+  e.time_s = e.memory_s + e.overhead_s;
+  e.kernels = 1.0;
+  return e;
+}
+
+void deepep_exchange_sweep(const double* bytes, const double* ranks, const double* rounds,
+                           std::size_t n_points, double local, double node_share,
+                           const LinkRates& up, const LinkRates& out,
+                           EstimateColumns cols) noexcept {
+  for (std::size_t i = 0; i < n_points; ++i) {
+    cols.set(i, deepep_exchange_estimate(bytes[i], ranks[i], local, node_share, rounds[i], up,
+                                         out));
+  }
+}
+
 }  // namespace roofline

@@ -11,10 +11,11 @@ from typing import Any
 from .. import _core
 from . import framework_ops
 from .config import TransformerConfig
+from .deepep import deepep_combine, deepep_dispatch
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
-from .routing import capacity_counts
+from .routing import capacity_counts, ranks_hit
 from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
@@ -259,8 +260,8 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     rank: under the benchmark's force-balanced routing a token's ``k`` experts are a uniform
     ``k``-subset of ``E``, so rank ``r`` (``E/ep`` experts) is hit with probability
     ``1 - C(E - E/ep, k) / C(E, k)`` (:func:`ranks_hit`); both exchanges carry the
-    all-to-all's bytes times ``ep·p/k``, at HybridEP's per-peer cost (``HYBRIDEP_PEER_S``).
-    """
+    all-to-all's bytes times ``ep·p/k``, at HybridEP's per-peer cost (``HYBRIDEP_PEER_S``);
+    DeepEP's normal kernels (``"deepep"``, :mod:`.deepep`) alike after its notify kernel."""
     hid, e, k = cfg.hidden_size, cfg.num_experts, cfg.experts_per_token
     mats = 2 if cfg.mlp_gated else 1
     width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
@@ -281,7 +282,10 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     dispatch_bytes = 1.0 if lowp and not mcore else act_bytes
     exchanged = max(received, sent) * hid  # the busiest rank's send or receive buffer
     hybrid = mcore and ops.dispatcher in HYBRIDEP_DISPATCHERS and ep > 1
-    if hybrid:  # the routing map's all-gather, HybridEP's metadata kernel: forward only
+    deep = mcore and ops.dispatcher == "deepep" and ep > 1
+    if deep:
+        deep_rows = deepep_dispatch(ops, g, t, e, k, ep, hid, act_bytes, max(received, sent))
+    elif hybrid:  # the routing map's all-gather, HybridEP's metadata kernel: forward only
         ops.collective(g, "routing map all_gather", "all_gather", t * e * ep, ep, backward=False)
         ops.passes(g, "hybridep metadata", [(t * e * ep / 2, 1.0, 0.0)], [])
         dedup = ranks_hit(e, k, ep) * ep / k  # rows per token and rank / rows per token
@@ -304,7 +308,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # rows arrive grouped by source rank: regroup them by local expert (Megatron-Core's
     # all-to-all dispatcher only with more than one local expert, ``num_local_experts > 1``;
     # drop-and-pad as a ``transpose().contiguous()`` of the same rows; HybridEP's permute)
-    regroup = mcore and ep > 1 and (hybrid or e // ep > 1)
+    regroup = mcore and ep > 1 and (hybrid or deep or e // ep > 1)
     if regroup:
         ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
     rows = sum(used)
@@ -338,8 +342,12 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         expert_fc2_bias(ops, g, used, hid)
     if regroup:
         ops.elementwise(g, "unsort chunks", sum(used) * hid)
-    ops.collective(g, "combine all_to_all", "hybridep_combine" if hybrid else "all_to_all",
-                   exchanged * act_bytes * (dedup if hybrid else 1.0), ep)
+    if deep:
+        deepep_combine(ops, g, ep, hid, act_bytes, deep_rows)
+    else:  # NCCL's all-to-all or HybridEP's combine
+        ops.collective(g, "combine all_to_all", "hybridep_combine" if hybrid else "all_to_all",
+                       exchanged * act_bytes * (dedup if hybrid else 1.0), ep)
+    hybrid = hybrid or deep  # the flex dispatcher's unpermute sums the rows: no weighted sum
     if cfg.num_shared_experts:
         sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)
         ops.linear(g, "shared gate_up", t, hid, mats * sw)
@@ -355,14 +363,6 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     if ep == 1:
         ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
     ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
-
-
-def ranks_hit(experts: int, k: int, ep: int) -> float:
-    """Probability that one rank of ``ep`` (``experts / ep`` experts each) holds at least one
-    of a token's ``k`` experts when they are a uniform ``k``-subset of ``experts``:
-    ``1 - C(experts - experts/ep, k) / C(experts, k)`` (1 when ``k`` exceeds the others)."""
-    others = experts - experts // ep
-    return 1.0 - (math.comb(others, k) / math.comb(experts, k) if k <= others else 0.0)
 
 
 def expert_fc2_bias(ops: Program, g: int, used: tuple[int, ...], hid: int) -> None:

@@ -165,10 +165,11 @@ TE_PADDING_MODULES = 3
 
 
 #: Megatron-Core token dispatchers whose synchronisation points are counted:
-#: ``"alltoall"`` (``moe_token_dispatcher_type="alltoall"``) and the flex dispatcher with
+#: ``"alltoall"`` (``moe_token_dispatcher_type="alltoall"``), the flex dispatcher with
 #: ``moe_flex_dispatcher_backend="hybridep"`` (DeepEP's hybrid-ep branch) in two releases
-#: (:data:`HYBRIDEP_DISPATCHERS`, :data:`.moe_sync.SYNC_POINTS`).
-MOE_DISPATCHERS = ("alltoall", "hybridep", "hybridep_2511")
+#: (:data:`HYBRIDEP_DISPATCHERS`) and with ``"deepep"`` (DeepEP's normal kernels, :mod:`.deepep`;
+#: :data:`.moe_sync.SYNC_POINTS`).
+MOE_DISPATCHERS = ("alltoall", "hybridep", "hybridep_2511", "deepep")
 
 #: The HybridEP dispatchers, by the Megatron-Core / DeepEP pair that runs them (the
 #: hybrid-ep commit Megatron-LM's ``docker/Dockerfile.ci.dev`` checks out): ``"hybridep"``
@@ -345,11 +346,13 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
 
     Parameters
     ----------
-    stage : {"router", "preprocess", "flex preprocess", "d2h", "router bwd"}
+    stage : {"router", "preprocess", "flex preprocess", "deepep preprocess", "d2h", ...}
         Which part (see the module docstring): the router's forward kernels after its
         top-k, the all-to-all dispatcher's preprocess, the flex (HybridEP) dispatcher's
-        (one row, no kernel), the device-to-host copies of the split sizes (one row, no
-        main-stream kernel: the copies run on a side stream), the router's backward.
+        (one row, no kernel; DeepEP's: its compiled ``torch.topk``, one kernel), the
+        device-to-host copies of the split sizes (one row, no
+        main-stream kernel: the copies run on a side stream), the router's backward
+        (``"router bwd"``).
     ep : int
         Expert-parallel ranks (``ep > 1`` adds the split sizes and their all-gather).
     graphed : frozenset of str
@@ -404,10 +407,10 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
         if "moe_router" not in graphed:  # its own graph: one replay call
             out[0, _MODULE] = 1.0
         return out
-    if stage == "flex preprocess":  # one compiled call (or its graph's replay), no kernel
-        if {"moe_preprocess", "moe_router"} <= graphed:
+    if stage in ("flex preprocess", "deepep preprocess"):  # one compiled call (or its graph's
+        if {"moe_preprocess", "moe_router"} <= graphed:  # replay); DeepEP's runs its top-k
             return np.zeros((0, len(HOST_CLASSES)))
-        return _row(module=1)[None, :]
+        return _row(module=1, kernel=float(stage == "deepep preprocess"))[None, :]
     if stage == "d2h":
         if pad:  # nothing to copy: the sizes are the capacity
             return np.zeros((0, len(HOST_CLASSES)))
@@ -415,7 +418,8 @@ def moe_extra_launches(stage: str, ep: int, graphed: frozenset[str],
         numpy = 3 if ep > 1 else 0
         return _row(view=2 + copies + numpy, kernel=copies)[None, :]
     raise ValueError(f"moe_extra_launches: stage must be 'router', 'preprocess', "
-                     f"'flex preprocess', 'd2h' or 'router bwd', got {stage!r}")
+                     f"'flex preprocess', 'deepep preprocess', 'd2h' or 'router bwd', got "
+                     f"{stage!r}")
 
 
 def moe_stages(ops: Program, i: int, backward: bool) -> list[str]:
@@ -429,6 +433,8 @@ def moe_stages(ops: Program, i: int, backward: bool) -> list[str]:
     if not backward and name == "topk":
         if ops.dispatcher in HYBRIDEP_DISPATCHERS:
             return ["router", "flex preprocess"]
+        if ops.dispatcher == "deepep":
+            return ["router", "deepep preprocess"]
         return ["router", "preprocess", "d2h"]
     if backward and name == "router bwd":
         return ["router bwd"]

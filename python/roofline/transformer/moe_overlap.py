@@ -59,9 +59,9 @@ from .moe_host import HYBRIDEP_DISPATCHERS
 from .moe_sync import layer_issue_terms
 from .program import Program
 
-__all__ = ["A2A_COMM_SMS", "HYBRIDEP_COMM_SMS", "DISPATCH_ROWS", "COMBINE_ROWS",
-           "SHARED_EXPERT_ROWS", "SCHEDULE_CALLS", "a2a_overlap_option", "a2a_overlap_terms",
-           "layer_pair_parts", "schedule_calls"]
+__all__ = ["A2A_COMM_SMS", "DEEPEP_COMM_SMS", "HYBRIDEP_COMM_SMS", "DISPATCH_ROWS",
+           "COMBINE_ROWS", "SHARED_EXPERT_ROWS", "SCHEDULE_CALLS", "a2a_overlap_option",
+           "a2a_overlap_terms", "layer_pair_parts", "schedule_calls"]
 
 _Parts = tuple[float, float, float, float, float, float]
 
@@ -76,9 +76,15 @@ A2A_COMM_SMS = 16
 #: ``scripts/performance/utils/overrides.py`` at c0b9a0003 and 74695a06d).
 HYBRIDEP_COMM_SMS = 32
 
+#: SMs DeepEP's normal kernels hold (``moe_deepep_num_sms``: Megatron-Core's default 20,
+#: ``transformer_config.py`` @92c8482, which Megatron-Bridge 25.11's perf scripts keep; each
+#: channel is a sending and a receiving SM, ``Buffer.num_sms``).
+DEEPEP_COMM_SMS = 20
+
 #: Program rows of the ``moe_dispatch`` node (the all-to-all dispatcher's token and
-#: probability exchanges; HybridEP's dispatch kernel).
-DISPATCH_ROWS = ("dispatch all_to_all", "dispatch probs all_to_all")
+#: probability exchanges; HybridEP's dispatch kernel; DeepEP's layout, notify and dispatch).
+DISPATCH_ROWS = ("dispatch all_to_all", "dispatch probs all_to_all", "deepep layout",
+                 "deepep notify")
 #: Program rows of the ``moe_combine`` node's exchange.
 COMBINE_ROWS = ("combine all_to_all",)
 #: Shared-expert rows: with the overlap Megatron-Core computes the shared experts in the
@@ -210,7 +216,8 @@ def a2a_overlap_terms(ops: Program, time_s: np.ndarray, groups: list[Any], heavy
         summed over every decoder layer (the MTP blocks' are not counted). Negative where the
         pair costs more than the plain schedule's layer.
     """
-    sms = HYBRIDEP_COMM_SMS if ops.dispatcher in HYBRIDEP_DISPATCHERS else A2A_COMM_SMS
+    sms = HYBRIDEP_COMM_SMS if ops.dispatcher in HYBRIDEP_DISPATCHERS else \
+        DEEPEP_COMM_SMS if ops.dispatcher == "deepep" else A2A_COMM_SMS
     share = min(sms / hw.sms, 0.5) if hw.sms else 0.0
     out = {"a2a_hidden_heavy_layer_s": 0.0, "a2a_hidden_layers_s": 0.0}
     issue = {} if host is None else layer_issue_terms(

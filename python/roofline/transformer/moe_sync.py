@@ -65,6 +65,10 @@ SYNC_POINTS: dict[tuple[str, bool], tuple[tuple[str, int], ...]] = {
                                ("unsort chunks", 0)),
     ("hybridep_2511", True): (("combine all_to_all bwd", 0),
                               ("sort chunks by expert bwd", 0)),
+    # DeepEP (.deepep): the CPU spins on moe_recv_counter after the notify kernel; the
+    # backward's dispatch is cached (the counts in the handle)
+    ("deepep", False): (("dispatch all_to_all", 0),),
+    ("deepep", True): (),
 }
 
 

@@ -45,6 +45,7 @@ from ..ops.registry import Pricer, lookup, price
 from ..ops.sustained import settle_columns, settled_clock
 from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .config import TransformerConfig
+from .deepep import DEEPEP_ROUNDS, deepep_columns
 from .engines import CUSTOM_ALLREDUCE_RANKS
 from .formats import recipe_dtype
 from .program import Program
@@ -423,7 +424,14 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             """Every collective; those of one kind, algorithm and link in one sweep."""
             out = np.empty((len(ops.comms), len(COLUMNS)))
             alike: dict[tuple[str, str, float | None, float], list[int]] = {}
+            deep = [i for i, c in enumerate(ops.comms) if c[0] in DEEPEP_ROUNDS]
+            if deep:  # DeepEP's kernels (.deepep): NVLink and, across nodes, RDMA at once
+                out[deep] = stack(deepep_columns(
+                    [ops.comms[i] for i in deep], ops.ep_span, ops.deepep_node_share,
+                    comm_bw or float(hw.interconnect_bytes_per_s or 1.0), latency_s, hw.name))
             for i, (op, nb, _r) in enumerate(ops.comms):
+                if op in DEEPEP_ROUNDS:
+                    continue
                 if exchange(op):
                     out[i] = stack(comm(op, nb, _r))
                 else:
@@ -437,8 +445,8 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             return out
 
         parts["comms"] = memo(
-            "comms", (tuple(ops.comms), ops.ep_span, comm_bw, latency_s, nccl_bw,
-                      custom_max_bytes), comms)
+            "comms", (tuple(ops.comms), ops.ep_span, ops.deepep_node_share, comm_bw,
+                      latency_s, nccl_bw, custom_max_bytes), comms)
     if ops.rings:  # ring context parallelism: the sends a step's attention block cannot hide
         nb, ranks, ai = (np.array(c) for c in zip(*ops.rings, strict=True))
         one = stack(send_recv(np.ceil(nb).astype(np.int64), hardware=hw,

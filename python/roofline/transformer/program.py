@@ -66,9 +66,12 @@ class Program:
     #: step of an engine kept full), else at each kernel's clock run alone
     sustained: bool = False
     #: Megatron-Core's MoE token dispatcher in training: ``"alltoall"``, ``"hybridep"`` or
-    #: ``"hybridep_2511"`` (the flex dispatcher's HybridEP backend; :func:`.layers.moe_mlp`,
-    #: :data:`.moe_sync.SYNC_POINTS`)
+    #: ``"hybridep_2511"`` (the flex dispatcher's HybridEP backend), ``"deepep"`` (its DeepEP
+    #: backend; :func:`.layers.moe_mlp`, :data:`.moe_sync.SYNC_POINTS`)
     dispatcher: str = "alltoall"
+    #: DeepEP across nodes: rows a GPU sends per destination node over rows per destination
+    #: rank (:func:`.deepep.node_share`; each row crosses the NIC once per node)
+    deepep_node_share: float = 1.0
     #: Megatron-Core token dropping in training: ``(moe_expert_capacity_factor,
     #: moe_pad_expert_input_to_capacity)``, None: dropless (:func:`.layers.moe_mlp`,
     #: :func:`.moe_sync.sync_points`, :func:`.moe_host.moe_extra_launches`)
@@ -203,6 +206,15 @@ class Program:
         if self.train and backward:
             self._row(g, name + " bwd", "collective",
                       [self._push("comms", (bwd_op or _BWD_OP.get(op, op), nbytes, ranks))])
+
+    def exchange(self, g: int, name: str, fwd: list[tuple[str, float, int]],
+                 bwd: list[tuple[str, float, int]]) -> None:
+        """One row of communication kernels ``(op, bytes, ranks)`` launched one after another
+        (DeepEP's notify and exchange kernels), ``bwd`` those its backward launches (a
+        ``... bwd`` row in training; none when empty)."""
+        self._row(g, name, "collective", [self._push("comms", c) for c in fwd])
+        if self.train and bwd:
+            self._row(g, name + " bwd", "collective", [self._push("comms", c) for c in bwd])
 
     def ring_exchange(self, g: int, name: str, nbytes: float, ranks: int) -> None:
         """Ring context parallelism around the attention call just recorded: ``ranks - 1``

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 __all__ = ["capacity_counts", "expert_capacity", "expert_counts", "expert_probabilities",
-           "rank_counts"]
+           "rank_counts", "ranks_hit"]
 
 
 def expert_probabilities(experts: int, skew: float = 0.0) -> np.ndarray:
@@ -107,3 +107,11 @@ def capacity_counts(tokens: int, experts: int, top_k: int, ep: int,
         return np.full(experts // ep, ep * c, dtype=np.int64), float(experts * c)
     kept = np.minimum(expert_counts(tokens * ep, experts, top_k, skew), ep * c)
     return rank_counts(kept, ep), float(kept.sum()) / ep
+
+
+def ranks_hit(experts: int, k: int, ep: int) -> float:
+    """Probability that one rank of ``ep`` (``experts / ep`` experts each) holds at least one
+    of a token's ``k`` experts when they are a uniform ``k``-subset of ``experts``:
+    ``1 - C(experts - experts/ep, k) / C(experts, k)`` (1 when ``k`` exceeds the others)."""
+    others = experts - experts // ep
+    return 1.0 - (math.comb(others, k) / math.comb(experts, k) if k <= others else 0.0)

@@ -146,4 +146,27 @@ void spanning_all_to_all_sweep(const double* bytes, const double* ranks, const d
                                std::size_t n_points, const LinkRates& up, const LinkRates& out,
                                EstimateColumns cols) noexcept;
 
+/// DeepEP's normal-mode (training) exchange kernels, one launch of `rounds` synchronisation
+/// rounds (deepseek-ai/DeepEP v1.2.1 `csrc/kernels/intranode.cu` / `internode.cu`). `bytes`: the
+/// rows a GPU sends, one per token and destination rank holding one of its experts, times the
+/// row's bytes (0 for the notify / barrier kernels, which move a few counts). Within one
+/// scale-up domain (local >= ranks) the (p-1)/p share for the other ranks crosses `up` (the
+/// rank's own rows stay in its memory); spanning domains of `local` ranks (DeepEP forwards
+/// through the GPU of the same index on each node: ranks a multiple of local) a row crosses the
+/// NIC once per destination node, `node_share` x bytes with node_share the rows per destination
+/// node over the rows per destination rank, (N-1)/N of it to the other N-1 = ranks/local
+/// nodes, while the rows for the other ranks of the destination node, (local-1)/local x bytes,
+/// are forwarded over `up`, both at once: time = max(nvl / up rate, rdma / out rate) + rounds x
+/// up latency (the kernels write to every peer at once: a round is one signal hop, not one
+/// step per peer). bytes = nvl + rdma bytes; memory_s the transfer term; 1 kernel.
+Estimate deepep_exchange_estimate(double bytes, double ranks, double local, double node_share,
+                                  double rounds, const LinkRates& up,
+                                  const LinkRates& out) noexcept;
+
+/// deepep_exchange_estimate over arrays of row bytes, ranks and rounds.
+void deepep_exchange_sweep(const double* bytes, const double* ranks, const double* rounds,
+                           std::size_t n_points, double local, double node_share,
+                           const LinkRates& up, const LinkRates& out,
+                           EstimateColumns cols) noexcept;
+
 }  // namespace roofline
