@@ -11,7 +11,7 @@ from typing import Any
 from .. import _core
 from . import framework_ops
 from .config import TransformerConfig
-from .deepep import deepep_combine, deepep_dispatch
+from .deepep import deepep_combine, deepep_dispatch, hybridep_dedup
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
@@ -288,7 +288,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     elif hybrid:  # the routing map's all-gather, HybridEP's metadata kernel: forward only
         ops.collective(g, "routing map all_gather", "all_gather", t * e * ep, ep, backward=False)
         ops.passes(g, "hybridep metadata", [(t * e * ep / 2, 1.0, 0.0)], [])
-        dedup = ranks_hit(e, k, ep) * ep / k  # rows per token and rank / rows per token
+        dedup = hybridep_dedup(ops, e, k, ep)  # rows per token and rank / rows per token
         ops.collective(g, "dispatch all_to_all", "hybridep_dispatch", dedup * (
             exchanged * dispatch_bytes + max(received, sent) * e / ep * 4.0), ep)
     elif mcore:  # Megatron's fused permute: each token's row copied once per chosen expert,

@@ -69,8 +69,8 @@ class Program:
     #: ``"hybridep_2511"`` (the flex dispatcher's HybridEP backend), ``"deepep"`` (its DeepEP
     #: backend; :func:`.layers.moe_mlp`, :data:`.moe_sync.SYNC_POINTS`)
     dispatcher: str = "alltoall"
-    #: DeepEP across nodes: rows a GPU sends per destination node over rows per destination
-    #: rank (:func:`.deepep.node_share`; each row crosses the NIC once per node)
+    #: DeepEP (and HybridEP) across nodes: rows a GPU sends per destination node over rows per
+    #: destination rank (:func:`.deepep.node_share`; each row crosses the NIC once per node)
     deepep_node_share: float = 1.0
     #: Megatron-Core token dropping in training: ``(moe_expert_capacity_factor,
     #: moe_pad_expert_input_to_capacity)``, None: dropless (:func:`.layers.moe_mlp`,
