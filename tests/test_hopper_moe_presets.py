@@ -224,3 +224,22 @@ def test_flex_dispatchers_cross_the_nic_once_per_node(built: dict[str, Any]) -> 
 
     assert exchange_s(hyb) < 0.8 * exchange_s(a2a)
     assert hyb.step.tokens_per_s > a2a.step.tokens_per_s
+
+
+def test_tensor_parallel_ranks_route_their_sequence_share() -> None:
+    # Megatron-Core with TP > 1 (sequence parallel) and EP > 1, ETP 1 (DeepSeek-V3's and
+    # Qwen3-235B's H100 presets): the MoE layer's input is split over the TP ranks and the
+    # all-to-all dispatcher gathers nothing before the experts (token_dispatcher.py: the
+    # gather runs over the expert-TP group, size 1), so each GPU's experts see t/tp tokens
+    kw = dict(hardware="H100 SXM", seq_len=4096, micro_batch=1, ep=8, dp=8, gpus_per_node=8)
+    one = T.estimate("Qwen3-30B-A3B", "train", tp=1, **kw)
+    two = T.estimate("Qwen3-30B-A3B", "train", tp=2, **kw)
+
+    def flops(est: Any, name: str) -> float:
+        return sum(float(f) for (_, n, _), f in zip(est.rows, est.columns["flops"], strict=True)
+                   if n == name)
+
+    # 4096 x 8 rows over 8 ranks: 4096 rows a rank, 2048 with tp = 2 (experts unsplit)
+    assert flops(one, "experts gate_up") == pytest.approx(2 * flops(two, "experts gate_up"))
+    assert flops(one, "experts down") == pytest.approx(2 * flops(two, "experts down"))
+    assert flops(one, "router") == flops(two, "router")  # priced on the whole sequence

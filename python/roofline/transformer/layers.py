@@ -235,10 +235,10 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     exposes its launch time where the host issues its per-expert kernels slower than the GPU
     runs them (``step.host_s``, see :func:`.moe_sync.sync_exposed_s`).
     MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
-    assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
-    ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
-    rounded (largest remainder: small decode batches leave experts idle); expert ``i`` sits
-    on rank ``i mod ep``, the most loaded rank is modeled, experts with no token are skipped.
+    assignments of an expert-parallel group (``T`` tokens per GPU, ``/tp`` training with tp,
+    ep > 1; top-``k``) split over the ``E`` experts by a Zipf share ``i^-s / sum j^-s``
+    (``s = routing_skew``; 0 = uniform), rounded (largest remainder: small decode batches
+    leave experts idle); expert ``i`` on rank ``i mod ep``; the busiest rank, no empty expert.
     The dispatch / combine all-to-alls carry that rank's ``max(received, sent)`` rows (``sent
     = T·k``; under token dropping, ``ops.moe_capacity``, the kept or padded rows, ``ep·C``
     per expert: :func:`.routing.capacity_counts`). Serving runs the experts as one grouped
@@ -270,9 +270,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # general_gemm in the router dtype), outside fp8_autocast's modules: never quantized
     ops.linear(g, "router", t, hid, e, cat="rep", lowp=not ops.train)
     ops.elementwise(g, "topk", t * e, reads=1, writes=1)
-    # The ep ranks route t tokens each; this GPU is the most loaded rank. ``sent``: the rows
-    # a rank's permute writes and its dispatch sends (t·k dropless; under a capacity the
-    # kept or padded rows, :func:`.routing.capacity_counts`)
+    # Megatron-Core under sequence parallelism (tp > 1, ep > 1, ETP 1) routes a TP rank's t/tp
+    # tokens; the most loaded rank's ``sent`` rows: :func:`.routing.capacity_counts`
+    tf, t = t, (math.ceil(t / tp) if ops.train and ep > 1 and tp > 1 else t)
     local, sent = capacity_counts(t, e, k, ep, ops.moe_capacity, skew)
     received = int(local.sum())
     mcore = ops.train  # Megatron-Core's training dispatcher (serving engines fuse these)
@@ -350,9 +350,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     hybrid = hybrid or deep  # the flex dispatcher's unpermute sums the rows: no weighted sum
     if cfg.num_shared_experts:
         sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)
-        ops.linear(g, "shared gate_up", t, hid, mats * sw)
-        ops.elementwise(g, "shared act", t * sw, reads=mats)
-        ops.linear(g, "shared down", t, sw, hid)
+        ops.linear(g, "shared gate_up", tf, hid, mats * sw)
+        ops.elementwise(g, "shared act", tf * sw, reads=mats)
+        ops.linear(g, "shared down", tf, sw, hid)
     if not hybrid and not ops.moe_core[1]:  # core_v0.11 / 0.12, no shared experts
         framework_ops.mcore_unfused_permute(ops, g, "unpermute", t, e, sent, hid)
     elif not hybrid:
@@ -362,7 +362,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         ops.elementwise(g, "moe shared add", t * hid, reads=2)
     if ep == 1:
         ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
-    ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
+    ops.elementwise(g, "mlp_residual", tf * hid, reads=2, cat="rep")
 
 
 def expert_fc2_bias(ops: Program, g: int, used: tuple[int, ...], hid: int) -> None:
