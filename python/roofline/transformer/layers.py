@@ -295,7 +295,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         # grouped by destination rank and expert, then the tokens' and (fp32) probabilities'
         # all_to_alls (token_dispatch; core_v0.11 / 0.12 keep them for the unpermute)
         if ops.moe_core[1]:
-            ops.elementwise(g, "permute", sent * hid)
+            ops.elementwise(g, "permute", sent * hid, saved=0.0)  # TE: its row_id_map
         else:
             framework_ops.mcore_unfused_permute(ops, g, "permute", t, e, sent, hid)
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
@@ -310,7 +310,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # drop-and-pad as a ``transpose().contiguous()`` of the same rows; HybridEP's permute)
     regroup = mcore and ep > 1 and (hybrid or deep or e // ep > 1)
     if regroup:
-        ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
+        ops.elementwise(g, "sort chunks by expert", sum(used) * hid, saved=0.0)  # index map
     rows = sum(used)
     # TE's Fp8Padding returns early when every local expert's rows are aligned (16; MXFP8 32),
     # which drop-and-pad's fixed ep·C rows decide
@@ -341,7 +341,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     if mcore and cfg.mlp_bias:
         expert_fc2_bias(ops, g, used, hid)
     if regroup:
-        ops.elementwise(g, "unsort chunks", sum(used) * hid)
+        ops.elementwise(g, "unsort chunks", sum(used) * hid, saved=0.0)
     if deep:
         deepep_combine(ops, g, ep, hid, act_bytes, deep_rows)
     else:  # NCCL's all-to-all or HybridEP's combine
