@@ -53,6 +53,29 @@ def test_mla_up_proj_is_the_up_projections_and_their_rope() -> None:
     assert llama.step.recompute_s == 0.0
 
 
+def test_mlp_module_is_the_dense_layers_mlp_only() -> None:
+    # Megatron-Core's "mlp" recompute module reruns self.mlp only where the layer is not an
+    # MoE layer (TransformerLayer.recompute_mlp): DeepSeek-V3's dense layers, as Megatron-
+    # Bridge's H100 presets list it (recompute_modules=["mla_up_proj", "mlp"])
+    kw = dict(KW, ep=8, dp=8, pp=1, grad_accum=2)
+    model = T.config("DeepSeek-V3").replace(num_layers=5, mtp_layers=0)  # 3 dense, 2 MoE
+    none = T.estimate(model, "train", **kw)
+    mlp = T.estimate(model, "train", recompute="modules:mlp", **kw)
+    names = ("gate_up_proj", "act (silu*up)", "down_proj")
+    assert {n for _, n, _ in none.rows} >= set(names) | {"shared gate_up"}
+    # 2 micro-batches x the dense layers' MLP forward (fc1, activation, fc2; tp = 1)
+    want = 2 * _forward_s(none, names)
+    assert want > 0
+    assert mlp.step.recompute_s == pytest.approx(want, rel=1e-12)
+    both = T.estimate(model, "train", recompute="modules:mla_up_proj,mlp", **kw)
+    mla = T.estimate(model, "train", recompute="modules:mla_up_proj", **kw)
+    assert both.step.recompute_s == pytest.approx(
+        mla.step.recompute_s + mlp.step.recompute_s, rel=1e-12)
+    # a model whose every layer is an MoE layer recomputes nothing under "mlp"
+    q = T.estimate("Qwen3-30B-A3B", "train", recompute="modules:mlp", **dict(KW, ep=8, dp=8))
+    assert q.step.recompute_s == 0.0
+
+
 def test_core_attn_module_is_selective_recomputation() -> None:
     a = T.estimate("Llama-3-8B", "train", recompute="modules:core_attn", **KW)
     b = T.estimate("Llama-3-8B", "train", recompute="selective", **KW)
@@ -69,7 +92,7 @@ def test_module_share_marks_forward_rows_only() -> None:
     assert share.tolist() == [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
     assert module_recompute_share(rows, groups, ("core_attn",)).tolist() == [
         0.0, 0.0, 0.0, 0.0, 1.0, 0.0]
-    assert set(RECOMPUTE_MODULES) == {"layernorm", "moe_act", "mla_up_proj", "core_attn"}
+    assert set(RECOMPUTE_MODULES) == {"layernorm", "moe_act", "mla_up_proj", "core_attn", "mlp"}
 
 
 @pytest.mark.parametrize(("value", "match"), [

@@ -245,7 +245,9 @@ PYBIND11_MODULE(_core, mod) {
       .value("blockwise", Recipe::blockwise).value("mxfp8_te", Recipe::mxfp8_te)
       .value("tensorwise_te", Recipe::tensorwise_te)
       .value("delayed_te", Recipe::delayed_te)
-      .value("delayed_te_uncached", Recipe::delayed_te_uncached);
+      .value("delayed_te_uncached", Recipe::delayed_te_uncached)
+      .value("blockwise_te", Recipe::blockwise_te)
+      .value("tensorwise_te_sm90", Recipe::tensorwise_te_sm90);
 
   py::enum_<TensorRole>(mod, "TensorRole")
       .value("input", TensorRole::input).value("weight", TensorRole::weight)

@@ -430,6 +430,34 @@ ROOFLINE_FLATTEN void training_cast_kernels_to(const T& d0, const T& d1, TensorR
                                          : "grad_output cast (one fp8 copy)",
                KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n));
       return;
+    case Recipe::tensorwise_te_sm90:
+      if (torchao) no_torchao_model("training recipe 'tensorwise_te_sm90' (Transformer Engine)");
+      // Float8CurrentScalingQuantizer on a GPU whose fp8 GEMMs are TN-only (TE 2.9
+      // pytorch/csrc/quantizer.cpp: with_transpose = columnwise_usage &&
+      // !nvte_is_non_tn_fp8_gemm_supported()): the amax, then one cast-transpose writing the
+      // row-major copy and the transposed one. Weights: fp8 params (fp8_param_gather), as
+      // tensorwise_te; their per-step transpose is not priced per call.
+      if (!act) return;
+      amax(role == TensorRole::input ? "input amax" : "grad_output amax", fuse);
+      out.push(role == TensorRole::input ? "input cast + transpose (two fp8 copies)"
+                                         : "grad_output cast + transpose (two fp8 copies)",
+               KernelRole::cast, traffic<T>(kBf16 * n, 2.0 * kFp8 * n));
+      return;
+    case Recipe::blockwise_te: {
+      if (torchao) no_torchao_model("training recipe 'blockwise_te' (Transformer Engine)");
+      // Float8BlockQuantizer (TE 2.9 pytorch/csrc/quantizer.cpp, nvte_quantize_v2 ->
+      // quantize_transpose_vector_blockwise): one kernel reads the bf16 tensor and writes the
+      // 1x128-scaled fp8 rows and the transposed copy with its own 1x128 scales, fp32 each. TE's
+      // norm kernels do not emit it (normalization.cpp: UNFUSED for block quantizers), so the
+      // read is never fused. Weights (128x128 blocks): quantized once per step
+      // (is_first_microbatch caches the copies; param_refresh_kernels), none per call.
+      if (!act) return;
+      const T scales = d0 * ceil(d1 / 128.0) + d1 * ceil(d0 / 128.0);
+      out.push(role == TensorRole::input ? "input quantize 1x128 (row-wise + transposed)"
+                                         : "grad_output quantize 1x128 (row-wise + transposed)",
+               KernelRole::cast, traffic<T>(kBf16 * n, 2.0 * kFp8 * n + kFp32 * scales));
+      return;
+    }
     case Recipe::delayed_te:
     case Recipe::delayed_te_uncached:
       if (torchao) no_torchao_model("training recipe 'delayed_te' (Transformer Engine)");
@@ -520,6 +548,7 @@ ROOFLINE_FLATTEN void inference_cast_kernels_to(const T& d0, const T& d1, Recipe
                traffic<T>(read, kFp4 * n + kFp8 * block_scales(d0, d1, 16.0, torchao)));
       return;
     case Recipe::blockwise:
+    case Recipe::blockwise_te:
       if (torchao) no_torchao_model("blockwise inference");
       out.push("input quant 1x128", KernelRole::cast,
                traffic<T>(read, kFp8 * n + kFp32 * block_scales(d0, d1, 128.0, false)));
@@ -531,6 +560,7 @@ ROOFLINE_FLATTEN void inference_cast_kernels_to(const T& d0, const T& d1, Recipe
       out.push("input quantize (static scale)", KernelRole::cast, traffic<T>(read, kFp8 * n));
       return;
     case Recipe::tensorwise_te:
+    case Recipe::tensorwise_te_sm90:
       if (torchao) no_torchao_model("inference recipe 'tensorwise_te' (Transformer Engine)");
       out.push("input amax", KernelRole::cast, traffic<T>(read, 0.0));
       out.push("input cast (one fp8 copy)", KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n));
@@ -576,6 +606,17 @@ template void te_weight_scale_swizzle<Lanes>(const Lanes&, const Lanes&, Recipe,
 template <class T>
 void param_refresh_kernels(const T& elements, Recipe r, KernelSinkT<T>& out,
                            const CastTerms& terms) {
+  if (r == Recipe::blockwise_te) {
+    // Float8BlockScaling's weights (128x128 blocks): TE quantizes each weight in its first
+    // micro-batch of the step (Megatron-Core's is_first_microbatch; the later ones reuse the
+    // copies): quantize_transpose_square_blockwise reads the bf16 weight once and writes the
+    // fp8 rows and the transposed copy, one fp32 scale per 128x128 tile each.
+    const T n = elements;
+    out.push("weight quantize 128x128 (row-wise + transposed, first micro-batch)",
+             KernelRole::cast,
+             traffic<T>(T(kBf16 * n), T(2.0 * kFp8 * n + 2.0 * kFp32 * ceil(n / 16384.0))));
+    return;
+  }
   if (r != Recipe::mxfp8_te) return;
   // Megatron-Core (DistributedDataParallel.start_param_sync / finish_param_sync with
   // reuse_grad_buf_for_mxfp8_param_ag): param.data.copy_(bf16 slice) runs TE's MXFP8

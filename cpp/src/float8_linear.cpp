@@ -16,6 +16,7 @@ LowpFormats lowp_formats(Recipe r) {
   switch (r) {
     case Recipe::tensorwise:
     case Recipe::tensorwise_te:
+    case Recipe::tensorwise_te_sm90:
     case Recipe::tensorwise_static:
     case Recipe::delayed_te:
     case Recipe::delayed_te_uncached:
@@ -31,6 +32,7 @@ LowpFormats lowp_formats(Recipe r) {
     case Recipe::nvfp4_no_global_scale:
       return {DType::nvfp4, DType::nvfp4, DType::nvfp4, DType::nvfp4, DType::nvfp4, DType::nvfp4};
     case Recipe::blockwise:
+    case Recipe::blockwise_te:
       return {DType::fp8_block_1x128, DType::fp8_block_128x128, DType::fp8_block_1x128,
               DType::fp8_block_128x128, DType::fp8_block_1x128, DType::fp8_block_1x128};
     default:  // mxfp8 variants
@@ -41,7 +43,8 @@ LowpFormats lowp_formats(Recipe r) {
 // How torch._scaled_mm scales each fp8 GEMM of a recipe (none for block-scaled formats).
 Scaling recipe_scaling(Recipe r) {
   switch (r) {
-    case Recipe::tensorwise: case Recipe::tensorwise_te: case Recipe::tensorwise_static:
+    case Recipe::tensorwise: case Recipe::tensorwise_te: case Recipe::tensorwise_te_sm90:
+    case Recipe::tensorwise_static:
     case Recipe::delayed_te: case Recipe::delayed_te_uncached:
       return Scaling::tensorwise;
     // rowwise_with_gw_hp's grad_input pairs rowwise grad_output scales with a tensorwise weight

@@ -250,9 +250,14 @@ class Recipe:
       delayed_te
     
       delayed_te_uncached
+    
+      blockwise_te
+    
+      tensorwise_te_sm90
     """
     __members__: typing.ClassVar[dict[str, Recipe]]
     blockwise: typing.ClassVar[Recipe]
+    blockwise_te: typing.ClassVar[Recipe]
     delayed_te: typing.ClassVar[Recipe]
     delayed_te_uncached: typing.ClassVar[Recipe]
     mxfp4: typing.ClassVar[Recipe]
@@ -272,6 +277,7 @@ class Recipe:
     tensorwise: typing.ClassVar[Recipe]
     tensorwise_static: typing.ClassVar[Recipe]
     tensorwise_te: typing.ClassVar[Recipe]
+    tensorwise_te_sm90: typing.ClassVar[Recipe]
     @typing.overload
     def __eq__(self, other: Recipe) -> bool:
         ...

@@ -16,7 +16,7 @@ from .._params.threads import get_num_threads
 from ..efficiency import EfficiencyLike
 from ..estimate import Array, T
 from ..hardware import HardwareLike
-from .recipes import MODES, RECIPES, check_recipe, lowp_dtype
+from .recipes import MODES, RECIPES, check_recipe, check_te_support, core_recipe, lowp_dtype
 
 #: How the linear's kernels are launched (``launch=``): eager ATen ops, ``torch.compile``
 #: regions (what torchao's float8 users run, the default), or a CUDA graph replay.
@@ -316,7 +316,13 @@ def linear(
         the step by ``is_first_microbatch``, its once-per-step cast-transpose not priced per
         call) and ``delayed_te_uncached`` (the same, plus the weight's cast-transpose, ``2·k·n``
         read and written, in every call: TE modules called without ``is_first_microbatch``,
-        as llm-foundry's ``fc_type: te``); TE's CUDA kernels at the streaming rate. Not
+        as llm-foundry's ``fc_type: te``). On sm90 also ``blockwise_te`` (Float8BlockScaling,
+        Megatron-Bridge's FP8-SC: one kernel per activation writes the 1x128-scaled rows and
+        the transposed copy, ``2·m·k`` read, ``2·m·k`` plus fp32 scales written; weights
+        quantized once per step) and ``tensorwise_te`` resolves to ``tensorwise_te_sm90``
+        where fp8 GEMMs are TN-only (an fp8 and no fp4 peak: H100, H200, L40S): the amax, then
+        one cast-transpose writing both fp8 copies. ``mxfp8_te`` raises ValueError there (TE
+        needs compute capability 10.0). TE's CUDA kernels at the streaming rate. Not
         modelled by ``efficiency="torchao"``. ``tensorwise_static`` (inference only): fp8
         weights and a
         calibrated per-tensor input scale, as TensorRT-LLM's ``FP8Linear`` runs (TensorRT's
@@ -381,6 +387,8 @@ def linear(
         n=positive_int_array(fn, "n", n),
     )
     hw, chw, ceff = resolve(hardware, efficiency)
+    check_te_support(fn, recipe, hw)
+    rec = core_recipe(rec.name, hw)  # Float8CurrentScaling on TN-only fp8 GEMMs (sm90)
     require_peak(fn, hw, _core.DType.bf16)
     require_peak(fn, hw, lowp_dtype(rec.name))
     try:
@@ -417,19 +425,22 @@ def _linear_scalar(m: int, k: int, n: int, recipe: str, hardware: Any, mode: str
     """:func:`linear` for Python ints already checked, exact recipe / mode spellings and
     explicit hardware: the same result, without numpy."""
     fn = "float8.linear"
-    rec, md = RECIPES[recipe], MODES[mode]
+    md = MODES[mode]
     hw, chw, ceff, memo = resolve_cached(hardware, efficiency)
     key = ("float8", recipe, mode, fuse_with_prev)  # spellings: core enums hash slowly
     info = memo.get(key)
     if info is None:
+        check_te_support(fn, recipe, hw)
+        rec = core_recipe(recipe, hw)
         require_peak(fn, hw, _core.DType.bf16)
         require_peak(fn, hw, lowp_dtype(rec.name))
         try:
             one = _core.Float8LinearOne(rec, md, fuse_with_prev, chw, ceff)
         except ValueError as exc:
             raise ValueError(f"{fn}: {exc}") from None
-        info = memo[key] = (one, rec.name, md.name)
-    one, rec_name, md_name = info
+        info = memo[key] = (one, rec, md.name)
+    one, rec, md_name = info
+    rec_name = rec.name
     bf16, lowp, cast = one(m, k, n)
     out = object.__new__(Float8Linear)
     out.__dict__.update(m=float(m), k=float(k), n=float(n), recipe=rec_name,

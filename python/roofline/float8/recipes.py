@@ -6,8 +6,10 @@ from typing import Any
 
 from .. import _core
 from .._checks import one_of
+from .._errors import ArgumentValueError
 
-__all__ = ["MODES", "RECIPES", "check_recipe", "lowp_dtype", "recipe_names"]
+__all__ = ["MODES", "RECIPES", "TE_BLOCK_SCALED", "check_recipe", "check_te_support",
+           "core_recipe", "lowp_dtype", "recipe_names"]
 
 _R = _core.Recipe
 
@@ -44,6 +46,14 @@ RECIPES: dict[str, Any] = {
     "nvfp4_no_global_scale": _R.nvfp4_no_global_scale,
     "blockwise": _R.blockwise,
     "blockwise_1x128_128x128": _R.blockwise,
+    # Transformer Engine's Float8BlockScaling on sm90 as Megatron-Core runs it (Megatron-Bridge's
+    # FP8-SC / "subchannel" recipe): one quantize kernel per activation writes the 1x128-scaled
+    # rows and the transposed copy; 128x128 weights quantized in the step's first micro-batch
+    "blockwise_te": _R.blockwise_te,
+    # Float8CurrentScaling on a GPU whose fp8 GEMMs are TN-only (sm89 / sm90): the amax, then
+    # one cast-transpose writing both fp8 copies. "tensorwise_te" resolves to it on those GPUs
+    # (:func:`core_recipe`)
+    "tensorwise_te_sm90": _R.tensorwise_te_sm90,
 }
 
 MODES: dict[str, Any] = {
@@ -53,6 +63,13 @@ MODES: dict[str, Any] = {
 }
 
 _FP4 = {"mxfp4_cutlass", "mxfp4", "nvfp4", "nvfp4_static", "nvfp4_no_global_scale"}
+
+#: Transformer Engine recipes whose GEMMs need block-scaled (microscaled) tensor-core MMA, and
+#: the compute capability TE asks for (TE 2.9 ``pytorch/quantization.py``:
+#: ``check_mxfp8_support`` / ``check_nvfp4_support``: "Device compute capability 10.0 or higher
+#: required"). The database has no compute capability: a GPU has that MMA where it has an fp4
+#: tensor peak (Blackwell; none on Hopper, Ada or Ampere).
+TE_BLOCK_SCALED = {"mxfp8_te": "MXFP8BlockScaling"}
 
 
 
@@ -71,3 +88,35 @@ def lowp_dtype(recipe_name: str) -> Any:
     """The core dtype of a recipe's GEMM inputs (fp4 e2m1 or fp8 e4m3), for the peak check."""
     return _core.DType.fp4_e2m1 if recipe_name in _FP4 else _core.DType.fp8_e4m3
 
+
+
+def _tn_only(hw: Any) -> bool:
+    """Whether ``hw``'s fp8 GEMMs take only the TN layout (Transformer Engine's
+    ``nvte_is_non_tn_fp8_gemm_supported()`` false: sm89 / sm90): an fp8 tensor peak and no
+    fp4 one in the database (the block-scaled MMA that came with sm100's any-layout fp8)."""
+    return bool(getattr(hw, "fp8_flops_per_s", None)) and not getattr(hw, "fp4_flops_per_s",
+                                                                      None)
+
+
+def core_recipe(recipe: str, hw: Any) -> Any:
+    """The core recipe that runs recipe ``recipe`` (a name of :data:`RECIPES`) on ``hw``:
+    ``tensorwise_te`` (Float8CurrentScaling) is ``tensorwise_te_sm90`` on GPUs whose fp8 GEMMs
+    are TN-only (H100 / H200 / L40S: TE 2.9 ``quantizer.cpp`` quantizes with a transposed copy
+    there), itself elsewhere; every other name maps as :data:`RECIPES`."""
+    if recipe == "tensorwise_te" and _tn_only(hw):
+        return _R.tensorwise_te_sm90
+    return RECIPES[recipe]
+
+
+def check_te_support(fn: str, recipe: Any, hw: Any, name: str = "recipe") -> None:
+    """Raise :class:`~roofline._errors.ArgumentValueError` (naming ``name``) when ``recipe``
+    is a Transformer Engine recipe TE refuses to run on ``hw``: MXFP8BlockScaling
+    (``mxfp8_te``) needs compute capability 10.0 (:data:`TE_BLOCK_SCALED`), which the
+    database marks by an fp4 tensor peak."""
+    if recipe in TE_BLOCK_SCALED and not getattr(hw, "fp4_flops_per_s", None):
+        raise ArgumentValueError(
+            fn, name, f"{recipe!r} is Transformer Engine's {TE_BLOCK_SCALED[recipe]}, which TE "
+            f"runs only on compute capability 10.0+ (check_mxfp8_support); {hw.name} has no "
+            "block-scaled (fp4 / MX) tensor-core peak in the database",
+            "use 'tensorwise_te' or 'blockwise_te' (FP8-CS / FP8-SC on Hopper), or a Blackwell "
+            "GPU")

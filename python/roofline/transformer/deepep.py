@@ -67,7 +67,7 @@ from .program import Program
 from .routing import token_ranks
 
 __all__ = ["DEEPEP_ROUNDS", "deepep_columns", "deepep_combine", "deepep_dispatch",
-           "node_share"]
+           "hybridep_columns", "hybridep_dedup", "node_share"]
 
 #: Synchronisation rounds (barriers across the peers) of each DeepEP kernel, by program op:
 #: ``notify_dispatch`` 3 (``intranode.cu`` / ``internode.cu`` @9af0e0d: a barrier before
@@ -150,3 +150,38 @@ def deepep_columns(comms: list[tuple[str, float, float]], span: tuple[int, float
     cols = _core.deepep_exchange_sweep(sizes, ranks, rounds, local, share, link_bytes_per_s,
                                        net, latency_s)
     return from_columns(cols, sizes.shape, label="deepep exchange", hardware=hardware)
+
+
+def hybridep_dedup(ops: Program, e: int, k: int, ep: int) -> float:
+    """HybridEP's rows per token and destination rank over rows per token: the ranks a token
+    reaches over ``k`` (:func:`.routing.token_ranks` under ``ops.router``). An EP group wider
+    than a node (``ops.ep_span``; H100 presets: DeepSeek-V3's EP64, Qwen3-30B-A3B's EP16)
+    runs HybridEP's RDMA path (DeepEP hybrid-ep
+    1dddd19, "Add RDMA support for hybrid-EP", the commit Megatron-Bridge 26.02 runs:
+    ``hybrid_ep_backend.cuh``'s ``attn_to_rdma_map`` holds one entry per token and remote node):
+    a token crosses the NIC once per destination node and is forwarded over NVLink there, as
+    DeepEP's internode kernels; the per-node share of the rows (:func:`node_share`) is recorded
+    for :func:`hybridep_columns`."""
+    local = ops.ep_span[0] if ops.ep_span is not None else ep
+    if ep > local:
+        if ep % local:
+            raise ValueError(f"moe_dispatcher={ops.dispatcher!r}: HybridEP's RDMA path needs ep a "
+                             f"multiple of the GPUs per node, got ep={ep}, gpus_per_node={local}")
+        ops.deepep_node_share = node_share(e, k, ep, local, ops.router)
+    return token_ranks(e, k, ep, ops.router) / k
+
+
+def hybridep_columns(nbytes: float, ranks: int, span: tuple[int, float], share: float,
+                     link_bytes_per_s: float, peer_latency_s: float, hardware: Any) -> Any:
+    """HybridEP's dispatch or combine across nodes (:func:`hybridep_dedup`), one Estimate:
+    ``_core.deepep_exchange_sweep``'s hierarchical exchange (the node's share at
+    ``link_bytes_per_s``, the RDMA rows once per destination node at the NIC rate of ``span``,
+    both at once) with one handshake per peer HybridEP signals, the node's other GPUs and the
+    other nodes: ``(local - 1) + (nodes - 1)`` rounds at its per-peer cost ``peer_latency_s``
+    (:data:`.pricing.HYBRIDEP_PEER_S`, fitted on NVLink; not checked across nodes)."""
+    local, net = float(span[0]), float(span[1])
+    rounds = (local - 1.0) + (ranks / local - 1.0)
+    cols = _core.deepep_exchange_sweep(
+        np.array([float(math.ceil(nbytes))]), np.array([float(ranks)]), np.array([rounds]),
+        local, share, link_bytes_per_s, net, peer_latency_s)
+    return from_columns(cols, (), label="hybridep exchange", hardware=hardware)

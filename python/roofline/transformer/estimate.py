@@ -13,6 +13,7 @@ from typing import Any
 from .._checks import flag
 from .._errors import ArgumentValueError
 from ..efficiency import EfficiencyLike
+from ..float8.recipes import check_te_support
 from ..hardware import Hardware, HardwareLike
 from ..hardware import hardware as _hardware
 from ..ops.collectives import DEFAULT_LATENCY_S, nccl_nic_bytes_per_s, nccl_nvlink_fraction
@@ -228,8 +229,8 @@ def estimate(
         Megatron-Core's ``recompute_granularity="selective"`` with ``recompute_modules``, each
         of ``layernorm`` (input and pre-MLP norms), ``moe_act`` (routed experts' activation),
         ``mla_up_proj`` (MLA's q / kv up-projections and their RoPE), ``core_attn`` (the
-        attention kernel): their forward runs again in every micro-batch's backward; kept
-        activations are those of ``"none"`` (an upper estimate).
+        attention kernel), ``mlp`` (the dense layers' MLP): their forward runs again in every
+        micro-batch's backward; kept activations are those of ``"none"`` (an upper estimate).
     micro_batch : int, optional
         Training: sequences per micro-batch per replica (default and alias: ``batch``).
     grad_accum : int
@@ -257,9 +258,9 @@ def estimate(
         Training: cross-entropy metrics on each micro-batch's logits, synced over every rank
         after each batch (Composer with llm-foundry's models: 2; :func:`.composer.metric_sync_s`).
     fp8_param_gather : bool
-        Training, ``linear_recipe="tensorwise_te"``: ``False`` keeps bf16 parameters (2-byte
-        gathers; TE quantizes the weights once per step, :func:`.param_refresh.weight_cast_s`),
-        as NeMo 2.x's perf scripts run Megatron-FSDP. Default: fp8 parameters.
+        Training, ``linear_recipe="tensorwise_te"`` / ``"blockwise_te"``: ``False`` keeps bf16
+        parameters (2-byte gathers; TE quantizes the weights once per step, :mod:`.param_refresh`),
+        as NeMo 2.x's Megatron-FSDP and Megatron-Bridge's FP8-SC run. Default: fp8 parameters.
     clip_grad_norm, check_for_nan_in_grad : bool
         Training: clip the gradients by their global norm before the optimizer step, as
         FSDP1's ``clip_grad_norm_`` runs it per tensor (:mod:`roofline.transformer.composer`);
@@ -479,6 +480,7 @@ def estimate(
     wo, f8_recipe = linear_recipes(fn, linear_recipe, phase, dtype)
     flash = flag(fn, "flash", flash)
     hw: Hardware = _hardware(hardware)
+    check_te_support(fn, f8_recipe, hw, "linear_recipe")  # TE refuses MXFP8 before sm100
     comm_bw = link_bytes_per_s
     train = phase == "train"
     # training (and allreduce="nccl") uses NCCL: the NVLink line rate less its protocol overhead
@@ -498,9 +500,9 @@ def estimate(
                      host_bytes_per_s=host_bytes_per_s, pipeline_head=pipeline_head,
                      cross_entropy=cross_entropy, fp8_param_gather=fp8_param_gather,
                      check_for_nan_in_grad=check_for_nan_in_grad)
-    if not par["fp8_param_gather"] and f8_recipe != "tensorwise_te":
+    if not par["fp8_param_gather"] and f8_recipe not in ("tensorwise_te", "blockwise_te"):
         raise ArgumentValueError(fn, "fp8_param_gather", f"False applies to linear_recipe="
-                                 f"'tensorwise_te' (bf16 weights), got {f8_recipe!r}")
+                                 f"'tensorwise_te' or 'blockwise_te', got {f8_recipe!r}")
     graphed, balancing, dispatcher, capacity = moe_train_options(
         fn, phase, cuda_graph_scope, moe_load_balancing, moe_expert_bias, moe_dispatcher, ep,
         (moe_capacity_factor, moe_pad_to_capacity), runtime)

@@ -18,6 +18,7 @@ __all__ = ["DTYPES", "DTYPE_BYTES", "KV_BYTES", "WEIGHT_BYTES", "WeightOnly", "e
 RECIPE_GEMM_DTYPE = {
     "tensorwise": "fp8", "tensorwise_static": "fp8", "rowwise": "fp8", "rowwise_with_gw_hp": "fp8",
     "blockwise": "fp8_block_1x128", "blockwise_1x128_128x128": "fp8_block_1x128",
+    "blockwise_te": "fp8_block_1x128",
     "mxfp4_cutlass": "mxfp4", "mxfp4": "mxfp4", "nvfp4": "nvfp4", "nvfp4_static": "nvfp4",
     "nvfp4_no_global_scale": "nvfp4",
 }

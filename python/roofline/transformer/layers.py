@@ -11,11 +11,11 @@ from typing import Any
 from .. import _core
 from . import framework_ops, routing
 from .config import TransformerConfig
-from .deepep import deepep_combine, deepep_dispatch
+from .deepep import deepep_combine, deepep_dispatch, hybridep_dedup
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
-from .routing import capacity_counts, ranks_hit, record_router, token_ranks
+from .routing import capacity_counts, ranks_hit, record_router
 from .torch_cp import ROTATIONS, torch_cp_attention
 
 __all__ = ["GLU_CLAMP_ROW", "attention_block", "dense_mlp", "head", "moe_mlp", "ranks_hit",
@@ -235,8 +235,8 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     exposes its launch time where the host issues its per-expert kernels slower than the GPU
     runs them (``step.host_s``, see :func:`.moe_sync.sync_exposed_s`).
     MoE experts run as ``rl.grouped_gemm`` over per-expert token counts: the ``T·ep·k``
-    assignments of an expert-parallel group (``T`` tokens per GPU, top-``k``) split over the
-    ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``; 0 = uniform),
+    assignments of an EP group (``T`` tokens per GPU, ``/tp`` training with tp, ep > 1; top-k)
+    split over the ``E`` experts by a Zipf share ``i^-s / sum j^-s`` (``s = routing_skew``),
     rounded; expert ``i`` sits on rank ``i mod ep``, the most loaded rank is modeled. The
     all-to-alls carry that rank's ``max(received, sent)`` rows (``sent = T·k``; token dropping:
     :func:`.routing.capacity_counts`). Serving runs one grouped kernel over the experts a batch
@@ -266,9 +266,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
     ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
     record_router(ops, g, t, hid, e, k)  # the gating GEMM and top-k, or AutoModel's gate
-    # The ep ranks route t tokens each; this GPU is the most loaded rank. ``sent``: the rows
-    # a rank's permute writes and its dispatch sends (t·k dropless; under a capacity the
-    # kept or padded rows, :func:`.routing.capacity_counts`)
+    # Megatron-Core under sequence parallelism (tp > 1, ep > 1, ETP 1) routes a TP rank's t/tp
+    # tokens; the most loaded rank's ``sent`` rows: :func:`.routing.capacity_counts`
+    tf, t = t, (math.ceil(t / tp) if ops.train and ep > 1 and tp > 1 else t)
     local, sent = capacity_counts(t, e, k, ep, ops.moe_capacity, skew, ops.moe_force_balanced)
     received = int(local.sum())
     mcore = ops.train  # Megatron-Core's training dispatcher (serving engines fuse these)
@@ -284,14 +284,14 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     elif hybrid:  # the routing map's all-gather, HybridEP's metadata kernel: forward only
         ops.collective(g, "routing map all_gather", "all_gather", t * e * ep, ep, backward=False)
         ops.passes(g, "hybridep metadata", [(t * e * ep / 2, 1.0, 0.0)], [])
-        dedup = token_ranks(e, k, ep, ops.router) / k  # rows per token and rank / per token
+        dedup = hybridep_dedup(ops, e, k, ep)  # rows per token and rank / rows per token
         ops.collective(g, "dispatch all_to_all", "hybridep_dispatch", dedup * (
             exchanged * dispatch_bytes + max(received, sent) * e / ep * 4.0), ep)
     elif mcore:  # Megatron's fused permute: each token's row copied once per chosen expert,
         # grouped by destination rank and expert, then the tokens' and (fp32) probabilities'
         # all_to_alls (token_dispatch; core_v0.11 / 0.12 keep them for the unpermute)
         if ops.moe_core[1]:
-            ops.elementwise(g, "permute", sent * hid)
+            ops.elementwise(g, "permute", sent * hid, saved=0.0)  # TE: its row_id_map
         else:
             framework_ops.mcore_unfused_permute(ops, g, "permute", t, e, sent, hid)
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
@@ -310,7 +310,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     # drop-and-pad as a ``transpose().contiguous()`` of the same rows; HybridEP's permute)
     regroup = mcore and ep > 1 and (hybrid or deep or e // ep > 1)
     if regroup:
-        ops.elementwise(g, "sort chunks by expert", sum(used) * hid)
+        ops.elementwise(g, "sort chunks by expert", sum(used) * hid, saved=0.0)  # index map
     rows = sum(used)
     # TE's Fp8Padding returns early when every local expert's rows are aligned (16; MXFP8 32),
     # which drop-and-pad's fixed ep·C rows decide
@@ -341,7 +341,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     if mcore and cfg.mlp_bias:
         expert_fc2_bias(ops, g, used, hid)
     if regroup:
-        ops.elementwise(g, "unsort chunks", sum(used) * hid)
+        ops.elementwise(g, "unsort chunks", sum(used) * hid, saved=0.0)
     if deep:
         deepep_combine(ops, g, ep, hid, act_bytes, deep_rows)
     else:  # NCCL's all-to-all or HybridEP's combine
@@ -350,9 +350,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     hybrid = hybrid or deep  # the flex dispatcher's unpermute sums the rows: no weighted sum
     if cfg.num_shared_experts:
         sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)
-        ops.linear(g, "shared gate_up", t, hid, mats * sw)
-        ops.elementwise(g, "shared act", t * sw, reads=mats)
-        ops.linear(g, "shared down", t, sw, hid)
+        ops.linear(g, "shared gate_up", tf, hid, mats * sw)
+        ops.elementwise(g, "shared act", tf * sw, reads=mats)
+        ops.linear(g, "shared down", tf, sw, hid)
     if not hybrid and not ops.moe_core[1]:  # core_v0.11 / 0.12, no shared experts
         framework_ops.mcore_unfused_permute(ops, g, "unpermute", t, e, sent, hid)
     elif not hybrid:
@@ -362,7 +362,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         ops.elementwise(g, "moe shared add", t * hid, reads=2)
     if ep == 1:
         ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
-    ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
+    ops.elementwise(g, "mlp_residual", tf * hid, reads=2, cat="rep")
 
 
 def expert_fc2_bias(ops: Program, g: int, used: tuple[int, ...], hid: int) -> None:

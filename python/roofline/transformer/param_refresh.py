@@ -21,7 +21,7 @@ from typing import Any
 from .. import _core
 from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike
-from ..float8.recipes import RECIPES
+from ..float8.recipes import RECIPES, core_recipe
 
 __all__ = ["param_refresh", "refresh_terms", "weight_cast_s"]
 
@@ -34,17 +34,19 @@ def param_refresh(recipe: str | None, linear_params: float, stored_bytes: float,
     pipeline split), stored in ``stored_bytes`` per element under ``recipe``. The seconds are
     the sum of the core's per-step refresh kernels (for ``mxfp8_te``: the quantize reading
     2 bytes and writing 2 + 2/32 per element at ``mxfp8_quantize_fraction`` of the streaming
-    rate, then a 2-byte zero fill; 0 for other recipes and for ``None``); the gathered bytes
+    rate, then a 2-byte zero fill; for ``blockwise_te``: TE's first-micro-batch 128x128
+    quantize, reading 2 bytes and writing 2 + 8/16384 per element; 0 for other recipes and for
+    ``None``); the gathered bytes
     are what the distributed optimizer's all-gather moves per element (``stored_bytes``
     unless the recipe gathers bf16).
     """
     if recipe is None or recipe not in RECIPES:
         return 0.0, stored_bytes
-    r = RECIPES[recipe]
+    hw, chw, ceff = resolve(hw, efficiency)
+    r = core_recipe(recipe, hw)
     gathered = float(_core.gathered_weight_bytes(r, float(stored_bytes)))
     if linear_params <= 0:
         return 0.0, gathered
-    _, chw, ceff = resolve(hw, efficiency)
     times = _core.param_refresh_kernel_times(float(linear_params), r, chw, ceff)
     return float(sum(times)), gathered
 
@@ -75,8 +77,8 @@ def weight_cast_s(recipe: str | None, linear_params: float, par: dict[str, Any],
     elements (all its layers, before the pipeline split; per-tensor launches left out)."""
     if par.get("fp8_param_gather", True) or recipe != "tensorwise_te" or linear_params <= 0:
         return 0.0
-    _, chw, ceff = resolve(hw, efficiency)
+    hw, chw, ceff = resolve(hw, efficiency)
     times = _core.cast_kernel_times(1.0, float(linear_params), _core.TensorRole.input,
-                                    RECIPES[recipe], _core.LinearMode.training, False, chw,
-                                    ceff)
+                                    core_recipe(recipe, hw), _core.LinearMode.training, False,
+                                    chw, ceff)
     return float(sum(times))

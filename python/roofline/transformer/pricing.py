@@ -17,7 +17,7 @@ from .._params.memo import Memo, pricing_token
 from .._params.resolve import resolve
 from ..efficiency import EfficiencyLike
 from ..float8.layer import linear as float8_linear
-from ..float8.recipes import RECIPES
+from ..float8.recipes import core_recipe
 from ..hardware import Hardware
 from ..ops.attention import attention
 from ..ops.attention_columns import attention_columns
@@ -44,7 +44,7 @@ from ..ops.registry import Pricer, lookup, price
 from ..ops.sustained import settle_columns, settled_clock
 from ..ops.weight_only_gemm import weight_only_gemm, weight_only_grouped_gemm
 from .config import TransformerConfig
-from .deepep import DEEPEP_ROUNDS, deepep_columns
+from .deepep import DEEPEP_ROUNDS, deepep_columns, hybridep_columns
 from .engines import CUSTOM_ALLREDUCE_RANKS
 from .formats import recipe_dtype
 from .grouped_parts import expected_part, grouped_part
@@ -339,8 +339,8 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             axis=1)
         f8_gemm = stack(g)
     if ops.quant and recipe is not None:
-        r = RECIPES[recipe]
-        _, chw, ceff = resolve(hw, efficiency)
+        rhw, chw, ceff = resolve(hw, efficiency)
+        r = core_recipe(recipe, rhw)
 
         def quant() -> np.ndarray:
             out = np.zeros((len(ops.quant), len(COLUMNS)))
@@ -418,6 +418,9 @@ def evaluate(ops: Program, hw: Hardware, efficiency: EfficiencyLike, recipe: str
             return op == "all_to_all" or op in HYBRIDEP_PEER_S
 
         def comm(op: str, nb: float, r: Any) -> Any:
+            if op in HYBRIDEP_PEER_S and ops.ep_span is not None and r > ops.ep_span[0]:
+                return hybridep_columns(nb, r, ops.ep_span, ops.deepep_node_share, comm_bw or float(
+                    hw.interconnect_bytes_per_s or 1.0), HYBRIDEP_PEER_S[op], hw.name)
             if exchange(op):
                 return all_to_all(math.ceil(nb), r, hardware=hw, link_bytes_per_s=comm_bw,
                                   latency_s=HYBRIDEP_PEER_S.get(op, latency_s), **span)

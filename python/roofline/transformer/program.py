@@ -73,8 +73,8 @@ class Program:
     #: ``"hybridep_2511"`` (the flex dispatcher's HybridEP backend), ``"deepep"`` (its DeepEP
     #: backend; :func:`.layers.moe_mlp`, :data:`.moe_sync.SYNC_POINTS`)
     dispatcher: str = "alltoall"
-    #: DeepEP across nodes: rows a GPU sends per destination node over rows per destination
-    #: rank (:func:`.deepep.node_share`; each row crosses the NIC once per node)
+    #: DeepEP (and HybridEP) across nodes: rows a GPU sends per destination node over rows per
+    #: destination rank (:func:`.deepep.node_share`; each row crosses the NIC once per node)
     deepep_node_share: float = 1.0
     #: Megatron-Core token dropping in training: ``(moe_expert_capacity_factor,
     #: moe_pad_expert_input_to_capacity)``, None: dropless (:func:`.layers.moe_mlp`,
@@ -165,10 +165,12 @@ class Program:
                       [self._push("quant", (counts, c)) for c in bwd])
 
     def elementwise(self, g: int, name: str, numel: float, reads: float = 1,
-                    writes: int = 1, cat: str = "other", kind: str = "elementwise") -> None:
+                    writes: int = 1, cat: str = "other", kind: str = "elementwise",
+                    saved: float | None = None) -> None:
         """A memory-bound kernel over ``numel`` elements of ``reads`` inputs, ``writes`` outputs
-        (``kind``: the row's kind, ``"attention"`` for a kernel of an attention op's own)."""
-        self._save(g, numel * reads, cat)
+        (``kind``: the row's kind, ``"attention"`` for a kernel of an attention op's own);
+        ``saved``: elements kept for the backward (default: its inputs, ``numel·reads``)."""
+        self._save(g, numel * reads if saved is None else saved, cat)
         self._row(g, name, kind, [self._push("elts", (numel, reads, writes))])
         if self.train:  # reads grad-out + saved inputs, writes one grad per input
             self._row(g, name + " bwd", "elementwise",

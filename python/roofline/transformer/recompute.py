@@ -35,12 +35,18 @@ __all__ = ["RECOMPUTE_MODULES", "module_recompute_share", "op_recompute_share",
 #: experts' activation with its clamps (``TEGroupedMLP.activation_recompute``),
 #: ``mla_up_proj`` MLA's query and key/value up-projections with the RoPE applied to their
 #: outputs (``qkv_up_checkpoint``), ``core_attn`` the attention kernel
-#: (``checkpoint_core_attention``).
+#: (``checkpoint_core_attention``), ``mlp`` the dense MLP of the layers that are not MoE
+#: layers (``TransformerLayer.recompute_mlp``: Megatron-Core 92c8482 sets it only when
+#: ``not self.is_moe_layer``, and reruns ``self.mlp`` whole under ``tensor_parallel.checkpoint``
+#: / ``te_checkpoint``: fc1, activation, fc2 and their tensor-parallel communication;
+#: DeepSeek-V3's three dense layers under Megatron-Bridge's H100 presets).
 RECOMPUTE_MODULES: dict[str, tuple[str, ...]] = {
     "layernorm": ("attn_norm", "mlp_norm"),
     "moe_act": ("experts act clamp (unfused)", "experts act"),
     "mla_up_proj": ("q_b_proj", "kv_b_proj", "rope"),
     "core_attn": (),
+    "mlp": ("gate_up_proj", "up_proj", "gate_proj", "act (silu*up)", "act", "act (relu, pow)",
+            "down_proj", "mlp all_reduce", "mlp fp8 amax reduce"),
 }
 
 #: Share of a row's forward that the policy recomputes when it does not depend on the model:

@@ -36,8 +36,13 @@ enum class Recipe : std::uint8_t {
   delayed_te,         ///< Transformer Engine's DelayedScaling on sm90 (TN-only fp8 GEMMs) as
                       ///< Megatron-Core runs it: one cast-transpose per activation (amax in the
                       ///< kernel, scale from the history); fp8 weight copies cached per step
-  delayed_te_uncached ///< the same with the weight's cast-transpose in every call (TE modules
-                      ///< called without is_first_microbatch: llm-foundry's fc_type te)
+  delayed_te_uncached, ///< the same with the weight's cast-transpose in every call (TE modules
+                       ///< called without is_first_microbatch: llm-foundry's fc_type te)
+  blockwise_te,        ///< Transformer Engine's Float8BlockScaling on sm90 as Megatron-Core runs
+                       ///< it: one kernel per activation writes both 1x128-scaled fp8 layouts
+                       ///< (the second transposed); weight copies cached per step
+  tensorwise_te_sm90   ///< Float8CurrentScaling on sm89 / sm90 (TN-only fp8 GEMMs): amax, then
+                       ///< one cast-transpose writing both fp8 copies; fp8 weights
 };
 
 /// True for Transformer Engine's DelayedScaling recipes (delayed_te, delayed_te_uncached).
@@ -95,7 +100,9 @@ void te_weight_scale_swizzle(const T& k, const T& n, Recipe recipe, bool torchao
 /// all-gather (both weight dims multiples of 32: whole scale blocks). mxfp8_te (Megatron-Core
 /// with fp8_param_gather, whose MXFP8 params need reuse_grad_buf_for_mxfp8_param_ag): each
 /// param's copy_ from the gathered bf16 buffer quantizes it to MXFP8 (both layouts, e8m0
-/// scales), then zero_ clears that bf16 buffer, shared with the gradients. Nothing for other
+/// scales), then zero_ clears that bf16 buffer, shared with the gradients. blockwise_te: TE's
+/// first-micro-batch quantize of each weight (one read, both 128x128-scaled fp8 layouts,
+/// quantize_transpose_square_blockwise), whether or not the params are fp8. Nothing for other
 /// recipes (their optimizer writes each rank's fp8 shard, which is what is gathered).
 template <class T>
 void param_refresh_kernels(const T& elements, Recipe recipe, KernelSinkT<T>& out,
