@@ -418,31 +418,32 @@ ROOFLINE_FLATTEN void training_cast_kernels_to(const T& d0, const T& d1, TensorR
       throw std::invalid_argument("recipe 'tensorwise_static' is an inference recipe "
                                   "(calibrated input scale), not a training one");
     case Recipe::tensorwise_te:
-      if (torchao) no_torchao_model("training recipe 'tensorwise_te' (Transformer Engine)");
+    case Recipe::tensorwise_te_sm90: {
       // Megatron-Bridge's FP8-CS recipe keeps fp8 weights (fp8_param_gather): the optimizer
-      // step re-quantizes them, no weight cast runs per call; on sm100 one row-major fp8 copy
-      // serves both GEMMs that read it (TE's is_non_tn_fp8_gemm_supported: no transpose).
+      // step re-quantizes them, no weight cast runs per call (their per-step transpose on
+      // sm90 is not priced per call either). On sm100 one row-major fp8 copy serves both
+      // GEMMs that read it (TE's is_non_tn_fp8_gemm_supported: no transpose); on a GPU whose
+      // fp8 GEMMs are TN-only (tensorwise_te_sm90; TE 2.9 pytorch/csrc/quantizer.cpp:
+      // with_transpose = columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()) one
+      // cast-transpose writes the row-major copy and the transposed one.
+      const bool sm90 = r == Recipe::tensorwise_te_sm90;
+      if (torchao)
+        no_torchao_model(sm90 ? "training recipe 'tensorwise_te_sm90' (Transformer Engine)"
+                              : "training recipe 'tensorwise_te' (Transformer Engine)");
       if (!act) return;
       // nvte_compute_amax (a read of the bf16 tensor; fused into the norm kernel when the
       // caller says so: TE's FUSED_NORM_AMAX_FP8), the scale from the amax, then the cast.
-      amax(role == TensorRole::input ? "input amax" : "grad_output amax", fuse);
-      out.push(role == TensorRole::input ? "input cast (one fp8 copy)"
-                                         : "grad_output cast (one fp8 copy)",
-               KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n));
+      const bool in = role == TensorRole::input;
+      amax(in ? "input amax" : "grad_output amax", fuse);
+      if (sm90)
+        out.push(in ? "input cast + transpose (two fp8 copies)"
+                    : "grad_output cast + transpose (two fp8 copies)",
+                 KernelRole::cast, traffic<T>(kBf16 * n, 2.0 * kFp8 * n));
+      else
+        out.push(in ? "input cast (one fp8 copy)" : "grad_output cast (one fp8 copy)",
+                 KernelRole::cast, traffic<T>(kBf16 * n, kFp8 * n));
       return;
-    case Recipe::tensorwise_te_sm90:
-      if (torchao) no_torchao_model("training recipe 'tensorwise_te_sm90' (Transformer Engine)");
-      // Float8CurrentScalingQuantizer on a GPU whose fp8 GEMMs are TN-only (TE 2.9
-      // pytorch/csrc/quantizer.cpp: with_transpose = columnwise_usage &&
-      // !nvte_is_non_tn_fp8_gemm_supported()): the amax, then one cast-transpose writing the
-      // row-major copy and the transposed one. Weights: fp8 params (fp8_param_gather), as
-      // tensorwise_te; their per-step transpose is not priced per call.
-      if (!act) return;
-      amax(role == TensorRole::input ? "input amax" : "grad_output amax", fuse);
-      out.push(role == TensorRole::input ? "input cast + transpose (two fp8 copies)"
-                                         : "grad_output cast + transpose (two fp8 copies)",
-               KernelRole::cast, traffic<T>(kBf16 * n, 2.0 * kFp8 * n));
-      return;
+    }
     case Recipe::blockwise_te: {
       if (torchao) no_torchao_model("training recipe 'blockwise_te' (Transformer Engine)");
       // Float8BlockQuantizer (TE 2.9 pytorch/csrc/quantizer.cpp, nvte_quantize_v2 ->
