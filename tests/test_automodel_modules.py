@@ -141,3 +141,30 @@ def test_automodel_modules_is_a_megatron_runtime_choice() -> None:
     b = rl.transformer.estimate("Qwen3-30B-A3B", "prefill", hardware="H100 SXM", batch=1,
                                 seq_len=1024)
     assert a.time_s == b.time_s
+
+
+def test_mla_model_mlp_split_and_eager_silu() -> None:
+    """AutoModel's ``MLP`` (DeepSeek-V3's dense layers and shared expert): gate_proj and
+    up_proj as two GEMMs, their input gradients summed, ``F.silu(g) * u`` eager."""
+    cfg = config("DeepSeek-V3")
+    t = 4096
+    ops = _program("DeepSeek-V3", "automodel", tokens=t, batch=1)
+    dense = _rows(ops, 0)  # layers 0-2: intermediate 18432
+    assert [ops.gemms[i][:3] for _, i in dense["gate_up_proj"]] == [
+        (t, 7168, 18432), (t, 7168, 18432)]
+    assert [ops.gemms[i][:3] for _, i in dense["gate_up_proj bwd"]] == [
+        (t, 18432, 7168), (7168, t, 18432), (t, 18432, 7168), (7168, t, 18432)]
+    assert _elts(ops, dense["gate/up dgrad sum bwd"]) == [(t * 7168, 2.0, 1.0)]
+    n = t * 18432
+    # silu (1 read, 1 write), the product (2, 1); backward two products and silu's: (2, 1)
+    assert _elts(ops, dense["act (silu*up)"]) == [(n, 1.0, 1.0), (n, 2.0, 1.0)]
+    assert _elts(ops, dense["act (silu*up) bwd"]) == [(n, 2.0, 1.0)] * 3
+    g = next(gi for gi, name, _, _ in ops.rows if name == "shared gate_up")
+    shared = _rows(ops, g)
+    w = cfg.moe_intermediate_size * cfg.num_shared_experts  # 2048
+    assert [ops.gemms[i][:3] for _, i in shared["shared gate_up"]] == [(t, 7168, w)] * 2
+    assert _elts(ops, shared["shared act"]) == [(t * w, 1.0, 1.0), (t * w, 2.0, 1.0)]
+    assert "shared gate/up dgrad sum bwd" in shared
+    # the shared MLP's activation is eager: no compiled call (-1 per pass), one more module
+    assert ops.module_calls[("shared act", False)] == ops.module_calls[("shared act", True)] == -1
+    assert ops.module_calls[("shared gate_up", False)] == 1

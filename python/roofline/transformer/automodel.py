@@ -18,6 +18,9 @@ Read at the commits of AutoModel's DGX-H100 rows (``github.com/NVIDIA-NeMo/Autom
   on ``q_pe`` (``t x heads x rope``) and on ``k_pe`` (``t x rope``) as eager complex ops
   (:func:`complex_rope_passes`), and ``torch.cat([q_nope, q_pe])`` / ``torch.cat([k_nope,
   k_pe.expand(heads)])`` (:func:`mla_cat_passes`).
+* **Dense layers and shared experts** (``components/moe/layers.py`` ``MLP``): ``gate_proj`` and
+  ``up_proj`` TE Linears (two GEMMs for the fused ``gate_up`` row; one gradient add) and
+  ``F.silu(gate) * up`` run eagerly (:func:`silu_mul_passes`).
 
 :func:`automodel_rewrite` edits a recorded :class:`.program.Program` in place: the fused rows
 ``qkv_proj`` / ``q_a+kv_a_proj`` get the separate GEMMs (same FLOPs, each GEMM's own wave
@@ -40,7 +43,7 @@ from .config import TransformerConfig
 from .program import Pass, Program
 
 __all__ = ["AUTOMODEL_MODULE_CALLS", "MODULES_AUTOMODEL", "automodel_rewrite",
-           "complex_rope_passes", "half_rope_passes", "mla_cat_passes"]
+           "complex_rope_passes", "half_rope_passes", "mla_cat_passes", "silu_mul_passes"]
 
 #: The ``modules=`` name of AutoModel's layer modules.
 MODULES_AUTOMODEL = "automodel"
@@ -60,14 +63,20 @@ MODULES_AUTOMODEL = "automodel"
 #: v Linears' ``autograd.Function`` backward bodies (2 beyond the fused one), FSDP2's
 #: pre-backward hook before the block's first backward kernel (``mlp_residual``) and its
 #: post-backward (the reduce-scatter's issue) after its last (charged to ``attn_norm``), and
-#: with GQA the input norm's own backward Function (+1).
+#: with GQA the input norm's own backward Function (+1). Shared experts (MLA models here):
+#: AutoModel's ``MLP`` makes four module calls (the MLP, ``gate_proj``, ``up_proj``,
+#: ``down_proj``) where Megatron-Core's ``SharedExpertMLP`` makes three (+1), two Linear
+#: backward Functions for the fused one (+1), and its activation is eager, not the
+#: ``torch.compile``'d ``bias_swiglu`` (:data:`.moe_host.MCORE_COMPILED_CALLS`: -1 per pass).
 AUTOMODEL_MODULE_CALLS: dict[tuple[str, bool, bool], float] = {
     ("attn_norm", False, False): 6.0, ("attn_norm", False, True): 4.0,
     ("qkv_proj", False, False): 3.0, ("fake gate", False, False): 1.0,
     ("fake gate", False, True): 1.0,
     ("qkv_proj", True, False): 2.0, ("mlp_residual", True, False): 1.0,
     ("mlp_residual", True, True): 1.0, ("attn_norm", True, False): 2.0,
-    ("attn_norm", True, True): 1.0}
+    ("attn_norm", True, True): 1.0,
+    ("shared gate_up", False, True): 1.0, ("shared gate_up", True, True): 1.0,
+    ("shared act", False, True): -1.0, ("shared act", True, True): -1.0}
 
 
 def half_rope_passes(n: float, t: float, half: float) -> tuple[list[Pass], list[Pass]]:
@@ -125,6 +134,17 @@ def mla_cat_passes(t: float, heads: int, nope: int, rope: int, vd: int, lat: int
     return fwd, bwd
 
 
+def silu_mul_passes(n: float) -> tuple[list[Pass], list[Pass]]:
+    """``(forward, backward)`` kernels of AutoModel's ``MLP`` activation
+    ``F.silu(gate_proj(x)) * up_proj(x)`` (moe/layers.py @ 89e3a9fdd; the dense layers and the
+    shared experts) on ``n`` elements of each input: ``silu`` (reads 1, writes 1) and the
+    product (reads 2, writes 1); backward ``MulBackward``'s two gradients (``grad * up``,
+    ``grad * silu(gate)``: reads 2, writes 1 each) and ``SiluBackward`` (reads the gradient
+    and the saved input, writes 1). Two kernels and ``5n`` forward, three and ``9n`` backward,
+    against one fused SwiGLU each way (``3n``, ``5n``)."""
+    return ([(n, 1.0, 1.0), (n, 2.0, 1.0)], [(n, 2.0, 1.0)] * 3)
+
+
 def _gemms(ops: Program, m: float, k: float, widths: tuple[float, ...], backward: bool
            ) -> list[tuple[str, int]]:
     """GEMM specs of ``len(widths)`` linears over one ``m x k`` input: forward ``x @ W_i``
@@ -139,10 +159,17 @@ def _gemms(ops: Program, m: float, k: float, widths: tuple[float, ...], backward
     return out
 
 
+#: AutoModel's ``MLP`` (separate ``gate_proj`` / ``up_proj`` TE Linears): the fused rows it
+#: splits and the name of the row summing the two input gradients.
+_GATE_UP = {"gate_up_proj": "gate/up dgrad sum", "shared gate_up": "shared gate/up dgrad sum"}
+
+
 def automodel_rewrite(ops: Program, cfg: TransformerConfig, t: int, tp: int) -> None:
     """Turn the recorded Megatron-Core attention rows of ``ops`` into AutoModel's (module
     docstring), ``t`` tokens on this GPU, ``tp`` tensor-parallel ranks (AutoModel's rows run
-    ``tp = 1``). Training programs only; the MoE and dense MLP rows are left as recorded."""
+    ``tp = 1``). Training programs only. The routed experts are left as recorded (AutoModel's
+    ``GroupedExpertsDeepEP`` runs the fused ``weighted_bias_swiglu_impl``); under a linear
+    recipe (one ``(fwd+bwd)`` low-precision row per linear) the projections stay fused."""
     if not ops.train:
         return
     hid, heads = cfg.hidden_size, cfg.num_heads // tp
@@ -166,6 +193,20 @@ def automodel_rewrite(ops: Program, cfg: TransformerConfig, t: int, tp: int) -> 
             if bwd:
                 rows.append((g, "q_a/kv_a dgrad sum bwd", "elementwise",
                              [ops._push("elts", (float(t * hid), 2.0, 1.0))]))
+            continue
+        if base in _GATE_UP and [k for k, _ in parts] == ["gemms"] * (2 if bwd else 1):
+            m, k, n2 = ops.gemms[parts[0][1]][:3]
+            if bwd:  # the dgrad's (m, n, k): the fused width is its k
+                m, n2, k = m, k, n2
+            rows.append((g, name, kind, _gemms(ops, m, k, (n2 / 2, n2 / 2), bwd)))
+            if bwd:  # gate_proj's and up_proj's input gradients summed
+                rows.append((g, _GATE_UP[base] + " bwd", "elementwise",
+                             [ops._push("elts", (float(m * k), 2.0, 1.0))]))
+            continue
+        if base in ("act (silu*up)", "shared act") and [k for k, _ in parts] == ["elts"]:
+            n = ops.elts[parts[0][1]][0]
+            fwd, bwdp = silu_mul_passes(n)
+            rows.append((g, name, kind, [ops._push("elts", p) for p in (bwdp if bwd else fwd)]))
             continue
         if base == "rope" and kind == "elementwise":
             if cfg.is_mla:
