@@ -417,9 +417,10 @@ def estimate(
         ``runtime="megatron"``: each layer's fused attention kernel (``backend`` of
         :func:`roofline.ops.attention`; each: :data:`.program_choices.ATTENTION_BACKENDS`).
         ``"flash"`` with TE modules adds :func:`.framework_ops.te_flash_layout`'s copies.
-    modules : {"te", "torch"}
-        ``runtime="megatron"``, training: Transformer Engine's layer modules (default) or
-        PyTorch's eager ones (:data:`.program_choices.MODULES`; MPT's).
+    modules : {"te", "torch", "automodel"}
+        ``runtime="megatron"``, training: Transformer Engine's layer modules (default),
+        PyTorch's eager ones (MPT's) or NeMo AutoModel's TE-backed ones
+        (:data:`.program_choices.MODULES`; :mod:`.automodel`).
 
     Returns
     -------

@@ -503,7 +503,8 @@ def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
     """Host calls before row ``i``'s kernels in Megatron-Core training: the module calls of
     :data:`MCORE_FORWARD_MODULES` / :data:`MCORE_BACKWARD_FUNCTIONS`, the compiled entries of
     :data:`MCORE_COMPILED_CALLS`, the fusible-op norms' fusers (:data:`TE_OPS_NORMS`) and,
-    under a recipe, :data:`TE_PADDING_MODULES` added to ``calls``; a
+    under a recipe, :data:`TE_PADDING_MODULES` added to ``calls``, with another framework's
+    own module calls beside them (:attr:`.program.Program.module_calls`); a
     CUDA-graphed part (``moe_router``: the router GEMM and top-k; ``attn``: the rows before
     ``mlp_norm``) launches from the graph, its replay one module call before the pass's
     first kernel of the part (the forward's first row, the backward's last)."""
@@ -515,7 +516,7 @@ def graphed_calls(ops: Program, i: int, calls: np.ndarray, backward: bool,
     out: np.ndarray = np.array(calls, dtype=np.float64)
     table = MCORE_BACKWARD_FUNCTIONS if backward else MCORE_FORWARD_MODULES
     out[0, _MODULE] += table.get(base, 0) + MCORE_COMPILED_CALLS.get(base, 0)
-    out[0, _MODULE] += _ops_norms(ops, i, base)
+    out[0, _MODULE] += _ops_norms(ops, i, base) + ops.module_calls.get((base, backward), 0.0)
     if base == "experts gate_up" and not backward and ops.recipe is not None:
         out[0, _MODULE] += TE_PADDING_MODULES
     if "moe_router" in graphed and base in ("router", "topk"):

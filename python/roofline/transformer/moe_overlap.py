@@ -90,7 +90,8 @@ DISPATCH_ROWS = ("dispatch all_to_all", "dispatch probs all_to_all", "deepep lay
 COMBINE_ROWS = ("combine all_to_all",)
 #: Shared-expert rows: with the overlap Megatron-Core computes the shared experts in the
 #: ``attn`` node, before the router (``shared_experts_compute``).
-SHARED_EXPERT_ROWS = ("shared gate_up", "shared act", "shared down")
+SHARED_EXPERT_ROWS = ("shared gate_up", "shared act", "shared down",
+                      "shared gate/up dgrad sum")  # (the last: AutoModel's, .automodel)
 
 
 #: Host calls the combined schedule makes per MoE layer pair that the plain schedule does not

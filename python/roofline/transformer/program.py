@@ -96,6 +96,11 @@ class Program:
     #: llm-foundry's flash-attn unpad / pad per layer: ``(tokens, batch, heads, kv_heads,
     #: head_dim)`` on this GPU (:func:`.framework_ops.flash_unpad_pad`), None: not run
     unpad: tuple[int, int, int, int, int] | None = None
+    #: module calls a framework's layer makes beside Megatron-Core's before a row's first
+    #: kernel, by ``(row name without " bwd", backward)`` (may be negative where it makes
+    #: fewer; :data:`.automodel.AUTOMODEL_MODULE_CALLS`), added by
+    #: :func:`.moe_host.graphed_calls`
+    module_calls: dict[tuple[str, bool], float] = field(default_factory=dict)
 
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
         self.rows.append((group, name, kind, parts))

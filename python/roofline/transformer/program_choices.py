@@ -41,8 +41,10 @@ DECODE_KV_READS = ("per_kv_head", "per_query_head")
 #: Whose layer modules the ``runtime="megatron"`` program's layers are ``modules=``:
 #: Transformer Engine's / Megatron-Core's (bias gradients in the GEMM epilogue, one-pass norm
 #: backward, QKV split without a copy) or PyTorch's ``nn.Linear`` / ``nn.LayerNorm`` with a
-#: ``chunk``-split fused QKV (llm-foundry's MPT): :func:`.layers.torch_module_grads`.
-MODULES = ("te", "torch")
+#: ``chunk``-split fused QKV (llm-foundry's MPT): :func:`.layers.torch_module_grads`; or NeMo
+#: AutoModel's TE-backed modules (separate q / k / v linears, eager RoPE, MLA's
+#: concatenations): :func:`.automodel.automodel_rewrite`.
+MODULES = ("te", "torch", "automodel")
 #: How a gated MLP's two input projections run ``gated_mlp=``: one GEMM over the concatenated
 #: gate and up weights, or two GEMMs over the same input.
 GATED_MLPS = ("fused", "separate")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..hardware import Hardware
+from .automodel import MODULES_AUTOMODEL, automodel_rewrite
 from .compiled import record_compiled_step
 from .composer import record_train_metrics
 from .config import TransformerConfig
@@ -60,6 +61,8 @@ def record_program(fn: str, ops: Program, cfg: TransformerConfig, hw: Hardware, 
                              plugin_kv_bytes=kv_dtype_bytes if choices["plugin"] else None,
                              torch_modules=choices["mods"] == "torch",
                              loss_impl=par["cross_entropy"], activation=choices["act"])
+        if choices["mods"] == MODULES_AUTOMODEL:
+            automodel_rewrite(ops, cfg, run_batch * q // cp, tp)
         if engine is not None:
             launch = engine.launch
             engine_rewrite(ops, cfg, engine, batch, q, max(cfg.num_kv_heads // tp, 1),
