@@ -15,6 +15,8 @@ TABLE = {
     "automodel_h100_dsv3_256gpu": (512, 8, 1, 4096, 256, 8.18),
     "automodel_h100_dsv3_1024gpu": (8192, 8, 4, 4096, 1024, 37.87),
     "automodel_h100_kimi_k2_256gpu": (512, 8, 2, 4096, 256, 8.86),
+    "automodel_h100_gptoss_20b": (256, 2, 16, 4096, 8, 10.04),
+    "automodel_h100_gptoss_120b": (512, 2, 4, 4096, 64, 4.30),
 }
 
 
@@ -42,7 +44,12 @@ def test_rows_run_what_automodel_ran(rows) -> None:
     for rid, r in rows.items():
         c = r["config"]
         assert c["moe_dispatcher"] == "deepep" and c["moe_router"] == "fake_balanced", rid
-        assert (c["zero"], c["fsdp"], c["recompute"]) == (3, "fsdp2", "full"), rid
+        # GPT-OSS 120B's YAML sets activation_checkpointing: false
+        ac = "none" if rid == "automodel_h100_gptoss_120b" else "full"
+        assert (c["zero"], c["fsdp"], c["recompute"]) == (3, "fsdp2", ac), rid
+        # GPT-OSS runs backend attn: flex (FlexAttention), the others TE's attention
+        flex = rid.startswith("automodel_h100_gptoss")
+        assert (c.get("attention_backend") == "flex") is flex, rid
         assert c["optimizer"] == "adamw_foreach" and c["linear_recipe"] is None, rid
         assert c["gpus_per_node"] == 8 and c["tp"] == 1, rid
         assert "github.com/NVIDIA-NeMo/Automodel docs/performance-summary.md @ " in r["source"]
@@ -53,7 +60,7 @@ def test_rows_run_what_automodel_ran(rows) -> None:
     assert rows["automodel_h100_qwen3_30b_a3b"]["config"]["reshard_after_forward"] is False
     # MoE.forward's side stream for the shared experts, where the model has them
     for rid, r in rows.items():
-        shared = not rid.startswith("automodel_h100_qwen3")
+        shared = not rid.startswith(("automodel_h100_qwen3", "automodel_h100_gptoss"))
         assert r["config"].get("moe_shared_overlap", False) is shared, rid
     kimi = rows["automodel_h100_kimi_k2_256gpu"]["config"]["model"]
     assert (kimi["num_experts"], kimi["num_heads"], kimi["dense_layers"]) == (384, 64, [0])

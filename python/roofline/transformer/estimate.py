@@ -413,7 +413,7 @@ def estimate(
         (``invokeBuildDecoderInfo``), its RoPE kernel also writes K and V into the cache
         (``invokeApplyBiasRopeUpdateKVCache``); decode's masked MHA applies RoPE itself.
     attention_backend : {"auto", "flash", "flash_triton", "flash_varlen", "fa3", "cudnn", \
-"efficient", "standard"}
+"efficient", "standard", "flex"}
         ``runtime="megatron"``: each layer's fused attention kernel (``backend`` of
         :func:`roofline.ops.attention`; each: :data:`.program_choices.ATTENTION_BACKENDS`).
         ``"flash"`` with TE modules adds :func:`.framework_ops.te_flash_layout`'s copies.

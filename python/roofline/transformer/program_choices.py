@@ -64,9 +64,11 @@ ALLREDUCES = ("custom", "nccl")
 #: ``"efficient"`` the CUTLASS memory-efficient kernel, ``"standard"`` the idealized kernel;
 #: ``"flash_varlen"`` FlashAttention-2's varlen kernel behind flash-attn's ``unpad_input`` /
 #: ``pad_input`` in every layer (llm-foundry's ``flash_attn_fn`` with an attention mask,
-#: ``attn_impl: flash``; :func:`.framework_ops.flash_unpad_pad`).
+#: ``attn_impl: flash``; :func:`.framework_ops.flash_unpad_pad`); ``"flex"`` PyTorch
+#: FlexAttention over a BlockMask as NeMo AutoModel runs it (causal / sliding-window blocks
+#: skipped, head-major copies, attention sinks in eager: :func:`.flex.flex_attention`).
 ATTENTION_BACKENDS = ("auto", "flash", "flash_triton", "flash_varlen", "fa3", "cudnn",
-                      "efficient", "standard")
+                      "efficient", "standard", "flex")
 
 
 class Choices(NamedTuple):
