@@ -7,9 +7,10 @@ Prints, per published row, the measured FlashAttention-2 and FlexAttention times
 times for both backends and their ratios (model / measured). The H100 forward rows are the
 ones the forward share was taken from (their median FA2 / flex ratio), so their flex ratio
 column checks the rest of the model (FA2's own pricing at that shape), not the share; the
-A6000 backward row (no RTX A6000 in the hardware database) only prints its ratio. Then GPT-OSS-20B's attention at 4096 tokens
-(batch 2, 64 heads of 64, 8 KV heads): blocks visited, and the flex, FA2 and cuDNN (SDPA's
-``"auto"``) prices per layer, forward and backward.
+A6000 backward row (no RTX A6000 in the hardware database) only prints its ratio. Then
+GPT-OSS-20B's attention at 4096 tokens (batch 2, 64 heads of 64, 8 KV heads): blocks
+visited, and the flex, FA2 and cuDNN (SDPA's ``"auto"``) prices per layer, forward and
+backward.
 
 Run: ``PYTHONPATH=python python benchmarks/flex_attention.py``
 """

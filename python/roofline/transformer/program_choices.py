@@ -13,7 +13,8 @@ from ..ops.host import LAUNCH_MODES
 from .engines import ENGINE_RUNTIMES
 
 __all__ = ["ALLREDUCES", "ATTENTION_BACKENDS", "CACHES", "DECODE_KV_READS", "GATED_MLPS",
-           "MLP_ACTIVATIONS", "MODULES", "RUNTIMES", "Choices", "program_choices"]
+           "MLP_ACTIVATIONS", "MODULES", "RUNTIMES", "SDPA_BACKENDS", "Choices",
+           "program_choices"]
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
@@ -69,6 +70,11 @@ ALLREDUCES = ("custom", "nccl")
 #: skipped, head-major copies, attention sinks in eager: :func:`.flex.flex_attention`).
 ATTENTION_BACKENDS = ("auto", "flash", "flash_triton", "flash_varlen", "fa3", "cudnn",
                       "efficient", "standard", "flex")
+#: SDPA's fused backends, which ``runtime="hf"`` / ``"compiled"`` take as ``attention_backend``
+#: for PyTorch's ring SDPA under context parallelism (:func:`.hf.check_hf`): the kernel an
+#: older torch's dispatch picks (torch 2.9 tries flash first on Hopper; cuDNN only with
+#: ``TORCH_CUDNN_SDPA_PREFERRED``), where ``"auto"`` is torch >= 2.10's.
+SDPA_BACKENDS = ("flash", "cudnn", "efficient")
 
 
 class Choices(NamedTuple):
@@ -112,10 +118,12 @@ def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
     plugin = flag(fn, "attention_plugin", attention_plugin)
     attn_backend = one_of(fn, "attention_backend", attention_backend,
                           {b: b for b in ATTENTION_BACKENDS})
-    if attn_backend != "auto" and runtime != "megatron":
+    if attn_backend != "auto" and runtime != "megatron" and not (
+            runtime in ("hf", "compiled") and attn_backend in SDPA_BACKENDS):
         raise ArgumentValueError(fn, "attention_backend", f"{attn_backend!r} is a kernel choice "
                                  f"of runtime='megatron' (the other runtimes call their own "
-                                 f"kernels), got runtime={runtime!r}")
+                                 f"kernels; 'hf' / 'compiled' take {SDPA_BACKENDS} for the "
+                                 f"ring SDPA of context parallelism), got runtime={runtime!r}")
     mods = one_of(fn, "modules", modules, {m: m for m in MODULES})
     if mods != "te" and runtime != "megatron":
         raise ArgumentValueError(fn, "modules", f"{mods!r} is a program choice of "
