@@ -718,7 +718,7 @@ def test_family_medians_pinned(result):
     # experts on a side stream moe_shared_overlap=True): Qwen3-30B-A3B 8 GPUs -17.4 %,
     # DeepSeek-V3 256 GPUs -27.3 %, 1024 GPUs -33.5 %, Kimi-K2 256 GPUs -33.9 %. All four too
     # fast, as the Blackwell Megatron rows: the gap is not Blackwell's.
-    # train_moe (43, 0.169) -> (45, 0.168) (median unchanged, p90 0.329 -> 0.324; no earlier
+    # train_moe (43, 0.169) -> (45, 0.168) (p90 0.330 -> 0.324, bias -17 %; no earlier
     # row moved): AutoModel's two GPT-OSS rows through PyTorch FlexAttention
     # (attention_backend="flex": the BlockMask's visited 128 x 128 blocks at FlexAttention's
     # published share of FA2's rate, the eager head-major copies and sink rescale;
