@@ -417,6 +417,8 @@ def estimate(
         ``runtime="megatron"``: each layer's fused attention kernel (``backend`` of
         :func:`roofline.ops.attention`; each: :data:`.program_choices.ATTENTION_BACKENDS`).
         ``"flash"`` with TE modules adds :func:`.framework_ops.te_flash_layout`'s copies.
+        ``runtime="hf"`` / ``"compiled"`` with ``cp > 1``: ``"flash"``, ``"cudnn"`` or
+        ``"efficient"`` is the kernel of PyTorch's ring SDPA (``"auto"``: torch >= 2.10's).
     modules : {"te", "torch"}
         ``runtime="megatron"``, training: Transformer Engine's layer modules (default) or
         PyTorch's eager ones (:data:`.program_choices.MODULES`; MPT's).
