@@ -90,8 +90,13 @@ BASE: dict[str, Any] = {
                          # flash_attn_triton.py: the forward kernel; the backward's do.o
                          # pre-pass, the fp32 dq buffer's zero_ (autotune pre_hook), the
                          # kernel, the dq copy_ (counted from the source, not a trace)
-                         "flash_triton": {"fwd": 1, "bwd": 4, "decode": 1}},
+                         "flash_triton": {"fwd": 1, "bwd": 4, "decode": 1},
+                         # FlexAttention (torch 2.8): the template kernel; the backward's
+                         # delta pre-pass (sum(o*do) minus the LSE gradient) and the template
+                         # kernel (dQ and dK/dV programs, no fp32 dQ conversion)
+                         "flex": {"fwd": 1, "bwd": 2, "decode": 1}},
         "flash_triton": {"ratio": 1.0},
+        "flex": {"fwd_ratio": 1.0, "bwd_ratio": 1.0},
     },
 }
 
@@ -111,6 +116,24 @@ def triton_ratio(data_dir: Path = DATA) -> float:
     ratios = [m["FlashAttention Triton"] / m["FlashAttention-2"] for m in meas.values()
               if "FlashAttention Triton" in m and "FlashAttention-2" in m]
     return float(np.median(ratios))
+
+
+def flex_ratios(data_dir: Path = DATA) -> tuple[float, float]:
+    """PyTorch FlexAttention against FlashAttention-2 on the same GPU: the medians of FA2's
+    time over flex's, forward over the H100 rows and backward over all backward rows, of
+    ``flex_attention_published.csv`` (tritonbench's H100 forward sweep, pytorch/benchmark
+    #2443: 0.92-1.14, flex ahead from 2k tokens; PyTorch's score_mod.py A6000 backward,
+    pytorch/pytorch #137036: 0.867, the one published backward pair found)."""
+    fwd: list[float] = []
+    bwd: list[float] = []
+    with open(data_dir / "flex_attention_published.csv") as f:
+        for r in csv.DictReader(f):
+            ratio = float(r["fa2_ms"]) / float(r["flex_ms"])
+            if r["pass"] == "bwd":
+                bwd.append(ratio)
+            elif r["gpu"] == "H100" and r["causal"] == "False":
+                fwd.append(ratio)
+    return round(float(np.median(fwd)), 4), round(float(np.median(bwd)), 4)
 
 
 def strided_element_flops(data_dir: Path = DATA, hw_name: str = "H100 SXM") -> float:
@@ -273,6 +296,9 @@ def fit(data_dir: Path = DATA) -> dict[str, Any]:
     us = 1e-6
     doc = _set(doc, "universal.math.strided_element_flops", strided_element_flops(data_dir))
     doc = _set(doc, "universal.flash_triton.ratio", triton_ratio(data_dir))
+    fx_fwd, fx_bwd = flex_ratios(data_dir)
+    doc = _set(doc, "universal.flex.fwd_ratio", fx_fwd)
+    doc = _set(doc, "universal.flex.bwd_ratio", fx_bwd)
     # The efficient kernel's rate first (published xFormers rows): its decode terms below are
     # fitted on top of it, so they must see the rate the file ends up with.
     xs = xformers_rows(data_dir)

@@ -248,7 +248,7 @@ def test_monotone_in_every_dimension(backend: str, backward: bool) -> None:
 
 def test_backends_listed() -> None:
     assert set(BACKENDS) == {"auto", "flash", "cudnn", "efficient", "math", "standard", "fa3",
-                             "flashinfer", "flashmla", "flash_triton"}
+                             "flashinfer", "flashmla", "flash_triton", "flex"}
 
 
 @pytest.mark.parametrize(("value", "exc", "match"), [

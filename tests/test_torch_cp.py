@@ -190,5 +190,13 @@ def test_eager_hf_program_takes_torch_cp() -> None:
     with pytest.raises(NotImplementedError, match="context parallelism other than PyTorch"):
         T.estimate("Llama-3-8B", "train", runtime="hf", cp=4, **kw)  # Megatron's ring
     with pytest.raises(NotImplementedError, match="context parallelism other than PyTorch"):
-        T.estimate("Llama-3-8B", "train", runtime="compiled", cp=4, cp_comm="all_gather",
-                   **kw)
+        T.estimate("Llama-3-8B", "train", runtime="compiled", cp=4, **kw)  # Megatron's ring
+    # compiled: the same ring SDPA rows between the compiled regions (NeMo AutoModel's Llama
+    # with enable_compile under context_parallel), every other kernel over the local tokens
+    c = T.estimate("Llama-3-8B", "train", runtime="compiled", cp=4, cp_comm="all_gather",
+                   **kw).to_pandas()
+    assert float(c[c["op"] == "q_proj"]["flops"].iloc[0]) == 2 * 4096 * 4096 * 4096
+    for op in ("attention (cp step 0, causal)", "attention (cp steps 1-3, L x L/2) bwd",
+               "cp merge (fp32)", "cp kv copies bwd", "cp all_gather kv bwd"):
+        assert float(c[c["op"] == op]["time_s"].iloc[0]) == pytest.approx(
+            float(h[h["op"] == op]["time_s"].iloc[0]), rel=1e-12)

@@ -392,7 +392,12 @@ def test_attention_backend_prices_every_layers_attention_with_that_kernel():
             auto.query("kind == 'gemm'")["time_s"].sum())
     with pytest.raises(ValueError, match="attention_backend"):
         T.estimate("Llama-3-8B", "train", hardware="H100 SXM", attention_backend="triton", **kw)
+    kw.pop("modules")
     with pytest.raises(ValueError, match="attention_backend.*runtime='hf'"):
+        T.estimate("Llama-3-8B", "train", hardware="H100 SXM", attention_backend="fa3",
+                   runtime="hf", **kw)
+    # SDPA's kernels pick the ring SDPA's kernel of PyTorch's context parallelism only
+    with pytest.raises(NotImplementedError, match="SDPA kernel choice outside context"):
         T.estimate("Llama-3-8B", "train", hardware="H100 SXM", attention_backend="flash",
                    runtime="hf", **kw)
 

@@ -45,6 +45,7 @@ void bind_attention_terms(py::module_& mod) {
       .def_readwrite("fa3", &AttentionTerms::fa3)
       .def_readwrite("flashinfer", &AttentionTerms::flashinfer)
       .def_readwrite("flash_triton", &AttentionTerms::flash_triton)
+      .def_readwrite("flex", &AttentionTerms::flex)
       .def_readwrite("strided_element_flops", &AttentionTerms::strided_element_flops);
   mod.def("flash_fraction_per_sm_clock", &flash_fraction_per_sm_clock, py::arg("ref_fraction"),
           py::arg("ref_bf16_flops_per_s"), py::arg("ref_bf16_fraction"), py::arg("ref_sms"),

@@ -213,7 +213,8 @@ void bind_transformer(py::module_& m) {
       .value("math", AttentionBackend::math)
       .value("fa3", AttentionBackend::fa3)
       .value("flashinfer", AttentionBackend::flashinfer)
-      .value("flash_triton", AttentionBackend::flash_triton);
+      .value("flash_triton", AttentionBackend::flash_triton)
+      .value("flex", AttentionBackend::flex);
   py::enum_<SdpaArch>(m, "SdpaArch")
       .value("other", SdpaArch::other)
       .value("volta", SdpaArch::volta)
@@ -251,6 +252,9 @@ void bind_transformer(py::module_& m) {
         py::arg("causal"), "Query-key pairs scored per (sequence, head).");
   m.def("sliding_window_visited_keys", &sliding_window_visited_keys, py::arg("window"),
         "Keys per query a tiled attention kernel scores in a sliding-window layer.");
+  m.def("flex_visited_blocks", &flex_visited_blocks, py::arg("q_len"), py::arg("kv_len"),
+        py::arg("window"), py::arg("block") = kFlexBlock,
+        "BlockMask blocks FlexAttention computes per (sequence, head), causal or sliding.");
   m.def("attention_sweep", &attention_sweep_py, py::arg("batch"), py::arg("heads"),
         py::arg("kv_heads"), py::arg("q_len"), py::arg("kv_len"), py::arg("head_dim"),
         py::arg("v_head_dim"), py::arg("shared_kv"), py::arg("causal"), py::arg("flash"),

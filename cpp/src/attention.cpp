@@ -23,6 +23,23 @@ double sliding_window_visited_keys(double window) noexcept {
   return window + kAttentionQueryTile;
 }
 
+double flex_visited_blocks(double q_len, double kv_len, double window, double block) noexcept {
+  if (!(q_len > 0.0) || !(kv_len > 0.0) || !(block > 0.0)) return 0.0;
+  const double offset = std::max(0.0, kv_len - q_len);  // bottom-right alignment (decode)
+  const double q_blocks = std::ceil(q_len / block);
+  const double kv_blocks = std::ceil(kv_len / block);
+  double total = 0.0;
+  for (double i = 0.0; i < q_blocks; i += 1.0) {
+    const double first_q = offset + i * block;                           // first row's key index
+    const double last_q = offset + std::min(q_len, (i + 1.0) * block) - 1.0;
+    const double hi = std::min(kv_blocks - 1.0, std::floor(last_q / block));  // causal edge
+    double lo = 0.0;
+    if (window > 0.0) lo = std::max(0.0, std::floor((first_q - window + 1.0) / block));
+    if (hi >= lo) total += hi - lo + 1.0;
+  }
+  return total;
+}
+
 Fa3Tile fa3_tile(double d, double dv, bool causal, double element_bytes,
                  bool paged_non_tma) noexcept {
   // Register and shared-memory budgets of two (three at head dim <= 96) consumer warpgroups

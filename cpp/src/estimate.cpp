@@ -827,6 +827,7 @@ AttnParams attn_params(const Cost& c, const Efficiency& eff) {
     case AttentionBackend::fa3: t = &eff.attention.fa3; break;
     case AttentionBackend::flashinfer: t = &eff.attention.flashinfer; break;
     case AttentionBackend::flash_triton: t = &eff.attention.flash_triton; break;
+    case AttentionBackend::flex: t = &eff.attention.flex; break;
     default: break;
   }
   if (t != nullptr) {

@@ -614,6 +614,7 @@ class AttentionTerms:
     flash: AttentionBackendTerms
     flash_triton: AttentionBackendTerms
     flashinfer: AttentionBackendTerms
+    flex: AttentionBackendTerms
     def __init__(self) -> None:
         ...
     @property
@@ -999,6 +1000,8 @@ class AttentionBackend:
       flashinfer
     
       flash_triton
+    
+      flex
     """
     __members__: typing.ClassVar[dict[str, AttentionBackend]]
     cudnn: typing.ClassVar[AttentionBackend]
@@ -1007,6 +1010,7 @@ class AttentionBackend:
     flash: typing.ClassVar[AttentionBackend]
     flash_triton: typing.ClassVar[AttentionBackend]
     flashinfer: typing.ClassVar[AttentionBackend]
+    flex: typing.ClassVar[AttentionBackend]
     math: typing.ClassVar[AttentionBackend]
     standard: typing.ClassVar[AttentionBackend]
     @typing.overload
@@ -1600,6 +1604,10 @@ def first_bad_extent(values: typing.Annotated[numpy.typing.ArrayLike, numpy.floa
 def flash_fraction_per_sm_clock(ref_fraction: typing.SupportsFloat | typing.SupportsIndex, ref_bf16_flops_per_s: typing.SupportsFloat | typing.SupportsIndex, ref_bf16_fraction: typing.SupportsFloat | typing.SupportsIndex, ref_sms: typing.SupportsFloat | typing.SupportsIndex, ref_clock_hz: typing.SupportsFloat | typing.SupportsIndex, bf16_flops_per_s: typing.SupportsFloat | typing.SupportsIndex, bf16_fraction: typing.SupportsFloat | typing.SupportsIndex, sms: typing.SupportsFloat | typing.SupportsIndex, clock_hz: typing.SupportsFloat | typing.SupportsIndex) -> float:
     """
     FlashAttention-2's fraction of the GEMM rate, carried per SM and clock.
+    """
+def flex_visited_blocks(q_len: typing.SupportsFloat | typing.SupportsIndex, kv_len: typing.SupportsFloat | typing.SupportsIndex, window: typing.SupportsFloat | typing.SupportsIndex, block: typing.SupportsFloat | typing.SupportsIndex = 128.0) -> float:
+    """
+    BlockMask blocks FlexAttention computes per (sequence, head), causal or sliding.
     """
 def flat_shard_tensors(numel: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], unit: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], copies: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], world: typing.SupportsFloat | typing.SupportsIndex) -> float:
     """

@@ -22,7 +22,8 @@ enum class AttentionBackend : std::uint8_t {
   math,       ///< SDPA's math path: separate kernels, scores through DRAM (fp32 compute)
   fa3,        ///< FlashAttention-3 (sm90: warp-specialized wgmma, ping-pong softmax, TMA loads)
   flashinfer,  ///< FlashInfer paged-KV kernels (decode: mma.sync split-KV; prefill: its sm90 path)
-  flash_triton ///< Tri Dao's Triton FlashAttention (2022; llm-foundry's attn_impl triton)
+  flash_triton,  ///< Tri Dao's Triton FlashAttention (2022; llm-foundry's attn_impl triton)
+  flex  ///< PyTorch FlexAttention: Inductor's Triton template over a BlockMask (torch 2.8)
 };
 
 /// How a streaming kernel maps rows onto the SMs (shape-aware model, kind == memory).

@@ -209,6 +209,14 @@ def core_terms(hw: Any, doc: dict[str, Any]) -> Any:
         rho = float(uni["flash_triton"]["ratio"])
         fill(terms.flash_triton, dict(flash, fraction=flash["fraction"] * rho,
                                       bwd_fraction=flash["bwd_fraction"] * rho))
+    if "flex" in uni:
+        # PyTorch FlexAttention (Inductor's Triton template, torch 2.8): FA2's work units at
+        # the published share of FA2's rate, forward and backward apart
+        # (benchmarks/flex_attention.py: tritonbench's H100 forward, PyTorch's benchmark
+        # backward; data/measurements/flex_attention_published.csv).
+        fx = uni["flex"]
+        fill(terms.flex, dict(flash, fraction=flash["fraction"] * float(fx["fwd_ratio"]),
+                              bwd_fraction=flash["bwd_fraction"] * float(fx["bwd_ratio"])))
     if "fa3" in uni:
         scale = _softmax_scale(hw)
         fill(terms.fa3, _fa3(uni["fa3"], wg if native else mma, scale))
@@ -228,7 +236,7 @@ GPU_CALL_FIELDS = ("call_s", "bwd_call_s", "decode_call_s")
 #: FlashAttention-2 / cuDNN its dot(dO, O) pre-pass and its dQ conversion (the CUTLASS
 #: memory-efficient backward computes both inside its one kernel). A forward or decode call:
 #: the fused kernel alone.
-_PRICED_BWD = {"flash": 3, "cudnn": 3, "efficient": 1, "flash_triton": 3}
+_PRICED_BWD = {"flash": 3, "cudnn": 3, "efficient": 1, "flash_triton": 3, "flex": 3}
 
 
 def gpu_time_terms(terms: Any, doc: dict[str, Any], kernel_gap_s: float,
@@ -264,7 +272,7 @@ def gpu_time_terms(terms: Any, doc: dict[str, Any], kernel_gap_s: float,
     launches = doc.get("universal", {}).get("gpu_launches", {}) if doc else {}
     if not launches or kernel_gap_s <= 0.0 or kernel_s <= 0.0:
         return terms
-    for name in ("flash", "cudnn", "efficient", "flash_triton"):
+    for name in ("flash", "cudnn", "efficient", "flash_triton", "flex"):
         backend = getattr(terms, name)
         counts = launches.get(name)
         if counts is None or not any(getattr(backend, f) > 0.0 for f in GPU_CALL_FIELDS):

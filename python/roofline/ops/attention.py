@@ -46,11 +46,12 @@ def _scalars(arrays: Sizes) -> tuple[float, float, float, float, float, float, f
 
 
 BACKENDS: tuple[str, ...] = ("auto", "flash", "cudnn", "efficient", "math", "standard",
-                             "flash_triton", *engines.ENGINE_BACKENDS)
+                             "flash_triton", "flex", *engines.ENGINE_BACKENDS)
 
 _STANDARD = _core.AttentionBackend.standard
 #: Resolution order of the codes below (index = code = the core's AttentionBackend value).
-_ORDER = ("standard", "flash", "cudnn", "efficient", "math", "fa3", "flashinfer", "flash_triton")
+_ORDER = ("standard", "flash", "cudnn", "efficient", "math", "fa3", "flashinfer", "flash_triton",
+          "flex")
 _CORE_BACKEND = {name: getattr(_core.AttentionBackend, name) for name in _ORDER}
 
 #: dtype spellings the scalar fast path takes: the floating formats (attention has no integer
@@ -229,8 +230,8 @@ def attention_backend(
 #: (architecture "other") run PyTorch's CPU flash kernel but neither cuDNN nor the CUTLASS one.
 _IMPOSSIBLE = {
     "rocm": ("cudnn", "flash_triton"),
-    "volta": ("cudnn", "flash", "flash_triton"),
-    "other": ("cudnn", "efficient", "flash_triton"),
+    "volta": ("cudnn", "flash", "flash_triton", "flex"),
+    "other": ("cudnn", "efficient", "flash_triton", "flex"),
 }
 
 #: Accelerator vendors without any PyTorch SDPA kernel (TPU via XLA, Gaudi via its own).
@@ -243,7 +244,7 @@ def impossible_backends(hw: Any) -> tuple[str, ...]:
 
     arch = architecture(hw)
     if arch == "other" and getattr(hw, "vendor", "") in _NO_SDPA_VENDORS:
-        return ("cudnn", "flash", "efficient", "flash_triton")
+        return ("cudnn", "flash", "efficient", "flash_triton", "flex")
     return _IMPOSSIBLE.get(arch, ())
 
 
@@ -256,7 +257,8 @@ def _check_exists(fn: str, name: str, hw: Any) -> None:
         why = {"cudnn": "cuDNN attention runs on NVIDIA GPUs of sm80 and newer",
                "flash": "FlashAttention-2 needs an NVIDIA sm80+ or an AMD ROCm GPU",
                "efficient": "the memory-efficient kernel needs an NVIDIA or AMD GPU",
-               "flash_triton": "Triton FlashAttention needs an NVIDIA sm80+ GPU"}[name]
+               "flash_triton": "Triton FlashAttention needs an NVIDIA sm80+ GPU",
+               "flex": "FlexAttention's Triton template needs an sm80+ or ROCm GPU"}[name]
         raise ValueError(f"{fn}: backend={name!r} does not exist on {hw.name} "
                          f"({getattr(hw, 'vendor', '') or arch}): {why}; pass backend='auto', "
                          f"'math' or 'standard'")
@@ -340,8 +342,8 @@ def attention(
         Accelerator (default: detected / ``rl.set_default_hardware``).
     efficiency : {"default", "peak", "torchao"} or Efficiency
         Efficiency model; each kernel gets its own launch floor.
-    backend : {"auto", "flash", "cudnn", "efficient", "math", "standard", "flash_triton", "fa3", \
-"flashinfer", "flashmla"}
+    backend : {"auto", "flash", "cudnn", "efficient", "math", "standard", "flash_triton", "flex", \
+"fa3", "flashinfer", "flashmla"}
         Implementation. ``"auto"`` (default) is what ``F.scaled_dot_product_attention`` runs on
         that accelerator, dtype and shape (see :func:`attention_backend`: cuDNN on Hopper and
         datacenter Blackwell for fp16/bf16, FlashAttention-2 on Ampere/Ada/ROCm, memory-efficient
@@ -353,7 +355,11 @@ def attention(
         FlashMLA for MLA), which ``"auto"`` also picks for ``shared_kv``, for formats SDPA does
         not take (fp8) and for accelerators without CUDA/ROCm SDPA. Under the non-shape-aware
         presets ``"auto"`` keeps the standard formulas. Kernels outside SDPA (never picked by
-        ``"auto"``): ``"flash_triton"`` = Tri Dao's Triton FlashAttention (llm-foundry's
+        ``"auto"``): ``"flex"`` = PyTorch FlexAttention's Triton template (torch 2.8): FA2's
+        work units at ``universal.flex.fwd_ratio`` / ``bwd_ratio`` of its forward / backward
+        rate (published flex-vs-FA2 measurements); dense or causal here, its BlockMask's
+        skipped blocks are :mod:`roofline.transformer.flex`'s; ``"flash_triton"`` = Tri Dao's
+        Triton FlashAttention (llm-foundry's
         ``attn_impl: triton``): FA2's work at ``universal.flash_triton.ratio`` of its rate (A100,
         FA2's README charts); ``"fa3"`` = FlashAttention-3 (Hopper only; bf16/fp16 forward and
         backward, fp8 forward; head dims <= 256): warp-specialized TMA producer and two wgmma

@@ -49,8 +49,9 @@ from typing import Any
 
 from ..ops.registry import Call, TensorArg
 from .config import TransformerConfig
-from .hf import _linear, _mm, _plain, _row, _t, layer_groups
+from .hf import _ITEM, _linear, _mm, _plain, _row, _t, layer_groups
 from .program import Program
+from .torch_cp import torch_cp_attention
 
 __all__ = ["fused", "record_compiled_step"]
 
@@ -88,7 +89,8 @@ def _norm(shape: tuple[int, ...], dt: str, train: bool, residual: bool = True
 
 
 def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv: int,
-               dt: str, train: bool, cache: str) -> None:
+               dt: str, train: bool, cache: str, cp: tuple[int, str] = (1, "ring"),
+               sdpa: str = "auto") -> None:
     hid, h, kvh, d = cfg.hidden_size, cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
     t = b * s
     fwd, bwd = _norm((b, s, hid), dt, train)
@@ -134,8 +136,13 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
                            "attn_mask": True}
     att = Call("roofline::sdpa", (qa, keys, keys), (qa,), qkv)
     att_b = Call("roofline::sdpa_backward", (qa, keys, keys), (qa, keys, keys), qkv)
-    _row(ops, g, "attention", "attention", [att], [att_b] if train else [],
-         b * (h * s * d + 2 * h * kv * d), "attn_core")
+    if cp[0] > 1:  # PyTorch's ring SDPA over the context ranks (is_causal, no mask), eager
+        torch_cp_attention(ops, g, "attention", batch=b, heads=h, seq=s * cp[0], head_dim=d,
+                           v_head_dim=d, ranks=cp[0], method=cp[1], act_bytes=_ITEM[dt],
+                           attn_kw=dict(flash=True, dtype=dt, backend=sdpa))
+    else:
+        _row(ops, g, "attention", "attention", [att], [att_b] if train else [],
+             b * (h * s * d + 2 * h * kv * d), "attn_core")
     if train:  # the attention output gradient and the V gradient made contiguous; the K / V
         # returned in the cache (HF's use_cache default) get zeros tangents, as the logits
         o, ov = _t((b, s, h, d), dt), _t((b, s, kvh, d), dt)
@@ -239,18 +246,26 @@ def _head(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt: str,
 
 def record_compiled_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
                          phase: str, dtype: str, cache: str = "dynamic",
-                         cp: tuple[int, str] = (1, "ring")) -> list[tuple[str, list[int]]]:
+                         cp: tuple[int, str] = (1, "ring"), sdpa: str = "auto"
+                         ) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind and the model-level kernels of a compiled HF step into
     ``ops`` (groups as :func:`roofline.transformer.layers.record_step` returns them);
     ``cache`` is ``"dynamic"`` (``DynamicCache``: its cat lowered to a Triton copy) or
-    ``"static"`` (``StaticCache`` of ``kv`` slots). ``cp``: one context rank only (the
-    estimate refuses more: :func:`.hf.check_hf`)."""
-    if cp[0] > 1:
-        raise NotImplementedError("runtime='compiled' does not model context parallelism")
+    ``"static"`` (``StaticCache`` of ``kv`` slots). ``cp = (ranks, cp_comm)``, training: the
+    ``q`` tokens split over ``ranks`` context ranks (every kernel over ``q / ranks`` local
+    tokens) and the attention as PyTorch's ring SDPA (:mod:`.torch_cp`, ``cp_comm`` one of
+    its rotaters) run as in eager between the compiled regions: the layer compiled around it
+    (RoPE, ``repeat_kv``, projections, norms fused as without it), the ring's SDPA calls,
+    merges and rotations as :func:`.torch_cp.torch_cp_attention` prices them (NeMo
+    AutoModel's Llama with ``enable_compile`` under ``context_parallel``; whether Dynamo
+    traces through the ring's dispatcher, fusing its fp32 merges, is not known here);
+    ``sdpa``: the ring's SDPA kernel (``attention_backend``)."""
     train = phase == "train"
     groups = layer_groups(cfg)
+    if cp[0] > 1:
+        q = kv = q // cp[0]
     for gi, (kind, _) in enumerate(groups):
-        _attention(ops, gi, cfg, batch, q, kv, dtype, train, cache)
+        _attention(ops, gi, cfg, batch, q, kv, dtype, train, cache, cp, sdpa)
         if kind == "dense":
             _dense_mlp(ops, gi, cfg, batch, q, dtype, train)
         else:

@@ -413,10 +413,12 @@ def estimate(
         (``invokeBuildDecoderInfo``), its RoPE kernel also writes K and V into the cache
         (``invokeApplyBiasRopeUpdateKVCache``); decode's masked MHA applies RoPE itself.
     attention_backend : {"auto", "flash", "flash_triton", "flash_varlen", "fa3", "cudnn", \
-"efficient", "standard"}
+"efficient", "standard", "flex"}
         ``runtime="megatron"``: each layer's fused attention kernel (``backend`` of
         :func:`roofline.ops.attention`; each: :data:`.program_choices.ATTENTION_BACKENDS`).
         ``"flash"`` with TE modules adds :func:`.framework_ops.te_flash_layout`'s copies.
+        ``runtime="hf"`` / ``"compiled"`` with ``cp > 1``: ``"flash"``, ``"cudnn"`` or
+        ``"efficient"`` is the kernel of PyTorch's ring SDPA (``"auto"``: torch >= 2.10's).
     modules : {"te", "torch", "automodel"}
         ``runtime="megatron"``, training: Transformer Engine's layer modules (default),
         PyTorch's eager ones (MPT's) or NeMo AutoModel's TE-backed ones

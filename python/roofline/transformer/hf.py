@@ -128,7 +128,8 @@ def _row(ops: Program, g: int, name: str, kind: str, fwd: list[Call], bwd: list[
 
 
 def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv: int,
-               dt: str, train: bool, cache: str, cp: tuple[int, str] = (1, "")) -> None:
+               dt: str, train: bool, cache: str, cp: tuple[int, str] = (1, ""),
+               sdpa: str = "auto") -> None:
     """One layer's attention block over ``s`` (local) tokens; ``cp = (ranks, rotater)``
     with ranks > 1: the SDPA as PyTorch's ``context_parallel`` runs it over ``ranks·s``
     tokens (:func:`.torch_cp.torch_cp_attention`)."""
@@ -187,7 +188,7 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
     if cp[0] > 1:
         torch_cp_attention(ops, g, "attention", batch=b, heads=h, seq=s * cp[0], head_dim=d,
                            v_head_dim=d, ranks=cp[0], method=cp[1], act_bytes=_ITEM[dt],
-                           attn_kw=dict(flash=True, dtype=dt))
+                           attn_kw=dict(flash=True, dtype=dt, backend=sdpa))
     else:
         _row(ops, g, "attention", "attention", [att], [att_b] if train else [],
              b * (h * s * d + 2 * kvh * kv * d), "attn_core")
@@ -321,19 +322,20 @@ def layer_groups(cfg: TransformerConfig) -> list[tuple[str, list[int]]]:
 
 def record_hf_step(ops: Program, cfg: TransformerConfig, *, batch: int, q: int, kv: int,
                    phase: str, dtype: str, cache: str = "dynamic",
-                   cp: tuple[int, str] = (1, "ring")) -> list[tuple[str, list[int]]]:
+                   cp: tuple[int, str] = (1, "ring"), sdpa: str = "auto"
+                   ) -> list[tuple[str, list[int]]]:
     """Record one layer of each kind and the model-level kernels of an HF step into ``ops``
     (groups as :func:`roofline.transformer.layers.record_step` returns them); ``cache`` is
     ``"dynamic"`` (``DynamicCache``) or ``"static"`` (``StaticCache`` of ``kv`` slots).
     ``cp = (ranks, cp_comm)``, training: the ``q`` tokens split over ``ranks`` context ranks
     (every kernel over ``q / ranks`` local tokens), the attention as PyTorch's ring SDPA runs
-    it (:mod:`.torch_cp`; ``cp_comm`` one of its rotaters)."""
+    it (:mod:`.torch_cp`; ``cp_comm`` one of its rotaters; ``sdpa`` its SDPA kernel)."""
     train = phase == "train"
     groups = layer_groups(cfg)
     if cp[0] > 1:
         q = kv = q // cp[0]
     for gi, (kind, _) in enumerate(groups):
-        _attention(ops, gi, cfg, batch, q, kv, dtype, train, cache, cp)
+        _attention(ops, gi, cfg, batch, q, kv, dtype, train, cache, cp, sdpa)
         if kind == "dense":
             _dense_mlp(ops, gi, cfg, batch, q, dtype, train)
         else:
@@ -375,16 +377,20 @@ def host_calls(cfg: TransformerConfig, groups: list[tuple[str, list[int]]], cach
 
 def check_hf(fn: str, cfg: TransformerConfig, phase: str, *, tp: int, ep: int,
              cp: tuple[int, str], recipe: str | None, flash: bool, kv_dtype_bytes: float,
-             act_bytes: float, runtime: str = "hf") -> None:
+             act_bytes: float, runtime: str = "hf", sdpa: str = "auto") -> None:
     """Raise NotImplementedError for what the HF program (``runtime``: ``"hf"`` eager or
-    ``"compiled"``) does not model; ``cp = (ranks, cp_comm)``: eager training takes
-    PyTorch's context parallelism (``cp_comm`` one of :data:`.torch_cp.ROTATIONS`)."""
+    ``"compiled"``) does not model; ``cp = (ranks, cp_comm)``: training takes PyTorch's
+    context parallelism (``cp_comm`` one of :data:`.torch_cp.ROTATIONS`), eager or compiled;
+    ``sdpa`` (``attention_backend``) other than ``"auto"`` picks that ring's SDPA kernel only."""
     missing = []
     if tp > 1 or ep > 1:
         missing.append("tensor / expert parallelism (HF eager runs one GPU)")
-    if cp[0] > 1 and (runtime != "hf" or cp[1] not in ROTATIONS):
-        missing.append("context parallelism other than PyTorch's ring SDPA in eager mode "
-                       "(runtime='hf' with cp_comm='all_gather' or 'all_to_all')")
+    if cp[0] > 1 and cp[1] not in ROTATIONS:
+        missing.append("context parallelism other than PyTorch's ring SDPA "
+                       "(cp_comm='all_gather' or 'all_to_all')")
+    if sdpa != "auto" and cp[0] <= 1:
+        missing.append("an SDPA kernel choice outside context parallelism (attention_backend "
+                       "picks the ring SDPA's kernel)")
     if recipe is not None:
         missing.append("float8 linear recipes")
     if not flash:

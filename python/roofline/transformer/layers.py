@@ -12,6 +12,7 @@ from .. import _core
 from . import framework_ops, routing
 from .config import TransformerConfig
 from .deepep import deepep_combine, deepep_dispatch, hybridep_dedup
+from .flex import flex_attention
 from .framework_ops import amax_reductions, mcore_qkv_split, squared_relu_eager, te_flash_layout
 from .moe_host import HYBRIDEP_DISPATCHERS
 from .program import Pass, Program
@@ -37,14 +38,11 @@ def local_attention(kind: str, size: int, q: int, kv: int
     every KV block its band ``[first - size, last]`` touches and skips only the fully masked
     ones, so it scores ``size + T`` keys per query, the diagonal block masked but computed
     whole (``q·(size + T)`` pairs, over by ``(size + T)²/2`` at the start). A window or chunk
-    smaller than ``T`` runs blocks of ``T`` queries (a tile is the least a kernel computes;
-    before, a window of 1 was priced as ``q`` one-query calls, 8 % slower than a window of
-    128 on GPT-OSS-20B). Held-out check:
-    cudnn-frontend's published GPT-OSS SDPA benchmark (cuDNN 9.22, GB200 / GB300, 2 x 128
-    heads of 64, window 128, 4k-16k tokens) grows linearly with the sequence (masked tiles
-    skipped); its forward + backward time is within 0-8 % of this pricing, 34-38 % above
-    the ``q·size`` pricing.
-    """
+    smaller than ``T`` runs blocks of ``T`` queries (a tile is the least a kernel computes).
+    Held-out check: cudnn-frontend's published GPT-OSS SDPA benchmark (cuDNN 9.22, GB200 /
+    GB300, 2 x 128 heads of 64, window 128, 4k-16k tokens): its forward + backward time is
+    within 0-8 % of this pricing, 34-38 % above the ``q·size`` pricing.
+    (FlexAttention's BlockMask: :mod:`.flex`.)"""
     if kind == "full" or kv <= size:
         return 1, q, kv, True, 1.0
     if q < kv:
@@ -167,6 +165,8 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
             te_flash_layout(ops, g, t, batch, heads, kvh, d)
         if torch_cp:  # full causal layers only (estimate refuses local attention with it)
             attend("attention", batch=batch, heads=heads, head_dim=d)
+        elif attn_kw.get("backend") == "flex":  # BlockMask sparsity, eager copies, sinks
+            flex_attention(ops, g, attn, size, batch, heads, kvh, q, kv, d, attn_kw, cfg)
         else:
             ops.attention(g, "attention" if attn == "full" else f"attention ({attn} {size})",
                           batch=batch * blocks, heads=heads, kv_heads=read_heads, q_len=aq,

@@ -198,14 +198,16 @@ class Program:
                   **kw: Any) -> None:
         """One attention call (forward; plus its backward when training); ``calls`` equal
         calls in the row (one kernel each); ``save=False``: their inputs are saved by
-        another row (the later calls of a ring over the same local queries)."""
+        another row (the later calls of a ring over the same local queries); ``scale``
+        multiplies the calls' cost and, unless ``save_scale`` is given, their saved inputs."""
         b, q, kv = kw["batch"], kw["q_len"], kw["kv_len"]
         h, kvh = kw["heads"], kw.get("kv_heads", kw["heads"])
         d, dv = kw["head_dim"], kw.get("v_head_dim", kw["head_dim"])
         scale = kw.pop("scale", 1.0)  # context parallelism: this GPU's share of the work
+        keep = kw.pop("save_scale", scale)  # (FlexAttention: all of Q, K, V, O saved)
         if save:
-            self._save(g, scale * b * (h * q * d + kvh * kv * (d + dv)))
-            self._save(g, scale * b * (h * q * dv + 2 * h * q), "attn_core")
+            self._save(g, keep * b * (h * q * d + kvh * kv * (d + dv)))
+            self._save(g, keep * b * (h * q * dv + 2 * h * q), "attn_core")
         self._row(g, name, "attention",
                   [self._push("attn", dict(kw, backward=False, scale=scale))
                    for _ in range(calls)])

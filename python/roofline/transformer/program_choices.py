@@ -13,7 +13,8 @@ from ..ops.host import LAUNCH_MODES
 from .engines import ENGINE_RUNTIMES
 
 __all__ = ["ALLREDUCES", "ATTENTION_BACKENDS", "CACHES", "DECODE_KV_READS", "GATED_MLPS",
-           "MLP_ACTIVATIONS", "MODULES", "RUNTIMES", "Choices", "program_choices"]
+           "MLP_ACTIVATIONS", "MODULES", "RUNTIMES", "SDPA_BACKENDS", "Choices",
+           "program_choices"]
 
 #: Programs ``runtime=`` names.
 RUNTIMES = ("megatron", "hf", "compiled", *ENGINE_RUNTIMES)
@@ -66,9 +67,16 @@ ALLREDUCES = ("custom", "nccl")
 #: ``"efficient"`` the CUTLASS memory-efficient kernel, ``"standard"`` the idealized kernel;
 #: ``"flash_varlen"`` FlashAttention-2's varlen kernel behind flash-attn's ``unpad_input`` /
 #: ``pad_input`` in every layer (llm-foundry's ``flash_attn_fn`` with an attention mask,
-#: ``attn_impl: flash``; :func:`.framework_ops.flash_unpad_pad`).
+#: ``attn_impl: flash``; :func:`.framework_ops.flash_unpad_pad`); ``"flex"`` PyTorch
+#: FlexAttention over a BlockMask as NeMo AutoModel runs it (causal / sliding-window blocks
+#: skipped, head-major copies, attention sinks in eager: :func:`.flex.flex_attention`).
 ATTENTION_BACKENDS = ("auto", "flash", "flash_triton", "flash_varlen", "fa3", "cudnn",
-                      "efficient", "standard")
+                      "efficient", "standard", "flex")
+#: SDPA's fused backends, which ``runtime="hf"`` / ``"compiled"`` take as ``attention_backend``
+#: for PyTorch's ring SDPA under context parallelism (:func:`.hf.check_hf`): the kernel an
+#: older torch's dispatch picks (torch 2.9 tries flash first on Hopper; cuDNN only with
+#: ``TORCH_CUDNN_SDPA_PREFERRED``), where ``"auto"`` is torch >= 2.10's.
+SDPA_BACKENDS = ("flash", "cudnn", "efficient")
 
 
 class Choices(NamedTuple):
@@ -112,10 +120,12 @@ def program_choices(fn: str, phase: str, runtime: Any, launch: Any, cache: Any,
     plugin = flag(fn, "attention_plugin", attention_plugin)
     attn_backend = one_of(fn, "attention_backend", attention_backend,
                           {b: b for b in ATTENTION_BACKENDS})
-    if attn_backend != "auto" and runtime != "megatron":
+    if attn_backend != "auto" and runtime != "megatron" and not (
+            runtime in ("hf", "compiled") and attn_backend in SDPA_BACKENDS):
         raise ArgumentValueError(fn, "attention_backend", f"{attn_backend!r} is a kernel choice "
                                  f"of runtime='megatron' (the other runtimes call their own "
-                                 f"kernels), got runtime={runtime!r}")
+                                 f"kernels; 'hf' / 'compiled' take {SDPA_BACKENDS} for the "
+                                 f"ring SDPA of context parallelism), got runtime={runtime!r}")
     mods = one_of(fn, "modules", modules, {m: m for m in MODULES})
     if mods != "te" and runtime != "megatron":
         raise ArgumentValueError(fn, "modules", f"{mods!r} is a program choice of "

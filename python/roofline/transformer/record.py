@@ -44,10 +44,10 @@ def record_program(fn: str, ops: Program, cfg: TransformerConfig, hw: Hardware, 
     if runtime in ("hf", "compiled"):
         check_hf(fn, cfg, phase, tp=tp, ep=ep, cp=cp_arg, recipe=choices["recipe"],
                  flash=choices["flash"], kv_dtype_bytes=kv_dtype_bytes, act_bytes=act_bytes,
-                 runtime=runtime)
+                 runtime=runtime, sdpa=attn_kw["backend"])
         record = record_compiled_step if runtime == "compiled" else record_hf_step
         groups = record(ops, cfg, batch=batch, q=q, kv=kv, phase=phase, dtype=choices["dtype"],
-                        cache=choices["cache"], cp=cp_arg)
+                        cache=choices["cache"], cp=cp_arg, sdpa=attn_kw["backend"])
     else:
         engine = None if runtime not in ENGINE_RUNTIMES else engine_plan(
             fn, runtime, cfg, hw, phase, batch, cp, choices["flash"], launch, kv_dtype_bytes)

@@ -66,7 +66,7 @@ _TRAIN_KEYS = ("seq_len", "micro_batch", "grad_accum", "dp", "tp", "pp", "cp", "
                "attention_backend", "optimizer", "fsdp", "train_metrics", "modules",
                "clip_grad_norm", "offload_layers", "host_bytes_per_s", "pipeline_head",
                "cross_entropy", "mlp_activation", "check_for_nan_in_grad",
-               "fp8_param_gather")
+               "fp8_param_gather", "cp_comm")
 #: Optional ``serve`` arguments a serving row may set (the engine's scheduler, program and
 #: launch mode).
 #: Config keys that describe a row, not the run it prices (a finite run's TTFT and ITL rows

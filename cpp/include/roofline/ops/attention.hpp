@@ -61,6 +61,20 @@ inline constexpr double kAttentionQueryTile = 128.0;
 /// masked ones, so it scores window + tile keys per query (window a multiple of the KV block).
 double sliding_window_visited_keys(double window) noexcept;
 
+/// Side of FlexAttention's BlockMask blocks: create_block_mask's default BLOCK_SIZE (128 query
+/// rows x 128 keys; torch/nn/attention/flex_attention.py, _DEFAULT_SPARSE_BLOCK_SIZE).
+inline constexpr double kFlexBlock = 128.0;
+
+/// Blocks of `block` x `block` (query, key) pairs FlexAttention computes per (sequence, head)
+/// for a causal mask (window <= 0: kv_idx <= q_idx, bottom-right aligned when q < kv) or a
+/// causal sliding window of `window` keys (kv_idx <= q_idx and q_idx - kv_idx < window): every
+/// block holding one kept pair is computed whole (full blocks without the mask_mod, partial
+/// ones with it); fully masked blocks are skipped. Query block i spans rows [i b, (i+1) b) at
+/// offset o = kv - q; it visits key blocks j with j b <= o + (i+1) b - 1 and
+/// (j+1) b - 1 >= o + i b - window + 1. Causal q = kv = n b: n(n+1)/2 blocks.
+double flex_visited_blocks(double q_len, double kv_len, double window,
+                           double block = kFlexBlock) noexcept;
+
 /// Query-key pairs scored per (sequence, head): q*kv, or with a causal mask
 /// sum_i min(kv, max(0, kv - q + i + 1)) = q*kv - q(q-1)/2 (q <= kv), kv(kv+1)/2 (q > kv).
 double attention_pairs(double q_len, double kv_len, bool causal) noexcept;

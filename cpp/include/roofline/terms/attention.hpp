@@ -45,6 +45,8 @@ struct AttentionTerms {
                                        ///< Hopper, FA2's elsewhere)
   AttentionBackendTerms flash_triton{};  ///< Triton FlashAttention: FA2's work units at a
                                          ///< measured share of FA2's rate
+  AttentionBackendTerms flex{};  ///< FlexAttention (Triton template): FA2's work units at the
+                                 ///< published H100 share of FA2's rate, per pass
   double strided_element_flops = 0.0;  ///< math path: fp32 FLOP-equivalents of one element of
                                        ///< aten's non-vectorized (broadcast / strided)
                                        ///< TensorIterator kernel (0: bandwidth-bound only)
