@@ -291,7 +291,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         # grouped by destination rank and expert, then the tokens' and (fp32) probabilities'
         # all_to_alls (token_dispatch; core_v0.11 / 0.12 keep them for the unpermute)
         if ops.moe_core[1]:
-            ops.elementwise(g, "permute", sent * hid, saved=0.0)  # TE: its row_id_map
+            ops.elementwise(g, "permute", sent * hid, saved=t * (2 * e + 1) * 2.0)  # row_id_map
         else:
             framework_ops.mcore_unfused_permute(ops, g, "permute", t, e, sent, hid)
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
@@ -357,9 +357,9 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         framework_ops.mcore_unfused_permute(ops, g, "unpermute", t, e, sent, hid)
     elif not hybrid:
         ops.elementwise(g, "moe weighted sum", t * hid,  # the unpermute reads every sent row
-                        reads=sent / t + (1 if cfg.num_shared_experts else 0))
+                        reads=sent / t + (1 if cfg.num_shared_experts else 0), saved=0.0)
     elif cfg.num_shared_experts:  # MoELayer adds the shared experts' output
-        ops.elementwise(g, "moe shared add", t * hid, reads=2)
+        ops.elementwise(g, "moe shared add", t * hid, reads=2, saved=0.0)
     if ep == 1:
         ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
     ops.elementwise(g, "mlp_residual", tf * hid, reads=2, saved=0.0)

@@ -59,9 +59,9 @@ class Program:
     #: split by sequence parallelism), "attn_core" (attention output and softmax statistics,
     #: dropped by selective recomputation), "other"
     saved_by: dict[tuple[int, str], float] = field(default_factory=dict)
-    #: saved elements per (group, row name) of the rows that save (for the modules a
-    #: recomputation drops, :func:`.recompute.module_dropped_elements`)
-    saved_rows: dict[tuple[int, str], float] = field(default_factory=dict)
+    #: saved elements per (group, row name, category) of the rows that save (for what a
+    #: module recomputation drops, :func:`.recompute.module_dropped_elements`)
+    saved_rows: dict[tuple[int, str, str], float] = field(default_factory=dict)
     #: Megatron-Core's Transformer Engine modules in training: a column-parallel linear saves
     #: its input's local sequence shard (``cat="col"`` counts as ``"rep"``; TE 2.9 ``_Linear``
     #: saves ``inputmat`` and ``_LayerNormLinear`` ``ln_out`` before the all-gather and gather
@@ -126,7 +126,8 @@ class Program:
         self.saved[group] = self.saved.get(group, 0.0) + elements
         self.saved_by[group, cat] = self.saved_by.get((group, cat), 0.0) + elements
         if elements:
-            self.saved_rows[group, name] = self.saved_rows.get((group, name), 0.0) + elements
+            key = (group, name, cat)
+            self.saved_rows[key] = self.saved_rows.get(key, 0.0) + elements
 
     def saved_input_share(self) -> float:
         """The saved input of a low-precision linear in 2-byte elements per element:
@@ -231,9 +232,12 @@ class Program:
         h, kvh = kw["heads"], kw.get("kv_heads", kw["heads"])
         d, dv = kw["head_dim"], kw.get("v_head_dim", kw["head_dim"])
         scale = kw.pop("scale", 1.0)  # context parallelism: this GPU's share of the work
-        if save:
+        if save:  # q, k, v; the output (unless aliased, see below) and fp32 logsumexp
             self._save(g, scale * b * (h * q * d + kvh * kv * (d + dv)), name=name)
-            self._save(g, scale * b * (h * q * dv + 2 * h * q), "attn_core", name)
+            # a TE Linear without a quantizing recipe saves its input tensor itself (TE 2.9
+            # ``cast_if_needed`` returns it): the output projection keeps this output
+            out = 0.0 if self.te_modules and self.saved_input_share() == 1.0 else h * q * dv
+            self._save(g, scale * b * (out + 2 * h * q), "attn_core", name)
         self._row(g, name, "attention",
                   [self._push("attn", dict(kw, backward=False, scale=scale))
                    for _ in range(calls)])

@@ -245,8 +245,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     ``base["saved_op"]`` elements (sequence parallelism not applied to them). Module
     recomputation (code :data:`MODULES_RECOMPUTE`, Megatron's ``recompute_modules``) adds
     ``base["mod_fwd_s"]`` (the forward of the named modules' rows) per micro-batch and keeps
-    the activations of ``"none"`` (an upper estimate: the dropped module outputs are not
-    subtracted). Sequence parallelism divides the replicated hidden-size activations (norms,
+    the activations of ``"none"`` less what their checkpoints free (``base["mod_drop_*"]``,
+    :func:`.recompute.module_dropped_elements`; the one module recomputed at a time in the
+    backward not added). Sequence parallelism divides the replicated hidden-size activations (norms,
     residuals) by ``tp``. Dense gradients synchronise over ``dp·cp`` ranks, expert gradients
     over ``dp·cp·tp/ep`` (``dp·cp`` without expert parallelism). A group runs over the
     scale-up link when all the ranks it spans sit in one node of ``gpus_per_node`` (ranks
@@ -362,6 +363,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     kept = np.where(op, base.get("saved_op", 0.0), full_share * base["layer_input"] / sp_div
                     + (1.0 - full_share) * (base["saved_other"] + base["saved_rep"] / sp_div
                                             + np.where(sel, 0.0, base["saved_attn_core"])))
+    # recompute_modules free what their checkpoints drop (.recompute.module_dropped_elements)
+    kept = kept - np.where(mods, base.get("mod_drop_other", 0.0) + base.get(
+        "mod_drop_rep", 0.0) / sp_div + base.get("mod_drop_attn_core", 0.0), 0.0)
     # Activation offloading (pp = 1, no recomputation: arguments.check_offload): the GPU holds
     # (L - K) / L of the layers' activations and each micro-batch waits on the copies.
     off = np.asarray(offload_layers, dtype=np.float64)
