@@ -374,6 +374,9 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
                                                     host_bytes_per_s), 0.0)
     transient = np.where(full_share > 0, ab * base["saved_largest_layer"], 0.0)
     inflight = _core.inflight_microbatches(pp, m, v)
+    # the combined 1F1B runs one more warm-up chunk (Megatron-LM 92c8482 schedules.py
+    # get_pp_rank_microbatches: + 1 with overlap_moe_expert_parallel_comm, interleaved only)
+    inflight = inflight + np.where(bool(moe_a2a_overlap) & (pp > 1) & (v > 1), 1.0 / v, 0.0)
     kind, opt_format = OPTIMIZERS[optimizer][0], OPTIMIZERS[optimizer][2]
     expert_dp = np.where(ep > 1, np.maximum(dp * cp * tp / ep, 1.0), dp * cp)
     dense_p, expert_p = base["dense_params"] / pp, base["expert_params"] / pp
