@@ -82,8 +82,11 @@ def test_core_attn_module_is_selective_recomputation() -> None:
     b = T.estimate("Llama-3-8B", "train", recompute="selective", **KW)
     assert a.step.recompute_s == pytest.approx(b.step.recompute_s, rel=1e-12)
     assert a.step.time_s == pytest.approx(b.step.time_s, rel=1e-12)
-    # and keeps what it keeps: the attention's logsumexp (and unaliased output) freed
-    assert a.memory["activations_bytes"] == pytest.approx(b.memory["activations_bytes"])
+    # and frees what it frees (the attention's logsumexp; its output is the projection's),
+    # plus one layer's logsumexp again while that layer's backward recomputes it
+    # (32 heads x 4096 tokens x fp32; "selective" adds no such transient)
+    assert a.memory["activations_bytes"] - b.memory["activations_bytes"] == pytest.approx(
+        32 * 4096 * 4, rel=1e-9)
 
 
 def test_module_share_marks_forward_rows_only() -> None:

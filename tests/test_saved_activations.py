@@ -104,7 +104,8 @@ def test_mla_up_proj_frees_the_attention_inputs() -> None:
     cfg = T.config("DeepSeek-V3").replace(num_layers=4, dense_layers=(), mtp_layers=0)
     none, mods = (T.estimate(cfg, "train", optimizer_update=False, recompute=r, **kw)
                   .memory["activations_bytes"] for r in ("none", "modules:mla_up_proj"))
-    assert none - mods == pytest.approx(4 * 2 * 4096 * 128 * (192 + 192 + 128), rel=1e-12)
+    # four layers free them, one layer's are held again while its backward recomputes them
+    assert none - mods == pytest.approx(3 * 2 * 4096 * 128 * (192 + 192 + 128), rel=1e-12)
 
 
 def test_moe_act_and_layernorm_free_what_the_next_module_saved() -> None:
@@ -118,9 +119,23 @@ def test_moe_act_and_layernorm_free_what_the_next_module_saved() -> None:
     i = next(i for i, (_, n, _) in enumerate(none.rows) if n == "experts gate_up")
     rows = float(none.columns["flops"][i]) / (2 * 2048 * 2 * 768)
     assert rows == pytest.approx(round(rows))
-    drop = 48 * 2 * (2 * 4096 * 2048 + rows * 768)
+    drop = (48 - 1) * 2 * (2 * 4096 * 2048 + rows * 768)  # less one layer's, recomputed
     assert none.memory["activations_bytes"] - mods.memory["activations_bytes"] == \
         pytest.approx(drop, rel=1e-12)
+
+
+def test_mlp_module_frees_the_dense_mlp_internals() -> None:
+    # DeepSeek-V3 with 3 dense layers (h 7168, ffn 18432) and 2 MoE layers, bf16, tp 1:
+    # recompute_mlp checkpoints the dense MLP on the residual stream (the fused norm's input,
+    # kept), freeing fc1's ln_out (t·h), the SwiGLU input (t·2·ffn) and fc2's input (t·ffn);
+    # one dense layer's are held again during its backward
+    kw: dict[str, Any] = dict(hardware="B200", seq_len=4096, micro_batch=1, ep=8, dp=8,
+                              optimizer_update=False)
+    cfg = T.config("DeepSeek-V3").replace(num_layers=5, mtp_layers=0)
+    none, mlp = (T.estimate(cfg, "train", recompute=r, **kw).memory["activations_bytes"]
+                 for r in ("none", "modules:mlp"))
+    t, h, ffn = 4096, 7168, 18432
+    assert none - mlp == pytest.approx((3 - 1) * 2 * t * (h + 2 * ffn + ffn), rel=1e-12)
 
 
 def test_moe_permute_keeps_its_row_id_map() -> None:

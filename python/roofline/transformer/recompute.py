@@ -82,7 +82,9 @@ def module_dropped_elements(ops: Any, groups: list[tuple[str, list[int]]],
     ``"rep"``, ``"attn_core"``): ``core_attn`` the attention rows' ``"attn_core"`` part,
     ``mla_up_proj`` the MLA attention's q, k, v less the up-projections' inputs the checkpoint
     keeps in bf16 (their saved input over :meth:`.Program.saved_input_share`) beyond what
-    those projections saved, the others every category their rows saved."""
+    those projections saved, the others every category their rows saved; ``"largest"``: the
+    most one layer frees (held again while that layer's backward recomputes it, sequence
+    parallelism not applied: an upper estimate)."""
     keys: set[tuple[int, str, str]] = set()
     for (g, name, cat) in ops.saved_rows:
         for m in modules:
@@ -90,14 +92,19 @@ def module_dropped_elements(ops: Any, groups: list[tuple[str, list[int]]],
                     name in MODULE_DROPS[m] and (m != "mla_up_proj" or cat == "other")):
                 keys.add((g, name, cat))
     out = {"other": 0.0, "rep": 0.0, "attn_core": 0.0}
+    per_layer: dict[int, float] = {}
     share = ops.saved_input_share()
     for g, name, cat in keys:
         if groups[g][0] != "head":
             out[cat] += ops.saved_rows[g, name, cat] * len(groups[g][1])
+            per_layer[g] = per_layer.get(g, 0.0) + ops.saved_rows[g, name, cat]
     if "mla_up_proj" in modules and share < 1.0:  # bf16 checkpoint inputs beyond fp8 saves
         for (g, name, cat), v in ops.saved_rows.items():
             if name in ("q_b_proj", "kv_b_proj") and groups[g][0] != "head":
                 out[cat] -= v * (1.0 / share - 1.0) * len(groups[g][1])
+                per_layer[g] = per_layer.get(g, 0.0) - v * (1.0 / share - 1.0)
+    # the backward of one layer rematerialises what that layer's checkpoints freed
+    out["largest"] = max(per_layer.values(), default=0.0)
     return out
 
 

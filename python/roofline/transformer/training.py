@@ -246,10 +246,12 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     recomputation (code :data:`MODULES_RECOMPUTE`, Megatron's ``recompute_modules``) adds
     ``base["mod_fwd_s"]`` (the forward of the named modules' rows) per micro-batch and keeps
     the activations of ``"none"`` less what their checkpoints free (``base["mod_drop_*"]``,
-    :func:`.recompute.module_dropped_elements`; the one module recomputed at a time in the
-    backward not added). Sequence parallelism divides the replicated hidden-size activations (norms,
-    residuals) by ``tp``. Dense gradients synchronise over ``dp·cp`` ranks, expert gradients
-    over ``dp·cp·tp/ep`` (``dp·cp`` without expert parallelism). A group runs over the
+    :func:`.recompute.module_dropped_elements`), plus what one layer's modules freed while its
+    backward recomputes them (``base["mod_drop_largest"]``, as full recomputation adds one
+    layer's activations). Sequence parallelism divides the replicated hidden-size activations
+    (norms, column-parallel TE linears' inputs) by ``tp``. Dense gradients synchronise over
+    ``dp·cp`` ranks, expert gradients over ``dp·cp·tp/ep`` (``dp·cp`` without expert
+    parallelism). A group runs over the
     scale-up link when all the ranks it spans sit in one node of ``gpus_per_node`` (ranks
     ordered tp, cp, dp, pp), else as NCCL's multi-rail rings: ``min(link, g·network)`` per
     rank, ``g = gpus_per_node / tp`` (``/ ep``: expert groups) ranks per node each with a NIC
@@ -372,7 +374,8 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     act = ab * (kept * (1.0 - off / layers) + base["saved_head"]) / pp
     bwd = bwd + np.where(off > 0, offload_exposed_s(layers, off, lf, lb, ab * kept,
                                                     host_bytes_per_s), 0.0)
-    transient = np.where(full_share > 0, ab * base["saved_largest_layer"], 0.0)
+    transient = np.where(full_share > 0, ab * base["saved_largest_layer"],
+                         np.where(mods, ab * base.get("mod_drop_largest", 0.0), 0.0))
     inflight = _core.inflight_microbatches(pp, m, v)
     # the combined 1F1B runs one more warm-up chunk (Megatron-LM 92c8482 schedules.py
     # get_pp_rank_microbatches: + 1 with overlap_moe_expert_parallel_comm, interleaved only)
