@@ -151,9 +151,12 @@ def test_preset_is_priced_within_physics(pid: str, built: dict[str, Any]) -> Non
     # MFU (of the model FLOPs, against the recipe's dense peak) in a physical range
     assert 0.03 < s.mfu < 0.7
     assert s.hfu >= s.mfu
-    mem = s.memory  # per GPU: its parts sum to the total (capacity not asserted: §49)
+    mem = s.memory  # per GPU: its parts sum to the total
     assert mem["total_bytes"] == pytest.approx(
         sum(v for k, v in mem.items() if k != "total_bytes"), rel=1e-12)
+    # the preset ran on H100s: what the frameworks keep fits the 80 GB (tests/
+    # test_saved_activations.py derives a layer's saved bytes)
+    assert est.memory["total_bytes"] <= est.memory["capacity_bytes"]
 
 
 @pytest.mark.parametrize("pid", list(REFUSED))
@@ -254,11 +257,13 @@ def test_moe_permutes_keep_only_their_index_maps() -> None:
     ops.elementwise(0, "act", 100, reads=2)
     ops.elementwise(0, "sort chunks by expert", 100, saved=0.0)
     assert ops.saved_by[0, "other"] == 200.0  # the activation's two inputs only
-    # Qwen3-30B-A3B, 8 ranks, seq 4096, one micro-batch held: a layer keeps 5.7x the bytes of
-    # its 4096 x 8 dispatched rows (experts' inputs, fc1 output, the unpermute's rows,
-    # attention); with the permute and both chunk sorts saving their rows it was 8.7x
+    # Qwen3-30B-A3B, 8 ranks, seq 4096, one micro-batch held: a layer keeps 3.7x the bytes of
+    # its 4096 x 8 dispatched rows (experts' inputs, fc1 output, attention, the row_id_map;
+    # the unpermute keeps only the map: Megatron-Core applies the probs in the experts);
+    # with the permute and both chunk sorts saving their rows it was 8.7x. The exact
+    # per-layer sum: tests/test_saved_activations.py
     est = T.estimate("Qwen3-30B-A3B", "train", hardware="H100 SXM", seq_len=4096,
                      micro_batch=1, ep=8, dp=8)
     rows_bytes = 4096 * 8 * 2048 * 2  # dispatched rows x hidden x bf16
     per_layer = est.step.memory["activations_bytes"] / 48
-    assert 5 * rows_bytes < per_layer < 7 * rows_bytes
+    assert 3 * rows_bytes < per_layer < 4 * rows_bytes

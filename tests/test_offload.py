@@ -74,9 +74,11 @@ def test_step_memory_and_time():
     # the wait is the schedule's, per micro-batch, added to the step
     hidden = _step(offload_layers=79, host_bytes_per_s=1e18)
     assert hidden.time_s == pytest.approx(times[0], rel=1e-6)  # window 1: copies serial
-    slow = _step(offload_layers=20, hardware="H100 SXM")
-    fast = _step(offload_layers=20, hardware="H100 SXM", host_bytes_per_s=1e18)
-    assert slow.time_s > fast.time_s  # PCIe 5.0 cannot hide 20 layers' copies
+    # PCIe 5.0 cannot hide 40 layers' copies (20 it hides since a layer's saved bytes are
+    # TE's: fp8 linear inputs, nothing for the residual adds; tests/test_saved_activations.py)
+    slow = _step(offload_layers=40, hardware="H100 SXM")
+    fast = _step(offload_layers=40, hardware="H100 SXM", host_bytes_per_s=1e18)
+    assert slow.time_s > fast.time_s
 
 
 @pytest.mark.parametrize(("kw", "match"), [

@@ -142,7 +142,8 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
         if train and s > 1:  # the gradient of the transposed projection, made contiguous
             bwd = [_pw("clone", [_t((b, s, width // d, d), dt)], _t((b, s, width // d, d), dt))
                    ] + bwd
-        _row(ops, g, name, "gemm", fwd, bwd, t * hid)
+        # the three projections read one tensor (the norm's output): autograd keeps it once
+        _row(ops, g, name, "gemm", fwd, bwd, t * hid if name == "q_proj" else 0.0)
     if train:  # the q, k, v input gradients summed
         acc = _t((b, s, hid), dt)
         ops.calls_row(g, "qkv grad sum bwd", "elementwise",
@@ -154,7 +155,8 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
     if cfg.rope:
         fq, bq = _rope(b, h, s, d, dt, train)
         fk, bk = _rope(b, kvh, s, d, dt, train)
-        _row(ops, g, "rope", "elementwise", fq + fk, bk + bq, t * (h + kvh) * d)
+        # x·cos + rotate_half(x)·sin: cos / sin need no gradient, so nothing of q, k is kept
+        _row(ops, g, "rope", "elementwise", fq + fk, bk + bq, 0.0)
     q = _t((b, h, s, d), dt)
     new, full = _t((b, kvh, s, d), dt), _t((b, kvh, kv, d), dt)
     if cache == "static":  # StaticCache: the new K/V written in place, keys = the whole cache
@@ -189,9 +191,9 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
         torch_cp_attention(ops, g, "attention", batch=b, heads=h, seq=s * cp[0], head_dim=d,
                            v_head_dim=d, ranks=cp[0], method=cp[1], act_bytes=_ITEM[dt],
                            attn_kw=dict(flash=True, dtype=dt, backend=sdpa))
-    else:
+    else:  # SDPA's flash backward reads q, k, v, its output and the fp32 logsumexp
         _row(ops, g, "attention", "attention", [att], [att_b] if train else [],
-             b * (h * s * d + 2 * kvh * kv * d), "attn_core")
+             b * (h * s * d + 2 * kvh * kv * d + h * s * d + 2 * h * s), "attn_core")
     if s > 1:
         o = _t((b, s, h, d), dt)
         _row(ops, g, "attn transpose", "elementwise", [_pw("clone", [o], o)], [])
@@ -199,7 +201,7 @@ def _attention(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, kv:
     _row(ops, g, "o_proj", "gemm", fwd, bwd, t * h * d)
     x = _t((b, s, hid), dt)
     _row(ops, g, "attn_residual", "elementwise", [_pw("add", [x, x], x)],
-         [_pw("add", [x, x], x)] if train else [], 2 * t * hid, "rep")
+         [_pw("add", [x, x], x)] if train else [])  # add's backward keeps no input
 
 
 def _dense_mlp(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt: str,
@@ -214,7 +216,7 @@ def _dense_mlp(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt:
     _row(ops, g, "gate_proj", "gemm", fg, bg, t * hid)
     _row(ops, g, "act (silu)", "elementwise", [_pw("silu", [y], y)],
          [_pw("silu_backward", [y, y], y)] if train else [], t * inter)
-    _row(ops, g, "up_proj", "gemm", fu, bu, t * hid)
+    _row(ops, g, "up_proj", "gemm", fu, bu)  # its input is gate_proj's, kept once
     _row(ops, g, "mul (act*up)", "elementwise", [_pw("mul", [y, y], y)],
          [_pw("mul", [y, y], y)] * 2 if train else [], 2 * t * inter)
     _row(ops, g, "down_proj", "gemm", fd, bd, t * inter)
@@ -222,7 +224,7 @@ def _dense_mlp(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt:
     if train:
         ops.calls_row(g, "gate/up grad sum bwd", "elementwise", [_pw("add", [x, x], x)])
     _row(ops, g, "mlp_residual", "elementwise", [_pw("add", [x, x], x)],
-         [_pw("add", [x, x], x)] if train else [], 2 * t * hid, "rep")
+         [_pw("add", [x, x], x)] if train else [])
 
 
 def _moe_mlp(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt: str) -> None:
@@ -262,7 +264,7 @@ def _moe_mlp(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt: s
                _red("sum", y32, _t((t, hid), "fp32")), _copy(_t((t, hid), "fp32"), dt)]
     _row(ops, g, "experts combine", "elementwise", combine, [])
     x = _t((b, s, hid), dt)
-    _row(ops, g, "mlp_residual", "elementwise", [_pw("add", [x, x], x)], [], 2 * t * hid, "rep")
+    _row(ops, g, "mlp_residual", "elementwise", [_pw("add", [x, x], x)], [])
 
 
 def _head(ops: Program, g: int, cfg: TransformerConfig, b: int, s: int, dt: str,

@@ -130,14 +130,14 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
             ops.linear(g, "v_up (W_UV)", t, lat, vd, batch=heads)
         else:
             ops.linear(g, "kv_b_proj", t, lat, heads * (nope + vd))
-            ops.elementwise(g, "rope", t * (heads + 1) * rope)
+            ops.elementwise(g, "rope", t * (heads + 1) * rope, saved=0.0)
             attend("attention (MLA)", batch=batch, heads=heads, kv_heads=heads, q_len=q,
                    kv_len=kv, head_dim=qk, v_head_dim=vd)
         ops.linear(g, "o_proj", t, heads * vd, hid)
     else:
         d = cfg.head_dim
         kvh = cfg.num_kv_heads // tp if cfg.num_kv_heads >= tp else 1  # replicated below tp
-        ops.linear(g, "qkv_proj", t, hid, (heads + 2 * kvh) * d)
+        ops.linear(g, "qkv_proj", t, hid, (heads + 2 * kvh) * d, cat="col")
         amax_reductions(ops, g, "attn")
         if mcore and not torch_cp:  # (PyTorch's ring SDPA is not Megatron's module)
             mcore_qkv_split(ops, g, t, heads, kvh, d)
@@ -156,7 +156,7 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
             yarn_rope_unfused(ops, g, (t * heads * d, t * kvh * d), q * d)
         elif cfg.rope and (plugin_kv_bytes is None or phase != "decode"):
             # (the plugin's decode: its masked MHA kernel rotates and caches K itself)
-            ops.elementwise(g, "rope", t * (heads + kvh) * d)
+            ops.elementwise(g, "rope", t * (heads + kvh) * d, saved=0.0)
         size = cfg.sliding_window if attn == "sliding" else cfg.attention_chunk
         blocks, aq, akv, causal, rest = local_attention(attn, size, q, kv)
         kw = dict(attn_kw, causal=causal, scale=attn_kw.get("scale", 1.0) * rest)
@@ -181,7 +181,7 @@ def attention_block(ops: Program, g: int, cfg: TransformerConfig, batch: int, q:
         # is a reduction of the output gradient over the tokens.
         ops.passes(g, "attn_proj bias (unfused bda)", [(t * hid, 1.0, 1.0)],
                    [(t * hid, 1.0, 0.0)])
-    ops.elementwise(g, "attn_residual", t * hid, reads=2, cat="rep")
+    ops.elementwise(g, "attn_residual", t * hid, reads=2, saved=0.0)
 
 
 def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
@@ -199,11 +199,11 @@ def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
         ops.linear(g, "gate_proj", t, hid, inter)
         ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
     elif cfg.mlp_gated:
-        ops.linear(g, "gate_up_proj", t, hid, 2 * inter)
+        ops.linear(g, "gate_up_proj", t, hid, 2 * inter, cat="col")
         amax_reductions(ops, g, "mlp")
         ops.elementwise(g, "act (silu*up)", t * inter, reads=2)
     else:
-        ops.linear(g, "up_proj", t, hid, inter)
+        ops.linear(g, "up_proj", t, hid, inter, cat="col")
         amax_reductions(ops, g, "mlp")
         if activation == "relu_pow":
             squared_relu_eager(ops, g, t * inter)
@@ -211,7 +211,7 @@ def dense_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int,
             ops.elementwise(g, "act", t * inter)
     ops.linear(g, "down_proj", t, inter, hid)
     ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
-    ops.elementwise(g, "mlp_residual", t * hid, reads=2, cat="rep")
+    ops.elementwise(g, "mlp_residual", t * hid, reads=2, saved=0.0)
 
 
 def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: int,
@@ -291,7 +291,7 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
         # grouped by destination rank and expert, then the tokens' and (fp32) probabilities'
         # all_to_alls (token_dispatch; core_v0.11 / 0.12 keep them for the unpermute)
         if ops.moe_core[1]:
-            ops.elementwise(g, "permute", sent * hid, saved=0.0)  # TE: its row_id_map
+            ops.elementwise(g, "permute", sent * hid, saved=t * (2 * e + 1) * 2.0)  # row_id_map
         else:
             framework_ops.mcore_unfused_permute(ops, g, "permute", t, e, sent, hid)
         ops.collective(g, "dispatch all_to_all", "all_to_all", exchanged * dispatch_bytes, ep)
@@ -350,19 +350,19 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     hybrid = hybrid or deep  # the flex dispatcher's unpermute sums the rows: no weighted sum
     if cfg.num_shared_experts:
         sw = math.ceil(cfg.num_shared_experts * cfg.moe_intermediate_size / tp)
-        ops.linear(g, "shared gate_up", tf, hid, mats * sw)
+        ops.linear(g, "shared gate_up", tf, hid, mats * sw, cat="col")
         ops.elementwise(g, "shared act", tf * sw, reads=mats)
         ops.linear(g, "shared down", tf, sw, hid)
     if not hybrid and not ops.moe_core[1]:  # core_v0.11 / 0.12, no shared experts
         framework_ops.mcore_unfused_permute(ops, g, "unpermute", t, e, sent, hid)
     elif not hybrid:
         ops.elementwise(g, "moe weighted sum", t * hid,  # the unpermute reads every sent row
-                        reads=sent / t + (1 if cfg.num_shared_experts else 0))
+                        reads=sent / t + (1 if cfg.num_shared_experts else 0), saved=0.0)
     elif cfg.num_shared_experts:  # MoELayer adds the shared experts' output
-        ops.elementwise(g, "moe shared add", t * hid, reads=2)
+        ops.elementwise(g, "moe shared add", t * hid, reads=2, saved=0.0)
     if ep == 1:
         ops.collective(g, "mlp all_reduce", "all_reduce", t * hid * act_bytes, tp)
-    ops.elementwise(g, "mlp_residual", tf * hid, reads=2, cat="rep")
+    ops.elementwise(g, "mlp_residual", tf * hid, reads=2, saved=0.0)
 
 
 def expert_fc2_bias(ops: Program, g: int, used: tuple[int, ...], hid: int) -> None:

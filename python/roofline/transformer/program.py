@@ -16,6 +16,18 @@ Pass = tuple[float, float, float]
 #: HybridEP's ``dispatch_with_permute`` backward is its combine, ``combine_with_unpermute``'s
 #: its dispatch (``deep_ep/hybrid_ep_buffer.py``).
 _BWD_OP = {"hybridep_dispatch": "hybridep_combine", "hybridep_combine": "hybridep_dispatch"}
+#: Bytes per element of the input a Transformer Engine linear saves for its weight gradient
+#: under a low-precision recipe: the quantized input in one usage (TE 2.9
+#: ``module/linear.py`` ``_Linear.forward``: ``inputmat.update_usage(rowwise_usage=False,
+#: columnwise_usage=True)``, or rowwise only where the sequence-parallel all-gather needs it;
+#: ``layernorm_linear.py`` saves its quantized ``ln_out`` alike), with its scales: fp8 plus a
+#: per-tensor scale; MXFP8 one E8M0 byte per 32; 1x128 blocks one fp32 scale per 128; NVFP4
+#: 4 bits plus one E4M3 scale per 16 (TE's NVFP4BlockScaling, Megatron-Core's modules only).
+#: Other recipes (torchao's Float8Linear) save the high-precision input: 2 bytes.
+TE_SAVED_BYTES = {"delayed_te": 1.0, "delayed_te_uncached": 1.0, "tensorwise_te": 1.0,
+                  "tensorwise_te_sm90": 1.0, "mxfp8_te": 1.0 + 1.0 / 32.0,
+                  "blockwise_te": 1.0 + 4.0 / 128.0}
+_TE_MODULES_SAVED_BYTES = {"nvfp4": 0.5 + 1.0 / 16.0}
 
 @dataclass
 class Program:
@@ -47,6 +59,14 @@ class Program:
     #: split by sequence parallelism), "attn_core" (attention output and softmax statistics,
     #: dropped by selective recomputation), "other"
     saved_by: dict[tuple[int, str], float] = field(default_factory=dict)
+    #: saved elements per (group, row name, category) of the rows that save (for what a
+    #: module recomputation drops, :func:`.recompute.module_dropped_elements`)
+    saved_rows: dict[tuple[int, str, str], float] = field(default_factory=dict)
+    #: Megatron-Core's Transformer Engine modules in training: a column-parallel linear saves
+    #: its input's local sequence shard (``cat="col"`` counts as ``"rep"``; TE 2.9 ``_Linear``
+    #: saves ``inputmat`` and ``_LayerNormLinear`` ``ln_out`` before the all-gather and gather
+    #: them again in the backward), else (PyTorch modules) the gathered input (``"other"``)
+    te_modules: bool = False
     #: ring context-parallel exchanges: (bytes per step, ranks, attention spec index); the
     #: exposed part depends on that attention's time (see ``ring_exchange``)
     rings: list[tuple[float, int, int]] = field(default_factory=list)
@@ -105,9 +125,20 @@ class Program:
     def _row(self, group: int, name: str, kind: str, parts: list[tuple[str, int]]) -> None:
         self.rows.append((group, name, kind, parts))
 
-    def _save(self, group: int, elements: float, cat: str = "other") -> None:
+    def _save(self, group: int, elements: float, cat: str = "other", name: str = "") -> None:
+        if cat == "col":
+            cat = "rep" if self.te_modules else "other"
         self.saved[group] = self.saved.get(group, 0.0) + elements
         self.saved_by[group, cat] = self.saved_by.get((group, cat), 0.0) + elements
+        if elements:
+            key = (group, name, cat)
+            self.saved_rows[key] = self.saved_rows.get(key, 0.0) + elements
+
+    def saved_input_share(self) -> float:
+        """The saved input of a low-precision linear in 2-byte elements per element:
+        ``TE_SAVED_BYTES[recipe] / 2`` under a Transformer Engine recipe, else 1."""
+        te = dict(TE_SAVED_BYTES, **(_TE_MODULES_SAVED_BYTES if self.te_modules else {}))
+        return te.get(self.recipe, 2.0) / 2.0 if self.train and self.recipe else 1.0
 
     def _push(self, kind: str, spec: Any) -> tuple[str, int]:
         store: list[Any] = getattr(self, kind)
@@ -117,8 +148,10 @@ class Program:
     def linear(self, g: int, name: str, m: float, k: float, n: float, batch: float = 1,
                cat: str = "other", lowp: bool = True) -> None:
         """x (m x k) @ w (k x n), ``batch`` independent weights (experts / heads);
-        ``lowp=False`` keeps it in the model's format under a recipe."""
-        self._save(g, batch * m * k, cat)
+        ``lowp=False`` keeps it in the model's format under a recipe. Saves its input
+        (``cat``; ``"col"``: a column-parallel linear's, see :attr:`te_modules`), quantized
+        under a Transformer Engine recipe (:meth:`saved_input_share`)."""
+        self._save(g, batch * m * k * (self.saved_input_share() if lowp else 1.0), cat, name)
         if self.weight_only is not None and batch == 1 and lowp:
             self._row(g, name, "gemm", [self._push("wo", (m, k, n))])
             return
@@ -149,7 +182,7 @@ class Program:
         cuBLAS GEMM per local expert for the forward, the input gradient and the weight
         gradient (``layout="looped"`` / ``"looped_wgrad"``).
         """
-        self._save(g, sum(counts) * k)
+        self._save(g, sum(counts) * k * self.saved_input_share(), name=name)
         lay = "looped" if self.train else "contiguous"
         self._row(g, name, "gemm", [self._push("grouped", (counts, k, n, lay, alt))])
         if self.train:  # dgrad dA_g = dC_g B_g^T (m_g x n by n x k); wgrad dB_g = A_g^T dC_g
@@ -162,8 +195,9 @@ class Program:
         """Transformer Engine's per-expert quantize kernels (``split_quantize``) of grouped
         linears under the recipe: ``counts[i]`` rows of expert i, one kernel per expert and
         per width of ``fwd`` (the inputs' columns) and, in training, of ``bwd`` (the output
-        gradients' columns). The inputs' elements count as saved (as an elementwise row's)."""
-        self._save(g, sum(counts) * sum(fwd))
+        gradients' columns). Saves nothing of its own: the quantized inputs are what the
+        grouped linears save (:meth:`grouped_linear`, TE 2.9 ``_GroupedLinear.forward`` saves
+        its ``inputmats``), counted there."""
         self._row(g, name, "elementwise", [self._push("quant", (counts, c)) for c in fwd])
         if self.train:
             self._row(g, name + " bwd", "elementwise",
@@ -175,7 +209,7 @@ class Program:
         """A memory-bound kernel over ``numel`` elements of ``reads`` inputs, ``writes`` outputs
         (``kind``: the row's kind, ``"attention"`` for a kernel of an attention op's own);
         ``saved``: elements kept for the backward (default: its inputs, ``numel·reads``)."""
-        self._save(g, numel * reads if saved is None else saved, cat)
+        self._save(g, numel * reads if saved is None else saved, cat, name)
         self._row(g, name, kind, [self._push("elts", (numel, reads, writes))])
         if self.train:  # reads grad-out + saved inputs, writes one grad per input
             self._row(g, name + " bwd", "elementwise",
@@ -188,7 +222,7 @@ class Program:
         ``bwd`` the kernels autograd runs for them (a ``... bwd`` row in training).
         ``saved``: elements kept for the backward; ``kind``: both rows' kind (``"attention"``
         for kernels an attention op launches itself); no forward row when ``fwd`` is empty."""
-        self._save(g, saved)
+        self._save(g, saved, name=name)
         if fwd:
             self._row(g, name, kind, [self._push("elts", k) for k in fwd])
         if self.train and bwd:
@@ -205,9 +239,12 @@ class Program:
         d, dv = kw["head_dim"], kw.get("v_head_dim", kw["head_dim"])
         scale = kw.pop("scale", 1.0)  # context parallelism: this GPU's share of the work
         keep = kw.pop("save_scale", scale)  # (FlexAttention: all of Q, K, V, O saved)
-        if save:
-            self._save(g, keep * b * (h * q * d + kvh * kv * (d + dv)))
-            self._save(g, keep * b * (h * q * dv + 2 * h * q), "attn_core")
+        if save:  # q, k, v; the output (unless aliased, see below) and fp32 logsumexp
+            self._save(g, keep * b * (h * q * d + kvh * kv * (d + dv)), name=name)
+            # a TE Linear without a quantizing recipe saves its input tensor itself (TE 2.9
+            # ``cast_if_needed`` returns it): the output projection keeps this output
+            out = 0.0 if self.te_modules and self.saved_input_share() == 1.0 else h * q * dv
+            self._save(g, keep * b * (out + 2 * h * q), "attn_core", name)
         self._row(g, name, "attention",
                   [self._push("attn", dict(kw, backward=False, scale=scale))
                    for _ in range(calls)])
@@ -270,6 +307,6 @@ class Program:
         """One row of registry Calls (the kernels one module launches), priced by the op
         registry exactly as ``roofline.torch`` prices them; ``saved`` activation elements."""
         if saved:
-            self._save(g, saved, cat)
+            self._save(g, saved, cat, name)
         if calls:
             self._row(g, name, kind, [self._push("calls", c) for c in calls])

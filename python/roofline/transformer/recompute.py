@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RECOMPUTE_MODULES", "module_recompute_share", "op_recompute_share",
-           "op_saved_elements"]
+__all__ = ["MODULE_DROPS", "RECOMPUTE_MODULES", "module_dropped_elements",
+           "module_recompute_share", "op_recompute_share", "op_saved_elements"]
 
 #: Megatron-Core ``recompute_modules`` this package prices -> the forward rows of a layer each
 #: runs again in the backward: ``layernorm`` the input and pre-MLP norms
@@ -48,6 +48,65 @@ RECOMPUTE_MODULES: dict[str, tuple[str, ...]] = {
     "mlp": ("gate_up_proj", "up_proj", "gate_proj", "act (silu*up)", "act", "act (relu, pow)",
             "down_proj", "mlp all_reduce", "mlp fp8 amax reduce"),
 }
+
+#: Megatron-Core ``recompute_modules`` -> the rows whose saved tensors the module's checkpoint
+#: frees (Megatron-LM 92c8482). ``CheckpointWithoutOutput`` runs the module under
+#: ``torch.no_grad()`` keeping only its inputs (``tensor_parallel/random.py``), and
+#: ``discard_output_and_register_recompute`` frees its outputs' storage once the next module
+#: has used them, with whatever that module saved of them: ``mla_up_proj``
+#: (``MLASelfAttention``: q, k, v, freed after the core attention) the attention's saved
+#: q, k, v (its ``"other"`` part), the up-projections' saved inputs kept instead as the
+#: checkpoint's bf16 inputs; ``moe_act`` the experts' fc2 input (``TEGroupedMLP`` sets
+#: ``save_original_input`` on fc2 under fp8 / fp4, so its bf16 input, the activation's
+#: output, is what is freed); ``layernorm`` the norms' outputs as the next linear saved them
+#: (``set_save_original_input`` on ``linear_qkv`` and the MLP's fc1; the router's input);
+#: ``mlp`` (dense layers, ``tensor_parallel.checkpoint`` / ``te_checkpoint`` of the whole MLP
+#: on the residual stream: fc1's saved input, the activation's and fc2's); ``core_attn``
+#: (``checkpoint_core_attention``: the kernel's output and logsumexp, the attention's
+#: ``"attn_core"`` part; q, k, v stay as the checkpoint's inputs).
+MODULE_DROPS: dict[str, tuple[str, ...]] = {
+    "mla_up_proj": ("attention (MLA)",),
+    "moe_act": ("experts down", "experts act clamp (unfused)"),
+    "layernorm": ("qkv_proj", "q_a+kv_a_proj", "q_proj+kv_a_proj", "gate_up_proj", "up_proj",
+                  "shared gate_up", "router"),
+    "mlp": ("gate_up_proj", "up_proj", "gate_proj", "act (silu*up)", "act", "act (relu, pow)",
+            "down_proj"),
+    "core_attn": (),
+}
+
+
+def module_dropped_elements(ops: Any, groups: list[tuple[str, list[int]]],
+                            modules: tuple[str, ...]) -> dict[str, float]:
+    """Saved elements of one micro-batch, all decoder layers, that Megatron's
+    ``recompute_modules`` free (:data:`MODULE_DROPS`), per saved category (``"other"``,
+    ``"rep"``, ``"attn_core"``): ``core_attn`` the attention rows' ``"attn_core"`` part,
+    ``mla_up_proj`` the MLA attention's q, k, v less the up-projections' inputs the checkpoint
+    keeps in bf16 (their saved input over :meth:`.Program.saved_input_share`) beyond what
+    those projections saved, the others every category their rows saved; ``"largest"``: the
+    most one layer frees (held again while that layer's backward recomputes it, sequence
+    parallelism not applied: an upper estimate)."""
+    keys: set[tuple[int, str, str]] = set()
+    for (g, name, cat) in ops.saved_rows:
+        for m in modules:
+            if (m == "core_attn" and cat == "attn_core") or (
+                    name in MODULE_DROPS[m] and (m != "mla_up_proj" or cat == "other")):
+                keys.add((g, name, cat))
+    out = {"other": 0.0, "rep": 0.0, "attn_core": 0.0}
+    per_layer: dict[int, float] = {}
+    share = ops.saved_input_share()
+    for g, name, cat in keys:
+        if groups[g][0] != "head":
+            out[cat] += ops.saved_rows[g, name, cat] * len(groups[g][1])
+            per_layer[g] = per_layer.get(g, 0.0) + ops.saved_rows[g, name, cat]
+    if "mla_up_proj" in modules and share < 1.0:  # bf16 checkpoint inputs beyond fp8 saves
+        for (g, name, cat), v in ops.saved_rows.items():
+            if name in ("q_b_proj", "kv_b_proj") and groups[g][0] != "head":
+                out[cat] -= v * (1.0 / share - 1.0) * len(groups[g][1])
+                per_layer[g] = per_layer.get(g, 0.0) - v * (1.0 / share - 1.0)
+    # the backward of one layer rematerialises what that layer's checkpoints freed
+    out["largest"] = max(per_layer.values(), default=0.0)
+    return out
+
 
 #: Share of a row's forward that the policy recomputes when it does not depend on the model:
 #: every elementwise kernel; attention and collectives are kept (SDPA outputs are saved).

@@ -52,6 +52,8 @@ def record_program(fn: str, ops: Program, cfg: TransformerConfig, hw: Hardware, 
         engine = None if runtime not in ENGINE_RUNTIMES else engine_plan(
             fn, runtime, cfg, hw, phase, batch, cp, choices["flash"], launch, kv_dtype_bytes)
         run_batch = batch if engine is None else engine.batch  # a CUDA graph's padded batch
+        # Megatron-Core's Transformer Engine modules save what TE saves (Program.te_modules)
+        ops.te_modules = phase == "train" and choices["mods"] != "torch"
         groups = record_step(ops, cfg, batch=run_batch, q=q, kv=kv,
                              tokens=run_batch * q // cp, tp=tp, ep=ep,
                              cp=cp, phase=phase, attn_kw=attn_kw, act_bytes=act_bytes,

@@ -28,7 +28,12 @@ from .moe_overlap import a2a_overlap_terms
 from .moe_sync import moe_host_terms
 from .param_refresh import refresh_terms, weight_cast_s
 from .program import Program
-from .recompute import module_recompute_share, op_recompute_share, op_saved_elements
+from .recompute import (
+    module_dropped_elements,
+    module_recompute_share,
+    op_recompute_share,
+    op_saved_elements,
+)
 from .training import micro_batch_terms
 from .unpad_sync import unpad_sync_s
 
@@ -56,6 +61,8 @@ def train_terms(cfg: TransformerConfig, ops: Program, cols: dict[str, Any],
         rows3, cols, groups, ops.saved_by, memory, expert_p, expert_p * weight_bytes,
         cfg.num_layers, cfg.hidden_size, local, act_bytes, op_share=share, mod_share=mod_share)
     base["saved_op"] = op_saved_elements(ops, groups, share, local, cfg.hidden_size)
+    drops = module_dropped_elements(ops, groups, modules) if modules else {}
+    base.update({f"mod_drop_{c}": v for c, v in drops.items()})  # what the modules free
     linear_p = weight_params(cfg, tp, ep, "train")[0]
     base.update(refresh_terms(f8_recipe, linear_p, expert_p, weight_bytes, base, hw,
                               efficiency))

@@ -245,10 +245,13 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     ``base["saved_op"]`` elements (sequence parallelism not applied to them). Module
     recomputation (code :data:`MODULES_RECOMPUTE`, Megatron's ``recompute_modules``) adds
     ``base["mod_fwd_s"]`` (the forward of the named modules' rows) per micro-batch and keeps
-    the activations of ``"none"`` (an upper estimate: the dropped module outputs are not
-    subtracted). Sequence parallelism divides the replicated hidden-size activations (norms,
-    residuals) by ``tp``. Dense gradients synchronise over ``dp·cp`` ranks, expert gradients
-    over ``dp·cp·tp/ep`` (``dp·cp`` without expert parallelism). A group runs over the
+    the activations of ``"none"`` less what their checkpoints free (``base["mod_drop_*"]``,
+    :func:`.recompute.module_dropped_elements`), plus what one layer's modules freed while its
+    backward recomputes them (``base["mod_drop_largest"]``, as full recomputation adds one
+    layer's activations). Sequence parallelism divides the replicated hidden-size activations
+    (norms, column-parallel TE linears' inputs) by ``tp``. Dense gradients synchronise over
+    ``dp·cp`` ranks, expert gradients over ``dp·cp·tp/ep`` (``dp·cp`` without expert
+    parallelism). A group runs over the
     scale-up link when all the ranks it spans sit in one node of ``gpus_per_node`` (ranks
     ordered tp, cp, dp, pp), else as NCCL's multi-rail rings: ``min(link, g·network)`` per
     rank, ``g = gpus_per_node / tp`` (``/ ep``: expert groups) ranks per node each with a NIC
@@ -362,14 +365,21 @@ def compose(base: dict[str, float], hw: Hardware, *, dp: Any, pp: Any, tp: Any, 
     kept = np.where(op, base.get("saved_op", 0.0), full_share * base["layer_input"] / sp_div
                     + (1.0 - full_share) * (base["saved_other"] + base["saved_rep"] / sp_div
                                             + np.where(sel, 0.0, base["saved_attn_core"])))
+    # recompute_modules free what their checkpoints drop (.recompute.module_dropped_elements)
+    kept = kept - np.where(mods, base.get("mod_drop_other", 0.0) + base.get(
+        "mod_drop_rep", 0.0) / sp_div + base.get("mod_drop_attn_core", 0.0), 0.0)
     # Activation offloading (pp = 1, no recomputation: arguments.check_offload): the GPU holds
     # (L - K) / L of the layers' activations and each micro-batch waits on the copies.
     off = np.asarray(offload_layers, dtype=np.float64)
     act = ab * (kept * (1.0 - off / layers) + base["saved_head"]) / pp
     bwd = bwd + np.where(off > 0, offload_exposed_s(layers, off, lf, lb, ab * kept,
                                                     host_bytes_per_s), 0.0)
-    transient = np.where(full_share > 0, ab * base["saved_largest_layer"], 0.0)
+    transient = np.where(full_share > 0, ab * base["saved_largest_layer"],
+                         np.where(mods, ab * base.get("mod_drop_largest", 0.0), 0.0))
     inflight = _core.inflight_microbatches(pp, m, v)
+    # the combined 1F1B runs one more warm-up chunk (Megatron-LM 92c8482 schedules.py
+    # get_pp_rank_microbatches: + 1 with overlap_moe_expert_parallel_comm, interleaved only)
+    inflight = inflight + np.where(bool(moe_a2a_overlap) & (pp > 1) & (v > 1), 1.0 / v, 0.0)
     kind, opt_format = OPTIMIZERS[optimizer][0], OPTIMIZERS[optimizer][2]
     expert_dp = np.where(ep > 1, np.maximum(dp * cp * tp / ep, 1.0), dp * cp)
     dense_p, expert_p = base["dense_params"] / pp, base["expert_params"] / pp
