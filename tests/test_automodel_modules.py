@@ -14,20 +14,22 @@ from roofline.transformer.automodel import (
     AUTOMODEL_MODULE_CALLS,
     automodel_rewrite,
     complex_rope_passes,
+    expert_gate_up_bias_passes,
     half_rope_passes,
 )
-from roofline.transformer.layers import record_step
+from roofline.transformer.layers import GLU_CLAMP_ROW, record_step
 from roofline.transformer.program import Program
 
 T = 4 * 4096  # tokens of one micro-batch on one GPU
 
 
-def _program(model: str, modules: str, tokens: int = T, batch: int = 4) -> Program:
+def _program(model: str, modules: str, tokens: int = T, batch: int = 4,
+             backend: str = "auto") -> Program:
     cfg = config(model)
     ops = Program(train=True, recipe=None)
     record_step(ops, cfg, batch=batch, q=tokens // batch, kv=tokens // batch, tokens=tokens,
                 tp=1, ep=8, cp=1, phase="train",
-                attn_kw=dict(causal=True, flash=True, backend="auto", dtype="bf16"),
+                attn_kw=dict(causal=True, flash=True, backend=backend, dtype="bf16"),
                 act_bytes=2.0, lowp=False, skew=0.0)
     if modules == "automodel":
         automodel_rewrite(ops, cfg, tokens, 1)
@@ -168,3 +170,77 @@ def test_mla_model_mlp_split_and_eager_silu() -> None:
     # the shared MLP's activation is eager: no compiled call (-1 per pass), one more module
     assert ops.module_calls[("shared act", False)] == ops.module_calls[("shared act", True)] == -1
     assert ops.module_calls[("shared gate_up", False)] == 1
+
+
+# GPT-OSS-20B as AutoModel's DGX-H100 row runs it: micro-batch 2 x 4096 tokens, EP 8, flex
+TG = 2 * 4096
+
+
+def _gptoss(modules: str) -> Program:
+    return _program("GPT-OSS-20B", modules, tokens=TG, batch=2, backend="flex")
+
+
+def test_gptoss_layer_attention_as_gptossattention_runs_it() -> None:
+    """One GPT-OSS-20B layer (hidden 2880, 64 query heads and 8 KV heads of 64): separate
+    biased q / k / v Linears, AutoModel's own ``_apply_rotary_emb`` in place of
+    Megatron-Core's unfused YaRN RoPE, the o_proj bias in TE's epilogue."""
+    ops, te = _gptoss("automodel"), _gptoss("te")
+    rows, mrows = _rows(ops), _rows(te)
+    # q_proj 2880 -> 64 x 64 = 4096, k_proj / v_proj 2880 -> 8 x 64 = 512
+    assert [ops.gemms[i] for _, i in rows["qkv_proj"]] == [
+        (TG, 2880, 4096, 1.0, False), (TG, 2880, 512, 1.0, False), (TG, 2880, 512, 1.0, False)]
+    assert _elts(ops, rows["q/k/v dgrad sum bwd"]) == [(TG * 2880, 2.0, 1.0)] * 2
+    # Megatron-Core's rows for GPT-OSS (mscale 1.35: unfused YaRN RoPE; the bias add) go
+    for name in ("rope (yarn, unfused)", "attn_proj bias (unfused bda)"):
+        assert name in mrows and name not in rows and name + " bwd" not in rows
+    assert not any(n.startswith("mcore qkv split") for n in rows)
+    # the eager half-RoPE on q (t x 64 x 64) then k (t x 8 x 64), 32 cos / sin per token
+    nq, nk = TG * 64 * 64, TG * 8 * 64
+    fwd = _elts(ops, rows["rope (eager)"])
+    assert fwd[:2] == [(TG * 32, 2.0, 1.0)] * 2  # cos, sin: fp32 -> bf16
+    assert fwd == half_rope_passes(nq, TG, 32.0)[0] + half_rope_passes(nk, TG, 32.0)[0]
+    # 9 n moved per rotated tensor plus 4 casts of 3 x 2 bytes x t x 32
+    assert sum(e * (r + w) for e, r, w in fwd) * 2 == pytest.approx(
+        9 * (nq + nk) * 2 + 4 * TG * 32 * 6)
+    assert _elts(ops, rows["rope (eager) bwd"]) == (half_rope_passes(nk, TG, 32.0)[1]
+                                                    + half_rope_passes(nq, TG, 32.0)[1])
+    # FlexAttention's own rows (copies, template, sinks) are untouched
+    for name in ("flex q/k/v/o transpose", "attention (flex causal)", "flex sinks rescale"):
+        assert rows[name] == mrows[name]
+    assert ops.module_calls[("qkv_proj", False)] == 3.0  # Qwen3's block: the same calls
+
+
+def test_gptoss_layer_experts_biases_and_compiled_quick_geglu() -> None:
+    """GroupedExpertsDeepEP with GPT-OSS's expert biases: 4 local experts of 32 at EP 8, each
+    receiving 8192 rows (2 x 4096 tokens x top-4 / 32 experts x 8 ranks), gate_and_up width
+    2 x 2880."""
+    ops, te = _gptoss("automodel"), _gptoss("te")
+    rows, mrows = _rows(ops), _rows(te)
+    e, n = 8192 * 5760, 4 * 8192 * 5760  # 47,185,920 per expert, 188,743,680
+    # t + b per expert, then the cat; backward each bias's row reduction and the split's cat
+    assert _elts(ops, rows["experts gate_up bias"]) == [(e, 1.0, 1.0)] * 4 + [(n, 1.0, 1.0)]
+    assert _elts(ops, rows["experts gate_up bias bwd"]) == [(e, 1.0, 0.0)] * 4 + [
+        (n, 1.0, 1.0)]
+    assert expert_gate_up_bias_passes((8192,) * 4, 5760.0) == (
+        _elts(ops, rows["experts gate_up bias"]), _elts(ops, rows["experts gate_up bias bwd"]))
+    fwd_bytes = sum(x * (r + w) for x, r, w in _elts(ops, rows["experts gate_up bias"])) * 2
+    assert fwd_bytes == 8 * n == 1_509_949_440
+    names = [name for gi, name, _, _ in ops.rows if gi == 0]
+    assert names.index("experts gate_up bwd") < names.index("experts gate_up bias") \
+        < names.index("experts act")
+    # the compiled quick_geglu_deepep fuses the clamps: no eager clamp row, its saved input
+    # (t x 2880 of each half) counted once, by "experts act"
+    assert GLU_CLAMP_ROW in mrows and GLU_CLAMP_ROW not in rows
+    assert te.saved[0] - ops.saved[0] == pytest.approx(2 * 4 * 8192 * 2880)
+    # the output bias with the probabilities is Megatron-Core's _apply_bias: kept
+    assert rows["experts fc2 bias (unfused)"] == mrows["experts fc2 bias (unfused)"]
+    assert "experts gate_up bias" not in _rows(_program("Qwen3-30B-A3B", "automodel"))
+
+
+def test_gptoss_flops_unchanged() -> None:
+    kw = dict(hardware="H100 SXM", batch=2, seq_len=4096, ep=8, dp=8, zero=3, fsdp="fsdp2",
+              recompute="full", moe_router="fake_balanced", moe_dispatcher="deepep",
+              attention_backend="flex", micro_batch=2, grad_accum=16)
+    te = rl.transformer.estimate("GPT-OSS-20B", "train", **kw)
+    am = rl.transformer.estimate("GPT-OSS-20B", "train", modules="automodel", **kw)
+    assert am.flops == pytest.approx(te.flops, rel=1e-12)

@@ -70,6 +70,8 @@ def test_rows_run_what_automodel_ran(rows) -> None:
         flex = rid.startswith("automodel_h100_gptoss")
         assert (c.get("attention_backend") == "flex") is flex, rid
         assert c["optimizer"] == "adamw_foreach" and c["linear_recipe"] is None, rid
+        # AutoModel's own layer modules (GPT-OSS's too: hardware-notes section 53)
+        assert c["modules"] == "automodel", rid
         assert c["gpus_per_node"] == 8 and c["tp"] == 1, rid
         assert "github.com/NVIDIA-NeMo/Automodel docs/performance-summary.md @ " in r["source"]
     # AutoModel's DeepSeek-V3 has no MTP block; the pipeline keeps the weights between passes

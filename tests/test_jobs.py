@@ -734,6 +734,11 @@ def test_family_medians_pinned(result):
     # attention_backend="flash" picks the ring's SDPA kernel (torch 2.9 tries FA2 first on
     # Hopper): +3.2 % (with torch >= 2.10's cuDNN it would be -3.2 %).
     # Both merged: train_moe (45, 0.165), p90 0.309, bias -17 %.
+    # train_moe unchanged (median 0.1653, p90 0.309; no other row moved): the two GPT-OSS
+    # rows with modules="automodel" (GptOssAttention's separate biased q/k/v and its own
+    # eager RoPE for Megatron-Core's unfused YaRN RoPE, no unfused o_proj bias add, the
+    # experts' gate_up bias per expert, the compiled quick-GEGLU without eager clamps;
+    # hardware-notes §53): GPT-OSS-20B +4.6 -> +0.8 %, GPT-OSS-120B -22.4 -> -25.2 %.
     pins = {"serve_throughput": (25, 0.069), "serve_static_batch": (15, 0.043),
             "serve_latency": (18, 0.070), "train_dense_bf16": (140, 0.065),
             "train_dense_lowp": (49, 0.095), "train_moe": (45, 0.165)}

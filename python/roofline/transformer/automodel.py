@@ -18,6 +18,18 @@ Read at the commits of AutoModel's DGX-H100 rows (``github.com/NVIDIA-NeMo/Autom
   on ``q_pe`` (``t x heads x rope``) and on ``k_pe`` (``t x rope``) as eager complex ops
   (:func:`complex_rope_passes`), and ``torch.cat([q_nope, q_pe])`` / ``torch.cat([k_nope,
   k_pe.expand(heads)])`` (:func:`mla_cat_passes`).
+* **GPT-OSS** (``components/models/gpt_oss/{layers,model}.py``, ``moe/layers.py`` @
+  89e3a9fdd; FlexAttention and its sinks are :mod:`.flex`'s): ``q_proj`` / ``k_proj`` /
+  ``v_proj`` as Qwen3's (biased TE Linears: the biases in the GEMM epilogues), no q/k norm,
+  the same ``_apply_rotary_emb`` on q and k (YaRN's concentration is folded into the
+  model-level fp32 cos / sin table, built once per forward under ``no_grad``: not Megatron-
+  Core's unfused YaRN RoPE), the ``o_proj`` bias in TE's epilogue (not Megatron-Core's
+  unfused bias add), the experts' ``gate_and_up`` bias added per expert
+  (:func:`expert_gate_up_bias_passes`; Megatron-Core fuses it into the activation), the
+  ``torch.compile``'d ``quick_geglu_deepep`` (clamps fused: not Megatron-Core's eager clamps
+  and their host-to-device copy) and the output bias with the probabilities, which is
+  Megatron-Core's ``_apply_bias`` (:func:`.layers.expert_fc2_bias`, kept). The block is
+  Qwen3's (input ``RMSNorm`` module, attention, ``MoE``): the same module calls.
 * **Dense layers and shared experts** (``components/moe/layers.py`` ``MLP``): ``gate_proj`` and
   ``up_proj`` TE Linears (two GEMMs for the fused ``gate_up`` row; one gradient add) and
   ``F.silu(gate) * up`` run eagerly (:func:`silu_mul_passes`).
@@ -40,10 +52,12 @@ DTensor ``to_local`` calls, the non-reentrant checkpoint's saved-tensor hooks pe
 from __future__ import annotations
 
 from .config import TransformerConfig
+from .layers import GLU_CLAMP_ROW
 from .program import Pass, Program
 
 __all__ = ["AUTOMODEL_MODULE_CALLS", "MODULES_AUTOMODEL", "automodel_rewrite",
-           "complex_rope_passes", "half_rope_passes", "mla_cat_passes", "silu_mul_passes"]
+           "complex_rope_passes", "expert_gate_up_bias_passes", "half_rope_passes",
+           "mla_cat_passes", "silu_mul_passes"]
 
 #: The ``modules=`` name of AutoModel's layer modules.
 MODULES_AUTOMODEL = "automodel"
@@ -145,6 +159,35 @@ def silu_mul_passes(n: float) -> tuple[list[Pass], list[Pass]]:
     return ([(n, 1.0, 1.0), (n, 2.0, 1.0)], [(n, 2.0, 1.0)] * 3)
 
 
+def expert_gate_up_bias_passes(counts: tuple[int, ...], width: float
+                               ) -> tuple[list[Pass], list[Pass]]:
+    """``(forward, backward)`` kernels of ``GroupedExpertsDeepEP._apply_bias`` on the routed
+    experts' ``gate_and_up`` output (moe/layers.py @ 89e3a9fdd, GPT-OSS's ``expert_bias``),
+    ``counts[i]`` rows of local expert i, ``width`` the fused gate-and-up width (``2 x
+    moe_inter``): ``torch.split`` into the experts' rows (views), ``t + b`` per expert (bf16 +
+    bf16: reads and writes ``counts[i]·width``, the bias row broadcast, not counted),
+    ``torch.cat`` of the sums (reads and writes ``n = sum(counts)·width``), ``.to(bf16)``
+    (the dtype it has: no kernel). Backward: the cat's gradients are narrows (views), each
+    add passes the gradient to ``t`` and reduces it over the expert's rows for ``b``
+    (``sum_to_size``: reads ``counts[i]·width``), the split's backward concatenates the
+    per-expert gradients (reads and writes ``n``). Megatron-Core fuses this bias into its
+    activation (``weighted_bias_quick_geglu_impl``); the output bias (``_apply_bias`` with the
+    probabilities) is Megatron-Core's copy and stays as :func:`.layers.expert_fc2_bias`."""
+    per = [float(c) * width for c in counts]
+    n = float(sum(per))
+    fwd: list[Pass] = [(e, 1.0, 1.0) for e in per] + [(n, 1.0, 1.0)]
+    bwd: list[Pass] = [(e, 1.0, 0.0) for e in per] + [(n, 1.0, 1.0)]
+    return fwd, bwd
+
+
+#: Megatron-Core rows AutoModel's GPT-OSS does not run: the output projection's unfused bias
+#: add (TE ``Linear(bias=True)`` adds it in the GEMM's epilogue and reduces its gradient in
+#: the weight gradient's), and the clamps of the quick-GEGLU that Megatron-Core runs eagerly
+#: (AutoModel's ``quick_geglu_deepep`` is one ``torch.compile`` function, clamps included,
+#: with no host-to-device copy after them).
+_MCORE_ONLY = ("attn_proj bias (unfused bda)", GLU_CLAMP_ROW)
+
+
 def _gemms(ops: Program, m: float, k: float, widths: tuple[float, ...], backward: bool
            ) -> list[tuple[str, int]]:
     """GEMM specs of ``len(widths)`` linears over one ``m x k`` input: forward ``x @ W_i``
@@ -168,12 +211,14 @@ def automodel_rewrite(ops: Program, cfg: TransformerConfig, t: int, tp: int) -> 
     """Turn the recorded Megatron-Core attention rows of ``ops`` into AutoModel's (module
     docstring), ``t`` tokens on this GPU, ``tp`` tensor-parallel ranks (AutoModel's rows run
     ``tp = 1``). Training programs only. The routed experts are left as recorded (AutoModel's
-    ``GroupedExpertsDeepEP`` runs the fused ``weighted_bias_swiglu_impl``); under a linear
+    ``GroupedExpertsDeepEP`` runs the fused ``weighted_bias_swiglu_impl``, or GPT-OSS's
+    compiled ``quick_geglu_deepep``) but for GPT-OSS's biases and clamps; under a linear
     recipe (one ``(fwd+bwd)`` low-precision row per linear) the projections stay fused."""
     if not ops.train:
         return
     hid, heads = cfg.hidden_size, cfg.num_heads // tp
     rows: list[tuple[int, str, str, list[tuple[str, int]]]] = []
+    gate_up_bias: tuple[list[Pass], list[Pass]] | None = None
     for g, name, kind, parts in ops.rows:
         base = name.removesuffix(" bwd")
         bwd = name.endswith(" bwd")
@@ -208,7 +253,21 @@ def automodel_rewrite(ops: Program, cfg: TransformerConfig, t: int, tp: int) -> 
             fwd, bwdp = silu_mul_passes(n)
             rows.append((g, name, kind, [ops._push("elts", p) for p in (bwdp if bwd else fwd)]))
             continue
-        if base == "rope" and kind == "elementwise":
+        if base in _MCORE_ONLY:
+            continue  # Megatron-Core's unfused bias add and eager clamps: not in AutoModel
+        if base == "experts gate_up" and kind == "gemm" and cfg.mlp_bias and not bwd:
+            counts, _, width = ops.grouped[parts[0][1]][:3]
+            rows.append((g, name, kind, parts))
+            gate_up_bias = expert_gate_up_bias_passes(counts, width)
+            continue
+        if base == "experts gate_up" and bwd and gate_up_bias is not None:
+            rows.append((g, name, kind, parts))
+            for label, passes in (("experts gate_up bias", gate_up_bias[0]),
+                                  ("experts gate_up bias bwd", gate_up_bias[1])):
+                rows.append((g, label, "elementwise", [ops._push("elts", p) for p in passes]))
+            gate_up_bias = None
+            continue
+        if (base == "rope" and kind == "elementwise") or base == "rope (yarn, unfused)":
             if cfg.is_mla:
                 r = cfg.qk_rope_head_dim
                 fq, bq = complex_rope_passes(float(t * heads * r))
@@ -233,5 +292,10 @@ def automodel_rewrite(ops: Program, cfg: TransformerConfig, t: int, tp: int) -> 
             continue
         rows.append((g, name, kind, parts))
     ops.rows[:] = rows
+    for key in [k for k in ops.saved_rows if k[1] in _MCORE_ONLY]:  # the clamps' saved input
+        g, _, cat = key  # (quick_geglu_deepep saves its input once, as "experts act" counts)
+        e = ops.saved_rows.pop(key)
+        ops.saved[g] -= e
+        ops.saved_by[g, cat] -= e
     ops.module_calls = {(row, bwd): n for (row, bwd, mla), n in AUTOMODEL_MODULE_CALLS.items()
                         if mla == cfg.is_mla}
