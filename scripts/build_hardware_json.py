@@ -44,6 +44,10 @@ Unit conventions (also written into the JSON's ``units`` block):
 * ``l2_mb``: vendors say "MB" for on-chip caches but mean binary sizes (A100 "40 MB"
   L2 is 41943040 B in deviceQuery), so every L2 / SRAM cell is converted with
   ``x 2**20`` (MiB), not ``x 1e6``.
+* ``cc`` (NVIDIA's CUDA compute capability, ``major.minor`` as ``nvidia-smi --query-gpu=
+  compute_cap`` prints it) -> ``compute_capability`` ``[major, minor]`` (what
+  ``torch.cuda.get_device_capability()`` returns); required on every NVIDIA row, empty on
+  every other vendor's (HIP's "capability" of an AMD part is not CUDA's), ``null`` there.
 * ``boost_mhz`` -> ``x 1e6`` Hz; ``tdp_w`` stays W; ``interconnect_gbps`` is the
   bidirectional aggregate in decimal GB/s -> ``x 1e9`` bytes/s (halve it for one
   direction; ``interconnect_note`` says what the link is).
@@ -57,6 +61,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -167,6 +172,7 @@ EXPECTED_COLUMNS = (
     "name",
     "vendor",
     "torch_device_names",
+    "cc",
     *PEAK_COLUMNS,
     "mem_gb",
     "mem_cuda_mib",
@@ -195,6 +201,8 @@ UNITS = {
         "except TPU v4/v5p/TPU7x and Gaudi 2/3 whose vendor capacities are GiB: x 2**30"
     ),
     "l2_bytes": "bytes; CSV MB x 2**20 (vendors' cache 'MB' are binary)",
+    "compute_capability": "[major, minor] (torch.cuda.get_device_capability()); CSV cc "
+    "'major.minor'; null for non-NVIDIA parts",
     "clock_hz": "Hz; CSV MHz x 1e6",
     "tdp_w": "W",
     "interconnect_bytes_per_s": (
@@ -222,6 +230,29 @@ def _whole(cell: str, column: str, row_name: str, what: str) -> Decimal | None:
     if value is not None and value != value.to_integral_value():
         raise ValueError(f"{row_name}: {column} must be {what}, got {cell!r}")
     return value
+
+
+_CC_PATTERN = re.compile(r"([1-9][0-9]?)\.([0-9])")
+
+
+def _compute_capability(row: dict[str, str], row_name: str) -> list[int] | None:
+    """``cc`` cell -> ``[major, minor]``: required for NVIDIA rows, empty for the others."""
+    cell = row["cc"].strip()
+    nvidia = row["vendor"].strip() == "NVIDIA"
+    if not cell:
+        if nvidia:
+            raise ValueError(f"{row_name}: column cc (CUDA compute capability) is required on "
+                             "an NVIDIA row, got ''")
+        return None
+    if not nvidia:
+        raise ValueError(f"{row_name}: column cc must be empty for vendor "
+                         f"{row['vendor'].strip()!r} (CUDA compute capability is NVIDIA's), "
+                         f"got {cell!r}")
+    match = _CC_PATTERN.fullmatch(cell)
+    if match is None:
+        raise ValueError(f"{row_name}: column cc must be 'major.minor' (e.g. 9.0, 10.3), "
+                         f"got {cell!r}")
+    return [int(match.group(1)), int(match.group(2))]
 
 
 def _scaled(cell: str, column: str, row_name: str, factor: Decimal) -> float | None:
@@ -287,6 +318,7 @@ def convert_row(row: dict[str, str]) -> dict[str, Any]:
         "name": name,
         "full_name": full_name,
         "vendor": row["vendor"].strip(),
+        "compute_capability": _compute_capability(row, full_name),
         "device_names": [s.strip() for s in row["torch_device_names"].split(";") if s.strip()],
         "aliases": list(aliases),
         "peak_flops_per_s": peaks,

@@ -27,13 +27,12 @@ enters through the hardware entry), a B200 the Hopper-path values scaled by its 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .. import _core
 from . import packaged
 from .achievable import compute_fractions
-from .architecture import CUDNN_FIRST, architecture
+from .architecture import CUDNN_FIRST, architecture, sfu_doubled
 from .fields import fill
 
 __all__ = ["GPU_CALL_FIELDS", "core_terms", "gpu_time_terms", "softmax_flops_scale"]
@@ -88,12 +87,6 @@ def _softmax_scale(hw: Any) -> float:
     return per_sm_clock(hw) / base if base > 0 else 1.0
 
 
-#: Blackwell Ultra (sm103: B300, GB300) doubles the special-function units' MUFU.EX2
-#: throughput of Blackwell (sm100) (NVIDIA technical blog, "Making Softmax More Efficient with
-#: NVIDIA Blackwell Ultra").
-_SFU_DOUBLED = re.compile(r"\bG?B300\b")
-
-
 def softmax_flops_scale(hw: Any) -> float:
     """Factor on the standard attention model's softmax cost per score (bf16 GEMM
     FLOP-equivalents, ``attention_softmax_flops``, fitted on an H100) for ``hw``.
@@ -102,12 +95,12 @@ def softmax_flops_scale(hw: Any) -> float:
     SFU count per SM (the exponentials) and the shared memory bandwidth (FlashAttention-4,
     Together AI's blog: B200 BF16 1 -> 2.25 PFLOP/s with both unchanged), so the same
     exponentials cost :func:`_softmax_scale` (the tensor rate per SM and clock against the
-    H100's) as many FLOP-equivalents; Blackwell Ultra's doubled SFU throughput halves that.
+    H100's) as many FLOP-equivalents; Blackwell Ultra's doubled SFU throughput (compute
+    capability 10.3: :func:`~.architecture.sfu_doubled`) halves that.
     Other architectures keep the fitted value (1.0)."""
     if architecture(hw) != "blackwell":
         return 1.0
-    text = f"{hw.name} {getattr(hw, 'full_name', '')}"
-    return _softmax_scale(hw) / (2.0 if _SFU_DOUBLED.search(text) else 1.0)
+    return _softmax_scale(hw) / (2.0 if sfu_doubled(hw) else 1.0)
 
 
 def _fa3(doc: dict[str, Any], wg: float, scale: float = 1.0) -> dict[str, Any]:

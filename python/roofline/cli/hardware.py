@@ -11,6 +11,7 @@ from typing import Any
 from .._format import MISSING, percent, scaled, si
 from ..hardware import PEAK_CLASSES, TABLES, Hardware, list_hardware
 from ..hardware import hardware as lookup_hardware
+from ..hardware.spec import cc_text
 from ._common import literal, make_console, peak, print_json, resolve_hardware, write_csv
 
 __all__ = ["add_parser", "run_list", "run_show"]
@@ -100,6 +101,8 @@ def run_list(args: argparse.Namespace) -> int:
 def _field_value(field: str, value: Any) -> str:
     if value is None or value == "" or value == ():
         return MISSING
+    if field == "compute_capability":
+        return cc_text(value)
     if field in _UNITS:
         return si(float(value), _UNITS[field])
     if field.startswith("achievable_"):
@@ -117,7 +120,8 @@ def run_show(args: argparse.Namespace) -> int:
         print_json(hw.to_dict())
         return 0
     if args.format == "csv":
-        write_csv([{"field": k, "value": "; ".join(v) if isinstance(v, list) else v}
+        write_csv([{"field": k, "value": cc_text(hw.compute_capability)
+                    if k == "compute_capability" else "; ".join(v) if isinstance(v, list) else v}
                    for k, v in hw.to_dict().items()], ("field", "value"))
         return 0
 

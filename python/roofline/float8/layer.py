@@ -320,14 +320,14 @@ def linear(
         Megatron-Bridge's FP8-SC: one kernel per activation writes the 1x128-scaled rows and
         the transposed copy, ``2·m·k`` read, ``2·m·k`` plus fp32 scales written; weights
         quantized once per step) and ``tensorwise_te`` resolves to ``tensorwise_te_sm90``
-        where fp8 GEMMs are TN-only (an fp8 and no fp4 peak: H100, H200, L40S): the amax, then
-        one cast-transpose writing both fp8 copies. ``mxfp8_te`` raises ValueError there (TE
-        needs compute capability 10.0). TE's CUDA kernels at the streaming rate. Not
-        modelled by ``efficiency="torchao"``. ``tensorwise_static`` (inference only): fp8
-        weights and a
-        calibrated per-tensor input scale, as TensorRT-LLM's ``FP8Linear`` runs (TensorRT's
-        quantize layer with a fixed scale): one quantize kernel (bf16 read, fp8 write) and the
-        tensorwise fp8 GEMM, no amax pass; training raises ValueError.
+        where fp8 GEMMs are TN-only (compute capability 8.9, 9.x, 12.x: L40S, H100, H200,
+        RTX 5090): the amax, then one cast-transpose writing both fp8 copies. ``mxfp8_te``
+        raises ValueError below compute capability 10.0 and on 12.x (TE 2.9). TE's CUDA
+        kernels at the streaming rate. Not modelled by ``efficiency="torchao"``.
+        ``tensorwise_static`` (inference only): fp8 weights and a calibrated per-tensor input
+        scale, as TensorRT-LLM's ``FP8Linear`` runs (TensorRT's quantize layer with a fixed
+        scale): one quantize kernel (bf16 read, fp8 write) and the tensorwise fp8 GEMM, no
+        amax pass; training raises ValueError.
     mode : {"training", "train", "inference"}
         Training: output, grad_input and grad_weight GEMMs plus casts of input, weight and
         grad_output. Inference: the forward GEMM plus the activation cast (weights are

@@ -7,6 +7,7 @@ from typing import Any
 from .. import _core
 from .._checks import one_of
 from .._errors import ArgumentValueError
+from .._params.architecture import compute_capability
 
 __all__ = ["MODES", "RECIPES", "TE_BLOCK_SCALED", "check_recipe", "check_te_support",
            "core_recipe", "lowp_dtype", "recipe_names"]
@@ -50,9 +51,9 @@ RECIPES: dict[str, Any] = {
     # FP8-SC / "subchannel" recipe): one quantize kernel per activation writes the 1x128-scaled
     # rows and the transposed copy; 128x128 weights quantized in the step's first micro-batch
     "blockwise_te": _R.blockwise_te,
-    # Float8CurrentScaling on a GPU whose fp8 GEMMs are TN-only (sm89 / sm90): the amax, then
-    # one cast-transpose writing both fp8 copies. "tensorwise_te" resolves to it on those GPUs
-    # (:func:`core_recipe`)
+    # Float8CurrentScaling on a GPU whose fp8 GEMMs are TN-only (sm89 / sm90 / sm120): the
+    # amax, then one cast-transpose writing both fp8 copies. "tensorwise_te" resolves to it on
+    # those GPUs (:func:`core_recipe`)
     "tensorwise_te_sm90": _R.tensorwise_te_sm90,
 }
 
@@ -65,11 +66,13 @@ MODES: dict[str, Any] = {
 _FP4 = {"mxfp4_cutlass", "mxfp4", "nvfp4", "nvfp4_static", "nvfp4_no_global_scale"}
 
 #: Transformer Engine recipes whose GEMMs need block-scaled (microscaled) tensor-core MMA, and
-#: the compute capability TE asks for (TE 2.9 ``pytorch/quantization.py``:
-#: ``check_mxfp8_support`` / ``check_nvfp4_support``: "Device compute capability 10.0 or higher
-#: required"). The database has no compute capability: a GPU has that MMA where it has an fp4
-#: tensor peak (Blackwell; none on Hopper, Ada or Ampere).
+#: the compute capability TE asks for (TE 2.9 ``pytorch/quantization.py``
+#: ``check_mxfp8_support``: 10.0 or higher, and "not supported on 12.0+ architectures yet").
+#: A GPU with no compute capability in the database (not NVIDIA) has that MMA where it has an
+#: fp4 tensor peak.
 TE_BLOCK_SCALED = {"mxfp8_te": "MXFP8BlockScaling"}
+#: Compute capabilities on which TE 2.9 runs MXFP8BlockScaling: [10.0, 12.0).
+_TE_MXFP8_CC = ((10, 0), (12, 0))
 
 
 
@@ -91,18 +94,26 @@ def lowp_dtype(recipe_name: str) -> Any:
 
 
 def _tn_only(hw: Any) -> bool:
-    """Whether ``hw``'s fp8 GEMMs take only the TN layout (Transformer Engine's
-    ``nvte_is_non_tn_fp8_gemm_supported()`` false: sm89 / sm90): an fp8 tensor peak and no
-    fp4 one in the database (the block-scaled MMA that came with sm100's any-layout fp8)."""
-    return bool(getattr(hw, "fp8_flops_per_s", None)) and not getattr(hw, "fp4_flops_per_s",
-                                                                      None)
+    """Whether ``hw``'s fp8 GEMMs take only the TN layout: compute capability 8.9 or more (TE's
+    fp8 support, ``check_fp8_support``) and Transformer Engine's
+    ``nvte_is_non_tn_fp8_gemm_supported()`` false (TE 2.9 ``common/transformer_engine.cpp``:
+    any layout only on sm100-sm119 and sm130+), so sm89 / sm90 / sm120 (Ada, Hopper, RTX 50 /
+    RTX PRO 6000 Blackwell). Without a compute capability (not NVIDIA): an fp8 tensor peak and
+    no fp4 one (the block-scaled MMA that came with sm100's any-layout fp8)."""
+    cc = compute_capability(hw)
+    if cc is None:
+        return bool(getattr(hw, "fp8_flops_per_s", None)) and not getattr(
+            hw, "fp4_flops_per_s", None)
+    any_layout = (10, 0) <= cc < (12, 0) or cc >= (13, 0)
+    return cc >= (8, 9) and not any_layout
 
 
 def core_recipe(recipe: str, hw: Any) -> Any:
     """The core recipe that runs recipe ``recipe`` (a name of :data:`RECIPES`) on ``hw``:
     ``tensorwise_te`` (Float8CurrentScaling) is ``tensorwise_te_sm90`` on GPUs whose fp8 GEMMs
-    are TN-only (H100 / H200 / L40S: TE 2.9 ``quantizer.cpp`` quantizes with a transposed copy
-    there), itself elsewhere; every other name maps as :data:`RECIPES`."""
+    are TN-only (:func:`_tn_only`: H100 / H200, L4 / L40S / RTX 4090, RTX 5090 / RTX PRO 6000:
+    TE 2.9 ``quantizer.cpp`` quantizes with a transposed copy there), itself elsewhere;
+    every other name maps as :data:`RECIPES`."""
     if recipe == "tensorwise_te" and _tn_only(hw):
         return _R.tensorwise_te_sm90
     return RECIPES[recipe]
@@ -111,12 +122,21 @@ def core_recipe(recipe: str, hw: Any) -> Any:
 def check_te_support(fn: str, recipe: Any, hw: Any, name: str = "recipe") -> None:
     """Raise :class:`~roofline._errors.ArgumentValueError` (naming ``name``) when ``recipe``
     is a Transformer Engine recipe TE refuses to run on ``hw``: MXFP8BlockScaling
-    (``mxfp8_te``) needs compute capability 10.0 (:data:`TE_BLOCK_SCALED`), which the
-    database marks by an fp4 tensor peak."""
-    if recipe in TE_BLOCK_SCALED and not getattr(hw, "fp4_flops_per_s", None):
+    (``mxfp8_te``) needs compute capability 10.0 to 11.x (:data:`TE_BLOCK_SCALED`; TE 2.9
+    refuses 12.0+); a GPU with no compute capability needs an fp4 tensor peak."""
+    if recipe not in TE_BLOCK_SCALED:
+        return
+    cc = compute_capability(hw)
+    if cc is None:
+        ok = bool(getattr(hw, "fp4_flops_per_s", None))
+        why = "has no block-scaled (fp4 / MX) tensor-core peak in the database"
+    else:
+        ok = _TE_MXFP8_CC[0] <= cc < _TE_MXFP8_CC[1]
+        why = f"has compute capability {cc[0]}.{cc[1]}"
+    if not ok:
         raise ArgumentValueError(
             fn, name, f"{recipe!r} is Transformer Engine's {TE_BLOCK_SCALED[recipe]}, which TE "
-            f"runs only on compute capability 10.0+ (check_mxfp8_support); {hw.name} has no "
-            "block-scaled (fp4 / MX) tensor-core peak in the database",
-            "use 'tensorwise_te' or 'blockwise_te' (FP8-CS / FP8-SC on Hopper), or a Blackwell "
-            "GPU")
+            "runs only on compute capability 10.0 to 11.x (check_mxfp8_support: 10.0+, not "
+            f"12.0+ yet); {hw.name} {why}",
+            "use 'tensorwise_te' or 'blockwise_te' (FP8-CS / FP8-SC on Hopper), or a "
+            "datacenter Blackwell GPU (B200, GB200, B300, GB300)")

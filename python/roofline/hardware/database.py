@@ -34,6 +34,7 @@ _ENTRY_KEYS = frozenset(
         "name",
         "full_name",
         "vendor",
+        "compute_capability",
         "device_names",
         "aliases",
         "peak_flops_per_s",
@@ -62,6 +63,7 @@ def _roofline_entry(entry: dict[str, Any], where: str) -> Hardware:
     if bad:
         raise ValueError(f"{where}: unknown peak classes {bad}")
     notes = " ".join(s for s in (entry["interconnect_note"], entry["notes"]) if s)
+    cc = entry["compute_capability"]
     return Hardware(
         name=entry["name"],
         full_name=entry["full_name"],
@@ -79,6 +81,7 @@ def _roofline_entry(entry: dict[str, Any], where: str) -> Hardware:
         sources=entry["sources"],
         notes=notes,
         table="roofline",
+        compute_capability=None if cc is None else tuple(cc),
     )
 
 

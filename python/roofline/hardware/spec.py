@@ -31,6 +31,7 @@ __all__ = [
     "HardwareLike",
     "HardwareNotSpecifiedError",
     "UnknownHardwareError",
+    "cc_text",
     "register_fitted",
 ]
 
@@ -86,6 +87,31 @@ def _check_number(field: str, value: object) -> float:
     return result
 
 
+#: Vendors whose parts have a CUDA compute capability ("" = not stated).
+_CC_VENDORS = ("NVIDIA", "")
+
+
+def _check_cc(value: object, vendor: str) -> tuple[int, int]:
+    """``value`` as a ``(major, minor)`` tuple of ints (major >= 1, minor >= 0), else raise."""
+    form = ("compute_capability must be (major, minor), two non-negative ints as "
+            "torch.cuda.get_device_capability() returns, e.g. (9, 0)")
+    if isinstance(value, str) or not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"Hardware: {form}; got {value!r}")
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in value):
+        raise TypeError(f"Hardware: {form}; got {value!r}")
+    major, minor = int(value[0]), int(value[1])
+    if major < 1 or minor < 0 or major > 99 or minor > 99:
+        raise ValueError(f"Hardware: {form} (major 1-99, minor 0-99); got {value!r}")
+    if vendor not in _CC_VENDORS:
+        raise ValueError(f"Hardware: compute_capability is NVIDIA's (CUDA); vendor {vendor!r} "
+                         f"parts have none, got {value!r}")
+    return major, minor
+
+
+def cc_text(cc: tuple[int, int] | None) -> str:
+    """``"9.0"`` for ``(9, 0)``, ``""`` for None (as ``nvidia-smi`` prints ``compute_cap``)."""
+    return "" if cc is None else f"{cc[0]}.{cc[1]}"
+
 
 @dataclass(frozen=True)
 class Hardware:
@@ -123,6 +149,14 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
         Where the numbers come from; caveats.
     table : str
         ``"roofline"`` (this project's database) or ``"torchao"`` (torchao's table).
+    compute_capability : tuple of (int, int) or None
+        NVIDIA's CUDA compute capability ``(major, minor)``, as
+        ``torch.cuda.get_device_capability()`` returns it: ``(9, 0)`` H100 / H200, ``(8, 9)``
+        Ada (L4, L40S, RTX 4090), ``(10, 0)`` B200 / GB200, ``(10, 3)`` B300 / GB300,
+        ``(12, 0)`` RTX 5090 / RTX PRO 6000 Blackwell. It decides which kernels a part runs
+        (TN-only fp8 GEMMs, Transformer Engine's MXFP8, the SDPA backends). ``None`` for other
+        vendors (set with vendor ``"AMD"``, ``"Google"``, ... raises) and where unknown; then
+        those rules fall back to the part's name and peaks.
 
     Raises
     ------
@@ -162,6 +196,7 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
     sources: str = ""
     notes: str = ""
     table: str = "roofline"
+    compute_capability: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         for field in _STR_FIELDS:
@@ -222,6 +257,10 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
                         f"({type(item).__name__})"
                     )
             object.__setattr__(self, field, tuple(value))
+
+        if self.compute_capability is not None:
+            object.__setattr__(self, "compute_capability",
+                               _check_cc(self.compute_capability, self.vendor))
 
         if all(getattr(self, f"{p}_flops_per_s") is None for p in PEAK_CLASSES):
             raise ValueError(
@@ -328,7 +367,9 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
         """
         import pandas as pd
 
-        row = {k: "; ".join(v) if isinstance(v, list) else v for k, v in self.to_dict().items()}
+        row = {k: "; ".join(v) if isinstance(v, list) else v for k, v in self.to_dict().items()
+               if k != "compute_capability"}
+        row["compute_capability"] = cc_text(self.compute_capability)
         return pd.DataFrame([row])
 
     def _repr_html_(self) -> str:
@@ -384,7 +425,7 @@ fp8_flops_per_s, int8_flops_per_s, fp4_flops_per_s : float or None
         if missing:
             raise ValueError(f"Hardware.from_dict: missing required key(s) {missing}")
         kwargs = dict(data)
-        for field in _TUPLE_FIELDS:
+        for field in (*_TUPLE_FIELDS, "compute_capability"):
             if isinstance(kwargs.get(field), list):
                 kwargs[field] = tuple(kwargs[field])
         return cls(**kwargs)
