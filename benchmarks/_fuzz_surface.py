@@ -510,10 +510,39 @@ def price_job(rng: random.Random) -> Any:
     return None
 
 
+def moe_options(rng: random.Random) -> Any:
+    """Session 15's training options (routers, DeepEP, AutoModel's modules, FlexAttention,
+    TE's Hopper recipes) with good and hostile values, on hardware whose compute capability
+    may be replaced by a good or a hostile one."""
+    import roofline as rl
+
+    hw: Any = "H100 SXM"
+    if rng.random() < 0.3:
+        cc = rng.choice([(10, 0), (8, 9), (12, 0), (9,), "9.0", (-1, 0), (9, 0.5), None, 9.0])
+        hw = rl.hardware("H100 SXM").replace(compute_capability=cc)
+    kw = {"moe_router": rng.choice(["topk", "force_balanced", "fake_balanced", "bogus", 3]),
+          "moe_dispatcher": rng.choice(["alltoall", "deepep", "hybridep", "deepEP", None]),
+          "moe_shared_overlap": rng.choice([False, True, 1, "yes"]),
+          "modules": rng.choice(["te", "torch", "automodel", "x"]),
+          "attention_backend": rng.choice(["auto", "flash", "cudnn", "flex", "bogus"]),
+          "linear_recipe": rng.choice([None, "blockwise_te", "tensorwise_te", "mxfp8_te", "no"]),
+          "routing_skew": rng.choice([0.0, 0.5, -1.0, float("nan")])}
+    pick = {k: kw[k] for k in rng.sample(sorted(kw), rng.randrange(1, 4))}
+    model = rng.choice(["Qwen3-30B-A3B", "DeepSeek-V3", "GPT-OSS-20B", "Llama-3-8B"])
+    phase = rng.choice(["train", "train", "prefill"])
+    ep = rng.choice([1, 8])
+    e = rl.transformer.estimate(model, phase, rng.choice([1, 2]),
+                                seq_len=rng.choice([128, 1024, _size(rng)]), hardware=hw,
+                                ep=ep, dp=ep if phase == "train" else 1, **pick)
+    _check_wall(e)
+    return e
+
+
 #: Name of each call kind and its generator.
 KINDS = {"trace op": trace_op, "trace file": trace_file, "from_hf": from_hf,
          "config field": config_field, "serve runtime": serve_runtime,
-         "estimate runtime": estimate_runtime, "price_job": price_job}
+         "estimate runtime": estimate_runtime, "price_job": price_job,
+         "moe options": moe_options}
 
 #: Prefix a named error's message must start with, per kind (others: any).
 PREFIX = {"trace op": "trace.", "trace file": "trace.",
@@ -521,4 +550,5 @@ PREFIX = {"trace op": "trace.", "trace file": "trace.",
                       "TransformerConfig"),
           "config field": ("TransformerConfig", "transformer.estimate"),
           "serve runtime": "transformer.serve", "estimate runtime": "transformer.estimate",
-          "price_job": ("price_job", "read_jobs")}
+          "price_job": ("price_job", "read_jobs"),
+          "moe options": ("transformer.estimate", "Hardware", "hardware")}
