@@ -222,39 +222,61 @@ def classify(name: str) -> str:
     return "elementwise"
 
 
+def _launchers(evt: Any) -> tuple[str | None, str | None]:
+    """The innermost ``L:`` forward label and autograd node above a CPU op (same thread)."""
+    label, node, par = None, None, evt
+    while par is not None:
+        if label is None and par.name.startswith("L:"):
+            label = par.name[2:]
+        if node is None and par.name.startswith("autograd::engine"):
+            node = par.name.split(": ")[-1]
+        par = par.cpu_parent
+    return label, node
+
+
 def profile_step(step: Any, out_dir: str, case: str) -> dict[str, float]:
-    """One profiled step; per-kernel rows to ``moe_layer_kernels.jsonl``; µs per group
-    (gemm / attention / elementwise) and per launcher (``fwd:<label>`` for forward kernels
-    under a ``L:`` range, ``bwd:<autograd node>`` for backward kernels)."""
+    """One profiled step. From the device events: µs per kernel group (gemm / attention /
+    elementwise; kernel-time sums, so kernels overlapping on the 4 expert streams each count)
+    and per stream (``stream:<id>``). From each CPU op's kernels (``FunctionEvent.kernels``,
+    the kernels whose launch correlates to that op): µs per launcher (``fwd:<label>`` under a
+    ``L:`` range, ``bwd:<autograd node>`` in the backward) and one row per kernel in
+    ``DIR/moe_layer_kernels.jsonl`` (case, name, us, group, label, bwd_node, op)."""
     from torch.profiler import ProfilerActivity, profile
 
+    on_gpu = torch.cuda.is_available()
+    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA] if on_gpu else [ProfilerActivity.CPU]
     step()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        step()
+    if on_gpu:
         torch.cuda.synchronize()
+    with profile(activities=acts) as prof:
+        step()
+        if on_gpu:
+            torch.cuda.synchronize()
+    cuda = torch.autograd.DeviceType.CUDA  # type: ignore[attr-defined]
     groups: dict[str, float] = defaultdict(float)
-    path = os.path.join(out_dir, "moe_layer_kernels.jsonl")
-    with open(path, "a") as f:
-        for evt in prof.events():
-            if evt.device_type != torch.autograd.DeviceType.CUDA:  # type: ignore[attr-defined]
-                continue
-            label, node, par = None, None, evt.cpu_parent
-            while par is not None:
-                if label is None and par.name.startswith("L:"):
-                    label = par.name[2:]
-                if node is None and par.name.startswith("autograd::engine"):
-                    node = par.name.split(": ")[-1]
-                par = par.cpu_parent
+    events = prof.events()
+    for evt in events:
+        if evt.device_type == cuda:
             us = evt.time_range.elapsed_us()
-            grp = classify(evt.name)
-            groups[grp] += us
-            who = f"bwd:{node}" if node else f"fwd:{label}"
-            groups[who] += us
-            f.write(json.dumps({"case": case, "name": evt.name[:200], "us": us,
-                                "stream": getattr(evt, "device_resource_id", None),
-                                "group": grp, "label": label,
-                                "bwd_node": node}) + "\n")
+            groups[classify(evt.name)] += us
+            groups[f"stream:{getattr(evt, 'device_resource_id', None)}"] += us
+    lines = []
+    try:
+        for evt in events:
+            if evt.device_type == cuda or not getattr(evt, "kernels", None):
+                continue
+            label, node = _launchers(evt)
+            for k in evt.kernels:
+                us = float(k.duration)
+                groups[f"bwd:{node}" if node else f"fwd:{label}"] += us
+                lines.append({"case": case, "name": str(k.name)[:200], "us": us,
+                              "group": classify(str(k.name)), "label": label,
+                              "bwd_node": node, "op": evt.name})
+    except Exception as exc:  # noqa: BLE001 - attribution is a bonus; keep the totals
+        lines.append({"case": case, "error": f"{type(exc).__name__}: {exc}"[:400]})
+    with open(os.path.join(out_dir, "moe_layer_kernels.jsonl"), "a") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
     return dict(groups)
 
 
@@ -311,7 +333,7 @@ def run_case(out: Out, args: Any, d: Dims, micro: int, ep: int, router: str,
         step()
         t = time_step(step, warmup=1, repeats=2)
         tf = time_step(fwd, warmup=1, repeats=2)
-        groups: dict[str, float] = {}
+        groups = profile_step(step, args.out, case)  # CPU: no kernels, exercises the code
     else:
         t_end = time.perf_counter() + args.settle_s
         while time.perf_counter() < t_end:
