@@ -11,9 +11,9 @@ The layer as NeMo AutoModel runs it (``modules="automodel"``), with what the dev
 - router: AutoModel's ``FakeBalancedGate`` (token i to experts (i*k+j) mod E, weights 1/k) or
   a top-k router (gate GEMM, softmax, topk, renormalise);
 - permute: argsort of the flat expert ids + ``index_select``;
-- experts: ``looped`` = one GEMM per expert round-robin over 4 CUDA streams (what
-  grouped_gemm 1.1.4 ``ops.gmm`` does on sm90; autograd runs each backward GEMM on its
-  forward's stream), or ``grouped_mm`` = ``torch._grouped_mm``; SiLU(gate)*up*prob, down;
+- experts: ``looped`` = ``LoopedGmm``, one GEMM per expert round-robin over 4 CUDA streams
+  into one buffer, forward, dgrad and wgrad (what grouped_gemm 1.1.4 ``ops.gmm`` does on
+  sm90), or ``grouped_mm`` = ``torch._grouped_mm``; SiLU(gate)*up*prob over all rows; down;
 - unpermute: ``index_add_`` of the rows back to tokens (probabilities applied in the
   activation, as ``weighted_bias_swiglu_impl``), residual.
 
@@ -82,6 +82,56 @@ def rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """Rotate-half RoPE with a cat (gpt_oss ``_apply_rotary_emb``, used by AutoModel Qwen3)."""
     x1, x2 = x.chunk(2, dim=-1)
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+class LoopedGmm(torch.autograd.Function):
+    """grouped_gemm 1.1.4's ``ops.gmm`` on sm90 (``csrc/grouped_gemm.cu``: CUTLASS only for
+    sm80): one cuBLAS GEMM per expert, round-robin over 4 streams, into one output buffer;
+    the backward does the same for dgrad and per-expert ``trans_a`` GEMMs for wgrad.
+    ``w`` is [E, N, K] (y_e = x_e w_e^T); ``counts`` rows per expert, in order."""
+
+    @staticmethod
+    def _loop(streams: list[Any], jobs: list[Any]) -> None:
+        main = torch.cuda.current_stream() if streams else None
+        for i, job in enumerate(jobs):
+            st = streams[i % len(streams)] if streams else None
+            if st is not None and main is not None:
+                st.wait_stream(main)
+            with torch.cuda.stream(st) if st is not None else contextlib.nullcontext():
+                job()
+        if main is not None:
+            for st in streams:
+                main.wait_stream(st)
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, w: torch.Tensor, counts: list[int],
+                streams: list[Any]) -> torch.Tensor:
+        ctx.save_for_backward(x, w)
+        ctx.counts, ctx.streams = counts, streams
+        y = x.new_empty(x.shape[0], w.shape[1])
+        starts = [sum(counts[:e]) for e in range(len(counts))]
+        LoopedGmm._loop(streams, [
+            (lambda s=s0, n=n, e=e: torch.mm(x[s:s + n], w[e].t(), out=y[s:s + n]))
+            for e, (s0, n) in enumerate(zip(starts, counts, strict=True))])
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, gy: torch.Tensor) -> tuple[Any, ...]:
+        x, w = ctx.saved_tensors
+        counts, streams = ctx.counts, ctx.streams
+        gy = gy.contiguous()
+        gx, gw = torch.empty_like(x), torch.zeros_like(w)
+        starts = [sum(counts[:e]) for e in range(len(counts))]
+
+        def job(e: int, s: int, n: int) -> None:
+            torch.mm(gy[s:s + n], w[e], out=gx[s:s + n])
+            if n:
+                torch.mm(gy[s:s + n].t(), x[s:s + n], out=gw[e])
+
+        LoopedGmm._loop(streams, [
+            (lambda e=e, s=s0, n=n: job(e, s, n))
+            for e, (s0, n) in enumerate(zip(starts, counts, strict=True))])
+        return gx, gw, None, None
 
 
 class Layer:
@@ -161,28 +211,14 @@ class Layer:
                 a = F.silu(gu[:, :inter]) * gu[:, inter:] * ps
             with torch.profiler.record_function("L:experts down"):
                 return torch._grouped_mm(a, self.w2.transpose(-2, -1), offs=offs)
-        outs: list[torch.Tensor] = []
-        main = torch.cuda.current_stream() if self.streams else None
-        start = 0
-        for e, n in enumerate(counts):
-            st = self.streams[e % 4] if self.streams else None
-            if st is not None and main is not None:
-                st.wait_stream(main)
-            ctx = torch.cuda.stream(st) if st is not None else contextlib.nullcontext()
-            with ctx:
-                xe, pe = xs[start:start + n], ps[start:start + n]
-                with torch.profiler.record_function("L:experts gate_up"):
-                    gu = F.linear(xe, self.w13[e])
-                with torch.profiler.record_function("L:experts act"):
-                    a = F.silu(gu[:, :inter]) * gu[:, inter:] * pe
-                with torch.profiler.record_function("L:experts down"):
-                    outs.append(F.linear(a, self.w2[e]))
-            start += n
-        if main is not None:
-            for st in self.streams:
-                main.wait_stream(st)
-        with torch.profiler.record_function("L:experts cat"):
-            return torch.cat(outs)
+        with torch.profiler.record_function("L:experts gate_up"):
+            gu = LoopedGmm.apply(xs, self.w13, counts, self.streams)  # type: ignore[no-untyped-call]
+        with torch.profiler.record_function("L:experts act"):
+            a = F.silu(gu[:, :inter]) * gu[:, inter:] * ps
+        with torch.profiler.record_function("L:experts down"):
+            out: torch.Tensor = LoopedGmm.apply(  # type: ignore[no-untyped-call]
+                a, self.w2, counts, self.streams)
+            return out
 
     def moe(self, x: torch.Tensor, router: str, variant: str) -> torch.Tensor:
         d = self.d
