@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import glob
 import json
 import os
 import sys
@@ -46,7 +47,9 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+_SRC = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+if glob.glob(os.path.join(_SRC, "roofline", "_core*.so")):  # a build in the tree (the device's)
+    sys.path.insert(0, _SRC)  # else the installed package (a fresh `pip install .`)
 from _common import Out, script_parser, time_step  # noqa: E402
 
 MODEL = "Qwen3-30B-A3B"
