@@ -93,6 +93,17 @@ def node_share(experts: int, k: int, ep: int, local: int, router: str = "topk") 
     return token_ranks(experts, k, ep // local, router) / token_ranks(experts, k, ep, router)
 
 
+def _record_node_share(ops: Program, e: int, k: int, ep: int, needs: str) -> None:
+    """Set ``ops.deepep_node_share`` (:func:`node_share`; 1 inside one node) for a dispatcher
+    whose path across nodes ``needs`` ``ep`` a multiple of the GPUs per node (a ValueError
+    naming ``moe_dispatcher`` otherwise)."""
+    local = ops.ep_span[0] if ops.ep_span is not None else ep
+    if ep > local and ep % local:
+        raise ValueError(f"moe_dispatcher={ops.dispatcher!r}: {needs} ep a multiple of the "
+                         f"GPUs per node, got ep={ep}, gpus_per_node={local}")
+    ops.deepep_node_share = node_share(e, k, ep, local, ops.router)
+
+
 def deepep_dispatch(ops: Program, g: int, t: int, e: int, k: int, ep: int, hid: int,
                     act_bytes: float, rows: float) -> float:
     """Record DeepEP's forward dispatch of one MoE layer (module docstring): the layout
@@ -100,11 +111,7 @@ def deepep_dispatch(ops: Program, g: int, t: int, e: int, k: int, ep: int, hid: 
     backward is the barrier and combine kernels. ``rows``: the busiest rank's rows sent or
     received, one per token and chosen expert; DeepEP sends ``rows·ep·P(rank hit)/k`` (one per
     token and rank). Returns those rows."""
-    local = ops.ep_span[0] if ops.ep_span is not None else ep
-    if ep > local and ep % local:
-        raise ValueError(f"moe_dispatcher='deepep': DeepEP's internode kernels need ep a "
-                         f"multiple of the GPUs per node, got ep={ep}, gpus_per_node={local}")
-    ops.deepep_node_share = node_share(e, k, ep, local, ops.router)
+    _record_node_share(ops, e, k, ep, "DeepEP's internode kernels need")
     sent = rows * token_ranks(e, k, ep, ops.router) / k  # AutoModel's gate: its windows
     # reads t·k int64 indices (4 elements each), writes t·ep bools (the passes' reads and
     # writes are whole tensors: a kernel's bytes are priced as one stream of elements)
@@ -162,12 +169,7 @@ def hybridep_dedup(ops: Program, e: int, k: int, ep: int) -> float:
     a token crosses the NIC once per destination node and is forwarded over NVLink there, as
     DeepEP's internode kernels; the per-node share of the rows (:func:`node_share`) is recorded
     for :func:`hybridep_columns`."""
-    local = ops.ep_span[0] if ops.ep_span is not None else ep
-    if ep > local:
-        if ep % local:
-            raise ValueError(f"moe_dispatcher={ops.dispatcher!r}: HybridEP's RDMA path needs ep a "
-                             f"multiple of the GPUs per node, got ep={ep}, gpus_per_node={local}")
-        ops.deepep_node_share = node_share(e, k, ep, local, ops.router)
+    _record_node_share(ops, e, k, ep, "HybridEP's RDMA path needs")
     return token_ranks(e, k, ep, ops.router) / k
 
 
