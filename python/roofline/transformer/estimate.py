@@ -529,7 +529,6 @@ def estimate(
                   moe_capacity=capacity, moe_core=moe_core_options(
                       fn, phase, runtime, dispatcher, capacity, megatron_core, moe_permute_fusion))
     ops.ep_span = (gpus_per_node, net_bw) if gpus_per_node and ep > gpus_per_node else None
-    ops.moe_force_balanced = ops.router == "force_balanced"
     tokens = batch * q
     act_bytes, kv_dtype_bytes = element_bytes(fn, dtype, kv_dtype, kv_dtype_bytes)
     # An 8-bit KV cache is fp8 attention: K, V read in fp8, math at the fp8 peak (prefill)

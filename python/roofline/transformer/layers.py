@@ -266,10 +266,10 @@ def moe_mlp(ops: Program, g: int, cfg: TransformerConfig, t: int, tp: int, ep: i
     width = cfg.moe_intermediate_size if ep > 1 else math.ceil(cfg.moe_intermediate_size / tp)
     ops.elementwise(g, "mlp_norm", t * hid, cat="rep")
     record_router(ops, g, t, hid, e, k)  # the gating GEMM and top-k, or AutoModel's gate
-    # Megatron-Core under sequence parallelism (tp > 1, ep > 1, ETP 1) routes a TP rank's t/tp
-    # tokens; the most loaded rank's ``sent`` rows: :func:`.routing.capacity_counts`
+    # Megatron-Core under sequence parallelism (tp > 1, ep > 1, ETP 1): a TP rank routes t/tp
     tf, t = t, (math.ceil(t / tp) if ops.train and ep > 1 and tp > 1 else t)
-    local, sent = capacity_counts(t, e, k, ep, ops.moe_capacity, skew, ops.moe_force_balanced)
+    balanced = ops.router == "force_balanced"  # random logits: binomial counts
+    local, sent = capacity_counts(t, e, k, ep, ops.moe_capacity, skew, balanced)  # busiest rank
     received = int(local.sum())
     mcore = ops.train  # Megatron-Core's training dispatcher (serving engines fuse these)
     # Megatron-Core's dispatchers (all-to-all, flex / DeepEP / HybridEP) send the hidden

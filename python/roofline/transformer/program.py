@@ -100,14 +100,13 @@ class Program:
     #: moe_pad_expert_input_to_capacity)``, None: dropless (:func:`.layers.moe_mlp`,
     #: :func:`.moe_sync.sync_points`, :func:`.moe_host.moe_extra_launches`)
     moe_capacity: tuple[float, bool] | None = None
-    #: Megatron-Core's ``moe_router_force_load_balancing`` in training: the busiest rank's
-    #: rows under random routing (:func:`.routing.sampled_counts`, :func:`.layers.moe_mlp`)
-    moe_force_balanced: bool = False
     #: Megatron-Core's MoE layer in training: ``(megatron_core, moe_permute_fusion)``
     #: (:func:`.moe_host.moe_core_options`, :func:`.layers.moe_mlp`)
     moe_core: tuple[str, bool] = ("0.15", True)
-    #: the MoE router (:data:`.routing.MOE_ROUTERS`): ``"topk"``, a learned gate, or
-    #: ``"fake_balanced"``, AutoModel's ``FakeBalancedGate`` (:func:`.layers.moe_mlp`)
+    #: the MoE router (:data:`.routing.MOE_ROUTERS`): ``"topk"``, a learned gate,
+    #: ``"force_balanced"``, the same with Megatron-Core's random logits (the busiest rank's
+    #: rows, :func:`.routing.sampled_counts`), or ``"fake_balanced"``, AutoModel's
+    #: ``FakeBalancedGate`` (:func:`.layers.moe_mlp`)
     router: str = "topk"
     #: ranks over which Transformer Engine's Float8CurrentScaling quantizers of
     #: sequence-parallel tensors reduce their amax (the TP group under sequence parallelism;
